@@ -1,0 +1,42 @@
+# rawbatch — see README.md. Needs Go and LibRaw's headers (Debian: libraw-dev);
+# the tests also use raw-identify and dcraw_emu (Debian: libraw-bin).
+GO       ?= go
+BIN      := bin/rawbatch
+PKGS     := ./...
+APT_PKGS := libraw-dev libraw-bin pkg-config gcc g++
+
+.PHONY: all build test test-short demo deps lint bench clean
+
+all: build
+
+# deps installs the system packages rawbatch needs, when they are missing.
+deps:
+	@if ! pkg-config --exists libraw_r || ! command -v raw-identify >/dev/null || ! command -v dcraw_emu >/dev/null; then \
+		echo "installing $(APT_PKGS)"; \
+		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PKGS); \
+	fi
+
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/rawbatch
+
+# demo: install what is missing, build, and convert the sample files in testdata/raw into ./out.
+demo: deps build
+	./$(BIN) convert testdata/raw -o out; status=$$?; ls -l out; exit $$status
+
+test: lint
+	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+lint:
+	@fmt_out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$fmt_out" ]; then echo "gofmt needed:"; echo "$$fmt_out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m $(PKGS)
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cast"
+	"github.com/spf13/viper"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+// ConvertConfig is the resolved configuration of `rawbatch convert`, filled
+// from viper (flag > RAWBATCH_* environment > config file > default). The
+// pipeline only ever sees these plain values.
+type ConvertConfig struct {
+	Inputs   []string
+	OutDir   string
+	Jobs     int
+	Quiet    bool
+	Settings pipeline.Settings
+}
+
+// convertConfig reads and validates the convert settings from v.
+func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
+	c := ConvertConfig{Inputs: inputs, Settings: pipeline.DefaultSettings()}
+	c.OutDir = v.GetString("output")
+	if c.OutDir == "" {
+		return c, fmt.Errorf("no output directory: give -o OUTDIR (or RAWBATCH_OUTPUT, or output: in the config file)")
+	}
+	var err error
+	s := &c.Settings
+	if s.Demosaic, err = pipeline.ParseDemosaic(v.GetString("demosaic")); err != nil {
+		return c, fmt.Errorf("--demosaic: %w", err)
+	}
+	if s.WhiteBalance, err = pipeline.ParseWhiteBalance(v.GetString("wb")); err != nil {
+		return c, fmt.Errorf("--wb: %w", err)
+	}
+	if s.Tone, err = pipeline.ParseToneCurve(v.GetString("tone")); err != nil {
+		return c, fmt.Errorf("--tone: %w", err)
+	}
+	if s.Format, err = pipeline.ParseFormat(v.GetString("format")); err != nil {
+		return c, fmt.Errorf("--format: %w", err)
+	}
+	if s.Exposure, err = cast.ToFloat64E(v.Get("exposure")); err != nil {
+		return c, fmt.Errorf("--exposure: %q is not a number of EV", v.GetString("exposure"))
+	}
+	if s.BaselineExposure, err = cast.ToBoolE(v.Get("baseline-exposure")); err != nil {
+		return c, fmt.Errorf("--baseline-exposure: %q is not true or false", v.GetString("baseline-exposure"))
+	}
+	if s.Quality, err = cast.ToIntE(v.Get("quality")); err != nil {
+		return c, fmt.Errorf("--quality: %q is not a whole number", v.GetString("quality"))
+	}
+	if err := s.Validate(); err != nil {
+		return c, err
+	}
+	if c.Jobs, err = cast.ToIntE(v.Get("jobs")); err != nil {
+		return c, fmt.Errorf("--jobs: %q is not a whole number", v.GetString("jobs"))
+	}
+	if c.Jobs <= 0 {
+		c.Jobs = runtime.NumCPU()
+	}
+	if c.Quiet, err = cast.ToBoolE(v.Get("quiet")); err != nil {
+		return c, fmt.Errorf("--quiet: %q is not true or false", v.GetString("quiet"))
+	}
+	return c, nil
+}

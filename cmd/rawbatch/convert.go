@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+func newConvertCmd(v *viper.Viper) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "convert [flags] INPUT... -o OUTDIR",
+		Short: "Convert RAW files to JPEG or 16-bit PNG",
+		Long: `Convert every camera RAW file found in INPUT (directories are walked
+recursively; files are taken as given) into OUTDIR, mirroring the input tree:
+a/b/IMG_1.CR3 under an input directory becomes OUTDIR/a/b/IMG_1.jpg.
+
+Files that cannot be converted (empty, not a RAW file, corrupt or truncated,
+not supported by the linked LibRaw) are reported with the reason and the batch
+goes on; no output file is left for them.
+
+Every flag has a config-file key of the same name and an environment variable
+RAWBATCH_<NAME> (dashes become underscores).
+
+` + exitHelp,
+		Example: `  rawbatch convert ~/card -o ~/export
+  rawbatch convert --format png16 --tone none IMG_0001.CR3 -o out
+  RAWBATCH_QUALITY=95 rawbatch convert /nas/incoming -o /nas/jpeg --quiet`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := loadConfig(v, cmd); err != nil {
+				return err
+			}
+			cfg, err := convertConfig(v, args)
+			if err != nil {
+				return err
+			}
+			return runConvert(cmd, cfg)
+		},
+	}
+	d := pipeline.DefaultSettings()
+	f := cmd.Flags()
+	f.StringP("output", "o", "", "output directory (created if missing)")
+	f.String("format", string(d.Format), "output format: jpeg or png16 (16-bit PNG, lossless)")
+	f.Int("quality", d.Quality, "JPEG quality, 1..100")
+	f.String("demosaic", string(d.Demosaic), "demosaic algorithm: "+pipeline.DemosaicNames)
+	f.String("wb", d.WhiteBalance.String(), "white balance: camera, auto, daylight, or R,G,B multipliers")
+	f.Float64("exposure", d.Exposure, "exposure change in EV")
+	f.Bool("baseline-exposure", d.BaselineExposure, "add the DNG BaselineExposure tag to --exposure")
+	f.String("tone", string(d.Tone), "tone curve: default or none")
+	f.IntP("jobs", "j", 0, "files converted at once (default: number of CPUs)")
+	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
+	return cmd
+}
+
+func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
+	for _, in := range cfg.Inputs {
+		if _, err := os.Stat(in); err != nil {
+			return fmt.Errorf("input %s: %w", in, err)
+		}
+	}
+	if err := checkOutDir(cfg.OutDir); err != nil {
+		return err
+	}
+	plan, err := pipeline.PlanBatch(cfg.Inputs, cfg.OutDir, cfg.Settings.Format.Ext())
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks))
+	for _, w := range plan.Warnings {
+		rep.warn(w)
+	}
+	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Started: rep.started, Done: rep.done}
+	results := r.Run(ctx, plan)
+	interrupted := ctx.Err() != nil
+	rep.summary(results, interrupted)
+	return outcome(results, interrupted)
+}
+
+// checkOutDir creates dir if needed and proves it writable by creating and
+// removing a temporary file in it.
+func checkOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output directory %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".rawbatch-probe-*")
+	if err != nil {
+		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+// Exit statuses of rawbatch (documented in `rawbatch --help` and
+// docs/usage.md).
+const (
+	ExitOK          = 0   // every file converted
+	ExitUsage       = 1   // the run could not start
+	ExitFailures    = 3   // one or more files failed, the rest converted
+	ExitInterrupted = 130 // SIGINT or SIGTERM
+)
+
+const exitHelp = `Exit status:
+  0    every file converted
+  1    the run could not start (bad flags or config, missing input, unwritable OUTDIR)
+  3    one or more files failed (even if all did); the others were converted
+  130  interrupted by SIGINT or SIGTERM`
+
+// batchOutcome is returned by convert when the batch ran; it carries the
+// counts that decide the exit status.
+type batchOutcome struct {
+	converted, failed, skipped int
+	interrupted                bool
+}
+
+func (b *batchOutcome) Error() string {
+	switch {
+	case b.interrupted:
+		return "interrupted"
+	case b.failed > 0:
+		return "some files failed"
+	}
+	return "ok"
+}
+
+// exitCode maps the result of a command to the process exit status. It is
+// the one place where outcomes become exit codes.
+func exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var b *batchOutcome
+	if errors.As(err, &b) {
+		switch {
+		case b.interrupted:
+			return ExitInterrupted
+		case b.failed > 0:
+			return ExitFailures
+		}
+		return ExitOK
+	}
+	return ExitUsage
+}
+
+// outcome counts results.
+func outcome(results []pipeline.FileResult, interrupted bool) *batchOutcome {
+	b := &batchOutcome{interrupted: interrupted}
+	for _, r := range results {
+		switch r.Status {
+		case pipeline.StatusConverted:
+			b.converted++
+		case pipeline.StatusFailed:
+			b.failed++
+		default:
+			b.skipped++
+		}
+	}
+	return b
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+func newRootCmd() *cobra.Command {
+	v := viper.New()
+	root := &cobra.Command{
+		Use:   "rawbatch",
+		Short: "Batch-convert camera RAW files with correct colour",
+		Long: `rawbatch converts folders of camera RAW files (DNG, CR3, ARW, NEF, RAF and
+every other format LibRaw reads) to finished images.
+
+Settings come from flags, then RAWBATCH_* environment variables (RAWBATCH_QUALITY,
+RAWBATCH_BASELINE_EXPOSURE, ...), then the config file (--config FILE, default
+$XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
+
+` + exitHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/rawbatch/config.yaml)")
+	root.AddCommand(newConvertCmd(v), newVersionCmd())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())
+	})
+	return root
+}
+
+// loadConfig binds cmd's flags and the RAWBATCH_* environment to v and
+// reads the config file, so v resolves flag > environment > file > default.
+func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
+	v.SetEnvPrefix("RAWBATCH")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	var bindErr error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name == "config" || f.Name == "help" {
+			return
+		}
+		if err := v.BindPFlag(f.Name, f); err != nil && bindErr == nil {
+			bindErr = err
+		}
+	})
+	if bindErr != nil {
+		return bindErr
+	}
+	path, _ := cmd.Flags().GetString("config")
+	explicit := path != ""
+	if !explicit {
+		path = os.Getenv("RAWBATCH_CONFIG")
+		explicit = path != ""
+	}
+	if !explicit {
+		dir := os.Getenv("XDG_CONFIG_HOME")
+		if dir == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil
+			}
+			dir = filepath.Join(home, ".config")
+		}
+		path = filepath.Join(dir, "rawbatch", "config.yaml")
+	}
+	v.SetConfigFile(path)
+	if err := v.ReadInConfig(); err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	// Reject keys that are not flags: a typo in a config file must not be
+	// silently ignored.
+	for _, k := range v.AllKeys() {
+		if cmd.Flags().Lookup(k) == nil {
+			return fmt.Errorf("config file %s: unknown key %q (keys are the flag names of '%s')", path, k, cmd.CommandPath())
+		}
+	}
+	return nil
+}

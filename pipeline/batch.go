@@ -1,0 +1,249 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Task is one input file and the output it maps to.
+type Task struct {
+	// Input is the path of the RAW file as found (joined to the input
+	// argument it came from).
+	Input string
+	// Rel is Input relative to its input root (the directory argument it
+	// was found under, or its base name for a file argument).
+	Rel string
+	// Output is the path of the file to write: OUTDIR/dir(Rel)/STEM.EXT.
+	Output string
+}
+
+// Plan is the list of conversions of a batch, in input order.
+type Plan struct {
+	Tasks []Task
+	// Warnings are notes on the plan, such as two inputs that would have
+	// mapped to one output file.
+	Warnings []string
+	// Problems are inputs that could not be read at all (missing paths,
+	// unreadable directories); they count as failed files.
+	Problems []FileResult
+}
+
+// PlanBatch walks inputs (directories recursively, in lexical order; files
+// as given) and maps each candidate to its output under outDir with
+// extension ext (".jpg"). Directory entries are candidates when their
+// extension is one of RawExtensions (case-insensitive); files named
+// explicitly are always candidates. The output tree mirrors the input tree:
+// a/b/IMG_1.CR3 under an input directory becomes outDir/a/b/IMG_1.jpg. When
+// several inputs map to one output (x.dng and x.DNG), each is written as
+// STEM.ORIGEXT.EXT (x.dng.jpg, x.DNG.jpg) and a warning says so. A file
+// reached twice (the same device and inode) is planned once. outDir itself
+// is not walked.
+func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
+	p := &Plan{}
+	absOut, err := filepath.Abs(outDir)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[[2]uint64]bool{}
+	add := func(path, rel string, fi fs.FileInfo) {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			k := [2]uint64{uint64(st.Dev), st.Ino}
+			if seen[k] {
+				return
+			}
+			seen[k] = true
+		}
+		p.Tasks = append(p.Tasks, Task{Input: path, Rel: rel})
+	}
+	for _, in := range inputs {
+		fi, err := os.Stat(in)
+		if err != nil {
+			p.Problems = append(p.Problems, FileResult{Task: Task{Input: in}, Status: StatusFailed, Err: err})
+			continue
+		}
+		if !fi.IsDir() {
+			add(in, filepath.Base(in), fi)
+			continue
+		}
+		err = filepath.WalkDir(in, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				p.Problems = append(p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed, Err: err})
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				if a, err := filepath.Abs(path); err == nil && a == absOut && path != in {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !IsRawExtension(d.Name()) {
+				return nil
+			}
+			fi, err := os.Stat(path) // follows a symlink to a file
+			if err != nil {
+				p.Problems = append(p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed, Err: err})
+				return nil
+			}
+			if !fi.Mode().IsRegular() {
+				return nil
+			}
+			rel, err := filepath.Rel(in, path)
+			if err != nil {
+				rel = filepath.Base(path)
+			}
+			add(path, rel, fi)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	p.mapOutputs(outDir, ext)
+	return p, nil
+}
+
+// mapOutputs fills Task.Output, resolving collisions.
+func (p *Plan) mapOutputs(outDir, ext string) {
+	plain := func(t Task) string {
+		stem := strings.TrimSuffix(t.Rel, filepath.Ext(t.Rel))
+		return filepath.Join(outDir, stem+ext)
+	}
+	groups := map[string][]int{}
+	for i, t := range p.Tasks {
+		o := plain(t)
+		groups[o] = append(groups[o], i)
+	}
+	used := map[string]bool{}
+	for o, idx := range groups {
+		if len(idx) == 1 {
+			p.Tasks[idx[0]].Output = o
+			used[o] = true
+		}
+	}
+	var clashes []string
+	for o := range groups {
+		if len(groups[o]) > 1 {
+			clashes = append(clashes, o)
+		}
+	}
+	sort.Strings(clashes)
+	for _, o := range clashes {
+		var names []string
+		for _, i := range groups[o] {
+			t := p.Tasks[i]
+			out := filepath.Join(outDir, t.Rel+ext) // STEM.ORIGEXT.EXT
+			for n := 2; used[out]; n++ {
+				out = filepath.Join(outDir, fmt.Sprintf("%s-%d%s", t.Rel, n, ext))
+			}
+			used[out] = true
+			p.Tasks[i].Output = out
+			names = append(names, fmt.Sprintf("%s → %s", t.Input, out))
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d inputs map to %s; writing them as %s",
+			len(groups[o]), o, strings.Join(names, ", ")))
+	}
+}
+
+// Status is the outcome of one file.
+type Status string
+
+const (
+	StatusConverted Status = "converted"
+	StatusFailed    Status = "failed"
+	// StatusSkipped: not started because the run was interrupted.
+	StatusSkipped Status = "skipped"
+)
+
+// FileResult is the outcome of one Task.
+type FileResult struct {
+	Task
+	Status Status
+	// Err is the failure, naming the input path; nil when converted.
+	Err    error
+	Result Result
+	// Duration is the wall time of the conversion.
+	Duration time.Duration
+}
+
+// Runner converts the tasks of a Plan, Jobs at a time.
+type Runner struct {
+	Settings Settings
+	// Jobs is the number of files converted at once (≥ 1).
+	Jobs int
+	// Started and Done, when set, are called as files start and finish,
+	// from the worker goroutines (they must be safe for concurrent use).
+	Started func(Task)
+	Done    func(FileResult)
+}
+
+// Run converts every task of p and returns the results in plan order
+// (Problems first). When ctx ends, no new file starts, files in flight are
+// cancelled (LibRaw's progress callback) and the rest are StatusSkipped.
+func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
+	results := make([]FileResult, len(p.Tasks))
+	jobs := max(1, r.Jobs)
+	var g errgroup.Group
+	g.SetLimit(jobs)
+	var mu sync.Mutex
+	for i, t := range p.Tasks {
+		if ctx.Err() != nil {
+			results[i] = FileResult{Task: t, Status: StatusSkipped, Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))}
+			continue
+		}
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				mu.Lock()
+				results[i] = FileResult{Task: t, Status: StatusSkipped, Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))}
+				mu.Unlock()
+				return nil
+			}
+			if r.Started != nil {
+				r.Started(t)
+			}
+			fr := r.convert(ctx, t)
+			mu.Lock()
+			results[i] = fr
+			mu.Unlock()
+			if r.Done != nil {
+				r.Done(fr)
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	return append(append([]FileResult(nil), p.Problems...), results...)
+}
+
+func (r *Runner) convert(ctx context.Context, t Task) FileResult {
+	t0 := time.Now()
+	fr := FileResult{Task: t}
+	if err := os.MkdirAll(filepath.Dir(t.Output), 0o755); err != nil {
+		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: creating output directory: %w", t.Input, err)
+		return fr
+	}
+	res, err := ConvertFile(ctx, t.Input, t.Output, r.Settings)
+	fr.Result, fr.Duration = res, time.Since(t0)
+	switch {
+	case err == nil:
+		fr.Status = StatusConverted
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		fr.Status, fr.Err = StatusSkipped, err
+	default:
+		fr.Status, fr.Err = StatusFailed, err
+	}
+	return fr
+}

@@ -1,0 +1,415 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/encode"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+)
+
+// WorkingSpace is the linear RGB space of stages 2 and 3: ITU-R BT.2020
+// primaries, D65 white, scene-referred linear. It holds every colour a
+// camera matrix produces for real scenes without negative values in most
+// cases.
+var WorkingSpace = colour.Rec2020
+
+// OutputSpace is the colour space of the files written by this version.
+var OutputSpace = colour.SRGB
+
+// Stage is one step of the conversion of a file. The stages of a conversion
+// are Stages, run in order on one goroutine locked to its OS thread (the
+// LibRaw handle must stay on one thread).
+type Stage struct {
+	Name string
+	run  func(ctx context.Context, j *job) error
+}
+
+// Stages is the pipeline, in order. Stage 1 (decode) is LibRaw's; the rest
+// is rawbatch's own code working on W×H×3 float32 images. Formulas and
+// sources: docs/pipeline.md.
+var Stages = []Stage{
+	{"open", stageOpen},                  // LibRaw: open, identify, unpack the raw data
+	{"white-balance", stageWhiteBalance}, // choose the multipliers LibRaw applies to the CFA data
+	{"demosaic", stageDemosaic},          // LibRaw: black level, WB, demosaic → linear camera RGB float32
+	{"camera-matrix", stageCameraMatrix}, // camera RGB → linear working space (Rec.2020, D65)
+	{"exposure", stageExposure},          // × 2^(EV + BaselineExposure)
+	{"tone", stageTone},                  // tone curve, scene- to display-referred
+	{"output-space", stageOutputSpace},   // working space → linear sRGB primaries, clip to [0,1]
+	{"orientation", stageOrientation},    // rotate/mirror upright, once
+	{"quantise", stageQuantise},          // sRGB transfer function + rounding to 8 or 16 bits
+	{"encode", stageEncode},              // JPEG or PNG with ICC profile and EXIF, to a temporary file
+}
+
+// job carries one file through the stages.
+type job struct {
+	in, out  string
+	settings Settings
+
+	h        *libraw.Handle
+	info     libraw.Info
+	params   libraw.Params
+	warnings []string
+
+	camera   []float32 // linear camera RGB, W×H×colors
+	colors   int
+	img      Image
+	quant    image.Image
+	tmp      string // temporary output file, renamed into place on success
+	finished bool
+}
+
+// Result describes one converted file.
+type Result struct {
+	Input, Output string
+	// Width and Height of the written image in pixels, after orientation.
+	Width, Height int
+	// Info is LibRaw's metadata of the input.
+	Make, Model string
+	Flip        int
+	// Warnings are non-fatal notes (for example a missing camera white
+	// balance).
+	Warnings []string
+	// Timings of each stage, in Stages order.
+	Timings []StageTiming
+}
+
+// StageTiming is the wall time one stage took.
+type StageTiming struct {
+	Stage    string
+	Duration time.Duration
+}
+
+// ConvertFile converts the RAW file in to the output file out with settings
+// s. out is written through a temporary file in its directory that is
+// renamed into place only when everything succeeded, so a failed
+// conversion leaves no output file, not even an empty or partial one. The
+// output directory must exist.
+//
+// Errors name the input path and wrap rawerr.ErrEmpty, ErrNotRaw,
+// ErrUnsupported or ErrCorrupt for bad input, and context errors when ctx
+// ends.
+func ConvertFile(ctx context.Context, in, out string, s Settings) (res Result, err error) {
+	if err := s.Validate(); err != nil {
+		return res, err
+	}
+	// One LibRaw handle per goroutine, on one locked OS thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	j := &job{in: in, out: out, settings: s}
+	defer j.cleanup()
+	res = Result{Input: in, Output: out}
+	for _, st := range Stages {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("%s: %w", in, err)
+		}
+		t0 := time.Now()
+		err := st.run(ctx, j)
+		res.Timings = append(res.Timings, StageTiming{st.Name, time.Since(t0)})
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", in, err)
+		}
+	}
+	if err := os.Rename(j.tmp, out); err != nil {
+		return res, fmt.Errorf("%s: %w", in, err)
+	}
+	j.tmp = ""
+	syncDir(filepath.Dir(out))
+	res.Width, res.Height = j.img.W, j.img.H
+	res.Make, res.Model, res.Flip = j.info.Make, j.info.Model, j.info.Flip
+	res.Warnings = j.warnings
+	return res, nil
+}
+
+// cleanup releases the LibRaw handle and removes a temporary output left by
+// a failed stage.
+func (j *job) cleanup() {
+	if j.h != nil {
+		j.h.Close()
+		j.h = nil
+	}
+	if j.tmp != "" {
+		os.Remove(j.tmp)
+		j.tmp = ""
+	}
+}
+
+func stageOpen(ctx context.Context, j *job) error {
+	if _, err := openAndSniff(j.in); err != nil {
+		return err
+	}
+	h, err := libraw.New()
+	if err != nil {
+		return err
+	}
+	j.h = h
+	stop := context.AfterFunc(ctx, h.Cancel)
+	defer stop()
+	if err := h.Open(j.in); err != nil {
+		return err
+	}
+	j.info = h.Info()
+	if err := plausible(j.in, j.info); err != nil {
+		return err
+	}
+	return h.Unpack()
+}
+
+// minBytesPerMegapixel is the smallest file size per million sensor pixels
+// that a complete RAW file can have: even lossy (JPEG) DNG needs a few bits
+// per pixel; 2 KB/MP is 0.016 bit per pixel.
+const minBytesPerMegapixel = 2048
+
+// plausible rejects files far too small for the image they claim, which
+// LibRaw would otherwise decode into an image of zeros or garbage.
+func plausible(path string, in libraw.Info) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	mp := float64(in.RawWidth) * float64(in.RawHeight) / 1e6
+	if float64(st.Size()) < mp*minBytesPerMegapixel {
+		return fmt.Errorf("%w: %d bytes cannot hold a %d×%d image (truncated or stripped file)",
+			rawerr.ErrCorrupt, st.Size(), in.RawWidth, in.RawHeight)
+	}
+	return nil
+}
+
+func stageWhiteBalance(_ context.Context, j *job) error {
+	j.params = j.settings.librawParams()
+	return nil
+}
+
+func stageDemosaic(ctx context.Context, j *job) error {
+	stop := context.AfterFunc(ctx, j.h.Cancel)
+	defer stop()
+	if err := j.h.Process(j.params); err != nil {
+		if errors.Is(err, libraw.ErrCancelled) && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	if j.params.WB == libraw.WBCamera && j.h.Warnings()&libraw.WarnBadCameraWB != 0 {
+		j.warnings = append(j.warnings, "no usable camera white balance in the file; used daylight")
+	}
+	pix, w, h, colors, err := j.h.CopyImage(nil)
+	if err != nil {
+		return err
+	}
+	// The LibRaw handle and its buffers are no longer needed.
+	j.h.Close()
+	j.h = nil
+	j.camera, j.colors = pix, colors
+	j.img = Image{W: w, H: h}
+	return nil
+}
+
+// CameraToWorking returns the 3×4 matrix from white-balanced linear camera
+// RGB to the linear working space: M(sRGB→Rec.2020) · rgb_cam, where rgb_cam
+// is LibRaw's camera→linear-sRGB matrix (color.rgb_cam, derived by LibRaw
+// from the camera's XYZ→camera matrix as dcraw's cam_xyz_coeff does: rows of
+// cam_xyz·M(sRGB→XYZ) normalised to sum 1, then pseudo-inverted).
+func CameraToWorking(rgbCam [3][4]float64) [3][4]float64 {
+	m := colour.ConvertMatrix(colour.SRGB, WorkingSpace)
+	var out [3][4]float64
+	for i := range 3 {
+		for k := range 4 {
+			var s float64
+			for j := range 3 {
+				s += m[i][j] * rgbCam[j][k]
+			}
+			out[i][k] = s
+		}
+	}
+	return out
+}
+
+func stageCameraMatrix(_ context.Context, j *job) error {
+	m := CameraToWorking(j.info.RGBCam)
+	var mf [3][4]float32
+	for i := range 3 {
+		for k := range 4 {
+			mf[i][k] = float32(m[i][k])
+		}
+	}
+	n := j.img.W * j.img.H
+	src, nc := j.camera, j.colors
+	var dst []float32
+	if nc == 3 {
+		dst = src // in place: each pixel is read before it is written
+	} else {
+		dst = make([]float32, n*3)
+	}
+	for p := range n {
+		var c [4]float32
+		copy(c[:nc], src[p*nc:p*nc+nc])
+		if nc == 1 { // monochrome: grey in all channels
+			c[1], c[2] = c[0], c[0]
+		}
+		for i := range 3 {
+			dst[p*3+i] = mf[i][0]*c[0] + mf[i][1]*c[1] + mf[i][2]*c[2] + mf[i][3]*c[3]
+		}
+	}
+	j.img.Pix = dst[:n*3]
+	j.camera = nil
+	return nil
+}
+
+// ExposureEV returns the exposure change applied to a file: the --exposure
+// value plus, when enabled, the DNG BaselineExposure (LibRaw reports -999
+// when the tag is absent).
+func ExposureEV(s Settings, in libraw.Info) float64 {
+	ev := s.Exposure
+	if s.BaselineExposure && in.DNGVersion != 0 && in.BaselineExposure > -100 && in.BaselineExposure < 100 {
+		ev += in.BaselineExposure
+	}
+	return ev
+}
+
+func stageExposure(_ context.Context, j *job) error {
+	ev := ExposureEV(j.settings, j.info)
+	if ev == 0 {
+		return nil
+	}
+	g := exposureGain(ev)
+	for i := range j.img.Pix {
+		j.img.Pix[i] *= g
+	}
+	return nil
+}
+
+func stageTone(_ context.Context, j *job) error {
+	applyTone(j.img, j.settings.Tone)
+	return nil
+}
+
+func stageOutputSpace(_ context.Context, j *job) error {
+	m := colour.ConvertMatrix(WorkingSpace, OutputSpace)
+	var mf [3][3]float32
+	for i := range 3 {
+		for k := range 3 {
+			mf[i][k] = float32(m[i][k])
+		}
+	}
+	p := j.img.Pix
+	for i := 0; i+2 < len(p); i += 3 {
+		r, g, b := p[i], p[i+1], p[i+2]
+		for c := range 3 {
+			v := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
+			if !(v > 0) { // also maps NaN to 0
+				v = 0
+			} else if v > 1 {
+				v = 1
+			}
+			p[i+c] = v
+		}
+	}
+	return nil
+}
+
+func stageOrientation(_ context.Context, j *job) error {
+	j.img = Orient(j.img, j.info.Flip)
+	return nil
+}
+
+func stageQuantise(_ context.Context, j *job) error {
+	w, h := j.img.W, j.img.H
+	switch j.settings.Format {
+	case PNG16:
+		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
+		row := make([]uint16, w*3)
+		for y := range h {
+			colour.QuantiseSRGB16Slice(row, j.img.Pix[y*w*3:(y+1)*w*3])
+			o := q.Pix[y*q.Stride:]
+			for x := range w {
+				for c := range 3 {
+					v := row[x*3+c]
+					o[x*8+c*2], o[x*8+c*2+1] = byte(v>>8), byte(v)
+				}
+				o[x*8+6], o[x*8+7] = 0xff, 0xff
+			}
+		}
+		j.quant = q
+	default:
+		q := image.NewRGBA(image.Rect(0, 0, w, h))
+		row := make([]uint8, w*3)
+		for y := range h {
+			colour.QuantiseSRGB8Slice(row, j.img.Pix[y*w*3:(y+1)*w*3])
+			o := q.Pix[y*q.Stride:]
+			for x := range w {
+				o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = row[x*3], row[x*3+1], row[x*3+2], 0xff
+			}
+		}
+		j.quant = q
+	}
+	j.img.Pix = nil // the float image is no longer needed
+	return nil
+}
+
+// Metadata returns the EXIF fields carried from LibRaw's metadata into the
+// output file.
+func Metadata(in libraw.Info) encode.Metadata {
+	md := encode.Metadata{
+		Make: in.Make, Model: in.Model, Lens: in.Lens,
+		Software:     "rawbatch",
+		DateTime:     in.Timestamp,
+		ExposureTime: in.Shutter,
+		FNumber:      in.Aperture,
+		FocalLength:  in.FocalLength,
+	}
+	if in.ISO > 0 && in.ISO < math.MaxUint16 {
+		md.ISO = int(math.Round(in.ISO))
+	}
+	return md
+}
+
+func stageEncode(_ context.Context, j *job) error {
+	f, err := os.CreateTemp(filepath.Dir(j.out), ".rawbatch-tmp-*"+filepath.Ext(j.out))
+	if err != nil {
+		return err
+	}
+	j.tmp = f.Name()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	md := Metadata(j.info)
+	switch j.settings.Format {
+	case PNG16:
+		err = encode.PNG16(bw, j.quant, OutputSpace.ICC, md)
+	default:
+		err = encode.JPEG(bw, j.quant, j.settings.Quality, OutputSpace.ICC, md)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(j.tmp, 0o644)
+	}
+	return err
+}
+
+// syncDir fsyncs a directory so a rename in it is durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+var _ io.Writer = (*bufio.Writer)(nil)

@@ -1,0 +1,252 @@
+// Package encode writes the pipeline's output files: baseline JPEG (8-bit)
+// and 16-bit RGB PNG, each tagged with an embedded ICC profile and a small
+// EXIF block built from Metadata.
+//
+// The package depends only on the standard library: callers pass the ICC
+// profile bytes of the colour space the pixels are already in (for example
+// colour.SRGB.ICC), and pixels must already be upright (EXIF Orientation is
+// always written as 1).
+//
+// References: Exif 2.32 (CIPA DC-008-2019) and TIFF 6.0 for the EXIF
+// structure; ICC.1:2010 Annex B.4 for ICC profiles in JPEG APP2; the PNG
+// specification (PNG 1.2 §4.2.2.4 iCCP, §3.2 chunk layout) and
+// "Extensions to the PNG 1.2 Specification" 1.5.0 §3.7 for the eXIf chunk.
+package encode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Metadata is the EXIF subset carried into outputs. Zero values (and
+// negative, NaN or infinite numbers) are omitted from the written EXIF.
+type Metadata struct {
+	Make, Model, Lens, Software string
+	// DateTime is written as DateTimeOriginal (Exif IFD) and DateTime
+	// (IFD0) in the form "2006:01:02 15:04:05", using the wall-clock fields
+	// of the value in its own location (the local time as the camera
+	// recorded it); no time-zone tag is written. A non-zero sub-second part
+	// is written as SubSecTimeOriginal (milliseconds).
+	DateTime     time.Time
+	ExposureTime float64 // seconds
+	FNumber      float64 // f-number N (dimensionless)
+	ISO          int     // ISO 12232 sensitivity / speed
+	FocalLength  float64 // mm (actual, not 35 mm equivalent)
+}
+
+// TIFF field types (TIFF 6.0 §2, Exif 2.32 §4.6.2).
+const (
+	typeASCII     = 2
+	typeShort     = 3
+	typeLong      = 4
+	typeRational  = 5
+	typeUndefined = 7
+)
+
+// Tags written (Exif 2.32 Tables 4, 7, 9).
+const (
+	tagMake                    = 0x010F
+	tagModel                   = 0x0110
+	tagOrientation             = 0x0112
+	tagSoftware                = 0x0131
+	tagDateTime                = 0x0132
+	tagExifIFD                 = 0x8769
+	tagExposureTime            = 0x829A
+	tagFNumber                 = 0x829D
+	tagPhotographicSensitivity = 0x8827 // ISOSpeedRatings before Exif 2.3
+	tagSensitivityType         = 0x8830
+	tagISOSpeed                = 0x8833
+	tagExifVersion             = 0x9000
+	tagDateTimeOriginal        = 0x9003
+	tagFocalLength             = 0x920A
+	tagSubSecTimeOriginal      = 0x9291
+	tagLensModel               = 0xA434
+)
+
+const exifTimeLayout = "2006:01:02 15:04:05"
+
+type ifdEntry struct {
+	tag, typ uint16
+	count    uint32
+	data     []byte // big-endian value bytes
+}
+
+var be = binary.BigEndian
+
+func asciiEntry(tag uint16, s string) ifdEntry {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	b := append([]byte(s), 0)
+	return ifdEntry{tag, typeASCII, uint32(len(b)), b}
+}
+
+func shortEntry(tag uint16, v uint16) ifdEntry {
+	return ifdEntry{tag, typeShort, 1, be.AppendUint16(nil, v)}
+}
+
+func longEntry(tag uint16, v uint32) ifdEntry {
+	return ifdEntry{tag, typeLong, 1, be.AppendUint32(nil, v)}
+}
+
+func rationalEntry(tag uint16, num, den uint32) ifdEntry {
+	return ifdEntry{tag, typeRational, 1, be.AppendUint32(be.AppendUint32(nil, num), den)}
+}
+
+func valid(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// rational returns num/den ≈ v (v > 0) from the continued-fraction
+// convergents of v, stopping at a relative error below 1e-9 or before num or
+// den would exceed maxTerm.
+func rational(v float64, maxTerm uint64) (num, den uint32) {
+	// Convergents h/k of the continued fraction of v.
+	h0, h1 := uint64(0), uint64(1)
+	k0, k1 := uint64(1), uint64(0)
+	x := v
+	for i := 0; i < 64; i++ {
+		a := math.Floor(x)
+		if a > float64(maxTerm) {
+			break
+		}
+		ai := uint64(a)
+		h2, k2 := ai*h1+h0, ai*k1+k0
+		if h2 > maxTerm || k2 > maxTerm {
+			break
+		}
+		h0, h1, k0, k1 = h1, h2, k1, k2
+		if math.Abs(float64(h1)/float64(k1)-v) <= 1e-9*v {
+			break
+		}
+		frac := x - a
+		if frac < 1e-12 {
+			break
+		}
+		x = 1 / frac
+	}
+	if k1 == 0 { // v larger than maxTerm
+		return uint32(maxTerm), 1
+	}
+	return uint32(h1), uint32(k1)
+}
+
+// exposureRational writes sub-second times as 1/N when that is exact to
+// 1e-6 relative (as cameras do: 1/250), otherwise the best rational.
+func exposureRational(t float64) (num, den uint32) {
+	if t < 1 {
+		n := math.Round(1 / t)
+		if n >= 1 && n <= math.MaxUint32 && math.Abs(1/n-t) <= 1e-6*t {
+			return 1, uint32(n)
+		}
+	}
+	return rational(t, math.MaxUint32)
+}
+
+// EXIF returns a big-endian ("MM") TIFF-structured Exif block: the bytes
+// that follow "Exif\0\0" in a JPEG APP1 segment, and the content of a PNG
+// eXIf chunk. Layout (Exif 2.32 §4.5–4.6):
+//
+//	IFD0:     Make, Model, Orientation = 1, Software, DateTime, ExifIFDPointer
+//	Exif IFD: ExposureTime (RATIONAL, s), FNumber (RATIONAL),
+//	          PhotographicSensitivity/ISOSpeedRatings (SHORT; for ISO > 65535
+//	          it is 65535 and SensitivityType = 3 plus ISOSpeed (LONG) carry
+//	          the value, Exif 2.32 §4.6.5), ExifVersion "0232",
+//	          DateTimeOriginal, FocalLength (RATIONAL, mm),
+//	          SubSecTimeOriginal, LensModel (0xA434)
+//
+// Entries whose Metadata field is zero are omitted; Orientation and
+// ExifVersion are always present. Strings are cut at the first NUL.
+func EXIF(md Metadata) []byte {
+	var ifd0, exif []ifdEntry
+	if md.Make != "" {
+		ifd0 = append(ifd0, asciiEntry(tagMake, md.Make))
+	}
+	if md.Model != "" {
+		ifd0 = append(ifd0, asciiEntry(tagModel, md.Model))
+	}
+	ifd0 = append(ifd0, shortEntry(tagOrientation, 1))
+	if md.Software != "" {
+		ifd0 = append(ifd0, asciiEntry(tagSoftware, md.Software))
+	}
+	if !md.DateTime.IsZero() {
+		s := md.DateTime.Format(exifTimeLayout)
+		ifd0 = append(ifd0, asciiEntry(tagDateTime, s))
+		exif = append(exif, asciiEntry(tagDateTimeOriginal, s))
+		if ms := md.DateTime.Nanosecond() / 1e6; ms > 0 {
+			exif = append(exif, asciiEntry(tagSubSecTimeOriginal, fmt.Sprintf("%03d", ms)))
+		}
+	}
+	if valid(md.ExposureTime) {
+		n, d := exposureRational(md.ExposureTime)
+		exif = append(exif, rationalEntry(tagExposureTime, n, d))
+	}
+	if valid(md.FNumber) {
+		n, d := rational(md.FNumber, 1<<20)
+		exif = append(exif, rationalEntry(tagFNumber, n, d))
+	}
+	if md.ISO > 0 {
+		if md.ISO <= math.MaxUint16 {
+			exif = append(exif, shortEntry(tagPhotographicSensitivity, uint16(md.ISO)))
+		} else {
+			iso := uint32(min(md.ISO, math.MaxUint32))
+			exif = append(exif,
+				shortEntry(tagPhotographicSensitivity, math.MaxUint16),
+				shortEntry(tagSensitivityType, 3), // 3 = ISO speed
+				longEntry(tagISOSpeed, iso))
+		}
+	}
+	if valid(md.FocalLength) {
+		n, d := rational(md.FocalLength, 1<<20)
+		exif = append(exif, rationalEntry(tagFocalLength, n, d))
+	}
+	if md.Lens != "" {
+		exif = append(exif, asciiEntry(tagLensModel, md.Lens))
+	}
+	exif = append(exif, ifdEntry{tagExifVersion, typeUndefined, 4, []byte("0232")})
+
+	// IFD0 also holds the Exif IFD pointer, patched below.
+	ifd0 = append(ifd0, longEntry(tagExifIFD, 0))
+	sort.Slice(ifd0, func(i, j int) bool { return ifd0[i].tag < ifd0[j].tag })
+	sort.Slice(exif, func(i, j int) bool { return exif[i].tag < exif[j].tag })
+
+	out := []byte{'M', 'M', 0, 42, 0, 0, 0, 8}
+	out, exifPtrAt := appendIFD(out, ifd0, tagExifIFD)
+	be.PutUint32(out[exifPtrAt:], uint32(len(out)))
+	out, _ = appendIFD(out, exif, 0)
+	return out
+}
+
+// appendIFD appends an IFD (at the current, even, offset) followed by its
+// out-of-line values, each word-aligned as TIFF 6.0 §2 requires. It returns
+// the offset of the value field of entry patchTag (0 if absent).
+func appendIFD(out []byte, entries []ifdEntry, patchTag uint16) ([]byte, int) {
+	start := len(out)
+	dataOff := start + 2 + 12*len(entries) + 4
+	out = be.AppendUint16(out, uint16(len(entries)))
+	var extra []byte
+	patchAt := 0
+	for _, e := range entries {
+		out = be.AppendUint16(out, e.tag)
+		out = be.AppendUint16(out, e.typ)
+		out = be.AppendUint32(out, e.count)
+		if e.tag == patchTag {
+			patchAt = len(out)
+		}
+		if len(e.data) <= 4 {
+			var v [4]byte
+			copy(v[:], e.data)
+			out = append(out, v[:]...)
+			continue
+		}
+		out = be.AppendUint32(out, uint32(dataOff+len(extra)))
+		extra = append(extra, e.data...)
+		if len(extra)%2 == 1 {
+			extra = append(extra, 0)
+		}
+	}
+	out = be.AppendUint32(out, 0) // no next IFD
+	return append(out, extra...), patchAt
+}

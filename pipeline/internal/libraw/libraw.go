@@ -1,0 +1,506 @@
+// Package libraw is rawbatch's thin binding to the system LibRaw, linked
+// through pkg-config as libraw_r, LibRaw's thread-safe build (Debian:
+// libraw-dev). It is the only cgo package of the project.
+//
+// Rules kept here:
+//   - one Handle per goroutine, created, used and closed on one locked OS
+//     thread (New checks the thread id on every call and refuses others);
+//   - explicit Close, no finalizers, and no Go pointer is kept by C: pixel
+//     data is copied into Go memory during a single call;
+//   - every C allocation is freed by a defer next to its creation, or by
+//     Close for the handle's own allocations;
+//   - LibRaw return codes and its data-error callback become Go errors in one
+//     place (errors.go).
+//
+// LibRaw's own printing is silenced: the data-error and memory-error
+// callbacks are replaced by ones that only count.
+package libraw
+
+/*
+#cgo pkg-config: libraw_r
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <libraw/libraw.h>
+#include "stream.h"
+
+// rb_ctl is allocated in C memory and shared with LibRaw's callbacks.
+typedef struct {
+	int data_errors;      // calls of the data-error callback
+	int data_offset;      // file offset of the first data error (-1 = EOF)
+	int mem_errors;       // calls of the memory-error callback
+	int cancel;           // set to 1 (atomically) to cancel processing
+} rb_ctl;
+
+static void rb_data_cb(void *data, const char *file, const int offset) {
+	rb_ctl *c = (rb_ctl *)data;
+	if (c->data_errors == 0) c->data_offset = offset;
+	c->data_errors++;
+}
+
+static void rb_mem_cb(void *data, const char *file, const char *where) {
+	rb_ctl *c = (rb_ctl *)data;
+	c->mem_errors++;
+}
+
+static int rb_progress_cb(void *data, enum LibRaw_progress stage, int iteration, int expected) {
+	rb_ctl *c = (rb_ctl *)data;
+	return __atomic_load_n(&c->cancel, __ATOMIC_RELAXED) ? 1 : 0;
+}
+
+static void rb_install(libraw_data_t *lr, rb_ctl *c) {
+	libraw_set_dataerror_handler(lr, rb_data_cb, c);
+	libraw_set_memerror_handler(lr, rb_mem_cb, c);
+	libraw_set_progress_handler(lr, rb_progress_cb, c);
+}
+
+static void rb_cancel(rb_ctl *c) { __atomic_store_n(&c->cancel, 1, __ATOMIC_RELAXED); }
+
+static long rb_gettid(void) { return syscall(SYS_gettid); }
+
+// rb_lib_path names the shared object that provides libraw_init.
+static const char *rb_lib_path(void) {
+	Dl_info info;
+	if (dladdr((void *)libraw_init, &info) && info.dli_fname) return info.dli_fname;
+	return "";
+}
+
+// rb_copy_image converts LibRaw's processed image (iwidth x iheight, 4 ushort
+// slots per pixel, the first `colors` used) into interleaved float32 in
+// [0,1] (value / 65535), `colors` channels per pixel, rows top to bottom, no
+// rotation. dst must hold iwidth*iheight*colors floats.
+static void rb_copy_image(libraw_data_t *lr, float *dst, int colors) {
+	size_t n = (size_t)lr->sizes.iwidth * (size_t)lr->sizes.iheight;
+	ushort (*img)[4] = lr->image;
+	const float k = 1.0f / 65535.0f;
+	for (size_t i = 0; i < n; i++) {
+		for (int c = 0; c < colors; c++) dst[i * colors + c] = (float)img[i][c] * k;
+	}
+}
+
+static float rb_get_rgb_cam(libraw_data_t *lr, int i, int j) { return lr->color.rgb_cam[i][j]; }
+static float rb_get_cam_xyz(libraw_data_t *lr, int i, int j) { return lr->color.cam_xyz[i][j]; }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+)
+
+// Version returns the LibRaw version string of the library linked at run
+// time (libraw_version()), for example "0.20.2-Release".
+func Version() string { return C.GoString(C.libraw_version()) }
+
+// VersionNumber returns LibRaw's run-time version as major<<16|minor<<8|patch
+// (libraw_versionNumber()).
+func VersionNumber() int { return int(C.libraw_versionNumber()) }
+
+// ShortVersion returns "MAJOR.MINOR.PATCH" of the run-time LibRaw, the form
+// used in user-facing messages ("not supported by LibRaw 0.20.2").
+func ShortVersion() string {
+	n := VersionNumber()
+	return fmt.Sprintf("%d.%d.%d", n>>16, (n>>8)&0xff, n&0xff)
+}
+
+// LibraryPath returns the file name of the shared object that provides
+// LibRaw in this process (from dladdr), e.g.
+// "/lib/x86_64-linux-gnu/libraw_r.so.20".
+func LibraryPath() string { return C.GoString(C.rb_lib_path()) }
+
+// ThreadSafe reports whether the linked LibRaw is the thread-safe build
+// libraw_r, judged from the shared object's file name at run time.
+func ThreadSafe() bool {
+	p := LibraryPath()
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			p = p[i+1:]
+			break
+		}
+	}
+	return len(p) >= 9 && p[:9] == "libraw_r."
+}
+
+// Demosaic is a LibRaw demosaic algorithm (libraw_output_params_t.user_qual).
+type Demosaic int
+
+// LibRaw's user_qual values (LibRaw docs, "Processing parameters": -q).
+const (
+	Linear Demosaic = 0  // bilinear interpolation
+	VNG    Demosaic = 1  // Variable Number of Gradients
+	PPG    Demosaic = 2  // Patterned Pixel Grouping
+	AHD    Demosaic = 3  // Adaptive Homogeneity-Directed (Hirakawa & Parks 2005)
+	DCB    Demosaic = 4  // DCB (Jacek Gozdz)
+	DHT    Demosaic = 11 // DHT (Anton Petrusevich)
+	AAHD   Demosaic = 12 // modified AHD (Anton Petrusevich)
+)
+
+// WBMode chooses how LibRaw gets the white-balance multipliers.
+type WBMode int
+
+const (
+	// WBCamera uses the as-shot multipliers recorded by the camera
+	// (use_camera_wb, dcraw -w); LibRaw falls back to daylight and sets
+	// Warnings&WarnBadCameraWB when the file has none.
+	WBCamera WBMode = iota
+	// WBDaylight uses LibRaw's daylight multipliers derived from the
+	// camera matrix (color.pre_mul), LibRaw's default.
+	WBDaylight
+	// WBAuto lets LibRaw compute grey-world multipliers over the image
+	// (use_auto_wb, dcraw -a).
+	WBAuto
+	// WBUser uses Params.Multipliers (libraw_output_params_t.user_mul,
+	// dcraw -r).
+	WBUser
+)
+
+// WarnBadCameraWB is LIBRAW_WARN_BAD_CAMERA_WB in Warnings: camera white
+// balance was asked for but the file has none usable.
+const WarnBadCameraWB = C.LIBRAW_WARN_BAD_CAMERA_WB
+
+// Warnings returns LibRaw's process_warnings bit set (LIBRAW_WARN_*).
+func (h *Handle) Warnings() uint32 {
+	if h.lr == nil {
+		return 0
+	}
+	return uint32(h.lr.process_warnings)
+}
+
+// Params are the LibRaw processing parameters rawbatch sets. Everything not
+// named here is fixed: output colour = raw camera RGB (output_color 0),
+// linear gamma (gamm 1,1), 16-bit output, no auto-brighten, no rotation by
+// LibRaw (user_flip 0; orientation is applied by rawbatch).
+type Params struct {
+	Demosaic Demosaic
+	WB       WBMode
+	// Multipliers are the white-balance multipliers R, G, B, G2 for WBUser
+	// (dimensionless; LibRaw normalises them so the smallest is 1).
+	Multipliers [4]float32
+	// Highlight is LibRaw's highlight mode: 0 clip, 1 unclip, 2 blend,
+	// 3..9 rebuild.
+	Highlight int
+	// HalfSize decodes at half resolution without demosaic (half_size).
+	HalfSize bool
+}
+
+// Info is what LibRaw knows about an opened file before unpacking.
+type Info struct {
+	Make, Model, Lens string
+	// ISO speed, shutter time in seconds, aperture as f-number, focal length
+	// in mm (libraw_imgother_t); zero when unknown.
+	ISO, Shutter, Aperture, FocalLength float64
+	// Timestamp is the capture time (libraw_imgother_t.timestamp, parsed
+	// by LibRaw as local wall time); zero when unknown.
+	Timestamp time.Time
+	// RawWidth, RawHeight are the full sensor size in pixels
+	// (sizes.raw_width/raw_height); Width, Height the visible area
+	// (sizes.width/height).
+	RawWidth, RawHeight, Width, Height int
+	// Flip is LibRaw's orientation code (sizes.flip): bit 2 transposes,
+	// bit 1 mirrors vertically, bit 0 mirrors horizontally, applied in
+	// that order (dcraw's flip_index). EXIF orientation o maps to
+	// "50132467"[o&7]-'0'.
+	Flip int
+	// Colors is the number of colour channels (idata.colors), Filters the
+	// CFA pattern code (idata.filters; 0 for linear/demosaiced data).
+	Colors  int
+	Filters uint32
+	// Black and White are the black and white levels in raw units
+	// (color.black, color.maximum).
+	Black, White int
+	// CamMul are the as-shot white-balance multipliers R, G, B, G2 (color.cam_mul);
+	// PreMul the daylight multipliers derived from the camera matrix
+	// (color.pre_mul).
+	CamMul, PreMul [4]float64
+	// RGBCam is LibRaw's 3×4 matrix from white-balanced camera RGB to
+	// linear sRGB (color.rgb_cam); identity when LibRaw has no matrix.
+	RGBCam [3][4]float64
+	// CamXYZ is the 4×3 matrix from CIE XYZ to camera RGB (color.cam_xyz;
+	// Adobe's ColorMatrix or the DNG ColorMatrix tag).
+	CamXYZ [4][3]float64
+	// DNGVersion is idata.dng_version, 0 for non-DNG files.
+	DNGVersion uint32
+	// BaselineExposure is the DNG BaselineExposure in EV
+	// (color.dng_levels.baseline_exposure); 0 when absent.
+	BaselineExposure float64
+}
+
+// Handle is one LibRaw processor (libraw_data_t). It must be used by a
+// single goroutine that holds its OS thread (runtime.LockOSThread) from New
+// to Close; calls from any other thread fail with ErrWrongThread.
+type Handle struct {
+	lr     *C.libraw_data_t
+	ctl    *C.rb_ctl
+	stream unsafe.Pointer // rb_stream of the open file, freed by Close or the next Open
+	tid    C.long
+	path   string
+	info   *Info
+}
+
+// ErrWrongThread is returned when a Handle is used from a thread other than
+// the one that created it.
+var ErrWrongThread = errors.New("libraw: handle used from another OS thread")
+
+// New creates a LibRaw handle on the calling OS thread. The caller must
+// have locked the goroutine to its thread (runtime.LockOSThread) and must
+// call Close on the same thread.
+func New() (*Handle, error) {
+	lr := C.libraw_init(0)
+	if lr == nil {
+		return nil, errors.New("libraw: libraw_init failed")
+	}
+	ctl := (*C.rb_ctl)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_ctl{}))))
+	if ctl == nil {
+		C.libraw_close(lr)
+		return nil, errors.New("libraw: out of memory")
+	}
+	C.rb_install(lr, ctl)
+	return &Handle{lr: lr, ctl: ctl, tid: C.rb_gettid()}, nil
+}
+
+// Close releases every LibRaw and C allocation of the handle. It is safe to
+// call more than once.
+func (h *Handle) Close() error {
+	if h.lr == nil {
+		return nil
+	}
+	if err := h.checkThread(); err != nil {
+		return err
+	}
+	C.libraw_close(h.lr)
+	h.freeStream()
+	C.free(unsafe.Pointer(h.ctl))
+	h.lr, h.ctl = nil, nil
+	return nil
+}
+
+// EOFReads returns how many reads of the last Unpack hit the end of the file.
+func (h *Handle) EOFReads() int64 {
+	if h.stream == nil {
+		return 0
+	}
+	return int64(C.rb_stream_eof_reads(h.stream))
+}
+
+// maxEOFReads is how many reads past the end of the file an unpack may make
+// before the file counts as truncated. Complete files make none (measured on
+// every file in testdata/raw); decoders that zero-fill a truncated file make
+// thousands, one or more per remaining row.
+const maxEOFReads = 8
+
+func (h *Handle) freeStream() {
+	if h.stream != nil {
+		C.rb_stream_free(h.stream)
+		h.stream = nil
+	}
+}
+
+func (h *Handle) checkThread() error {
+	if h.lr == nil {
+		return errors.New("libraw: handle is closed")
+	}
+	if C.rb_gettid() != h.tid {
+		return ErrWrongThread
+	}
+	return nil
+}
+
+// Cancel asks LibRaw to stop processing at its next progress callback; the
+// running call then fails with ErrCancelled. Unlike the other methods it may
+// be called from any goroutine while the handle is open.
+func (h *Handle) Cancel() {
+	if h.ctl != nil {
+		C.rb_cancel(h.ctl)
+	}
+}
+
+// Open opens path (libraw_open_file) and reads its metadata.
+func (h *Handle) Open(path string) error {
+	if err := h.checkThread(); err != nil {
+		return err
+	}
+	h.path = path
+	h.info = nil
+	C.libraw_recycle(h.lr)
+	h.freeStream()
+	h.ctl.data_errors, h.ctl.data_offset, h.ctl.mem_errors = 0, 0, 0
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	h.stream = C.rb_stream_new(cpath)
+	if h.stream == nil {
+		return &Error{Op: "open", Msg: "cannot open file"}
+	}
+	if rc := C.rb_stream_open(h.lr, h.stream); rc != C.LIBRAW_SUCCESS {
+		return h.codeError("open", rc)
+	}
+	if err := h.dataError("open"); err != nil {
+		return err
+	}
+	info := h.readInfo()
+	h.info = &info
+	return nil
+}
+
+// Info returns the metadata read by Open.
+func (h *Handle) Info() Info {
+	if h.info == nil {
+		return Info{}
+	}
+	return *h.info
+}
+
+// Unpack reads the raw pixel data (libraw_unpack). Damaged or truncated data
+// that LibRaw reports only through its data-error callback fails here with
+// an error wrapping ErrCorrupt.
+func (h *Handle) Unpack() error {
+	if err := h.checkThread(); err != nil {
+		return err
+	}
+	C.rb_stream_reset(h.stream)
+	if rc := C.libraw_unpack(h.lr); rc != C.LIBRAW_SUCCESS {
+		return h.codeError("unpack", rc)
+	}
+	if err := h.dataError("unpack"); err != nil {
+		return err
+	}
+	if n := int64(C.rb_stream_eof_reads(h.stream)); n > maxEOFReads {
+		return &Error{Op: "unpack", Msg: fmt.Sprintf("file ends before the image data does (%d reads past the end)", n), kind: rawerr.ErrCorrupt}
+	}
+	return nil
+}
+
+// Process sets p and runs LibRaw's processing (libraw_dcraw_process):
+// black subtraction, white balance, demosaic, and conversion to 16-bit
+// linear camera RGB.
+func (h *Handle) Process(p Params) error {
+	if err := h.checkThread(); err != nil {
+		return err
+	}
+	o := &h.lr.params
+	o.user_qual = C.int(p.Demosaic)
+	o.output_color = 0 // raw camera RGB: rawbatch applies the camera matrix
+	o.output_bps = 16
+	o.gamm[0], o.gamm[1] = 1, 1 // linear
+	o.no_auto_bright = 1
+	o.user_flip = 0 // rawbatch applies the orientation itself
+	o.highlight = C.int(p.Highlight)
+	o.half_size = 0
+	if p.HalfSize {
+		o.half_size = 1
+	}
+	o.use_camera_wb, o.use_auto_wb = 0, 0
+	for i := range 4 {
+		o.user_mul[i] = 0
+	}
+	switch p.WB {
+	case WBCamera:
+		o.use_camera_wb = 1
+	case WBAuto:
+		o.use_auto_wb = 1
+	case WBUser:
+		for i := range 4 {
+			o.user_mul[i] = C.float(p.Multipliers[i])
+		}
+	}
+	if rc := C.libraw_dcraw_process(h.lr); rc != C.LIBRAW_SUCCESS {
+		return h.codeError("process", rc)
+	}
+	return h.dataError("process")
+}
+
+// OutputSize returns the size in pixels of the image LibRaw would produce,
+// after Fuji rotation, pixel-aspect stretch and the rotation by Flip
+// (libraw_adjust_sizes_info_only; the "Output size" of raw-identify -v).
+// It changes the handle's size fields, so the handle must not be unpacked
+// afterwards: use it on a handle opened for information only.
+func (h *Handle) OutputSize() (w, h2 int, err error) {
+	if err := h.checkThread(); err != nil {
+		return 0, 0, err
+	}
+	if rc := C.libraw_adjust_sizes_info_only(h.lr); rc != C.LIBRAW_SUCCESS {
+		return 0, 0, h.codeError("adjust sizes", rc)
+	}
+	return int(h.lr.sizes.iwidth), int(h.lr.sizes.iheight), nil
+}
+
+// ProcessedSize returns the width, height and channel count of the
+// processed image (sizes.iwidth, sizes.iheight, idata.colors), unrotated.
+func (h *Handle) ProcessedSize() (w, h2, colors int) {
+	return int(h.lr.sizes.iwidth), int(h.lr.sizes.iheight), int(h.lr.idata.colors)
+}
+
+// CopyImage copies the processed image into dst as interleaved float32
+// linear camera RGB in [0,1] (16-bit value / 65535), W×H×colors, rows top to
+// bottom, not rotated. It allocates dst when it is too small and returns it
+// with its dimensions. The LibRaw image buffers are released afterwards
+// (libraw_recycle), so the handle must be opened again for another decode.
+func (h *Handle) CopyImage(dst []float32) (pix []float32, w, h2, colors int, err error) {
+	if err := h.checkThread(); err != nil {
+		return nil, 0, 0, 0, err
+	}
+	if h.lr.image == nil {
+		return nil, 0, 0, 0, errors.New("libraw: no processed image")
+	}
+	w, h2, colors = h.ProcessedSize()
+	if colors < 1 || colors > 4 {
+		return nil, 0, 0, 0, fmt.Errorf("libraw: unexpected colour count %d", colors)
+	}
+	n := w * h2 * colors
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	if n > 0 {
+		C.rb_copy_image(h.lr, (*C.float)(unsafe.Pointer(&dst[0])), C.int(colors))
+	}
+	runtime.KeepAlive(dst)
+	C.libraw_recycle(h.lr)
+	return dst, w, h2, colors, nil
+}
+
+func (h *Handle) readInfo() Info {
+	lr := h.lr
+	var in Info
+	in.Make = C.GoString(&lr.idata.make[0])
+	in.Model = C.GoString(&lr.idata.model[0])
+	in.Lens = C.GoString(&lr.lens.Lens[0])
+	in.ISO = float64(lr.other.iso_speed)
+	in.Shutter = float64(lr.other.shutter)
+	in.Aperture = float64(lr.other.aperture)
+	in.FocalLength = float64(lr.other.focal_len)
+	if ts := int64(lr.other.timestamp); ts > 0 {
+		in.Timestamp = time.Unix(ts, 0)
+	}
+	s := &lr.sizes
+	in.RawWidth, in.RawHeight = int(s.raw_width), int(s.raw_height)
+	in.Width, in.Height = int(s.width), int(s.height)
+	in.Flip = int(s.flip)
+	in.Colors = int(lr.idata.colors)
+	in.Filters = uint32(lr.idata.filters)
+	in.Black, in.White = int(lr.color.black), int(lr.color.maximum)
+	for i := range 4 {
+		in.CamMul[i] = float64(lr.color.cam_mul[i])
+		in.PreMul[i] = float64(lr.color.pre_mul[i])
+	}
+	for i := range 3 {
+		for j := range 4 {
+			in.RGBCam[i][j] = float64(C.rb_get_rgb_cam(lr, C.int(i), C.int(j)))
+		}
+	}
+	for i := range 4 {
+		for j := range 3 {
+			in.CamXYZ[i][j] = float64(C.rb_get_cam_xyz(lr, C.int(i), C.int(j)))
+		}
+	}
+	in.DNGVersion = uint32(lr.idata.dng_version)
+	in.BaselineExposure = float64(lr.color.dng_levels.baseline_exposure)
+	return in
+}

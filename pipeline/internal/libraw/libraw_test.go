@@ -1,0 +1,155 @@
+package libraw
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+)
+
+const testdata = "../../../testdata"
+
+func TestVersionIsReadAtRunTime(t *testing.T) {
+	v := Version()
+	if !strings.HasPrefix(v, ShortVersion()) {
+		t.Fatalf("Version %q does not start with ShortVersion %q", v, ShortVersion())
+	}
+	n := VersionNumber()
+	if n>>16 != 0 || (n>>8)&0xff < 18 {
+		t.Fatalf("implausible LibRaw version number %#x", n)
+	}
+	if !ThreadSafe() {
+		t.Fatalf("linked LibRaw %s is not libraw_r", LibraryPath())
+	}
+}
+
+// decode runs the whole LibRaw sequence on a locked thread.
+func decode(path string) (Info, []float32, int, int, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := New()
+	if err != nil {
+		return Info{}, nil, 0, 0, err
+	}
+	defer h.Close()
+	if err := h.Open(path); err != nil {
+		return Info{}, nil, 0, 0, err
+	}
+	in := h.Info()
+	if err := h.Unpack(); err != nil {
+		return in, nil, 0, 0, err
+	}
+	if err := h.Process(Params{Demosaic: AHD, WB: WBCamera}); err != nil {
+		return in, nil, 0, 0, err
+	}
+	pix, w, hh, _, err := h.CopyImage(nil)
+	return in, pix, w, hh, err
+}
+
+func TestDecodeRealFiles(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testdata, "raw", "*"))
+	if len(files) < 5 {
+		t.Fatalf("expected the sample files in testdata/raw, found %d", len(files))
+	}
+	for _, f := range files {
+		in, pix, w, h, err := decode(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if w != in.Width || h != in.Height || len(pix) != w*h*3 {
+			t.Errorf("%s: processed %dx%d (%d samples), visible area %dx%d", f, w, h, len(pix), in.Width, in.Height)
+		}
+		var sum float64
+		for _, v := range pix {
+			sum += float64(v)
+		}
+		if mean := sum / float64(len(pix)); !(mean > 0.001 && mean < 1) {
+			t.Errorf("%s: mean linear value %g is implausible", f, mean)
+		}
+	}
+}
+
+// TestBadFilesBecomeTypedErrors checks the one place where LibRaw's codes,
+// its data-error callback and reads past the end of file become errors.
+func TestBadFilesBecomeTypedErrors(t *testing.T) {
+	dir := t.TempDir()
+	half := filepath.Join(dir, "half.dng")
+	b, err := os.ReadFile(filepath.Join(testdata, "raw", "canon550d_colorchart.dng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(half, b[:len(b)/2], 0o644)
+	cases := map[string]error{
+		half: rawerr.ErrCorrupt,
+		filepath.Join(testdata, "unsupported", "adobesdk_14_hdr_sdr_profiles.dng"): rawerr.ErrUnsupported,
+		filepath.Join(testdata, "stubs", "filetype_fixture-sony-zv-e10.arw"):       rawerr.ErrUnsupported,
+		filepath.Join(testdata, "stubs", "nomexif_canon-r6.cr3"):                   rawerr.ErrUnsupported,
+		filepath.Join(testdata, "stubs", "exiftool_SigmaDP2.x3f"):                  rawerr.ErrUnsupported,
+		filepath.Join(testdata, "stubs", "exiftool_Nikon.nef"):                     rawerr.ErrCorrupt, // data-error callback
+		filepath.Join(testdata, "stubs", "exiftool_Panasonic.rw2"):                 rawerr.ErrCorrupt, // reads past the end
+		filepath.Join(testdata, "stubs", "exiftool_CanonRaw.crw"):                  rawerr.ErrCorrupt,
+	}
+	for path, want := range cases {
+		_, _, _, _, err := decode(path)
+		if !errors.Is(err, want) {
+			t.Errorf("%s: got %v, want %v", filepath.Base(path), err, want)
+			continue
+		}
+		if want == rawerr.ErrUnsupported && !strings.Contains(err.Error(), "not supported by LibRaw "+ShortVersion()) {
+			t.Errorf("%s: %q does not name the LibRaw version", filepath.Base(path), err)
+		}
+		if want == rawerr.ErrUnsupported && errors.Is(err, rawerr.ErrCorrupt) {
+			t.Errorf("%s: unsupported file also reported as corrupt", filepath.Base(path))
+		}
+	}
+}
+
+func TestHandleRefusesOtherThreads(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var wg sync.WaitGroup
+	var other error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		runtime.LockOSThread() // a goroutine locked to a different thread
+		defer runtime.UnlockOSThread()
+		other = h.Open(filepath.Join(testdata, "raw", "canon_eos_6d.dng"))
+	}()
+	wg.Wait()
+	if !errors.Is(other, ErrWrongThread) {
+		t.Fatalf("Open from another thread: got %v, want ErrWrongThread", other)
+	}
+	if err := h.Open(filepath.Join(testdata, "raw", "canon_eos_6d.dng")); err != nil {
+		t.Fatalf("Open on the owning thread: %v", err)
+	}
+}
+
+func TestOutputSizeMatchesRotation(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	// The iPhone stub's header says 4032x3024 with Orientation 6.
+	if err := h.Open(filepath.Join(testdata, "stubs", "exiv2_IMG_1361_iphone12pro.dng")); err != nil {
+		t.Fatal(err)
+	}
+	w, hh, err := h.OutputSize()
+	if err != nil || w != 3024 || hh != 4032 || h.Info().Flip != 6 {
+		t.Fatalf("OutputSize = %dx%d, flip %d, err %v; want 3024x4032 flip 6", w, hh, h.Info().Flip, err)
+	}
+}

@@ -1,0 +1,191 @@
+package pipeline
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+)
+
+// Demosaic names a LibRaw demosaic algorithm.
+type Demosaic string
+
+// demosaics maps names to LibRaw's user_qual codes.
+var demosaics = map[Demosaic]libraw.Demosaic{
+	"linear": libraw.Linear, "vng": libraw.VNG, "ppg": libraw.PPG, "ahd": libraw.AHD,
+	"dcb": libraw.DCB, "dht": libraw.DHT, "aahd": libraw.AAHD,
+}
+
+// DemosaicNames lists the accepted --demosaic values.
+const DemosaicNames = "linear|vng|ppg|ahd|dcb|dht|aahd"
+
+// ParseDemosaic accepts one of DemosaicNames.
+func ParseDemosaic(s string) (Demosaic, error) {
+	d := Demosaic(strings.ToLower(s))
+	if _, ok := demosaics[d]; !ok {
+		return "", fmt.Errorf("unknown demosaic algorithm %q (want %s)", s, DemosaicNames)
+	}
+	return d, nil
+}
+
+// WhiteBalance chooses the white-balance multipliers.
+type WhiteBalance struct {
+	// Mode is "camera" (as shot; LibRaw falls back to daylight when the
+	// file has none), "auto" (grey world over the image, by LibRaw),
+	// "daylight" (LibRaw's multipliers derived from the camera matrix) or
+	// "custom".
+	Mode string
+	// Multipliers R, G, B for Mode "custom" (dimensionless, > 0; only
+	// their ratios matter).
+	Multipliers [3]float64
+}
+
+func (w WhiteBalance) String() string {
+	if w.Mode == "custom" {
+		return fmt.Sprintf("%g,%g,%g", w.Multipliers[0], w.Multipliers[1], w.Multipliers[2])
+	}
+	return w.Mode
+}
+
+// ParseWhiteBalance accepts camera, auto, daylight or "R,G,B" multipliers.
+func ParseWhiteBalance(s string) (WhiteBalance, error) {
+	switch strings.ToLower(s) {
+	case "camera", "auto", "daylight":
+		return WhiteBalance{Mode: strings.ToLower(s)}, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) != 3 {
+		return WhiteBalance{}, fmt.Errorf("white balance %q: want camera, auto, daylight or R,G,B multipliers", s)
+	}
+	var w WhiteBalance
+	w.Mode = "custom"
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(v > 0) || v > 1e6 {
+			return WhiteBalance{}, fmt.Errorf("white balance %q: multiplier %q must be a positive number", s, p)
+		}
+		w.Multipliers[i] = v
+	}
+	return w, nil
+}
+
+// Format is an output file format.
+type Format string
+
+const (
+	// JPEG: 8-bit baseline JPEG, sRGB ICC profile and EXIF embedded.
+	JPEG Format = "jpeg"
+	// PNG16: 16-bit RGB PNG, lossless, sRGB ICC profile and EXIF embedded.
+	PNG16 Format = "png16"
+)
+
+// ParseFormat accepts jpeg (or jpg) and png16.
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(s) {
+	case "jpeg", "jpg":
+		return JPEG, nil
+	case "png16":
+		return PNG16, nil
+	}
+	return "", fmt.Errorf("unknown format %q (want jpeg or png16)", s)
+}
+
+// Ext returns the output file extension with its dot.
+func (f Format) Ext() string {
+	if f == PNG16 {
+		return ".png"
+	}
+	return ".jpg"
+}
+
+// Settings are the rendering settings of one conversion. The zero value is
+// not valid; start from DefaultSettings.
+type Settings struct {
+	Demosaic     Demosaic
+	WhiteBalance WhiteBalance
+	// Exposure is added exposure in EV (linear gain 2^Exposure).
+	Exposure float64
+	// BaselineExposure adds the DNG BaselineExposure tag (EV) to Exposure.
+	BaselineExposure bool
+	Tone             ToneCurve
+	Format           Format
+	// Quality is the JPEG quality, 1..100.
+	Quality int
+	// Highlight is LibRaw's highlight mode (0 clip).
+	Highlight int
+}
+
+// DefaultSettings returns the settings of `rawbatch convert` without flags.
+func DefaultSettings() Settings {
+	return Settings{
+		Demosaic:         "ahd",
+		WhiteBalance:     WhiteBalance{Mode: "camera"},
+		BaselineExposure: true,
+		Tone:             ToneDefault,
+		Format:           JPEG,
+		Quality:          90,
+	}
+}
+
+// Validate reports the first invalid field.
+func (s Settings) Validate() error {
+	if _, ok := demosaics[s.Demosaic]; !ok {
+		return fmt.Errorf("unknown demosaic algorithm %q (want %s)", s.Demosaic, DemosaicNames)
+	}
+	switch s.WhiteBalance.Mode {
+	case "camera", "auto", "daylight", "custom":
+	default:
+		return fmt.Errorf("unknown white balance mode %q", s.WhiteBalance.Mode)
+	}
+	if _, err := ParseToneCurve(string(s.Tone)); err != nil {
+		return err
+	}
+	if _, err := ParseFormat(string(s.Format)); err != nil {
+		return err
+	}
+	if s.Quality < 1 || s.Quality > 100 {
+		return fmt.Errorf("quality %d out of range 1..100", s.Quality)
+	}
+	if s.Exposure < -20 || s.Exposure > 20 {
+		return fmt.Errorf("exposure %g EV out of range -20..20", s.Exposure)
+	}
+	if s.Highlight < 0 || s.Highlight > 9 {
+		return fmt.Errorf("highlight mode %d out of range 0..9", s.Highlight)
+	}
+	return nil
+}
+
+// librawParams returns the LibRaw processing parameters for s.
+func (s Settings) librawParams() libraw.Params {
+	p := libraw.Params{Demosaic: demosaics[s.Demosaic], Highlight: s.Highlight}
+	switch s.WhiteBalance.Mode {
+	case "camera":
+		p.WB = libraw.WBCamera
+	case "auto":
+		p.WB = libraw.WBAuto
+	case "daylight":
+		p.WB = libraw.WBDaylight
+	case "custom":
+		p.WB = libraw.WBUser
+		m := s.WhiteBalance.Multipliers
+		p.Multipliers = [4]float32{float32(m[0]), float32(m[1]), float32(m[2]), float32(m[1])}
+	}
+	return p
+}
+
+// LibRaw describes the LibRaw library linked at run time.
+type LibRaw struct {
+	// Version is libraw_version(), e.g. "0.20.2-Release"; Short is
+	// "0.20.2".
+	Version, Short string
+	// Path is the shared object's file name; ThreadSafe reports whether
+	// it is the thread-safe build libraw_r.
+	Path       string
+	ThreadSafe bool
+}
+
+// LibRawInfo reads the linked LibRaw's version at run time.
+func LibRawInfo() LibRaw {
+	return LibRaw{Version: libraw.Version(), Short: libraw.ShortVersion(), Path: libraw.LibraryPath(), ThreadSafe: libraw.ThreadSafe()}
+}

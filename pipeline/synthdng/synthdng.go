@@ -1,0 +1,521 @@
+// Package synthdng writes synthetic, valid DNG 1.4 files whose pixel content is
+// known exactly, so tests can compare a converter's colour and orientation
+// handling with analytic ground truth, and benchmarks can create large
+// (12–61 MP) inputs without shipping them.
+//
+// Files are little-endian TIFF with uncompressed 16-bit RGGB CFA data in
+// strips. The pixel data is produced row by row from Spec.Scene while it is
+// written, so memory use is independent of image size.
+//
+// Ground truth helpers: ChartScene renders an upright chart of flat linear
+// sRGB patches into stored CFA data for any EXIF orientation, using the
+// colour matrix exactly as written (see QuantizeColorMatrix), and NeutralFor
+// gives the matching AsShotNeutral.
+//
+// Tag numbers and semantics follow the TIFF 6.0, TIFF/EP, EXIF 2.32 and
+// Adobe DNG 1.4.0.0 specifications; the colour constants follow
+// IEC 61966-2-1 (sRGB).
+//
+// How LibRaw 0.20.2 reads these files (measured; pinned by this package's tests):
+//   - Orientation is taken from IFD0; only if IFD0 has none or 1 does LibRaw
+//     fall back to an Orientation in the raw SubIFD. Flip code =
+//     "50132467"[orientation&7]-'0'. dcraw_emu output is rotated upright.
+//   - BaselineExposure is reported by raw-identify but not applied.
+//   - DefaultCropOrigin/Size are not applied (output is the full CFA size).
+//   - dcraw_emu -4 -W -w -o 0: out_c = (DN−black)·m_c·65535/(white−black),
+//     m_c = (1/AsShotNeutral_c) / min_k(1/AsShotNeutral_k), to within 1 DN;
+//     with -o 1 a ChartScene patch comes out as rgb·gain·65535 (±0.2%).
+//   - By default (adjust_maximum_thr 0.75) LibRaw replaces WhiteLevel by the
+//     largest sample when that lies between 75% and 100% of the range, which
+//     stretches the output; pass -c 0 (adjust_maximum_thr = 0) or keep scenes
+//     below 0.75.
+package synthdng
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+)
+
+// Defaults applied by Write to zero fields of Spec.
+const (
+	DefaultMake       = "rawbatch"
+	DefaultModel      = "Synthetic"
+	DefaultWhiteLevel = 65535
+	// PreviewLongEdge is the long edge, in pixels, of the 8-bit RGB preview
+	// written in IFD0 when Spec.ThumbnailIFD0 is set (smaller if the raw
+	// image is smaller).
+	PreviewLongEdge = 256
+	// Software is the value of the Software tag (305) in IFD0.
+	Software = "rawbatch synthdng"
+)
+
+// stripTargetBytes is the approximate size of one raw strip; RowsPerStrip is
+// derived from it unless Spec.RowsPerStrip is set.
+const stripTargetBytes = 256 << 10
+
+// Spec describes a synthetic DNG. CFA data is uncompressed 16-bit (one
+// sample per pixel), RGGB Bayer (CFAPattern 0,1,1,2; see CFAColor).
+type Spec struct {
+	// Width, Height are the CFA (stored, sensor-oriented) size in pixels;
+	// both must be positive and even. They become ImageWidth (256) and
+	// ImageLength (257) of the raw IFD.
+	Width, Height int
+
+	// BlackLevel is DNG BlackLevel (tag 50714, one SHORT value, i.e. the same
+	// for all CFA channels), in raw DN.
+	BlackLevel uint16
+	// WhiteLevel is DNG WhiteLevel (tag 50717, SHORT), in raw DN; must exceed
+	// BlackLevel. 0 means DefaultWhiteLevel (65535).
+	WhiteLevel uint16
+
+	// ColorMatrix1 is DNG ColorMatrix1 (tag 50721): XYZ (D65) → camera RGB,
+	// row-major, dimensionless. It is written as SRATIONAL
+	// n/ColorMatrixDenominator (see QuantizeColorMatrix). All zero means
+	// DefaultColorMatrix. CalibrationIlluminant1 (50778) is always 21 (D65).
+	ColorMatrix1 [3][3]float64
+	// AsShotNeutral is DNG AsShotNeutral (tag 50728): camera RGB of the scene
+	// neutral, max component 1, written as RATIONAL n/NeutralDenominator.
+	// All zero means NeutralFor(ColorMatrix1). Components must be > 0.
+	AsShotNeutral [3]float64
+	// BaselineExposure is DNG BaselineExposure (tag 50730) in EV, written as
+	// SRATIONAL n/BaselineExposureDenominator. Zero is written as 0.
+	BaselineExposure float64
+
+	// Orientation is the TIFF/EXIF Orientation (tag 274, SHORT) 1..8 of the
+	// main image, written in IFD0 (see DisplayToStored for the semantics);
+	// 0 means 1.
+	Orientation int
+
+	// Make and Model go to IFD0 Make (271) and Model (272); Model also goes to
+	// UniqueCameraModel (50708). Empty means DefaultMake / DefaultModel.
+	Make, Model string
+
+	// Scene gives the camera-space linear signal at each stored CFA site
+	// (x, y) in [0, 1] relative to WhiteLevel−BlackLevel; c is the CFA colour
+	// at that site (0=R, 1=G, 2=B; see CFAColor). The stored value is
+	// BlackLevel + round(v·(WhiteLevel−BlackLevel)), clamped to
+	// [BlackLevel, WhiteLevel] (NaN → BlackLevel). It is called once per site
+	// in row-major order while the file is written (plus a few times per
+	// preview pixel when ThumbnailIFD0 is set) and must be safe to call
+	// repeatedly with the same arguments. Required.
+	Scene func(x, y, c int) float64
+
+	// ThumbnailIFD0, if true, makes IFD0 a small 8-bit RGB preview
+	// (NewSubFileType 1, PreviewLongEdge pixels on the long edge, rendered
+	// from Scene: white balanced by AsShotNeutral, camera RGB, sRGB-encoded)
+	// and puts the raw image in a SubIFD (tag 330) with NewSubFileType 0, as
+	// camera-made DNGs do. Otherwise IFD0 is the raw image itself.
+	ThumbnailIFD0 bool
+
+	// DefaultCropOrigin and DefaultCropSize are DNG DefaultCropOrigin (50719)
+	// and DefaultCropSize (50720) as (x, y) / (width, height) in raw pixels,
+	// written (LONG) on the raw IFD only if DefaultCropSize is nonzero.
+	DefaultCropOrigin, DefaultCropSize [2]int
+
+	// Optional EXIF, written in an ExifIFD (tag 34665) when any is nonzero.
+	// Timestamp → DateTimeOriginal (36867) and IFD0 DateTime (306), formatted
+	// "2006:01:02 15:04:05" in Timestamp's own location; ISO →
+	// ISOSpeedRatings (34855, SHORT, clamped to 65535); ExposureTime (s) →
+	// 33434 (RATIONAL, 1/N when possible); FNumber → 33437 and FocalLength
+	// (mm) → 37386 (RATIONAL n/1000).
+	Timestamp    time.Time
+	ISO          int
+	ExposureTime float64
+	FNumber      float64
+	FocalLength  float64
+
+	// RowsPerStrip is the TIFF RowsPerStrip (278) of the raw image; 0 picks
+	// rows for ~256 KiB strips. Strips are stored contiguously in order.
+	RowsPerStrip int
+}
+
+// resolved is a validated Spec with defaults applied and all derived layout.
+type resolved struct {
+	Spec
+	cm      [3][3]float64 // quantised ColorMatrix1
+	neutral [3]float64    // quantised AsShotNeutral
+	rps     int           // rows per raw strip
+	rowLen  int           // bytes per raw row
+	pw, ph  int           // preview size (ThumbnailIFD0)
+}
+
+func resolve(s Spec) (*resolved, error) {
+	r := &resolved{Spec: s}
+	if s.Width <= 0 || s.Height <= 0 || s.Width%2 != 0 || s.Height%2 != 0 {
+		return nil, fmt.Errorf("synthdng: size %dx%d must be positive and even", s.Width, s.Height)
+	}
+	if s.Width > math.MaxUint32/2 || s.Height > math.MaxUint32 {
+		return nil, fmt.Errorf("synthdng: size %dx%d too large", s.Width, s.Height)
+	}
+	if s.Scene == nil {
+		return nil, errors.New("synthdng: Spec.Scene is nil")
+	}
+	if r.WhiteLevel == 0 {
+		r.WhiteLevel = DefaultWhiteLevel
+	}
+	if r.WhiteLevel <= r.BlackLevel {
+		return nil, fmt.Errorf("synthdng: WhiteLevel %d must exceed BlackLevel %d", r.WhiteLevel, r.BlackLevel)
+	}
+	if !ValidOrientation(s.Orientation) {
+		return nil, fmt.Errorf("synthdng: invalid EXIF orientation %d (want 0..8)", s.Orientation)
+	}
+	r.Orientation = normOrientation(s.Orientation)
+	if r.Make == "" {
+		r.Make = DefaultMake
+	}
+	if r.Model == "" {
+		r.Model = DefaultModel
+	}
+	if s.ColorMatrix1 == ([3][3]float64{}) {
+		r.ColorMatrix1 = DefaultColorMatrix
+	}
+	r.cm = QuantizeColorMatrix(r.ColorMatrix1)
+	for i := range 3 {
+		for j := range 3 {
+			if _, err := fixedSRational(r.ColorMatrix1[i][j], ColorMatrixDenominator); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.AsShotNeutral == ([3]float64{}) {
+		r.neutral = NeutralFor(r.ColorMatrix1)
+	} else {
+		r.neutral = QuantizeNeutral(s.AsShotNeutral)
+	}
+	for _, v := range r.neutral {
+		if !(v > 0) || v > 1e3 {
+			return nil, fmt.Errorf("synthdng: AsShotNeutral %v must be positive (max component 1)", s.AsShotNeutral)
+		}
+	}
+	if _, err := fixedSRational(s.BaselineExposure, BaselineExposureDenominator); err != nil {
+		return nil, err
+	}
+	if cs := s.DefaultCropSize; cs != ([2]int{}) {
+		co := s.DefaultCropOrigin
+		if cs[0] <= 0 || cs[1] <= 0 || co[0] < 0 || co[1] < 0 ||
+			co[0]+cs[0] > s.Width || co[1]+cs[1] > s.Height {
+			return nil, fmt.Errorf("synthdng: default crop origin %v size %v outside %dx%d", co, cs, s.Width, s.Height)
+		}
+	}
+	if s.ExposureTime != 0 {
+		if _, _, err := exposureRational(s.ExposureTime); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range []float64{s.FNumber, s.FocalLength} {
+		if v != 0 {
+			if _, err := fixedRational(v, 1000); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.ISO < 0 {
+		return nil, fmt.Errorf("synthdng: negative ISO %d", s.ISO)
+	}
+	r.rowLen = 2 * s.Width
+	r.rps = s.RowsPerStrip
+	if r.rps <= 0 {
+		r.rps = max(1, stripTargetBytes/r.rowLen)
+	}
+	r.rps = min(r.rps, s.Height)
+	if s.ThumbnailIFD0 {
+		long := min(PreviewLongEdge, max(s.Width, s.Height))
+		if s.Width >= s.Height {
+			r.pw = long
+			r.ph = max(1, int(math.Round(float64(s.Height)*float64(long)/float64(s.Width))))
+		} else {
+			r.ph = long
+			r.pw = max(1, int(math.Round(float64(s.Width)*float64(long)/float64(s.Height))))
+		}
+	}
+	return r, nil
+}
+
+func (r *resolved) hasExif() bool {
+	return !r.Timestamp.IsZero() || r.ISO != 0 || r.ExposureTime != 0 || r.FNumber != 0 || r.FocalLength != 0
+}
+
+func (r *resolved) nStrips() int { return (r.Height + r.rps - 1) / r.rps }
+
+// offsets of the parts of the file that IFDs point at.
+type layout struct {
+	sub, exif, thumb, raw int
+}
+
+// buildIFDs returns IFD0, the raw SubIFD (nil unless ThumbnailIFD0) and the
+// ExifIFD (nil if no EXIF). IFD sizes do not depend on lay, so the caller
+// builds once with a zero layout to measure, then again with real offsets.
+func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
+	ifd0 = &ifd{}
+	rawIFD := ifd0
+	if r.ThumbnailIFD0 {
+		sub = &ifd{}
+		rawIFD = sub
+		// IFD0: reduced-resolution RGB preview (DNG 1.4 ch. 3, "IFD0").
+		ifd0.longs(tagNewSubFileType, 1)
+		ifd0.longs(tagImageWidth, uint32(r.pw))
+		ifd0.longs(tagImageLength, uint32(r.ph))
+		ifd0.shorts(tagBitsPerSample, 8, 8, 8)
+		ifd0.shorts(tagCompression, 1)
+		ifd0.shorts(tagPhotometricInterpretation, 2) // RGB
+		ifd0.longs(tagStripOffsets, uint32(lay.thumb))
+		ifd0.shorts(tagSamplesPerPixel, 3)
+		ifd0.longs(tagRowsPerStrip, uint32(r.ph))
+		ifd0.longs(tagStripByteCounts, uint32(3*r.pw*r.ph))
+		ifd0.shorts(tagPlanarConfiguration, 1)
+		ifd0.longs(tagSubIFDs, uint32(lay.sub))
+	}
+
+	// Raw CFA image (NewSubFileType 0).
+	rawIFD.longs(tagNewSubFileType, 0)
+	rawIFD.longs(tagImageWidth, uint32(r.Width))
+	rawIFD.longs(tagImageLength, uint32(r.Height))
+	rawIFD.shorts(tagBitsPerSample, 16)
+	rawIFD.shorts(tagCompression, 1)
+	rawIFD.shorts(tagPhotometricInterpretation, 32803) // CFA (TIFF/EP)
+	ns := r.nStrips()
+	offs := make([]uint32, ns)
+	counts := make([]uint32, ns)
+	for i := range ns {
+		offs[i] = uint32(lay.raw + i*r.rps*r.rowLen)
+		rows := min(r.rps, r.Height-i*r.rps)
+		counts[i] = uint32(rows * r.rowLen)
+	}
+	rawIFD.longs(tagStripOffsets, offs...)
+	rawIFD.shorts(tagSamplesPerPixel, 1)
+	rawIFD.longs(tagRowsPerStrip, uint32(r.rps))
+	rawIFD.longs(tagStripByteCounts, counts...)
+	rawIFD.shorts(tagPlanarConfiguration, 1)
+	rawIFD.shorts(tagCFARepeatPatternDim, 2, 2)
+	rawIFD.bytes(tagCFAPattern, 0, 1, 1, 2) // RGGB
+	rawIFD.shorts(tagBlackLevel, r.BlackLevel)
+	rawIFD.shorts(tagWhiteLevel, r.WhiteLevel)
+	if r.DefaultCropSize != ([2]int{}) {
+		rawIFD.longs(tagDefaultCropOrigin, uint32(r.DefaultCropOrigin[0]), uint32(r.DefaultCropOrigin[1]))
+		rawIFD.longs(tagDefaultCropSize, uint32(r.DefaultCropSize[0]), uint32(r.DefaultCropSize[1]))
+	}
+
+	// IFD0-only (whole-file) tags.
+	ifd0.ascii(tagMake, r.Make)
+	ifd0.ascii(tagModel, r.Model)
+	ifd0.shorts(tagOrientation, uint16(r.Orientation))
+	ifd0.ascii(tagSoftware, Software)
+	if !r.Timestamp.IsZero() {
+		ifd0.ascii(tagDateTime, r.Timestamp.Format("2006:01:02 15:04:05"))
+	}
+	if exif = r.buildExif(); exif != nil {
+		ifd0.longs(tagExifIFD, uint32(lay.exif))
+	}
+	ifd0.bytes(tagDNGVersion, 1, 4, 0, 0)
+	ifd0.bytes(tagDNGBackwardVersion, 1, 1, 0, 0)
+	ifd0.ascii(tagUniqueCameraModel, r.Model)
+	var cm [18]int32
+	for i := range 3 {
+		for j := range 3 {
+			n, err := fixedSRational(r.ColorMatrix1[i][j], ColorMatrixDenominator)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			cm[2*(3*i+j)] = n
+			cm[2*(3*i+j)+1] = ColorMatrixDenominator
+		}
+	}
+	ifd0.srationals(tagColorMatrix1, cm[:]...)
+	var asn [6]uint32
+	for i, v := range r.neutral {
+		n, err := fixedRational(v, NeutralDenominator)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		asn[2*i], asn[2*i+1] = n, NeutralDenominator
+	}
+	ifd0.rationals(tagAsShotNeutral, asn[:]...)
+	be, err := fixedSRational(r.BaselineExposure, BaselineExposureDenominator)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ifd0.srationals(tagBaselineExposure, be, BaselineExposureDenominator)
+	ifd0.shorts(tagCalibrationIlluminant1, 21) // D65 (EXIF LightSource 21)
+
+	for _, d := range []*ifd{ifd0, sub, exif} {
+		if d != nil {
+			if err := d.checkUnique(); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	return ifd0, sub, exif, nil
+}
+
+func (r *resolved) buildExif() *ifd {
+	if !r.hasExif() {
+		return nil
+	}
+	e := &ifd{}
+	e.undefined(tagExifVersion, []byte("0232"))
+	if !r.Timestamp.IsZero() {
+		e.ascii(tagDateTimeOriginal, r.Timestamp.Format("2006:01:02 15:04:05"))
+	}
+	if r.ISO != 0 {
+		e.shorts(tagISOSpeedRatings, uint16(min(r.ISO, math.MaxUint16)))
+	}
+	if r.ExposureTime != 0 {
+		n, d, _ := exposureRational(r.ExposureTime) // validated in resolve
+		e.rationals(tagExposureTime, n, d)
+	}
+	if r.FNumber != 0 {
+		n, _ := fixedRational(r.FNumber, 1000)
+		e.rationals(tagFNumber, n, 1000)
+	}
+	if r.FocalLength != 0 {
+		n, _ := fixedRational(r.FocalLength, 1000)
+		e.rationals(tagFocalLength, n, 1000)
+	}
+	return e
+}
+
+// header returns everything before the raw strips (TIFF header, IFDs and
+// the preview pixels) and the offset of the first raw strip.
+func (r *resolved) header() ([]byte, error) {
+	// Pass 1: sizes.
+	ifd0, sub, exif, err := r.buildIFDs(layout{})
+	if err != nil {
+		return nil, err
+	}
+	var lay layout
+	pos := 8 + ifd0.size()
+	if sub != nil {
+		lay.sub = pos
+		pos += sub.size()
+	}
+	if exif != nil {
+		lay.exif = pos
+		pos += exif.size()
+	}
+	if r.ThumbnailIFD0 {
+		lay.thumb = pos
+		pos = align4(pos + 3*r.pw*r.ph)
+	}
+	pos = (pos + 15) &^ 15 // start raw data on a 16-byte boundary
+	lay.raw = pos
+	total := uint64(lay.raw) + uint64(r.Width)*uint64(r.Height)*2
+	if total > math.MaxUint32 {
+		return nil, fmt.Errorf("synthdng: file would be %d bytes, over the 4 GiB TIFF limit", total)
+	}
+
+	// Pass 2: real offsets.
+	ifd0, sub, exif, err = r.buildIFDs(lay)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, lay.raw)
+	copy(buf, "II")
+	le.PutUint16(buf[2:], 42)
+	le.PutUint32(buf[4:], 8)
+	copy(buf[8:], ifd0.encode(8))
+	if sub != nil {
+		copy(buf[lay.sub:], sub.encode(lay.sub))
+	}
+	if exif != nil {
+		copy(buf[lay.exif:], exif.encode(lay.exif))
+	}
+	if r.ThumbnailIFD0 {
+		r.renderPreview(buf[lay.thumb : lay.thumb+3*r.pw*r.ph])
+	}
+	return buf, nil
+}
+
+// renderPreview fills dst (pw×ph×3 bytes) with a nearest-neighbour,
+// white-balanced, sRGB-encoded camera-RGB rendering of Scene in stored
+// orientation (IFD0's Orientation tag applies to it as to the raw image).
+func (r *resolved) renderPreview(dst []byte) {
+	for py := range r.ph {
+		y := (py * r.Height / r.ph) &^ 1
+		for px := range r.pw {
+			x := (px * r.Width / r.pw) &^ 1
+			v := [3]float64{r.Scene(x, y, 0), r.Scene(x+1, y, 1), r.Scene(x+1, y+1, 2)}
+			for c := range 3 {
+				dst[3*(py*r.pw+px)+c] = srgb8(v[c] / r.neutral[c])
+			}
+		}
+	}
+}
+
+// srgb8 encodes linear v with the IEC 61966-2-1 transfer function to 8 bits.
+func srgb8(v float64) byte {
+	if !(v > 0) {
+		return 0
+	}
+	if v >= 1 {
+		return 255
+	}
+	if v <= 0.0031308 {
+		v *= 12.92
+	} else {
+		v = 1.055*math.Pow(v, 1/2.4) - 0.055
+	}
+	return byte(math.Round(v * 255))
+}
+
+// Write writes the DNG described by s to w. The raw pixel data is generated
+// and written one row at a time (Scene is evaluated per stored site), so
+// memory use is O(Width) plus the IFDs, whatever the image size. It returns
+// the first validation or write error.
+func Write(w io.Writer, s Spec) error {
+	r, err := resolve(s)
+	if err != nil {
+		return err
+	}
+	hdr, err := r.header()
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if _, err := bw.Write(hdr); err != nil {
+		return err
+	}
+	black := float64(r.BlackLevel)
+	span := float64(r.WhiteLevel) - black
+	white := float64(r.WhiteLevel)
+	row := make([]byte, r.rowLen)
+	scene := r.Scene
+	for y := range r.Height {
+		for x := range r.Width {
+			v := scene(x, y, CFAColor(x, y))
+			dn := black + math.Round(v*span)
+			if !(dn > black) { // also catches NaN
+				dn = black
+			} else if dn > white {
+				dn = white
+			}
+			le.PutUint16(row[2*x:], uint16(dn))
+		}
+		if _, err := bw.Write(row); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// WriteFile writes the DNG described by s to the file at path (created or
+// truncated, mode 0644). On error the partial file is removed.
+func WriteFile(path string, s Spec) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	return Write(f, s)
+}
