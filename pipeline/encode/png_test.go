@@ -5,7 +5,6 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
-	"hash/adler32"
 	"hash/crc32"
 	"image"
 	"image/color"
@@ -226,7 +225,7 @@ func TestPNG16InputTypes(t *testing.T) {
 
 func TestPNG16Levels(t *testing.T) {
 	src := gradient64(200, 30)
-	for _, level := range []int{zlib.NoCompression, zlib.BestSpeed, zlib.DefaultCompression, zlib.BestCompression, zlib.HuffmanOnly} {
+	for _, level := range []png.CompressionLevel{png.NoCompression, png.BestSpeed, png.DefaultCompression, png.BestCompression} {
 		var buf bytes.Buffer
 		if err := PNG16Level(&buf, src, nil, Metadata{}, level); err != nil {
 			t.Fatal(err)
@@ -248,29 +247,6 @@ func TestPNG16Levels(t *testing.T) {
 	}
 }
 
-// Multiple IDAT chunks (image larger than idatChunkSize compressed).
-func TestPNG16ManyIDAT(t *testing.T) {
-	src := gradient64(1200, 400) // ~2.9 MB of noisy samples
-	var buf bytes.Buffer
-	if err := PNG16(&buf, src, nil, Metadata{}); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, c := range pngChunks(t, buf.Bytes()) {
-		if c.typ == "IDAT" {
-			n++
-		}
-	}
-	if n < 2 {
-		t.Errorf("%d IDAT chunks, want several", n)
-	}
-	dec, err := png.Decode(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPixels16(t, src, dec)
-}
-
 func benchImage64(w, h int) *image.NRGBA64 {
 	m := image.NewNRGBA64(image.Rect(0, 0, w, h))
 	r := rand.New(rand.NewSource(6))
@@ -289,8 +265,8 @@ func BenchmarkPNG16Levels(b *testing.B) {
 	src := benchImage64(3000, 2000)
 	for _, lv := range []struct {
 		name  string
-		level int
-	}{{"BestSpeed", zlib.BestSpeed}, {"Default", zlib.DefaultCompression}} {
+		level png.CompressionLevel
+	}{{"BestSpeed", png.BestSpeed}, {"Default", png.DefaultCompression}} {
 		b.Run(lv.name, func(b *testing.B) {
 			var buf bytes.Buffer
 			b.SetBytes(int64(3000 * 2000 * 6))
@@ -305,137 +281,3 @@ func BenchmarkPNG16Levels(b *testing.B) {
 	}
 }
 
-// BenchmarkPNG16Stdlib is the image/png baseline on the same image.
-func BenchmarkPNG16Stdlib(b *testing.B) {
-	src := benchImage64(3000, 2000)
-	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	b.SetBytes(int64(3000 * 2000 * 6))
-	for b.Loop() {
-		buf.Reset()
-		if err := enc.Encode(&buf, src); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(buf.Len())/1e6, "MB/file")
-}
-
-func refPaeth(a, b, c byte) byte {
-	p := int(a) + int(b) - int(c)
-	pa, pb, pc := absInt(p-int(a)), absInt(p-int(b)), absInt(p-int(c))
-	if pa <= pb && pa <= pc {
-		return a
-	} else if pb <= pc {
-		return b
-	}
-	return c
-}
-
-// The branch-free Paeth predictor must agree with the textbook one
-// (PNG 1.2 chapter 6) for every input.
-func TestPaethExhaustive(t *testing.T) {
-	for a := 0; a < 256; a++ {
-		for b := 0; b < 256; b++ {
-			for c := 0; c < 256; c++ {
-				if got, want := paeth(byte(a), byte(b), byte(c)), refPaeth(byte(a), byte(b), byte(c)); got != want {
-					t.Fatalf("paeth(%d,%d,%d) = %d, want %d", a, b, c, got, want)
-				}
-			}
-		}
-	}
-}
-
-// applyFilter and chooseFilter against straightforward reference code.
-func TestFilters(t *testing.T) {
-	r := rand.New(rand.NewSource(7))
-	for _, n := range []int{3, 6, 7, 6 * 500} {
-		cur, prev, dst := make([]byte, n), make([]byte, n), make([]byte, n)
-		for trial := 0; trial < 20; trial++ {
-			r.Read(cur)
-			r.Read(prev)
-			if trial%2 == 1 { // smooth rows favour other filters than noise
-				for i := range cur {
-					cur[i], prev[i] = byte(i/6), byte(i/6+trial)
-				}
-			}
-			bestSum, best := -1, -1
-			for ft := 0; ft < 5; ft++ {
-				applyFilter(dst, byte(ft), cur, prev, 6)
-				sum := 0
-				for i := 0; i < n; i++ {
-					var a, c byte
-					if i >= 6 {
-						a, c = cur[i-6], prev[i-6]
-					}
-					b := prev[i]
-					want := [5]byte{cur[i], cur[i] - a, cur[i] - b, cur[i] - byte((int(a)+int(b))/2), cur[i] - refPaeth(a, b, c)}[ft]
-					if dst[i] != want {
-						t.Fatalf("n=%d filter %d differs at %d: %d vs %d", n, ft, i, dst[i], want)
-					}
-					sum += absInt(int(int8(want)))
-				}
-				if bestSum < 0 || sum < bestSum {
-					bestSum, best = sum, ft
-				}
-			}
-			if got := chooseFilter(cur, prev, 6); int(got) != best {
-				t.Fatalf("n=%d: chooseFilter = %d, want %d", n, got, best)
-			}
-		}
-	}
-}
-
-func TestAdler32Combine(t *testing.T) {
-	r := rand.New(rand.NewSource(8))
-	data := make([]byte, 300000)
-	r.Read(data)
-	for _, cut := range []int{0, 1, 65521, 100000, 299999, 300000} {
-		a, b := data[:cut], data[cut:]
-		if got, want := adler32Combine(adler32.Checksum(a), adler32.Checksum(b), len(b)), adler32.Checksum(data); got != want {
-			t.Errorf("cut %d: combined %08x, want %08x", cut, got, want)
-		}
-	}
-	for _, level := range []int{-2, -1, 0, 1, 5, 6, 9} {
-		h := zlibHeader(level)
-		if h[0] != 0x78 || (uint16(h[0])<<8|uint16(h[1]))%31 != 0 {
-			t.Errorf("level %d: bad zlib header % x", level, h)
-		}
-	}
-}
-
-// The segmented parallel compression must not depend on the worker count
-// and must produce one valid zlib stream (checked by decompressing it).
-func TestWriteIDATDeterministic(t *testing.T) {
-	src := gradient64(700, 900) // 3.8 MB of samples: 4 segments
-	var outs [][]byte
-	for _, workers := range []int{1, 3, 8} {
-		var buf bytes.Buffer
-		if err := writeIDAT(&buf, src, zlib.BestSpeed, workers); err != nil {
-			t.Fatal(err)
-		}
-		outs = append(outs, buf.Bytes())
-	}
-	for i := 1; i < len(outs); i++ {
-		if !bytes.Equal(outs[0], outs[i]) {
-			t.Errorf("output with worker set %d differs", i)
-		}
-	}
-	var z []byte
-	b := outs[0]
-	for p := 0; p < len(b); {
-		n := int(binary.BigEndian.Uint32(b[p:]))
-		z = append(z, b[p+8:p+8+n]...)
-		p += 12 + n
-	}
-	zr, err := zlib.NewReader(bytes.NewReader(z))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr) // verifies the Adler-32 trailer
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(raw) != 900*(1+6*700) {
-		t.Errorf("inflated %d bytes, want %d", len(raw), 900*(1+6*700))
-	}
-}
