@@ -189,4 +189,3 @@ func writeChunk(w io.Writer, typ string, data []byte) error {
 	}
 	return nil
 }
-

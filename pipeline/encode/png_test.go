@@ -280,4 +280,3 @@ func BenchmarkPNG16Levels(b *testing.B) {
 		})
 	}
 }
-
