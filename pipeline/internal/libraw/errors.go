@@ -28,8 +28,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.kind != nil && e.kind != ErrCancelled {
-		return fmt.Sprintf("%s: %s (LibRaw %s: %s)", e.kind, e.Msg, ShortVersion(), e.Op)
+	switch {
+	case e.kind == rawerr.ErrUnsupported:
+		return fmt.Sprintf("%s: %s", e.kind, e.Msg) // Msg names the LibRaw version
+	case e.kind != nil && e.kind != ErrCancelled:
+		return fmt.Sprintf("%s: %s (LibRaw %s, %s)", e.kind, e.Msg, ShortVersion(), e.Op)
 	}
 	return fmt.Sprintf("LibRaw %s: %s: %s", ShortVersion(), e.Op, e.Msg)
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"image/color"
+	"image/jpeg"
+	_ "image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+)
+
+// TestMain makes the test binary act as rawbatch when the scripts run it.
+func TestMain(m *testing.M) {
+	testscript.RunMain(m, map[string]func() int{
+		"rawbatch": func() int { return run(os.Args[1:]) },
+	})
+}
+
+// TestScripts runs the CLI scripts in testdata/script (txtar files; see
+// github.com/rogpeppe/go-internal/testscript for the language). Extra
+// commands: rb, interrupt, truncate, synthdng, mkjpeg, imgsize.
+func TestScripts(t *testing.T) {
+	td, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("TESTDATA", td)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"rb":        cmdRB,
+			"interrupt": cmdInterrupt,
+			"truncate":  cmdTruncate,
+			"synthdng":  cmdSynthDNG,
+			"mkjpeg":    cmdMkJPEG,
+			"imgsize":   cmdImgSize,
+		},
+	})
+}
+
+// rb STATUS ARGS...: run rawbatch ARGS and require exit status STATUS; its
+// output is then checked with stdout/stderr as after exec.
+func cmdRB(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: rb STATUS ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec("rawbatch", args[1:]...)
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("rawbatch: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("rawbatch exited %d, want %d", got, want)
+	}
+}
+
+// interrupt MS ARGS...: start rawbatch ARGS, send SIGINT after MS
+// milliseconds, and require exit status 130. Its stderr is written to the
+// file interrupt.stderr.
+func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
+	ms, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	path, err := lookPathIn("rawbatch", ts.Getenv("PATH"))
+	ts.Check(err)
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ts.Check(cmd.Start())
+	time.Sleep(time.Duration(ms) * time.Millisecond)
+	ts.Check(cmd.Process.Signal(syscall.SIGINT))
+	err = cmd.Wait()
+	os.WriteFile(ts.MkAbs("interrupt.stderr"), stderr.Bytes(), 0o644)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		ts.Fatalf("interrupted rawbatch: %v, want exit status 130\n%s", err, stderr.String())
+	}
+}
+
+func lookPathIn(name, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New(name + " not found in PATH")
+}
+
+// truncate SRC DST PERCENT: write the first PERCENT % of SRC to DST.
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	pct, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b[:len(b)*pct/100], 0o644))
+}
+
+// synthdng DST ORIENTATION: write a small synthetic chart DNG (48×32
+// displayed pixels) with the given EXIF orientation.
+func cmdSynthDNG(ts *testscript.TestScript, neg bool, args []string) {
+	o, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	c := synthdng.Chart{W: 48, H: 32, Background: [3]float64{0.18, 0.18, 0.18},
+		Patches: []synthdng.Patch{{X0: 0, Y0: 0, X1: 8, Y1: 8, SRGBLinear: [3]float64{0.6, 0.05, 0.05}}}}
+	w, h, scene := synthdng.ChartScene(c, o, synthdng.DefaultColorMatrix, 1)
+	ts.Check(synthdng.WriteFile(ts.MkAbs(args[0]), synthdng.Spec{Width: w, Height: h, BlackLevel: 256,
+		WhiteLevel: 16383, Orientation: o, Scene: scene}))
+}
+
+// mkjpeg DST: write a small real JPEG image.
+func cmdMkJPEG(ts *testscript.TestScript, neg bool, args []string) {
+	img := image.NewRGBA(image.Rect(0, 0, 16, 16))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i)
+	}
+	img.Set(0, 0, color.White)
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(jpeg.Encode(f, img, nil))
+	ts.Check(f.Close())
+}
+
+// imgsize FILE W H: FILE decodes as an image of W×H pixels.
+func cmdImgSize(ts *testscript.TestScript, neg bool, args []string) {
+	f, err := os.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer f.Close()
+	cfg, _, err := image.DecodeConfig(f)
+	ts.Check(err)
+	w, _ := strconv.Atoi(args[1])
+	h, _ := strconv.Atoi(args[2])
+	if (cfg.Width == w && cfg.Height == h) == neg {
+		ts.Fatalf("%s is %dx%d, want %dx%d", args[0], cfg.Width, cfg.Height, w, h)
+	}
+}
