@@ -26,6 +26,7 @@ demo: deps build
 
 test: lint
 	$(GO) test -count=1 -timeout 15m $(PKGS)
+	$(GO) test -run '^$$' -fuzz FuzzSniff -fuzztime 10s ./pipeline/
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

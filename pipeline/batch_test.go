@@ -1,0 +1,105 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func touch(t *testing.T, p string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPlanBatchMirrorsTree(t *testing.T) {
+	in := t.TempDir()
+	out := filepath.Join(in, "export") // inside the input: must not be walked
+	for _, p := range []string{"a/b/IMG_1.CR3", "a/IMG_2.nef", "c.ARW", "notes.txt", "x.dng", "x.DNG", "export/old.dng"} {
+		touch(t, filepath.Join(in, p), []byte("x"))
+	}
+	p, err := PlanBatch([]string{in}, out, ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, task := range p.Tasks {
+		got[task.Rel] = strings.TrimPrefix(task.Output, out+"/")
+	}
+	want := map[string]string{
+		"a/b/IMG_1.CR3": "a/b/IMG_1.jpg", "a/IMG_2.nef": "a/IMG_2.jpg", "c.ARW": "c.jpg",
+		"x.dng": "x.dng.jpg", "x.DNG": "x.DNG.jpg",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("planned %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s → %q, want %q", k, got[k], v)
+		}
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "x.jpg") {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+}
+
+func TestPlanBatchCollisionWithRenamedName(t *testing.T) {
+	in := t.TempDir()
+	// x.dng and x.DNG collide; x.dng.dng would then also want x.dng.jpg.
+	for _, p := range []string{"x.dng", "x.DNG", "x.dng.dng"} {
+		touch(t, filepath.Join(in, p), []byte("x"))
+	}
+	p, err := PlanBatch([]string{in}, "/out", ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, task := range p.Tasks {
+		if prev, ok := seen[task.Output]; ok {
+			t.Errorf("%s and %s both map to %s", prev, task.Input, task.Output)
+		}
+		seen[task.Output] = task.Input
+	}
+}
+
+func TestPlanBatchDedupesAndLinks(t *testing.T) {
+	in := t.TempDir()
+	touch(t, filepath.Join(in, "a.dng"), []byte("x"))
+	if err := os.Symlink(filepath.Join(in, "a.dng"), filepath.Join(in, "link.dng")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanBatch([]string{in, filepath.Join(in, "a.dng")}, t.TempDir(), ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tasks) != 1 {
+		t.Fatalf("a file reached three times planned %d times: %+v", len(p.Tasks), p.Tasks)
+	}
+}
+
+// TestRunnerInterrupted: a cancelled batch starts nothing and reports every
+// file as skipped.
+func TestRunnerInterrupted(t *testing.T) {
+	in := t.TempDir()
+	touch(t, filepath.Join(in, "a.dng"), mustRead(t, filepath.Join(testdata, "raw", "canon_eos_6d.dng")))
+	out := t.TempDir()
+	p, err := PlanBatch([]string{in}, out, ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := (&Runner{Settings: DefaultSettings(), Jobs: 2}).Run(ctx, p)
+	if len(res) != 1 || res[0].Status != StatusSkipped {
+		t.Fatalf("results %+v", res)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Fatalf("output written by a cancelled run: %v", ents)
+	}
+}
