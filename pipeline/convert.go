@@ -47,7 +47,7 @@ var Stages = []Stage{
 	{"exposure", stageExposure},          // × 2^(EV + BaselineExposure)
 	{"tone", stageTone},                  // tone curve, scene- to display-referred
 	{"output-space", stageOutputSpace},   // working space → linear sRGB primaries, clip to [0,1]
-	{"orientation", stageOrientation},    // rotate/mirror upright, once
+	{"orientation", stageOrientation},    // rotate/mirror upright, once (a view read by quantise)
 	{"quantise", stageQuantise},          // sRGB transfer function + rounding to 8 or 16 bits
 	{"encode", stageEncode},              // JPEG or PNG with ICC profile and EXIF, to a temporary file
 }
@@ -65,6 +65,7 @@ type job struct {
 	camera   []float32 // linear camera RGB, W×H×colors
 	colors   int
 	img      Image
+	upright  Oriented // img rotated and mirrored upright
 	quant    image.Image
 	tmp      string // temporary output file, renamed into place on success
 	finished bool
@@ -319,19 +320,23 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	return nil
 }
 
+// stageOrientation sets up the upright view of the image; the quantise
+// stage reads it row by row, so no second full-size buffer is needed.
 func stageOrientation(_ context.Context, j *job) error {
-	j.img = Orient(j.img, j.info.Flip)
+	j.upright = NewOriented(j.img, j.info.Flip)
 	return nil
 }
 
 func stageQuantise(_ context.Context, j *job) error {
-	w, h := j.img.W, j.img.H
+	w, h := j.upright.W, j.upright.H
+	lin := make([]float32, w*3)
 	switch j.settings.Format {
 	case PNG16:
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
 		row := make([]uint16, w*3)
 		for y := range h {
-			colour.QuantiseSRGB16Slice(row, j.img.Pix[y*w*3:(y+1)*w*3])
+			j.upright.Row(y, lin)
+			colour.QuantiseSRGB16Slice(row, lin)
 			o := q.Pix[y*q.Stride:]
 			for x := range w {
 				for c := range 3 {
@@ -346,7 +351,8 @@ func stageQuantise(_ context.Context, j *job) error {
 		q := image.NewRGBA(image.Rect(0, 0, w, h))
 		row := make([]uint8, w*3)
 		for y := range h {
-			colour.QuantiseSRGB8Slice(row, j.img.Pix[y*w*3:(y+1)*w*3])
+			j.upright.Row(y, lin)
+			colour.QuantiseSRGB8Slice(row, lin)
 			o := q.Pix[y*q.Stride:]
 			for x := range w {
 				o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = row[x*3], row[x*3+1], row[x*3+2], 0xff
@@ -354,7 +360,7 @@ func stageQuantise(_ context.Context, j *job) error {
 		}
 		j.quant = q
 	}
-	j.img.Pix = nil // the float image is no longer needed
+	j.img, j.upright = Image{W: w, H: h}, Oriented{W: w, H: h} // the float image is no longer needed
 	return nil
 }
 

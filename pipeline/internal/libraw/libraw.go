@@ -504,3 +504,23 @@ func (h *Handle) readInfo() Info {
 	in.BaselineExposure = float64(lr.color.dng_levels.baseline_exposure)
 	return in
 }
+
+// Identify opens path on a new handle, reads its metadata and LibRaw's
+// output size (OutputSize) without unpacking pixel data, and closes the
+// handle. It locks the calling goroutine to its OS thread for the duration.
+// Errors are those of Open.
+func Identify(path string) (in Info, outW, outH int, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := New()
+	if err != nil {
+		return Info{}, 0, 0, err
+	}
+	defer h.Close()
+	if err := h.Open(path); err != nil {
+		return Info{}, 0, 0, err
+	}
+	in = h.Info()
+	outW, outH, err = h.OutputSize()
+	return in, outW, outH, err
+}

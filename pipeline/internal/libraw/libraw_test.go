@@ -2,8 +2,11 @@ package libraw
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -151,5 +154,37 @@ func TestOutputSizeMatchesRotation(t *testing.T) {
 	w, hh, err := h.OutputSize()
 	if err != nil || w != 3024 || hh != 4032 || h.Info().Flip != 6 {
 		t.Fatalf("OutputSize = %dx%d, flip %d, err %v; want 3024x4032 flip 6", w, hh, h.Info().Flip, err)
+	}
+}
+
+// TestIdentifyMatchesRawIdentify: Identify's output size is the "Output
+// size" of raw-identify -v for every sample file and every stub LibRaw
+// identifies.
+func TestIdentifyMatchesRawIdentify(t *testing.T) {
+	bin, err := exec.LookPath("raw-identify")
+	if err != nil {
+		t.Skip("raw-identify not installed (Debian: libraw-bin)")
+	}
+	files, _ := filepath.Glob(filepath.Join(testdata, "raw", "*"))
+	stubs, _ := filepath.Glob(filepath.Join(testdata, "stubs", "*"))
+	re := regexp.MustCompile(`Output size:\s*(\d+)\s*x\s*(\d+)`)
+	n := 0
+	for _, f := range append(files, stubs...) {
+		out, _ := exec.Command(bin, "-v", f).CombinedOutput()
+		m := re.FindSubmatch(out)
+		_, w, h, err := Identify(f)
+		if m == nil {
+			if err == nil {
+				t.Errorf("%s: LibRaw's raw-identify fails but Identify succeeds", f)
+			}
+			continue
+		}
+		n++
+		if err != nil || fmt.Sprint(w) != string(m[1]) || fmt.Sprint(h) != string(m[2]) {
+			t.Errorf("%s: Identify %dx%d (%v), raw-identify %sx%s", f, w, h, err, m[1], m[2])
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d files identified", n)
 	}
 }
