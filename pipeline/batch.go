@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/rawbatch/rawbatch/budget"
 )
 
 // Task is one input file and the output it maps to.
@@ -26,6 +30,13 @@ type Task struct {
 	Rel string
 	// Output is the path of the file to write: OUTDIR/dir(Rel)/STEM.EXT.
 	Output string
+
+	// Filled by Plan.Inspect: the header, the memory estimate, and a
+	// failure found before decoding (not a raw file, corrupt header,
+	// unsupported format).
+	Info     FileInfo
+	Estimate budget.Breakdown
+	Err      error
 }
 
 // Plan is the list of conversions of a batch, in input order.
@@ -158,6 +169,31 @@ func (p *Plan) mapOutputs(outDir, ext string) {
 	}
 }
 
+// Inspect reads the header of every task (in parallel, jobs at a time) and
+// fills Info and Estimate for settings s with LibRaw using threads OpenMP
+// threads, or Err for a file that cannot be converted. It decodes nothing.
+func (p *Plan) Inspect(s Settings, threads, jobs int) {
+	var g errgroup.Group
+	g.SetLimit(max(1, jobs))
+	for i := range p.Tasks {
+		g.Go(func() error {
+			t := &p.Tasks[i]
+			fi, err := ReadInfo(t.Input)
+			if err != nil {
+				t.Err = err
+				return nil
+			}
+			t.Info, t.Estimate = fi, EstimateMemory(fi, s, threads)
+			return nil
+		})
+	}
+	g.Wait()
+}
+
+// Threads returns how many OpenMP threads LibRaw may use per conversion so
+// that jobs × threads does not exceed cpus.
+func Threads(cpus, jobs int) int { return max(1, cpus/max(1, jobs)) }
+
 // Status is the outcome of one file.
 type Status string
 
@@ -179,11 +215,23 @@ type FileResult struct {
 	Duration time.Duration
 }
 
-// Runner converts the tasks of a Plan, Jobs at a time.
+// Runner converts the tasks of a Plan, at most Jobs at a time and only as
+// many as fit in Budget.
 type Runner struct {
 	Settings Settings
-	// Jobs is the number of files converted at once (≥ 1).
+	// Jobs is the most files converted at once (≥ 1).
 	Jobs int
+	// Budget is the memory budget in bytes: a file starts only when its
+	// estimate (Task.Estimate, from Plan.Inspect) fits beside those
+	// running; a file whose estimate exceeds the whole budget fails with
+	// budget.ErrOverBudget. 0 means no budget.
+	Budget int64
+	// Threads caps LibRaw's OpenMP threads per conversion (0: OpenMP's
+	// default).
+	Threads int
+	// Scheduler, when set after Run, reports the peak admitted bytes and
+	// concurrency (budget.Scheduler.Stats).
+	Scheduler *budget.Scheduler
 	// Started and Done, when set, are called as files start and finish,
 	// from the worker goroutines (they must be safe for concurrent use).
 	Started func(Task)
@@ -191,41 +239,69 @@ type Runner struct {
 }
 
 // Run converts every task of p and returns the results in plan order
-// (Problems first). When ctx ends, no new file starts, files in flight are
-// cancelled (LibRaw's progress callback) and the rest are StatusSkipped.
+// (Problems first). Tasks are admitted in plan order: each waits until its
+// estimate fits in the budget and a job slot is free. When ctx ends, no new
+// file starts, files in flight are cancelled (LibRaw's progress callback)
+// and the rest are StatusSkipped.
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 	results := make([]FileResult, len(p.Tasks))
-	jobs := max(1, r.Jobs)
+	budgetBytes := r.Budget
+	if budgetBytes <= 0 {
+		budgetBytes = math.MaxInt64
+	}
+	r.Scheduler = budget.NewScheduler(budgetBytes)
 	var g errgroup.Group
-	g.SetLimit(jobs)
+	g.SetLimit(max(1, r.Jobs))
 	var mu sync.Mutex
+	set := func(i int, fr FileResult) {
+		mu.Lock()
+		results[i] = fr
+		mu.Unlock()
+	}
 	for i, t := range p.Tasks {
 		if ctx.Err() != nil {
-			results[i] = FileResult{Task: t, Status: StatusSkipped, Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))}
+			set(i, FileResult{Task: t, Status: StatusSkipped, Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))})
+			continue
+		}
+		if t.Err != nil {
+			fr := FileResult{Task: t, Status: StatusFailed, Err: t.Err}
+			set(i, fr)
+			r.done(fr)
+			continue
+		}
+		need := t.Estimate.Total
+		if err := r.Scheduler.Acquire(ctx, need); err != nil {
+			fr := FileResult{Task: t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err)}
+			if ctx.Err() != nil {
+				fr.Status = StatusSkipped
+			} else {
+				r.done(fr)
+			}
+			set(i, fr)
 			continue
 		}
 		g.Go(func() error {
-			if ctx.Err() != nil {
-				mu.Lock()
-				results[i] = FileResult{Task: t, Status: StatusSkipped, Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))}
-				mu.Unlock()
-				return nil
-			}
+			defer r.Scheduler.Release(need)
 			if r.Started != nil {
 				r.Started(t)
 			}
 			fr := r.convert(ctx, t)
-			mu.Lock()
-			results[i] = fr
-			mu.Unlock()
-			if r.Done != nil {
-				r.Done(fr)
-			}
+			set(i, fr)
+			r.done(fr)
+			// Return this file's buffers before the next file allocates:
+			// they are pointer-free, so a collection is cheap.
+			runtime.GC()
 			return nil
 		})
 	}
 	g.Wait()
 	return append(append([]FileResult(nil), p.Problems...), results...)
+}
+
+func (r *Runner) done(fr FileResult) {
+	if r.Done != nil {
+		r.Done(fr)
+	}
 }
 
 func (r *Runner) convert(ctx context.Context, t Task) FileResult {
@@ -235,7 +311,9 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: creating output directory: %w", t.Input, err)
 		return fr
 	}
-	res, err := ConvertFile(ctx, t.Input, t.Output, r.Settings)
+	s := r.Settings
+	s.threads = r.Threads
+	res, err := ConvertFile(ctx, t.Input, t.Output, s)
 	fr.Result, fr.Duration = res, time.Since(t0)
 	switch {
 	case err == nil:

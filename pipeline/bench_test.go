@@ -12,7 +12,7 @@ import (
 
 // writeSynthetic writes a w×h synthetic DNG (smooth gradient with patches)
 // for benchmarks.
-func writeSynthetic(b *testing.B, dir string, w, h int) string {
+func writeSynthetic(b testing.TB, dir string, w, h int) string {
 	b.Helper()
 	c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18}}
 	for i := range 12 {

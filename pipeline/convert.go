@@ -212,9 +212,44 @@ func stageDemosaic(ctx context.Context, j *job) error {
 	// The LibRaw handle and its buffers are no longer needed.
 	j.h.Close()
 	j.h = nil
+	if j.settings.HalfSize && j.info.Filters == 0 {
+		// LibRaw's half_size only shrinks mosaic data; halve the rest here
+		// so --half-size means the same output size for every file.
+		pix, w, h = halve(pix, w, h, colors)
+	}
 	j.camera, j.colors = pix, colors
 	j.img = Image{W: w, H: h}
 	return nil
+}
+
+// halve box-filters an interleaved image of w×h pixels with nc channels to
+// ((w+1)/2)×((h+1)/2), averaging each 2×2 block (the pixels that exist at
+// the right and bottom edges), as LibRaw's half-size decode sizes it.
+func halve(src []float32, w, h, nc int) ([]float32, int, int) {
+	hw, hh := (w+1)/2, (h+1)/2
+	dst := make([]float32, hw*hh*nc)
+	for y := range hh {
+		for x := range hw {
+			var n float32
+			var sum [4]float32
+			for dy := range 2 {
+				for dx := range 2 {
+					sx, sy := 2*x+dx, 2*y+dy
+					if sx >= w || sy >= h {
+						continue
+					}
+					n++
+					for c := range nc {
+						sum[c] += src[(sy*w+sx)*nc+c]
+					}
+				}
+			}
+			for c := range nc {
+				dst[(y*hw+x)*nc+c] = sum[c] / n
+			}
+		}
+	}
+	return dst, hw, hh
 }
 
 // CameraToWorking returns the 3×4 matrix from white-balanced linear camera

@@ -114,6 +114,13 @@ type Settings struct {
 	Quality int
 	// Highlight is LibRaw's highlight mode (0 clip).
 	Highlight int
+	// HalfSize decodes at half width and height, one output pixel per 2×2
+	// CFA block, without demosaicing (LibRaw half_size): a quarter of the
+	// pixels and of most of the memory.
+	HalfSize bool
+
+	// threads caps LibRaw's OpenMP threads (set by Runner).
+	threads int
 }
 
 // DefaultSettings returns the settings of `rawbatch convert` without flags.
@@ -158,7 +165,7 @@ func (s Settings) Validate() error {
 
 // librawParams returns the LibRaw processing parameters for s.
 func (s Settings) librawParams() libraw.Params {
-	p := libraw.Params{Demosaic: demosaics[s.Demosaic], Highlight: s.Highlight}
+	p := libraw.Params{Demosaic: demosaics[s.Demosaic], Highlight: s.Highlight, HalfSize: s.HalfSize, Threads: s.threads}
 	switch s.WhiteBalance.Mode {
 	case "camera":
 		p.WB = libraw.WBCamera

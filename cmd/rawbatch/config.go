@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cast"
 	"github.com/spf13/viper"
 
+	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
 )
 
@@ -14,11 +15,14 @@ import (
 // from viper (flag > RAWBATCH_* environment > config file > default). The
 // pipeline only ever sees these plain values.
 type ConvertConfig struct {
-	Inputs   []string
-	OutDir   string
-	Jobs     int
-	Quiet    bool
-	Settings pipeline.Settings
+	Inputs []string
+	OutDir string
+	Jobs   int
+	Quiet  bool
+	// MemBudget is the memory budget in bytes (--mem-budget).
+	MemBudget int64
+	DryRun    bool
+	Settings  pipeline.Settings
 }
 
 // convertConfig reads and validates the convert settings from v.
@@ -63,5 +67,28 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if c.Quiet, err = cast.ToBoolE(v.Get("quiet")); err != nil {
 		return c, fmt.Errorf("--quiet: %q is not true or false", v.GetString("quiet"))
 	}
+	if s.HalfSize, err = cast.ToBoolE(v.Get("half-size")); err != nil {
+		return c, fmt.Errorf("--half-size: %q is not true or false", v.GetString("half-size"))
+	}
+	if c.DryRun, err = cast.ToBoolE(v.Get("dry-run")); err != nil {
+		return c, fmt.Errorf("--dry-run: %q is not true or false", v.GetString("dry-run"))
+	}
+	if c.MemBudget, err = memBudget(v.GetString("mem-budget")); err != nil {
+		return c, fmt.Errorf("--mem-budget: %w", err)
+	}
 	return c, nil
+}
+
+// memBudget resolves --mem-budget: a size ("4GiB", "3500MB"), a
+// percentage of the memory available to this process ("50%"), or "" for
+// the default, 50% of the smaller of the cgroup limit and MemAvailable.
+func memBudget(s string) (int64, error) {
+	avail, err := budget.Available()
+	if err != nil {
+		return 0, err
+	}
+	if s == "" {
+		return avail / 2, nil
+	}
+	return budget.ParseSize(s, avail)
 }

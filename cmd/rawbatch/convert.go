@@ -3,13 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
 )
 
@@ -54,7 +59,10 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Float64("exposure", d.Exposure, "exposure change in EV")
 	f.Bool("baseline-exposure", d.BaselineExposure, "add the DNG BaselineExposure tag to --exposure")
 	f.String("tone", string(d.Tone), "tone curve: default or none")
-	f.IntP("jobs", "j", 0, "files converted at once (default: number of CPUs)")
+	f.IntP("jobs", "j", 0, "most files converted at once (default: number of CPUs)")
+	f.String("mem-budget", "", "memory budget: 4GiB, 3500MB or 50% (default 50% of the smaller of the cgroup limit and available memory)")
+	f.Bool("half-size", false, "decode at half width and height without demosaic (a quarter of the memory)")
+	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode nothing")
 	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
 	return cmd
 }
@@ -72,6 +80,15 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if err != nil {
 		return err
 	}
+	jobs := min(cfg.Jobs, max(1, len(plan.Tasks)))
+	threads := pipeline.Threads(runtime.NumCPU(), jobs)
+	plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
+	if cfg.DryRun {
+		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
+	}
+	// The Go heap follows the budget (LibRaw's C buffers are counted in
+	// the estimates but are outside the Go runtime's limit).
+	debug.SetMemoryLimit(cfg.MemBudget)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -79,7 +96,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	for _, w := range plan.Warnings {
 		rep.warn(w)
 	}
-	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Started: rep.started, Done: rep.done}
+	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
+		Started: rep.started, Done: rep.done}
 	results := r.Run(ctx, plan)
 	interrupted := ctx.Err() != nil
 	rep.summary(results, interrupted)
@@ -99,4 +117,44 @@ func checkOutDir(dir string) error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
+}
+
+// dryRun lists the plan: each file with its output, size and memory
+// estimate, or the reason it would fail, then the planned concurrency.
+func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads int) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
+	var sum, largest int64
+	fail := 0
+	for _, t := range plan.Tasks {
+		note := ""
+		switch {
+		case t.Err != nil:
+			note, fail = "would fail: "+t.Err.Error(), fail+1
+		case t.Estimate.Total > cfg.MemBudget:
+			note, fail = "over budget", fail+1
+		default:
+			sum += t.Estimate.Total
+			largest = max(largest, t.Estimate.Total)
+		}
+		size := "-"
+		if t.Err == nil {
+			size = fmt.Sprintf("%dx%d", t.Info.Width, t.Info.Height)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Input, t.Output, size, budget.FormatSize(t.Estimate.Total), note)
+	}
+	tw.Flush()
+	for _, p := range plan.Problems {
+		fmt.Fprintf(w, "would fail: %v\n", p.Err)
+	}
+	for _, warn := range plan.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	concurrent := jobs
+	if largest > 0 {
+		concurrent = min(jobs, max(1, int(cfg.MemBudget/largest)))
+	}
+	fmt.Fprintf(w, "%d files, %d would fail; memory budget %s; up to %d jobs, at least %d at once for the largest file (%s); LibRaw threads per job: %d\n",
+		len(plan.Tasks), fail, budget.FormatSize(cfg.MemBudget), jobs, concurrent, budget.FormatSize(largest), threads)
+	return nil
 }

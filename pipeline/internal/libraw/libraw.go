@@ -18,12 +18,15 @@ package libraw
 
 /*
 #cgo pkg-config: libraw_r
+#cgo LDFLAGS: -lgomp
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
 #include <unistd.h>
 #include <dlfcn.h>
 #include <sys/syscall.h>
+#include <omp.h>
 #include <libraw/libraw.h>
 #include "stream.h"
 
@@ -60,6 +63,10 @@ static void rb_install(libraw_data_t *lr, rb_ctl *c) {
 static void rb_cancel(rb_ctl *c) { __atomic_store_n(&c->cancel, 1, __ATOMIC_RELAXED); }
 
 static long rb_gettid(void) { return syscall(SYS_gettid); }
+
+// rb_set_threads sets the number of OpenMP threads of parallel regions
+// started from the calling thread (libgomp keeps nthreads-var per thread).
+static void rb_set_threads(int n) { omp_set_num_threads(n); }
 
 // rb_lib_path names the shared object that provides libraw_init.
 static const char *rb_lib_path(void) {
@@ -189,6 +196,9 @@ type Params struct {
 	Highlight int
 	// HalfSize decodes at half resolution without demosaic (half_size).
 	HalfSize bool
+	// Threads caps the OpenMP threads LibRaw's processing may use on this
+	// handle's thread (omp_set_num_threads); 0 leaves OpenMP's default.
+	Threads int
 }
 
 // Info is what LibRaw knows about an opened file before unpacking.
@@ -279,6 +289,9 @@ func (h *Handle) Close() error {
 	h.freeStream()
 	C.free(unsafe.Pointer(h.ctl))
 	h.lr, h.ctl = nil, nil
+	// Give the freed raw and image buffers back to the system now: glibc
+	// keeps blocks below its mmap threshold (up to 32 MiB) in its arenas.
+	C.malloc_trim(0)
 	return nil
 }
 
@@ -409,6 +422,9 @@ func (h *Handle) Process(p Params) error {
 		for i := range 4 {
 			o.user_mul[i] = C.float(p.Multipliers[i])
 		}
+	}
+	if p.Threads > 0 {
+		C.rb_set_threads(C.int(p.Threads))
 	}
 	if rc := C.libraw_dcraw_process(h.lr); rc != C.LIBRAW_SUCCESS {
 		return h.codeError("process", rc)

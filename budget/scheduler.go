@@ -1,0 +1,84 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// ErrOverBudget: a conversion's estimate exceeds the whole budget, so it
+// can never start.
+var ErrOverBudget = errors.New("over the memory budget")
+
+// OverBudgetError is returned by Acquire for a request larger than the
+// budget; it unwraps to ErrOverBudget.
+type OverBudgetError struct {
+	Need, Budget int64 // bytes
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("%s: needs an estimated %s, the budget is %s (raise --mem-budget, or use --half-size for a quarter of the memory)",
+		ErrOverBudget, FormatSize(e.Need), FormatSize(e.Budget))
+}
+
+func (e *OverBudgetError) Unwrap() error { return ErrOverBudget }
+
+// Scheduler admits conversions while the sum of their estimates fits in a
+// byte budget, through a weighted semaphore. Requests are served in the
+// order they are made (golang.org/x/sync/semaphore is FIFO), so a large
+// request waits for room without being overtaken by smaller ones behind it:
+// files start in input order and large files are not starved.
+type Scheduler struct {
+	sem    *semaphore.Weighted
+	budget int64
+
+	mu            sync.Mutex
+	inUse, peak   int64
+	running, maxN int
+}
+
+// NewScheduler returns a scheduler for a budget in bytes.
+func NewScheduler(budget int64) *Scheduler {
+	return &Scheduler{sem: semaphore.NewWeighted(budget), budget: budget}
+}
+
+// Budget returns the budget in bytes.
+func (s *Scheduler) Budget() int64 { return s.budget }
+
+// Acquire waits until need bytes fit, or ctx ends. A need larger than the
+// whole budget fails at once with an *OverBudgetError.
+func (s *Scheduler) Acquire(ctx context.Context, need int64) error {
+	if need > s.budget {
+		return &OverBudgetError{Need: need, Budget: s.budget}
+	}
+	if err := s.sem.Acquire(ctx, need); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.inUse += need
+	s.peak = max(s.peak, s.inUse)
+	s.running++
+	s.maxN = max(s.maxN, s.running)
+	s.mu.Unlock()
+	return nil
+}
+
+// Release returns need bytes acquired by Acquire.
+func (s *Scheduler) Release(need int64) {
+	s.mu.Lock()
+	s.inUse -= need
+	s.running--
+	s.mu.Unlock()
+	s.sem.Release(need)
+}
+
+// Stats returns the largest sum of estimates admitted at once (bytes) and
+// the largest number of conversions running at once.
+func (s *Scheduler) Stats() (peakBytes int64, peakRunning int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak, s.maxN
+}

@@ -1,0 +1,345 @@
+package header
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+)
+
+// libraw021 is LibRaw 0.21.0 as libraw_versionNumber() encodes it.
+const libraw021 = 0<<16 | 21<<8 | 0
+
+// exifTags are the tags whose values goexif needs for EXIF; the blob given
+// to goexif is cut after the last of them (and after the IFD tables), so
+// large unrelated values (DNG profiles, XMP, previews) are not read.
+var exifTags = map[uint16]bool{
+	tagMake: true, tagModel: true, tagOrientation: true, 306: true, tagExifIFD: true,
+	33434: true, 33437: true, 34855: true, 36867: true, 36868: true, 37386: true,
+	42036: true, tagMakerNote: true,
+}
+
+// parseTIFF reads a TIFF-based RAW (DNG, CR2, NEF, ARW, ORF, RW2, PEF, ...).
+func parseTIFF(src *source, o *own) {
+	t, ok := newTIFFBlock(src, 0, src.size)
+	if !ok {
+		return
+	}
+	head := src.head
+	magic := t.bo.Uint16(head[2:])
+	o.orf = magic == 0x4f52 || magic == 0x5352
+	o.rw2 = magic == 0x55
+	o.cr2 = len(head) >= 11 && string(head[8:10]) == "CR" && head[10] == 2
+	o.iiq = len(head) >= 12 && string(head[8:12]) == "IIII" // Phase One IIQ
+	chain, subs, exifIFD := t.walk()
+	if len(chain) == 0 {
+		if t.ifd0 >= src.size {
+			o.truncated = fmt.Sprintf("IFD0 at offset %d lies past the end of the %d-byte file", t.ifd0, src.size)
+		}
+		return
+	}
+	ifd0 := chain[0]
+	for _, d := range chain {
+		if o.make == "" {
+			o.make = d.make
+		}
+		if o.model == "" {
+			o.model = d.model
+		}
+	}
+	all := append(append([]*ifd{}, chain...), subs...)
+	for _, d := range all {
+		o.dng = o.dng || d.dng
+	}
+	if o.dng && o.make == "" && o.model == "" {
+		o.model = ifd0.uniqueModel
+	}
+	raw := pickRaw(all, o.dng)
+	if raw == nil && o.dng {
+		raw = pickRaw(all, false)
+	}
+	if o.iiq {
+		raw = nil // the raw lives in Phase One's own directory; LibRaw reads it
+	}
+	// LibRaw's rule (pinned by synthdng's tests): IFD0's Orientation,
+	// or the raw IFD's when IFD0 has none or 1.
+	o.orientation = ifd0.orientation
+	if o.orientation <= 1 && raw != nil && raw.orientation > 1 {
+		o.orientation = raw.orientation
+	}
+	canon := strings.HasPrefix(o.make, "Canon")
+	if raw != nil {
+		o.rawW, o.rawH = raw.width, raw.height
+		o.bps, o.samples, o.compression = raw.bps, max(raw.samples, 1), raw.compression
+		if o.compression < 0 {
+			o.compression = 1
+		}
+		if o.dng {
+			if a := raw.activeArea; len(a) == 4 && finite(a) {
+				top, left, bottom, right := int64(a[0]), int64(a[1]), int64(a[2]), int64(a[3])
+				if top >= 0 && left >= 0 && bottom > top && right > left && bottom <= raw.height && right <= raw.width {
+					o.activeArea = [4]int{int(top), int(left), int(bottom), int(right)}
+					o.w, o.h = right-left, bottom-top
+				}
+			}
+			if c, s := raw.cropOrigin, raw.cropSize; len(s) == 2 && finite(s) && s[0] > 0 && s[1] > 0 && s[0] < maxSide && s[1] < maxSide {
+				o.defaultCrop[2], o.defaultCrop[3] = int(math.Round(s[0])), int(math.Round(s[1]))
+				if len(c) == 2 && finite(c) && c[0] >= 0 && c[1] >= 0 && c[0] < maxSide && c[1] < maxSide {
+					o.defaultCrop[0], o.defaultCrop[1] = int(math.Round(c[0])), int(math.Round(c[1]))
+				}
+			}
+		}
+		o.checkData(t, raw)
+	}
+	if o.rw2 {
+		panasonic(t, ifd0, o)
+	}
+	if canon && exifIFD != nil {
+		if e, ok := exifIFD.find(tagMakerNote); ok {
+			if pos, _, ok := t.valueAt(e); ok {
+				rw, rh, w, h, lens := canonSensorInfo(t, pos-t.base)
+				if rw > 0 && rh > 0 && (raw == nil || o.cr2) {
+					o.rawW, o.rawH = rw, rh
+					o.w, o.h = w, h
+				}
+				if lens != "" {
+					o.exif.Lens = lens
+				}
+			}
+		}
+	}
+	if o.cr2 && raw == nil && len(chain) >= 4 {
+		// CR2: IFD3 holds the lossless-JPEG raw without ImageWidth.
+		d := chain[3]
+		o.compression = max(d.compression, 1)
+		o.samples = 1
+		if e, ok := d.find(tagStripOffsets); ok {
+			if off, ok := t.elem(e, 0); ok {
+				if bits, w, h := jpegSOF3(src, off); bits > 0 {
+					o.bps = bits
+					if o.rawW == 0 {
+						o.rawW, o.rawH = w, h
+					}
+				}
+			}
+		}
+		o.checkData(t, d)
+	}
+	if strings.HasPrefix(strings.ToUpper(o.make), "SONY") && raw != nil {
+		o.variant = sonyVariant(raw)
+		if o.variant == "lossless" && libraw.VersionNumber() < libraw021 {
+			o.unsupported = fmt.Sprintf("Sony lossless-compressed ARW: LibRaw %s has no decoder for it (sony_ljpeg_load_raw arrived in LibRaw 0.21)", libraw.ShortVersion())
+		}
+	}
+	if raw == nil && o.rawW == 0 && o.truncated == "" {
+		for _, d := range all {
+			for _, s := range d.subIFDs {
+				if t.base+s >= src.size {
+					o.truncated = fmt.Sprintf("SubIFD at offset %d (where the raw image is described) lies past the end of the %d-byte file", s, src.size)
+				}
+			}
+		}
+	}
+	// EXIF: goexif on the start of the file, up to the last IFD table or
+	// EXIF value it needs.
+	ifds := append([]*ifd{}, chain...)
+	if exifIFD != nil {
+		ifds = append(ifds, exifIFD)
+	}
+	ext := int64(8)
+	for _, d := range ifds {
+		ext = max(ext, d.off+2+12*int64(len(d.entries))+4)
+		for _, e := range d.entries {
+			if !exifTags[e.tag] {
+				continue
+			}
+			if pos, n, ok := t.valueAt(e); ok && (e.tag != tagMakerNote || n <= maxMakerNoteLen) {
+				ext = max(ext, pos-t.base+n)
+			}
+		}
+	}
+	lens := o.exif.Lens
+	o.exifBlob = [2]int64{t.base, min(ext, maxExifBlob, t.end-t.base)}
+	o.exifBlobIsCanon = canon
+	if b, err := src.bytes(o.exifBlob[0], o.exifBlob[1]); err == nil {
+		o.exif = decodeExif(b, "EXIF", canon)
+		o.haveExif = true
+		o.warnings = append(o.warnings, o.exif.warnings...)
+	}
+	if o.exif.Lens == "" {
+		o.exif.Lens = lens
+	}
+}
+
+// checkData flags raw data (strips or tiles of d) that ends past the end
+// of the file.
+func (o *own) checkData(t *tiffBlock, d *ifd) {
+	if d.dataEnd >= 0 && t.base+d.dataEnd > t.src.size && o.truncated == "" {
+		o.truncated = fmt.Sprintf("the raw image data ends at byte %d, past the end of the %d-byte file", t.base+d.dataEnd, t.src.size)
+	}
+}
+
+// panasonic reads the RW2 IFD0 sensor tags (ExifTool PanasonicRaw:
+// SensorWidth 0x02, SensorHeight 0x03, Top/Left/Bottom/RightBorder
+// 0x04..0x07).
+func panasonic(t *tiffBlock, d *ifd, o *own) {
+	v := map[uint16]int64{}
+	for _, tag := range []uint16{tagPanaSensorWidth, tagPanaSensorHeight, tagPanaTopBorder, tagPanaLeftBorder, tagPanaBottomBorder, tagPanaRightBorder} {
+		if e, ok := d.find(tag); ok {
+			v[tag] = t.num(e)
+		}
+	}
+	if w, h := v[tagPanaSensorWidth], v[tagPanaSensorHeight]; w > 0 && h > 0 {
+		o.rawW, o.rawH = w, h
+		if r, l, b, tp := v[tagPanaRightBorder], v[tagPanaLeftBorder], v[tagPanaBottomBorder], v[tagPanaTopBorder]; r > l && b > tp && l >= 0 && tp >= 0 {
+			o.w, o.h = r-l, b-tp
+		}
+	}
+}
+
+// sonyVariant names the ARW raw encoding from SonyRawFileType (0x7000:
+// 0/1 uncompressed 14/12-bit, 2 compressed (lossy), 3/4 lossless) or the
+// raw IFD Compression (1, 32767 Sony ARW compressed, 7 lossless JPEG).
+func sonyVariant(d *ifd) string {
+	switch d.sonyRawType {
+	case 0, 1:
+		return "uncompressed"
+	case 2:
+		return "compressed"
+	case 3, 4:
+		return "lossless"
+	}
+	switch d.compression {
+	case 1:
+		return "uncompressed"
+	case 32767:
+		return "compressed"
+	case 7:
+		return "lossless"
+	}
+	return ""
+}
+
+// jpegSOF3 reads the lossless-JPEG (SOF3) frame header of the CR2 raw
+// strip at off: precision, width × components, height (ITU-T T.81 H).
+func jpegSOF3(src *source, off int64) (bits int, w, h int64) {
+	b, err := src.bytes(off, 2)
+	if err != nil || b[0] != 0xff || b[1] != 0xd8 {
+		return 0, 0, 0
+	}
+	for pos, i := off+2, 0; i < 32; i++ {
+		m, err := src.bytes(pos, 4)
+		if err != nil || m[0] != 0xff {
+			return 0, 0, 0
+		}
+		l := int64(binary.BigEndian.Uint16(m[2:]))
+		if m[1] == 0xc3 {
+			f, err := src.bytes(pos+4, 6)
+			if err != nil {
+				return 0, 0, 0
+			}
+			be := binary.BigEndian
+			return int(f[0]), int64(be.Uint16(f[3:])) * int64(f[5]), int64(be.Uint16(f[1:]))
+		}
+		if m[1] == 0xda || l < 2 {
+			return 0, 0, 0
+		}
+		pos += 2 + l
+	}
+	return 0, 0, 0
+}
+
+// parseCR3File reads a Canon CR3.
+func parseCR3File(src *source, o *own) {
+	c := parseCR3(src)
+	o.make = "Canon"
+	tiffAt := func(i int) (*tiffBlock, []byte) {
+		pos, n := c.cmt[i][0], c.cmt[i][1]
+		if n < 8 {
+			return nil, nil
+		}
+		t, ok := newTIFFBlock(src, pos, pos+n)
+		if !ok {
+			return nil, nil
+		}
+		b, err := src.bytes(pos, min(n, maxExifBlob))
+		if err != nil {
+			return t, nil
+		}
+		return t, b
+	}
+	// CMT2 (the Exif IFD, as a TIFF of its own) first, so that its
+	// DateTimeOriginal wins over CMT1's DateTime.
+	if _, b := tiffAt(1); b != nil {
+		o.mergeExif(decodeExif(b, "CR3 CMT2", false))
+	}
+	// CMT1: IFD0 (Make, Model, Orientation, DateTime).
+	if t, b := tiffAt(0); t != nil {
+		if d, ok := t.readIFD(t.ifd0); ok {
+			if d.make != "" {
+				o.make = d.make
+			}
+			o.model = d.model
+			o.orientation = d.orientation
+		}
+		if b != nil {
+			o.mergeExif(decodeExif(b, "CR3 CMT1", false))
+		}
+	}
+	// CMT3: the Canon maker note, as a TIFF whose IFD0 is the note.
+	if t, _ := tiffAt(2); t != nil {
+		_, _, w, h, lens := canonSensorInfo(t, t.ifd0)
+		o.w, o.h = w, h
+		if o.exif.Lens == "" {
+			o.exif.Lens = lens
+		}
+	}
+	tr := c.rawTrack()
+	if tr == nil {
+		return
+	}
+	x := tr.crx
+	o.crx = &x
+	o.rawW, o.rawH = int64(x.Width), int64(x.Height)
+	o.bps, o.samples = x.Bits, 1
+	o.variant = crxVariant(x)
+	if tr.chunkOff >= 0 && tr.sampleSize > 0 && tr.chunkOff+tr.sampleSize > src.size {
+		o.truncated = fmt.Sprintf("the raw track's data ends at byte %d, past the end of the %d-byte file", tr.chunkOff+tr.sampleSize, src.size)
+	}
+	if x.Version == 0x200 && libraw.VersionNumber() < libraw021 {
+		o.unsupported = fmt.Sprintf("CR3 crx version 2 (0x200, C-RAW of the EOS R5/R6/R3/1D X Mark III generation): LibRaw %s opens it but its crxLoadRaw decodes only version 0x100; decoding arrived with the LibRaw 202101 snapshot / 0.21", libraw.ShortVersion())
+	}
+}
+
+// mergeExif keeps the fields already found and adds the others from r.
+func (o *own) mergeExif(r exifResult) {
+	o.haveExif = true
+	o.warnings = append(o.warnings, r.warnings...)
+	e := &o.exif
+	if e.Make == "" {
+		e.Make, e.Model = r.Make, r.Model
+	}
+	if e.Lens == "" {
+		e.Lens = r.Lens
+	}
+	if e.DateTime.IsZero() {
+		e.DateTime = r.DateTime
+	}
+	if e.ExposureTime == 0 {
+		e.ExposureTime = r.ExposureTime
+	}
+	if e.FNumber == 0 {
+		e.FNumber = r.FNumber
+	}
+	if e.FocalLength == 0 {
+		e.FocalLength = r.FocalLength
+	}
+	if e.ISO == 0 {
+		e.ISO = r.ISO
+	}
+	if e.orientation == 0 {
+		e.orientation = r.orientation
+	}
+}

@@ -1,0 +1,461 @@
+// Package header reads a camera RAW file's header without decoding pixel
+// data, so that a scheduler can size a memory budget before decoding.
+//
+// Sources, in order:
+//
+//  1. TIFF-based files ("II*\0", "MM\0*", Olympus "IIRO"/"IIRS"/"MMOR",
+//     Panasonic "IIU\0"): a bounded walk of the IFD0 chain, SubIFDs (330) and
+//     the Exif IFD (34665); EXIF fields through goexif on a sanitised copy.
+//  2. Canon CR3 (ISO BMFF, brand "crx "): a bounded box walk; CMT1..CMT4
+//     are TIFF blocks, the raw track's CRAW/CMP1 box is the crx header.
+//  3. Fujifilm RAF, Minolta MRW, Sigma X3F and Canon CRW headers, parsed
+//     for what they state plainly.
+//  4. LibRaw 0.20's own open (libraw_open_datastream, then
+//     libraw_adjust_sizes_info_only; no unpack) through
+//     pipeline/internal/libraw.Identify: it gives the exact output size
+//     and identifies headerless files (Kodak, ...) by their size.
+//
+// Width and Height are LibRaw's output size whenever LibRaw opens the file
+// (raw-identify -v "Output size"); otherwise they are computed from the
+// header (see Header).
+//
+// Robustness: at most MaxRead bytes are read per file (LibRaw's reads during
+// its open excluded), every offset and count from the file is checked
+// against the file size before use, IFD and box walks stop at cycles and
+// fixed limits, and header claims the file cannot hold are rejected with
+// rawerr.ErrCorrupt before anything proportional to them is allocated.
+package header
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+)
+
+// Header is what Read found. Sizes are in pixels.
+type Header struct {
+	Path string
+	// Format is the container, upper case, from the magic bytes and Make
+	// (never the extension): "DNG", "CR3", "CR2", "CRW", "NEF", "ARW",
+	// "RAF", "RW2", "ORF", "PEF", "SRW", "IIQ", "MRW", "X3F", "3FR", "MOS",
+	// "DCR", "ERF", "MEF", "TIFF"; headerless files LibRaw identifies by
+	// size are "<MAKE>-RAW" (e.g. "KODAK-RAW").
+	Format string
+	// Make and Model: LibRaw's normalised camera names (raw-identify's
+	// "Camera:" line, imgdata.idata.make/model) when LibRaw opens the file,
+	// else the names written in the file.
+	Make, Model string
+	// RawWidth, RawHeight: the full sensor/raw image size. From the
+	// full-resolution raw IFD (ImageWidth/ImageLength), the CR3 raw
+	// track's CMP1 header, Canon SensorInfo (CR2, CRW), Panasonic
+	// SensorWidth/Height (RW2), the RAF CFA header (0x100), MRW PRD or the
+	// X3F raw section; else LibRaw's sizes.raw_width/raw_height.
+	RawWidth, RawHeight int
+	// Width, Height: the size of the image rawbatch will produce, after
+	// crop and rotation. When LibRaw opens the file this is its output size
+	// (sizes.iwidth/iheight after libraw_adjust_sizes_info_only, i.e. the
+	// visible area, Fuji rotation, pixel aspect and the flip). Otherwise:
+	// DNG ActiveArea (50829, top/left/bottom/right) else the raw IFD's full
+	// size, as LibRaw 0.20 does (it does not apply DefaultCrop); Canon
+	// SensorInfo borders (CR2/CR3/CRW); Panasonic sensor borders (RW2);
+	// RAF cropped size (0x111); X3F header size; else the raw size; then
+	// swapped when Orientation is 5..8.
+	Width, Height int
+	// Orientation is the EXIF/TIFF Orientation (274) 1..8 of the main
+	// image: IFD0's, or the raw IFD's when IFD0 has none or 1 (LibRaw's
+	// rule); CMT1's for CR3; else derived from LibRaw's flip; 1 when absent.
+	Orientation int
+	// BitsPerSample, SamplesPerPixel of the raw image (TIFF 258/277 of the
+	// raw IFD; CMP1 nBits and 1 for CR3; lossless-JPEG precision for CR2).
+	BitsPerSample, SamplesPerPixel int
+	// Compression is the TIFF Compression (259) of the raw IFD (1 none,
+	// 7 lossless JPEG, 34892 lossy JPEG DNG, 32767 Sony, 34713 Nikon,
+	// 65535 Pentax, ...; 1 when the tag is absent), 0 when not TIFF-based.
+	Compression int
+	// Variant: "CRAW" (lossy C-RAW) or "RAW" (lossless) for CR3, from the
+	// CMP1 ImageLevels (wavelet levels > 0 = C-RAW); for ARW "lossless",
+	// "compressed" or "uncompressed" from SonyRawFileType (0x7000) or the
+	// raw IFD Compression (7, 32767, 1); "" otherwise.
+	Variant string
+	// EXIF holds the capture metadata (see EXIF).
+	EXIF EXIF
+	// BytesRead is how many bytes of the file Read itself read (at most
+	// MaxRead). LibRaw's own reads during its open are not included.
+	BytesRead int64
+
+	// DefaultCrop is DNG DefaultCropOrigin (50719) and DefaultCropSize
+	// (50720) of the raw IFD as x, y, w, h in raw pixels (rounded), zero
+	// when absent. LibRaw 0.20 does not apply it to its output size
+	// (measured: exiftool_DNG.dng outputs ActiveArea 3474×2314, not the
+	// 3456×2304 DefaultCrop), so neither does Width/Height.
+	DefaultCrop [4]int
+	// ActiveArea is DNG ActiveArea (50829) of the raw IFD as top, left,
+	// bottom, right in raw pixels, zero when absent.
+	ActiveArea [4]int
+	// CRX is the CR3 raw track's crx header (CMP1), nil for other formats.
+	CRX *CRX
+	// SizeFromLibRaw reports that Width/Height are LibRaw's output size.
+	SizeFromLibRaw bool
+	// LibRawErr is why LibRaw could not open the file (wrapping a rawerr
+	// sentinel), nil when it did or was not asked.
+	LibRawErr error
+	// Unsupported is non-empty when the file is a variant that the linked
+	// LibRaw opens but is known not to decode (CR3 crx v2, Sony lossless
+	// ARW before LibRaw 0.21), and says why.
+	Unsupported string
+	// Warnings are problems that did not stop Read: a recovered goexif
+	// panic, EXIF skipped as unsafe, an unreadable maker note.
+	Warnings []string
+}
+
+// Plausibility bounds for the full-resolution image: each side in
+// 1..maxSide pixels, and at least minBitsPerPixel bits of file per pixel
+// (the strongest real compression measured, lossy DNG and C-RAW, needs
+// above 1 bit per pixel; 0.02 leaves a factor 50).
+const (
+	maxSide         = 65535
+	minBitsPerPixel = 0.02
+)
+
+// Read reads the header of the RAW file at path. It reads at most MaxRead
+// bytes itself, then asks LibRaw to open the file without unpacking.
+//
+// The returned Header is never nil; on error it holds what was found.
+// Errors wrap rawerr sentinels and name the path:
+//   - ErrEmpty: the file has no bytes;
+//   - ErrNotRaw: another kind of file (JPEG, PNG, text, a TIFF without raw
+//     data, ...) that LibRaw does not open either;
+//   - ErrCorrupt: the header claims an image the file cannot hold (a side
+//     outside 1..65535, fewer than 0.02 bit per claimed pixel, raw data or
+//     its directory past the end of the file). Width/Height are still
+//     filled (from LibRaw where it opens the file) unless a side is out
+//     of range, in which case LibRaw is not asked;
+//   - ErrUnsupported: a RAW container whose image size neither the header
+//     nor LibRaw gives.
+func Read(path string) (*Header, error) { return readFile(path, true) }
+
+// readFile is Read; withLibRaw false skips LibRaw (tests use it to check
+// the header-only computation against LibRaw).
+func readFile(path string, withLibRaw bool) (*Header, error) {
+	h := &Header{Path: path, Orientation: 1}
+	f, err := os.Open(path)
+	if err != nil {
+		return h, fmt.Errorf("header: %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return h, fmt.Errorf("header: %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return h, fmt.Errorf("header: %s: %w: not a regular file", path, rawerr.ErrNotRaw)
+	}
+	size := st.Size()
+	if size == 0 {
+		return h, fmt.Errorf("header: %s: %w", path, rawerr.ErrEmpty)
+	}
+	src, err := newSource(f, size)
+	h.BytesRead = src.n
+	if err != nil {
+		return h, fmt.Errorf("header: %s: reading: %w", path, err)
+	}
+	err = h.read(src, withLibRaw)
+	h.BytesRead = src.n
+	return h, err
+}
+
+func (h *Header) read(src *source, withLibRaw bool) error {
+	path := h.Path
+	kind, foreign := sniff(src.head)
+	if foreign != "" {
+		return fmt.Errorf("header: %s: %w: it is %s", path, rawerr.ErrNotRaw, foreign)
+	}
+	o := &own{}
+	switch kind {
+	case "TIFF":
+		parseTIFF(src, o)
+	case "CR3":
+		parseCR3File(src, o)
+	case "RAF":
+		parseRAF(src, o)
+	case "MRW":
+		parseMRW(src, o)
+	case "X3F":
+		parseX3F(src, o)
+	case "CRW":
+		parseCRW(src, o)
+	}
+	if o.exifBlob[1] > 0 && !o.haveExif {
+		if b, err := src.bytes(o.exifBlob[0], min(o.exifBlob[1], maxExifBlob)); err == nil {
+			o.exif = decodeExif(b, kind+" EXIF", o.exifBlobIsCanon)
+			o.haveExif = true
+			o.warnings = append(o.warnings, o.exif.warnings...)
+			if o.model == "" && o.exif.Make != "" {
+				o.make, o.model = o.exif.Make, o.exif.Model
+			}
+		}
+	}
+	if o.orientation == 0 {
+		o.orientation = o.exif.orientation
+	}
+	h.Warnings = append(h.Warnings, o.warnings...)
+	h.Format = formatName(kind, o)
+	h.apply(o)
+
+	// A claimed full-resolution side outside 1..65535 is impossible: stop
+	// before anyone (LibRaw included) acts on it.
+	if o.rawW != 0 || o.rawH != 0 {
+		if o.rawW <= 0 || o.rawH <= 0 || o.rawW > maxSide || o.rawH > maxSide {
+			return fmt.Errorf("header: %s: %w: claims a %d×%d-pixel image (each side must be 1..%d)", path, rawerr.ErrCorrupt, o.rawW, o.rawH, maxSide)
+		}
+	}
+	var corrupt error
+	if msg := density(o.rawW, o.rawH, src.size); msg != "" {
+		corrupt = fmt.Errorf("header: %s: %w: %s", path, rawerr.ErrCorrupt, msg)
+	} else if o.truncated != "" {
+		corrupt = fmt.Errorf("header: %s: %w: %s", path, rawerr.ErrCorrupt, o.truncated)
+	}
+
+	lerr := errNotAsked
+	var info libraw.Info
+	var ow, oh int
+	if withLibRaw {
+		info, ow, oh, lerr = libraw.Identify(path)
+	}
+	switch {
+	case lerr == errNotAsked:
+	case lerr != nil:
+		h.LibRawErr = lerr
+	default:
+		h.fromLibRaw(info, ow, oh, o)
+		if corrupt == nil && o.rawW == 0 {
+			if msg := density(int64(info.RawWidth), int64(info.RawHeight), src.size); msg != "" {
+				corrupt = fmt.Errorf("header: %s: %w: %s", path, rawerr.ErrCorrupt, msg)
+			}
+		}
+	}
+	if kind == "" {
+		if lerr != nil {
+			if isText(src.head) {
+				return fmt.Errorf("header: %s: %w: it is a text file", path, rawerr.ErrNotRaw)
+			}
+			return fmt.Errorf("header: %s: %w: no RAW signature, and LibRaw does not recognise it (%v)", path, rawerr.ErrNotRaw, lerr)
+		}
+		h.Format = strings.ToUpper(strings.ReplaceAll(h.Make, " ", "-")) + "-RAW"
+	}
+	if corrupt != nil {
+		return corrupt
+	}
+	if h.Width <= 0 || h.Height <= 0 {
+		if kind == "TIFF" && h.Format == "TIFF" {
+			return fmt.Errorf("header: %s: %w: a TIFF image without raw sensor data, and LibRaw does not open it (%v)", path, rawerr.ErrNotRaw, lerr)
+		}
+		return fmt.Errorf("header: %s: %w: %s with no image size in its header, and LibRaw does not open it (%v)", path, rawerr.ErrUnsupported, h.Format, lerr)
+	}
+	return nil
+}
+
+var errNotAsked = fmt.Errorf("%w: LibRaw not asked", rawerr.ErrUnsupported)
+
+// density returns why w×h pixels cannot be in size bytes, or "".
+func density(w, hgt, size int64) string {
+	if w <= 0 || hgt <= 0 {
+		return ""
+	}
+	if float64(w)*float64(hgt)*minBitsPerPixel > float64(size)*8 {
+		return fmt.Sprintf("claims %d×%d pixels in %d bytes (under %.2g bit per pixel)", w, hgt, size, minBitsPerPixel)
+	}
+	return ""
+}
+
+// apply sets the header fields from the own-parser result.
+func (h *Header) apply(o *own) {
+	h.Make, h.Model = o.make, o.model
+	h.RawWidth, h.RawHeight = int(o.rawW), int(o.rawH)
+	if o.orientation >= 1 && o.orientation <= 8 {
+		h.Orientation = o.orientation
+	}
+	h.BitsPerSample, h.SamplesPerPixel = o.bps, o.samples
+	h.Compression = o.compression
+	h.Variant = o.variant
+	h.CRX = o.crx
+	h.ActiveArea = o.activeArea
+	h.DefaultCrop = o.defaultCrop
+	h.Unsupported = o.unsupported
+	if o.haveExif {
+		h.EXIF = o.exif.EXIF
+	}
+	if h.EXIF.Make == "" {
+		h.EXIF.Make, h.EXIF.Model = o.make, o.model
+	}
+	w, hh := o.w, o.h
+	if w <= 0 || hh <= 0 {
+		w, hh = o.rawW, o.rawH
+	}
+	if w > 0 && hh > 0 && w <= maxSide && hh <= maxSide {
+		if h.Orientation >= 5 {
+			w, hh = hh, w
+		}
+		h.Width, h.Height = int(w), int(hh)
+	}
+}
+
+// flipToOrientation inverts LibRaw's EXIF-orientation→flip map
+// "50132467"[o&7]-'0' (libraw_internal.h, tiff.cpp).
+var flipToOrientation = [8]int{1, 2, 4, 3, 5, 8, 6, 7}
+
+func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
+	if ow > 0 && oh > 0 {
+		h.Width, h.Height = ow, oh
+		h.SizeFromLibRaw = true
+	}
+	if in.Make != "" {
+		h.Make, h.Model = in.Make, in.Model
+	}
+	if o.rawW == 0 && in.RawWidth > 0 {
+		h.RawWidth, h.RawHeight = in.RawWidth, in.RawHeight
+	}
+	if o.orientation == 0 && in.Flip >= 0 && in.Flip < 8 {
+		h.Orientation = flipToOrientation[in.Flip]
+	}
+	e := &h.EXIF
+	if e.Lens == "" {
+		e.Lens = in.Lens
+	}
+	if o.haveExif && (o.exif.Make != "" || !o.exif.DateTime.IsZero()) {
+		return // the file's own EXIF was read: keep it as written
+	}
+	if e.Make == "" {
+		e.Make, e.Model = in.Make, in.Model
+	}
+	if e.Lens == "" {
+		e.Lens = in.Lens
+	}
+	if e.DateTime.IsZero() {
+		e.DateTime = in.Timestamp
+	}
+	if e.ExposureTime == 0 && in.Shutter > 0 {
+		e.ExposureTime = in.Shutter
+	}
+	if e.FNumber == 0 && in.Aperture > 0 {
+		e.FNumber = in.Aperture
+	}
+	if e.FocalLength == 0 && in.FocalLength > 0 {
+		e.FocalLength = in.FocalLength
+	}
+	if e.ISO == 0 && in.ISO > 0 && in.ISO < math.MaxInt32 {
+		e.ISO = int(in.ISO)
+	}
+}
+
+// foreign file signatures (not camera RAW containers).
+var foreignMagic = []struct{ magic, what string }{
+	{"\xff\xd8\xff", "a JPEG image"},
+	{"\x89PNG\r\n\x1a\n", "a PNG image"},
+	{"GIF8", "a GIF image"},
+	{"%PDF", "a PDF document"},
+	{"PK\x03\x04", "a ZIP archive"},
+	{"\x1f\x8b", "a gzip archive"},
+	{"BM", "a BMP image"},
+	{"8BPS", "a Photoshop document"},
+	{"<?xml", "an XML document"},
+	{"RIFF", "a RIFF (WebP/AVI/WAV) file"},
+}
+
+// sniff returns the container kind from the first bytes ("" when unknown)
+// or, for another kind of file, what it is.
+func sniff(b []byte) (kind, foreign string) {
+	has := func(off int, s string) bool { return len(b) >= off+len(s) && string(b[off:off+len(s)]) == s }
+	switch {
+	case has(0, "FUJIFILM"):
+		return "RAF", ""
+	case has(0, "\x00MRM"):
+		return "MRW", ""
+	case has(0, "FOVb"):
+		return "X3F", ""
+	case has(0, "II\x1a\x00\x00\x00HEAPCCDR"):
+		return "CRW", ""
+	case has(4, "ftypcrx "):
+		return "CR3", ""
+	case has(0, "II*\x00"), has(0, "MM\x00*"), has(0, "IIRO"), has(0, "IIRS"), has(0, "MMOR"), has(0, "IIU\x00"):
+		return "TIFF", ""
+	}
+	for _, f := range foreignMagic {
+		if has(0, f.magic) {
+			return "", f.what
+		}
+	}
+	return "", ""
+}
+
+// isText reports whether the first 512 bytes are printable UTF-8 text.
+func isText(b []byte) bool {
+	b = b[:min(len(b), 512)]
+	if len(b) < 16 {
+		return false
+	}
+	for _, c := range b {
+		if c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t') {
+			return false
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD") == string(b)
+}
+
+// formatName names the container from its kind and Make.
+func formatName(kind string, o *own) string {
+	switch kind {
+	case "TIFF":
+	case "":
+		return ""
+	default:
+		return kind
+	}
+	mk := strings.ToUpper(o.make)
+	switch {
+	case o.iiq:
+		return "IIQ"
+	case o.dng:
+		return "DNG"
+	case o.cr2:
+		return "CR2"
+	case o.orf:
+		return "ORF"
+	case o.rw2:
+		if strings.HasPrefix(mk, "LEICA") {
+			return "RWL"
+		}
+		return "RW2"
+	case strings.HasPrefix(mk, "NIKON"):
+		return "NEF"
+	case strings.HasPrefix(mk, "SONY"):
+		return "ARW"
+	case strings.HasPrefix(mk, "PENTAX"), strings.HasPrefix(mk, "RICOH"), strings.HasPrefix(mk, "ASAHI"):
+		return "PEF"
+	case strings.HasPrefix(mk, "OLYMPUS"), strings.HasPrefix(mk, "OM DIGITAL"):
+		return "ORF"
+	case strings.HasPrefix(mk, "SAMSUNG"):
+		return "SRW"
+	case strings.HasPrefix(mk, "CANON"):
+		return "CR2"
+	case strings.HasPrefix(mk, "HASSELBLAD"):
+		return "3FR"
+	case strings.HasPrefix(mk, "LEAF"):
+		return "MOS"
+	case strings.HasPrefix(mk, "PHASE ONE"):
+		return "IIQ"
+	case strings.HasPrefix(mk, "MAMIYA"):
+		return "MEF"
+	case strings.HasPrefix(mk, "EPSON"):
+		return "ERF"
+	case strings.Contains(mk, "KODAK"):
+		return "DCR"
+	case strings.HasPrefix(mk, "PANASONIC"), strings.HasPrefix(mk, "LEICA"):
+		return "RW2"
+	}
+	return "TIFF"
+}

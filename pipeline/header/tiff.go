@@ -1,0 +1,515 @@
+package header
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"strings"
+)
+
+// TIFF tag numbers used here (TIFF 6.0, TIFF/EP, EXIF 2.32, DNG 1.4, and
+// the vendor tags named).
+const (
+	tagNewSubFileType    = 254
+	tagImageWidth        = 256
+	tagImageLength       = 257
+	tagBitsPerSample     = 258
+	tagCompression       = 259
+	tagPhotometric       = 262
+	tagMake              = 271
+	tagModel             = 272
+	tagStripOffsets      = 273
+	tagOrientation       = 274
+	tagSamplesPerPixel   = 277
+	tagStripByteCounts   = 279
+	tagTileOffsets       = 324
+	tagTileByteCounts    = 325
+	tagSubIFDs           = 330
+	tagExifIFD           = 34665
+	tagGPSIFD            = 34853
+	tagInteropIFD        = 40965
+	tagMakerNote         = 37500
+	tagSonyRawFileType   = 0x7000 // Sony ARW raw IFD (ExifTool: SonyRawFileType)
+	tagDNGVersion        = 50706
+	tagUniqueCameraModel = 50708
+	tagDefaultCropOrig   = 50719
+	tagDefaultCropSize   = 50720
+	tagActiveArea        = 50829
+	tagPanaSensorWidth   = 0x02 // Panasonic RW2 IFD0 (ExifTool PanasonicRaw)
+	tagPanaSensorHeight  = 0x03
+	tagPanaTopBorder     = 0x04
+	tagPanaLeftBorder    = 0x05
+	tagPanaBottomBorder  = 0x06
+	tagPanaRightBorder   = 0x07
+	tagCanonSensorInfo   = 0x00e0 // Canon makernote SensorInfo (int16u[17])
+	tagCanonLensModel    = 0x0095
+)
+
+// Walk limits: LibRaw's parse_tiff_ifd refuses IFDs of more than 512
+// entries; we allow 1024. The other bounds stop cycles and chains.
+const (
+	maxEntries  = 1024
+	maxIFDs     = 64 // per TIFF block, all kinds
+	maxChain    = 32 // IFD0, IFD1, ... via next-IFD offsets
+	maxSubDepth = 4  // SubIFDs of SubIFDs of ...
+	maxSubIFDs  = 16 // SubIFD offsets taken from one tag
+	maxStrips   = 8192
+)
+
+// typeSize is the byte size of TIFF field types 1..13 (13 = IFD, TIFF
+// Technical Note 1); 0 for unknown types.
+func typeSize(t uint16) uint64 {
+	switch t {
+	case 1, 2, 6, 7:
+		return 1
+	case 3, 8:
+		return 2
+	case 4, 9, 11, 13:
+		return 4
+	case 5, 10, 12:
+		return 8
+	}
+	return 0
+}
+
+// tiffBlock is one TIFF structure inside the file: the whole file for
+// TIFF-based RAWs, a CMT box for CR3. Offsets inside the block are relative
+// to base, the file offset of its "II*\0"/"MM\0*" header.
+type tiffBlock struct {
+	src  *source
+	base int64
+	end  int64 // file offset where the block ends
+	bo   binary.ByteOrder
+	ifd0 int64 // relative offset of IFD0
+}
+
+// newTIFFBlock checks the 8-byte header at file offset base. magic lists the
+// accepted values of the 16-bit word at offset 2 (42 for TIFF; 0x4F52,
+// 0x5352 for Olympus ORF; 0x55 for Panasonic RW2).
+func newTIFFBlock(src *source, base, end int64) (*tiffBlock, bool) {
+	h, err := src.bytes(base, 8)
+	if err != nil {
+		return nil, false
+	}
+	t := &tiffBlock{src: src, base: base, end: end}
+	switch string(h[:2]) {
+	case "II":
+		t.bo = binary.LittleEndian
+	case "MM":
+		t.bo = binary.BigEndian
+	default:
+		return nil, false
+	}
+	switch t.bo.Uint16(h[2:]) {
+	case 42, 0x4f52, 0x5352, 0x55:
+	default:
+		return nil, false
+	}
+	t.ifd0 = int64(t.bo.Uint32(h[4:]))
+	return t, true
+}
+
+// entry is one 12-byte IFD entry.
+type entry struct {
+	tag, typ uint16
+	count    uint32
+	pos      int64 // file offset of the entry
+}
+
+// valueSpan returns the file offset and byte length e's value claims,
+// without checking that it lies in the block. The product count×size is
+// computed in 64 bits, so a huge count is refused rather than wrapped.
+func (t *tiffBlock) valueSpan(e entry) (pos, n int64, ok bool) {
+	sz := typeSize(e.typ) * uint64(e.count)
+	if sz == 0 || sz > math.MaxInt32 {
+		return 0, 0, false
+	}
+	if sz <= 4 {
+		return e.pos + 8, int64(sz), true
+	}
+	b, err := t.src.bytes(e.pos+8, 4)
+	if err != nil {
+		return 0, 0, false
+	}
+	return t.base + int64(t.bo.Uint32(b)), int64(sz), true
+}
+
+// valueAt is valueSpan restricted to values that lie inside the block.
+func (t *tiffBlock) valueAt(e entry) (pos, n int64, ok bool) {
+	pos, n, ok = t.valueSpan(e)
+	if !ok || pos < t.base || n > t.end-pos {
+		return 0, 0, false
+	}
+	return pos, n, true
+}
+
+// nums returns up to max numeric values of e as float64 (integers exactly;
+// rationals as num/den, NaN for a zero denominator).
+func (t *tiffBlock) nums(e entry, max int) []float64 {
+	if int64(e.count) < int64(max) {
+		max = int(e.count)
+	}
+	sz := typeSize(e.typ)
+	if sz == 0 || max <= 0 || e.typ == 2 {
+		return nil
+	}
+	pos, _, ok := t.valueAt(e)
+	if !ok {
+		return nil
+	}
+	b, err := t.src.bytes(pos, int64(sz)*int64(max))
+	if err != nil {
+		return nil
+	}
+	out := make([]float64, max)
+	for i := range out {
+		p := b[i*int(sz):]
+		switch e.typ {
+		case 1, 7:
+			out[i] = float64(p[0])
+		case 6:
+			out[i] = float64(int8(p[0]))
+		case 3:
+			out[i] = float64(t.bo.Uint16(p))
+		case 8:
+			out[i] = float64(int16(t.bo.Uint16(p)))
+		case 4, 13:
+			out[i] = float64(t.bo.Uint32(p))
+		case 9:
+			out[i] = float64(int32(t.bo.Uint32(p)))
+		case 5:
+			n, d := t.bo.Uint32(p), t.bo.Uint32(p[4:])
+			out[i] = ratio(float64(n), float64(d))
+		case 10:
+			n, d := int32(t.bo.Uint32(p)), int32(t.bo.Uint32(p[4:]))
+			out[i] = ratio(float64(n), float64(d))
+		case 11:
+			out[i] = float64(math.Float32frombits(t.bo.Uint32(p)))
+		case 12:
+			out[i] = math.Float64frombits(t.bo.Uint64(p))
+		}
+	}
+	return out
+}
+
+func ratio(n, d float64) float64 {
+	if d == 0 {
+		return math.NaN()
+	}
+	return n / d
+}
+
+// num returns the first numeric value of e, or -1.
+func (t *tiffBlock) num(e entry) int64 {
+	v := t.nums(e, 1)
+	if len(v) == 0 || math.IsNaN(v[0]) || v[0] < 0 || v[0] > math.MaxInt32 {
+		return -1
+	}
+	return int64(v[0])
+}
+
+// str returns e's ASCII value (at most 256 bytes, cut at the first NUL,
+// trimmed).
+func (t *tiffBlock) str(e entry) string {
+	if e.typ != 2 && e.typ != 7 && e.typ != 1 {
+		return ""
+	}
+	c := e
+	if c.count > 256 {
+		c.count = 256
+	}
+	pos, n, ok := t.valueAt(c)
+	if !ok {
+		return ""
+	}
+	b, err := t.src.bytes(pos, n)
+	if err != nil {
+		return ""
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// ifd is one decoded IFD with the fields this package uses.
+type ifd struct {
+	off     int64 // relative offset inside the block
+	entries []entry
+	next    int64 // relative offset of the next IFD in the chain, 0 for none
+	sub     bool  // reached through a SubIFDs tag
+
+	newSubFileType int64 // -1 when absent
+	width, height  int64 // -1 when absent
+	bps            int
+	samples        int
+	compression    int // -1 when absent
+	photometric    int // -1 when absent
+	orientation    int // 0 when absent
+	make, model    string
+	uniqueModel    string // DNG UniqueCameraModel (50708)
+	dng            bool
+	activeArea     []float64 // top, left, bottom, right
+	cropOrigin     []float64 // x, y
+	cropSize       []float64 // w, h
+	sonyRawType    int       // -1 when absent
+	subIFDs        []int64
+	exifIFD        int64 // 0 when absent
+	dataEnd        int64 // largest offset+count of strips/tiles (relative), -1 when unknown
+}
+
+func (d *ifd) find(tag uint16) (entry, bool) {
+	for _, e := range d.entries {
+		if e.tag == tag {
+			return e, true
+		}
+	}
+	return entry{}, false
+}
+
+// readIFD reads the IFD at relative offset off. Entries that do not fit
+// in the block are dropped (a truncated file keeps what it has).
+func (t *tiffBlock) readIFD(off int64) (*ifd, bool) {
+	pos := t.base + off
+	if off < 8 || pos+2 > t.end {
+		return nil, false
+	}
+	b, err := t.src.bytes(pos, 2)
+	if err != nil {
+		return nil, false
+	}
+	n := int64(t.bo.Uint16(b))
+	if n == 0 || n > maxEntries {
+		return nil, false
+	}
+	fit := (t.end - pos - 2) / 12
+	if fit < n {
+		n = fit
+	}
+	if n <= 0 {
+		return nil, false
+	}
+	raw, err := t.src.bytes(pos+2, n*12)
+	if err != nil {
+		return nil, false
+	}
+	d := &ifd{off: off, newSubFileType: -1, width: -1, height: -1, compression: -1, photometric: -1, sonyRawType: -1, dataEnd: -1}
+	d.entries = make([]entry, n)
+	for i := range d.entries {
+		p := raw[i*12:]
+		d.entries[i] = entry{tag: t.bo.Uint16(p), typ: t.bo.Uint16(p[2:]), count: t.bo.Uint32(p[4:]), pos: pos + 2 + int64(i)*12}
+	}
+	if nb, err := t.src.bytes(pos+2+n*12, 4); err == nil {
+		d.next = int64(t.bo.Uint32(nb))
+	}
+	t.decode(d)
+	return d, true
+}
+
+func (t *tiffBlock) decode(d *ifd) {
+	for _, e := range d.entries {
+		switch e.tag {
+		case tagNewSubFileType:
+			d.newSubFileType = t.num(e)
+		case tagImageWidth:
+			d.width = t.num(e)
+		case tagImageLength:
+			d.height = t.num(e)
+		case tagBitsPerSample:
+			d.bps = int(max(t.num(e), 0))
+		case tagSamplesPerPixel:
+			d.samples = int(max(t.num(e), 0))
+		case tagCompression:
+			d.compression = int(t.num(e))
+		case tagPhotometric:
+			d.photometric = int(t.num(e))
+		case tagOrientation:
+			if o := t.num(e); o >= 1 && o <= 8 {
+				d.orientation = int(o)
+			}
+		case tagMake:
+			d.make = t.str(e)
+		case tagModel:
+			d.model = t.str(e)
+		case tagDNGVersion:
+			d.dng = true
+		case tagUniqueCameraModel:
+			d.uniqueModel = t.str(e)
+		case tagActiveArea:
+			d.activeArea = t.nums(e, 4)
+		case tagDefaultCropOrig:
+			d.cropOrigin = t.nums(e, 2)
+		case tagDefaultCropSize:
+			d.cropSize = t.nums(e, 2)
+		case tagSonyRawFileType:
+			d.sonyRawType = int(t.num(e))
+		case tagSubIFDs:
+			c := min(int(e.count), maxSubIFDs)
+			for _, v := range t.nums(entry{tag: e.tag, typ: e.typ, count: uint32(c), pos: e.pos}, c) {
+				if v > 0 && v < math.MaxUint32 {
+					d.subIFDs = append(d.subIFDs, int64(v))
+				}
+			}
+		case tagExifIFD:
+			if v := t.num(e); v > 0 {
+				d.exifIFD = v
+			}
+		}
+	}
+	d.dataEnd = t.dataEnd(d, tagStripOffsets, tagStripByteCounts)
+	if d.dataEnd < 0 {
+		d.dataEnd = t.dataEnd(d, tagTileOffsets, tagTileByteCounts)
+	}
+}
+
+// dataEnd returns the largest offset+bytecount of d's strips (or tiles),
+// relative to the block, or -1 when d has none. When there are more than
+// maxStrips only the first and last are looked at. If the offset array
+// itself lies past the end of the block, the end of that array is returned
+// (the file is cut before its own directory data).
+func (t *tiffBlock) dataEnd(d *ifd, offTag, cntTag uint16) int64 {
+	oe, ok := d.find(offTag)
+	if !ok || oe.count == 0 {
+		return -1
+	}
+	if pos, n, ok := t.valueSpan(oe); ok && pos+n > t.end {
+		return pos + n - t.base
+	}
+	ce, hasCnt := d.find(cntTag)
+	ids := []uint32{0, oe.count - 1}
+	if oe.count <= maxStrips {
+		ids = make([]uint32, oe.count)
+		for i := range ids {
+			ids[i] = uint32(i)
+		}
+	}
+	end := int64(-1)
+	for _, i := range ids {
+		o, ok := t.elem(oe, i)
+		if !ok {
+			return -1
+		}
+		c := int64(0)
+		if hasCnt && i < ce.count {
+			c, _ = t.elem(ce, i)
+		}
+		end = max(end, o+c)
+	}
+	return end
+}
+
+// elem returns element i of a BYTE/SHORT/LONG entry.
+func (t *tiffBlock) elem(e entry, i uint32) (int64, bool) {
+	sz := typeSize(e.typ)
+	if i >= e.count || (e.typ != 1 && e.typ != 3 && e.typ != 4 && e.typ != 13) {
+		return 0, false
+	}
+	pos, _, ok := t.valueAt(e)
+	if !ok {
+		return 0, false
+	}
+	b, err := t.src.bytes(pos+int64(i)*int64(sz), int64(sz))
+	if err != nil {
+		return 0, false
+	}
+	switch sz {
+	case 1:
+		return int64(b[0]), true
+	case 2:
+		return int64(t.bo.Uint16(b)), true
+	}
+	return int64(t.bo.Uint32(b)), true
+}
+
+// walk reads IFD0 and its chain, every SubIFD (recursively) and the Exif
+// IFD of each, visiting no offset twice and at most maxIFDs IFDs.
+func (t *tiffBlock) walk() (chain, subs []*ifd, exif *ifd) {
+	seen := map[int64]bool{}
+	budget := maxIFDs
+	var visitSubs func(d *ifd, depth int)
+	visitSubs = func(d *ifd, depth int) {
+		if depth > maxSubDepth {
+			return
+		}
+		for _, off := range d.subIFDs {
+			if budget <= 0 || seen[off] {
+				continue
+			}
+			seen[off] = true
+			budget--
+			s, ok := t.readIFD(off)
+			if !ok {
+				continue
+			}
+			s.sub = true
+			subs = append(subs, s)
+			visitSubs(s, depth+1)
+		}
+	}
+	off := t.ifd0
+	for i := 0; off != 0 && i < maxChain && budget > 0 && !seen[off]; i++ {
+		seen[off] = true
+		budget--
+		d, ok := t.readIFD(off)
+		if !ok {
+			break
+		}
+		chain = append(chain, d)
+		visitSubs(d, 1)
+		off = d.next
+	}
+	for _, d := range append(append([]*ifd{}, chain...), subs...) {
+		if d.exifIFD != 0 && exif == nil && !seen[d.exifIFD] && budget > 0 {
+			seen[d.exifIFD] = true
+			budget--
+			if e, ok := t.readIFD(d.exifIFD); ok {
+				exif = e
+			}
+		}
+	}
+	return chain, subs, exif
+}
+
+// isRawIFD reports whether d looks like raw sensor data rather than a
+// preview: CFA or LinearRaw photometric (TIFF/EP, DNG), more than 8 bits per
+// sample, or a vendor raw compression.
+func (d *ifd) isRawIFD() bool {
+	if d.width <= 0 || d.height <= 0 {
+		return false
+	}
+	switch d.photometric {
+	case 32803, 34892:
+		return true
+	}
+	if d.bps > 8 {
+		return true
+	}
+	switch d.compression {
+	case 32767, 32769, 32770, 34713, 34316, 34826, 34828, 34830, 65000, 65535, 262, 99, 32867, 34892:
+		return true
+	}
+	return false
+}
+
+// pickRaw chooses the full-resolution raw IFD the way LibRaw does for the
+// cases it documents: in a DNG the IFD with NewSubFileType 0 (absent = 0)
+// and raw photometric, largest area first; otherwise the largest IFD that
+// isRawIFD.
+func pickRaw(all []*ifd, dng bool) *ifd {
+	var best *ifd
+	area := func(d *ifd) int64 { return d.width * d.height }
+	for _, d := range all {
+		if !d.isRawIFD() {
+			continue
+		}
+		if dng {
+			if d.newSubFileType > 0 || (d.photometric != 32803 && d.photometric != 34892) {
+				continue
+			}
+		}
+		if best == nil || area(d) > area(best) {
+			best = d
+		}
+	}
+	return best
+}

@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+)
+
+// TestMain lets the test binary act as a measuring child process: with
+// RAWBATCH_MEASURE set to a JSON measureSpec it converts one file, prints a
+// measureResult as JSON and exits. Memory tests and benchmarks use it to
+// measure the peak RSS of one conversion in a fresh process.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("RAWBATCH_MEASURE"); spec != "" {
+		os.Exit(measureChild(spec))
+	}
+	os.Exit(m.Run())
+}
+
+type measureSpec struct {
+	In, Out  string
+	Settings Settings
+	Threads  int
+}
+
+type measureResult struct {
+	IdleRSS, PeakRSS int64 // bytes: VmRSS before the conversion, VmHWM after
+	Err              string
+}
+
+// procStatus returns a field of /proc/self/status in bytes (VmRSS, VmHWM).
+func procStatus(field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func measureChild(spec string) int {
+	var s measureSpec
+	if err := json.Unmarshal([]byte(spec), &s); err != nil {
+		fmt.Println(err)
+		return 2
+	}
+	_ = libraw.Version() // libraries loaded before the idle reading
+	var r measureResult
+	r.IdleRSS = procStatus("VmRSS")
+	s.Settings.threads = s.Threads
+	if _, err := ConvertFile(context.Background(), s.In, s.Out, s.Settings); err != nil {
+		r.Err = err.Error()
+	}
+	r.PeakRSS = procStatus("VmHWM")
+	json.NewEncoder(os.Stdout).Encode(r)
+	return 0
+}
+
+// measurePeak converts in → out in a fresh child process and returns the
+// growth of its peak RSS over its idle RSS, in bytes.
+func measurePeak(t testing.TB, in, out string, s Settings, threads int) int64 {
+	t.Helper()
+	spec, _ := json.Marshal(measureSpec{In: in, Out: out, Settings: s, Threads: threads})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RAWBATCH_MEASURE="+string(spec))
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("measuring child: %v\n%s", err, b)
+	}
+	var r measureResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("measuring child output %q: %v", b, err)
+	}
+	if r.Err != "" {
+		t.Fatalf("measuring child: %s", r.Err)
+	}
+	return r.PeakRSS - r.IdleRSS
+}
