@@ -1,7 +1,11 @@
 package pipeline
 
 import (
+	"context"
+	"runtime/debug"
+
 	"fmt"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"io"
 	"os"
 	"path/filepath"
@@ -76,4 +80,60 @@ func BenchmarkEstimateCalibration(b *testing.B) {
 	for b.Loop() {
 		calibrate(b, os.Stdout, files, settingsMatrix())
 	}
+}
+
+// BenchmarkNoLeak500 converts the small sample files 500 times in this
+// process and prints RSS after the first 50 and after all 500, each time
+// after giving free memory back to the system (debug.FreeOSMemory for Go,
+// malloc_trim for glibc's arenas), so that only memory still held shows:
+// C or Go memory kept per conversion would show as growth (must be
+// < 20 MB). It also prints glibc's and Go's bytes in use.
+func BenchmarkNoLeak500(b *testing.B) {
+	files := []string{
+		filepath.Join(testdata, "raw", "canon_eos_6d.dng"),
+		filepath.Join(testdata, "raw", "adobesdk_05_PGTM2_unsigned8.dng"),
+		filepath.Join(testdata, "raw", "canon550d_colorchart.dng"),
+		filepath.Join(testdata, "raw", "RAW_KODAK_C330_FORMAT_NONE_YRGB.raw"),
+	}
+	dir := b.TempDir()
+	for b.Loop() {
+		var after50 int64
+		for i := range 500 {
+			in := files[i%len(files)]
+			s := DefaultSettings()
+			if i%2 == 1 {
+				s.Format = PNG16
+			}
+			if _, err := ConvertFile(context.Background(), in, filepath.Join(dir, "out"+s.Format.Ext()), s); err != nil {
+				b.Fatal(err)
+			}
+			if i == 49 {
+				after50 = settledRSS()
+				c50, _ := libraw.MallocStats()
+				fmt.Printf("after 50: RSS %.1f MB, C heap in use %.2f MB, Go heap in use %.2f MB\n", float64(after50)/1e6, float64(c50)/1e6, float64(goHeapInUse())/1e6)
+			}
+		}
+		after500 := settledRSS()
+		c500, _ := libraw.MallocStats()
+		fmt.Printf("after 500: RSS %.1f MB, C heap in use %.2f MB, Go heap in use %.2f MB; RSS growth %.1f MB\n",
+			float64(after500)/1e6, float64(c500)/1e6, float64(goHeapInUse())/1e6, float64(after500-after50)/1e6)
+		if after500-after50 > 20e6 {
+			b.Errorf("RSS grew by %d bytes over 450 conversions", after500-after50)
+		}
+	}
+}
+
+// settledRSS returns VmRSS after returning free Go and C memory to the
+// system.
+func settledRSS() int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	libraw.ReleaseFreeMemory()
+	return procStatus("VmRSS")
+}
+
+func goHeapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
 }

@@ -100,7 +100,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		Started: rep.started, Done: rep.done}
 	results := r.Run(ctx, plan)
 	interrupted := ctx.Err() != nil
-	rep.summary(results, interrupted)
+	rep.summary(results, interrupted, r.Scheduler)
 	return outcome(results, interrupted)
 }
 

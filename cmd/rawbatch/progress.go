@@ -11,6 +11,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -100,8 +101,9 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	}
 }
 
-// summary prints the counts and every failure with its reason.
-func (r *reporter) summary(results []pipeline.FileResult, interrupted bool) {
+// summary prints the counts, the peak concurrency and memory admitted, and
+// every failure with its reason.
+func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sched *budget.Scheduler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bar != nil {
@@ -112,6 +114,11 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool) {
 	el := time.Since(r.t0)
 	fmt.Fprintf(r.w, "%d converted, %d skipped, %d failed in %.1fs (%.1f MP/s)\n",
 		b.converted, b.skipped, b.failed, el.Seconds(), r.mpix/max(el.Seconds(), 1e-3))
+	if sched != nil {
+		if peak, n := sched.Stats(); n > 0 {
+			fmt.Fprintf(r.w, "at most %d files at once, %s of the %s memory budget\n", n, budget.FormatSize(peak), budget.FormatSize(sched.Budget()))
+		}
+	}
 	if b.failed > 0 {
 		fmt.Fprintf(r.w, "failed files:\n")
 		for _, fr := range results {
@@ -130,6 +137,8 @@ func hint(err error) string {
 	switch {
 	case errors.Is(err, rawerr.ErrUnsupported):
 		return " (hint: a newer LibRaw may read it; see 'rawbatch version')"
+	case errors.Is(err, budget.ErrOverBudget):
+		return "" // the message already says what to do
 	}
 	return ""
 }

@@ -88,6 +88,22 @@ static void rb_copy_image(libraw_data_t *lr, float *dst, int colors) {
 	}
 }
 
+// rb_malloc_setup makes glibc serve every block of 1 MiB or more with its
+// own mmap, returned to the system on free. LibRaw's raw and image buffers
+// are such blocks; by default glibc raises its mmap threshold dynamically
+// up to 32 MiB and keeps freed blocks below it in per-thread arenas, which
+// across LibRaw's and OpenMP's threads grew RSS by ~100 MB over 500
+// conversions without any leak (BenchmarkNoLeak500).
+static void rb_malloc_setup(void) { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
+
+// rb_malloc_stats reports glibc's heap: bytes in use by malloc (arena and
+// mmapped blocks) and free bytes held in the arenas.
+static void rb_malloc_stats(long long *inuse, long long *free_held) {
+	struct mallinfo2 m = mallinfo2();
+	*inuse = (long long)m.uordblks + (long long)m.hblkhd;
+	*free_held = (long long)m.fordblks;
+}
+
 static float rb_get_rgb_cam(libraw_data_t *lr, int i, int j) { return lr->color.rgb_cam[i][j]; }
 static float rb_get_cam_xyz(libraw_data_t *lr, int i, int j) { return lr->color.cam_xyz[i][j]; }
 */
@@ -102,6 +118,8 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
+
+func init() { C.rb_malloc_setup() }
 
 // Version returns the LibRaw version string of the library linked at run
 // time (libraw_version()), for example "0.20.2-Release".
@@ -540,3 +558,16 @@ func Identify(path string) (in Info, outW, outH int, err error) {
 	outW, outH, err = h.OutputSize()
 	return in, outW, outH, err
 }
+
+// MallocStats returns glibc's malloc statistics for the process: bytes in
+// use (mallinfo2 uordblks + hblkhd) and free bytes kept in its arenas
+// (fordblks). Tests use it to show that conversions leak no C memory.
+func MallocStats() (inUse, freeHeld int64) {
+	var a, b C.longlong
+	C.rb_malloc_stats(&a, &b)
+	return int64(a), int64(b)
+}
+
+// ReleaseFreeMemory returns the free memory glibc keeps in its arenas to
+// the system (malloc_trim(0), which walks every arena).
+func ReleaseFreeMemory() { C.malloc_trim(0) }

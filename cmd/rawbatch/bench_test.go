@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+)
+
+// rawbatchBinary returns a path that runs this test binary as rawbatch
+// (TestMain dispatches on the program name).
+func rawbatchBinary(b *testing.B) string {
+	p := filepath.Join(b.TempDir(), "rawbatch")
+	if err := os.Symlink(os.Args[0], p); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// writeSynth writes n synthetic w×h DNGs into dir.
+func writeSynth(b *testing.B, dir string, n, w, h int) {
+	c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18},
+		Patches: []synthdng.Patch{{X0: w / 4, Y0: h / 4, X1: w / 2, Y1: h / 2, SRGBLinear: [3]float64{0.5, 0.2, 0.1}}}}
+	cw, ch, scene := synthdng.ChartScene(c, 1, synthdng.DefaultColorMatrix, 1)
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("synthetic-%02d.dng", i))
+		if err := synthdng.WriteFile(p, synthdng.Spec{Width: cw, Height: ch, BlackLevel: 512, WhiteLevel: 16383, Scene: scene}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// runMeasured runs rawbatch with args and returns its wall time, its peak
+// RSS (wait4 rusage: the process and, by ru_maxrss of RUSAGE_CHILDREN
+// semantics, the largest of its children) and its stderr.
+func runMeasured(b *testing.B, bin string, args ...string) (time.Duration, int64, string) {
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	el := time.Since(t0)
+	if err != nil {
+		b.Fatalf("rawbatch %v: %v\n%s", args, err, stderr.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return el, ru.Maxrss * 1024, stderr.String()
+}
+
+var atOnceRE = regexp.MustCompile(`at most (\d+) files at once`)
+
+// BenchmarkBudget45MP converts eight synthetic 45 MP DNGs with --jobs 8
+// under a 2 GiB and an 8 GiB memory budget and prints wall time, peak RSS
+// and peak concurrency. The 2 GiB run must stay under 2 GiB + 150 MB.
+func BenchmarkBudget45MP(b *testing.B) {
+	bin := rawbatchBinary(b)
+	in := b.TempDir()
+	writeSynth(b, in, 8, 8256, 5504)
+	fmt.Printf("%-10s %10s %12s %8s\n", "budget", "wall", "peak RSS", "at once")
+	for b.Loop() {
+		for _, bud := range []string{"2GiB", "8GiB"} {
+			out := b.TempDir()
+			el, rss, stderr := runMeasured(b, bin, "convert", "-q", "--jobs", "8", "--mem-budget", bud, in, "-o", out)
+			n := "?"
+			if m := atOnceRE.FindStringSubmatch(stderr); m != nil {
+				n = m[1]
+			}
+			fmt.Printf("%-10s %9.1fs %10.0f MB %8s\n", bud, el.Seconds(), float64(rss)/1e6, n)
+			if bud == "2GiB" && rss > 2<<30+150e6 {
+				b.Errorf("peak RSS %d bytes exceeds 2 GiB + 150 MB", rss)
+			}
+		}
+	}
+}
