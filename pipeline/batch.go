@@ -66,37 +66,75 @@ func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := map[[2]uint64]bool{}
+	if r, err := filepath.EvalSymlinks(absOut); err == nil {
+		absOut = r // walked paths are resolved too
+	}
+	problem := func(path string, err error) {
+		p.Problems = append(p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed,
+			Err: fmt.Errorf("%s: %w", path, pathError(path, err))})
+	}
+	// seen maps a file's device and inode to its task, so a file reached
+	// twice is planned once; a path that is not a symbolic link wins over
+	// one that is.
+	seen := map[[2]uint64]int{}
 	add := func(path, rel string, fi fs.FileInfo) {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			k := [2]uint64{uint64(st.Dev), st.Ino}
-			if seen[k] {
-				return
-			}
-			seen[k] = true
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			p.Tasks = append(p.Tasks, Task{Input: path, Rel: rel})
+			return
 		}
-		p.Tasks = append(p.Tasks, Task{Input: path, Rel: rel})
+		k := [2]uint64{uint64(st.Dev), st.Ino}
+		i, dup := seen[k]
+		if !dup {
+			seen[k] = len(p.Tasks)
+			p.Tasks = append(p.Tasks, Task{Input: path, Rel: rel})
+			return
+		}
+		kept := p.Tasks[i].Input
+		if isSymlink(kept) && !isSymlink(path) {
+			p.Tasks[i] = Task{Input: path, Rel: rel}
+			kept, path = path, kept
+		}
+		if kept != path {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s and %s are the same file; converting it once, as %s", kept, path, kept))
+		}
 	}
 	for _, in := range inputs {
 		fi, err := os.Stat(in)
 		if err != nil {
-			p.Problems = append(p.Problems, FileResult{Task: Task{Input: in}, Status: StatusFailed, Err: err})
+			problem(in, err)
 			continue
 		}
 		if !fi.IsDir() {
+			if !fi.Mode().IsRegular() {
+				problem(in, ErrNotRegular)
+				continue
+			}
 			add(in, filepath.Base(in), fi)
 			continue
 		}
-		err = filepath.WalkDir(in, func(path string, d fs.DirEntry, err error) error {
+		// A directory named on the command line is walked even when it is
+		// a symbolic link; links to directories inside it are not followed.
+		root, err := filepath.EvalSymlinks(in)
+		if err != nil {
+			problem(in, err)
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			rel, rerr := filepath.Rel(root, path)
+			if rerr != nil {
+				rel = filepath.Base(path)
+			}
+			shown := filepath.Join(in, rel) // the path as the user named it
 			if err != nil {
-				p.Problems = append(p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed, Err: err})
+				problem(shown, err)
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
 				}
 				return nil
 			}
 			if d.IsDir() {
-				if a, err := filepath.Abs(path); err == nil && a == absOut && path != in {
+				if a, err := filepath.Abs(path); err == nil && a == absOut && path != root {
 					return fs.SkipDir
 				}
 				return nil
@@ -106,17 +144,14 @@ func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
 			}
 			fi, err := os.Stat(path) // follows a symlink to a file
 			if err != nil {
-				p.Problems = append(p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed, Err: err})
+				problem(shown, err)
 				return nil
 			}
 			if !fi.Mode().IsRegular() {
+				problem(shown, ErrNotRegular)
 				return nil
 			}
-			rel, err := filepath.Rel(in, path)
-			if err != nil {
-				rel = filepath.Base(path)
-			}
-			add(path, rel, fi)
+			add(shown, rel, fi)
 			return nil
 		})
 		if err != nil {
@@ -125,6 +160,24 @@ func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
 	}
 	p.mapOutputs(outDir, ext)
 	return p, nil
+}
+
+func isSymlink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
+// pathError drops the operation and path that *fs.PathError repeats (the
+// caller names the path) and names a dangling symbolic link as such.
+func pathError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) && isSymlink(path) {
+		return errors.New("broken symbolic link")
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Err
+	}
+	return err
 }
 
 // mapOutputs fills Task.Output, resolving collisions.
@@ -200,7 +253,8 @@ type Status string
 const (
 	StatusConverted Status = "converted"
 	StatusFailed    Status = "failed"
-	// StatusSkipped: not started because the run was interrupted.
+	// StatusSkipped: not converted because the run was interrupted: either
+	// never started, or cancelled while in flight (no output is left).
 	StatusSkipped Status = "skipped"
 )
 

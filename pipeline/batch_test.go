@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -80,6 +81,47 @@ func TestPlanBatchDedupesAndLinks(t *testing.T) {
 	}
 	if len(p.Tasks) != 1 {
 		t.Fatalf("a file reached three times planned %d times: %+v", len(p.Tasks), p.Tasks)
+	}
+	if filepath.Base(p.Tasks[0].Input) != "a.dng" {
+		t.Errorf("kept %s, want the file itself rather than the link", p.Tasks[0].Input)
+	}
+	if len(p.Warnings) == 0 || !strings.Contains(p.Warnings[0], "same file") {
+		t.Errorf("no warning about the duplicate: %q", p.Warnings)
+	}
+}
+
+// TestPlanBatchSpecialInputs: a symbolic link to a directory named as
+// input is walked; a FIFO (named or found) and a dangling link are
+// problems with a clear reason, never opened.
+func TestPlanBatchSpecialInputs(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	touch(t, filepath.Join(real, "a.dng"), []byte("x"))
+	link := filepath.Join(base, "card")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(real, "pipe.dng")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(base, "nowhere"), filepath.Join(real, "dangling.nef"))
+	p, err := PlanBatch([]string{link, fifo}, filepath.Join(base, "out"), ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tasks) != 1 || p.Tasks[0].Input != filepath.Join(link, "a.dng") {
+		t.Fatalf("tasks %+v, want card/a.dng", p.Tasks)
+	}
+	var reasons []string
+	for _, pr := range p.Problems {
+		reasons = append(reasons, pr.Err.Error())
+	}
+	all := strings.Join(reasons, "\n")
+	for _, want := range []string{"pipe.dng: not a raw file: not a regular file", "dangling.nef: broken symbolic link"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("problems %q lack %q", all, want)
+		}
 	}
 }
 

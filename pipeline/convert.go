@@ -134,6 +134,9 @@ func ConvertFile(ctx context.Context, in, out string, s Settings) (res Result, e
 	return res, nil
 }
 
+// TempPrefix starts the name of every temporary output file.
+const TempPrefix = ".rawbatch-tmp-"
+
 // cleanup releases the LibRaw handle and removes a temporary output left by
 // a failed stage.
 func (j *job) cleanup() {
@@ -159,13 +162,25 @@ func stageOpen(ctx context.Context, j *job) error {
 	stop := context.AfterFunc(ctx, h.Cancel)
 	defer stop()
 	if err := h.Open(j.in); err != nil {
-		return err
+		return unrecognised(j.in, err)
 	}
 	j.info = h.Info()
 	if err := plausible(j.in, j.info); err != nil {
 		return err
 	}
 	return h.Unpack()
+}
+
+// unrecognised rewords LibRaw's "unsupported" for a file that has no RAW
+// signature at all (random bytes, a headerless RAW cut short): LibRaw cannot
+// tell an unknown format from a damaged one, and suggesting a newer LibRaw
+// would mislead.
+func unrecognised(path string, err error) error {
+	if errors.Is(err, rawerr.ErrUnsupported) && !knownSignature(headBytes(path, 16)) {
+		return fmt.Errorf("%w: LibRaw %s does not recognise it (an unknown format, or a damaged file)",
+			rawerr.ErrNotRaw, libraw.ShortVersion())
+	}
+	return err
 }
 
 // minBytesPerMegapixel is the smallest file size per million sensor pixels
@@ -417,7 +432,9 @@ func Metadata(in libraw.Info) encode.Metadata {
 }
 
 func stageEncode(_ context.Context, j *job) error {
-	f, err := os.CreateTemp(filepath.Dir(j.out), ".rawbatch-tmp-*"+filepath.Ext(j.out))
+	// The temporary name has no image extension, so photo importers
+	// watching the folder do not pick it up.
+	f, err := os.CreateTemp(filepath.Dir(j.out), TempPrefix+"*")
 	if err != nil {
 		return err
 	}

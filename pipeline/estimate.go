@@ -27,7 +27,7 @@ func ReadInfo(path string) (FileInfo, error) {
 	}
 	in, w, h, err := libraw.Identify(path)
 	if err != nil {
-		return FileInfo{}, fmt.Errorf("%s: %w", path, err)
+		return FileInfo{}, fmt.Errorf("%s: %w", path, unrecognised(path, err))
 	}
 	if err := plausible(path, in); err != nil {
 		return FileInfo{}, fmt.Errorf("%s: %w", path, err)

@@ -63,7 +63,7 @@ func ParseWhiteBalance(s string) (WhiteBalance, error) {
 	for i, p := range parts {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil || !(v > 0) || v > 1e6 {
-			return WhiteBalance{}, fmt.Errorf("white balance %q: multiplier %q must be a positive number", s, p)
+			return WhiteBalance{}, fmt.Errorf("white balance %q: multiplier %q must be a number above 0 and at most 1000000", s, p)
 		}
 		w.Multipliers[i] = v
 	}
@@ -154,7 +154,7 @@ func (s Settings) Validate() error {
 	if s.Quality < 1 || s.Quality > 100 {
 		return fmt.Errorf("quality %d out of range 1..100", s.Quality)
 	}
-	if s.Exposure < -20 || s.Exposure > 20 {
+	if !(s.Exposure >= -20 && s.Exposure <= 20) { // also rejects NaN
 		return fmt.Errorf("exposure %g EV out of range -20..20", s.Exposure)
 	}
 	if s.Highlight < 0 || s.Highlight > 9 {

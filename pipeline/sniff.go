@@ -87,6 +87,56 @@ func Sniff(f io.ReaderAt, size int64) error {
 	if len(head) >= 8 && (string(head[:4]) == "II*\x00" || string(head[:4]) == "MM\x00*") {
 		return checkTIFFExtents(f, size)
 	}
+	if len(head) >= 14 && string(head[6:14]) == "HEAPCCDR" {
+		return checkCIFF(f, head, size)
+	}
+	return nil
+}
+
+// checkCIFF checks that a Canon CIFF (CRW) file still holds its root heap's
+// directory: the heap spans from the header to the end of the file and its
+// last 4 bytes give the offset of its record table (a 2-byte count, then
+// 10-byte records) from the heap's start (Canon CIFF specification 1.0r4,
+// §2). A truncated CRW has garbage there, and LibRaw then calls the file
+// unsupported.
+func checkCIFF(f io.ReaderAt, head []byte, size int64) error {
+	var bo binary.ByteOrder = binary.LittleEndian
+	if head[0] == 'M' {
+		bo = binary.BigEndian
+	}
+	hlen := int64(bo.Uint32(head[2:6]))
+	var b [4]byte
+	if hlen < 14 || size < hlen+6 {
+		return fmt.Errorf("%w: the CRW heap is missing (file of %d bytes)", rawerr.ErrCorrupt, size)
+	}
+	if _, err := f.ReadAt(b[:], size-4); err != nil {
+		return nil
+	}
+	table := hlen + int64(bo.Uint32(b[:]))
+	var nb [2]byte
+	if table+2 > size-4 {
+		return fmt.Errorf("%w: the CRW directory lies past the end of the file (truncated)", rawerr.ErrCorrupt)
+	}
+	if _, err := f.ReadAt(nb[:], table); err != nil {
+		return nil
+	}
+	n := int64(bo.Uint16(nb[:]))
+	if n == 0 || table+2+n*10 > size-4 {
+		return fmt.Errorf("%w: the CRW directory is cut off (truncated)", rawerr.ErrCorrupt)
+	}
+	// Each record whose data lives in the heap (storage bits 0x0000 of
+	// its type) must point inside the heap, before the table.
+	recs := make([]byte, n*10)
+	if _, err := f.ReadAt(recs, table+2); err != nil {
+		return nil
+	}
+	for i := int64(0); i < n; i++ {
+		r := recs[i*10:]
+		typ, sz, off := bo.Uint16(r), int64(bo.Uint32(r[2:])), int64(bo.Uint32(r[6:]))
+		if typ&0xC000 == 0 && hlen+off+sz > table {
+			return fmt.Errorf("%w: the CRW directory points past its data (truncated or damaged)", rawerr.ErrCorrupt)
+		}
+	}
 	return nil
 }
 
@@ -124,6 +174,7 @@ const (
 	tagTileOffsets     = 324
 	tagTileByteCounts  = 325
 	tagSubIFDs         = 330
+	tagDNGVersion      = 50706
 )
 
 // maxIFDs bounds the IFDs checkTIFFExtents visits, against loops and bombs.
@@ -144,6 +195,7 @@ func checkTIFFExtents(f io.ReaderAt, size int64) error {
 	}
 	seen := map[int64]bool{}
 	queue := []int64{int64(bo.Uint32(hdr[4:]))}
+	dng := false
 	for len(queue) > 0 && len(seen) < maxIFDs {
 		off := queue[0]
 		queue = queue[1:]
@@ -159,14 +211,21 @@ func checkTIFFExtents(f io.ReaderAt, size int64) error {
 			queue = append(queue, next)
 		}
 		queue = append(queue, ifd[tagSubIFDs]...)
-		if err := checkIFDData(ifd, size); err != nil {
+		dng = dng || ifd[tagDNGVersion] != nil
+		if err := checkIFDData(ifd, size, dng); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkIFDData(ifd map[uint16][]int64, size int64) error {
+// checkIFDData checks one IFD's image data against the file size. DNG
+// writers record exact byte counts, so in a DNG any full-resolution strip
+// or tile that ends past the end of the file means a truncated file (a
+// lossy DNG cut short would otherwise decode, through libjpeg, into grey
+// blocks); other TIFF-based RAW files get some slack for cameras that
+// overstate the last strip.
+func checkIFDData(ifd map[uint16][]int64, size int64, dng bool) error {
 	if first(ifd[tagNewSubFileType]) != 0 {
 		return nil
 	}
@@ -188,8 +247,12 @@ func checkIFDData(ifd map[uint16][]int64, size int64) error {
 	if want > 0 && int64(len(offs)) < want {
 		return fmt.Errorf("%w: the %d×%d image has %d of its %d data blocks", rawerr.ErrCorrupt, w, h, len(offs), want)
 	}
+	slack := size/100 + 65536
+	if dng {
+		slack = 0
+	}
 	for i, o := range offs {
-		if o >= size || (i < len(counts) && counts[i] > 0 && o+counts[i] > size+size/100+65536) {
+		if o >= size || (i < len(counts) && counts[i] > 0 && o+counts[i] > size+slack) {
 			return fmt.Errorf("%w: the %d×%d image data reaches byte %d but the file has %d bytes (truncated)",
 				rawerr.ErrCorrupt, w, h, o+max(0, at(counts, i)), size)
 		}
@@ -228,6 +291,10 @@ func readIFD(f io.ReaderAt, bo binary.ByteOrder, off, size int64) (map[uint16][]
 	for i := int64(0); i < n; i++ {
 		e := buf[i*12 : i*12+12]
 		tag, typ, cnt := bo.Uint16(e), bo.Uint16(e[2:]), int64(bo.Uint32(e[4:]))
+		if tag == tagDNGVersion {
+			ifd[tag] = []int64{1} // presence is enough
+			continue
+		}
 		switch tag {
 		case tagNewSubFileType, tagImageWidth, tagImageLength, tagStripOffsets, tagRowsPerStrip,
 			tagStripByteCounts, tagTileWidth, tagTileLength, tagTileOffsets, tagTileByteCounts, tagSubIFDs:
@@ -276,18 +343,52 @@ func readIFD(f io.ReaderAt, bo binary.ByteOrder, off, size int64) (map[uint16][]
 }
 
 // openAndSniff opens path for a size and Sniff check.
+// It refuses anything but a regular file before opening it: opening a FIFO
+// would block.
 func openAndSniff(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, ErrNotRegular
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if !st.Mode().IsRegular() {
-		return 0, fmt.Errorf("not a regular file")
-	}
 	return st.Size(), Sniff(f, st.Size())
+}
+
+// ErrNotRegular: the input is a directory, FIFO, device or socket.
+var ErrNotRegular = fmt.Errorf("%w: not a regular file", rawerr.ErrNotRaw)
+
+// knownSignature reports whether head starts with the signature of a RAW
+// container LibRaw knows: TIFF (DNG, NEF, CR2, ARW, PEF, 3FR, IIQ, ...),
+// Olympus ORF, Panasonic RW2, Canon CIFF (CRW), ISO BMFF (CR3), Fujifilm
+// RAF, Minolta MRW, Sigma X3F, ARRI. Headerless formats that LibRaw
+// identifies by file size have none.
+func knownSignature(head []byte) bool {
+	for _, sig := range []string{"II*\x00", "MM\x00*", "IIRO", "IIRS", "MMOR", "IIU\x00", "FUJIFILM", "\x00MRM", "FOVb", "ARRI"} {
+		if bytes.HasPrefix(head, []byte(sig)) {
+			return true
+		}
+	}
+	if len(head) >= 14 && string(head[6:14]) == "HEAPCCDR" {
+		return true
+	}
+	return len(head) >= 12 && string(head[4:8]) == "ftyp"
+}
+
+// headBytes reads the first n bytes of path (fewer for a shorter file).
+func headBytes(path string, n int) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	k, _ := io.ReadFull(f, b)
+	return b[:k]
 }

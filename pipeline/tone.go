@@ -72,7 +72,7 @@ func applyTone(img Image, c ToneCurve) {
 		return
 	}
 	for i, v := range img.Pix {
-		if v <= 0 {
+		if !(v > 0) { // also NaN
 			img.Pix[i] = 0
 			continue
 		}

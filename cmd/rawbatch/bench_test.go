@@ -54,7 +54,7 @@ func runMeasured(b *testing.B, bin string, args ...string) (time.Duration, int64
 	return el, ru.Maxrss * 1024, stderr.String()
 }
 
-var atOnceRE = regexp.MustCompile(`at most (\d+) files at once`)
+var atOnceRE = regexp.MustCompile(`at most (\d+) at once`)
 
 // BenchmarkBudget45MP converts eight synthetic 45 MP DNGs with --jobs 8
 // under a 2 GiB and an 8 GiB memory budget and prints wall time, peak RSS

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 
 	"github.com/spf13/cast"
@@ -52,16 +53,19 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if s.BaselineExposure, err = cast.ToBoolE(v.Get("baseline-exposure")); err != nil {
 		return c, fmt.Errorf("--baseline-exposure: %q is not true or false", v.GetString("baseline-exposure"))
 	}
-	if s.Quality, err = cast.ToIntE(v.Get("quality")); err != nil {
-		return c, fmt.Errorf("--quality: %q is not a whole number", v.GetString("quality"))
+	if s.Quality, err = wholeNumber(v, "quality"); err != nil {
+		return c, err
 	}
 	if err := s.Validate(); err != nil {
 		return c, err
 	}
-	if c.Jobs, err = cast.ToIntE(v.Get("jobs")); err != nil {
-		return c, fmt.Errorf("--jobs: %q is not a whole number", v.GetString("jobs"))
+	if c.Jobs, err = wholeNumber(v, "jobs"); err != nil {
+		return c, err
 	}
-	if c.Jobs <= 0 {
+	switch {
+	case c.Jobs < 0:
+		return c, fmt.Errorf("--jobs %d: want a positive number, or 0 for the number of CPUs", c.Jobs)
+	case c.Jobs == 0:
 		c.Jobs = runtime.NumCPU()
 	}
 	if c.Quiet, err = cast.ToBoolE(v.Get("quiet")); err != nil {
@@ -77,6 +81,17 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 		return c, fmt.Errorf("--mem-budget: %w", err)
 	}
 	return c, nil
+}
+
+// wholeNumber reads key as an integer, refusing fractions ("85.5") and
+// words rather than truncating them.
+func wholeNumber(v *viper.Viper, key string) (int, error) {
+	raw := v.Get(key)
+	f, err := cast.ToFloat64E(raw)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<31 {
+		return 0, fmt.Errorf("--%s: %v is not a whole number", key, raw)
+	}
+	return int(f), nil
 }
 
 // memBudget resolves --mem-budget: a size ("4GiB", "3500MB"), a

@@ -92,9 +92,12 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks))
+	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks)+len(plan.Problems))
 	for _, w := range plan.Warnings {
 		rep.warn(w)
+	}
+	for _, pr := range plan.Problems {
+		rep.done(pr)
 	}
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Started: rep.started, Done: rep.done}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,7 +57,7 @@ func (r *reporter) println(format string, a ...any) {
 	if r.bar != nil {
 		r.bar.Clear()
 	}
-	fmt.Fprintf(r.w, format+"\n", a...)
+	fmt.Fprintln(r.w, clean(fmt.Sprintf(format, a...)))
 	if r.bar != nil {
 		r.bar.RenderBlank()
 	}
@@ -89,16 +91,39 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	}
 	switch fr.Status {
 	case pipeline.StatusConverted:
-		fmt.Fprintf(r.w, "[%d/%d] converted %s -> %s (%dx%d, %.1fs)\n", r.count, r.total, fr.Input, fr.Output,
+		r.println("[%d/%d] converted %s -> %s (%dx%d, %.1fs)", r.count, r.total, fr.Input, fr.Output,
 			fr.Result.Width, fr.Result.Height, fr.Duration.Seconds())
 		for _, w := range fr.Result.Warnings {
-			fmt.Fprintf(r.w, "[%d/%d] warning %s: %s\n", r.count, r.total, fr.Input, w)
+			r.println("[%d/%d] warning %s: %s", r.count, r.total, fr.Input, w)
 		}
 	case pipeline.StatusFailed:
-		fmt.Fprintf(r.w, "[%d/%d] failed %v\n", r.count, r.total, fr.Err)
+		r.println("[%d/%d] failed %v", r.count, r.total, fr.Err)
 	default:
-		fmt.Fprintf(r.w, "[%d/%d] skipped %s\n", r.count, r.total, fr.Input)
+		r.println("[%d/%d] skipped %s (interrupted)", r.count, r.total, fr.Input)
 	}
+}
+
+// clean makes a line safe for a terminal or a log: control characters in
+// file names (escape sequences, newlines) are shown escaped, so every
+// report stays one line and cannot drive the terminal.
+func clean(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)
 }
 
 // summary prints the counts, the peak concurrency and memory admitted, and
@@ -116,19 +141,19 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 		b.converted, b.skipped, b.failed, el.Seconds(), r.mpix/max(el.Seconds(), 1e-3))
 	if sched != nil {
 		if peak, n := sched.Stats(); n > 0 {
-			fmt.Fprintf(r.w, "at most %d files at once, %s of the %s memory budget\n", n, budget.FormatSize(peak), budget.FormatSize(sched.Budget()))
+			fmt.Fprintf(r.w, "at most %d at once, using %s of the %s memory budget\n", n, budget.FormatSize(peak), budget.FormatSize(sched.Budget()))
 		}
 	}
 	if b.failed > 0 {
 		fmt.Fprintf(r.w, "failed files:\n")
 		for _, fr := range results {
 			if fr.Status == pipeline.StatusFailed {
-				fmt.Fprintf(r.w, "  %v%s\n", fr.Err, hint(fr.Err))
+				fmt.Fprintln(r.w, clean(fmt.Sprintf("  %v%s", fr.Err, hint(fr.Err))))
 			}
 		}
 	}
 	if interrupted {
-		fmt.Fprintf(r.w, "interrupted: %d files not started\n", b.skipped)
+		fmt.Fprintf(r.w, "interrupted: %d files skipped (not started, or cancelled with no output left)\n", b.skipped)
 	}
 }
 

@@ -82,7 +82,7 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	// Reject keys that are not flags: a typo in a config file must not be
 	// silently ignored.
 	for _, k := range v.AllKeys() {
-		if cmd.Flags().Lookup(k) == nil {
+		if cmd.Flags().Lookup(k) == nil || k == "config" {
 			return fmt.Errorf("config file %s: unknown key %q (keys are the flag names of '%s')", path, k, cmd.CommandPath())
 		}
 	}
