@@ -367,7 +367,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	}
 	s := r.Settings
 	s.threads = r.Threads
-	res, err := ConvertFile(ctx, t.Input, t.Output, s)
+	res, err := convertFile(ctx, t.Input, t.Output, s, t.Info.Header)
 	fr.Result, fr.Duration = res, time.Since(t0)
 	switch {
 	case err == nil:

@@ -11,10 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
+	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -57,6 +59,7 @@ type job struct {
 	in, out  string
 	settings Settings
 
+	hdr      *header.Header // from Plan.Inspect, or read by stageOpen
 	h        *libraw.Handle
 	info     libraw.Info
 	params   libraw.Params
@@ -102,6 +105,11 @@ type StageTiming struct {
 // ErrUnsupported or ErrCorrupt for bad input, and context errors when ctx
 // ends.
 func ConvertFile(ctx context.Context, in, out string, s Settings) (res Result, err error) {
+	return convertFile(ctx, in, out, s, nil)
+}
+
+// convertFile is ConvertFile with the header already read (hdr may be nil).
+func convertFile(ctx context.Context, in, out string, s Settings, hdr *header.Header) (res Result, err error) {
 	if err := s.Validate(); err != nil {
 		return res, err
 	}
@@ -109,7 +117,7 @@ func ConvertFile(ctx context.Context, in, out string, s Settings) (res Result, e
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	j := &job{in: in, out: out, settings: s}
+	j := &job{in: in, out: out, settings: s, hdr: hdr}
 	defer j.cleanup()
 	res = Result{Input: in, Output: out}
 	for _, st := range Stages {
@@ -151,8 +159,12 @@ func (j *job) cleanup() {
 }
 
 func stageOpen(ctx context.Context, j *job) error {
-	if _, err := openAndSniff(j.in); err != nil {
-		return err
+	if j.hdr == nil {
+		hdr, err := ReadHeader(j.in)
+		if err != nil {
+			return unwrapPath(j.in, err)
+		}
+		j.hdr = hdr
 	}
 	h, err := libraw.New()
 	if err != nil {
@@ -170,6 +182,23 @@ func stageOpen(ctx context.Context, j *job) error {
 	}
 	return h.Unpack()
 }
+
+// unwrapPath drops a leading "path: " from err's text, since ConvertFile
+// adds the path once itself; the error chain is kept.
+func unwrapPath(path string, err error) error {
+	if msg, ok := strings.CutPrefix(err.Error(), path+": "); ok {
+		return &pathless{msg: msg, err: err}
+	}
+	return err
+}
+
+type pathless struct {
+	msg string
+	err error
+}
+
+func (p *pathless) Error() string { return p.msg }
+func (p *pathless) Unwrap() error { return p.err }
 
 // unrecognised rewords LibRaw's "unsupported" for a file that has no RAW
 // signature at all (random bytes, a headerless RAW cut short): LibRaw cannot
@@ -414,9 +443,11 @@ func stageQuantise(_ context.Context, j *job) error {
 	return nil
 }
 
-// Metadata returns the EXIF fields carried from LibRaw's metadata into the
-// output file.
-func Metadata(in libraw.Info) encode.Metadata {
+// Metadata returns the EXIF fields carried into the output file: LibRaw's
+// camera names and lens, and the capture fields from the file's own EXIF
+// (hdr) when it was read, since LibRaw reports defaults (1 s, f/1) for
+// fields a file lacks; LibRaw's values otherwise.
+func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 	md := encode.Metadata{
 		Make: in.Make, Model: in.Model, Lens: in.Lens,
 		Software:     "rawbatch",
@@ -427,6 +458,16 @@ func Metadata(in libraw.Info) encode.Metadata {
 	}
 	if in.ISO > 0 && in.ISO < math.MaxUint16 {
 		md.ISO = int(math.Round(in.ISO))
+	}
+	if hdr != nil {
+		e := hdr.EXIF
+		md.ExposureTime, md.FNumber, md.FocalLength, md.ISO = e.ExposureTime, e.FNumber, e.FocalLength, e.ISO
+		if md.Lens == "" {
+			md.Lens = e.Lens
+		}
+		if !e.DateTime.IsZero() {
+			md.DateTime = e.DateTime
+		}
 	}
 	return md
 }
@@ -440,7 +481,7 @@ func stageEncode(_ context.Context, j *job) error {
 	}
 	j.tmp = f.Name()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	md := Metadata(j.info)
+	md := Metadata(j.info, j.hdr)
 	switch j.settings.Format {
 	case PNG16:
 		err = encode.PNG16(bw, j.quant, OutputSpace.ICC, md)

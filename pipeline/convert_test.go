@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
@@ -224,14 +225,22 @@ func TestBadInputErrors(t *testing.T) {
 		"iphone.dng":  mustRead(t, filepath.Join(testdata, "stubs", "exiv2_IMG_1361_iphone12pro.dng")),
 		"stub.dng":    mustRead(t, filepath.Join(testdata, "stubs", "exiftool_DNG.dng")),
 		"r6.cr3":      mustRead(t, filepath.Join(testdata, "stubs", "nomexif_canon-r6.cr3")),
+		"craw.cr3":    mustRead(t, filepath.Join(testdata, "stubs", "exiv2_Canon-R6-pruned.CR3")),
 		"zve10.arw":   mustRead(t, filepath.Join(testdata, "stubs", "filetype_fixture-sony-zv-e10.arw")),
 		"hdr.dng":     mustRead(t, filepath.Join(testdata, "unsupported", "adobesdk_14_hdr_sdr_profiles.dng")),
 	}
 	want := map[string]error{
 		"empty.CR3": rawerr.ErrEmpty, "text.CR3": rawerr.ErrNotRaw, "photo.dng": rawerr.ErrNotRaw,
 		"half.dng": rawerr.ErrCorrupt, "stubcr3.cr3": rawerr.ErrCorrupt, "iphone.dng": rawerr.ErrCorrupt,
-		"stub.dng": rawerr.ErrCorrupt, "r6.cr3": rawerr.ErrUnsupported, "zve10.arw": rawerr.ErrUnsupported,
+		// Truncated copies of real CR3 and ARW files (LibRaw itself calls
+		// them unsupported); a lossy CR3 is unsupported by LibRaw 0.20.
+		"stub.dng": rawerr.ErrCorrupt, "r6.cr3": rawerr.ErrCorrupt, "zve10.arw": rawerr.ErrCorrupt,
+		"craw.cr3": rawerr.ErrUnsupported,
 		"hdr.dng": rawerr.ErrUnsupported,
+	}
+	if libraw.VersionNumber() >= 0x001500 {
+		// LibRaw 0.21+ decodes C-RAW; this one's image tracks are pruned.
+		want["craw.cr3"] = rawerr.ErrCorrupt
 	}
 	for name, b := range files {
 		in := filepath.Join(dir, name)

@@ -1,11 +1,14 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 // FileInfo is what rawbatch knows about an input before decoding it.
@@ -16,24 +19,59 @@ type FileInfo struct {
 	RawWidth, RawHeight, Width, Height int
 	// CFA is true for a mosaic sensor (one sample per raw pixel).
 	CFA bool
+	// Header is the full header read, nil when the file was not inspected.
+	Header *header.Header
 }
 
-// ReadInfo reads a file's header without decoding pixels: a Sniff check,
-// then LibRaw's identify (open without unpack) for its sizes. Errors name
-// the path and wrap rawerr's kinds.
-func ReadInfo(path string) (FileInfo, error) {
-	if _, err := openAndSniff(path); err != nil {
-		return FileInfo{}, fmt.Errorf("%s: %w", path, err)
+// ReadHeader reads a file's header without decoding pixels: Sniff's checks
+// (never opening a FIFO or device), then package header (its own TIFF, CR3,
+// RAF, MRW, X3F, CRW and IIQ parsers, then LibRaw's identify). A RAW variant
+// the linked LibRaw is known not to decode (lossy CR3 before LibRaw 0.21,
+// Sony lossless ARW before 0.21) fails with rawerr.ErrUnsupported naming the
+// LibRaw version. The Header is returned when anything was read, also with
+// an error. Errors name the path and wrap rawerr's kinds.
+func ReadHeader(path string) (*header.Header, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, pathError(path, err))
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
 	}
-	in, w, h, err := libraw.Identify(path)
+	h, err := header.Read(path)
+	if h != nil && h.Unsupported != "" {
+		// Known undecodable variants are reported as such even when the
+		// file is also damaged: "corrupt" would send users hunting for a
+		// better copy of a file the installed LibRaw cannot read anyway.
+		return h, fmt.Errorf("%s: %w: not supported by LibRaw %s: %s", path, rawerr.ErrUnsupported, libraw.ShortVersion(), h.Unsupported)
+	}
 	if err != nil {
-		return FileInfo{}, fmt.Errorf("%s: %w", path, unrecognised(path, err))
+		// header's errors already name the path.
+		if h != nil && h.LibRawErr != nil && errors.Is(err, rawerr.ErrUnsupported) {
+			return h, fmt.Errorf("%s: %w", path, unrecognised(path, h.LibRawErr))
+		}
+		return h, err
 	}
-	if err := plausible(path, in); err != nil {
-		return FileInfo{}, fmt.Errorf("%s: %w", path, err)
+	if _, err := openAndSniff(path); err != nil {
+		return h, fmt.Errorf("%s: %w", path, err)
 	}
-	return FileInfo{Make: in.Make, Model: in.Model, RawWidth: in.RawWidth, RawHeight: in.RawHeight,
-		Width: w, Height: h, CFA: in.Filters != 0}, nil
+	if h.LibRawErr != nil {
+		return h, fmt.Errorf("%s: %w", path, unrecognised(path, h.LibRawErr))
+	}
+	return h, nil
+}
+
+// InfoFromHeader returns the FileInfo of a header read by ReadHeader.
+func InfoFromHeader(h *header.Header) FileInfo {
+	return FileInfo{Make: h.Make, Model: h.Model, RawWidth: h.RawWidth, RawHeight: h.RawHeight,
+		Width: h.Width, Height: h.Height, CFA: h.CFA, Header: h}
+}
+
+// ReadInfo is ReadHeader reduced to what scheduling needs.
+func ReadInfo(path string) (FileInfo, error) {
+	h, err := ReadHeader(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return InfoFromHeader(h), nil
 }
 
 // EstimateMemory returns the peak memory estimate in bytes, by buffer, of
@@ -53,13 +91,4 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
 		in.OutputBytesPerPixel, in.EncoderBytesPerPixel, in.EncoderFixedBytes = 8, 2, 1<<20
 	}
 	return budget.Estimate(in)
-}
-
-// fileSize returns the size of path in bytes, 0 when it cannot be read.
-func fileSize(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
 }

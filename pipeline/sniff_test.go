@@ -23,7 +23,7 @@ func TestSniff(t *testing.T) {
 		{"png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"), rawerr.ErrNotRaw},
 		{"pdf", []byte("%PDF-1.7\n\x00\x01"), rawerr.ErrNotRaw},
 		{"binary unknown", []byte{0, 1, 2, 3, 0xfe, 0x80, 0x00}, nil},
-		{"crw ciff", []byte("II\x1a\x00\x00\x00HEAPCCDR"), nil},
+		{"crw ciff, heap missing", []byte("II\x1a\x00\x00\x00HEAPCCDR"), rawerr.ErrCorrupt},
 		{"cr3 bmff", []byte("\x00\x00\x00\x18ftypcrx \x00\x00\x00\x01crx isom"), nil},
 	}
 	for _, c := range cases {

@@ -80,8 +80,11 @@ func decodeExif(blob []byte, what string, canon bool) (res exifResult) {
 		return res
 	}
 	res.fill(x)
-	// Maker notes: called one by one (not registered globally) so that a
-	// panic in one keeps what the others found.
+	// Maker notes, only for a lens name EXIF lacks: called one by one (not
+	// registered globally) so that a panic in one keeps what was found.
+	if res.Lens != "" {
+		return res
+	}
 	if strings.HasPrefix(res.Make, "Canon") {
 		res.makerNote(x, mknote.Canon, what+": Canon maker note")
 		if res.Lens == "" {
@@ -227,6 +230,20 @@ func gxTypeSize(t uint16) uint64 {
 	return typeSize(t)
 }
 
+// keepTags are the entries goexif is left to decode: the EXIF fields read
+// (IFD0 Make, Model, Orientation, DateTime; Exif ExposureTime, FNumber,
+// ISO, DateTimeOriginal, DateTimeDigitized, FocalLength, LensModel,
+// MakerNote), the Exif IFD pointer, and the Canon maker-note LensModel
+// (0x95). keepNikon is the Nikon maker-note Lens (0x84).
+var (
+	keepTags = map[uint16]bool{
+		tagMake: true, tagModel: true, tagOrientation: true, 306: true, tagExifIFD: true,
+		33434: true, 33437: true, 34855: true, 36867: true, 36868: true, 37386: true, 42036: true,
+		tagMakerNote: true, tagCanonLensModel: true,
+	}
+	keepNikon = map[uint16]bool{0x84: true}
+)
+
 // sanitizeTIFF makes b, a complete TIFF structure as goexif's tiff.Decode
 // reads it, safe for goexif: the magic word is set to 42 (ORF and RW2 use
 // other values), every IFD chain is cut before a repeated offset, an offset
@@ -240,7 +257,7 @@ func sanitizeTIFF(b []byte, canon bool) bool {
 	if len(b) < 8 {
 		return false
 	}
-	if !(&gxPass{b: b, write: true, canon: canon}).run() {
+	if !(&gxPass{b: b, write: true, canon: canon, keep: keepTags}).run() {
 		return false
 	}
 	return (&gxPass{b: b, canon: canon}).run()
@@ -250,7 +267,8 @@ type gxPass struct {
 	b       []byte
 	bo      binary.ByteOrder
 	write   bool
-	canon   bool // the Make is Canon: goexif's Canon parser reads the maker note as an IFD
+	canon   bool            // the Make is Canon: goexif's Canon parser reads the maker note as an IFD
+	keep    map[uint16]bool // entries left as they are; the others become 1-byte UNDEFINED
 	entries int
 	weight  uint64
 }
@@ -364,6 +382,9 @@ func (p *gxPass) clean(b []byte, off int64) bool {
 		if !bad && vl > 4 {
 			bad = uint64(p.bo.Uint32(e[8:]))+vl > uint64(len(b))
 		}
+		if p.write && !bad && !p.keep[p.bo.Uint16(e)] {
+			bad = true // not needed: spare goexif the decoding
+		}
 		if bad {
 			if !p.write {
 				return false
@@ -438,7 +459,7 @@ func (p *gxPass) makerNote(b []byte, off int64) bool {
 		if len(v) < 18 {
 			return true // goexif panics or errors here: recovered, not a hazard
 		}
-		if (&gxPass{b: v[10:], write: p.write}).run() {
+		if (&gxPass{b: v[10:], write: p.write, keep: keepNikon}).run() {
 			return true
 		}
 		if !p.write {

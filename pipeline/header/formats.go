@@ -61,7 +61,8 @@ func parseTIFF(src *source, o *own) {
 		raw = pickRaw(all, false)
 	}
 	if o.iiq {
-		raw = nil // the raw lives in Phase One's own directory; LibRaw reads it
+		raw = nil // the raw lives in Phase One's own directory
+		parsePhaseOne(src, 8, o)
 	}
 	// LibRaw's rule (pinned by synthdng's tests): IFD0's Orientation,
 	// or the raw IFD's when IFD0 has none or 1.
@@ -130,7 +131,9 @@ func parseTIFF(src *source, o *own) {
 	if strings.HasPrefix(strings.ToUpper(o.make), "SONY") && raw != nil {
 		o.variant = sonyVariant(raw)
 		if o.variant == "lossless" && libraw.VersionNumber() < libraw021 {
-			o.unsupported = fmt.Sprintf("Sony lossless-compressed ARW: LibRaw %s has no decoder for it (sony_ljpeg_load_raw arrived in LibRaw 0.21)", libraw.ShortVersion())
+			// LibRaw 0.20 has no decoder for it: sony_ljpeg_load_raw
+			// arrived in 0.21.
+			o.unsupported = "Sony lossless-compressed ARW needs LibRaw 0.21 or later"
 		}
 	}
 	if raw == nil && o.rawW == 0 && o.truncated == "" {
@@ -148,29 +151,101 @@ func parseTIFF(src *source, o *own) {
 	if exifIFD != nil {
 		ifds = append(ifds, exifIFD)
 	}
-	ext := int64(8)
-	for _, d := range ifds {
-		ext = max(ext, d.off+2+12*int64(len(d.entries))+4)
-		for _, e := range d.entries {
-			if !exifTags[e.tag] {
-				continue
-			}
-			if pos, n, ok := t.valueAt(e); ok && (e.tag != tagMakerNote || n <= maxMakerNoteLen) {
-				ext = max(ext, pos-t.base+n)
-			}
+	// The maker note is only needed for a lens name when EXIF has none
+	// (Canon LensModel 0x95, Nikon Lens 0x84).
+	nikon := strings.HasPrefix(strings.ToUpper(o.make), "NIKON")
+	needNote := canon || nikon
+	if exifIFD != nil {
+		if _, ok := exifIFD.find(42036); ok {
+			needNote = false
 		}
 	}
+	extent := func(ds []*ifd) int64 {
+		ext := int64(8)
+		for _, d := range ds {
+			ext = max(ext, d.off+2+12*int64(len(d.entries))+4)
+			for _, e := range d.entries {
+				if !exifTags[e.tag] {
+					continue
+				}
+				if pos, n, ok := t.valueAt(e); ok && (e.tag != tagMakerNote || (needNote && n <= maxMakerNoteLen)) {
+					ext = max(ext, pos-t.base+n)
+				}
+			}
+		}
+		return min(ext, maxExifBlob, t.end-t.base)
+	}
 	lens := o.exif.Lens
-	o.exifBlob = [2]int64{t.base, min(ext, maxExifBlob, t.end-t.base)}
+	ext := extent(ifds)
+	var blob []byte
+	if chainExt := extent(chain); exifIFD != nil && !needNote && ext > chainExt+16<<10 {
+		// The Exif IFD lies far after IFD0 (Adobe DNG Converter puts it
+		// after the previews): give goexif the start of the file plus a
+		// relocated copy of the Exif IFD instead of everything between.
+		if b, err := src.bytes(t.base, chainExt); err == nil {
+			blob = relocateExif(t, b, ifd0, exifIFD)
+		}
+	} else if b, err := src.bytes(t.base, ext); err == nil {
+		blob = b
+	}
 	o.exifBlobIsCanon = canon
-	if b, err := src.bytes(o.exifBlob[0], o.exifBlob[1]); err == nil {
-		o.exif = decodeExif(b, "EXIF", canon)
+	if blob != nil {
+		o.exif = decodeExif(blob, "EXIF", canon)
 		o.haveExif = true
 		o.warnings = append(o.warnings, o.exif.warnings...)
 	}
 	if o.exif.Lens == "" {
 		o.exif.Lens = lens
 	}
+}
+
+// relocateExif returns a copy of head (the start of the TIFF block, holding
+// the IFD0 chain) followed by a copy of the Exif IFD ex with its kept
+// values, and IFD0's Exif pointer set to it. Entries not in keepTags, the
+// maker note, and entries whose values are unreadable become 1-byte
+// UNDEFINED values.
+func relocateExif(t *tiffBlock, head []byte, ifd0, ex *ifd) []byte {
+	bo := t.bo.(binary.AppendByteOrder)
+	b := append(make([]byte, 0, len(head)+2+12*len(ex.entries)+4+1024), head...)
+	if len(b)%2 == 1 {
+		b = append(b, 0)
+	}
+	at := len(b)
+	b = bo.AppendUint16(b, uint16(len(ex.entries)))
+	for _, e := range ex.entries {
+		raw, err := t.src.bytes(e.pos, 12)
+		if err != nil {
+			return nil
+		}
+		b = append(b, raw...)
+	}
+	b = bo.AppendUint32(b, 0)
+	for i, e := range ex.entries {
+		p := at + 2 + 12*i
+		pos, n, ok := t.valueAt(e)
+		if keepTags[e.tag] && e.tag != tagMakerNote && ok && n > 4 && n <= 4096 {
+			if v, err := t.src.bytes(pos, n); err == nil {
+				t.bo.PutUint32(b[p+8:], uint32(len(b)))
+				b = append(b, v...)
+				if len(b)%2 == 1 {
+					b = append(b, 0)
+				}
+				continue
+			}
+		}
+		if !keepTags[e.tag] || e.tag == tagMakerNote || !ok || n > 4 {
+			t.bo.PutUint16(b[p+2:], 7)
+			t.bo.PutUint32(b[p+4:], 1)
+		}
+	}
+	if e, ok := ifd0.find(tagExifIFD); ok {
+		if p := e.pos - t.base; p >= 0 && p+12 <= int64(len(head)) {
+			t.bo.PutUint16(b[p+2:], 4)
+			t.bo.PutUint32(b[p+4:], 1)
+			t.bo.PutUint32(b[p+8:], uint32(at))
+		}
+	}
+	return b
 }
 
 // checkData flags raw data (strips or tiles of d) that ends past the end
@@ -309,7 +384,10 @@ func parseCR3File(src *source, o *own) {
 		o.truncated = fmt.Sprintf("the raw track's data ends at byte %d, past the end of the %d-byte file", tr.chunkOff+tr.sampleSize, src.size)
 	}
 	if x.Version == 0x200 && libraw.VersionNumber() < libraw021 {
-		o.unsupported = fmt.Sprintf("CR3 crx version 2 (0x200, C-RAW of the EOS R5/R6/R3/1D X Mark III generation): LibRaw %s opens it but its crxLoadRaw decodes only version 0x100; decoding arrived with the LibRaw 202101 snapshot / 0.21", libraw.ShortVersion())
+		// LibRaw 0.20 opens it, but its crxLoadRaw decodes only crx
+		// version 0x100; version 0x200 (the C-RAW of the EOS R5/R6/R3/
+		// 1D X Mark III generation) arrived with the 202101 snapshot, 0.21.
+		o.unsupported = "lossy CR3 (C-RAW, crx version 0x200) needs LibRaw 0.21 or later"
 	}
 }
 

@@ -27,10 +27,12 @@
 package header
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
@@ -81,6 +83,10 @@ type Header struct {
 	// "compressed" or "uncompressed" from SonyRawFileType (0x7000) or the
 	// raw IFD Compression (7, 32767, 1); "" otherwise.
 	Variant string
+	// CFA is true for a mosaic (Bayer, X-Trans) sensor, one sample per raw
+	// pixel: LibRaw's idata.filters != 0 when LibRaw opens the file, else
+	// SamplesPerPixel == 1.
+	CFA bool
 	// EXIF holds the capture metadata (see EXIF).
 	EXIF EXIF
 	// BytesRead is how many bytes of the file Read itself read (at most
@@ -104,8 +110,10 @@ type Header struct {
 	// sentinel), nil when it did or was not asked.
 	LibRawErr error
 	// Unsupported is non-empty when the file is a variant that the linked
-	// LibRaw opens but is known not to decode (CR3 crx v2, Sony lossless
-	// ARW before LibRaw 0.21), and says why.
+	// LibRaw (its version read at run time) opens but is known not to
+	// decode, and names it and the LibRaw it needs: "lossy CR3 (C-RAW, crx
+	// version 0x200) needs LibRaw 0.21 or later", "Sony lossless-compressed
+	// ARW needs LibRaw 0.21 or later".
 	Unsupported string
 	// Warnings are problems that did not stop Read: a recovered goexif
 	// panic, EXIF skipped as unsafe, an unreadable maker note.
@@ -144,24 +152,25 @@ func readFile(path string, withLibRaw bool) (*Header, error) {
 	h := &Header{Path: path, Orientation: 1}
 	f, err := os.Open(path)
 	if err != nil {
-		return h, fmt.Errorf("header: %s: %w", path, err)
+		return h, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return h, fmt.Errorf("header: %s: %w", path, err)
+		return h, fmt.Errorf("%s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return h, fmt.Errorf("header: %s: %w: not a regular file", path, rawerr.ErrNotRaw)
+		return h, fmt.Errorf("%s: %w: not a regular file", path, rawerr.ErrNotRaw)
 	}
 	size := st.Size()
 	if size == 0 {
-		return h, fmt.Errorf("header: %s: %w", path, rawerr.ErrEmpty)
+		return h, fmt.Errorf("%s: %w", path, rawerr.ErrEmpty)
 	}
 	src, err := newSource(f, size)
+	defer src.release()
 	h.BytesRead = src.n
 	if err != nil {
-		return h, fmt.Errorf("header: %s: reading: %w", path, err)
+		return h, fmt.Errorf("%s: reading: %w", path, err)
 	}
 	err = h.read(src, withLibRaw)
 	h.BytesRead = src.n
@@ -172,7 +181,7 @@ func (h *Header) read(src *source, withLibRaw bool) error {
 	path := h.Path
 	kind, foreign := sniff(src.head)
 	if foreign != "" {
-		return fmt.Errorf("header: %s: %w: it is %s", path, rawerr.ErrNotRaw, foreign)
+		return fmt.Errorf("%s: %w: it is %s", path, rawerr.ErrNotRaw, foreign)
 	}
 	o := &own{}
 	switch kind {
@@ -205,26 +214,30 @@ func (h *Header) read(src *source, withLibRaw bool) error {
 	h.Warnings = append(h.Warnings, o.warnings...)
 	h.Format = formatName(kind, o)
 	h.apply(o)
+	h.CFA = h.SamplesPerPixel <= 1
 
 	// A claimed full-resolution side outside 1..65535 is impossible: stop
 	// before anyone (LibRaw included) acts on it.
 	if o.rawW != 0 || o.rawH != 0 {
 		if o.rawW <= 0 || o.rawH <= 0 || o.rawW > maxSide || o.rawH > maxSide {
-			return fmt.Errorf("header: %s: %w: claims a %d×%d-pixel image (each side must be 1..%d)", path, rawerr.ErrCorrupt, o.rawW, o.rawH, maxSide)
+			return fmt.Errorf("%s: %w: claims a %d×%d-pixel image (each side must be 1..%d)", path, rawerr.ErrCorrupt, o.rawW, o.rawH, maxSide)
 		}
 	}
 	var corrupt error
 	if msg := density(o.rawW, o.rawH, src.size); msg != "" {
-		corrupt = fmt.Errorf("header: %s: %w: %s", path, rawerr.ErrCorrupt, msg)
+		corrupt = fmt.Errorf("%s: %w: %s", path, rawerr.ErrCorrupt, msg)
 	} else if o.truncated != "" {
-		corrupt = fmt.Errorf("header: %s: %w: %s", path, rawerr.ErrCorrupt, o.truncated)
+		corrupt = fmt.Errorf("%s: %w: %s", path, rawerr.ErrCorrupt, o.truncated)
 	}
 
 	lerr := errNotAsked
 	var info libraw.Info
 	var ow, oh int
-	if withLibRaw {
-		info, ow, oh, lerr = libraw.Identify(path)
+	if withLibRaw && !o.unsafeForLibRaw {
+		info, ow, oh, lerr = identify(path)
+		if errors.Is(lerr, errLibRawTimeout) && corrupt == nil {
+			corrupt = fmt.Errorf("%s: %w", path, lerr)
+		}
 	}
 	switch {
 	case lerr == errNotAsked:
@@ -234,16 +247,16 @@ func (h *Header) read(src *source, withLibRaw bool) error {
 		h.fromLibRaw(info, ow, oh, o)
 		if corrupt == nil && o.rawW == 0 {
 			if msg := density(int64(info.RawWidth), int64(info.RawHeight), src.size); msg != "" {
-				corrupt = fmt.Errorf("header: %s: %w: %s", path, rawerr.ErrCorrupt, msg)
+				corrupt = fmt.Errorf("%s: %w: %s", path, rawerr.ErrCorrupt, msg)
 			}
 		}
 	}
 	if kind == "" {
 		if lerr != nil {
 			if isText(src.head) {
-				return fmt.Errorf("header: %s: %w: it is a text file", path, rawerr.ErrNotRaw)
+				return fmt.Errorf("%s: %w: it is a text file", path, rawerr.ErrNotRaw)
 			}
-			return fmt.Errorf("header: %s: %w: no RAW signature, and LibRaw does not recognise it (%v)", path, rawerr.ErrNotRaw, lerr)
+			return fmt.Errorf("%s: %w: no RAW signature, and LibRaw does not recognise it (%v)", path, rawerr.ErrNotRaw, lerr)
 		}
 		h.Format = strings.ToUpper(strings.ReplaceAll(h.Make, " ", "-")) + "-RAW"
 	}
@@ -252,14 +265,45 @@ func (h *Header) read(src *source, withLibRaw bool) error {
 	}
 	if h.Width <= 0 || h.Height <= 0 {
 		if kind == "TIFF" && h.Format == "TIFF" {
-			return fmt.Errorf("header: %s: %w: a TIFF image without raw sensor data, and LibRaw does not open it (%v)", path, rawerr.ErrNotRaw, lerr)
+			return fmt.Errorf("%s: %w: a TIFF image without raw sensor data, and LibRaw does not open it (%v)", path, rawerr.ErrNotRaw, lerr)
 		}
-		return fmt.Errorf("header: %s: %w: %s with no image size in its header, and LibRaw does not open it (%v)", path, rawerr.ErrUnsupported, h.Format, lerr)
+		return fmt.Errorf("%s: %w: %s with no image size in its header, and LibRaw does not open it (%v)", path, rawerr.ErrUnsupported, h.Format, lerr)
 	}
 	return nil
 }
 
 var errNotAsked = fmt.Errorf("%w: LibRaw not asked", rawerr.ErrUnsupported)
+
+// IdentifyTimeout bounds LibRaw's open of one file (normally well under
+// 1 ms). LibRaw 0.20.2 can loop for minutes or forever on some damaged
+// files (a cut Phase One IIQ directory is one, caught before LibRaw is
+// asked); a C call cannot be interrupted, so after IdentifyTimeout Read
+// returns ErrCorrupt and leaves that LibRaw call running on its thread.
+var IdentifyTimeout = 2 * time.Second
+
+var errLibRawTimeout = fmt.Errorf("%w: LibRaw's open did not finish", rawerr.ErrCorrupt)
+
+// identify is libraw.Identify bounded by IdentifyTimeout.
+func identify(path string) (libraw.Info, int, int, error) {
+	type result struct {
+		in   libraw.Info
+		w, h int
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		in, w, h, err := libraw.Identify(path)
+		ch <- result{in, w, h, err}
+	}()
+	t := time.NewTimer(IdentifyTimeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r.in, r.w, r.h, r.err
+	case <-t.C:
+		return libraw.Info{}, 0, 0, fmt.Errorf("%w within %v (its parser loops on this damaged file; the call is left running)", errLibRawTimeout, IdentifyTimeout)
+	}
+}
 
 // density returns why w×h pixels cannot be in size bytes, or "".
 func density(w, hgt, size int64) string {
@@ -309,6 +353,7 @@ func (h *Header) apply(o *own) {
 var flipToOrientation = [8]int{1, 2, 4, 3, 5, 8, 6, 7}
 
 func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
+	h.CFA = in.Filters != 0
 	if ow > 0 && oh > 0 {
 		h.Width, h.Height = ow, oh
 		h.SizeFromLibRaw = true
@@ -325,6 +370,12 @@ func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
 	e := &h.EXIF
 	if e.Lens == "" {
 		e.Lens = in.Lens
+	}
+	if e.Make == "" {
+		e.Make = in.Make
+		if e.Model == "" {
+			e.Model = in.Model
+		}
 	}
 	if o.haveExif && (o.exif.Make != "" || !o.exif.DateTime.IsZero()) {
 		return // the file's own EXIF was read: keep it as written

@@ -3,6 +3,7 @@ package header
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"unicode/utf16"
@@ -20,6 +21,7 @@ type own struct {
 	exif            exifResult
 	haveExif        bool
 	truncated       string // why the raw data cannot be in the file, "" if it can
+	unsafeForLibRaw bool   // damage known to make LibRaw 0.20's open loop
 	unsupported     string
 	crx             *CRX
 	activeArea      [4]int
@@ -217,10 +219,10 @@ func x3fProps(src *source, off, ln int64, o *own) {
 		return
 	}
 	n := int(min(le.Uint32(b[8:]), 1024))
-	chars := b[24+8*n:]
 	if 24+8*n > len(b) {
 		return
 	}
+	chars := b[24+8*n:]
 	str := func(at uint32) string {
 		p := int(at) * 2
 		if p < 0 || p >= len(chars) {
@@ -371,4 +373,60 @@ func finite(v []float64) bool {
 		}
 	}
 	return true
+}
+
+// --- Phase One IIQ -------------------------------------------------------
+//
+// At base (0 for a bare "IIII" file, 8 when wrapped in a TIFF header): the
+// byte order ("IIII"), a u32 whose upper 24 bits are "Raw", the directory
+// offset (relative to base); the directory is an entry count, a u32, then
+// 16-byte entries (tag, type, len, data) (dcraw/LibRaw parse_phase_one).
+// Tags 0x108/0x109 are the raw width/height, 0x10c/0x10d the image size.
+//
+// LibRaw 0.20.2 loops (for minutes or forever) opening an IIQ whose
+// directory is cut short (exiftool_PhaseOne.iiq cut to 1700..2000 bytes),
+// so an IIQ whose directory or any entry's data lies past the end of the
+// file is reported corrupt here and not handed to LibRaw.
+func parsePhaseOne(src *source, base int64, o *own) {
+	le := binary.LittleEndian
+	h, err := src.bytes(base, 12)
+	if err != nil || string(h[:4]) != "IIII" || le.Uint32(h[4:])>>8 != 0x526177 {
+		return
+	}
+	dir := base + int64(le.Uint32(h[8:]))
+	d, err := src.bytes(dir, 8)
+	if err != nil {
+		o.truncated = fmt.Sprintf("the Phase One directory at offset %d lies past the end of the %d-byte file", dir, src.size)
+		o.unsafeForLibRaw = true
+		return
+	}
+	n := int64(le.Uint32(d))
+	if n > 4096 || !src.has(dir+8, 16*n) {
+		o.truncated = fmt.Sprintf("the Phase One directory at offset %d (%d entries) does not fit in the %d-byte file", dir, n, src.size)
+		o.unsafeForLibRaw = true
+		return
+	}
+	for i := int64(0); i < n; i++ {
+		e, err := src.bytes(dir+8+16*i, 16)
+		if err != nil {
+			o.unsafeForLibRaw = true
+			return
+		}
+		tag, ln, data := le.Uint32(e), int64(le.Uint32(e[8:])), int64(le.Uint32(e[12:]))
+		if ln > 4 && !src.has(base+data, ln) {
+			o.truncated = fmt.Sprintf("Phase One entry %#x claims %d bytes at offset %d, past the end of the %d-byte file", tag, ln, base+data, src.size)
+			o.unsafeForLibRaw = true
+			return
+		}
+		switch tag {
+		case 0x108:
+			o.rawW = data
+		case 0x109:
+			o.rawH = data
+		case 0x10c:
+			o.w = data
+		case 0x10d:
+			o.h = data
+		}
+	}
 }

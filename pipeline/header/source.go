@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Read budget. Every byte the parsers look at comes through a source, which
@@ -34,12 +35,25 @@ type source struct {
 	pages map[int64][]byte // page index -> bytes (last page may be short)
 	n     int64            // bytes actually read
 	ioErr error            // first read error other than EOF
+	pool  *[]byte          // head's buffer, returned by release
 }
+
+// release returns the head buffer to the pool; s must not be used after.
+func (s *source) release() {
+	if s.pool != nil {
+		headPool.Put(s.pool)
+		s.pool, s.head = nil, nil
+	}
+}
+
+// headPool recycles the head buffers (Read runs thousands of times).
+var headPool = sync.Pool{New: func() any { b := make([]byte, headRead); return &b }}
 
 func newSource(r io.ReaderAt, size int64) (*source, error) {
 	s := &source{r: r, size: size}
 	n := min(size, headRead)
-	s.head = make([]byte, n)
+	s.pool = headPool.Get().(*[]byte)
+	s.head = (*s.pool)[:n]
 	m, err := r.ReadAt(s.head, 0)
 	s.n += int64(m)
 	if err != nil && err != io.EOF {
@@ -137,12 +151,4 @@ func (s *source) page(i int64) ([]byte, error) {
 	}
 	s.pages[i] = p
 	return p, nil
-}
-
-func (s *source) u8(off int64) (byte, error) {
-	b, err := s.bytes(off, 1)
-	if err != nil {
-		return 0, err
-	}
-	return b[0], nil
 }

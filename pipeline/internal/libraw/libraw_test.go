@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -186,5 +187,33 @@ func TestIdentifyMatchesRawIdentify(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("only %d files identified", n)
+	}
+}
+
+// TestOpenLoopOnTruncatedFileEnds: LibRaw 0.20's IIQ parser loops forever
+// reading at end of file on exiftool_PhaseOne.iiq cut to 1800 bytes; the
+// binding's datastream ends it with LibRaw's end-of-file exception, which
+// becomes ErrCorrupt.
+func TestOpenLoopOnTruncatedFileEnds(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testdata, "stubs", "exiftool_PhaseOne.iiq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "cut.iiq")
+	if err := os.WriteFile(p, b[:1800], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, _, err := Identify(p)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, rawerr.ErrCorrupt) {
+			t.Fatalf("got %v, want ErrCorrupt", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("LibRaw's open did not return within 20 s")
 	}
 }

@@ -6,19 +6,32 @@
 #include <cstdio>
 #include "stream.h"
 
+// RB_MAX_EOF_READS bounds the reads past the end of the file in one open or
+// unpack. Some of LibRaw 0.20's parsers loop forever on a truncated file
+// (exiftool_PhaseOne.iiq cut to 1700-2000 bytes hangs libraw_open_file),
+// reading at end of file each time; past this many such reads the stream
+// throws LibRaw's end-of-file exception, which LibRaw's API calls catch and
+// return as LIBRAW_IO_ERROR. Complete files make none or one.
+#define RB_MAX_EOF_READS (1 << 18)
+
 class rb_stream : public LibRaw_bigfile_datastream {
 public:
 	long long eof_reads;
 	explicit rb_stream(const char *path) : LibRaw_bigfile_datastream(path), eof_reads(0) {}
 	virtual int read(void *ptr, size_t size, size_t nmemb) {
 		int r = LibRaw_bigfile_datastream::read(ptr, size, nmemb);
-		if (r >= 0 && (size_t)r < nmemb) eof_reads++;
+		if (r >= 0 && (size_t)r < nmemb) hit_eof();
 		return r;
 	}
 	virtual int get_char() {
 		int c = LibRaw_bigfile_datastream::get_char();
-		if (c == EOF) eof_reads++;
+		if (c == EOF) hit_eof();
 		return c;
+	}
+
+private:
+	void hit_eof() {
+		if (++eof_reads > RB_MAX_EOF_READS) throw LIBRAW_EXCEPTION_IO_EOF;
 	}
 };
 

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+// inspectRecord is one file of `rawbatch inspect --json`.
+type inspectRecord struct {
+	Path            string  `json:"path"`
+	Format          string  `json:"format"`
+	Variant         string  `json:"variant,omitempty"`
+	Make            string  `json:"make"`
+	Model           string  `json:"model"`
+	RawWidth        int     `json:"raw_width"`
+	RawHeight       int     `json:"raw_height"`
+	Width           int     `json:"width"`
+	Height          int     `json:"height"`
+	Orientation     int     `json:"orientation"`
+	BitsPerSample   int     `json:"bits_per_sample,omitempty"`
+	SamplesPerPixel int     `json:"samples_per_pixel,omitempty"`
+	Compression     int     `json:"compression,omitempty"`
+	Lens            string  `json:"lens,omitempty"`
+	DateTime        string  `json:"datetime,omitempty"`
+	ExposureTime    float64 `json:"exposure_time,omitempty"`
+	FNumber         float64 `json:"f_number,omitempty"`
+	ISO             int     `json:"iso,omitempty"`
+	FocalLength     float64 `json:"focal_length,omitempty"`
+	EstimatedBytes  int64   `json:"estimated_bytes"`
+	Error           string  `json:"error,omitempty"`
+}
+
+func newInspectCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect [--json] FILE...",
+		Short: "Print RAW header fields and the memory estimate, without decoding",
+		Long: `Print what rawbatch reads from each file's header without decoding pixels:
+format, camera, raw and output size (after crop and rotation), orientation,
+sample layout, compression, capture EXIF, and the estimated peak memory of
+converting it with the default settings.
+
+With --json, print a JSON array of objects with the fields path, format,
+make, model, raw_width, raw_height, width, height, orientation,
+estimated_bytes, and more; a file that cannot be read has an "error".
+
+Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			recs := make([]inspectRecord, len(args))
+			failed := 0
+			s := pipeline.DefaultSettings()
+			threads := pipeline.Threads(runtime.NumCPU(), runtime.NumCPU())
+			for i, p := range args {
+				recs[i] = inspectFile(p, s, threads)
+				if recs[i].Error != "" {
+					failed++
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(recs); err != nil {
+					return err
+				}
+			} else {
+				printInspect(out, recs)
+			}
+			return &batchOutcome{converted: len(args) - failed, failed: failed}
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func inspectFile(path string, s pipeline.Settings, threads int) inspectRecord {
+	r := inspectRecord{Path: path}
+	h, err := pipeline.ReadHeader(path)
+	if h != nil {
+		r.Format, r.Variant, r.Make, r.Model = h.Format, h.Variant, h.Make, h.Model
+		r.RawWidth, r.RawHeight, r.Width, r.Height = h.RawWidth, h.RawHeight, h.Width, h.Height
+		r.Orientation, r.BitsPerSample, r.SamplesPerPixel, r.Compression = h.Orientation, h.BitsPerSample, h.SamplesPerPixel, h.Compression
+		e := h.EXIF
+		r.Lens, r.ExposureTime, r.FNumber, r.ISO, r.FocalLength = e.Lens, e.ExposureTime, e.FNumber, e.ISO, e.FocalLength
+		if !e.DateTime.IsZero() {
+			r.DateTime = e.DateTime.Format(time.DateTime)
+		}
+	}
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	r.EstimatedBytes = pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads).Total
+	return r
+}
+
+func printInspect(w io.Writer, recs []inspectRecord) {
+	for i, r := range recs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s\n", r.Path)
+		if r.Error != "" {
+			fmt.Fprintf(w, "  error:        %s\n", r.Error)
+		}
+		if r.Format == "" {
+			continue
+		}
+		format := r.Format
+		if r.Variant != "" {
+			format += " (" + r.Variant + ")"
+		}
+		fmt.Fprintf(w, "  format:       %s\n", format)
+		fmt.Fprintf(w, "  camera:       %s %s\n", r.Make, r.Model)
+		fmt.Fprintf(w, "  raw size:     %d x %d\n", r.RawWidth, r.RawHeight)
+		fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
+		fmt.Fprintf(w, "  samples:      %d x %d bits, compression %d\n", r.SamplesPerPixel, r.BitsPerSample, r.Compression)
+		if r.Lens != "" {
+			fmt.Fprintf(w, "  lens:         %s\n", r.Lens)
+		}
+		if r.DateTime != "" {
+			fmt.Fprintf(w, "  taken:        %s\n", r.DateTime)
+		}
+		if r.ExposureTime > 0 || r.ISO > 0 {
+			fmt.Fprintf(w, "  exposure:     %s f/%.1f ISO %d %.0f mm\n", shutter(r.ExposureTime), r.FNumber, r.ISO, r.FocalLength)
+		}
+		if r.EstimatedBytes > 0 {
+			fmt.Fprintf(w, "  memory:       %s estimated peak (default settings)\n", budget.FormatSize(r.EstimatedBytes))
+		}
+	}
+}
+
+func shutter(s float64) string {
+	if s > 0 && s < 1 {
+		return fmt.Sprintf("1/%.0fs", 1/s)
+	}
+	return fmt.Sprintf("%gs", s)
+}
