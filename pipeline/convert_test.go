@@ -236,7 +236,7 @@ func TestBadInputErrors(t *testing.T) {
 		// them unsupported); a lossy CR3 is unsupported by LibRaw 0.20.
 		"stub.dng": rawerr.ErrCorrupt, "r6.cr3": rawerr.ErrCorrupt, "zve10.arw": rawerr.ErrCorrupt,
 		"craw.cr3": rawerr.ErrUnsupported,
-		"hdr.dng": rawerr.ErrUnsupported,
+		"hdr.dng":  rawerr.ErrUnsupported,
 	}
 	if libraw.VersionNumber() >= 0x001500 {
 		// LibRaw 0.21+ decodes C-RAW; this one's image tracks are pruned.
