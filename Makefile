@@ -26,7 +26,8 @@ demo: deps build
 
 test: lint
 	$(GO) test -count=1 -timeout 15m $(PKGS)
-	$(GO) test -run '^$$' -fuzz FuzzSniff -fuzztime 10s ./pipeline/
+	$(GO) test -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime 10s -fuzzminimizetime 3s ./pipeline/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s -fuzzminimizetime 3s ./pipeline/header/
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
@@ -36,8 +37,13 @@ lint:
 	if [ -n "$$fmt_out" ]; then echo "gofmt needed:"; echo "$$fmt_out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
+# bench runs the benchmarks of the memory budget and the pipeline; each
+# prints a table (about 15 minutes on 2 cores, ~2 GB of temporary files).
+BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m $(PKGS)
+	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
+	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500' ./pipeline/
+	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP' ./cmd/rawbatch/
 
 clean:
 	rm -rf bin out

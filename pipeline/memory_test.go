@@ -92,8 +92,8 @@ func BenchmarkNoLeak500(b *testing.B) {
 	files := []string{
 		filepath.Join(testdata, "raw", "canon_eos_6d.dng"),
 		filepath.Join(testdata, "raw", "adobesdk_05_PGTM2_unsigned8.dng"),
-		filepath.Join(testdata, "raw", "canon550d_colorchart.dng"),
-		filepath.Join(testdata, "raw", "RAW_KODAK_C330_FORMAT_NONE_YRGB.raw"),
+		filepath.Join(testdata, "raw", "canond30_CRW.CRW"), // CFA: AHD's buffers
+		filepath.Join(testdata, "raw", "adobesdk_07_PGTM2_float16.dng"),
 	}
 	dir := b.TempDir()
 	for b.Loop() {
