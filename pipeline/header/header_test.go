@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 	"github.com/rwcarlsen/goexif/exif"
@@ -797,5 +798,48 @@ func TestRead1000Budget(t *testing.T) {
 	t.Logf("1000 headers: %v, %v per file", best, per)
 	if per >= 2*time.Millisecond {
 		t.Errorf("%v per file, budget 2 ms", per)
+	}
+}
+
+// TestSonyLosslessARW: a hand-built ARW (Make SONY, the raw in a SubIFD
+// with lossless-JPEG Compression 7, the layout of Sony's lossless
+// compressed RAW) is reported Unsupported when the linked LibRaw is older
+// than 0.21, and a compressed (32767) one is not.
+func TestSonyLosslessARW(t *testing.T) {
+	for _, c := range []struct {
+		compression uint32
+		variant     string
+	}{{7, "lossless"}, {32767, "compressed"}} {
+		const size = 256 << 10 // enough bytes for 24 MP at the density floor
+		tb := newTIFF(size)
+		copy(tb.b[300:], "SONY\x00")
+		copy(tb.b[310:], "ILCE-7M4\x00")
+		tb.ifd(8, 0,
+			[4]uint32{tagNewSubFileType, 4, 1, 1},
+			[4]uint32{tagImageWidth, 4, 1, 160},
+			[4]uint32{tagImageLength, 4, 1, 120},
+			[4]uint32{271, 2, 5, 300},  // Make
+			[4]uint32{272, 2, 9, 310},  // Model
+			[4]uint32{330, 4, 1, 1024}, // SubIFDs
+		)
+		tb.ifd(1024, 0,
+			[4]uint32{tagNewSubFileType, 4, 1, 0},
+			[4]uint32{tagImageWidth, 4, 1, 6000},
+			[4]uint32{tagImageLength, 4, 1, 4000},
+			[4]uint32{tagBitsPerSample, 3, 1, 14},
+			[4]uint32{tagCompression, 3, 1, c.compression},
+			[4]uint32{tagPhotometric, 3, 1, 32803},
+			[4]uint32{tagStripOffsets, 4, 1, 4096},
+			[4]uint32{tagSamplesPerPixel, 3, 1, 1},
+			[4]uint32{tagStripByteCounts, 4, 1, size - 4096},
+		)
+		h, _ := Read(tb.write(t, "sony.arw"))
+		if h.Format != "ARW" || h.Variant != c.variant {
+			t.Errorf("compression %d: format %q variant %q, want ARW %q", c.compression, h.Format, h.Variant, c.variant)
+		}
+		old := libraw.VersionNumber() < 0x001500
+		if want := c.variant == "lossless" && old; (h.Unsupported != "") != want {
+			t.Errorf("compression %d on LibRaw %s: Unsupported %q", c.compression, libraw.ShortVersion(), h.Unsupported)
+		}
 	}
 }
