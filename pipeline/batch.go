@@ -267,6 +267,17 @@ type FileResult struct {
 	Result Result
 	// Duration is the wall time of the conversion.
 	Duration time.Duration
+	// PeakBytes is the worker process's peak RSS (0 in process).
+	PeakBytes int64
+	// Messages are what the decoder printed (LibRaw, libjpeg).
+	Messages string
+}
+
+// DefaultTimeout is the timeout of a file of mp megapixels: 60 s plus 3 s
+// per megapixel (a 45 MP file: 195 s), generous for a 2-core machine
+// running several files at once.
+func DefaultTimeout(mp float64) time.Duration {
+	return 60*time.Second + time.Duration(mp*3*float64(time.Second))
 }
 
 // Runner converts the tasks of a Plan, at most Jobs at a time and only as
@@ -286,6 +297,16 @@ type Runner struct {
 	// Scheduler, when set after Run, reports the peak admitted bytes and
 	// concurrency (budget.Scheduler.Stats).
 	Scheduler *budget.Scheduler
+	// Exe, when set, is the rawbatch executable: each file is converted
+	// in a child process `Exe worker` (see WorkerMain), so a crash or hang
+	// of LibRaw fails that file only. Empty converts in this process.
+	Exe string
+	// Timeout bounds one file's conversion in a worker; 0 scales it with
+	// the file's size (DefaultTimeout).
+	Timeout time.Duration
+	// Grace is how long files in flight may finish after ctx ends before
+	// their workers are killed.
+	Grace time.Duration
 	// Started and Done, when set, are called as files start and finish,
 	// from the worker goroutines (they must be safe for concurrent use).
 	Started func(Task)
@@ -304,17 +325,20 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		budgetBytes = math.MaxInt64
 	}
 	r.Scheduler = budget.NewScheduler(budgetBytes)
-	var g errgroup.Group
-	g.SetLimit(max(1, r.Jobs))
+	slots := make(chan struct{}, max(1, r.Jobs))
+	var wg sync.WaitGroup
 	var mu sync.Mutex
 	set := func(i int, fr FileResult) {
 		mu.Lock()
 		results[i] = fr
 		mu.Unlock()
 	}
+	skip := func(i int, t Task) {
+		set(i, FileResult{Task: t, Status: StatusSkipped, Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))})
+	}
 	for i, t := range p.Tasks {
 		if ctx.Err() != nil {
-			set(i, FileResult{Task: t, Status: StatusSkipped, Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))})
+			skip(i, t)
 			continue
 		}
 		if t.Err != nil {
@@ -323,18 +347,29 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			r.done(fr)
 			continue
 		}
-		need := t.Estimate.Total
-		if err := r.Scheduler.Acquire(ctx, need); err != nil {
-			fr := FileResult{Task: t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err)}
-			if ctx.Err() != nil {
-				fr.Status = StatusSkipped
-			} else {
-				r.done(fr)
-			}
-			set(i, fr)
+		// A job slot first, then memory: both in plan order.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			skip(i, t)
 			continue
 		}
-		g.Go(func() error {
+		need := t.Estimate.Total
+		if err := r.Scheduler.Acquire(ctx, need); err != nil {
+			<-slots
+			if ctx.Err() != nil {
+				skip(i, t)
+				continue
+			}
+			fr := FileResult{Task: t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err)}
+			set(i, fr)
+			r.done(fr)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
 			defer r.Scheduler.Release(need)
 			if r.Started != nil {
 				r.Started(t)
@@ -345,10 +380,9 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			// Return this file's buffers before the next file allocates:
 			// they are pointer-free, so a collection is cheap.
 			runtime.GC()
-			return nil
-		})
+		}()
 	}
-	g.Wait()
+	wg.Wait()
 	return append(append([]FileResult(nil), p.Problems...), results...)
 }
 
@@ -367,7 +401,23 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	}
 	s := r.Settings
 	s.threads = r.Threads
-	res, err := convertFile(ctx, t.Input, t.Output, s, t.Info.Header)
+	var res Result
+	var err error
+	if r.Exe == "" {
+		res, err = convertFile(ctx, t.Input, t.Output, s, t.Info.Header)
+	} else {
+		timeout := r.Timeout
+		if timeout == 0 {
+			timeout = DefaultTimeout(float64(t.Info.Width) * float64(t.Info.Height) / 1e6)
+		}
+		run := runWorker(ctx, r.Exe, t, s, timeout, r.Grace)
+		res, err = run.reply.Result, replyError(run.reply)
+		fr.PeakBytes, fr.Messages = run.peak, run.stderr
+		if run.err != nil {
+			err = fmt.Errorf("%s: %w", t.Input, run.err)
+			RemoveTemps(t.Output) // the killed worker's partial output
+		}
+	}
 	fr.Result, fr.Duration = res, time.Since(t0)
 	switch {
 	case err == nil:

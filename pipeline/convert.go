@@ -142,8 +142,36 @@ func convertFile(ctx context.Context, in, out string, s Settings, hdr *header.He
 	return res, nil
 }
 
-// TempPrefix starts the name of every temporary output file.
+// TempPrefix starts the name of every temporary output file; the output's
+// base name and a random suffix follow (".rawbatch-tmp-IMG_1.jpg.123456"),
+// so leftovers of a killed run can be found per output (RemoveTemps).
 const TempPrefix = ".rawbatch-tmp-"
+
+// RemoveTemps removes temporary files left for output out by a conversion
+// that was killed; only the holder of out's input lock may call it. It
+// returns how many it removed.
+func RemoveTemps(out string) int {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(out), TempPrefix+globEscape(filepath.Base(out))+".*"))
+	n := 0
+	for _, m := range matches {
+		if os.Remove(m) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// globEscape escapes filepath.Match's special characters.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // cleanup releases the LibRaw handle and removes a temporary output left by
 // a failed stage.
@@ -475,7 +503,7 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 func stageEncode(_ context.Context, j *job) error {
 	// The temporary name has no image extension, so photo importers
 	// watching the folder do not pick it up.
-	f, err := os.CreateTemp(filepath.Dir(j.out), TempPrefix+"*")
+	f, err := os.CreateTemp(filepath.Dir(j.out), TempPrefix+filepath.Base(j.out)+".*")
 	if err != nil {
 		return err
 	}

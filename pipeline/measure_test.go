@@ -14,13 +14,17 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
-// TestMain lets the test binary act as a measuring child process: with
+// TestMain lets the test binary act as a worker (`TESTBINARY worker`) and as
+// a measuring child process: with
 // RAWBATCH_MEASURE set to a JSON measureSpec it converts one file, prints a
 // measureResult as JSON and exits. Memory tests and benchmarks use it to
 // measure the peak RSS of one conversion in a fresh process.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("RAWBATCH_MEASURE"); spec != "" {
 		os.Exit(measureChild(spec))
+	}
+	if len(os.Args) == 2 && os.Args[1] == "worker" { // Runner.Exe = the test binary
+		os.Exit(WorkerMain(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cast"
 	"github.com/spf13/viper"
@@ -23,7 +24,9 @@ type ConvertConfig struct {
 	// MemBudget is the memory budget in bytes (--mem-budget).
 	MemBudget int64
 	DryRun    bool
-	Settings  pipeline.Settings
+	// Timeout per file (0: scaled by size) and Grace after an interrupt.
+	Timeout, Grace time.Duration
+	Settings       pipeline.Settings
 }
 
 // convertConfig reads and validates the convert settings from v.
@@ -76,6 +79,12 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	}
 	if c.DryRun, err = cast.ToBoolE(v.Get("dry-run")); err != nil {
 		return c, fmt.Errorf("--dry-run: %q is not true or false", v.GetString("dry-run"))
+	}
+	if c.Timeout, err = cast.ToDurationE(v.Get("timeout")); err != nil || c.Timeout < 0 {
+		return c, fmt.Errorf("--timeout: %v is not a duration like 90s or 5m", v.Get("timeout"))
+	}
+	if c.Grace, err = cast.ToDurationE(v.Get("grace")); err != nil || c.Grace < 0 {
+		return c, fmt.Errorf("--grace: %v is not a duration like 10s", v.Get("grace"))
 	}
 	if c.MemBudget, err = memBudget(v.GetString("mem-budget")); err != nil {
 		return c, fmt.Errorf("--mem-budget: %w", err)

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -63,6 +64,8 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.String("mem-budget", "", "memory budget: 4GiB, 3500MB or 50% (default 50% of the smaller of the cgroup limit and available memory)")
 	f.Bool("half-size", false, "decode at half width and height without demosaic (a quarter of the memory)")
 	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode nothing")
+	f.Duration("timeout", 0, "longest one file may take before its worker is killed (default 60s + 3s per megapixel)")
+	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted")
 	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
 	return cmd
 }
@@ -99,8 +102,12 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	for _, pr := range plan.Problems {
 		rep.done(pr)
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
+	}
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
-		Started: rep.started, Done: rep.done}
+		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace, Started: rep.started, Done: rep.done}
 	results := r.Run(ctx, plan)
 	interrupted := ctx.Err() != nil
 	rep.summary(results, interrupted, r.Scheduler)

@@ -30,7 +30,7 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/rawbatch/config.yaml)")
-	root.AddCommand(newConvertCmd(v), newInspectCmd(), newVersionCmd())
+	root.AddCommand(newConvertCmd(v), newInspectCmd(), newVersionCmd(), newWorkerCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())
 	})

@@ -104,6 +104,10 @@ static void rb_malloc_stats(long long *inuse, long long *free_held) {
 	*free_held = (long long)m.fordblks;
 }
 
+// rb_crash dereferences a null pointer: a real crash in C code, for the
+// worker's test-only fault hook.
+static void rb_crash(void) { *(volatile int *)0 = 0; }
+
 static float rb_get_rgb_cam(libraw_data_t *lr, int i, int j) { return lr->color.rgb_cam[i][j]; }
 static float rb_get_cam_xyz(libraw_data_t *lr, int i, int j) { return lr->color.cam_xyz[i][j]; }
 */
@@ -571,3 +575,7 @@ func MallocStats() (inUse, freeHeld int64) {
 // ReleaseFreeMemory returns the free memory glibc keeps in its arenas to
 // the system (malloc_trim(0), which walks every arena).
 func ReleaseFreeMemory() { C.malloc_trim(0) }
+
+// CrashForTest crashes the process with SIGSEGV in C code, as a decoder bug
+// would. Only the worker's test-only fault hook calls it.
+func CrashForTest() { C.rb_crash() }

@@ -1,0 +1,297 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+)
+
+// Each file is converted in a child worker process of the rawbatch binary
+// (`rawbatch worker`), so that LibRaw crashing (SIGSEGV) or looping on a
+// malformed file fails that file only. The parent writes a workerRequest as
+// JSON to the child's stdin and reads a workerReply from its stdout; the
+// child's stderr (LibRaw's and libjpeg's messages) is kept as warnings of
+// that file.
+
+// workerRequest is what the parent sends a worker.
+type workerRequest struct {
+	Input, Output string
+	Settings      Settings
+	Threads       int
+}
+
+// workerReply is what a worker sends back.
+type workerReply struct {
+	Result Result
+	// Err is the failure's text, Kind its rawerr kind ("corrupt", ...).
+	Err, Kind string
+}
+
+// FaultEnv names the environment variable of the test-only fault hook read
+// by workers: "crash=NAME" makes the decode of the input whose base name is
+// NAME die with SIGSEGV, "hang=NAME" makes it hang; several are separated
+// by commas.
+const FaultEnv = "RAWBATCH_TEST_FAULT"
+
+// WorkerMain is the body of `rawbatch worker`: it reads one request from
+// r, converts the file, writes the reply to w and returns the exit status.
+func WorkerMain(r io.Reader, w io.Writer) int {
+	var req workerRequest
+	if err := json.NewDecoder(r).Decode(&req); err != nil {
+		fmt.Fprintf(os.Stderr, "rawbatch worker: bad request: %v\n", err)
+		return 2
+	}
+	fault(req.Input)
+	s := req.Settings
+	s.threads = req.Threads
+	res, err := ConvertFile(context.Background(), req.Input, req.Output, s)
+	rep := workerReply{Result: res}
+	if err != nil {
+		rep.Err, rep.Kind = err.Error(), rawerr.Kind(err)
+	}
+	if err := json.NewEncoder(w).Encode(rep); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// fault applies the test-only fault hook (FaultEnv) to input.
+func fault(input string) {
+	spec := os.Getenv(FaultEnv)
+	if spec == "" {
+		return
+	}
+	base := filepath.Base(input)
+	for _, f := range strings.Split(spec, ",") {
+		kind, name, _ := strings.Cut(f, "=")
+		if name != base {
+			continue
+		}
+		switch kind {
+		case "crash":
+			libraw.CrashForTest()
+		case "hang":
+			select {}
+		}
+	}
+}
+
+// ErrCrashed: the worker converting a file died of a signal it was not
+// sent by rawbatch (SIGSEGV, SIGBUS, SIGABRT, ...), or was OOM-killed.
+var ErrCrashed = errors.New("decoder crashed")
+
+// ErrTimeout: the worker converting a file ran past its timeout and was
+// killed.
+var ErrTimeout = errors.New("timed out")
+
+// workerRun is one worker process's outcome.
+type workerRun struct {
+	reply workerReply
+	// peak is the worker's peak RSS in bytes (wait4 rusage ru_maxrss).
+	peak   int64
+	stderr string
+	err    error // crash, timeout, or failure to run the worker
+}
+
+// maxStderr bounds the stderr kept from one worker.
+const maxStderr = 16 << 10
+
+// runWorker converts t in a child process exe ("exe worker"), killing it
+// after timeout (0: no timeout) or when ctx ends (after grace).
+func runWorker(ctx context.Context, exe string, t Task, s Settings, timeout, grace time.Duration) workerRun {
+	req, err := json.Marshal(workerRequest{Input: t.Input, Output: t.Output, Settings: s, Threads: s.threads})
+	if err != nil {
+		return workerRun{err: err}
+	}
+	// Pdeathsig is delivered when the thread that started the child ends,
+	// so this goroutine keeps its thread until the child is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd := exec.Command(exe, "worker")
+	// A crash prints the signal and no goroutine dumps (parsed by crashSignal).
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
+	cmd.Stdin = bytes.NewReader(req)
+	var stdout bytes.Buffer
+	stderr := &limitedBuffer{max: maxStderr}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	oomBefore := oomKills()
+	if err := cmd.Start(); err != nil {
+		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var timer <-chan time.Time
+	if timeout > 0 {
+		tm := time.NewTimer(timeout)
+		defer tm.Stop()
+		timer = tm.C
+	}
+	var killedFor error
+	var waitErr error
+	ctxDone := ctx.Done()
+wait:
+	for {
+		select {
+		case waitErr = <-done:
+			break wait
+		case <-timer:
+			killedFor = fmt.Errorf("%w after %.0f s", ErrTimeout, timeout.Seconds())
+			cmd.Process.Kill()
+			timer = nil
+		case <-ctxDone:
+			ctxDone = nil
+			// Give the file a grace period to finish, then abort it.
+			g := time.NewTimer(grace)
+			select {
+			case waitErr = <-done:
+				g.Stop()
+				break wait
+			case <-g.C:
+				killedFor = context.Cause(ctx)
+				cmd.Process.Kill()
+			}
+		}
+	}
+	run := workerRun{stderr: strings.TrimSpace(stderr.String())}
+	if ps := cmd.ProcessState; ps != nil {
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			run.peak = ru.Maxrss * 1024
+		}
+	}
+	if killedFor != nil {
+		run.err = killedFor
+		return run
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := ws.Signal()
+		if sig == syscall.SIGKILL && oomKills() > oomBefore {
+			run.err = fmt.Errorf("%w: killed by the kernel OOM killer (peak %d MiB)", ErrCrashed, run.peak>>20)
+		} else {
+			run.err = fmt.Errorf("%w (signal %d, %s)", ErrCrashed, int(sig), sig)
+		}
+		return run
+	}
+	if waitErr != nil && stdout.Len() == 0 {
+		if sig, ok := crashSignal(run.stderr); ok {
+			// The Go runtime caught a fatal signal (in LibRaw's C code or
+			// ours), printed it and exited with status 2.
+			run.err = fmt.Errorf("%w (signal %d, %s)", ErrCrashed, int(sig), sig)
+		} else {
+			run.err = fmt.Errorf("worker failed: %v: %s", waitErr, firstLines(run.stderr, 3))
+		}
+		return run
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &run.reply); err != nil {
+		run.err = fmt.Errorf("worker reply: %v", err)
+	}
+	return run
+}
+
+var signalRE = regexp.MustCompile(`(?m)(?:\[signal |^)(SIG[A-Z]+)[: ]`)
+
+var signalNumbers = map[string]syscall.Signal{
+	"SIGSEGV": syscall.SIGSEGV, "SIGBUS": syscall.SIGBUS, "SIGFPE": syscall.SIGFPE, "SIGILL": syscall.SIGILL,
+	"SIGABRT": syscall.SIGABRT, "SIGTRAP": syscall.SIGTRAP, "SIGSYS": syscall.SIGSYS,
+}
+
+// crashSignal finds the fatal signal in a Go runtime crash report ("[signal
+// SIGSEGV: segmentation violation ...]" for a signal in C code, "SIGSEGV:
+// segmentation violation" otherwise).
+func crashSignal(stderr string) (syscall.Signal, bool) {
+	for _, m := range signalRE.FindAllStringSubmatch(stderr, -1) {
+		if sig, ok := signalNumbers[m[1]]; ok {
+			return sig, true
+		}
+	}
+	return 0, false
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], " | ")
+}
+
+// replyError rebuilds a worker's error with its rawerr kind, so callers can
+// still test it with errors.Is.
+func replyError(rep workerReply) error {
+	if rep.Err == "" {
+		return nil
+	}
+	var kind error
+	switch rep.Kind {
+	case "empty":
+		kind = rawerr.ErrEmpty
+	case "not-raw":
+		kind = rawerr.ErrNotRaw
+	case "unsupported":
+		kind = rawerr.ErrUnsupported
+	case "corrupt":
+		kind = rawerr.ErrCorrupt
+	}
+	return &remoteError{msg: rep.Err, kind: kind}
+}
+
+// remoteError is an error reported by a worker process.
+type remoteError struct {
+	msg  string
+	kind error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.kind }
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// oomKills returns the oom_kill count of this process's cgroup v2
+// (memory.events), or -1 when it cannot be read.
+func oomKills() int64 {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		p, ok := strings.CutPrefix(line, "0::")
+		if !ok {
+			continue
+		}
+		ev, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", p, "memory.events"))
+		if err != nil {
+			return -1
+		}
+		for _, l := range strings.Split(string(ev), "\n") {
+			if v, ok := strings.CutPrefix(l, "oom_kill "); ok {
+				var n int64
+				fmt.Sscan(v, &n)
+				return n
+			}
+		}
+	}
+	return -1
+}
