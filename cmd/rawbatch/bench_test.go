@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -37,21 +38,60 @@ func writeSynth(b *testing.B, dir string, n, w, h int) {
 	}
 }
 
-// runMeasured runs rawbatch with args and returns its wall time, its peak
-// RSS (wait4 rusage: the process and, by ru_maxrss of RUSAGE_CHILDREN
-// semantics, the largest of its children) and its stderr.
+// runMeasured runs rawbatch with args and returns its wall time, the peak
+// of the summed RSS of the process and all its worker processes (sampled
+// every 10 ms from /proc) and its stderr.
 func runMeasured(b *testing.B, bin string, args ...string) (time.Duration, int64, string) {
 	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	t0 := time.Now()
-	err := cmd.Run()
-	el := time.Since(t0)
-	if err != nil {
-		b.Fatalf("rawbatch %v: %v\n%s", args, err, stderr.String())
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return el, ru.Maxrss * 1024, stderr.String()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var peak int64
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				b.Fatalf("rawbatch %v: %v\n%s", args, err, stderr.String())
+			}
+			// The parent's own peak may have fallen between samples.
+			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			return time.Since(t0), max(peak, ru.Maxrss*1024), stderr.String()
+		case <-tick.C:
+			peak = max(peak, treeRSS(cmd.Process.Pid))
+		}
+	}
+}
+
+// treeRSS sums VmRSS of pid and its descendants, in bytes.
+func treeRSS(pid int) int64 {
+	var sum int64
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				var kb int64
+				fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+				sum += kb * 1024
+			}
+		}
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, f := range strings.Fields(string(kids)) {
+			var c int
+			fmt.Sscan(f, &c)
+			sum += treeRSS(c)
+		}
+	}
+	return sum
 }
 
 var atOnceRE = regexp.MustCompile(`at most (\d+) at once`)
