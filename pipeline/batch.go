@@ -18,6 +18,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/lock"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
 // Task is one input file and the output it maps to.
@@ -28,8 +31,12 @@ type Task struct {
 	// Rel is Input relative to its input root (the directory argument it
 	// was found under, or its base name for a file argument).
 	Rel string
-	// Output is the path of the file to write: OUTDIR/dir(Rel)/STEM.EXT.
-	Output string
+	// Output is the path of the file to write: OUTDIR/dir(Rel)/STEM.EXT;
+	// OutputRel is it relative to OUTDIR.
+	Output, OutputRel string
+	// Size and ModTime of the input when the plan was made (settle check).
+	Size    int64
+	ModTime time.Time
 
 	// Filled by Plan.Inspect: the header, the memory estimate, and a
 	// failure found before decoding (not a raw file, corrupt header,
@@ -78,21 +85,22 @@ func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
 	// one that is.
 	seen := map[[2]uint64]int{}
 	add := func(path, rel string, fi fs.FileInfo) {
+		task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if !ok {
-			p.Tasks = append(p.Tasks, Task{Input: path, Rel: rel})
+			p.Tasks = append(p.Tasks, task)
 			return
 		}
 		k := [2]uint64{uint64(st.Dev), st.Ino}
 		i, dup := seen[k]
 		if !dup {
 			seen[k] = len(p.Tasks)
-			p.Tasks = append(p.Tasks, Task{Input: path, Rel: rel})
+			p.Tasks = append(p.Tasks, task)
 			return
 		}
 		kept := p.Tasks[i].Input
 		if isSymlink(kept) && !isSymlink(path) {
-			p.Tasks[i] = Task{Input: path, Rel: rel}
+			p.Tasks[i] = task
 			kept, path = path, kept
 		}
 		if kept != path {
@@ -159,6 +167,11 @@ func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
 		}
 	}
 	p.mapOutputs(outDir, ext)
+	for i := range p.Tasks {
+		if rel, err := filepath.Rel(outDir, p.Tasks[i].Output); err == nil {
+			p.Tasks[i].OutputRel = rel
+		}
+	}
 	return p, nil
 }
 
@@ -253,9 +266,13 @@ type Status string
 const (
 	StatusConverted Status = "converted"
 	StatusFailed    Status = "failed"
-	// StatusSkipped: not converted because the run was interrupted: either
-	// never started, or cancelled while in flight (no output is left).
+	// StatusSkipped: not converted, and not a failure: the output is up
+	// to date, the input is still being written, or the run was
+	// interrupted (the file never started, or was cancelled in flight with
+	// no output left). Reason says which.
 	StatusSkipped Status = "skipped"
+	// StatusLocked: another run holds the file's lock.
+	StatusLocked Status = "locked"
 )
 
 // FileResult is the outcome of one Task.
@@ -271,6 +288,10 @@ type FileResult struct {
 	PeakBytes int64
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string
+	// Reason explains a skip ("up to date", "still being written", ...).
+	Reason string
+	// Decoded reports that LibRaw decoded the file in this run.
+	Decoded bool
 }
 
 // WorkerRSS is the resident memory of a worker process before it converts
@@ -313,17 +334,62 @@ type Runner struct {
 	// Grace is how long files in flight may finish after ctx ends before
 	// their workers are killed.
 	Grace time.Duration
+	// State, when set, holds the up-to-date records of OUTDIR: a file whose
+	// output's record matches (input size+mtime, or content hash; settings;
+	// versions) is skipped as "up to date", and a record is saved after each
+	// conversion. Force converts regardless.
+	State *state.Store
+	Force bool
+	// OutDir is the output directory (record keys are relative to it).
+	OutDir string
+	// SettingsHash identifies every setting that changes an output
+	// (SettingsHash); Version is rawbatch's version, for the records.
+	SettingsHash, Version string
+	// Locks, when set, holds one advisory lock per input: a file locked by
+	// another run goes to the back of the queue and is retried with capped
+	// exponential backoff for up to LockWait (0: reported as locked at
+	// once).
+	Locks    *lock.Dir
+	LockWait time.Duration
+	// MinAge: a file modified less than MinAge ago, or whose size or
+	// modification time changed since the plan was made, is skipped as
+	// "still being written" and left for a later run.
+	MinAge time.Duration
+	// Retries is how many times a transient failure (ErrTransient: no
+	// space on the output, EINTR, EAGAIN, I/O timeouts) is retried, with
+	// backoff.
+	Retries int
 	// Started and Done, when set, are called as files start and finish,
 	// from the worker goroutines (they must be safe for concurrent use).
 	Started func(Task)
 	Done    func(FileResult)
 }
 
+// SettingsHash returns the hash of every setting of s that changes an
+// output file (not Jobs, budget, or threads), for the up-to-date records.
+func SettingsHash(s Settings) string {
+	return state.HashSettings("settings-v1", string(s.Format), fmt.Sprint(s.Quality), string(s.Demosaic),
+		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
+		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize))
+}
+
+// ErrTransient marks failures worth retrying: no space left on the output
+// device, interrupted or would-block system calls, I/O timeouts.
+var ErrTransient = errors.New("transient failure")
+
+// transient reports whether err is a failure worth retrying.
+func transient(err error) bool {
+	return errors.Is(err, ErrTransient) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EINTR) ||
+		errors.Is(err, syscall.EAGAIN) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
 // Run converts every task of p and returns the results in plan order
-// (Problems first). Tasks are admitted in plan order: each waits until its
-// estimate fits in the budget and a job slot is free. When ctx ends, no new
-// file starts, files in flight are cancelled (LibRaw's progress callback)
-// and the rest are StatusSkipped.
+// (Problems first). Tasks are admitted in plan order: for each, an
+// up-to-date check and a settle check, a job slot, the input's lock (a
+// locked file goes to the back of the queue until LockWait), a second
+// up-to-date check under the lock, then the memory budget. When ctx ends, no
+// new file starts, files in flight get Grace to finish and are then
+// aborted, and the rest are StatusSkipped.
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 	results := make([]FileResult, len(p.Tasks))
 	budgetBytes := r.Budget
@@ -339,60 +405,215 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		results[i] = fr
 		mu.Unlock()
 	}
-	skip := func(i int, t Task) {
-		set(i, FileResult{Task: t, Status: StatusSkipped, Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))})
+	finish := func(i int, fr FileResult) {
+		set(i, fr)
+		r.done(fr)
 	}
-	for i, t := range p.Tasks {
+	skip := func(i int, t Task) {
+		set(i, FileResult{Task: t, Status: StatusSkipped, Reason: "interrupted",
+			Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))})
+	}
+	type item struct {
+		i        int
+		attempts int
+		first    time.Time
+		notAfter time.Time // lock retries end
+		next     time.Time // not before
+	}
+	queue := make([]item, 0, len(p.Tasks))
+	for i := range p.Tasks {
+		queue = append(queue, item{i: i})
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		t := p.Tasks[it.i]
 		if ctx.Err() != nil {
-			skip(i, t)
+			skip(it.i, t)
 			continue
 		}
 		if t.Err != nil {
-			fr := FileResult{Task: t, Status: StatusFailed, Err: t.Err}
-			set(i, fr)
-			r.done(fr)
+			finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: t.Err})
 			continue
 		}
-		// A job slot first, then memory: both in plan order.
+		if wait := time.Until(it.next); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				skip(it.i, t)
+				continue
+			}
+		}
+		if it.attempts == 0 {
+			if fr, done := r.preflight(t); done {
+				finish(it.i, fr)
+				continue
+			}
+		}
+		// A job slot, the lock, then memory: in plan order.
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-			skip(i, t)
+			skip(it.i, t)
 			continue
+		}
+		var lk *lock.Lock
+		if r.Locks != nil {
+			var err error
+			lk, err = r.Locks.TryLock(lockKey(t))
+			if err != nil {
+				<-slots
+				now := time.Now()
+				if it.attempts == 0 {
+					it.first, it.notAfter = now, now.Add(r.LockWait)
+				}
+				if errors.Is(err, lock.ErrLocked) && now.Before(it.notAfter) {
+					it.next = now.Add(lock.Backoff(it.attempts))
+					it.attempts++
+					queue = append(queue, it) // to the back of the queue
+					continue
+				}
+				st := StatusFailed
+				if errors.Is(err, lock.ErrLocked) {
+					st = StatusLocked
+				}
+				finish(it.i, FileResult{Task: t, Status: st, Err: fmt.Errorf("%s: %w", t.Input, err)})
+				continue
+			}
+			// Under the lock: another run may have just converted it.
+			if fr, done := r.preflight(t); done {
+				lk.Unlock()
+				<-slots
+				finish(it.i, fr)
+				continue
+			}
+			RemoveTemps(t.Output) // left by a killed run
 		}
 		need := t.Estimate.Total
 		if r.Exe != "" {
 			need += WorkerRSS
 		}
 		if err := r.Scheduler.Acquire(ctx, need); err != nil {
+			if lk != nil {
+				lk.Unlock()
+			}
 			<-slots
 			if ctx.Err() != nil {
-				skip(i, t)
+				skip(it.i, t)
 				continue
 			}
-			fr := FileResult{Task: t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err)}
-			set(i, fr)
-			r.done(fr)
+			finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err)})
 			continue
 		}
 		wg.Add(1)
-		go func() {
+		go func(i int, t Task) {
 			defer wg.Done()
 			defer func() { <-slots }()
 			defer r.Scheduler.Release(need)
+			if lk != nil {
+				defer lk.Unlock()
+			}
 			if r.Started != nil {
 				r.Started(t)
 			}
-			fr := r.convert(ctx, t)
-			set(i, fr)
-			r.done(fr)
+			fr := r.convertRetrying(ctx, t)
+			finish(i, fr)
 			// Return this file's buffers before the next file allocates:
 			// they are pointer-free, so a collection is cheap.
 			runtime.GC()
-		}()
+		}(it.i, t)
 	}
 	wg.Wait()
 	return append(append([]FileResult(nil), p.Problems...), results...)
+}
+
+// lockKey is a task's lock key: its input's path relative to its input
+// root, with the output it maps to (unique within a run, the same in every
+// run over the same folders).
+func lockKey(t Task) string { return t.Rel + "\x00" + t.OutputRel }
+
+// preflight decides, without converting, whether t needs no work: its
+// output is up to date (skipped), or its input is still being written
+// (skipped). done is false when t must be converted.
+func (r *Runner) preflight(t Task) (fr FileResult, done bool) {
+	fr = FileResult{Task: t, Status: StatusSkipped}
+	st, err := os.Stat(t.Input)
+	if err != nil {
+		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %w", t.Input, pathError(t.Input, err))
+		return fr, true
+	}
+	if age := time.Since(st.ModTime()); r.MinAge > 0 && age < r.MinAge {
+		fr.Reason = fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", age.Seconds(), r.MinAge)
+		return fr, true
+	}
+	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
+		fr.Reason = "still being written (its size or time changed during the run)"
+		return fr, true
+	}
+	if r.State == nil || r.Force {
+		return fr, false
+	}
+	v, err := r.State.Check(r.want(t))
+	if err != nil {
+		if errors.Is(err, state.ErrChanging) {
+			fr.Reason = "still being written (it changed while being read)"
+			return fr, true
+		}
+		return fr, false // convert; the record is rewritten after
+	}
+	if v.Updated != nil {
+		r.State.Save(v.Updated)
+	}
+	if v.Fresh {
+		fr.Reason = "up to date"
+		return fr, true
+	}
+	return fr, false
+}
+
+func (r *Runner) want(t Task) state.Want {
+	return state.Want{Input: t.Input, OutputRel: t.OutputRel, OutputPath: t.Output,
+		SettingsHash: r.SettingsHash, Rawbatch: r.Version, LibRaw: libraw.Version()}
+}
+
+// convertRetrying converts t, retrying transient failures up to Retries
+// times with backoff, and then records the output in State: the input is
+// hashed after the conversion and must be unchanged since the plan, or the
+// output is removed and the file left for a later run.
+func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
+	var fr FileResult
+	for attempt := 0; ; attempt++ {
+		fr = r.convert(ctx, t)
+		if fr.Status != StatusFailed || !transient(fr.Err) || attempt >= r.Retries || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-time.After(lock.Backoff(attempt + 2)):
+		case <-ctx.Done():
+		}
+	}
+	if fr.Status != StatusConverted || r.State == nil {
+		return fr
+	}
+	checked := time.Now()
+	hash, size, mtime, err := state.HashFile(t.Input)
+	if err != nil || (t.Size != 0 && (size != t.Size || !mtime.Equal(t.ModTime))) {
+		// Converted from a file that was still changing: do not keep it.
+		os.Remove(t.Output)
+		fr.Status, fr.Reason = StatusSkipped, "still being written (it changed during the conversion)"
+		return fr
+	}
+	out, err := os.Stat(t.Output)
+	if err != nil {
+		return fr
+	}
+	rec := &state.Record{Input: t.Input, InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
+		SettingsHash: r.SettingsHash, Rawbatch: r.Version, LibRaw: libraw.Version(), Output: t.OutputRel,
+		OutputSize: out.Size()}
+	if err := r.State.Save(rec); err != nil {
+		fr.Result.Warnings = append(fr.Result.Warnings, "could not save its up-to-date record: "+err.Error())
+	}
+	return fr
 }
 
 func (r *Runner) done(fr FileResult) {
@@ -428,6 +649,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		}
 	}
 	fr.Result, fr.Duration = res, time.Since(t0)
+	fr.Decoded = res.Decoded
 	switch {
 	case err == nil:
 		fr.Status = StatusConverted

@@ -87,6 +87,9 @@ type Result struct {
 	Warnings []string
 	// Timings of each stage, in Stages order.
 	Timings []StageTiming
+	// Decoded reports that LibRaw's decode (the demosaic stage) ran to
+	// completion, even if a later stage failed.
+	Decoded bool
 }
 
 // StageTiming is the wall time one stage took.
@@ -127,6 +130,7 @@ func convertFile(ctx context.Context, in, out string, s Settings, hdr *header.He
 		t0 := time.Now()
 		err := st.run(ctx, j)
 		res.Timings = append(res.Timings, StageTiming{st.Name, time.Since(t0)})
+		res.Decoded = res.Decoded || (err == nil && st.Name == "demosaic")
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", in, err)
 		}

@@ -62,6 +62,9 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 	rep := workerReply{Result: res}
 	if err != nil {
 		rep.Err, rep.Kind = err.Error(), rawerr.Kind(err)
+		if transient(err) {
+			rep.Kind = "transient"
+		}
 	}
 	if err := json.NewEncoder(w).Encode(rep); err != nil {
 		return 2
@@ -243,6 +246,8 @@ func replyError(rep workerReply) error {
 		kind = rawerr.ErrUnsupported
 	case "corrupt":
 		kind = rawerr.ErrCorrupt
+	case "transient":
+		kind = ErrTransient
 	}
 	return &remoteError{msg: rep.Err, kind: kind}
 }

@@ -26,7 +26,12 @@ type ConvertConfig struct {
 	DryRun    bool
 	// Timeout per file (0: scaled by size) and Grace after an interrupt.
 	Timeout, Grace time.Duration
-	Settings       pipeline.Settings
+	// Re-run and overlap control (see pipeline.Runner).
+	Force            bool
+	LockWait, MinAge time.Duration
+	Retries          int
+	Report           string
+	Settings         pipeline.Settings
 }
 
 // convertConfig reads and validates the convert settings from v.
@@ -86,6 +91,24 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if c.Grace, err = cast.ToDurationE(v.Get("grace")); err != nil || c.Grace < 0 {
 		return c, fmt.Errorf("--grace: %v is not a duration like 10s", v.Get("grace"))
 	}
+	if c.Force, err = cast.ToBoolE(v.Get("force")); err != nil {
+		return c, fmt.Errorf("--force: %q is not true or false", v.GetString("force"))
+	}
+	for _, d := range []struct {
+		key string
+		dst *time.Duration
+	}{{"lock-wait", &c.LockWait}, {"min-age", &c.MinAge}} {
+		if *d.dst, err = cast.ToDurationE(v.Get(d.key)); err != nil || *d.dst < 0 {
+			return c, fmt.Errorf("--%s: %v is not a duration like 30s or 5m", d.key, v.Get(d.key))
+		}
+	}
+	if c.Retries, err = wholeNumber(v, "retries"); err != nil {
+		return c, err
+	}
+	if c.Retries < 0 {
+		return c, fmt.Errorf("--retries %d: want 0 or more", c.Retries)
+	}
+	c.Report = v.GetString("report")
 	if c.MemBudget, err = memBudget(v.GetString("mem-budget")); err != nil {
 		return c, fmt.Errorf("--mem-budget: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"syscall"
@@ -16,7 +17,9 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
 func newConvertCmd(v *viper.Viper) *cobra.Command {
@@ -66,6 +69,11 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode nothing")
 	f.Duration("timeout", 0, "longest one file may take before its worker is killed (default 60s + 3s per megapixel)")
 	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted")
+	f.Bool("force", false, "convert every file, even when its output is up to date")
+	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on)")
+	f.Duration("min-age", 2*time.Second, "skip files modified more recently than this (still being written)")
+	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
+	f.String("report", "", "write the run as JSON to this file")
 	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
 	return cmd
 }
@@ -106,11 +114,32 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if err != nil {
 		return fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
 	}
+	meta := filepath.Join(cfg.OutDir, ".rawbatch")
+	store, err := state.Open(cfg.OutDir)
+	if err != nil {
+		return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
+	}
+	store.CleanTemps()
+	locks, err := lock.Open(filepath.Join(meta, "locks"))
+	if err != nil {
+		return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
+	}
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
-		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace, Started: rep.started, Done: rep.done}
+		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
+		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
+		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries,
+		Started: rep.started, Done: rep.done}
 	results := r.Run(ctx, plan)
 	interrupted := ctx.Err() != nil
 	rep.summary(results, interrupted, r.Scheduler)
+	if err := pipeline.WriteFailed(cfg.OutDir, results); err != nil {
+		rep.warn("writing failed.jsonl: " + err.Error())
+	}
+	if cfg.Report != "" {
+		if err := pipeline.WriteJSON(cfg.Report, pipeline.BuildReport(results)); err != nil {
+			rep.warn("writing the report: " + err.Error())
+		}
+	}
 	return outcome(results, interrupted)
 }
 

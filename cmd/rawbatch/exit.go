@@ -24,8 +24,8 @@ const exitHelp = `Exit status:
 // batchOutcome is returned by convert when the batch ran; it carries the
 // counts that decide the exit status.
 type batchOutcome struct {
-	converted, failed, skipped int
-	interrupted                bool
+	converted, failed, skipped, locked int
+	interrupted                        bool
 }
 
 func (b *batchOutcome) Error() string {
@@ -66,6 +66,8 @@ func outcome(results []pipeline.FileResult, interrupted bool) *batchOutcome {
 			b.converted++
 		case pipeline.StatusFailed:
 			b.failed++
+		case pipeline.StatusLocked:
+			b.locked++
 		default:
 			b.skipped++
 		}

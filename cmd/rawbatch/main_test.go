@@ -40,6 +40,9 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TESTDATA", td)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			// Scripts convert files they have just copied; settle.txtar
+			// tests --min-age itself.
+			env.Setenv("RAWBATCH_MIN_AGE", "0s")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -84,7 +87,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Dir = ts.Getenv("WORK")
-	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "RAWBATCH_MIN_AGE="+ts.Getenv("RAWBATCH_MIN_AGE"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	ts.Check(cmd.Start())

@@ -79,8 +79,11 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	r.mpix += mp
 	rate := r.mpix / max(time.Since(r.t0).Seconds(), 1e-3)
 	if r.bar != nil {
-		if fr.Status == pipeline.StatusFailed {
+		switch fr.Status {
+		case pipeline.StatusFailed:
 			r.println("failed: %v", fr.Err)
+		case pipeline.StatusLocked:
+			r.println("locked: %v", fr.Err)
 		}
 		for _, w := range fr.Result.Warnings {
 			r.println("warning: %s: %s", fr.Input, w)
@@ -98,8 +101,10 @@ func (r *reporter) done(fr pipeline.FileResult) {
 		}
 	case pipeline.StatusFailed:
 		r.println("[%d/%d] failed %v", r.count, r.total, fr.Err)
+	case pipeline.StatusLocked:
+		r.println("[%d/%d] locked %v", r.count, r.total, fr.Err)
 	default:
-		r.println("[%d/%d] skipped %s (interrupted)", r.count, r.total, fr.Input)
+		r.println("[%d/%d] skipped %s (%s)", r.count, r.total, fr.Input, fr.Reason)
 	}
 }
 
@@ -137,8 +142,8 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 	}
 	b := outcome(results, interrupted)
 	el := time.Since(r.t0)
-	fmt.Fprintf(r.w, "%d converted, %d skipped, %d failed in %.1fs (%.1f MP/s)\n",
-		b.converted, b.skipped, b.failed, el.Seconds(), r.mpix/max(el.Seconds(), 1e-3))
+	fmt.Fprintf(r.w, "%d converted, %d skipped, %d failed, %d locked in %.1fs (%.1f MP/s)\n",
+		b.converted, b.skipped, b.failed, b.locked, el.Seconds(), r.mpix/max(el.Seconds(), 1e-3))
 	if sched != nil {
 		if peak, n := sched.Stats(); n > 0 {
 			fmt.Fprintf(r.w, "at most %d at once, using %s of the %s memory budget\n", n, budget.FormatSize(peak), budget.FormatSize(sched.Budget()))

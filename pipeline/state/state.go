@@ -1,0 +1,563 @@
+// Package state keeps, per output file, a small record of what produced it,
+// so that a re-run of rawbatch redoes only outputs whose input, settings or
+// tool versions changed.
+//
+// Records live under OUTDIR/.rawbatch/state/, one JSON file per output, named
+// by the SHA-256 of the output's path relative to OUTDIR:
+//
+//	OUTDIR/.rawbatch/state/<first 2 hex>/<64 hex>.json
+//
+// so any output name (UTF-8, spaces, newlines, leading dashes) maps to a safe
+// file name. Records are written atomically (temporary file in the same
+// directory, fsync, rename, fsync of the directory), so a reader sees either
+// the old record or the new one, never a partial file.
+//
+// [Store.Check] decides freshness cheaply: it reads the record, stats the
+// output and the input, and hashes the input's content only when the input's
+// size/mtime no longer prove it unchanged.
+//
+// Known limit: like make, rsync and git, Check trusts an unchanged (size,
+// mtime) pair. A content change that keeps both the size and the nanosecond
+// mtime of the input (e.g. a tool that restores the mtime after rewriting a
+// file in place) is not detected unless the record is racy (see
+// [Record.InputChecked]).
+package state
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zeebo/xxh3"
+)
+
+// CurrentVersion is the record format version that Save writes and Check
+// accepts.
+const CurrentVersion = 1
+
+// RacyWindow is how close (wall-clock) an input's mtime may be to the moment
+// it was hashed before its (size, mtime) can no longer prove it unchanged: a
+// write landing in the same timestamp tick right after the hash would keep
+// the mtime. 2 s covers FAT's 2-second mtime granularity (memory cards).
+const RacyWindow = 2 * time.Second
+
+// TempMinAge is how old a temporary record file must be before CleanTemps
+// removes it, so that a concurrent run's in-flight Save is left alone.
+const TempMinAge = 10 * time.Minute
+
+// Reasons reported in Verdict.Reason when an output is stale.
+const (
+	ReasonNoRecord       = "no record"
+	ReasonCorruptRecord  = "no record (unreadable record ignored)"
+	ReasonFormatChanged  = "record format changed"
+	ReasonSettings       = "settings changed"
+	ReasonVersions       = "rawbatch or LibRaw version changed"
+	ReasonOutputChanged  = "output missing or changed"
+	ReasonInputChanged   = "input changed"
+	hashPrefix           = "xxh3:"
+	stateSubdir          = ".rawbatch/state"
+	tempPrefix           = ".tmp-"
+	recordExt            = ".json"
+	maxRecordBytes       = 1 << 20
+	hashBufferBytes      = 256 << 10
+	recordDirPermissions = 0o755
+	recordPermissions    = 0o644
+)
+
+var (
+	// ErrChanging is wrapped by HashFile (and Check) when the file's size
+	// or mtime changed while it was being read.
+	ErrChanging = errors.New("file changed while being read")
+
+	// ErrCorrupt is wrapped by Load when a record file exists but cannot be
+	// decoded or belongs to another output. Callers may treat it as absent;
+	// the next Save overwrites it.
+	ErrCorrupt = errors.New("corrupt state record")
+
+	// ErrBadOutputPath is wrapped when an output path is empty, absolute or
+	// leaves OUTDIR.
+	ErrBadOutputPath = errors.New("output path must be relative to OUTDIR and stay inside it")
+)
+
+// Test hooks; nil outside tests.
+var (
+	testHookAfterRead    func(f *os.File)       // HashFile: after reading, before the second fstat
+	testHookBeforeRename func(tmp string) error // Save: after fsync of the temp file, before rename
+)
+
+// Record describes one output and what produced it.
+type Record struct {
+	// Version is the record format version (CurrentVersion). Save fills in
+	// CurrentVersion when zero.
+	Version int `json:"version"`
+	// Input is the input path as given, for humans and for noticing that an
+	// output now comes from another path (which forces a hash).
+	Input string `json:"input"`
+	// InputSize is the input's size in bytes.
+	InputSize int64 `json:"input_size"`
+	// InputMTime is the input's modification time, full (nanosecond)
+	// precision.
+	InputMTime time.Time `json:"input_mtime"`
+	// InputHash is "xxh3:<16 hex>", XXH3-64 of the input's whole content
+	// (see HashFile).
+	InputHash string `json:"input_hash"`
+	// InputChecked is the wall-clock time taken just before HashFile
+	// computed InputHash. While InputMTime is within RacyWindow of it (or
+	// after it), the (size, mtime) pair is not trusted and Check hashes the
+	// input. Zero means unknown: the first Check hashes once and returns an
+	// Updated record that has it.
+	InputChecked time.Time `json:"input_checked"`
+	// SettingsHash identifies every setting that changes this output; it is
+	// computed by the caller (e.g. with HashSettings) and opaque here.
+	SettingsHash string `json:"settings_hash"`
+	// Rawbatch is the rawbatch version that wrote the output.
+	Rawbatch string `json:"rawbatch"`
+	// LibRaw is the LibRaw version that decoded the input.
+	LibRaw string `json:"libraw"`
+	// Output is the output path relative to OUTDIR, slash-separated and
+	// cleaned (see RecordPath).
+	Output string `json:"output"`
+	// OutputSize is the output's size in bytes.
+	OutputSize int64 `json:"output_size"`
+	// Written is when the output was written. Save fills in time.Now()
+	// when zero.
+	Written time.Time `json:"written"`
+}
+
+// Store reads and writes the records of one output directory.
+// It is safe for concurrent use; concurrent Saves of the same output are
+// last-writer-wins.
+type Store struct {
+	outDir string
+	dir    string // OUTDIR/.rawbatch/state
+}
+
+// Open returns the Store of outDir, creating OUTDIR/.rawbatch/state (and its
+// parents, mode 0755) if missing. Errors are those of os.MkdirAll.
+func Open(outDir string) (*Store, error) {
+	dir := filepath.Join(outDir, filepath.FromSlash(stateSubdir))
+	if err := os.MkdirAll(dir, recordDirPermissions); err != nil {
+		return nil, fmt.Errorf("state: open %s: %w", outDir, err)
+	}
+	return &Store{outDir: outDir, dir: dir}, nil
+}
+
+// Dir returns the state directory, OUTDIR/.rawbatch/state.
+func (s *Store) Dir() string { return s.dir }
+
+// cleanRel normalises an output path relative to OUTDIR to the slash form
+// used as the record key.
+func cleanRel(outputRel string) (string, error) {
+	if outputRel == "" || strings.IndexByte(outputRel, 0) >= 0 {
+		return "", fmt.Errorf("%w: %q", ErrBadOutputPath, outputRel)
+	}
+	rel := path.Clean(filepath.ToSlash(outputRel))
+	if filepath.IsAbs(outputRel) || path.IsAbs(rel) || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("%w: %q", ErrBadOutputPath, outputRel)
+	}
+	return rel, nil
+}
+
+// RecordPath returns the record file of an output given relative to OUTDIR:
+// state/<first 2 hex>/<hex>.json, hex being the SHA-256 of the cleaned,
+// slash-separated relative path. It fails with ErrBadOutputPath for an empty,
+// absolute or escaping path.
+func (s *Store) RecordPath(outputRel string) (string, error) {
+	rel, err := cleanRel(outputRel)
+	if err != nil {
+		return "", err
+	}
+	return s.recordPath(rel), nil
+}
+
+func (s *Store) recordPath(rel string) string {
+	sum := sha256.Sum256([]byte(rel))
+	h := hex.EncodeToString(sum[:])
+	return filepath.Join(s.dir, h[:2], h+recordExt)
+}
+
+// Load reads the record of an output (path relative to OUTDIR).
+// Errors: wrapping os.ErrNotExist (fs.ErrNotExist) when there is none;
+// wrapping ErrCorrupt when the file is not a decodable record of this output
+// (callers may treat it as absent); ErrBadOutputPath; or the I/O error.
+// A record of another format Version is returned as is (Check reports it
+// stale).
+func (s *Store) Load(outputRel string) (*Record, error) {
+	rel, err := cleanRel(outputRel)
+	if err != nil {
+		return nil, err
+	}
+	p := s.recordPath(rel)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("state: load %q: %w", rel, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("state: load %q: %w", rel, err)
+	}
+	if len(data) > maxRecordBytes {
+		return nil, fmt.Errorf("state: load %q: %w: %s is over %d bytes", rel, ErrCorrupt, p, maxRecordBytes)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("state: load %q: %w: %s: %v", rel, ErrCorrupt, p, err)
+	}
+	if r.Output != rel {
+		return nil, fmt.Errorf("state: load %q: %w: %s is the record of %q", rel, ErrCorrupt, p, r.Output)
+	}
+	return &r, nil
+}
+
+// Save writes r as the record of r.Output, atomically: a temporary file in
+// the record's directory is written, fsynced, renamed over the record, and
+// the directory is fsynced. A reader sees the old record or the new one,
+// never a partial one; on error the old record (if any) is left and the
+// temporary file removed. r is not modified: Version 0 is written as
+// CurrentVersion, a zero Written as time.Now(), Output in its cleaned form.
+// Errors: ErrBadOutputPath, or the I/O error.
+func (s *Store) Save(r *Record) error {
+	if r == nil {
+		return errors.New("state: save: nil record")
+	}
+	rel, err := cleanRel(r.Output)
+	if err != nil {
+		return fmt.Errorf("state: save: %w", err)
+	}
+	rec := *r
+	rec.Output = rel
+	if rec.Version == 0 {
+		rec.Version = CurrentVersion
+	}
+	if rec.Written.IsZero() {
+		rec.Written = time.Now()
+	}
+	data, err := json.MarshalIndent(&rec, "", "\t")
+	if err != nil {
+		return fmt.Errorf("state: save %q: %w", rel, err)
+	}
+	data = append(data, '\n')
+
+	p := s.recordPath(rel)
+	sub := filepath.Dir(p)
+	created := false
+	if err := os.Mkdir(sub, recordDirPermissions); err == nil {
+		created = true
+	} else if !errors.Is(err, fs.ErrExist) {
+		// The state dir itself may have been removed since Open.
+		if err := os.MkdirAll(sub, recordDirPermissions); err != nil {
+			return fmt.Errorf("state: save %q: %w", rel, err)
+		}
+		created = true
+	}
+	if err := writeAtomic(p, data); err != nil {
+		return fmt.Errorf("state: save %q: %w", rel, err)
+	}
+	if created {
+		// Make the new fan-out directory's own entry durable.
+		if err := syncDir(s.dir); err != nil {
+			return fmt.Errorf("state: save %q: %w", rel, err)
+		}
+	}
+	return nil
+}
+
+func writeAtomic(p string, data []byte) (err error) {
+	dir := filepath.Dir(p)
+	f, err := os.CreateTemp(dir, tempPrefix+"*"+recordExt)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(recordPermissions); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if testHookBeforeRename != nil {
+		if err = testHookBeforeRename(tmp); err != nil {
+			return err
+		}
+	}
+	if err = os.Rename(tmp, p); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Remove deletes the record of an output (path relative to OUTDIR). A missing
+// record is not an error. Errors: ErrBadOutputPath, or the I/O error.
+func (s *Store) Remove(outputRel string) error {
+	rel, err := cleanRel(outputRel)
+	if err != nil {
+		return fmt.Errorf("state: remove: %w", err)
+	}
+	if err := os.Remove(s.recordPath(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("state: remove %q: %w", rel, err)
+	}
+	return nil
+}
+
+// CleanTemps removes temporary record files left by killed runs in the state
+// directory's fan-out directories, and returns how many it removed. Only
+// temporaries older than TempMinAge (by mtime) are removed, so a concurrent
+// run's Save in flight is not disturbed. It goes on past errors and returns
+// the first one.
+func (s *Store) CleanTemps() (removed int, err error) {
+	subs, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, fmt.Errorf("state: clean temps: %w", err)
+	}
+	cutoff := time.Now().Add(-TempMinAge)
+	var first error
+	keep := func(e error) {
+		if first == nil && e != nil && !errors.Is(e, fs.ErrNotExist) {
+			first = fmt.Errorf("state: clean temps: %w", e)
+		}
+	}
+	dirs := []string{s.dir}
+	for _, e := range subs {
+		if e.IsDir() && len(e.Name()) == 2 {
+			dirs = append(dirs, filepath.Join(s.dir, e.Name()))
+		}
+	}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			keep(err)
+			continue
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), tempPrefix) {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				keep(err)
+				continue
+			}
+			if !info.ModTime().Before(cutoff) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(d, e.Name())); err != nil {
+				keep(err)
+				continue
+			}
+			removed++
+		}
+	}
+	return removed, first
+}
+
+// Want is what an output should be made from, as the caller knows it now.
+type Want struct {
+	Input        string // input path as given
+	OutputRel    string // output path relative to OUTDIR (the record key)
+	OutputPath   string // output path to stat; empty means OUTDIR/OutputRel
+	SettingsHash string // hash of every setting that changes this output
+	Rawbatch     string // rawbatch version
+	LibRaw       string // LibRaw version
+}
+
+// Verdict is Check's answer.
+type Verdict struct {
+	// Fresh reports that the output is up to date and can be skipped.
+	Fresh bool
+	// Reason says why the output is stale (one of the Reason constants);
+	// empty when Fresh.
+	Reason string
+	// Hashed reports that the input's content was read and hashed.
+	Hashed bool
+	// Updated, when non-nil, is the record refreshed with the input's new
+	// path/mtime/check time after a hash proved the content unchanged; Save
+	// it so the next Check needs no hash.
+	Updated *Record
+}
+
+// Check decides whether the output of w is up to date, reading the input only
+// when needed. In order:
+//   - no record (or an unreadable one), other format Version, other
+//     SettingsHash, other Rawbatch or LibRaw version → stale;
+//   - output missing, not a regular file, or its size ≠ record's → stale;
+//   - input size ≠ record's → stale, without hashing;
+//   - same input path, size and mtime (nanoseconds), and the record not racy
+//     (see Record.InputChecked) → fresh, without hashing;
+//   - otherwise the input is hashed: same hash → fresh with Updated set;
+//     different → stale "input changed".
+//
+// Errors (with a zero Verdict): the record's I/O error other than absent or
+// corrupt; ErrBadOutputPath; the output's stat error other than not-exist;
+// the input's stat or read error; an error wrapping ErrChanging when the
+// input changed while being hashed (retry later).
+func (s *Store) Check(w Want) (Verdict, error) {
+	rec, err := s.Load(w.OutputRel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Verdict{Reason: ReasonNoRecord}, nil
+	case errors.Is(err, ErrCorrupt):
+		return Verdict{Reason: ReasonCorruptRecord}, nil
+	case err != nil:
+		return Verdict{}, err
+	}
+	switch {
+	case rec.Version != CurrentVersion:
+		return Verdict{Reason: ReasonFormatChanged}, nil
+	case rec.SettingsHash != w.SettingsHash:
+		return Verdict{Reason: ReasonSettings}, nil
+	case rec.Rawbatch != w.Rawbatch || rec.LibRaw != w.LibRaw:
+		return Verdict{Reason: ReasonVersions}, nil
+	}
+
+	outPath := w.OutputPath
+	if outPath == "" {
+		outPath = filepath.Join(s.outDir, filepath.FromSlash(rec.Output))
+	}
+	oi, err := os.Stat(outPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Verdict{Reason: ReasonOutputChanged}, nil
+	}
+	if err != nil {
+		return Verdict{}, fmt.Errorf("state: check %q: %w", rec.Output, err)
+	}
+	if !oi.Mode().IsRegular() || oi.Size() != rec.OutputSize {
+		return Verdict{Reason: ReasonOutputChanged}, nil
+	}
+
+	ii, err := os.Stat(w.Input)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("state: check %q: input: %w", rec.Output, err)
+	}
+	if !ii.Mode().IsRegular() {
+		return Verdict{}, fmt.Errorf("state: check %q: input %s is not a regular file", rec.Output, w.Input)
+	}
+	if ii.Size() != rec.InputSize {
+		return Verdict{Reason: ReasonInputChanged}, nil
+	}
+	if w.Input == rec.Input && ii.ModTime().Equal(rec.InputMTime) && !racy(rec) {
+		return Verdict{Fresh: true}, nil
+	}
+
+	checked := time.Now()
+	h, size, mtime, err := HashFile(w.Input)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("state: check %q: %w", rec.Output, err)
+	}
+	if size != rec.InputSize || h != rec.InputHash {
+		return Verdict{Reason: ReasonInputChanged, Hashed: true}, nil
+	}
+	up := *rec
+	up.Input = w.Input
+	up.InputMTime = mtime
+	up.InputChecked = checked
+	return Verdict{Fresh: true, Hashed: true, Updated: &up}, nil
+}
+
+// racy reports whether the record's (size, mtime) cannot prove the input
+// unchanged: the mtime is within RacyWindow of (or after) the moment the
+// hash was taken, so a later write could have kept the same mtime.
+func racy(r *Record) bool {
+	return !r.InputMTime.Before(r.InputChecked.Add(-RacyWindow))
+}
+
+// HashFile returns "xxh3:<16 hex>", the XXH3-64 of path's whole content read
+// in a streamed way (a fixed 256 KiB buffer, never the whole file), together
+// with the size in bytes and the modification time (nanosecond precision) of
+// the same open file. The file is fstat'ed before and after reading; if its
+// size or mtime changed, or the bytes read differ from the size, the error
+// wraps ErrChanging. Other errors are those of open, stat and read.
+func HashFile(path string) (hash string, size int64, mtime time.Time, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, time.Time{}, fmt.Errorf("state: hash: %w", err)
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return "", 0, time.Time{}, fmt.Errorf("state: hash: %w", err)
+	}
+	if !before.Mode().IsRegular() {
+		return "", 0, time.Time{}, fmt.Errorf("state: hash: %s is not a regular file", path)
+	}
+	h := xxh3.New()
+	buf := make([]byte, hashBufferBytes)
+	var n int64
+	for {
+		k, rerr := f.Read(buf)
+		if k > 0 {
+			h.Write(buf[:k])
+			n += int64(k)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return "", 0, time.Time{}, fmt.Errorf("state: hash %s: %w", path, rerr)
+		}
+	}
+	if testHookAfterRead != nil {
+		testHookAfterRead(f)
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return "", 0, time.Time{}, fmt.Errorf("state: hash: %w", err)
+	}
+	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || n != before.Size() {
+		return "", 0, time.Time{}, fmt.Errorf("state: hash %s: %w (size %d→%d, read %d bytes, mtime %s→%s)",
+			path, ErrChanging, before.Size(), after.Size(), n,
+			before.ModTime().Format(time.RFC3339Nano), after.ModTime().Format(time.RFC3339Nano))
+	}
+	return formatHash(h.Sum64()), n, before.ModTime(), nil
+}
+
+func formatHash(v uint64) string {
+	return fmt.Sprintf("%s%016x", hashPrefix, v)
+}
+
+// HashSettings returns "xxh3:<16 hex>", the XXH3-64 of parts joined
+// unambiguously: each part is preceded by its length in bytes (8-byte little
+// endian), so ("ab","c") and ("a","bc") differ, as do () and (""). It cannot
+// fail.
+func HashSettings(parts ...string) string {
+	var b bytes.Buffer
+	var n [8]byte
+	for _, p := range parts {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
+		b.Write(n[:])
+		b.WriteString(p)
+	}
+	return formatHash(xxh3.Hash(b.Bytes()))
+}
