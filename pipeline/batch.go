@@ -44,6 +44,10 @@ type Task struct {
 	Info     FileInfo
 	Estimate budget.Breakdown
 	Err      error
+	// Done, set by Runner.Triage, is the outcome of a task that needs no
+	// conversion (up to date, still being written); Inspect and Run pass
+	// it by.
+	Done *FileResult
 }
 
 // Plan is the list of conversions of a batch, in input order.
@@ -242,6 +246,9 @@ func (p *Plan) Inspect(s Settings, threads, jobs int) {
 	var g errgroup.Group
 	g.SetLimit(max(1, jobs))
 	for i := range p.Tasks {
+		if p.Tasks[i].Done != nil {
+			continue
+		}
 		g.Go(func() error {
 			t := &p.Tasks[i]
 			fi, err := ReadInfo(t.Input)
@@ -432,6 +439,10 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			skip(it.i, t)
 			continue
 		}
+		if t.Done != nil {
+			finish(it.i, *t.Done)
+			continue
+		}
 		if t.Err != nil {
 			finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: t.Err})
 			continue
@@ -525,6 +536,19 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 	}
 	wg.Wait()
 	return append(append([]FileResult(nil), p.Problems...), results...)
+}
+
+// Triage marks the tasks that need no conversion (Task.Done): outputs that
+// are up to date, inputs still being written. It reads no pixel data and no
+// header, only stats and up-to-date records (hashing an input only when its
+// size or time changed), so an unchanged re-run costs little; call it
+// before Plan.Inspect.
+func (r *Runner) Triage(p *Plan) {
+	for i := range p.Tasks {
+		if fr, done := r.preflight(p.Tasks[i]); done {
+			p.Tasks[i].Done = &fr
+		}
+	}
 }
 
 // lockKey is a task's lock key: its input's path relative to its input

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline/header"
@@ -31,10 +30,13 @@ type FileInfo struct {
 // LibRaw version. The Header is returned when anything was read, also with
 // an error. Errors name the path and wrap rawerr's kinds.
 func ReadHeader(path string) (*header.Header, error) {
-	if st, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, pathError(path, err))
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	// Sniff first: it never opens a FIFO, and names empty, text and other
+	// non-RAW files plainly. A structural problem it finds (data past the
+	// end of the file) is reported after the header is read, so that
+	// inspect still shows the header.
+	_, serr := openAndSniff(path)
+	if serr != nil && !errors.Is(serr, rawerr.ErrCorrupt) {
+		return nil, fmt.Errorf("%s: %w", path, pathError(path, serr))
 	}
 	h, err := header.Read(path)
 	if h != nil && h.Unsupported != "" {
@@ -50,8 +52,8 @@ func ReadHeader(path string) (*header.Header, error) {
 		}
 		return h, err
 	}
-	if _, err := openAndSniff(path); err != nil {
-		return h, fmt.Errorf("%s: %w", path, err)
+	if serr != nil {
+		return h, fmt.Errorf("%s: %w", path, serr)
 	}
 	if h.LibRawErr != nil {
 		return h, fmt.Errorf("%s: %w", path, unrecognised(path, h.LibRawErr))

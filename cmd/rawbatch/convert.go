@@ -93,23 +93,6 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	}
 	jobs := min(cfg.Jobs, max(1, len(plan.Tasks)))
 	threads := pipeline.Threads(runtime.NumCPU(), jobs)
-	plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
-	if cfg.DryRun {
-		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
-	}
-	// The Go heap follows the budget (LibRaw's C buffers are counted in
-	// the estimates but are outside the Go runtime's limit).
-	debug.SetMemoryLimit(cfg.MemBudget)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks)+len(plan.Problems))
-	for _, w := range plan.Warnings {
-		rep.warn(w)
-	}
-	for _, pr := range plan.Problems {
-		rep.done(pr)
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
@@ -127,8 +110,28 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
 		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
-		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries,
-		Started: rep.started, Done: rep.done}
+		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries}
+	// Up-to-date and still-being-written files first (stats and records
+	// only), then the headers of the rest.
+	r.Triage(plan)
+	plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
+	if cfg.DryRun {
+		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
+	}
+	// The Go heap follows the budget (LibRaw's C buffers are counted in
+	// the estimates but are outside the Go runtime's limit).
+	debug.SetMemoryLimit(cfg.MemBudget)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks)+len(plan.Problems))
+	for _, w := range plan.Warnings {
+		rep.warn(w)
+	}
+	for _, pr := range plan.Problems {
+		rep.done(pr)
+	}
+	r.Started, r.Done = rep.started, rep.done
 	results := r.Run(ctx, plan)
 	interrupted := ctx.Err() != nil
 	rep.summary(results, interrupted, r.Scheduler)
@@ -168,6 +171,9 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 	for _, t := range plan.Tasks {
 		note := ""
 		switch {
+		case t.Done != nil:
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\tskip: %s\n", t.Input, t.Output, t.Done.Reason)
+			continue
 		case t.Err != nil:
 			note, fail = "would fail: "+t.Err.Error(), fail+1
 		case t.Estimate.Total > cfg.MemBudget:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"image"
 	"image/color"
@@ -52,6 +53,9 @@ func TestScripts(t *testing.T) {
 			"synthdng":  cmdSynthDNG,
 			"mkjpeg":    cmdMkJPEG,
 			"imgsize":   cmdImgSize,
+			"killafter": cmdKillAfter,
+			"report":    cmdReport,
+			"age":       cmdAge,
 		},
 	})
 }
@@ -157,4 +161,50 @@ func cmdImgSize(ts *testscript.TestScript, neg bool, args []string) {
 	if (cfg.Width == w && cfg.Height == h) == neg {
 		ts.Fatalf("%s is %dx%d, want %dx%d", args[0], cfg.Width, cfg.Height, w, h)
 	}
+}
+
+// killafter MS ARGS...: start rawbatch ARGS and SIGKILL it after MS
+// milliseconds (as the OOM killer or kill -9 would).
+func cmdKillAfter(ts *testscript.TestScript, neg bool, args []string) {
+	ms, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	path, err := lookPathIn("rawbatch", ts.Getenv("PATH"))
+	ts.Check(err)
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "RAWBATCH_MIN_AGE="+ts.Getenv("RAWBATCH_MIN_AGE"))
+	ts.Check(cmd.Start())
+	time.Sleep(time.Duration(ms) * time.Millisecond)
+	ts.Check(cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	time.Sleep(200 * time.Millisecond) // let its workers die of Pdeathsig
+}
+
+// report FIELD OP N FILES...: the sum of summary.FIELD over the --report
+// JSON files compares to N (OP is == or >=).
+func cmdReport(ts *testscript.TestScript, neg bool, args []string) {
+	field, op := args[0], args[1]
+	want, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	sum := 0
+	for _, f := range args[3:] {
+		var r struct{ Summary map[string]int }
+		ts.Check(json.Unmarshal([]byte(ts.ReadFile(f)), &r))
+		sum += r.Summary[field]
+	}
+	ok := sum == want
+	if op == ">=" {
+		ok = sum >= want
+	}
+	if !ok {
+		ts.Fatalf("summary.%s sums to %d over %v, want %s %d", field, sum, args[3:], op, want)
+	}
+}
+
+// age FILE SECONDS: set FILE's modification time SECONDS in the past.
+func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
+	sec, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	t := time.Now().Add(-time.Duration(sec) * time.Second)
+	ts.Check(os.Chtimes(ts.MkAbs(args[0]), t, t))
 }
