@@ -43,7 +43,7 @@ BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
 bench:
 	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
 	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500' ./pipeline/
-	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP' ./cmd/rawbatch/
+	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000' ./cmd/rawbatch/
 
 clean:
 	rm -rf bin out

@@ -125,3 +125,40 @@ func BenchmarkBudget45MP(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRerun1000 converts 1000 small synthetic DNGs, then times a
+// re-run with nothing to do: it must take under 1 s (stats and up-to-date
+// records only; no header reads, no decodes).
+func BenchmarkRerun1000(b *testing.B) {
+	bin := rawbatchBinary(b)
+	in := b.TempDir()
+	for i := range 10 {
+		writeSynthN(b, filepath.Join(in, fmt.Sprintf("d%d", i)), 100, 32, 32)
+	}
+	out := b.TempDir()
+	first, _, stderr := runMeasured(b, bin, "convert", "-q", in, "-o", out)
+	if !strings.Contains(stderr, "1000 converted") {
+		b.Fatalf("first run: %s", lastLines(stderr))
+	}
+	for b.Loop() {
+		el, _, stderr := runMeasured(b, bin, "convert", "-q", in, "-o", out)
+		if !strings.Contains(stderr, "0 converted, 1000 skipped") {
+			b.Fatalf("re-run: %s", lastLines(stderr))
+		}
+		fmt.Printf("1000 files: first run %.1fs, unchanged re-run %.3fs\n", first.Seconds(), el.Seconds())
+		if el > time.Second {
+			b.Errorf("unchanged re-run of 1000 files took %v (want < 1 s)", el)
+		}
+	}
+}
+
+// writeSynthN writes n synthetic w×h DNGs into dir.
+func writeSynthN(b *testing.B, dir string, n, w, h int) {
+	os.MkdirAll(dir, 0o755)
+	writeSynth(b, dir, n, w, h)
+}
+
+func lastLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-5):], "\n")
+}
