@@ -155,6 +155,10 @@ func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
 				return nil
 			}
 			fi, err := os.Stat(path) // follows a symlink to a file
+			if errors.Is(err, syscall.ELOOP) {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: a loop of symbolic links; skipped", shown))
+				return nil
+			}
 			if err != nil {
 				problem(shown, err)
 				return nil

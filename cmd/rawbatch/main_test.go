@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ func TestScripts(t *testing.T) {
 			"killafter": cmdKillAfter,
 			"report":    cmdReport,
 			"age":       cmdAge,
+			"newline":   cmdNewline,
 		},
 	})
 }
@@ -207,4 +209,13 @@ func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	t := time.Now().Add(-time.Duration(sec) * time.Second)
 	ts.Check(os.Chtimes(ts.MkAbs(args[0]), t, t))
+}
+
+// newline DIR NAME SRC: copy SRC to DIR/NAME with "\\n" in NAME replaced by a
+// real newline (the script language cannot write one in a name).
+func cmdNewline(ts *testscript.TestScript, neg bool, args []string) {
+	b, err := os.ReadFile(ts.MkAbs(args[2]))
+	ts.Check(err)
+	name := strings.ReplaceAll(args[1], `\n`, "\n")
+	ts.Check(os.WriteFile(filepath.Join(ts.MkAbs(args[0]), name), b, 0o644))
 }
