@@ -79,7 +79,7 @@ const (
 type Holder struct {
 	PID     int       `json:"pid"`     // process id of the holder
 	Host    string    `json:"host"`    // os.Hostname of the holder; "" if unknown
-	Key     string    `json:"key"`     // the key passed to TryLock/Lock
+	Key     string    `json:"key"`     // the key passed to TryLock/Lock; invalid UTF-8 bytes read back as U+FFFD
 	Started time.Time `json:"started"` // when the lock was taken (RFC 3339 with nanoseconds)
 }
 

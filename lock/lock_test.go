@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func openDir(t *testing.T) *Dir {
@@ -436,17 +437,19 @@ func TestUnlinkRaceDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c *Lock
-	var once sync.Once
-	testHookAfterOpen = func() {
-		once.Do(func() {
-			if err := a.Unlock(); err != nil {
-				t.Error(err)
-			}
-			var err error
-			if c, err = d.TryLock(key); err != nil {
-				t.Errorf("C: %v", err)
-			}
-		})
+	fired := false
+	testHookAfterOpen = func() { // runs in B's TryLock, after its open
+		if fired {
+			return
+		}
+		fired = true
+		if err := a.Unlock(); err != nil {
+			t.Error(err)
+		}
+		var err error
+		if c, err = d.TryLock(key); err != nil {
+			t.Errorf("C: %v", err)
+		}
 	}
 	defer func() { testHookAfterOpen = nil }()
 
@@ -459,7 +462,7 @@ func TestUnlinkRaceDeterministic(t *testing.T) {
 		t.Fatal("B and C both hold the lock: B locked the unlinked file")
 	}
 	le := wantLocked(t, err)
-	if le.Holder.PID != os.Getpid() || le.Holder.Started != c.Holder().Started {
+	if le.Holder.PID != os.Getpid() || !le.Holder.Started.Equal(c.Holder().Started) {
 		t.Errorf("B sees holder %+v, want C %+v", le.Holder, c.Holder())
 	}
 	if err := c.Unlock(); err != nil {
@@ -535,9 +538,14 @@ func TestKeyFileNames(t *testing.T) {
 			t.Fatalf("TryLock(%q): %v", k, err)
 		}
 		held = append(held, l)
-		// The record round-trips the key exactly.
+		// The record round-trips a UTF-8 key exactly (JSON turns invalid
+		// bytes into U+FFFD); LockedError.Key is always exact.
 		_, err = d.TryLock(k)
-		if le := wantLocked(t, err); le.Holder.Key != k {
+		le := wantLocked(t, err)
+		if le.Key != k {
+			t.Errorf("LockedError.Key %q, want %q", le.Key, k)
+		}
+		if utf8.ValidString(k) && le.Holder.Key != k || !utf8.ValidString(le.Holder.Key) {
 			t.Errorf("record key %q, want %q", le.Holder.Key, k)
 		}
 	}

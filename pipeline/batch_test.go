@@ -2,11 +2,15 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
 func touch(t *testing.T, p string, data []byte) {
@@ -143,5 +147,73 @@ func TestRunnerInterrupted(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Fatalf("output written by a cancelled run: %v", ents)
+	}
+}
+
+// TestAppendedDuringRunIsLeftForNextRun: a file that changes between the
+// plan and its conversion is skipped as still being written, with no output
+// and no record, and the next run converts it.
+func TestAppendedDuringRunIsLeftForNextRun(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	src := mustRead(t, filepath.Join(testdata, "raw", "adobesdk_05_PGTM2_unsigned8.dng"))
+	touch(t, filepath.Join(in, "growing.dng"), src)
+	touch(t, filepath.Join(in, "still.dng"), src)
+	store, err := state.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(appendAfterPlan bool) map[string]FileResult {
+		p, err := PlanBatch([]string{in}, out, ".jpg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &Runner{Settings: DefaultSettings(), Jobs: 1, State: store, OutDir: out,
+			SettingsHash: SettingsHash(DefaultSettings()), Version: "test"}
+		r.Triage(p)
+		p.Inspect(DefaultSettings(), 1, 1)
+		if appendAfterPlan {
+			// The camera is still writing: append after the plan was made.
+			f, _ := os.OpenFile(filepath.Join(in, "growing.dng"), os.O_APPEND|os.O_WRONLY, 0)
+			f.Write([]byte("more data"))
+			f.Close()
+		}
+		got := map[string]FileResult{}
+		for _, fr := range r.Run(context.Background(), p) {
+			got[filepath.Base(fr.Input)] = fr
+		}
+		return got
+	}
+	first := run(true)
+	if fr := first["growing.dng"]; fr.Status != StatusSkipped || !strings.Contains(fr.Reason, "still being written") {
+		t.Fatalf("growing.dng in the first run: %s %q %v", fr.Status, fr.Reason, fr.Err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "growing.jpg")); err == nil {
+		t.Fatal("output written for a file that was still being written")
+	}
+	if first["still.dng"].Status != StatusConverted {
+		t.Fatalf("still.dng: %+v", first["still.dng"])
+	}
+	second := run(false)
+	if fr := second["growing.dng"]; fr.Status != StatusConverted {
+		t.Fatalf("growing.dng in the second run: %s %q %v", fr.Status, fr.Reason, fr.Err)
+	}
+	if fr := second["still.dng"]; fr.Status != StatusSkipped || fr.Reason != "up to date" {
+		t.Fatalf("still.dng in the second run: %s %q", fr.Status, fr.Reason)
+	}
+}
+
+func TestTransientClassification(t *testing.T) {
+	for err, want := range map[error]bool{
+		&os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}: true,
+		fmt.Errorf("wrapped: %w", syscall.EINTR):                   true,
+		syscall.EAGAIN:                                             true,
+		os.ErrDeadlineExceeded:                                     true,
+		&remoteError{msg: "no space", kind: ErrTransient}:          true,
+		rawerr.ErrCorrupt:                                          false,
+		fmt.Errorf("x: %w", ErrCrashed):                            false,
+	} {
+		if got := transient(err); got != want {
+			t.Errorf("transient(%v) = %v", err, got)
+		}
 	}
 }
