@@ -671,6 +671,12 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		run := runWorker(ctx, r.Exe, t, s, timeout, r.Grace)
 		res, err = run.reply.Result, replyError(run.reply)
 		fr.PeakBytes, fr.Messages = run.peak, run.stderr
+		// The budget is only as good as the estimate: say so when a
+		// worker used clearly more than it was given.
+		if est := t.Estimate.Total + WorkerRSS; t.Estimate.Total > 0 && float64(run.peak) > 1.25*float64(est) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("used %s of memory, more than its estimate of %s",
+				budget.FormatSize(run.peak), budget.FormatSize(est)))
+		}
 		if run.err != nil {
 			err = fmt.Errorf("%s: %w", t.Input, run.err)
 			RemoveTemps(t.Output) // the killed worker's partial output
