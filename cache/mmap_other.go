@@ -1,0 +1,5 @@
+//go:build !linux
+
+package cache
+
+const mapPopulate = 0
