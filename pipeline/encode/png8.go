@@ -1,0 +1,70 @@
+package encode
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"image"
+	"image/png"
+	"io"
+	"math"
+)
+
+// PNG8 encodes img as an 8-bit-per-channel RGB PNG (IHDR colour type 2,
+// bit depth 8, no alpha, no interlace) with zlib level DefaultPNGLevel,
+// with the same chunks as PNG16: iCCP (when icc is non-empty) and eXIf
+// (EXIF(md)) right after IHDR, then IDAT…, IEND. The image data is written
+// by image/png through the same IHDR splice as PNG16.
+//
+// Opaque *image.RGBA and *image.NRGBA are encoded without copying;
+// *image.NRGBA64 and *image.RGBA64 are rounded to 8 bits
+// (round(v·255/65535)); other types (including grey images, which are
+// written as RGB) go through draw.Draw. Translucent pixels are composited
+// over black.
+func PNG8(w io.Writer, img image.Image, icc []byte, md Metadata) error {
+	b := img.Bounds()
+	if b.Empty() {
+		return errors.New("encode: empty image")
+	}
+	if b.Dx() > math.MaxInt32 || b.Dy() > math.MaxInt32 {
+		return errors.New("encode: image too large for PNG")
+	}
+	extra, err := pngMetaChunks(icc, md)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	sw := &pngSplicer{w: bw, insert: extra}
+	enc := png.Encoder{CompressionLevel: DefaultPNGLevel}
+	if err := enc.Encode(sw, rgb8Source(img)); err != nil {
+		return err
+	}
+	if !sw.done {
+		return errors.New("encode: image/png wrote no IHDR")
+	}
+	return bw.Flush()
+}
+
+// pngMetaChunks returns the iCCP (if icc is non-empty) and eXIf chunks that
+// PNG16 and PNG8 insert after IHDR.
+func pngMetaChunks(icc []byte, md Metadata) ([]byte, error) {
+	var extra bytes.Buffer
+	if len(icc) > 0 {
+		var z bytes.Buffer
+		z.WriteString(iccProfileName)
+		z.Write([]byte{0, 0}) // name terminator, compression method 0
+		zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+		zw.Write(icc)
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		if err := writeChunk(&extra, "iCCP", z.Bytes()); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeChunk(&extra, "eXIf", EXIF(md)); err != nil {
+		return nil, err
+	}
+	return extra.Bytes(), nil
+}

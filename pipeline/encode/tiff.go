@@ -1,0 +1,475 @@
+package encode
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"math"
+	"sort"
+)
+
+// TIFF tags written by TIFF16 besides those of EXIF (TIFF 6.0 §8 baseline
+// fields, §14 Predictor, Adobe "TIFF Technical Note" Deflate, ICC.1:2010
+// Annex B.5 InterColorProfile).
+const (
+	tagImageWidth                = 256
+	tagImageLength               = 257
+	tagBitsPerSample             = 258
+	tagCompression               = 259
+	tagPhotometricInterpretation = 262
+	tagStripOffsets              = 273
+	tagSamplesPerPixel           = 277
+	tagRowsPerStrip              = 278
+	tagStripByteCounts           = 279
+	tagXResolution               = 282
+	tagYResolution               = 283
+	tagPlanarConfiguration       = 284
+	tagResolutionUnit            = 296
+	tagPredictor                 = 317
+	tagInterColorProfile         = 34675
+)
+
+// TIFF Compression values (TIFF 6.0 §3; Adobe Deflate per the Adobe
+// "TIFF Technical Note #2"/Supplement 2: one zlib stream, RFC 1950, per
+// strip).
+const (
+	tiffCompressionNone    = 1
+	tiffCompressionDeflate = 8
+	tiffPredictorNone      = 1
+	tiffPredictorHoriz     = 2
+)
+
+// TIFFStripBytes is the target size of one uncompressed TIFF16 strip:
+// RowsPerStrip = max(1, TIFFStripBytes / (6·width)).
+const TIFFStripBytes = 256 << 10
+
+// DefaultTIFFDeflateLevel is the zlib level of TIFF16 with deflate. As for
+// PNG16, zlib.BestSpeed: the low bytes of 16-bit photographic samples are
+// mostly noise, and higher levels cost much more CPU for little gain.
+const DefaultTIFFDeflateLevel = zlib.BestSpeed
+
+// TIFF16 writes img as a baseline big-endian ("MM") TIFF 6.0 file: one IFD,
+// PhotometricInterpretation 2 (RGB), SamplesPerPixel 3, BitsPerSample
+// 16,16,16, PlanarConfiguration 1 (chunky), no alpha, in strips of about
+// TIFFStripBytes uncompressed (RowsPerStrip = max(1, 262144 / (6·width))).
+//
+// With deflate false, Compression is 1 (none). With deflate true,
+// Compression is 8 (Adobe Deflate: each strip one zlib stream, level
+// DefaultTIFFDeflateLevel) and Predictor is 2 (TIFF 6.0 §14 horizontal
+// differencing, applied per 16-bit sample: each sample is stored as its
+// difference, modulo 2^16, from the same channel of the pixel to its left;
+// the first pixel of each row is stored as is).
+//
+// Tags (sorted ascending, TIFF 6.0 §2): ImageWidth, ImageLength (LONG),
+// BitsPerSample, Compression, PhotometricInterpretation, Make, Model,
+// StripOffsets, Orientation = 1, SamplesPerPixel, RowsPerStrip,
+// StripByteCounts, XResolution = YResolution = 72/1, PlanarConfiguration,
+// ResolutionUnit = 2 (inch), Software, DateTime, Predictor (deflate only),
+// ExifIFD (34665) and, when icc is non-empty, InterColorProfile (34675,
+// UNDEFINED, the profile bytes). Make, Model, Orientation, Software and
+// DateTime, and the Exif sub-IFD, are exactly the entries of EXIF(md) (see
+// EXIF for which are omitted when zero).
+//
+// Pixels: *image.NRGBA64 and *image.RGBA64 have their R, G, B samples copied
+// as they are (for a translucent NRGBA64 that keeps the unassociated colour,
+// for an RGBA64 it is the premultiplied colour, i.e. composited over black;
+// this matches PNG16); any other image gives the RGB of its premultiplied
+// RGBA64 colour. Conversion is done one strip at a time: no second copy of
+// the image is made.
+//
+// Layout: without deflate, or when w is an io.Seeker whose Seek works, the
+// file is streamed strip by strip with at most one strip buffered. Without
+// deflate the IFD comes first (header, IFD0, Exif IFD, strips); with
+// deflate and a seekable w, the strips come first and the IFDs follow,
+// the header's IFD offset being patched by seeking back (w is left
+// positioned at the end of the file). With deflate and a non-seekable w
+// the compressed strips are held in memory until the IFD can be written
+// first. Offsets are 32-bit: files of 4 GiB or more are refused.
+func TIFF16(w io.Writer, img image.Image, icc []byte, md Metadata, deflate bool) error {
+	b := img.Bounds()
+	if b.Empty() {
+		return errors.New("encode: empty image")
+	}
+	width, height := b.Dx(), b.Dy()
+	rowBytes := 6 * width
+	if width > math.MaxUint32/6 || height > math.MaxUint32 {
+		return errors.New("encode: image too large for TIFF")
+	}
+	if !deflate && uint64(rowBytes)*uint64(height)+uint64(len(icc))+(1<<16) > math.MaxUint32 {
+		return errors.New("encode: uncompressed TIFF would exceed 4 GiB")
+	}
+	rps := max(1, TIFFStripBytes/rowBytes)
+	nStrips := (height + rps - 1) / rps
+
+	st := &tiffStrips{img: img, b: b, rowBytes: rowBytes, rps: rps, deflate: deflate}
+	counts := make([]uint32, nStrips)
+
+	if !deflate {
+		for i := range counts {
+			counts[i] = uint32(st.rows(i) * rowBytes)
+		}
+		head, err := tiffIFDs(0, width, height, rps, counts, 0, icc, md, deflate)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if _, err := bw.Write(head); err != nil {
+			return err
+		}
+		for i := 0; i < nStrips; i++ {
+			if _, err := bw.Write(st.strip(i)); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
+
+	if ws, ok := w.(io.WriteSeeker); ok {
+		if start, err := ws.Seek(0, io.SeekCurrent); err == nil {
+			return tiffSeekable(ws, start, st, nStrips, width, height, icc, md)
+		}
+	}
+
+	// Non-seekable writer with deflate: compress every strip first.
+	strips := make([][]byte, nStrips)
+	var total uint64
+	for i := range strips {
+		s := st.strip(i)
+		strips[i] = bytes.Clone(s)
+		counts[i] = uint32(len(s))
+		total += uint64(len(s))
+	}
+	if total+uint64(len(icc))+(1<<16) > math.MaxUint32 {
+		return errors.New("encode: TIFF would exceed 4 GiB")
+	}
+	head, err := tiffIFDs(0, width, height, rps, counts, 0, icc, md, deflate)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if _, err := bw.Write(head); err != nil {
+		return err
+	}
+	for _, s := range strips {
+		if _, err := bw.Write(s); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// tiffSeekable writes header, compressed strips, then the IFDs, and patches
+// the header's IFD0 offset.
+func tiffSeekable(ws io.WriteSeeker, start int64, st *tiffStrips, nStrips, width, height int, icc []byte, md Metadata) error {
+	bw := bufio.NewWriterSize(ws, 1<<16)
+	if _, err := bw.Write([]byte{'M', 'M', 0, 42, 0, 0, 0, 0}); err != nil {
+		return err
+	}
+	counts := make([]uint32, nStrips)
+	pos := uint64(8)
+	for i := 0; i < nStrips; i++ {
+		s := st.strip(i)
+		counts[i] = uint32(len(s))
+		pos += uint64(len(s))
+		if pos+uint64(len(icc))+(1<<16) > math.MaxUint32 {
+			return errors.New("encode: TIFF would exceed 4 GiB")
+		}
+		if _, err := bw.Write(s); err != nil {
+			return err
+		}
+	}
+	if pos%2 == 1 { // IFDs begin on a word boundary (TIFF 6.0 §2)
+		if err := bw.WriteByte(0); err != nil {
+			return err
+		}
+		pos++
+	}
+	ifds, err := tiffIFDs(int(pos), width, height, st.rps, counts, 8, icc, md, true)
+	if err != nil {
+		return err
+	}
+	if _, err := bw.Write(ifds); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	end, err := ws.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if _, err := ws.Seek(start+4, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := ws.Write(be.AppendUint32(nil, uint32(pos))); err != nil {
+		return err
+	}
+	_, err = ws.Seek(end, io.SeekStart)
+	return err
+}
+
+// tiffIFDs returns IFD0 and the Exif IFD with their out-of-line values,
+// placed at file offset base. With base 0 the result starts with the 8-byte
+// TIFF header and the strips are taken to follow it directly; otherwise the
+// strips start at stripBase and the result is the IFDs alone.
+func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc []byte, md Metadata, deflate bool) ([]byte, error) {
+	md0, exif, err := exifEntries(md)
+	if err != nil {
+		return nil, err
+	}
+	compression, predictor := uint16(tiffCompressionNone), uint16(tiffPredictorNone)
+	if deflate {
+		compression, predictor = tiffCompressionDeflate, tiffPredictorHoriz
+	}
+	longs := func(tag uint16, v []uint32) ifdEntry {
+		d := make([]byte, 0, 4*len(v))
+		for _, x := range v {
+			d = be.AppendUint32(d, x)
+		}
+		return ifdEntry{tag, typeLong, uint32(len(v)), d}
+	}
+	build := func(offsets []uint32, exifOff uint32) ([]byte, int) {
+		ifd0 := append([]ifdEntry(nil), md0...)
+		ifd0 = append(ifd0,
+			longEntry(tagImageWidth, uint32(width)),
+			longEntry(tagImageLength, uint32(height)),
+			ifdEntry{tagBitsPerSample, typeShort, 3, []byte{0, 16, 0, 16, 0, 16}},
+			shortEntry(tagCompression, compression),
+			shortEntry(tagPhotometricInterpretation, 2),
+			longs(tagStripOffsets, offsets),
+			shortEntry(tagSamplesPerPixel, 3),
+			longEntry(tagRowsPerStrip, uint32(rps)),
+			longs(tagStripByteCounts, counts),
+			rationalEntry(tagXResolution, 72, 1),
+			rationalEntry(tagYResolution, 72, 1),
+			shortEntry(tagPlanarConfiguration, 1),
+			shortEntry(tagResolutionUnit, 2),
+			longEntry(tagExifIFD, exifOff),
+		)
+		if deflate {
+			ifd0 = append(ifd0, shortEntry(tagPredictor, predictor))
+		}
+		if len(icc) > 0 {
+			ifd0 = append(ifd0, ifdEntry{tagInterColorProfile, typeUndefined, uint32(len(icc)), icc})
+		}
+		sort.Slice(ifd0, func(i, j int) bool { return ifd0[i].tag < ifd0[j].tag })
+		var out []byte
+		if base == 0 {
+			out = []byte{'M', 'M', 0, 42, 0, 0, 0, 8}
+		}
+		out = appendIFDAt(out, base, ifd0)
+		exifAt := base + len(out)
+		return appendIFDAt(out, base, exif), exifAt
+	}
+	// First pass with placeholder offsets to learn the layout (sizes do not
+	// depend on the values), then the real thing.
+	offsets := make([]uint32, len(counts))
+	trial, exifAt := build(offsets, 0)
+	if base == 0 {
+		stripBase = len(trial)
+	}
+	end := uint64(stripBase) + sum32(counts) // file size, IFDs first
+	if base != 0 {
+		end = uint64(base) + uint64(len(trial)) // strips first
+	}
+	if end > math.MaxUint32 {
+		return nil, errors.New("encode: TIFF would exceed 4 GiB")
+	}
+	off := uint32(stripBase)
+	for i, c := range counts {
+		offsets[i] = off
+		off += c
+	}
+	out, _ := build(offsets, uint32(exifAt))
+	if len(out) != len(trial) {
+		return nil, fmt.Errorf("encode: internal error: TIFF IFD size changed (%d, %d)", len(trial), len(out))
+	}
+	return out, nil
+}
+
+func sum32(v []uint32) uint64 {
+	var s uint64
+	for _, x := range v {
+		s += uint64(x)
+	}
+	return s
+}
+
+// appendIFDAt appends an IFD followed by its out-of-line values, each
+// word-aligned (TIFF 6.0 §2), where out[0] is at file offset base (so the
+// IFD itself is at base+len(out), which must be even).
+func appendIFDAt(out []byte, base int, entries []ifdEntry) []byte {
+	dataOff := base + len(out) + 2 + 12*len(entries) + 4
+	out = be.AppendUint16(out, uint16(len(entries)))
+	var extra []byte
+	for _, e := range entries {
+		out = be.AppendUint16(out, e.tag)
+		out = be.AppendUint16(out, e.typ)
+		out = be.AppendUint32(out, e.count)
+		if len(e.data) <= 4 {
+			var v [4]byte
+			copy(v[:], e.data)
+			out = append(out, v[:]...)
+			continue
+		}
+		out = be.AppendUint32(out, uint32(dataOff+len(extra)))
+		extra = append(extra, e.data...)
+		if len(extra)%2 == 1 {
+			extra = append(extra, 0)
+		}
+	}
+	out = be.AppendUint32(out, 0) // no next IFD
+	return append(out, extra...)
+}
+
+// exifEntries returns the IFD0 entries (without the ExifIFD pointer) and the
+// Exif IFD entries of EXIF(md), read back from that block so that TIFF16
+// writes exactly the same fields as JPEG and PNG.
+func exifEntries(md Metadata) (ifd0, exif []ifdEntry, err error) {
+	b := EXIF(md)
+	read := func(off uint32) ([]ifdEntry, uint32, error) {
+		if uint64(off)+2 > uint64(len(b)) {
+			return nil, 0, errors.New("encode: internal error: bad EXIF IFD offset")
+		}
+		n := int(be.Uint16(b[off:]))
+		if int(off)+2+12*n > len(b) {
+			return nil, 0, errors.New("encode: internal error: truncated EXIF IFD")
+		}
+		var es []ifdEntry
+		var sub uint32
+		for i := 0; i < n; i++ {
+			e := b[int(off)+2+12*i:]
+			tag, typ, count := be.Uint16(e), be.Uint16(e[2:]), be.Uint32(e[4:])
+			if tag == tagExifIFD {
+				sub = be.Uint32(e[8:])
+				continue
+			}
+			size := map[uint16]uint64{typeASCII: 1, typeShort: 2, typeLong: 4, typeRational: 8, typeUndefined: 1}[typ]
+			if size == 0 {
+				return nil, 0, fmt.Errorf("encode: internal error: EXIF type %d", typ)
+			}
+			size *= uint64(count)
+			data := e[8:12]
+			if size > 4 {
+				p := uint64(be.Uint32(e[8:]))
+				if p+size > uint64(len(b)) {
+					return nil, 0, errors.New("encode: internal error: EXIF value out of range")
+				}
+				data = b[p : p+size]
+			}
+			es = append(es, ifdEntry{tag, typ, count, bytes.Clone(data[:size])})
+		}
+		return es, sub, nil
+	}
+	ifd0, sub, err := read(be.Uint32(b[4:]))
+	if err != nil {
+		return nil, nil, err
+	}
+	if sub == 0 {
+		return nil, nil, errors.New("encode: internal error: EXIF block without Exif IFD")
+	}
+	exif, _, err = read(sub)
+	return ifd0, exif, err
+}
+
+// tiffStrips produces the bytes of one strip at a time into a reused
+// buffer: raw big-endian RGB16 rows, or, with deflate, the predicted rows
+// as one zlib stream.
+type tiffStrips struct {
+	img      image.Image
+	b        image.Rectangle
+	rowBytes int
+	rps      int
+	deflate  bool
+
+	raw []byte
+	z   bytes.Buffer
+	zw  *zlib.Writer
+}
+
+// rows returns the number of rows in strip i.
+func (s *tiffStrips) rows(i int) int {
+	return min(s.rps, s.b.Dy()-i*s.rps)
+}
+
+// strip returns strip i; the slice is valid until the next call.
+func (s *tiffStrips) strip(i int) []byte {
+	n := s.rows(i)
+	if cap(s.raw) < s.rps*s.rowBytes {
+		s.raw = make([]byte, s.rps*s.rowBytes)
+	}
+	raw := s.raw[:n*s.rowBytes]
+	for r := 0; r < n; r++ {
+		row := raw[r*s.rowBytes : (r+1)*s.rowBytes]
+		rgb16Row(row, s.img, s.b.Min.Y+i*s.rps+r)
+		if s.deflate {
+			predictRow16(row)
+		}
+	}
+	if !s.deflate {
+		return raw
+	}
+	s.z.Reset()
+	if s.zw == nil {
+		s.zw, _ = zlib.NewWriterLevel(&s.z, DefaultTIFFDeflateLevel)
+	} else {
+		s.zw.Reset(&s.z)
+	}
+	s.zw.Write(raw) // writes to a bytes.Buffer do not fail
+	s.zw.Close()
+	return s.z.Bytes()
+}
+
+// predictRow16 applies TIFF horizontal differencing (Predictor 2) to one
+// row of big-endian 16-bit RGB samples, in place (right to left).
+func predictRow16(row []byte) {
+	for i := len(row) - 2; i >= 6; i -= 2 {
+		v := uint16(row[i])<<8 | uint16(row[i+1])
+		l := uint16(row[i-6])<<8 | uint16(row[i-5])
+		d := v - l
+		row[i], row[i+1] = byte(d>>8), byte(d)
+	}
+}
+
+// rgb16Row fills dst (6 bytes per pixel) with the big-endian R, G, B of
+// row y of img.
+func rgb16Row(dst []byte, img image.Image, y int) {
+	b := img.Bounds()
+	w := b.Dx()
+	switch m := img.(type) {
+	case *image.NRGBA64:
+		copyRGB16(dst, m.Pix[m.PixOffset(b.Min.X, y):], w)
+		return
+	case *image.RGBA64:
+		copyRGB16(dst, m.Pix[m.PixOffset(b.Min.X, y):], w)
+		return
+	case *image.RGBA:
+		src := m.Pix[m.PixOffset(b.Min.X, y):]
+		for x := 0; x < w; x++ {
+			for c := 0; c < 3; c++ {
+				v := src[4*x+c]
+				dst[6*x+2*c], dst[6*x+2*c+1] = v, v // v·257
+			}
+		}
+		return
+	}
+	for x := 0; x < w; x++ {
+		r, g, bb, _ := img.At(b.Min.X+x, y).RGBA()
+		d := dst[6*x : 6*x+6 : 6*x+6]
+		d[0], d[1] = byte(r>>8), byte(r)
+		d[2], d[3] = byte(g>>8), byte(g)
+		d[4], d[5] = byte(bb>>8), byte(bb)
+	}
+}
+
+// copyRGB16 copies w pixels of big-endian RGBA64 data (8 bytes per pixel)
+// to RGB (6 bytes per pixel).
+func copyRGB16(dst, src []byte, w int) {
+	for x := 0; x < w; x++ {
+		copy(dst[6*x:6*x+6], src[8*x:8*x+6])
+	}
+}

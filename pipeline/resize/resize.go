@@ -1,0 +1,279 @@
+// Package resize resamples interleaved float32 images.
+//
+// The filter is the Lanczos-3 windowed sinc (C. E. Duchon, "Lanczos
+// filtering in one and two dimensions", J. Applied Meteorology 18 (1979)
+// 1016–1022; K. Turkowski, "Filters for common resampling tasks", Graphics
+// Gems I (1990)):
+//
+//	L(x) = sinc(x) · sinc(x/a)  for |x| < a,   0 otherwise,   a = 3,
+//	sinc(x) = sin(πx) / (πx),   sinc(0) = 1.
+//
+// It is applied separably, as is usual for image resampling (e.g. Pillow,
+// libvips, ImageMagick): a horizontal pass, then a vertical pass. Resample
+// linear-light values: the filter has negative lobes, so outputs can fall
+// slightly outside the input range near sharp edges (ringing); callers clip
+// if they need to.
+package resize
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// lobes is the Lanczos parameter a (number of lobes each side).
+const lobes = 3
+
+// lanczos3 is L(x) for a = 3 (see the package documentation).
+func lanczos3(x float64) float64 {
+	x = math.Abs(x)
+	if x >= lobes {
+		return 0
+	}
+	if x < 1e-12 {
+		return 1
+	}
+	px := math.Pi * x
+	return lobes * math.Sin(px) * math.Sin(px/lobes) / (px * px)
+}
+
+// weights holds, for each output sample i, the contiguous input range
+// [start[i], start[i]+n[i]) and its weights w[off[i]:off[i]+n[i]].
+type weights struct {
+	start, n, off []int
+	w             []float32
+}
+
+// makeWeights builds the 1-D Lanczos-3 resampling table from src to dst
+// samples. Output sample i (centre at i+0.5 in output units) maps to input
+// coordinate c = (i+0.5)·src/dst − 0.5. When downscaling (dst < src) the
+// kernel is stretched by src/dst, so the support is ±3·src/dst input
+// samples; when upscaling it is ±3. Weights are normalised to sum to 1
+// (computed in float64). Taps outside [0, src) are clamped to the edge
+// sample (their weight is added to sample 0 or src−1).
+func makeWeights(src, dst int) weights {
+	scale := float64(dst) / float64(src)
+	filterScale := min(1, scale) // kernel argument multiplier
+	support := lobes / filterScale
+	t := weights{start: make([]int, dst), n: make([]int, dst), off: make([]int, dst)}
+	tmp := make([]float64, 0, int(2*support)+3)
+	for i := 0; i < dst; i++ {
+		c := (float64(i)+0.5)/scale - 0.5
+		lo := int(math.Ceil(c - support))
+		hi := int(math.Floor(c + support))
+		if lo == hi+1 { // cannot happen for support ≥ 3; keep one tap
+			hi = lo
+		}
+		tmp = tmp[:0]
+		var sum float64
+		for j := lo; j <= hi; j++ {
+			v := lanczos3((float64(j) - c) * filterScale)
+			tmp = append(tmp, v)
+			sum += v
+		}
+		// Fold the taps outside the image onto the edge samples.
+		a, b := max(lo, 0), min(hi, src-1)
+		if a > b { // the whole support is outside (impossible for c in range)
+			a = min(max(lo, 0), src-1)
+			b = a
+		}
+		ws := make([]float64, b-a+1)
+		for j := lo; j <= hi; j++ {
+			k := min(max(j, a), b) - a
+			ws[k] += tmp[j-lo]
+		}
+		// Drop zero taps at both ends (kernel zeros at the support edge).
+		for len(ws) > 1 && ws[0] == 0 {
+			ws = ws[1:]
+			a++
+		}
+		for len(ws) > 1 && ws[len(ws)-1] == 0 {
+			ws = ws[:len(ws)-1]
+		}
+		t.start[i], t.n[i], t.off[i] = a, len(ws), len(t.w)
+		sum = 0
+		for _, v := range ws {
+			sum += v
+		}
+		var s32 float64
+		for _, v := range ws {
+			f := float32(v / sum)
+			t.w = append(t.w, f)
+			s32 += float64(f)
+		}
+		// Put the float32 rounding residual on the largest tap so that the
+		// stored weights sum to 1 as closely as float32 allows.
+		big := t.off[i]
+		for k := t.off[i]; k < t.off[i]+len(ws); k++ {
+			if math.Abs(float64(t.w[k])) > math.Abs(float64(t.w[big])) {
+				big = k
+			}
+		}
+		t.w[big] = float32(float64(t.w[big]) + (1 - s32))
+	}
+	return t
+}
+
+// Lanczos3 resamples src, an interleaved image of w×h pixels with c
+// channels (len(src) = w·h·c, row-major, float32, linear light), to dw×dh
+// pixels with a separable Lanczos-3 filter and returns the new
+// dw·dh·c slice.
+//
+// A horizontal pass (src → intermediate of dw×h×c) is followed by a vertical
+// pass (→ dw×dh×c); a pass whose size does not change is skipped (the
+// Lanczos kernel is then the identity). Pixel centres are aligned
+// (output x ↦ input (x+0.5)·w/dw − 0.5); when downscaling the kernel is
+// widened by the scale factor (support ±3·w/dw input pixels) so that it
+// low-pass filters; weights are normalised to sum to 1; pixels outside the
+// image take the value of the nearest edge pixel. Arithmetic is float32
+// (weights are computed in float64 and rounded). Rows are processed in
+// parallel by up to GOMAXPROCS goroutines; every output value is computed
+// by the same sequence of operations regardless of scheduling, so the
+// result is deterministic.
+//
+// Lanczos3 panics if w, h, c, dw or dh is not positive or len(src) is not
+// w·h·c.
+func Lanczos3(src []float32, w, h, c int, dw, dh int) []float32 {
+	if w <= 0 || h <= 0 || c <= 0 || dw <= 0 || dh <= 0 {
+		panic(fmt.Sprintf("resize: invalid sizes %dx%dx%d -> %dx%d", w, h, c, dw, dh))
+	}
+	if len(src) != w*h*c {
+		panic(fmt.Sprintf("resize: len(src) = %d, want %d×%d×%d = %d", len(src), w, h, c, w*h*c))
+	}
+	tmp := src
+	if dw != w {
+		tmp = make([]float32, dw*h*c)
+		hw := makeWeights(w, dw)
+		parallelRows(h, func(y int) {
+			horizontalRow(tmp[y*dw*c:(y+1)*dw*c], src[y*w*c:(y+1)*w*c], c, &hw)
+		})
+	}
+	if dh == h {
+		if dw == w {
+			return append([]float32(nil), src...)
+		}
+		return tmp
+	}
+	out := make([]float32, dw*dh*c)
+	vw := makeWeights(h, dh)
+	rowLen := dw * c
+	parallelRows(dh, func(y int) {
+		dst := out[y*rowLen : (y+1)*rowLen]
+		s, n, off := vw.start[y], vw.n[y], vw.off[y]
+		for k := 0; k < n; k++ {
+			wt := vw.w[off+k]
+			row := tmp[(s+k)*rowLen : (s+k+1)*rowLen]
+			if k == 0 {
+				for i, v := range row {
+					dst[i] = wt * v
+				}
+				continue
+			}
+			for i, v := range row {
+				dst[i] += wt * v
+			}
+		}
+	})
+	return out
+}
+
+// horizontalRow resamples one row of pixels (c channels) with table t.
+func horizontalRow(dst, src []float32, c int, t *weights) {
+	dw := len(t.start)
+	switch c {
+	case 3:
+		for x := 0; x < dw; x++ {
+			s, n, off := t.start[x], t.n[x], t.off[x]
+			ws := t.w[off : off+n]
+			px := src[3*s : 3*(s+n)]
+			var r, g, b float32
+			for k, wt := range ws {
+				p := px[3*k : 3*k+3 : 3*k+3]
+				r += wt * p[0]
+				g += wt * p[1]
+				b += wt * p[2]
+			}
+			d := dst[3*x : 3*x+3 : 3*x+3]
+			d[0], d[1], d[2] = r, g, b
+		}
+	case 1:
+		for x := 0; x < dw; x++ {
+			s, n, off := t.start[x], t.n[x], t.off[x]
+			ws := t.w[off : off+n]
+			px := src[s : s+n]
+			var v float32
+			for k, wt := range ws {
+				v += wt * px[k]
+			}
+			dst[x] = v
+		}
+	default:
+		for x := 0; x < dw; x++ {
+			s, n, off := t.start[x], t.n[x], t.off[x]
+			d := dst[c*x : c*x+c]
+			clear(d)
+			for k := 0; k < n; k++ {
+				wt := t.w[off+k]
+				p := src[c*(s+k) : c*(s+k)+c]
+				for ch := range d {
+					d[ch] += wt * p[ch]
+				}
+			}
+		}
+	}
+}
+
+// parallelRows calls f(y) for y in [0, n) on up to GOMAXPROCS goroutines,
+// handing out blocks of rows.
+func parallelRows(n int, f func(y int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for y := 0; y < n; y++ {
+			f(y)
+		}
+		return
+	}
+	const block = 8
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				y0 := int(next.Add(block)) - block
+				if y0 >= n {
+					return
+				}
+				for y := y0; y < min(y0+block, n); y++ {
+					f(y)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// FitLongEdge returns the size that fits w×h within long pixels on its long
+// edge, keeping the aspect ratio: the long edge becomes long and the short
+// edge is round(short·long/longEdge) (halves round up), at least 1. It
+// never upscales: if max(w, h) ≤ long, or long ≤ 0 (no limit), it returns
+// w, h. Non-positive w or h give 0, 0.
+func FitLongEdge(w, h, long int) (dw, dh int) {
+	if w <= 0 || h <= 0 {
+		return 0, 0
+	}
+	if long <= 0 || max(w, h) <= long {
+		return w, h
+	}
+	scale := func(short, edge int) int {
+		v := (int64(short)*int64(long)*2 + int64(edge)) / (2 * int64(edge))
+		return int(max(v, 1))
+	}
+	if w >= h {
+		return long, scale(h, w)
+	}
+	return scale(w, h), long
+}
