@@ -62,9 +62,9 @@ var foreign = []struct {
 // file before LibRaw sees it. It returns an error wrapping rawerr.ErrEmpty
 // for an empty file, rawerr.ErrNotRaw for a file whose first bytes show
 // another kind of file (JPEG, PNG, text, ...), and rawerr.ErrCorrupt for a
-// TIFF-based file whose full-size image data lies beyond the end of the
-// file (a truncated or stripped file). Files it cannot classify pass: LibRaw
-// decides.
+// CRW whose heap directory is missing (a truncated file). Files it cannot
+// classify pass: package header checks TIFF-based and CR3 structure, and
+// LibRaw decides the rest.
 func Sniff(f io.ReaderAt, size int64) error {
 	if size == 0 {
 		return rawerr.ErrEmpty
@@ -83,9 +83,6 @@ func Sniff(f io.ReaderAt, size int64) error {
 	}
 	if isText(head) {
 		return fmt.Errorf("%w: it is a text file", rawerr.ErrNotRaw)
-	}
-	if len(head) >= 8 && (string(head[:4]) == "II*\x00" || string(head[:4]) == "MM\x00*") {
-		return checkTIFFExtents(f, size)
 	}
 	if len(head) >= 14 && string(head[6:14]) == "HEAPCCDR" {
 		return checkCIFF(f, head, size)
@@ -159,187 +156,6 @@ func isText(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// TIFF tags used by checkTIFFExtents (TIFF 6.0, DNG 1.4).
-const (
-	tagNewSubFileType  = 254
-	tagImageWidth      = 256
-	tagImageLength     = 257
-	tagStripOffsets    = 273
-	tagRowsPerStrip    = 278
-	tagStripByteCounts = 279
-	tagTileWidth       = 322
-	tagTileLength      = 323
-	tagTileOffsets     = 324
-	tagTileByteCounts  = 325
-	tagSubIFDs         = 330
-	tagDNGVersion      = 50706
-)
-
-// maxIFDs bounds the IFDs checkTIFFExtents visits, against loops and bombs.
-const maxIFDs = 64
-
-// checkTIFFExtents walks the IFD0 chain and SubIFDs of a TIFF-based file and
-// fails for a full-resolution image (NewSubFileType 0) that has fewer
-// strips or tiles than its size needs, or whose data starts past the end of
-// the file. Structural oddities it cannot read are left to LibRaw.
-func checkTIFFExtents(f io.ReaderAt, size int64) error {
-	var bo binary.ByteOrder = binary.LittleEndian
-	hdr := make([]byte, 8)
-	if _, err := f.ReadAt(hdr, 0); err != nil {
-		return nil
-	}
-	if hdr[0] == 'M' {
-		bo = binary.BigEndian
-	}
-	seen := map[int64]bool{}
-	queue := []int64{int64(bo.Uint32(hdr[4:]))}
-	dng := false
-	for len(queue) > 0 && len(seen) < maxIFDs {
-		off := queue[0]
-		queue = queue[1:]
-		if off < 8 || off >= size || seen[off] {
-			continue
-		}
-		seen[off] = true
-		ifd, next, err := readIFD(f, bo, off, size)
-		if err != nil {
-			return nil
-		}
-		if next != 0 {
-			queue = append(queue, next)
-		}
-		queue = append(queue, ifd[tagSubIFDs]...)
-		dng = dng || ifd[tagDNGVersion] != nil
-		if err := checkIFDData(ifd, size, dng); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkIFDData checks one IFD's image data against the file size. DNG
-// writers record exact byte counts, so in a DNG any full-resolution strip
-// or tile that ends past the end of the file means a truncated file (a
-// lossy DNG cut short would otherwise decode, through libjpeg, into grey
-// blocks); other TIFF-based RAW files get some slack for cameras that
-// overstate the last strip.
-func checkIFDData(ifd map[uint16][]int64, size int64, dng bool) error {
-	if first(ifd[tagNewSubFileType]) != 0 {
-		return nil
-	}
-	w, h := first(ifd[tagImageWidth]), first(ifd[tagImageLength])
-	if w <= 0 || h <= 0 {
-		return nil
-	}
-	offs, counts := ifd[tagStripOffsets], ifd[tagStripByteCounts]
-	var want int64
-	if tw, tl := first(ifd[tagTileWidth]), first(ifd[tagTileLength]); tw > 0 && tl > 0 {
-		offs, counts = ifd[tagTileOffsets], ifd[tagTileByteCounts]
-		want = ((w + tw - 1) / tw) * ((h + tl - 1) / tl)
-	} else if rps := first(ifd[tagRowsPerStrip]); rps > 0 {
-		want = (h + rps - 1) / rps
-	}
-	if len(offs) == 0 {
-		return nil
-	}
-	if want > 0 && int64(len(offs)) < want {
-		return fmt.Errorf("%w: the %d×%d image has %d of its %d data blocks", rawerr.ErrCorrupt, w, h, len(offs), want)
-	}
-	slack := size/100 + 65536
-	if dng {
-		slack = 0
-	}
-	for i, o := range offs {
-		if o >= size || (i < len(counts) && counts[i] > 0 && o+counts[i] > size+slack) {
-			return fmt.Errorf("%w: the %d×%d image data reaches byte %d but the file has %d bytes (truncated)",
-				rawerr.ErrCorrupt, w, h, o+max(0, at(counts, i)), size)
-		}
-	}
-	return nil
-}
-
-func first(v []int64) int64 { return at(v, 0) }
-
-func at(v []int64, i int) int64 {
-	if i < len(v) {
-		return v[i]
-	}
-	return 0
-}
-
-// maxTagValues bounds how many values of one tag readIFD loads.
-const maxTagValues = 1 << 16
-
-// readIFD reads the IFD at off: the values of the integer tags
-// checkTIFFExtents needs, and the offset of the next IFD.
-func readIFD(f io.ReaderAt, bo binary.ByteOrder, off, size int64) (map[uint16][]int64, int64, error) {
-	var nb [2]byte
-	if _, err := f.ReadAt(nb[:], off); err != nil {
-		return nil, 0, err
-	}
-	n := int64(bo.Uint16(nb[:]))
-	if off+2+n*12+4 > size {
-		return nil, 0, io.ErrUnexpectedEOF
-	}
-	buf := make([]byte, n*12+4)
-	if _, err := f.ReadAt(buf, off+2); err != nil {
-		return nil, 0, err
-	}
-	ifd := map[uint16][]int64{}
-	for i := int64(0); i < n; i++ {
-		e := buf[i*12 : i*12+12]
-		tag, typ, cnt := bo.Uint16(e), bo.Uint16(e[2:]), int64(bo.Uint32(e[4:]))
-		if tag == tagDNGVersion {
-			ifd[tag] = []int64{1} // presence is enough
-			continue
-		}
-		switch tag {
-		case tagNewSubFileType, tagImageWidth, tagImageLength, tagStripOffsets, tagRowsPerStrip,
-			tagStripByteCounts, tagTileWidth, tagTileLength, tagTileOffsets, tagTileByteCounts, tagSubIFDs:
-		default:
-			continue
-		}
-		var sz int64
-		switch typ {
-		case 3: // SHORT
-			sz = 2
-		case 4, 13: // LONG, IFD
-			sz = 4
-		case 16: // LONG8 (BigTIFF)
-			sz = 8
-		default:
-			continue
-		}
-		if cnt <= 0 || cnt > maxTagValues {
-			continue
-		}
-		data := e[8:12]
-		if cnt*sz > 4 {
-			p := int64(bo.Uint32(e[8:]))
-			if p+cnt*sz > size {
-				continue
-			}
-			data = make([]byte, cnt*sz)
-			if _, err := f.ReadAt(data, p); err != nil {
-				continue
-			}
-		}
-		vals := make([]int64, cnt)
-		for j := range vals {
-			switch sz {
-			case 2:
-				vals[j] = int64(bo.Uint16(data[j*2:]))
-			case 4:
-				vals[j] = int64(bo.Uint32(data[j*4:]))
-			case 8:
-				vals[j] = int64(bo.Uint64(data[j*8:]))
-			}
-		}
-		ifd[tag] = vals
-	}
-	return ifd, int64(bo.Uint32(buf[n*12:])), nil
 }
 
 // openAndSniff opens path for a size and Sniff check.

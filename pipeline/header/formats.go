@@ -254,6 +254,11 @@ func (o *own) checkData(t *tiffBlock, d *ifd) {
 	if d.dataEnd >= 0 && t.base+d.dataEnd > t.src.size && o.truncated == "" {
 		o.truncated = fmt.Sprintf("the raw image data ends at byte %d, past the end of the %d-byte file", t.base+d.dataEnd, t.src.size)
 	}
+	// A DNG writer lists every strip or tile; fewer than the image needs
+	// means its data was stripped (exiftool's DNG sample: 1 of 140 tiles).
+	if o.dng && d.wantBlocks > 0 && d.blocks >= 0 && d.blocks < d.wantBlocks && o.truncated == "" {
+		o.truncated = fmt.Sprintf("the %d×%d image lists %d of the %d data blocks it needs", d.width, d.height, d.blocks, d.wantBlocks)
+	}
 }
 
 // panasonic reads the RW2 IFD0 sensor tags (ExifTool PanasonicRaw:

@@ -843,3 +843,28 @@ func TestSonyLosslessARW(t *testing.T) {
 		}
 	}
 }
+
+// TestDNGMissingBlocks: a DNG whose raw IFD lists fewer strips than its
+// RowsPerStrip needs has had its data stripped: ErrCorrupt, naming the
+// counts.
+func TestDNGMissingBlocks(t *testing.T) {
+	const size = 64 << 10
+	tb := newTIFF(size)
+	tb.ifd(8, 0,
+		[4]uint32{tagNewSubFileType, 4, 1, 0},
+		[4]uint32{tagImageWidth, 4, 1, 256},
+		[4]uint32{tagImageLength, 4, 1, 256},
+		[4]uint32{tagBitsPerSample, 3, 1, 16},
+		[4]uint32{tagCompression, 3, 1, 1},
+		[4]uint32{tagPhotometric, 3, 1, 32803},
+		[4]uint32{tagStripOffsets, 4, 1, 1024},
+		[4]uint32{tagSamplesPerPixel, 3, 1, 1},
+		[4]uint32{tagRowsPerStrip, 4, 1, 16},
+		[4]uint32{tagStripByteCounts, 4, 1, 8192},
+		[4]uint32{tagDNGVersion, 1, 4, 0x00000401},
+	)
+	_, err := Read(tb.write(t, "stripped.dng"))
+	if !errors.Is(err, rawerr.ErrCorrupt) || !strings.Contains(err.Error(), "lists 1 of the 16 data blocks") {
+		t.Fatalf("got %v, want ErrCorrupt naming 1 of 16 blocks", err)
+	}
+}

@@ -21,7 +21,10 @@ const (
 	tagStripOffsets      = 273
 	tagOrientation       = 274
 	tagSamplesPerPixel   = 277
+	tagRowsPerStrip      = 278
 	tagStripByteCounts   = 279
+	tagTileWidth         = 322
+	tagTileLength        = 323
 	tagTileOffsets       = 324
 	tagTileByteCounts    = 325
 	tagSubIFDs           = 330
@@ -256,6 +259,10 @@ type ifd struct {
 	subIFDs        []int64
 	exifIFD        int64 // 0 when absent
 	dataEnd        int64 // largest offset+count of strips/tiles (relative), -1 when unknown
+	// blocks is the number of strips or tiles the IFD lists, wantBlocks
+	// how many its size needs (RowsPerStrip, TileWidth/TileLength); -1
+	// when unknown.
+	blocks, wantBlocks int64
 }
 
 func (d *ifd) find(tag uint16) (entry, bool) {
@@ -293,7 +300,8 @@ func (t *tiffBlock) readIFD(off int64) (*ifd, bool) {
 	if err != nil {
 		return nil, false
 	}
-	d := &ifd{off: off, newSubFileType: -1, width: -1, height: -1, compression: -1, photometric: -1, sonyRawType: -1, dataEnd: -1}
+	d := &ifd{off: off, newSubFileType: -1, width: -1, height: -1, compression: -1, photometric: -1, sonyRawType: -1, dataEnd: -1,
+		blocks: -1, wantBlocks: -1}
 	d.entries = make([]entry, n)
 	for i := range d.entries {
 		p := raw[i*12:]
@@ -359,6 +367,34 @@ func (t *tiffBlock) decode(d *ifd) {
 	d.dataEnd = t.dataEnd(d, tagStripOffsets, tagStripByteCounts)
 	if d.dataEnd < 0 {
 		d.dataEnd = t.dataEnd(d, tagTileOffsets, tagTileByteCounts)
+	}
+	t.countBlocks(d)
+}
+
+// countBlocks fills d.blocks and d.wantBlocks (TIFF 6.0 §3 strips, §15
+// tiles; one plane, PlanarConfiguration 1, as in raw IFDs).
+func (t *tiffBlock) countBlocks(d *ifd) {
+	if d.width <= 0 || d.height <= 0 {
+		return
+	}
+	num := func(tag uint16) int64 {
+		if e, ok := d.find(tag); ok {
+			return t.num(e)
+		}
+		return 0
+	}
+	if tw, tl := num(tagTileWidth), num(tagTileLength); tw > 0 && tl > 0 {
+		if e, ok := d.find(tagTileOffsets); ok {
+			d.blocks = int64(e.count)
+			d.wantBlocks = ((d.width + tw - 1) / tw) * ((d.height + tl - 1) / tl)
+		}
+		return
+	}
+	if e, ok := d.find(tagStripOffsets); ok {
+		d.blocks = int64(e.count)
+		if rps := num(tagRowsPerStrip); rps > 0 {
+			d.wantBlocks = (d.height + rps - 1) / rps
+		}
 	}
 }
 
