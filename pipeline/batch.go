@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -176,8 +178,18 @@ func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
 	}
 	p.mapOutputs(outDir, ext)
 	for i := range p.Tasks {
-		if rel, err := filepath.Rel(outDir, p.Tasks[i].Output); err == nil {
-			p.Tasks[i].OutputRel = rel
+		t := &p.Tasks[i]
+		if rel, err := filepath.Rel(outDir, t.Output); err == nil {
+			t.OutputRel = rel
+		}
+		// Never write an output over an input (photo.jpg given as a RAW
+		// and converted into its own folder).
+		if fi, err := os.Stat(t.Output); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				if _, in := seen[[2]uint64{uint64(st.Dev), st.Ino}]; in {
+					t.Err = fmt.Errorf("%s: its output %s would overwrite an input file; choose another output directory", t.Input, t.Output)
+				}
+			}
 		}
 	}
 	return p, nil
@@ -374,6 +386,31 @@ type Runner struct {
 	// from the worker goroutines (they must be safe for concurrent use).
 	Started func(Task)
 	Done    func(FileResult)
+
+	started time.Time // when Triage or Run began
+}
+
+// hasRecord reports whether State holds a record for t's output.
+func (r *Runner) hasRecord(t Task) bool {
+	if r.State == nil {
+		return false
+	}
+	_, err := r.State.Load(t.OutputRel)
+	return err == nil
+}
+
+// writtenByRawbatch reports whether the file at path is absent or was
+// written by rawbatch: its EXIF Software tag, within the first 64 KiB of
+// every format rawbatch writes, is "rawbatch".
+func writtenByRawbatch(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true // absent (or unreadable: the write will say why)
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	return bytes.Contains(head[:n], []byte("rawbatch\x00"))
 }
 
 // SettingsHash returns the hash of every setting of s that changes an
@@ -402,6 +439,9 @@ func transient(err error) bool {
 // new file starts, files in flight get Grace to finish and are then
 // aborted, and the rest are StatusSkipped.
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
+	if r.started.IsZero() {
+		r.started = time.Now()
+	}
 	results := make([]FileResult, len(p.Tasks))
 	budgetBytes := r.Budget
 	if budgetBytes <= 0 {
@@ -460,7 +500,7 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			}
 		}
 		if it.attempts == 0 {
-			if fr, done := r.preflight(t); done {
+			if fr, done := r.preflight(t, false); done {
 				finish(it.i, fr)
 				continue
 			}
@@ -496,7 +536,7 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 			// Under the lock: another run may have just converted it.
-			if fr, done := r.preflight(t); done {
+			if fr, done := r.preflight(t, true); done {
 				lk.Unlock()
 				<-slots
 				finish(it.i, fr)
@@ -548,8 +588,14 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 // size or time changed), so an unchanged re-run costs little; call it
 // before Plan.Inspect.
 func (r *Runner) Triage(p *Plan) {
+	if r.started.IsZero() {
+		r.started = time.Now()
+	}
 	for i := range p.Tasks {
-		if fr, done := r.preflight(p.Tasks[i]); done {
+		if p.Tasks[i].Err != nil {
+			continue
+		}
+		if fr, done := r.preflight(p.Tasks[i], false); done {
 			p.Tasks[i].Done = &fr
 		}
 	}
@@ -562,23 +608,41 @@ func lockKey(t Task) string { return t.Rel + "\x00" + t.OutputRel }
 
 // preflight decides, without converting, whether t needs no work: its
 // output is up to date (skipped), or its input is still being written
-// (skipped). done is false when t must be converted.
-func (r *Runner) preflight(t Task) (fr FileResult, done bool) {
+// (skipped), or its output path holds a file rawbatch did not write
+// (failed, unless Force). done is false when t must be converted.
+// underLock is true for the check made while holding t's lock.
+func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, done bool) {
 	fr = FileResult{Task: t, Status: StatusSkipped}
 	st, err := os.Stat(t.Input)
 	if err != nil {
 		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %w", t.Input, pathError(t.Input, err))
 		return fr, true
 	}
-	if age := time.Since(st.ModTime()); r.MinAge > 0 && age < r.MinAge {
-		fr.Reason = fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", age.Seconds(), r.MinAge)
+	// A modification time in the future (camera clock or time zone off)
+	// says nothing about the file being written: only a recent one does.
+	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge {
+		fr.Reason = fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge)
 		return fr, true
 	}
 	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
 		fr.Reason = "still being written (its size or time changed during the run)"
 		return fr, true
 	}
-	if r.State == nil || r.Force {
+	if !r.Force && !writtenByRawbatch(t.Output) && !r.hasRecord(t) {
+		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %s exists and was not written by rawbatch; move it away, or use --force to overwrite it", t.Input, t.Output)
+		return fr, true
+	}
+	if r.State == nil {
+		return fr, false
+	}
+	if r.Force {
+		// --force converts each file once per run: not again when an
+		// overlapping run has just converted it with the same settings.
+		if rec, err := r.State.Load(t.OutputRel); underLock && err == nil && rec.Written.After(r.started) &&
+			rec.SettingsHash == r.SettingsHash && rec.Input == t.Input {
+			fr.Reason = "up to date (converted by another run since this one started)"
+			return fr, true
+		}
 		return fr, false
 	}
 	v, err := r.State.Check(r.want(t))
@@ -670,6 +734,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		}
 		run := runWorker(ctx, r.Exe, t, s, timeout, r.Grace)
 		res, err = run.reply.Result, replyError(run.reply)
+		res.Input, res.Output = t.Input, t.Output // exact bytes, whatever JSON did to them
 		fr.PeakBytes, fr.Messages = run.peak, run.stderr
 		// The budget is only as good as the estimate: say so when a
 		// worker used clearly more than it was given.
@@ -688,7 +753,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	case err == nil:
 		fr.Status = StatusConverted
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		fr.Status, fr.Err = StatusSkipped, err
+		fr.Status, fr.Err, fr.Reason = StatusSkipped, err, "interrupted"
 	default:
 		fr.Status, fr.Err = StatusFailed, err
 	}

@@ -155,9 +155,15 @@ const TempPrefix = ".rawbatch-tmp-"
 // that was killed; only the holder of out's input lock may call it. It
 // returns how many it removed.
 func RemoveTemps(out string) int {
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(out), TempPrefix+globEscape(filepath.Base(out))+".*"))
+	prefix := TempPrefix + filepath.Base(out) + "."
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(out), globEscape(prefix)+"*"))
 	n := 0
 	for _, m := range matches {
+		// Only os.CreateTemp's own names: the prefix and digits, nothing
+		// after, so an input's output that merely starts alike is kept.
+		if rest := strings.TrimPrefix(filepath.Base(m), prefix); rest == "" || strings.Trim(rest, "0123456789") != "" {
+			continue
+		}
 		if os.Remove(m) == nil {
 			n++
 		}

@@ -45,6 +45,11 @@ func ReadHeader(path string) (*header.Header, error) {
 		// better copy of a file the installed LibRaw cannot read anyway.
 		return h, fmt.Errorf("%s: %w: not supported by LibRaw %s: %s", path, rawerr.ErrUnsupported, libraw.ShortVersion(), h.Unsupported)
 	}
+	if err != nil && serr != nil && errors.Is(err, rawerr.ErrUnsupported) {
+		// LibRaw cannot open a file our structure check found cut short:
+		// it is truncated, not of an unsupported kind.
+		return h, fmt.Errorf("%s: %w", path, serr)
+	}
 	if err != nil {
 		// header's errors already name the path.
 		if h != nil && h.LibRawErr != nil && errors.Is(err, rawerr.ErrUnsupported) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,9 +28,11 @@ import (
 // child's stderr (LibRaw's and libjpeg's messages) is kept as warnings of
 // that file.
 
-// workerRequest is what the parent sends a worker.
+// workerRequest is what the parent sends a worker. Paths travel as bytes
+// (base64 in JSON): file names need not be UTF-8, and encoding/json would
+// replace invalid bytes in a string.
 type workerRequest struct {
-	Input, Output string
+	Input, Output []byte
 	Settings      Settings
 	Threads       int
 }
@@ -55,10 +58,11 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 		fmt.Fprintf(os.Stderr, "rawbatch worker: bad request: %v\n", err)
 		return 2
 	}
-	fault(req.Input)
+	in, out := string(req.Input), string(req.Output)
+	fault(in)
 	s := req.Settings
 	s.threads = req.Threads
-	res, err := ConvertFile(context.Background(), req.Input, req.Output, s)
+	res, err := ConvertFile(context.Background(), in, out, s)
 	rep := workerReply{Result: res}
 	if err != nil {
 		rep.Err, rep.Kind = err.Error(), rawerr.Kind(err)
@@ -116,7 +120,7 @@ const maxStderr = 16 << 10
 // runWorker converts t in a child process exe ("exe worker"), killing it
 // after timeout (0: no timeout) or when ctx ends (after grace).
 func runWorker(ctx context.Context, exe string, t Task, s Settings, timeout, grace time.Duration) workerRun {
-	req, err := json.Marshal(workerRequest{Input: t.Input, Output: t.Output, Settings: s, Threads: s.threads})
+	req, err := json.Marshal(workerRequest{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: s.threads})
 	if err != nil {
 		return workerRun{err: err}
 	}
@@ -154,7 +158,7 @@ wait:
 		case waitErr = <-done:
 			break wait
 		case <-timer:
-			killedFor = fmt.Errorf("%w after %.0f s", ErrTimeout, timeout.Seconds())
+			killedFor = fmt.Errorf("%w after %s s", ErrTimeout, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
 			cmd.Process.Kill()
 			timer = nil
 		case <-ctxDone:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cast"
@@ -85,22 +86,20 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if c.DryRun, err = cast.ToBoolE(v.Get("dry-run")); err != nil {
 		return c, fmt.Errorf("--dry-run: %q is not true or false", v.GetString("dry-run"))
 	}
-	if c.Timeout, err = cast.ToDurationE(v.Get("timeout")); err != nil || c.Timeout < 0 {
-		return c, fmt.Errorf("--timeout: %v is not a duration like 90s or 5m", v.Get("timeout"))
+	if c.Timeout, err = duration(v, "timeout"); err != nil {
+		return c, err
 	}
-	if c.Grace, err = cast.ToDurationE(v.Get("grace")); err != nil || c.Grace < 0 {
-		return c, fmt.Errorf("--grace: %v is not a duration like 10s", v.Get("grace"))
+	if c.Grace, err = duration(v, "grace"); err != nil {
+		return c, err
 	}
 	if c.Force, err = cast.ToBoolE(v.Get("force")); err != nil {
 		return c, fmt.Errorf("--force: %q is not true or false", v.GetString("force"))
 	}
-	for _, d := range []struct {
-		key string
-		dst *time.Duration
-	}{{"lock-wait", &c.LockWait}, {"min-age", &c.MinAge}} {
-		if *d.dst, err = cast.ToDurationE(v.Get(d.key)); err != nil || *d.dst < 0 {
-			return c, fmt.Errorf("--%s: %v is not a duration like 30s or 5m", d.key, v.Get(d.key))
-		}
+	if c.LockWait, err = duration(v, "lock-wait"); err != nil {
+		return c, err
+	}
+	if c.MinAge, err = duration(v, "min-age"); err != nil {
+		return c, err
 	}
 	if c.Retries, err = wholeNumber(v, "retries"); err != nil {
 		return c, err
@@ -113,6 +112,24 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 		return c, fmt.Errorf("--mem-budget: %w", err)
 	}
 	return c, nil
+}
+
+// duration reads key as a duration with a unit ("90s", "5m", "1h30m"). A
+// bare number is refused rather than read as nanoseconds, as it would be
+// from the environment or a config file.
+func duration(v *viper.Viper, key string) (time.Duration, error) {
+	raw := v.Get(key)
+	if d, ok := raw.(time.Duration); ok { // from the flag
+		if d < 0 {
+			return 0, fmt.Errorf("--%s %s: want 0 or more", key, d)
+		}
+		return d, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(fmt.Sprint(raw)))
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--%s: %v is not a duration with a unit, like 30s, 5m or 1h", key, raw)
+	}
+	return d, nil
 }
 
 // wholeNumber reads key as an integer, refusing fractions ("85.5") and

@@ -107,6 +107,20 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if err != nil {
 		return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
 	}
+	// Records, locks and the report must be writable before anything runs.
+	for _, dir := range []string{store.Dir(), locks.Path()} {
+		if err := checkOutDir(dir); err != nil {
+			return err
+		}
+	}
+	if cfg.Report != "" {
+		if fi, err := os.Stat(filepath.Dir(cfg.Report)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--report %s: its directory does not exist", cfg.Report)
+		}
+		if err := checkOutDir(filepath.Dir(cfg.Report)); err != nil {
+			return fmt.Errorf("--report %s: %w", cfg.Report, err)
+		}
+	}
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
 		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
@@ -121,7 +135,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// The Go heap follows the budget (LibRaw's C buffers are counted in
 	// the estimates but are outside the Go runtime's limit).
 	debug.SetMemoryLimit(cfg.MemBudget)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
 	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks)+len(plan.Problems))
@@ -136,7 +150,9 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	interrupted := ctx.Err() != nil
 	rep.summary(results, interrupted, r.Scheduler)
 	if err := pipeline.WriteFailed(cfg.OutDir, results); err != nil {
-		rep.warn("writing failed.jsonl: " + err.Error())
+		// A stale list would be worse than none.
+		os.Remove(filepath.Join(meta, "failed.jsonl"))
+		rep.warn("writing failed.jsonl (removed the previous one): " + err.Error())
 	}
 	if cfg.Report != "" {
 		if err := pipeline.WriteJSON(cfg.Report, pipeline.BuildReport(results)); err != nil {
@@ -176,17 +192,21 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 			continue
 		case t.Err != nil:
 			note, fail = "would fail: "+t.Err.Error(), fail+1
-		case t.Estimate.Total > cfg.MemBudget:
+		case t.Estimate.Total+pipeline.WorkerRSS > cfg.MemBudget:
 			note, fail = "over budget", fail+1
 		default:
-			sum += t.Estimate.Total
-			largest = max(largest, t.Estimate.Total)
+			sum += t.Estimate.Total + pipeline.WorkerRSS
+			largest = max(largest, t.Estimate.Total+pipeline.WorkerRSS)
 		}
-		size := "-"
+		size, est := "-", "-"
 		if t.Err == nil {
-			size = fmt.Sprintf("%dx%d", t.Info.Width, t.Info.Height)
+			w, h := t.Info.Width, t.Info.Height
+			if cfg.Settings.HalfSize {
+				w, h = (w+1)/2, (h+1)/2
+			}
+			size, est = fmt.Sprintf("%dx%d", w, h), budget.FormatSize(t.Estimate.Total+pipeline.WorkerRSS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Input, t.Output, size, budget.FormatSize(t.Estimate.Total), note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Input, t.Output, size, est, note)
 	}
 	tw.Flush()
 	for _, p := range plan.Problems {
@@ -195,11 +215,11 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 	for _, warn := range plan.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
-	concurrent := jobs
+	fmt.Fprintf(w, "%d files, %d would fail; memory budget %s, %d jobs, LibRaw threads per job: %d\n",
+		len(plan.Tasks), fail, budget.FormatSize(cfg.MemBudget), jobs, threads)
 	if largest > 0 {
-		concurrent = min(jobs, max(1, int(cfg.MemBudget/largest)))
+		fmt.Fprintf(w, "largest estimate %s (including the worker process): %d of those at once fit the budget, %d run at once at most\n",
+			budget.FormatSize(largest), cfg.MemBudget/largest, min(int64(jobs), max(1, cfg.MemBudget/largest)))
 	}
-	fmt.Fprintf(w, "%d files, %d would fail; memory budget %s; up to %d jobs, at least %d at once for the largest file (%s); LibRaw threads per job: %d\n",
-		len(plan.Tasks), fail, budget.FormatSize(cfg.MemBudget), jobs, concurrent, budget.FormatSize(largest), threads)
 	return nil
 }

@@ -99,7 +99,8 @@ func inspectFile(path string, s pipeline.Settings, threads int) inspectRecord {
 		r.Error = err.Error()
 		return r
 	}
-	r.EstimatedBytes = pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads).Total
+	// What the scheduler reserves: the conversion and its worker process.
+	r.EstimatedBytes = pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads).Total + pipeline.WorkerRSS
 	return r
 }
 
@@ -134,7 +135,7 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 			fmt.Fprintf(w, "  exposure:     %s f/%.1f ISO %d %.0f mm\n", shutter(r.ExposureTime), r.FNumber, r.ISO, r.FocalLength)
 		}
 		if r.EstimatedBytes > 0 {
-			fmt.Fprintf(w, "  memory:       %s estimated peak (default settings)\n", budget.FormatSize(r.EstimatedBytes))
+			fmt.Fprintf(w, "  memory:       %s estimated peak (default settings, worker process included)\n", budget.FormatSize(r.EstimatedBytes))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
@@ -112,17 +113,22 @@ func (r *reporter) done(fr pipeline.FileResult) {
 // file names (escape sequences, newlines) are shown escaped, so every
 // report stays one line and cannot drive the terminal.
 func clean(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
+	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if isControl(r) {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1: // a byte that is not UTF-8
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case isControl(r):
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
-			continue
+		default:
+			b.WriteString(s[i : i+n])
 		}
-		b.WriteRune(r)
+		i += n
 	}
 	return b.String()
 }
