@@ -639,7 +639,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, done bool) {
 		// --force converts each file once per run: not again when an
 		// overlapping run has just converted it with the same settings.
 		if rec, err := r.State.Load(t.OutputRel); underLock && err == nil && rec.Written.After(r.started) &&
-			rec.SettingsHash == r.SettingsHash && rec.Input == t.Input {
+			rec.SettingsHash == r.SettingsHash && rec.Input == strings.ToValidUTF8(t.Input, "\uFFFD") {
 			fr.Reason = "up to date (converted by another run since this one started)"
 			return fr, true
 		}

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -211,11 +210,13 @@ func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.Chtimes(ts.MkAbs(args[0]), t, t))
 }
 
-// newline DIR NAME SRC: copy SRC to DIR/NAME with "\\n" in NAME replaced by a
-// real newline (the script language cannot write one in a name).
+// newline DIR NAME SRC: copy SRC to DIR/NAME, NAME read with Go string
+// escapes (a backslash-n, a backslash-xff): the script language cannot write
+// a newline or a byte that is not UTF-8 in a name.
 func cmdNewline(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(ts.MkAbs(args[2]))
 	ts.Check(err)
-	name := strings.ReplaceAll(args[1], `\n`, "\n")
+	name, err := strconv.Unquote(`"` + args[1] + `"`)
+	ts.Check(err)
 	ts.Check(os.WriteFile(filepath.Join(ts.MkAbs(args[0]), name), b, 0o644))
 }

@@ -215,7 +215,7 @@ func (s *Store) Load(outputRel string) (*Record, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("state: load %q: %w: %s: %v", rel, ErrCorrupt, p, err)
 	}
-	if r.Output != rel {
+	if r.Output != jsonForm(rel) {
 		return nil, fmt.Errorf("state: load %q: %w: %s is the record of %q", rel, ErrCorrupt, p, r.Output)
 	}
 	return &r, nil
@@ -467,7 +467,7 @@ func (s *Store) Check(w Want) (Verdict, error) {
 	if ii.Size() != rec.InputSize {
 		return Verdict{Reason: ReasonInputChanged}, nil
 	}
-	if w.Input == rec.Input && ii.ModTime().Equal(rec.InputMTime) && !racy(rec) {
+	if jsonForm(w.Input) == rec.Input && ii.ModTime().Equal(rec.InputMTime) && !racy(rec) {
 		return Verdict{Fresh: true}, nil
 	}
 
@@ -561,3 +561,8 @@ func HashSettings(parts ...string) string {
 	}
 	return formatHash(xxh3.Hash(b.Bytes()))
 }
+
+// jsonForm is s as it reads back from a JSON record: encoding/json stores
+// bytes that are not UTF-8 (possible in file names) as U+FFFD. Records
+// are keyed by the exact bytes; only comparisons use this form.
+func jsonForm(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
