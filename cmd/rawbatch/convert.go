@@ -98,19 +98,26 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		return fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
 	}
 	meta := filepath.Join(cfg.OutDir, ".rawbatch")
-	store, err := state.Open(cfg.OutDir)
-	if err != nil {
-		return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
-	}
-	store.CleanTemps()
-	locks, err := lock.Open(filepath.Join(meta, "locks"))
-	if err != nil {
-		return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
-	}
-	// Records, locks and the report must be writable before anything runs.
-	for _, dir := range []string{store.Dir(), locks.Path()} {
-		if err := checkOutDir(dir); err != nil {
-			return err
+	var store *state.Store
+	var locks *lock.Dir
+	if cfg.DryRun {
+		// A dry run writes nothing: it reads the records if there are any.
+		if _, err := os.Stat(filepath.Join(meta, "state")); err == nil {
+			store, _ = state.Open(cfg.OutDir)
+		}
+	} else {
+		if store, err = state.Open(cfg.OutDir); err != nil {
+			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
+		}
+		store.CleanTemps()
+		if locks, err = lock.Open(filepath.Join(meta, "locks")); err != nil {
+			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
+		}
+		// Records, locks and the report must be writable before anything runs.
+		for _, dir := range []string{store.Dir(), locks.Path()} {
+			if err := checkOutDir(dir); err != nil {
+				return err
+			}
 		}
 	}
 	if cfg.Report != "" {
@@ -120,6 +127,10 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		if err := checkOutDir(filepath.Dir(cfg.Report)); err != nil {
 			return fmt.Errorf("--report %s: %w", cfg.Report, err)
 		}
+	}
+	if avail, err := budget.Available(); err == nil && cfg.MemBudget > avail {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the memory budget %s is more than the %s available; the kernel may kill conversions\n",
+			budget.FormatSize(cfg.MemBudget), budget.FormatSize(avail))
 	}
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
