@@ -628,7 +628,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, done bool) {
 		fr.Reason = "still being written (its size or time changed during the run)"
 		return fr, true
 	}
-	if !r.Force && !writtenByRawbatch(t.Output) && !r.hasRecord(t) {
+	if !r.Force && !r.hasRecord(t) && !writtenByRawbatch(t.Output) {
 		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %s exists and was not written by rawbatch; move it away, or use --force to overwrite it", t.Input, t.Output)
 		return fr, true
 	}
