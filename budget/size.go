@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // units are the accepted byte-size suffixes: IEC binary (KiB, MiB, GiB,
@@ -124,4 +126,21 @@ func readLimit(path string) (int64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// FileSystemSize returns the size in bytes of the file system holding path,
+// or the nearest existing parent of path (statfs).
+func FileSystemSize(path string) (int64, error) {
+	for p := path; ; {
+		var st syscall.Statfs_t
+		err := syscall.Statfs(p, &st)
+		if err == nil {
+			return int64(st.Blocks) * int64(st.Bsize), nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return 0, err
+		}
+		p = parent
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/state"
@@ -50,6 +51,31 @@ type Task struct {
 	// conversion (up to date, still being written); Inspect and Run pass
 	// it by.
 	Done *FileResult
+
+	// Outputs are the files written for the input, one per variant, the
+	// first being Output; Pending indexes those that must be (re)written
+	// (nil: all). Both are filled by the Runner.
+	Outputs []Output
+	Pending []int
+}
+
+// Output is one variant's file for a task.
+type Output struct {
+	Variant Variant
+	// Path of the file, and Rel, relative to OUTDIR.
+	Path, Rel string
+}
+
+// pending returns the outputs of t still to write.
+func (t Task) pending() []Output {
+	if t.Pending == nil {
+		return t.Outputs
+	}
+	out := make([]Output, 0, len(t.Pending))
+	for _, i := range t.Pending {
+		out = append(out, t.Outputs[i])
+	}
+	return out
 }
 
 // Plan is the list of conversions of a batch, in input order.
@@ -357,6 +383,13 @@ type Runner struct {
 	// Grace is how long files in flight may finish after ctx ends before
 	// their workers are killed.
 	Grace time.Duration
+	// CacheDir, when set, is the stage cache directory (package cache):
+	// the decoded image of each file is kept there while its variants are
+	// written, so none is decoded twice, and across runs with KeepCache.
+	// CacheMax caps the cache in bytes (0: no cap).
+	CacheDir  string
+	CacheMax  int64
+	KeepCache bool
 	// State, when set, holds the up-to-date records of OUTDIR: a file whose
 	// output's record matches (input size+mtime, or content hash; settings;
 	// versions) is skipped as "up to date", and a record is saved after each
@@ -390,12 +423,12 @@ type Runner struct {
 	started time.Time // when Triage or Run began
 }
 
-// hasRecord reports whether State holds a record for t's output.
-func (r *Runner) hasRecord(t Task) bool {
+// hasRecord reports whether State holds a record for the output rel.
+func (r *Runner) hasRecord(rel string) bool {
 	if r.State == nil {
 		return false
 	}
-	_, err := r.State.Load(t.OutputRel)
+	_, err := r.State.Load(rel)
 	return err == nil
 }
 
@@ -416,9 +449,65 @@ func writtenByRawbatch(path string) bool {
 // SettingsHash returns the hash of every setting of s that changes an
 // output file (not Jobs, budget, or threads), for the up-to-date records.
 func SettingsHash(s Settings) string {
-	return state.HashSettings("settings-v1", string(s.Format), fmt.Sprint(s.Quality), string(s.Demosaic),
+	return state.HashSettings("settings-v2", string(s.Demosaic),
 		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
 		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize))
+}
+
+// outputHash is the settings hash of one variant's output: the shared
+// settings and the variant's own (format, size, quality, space, sharpen).
+func outputHash(base string, v Variant) string {
+	return state.HashSettings(base, v.Name, v.Format, fmt.Sprint(v.Size), fmt.Sprint(v.Quality), v.Space, fmt.Sprint(v.Sharpen))
+}
+
+// expand fills each task's Outputs from the variants of r.Settings (the
+// first variant's path is Task.Output, as PlanBatch mapped it) and fails a
+// task any of whose outputs would overwrite an input file.
+func (r *Runner) expand(p *Plan) {
+	vs := r.Settings.OutputVariants()
+	inputs := map[[2]uint64]bool{}
+	for _, t := range p.Tasks {
+		if fi, err := os.Stat(t.Input); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				inputs[[2]uint64{uint64(st.Dev), st.Ino}] = true
+			}
+		}
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if t.Outputs != nil {
+			continue
+		}
+		stem := strings.TrimSuffix(t.Output, vs[0].Suffix())
+		relStem := strings.TrimSuffix(t.OutputRel, vs[0].Suffix())
+		for _, v := range vs {
+			o := Output{Variant: v, Path: stem + v.Suffix(), Rel: relStem + v.Suffix()}
+			t.Outputs = append(t.Outputs, o)
+			if fi, err := os.Stat(o.Path); err == nil && t.Err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok && inputs[[2]uint64{uint64(st.Dev), st.Ino}] {
+					t.Err = fmt.Errorf("%s: its output %s would overwrite an input file; choose another output directory", t.Input, o.Path)
+				}
+			}
+		}
+	}
+}
+
+// cacheBytes is the size of t's entry in the stage cache: its decoded
+// image, 12 bytes per processed pixel.
+func (r *Runner) cacheBytes(t Task) int64 {
+	w, h := int64(t.Info.Width), int64(t.Info.Height)
+	if r.Settings.HalfSize && t.Info.CFA {
+		w, h = (w+1)/2, (h+1)/2
+	}
+	return 12 * w * h
+}
+
+// cacheRequest is the stage cache part of a worker request.
+func (r *Runner) cacheRequest() *workerCache {
+	if r.CacheDir == "" {
+		return nil
+	}
+	return &workerCache{Dir: []byte(r.CacheDir), Max: r.CacheMax, Keep: r.KeepCache}
 }
 
 // ErrTransient marks failures worth retrying: no space left on the output
@@ -442,6 +531,7 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 	if r.started.IsZero() {
 		r.started = time.Now()
 	}
+	r.expand(p)
 	results := make([]FileResult, len(p.Tasks))
 	budgetBytes := r.Budget
 	if budgetBytes <= 0 {
@@ -500,10 +590,12 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			}
 		}
 		if it.attempts == 0 {
-			if fr, done := r.preflight(t, false); done {
+			fr, pending, done := r.preflight(t, false)
+			if done {
 				finish(it.i, fr)
 				continue
 			}
+			t.Pending = pending
 		}
 		// A job slot, the lock, then memory: in plan order.
 		select {
@@ -536,17 +628,25 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 			// Under the lock: another run may have just converted it.
-			if fr, done := r.preflight(t, true); done {
+			fr, pending, done := r.preflight(t, true)
+			if done {
 				lk.Unlock()
 				<-slots
 				finish(it.i, fr)
 				continue
 			}
-			RemoveTemps(t.Output) // left by a killed run
+			t.Pending = pending
+			for _, o := range t.Outputs {
+				RemoveTemps(o.Path) // left by a killed run
+			}
 		}
 		need := t.Estimate.Total
 		if r.Exe != "" {
 			need += WorkerRSS
+		}
+		if r.CacheDir != "" && r.KeepCache {
+			// The decoded image kept in the stage cache: tmpfs is memory.
+			need += r.cacheBytes(t)
 		}
 		if err := r.Scheduler.Acquire(ctx, need); err != nil {
 			if lk != nil {
@@ -591,12 +691,16 @@ func (r *Runner) Triage(p *Plan) {
 	if r.started.IsZero() {
 		r.started = time.Now()
 	}
+	r.expand(p)
 	for i := range p.Tasks {
 		if p.Tasks[i].Err != nil {
 			continue
 		}
-		if fr, done := r.preflight(p.Tasks[i], false); done {
+		fr, pending, done := r.preflight(p.Tasks[i], false)
+		if done {
 			p.Tasks[i].Done = &fr
+		} else {
+			p.Tasks[i].Pending = pending
 		}
 	}
 }
@@ -606,66 +710,77 @@ func (r *Runner) Triage(p *Plan) {
 // run over the same folders).
 func lockKey(t Task) string { return t.Rel + "\x00" + t.OutputRel }
 
-// preflight decides, without converting, whether t needs no work: its
-// output is up to date (skipped), or its input is still being written
-// (skipped), or its output path holds a file rawbatch did not write
-// (failed, unless Force). done is false when t must be converted.
-// underLock is true for the check made while holding t's lock.
-func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, done bool) {
+// preflight decides, without converting, which outputs of t need work: it
+// returns done with the outcome when none does (all up to date) or the file
+// must wait (still being written) or fail (an output path holds a file
+// rawbatch did not write, unless Force); otherwise the indexes of the
+// outputs to write. underLock is true for the check made while holding t's
+// lock.
+func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int, done bool) {
 	fr = FileResult{Task: t, Status: StatusSkipped}
 	st, err := os.Stat(t.Input)
 	if err != nil {
 		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %w", t.Input, pathError(t.Input, err))
-		return fr, true
+		return fr, nil, true
 	}
 	// A modification time in the future (camera clock or time zone off)
 	// says nothing about the file being written: only a recent one does.
 	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge {
 		fr.Reason = fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge)
-		return fr, true
+		return fr, nil, true
 	}
 	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
 		fr.Reason = "still being written (its size or time changed during the run)"
-		return fr, true
+		return fr, nil, true
 	}
-	if !r.Force && !r.hasRecord(t) && !writtenByRawbatch(t.Output) {
-		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %s exists and was not written by rawbatch; move it away, or use --force to overwrite it", t.Input, t.Output)
-		return fr, true
-	}
-	if r.State == nil {
-		return fr, false
-	}
-	if r.Force {
-		// --force converts each file once per run: not again when an
-		// overlapping run has just converted it with the same settings.
-		if rec, err := r.State.Load(t.OutputRel); underLock && err == nil && rec.Written.After(r.started) &&
-			rec.SettingsHash == r.SettingsHash && rec.Input == strings.ToValidUTF8(t.Input, "\uFFFD") {
-			fr.Reason = "up to date (converted by another run since this one started)"
-			return fr, true
+	for i, o := range t.Outputs {
+		if !r.Force && !r.hasRecord(o.Rel) && !writtenByRawbatch(o.Path) {
+			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %s exists and was not written by rawbatch; move it away, or use --force to overwrite it", t.Input, o.Path)
+			return fr, nil, true
 		}
-		return fr, false
-	}
-	v, err := r.State.Check(r.want(t))
-	if err != nil {
-		if errors.Is(err, state.ErrChanging) {
-			fr.Reason = "still being written (it changed while being read)"
-			return fr, true
+		if r.State == nil {
+			pending = append(pending, i)
+			continue
 		}
-		return fr, false // convert; the record is rewritten after
+		if r.Force {
+			// --force converts each file once per run: not again when an
+			// overlapping run has just converted it with the same settings.
+			if rec, err := r.State.Load(o.Rel); underLock && err == nil && rec.Written.After(r.started) &&
+				rec.SettingsHash == outputHash(r.SettingsHash, o.Variant) && rec.Input == strings.ToValidUTF8(t.Input, "\uFFFD") {
+				continue
+			}
+			pending = append(pending, i)
+			continue
+		}
+		v, err := r.State.Check(r.want(t, o))
+		if err != nil {
+			if errors.Is(err, state.ErrChanging) {
+				fr.Reason = "still being written (it changed while being read)"
+				return fr, nil, true
+			}
+			pending = append(pending, i) // convert; the record is rewritten after
+			continue
+		}
+		if v.Updated != nil {
+			r.State.Save(v.Updated)
+		}
+		if !v.Fresh {
+			pending = append(pending, i)
+		}
 	}
-	if v.Updated != nil {
-		r.State.Save(v.Updated)
-	}
-	if v.Fresh {
+	if len(pending) == 0 {
 		fr.Reason = "up to date"
-		return fr, true
+		if r.Force {
+			fr.Reason = "up to date (converted by another run since this one started)"
+		}
+		return fr, nil, true
 	}
-	return fr, false
+	return fr, pending, false
 }
 
-func (r *Runner) want(t Task) state.Want {
-	return state.Want{Input: t.Input, OutputRel: t.OutputRel, OutputPath: t.Output,
-		SettingsHash: r.SettingsHash, Rawbatch: r.Version, LibRaw: libraw.Version()}
+func (r *Runner) want(t Task, o Output) state.Want {
+	return state.Want{Input: t.Input, OutputRel: o.Rel, OutputPath: o.Path,
+		SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version()}
 }
 
 // convertRetrying converts t, retrying transient failures up to Retries
@@ -691,19 +806,23 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 	hash, size, mtime, err := state.HashFile(t.Input)
 	if err != nil || (t.Size != 0 && (size != t.Size || !mtime.Equal(t.ModTime))) {
 		// Converted from a file that was still changing: do not keep it.
-		os.Remove(t.Output)
+		for _, o := range t.pending() {
+			os.Remove(o.Path)
+		}
 		fr.Status, fr.Reason = StatusSkipped, "still being written (it changed during the conversion)"
 		return fr
 	}
-	out, err := os.Stat(t.Output)
-	if err != nil {
-		return fr
-	}
-	rec := &state.Record{Input: t.Input, InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
-		SettingsHash: r.SettingsHash, Rawbatch: r.Version, LibRaw: libraw.Version(), Output: t.OutputRel,
-		OutputSize: out.Size()}
-	if err := r.State.Save(rec); err != nil {
-		fr.Result.Warnings = append(fr.Result.Warnings, "could not save its up-to-date record: "+err.Error())
+	for _, o := range t.pending() {
+		out, err := os.Stat(o.Path)
+		if err != nil {
+			continue
+		}
+		rec := &state.Record{Input: t.Input, InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
+			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version(),
+			Output: o.Rel, OutputSize: out.Size()}
+		if err := r.State.Save(rec); err != nil {
+			fr.Result.Warnings = append(fr.Result.Warnings, "could not save its up-to-date record: "+err.Error())
+		}
 	}
 	return fr
 }
@@ -723,16 +842,32 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	}
 	s := r.Settings
 	s.threads = r.Threads
+	if len(t.Outputs) == 0 { // a Runner used without Triage/Run's expand
+		t.Outputs = []Output{{Variant: s.OutputVariants()[0], Path: t.Output, Rel: t.OutputRel}}
+	}
+	var specs []OutputSpec
+	for _, o := range t.pending() {
+		specs = append(specs, OutputSpec{Variant: o.Variant, Path: o.Path})
+	}
 	var res Result
 	var err error
 	if r.Exe == "" {
-		res, err = convertFile(ctx, t.Input, t.Output, s, t.Info.Header)
+		var copts *CacheOptions
+		if r.CacheDir != "" {
+			c, cerr := cache.Open(r.CacheDir, r.CacheMax)
+			if cerr != nil {
+				fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: stage cache: %w", t.Input, cerr)
+				return fr
+			}
+			copts = &CacheOptions{Cache: c, Keep: r.KeepCache}
+		}
+		res, err = convertFile(ctx, t.Input, specs, s, t.Info.Header, copts)
 	} else {
 		timeout := r.Timeout
 		if timeout == 0 {
 			timeout = DefaultTimeout(float64(t.Info.Width) * float64(t.Info.Height) / 1e6)
 		}
-		run := runWorker(ctx, r.Exe, t, s, timeout, r.Grace)
+		run := runWorker(ctx, r.Exe, t, specs, s, r.cacheRequest(), timeout, r.Grace)
 		res, err = run.reply.Result, replyError(run.reply)
 		res.Input, res.Output = t.Input, t.Output // exact bytes, whatever JSON did to them
 		fr.PeakBytes, fr.Messages = run.peak, run.stderr
@@ -744,7 +879,9 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		}
 		if run.err != nil {
 			err = fmt.Errorf("%s: %w", t.Input, run.err)
-			RemoveTemps(t.Output) // the killed worker's partial output
+			for _, o := range specs {
+				RemoveTemps(o.Path) // the killed worker's partial outputs
+			}
 		}
 	}
 	fr.Result, fr.Duration = res, time.Since(t0)

@@ -1,12 +1,9 @@
 package pipeline
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -36,28 +33,37 @@ var OutputSpace = colour.SRGB
 type Stage struct {
 	Name string
 	run  func(ctx context.Context, j *job) error
+	// perVariant stages run once per output variant, on the variant's
+	// own buffers; the others run once per file.
+	perVariant bool
 }
 
 // Stages is the pipeline, in order. Stage 1 (decode) is LibRaw's; the rest
 // is rawbatch's own code working on W×H×3 float32 images. Formulas and
 // sources: docs/pipeline.md.
 var Stages = []Stage{
-	{"open", stageOpen},                  // LibRaw: open, identify, unpack the raw data
-	{"white-balance", stageWhiteBalance}, // choose the multipliers LibRaw applies to the CFA data
-	{"demosaic", stageDemosaic},          // LibRaw: black level, WB, demosaic → linear camera RGB float32
-	{"camera-matrix", stageCameraMatrix}, // camera RGB → linear working space (Rec.2020, D65)
-	{"exposure", stageExposure},          // × 2^(EV + BaselineExposure)
-	{"tone", stageTone},                  // tone curve, scene- to display-referred
-	{"output-space", stageOutputSpace},   // working space → linear sRGB primaries, clip to [0,1]
-	{"orientation", stageOrientation},    // rotate/mirror upright, once (a view read by quantise)
-	{"quantise", stageQuantise},          // sRGB transfer function + rounding to 8 or 16 bits
-	{"encode", stageEncode},              // JPEG or PNG with ICC profile and EXIF, to a temporary file
+	{"open", stageOpen, false},                  // LibRaw: open, identify (and the stage cache's lookup)
+	{"white-balance", stageWhiteBalance, false}, // choose the multipliers LibRaw applies to the CFA data
+	{"demosaic", stageDemosaic, false},          // LibRaw: unpack, black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
+	{"camera-matrix", stageCameraMatrix, false}, // camera RGB → linear working space (Rec.2020, D65)
+	{"exposure", stageExposure, false},          // × 2^(EV + BaselineExposure)
+	{"tone", stageTone, false},                  // tone curve, scene- to display-referred
+	{"output-space", stageOutputSpace, true},    // working space → the variant's linear colour space
+	{"resize", stageResize, true},               // Lanczos-3 to the long edge, sharpen, clip to [0,1]
+	{"orientation", stageOrientation, true},     // rotate/mirror upright, once (a view read by quantise)
+	{"quantise", stageQuantise, true},           // the space's transfer function + rounding to 8 or 16 bits
+	{"encode", stageEncode, true},               // JPEG, TIFF16, WebP, PNG with ICC profile and EXIF, to a temporary file
 }
 
 // job carries one file through the stages.
 type job struct {
-	in, out  string
+	in       string
+	outs     []*variantJob
+	cur      *variantJob // the variant the per-variant stages work on
 	settings Settings
+	cache    *CacheOptions
+	cacheKey string
+	cached   *cacheEntry // the decoded image read from the stage cache
 
 	hdr      *header.Header // from Plan.Inspect, or read by stageOpen
 	h        *libraw.Handle
@@ -65,13 +71,9 @@ type job struct {
 	params   libraw.Params
 	warnings []string
 
-	camera   []float32 // linear camera RGB, W×H×colors
-	colors   int
-	img      Image
-	upright  Oriented // img rotated and mirrored upright
-	quant    image.Image
-	tmp      string // temporary output file, renamed into place on success
-	finished bool
+	camera []float32 // linear camera RGB, W×H×colors
+	colors int
+	img    Image // the shared working-space image, after tone
 }
 
 // Result describes one converted file.
@@ -85,11 +87,15 @@ type Result struct {
 	// Warnings are non-fatal notes (for example a missing camera white
 	// balance).
 	Warnings []string
-	// Timings of each stage, in Stages order.
+	// Timings of each stage, in Stages order; per-variant stages of
+	// variants after the first are named "VARIANT/STAGE".
 	Timings []StageTiming
 	// Decoded reports that LibRaw's decode (the demosaic stage) ran to
-	// completion, even if a later stage failed.
-	Decoded bool
+	// completion, even if a later stage failed; FromCache that the decoded
+	// image came from the stage cache instead.
+	Decoded, FromCache bool
+	// Variants are the files written, in the order asked.
+	Variants []VariantResult
 }
 
 // StageTiming is the wall time one stage took.
@@ -108,39 +114,85 @@ type StageTiming struct {
 // ErrUnsupported or ErrCorrupt for bad input, and context errors when ctx
 // ends.
 func ConvertFile(ctx context.Context, in, out string, s Settings) (res Result, err error) {
-	return convertFile(ctx, in, out, s, nil)
+	vs := s.OutputVariants()
+	return convertFile(ctx, in, []OutputSpec{{Variant: vs[0], Path: out}}, s, nil, nil)
 }
 
-// convertFile is ConvertFile with the header already read (hdr may be nil).
-func convertFile(ctx context.Context, in, out string, s Settings, hdr *header.Header) (res Result, err error) {
+// ConvertVariants converts the RAW file in once and writes every output of
+// outs from that one decode, each through its own temporary file; the
+// outputs are renamed into place only when all of them succeeded. With
+// cache set, the decoded image is read from or written to the stage cache.
+func ConvertVariants(ctx context.Context, in string, outs []OutputSpec, s Settings, c *CacheOptions) (Result, error) {
+	return convertFile(ctx, in, outs, s, nil, c)
+}
+
+// convertFile is ConvertVariants with the header already read (hdr may be
+// nil).
+func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, hdr *header.Header, c *CacheOptions) (res Result, err error) {
 	if err := s.Validate(); err != nil {
 		return res, err
+	}
+	if len(outs) == 0 {
+		return res, fmt.Errorf("%s: no output asked for", in)
 	}
 	// One LibRaw handle per goroutine, on one locked OS thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	j := &job{in: in, out: out, settings: s, hdr: hdr}
+	j := &job{in: in, settings: s, hdr: hdr, cache: c}
+	for _, o := range outs {
+		j.outs = append(j.outs, &variantJob{spec: o})
+	}
 	defer j.cleanup()
-	res = Result{Input: in, Output: out}
-	for _, st := range Stages {
+	res = Result{Input: in, Output: outs[0].Path}
+	run := func(st Stage, name string) error {
 		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("%s: %w", in, err)
+			return fmt.Errorf("%s: %w", in, err)
 		}
 		t0 := time.Now()
 		err := st.run(ctx, j)
-		res.Timings = append(res.Timings, StageTiming{st.Name, time.Since(t0)})
-		res.Decoded = res.Decoded || (err == nil && st.Name == "demosaic")
+		res.Timings = append(res.Timings, StageTiming{name, time.Since(t0)})
+		res.Decoded = res.Decoded || (err == nil && st.Name == "demosaic" && j.cached == nil)
 		if err != nil {
-			return res, fmt.Errorf("%s: %w", in, err)
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		return nil
+	}
+	for _, st := range Stages {
+		if !st.perVariant {
+			if err := run(st, st.Name); err != nil {
+				return res, err
+			}
 		}
 	}
-	if err := os.Rename(j.tmp, out); err != nil {
-		return res, fmt.Errorf("%s: %w", in, err)
+	res.FromCache = j.cached != nil
+	j.releaseCached()
+	for i, v := range j.outs {
+		j.cur = v
+		for _, st := range Stages {
+			if !st.perVariant {
+				continue
+			}
+			name := st.Name
+			if i > 0 {
+				name = v.spec.Variant.Name + "/" + st.Name
+			}
+			if err := run(st, name); err != nil {
+				return res, err
+			}
+		}
 	}
-	j.tmp = ""
-	syncDir(filepath.Dir(out))
-	res.Width, res.Height = j.img.W, j.img.H
+	j.img = Image{}
+	for _, v := range j.outs {
+		if err := os.Rename(v.tmp, v.spec.Path); err != nil {
+			return res, fmt.Errorf("%s: %w", in, err)
+		}
+		v.tmp = ""
+		syncDir(filepath.Dir(v.spec.Path))
+		res.Variants = append(res.Variants, VariantResult{Name: v.spec.Variant.Name, Path: v.spec.Path, Width: v.upright.W, Height: v.upright.H})
+	}
+	j.finishCache()
+	res.Width, res.Height = res.Variants[0].Width, res.Variants[0].Height
 	res.Make, res.Model, res.Flip = j.info.Make, j.info.Model, j.info.Flip
 	res.Warnings = j.warnings
 	return res, nil
@@ -183,16 +235,19 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// cleanup releases the LibRaw handle and removes a temporary output left by
-// a failed stage.
+// cleanup releases the LibRaw handle and a cache mapping, and removes the
+// temporary outputs left by a failed stage.
 func (j *job) cleanup() {
 	if j.h != nil {
 		j.h.Close()
 		j.h = nil
 	}
-	if j.tmp != "" {
-		os.Remove(j.tmp)
-		j.tmp = ""
+	j.releaseCached()
+	for _, v := range j.outs {
+		if v.tmp != "" {
+			os.Remove(v.tmp)
+			v.tmp = ""
+		}
 	}
 }
 
@@ -218,7 +273,7 @@ func stageOpen(ctx context.Context, j *job) error {
 	if err := plausible(j.in, j.info); err != nil {
 		return err
 	}
-	return h.Unpack()
+	return j.lookupCache()
 }
 
 // unwrapPath drops a leading "path: " from err's text, since ConvertFile
@@ -276,8 +331,19 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 }
 
 func stageDemosaic(ctx context.Context, j *job) error {
+	if j.cached != nil {
+		// The decoded image is in the stage cache: no LibRaw decode.
+		j.h.Close()
+		j.h = nil
+		j.camera, j.colors = j.cached.pix, j.cached.c
+		j.img = Image{W: j.cached.w, H: j.cached.h}
+		return nil
+	}
 	stop := context.AfterFunc(ctx, j.h.Cancel)
 	defer stop()
+	if err := j.h.Unpack(); err != nil {
+		return err
+	}
 	if err := j.h.Process(j.params); err != nil {
 		if errors.Is(err, libraw.ErrCancelled) && ctx.Err() != nil {
 			return ctx.Err()
@@ -301,6 +367,7 @@ func stageDemosaic(ctx context.Context, j *job) error {
 	}
 	j.camera, j.colors = pix, colors
 	j.img = Image{W: w, H: h}
+	j.storeCache()
 	return nil
 }
 
@@ -365,9 +432,9 @@ func stageCameraMatrix(_ context.Context, j *job) error {
 	n := j.img.W * j.img.H
 	src, nc := j.camera, j.colors
 	var dst []float32
-	if nc == 3 {
+	if nc == 3 && j.cached == nil {
 		dst = src // in place: each pixel is read before it is written
-	} else {
+	} else { // the cache's mapping is read-only
 		dst = make([]float32, n*3)
 	}
 	for p := range n {
@@ -413,73 +480,7 @@ func stageTone(_ context.Context, j *job) error {
 	return nil
 }
 
-func stageOutputSpace(_ context.Context, j *job) error {
-	m := colour.ConvertMatrix(WorkingSpace, OutputSpace)
-	var mf [3][3]float32
-	for i := range 3 {
-		for k := range 3 {
-			mf[i][k] = float32(m[i][k])
-		}
-	}
-	p := j.img.Pix
-	for i := 0; i+2 < len(p); i += 3 {
-		r, g, b := p[i], p[i+1], p[i+2]
-		for c := range 3 {
-			v := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
-			if !(v > 0) { // also maps NaN to 0
-				v = 0
-			} else if v > 1 {
-				v = 1
-			}
-			p[i+c] = v
-		}
-	}
-	return nil
-}
-
-// stageOrientation sets up the upright view of the image; the quantise
-// stage reads it row by row, so no second full-size buffer is needed.
-func stageOrientation(_ context.Context, j *job) error {
-	j.upright = NewOriented(j.img, j.info.Flip)
-	return nil
-}
-
-func stageQuantise(_ context.Context, j *job) error {
-	w, h := j.upright.W, j.upright.H
-	lin := make([]float32, w*3)
-	switch j.settings.Format {
-	case PNG16:
-		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
-		row := make([]uint16, w*3)
-		for y := range h {
-			j.upright.Row(y, lin)
-			colour.QuantiseSRGB16Slice(row, lin)
-			o := q.Pix[y*q.Stride:]
-			for x := range w {
-				for c := range 3 {
-					v := row[x*3+c]
-					o[x*8+c*2], o[x*8+c*2+1] = byte(v>>8), byte(v)
-				}
-				o[x*8+6], o[x*8+7] = 0xff, 0xff
-			}
-		}
-		j.quant = q
-	default:
-		q := image.NewRGBA(image.Rect(0, 0, w, h))
-		row := make([]uint8, w*3)
-		for y := range h {
-			j.upright.Row(y, lin)
-			colour.QuantiseSRGB8Slice(row, lin)
-			o := q.Pix[y*q.Stride:]
-			for x := range w {
-				o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = row[x*3], row[x*3+1], row[x*3+2], 0xff
-			}
-		}
-		j.quant = q
-	}
-	j.img, j.upright = Image{W: w, H: h}, Oriented{W: w, H: h} // the float image is no longer needed
-	return nil
-}
+// Metadata is below; the per-variant stages are in render.go.
 
 // Metadata returns the EXIF fields carried into the output file: LibRaw's
 // camera names and lens, and the capture fields from the file's own EXIF
@@ -510,37 +511,6 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 	return md
 }
 
-func stageEncode(_ context.Context, j *job) error {
-	// The temporary name has no image extension, so photo importers
-	// watching the folder do not pick it up.
-	f, err := os.CreateTemp(filepath.Dir(j.out), TempPrefix+filepath.Base(j.out)+".*")
-	if err != nil {
-		return err
-	}
-	j.tmp = f.Name()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	md := Metadata(j.info, j.hdr)
-	switch j.settings.Format {
-	case PNG16:
-		err = encode.PNG16(bw, j.quant, OutputSpace.ICC, md)
-	default:
-		err = encode.JPEG(bw, j.quant, j.settings.Quality, OutputSpace.ICC, md)
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(j.tmp, 0o644)
-	}
-	return err
-}
-
 // syncDir fsyncs a directory so a rename in it is durable.
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
@@ -548,5 +518,3 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
-
-var _ io.Writer = (*bufio.Writer)(nil)

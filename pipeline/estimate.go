@@ -8,6 +8,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/pipeline/resize"
 )
 
 // FileInfo is what rawbatch knows about an input before decoding it.
@@ -82,20 +83,63 @@ func ReadInfo(path string) (FileInfo, error) {
 }
 
 // EstimateMemory returns the peak memory estimate in bytes, by buffer, of
-// converting a file described by fi with settings s, LibRaw using threads
-// OpenMP threads. The formula is in docs/memory.md.
+// converting a file described by fi with settings s (all its variants),
+// LibRaw using threads OpenMP threads. The formula is in docs/memory.md:
+// budget.Estimate for the decode and the last variant, which converts the
+// shared working image in place; each other variant, done one after the
+// other, adds its own full-size copy, its resized image, its quantised
+// image and its encoder beside the shared image.
 func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
+	vs := s.OutputVariants()
+	last := vs[len(vs)-1]
 	in := budget.Input{
 		RawWidth: fi.RawWidth, RawHeight: fi.RawHeight, CFA: fi.CFA,
 		Width: fi.Width, Height: fi.Height, HalfSize: s.HalfSize,
 		Demosaic: string(s.Demosaic), Threads: threads,
-		OutputBytesPerPixel: 4,
 	}
-	if s.Format == PNG16 {
-		// 16-bit NRGBA64, and image/png's and zlib's working memory
-		// (measured: 2 bytes per pixel at BestSpeed, and about 1 MiB of
-		// compressor state).
-		in.OutputBytesPerPixel, in.EncoderBytesPerPixel, in.EncoderFixedBytes = 8, 2, 1<<20
+	in.OutputBytesPerPixel, in.EncoderBytesPerPixel, in.EncoderFixedBytes = encoderCost(last.Format)
+	b := budget.Estimate(in)
+	w, h := int64(fi.Width), int64(fi.Height)
+	if s.HalfSize && fi.CFA {
+		w, h = (w+1)/2, (h+1)/2
 	}
-	return budget.Estimate(in)
+	px := w * h
+	var extra int64
+	for _, v := range vs[:len(vs)-1] {
+		vw, vh := int(w), int(h)
+		if v.Size > 0 {
+			vw, vh = resize.FitLongEdge(vw, vh, v.Size)
+		}
+		vpx := int64(vw) * int64(vh)
+		q, e, ef := encoderCost(v.Format)
+		x := 12*px + int64(q)*vpx + int64(e*float64(vpx)) + ef
+		if vpx != px {
+			x += 12 * vpx // the resized image
+		}
+		extra = max(extra, x)
+	}
+	if extra > 0 {
+		b.Total = max(b.Total, b.Fixed+12*px+extra)
+	}
+	return b
+}
+
+// encoderCost returns a format's quantised bytes per pixel and its
+// encoder's working memory per pixel and fixed: JPEG (image/jpeg works by
+// blocks), 16-bit PNG (image/png and zlib at BestSpeed, measured 2 bytes per
+// pixel and about 1 MiB), 16-bit TIFF (row by row), WebP (libwebp in
+// WebAssembly: the RGBA copy and about 4 bytes per pixel of its own, plus
+// the runtime's 16 MiB).
+func encoderCost(format string) (quant int, perPixel float64, fixed int64) {
+	switch format {
+	case "png16":
+		return 8, 2, 1 << 20
+	case "tiff16":
+		return 8, 0, 0
+	case "webp":
+		return 4, 8, 16 << 20
+	case "png8":
+		return 4, 1, 1 << 20
+	}
+	return 4, 0, 0
 }

@@ -58,7 +58,12 @@ func BuildReport(results []FileResult) Report {
 			f.Reason = fr.Reason
 		}
 		if fr.Status == StatusConverted {
-			f.Outputs = append(f.Outputs, fr.Output)
+			for _, v := range fr.Result.Variants {
+				f.Outputs = append(f.Outputs, v.Path)
+			}
+			if len(fr.Result.Variants) == 0 {
+				f.Outputs = append(f.Outputs, fr.Output)
+			}
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)

@@ -119,8 +119,25 @@ type Settings struct {
 	// pixels and of most of the memory.
 	HalfSize bool
 
+	// Variants are the files written per input; empty means one "main"
+	// variant from Format and Quality (full size, sRGB).
+	Variants []Variant
+
 	// threads caps LibRaw's OpenMP threads (set by Runner).
 	threads int
+}
+
+// OutputVariants returns the variants to write: Variants, or the main
+// variant that Format and Quality describe.
+func (s Settings) OutputVariants() []Variant {
+	if len(s.Variants) > 0 {
+		return s.Variants
+	}
+	f := "jpeg"
+	if s.Format == PNG16 {
+		f = "png16"
+	}
+	return []Variant{{Name: "main", Format: f, Quality: s.Quality, Space: "srgb"}}
 }
 
 // DefaultSettings returns the settings of `rawbatch convert` without flags.
@@ -160,7 +177,7 @@ func (s Settings) Validate() error {
 	if s.Highlight < 0 || s.Highlight > 9 {
 		return fmt.Errorf("highlight mode %d out of range 0..9", s.Highlight)
 	}
-	return nil
+	return CheckVariants(s.OutputVariants())
 }
 
 // librawParams returns the LibRaw processing parameters for s.

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -32,9 +33,23 @@ import (
 // (base64 in JSON): file names need not be UTF-8, and encoding/json would
 // replace invalid bytes in a string.
 type workerRequest struct {
-	Input, Output []byte
-	Settings      Settings
-	Threads       int
+	Input    []byte
+	Outputs  []workerOutput
+	Settings Settings
+	Threads  int
+	Cache    *workerCache
+}
+
+type workerOutput struct {
+	Variant Variant
+	Path    []byte
+}
+
+// workerCache is the stage cache a worker uses.
+type workerCache struct {
+	Dir  []byte
+	Max  int64
+	Keep bool
 }
 
 // workerReply is what a worker sends back.
@@ -58,11 +73,26 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 		fmt.Fprintf(os.Stderr, "rawbatch worker: bad request: %v\n", err)
 		return 2
 	}
-	in, out := string(req.Input), string(req.Output)
+	in := string(req.Input)
 	fault(in)
 	s := req.Settings
 	s.threads = req.Threads
-	res, err := ConvertFile(context.Background(), in, out, s)
+	var outs []OutputSpec
+	for _, o := range req.Outputs {
+		outs = append(outs, OutputSpec{Variant: o.Variant, Path: string(o.Path)})
+	}
+	var copts *CacheOptions
+	var err error
+	if req.Cache != nil {
+		var c *cache.Cache
+		if c, err = cache.Open(string(req.Cache.Dir), req.Cache.Max); err == nil {
+			copts = &CacheOptions{Cache: c, Keep: req.Cache.Keep}
+		}
+	}
+	var res Result
+	if err == nil {
+		res, err = ConvertVariants(context.Background(), in, outs, s, copts)
+	}
 	rep := workerReply{Result: res}
 	if err != nil {
 		rep.Err, rep.Kind = err.Error(), rawerr.Kind(err)
@@ -119,8 +149,12 @@ const maxStderr = 16 << 10
 
 // runWorker converts t in a child process exe ("exe worker"), killing it
 // after timeout (0: no timeout) or when ctx ends (after grace).
-func runWorker(ctx context.Context, exe string, t Task, s Settings, timeout, grace time.Duration) workerRun {
-	req, err := json.Marshal(workerRequest{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: s.threads})
+func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Settings, c *workerCache, timeout, grace time.Duration) workerRun {
+	wreq := workerRequest{Input: []byte(t.Input), Settings: s, Threads: s.threads, Cache: c}
+	for _, o := range outs {
+		wreq.Outputs = append(wreq.Outputs, workerOutput{Variant: o.Variant, Path: []byte(o.Path)})
+	}
+	req, err := json.Marshal(wreq)
 	if err != nil {
 		return workerRun{err: err}
 	}

@@ -32,7 +32,11 @@ type ConvertConfig struct {
 	LockWait, MinAge time.Duration
 	Retries          int
 	Report           string
-	Settings         pipeline.Settings
+	// The stage cache: directory, cap in bytes, keep entries after the run.
+	CacheDir  string
+	CacheSize int64
+	KeepCache bool
+	Settings  pipeline.Settings
 }
 
 // convertConfig reads and validates the convert settings from v.
@@ -108,10 +112,65 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 		return c, fmt.Errorf("--retries %d: want 0 or more", c.Retries)
 	}
 	c.Report = v.GetString("report")
+	if s.Variants, err = variants(v); err != nil {
+		return c, err
+	}
+	if err := s.Validate(); err != nil {
+		return c, err
+	}
+	c.CacheDir = v.GetString("cache-dir")
+	if c.KeepCache, err = cast.ToBoolE(v.Get("keep-cache")); err != nil {
+		return c, fmt.Errorf("--keep-cache: %q is not true or false", v.GetString("keep-cache"))
+	}
+	if c.CacheDir != "" {
+		fsSize, err := budget.FileSystemSize(c.CacheDir)
+		if err != nil {
+			return c, fmt.Errorf("--cache-dir %s: %w", c.CacheDir, err)
+		}
+		c.CacheSize = fsSize / 4
+		if cs := v.GetString("cache-size"); cs != "" {
+			if c.CacheSize, err = budget.ParseSize(cs, fsSize); err != nil {
+				return c, fmt.Errorf("--cache-size: %w", err)
+			}
+		}
+	}
 	if c.MemBudget, err = memBudget(v.GetString("mem-budget")); err != nil {
 		return c, fmt.Errorf("--mem-budget: %w", err)
 	}
 	return c, nil
+}
+
+// variants resolves the output variants: --variant flags, else the
+// variants: list of the config file (or RAWBATCH_VARIANTS, space
+// separated), else --preset, else none (the main variant from --format and
+// --quality).
+func variants(v *viper.Viper) ([]pipeline.Variant, error) {
+	specs := v.GetStringSlice("variant")
+	if len(specs) == 0 {
+		specs = v.GetStringSlice("variants")
+	}
+	var out []pipeline.Variant
+	for _, sp := range specs {
+		vv, err := pipeline.ParseVariant(sp)
+		if err != nil {
+			return nil, fmt.Errorf("--variant: %w", err)
+		}
+		out = append(out, vv)
+	}
+	if p := v.GetString("preset"); p != "" {
+		if len(out) > 0 {
+			return nil, fmt.Errorf("--preset %s and --variant: choose one", p)
+		}
+		vs, ok := pipeline.Presets[p]
+		if !ok {
+			return nil, fmt.Errorf("--preset %q: want web, print or archive", p)
+		}
+		out = append(out, vs...)
+	}
+	if err := pipeline.CheckVariants(out); len(out) > 0 && err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // duration reads key as a duration with a unit ("90s", "5m", "1h30m"). A

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/state"
@@ -74,6 +75,11 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Duration("min-age", 2*time.Second, "skip files modified more recently than this (still being written)")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
 	f.String("report", "", "write the run as JSON to this file")
+	f.StringArray("variant", nil, "an output variant NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE][,sharpen=AMOUNT]; repeatable (formats jpeg, tiff16, webp, png8, png16; spaces srgb, displayp3, adobergb, prophoto, rec2020)")
+	f.String("preset", "", "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)")
+	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
+	f.Bool("keep-cache", false, "keep decoded images in the cache after the run, so adding a variant later decodes nothing")
+	f.String("cache-size", "", "cap of the stage cache: 2GiB, 25% (default 25% of the cache's file system)")
 	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
 	return cmd
 }
@@ -87,7 +93,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if err := checkOutDir(cfg.OutDir); err != nil {
 		return err
 	}
-	plan, err := pipeline.PlanBatch(cfg.Inputs, cfg.OutDir, cfg.Settings.Format.Ext())
+	plan, err := pipeline.PlanBatch(cfg.Inputs, cfg.OutDir, cfg.Settings.OutputVariants()[0].Suffix())
 	if err != nil {
 		return err
 	}
@@ -135,7 +141,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
 		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
-		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries}
+		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries,
+		CacheDir: cfg.CacheDir, CacheMax: cfg.CacheSize, KeepCache: cfg.KeepCache}
 	// Up-to-date and still-being-written files first (stats and records
 	// only), then the headers of the rest.
 	r.Triage(plan)

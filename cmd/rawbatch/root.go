@@ -30,7 +30,7 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/rawbatch/config.yaml)")
-	root.AddCommand(newConvertCmd(v), newInspectCmd(), newVersionCmd(), newWorkerCmd())
+	root.AddCommand(newConvertCmd(v), newInspectCmd(), newCacheCmd(), newVersionCmd(), newWorkerCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
@@ -82,7 +82,7 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	// Reject keys that are not flags: a typo in a config file must not be
 	// silently ignored.
 	for _, k := range v.AllKeys() {
-		if cmd.Flags().Lookup(k) == nil || k == "config" {
+		if (cmd.Flags().Lookup(k) == nil && k != "variants") || k == "config" {
 			return fmt.Errorf("config file %s: unknown key %q (keys are the flag names of '%s')", path, k, cmd.CommandPath())
 		}
 	}

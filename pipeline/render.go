@@ -1,0 +1,261 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"image"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/encode"
+	"github.com/rawbatch/rawbatch/pipeline/resize"
+)
+
+// OutputSpec is one file to write for an input: a variant and its path.
+type OutputSpec struct {
+	Variant Variant
+	Path    string
+}
+
+// VariantResult describes one written output.
+type VariantResult struct {
+	Name, Path string
+	// Width and Height of the written image in pixels, after resizing and
+	// orientation.
+	Width, Height int
+}
+
+// variantJob carries one output through the per-variant stages.
+type variantJob struct {
+	spec    OutputSpec
+	space   *colour.Space
+	img     Image    // linear, in the variant's colour space
+	upright Oriented // img rotated and mirrored upright
+	quant   image.Image
+	tmp     string // temporary output file, renamed into place on success
+}
+
+// variantSpace returns the colour space of a variant ("" is sRGB).
+func variantSpace(v Variant) *colour.Space {
+	if s, ok := variantSpaces[v.Space]; ok {
+		return s
+	}
+	return colour.SRGB
+}
+
+// stageOutputSpace converts the shared working-space image into the
+// variant's linear colour space (ConvertMatrix: primaries and, for ProPhoto,
+// Bradford adaptation to D50) in a buffer of the variant's own; the shared
+// image is left for the other variants (the last one converts it in
+// place). Clipping to [0, 1] happens after resizing.
+func stageOutputSpace(_ context.Context, j *job) error {
+	v := j.cur
+	v.space = variantSpace(v.spec.Variant)
+	m := colour.ConvertMatrix(WorkingSpace, v.space)
+	var mf [3][3]float32
+	for i := range 3 {
+		for k := range 3 {
+			mf[i][k] = float32(m[i][k])
+		}
+	}
+	src := j.img.Pix
+	var dst []float32
+	if v == j.outs[len(j.outs)-1] {
+		// The last variant takes the shared image over and converts it in
+		// place (each pixel is read before it is written): a single-variant
+		// conversion needs no second full-size buffer.
+		dst = src
+		defer func() { j.img = Image{W: j.img.W, H: j.img.H} }()
+	} else {
+		dst = make([]float32, len(src))
+	}
+	for i := 0; i+2 < len(src); i += 3 {
+		r, g, b := src[i], src[i+1], src[i+2]
+		for c := range 3 {
+			dst[i+c] = mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
+		}
+	}
+	v.img = Image{W: j.img.W, H: j.img.H, Pix: dst}
+	return nil
+}
+
+// stageResize scales the variant to its long edge (Variant.Size) with a
+// Lanczos-3 filter in linear light (package resize), counting the long
+// edge after orientation, sharpens it (Variant.Sharpen), and clips every
+// sample to [0, 1] (NaN to 0).
+func stageResize(_ context.Context, j *job) error {
+	v := j.cur
+	if size := v.spec.Variant.Size; size > 0 {
+		w, h := v.img.W, v.img.H
+		dw, dh := resize.FitLongEdge(w, h, size)
+		if dw != w || dh != h {
+			v.img = Image{W: dw, H: dh, Pix: resize.Lanczos3(v.img.Pix, w, h, 3, dw, dh)}
+		}
+	}
+	if a := v.spec.Variant.Sharpen; a > 0 {
+		unsharp(v.img, float32(a))
+	}
+	p := v.img.Pix
+	for i, x := range p {
+		if !(x > 0) {
+			p[i] = 0
+		} else if x > 1 {
+			p[i] = 1
+		}
+	}
+	return nil
+}
+
+// unsharp sharpens img in place by an unsharp mask: x + amount·(x − blur(x)),
+// blur being a 3×3 binomial filter (1 2 1)/4 in each direction, per
+// channel, in linear light.
+func unsharp(img Image, amount float32) {
+	w, h := img.W, img.H
+	if w < 3 || h < 3 {
+		return
+	}
+	src := append([]float32(nil), img.Pix...)
+	at := func(x, y, c int) float32 {
+		x = min(max(x, 0), w-1)
+		y = min(max(y, 0), h-1)
+		return src[(y*w+x)*3+c]
+	}
+	for y := range h {
+		for x := range w {
+			for c := range 3 {
+				var b float32
+				for dy := -1; dy <= 1; dy++ {
+					wy := float32(2 - dy*dy)
+					for dx := -1; dx <= 1; dx++ {
+						b += wy * float32(2-dx*dx) * at(x+dx, y+dy, c)
+					}
+				}
+				b /= 16
+				i := (y*w+x)*3 + c
+				img.Pix[i] = src[i] + amount*(src[i]-b)
+			}
+		}
+	}
+}
+
+// stageOrientation sets up the upright view of the variant's image; the
+// quantise stage reads it row by row, so no second full-size buffer is
+// needed.
+func stageOrientation(_ context.Context, j *job) error {
+	v := j.cur
+	v.upright = NewOriented(v.img, j.info.Flip)
+	return nil
+}
+
+// bits16 reports whether a format stores 16 bits per channel.
+func bits16(format string) bool { return format == "tiff16" || format == "png16" }
+
+// stageQuantise applies the variant space's transfer function and rounds
+// to 8 or 16 bits: through exact threshold tables for the sRGB curve (sRGB,
+// Display P3), per sample through the space's Encode otherwise (Adobe RGB
+// gamma 563/256, ROMM, BT.2020).
+func stageQuantise(_ context.Context, j *job) error {
+	v := j.cur
+	w, h := v.upright.W, v.upright.H
+	lin := make([]float32, w*3)
+	srgbCurve := v.space == colour.SRGB || v.space == colour.DisplayP3
+	enc := func(x float32, max float64) float64 {
+		return math.Round(v.space.Encode(float64(x)) * max)
+	}
+	if bits16(v.spec.Variant.Format) {
+		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
+		row := make([]uint16, w*3)
+		for y := range h {
+			v.upright.Row(y, lin)
+			if srgbCurve {
+				colour.QuantiseSRGB16Slice(row, lin)
+			} else {
+				for i, x := range lin {
+					row[i] = uint16(enc(x, 65535))
+				}
+			}
+			o := q.Pix[y*q.Stride:]
+			for x := range w {
+				for c := range 3 {
+					s := row[x*3+c]
+					o[x*8+c*2], o[x*8+c*2+1] = byte(s>>8), byte(s)
+				}
+				o[x*8+6], o[x*8+7] = 0xff, 0xff
+			}
+		}
+		v.quant = q
+	} else {
+		q := image.NewRGBA(image.Rect(0, 0, w, h))
+		row := make([]uint8, w*3)
+		for y := range h {
+			v.upright.Row(y, lin)
+			if srgbCurve {
+				colour.QuantiseSRGB8Slice(row, lin)
+			} else {
+				for i, x := range lin {
+					row[i] = uint8(enc(x, 255))
+				}
+			}
+			o := q.Pix[y*q.Stride:]
+			for x := range w {
+				o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = row[x*3], row[x*3+1], row[x*3+2], 0xff
+			}
+		}
+		v.quant = q
+	}
+	v.img, v.upright = Image{W: w, H: h}, Oriented{W: w, H: h} // the float image is no longer needed
+	return nil
+}
+
+// stageEncode writes the variant in its format, with its space's ICC
+// profile and the EXIF metadata, to a temporary file in the output's
+// directory (renamed into place when every variant of the file succeeded).
+func stageEncode(_ context.Context, j *job) error {
+	v := j.cur
+	out := v.spec.Path
+	// The temporary name has no image extension, so photo importers
+	// watching the folder do not pick it up.
+	f, err := os.CreateTemp(filepath.Dir(out), TempPrefix+filepath.Base(out)+".*")
+	if err != nil {
+		return err
+	}
+	v.tmp = f.Name()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	md := Metadata(j.info, j.hdr)
+	icc := v.space.ICC
+	quality := v.spec.Variant.Quality
+	if quality == 0 {
+		quality = 90
+	}
+	switch v.spec.Variant.Format {
+	case "png16":
+		err = encode.PNG16(bw, v.quant, icc, md)
+	case "png8":
+		err = encode.PNG8(bw, v.quant, icc, md)
+	case "tiff16":
+		err = encode.TIFF16(bw, v.quant, icc, md, false)
+	case "webp":
+		err = encode.WebP(bw, v.quant, quality, false, icc, md)
+	case "jpeg":
+		err = encode.JPEG(bw, v.quant, quality, icc, md)
+	default:
+		err = fmt.Errorf("unknown output format %q", v.spec.Variant.Format)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(v.tmp, 0o644)
+	}
+	v.quant = nil
+	return err
+}

@@ -1,0 +1,173 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/image/tiff"
+	"golang.org/x/image/webp"
+
+	"github.com/rawbatch/rawbatch/cache"
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+)
+
+// TestConvertVariantsOneDecode: one decode writes four variants of
+// different formats, sizes and colour spaces; each reads back with the
+// right size, bit depth and embedded profile, and the chart's patches have
+// the analytically expected colour in every space.
+func TestConvertVariantsOneDecode(t *testing.T) {
+	dir := t.TempDir()
+	c := testChart()
+	in := writeChart(t, dir, c, 6, 0) // stored rotated; upright it is the 96×64 chart
+	s := referenceSettings()          // tone none, no baseline: analytic colours
+	outs := []OutputSpec{
+		{Variant: Variant{Name: "main", Format: "jpeg", Quality: 95, Space: "srgb"}, Path: filepath.Join(dir, "c.jpg")},
+		{Variant: Variant{Name: "thumb", Format: "webp", Size: 48, Quality: 90, Space: "srgb"}, Path: filepath.Join(dir, "c.thumb.webp")},
+		{Variant: Variant{Name: "print", Format: "tiff16", Space: "adobergb"}, Path: filepath.Join(dir, "c.print.tif")},
+		{Variant: Variant{Name: "p3", Format: "png8", Space: "displayp3"}, Path: filepath.Join(dir, "c.p3.png")},
+	}
+	res, err := ConvertVariants(context.Background(), in, outs, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Decoded || len(res.Variants) != 4 {
+		t.Fatalf("decoded %v, %d variants", res.Decoded, len(res.Variants))
+	}
+	read := func(p string) (image.Image, []byte) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var img image.Image
+		switch filepath.Ext(p) {
+		case ".jpg":
+			img, err = jpeg.Decode(bytes.NewReader(b))
+		case ".webp":
+			img, err = webp.Decode(bytes.NewReader(b))
+		case ".tif":
+			img, err = tiff.Decode(bytes.NewReader(b))
+		case ".png":
+			img, err = png.Decode(bytes.NewReader(b))
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return img, b
+	}
+	// Sizes: the upright chart, 96×64; the thumb's long edge is 48.
+	want := map[string][2]int{"c.jpg": {96, 64}, "c.thumb.webp": {48, 32}, "c.print.tif": {96, 64}, "c.p3.png": {96, 64}}
+	for _, o := range outs {
+		img, b := read(o.Path)
+		sz := want[filepath.Base(o.Path)]
+		if img.Bounds().Dx() != sz[0] || img.Bounds().Dy() != sz[1] {
+			t.Errorf("%s: %v, want %dx%d", o.Path, img.Bounds(), sz[0], sz[1])
+		}
+		sp := variantSpace(o.Variant)
+		switch o.Variant.Format {
+		case "png8":
+			if _, ok := img.(*image.RGBA); !ok {
+				if _, ok := img.(*image.NRGBA); !ok {
+					t.Errorf("%s: %T, want 8-bit", o.Path, img)
+				}
+			}
+			if !bytes.Contains(b[:200], []byte("iCCP")) {
+				t.Errorf("%s: no iCCP chunk", o.Path)
+			}
+		case "tiff16":
+			switch img.(type) {
+			case *image.RGBA64, *image.NRGBA64:
+			default:
+				t.Errorf("%s: %T, want 16-bit", o.Path, img)
+			}
+			fallthrough
+		default:
+			if !bytes.Contains(b, sp.ICC) {
+				t.Errorf("%s: the %s ICC profile is not embedded", o.Path, sp.Name)
+			}
+		}
+		if o.Variant.Size > 0 || o.Variant.Format == "webp" {
+			continue // resized or lossy chroma: sizes and profile checked only
+		}
+		// Patch colours, decoded with the space's own transfer and matrix.
+		for i, p := range c.Patches {
+			var sum [3]float64
+			n := 0
+			for y := p.Y0 + 4; y < p.Y1-4; y++ {
+				for x := p.X0 + 4; x < p.X1-4; x++ {
+					r, g, bb, _ := img.At(x, y).RGBA()
+					sum[0] += sp.Decode(float64(r) / 65535)
+					sum[1] += sp.Decode(float64(g) / 65535)
+					sum[2] += sp.Decode(float64(bb) / 65535)
+					n++
+				}
+			}
+			lin := [3]float64{sum[0] / float64(n), sum[1] / float64(n), sum[2] / float64(n)}
+			xyz := sp.ToXYZ.Apply(lin)
+			if sp.White != colour.SRGB.White {
+				xyz = colour.Bradford(sp.White, colour.SRGB.White).Apply(xyz)
+			}
+			got := colour.XYZToLab(xyz, colour.SRGB.White)
+			if de := colour.DeltaE2000(got, expectedLab(p.SRGBLinear, 1, ToneNone)); de > 2.5 {
+				t.Errorf("%s patch %d: ΔE2000 %.2f", o.Path, i, de)
+			}
+		}
+	}
+}
+
+// TestStageCacheKeepAndCorrupt: with Keep, the decoded image is cached and
+// a later conversion decodes nothing; a corrupted entry is detected,
+// deleted and rebuilt by decoding again; an ordinary directory works as the
+// cache.
+func TestStageCacheKeepAndCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	c, err := cache.Open(filepath.Join(dir, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &CacheOptions{Cache: c, Keep: true}
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	s := DefaultSettings()
+	out := func(name string) []OutputSpec {
+		return []OutputSpec{{Variant: Variant{Name: "main", Format: "jpeg", Space: "srgb"}, Path: filepath.Join(dir, name)}}
+	}
+	r1, err := ConvertVariants(context.Background(), in, out("a.jpg"), s, opts)
+	if err != nil || !r1.Decoded || r1.FromCache {
+		t.Fatalf("first: decoded %v, cached %v, %v", r1.Decoded, r1.FromCache, err)
+	}
+	r2, err := ConvertVariants(context.Background(), in, out("b.jpg"), s, opts)
+	if err != nil || r2.Decoded || !r2.FromCache {
+		t.Fatalf("second: decoded %v, cached %v, %v", r2.Decoded, r2.FromCache, err)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "a.jpg"))
+	b, _ := os.ReadFile(filepath.Join(dir, "b.jpg"))
+	if !bytes.Equal(a, b) {
+		t.Error("the output from the cache differs from the decoded one")
+	}
+	// Corrupt the entry: flip a byte in the middle of its pixels.
+	ents, _ := filepath.Glob(filepath.Join(dir, "cache", "*.rbc"))
+	if len(ents) != 1 {
+		t.Fatalf("cache entries %v", ents)
+	}
+	f, _ := os.OpenFile(ents[0], os.O_RDWR, 0)
+	st, _ := f.Stat()
+	buf := make([]byte, 1)
+	f.ReadAt(buf, st.Size()/2)
+	buf[0] ^= 0xff
+	f.WriteAt(buf, st.Size()/2)
+	f.Close()
+	os.Chtimes(ents[0], st.ModTime().Add(40e9), st.ModTime().Add(40e9)) // a new version of the file
+	r3, err := ConvertVariants(context.Background(), in, out("c.jpg"), s, opts)
+	if err != nil || !r3.Decoded || r3.FromCache {
+		t.Fatalf("after corruption: decoded %v, cached %v, %v", r3.Decoded, r3.FromCache, err)
+	}
+	c3, _ := os.ReadFile(filepath.Join(dir, "c.jpg"))
+	if !bytes.Equal(a, c3) {
+		t.Error("the rebuilt output differs")
+	}
+}
