@@ -745,8 +745,10 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		if r.Force {
 			// --force converts each file once per run: not again when an
 			// overlapping run has just converted it with the same settings.
+			// The same input however it was named (relative, absolute):
+			// same size and modification time.
 			if rec, err := r.State.Load(o.Rel); underLock && err == nil && rec.Written.After(r.started) &&
-				rec.SettingsHash == outputHash(r.SettingsHash, o.Variant) && rec.Input == strings.ToValidUTF8(t.Input, "\uFFFD") {
+				rec.SettingsHash == outputHash(r.SettingsHash, o.Variant) && rec.InputSize == t.Size && rec.InputMTime.Equal(t.ModTime) {
 				continue
 			}
 			pending = append(pending, i)

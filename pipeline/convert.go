@@ -48,8 +48,8 @@ var Stages = []Stage{
 	{"camera-matrix", stageCameraMatrix, false}, // camera RGB → linear working space (Rec.2020, D65)
 	{"exposure", stageExposure, false},          // × 2^(EV + BaselineExposure)
 	{"tone", stageTone, false},                  // tone curve, scene- to display-referred
-	{"output-space", stageOutputSpace, true},    // working space → the variant's linear colour space
-	{"resize", stageResize, true},               // Lanczos-3 to the long edge, sharpen, clip to [0,1]
+	{"resize", stageResize, true},               // Lanczos-3 to the variant's long edge, in linear light
+	{"output-space", stageOutputSpace, true},    // working space → the variant's linear colour space, sharpen, clip to [0,1]
 	{"orientation", stageOrientation, true},     // rotate/mirror upright, once (a view read by quantise)
 	{"quantise", stageQuantise, true},           // the space's transfer function + rounding to 8 or 16 bits
 	{"encode", stageEncode, true},               // JPEG, TIFF16, WebP, PNG with ICC profile and EXIF, to a temporary file

@@ -32,7 +32,8 @@ type VariantResult struct {
 type variantJob struct {
 	spec    OutputSpec
 	space   *colour.Space
-	img     Image    // linear, in the variant's colour space
+	img     Image    // linear: resized, then in the variant's colour space
+	owned   bool     // img is the variant's own buffer, not the shared image
 	upright Oriented // img rotated and mirrored upright
 	quant   image.Image
 	tmp     string // temporary output file, renamed into place on success
@@ -46,11 +47,31 @@ func variantSpace(v Variant) *colour.Space {
 	return colour.SRGB
 }
 
-// stageOutputSpace converts the shared working-space image into the
-// variant's linear colour space (ConvertMatrix: primaries and, for ProPhoto,
-// Bradford adaptation to D50) in a buffer of the variant's own; the shared
-// image is left for the other variants (the last one converts it in
-// place). Clipping to [0, 1] happens after resizing.
+// stageResize scales the shared working-space image to the variant's long
+// edge (Variant.Size) with a Lanczos-3 filter in linear light (package
+// resize) into a buffer of the variant's own; a full-size variant uses the
+// shared image. Resizing before the output-space matrix gives the same
+// result (both are linear) for a fraction of the work.
+func stageResize(_ context.Context, j *job) error {
+	v := j.cur
+	v.img, v.owned = j.img, false
+	if size := v.spec.Variant.Size; size > 0 {
+		w, h := j.img.W, j.img.H
+		dw, dh := resize.FitLongEdge(w, h, size)
+		if dw != w || dh != h {
+			v.img, v.owned = Image{W: dw, H: dh, Pix: resize.Lanczos3(j.img.Pix, w, h, 3, dw, dh)}, true
+		}
+	}
+	return nil
+}
+
+// stageOutputSpace converts the variant's image from the working space into
+// the variant's linear colour space (ConvertMatrix: primaries and, for
+// ProPhoto, Bradford adaptation to D50), sharpens it (Variant.Sharpen) and
+// clips every sample to [0, 1] (NaN to 0). A full-size variant gets its own
+// copy of the shared image, except the last one, which converts the shared
+// image in place (each pixel is read before it is written), so a
+// single-variant conversion needs no second full-size buffer.
 func stageOutputSpace(_ context.Context, j *job) error {
 	v := j.cur
 	v.space = variantSpace(v.spec.Variant)
@@ -61,16 +82,14 @@ func stageOutputSpace(_ context.Context, j *job) error {
 			mf[i][k] = float32(m[i][k])
 		}
 	}
-	src := j.img.Pix
-	var dst []float32
-	if v == j.outs[len(j.outs)-1] {
-		// The last variant takes the shared image over and converts it in
-		// place (each pixel is read before it is written): a single-variant
-		// conversion needs no second full-size buffer.
-		dst = src
-		defer func() { j.img = Image{W: j.img.W, H: j.img.H} }()
-	} else {
-		dst = make([]float32, len(src))
+	src := v.img.Pix
+	dst := src
+	if !v.owned {
+		if v == j.outs[len(j.outs)-1] {
+			defer func() { j.img = Image{W: j.img.W, H: j.img.H} }()
+		} else {
+			dst = make([]float32, len(src))
+		}
 	}
 	for i := 0; i+2 < len(src); i += 3 {
 		r, g, b := src[i], src[i+1], src[i+2]
@@ -78,32 +97,15 @@ func stageOutputSpace(_ context.Context, j *job) error {
 			dst[i+c] = mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
 		}
 	}
-	v.img = Image{W: j.img.W, H: j.img.H, Pix: dst}
-	return nil
-}
-
-// stageResize scales the variant to its long edge (Variant.Size) with a
-// Lanczos-3 filter in linear light (package resize), counting the long
-// edge after orientation, sharpens it (Variant.Sharpen), and clips every
-// sample to [0, 1] (NaN to 0).
-func stageResize(_ context.Context, j *job) error {
-	v := j.cur
-	if size := v.spec.Variant.Size; size > 0 {
-		w, h := v.img.W, v.img.H
-		dw, dh := resize.FitLongEdge(w, h, size)
-		if dw != w || dh != h {
-			v.img = Image{W: dw, H: dh, Pix: resize.Lanczos3(v.img.Pix, w, h, 3, dw, dh)}
-		}
-	}
+	v.img = Image{W: v.img.W, H: v.img.H, Pix: dst}
 	if a := v.spec.Variant.Sharpen; a > 0 {
 		unsharp(v.img, float32(a))
 	}
-	p := v.img.Pix
-	for i, x := range p {
+	for i, x := range dst {
 		if !(x > 0) {
-			p[i] = 0
+			dst[i] = 0
 		} else if x > 1 {
-			p[i] = 1
+			dst[i] = 1
 		}
 	}
 	return nil

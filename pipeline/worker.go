@@ -169,7 +169,10 @@ func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Set
 	var stdout bytes.Buffer
 	stderr := &limitedBuffer{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: a Ctrl-C in the terminal (sent to the whole
+	// foreground group) reaches only rawbatch, which gives files in flight
+	// their grace period and then kills their workers itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	oomBefore := oomKills()
 	if err := cmd.Start(); err != nil {
 		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
@@ -217,6 +220,11 @@ wait:
 	}
 	if killedFor != nil {
 		run.err = killedFor
+		return run
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ctx.Err() != nil {
+		// Signalled while the run is being interrupted: not a crash.
+		run.err = context.Cause(ctx)
 		return run
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

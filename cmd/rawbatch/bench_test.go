@@ -162,3 +162,35 @@ func lastLines(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-5):], "\n")
 }
+
+// BenchmarkVariants24MP, on two synthetic 24 MP DNGs: three variants (full
+// JPEG, 512 px WebP, full TIFF16) from one decode against one full-size
+// JPEG (must cost at most 1.35×), and a re-run that adds a 2048 px JPEG
+// from the kept stage cache against producing that variant cold (must be
+// at least 3× faster).
+func BenchmarkVariants24MP(b *testing.B) {
+	bin := rawbatchBinary(b)
+	in := b.TempDir()
+	writeSynth(b, in, 2, 6000, 4000)
+	three := []string{"--variant", "main=jpeg", "--variant", "thumb=webp,size=512", "--variant", "print=tiff16"}
+	for b.Loop() {
+		cache := b.TempDir()
+		one, _, _ := runMeasured(b, bin, "convert", "-q", "--cache-dir", cache, in, "-o", b.TempDir())
+		out := b.TempDir()
+		multi, _, _ := runMeasured(b, bin, append(append([]string{"convert", "-q", "--cache-dir", cache, "--keep-cache"}, three...), in, "-o", out)...)
+		add := append(append([]string{}, three...), "--variant", "web=jpeg,size=2048")
+		warm, _, _ := runMeasured(b, bin, append(append([]string{"convert", "-q", "--cache-dir", cache, "--keep-cache"}, add...), in, "-o", out)...)
+		cold, _, _ := runMeasured(b, bin, "convert", "-q", "--cache-dir", b.TempDir(), "--variant", "web=jpeg,size=2048", in, "-o", b.TempDir())
+		fmt.Printf("%-44s %8s\n", "2 × 24 MP", "wall")
+		fmt.Printf("%-44s %7.1fs\n", "one full-size JPEG", one.Seconds())
+		fmt.Printf("%-44s %7.1fs  (%.2f×)\n", "full JPEG + 512 px WebP + full TIFF16", multi.Seconds(), multi.Seconds()/one.Seconds())
+		fmt.Printf("%-44s %7.1fs\n", "2048 px JPEG, cold", cold.Seconds())
+		fmt.Printf("%-44s %7.1fs  (%.1f× faster)\n", "2048 px JPEG added, from the kept cache", warm.Seconds(), cold.Seconds()/warm.Seconds())
+		if multi.Seconds() > 1.35*one.Seconds() {
+			b.Errorf("three variants cost %.2f× one JPEG (want ≤ 1.35×)", multi.Seconds()/one.Seconds())
+		}
+		if cold.Seconds() < 3*warm.Seconds() {
+			b.Errorf("adding a variant from the cache is only %.1f× faster than cold (want ≥ 3×)", cold.Seconds()/warm.Seconds())
+		}
+	}
+}

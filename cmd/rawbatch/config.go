@@ -185,8 +185,11 @@ func duration(v *viper.Viper, key string) (time.Duration, error) {
 		return d, nil
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(fmt.Sprint(raw)))
-	if err != nil || d < 0 {
+	if err != nil {
 		return 0, fmt.Errorf("--%s: %v is not a duration with a unit, like 30s, 5m or 1h", key, raw)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("--%s %v: want 0 or more", key, raw)
 	}
 	return d, nil
 }

@@ -39,7 +39,8 @@ type own struct {
 //
 // Header (big-endian; ExifTool FujiFilm RAF): "FUJIFILMCCD-RAW " at 0, the
 // camera name (32 bytes) at 0x1C, the embedded JPEG offset/length at
-// 0x54/0x58, and the CFA header offset/length at 0x5C/0x60. The CFA header
+// 0x54/0x58, the CFA header offset/length at 0x5C/0x60 and the raw CFA
+// data's offset/length at 0x64/0x68. The CFA header
 // is a count followed by (tag u16, size u16, data) records; 0x100 is the
 // full raw size and 0x111 the cropped size, each as height, width (u16).
 func parseRAF(src *source, o *own) {
@@ -47,13 +48,25 @@ func parseRAF(src *source, o *own) {
 	if b, err := src.bytes(0x1c, 32); err == nil {
 		o.model = cString(b)
 	}
-	hb, err := src.bytes(0x54, 16)
+	hb, err := src.bytes(0x54, 24)
 	if err != nil {
 		return
 	}
 	be := binary.BigEndian
 	jpgOff, jpgLen := int64(be.Uint32(hb)), int64(be.Uint32(hb[4:]))
 	cfaOff, cfaLen := int64(be.Uint32(hb[8:])), int64(be.Uint32(hb[12:]))
+	// The raw CFA data itself: offset and length at 0x64/0x68.
+	dataOff, dataLen := int64(be.Uint32(hb[16:])), int64(be.Uint32(hb[20:]))
+	if dataLen > 0 && dataOff+dataLen > src.size && o.truncated == "" {
+		o.truncated = fmt.Sprintf("the raw data ends at byte %d, past the end of the %d-byte file", dataOff+dataLen, src.size)
+	}
+	defer func() {
+		// Even lossy compressed RAF needs several bits per pixel; under 1
+		// bit the data was stripped (exiftool's sample keeps 22 bytes).
+		if px := o.rawW * o.rawH; px > 0 && dataLen >= 0 && dataLen*8 < px && o.truncated == "" {
+			o.truncated = fmt.Sprintf("its raw data is %d bytes for a %d×%d image (stripped)", dataLen, o.rawW, o.rawH)
+		}
+	}()
 	if jpgLen > 0 && src.has(jpgOff, min(jpgLen, 16)) {
 		if pos, n, ok := jpegExif(src, jpgOff, jpgLen); ok {
 			o.exifBlob = [2]int64{pos, n}
