@@ -3,7 +3,7 @@
 GO       ?= go
 BIN      := bin/rawbatch
 PKGS     := ./...
-APT_PKGS := libraw-dev libraw-bin pkg-config gcc g++
+APT_PKGS := libraw-dev libraw-bin libwebp-dev pkg-config gcc g++
 
 .PHONY: all build test test-short demo deps lint bench clean
 
@@ -11,7 +11,7 @@ all: build
 
 # deps installs the system packages rawbatch needs, when they are missing.
 deps:
-	@if ! pkg-config --exists libraw_r || ! command -v raw-identify >/dev/null || ! command -v dcraw_emu >/dev/null; then \
+	@if ! pkg-config --exists libraw_r || ! pkg-config --exists libwebp || ! command -v raw-identify >/dev/null || ! command -v dcraw_emu >/dev/null; then \
 		echo "installing $(APT_PKGS)"; \
 		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PKGS); \
@@ -43,7 +43,7 @@ BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
 bench:
 	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
 	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500' ./pipeline/
-	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000' ./cmd/rawbatch/
+	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkVariants24MP' ./cmd/rawbatch/
 
 clean:
 	rm -rf bin out

@@ -74,6 +74,9 @@ type job struct {
 	camera []float32 // linear camera RGB, W×H×colors
 	colors int
 	img    Image // the shared working-space image, after tone
+	// rendered keeps a variant's linear output image for later variants of
+	// the same space, size and sharpening (renderKey).
+	rendered map[string]Image
 }
 
 // Result describes one converted file.
@@ -140,8 +143,14 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	defer runtime.UnlockOSThread()
 
 	j := &job{in: in, settings: s, hdr: hdr, cache: c}
-	for _, o := range outs {
-		j.outs = append(j.outs, &variantJob{spec: o})
+	// Resized variants first: they read the shared full-size image, which
+	// a full-size variant after them may then convert in place.
+	for pass := range 2 {
+		for _, o := range outs {
+			if resized := o.Variant.Size > 0; resized == (pass == 0) {
+				j.outs = append(j.outs, &variantJob{spec: o})
+			}
+		}
 	}
 	defer j.cleanup()
 	res = Result{Input: in, Output: outs[0].Path}

@@ -54,6 +54,9 @@ func variantSpace(v Variant) *colour.Space {
 // result (both are linear) for a fraction of the work.
 func stageResize(_ context.Context, j *job) error {
 	v := j.cur
+	if _, ok := j.rendered[renderKey(v.spec.Variant)]; ok {
+		return nil // rendered already for an earlier variant: see stageOutputSpace
+	}
 	v.img, v.owned = j.img, false
 	if size := v.spec.Variant.Size; size > 0 {
 		w, h := j.img.W, j.img.H
@@ -75,6 +78,24 @@ func stageResize(_ context.Context, j *job) error {
 func stageOutputSpace(_ context.Context, j *job) error {
 	v := j.cur
 	v.space = variantSpace(v.spec.Variant)
+	key := renderKey(v.spec.Variant)
+	if img, ok := j.rendered[key]; ok {
+		// An earlier variant of the same space, size and sharpening (a JPEG
+		// and a TIFF of one rendition) rendered this image: share it; the
+		// later stages only read it.
+		v.img = img
+		j.release(v)
+		return nil
+	}
+	defer func() {
+		if j.laterNeeds(v, key) {
+			if j.rendered == nil {
+				j.rendered = map[string]Image{}
+			}
+			j.rendered[key] = v.img
+		}
+		j.release(v)
+	}()
 	m := colour.ConvertMatrix(WorkingSpace, v.space)
 	var mf [3][3]float32
 	for i := range 3 {
@@ -85,27 +106,39 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	src := v.img.Pix
 	dst := src
 	if !v.owned {
-		if v == j.outs[len(j.outs)-1] {
-			defer func() { j.img = Image{W: j.img.W, H: j.img.H} }()
-		} else {
+		if j.laterNeedsShared(v, key) {
 			dst = make([]float32, len(src))
+		} else {
+			// No later variant renders from the shared image: take it
+			// over and convert it in place (each pixel is read before it
+			// is written).
+			defer func() { j.img = Image{W: j.img.W, H: j.img.H} }()
 		}
 	}
+	sharpen := v.spec.Variant.Sharpen > 0
 	for i := 0; i+2 < len(src); i += 3 {
 		r, g, b := src[i], src[i+1], src[i+2]
 		for c := range 3 {
-			dst[i+c] = mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
+			x := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
+			if !sharpen { // clip now; sharpening clips after
+				if !(x > 0) {
+					x = 0
+				} else if x > 1 {
+					x = 1
+				}
+			}
+			dst[i+c] = x
 		}
 	}
 	v.img = Image{W: v.img.W, H: v.img.H, Pix: dst}
-	if a := v.spec.Variant.Sharpen; a > 0 {
-		unsharp(v.img, float32(a))
-	}
-	for i, x := range dst {
-		if !(x > 0) {
-			dst[i] = 0
-		} else if x > 1 {
-			dst[i] = 1
+	if sharpen {
+		unsharp(v.img, float32(v.spec.Variant.Sharpen))
+		for i, x := range dst {
+			if !(x > 0) {
+				dst[i] = 0
+			} else if x > 1 {
+				dst[i] = 1
+			}
 		}
 	}
 	return nil
@@ -156,9 +189,9 @@ func stageOrientation(_ context.Context, j *job) error {
 func bits16(format string) bool { return format == "tiff16" || format == "png16" }
 
 // stageQuantise applies the variant space's transfer function and rounds
-// to 8 or 16 bits: through exact threshold tables for the sRGB curve (sRGB,
-// Display P3), per sample through the space's Encode otherwise (Adobe RGB
-// gamma 563/256, ROMM, BT.2020).
+// to 8 or 16 bits: through tables for the sRGB curve (sRGB, Display P3;
+// exact for 8 bits, within one code value for 16 bits), per sample through
+// the space's Encode otherwise (Adobe RGB gamma 563/256, ROMM, BT.2020).
 func stageQuantise(_ context.Context, j *job) error {
 	v := j.cur
 	w, h := v.upright.W, v.upright.H
@@ -173,7 +206,7 @@ func stageQuantise(_ context.Context, j *job) error {
 		for y := range h {
 			v.upright.Row(y, lin)
 			if srgbCurve {
-				colour.QuantiseSRGB16Slice(row, lin)
+				colour.QuantiseSRGB16FastSlice(row, lin)
 			} else {
 				for i, x := range lin {
 					row[i] = uint16(enc(x, 65535))
@@ -260,4 +293,63 @@ func stageEncode(_ context.Context, j *job) error {
 	}
 	v.quant = nil
 	return err
+}
+
+// renderKey identifies what a variant's linear image depends on beyond the
+// shared stages: its colour space, size and sharpening.
+func renderKey(v Variant) string { return fmt.Sprintf("%s/%d/%g", v.Space, v.Size, v.Sharpen) }
+
+// laterNeedsShared reports whether a variant after v renders from the
+// shared working image: one of another rendition not rendered yet.
+func (j *job) laterNeedsShared(v *variantJob, key string) bool {
+	after := false
+	for _, o := range j.outs {
+		if after {
+			k := renderKey(o.spec.Variant)
+			if _, ok := j.rendered[k]; !ok && k != key {
+				return true
+			}
+		}
+		after = after || o == v
+	}
+	return false
+}
+
+// laterNeeds reports whether a variant after v renders the same image.
+func (j *job) laterNeeds(v *variantJob, key string) bool {
+	after := false
+	for _, o := range j.outs {
+		if after && renderKey(o.spec.Variant) == key {
+			return true
+		}
+		after = after || o == v
+	}
+	return false
+}
+
+// release drops, once variant v is rendered, the shared working image when
+// no later variant renders from it, and shared renditions no later variant
+// uses, so memory follows the estimate.
+func (j *job) release(v *variantJob) {
+	needShared := false
+	used := map[string]bool{}
+	after := false
+	for _, o := range j.outs {
+		if after {
+			k := renderKey(o.spec.Variant)
+			used[k] = true
+			if _, ok := j.rendered[k]; !ok {
+				needShared = true
+			}
+		}
+		after = after || o == v
+	}
+	if !needShared {
+		j.img = Image{W: j.img.W, H: j.img.H}
+	}
+	for k := range j.rendered {
+		if !used[k] {
+			delete(j.rendered, k)
+		}
+	}
 }

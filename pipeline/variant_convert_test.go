@@ -31,12 +31,14 @@ func TestConvertVariantsOneDecode(t *testing.T) {
 		{Variant: Variant{Name: "thumb", Format: "webp", Size: 48, Quality: 90, Space: "srgb"}, Path: filepath.Join(dir, "c.thumb.webp")},
 		{Variant: Variant{Name: "print", Format: "tiff16", Space: "adobergb"}, Path: filepath.Join(dir, "c.print.tif")},
 		{Variant: Variant{Name: "p3", Format: "png8", Space: "displayp3"}, Path: filepath.Join(dir, "c.p3.png")},
+		// Same rendition as main: shares main's image, same bytes.
+		{Variant: Variant{Name: "again", Format: "jpeg", Quality: 95, Space: "srgb"}, Path: filepath.Join(dir, "c.again.jpg")},
 	}
 	res, err := ConvertVariants(context.Background(), in, outs, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Decoded || len(res.Variants) != 4 {
+	if !res.Decoded || len(res.Variants) != 5 {
 		t.Fatalf("decoded %v, %d variants", res.Decoded, len(res.Variants))
 	}
 	read := func(p string) (image.Image, []byte) {
@@ -61,7 +63,12 @@ func TestConvertVariantsOneDecode(t *testing.T) {
 		return img, b
 	}
 	// Sizes: the upright chart, 96×64; the thumb's long edge is 48.
-	want := map[string][2]int{"c.jpg": {96, 64}, "c.thumb.webp": {48, 32}, "c.print.tif": {96, 64}, "c.p3.png": {96, 64}}
+	want := map[string][2]int{"c.jpg": {96, 64}, "c.thumb.webp": {48, 32}, "c.print.tif": {96, 64}, "c.p3.png": {96, 64}, "c.again.jpg": {96, 64}}
+	a, _ := os.ReadFile(outs[0].Path)
+	b, _ := os.ReadFile(outs[4].Path)
+	if !bytes.Equal(a, b) {
+		t.Error("two variants of one rendition differ")
+	}
 	for _, o := range outs {
 		img, b := read(o.Path)
 		sz := want[filepath.Base(o.Path)]

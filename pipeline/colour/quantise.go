@@ -151,3 +151,26 @@ func SRGB16ToLinear(v uint16) float32 {
 	})
 	return srgb16Lin[v]
 }
+
+// QuantiseSRGB16FastSlice sets dst[i] to 65535·SRGBEncode(src[i]) rounded
+// from the linear interpolation of a 2^14-segment table, without the exact
+// threshold correction of QuantiseSRGB16: at most one code value off (an
+// error of 1/65535, far below what 16-bit output can show), about four
+// times faster. It panics if len(dst) < len(src).
+func QuantiseSRGB16FastSlice(dst []uint16, src []float32) {
+	q16once.Do(initQ16)
+	dst = dst[:len(src)]
+	for i, l := range src {
+		switch {
+		case !(l > 0):
+			dst[i] = 0
+		case l >= 1:
+			dst[i] = 65535
+		default:
+			x := l * q16N
+			k := int(x)
+			a := q16tab[k]
+			dst[i] = uint16(a + (x-float32(k))*(q16tab[k+1]-a) + 0.5)
+		}
+	}
+}

@@ -154,3 +154,38 @@ func BenchmarkSRGBEncode32Pow(b *testing.B) {
 		}
 	}
 }
+
+// TestQuantiseSRGB16Fast: within one code value of the exact quantiser over
+// a dense sweep of [0, 1] and the special values.
+func TestQuantiseSRGB16Fast(t *testing.T) {
+	var src []float32
+	for i := 0; i <= 1<<20; i++ {
+		src = append(src, float32(i)/(1<<20))
+	}
+	src = append(src, -1, 2, float32(math.NaN()), 0.0031308, 1e-9)
+	dst := make([]uint16, len(src))
+	QuantiseSRGB16FastSlice(dst, src)
+	worst := 0
+	for i, l := range src {
+		d := int(dst[i]) - int(QuantiseSRGB16(l))
+		if d < 0 {
+			d = -d
+		}
+		worst = max(worst, d)
+	}
+	if worst > 1 {
+		t.Fatalf("fast quantiser off by up to %d codes", worst)
+	}
+}
+
+func BenchmarkQuantiseSRGB16FastSlice(b *testing.B) {
+	src := make([]float32, 1<<16)
+	for i := range src {
+		src[i] = float32(i) / float32(len(src))
+	}
+	dst := make([]uint16, len(src))
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		QuantiseSRGB16FastSlice(dst, src)
+	}
+}
