@@ -2,8 +2,6 @@ package encode
 
 import (
 	"bufio"
-	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,25 +65,12 @@ func PNG16Level(w io.Writer, img image.Image, icc []byte, md Metadata, level png
 	default:
 		return fmt.Errorf("encode: invalid PNG compression level %d", level)
 	}
-	var extra bytes.Buffer
-	if len(icc) > 0 {
-		var z bytes.Buffer
-		z.WriteString(iccProfileName)
-		z.Write([]byte{0, 0}) // name terminator, compression method 0
-		zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
-		zw.Write(icc)
-		if err := zw.Close(); err != nil {
-			return err
-		}
-		if err := writeChunk(&extra, "iCCP", z.Bytes()); err != nil {
-			return err
-		}
-	}
-	if err := writeChunk(&extra, "eXIf", EXIF(md)); err != nil {
+	extra, err := pngMetaChunks(icc, md)
+	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	sw := &pngSplicer{w: bw, insert: extra.Bytes()}
+	sw := &pngSplicer{w: bw, insert: extra}
 	enc := png.Encoder{CompressionLevel: level}
 	if err := enc.Encode(sw, opaque16(img)); err != nil {
 		return err
