@@ -16,10 +16,10 @@ const (
 )
 
 const exitHelp = `Exit status:
-  0    every file converted
+  0    every file converted, up to date, or left to another run that holds its lock
   1    the run could not start (bad flags or config, missing input, unwritable OUTDIR)
   3    one or more files failed (even if all did); the others were converted
-  130  interrupted by SIGINT or SIGTERM`
+  130  interrupted by SIGINT, SIGTERM or SIGHUP`
 
 // batchOutcome is returned by convert when the batch ran; it carries the
 // counts that decide the exit status.
