@@ -58,6 +58,16 @@ func (o Oriented) Row(r int, dst []float32) {
 	}
 }
 
+// RowView returns output row r: a slice of the source when nothing is
+// rotated or mirrored (read it, do not write it), else buf filled by Row.
+func (o Oriented) RowView(r int, buf []float32) []float32 {
+	if o.Flip == 0 {
+		return o.Src.Pix[r*o.Src.W*3 : (r+1)*o.Src.W*3]
+	}
+	o.Row(r, buf)
+	return buf
+}
+
 // Orient returns a new image holding the upright view of src for flip
 // (see Oriented); for flip 0 it returns src itself.
 func Orient(src Image, flip int) Image {

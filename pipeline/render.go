@@ -204,7 +204,7 @@ func stageQuantise(_ context.Context, j *job) error {
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
 		row := make([]uint16, w*3)
 		for y := range h {
-			v.upright.Row(y, lin)
+			lin := v.upright.RowView(y, lin)
 			if srgbCurve {
 				colour.QuantiseSRGB16FastSlice(row, lin)
 			} else {
@@ -212,13 +212,10 @@ func stageQuantise(_ context.Context, j *job) error {
 					row[i] = uint16(enc(x, 65535))
 				}
 			}
-			o := q.Pix[y*q.Stride:]
+			o := q.Pix[y*q.Stride : y*q.Stride+w*8]
 			for x := range w {
-				for c := range 3 {
-					s := row[x*3+c]
-					o[x*8+c*2], o[x*8+c*2+1] = byte(s>>8), byte(s)
-				}
-				o[x*8+6], o[x*8+7] = 0xff, 0xff
+				p, s := o[x*8:x*8+8], row[x*3:x*3+3]
+				p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = byte(s[0]>>8), byte(s[0]), byte(s[1]>>8), byte(s[1]), byte(s[2]>>8), byte(s[2]), 0xff, 0xff
 			}
 		}
 		v.quant = q
@@ -226,7 +223,7 @@ func stageQuantise(_ context.Context, j *job) error {
 		q := image.NewRGBA(image.Rect(0, 0, w, h))
 		row := make([]uint8, w*3)
 		for y := range h {
-			v.upright.Row(y, lin)
+			lin := v.upright.RowView(y, lin)
 			if srgbCurve {
 				colour.QuantiseSRGB8Slice(row, lin)
 			} else {
