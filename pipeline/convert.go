@@ -143,14 +143,8 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	defer runtime.UnlockOSThread()
 
 	j := &job{in: in, settings: s, hdr: hdr, cache: c}
-	// Resized variants first: they read the shared full-size image, which
-	// a full-size variant after them may then convert in place.
-	for pass := range 2 {
-		for _, o := range outs {
-			if resized := o.Variant.Size > 0; resized == (pass == 0) {
-				j.outs = append(j.outs, &variantJob{spec: o})
-			}
-		}
+	for _, o := range outs {
+		j.outs = append(j.outs, &variantJob{spec: o})
 	}
 	defer j.cleanup()
 	res = Result{Input: in, Output: outs[0].Path}
@@ -167,16 +161,22 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 		}
 		return nil
 	}
-	for _, st := range Stages {
-		if !st.perVariant {
-			if err := run(st, st.Name); err != nil {
-				return res, err
+	perFile := func(from, to string) error {
+		on := false
+		for _, st := range Stages {
+			on = on || st.Name == from
+			if on && !st.perVariant {
+				if err := run(st, st.Name); err != nil {
+					return err
+				}
+			}
+			if st.Name == to {
+				return nil
 			}
 		}
+		return nil
 	}
-	res.FromCache = j.cached != nil
-	j.releaseCached()
-	for i, v := range j.outs {
+	variant := func(i int, v *variantJob) error {
 		j.cur = v
 		for _, st := range Stages {
 			if !st.perVariant {
@@ -187,10 +187,51 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 				name = v.spec.Variant.Name + "/" + st.Name
 			}
 			if err := run(st, name); err != nil {
-				return res, err
+				return err
+			}
+		}
+		return nil
+	}
+	if err := perFile("open", "demosaic"); err != nil {
+		return res, err
+	}
+	res.FromCache = j.cached != nil
+	// Now that the size is known: downscaled variants first (stable).
+	var first, rest []*variantJob
+	for _, v := range j.outs {
+		if j.downscaled(v) {
+			first = append(first, v)
+		} else {
+			rest = append(rest, v)
+		}
+	}
+	j.outs = append(first, rest...)
+	// Downscaled variants first, from the camera image itself: resizing it
+	// before the camera matrix, exposure and tone costs a fraction of those
+	// stages at full size (stageResize).
+	full := 0
+	for i, v := range j.outs {
+		if !j.downscaled(v) {
+			full++
+			continue
+		}
+		if err := variant(i, v); err != nil {
+			return res, err
+		}
+	}
+	if full > 0 {
+		if err := perFile("camera-matrix", "tone"); err != nil {
+			return res, err
+		}
+		for i, v := range j.outs {
+			if !j.downscaled(v) {
+				if err := variant(i, v); err != nil {
+					return res, err
+				}
 			}
 		}
 	}
+	j.releaseCached()
 	j.img = Image{}
 	for _, v := range j.outs {
 		if err := os.Rename(v.tmp, v.spec.Path); err != nil {
@@ -431,6 +472,15 @@ func CameraToWorking(rgbCam [3][4]float64) [3][4]float64 {
 }
 
 func stageCameraMatrix(_ context.Context, j *job) error {
+	j.img = j.toWorking(j.camera, j.colors, j.img.W, j.img.H, j.colors == 3 && j.cached == nil)
+	j.camera = nil
+	return nil
+}
+
+// toWorking converts a w×h camera-RGB image of nc channels to the linear
+// working space with CameraToWorking's matrix, in place when allowed (three
+// channels, a buffer of our own; each pixel is read before it is written).
+func (j *job) toWorking(src []float32, nc, w, h int, inPlace bool) Image {
 	m := CameraToWorking(j.info.RGBCam)
 	var mf [3][4]float32
 	for i := range 3 {
@@ -438,13 +488,10 @@ func stageCameraMatrix(_ context.Context, j *job) error {
 			mf[i][k] = float32(m[i][k])
 		}
 	}
-	n := j.img.W * j.img.H
-	src, nc := j.camera, j.colors
-	var dst []float32
-	if nc == 3 && j.cached == nil {
-		dst = src // in place: each pixel is read before it is written
-	} else { // the cache's mapping is read-only
-		dst = make([]float32, n*3)
+	n := w * h
+	dst := src
+	if !inPlace || nc != 3 {
+		dst = make([]float32, n*3) // e.g. the cache's read-only mapping
 	}
 	for p := range n {
 		var c [4]float32
@@ -456,9 +503,7 @@ func stageCameraMatrix(_ context.Context, j *job) error {
 			dst[p*3+i] = mf[i][0]*c[0] + mf[i][1]*c[1] + mf[i][2]*c[2] + mf[i][3]*c[3]
 		}
 	}
-	j.img.Pix = dst[:n*3]
-	j.camera = nil
-	return nil
+	return Image{W: w, H: h, Pix: dst[:n*3]}
 }
 
 // ExposureEV returns the exposure change applied to a file: the --exposure
@@ -473,15 +518,20 @@ func ExposureEV(s Settings, in libraw.Info) float64 {
 }
 
 func stageExposure(_ context.Context, j *job) error {
+	j.expose(j.img)
+	return nil
+}
+
+// expose multiplies img by the exposure gain 2^ExposureEV.
+func (j *job) expose(img Image) {
 	ev := ExposureEV(j.settings, j.info)
 	if ev == 0 {
-		return nil
+		return
 	}
 	g := exposureGain(ev)
-	for i := range j.img.Pix {
-		j.img.Pix[i] *= g
+	for i := range img.Pix {
+		img.Pix[i] *= g
 	}
-	return nil
 }
 
 func stageTone(_ context.Context, j *job) error {

@@ -47,24 +47,38 @@ func variantSpace(v Variant) *colour.Space {
 	return colour.SRGB
 }
 
-// stageResize scales the shared working-space image to the variant's long
-// edge (Variant.Size) with a Lanczos-3 filter in linear light (package
-// resize) into a buffer of the variant's own; a full-size variant uses the
-// shared image. Resizing before the output-space matrix gives the same
-// result (both are linear) for a fraction of the work.
+// downscaled reports whether variant v is smaller than the decoded image.
+func (j *job) downscaled(v *variantJob) bool {
+	size := v.spec.Variant.Size
+	if size <= 0 {
+		return false
+	}
+	dw, dh := resize.FitLongEdge(j.img.W, j.img.H, size)
+	return dw != j.img.W || dh != j.img.H
+}
+
+// stageResize makes a downscaled variant's image: the decoded camera-RGB
+// image scaled to the variant's long edge (Variant.Size) with a Lanczos-3
+// filter in linear light (package resize), then taken through the camera
+// matrix, exposure and tone curve at that size. A full-size variant uses
+// the shared working-space image (the per-file stages made it). The camera
+// matrix and exposure are linear, so resizing first changes nothing there;
+// the tone curve is applied after the resize, to the pixels shown.
 func stageResize(_ context.Context, j *job) error {
 	v := j.cur
-	if _, ok := j.rendered[renderKey(v.spec.Variant)]; ok {
-		return nil // rendered already for an earlier variant: see stageOutputSpace
-	}
-	v.img, v.owned = j.img, false
-	if size := v.spec.Variant.Size; size > 0 {
-		w, h := j.img.W, j.img.H
-		dw, dh := resize.FitLongEdge(w, h, size)
-		if dw != w || dh != h {
-			v.img, v.owned = Image{W: dw, H: dh, Pix: resize.Lanczos3(j.img.Pix, w, h, 3, dw, dh)}, true
+	if !j.downscaled(v) {
+		if _, ok := j.rendered[renderKey(v.spec.Variant)]; !ok {
+			v.img, v.owned = j.img, false
 		}
+		return nil
 	}
+	w, h := j.img.W, j.img.H
+	dw, dh := resize.FitLongEdge(w, h, v.spec.Variant.Size)
+	small := resize.Lanczos3(j.camera, w, h, j.colors, dw, dh)
+	v.img = j.toWorking(small, j.colors, dw, dh, true)
+	v.owned = true
+	j.expose(v.img)
+	applyTone(v.img, j.settings.Tone)
 	return nil
 }
 
@@ -79,7 +93,7 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	v := j.cur
 	v.space = variantSpace(v.spec.Variant)
 	key := renderKey(v.spec.Variant)
-	if img, ok := j.rendered[key]; ok {
+	if img, ok := j.rendered[key]; ok && !v.owned {
 		// An earlier variant of the same space, size and sharpening (a JPEG
 		// and a TIFF of one rendition) rendered this image: share it; the
 		// later stages only read it.

@@ -31,6 +31,8 @@ func TestConvertVariantsOneDecode(t *testing.T) {
 		{Variant: Variant{Name: "thumb", Format: "webp", Size: 48, Quality: 90, Space: "srgb"}, Path: filepath.Join(dir, "c.thumb.webp")},
 		{Variant: Variant{Name: "print", Format: "tiff16", Space: "adobergb"}, Path: filepath.Join(dir, "c.print.tif")},
 		{Variant: Variant{Name: "p3", Format: "png8", Space: "displayp3"}, Path: filepath.Join(dir, "c.p3.png")},
+		// Downscaled by 2 from the camera image: colours must still be right.
+		{Variant: Variant{Name: "half", Format: "png16", Size: 48, Space: "srgb"}, Path: filepath.Join(dir, "c.half.png")},
 		// Same rendition as main: shares main's image, same bytes.
 		{Variant: Variant{Name: "again", Format: "jpeg", Quality: 95, Space: "srgb"}, Path: filepath.Join(dir, "c.again.jpg")},
 	}
@@ -38,7 +40,7 @@ func TestConvertVariantsOneDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Decoded || len(res.Variants) != 5 {
+	if !res.Decoded || len(res.Variants) != 6 {
 		t.Fatalf("decoded %v, %d variants", res.Decoded, len(res.Variants))
 	}
 	read := func(p string) (image.Image, []byte) {
@@ -63,9 +65,9 @@ func TestConvertVariantsOneDecode(t *testing.T) {
 		return img, b
 	}
 	// Sizes: the upright chart, 96×64; the thumb's long edge is 48.
-	want := map[string][2]int{"c.jpg": {96, 64}, "c.thumb.webp": {48, 32}, "c.print.tif": {96, 64}, "c.p3.png": {96, 64}, "c.again.jpg": {96, 64}}
+	want := map[string][2]int{"c.jpg": {96, 64}, "c.thumb.webp": {48, 32}, "c.print.tif": {96, 64}, "c.p3.png": {96, 64}, "c.again.jpg": {96, 64}, "c.half.png": {48, 32}}
 	a, _ := os.ReadFile(outs[0].Path)
-	b, _ := os.ReadFile(outs[4].Path)
+	b, _ := os.ReadFile(outs[5].Path)
 	if !bytes.Equal(a, b) {
 		t.Error("two variants of one rendition differ")
 	}
@@ -77,6 +79,15 @@ func TestConvertVariantsOneDecode(t *testing.T) {
 		}
 		sp := variantSpace(o.Variant)
 		switch o.Variant.Format {
+		case "png16":
+			switch img.(type) {
+			case *image.RGBA64, *image.NRGBA64:
+			default:
+				t.Errorf("%s: %T, want 16-bit", o.Path, img)
+			}
+			if !bytes.Contains(b[:200], []byte("iCCP")) {
+				t.Errorf("%s: no iCCP chunk", o.Path)
+			}
 		case "png8":
 			if _, ok := img.(*image.RGBA); !ok {
 				if _, ok := img.(*image.NRGBA); !ok {
@@ -98,15 +109,19 @@ func TestConvertVariantsOneDecode(t *testing.T) {
 				t.Errorf("%s: the %s ICC profile is not embedded", o.Path, sp.Name)
 			}
 		}
-		if o.Variant.Size > 0 || o.Variant.Format == "webp" {
-			continue // resized or lossy chroma: sizes and profile checked only
+		if o.Variant.Format == "webp" {
+			continue // lossy chroma: size and profile checked only
+		}
+		k := 1 // scale of the output against the chart
+		if o.Variant.Size > 0 {
+			k = 2
 		}
 		// Patch colours, decoded with the space's own transfer and matrix.
 		for i, p := range c.Patches {
 			var sum [3]float64
 			n := 0
-			for y := p.Y0 + 4; y < p.Y1-4; y++ {
-				for x := p.X0 + 4; x < p.X1-4; x++ {
+			for y := (p.Y0+4)/k + 1; y < (p.Y1-4)/k-1; y++ {
+				for x := (p.X0+4)/k + 1; x < (p.X1-4)/k-1; x++ {
 					r, g, bb, _ := img.At(x, y).RGBA()
 					sum[0] += sp.Decode(float64(r) / 65535)
 					sum[1] += sp.Decode(float64(g) / 65535)
