@@ -117,8 +117,9 @@ func TestAvailable(t *testing.T) {
 	if err != nil || a <= 0 {
 		t.Fatalf("Available = %d, %v", a, err)
 	}
+	// MemAvailable moves between the two reads: compare within 2%.
 	d, _ := DefaultBudget()
-	if d != a/2 {
+	if diff := float64(d) - float64(a)/2; diff > 0.02*float64(a) || diff < -0.02*float64(a) {
 		t.Fatalf("DefaultBudget %d, Available %d", d, a)
 	}
 }
