@@ -182,7 +182,7 @@ func cmdKillAfter(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // report FIELD OP N FILES...: the sum of summary.FIELD over the --report
-// JSON files compares to N (OP is == or >=).
+// JSON files compares to N (OP is ==, >= or <=).
 func cmdReport(ts *testscript.TestScript, neg bool, args []string) {
 	field, op := args[0], args[1]
 	want, err := strconv.Atoi(args[2])
@@ -194,8 +194,11 @@ func cmdReport(ts *testscript.TestScript, neg bool, args []string) {
 		sum += r.Summary[field]
 	}
 	ok := sum == want
-	if op == ">=" {
+	switch op {
+	case ">=":
 		ok = sum >= want
+	case "<=":
+		ok = sum <= want
 	}
 	if !ok {
 		ts.Fatalf("summary.%s sums to %d over %v, want %s %d", field, sum, args[3:], op, want)

@@ -779,28 +779,6 @@ func BenchmarkRead1000(b *testing.B) {
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N*len(files)), "ms/file")
 }
 
-// TestRead1000Budget: reading 1000 headers costs under 2 ms per file
-// (best of three passes, to ride out a busy machine).
-func TestRead1000Budget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing test")
-	}
-	files := linkCorpus(t, 1000)
-	best := time.Duration(1 << 62)
-	for range 3 {
-		start := time.Now()
-		for _, f := range files {
-			Read(f)
-		}
-		best = min(best, time.Since(start))
-	}
-	per := best / time.Duration(len(files))
-	t.Logf("1000 headers: %v, %v per file", best, per)
-	if per >= 2*time.Millisecond {
-		t.Errorf("%v per file, budget 2 ms", per)
-	}
-}
-
 // TestSonyLosslessARW: a hand-built ARW (Make SONY, the raw in a SubIFD
 // with lossless-JPEG Compression 7, the layout of Sony's lossless
 // compressed RAW) is reported Unsupported when the linked LibRaw is older
