@@ -143,8 +143,11 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	defer runtime.UnlockOSThread()
 
 	j := &job{in: in, settings: s, hdr: hdr, cache: c}
+	asked := make([]*variantJob, 0, len(outs)) // the order asked for, for the result
 	for _, o := range outs {
-		j.outs = append(j.outs, &variantJob{spec: o})
+		v := &variantJob{spec: o}
+		j.outs = append(j.outs, v)
+		asked = append(asked, v)
 	}
 	defer j.cleanup()
 	res = Result{Input: in, Output: outs[0].Path}
@@ -233,7 +236,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	}
 	j.releaseCached()
 	j.img = Image{}
-	for _, v := range j.outs {
+	for _, v := range asked {
 		if err := os.Rename(v.tmp, v.spec.Path); err != nil {
 			return res, fmt.Errorf("%s: %w", in, err)
 		}
