@@ -223,8 +223,13 @@ func EXIF(md Metadata) []byte {
 // out-of-line values, each word-aligned as TIFF 6.0 §2 requires. It returns
 // the offset of the value field of entry patchTag (0 if absent).
 func appendIFD(out []byte, entries []ifdEntry, patchTag uint16) ([]byte, int) {
-	start := len(out)
-	dataOff := start + 2 + 12*len(entries) + 4
+	return appendIFDAt(out, 0, entries, patchTag)
+}
+
+// appendIFDAt is appendIFD for a block whose byte 0 lies at file offset
+// base: value offsets are written relative to the file.
+func appendIFDAt(out []byte, base int, entries []ifdEntry, patchTag uint16) ([]byte, int) {
+	dataOff := base + len(out) + 2 + 12*len(entries) + 4
 	out = be.AppendUint16(out, uint16(len(entries)))
 	var extra []byte
 	patchAt := 0

@@ -261,9 +261,10 @@ func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc 
 		if base == 0 {
 			out = []byte{'M', 'M', 0, 42, 0, 0, 0, 8}
 		}
-		out = appendIFDAt(out, base, ifd0)
+		out, _ = appendIFDAt(out, base, ifd0, 0)
 		exifAt := base + len(out)
-		return appendIFDAt(out, base, exif), exifAt
+		out, _ = appendIFDAt(out, base, exif, 0)
+		return out, exifAt
 	}
 	// First pass with placeholder offsets to learn the layout (sizes do not
 	// depend on the values), then the real thing.
@@ -297,33 +298,6 @@ func sum32(v []uint32) uint64 {
 		s += uint64(x)
 	}
 	return s
-}
-
-// appendIFDAt appends an IFD followed by its out-of-line values, each
-// word-aligned (TIFF 6.0 §2), where out[0] is at file offset base (so the
-// IFD itself is at base+len(out), which must be even).
-func appendIFDAt(out []byte, base int, entries []ifdEntry) []byte {
-	dataOff := base + len(out) + 2 + 12*len(entries) + 4
-	out = be.AppendUint16(out, uint16(len(entries)))
-	var extra []byte
-	for _, e := range entries {
-		out = be.AppendUint16(out, e.tag)
-		out = be.AppendUint16(out, e.typ)
-		out = be.AppendUint32(out, e.count)
-		if len(e.data) <= 4 {
-			var v [4]byte
-			copy(v[:], e.data)
-			out = append(out, v[:]...)
-			continue
-		}
-		out = be.AppendUint32(out, uint32(dataOff+len(extra)))
-		extra = append(extra, e.data...)
-		if len(extra)%2 == 1 {
-			extra = append(extra, 0)
-		}
-	}
-	out = be.AppendUint32(out, 0) // no next IFD
-	return append(out, extra...)
 }
 
 // exifEntries returns the IFD0 entries (without the ExifIFD pointer) and the
