@@ -86,19 +86,8 @@ func cmdRB(ts *testscript.TestScript, neg bool, args []string) {
 // milliseconds, and require exit status 130. Its stderr is written to the
 // file interrupt.stderr.
 func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
-	ms, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	path, err := lookPathIn("rawbatch", ts.Getenv("PATH"))
-	ts.Check(err)
-	cmd := exec.Command(path, args[1:]...)
-	cmd.Dir = ts.Getenv("WORK")
-	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "RAWBATCH_MIN_AGE="+ts.Getenv("RAWBATCH_MIN_AGE"))
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	ts.Check(cmd.Start())
-	time.Sleep(time.Duration(ms) * time.Millisecond)
-	ts.Check(cmd.Process.Signal(syscall.SIGINT))
-	err = cmd.Wait()
+	err := signalAfter(ts, syscall.SIGINT, args, &stderr)
 	os.WriteFile(ts.MkAbs("interrupt.stderr"), stderr.Bytes(), 0o644)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
@@ -167,6 +156,14 @@ func cmdImgSize(ts *testscript.TestScript, neg bool, args []string) {
 // killafter MS ARGS...: start rawbatch ARGS and SIGKILL it after MS
 // milliseconds (as the OOM killer or kill -9 would).
 func cmdKillAfter(ts *testscript.TestScript, neg bool, args []string) {
+	signalAfter(ts, syscall.SIGKILL, args, nil)
+	time.Sleep(200 * time.Millisecond) // let its workers die of Pdeathsig
+}
+
+// signalAfter runs rawbatch args[1:] in the script's directory and
+// environment, sends sig after args[0] milliseconds and returns its Wait
+// error; stderr, when set, receives its standard error.
+func signalAfter(ts *testscript.TestScript, sig syscall.Signal, args []string, stderr *bytes.Buffer) error {
 	ms, err := strconv.Atoi(args[0])
 	ts.Check(err)
 	path, err := lookPathIn("rawbatch", ts.Getenv("PATH"))
@@ -174,11 +171,13 @@ func cmdKillAfter(ts *testscript.TestScript, neg bool, args []string) {
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Dir = ts.Getenv("WORK")
 	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "RAWBATCH_MIN_AGE="+ts.Getenv("RAWBATCH_MIN_AGE"))
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	ts.Check(cmd.Start())
 	time.Sleep(time.Duration(ms) * time.Millisecond)
-	ts.Check(cmd.Process.Signal(syscall.SIGKILL))
-	cmd.Wait()
-	time.Sleep(200 * time.Millisecond) // let its workers die of Pdeathsig
+	ts.Check(cmd.Process.Signal(sig))
+	return cmd.Wait()
 }
 
 // report FIELD OP N FILES...: the sum of summary.FIELD over the --report
