@@ -193,6 +193,12 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 				return err
 			}
 		}
+		if len(j.outs) > 1 {
+			// Collect this variant's buffers before the next one
+			// allocates, so memory follows the estimate; they hold no
+			// pointers, so this is cheap.
+			runtime.GC()
+		}
 		return nil
 	}
 	if err := perFile("open", "demosaic"); err != nil {

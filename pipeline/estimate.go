@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
@@ -127,9 +128,9 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
 // encoderCost returns a format's quantised bytes per pixel and its
 // encoder's working memory per pixel and fixed: JPEG (image/jpeg works by
 // blocks), 16-bit PNG (image/png and zlib at BestSpeed, measured 2 bytes per
-// pixel and about 1 MiB), 16-bit TIFF (row by row), WebP (libwebp in
-// WebAssembly: the RGBA copy and about 4 bytes per pixel of its own, plus
-// the runtime's 16 MiB).
+// pixel and about 1 MiB), 16-bit TIFF (row by row), WebP (libwebp: the
+// RGBA copy and about 4 bytes per pixel of its own, plus 2 MiB when the
+// system's libwebp is used, 24 MiB for the WebAssembly runtime otherwise).
 func encoderCost(format string) (quant int, perPixel float64, fixed int64) {
 	switch format {
 	case "png16":
@@ -137,7 +138,10 @@ func encoderCost(format string) (quant int, perPixel float64, fixed int64) {
 	case "tiff16":
 		return 8, 0, 0
 	case "webp":
-		return 4, 8, 16 << 20
+		if encode.WebPNative() {
+			return 4, 8, 2 << 20
+		}
+		return 4, 8, 24 << 20
 	case "png8":
 		return 4, 1, 1 << 20
 	}

@@ -67,7 +67,17 @@ func measureChild(spec string) int {
 	var r measureResult
 	r.IdleRSS = procStatus("VmRSS")
 	s.Settings.threads = s.Threads
-	if _, err := ConvertFile(context.Background(), s.In, s.Out, s.Settings); err != nil {
+	var err error
+	if vs := s.Settings.Variants; len(vs) > 1 {
+		var outs []OutputSpec
+		for _, v := range vs {
+			outs = append(outs, OutputSpec{Variant: v, Path: s.Out + v.Suffix()})
+		}
+		_, err = ConvertVariants(context.Background(), s.In, outs, s.Settings, nil)
+	} else {
+		_, err = ConvertFile(context.Background(), s.In, s.Out, s.Settings)
+	}
+	if err != nil {
 		r.Err = err.Error()
 	}
 	r.PeakRSS = procStatus("VmHWM")

@@ -37,6 +37,9 @@ func calibrate(t testing.TB, w io.Writer, files []string, settings []Settings) [
 			if s.HalfSize {
 				alg = "half"
 			}
+			if len(s.Variants) > 1 {
+				alg = "3var"
+			}
 			fmt.Fprintf(w, "%-38s %-6s %-5s %5.1f %10s %10s %6.2f\n", filepath.Base(f), s.Format, alg,
 				float64(fi.Width*fi.Height)/1e6, budget.FormatSize(est), budget.FormatSize(peak), r)
 			if r < 0.8 || r > 1.25 {
@@ -55,18 +58,23 @@ func settingsMatrix() []Settings {
 	h.HalfSize = true
 	d := DefaultSettings()
 	d.Demosaic = "dcb"
-	return []Settings{j, p, h, d}
+	v := DefaultSettings()
+	v.Variants = []Variant{{Name: "main", Format: "jpeg", Space: "srgb"}, {Name: "thumb", Format: "webp", Size: 512, Space: "srgb"},
+		{Name: "print", Format: "tiff16", Space: "adobergb"}}
+	return []Settings{j, p, h, d, v}
 }
 
 // TestEstimateCalibration: for every sample file and a 12 MP synthetic DNG,
 // the measured peak memory of a conversion lies within 0.8–1.25× of the
-// estimate, for JPEG, PNG16, half-size and DCB.
+// estimate, for JPEG, PNG16, half-size, and three variants from one decode
+// (full JPEG, 512 px WebP, full TIFF16 in Adobe RGB).
 func TestEstimateCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures conversions in child processes")
 	}
 	files := append(rawFiles(t), writeSynthetic(t, t.TempDir(), 4240, 2832))
-	calibrate(t, os.Stdout, files, settingsMatrix()[:3])
+	m := settingsMatrix()
+	calibrate(t, os.Stdout, files, []Settings{m[0], m[1], m[2], m[4]})
 }
 
 // BenchmarkEstimateCalibration prints estimate and measured peak for

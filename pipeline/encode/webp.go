@@ -228,3 +228,9 @@ func vp8lHeader(b []byte) (w, h int, alpha bool, err error) {
 	v := binary.LittleEndian.Uint32(b[1:])
 	return int(v&0x3FFF) + 1, int(v>>14&0x3FFF) + 1, v>>28&1 != 0, nil
 }
+
+// WebPNative reports whether WebP is encoded by the system's libwebp
+// (loaded at run time by github.com/gen2brain/webp; Debian: libwebp-dev)
+// rather than by the same library compiled to WebAssembly, which is slower
+// and needs more memory.
+func WebPNative() bool { return webp.Dynamic() == nil }
