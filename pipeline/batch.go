@@ -589,7 +589,9 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 		}
-		if it.attempts == 0 {
+		// Without locks this is the only check; with them, the check made
+		// under the lock below is the one that counts.
+		if it.attempts == 0 && r.Locks == nil {
 			fr, pending, done := r.preflight(t, false)
 			if done {
 				finish(it.i, fr)

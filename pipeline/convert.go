@@ -24,9 +24,6 @@ import (
 // cases.
 var WorkingSpace = colour.Rec2020
 
-// OutputSpace is the colour space of the files written by this version.
-var OutputSpace = colour.SRGB
-
 // Stage is one step of the conversion of a file. The stages of a conversion
 // are Stages, run in order on one goroutine locked to its OS thread (the
 // LibRaw handle must stay on one thread).
@@ -329,9 +326,6 @@ func stageOpen(ctx context.Context, j *job) error {
 		return unrecognised(j.in, err)
 	}
 	j.info = h.Info()
-	if err := plausible(j.in, j.info); err != nil {
-		return err
-	}
 	return j.lookupCache()
 }
 
@@ -362,26 +356,6 @@ func unrecognised(path string, err error) error {
 			rawerr.ErrNotRaw, libraw.ShortVersion())
 	}
 	return err
-}
-
-// minBytesPerMegapixel is the smallest file size per million sensor pixels
-// that a complete RAW file can have: even lossy (JPEG) DNG needs a few bits
-// per pixel; 2 KB/MP is 0.016 bit per pixel.
-const minBytesPerMegapixel = 2048
-
-// plausible rejects files far too small for the image they claim, which
-// LibRaw would otherwise decode into an image of zeros or garbage.
-func plausible(path string, in libraw.Info) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	mp := float64(in.RawWidth) * float64(in.RawHeight) / 1e6
-	if float64(st.Size()) < mp*minBytesPerMegapixel {
-		return fmt.Errorf("%w: %d bytes cannot hold a %d×%d image (truncated or stripped file)",
-			rawerr.ErrCorrupt, st.Size(), in.RawWidth, in.RawHeight)
-	}
-	return nil
 }
 
 func stageWhiteBalance(_ context.Context, j *job) error {

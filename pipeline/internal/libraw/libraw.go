@@ -317,14 +317,6 @@ func (h *Handle) Close() error {
 	return nil
 }
 
-// EOFReads returns how many reads of the last Unpack hit the end of the file.
-func (h *Handle) EOFReads() int64 {
-	if h.stream == nil {
-		return 0
-	}
-	return int64(C.rb_stream_eof_reads(h.stream))
-}
-
 // maxEOFReads is how many reads past the end of the file an unpack may make
 // before the file counts as truncated. Complete files make none (measured on
 // every file in testdata/raw); decoders that zero-fill a truncated file make
