@@ -128,7 +128,8 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
 // encoderCost returns a format's quantised bytes per pixel and its
 // encoder's working memory per pixel and fixed: JPEG (image/jpeg works by
 // blocks), 16-bit PNG (image/png and zlib at BestSpeed, measured 2 bytes per
-// pixel and about 1 MiB), 16-bit TIFF (row by row), WebP (libwebp: the
+// pixel and about 1 MiB), 16-bit TIFF (streamed: no quantised image, one
+// strip and the write buffer), WebP (libwebp: the
 // RGBA copy and about 4 bytes per pixel of its own, plus 2 MiB when the
 // system's libwebp is used, 24 MiB for the WebAssembly runtime otherwise).
 func encoderCost(format string) (quant int, perPixel float64, fixed int64) {
@@ -136,7 +137,7 @@ func encoderCost(format string) (quant int, perPixel float64, fixed int64) {
 	case "png16":
 		return 8, 2, 1 << 20
 	case "tiff16":
-		return 8, 0, 0
+		return 0, 0, 1 << 20 // quantised row by row as the strips are written
 	case "webp":
 		if encode.WebPNative() {
 			return 4, 8, 2 << 20

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"math"
@@ -32,11 +33,12 @@ type VariantResult struct {
 type variantJob struct {
 	spec    OutputSpec
 	space   *colour.Space
-	img     Image    // linear: resized, then in the variant's colour space
-	owned   bool     // img is the variant's own buffer, not the shared image
-	upright Oriented // img rotated and mirrored upright
-	quant   image.Image
-	tmp     string // temporary output file, renamed into place on success
+	img     Image            // linear: resized, then in the variant's colour space
+	owned   bool             // img is the variant's own buffer, not the shared image
+	upright Oriented         // img rotated and mirrored upright
+	quant   image.Image      // the quantised image, for encoders that take a whole image
+	rows    encode.RowsRGB16 // the quantiser of a streamed (TIFF16) variant
+	tmp     string           // temporary output file, renamed into place on success
 }
 
 // variantSpace returns the colour space of a variant ("" is sRGB).
@@ -58,8 +60,9 @@ func (j *job) downscaled(v *variantJob) bool {
 }
 
 // stageResize makes a downscaled variant's image: the decoded camera-RGB
-// image scaled to the variant's long edge (Variant.Size) with a Lanczos-3
-// filter in linear light (package resize), then taken through the camera
+// image scaled to the variant's long edge (Variant.Size) in linear light
+// with resize.Downscale (Lanczos-3, after a box reduction when it shrinks
+// by 4× or more, as Pillow's thumbnail does), then taken through the camera
 // matrix, exposure and tone curve at that size. A full-size variant uses
 // the shared working-space image (the per-file stages made it). The camera
 // matrix and exposure are linear, so resizing first changes nothing there;
@@ -74,7 +77,7 @@ func stageResize(_ context.Context, j *job) error {
 	}
 	w, h := j.img.W, j.img.H
 	dw, dh := resize.FitLongEdge(w, h, v.spec.Variant.Size)
-	small := resize.Lanczos3(j.camera, w, h, j.colors, dw, dh)
+	small := resize.Downscale(j.camera, w, h, j.colors, dw, dh)
 	v.img = j.toWorking(small, j.colors, dw, dh, true)
 	v.owned = true
 	j.expose(v.img)
@@ -206,26 +209,29 @@ func bits16(format string) bool { return format == "tiff16" || format == "png16"
 // to 8 or 16 bits: through tables for the sRGB curve (sRGB, Display P3;
 // exact for 8 bits, within one code value for 16 bits), per sample through
 // the space's Encode otherwise (Adobe RGB gamma 563/256, ROMM, BT.2020).
+// A TIFF16 variant is quantised as it is encoded, row by row
+// (encode.TIFF16Rows), so its 16-bit image is never held whole; the other
+// formats' encoders take a whole image, made here.
 func stageQuantise(_ context.Context, j *job) error {
 	v := j.cur
 	w, h := v.upright.W, v.upright.H
 	lin := make([]float32, w*3)
-	srgbCurve := v.space == colour.SRGB || v.space == colour.DisplayP3
-	enc := func(x float32, max float64) float64 {
-		return math.Round(v.space.Encode(float64(x)) * max)
-	}
-	if bits16(v.spec.Variant.Format) {
+	switch {
+	case v.spec.Variant.Format == "tiff16":
+		row := make([]uint16, w*3)
+		v.rows = encode.RowsRGB16{W: w, H: h, Row: func(y int, dst []byte) {
+			v.quantRow16(row, v.upright.RowView(y, lin))
+			dst = dst[:2*len(row)]
+			for i, s := range row {
+				binary.BigEndian.PutUint16(dst[2*i:], s)
+			}
+		}}
+		return nil // the float image is kept until stageEncode
+	case bits16(v.spec.Variant.Format):
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
 		row := make([]uint16, w*3)
 		for y := range h {
-			lin := v.upright.RowView(y, lin)
-			if srgbCurve {
-				colour.QuantiseSRGB16FastSlice(row, lin)
-			} else {
-				for i, x := range lin {
-					row[i] = uint16(enc(x, 65535))
-				}
-			}
+			v.quantRow16(row, v.upright.RowView(y, lin))
 			o := q.Pix[y*q.Stride : y*q.Stride+w*8]
 			for x := range w {
 				p, s := o[x*8:x*8+8], row[x*3:x*3+3]
@@ -233,18 +239,11 @@ func stageQuantise(_ context.Context, j *job) error {
 			}
 		}
 		v.quant = q
-	} else {
+	default:
 		q := image.NewRGBA(image.Rect(0, 0, w, h))
 		row := make([]uint8, w*3)
 		for y := range h {
-			lin := v.upright.RowView(y, lin)
-			if srgbCurve {
-				colour.QuantiseSRGB8Slice(row, lin)
-			} else {
-				for i, x := range lin {
-					row[i] = uint8(enc(x, 255))
-				}
-			}
+			v.quantRow8(row, v.upright.RowView(y, lin))
 			o := q.Pix[y*q.Stride:]
 			for x := range w {
 				o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = row[x*3], row[x*3+1], row[x*3+2], 0xff
@@ -252,8 +251,43 @@ func stageQuantise(_ context.Context, j *job) error {
 		}
 		v.quant = q
 	}
-	v.img, v.upright = Image{W: w, H: h}, Oriented{W: w, H: h} // the float image is no longer needed
+	v.dropFloat()
 	return nil
+}
+
+// dropFloat lets go of the variant's float image once it is quantised.
+func (v *variantJob) dropFloat() {
+	v.img, v.upright = Image{W: v.img.W, H: v.img.H}, Oriented{W: v.upright.W, H: v.upright.H}
+}
+
+// srgbCurve reports whether the variant's space uses the sRGB transfer
+// function (IEC 61966-2-1), which has table-driven quantisers.
+func (v *variantJob) srgbCurve() bool {
+	return v.space == colour.SRGB || v.space == colour.DisplayP3
+}
+
+// quantRow16 sets dst to the 16-bit code values of the linear samples lin
+// in the variant's space.
+func (v *variantJob) quantRow16(dst []uint16, lin []float32) {
+	if v.srgbCurve() {
+		colour.QuantiseSRGB16FastSlice(dst, lin)
+		return
+	}
+	for i, x := range lin {
+		dst[i] = uint16(math.Round(v.space.Encode(float64(x)) * 65535))
+	}
+}
+
+// quantRow8 sets dst to the 8-bit code values of the linear samples lin in
+// the variant's space.
+func (v *variantJob) quantRow8(dst []uint8, lin []float32) {
+	if v.srgbCurve() {
+		colour.QuantiseSRGB8Slice(dst, lin)
+		return
+	}
+	for i, x := range lin {
+		dst[i] = uint8(math.Round(v.space.Encode(float64(x)) * 255))
+	}
 }
 
 // stageEncode writes the variant in its format, with its space's ICC
@@ -269,7 +303,7 @@ func stageEncode(_ context.Context, j *job) error {
 		return err
 	}
 	v.tmp = f.Name()
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(&writebackWriter{f: f}, 1<<20)
 	md := Metadata(j.info, j.hdr)
 	icc := v.space.ICC
 	quality := v.spec.Variant.Quality
@@ -282,7 +316,9 @@ func stageEncode(_ context.Context, j *job) error {
 	case "png8":
 		err = encode.PNG8(bw, v.quant, icc, md)
 	case "tiff16":
-		err = encode.TIFF16(bw, v.quant, icc, md, false)
+		err = encode.TIFF16Rows(bw, v.rows, icc, md, false)
+		v.rows = encode.RowsRGB16{}
+		v.dropFloat()
 	case "webp":
 		err = encode.WebP(bw, v.quant, quality, false, icc, md)
 	case "jpeg":

@@ -159,6 +159,7 @@ func SRGB16ToLinear(v uint16) float32 {
 // times faster. It panics if len(dst) < len(src).
 func QuantiseSRGB16FastSlice(dst []uint16, src []float32) {
 	q16once.Do(initQ16)
+	tab := q16tab[:q16N+1] // a local copy: stores to dst do not force reloads
 	dst = dst[:len(src)]
 	for i, l := range src {
 		switch {
@@ -169,8 +170,8 @@ func QuantiseSRGB16FastSlice(dst []uint16, src []float32) {
 		default:
 			x := l * q16N
 			k := int(x)
-			a := q16tab[k]
-			dst[i] = uint16(a + (x-float32(k))*(q16tab[k+1]-a) + 0.5)
+			ab := tab[k : k+2 : k+2]
+			dst[i] = uint16(ab[0] + (x-float32(k))*(ab[1]-ab[0]) + 0.5)
 		}
 	}
 }

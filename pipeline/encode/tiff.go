@@ -91,10 +91,29 @@ const DefaultTIFFDeflateLevel = zlib.BestSpeed
 // first. Offsets are 32-bit: files of 4 GiB or more are refused.
 func TIFF16(w io.Writer, img image.Image, icc []byte, md Metadata, deflate bool) error {
 	b := img.Bounds()
-	if b.Empty() {
+	return TIFF16Rows(w, RowsRGB16{W: b.Dx(), H: b.Dy(), Row: func(y int, dst []byte) {
+		rgb16Row(dst, img, b.Min.Y+y)
+	}}, icc, md, deflate)
+}
+
+// RowsRGB16 is an opaque 16-bit RGB image of W×H pixels delivered one row at
+// a time, for encoders that stream: Row(y, dst) fills dst (6·W bytes) with
+// row y as big-endian R, G, B samples, the byte order TIFF16 stores.
+type RowsRGB16 struct {
+	W, H int
+	Row  func(y int, dst []byte)
+}
+
+// TIFF16Rows is TIFF16 for an image produced row by row: src.Row is called
+// once for each row, top to bottom, as the strips are written, so the whole
+// 16-bit image is never held in memory (at most one strip, about
+// TIFFStripBytes). With deflate and a writer that cannot seek, the
+// compressed strips are held until the IFD is written, as for TIFF16.
+func TIFF16Rows(w io.Writer, src RowsRGB16, icc []byte, md Metadata, deflate bool) error {
+	if src.W <= 0 || src.H <= 0 {
 		return errors.New("encode: empty image")
 	}
-	width, height := b.Dx(), b.Dy()
+	width, height := src.W, src.H
 	rowBytes := 6 * width
 	if width > math.MaxUint32/6 || height > math.MaxUint32 {
 		return errors.New("encode: image too large for TIFF")
@@ -105,7 +124,7 @@ func TIFF16(w io.Writer, img image.Image, icc []byte, md Metadata, deflate bool)
 	rps := max(1, TIFFStripBytes/rowBytes)
 	nStrips := (height + rps - 1) / rps
 
-	st := &tiffStrips{img: img, b: b, rowBytes: rowBytes, rps: rps, deflate: deflate}
+	st := &tiffStrips{src: src, rowBytes: rowBytes, rps: rps, deflate: deflate}
 	counts := make([]uint32, nStrips)
 
 	if !deflate {
@@ -354,8 +373,7 @@ func exifEntries(md Metadata) (ifd0, exif []ifdEntry, err error) {
 // buffer: raw big-endian RGB16 rows, or, with deflate, the predicted rows
 // as one zlib stream.
 type tiffStrips struct {
-	img      image.Image
-	b        image.Rectangle
+	src      RowsRGB16
 	rowBytes int
 	rps      int
 	deflate  bool
@@ -367,7 +385,7 @@ type tiffStrips struct {
 
 // rows returns the number of rows in strip i.
 func (s *tiffStrips) rows(i int) int {
-	return min(s.rps, s.b.Dy()-i*s.rps)
+	return min(s.rps, s.src.H-i*s.rps)
 }
 
 // strip returns strip i; the slice is valid until the next call.
@@ -379,7 +397,7 @@ func (s *tiffStrips) strip(i int) []byte {
 	raw := s.raw[:n*s.rowBytes]
 	for r := 0; r < n; r++ {
 		row := raw[r*s.rowBytes : (r+1)*s.rowBytes]
-		rgb16Row(row, s.img, s.b.Min.Y+i*s.rps+r)
+		s.src.Row(i*s.rps+r, row)
 		if s.deflate {
 			predictRow16(row)
 		}

@@ -375,3 +375,59 @@ func BenchmarkTIFF16_24MP(b *testing.B) {
 type countWriter int64
 
 func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
+
+// TestTIFF16Rows: a file streamed from a row function decodes to the same
+// pixels as the image it describes, with and without deflate, seekable or
+// not, and the row function is called exactly once per row, top to bottom.
+func TestTIFF16Rows(t *testing.T) {
+	src := gradient64(301, 400) // 3 strips, the last short
+	b := src.Bounds()
+	for _, deflate := range []bool{false, true} {
+		for _, seekable := range []bool{false, true} {
+			next := 0
+			rows := RowsRGB16{W: b.Dx(), H: b.Dy(), Row: func(y int, dst []byte) {
+				if y != next {
+					t.Fatalf("row %d asked for, want %d", y, next)
+				}
+				next++
+				for x := range b.Dx() {
+					c := src.NRGBA64At(x, y)
+					for i, v := range []uint16{c.R, c.G, c.B} {
+						dst[6*x+2*i], dst[6*x+2*i+1] = byte(v>>8), byte(v)
+					}
+				}
+			}}
+			var data []byte
+			if seekable {
+				f, err := os.CreateTemp(t.TempDir(), "rows")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := TIFF16Rows(f, rows, nil, testMeta, deflate); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+				if data, err = os.ReadFile(f.Name()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				var buf bytes.Buffer
+				if err := TIFF16Rows(&buf, rows, nil, testMeta, deflate); err != nil {
+					t.Fatal(err)
+				}
+				data = buf.Bytes()
+			}
+			if next != b.Dy() {
+				t.Fatalf("deflate=%v seekable=%v: %d rows asked for, want %d", deflate, seekable, next, b.Dy())
+			}
+			dec, err := xtiff.Decode(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("deflate=%v seekable=%v: %v", deflate, seekable, err)
+			}
+			checkPixels16(t, src, dec)
+		}
+	}
+	if err := TIFF16Rows(io.Discard, RowsRGB16{W: 0, H: 3, Row: func(int, []byte) {}}, nil, Metadata{}, false); err == nil {
+		t.Error("empty image accepted")
+	}
+}

@@ -26,8 +26,8 @@ import (
 // lobes is the Lanczos parameter a (number of lobes each side).
 const lobes = 3
 
-// lanczos3 is L(x) for a = 3 (see the package documentation).
-func lanczos3(x float64) float64 {
+// kernel is L(x) for a = 3 (see the package documentation).
+func kernel(x float64) float64 {
 	x = math.Abs(x)
 	if x >= lobes {
 		return 0
@@ -53,8 +53,15 @@ type weights struct {
 // samples; when upscaling it is ±3. Weights are normalised to sum to 1
 // (computed in float64). Taps outside [0, src) are clamped to the edge
 // sample (their weight is added to sample 0 or src−1).
-func makeWeights(src, dst int) weights {
-	scale := float64(dst) / float64(src)
+func makeWeights(src, dst int) weights { return makeWeightsExtent(src, float64(src), dst) }
+
+// makeWeightsExtent is makeWeights for a source of src samples that spans
+// extent sample widths of the output grid's coordinate system: output
+// sample i maps to input coordinate (i+0.5)·extent/dst − 0.5. extent
+// differs from src only after a box reduction whose last box is partial
+// (see Downscale); taps are still clamped to [0, src).
+func makeWeightsExtent(src int, extent float64, dst int) weights {
+	scale := float64(dst) / extent
 	filterScale := min(1, scale) // kernel argument multiplier
 	support := lobes / filterScale
 	t := weights{start: make([]int, dst), n: make([]int, dst), off: make([]int, dst)}
@@ -69,7 +76,7 @@ func makeWeights(src, dst int) weights {
 		tmp = tmp[:0]
 		var sum float64
 		for j := lo; j <= hi; j++ {
-			v := lanczos3((float64(j) - c) * filterScale)
+			v := kernel((float64(j) - c) * filterScale)
 			tmp = append(tmp, v)
 			sum += v
 		}
@@ -142,22 +149,28 @@ func Lanczos3(src []float32, w, h, c int, dw, dh int) []float32 {
 	if len(src) != w*h*c {
 		panic(fmt.Sprintf("resize: len(src) = %d, want %d×%d×%d = %d", len(src), w, h, c, w*h*c))
 	}
+	return lanczos3(src, w, h, c, float64(w), float64(h), dw, dh)
+}
+
+// lanczos3 is Lanczos3 for a source of w×h samples spanning ew×eh sample
+// widths (see makeWeightsExtent).
+func lanczos3(src []float32, w, h, c int, ew, eh float64, dw, dh int) []float32 {
 	tmp := src
-	if dw != w {
+	if dw != w || ew != float64(w) {
 		tmp = make([]float32, dw*h*c)
-		hw := makeWeights(w, dw)
+		hw := makeWeightsExtent(w, ew, dw)
 		parallelRows(h, func(y int) {
 			horizontalRow(tmp[y*dw*c:(y+1)*dw*c], src[y*w*c:(y+1)*w*c], c, &hw)
 		})
 	}
-	if dh == h {
-		if dw == w {
+	if dh == h && eh == float64(h) {
+		if len(tmp) == len(src) && &tmp[0] == &src[0] {
 			return append([]float32(nil), src...)
 		}
 		return tmp
 	}
 	out := make([]float32, dw*dh*c)
-	vw := makeWeights(h, dh)
+	vw := makeWeightsExtent(h, eh, dh)
 	rowLen := dw * c
 	parallelRows(dh, func(y int) {
 		dst := out[y*rowLen : (y+1)*rowLen]
@@ -177,6 +190,88 @@ func Lanczos3(src []float32, w, h, c int, dw, dh int) []float32 {
 		}
 	})
 	return out
+}
+
+// ReducingGap is how much Lanczos-3 resampling Downscale keeps after its
+// box reduction: the box factor k is the largest integer with
+// (input size / output size) / k ≥ ReducingGap. 2.0 is the default of
+// Pillow's Image.thumbnail (its reducing_gap, which calls Image.reduce and
+// then resamples with the remaining factor); at 2 the result is visually
+// indistinguishable from a pure Lanczos-3 pass (TestDownscaleMatchesLanczos3).
+const ReducingGap = 2
+
+// Downscale resamples src (interleaved w×h×c float32, linear light) to
+// dw×dh like Lanczos3, but first averages k×k boxes of input pixels when the
+// image shrinks by 2·ReducingGap or more on an axis, as Pillow's thumbnail
+// and libvips' shrink-then-reduce do. The Lanczos-3 pass then works on an
+// image k times smaller per axis with pixel centres kept on the original
+// grid: output x still maps to input (x+0.5)·w/dw − 0.5. The last box of a
+// row or column may be partial (w not a multiple of k); it averages the
+// pixels it has. Cost: one pass over src plus a Lanczos-3 pass with
+// 6·ReducingGap taps instead of 6·w/dw (24 MP → 512 px on one core: 0.13 s instead of 0.36 s,
+// BenchmarkDownscale24MPTo512).
+// It panics as Lanczos3 does.
+func Downscale(src []float32, w, h, c int, dw, dh int) []float32 {
+	if w <= 0 || h <= 0 || c <= 0 || dw <= 0 || dh <= 0 {
+		panic(fmt.Sprintf("resize: invalid sizes %dx%dx%d -> %dx%d", w, h, c, dw, dh))
+	}
+	if len(src) != w*h*c {
+		panic(fmt.Sprintf("resize: len(src) = %d, want %d×%d×%d = %d", len(src), w, h, c, w*h*c))
+	}
+	kx := max(1, int(float64(w)/float64(dw)/ReducingGap))
+	ky := max(1, int(float64(h)/float64(dh)/ReducingGap))
+	if kx == 1 && ky == 1 {
+		return lanczos3(src, w, h, c, float64(w), float64(h), dw, dh)
+	}
+	red, rw, rh := boxReduce(src, w, h, c, kx, ky)
+	return lanczos3(red, rw, rh, c, float64(w)/float64(kx), float64(h)/float64(ky), dw, dh)
+}
+
+// boxReduce averages kx×ky boxes of src (interleaved w×h×c) into a
+// ceil(w/kx)×ceil(h/ky)×c image; boxes at the right and bottom edges may be
+// partial and average the pixels they cover. Sums are float32 along one
+// box row and float64 across rows.
+func boxReduce(src []float32, w, h, c, kx, ky int) ([]float32, int, int) {
+	rw, rh := (w+kx-1)/kx, (h+ky-1)/ky
+	out := make([]float32, rw*rh*c)
+	parallelRows(rh, func(ry int) {
+		y0, y1 := ry*ky, min(ry*ky+ky, h)
+		acc := make([]float64, rw*c)
+		for y := y0; y < y1; y++ {
+			row := src[y*w*c : (y+1)*w*c]
+			for rx := 0; rx < rw; rx++ {
+				a := acc[rx*c : rx*c+c]
+				px := row[rx*kx*c : min(rx*kx+kx, w)*c]
+				if c == 3 {
+					// float32 within one box row (at most kx terms), float64
+					// across rows.
+					var r, g, b float32
+					for len(px) >= 3 {
+						p := px[:3:3]
+						r += p[0]
+						g += p[1]
+						b += p[2]
+						px = px[3:]
+					}
+					a[0] += float64(r)
+					a[1] += float64(g)
+					a[2] += float64(b)
+					continue
+				}
+				for i, v := range px {
+					a[i%c] += float64(v)
+				}
+			}
+		}
+		dst := out[ry*rw*c : (ry+1)*rw*c]
+		for rx := 0; rx < rw; rx++ {
+			n := float64((y1 - y0) * (min(rx*kx+kx, w) - rx*kx))
+			for ch := 0; ch < c; ch++ {
+				dst[rx*c+ch] = float32(acc[rx*c+ch] / n)
+			}
+		}
+	})
+	return out, rw, rh
 }
 
 // horizontalRow resamples one row of pixels (c channels) with table t.
