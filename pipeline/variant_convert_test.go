@@ -15,6 +15,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
 // TestConvertVariantsOneDecode: one decode writes four variants of
@@ -191,5 +192,60 @@ func TestStageCacheKeepAndCorrupt(t *testing.T) {
 	c3, _ := os.ReadFile(filepath.Join(dir, "c.jpg"))
 	if !bytes.Equal(a, c3) {
 		t.Error("the rebuilt output differs")
+	}
+}
+
+// TestTIFF16GradientLevels: a smooth horizontal grey ramp converted
+// end to end (decode, camera matrix, tone, streamed 16-bit quantiser, TIFF
+// writer) keeps far more than 256 distinct levels along a row, and the
+// levels rise monotonically, with a JPEG of the same ramp as the 8-bit
+// counter-check (at most 256).
+func TestTIFF16GradientLevels(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ramp.dng")
+	const w, h = 2400, 64
+	n := synthdng.NeutralFor(synthdng.DefaultColorMatrix)
+	err := synthdng.WriteFile(in, synthdng.Spec{Width: w, Height: h, BlackLevel: 512, WhiteLevel: 16383,
+		Scene: func(x, y, c int) float64 { return 0.02 + 0.5*float64(x)/w*n[c] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := []OutputSpec{
+		{Variant: Variant{Name: "main", Format: "jpeg"}, Path: filepath.Join(dir, "ramp.jpg")},
+		{Variant: Variant{Name: "print", Format: "tiff16"}, Path: filepath.Join(dir, "ramp.print.tif")},
+	}
+	if _, err := ConvertVariants(context.Background(), in, outs, DefaultSettings(), nil); err != nil {
+		t.Fatal(err)
+	}
+	levels := func(path string, decode func(*os.File) (image.Image, error), shift uint) (int, bool) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		img, err := decode(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[uint32]bool{}
+		mono, prev := true, uint32(0)
+		y := img.Bounds().Dy() / 2
+		for x := 8; x < img.Bounds().Dx()-8; x++ {
+			_, g, _, _ := img.At(x, y).RGBA()
+			g >>= shift
+			seen[g] = true
+			mono = mono && g >= prev
+			prev = g
+		}
+		return len(seen), mono
+	}
+	n16, mono := levels(outs[1].Path, func(f *os.File) (image.Image, error) { return tiff.Decode(f) }, 0)
+	n8, _ := levels(outs[0].Path, func(f *os.File) (image.Image, error) { return jpeg.Decode(f) }, 8)
+	t.Logf("distinct green levels along a row: TIFF16 %d, JPEG %d", n16, n8)
+	if n16 <= 1000 || !mono {
+		t.Errorf("TIFF16: %d distinct levels (want > 1000), monotonic %v", n16, mono)
+	}
+	if n8 > 256 {
+		t.Errorf("JPEG: %d levels, more than 8 bits can hold: the counter-check is broken", n8)
 	}
 }
