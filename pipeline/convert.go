@@ -15,6 +15,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -476,16 +477,18 @@ func (j *job) toWorking(src []float32, nc, w, h int, inPlace bool) Image {
 	if !inPlace || nc != 3 {
 		dst = make([]float32, n*3) // e.g. the cache's read-only mapping
 	}
-	for p := range n {
-		var c [4]float32
-		copy(c[:nc], src[p*nc:p*nc+nc])
-		if nc == 1 { // monochrome: grey in all channels
-			c[1], c[2] = c[0], c[0]
+	par.Rows(h, func(lo, hi int) {
+		for p := lo * w; p < hi*w; p++ {
+			var c [4]float32
+			copy(c[:nc], src[p*nc:p*nc+nc])
+			if nc == 1 { // monochrome: grey in all channels
+				c[1], c[2] = c[0], c[0]
+			}
+			for i := range 3 {
+				dst[p*3+i] = mf[i][0]*c[0] + mf[i][1]*c[1] + mf[i][2]*c[2] + mf[i][3]*c[3]
+			}
 		}
-		for i := range 3 {
-			dst[p*3+i] = mf[i][0]*c[0] + mf[i][1]*c[1] + mf[i][2]*c[2] + mf[i][3]*c[3]
-		}
-	}
+	})
 	return Image{W: w, H: h, Pix: dst[:n*3]}
 }
 
@@ -512,9 +515,11 @@ func (j *job) expose(img Image) {
 		return
 	}
 	g := exposureGain(ev)
-	for i := range img.Pix {
-		img.Pix[i] *= g
-	}
+	img.parallel(func(pix []float32) {
+		for i := range pix {
+			pix[i] *= g
+		}
+	})
 }
 
 func stageTone(_ context.Context, j *job) error {

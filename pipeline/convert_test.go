@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -340,5 +341,42 @@ func TestCancelledConversionLeavesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("output exists after cancel: %v", err)
+	}
+}
+
+// TestRowParallelMatchesOneProcessor: the stages' row loops (par.Rows) give
+// the same pixels with one processor and with several, for every variant
+// kind: 8-bit, 16-bit whole-image, streamed TIFF16, sharpened, resized and
+// rotated.
+func TestRowParallelMatchesOneProcessor(t *testing.T) {
+	dir := t.TempDir()
+	in := writeChart(t, dir, testChart(), 6, 0) // orientation 6: rotated
+	specs := []string{"main=jpeg,quality=95", "p=png16,space=adobergb,sharpen=0.8", "t=tiff16,space=prophoto", "s=png8,size=40"}
+	run := func(procs int) map[string]*image.NRGBA64 {
+		prev := runtime.GOMAXPROCS(procs)
+		defer runtime.GOMAXPROCS(prev)
+		out := t.TempDir()
+		var outs []OutputSpec
+		for _, sp := range specs {
+			v, err := ParseVariant(sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(out, v.Name+"."+v.Format)})
+		}
+		if _, err := ConvertVariants(context.Background(), in, outs, DefaultSettings(), nil); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]*image.NRGBA64{}
+		for _, o := range outs {
+			got[o.Variant.Name] = toNRGBA64(decodeImage(t, o.Path))
+		}
+		return got
+	}
+	one, many := run(1), run(4)
+	for name, img := range one {
+		if !bytes.Equal(img.Pix, many[name].Pix) {
+			t.Errorf("variant %s: pixels differ between GOMAXPROCS 1 and 4", name)
+		}
 	}
 }

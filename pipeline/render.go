@@ -12,6 +12,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/resize"
 )
 
@@ -133,30 +134,36 @@ func stageOutputSpace(_ context.Context, j *job) error {
 		}
 	}
 	sharpen := v.spec.Variant.Sharpen > 0
-	for i := 0; i+2 < len(src); i += 3 {
-		r, g, b := src[i], src[i+1], src[i+2]
-		for c := range 3 {
-			x := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
-			if !sharpen { // clip now; sharpening clips after
-				if !(x > 0) {
-					x = 0
-				} else if x > 1 {
-					x = 1
+	row := v.img.W * 3
+	par.Rows(v.img.H, func(lo, hi int) {
+		src, dst := src[lo*row:hi*row], dst[lo*row:hi*row]
+		for i := 0; i+2 < len(src); i += 3 {
+			r, g, b := src[i], src[i+1], src[i+2]
+			for c := range 3 {
+				x := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
+				if !sharpen { // clip now; sharpening clips after
+					if !(x > 0) {
+						x = 0
+					} else if x > 1 {
+						x = 1
+					}
 				}
+				dst[i+c] = x
 			}
-			dst[i+c] = x
 		}
-	}
+	})
 	v.img = Image{W: v.img.W, H: v.img.H, Pix: dst}
 	if sharpen {
 		unsharp(v.img, float32(v.spec.Variant.Sharpen))
-		for i, x := range dst {
-			if !(x > 0) {
-				dst[i] = 0
-			} else if x > 1 {
-				dst[i] = 1
+		v.img.parallel(func(pix []float32) {
+			for i, x := range pix {
+				if !(x > 0) {
+					pix[i] = 0
+				} else if x > 1 {
+					pix[i] = 1
+				}
 			}
-		}
+		})
 	}
 	return nil
 }
@@ -175,22 +182,24 @@ func unsharp(img Image, amount float32) {
 		y = min(max(y, 0), h-1)
 		return src[(y*w+x)*3+c]
 	}
-	for y := range h {
-		for x := range w {
-			for c := range 3 {
-				var b float32
-				for dy := -1; dy <= 1; dy++ {
-					wy := float32(2 - dy*dy)
-					for dx := -1; dx <= 1; dx++ {
-						b += wy * float32(2-dx*dx) * at(x+dx, y+dy, c)
+	par.Rows(h, func(lo, hi int) {
+		for y := lo; y < hi; y++ {
+			for x := range w {
+				for c := range 3 {
+					var b float32
+					for dy := -1; dy <= 1; dy++ {
+						wy := float32(2 - dy*dy)
+						for dx := -1; dx <= 1; dx++ {
+							b += wy * float32(2-dx*dx) * at(x+dx, y+dy, c)
+						}
 					}
+					b /= 16
+					i := (y*w+x)*3 + c
+					img.Pix[i] = src[i] + amount*(src[i]-b)
 				}
-				b /= 16
-				i := (y*w+x)*3 + c
-				img.Pix[i] = src[i] + amount*(src[i]-b)
 			}
 		}
-	}
+	})
 }
 
 // stageOrientation sets up the upright view of the variant's image; the
@@ -215,40 +224,58 @@ func bits16(format string) bool { return format == "tiff16" || format == "png16"
 func stageQuantise(_ context.Context, j *job) error {
 	v := j.cur
 	w, h := v.upright.W, v.upright.H
-	lin := make([]float32, w*3)
 	switch {
 	case v.spec.Variant.Format == "tiff16":
-		row := make([]uint16, w*3)
+		// Rows are asked for in order; they are quantised streamRows at a
+		// time, in parallel (par.Rows), into buf, and handed out from there.
+		const streamRows = 64
+		rowBytes := 6 * w
+		buf := make([]byte, streamRows*rowBytes)
+		first := -streamRows // the row in buf[0:rowBytes]
 		v.rows = encode.RowsRGB16{W: w, H: h, Row: func(y int, dst []byte) {
-			v.quantRow16(row, v.upright.RowView(y, lin))
-			dst = dst[:2*len(row)]
-			for i, s := range row {
-				binary.BigEndian.PutUint16(dst[2*i:], s)
+			if y < first || y >= first+streamRows {
+				first = y
+				n := min(streamRows, h-y)
+				par.Rows(n, func(lo, hi int) {
+					lin, row := make([]float32, w*3), make([]uint16, w*3)
+					for r := lo; r < hi; r++ {
+						v.quantRow16(row, v.upright.RowView(first+r, lin))
+						out := buf[r*rowBytes : (r+1)*rowBytes]
+						for i, s := range row {
+							binary.BigEndian.PutUint16(out[2*i:], s)
+						}
+					}
+				})
 			}
+			copy(dst, buf[(y-first)*rowBytes:(y-first+1)*rowBytes])
 		}}
 		return nil // the float image is kept until stageEncode
 	case bits16(v.spec.Variant.Format):
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
-		row := make([]uint16, w*3)
-		for y := range h {
-			v.quantRow16(row, v.upright.RowView(y, lin))
-			o := q.Pix[y*q.Stride : y*q.Stride+w*8]
-			for x := range w {
-				p, s := o[x*8:x*8+8], row[x*3:x*3+3]
-				p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = byte(s[0]>>8), byte(s[0]), byte(s[1]>>8), byte(s[1]), byte(s[2]>>8), byte(s[2]), 0xff, 0xff
+		par.Rows(h, func(lo, hi int) {
+			lin, row := make([]float32, w*3), make([]uint16, w*3)
+			for y := lo; y < hi; y++ {
+				v.quantRow16(row, v.upright.RowView(y, lin))
+				o := q.Pix[y*q.Stride : y*q.Stride+w*8]
+				for x := range w {
+					p, s := o[x*8:x*8+8], row[x*3:x*3+3]
+					p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = byte(s[0]>>8), byte(s[0]), byte(s[1]>>8), byte(s[1]), byte(s[2]>>8), byte(s[2]), 0xff, 0xff
+				}
 			}
-		}
+		})
 		v.quant = q
 	default:
 		q := image.NewRGBA(image.Rect(0, 0, w, h))
-		row := make([]uint8, w*3)
-		for y := range h {
-			v.quantRow8(row, v.upright.RowView(y, lin))
-			o := q.Pix[y*q.Stride:]
-			for x := range w {
-				o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = row[x*3], row[x*3+1], row[x*3+2], 0xff
+		par.Rows(h, func(lo, hi int) {
+			lin, row := make([]float32, w*3), make([]uint8, w*3)
+			for y := lo; y < hi; y++ {
+				v.quantRow8(row, v.upright.RowView(y, lin))
+				o := q.Pix[y*q.Stride:]
+				for x := range w {
+					o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = row[x*3], row[x*3+1], row[x*3+2], 0xff
+				}
 			}
-		}
+		})
 		v.quant = q
 	}
 	v.dropFloat()

@@ -71,20 +71,22 @@ func applyTone(img Image, c ToneCurve) {
 	if c != ToneDefault {
 		return
 	}
-	for i, v := range img.Pix {
-		if !(v > 0) { // also NaN
-			img.Pix[i] = 0
-			continue
+	img.parallel(func(pix []float32) {
+		for i, v := range pix {
+			if !(v > 0) { // also NaN
+				pix[i] = 0
+				continue
+			}
+			if v >= 1 {
+				pix[i] = 1
+				continue
+			}
+			f := v * toneLUTSize
+			k := int(f)
+			fr := f - float32(k)
+			pix[i] = toneLUT[k] + fr*(toneLUT[k+1]-toneLUT[k])
 		}
-		if v >= 1 {
-			img.Pix[i] = 1
-			continue
-		}
-		f := v * toneLUTSize
-		k := int(f)
-		fr := f - float32(k)
-		img.Pix[i] = toneLUT[k] + fr*(toneLUT[k+1]-toneLUT[k])
-	}
+	})
 }
 
 // exposureGain returns 2^ev, the linear gain of an exposure change of ev EV.

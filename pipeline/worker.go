@@ -77,6 +77,12 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 	fault(in)
 	s := req.Settings
 	s.threads = req.Threads
+	if req.Threads > 0 {
+		// The conversion's share of the CPUs, as for LibRaw's OpenMP
+		// threads: the Go stages' row loops (par.Rows) use as many, so
+		// that --jobs workers at once do not oversubscribe the machine.
+		runtime.GOMAXPROCS(req.Threads)
+	}
 	var outs []OutputSpec
 	for _, o := range req.Outputs {
 		outs = append(outs, OutputSpec{Variant: o.Variant, Path: string(o.Path)})

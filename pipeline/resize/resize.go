@@ -18,9 +18,8 @@ package resize
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
 // lobes is the Lanczos parameter a (number of lobes each side).
@@ -320,35 +319,14 @@ func horizontalRow(dst, src []float32, c int, t *weights) {
 	}
 }
 
-// parallelRows calls f(y) for y in [0, n) on up to GOMAXPROCS goroutines,
-// handing out blocks of rows.
+// parallelRows calls f(y) for y in [0, n), rows shared among up to
+// GOMAXPROCS goroutines (par.Rows).
 func parallelRows(n int, f func(y int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for y := 0; y < n; y++ {
+	par.Rows(n, func(lo, hi int) {
+		for y := lo; y < hi; y++ {
 			f(y)
 		}
-		return
-	}
-	const block = 8
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for g := 0; g < workers; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				y0 := int(next.Add(block)) - block
-				if y0 >= n {
-					return
-				}
-				for y := y0; y < min(y0+block, n); y++ {
-					f(y)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	})
 }
 
 // FitLongEdge returns the size that fits w×h within long pixels on its long

@@ -1,0 +1,44 @@
+// Package par runs the row loops of image stages on several goroutines.
+package par
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Block is how many rows a goroutine takes at a time.
+const Block = 8
+
+// Rows calls f(lo, hi) for disjoint row ranges [lo, hi) that together cover
+// [0, n), on up to runtime.GOMAXPROCS(0) goroutines handing out Block rows
+// at a time, and returns when all calls have returned. With one processor,
+// or n ≤ Block, it makes the single call f(0, n) on the caller's goroutine.
+// f must be safe to call concurrently for disjoint ranges; results must not
+// depend on how the rows are split (each output row computed from its own
+// inputs), so they are the same on any machine.
+func Rows(n int, f func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), (n+Block-1)/Block)
+	if workers <= 1 {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(Block)) - Block
+				if lo >= n {
+					return
+				}
+				f(lo, min(lo+Block, n))
+			}
+		}()
+	}
+	wg.Wait()
+}
