@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,9 +33,11 @@ type Task struct {
 	// Rel is Input relative to its input root (the directory argument it
 	// was found under, or its base name for a file argument).
 	Rel string
-	// Output is the path of the file to write: OUTDIR/dir(Rel)/STEM.EXT;
-	// OutputRel is it relative to OUTDIR.
+	// Output is the path of the first variant's file:
+	// OUTDIR/dir(Rel)/STEM.EXT; OutputRel is it relative to OUTDIR. Stem is
+	// OUTDIR/dir(Rel)/STEM, to which each variant adds its suffix.
 	Output, OutputRel string
+	Stem              string
 	// Size and ModTime of the input when the plan was made (settle check).
 	Size    int64
 	ModTime time.Time
@@ -90,16 +91,22 @@ type Plan struct {
 }
 
 // PlanBatch walks inputs (directories recursively, in lexical order; files
-// as given) and maps each candidate to its output under outDir with
-// extension ext (".jpg"). Directory entries are candidates when their
+// as given) and maps each candidate to its outputs under outDir: one per
+// suffix, the first being Task.Output (suffixes are Variant.Suffix values:
+// ".jpg", ".thumb.webp"). Directory entries are candidates when their
 // extension is one of RawExtensions (case-insensitive); files named
 // explicitly are always candidates. The output tree mirrors the input tree:
 // a/b/IMG_1.CR3 under an input directory becomes outDir/a/b/IMG_1.jpg. When
-// several inputs map to one output (x.dng and x.DNG), each is written as
-// STEM.ORIGEXT.EXT (x.dng.jpg, x.DNG.jpg) and a warning says so. A file
+// any output of one input would be an output of another (x.dng and x.DNG
+// both give x.jpg; IMG_1.dng's thumb and IMG_1.thumb.CRW's main both give
+// IMG_1.thumb.webp), each input involved is written as STEM.ORIGEXT plus
+// its suffixes (x.dng.jpg, x.DNG.jpg), and a warning says so. A file
 // reached twice (the same device and inode) is planned once. outDir itself
 // is not walked.
-func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
+func PlanBatch(inputs []string, outDir string, suffixes ...string) (*Plan, error) {
+	if len(suffixes) == 0 {
+		return nil, errors.New("PlanBatch: no output suffix")
+	}
 	p := &Plan{}
 	absOut, err := filepath.Abs(outDir)
 	if err != nil {
@@ -202,7 +209,7 @@ func PlanBatch(inputs []string, outDir, ext string) (*Plan, error) {
 			return nil, err
 		}
 	}
-	p.mapOutputs(outDir, ext)
+	p.mapOutputs(outDir, suffixes)
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		if rel, err := filepath.Rel(outDir, t.Output); err == nil {
@@ -239,45 +246,80 @@ func pathError(path string, err error) error {
 	return err
 }
 
-// mapOutputs fills Task.Output, resolving collisions.
-func (p *Plan) mapOutputs(outDir, ext string) {
-	plain := func(t Task) string {
-		stem := strings.TrimSuffix(t.Rel, filepath.Ext(t.Rel))
-		return filepath.Join(outDir, stem+ext)
+// mapOutputs fills Task.Output and Task.Stem, resolving collisions between
+// the outputs (one per suffix) of different inputs.
+func (p *Plan) mapOutputs(outDir string, suffixes []string) {
+	plainStem := func(t Task) string {
+		return filepath.Join(outDir, strings.TrimSuffix(t.Rel, filepath.Ext(t.Rel)))
 	}
-	groups := map[string][]int{}
+	// owners maps each planned output path to the tasks that would write it.
+	owners := map[string][]int{}
 	for i, t := range p.Tasks {
-		o := plain(t)
-		groups[o] = append(groups[o], i)
-	}
-	used := map[string]bool{}
-	for o, idx := range groups {
-		if len(idx) == 1 {
-			p.Tasks[idx[0]].Output = o
-			used[o] = true
-		}
-	}
-	var clashes []string
-	for o := range groups {
-		if len(groups[o]) > 1 {
-			clashes = append(clashes, o)
-		}
-	}
-	sort.Strings(clashes)
-	for _, o := range clashes {
-		var names []string
-		for _, i := range groups[o] {
-			t := p.Tasks[i]
-			out := filepath.Join(outDir, t.Rel+ext) // STEM.ORIGEXT.EXT
-			for n := 2; used[out]; n++ {
-				out = filepath.Join(outDir, fmt.Sprintf("%s-%d%s", t.Rel, n, ext))
+		stem := plainStem(t)
+		for _, sfx := range suffixes {
+			if o := owners[stem+sfx]; len(o) == 0 || o[len(o)-1] != i {
+				owners[stem+sfx] = append(o, i)
 			}
-			used[out] = true
-			p.Tasks[i].Output = out
-			names = append(names, fmt.Sprintf("%s → %s", t.Input, out))
 		}
+	}
+	clash := make([]bool, len(p.Tasks))
+	used := map[string]bool{}
+	for path, o := range owners {
+		if len(o) > 1 {
+			for _, i := range o {
+				clash[i] = true
+			}
+			continue
+		}
+		used[path] = true
+	}
+	for i, t := range p.Tasks {
+		if !clash[i] {
+			p.Tasks[i].Stem = plainStem(t)
+		}
+	}
+	// Give clashing inputs STEM.ORIGEXT (then -2, -3, ...) stems, in input
+	// order, so the names are the same on every run.
+	groups := map[string][]string{} // first clashing output → renames
+	var order []string
+	for i, t := range p.Tasks {
+		if !clash[i] {
+			continue
+		}
+		stem := filepath.Join(outDir, t.Rel)
+		free := func(stem string) bool {
+			for _, sfx := range suffixes {
+				if used[stem+sfx] {
+					return false
+				}
+			}
+			return true
+		}
+		for n := 2; !free(stem); n++ {
+			stem = filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n))
+		}
+		for _, sfx := range suffixes {
+			used[stem+sfx] = true
+		}
+		p.Tasks[i].Stem = stem
+		var first string
+		for _, sfx := range suffixes {
+			if len(owners[plainStem(t)+sfx]) > 1 {
+				first = plainStem(t) + sfx
+				break
+			}
+		}
+		if _, ok := groups[first]; !ok {
+			order = append(order, first)
+		}
+		groups[first] = append(groups[first], fmt.Sprintf("%s → %s", t.Input, stem+suffixes[0]))
+	}
+	for _, o := range order {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d inputs map to %s; writing them as %s",
-			len(groups[o]), o, strings.Join(names, ", ")))
+			len(owners[o]), o, strings.Join(groups[o], ", ")))
+	}
+	for i := range p.Tasks {
+		p.Tasks[i].Output = p.Tasks[i].Stem + suffixes[0]
 	}
 }
 
@@ -348,6 +390,22 @@ type FileResult struct {
 // file's estimate when converting in workers: measured 11.5 MiB
 // (a 200×200 conversion peaks at 14.6 MB, 3 MB of which is the file's).
 const WorkerRSS = 12 << 20
+
+// overshootSlack is how far beyond its estimate a worker's peak memory may
+// go, in bytes, before the file gets a warning.
+const overshootSlack = 32 << 20
+
+// overshootWarning returns the warning for a worker whose peak memory (bytes)
+// exceeded its estimate est (bytes) by more than a quarter and by more than
+// overshootSlack, else "". The budget is only as good as the estimate, so
+// the user hears of it; the few MiB a tiny file's worker varies by do not
+// matter to the budget.
+func overshootWarning(peak, est int64) string {
+	if float64(peak) <= 1.25*float64(est) || peak-est <= overshootSlack {
+		return ""
+	}
+	return fmt.Sprintf("used %s of memory, more than its estimate of %s", budget.FormatSize(peak), budget.FormatSize(est))
+}
 
 // DefaultTimeout is the timeout of a file of mp megapixels: 60 s plus 3 s
 // per megapixel (a 45 MP file: 195 s), generous for a 2-core machine
@@ -478,7 +536,10 @@ func (r *Runner) expand(p *Plan) {
 		if t.Outputs != nil {
 			continue
 		}
-		stem := strings.TrimSuffix(t.Output, vs[0].Suffix())
+		stem := t.Stem
+		if stem == "" { // a Task made by hand
+			stem = strings.TrimSuffix(t.Output, vs[0].Suffix())
+		}
 		relStem := strings.TrimSuffix(t.OutputRel, vs[0].Suffix())
 		for _, v := range vs {
 			o := Output{Variant: v, Path: stem + v.Suffix(), Rel: relStem + v.Suffix()}
@@ -875,11 +936,10 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		res, err = run.reply.Result, replyError(run.reply)
 		res.Input, res.Output = t.Input, t.Output // exact bytes, whatever JSON did to them
 		fr.PeakBytes, fr.Messages = run.peak, run.stderr
-		// The budget is only as good as the estimate: say so when a
-		// worker used clearly more than it was given.
-		if est := t.Estimate.Total + WorkerRSS; t.Estimate.Total > 0 && float64(run.peak) > 1.25*float64(est) {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("used %s of memory, more than its estimate of %s",
-				budget.FormatSize(run.peak), budget.FormatSize(est)))
+		if t.Estimate.Total > 0 {
+			if w := overshootWarning(run.peak, t.Estimate.Total+WorkerRSS); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 		if run.err != nil {
 			err = fmt.Errorf("%s: %w", t.Input, run.err)

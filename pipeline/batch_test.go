@@ -217,3 +217,23 @@ func TestTransientClassification(t *testing.T) {
 		}
 	}
 }
+
+// TestOvershootWarning: a worker that used clearly more memory than its
+// estimate is reported; a small file's few MiB of noise is not.
+func TestOvershootWarning(t *testing.T) {
+	const MiB = 1 << 20
+	for _, c := range []struct {
+		peak, est int64
+		warn      bool
+	}{
+		{19 * MiB, 14 * MiB, false},  // 1.36× but 5 MiB
+		{900 * MiB, 700 * MiB, true}, // 1.29× and 200 MiB
+		{100 * MiB, 90 * MiB, false},
+		{1300 * MiB, 1000 * MiB, true},
+		{60 * MiB, 20 * MiB, true},
+	} {
+		if got := overshootWarning(c.peak, c.est); (got != "") != c.warn {
+			t.Errorf("peak %d MiB, estimate %d MiB: warning %q, want one: %v", c.peak/MiB, c.est/MiB, got, c.warn)
+		}
+	}
+}

@@ -93,7 +93,11 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if err := checkOutDir(cfg.OutDir); err != nil {
 		return err
 	}
-	plan, err := pipeline.PlanBatch(cfg.Inputs, cfg.OutDir, cfg.Settings.OutputVariants()[0].Suffix())
+	var suffixes []string
+	for _, v := range cfg.Settings.OutputVariants() {
+		suffixes = append(suffixes, v.Suffix())
+	}
+	plan, err := pipeline.PlanBatch(cfg.Inputs, cfg.OutDir, suffixes...)
 	if err != nil {
 		return err
 	}
