@@ -564,6 +564,22 @@ func (r *Runner) cacheBytes(t Task) int64 {
 }
 
 // cacheRequest is the stage cache part of a worker request.
+// openCache opens the stage cache in dir (none when dir is "") for one
+// conversion. The cache only saves decodes, so a cache that cannot be used
+// (not a directory, not writable, owned by another user) does not fail the
+// file: the conversion goes on without it and the returned warning says
+// why.
+func openCache(dir string, max int64, keep bool) (*CacheOptions, string) {
+	if dir == "" {
+		return nil, ""
+	}
+	c, err := cache.Open(dir, max)
+	if err != nil {
+		return nil, fmt.Sprintf("stage cache not used: %v", err)
+	}
+	return &CacheOptions{Cache: c, Keep: keep}, ""
+}
+
 func (r *Runner) cacheRequest() *workerCache {
 	if r.CacheDir == "" {
 		return nil
@@ -917,16 +933,11 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	var res Result
 	var err error
 	if r.Exe == "" {
-		var copts *CacheOptions
-		if r.CacheDir != "" {
-			c, cerr := cache.Open(r.CacheDir, r.CacheMax)
-			if cerr != nil {
-				fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: stage cache: %w", t.Input, cerr)
-				return fr
-			}
-			copts = &CacheOptions{Cache: c, Keep: r.KeepCache}
-		}
+		copts, cacheWarn := openCache(r.CacheDir, r.CacheMax, r.KeepCache)
 		res, err = convertFile(ctx, t.Input, specs, s, t.Info.Header, copts)
+		if cacheWarn != "" {
+			res.Warnings = append(res.Warnings, cacheWarn)
+		}
 	} else {
 		timeout := r.Timeout
 		if timeout == 0 {

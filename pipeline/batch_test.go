@@ -237,3 +237,21 @@ func TestOvershootWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCacheUnusable: a cache path that is a plain file gives no cache
+// and a warning naming it, not an error; "" gives no cache and no warning.
+func TestOpenCacheUnusable(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, w := openCache(f, 0, true); c != nil || !strings.Contains(w, f) {
+		t.Errorf("openCache(file) = %v, %q; want no cache and a warning naming %s", c, w, f)
+	}
+	if c, w := openCache("", 0, false); c != nil || w != "" {
+		t.Errorf(`openCache("") = %v, %q`, c, w)
+	}
+	if c, w := openCache(filepath.Join(t.TempDir(), "c"), 0, true); c == nil || w != "" || !c.Keep {
+		t.Errorf("openCache(new dir) = %v, %q", c, w)
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -50,6 +49,22 @@ type workerCache struct {
 	Dir  []byte
 	Max  int64
 	Keep bool
+}
+
+// dir and max are the request's cache directory and size cap; none when
+// the request has no cache.
+func (c *workerCache) dir() []byte {
+	if c == nil {
+		return nil
+	}
+	return c.Dir
+}
+
+func (c *workerCache) max() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.Max
 }
 
 // workerReply is what a worker sends back.
@@ -87,17 +102,10 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 	for _, o := range req.Outputs {
 		outs = append(outs, OutputSpec{Variant: o.Variant, Path: string(o.Path)})
 	}
-	var copts *CacheOptions
-	var err error
-	if req.Cache != nil {
-		var c *cache.Cache
-		if c, err = cache.Open(string(req.Cache.Dir), req.Cache.Max); err == nil {
-			copts = &CacheOptions{Cache: c, Keep: req.Cache.Keep}
-		}
-	}
-	var res Result
-	if err == nil {
-		res, err = ConvertVariants(context.Background(), in, outs, s, copts)
+	copts, cacheWarn := openCache(string(req.Cache.dir()), req.Cache.max(), req.Cache != nil && req.Cache.Keep)
+	res, err := ConvertVariants(context.Background(), in, outs, s, copts)
+	if cacheWarn != "" {
+		res.Warnings = append(res.Warnings, cacheWarn)
 	}
 	rep := workerReply{Result: res}
 	if err != nil {

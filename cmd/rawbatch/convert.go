@@ -142,6 +142,18 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the memory budget %s is more than the %s available; the kernel may kill conversions\n",
 			budget.FormatSize(cfg.MemBudget), budget.FormatSize(avail))
 	}
+	if cfg.CacheDir != "" && !cfg.DryRun {
+		// The cache only saves decodes: one that cannot be used is worth a
+		// warning, not a failed batch.
+		if _, err := cache.Open(cfg.CacheDir, cfg.CacheSize); err != nil {
+			hint := "choose another --cache-dir"
+			if cfg.KeepCache {
+				hint = "--keep-cache has no effect; " + hint
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: stage cache not used: %v; converting without it (%s)\n", err, hint)
+			cfg.CacheDir = ""
+		}
+	}
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
 		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
