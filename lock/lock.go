@@ -81,6 +81,9 @@ type Holder struct {
 	Host    string    `json:"host"`    // os.Hostname of the holder; "" if unknown
 	Key     string    `json:"key"`     // the key passed to TryLock/Lock; invalid UTF-8 bytes read back as U+FFFD
 	Started time.Time `json:"started"` // when the lock was taken (RFC 3339 with nanoseconds)
+	// Note is what the holder said it is doing (TryLockNote), for other
+	// lockers to decide whether to wait; "" when not given.
+	Note string `json:"note,omitempty"`
 }
 
 // LockedError is returned when the key is held by someone else; it
@@ -152,7 +155,12 @@ var testHookAfterOpen func()
 // holder. Other errors come from creating, locking or writing the lock
 // file (e.g. a missing or read-only directory); no lock is held then.
 // The caller must Unlock the returned Lock.
-func (d *Dir) TryLock(key string) (*Lock, error) {
+func (d *Dir) TryLock(key string) (*Lock, error) { return d.TryLockNote(key, "") }
+
+// TryLockNote is TryLock with a note written into the holder record
+// (Holder.Note), which others who find the lock held read back from their
+// *LockedError.
+func (d *Dir) TryLockNote(key, note string) (*Lock, error) {
 	path := d.File(key)
 	for range maxRestarts {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644) // O_CLOEXEC is implied
@@ -185,7 +193,7 @@ func (d *Dir) TryLock(key string) (*Lock, error) {
 			return nil, &LockedError{Key: key, Holder: h}
 		}
 		l := &Lock{f: f, path: path, key: key}
-		if err := l.writeRecord(); err != nil {
+		if err := l.writeRecord(note); err != nil {
 			l.Unlock()
 			return nil, fmt.Errorf("lock: writing holder record to %s: %w", path, err)
 		}
@@ -298,9 +306,9 @@ func (l *Lock) Unlock() error {
 }
 
 // writeRecord truncates the lock file and writes the holder record.
-func (l *Lock) writeRecord() error {
+func (l *Lock) writeRecord(note string) error {
 	host, _ := os.Hostname()
-	l.rec = Holder{PID: os.Getpid(), Host: host, Key: l.key, Started: time.Now().Round(0)}
+	l.rec = Holder{PID: os.Getpid(), Host: host, Key: l.key, Started: time.Now().Round(0), Note: note}
 	b, err := json.Marshal(l.rec)
 	if err != nil {
 		return err

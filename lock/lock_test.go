@@ -559,3 +559,22 @@ func TestKeyFileNames(t *testing.T) {
 		t.Errorf("FileName(%q) = %q, want %q", "abc", got, want)
 	}
 }
+
+// TestTryLockNote: the note a holder gives is read back by the locker that
+// finds the lock held.
+func TestTryLockNote(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.TryLockNote("k", "outputs 1234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	_, err = d.TryLock("k")
+	var le *LockedError
+	if !errors.As(err, &le) || le.Holder.Note != "outputs 1234" {
+		t.Fatalf("TryLock of a held key = %v (holder %+v), want the holder's note", err, le)
+	}
+}

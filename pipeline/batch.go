@@ -686,14 +686,22 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		var lk *lock.Lock
 		if r.Locks != nil {
 			var err error
-			lk, err = r.Locks.TryLock(lockKey(t))
+			note := r.lockNote(t)
+			lk, err = r.Locks.TryLockNote(lockKey(t), note)
 			if err != nil {
 				<-slots
 				now := time.Now()
 				if it.attempts == 0 {
 					it.first, it.notAfter = now, now.Add(r.LockWait)
 				}
-				if errors.Is(err, lock.ErrLocked) && now.Before(it.notAfter) {
+				// A holder writing exactly this run's outputs is left to
+				// it (after LockWait); one doing other work (other
+				// variants or settings) is waited for, since this run's
+				// outputs are not being made: under the lock, the
+				// up-to-date check then finds what is left to do.
+				var le *lock.LockedError
+				otherWork := errors.As(err, &le) && le.Holder.Note != note
+				if errors.Is(err, lock.ErrLocked) && (now.Before(it.notAfter) || otherWork) {
 					it.next = now.Add(lock.Backoff(it.attempts))
 					it.attempts++
 					queue = append(queue, it) // to the back of the queue
@@ -785,9 +793,26 @@ func (r *Runner) Triage(p *Plan) {
 }
 
 // lockKey is a task's lock key: its input's path relative to its input
-// root, with the output it maps to (unique within a run, the same in every
-// run over the same folders).
-func lockKey(t Task) string { return t.Rel + "\x00" + t.OutputRel }
+// root, with the output stem it maps to (unique within a run, the same in
+// every run over the same folders, whatever the variants).
+func lockKey(t Task) string {
+	stem := t.OutputRel
+	if len(t.Outputs) > 0 {
+		stem = strings.TrimSuffix(t.OutputRel, t.Outputs[0].Variant.Suffix())
+	}
+	return t.Rel + "\x00" + stem
+}
+
+// lockNote describes the work a run does on t, for its lock's holder
+// record: a hash of every output's path and settings hash. Two runs with
+// the same note would write the same files.
+func (r *Runner) lockNote(t Task) string {
+	parts := []string{r.Version}
+	for _, o := range t.Outputs {
+		parts = append(parts, o.Rel, outputHash(r.SettingsHash, o.Variant))
+	}
+	return state.HashSettings(parts...)
+}
 
 // preflight decides, without converting, which outputs of t need work: it
 // returns done with the outcome when none does (all up to date) or the file

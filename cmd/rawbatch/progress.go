@@ -95,8 +95,7 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	}
 	switch fr.Status {
 	case pipeline.StatusConverted:
-		r.println("[%d/%d] converted %s -> %s (%dx%d, %.1fs)", r.count, r.total, fr.Input, fr.Output,
-			fr.Result.Width, fr.Result.Height, fr.Duration.Seconds())
+		r.println("[%d/%d] converted %s -> %s (%.1fs)", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds())
 		for _, w := range fr.Result.Warnings {
 			r.println("[%d/%d] warning %s: %s", r.count, r.total, fr.Input, w)
 		}
@@ -107,6 +106,19 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	default:
 		r.println("[%d/%d] skipped %s (%s)", r.count, r.total, fr.Input, fr.Reason)
 	}
+}
+
+// written lists the files a conversion wrote with their sizes:
+// "out/a.jpg (6000x4000), out/a.thumb.webp (512x341)".
+func written(fr pipeline.FileResult) string {
+	if len(fr.Result.Variants) == 0 {
+		return fmt.Sprintf("%s (%dx%d)", fr.Output, fr.Result.Width, fr.Result.Height)
+	}
+	var parts []string
+	for _, v := range fr.Result.Variants {
+		parts = append(parts, fmt.Sprintf("%s (%dx%d)", v.Path, v.Width, v.Height))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // clean makes a line safe for a terminal or a log: control characters in
