@@ -838,6 +838,12 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		return fr, nil, true
 	}
 	for i, o := range t.Outputs {
+		// Not even --force replaces a directory or other non-file: fail
+		// before decoding, and before any output of the file is written.
+		if fi, err := os.Lstat(o.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, fileKind(fi.Mode()))
+			return fr, nil, true
+		}
 		if !r.Force && !r.hasRecord(o.Rel) && !writtenByRawbatch(o.Path) {
 			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %s exists and was not written by rawbatch; move it away, or use --force to overwrite it", t.Input, o.Path)
 			return fr, nil, true

@@ -240,6 +240,14 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	}
 	j.releaseCached()
 	j.img = Image{}
+	// Renaming is all or nothing as far as we can make it: a directory (or
+	// other non-file) in the way of one output fails the file before any
+	// output is renamed.
+	for _, v := range asked {
+		if fi, err := os.Lstat(v.spec.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
+			return res, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", in, v.spec.Path, fileKind(fi.Mode()))
+		}
+	}
 	for _, v := range asked {
 		if err := os.Rename(v.tmp, v.spec.Path); err != nil {
 			return res, fmt.Errorf("%s: %w", in, err)
@@ -253,6 +261,22 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Make, res.Model, res.Flip = j.info.Make, j.info.Model, j.info.Flip
 	res.Warnings = j.warnings
 	return res, nil
+}
+
+// fileKind names a file mode's type for messages: "directory", "named
+// pipe", "socket", "device".
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&(os.ModeDevice|os.ModeCharDevice) != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // TempPrefix starts the name of every temporary output file; the output's

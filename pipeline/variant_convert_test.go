@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/image/tiff"
@@ -247,5 +248,27 @@ func TestTIFF16GradientLevels(t *testing.T) {
 	}
 	if n8 > 256 {
 		t.Errorf("JPEG: %d levels, more than 8 bits can hold: the counter-check is broken", n8)
+	}
+}
+
+// TestConvertVariantsDirectoryInTheWay: when one output's path is a
+// directory, ConvertVariants fails naming it and renames no output at all.
+func TestConvertVariantsDirectoryInTheWay(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	outs := []OutputSpec{
+		{Variant: Variant{Name: "main", Format: "jpeg"}, Path: filepath.Join(dir, "a.jpg")},
+		{Variant: Variant{Name: "t", Format: "png8", Size: 32}, Path: filepath.Join(dir, "a.t.png")},
+	}
+	if err := os.Mkdir(outs[1].Path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ConvertVariants(context.Background(), in, outs, DefaultSettings(), nil)
+	if err == nil || !strings.Contains(err.Error(), "a.t.png is a directory") {
+		t.Fatalf("err = %v, want the directory named", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("directory holds %d entries, want only the blocking directory (no output, no temporary file)", len(ents))
 	}
 }
