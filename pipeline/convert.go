@@ -212,7 +212,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 			rest = append(rest, v)
 		}
 	}
-	j.outs = append(first, rest...)
+	j.outs = append(groupRenditions(first), groupRenditions(rest)...)
 	// Downscaled variants first, from the camera image itself: resizing it
 	// before the camera matrix, exposure and tone costs a fraction of those
 	// stages at full size (stageResize).
@@ -261,6 +261,28 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Make, res.Model, res.Flip = j.info.Make, j.info.Model, j.info.Flip
 	res.Warnings = j.warnings
 	return res, nil
+}
+
+// groupRenditions orders vs so that variants sharing a rendition
+// (renderKey: space, size, sharpening) are next to each other, groups in
+// the order of their first variant: a shared rendition is then kept only
+// while its own variants are written, never beside other variants' images,
+// as the memory estimate assumes.
+func groupRenditions(vs []*variantJob) []*variantJob {
+	var keys []string
+	groups := map[string][]*variantJob{}
+	for _, v := range vs {
+		k := renderKey(v.spec.Variant)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], v)
+	}
+	out := make([]*variantJob, 0, len(vs))
+	for _, k := range keys {
+		out = append(out, groups[k]...)
+	}
+	return out
 }
 
 // fileKind names a file mode's type for messages: "directory", "named

@@ -33,6 +33,7 @@ type measureSpec struct {
 	In, Out  string
 	Settings Settings
 	Threads  int
+	Estimate int64 // bytes, for the memory limit a worker sets
 }
 
 type measureResult struct {
@@ -67,6 +68,7 @@ func measureChild(spec string) int {
 	var r measureResult
 	r.IdleRSS = procStatus("VmRSS")
 	s.Settings.threads = s.Threads
+	limitMemory(s.Estimate) // as WorkerMain does
 	var err error
 	if vs := s.Settings.Variants; len(vs) > 1 {
 		var outs []OutputSpec
@@ -87,9 +89,9 @@ func measureChild(spec string) int {
 
 // measurePeak converts in → out in a fresh child process and returns the
 // growth of its peak RSS over its idle RSS, in bytes.
-func measurePeak(t testing.TB, in, out string, s Settings, threads int) int64 {
+func measurePeak(t testing.TB, in, out string, s Settings, threads int, estimate int64) int64 {
 	t.Helper()
-	spec, _ := json.Marshal(measureSpec{In: in, Out: out, Settings: s, Threads: threads})
+	spec, _ := json.Marshal(measureSpec{In: in, Out: out, Settings: s, Threads: threads, Estimate: estimate})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "RAWBATCH_MEASURE="+string(spec))
 	b, err := cmd.Output()

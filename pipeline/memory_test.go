@@ -30,7 +30,7 @@ func calibrate(t testing.TB, w io.Writer, files []string, settings []Settings) [
 		}
 		for _, s := range settings {
 			est := EstimateMemory(fi, s, threads).Total
-			peak := measurePeak(t, f, filepath.Join(dir, "out"+s.Format.Ext()), s, threads)
+			peak := measurePeak(t, f, filepath.Join(dir, "out"+s.Format.Ext()), s, threads, est)
 			r := float64(peak) / float64(est)
 			ratios = append(ratios, r)
 			alg := string(s.Demosaic)
@@ -38,16 +38,30 @@ func calibrate(t testing.TB, w io.Writer, files []string, settings []Settings) [
 				alg = "half"
 			}
 			if len(s.Variants) > 1 {
-				alg = "3var"
+				alg = fmt.Sprintf("%dvar", len(s.Variants))
 			}
 			fmt.Fprintf(w, "%-38s %-6s %-5s %5.1f %10s %10s %6.2f\n", filepath.Base(f), s.Format, alg,
 				float64(fi.Width*fi.Height)/1e6, budget.FormatSize(est), budget.FormatSize(peak), r)
-			if r < 0.8 || r > 1.25 {
-				t.Errorf("%s %s %s: measured peak %d is %.2f× the estimate %d (want 0.8..1.25)", f, s.Format, alg, peak, r, est)
+			// A few hundred KiB of library pages and runtime noise are
+			// a large fraction of a tiny file's estimate and nothing to a
+			// memory budget: within calibrationSlack counts as a match.
+			if (r < 0.8 || r > 1.25) && abs64(peak-est) > calibrationSlack {
+				t.Errorf("%s %s %s: measured peak %d is %.2f× the estimate %d (want 0.8..1.25, or within %d bytes)", f, s.Format, alg, peak, r, est, calibrationSlack)
 			}
 		}
 	}
 	return ratios
+}
+
+// calibrationSlack is the absolute difference, in bytes, between measured
+// peak and estimate that passes whatever the ratio.
+const calibrationSlack = 2 << 20
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 func settingsMatrix() []Settings {
@@ -61,20 +75,29 @@ func settingsMatrix() []Settings {
 	v := DefaultSettings()
 	v.Variants = []Variant{{Name: "main", Format: "jpeg", Space: "srgb"}, {Name: "thumb", Format: "webp", Size: 512, Space: "srgb"},
 		{Name: "print", Format: "tiff16", Space: "adobergb"}}
-	return []Settings{j, p, h, d, v}
+	// Six variants, two pairs sharing a rendition (given apart, so one
+	// rendition must be kept across other variants unless they are
+	// grouped), sharpening, four spaces.
+	six := DefaultSettings()
+	six.Variants = []Variant{{Name: "main", Format: "jpeg", Space: "srgb", Sharpen: 1},
+		{Name: "a", Format: "png16", Space: "adobergb"}, {Name: "thumb", Format: "webp", Size: 512, Space: "srgb"},
+		{Name: "b", Format: "png8", Space: "srgb", Sharpen: 1}, {Name: "c", Format: "tiff16", Space: "prophoto"},
+		{Name: "d", Format: "tiff16", Space: "adobergb"}}
+	return []Settings{j, p, h, d, v, six}
 }
 
 // TestEstimateCalibration: for every sample file and a 12 MP synthetic DNG,
 // the measured peak memory of a conversion lies within 0.8–1.25× of the
-// estimate, for JPEG, PNG16, half-size, and three variants from one decode
-// (full JPEG, 512 px WebP, full TIFF16 in Adobe RGB).
+// estimate, for JPEG, PNG16, half-size, three variants from one decode
+// (full JPEG, 512 px WebP, full TIFF16 in Adobe RGB) and six (sharpening,
+// four spaces, renditions shared by variants given apart).
 func TestEstimateCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures conversions in child processes")
 	}
 	files := append(rawFiles(t), writeSynthetic(t, t.TempDir(), 4240, 2832))
 	m := settingsMatrix()
-	calibrate(t, os.Stdout, files, []Settings{m[0], m[1], m[2], m[4]})
+	calibrate(t, os.Stdout, files, []Settings{m[0], m[1], m[2], m[4], m[5]})
 }
 
 // BenchmarkEstimateCalibration prints estimate and measured peak for

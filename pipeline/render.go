@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
@@ -169,34 +170,57 @@ func stageOutputSpace(_ context.Context, j *job) error {
 }
 
 // unsharp sharpens img in place by an unsharp mask: x + amount·(x − blur(x)),
-// blur being a 3×3 binomial filter (1 2 1)/4 in each direction, per
-// channel, in linear light.
+// blur being a 3×3 binomial filter (1 2 1)/4 in each direction (applied
+// separably), per channel, in linear light; pixels beyond the edges repeat
+// the edge pixel.
+//
+// It needs no copy of the image: the rows are cut into contiguous bands,
+// one per processor, done in parallel; each band keeps the horizontal blurs
+// of three rows (a row is overwritten only after its own), and the original
+// rows just outside it (which the neighbouring bands change) are saved
+// before any band starts. Extra memory: about five rows per band.
 func unsharp(img Image, amount float32) {
 	w, h := img.W, img.H
 	if w < 3 || h < 3 {
 		return
 	}
-	src := append([]float32(nil), img.Pix...)
-	at := func(x, y, c int) float32 {
-		x = min(max(x, 0), w-1)
-		y = min(max(y, 0), h-1)
-		return src[(y*w+x)*3+c]
+	rowLen := w * 3
+	row := func(y int) []float32 { return img.Pix[y*rowLen : (y+1)*rowLen] }
+	nb := min(runtime.GOMAXPROCS(0), h)
+	start := func(b int) int { return h * b / nb }
+	// above[b], below[b]: the original rows just outside band b (clamped).
+	above, below := make([][]float32, nb), make([][]float32, nb)
+	for b := range nb {
+		above[b] = append([]float32(nil), row(max(start(b)-1, 0))...)
+		below[b] = append([]float32(nil), row(min(start(b+1), h-1))...)
 	}
-	par.Rows(h, func(lo, hi int) {
-		for y := lo; y < hi; y++ {
-			for x := range w {
-				for c := range 3 {
-					var b float32
-					for dy := -1; dy <= 1; dy++ {
-						wy := float32(2 - dy*dy)
-						for dx := -1; dx <= 1; dx++ {
-							b += wy * float32(2-dx*dx) * at(x+dx, y+dy, c)
-						}
-					}
-					b /= 16
-					i := (y*w+x)*3 + c
-					img.Pix[i] = src[i] + amount*(src[i]-b)
+	// hblur sets dst to the horizontal (1 2 1)/4 blur of src.
+	hblur := func(dst, src []float32) {
+		for x := range w {
+			l, r := max(x-1, 0)*3, min(x+1, w-1)*3
+			for c := range 3 {
+				dst[x*3+c] = (src[l+c] + 2*src[x*3+c] + src[r+c]) / 4
+			}
+		}
+	}
+	par.Range(nb, 1, func(lo, hi int) {
+		prev, cur, next := make([]float32, rowLen), make([]float32, rowLen), make([]float32, rowLen)
+		for b := lo; b < hi; b++ {
+			y0, y1 := start(b), start(b+1)
+			hblur(prev, above[b])
+			hblur(cur, row(y0))
+			for y := y0; y < y1; y++ {
+				src := below[b] // row y+1, outside the band (or the clamped edge)
+				if y+1 < y1 {
+					src = row(y + 1)
 				}
+				hblur(next, src)
+				px := row(y)
+				for i, x := range px {
+					blur := (prev[i] + 2*cur[i] + next[i]) / 4
+					px[i] = x + amount*(x-blur)
+				}
+				prev, cur, next = cur, next, prev
 			}
 		}
 	})

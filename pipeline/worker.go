@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,7 +39,38 @@ type workerRequest struct {
 	Settings Settings
 	Threads  int
 	Cache    *workerCache
+	// Estimate is the conversion's memory estimate in bytes (0: none).
+	Estimate int64
 }
+
+// limitMemory sets the Go runtime's soft memory limit of a process that
+// converts one file to its estimate (bytes) plus an eighth (at least
+// gcSlack); 0 sets none. With
+// the default GOGC the heap may grow to twice its live size before a
+// collection, so several variants, each allocating and dropping full-size
+// buffers, would take more than their estimate; the limit makes the
+// collector keep to it. The big buffers hold no pointers, so the extra
+// collections cost little (+2 % time measured on 20 variants).
+func limitMemory(estimate int64) {
+	if estimate > 0 {
+		debug.SetMemoryLimit(estimate + max(estimate/8, gcSlack))
+	}
+}
+
+// secondsText writes d in seconds for messages: whole seconds from 10 s,
+// else to a tenth ("63", "2.5", "3").
+func secondsText(d time.Duration) string {
+	if d >= 10*time.Second {
+		return strconv.FormatFloat(math.Round(d.Seconds()), 'f', 0, 64)
+	}
+	return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64)
+}
+
+// gcSlack is the least a worker's Go memory limit adds to its file's
+// estimate (otherwise an eighth of it), in bytes: room for the runtime's
+// own memory, so collections run when the heap nears the estimate and not
+// constantly.
+const gcSlack = 4 << 20
 
 type workerOutput struct {
 	Variant Variant
@@ -98,6 +131,7 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 		// that --jobs workers at once do not oversubscribe the machine.
 		runtime.GOMAXPROCS(req.Threads)
 	}
+	limitMemory(req.Estimate)
 	var outs []OutputSpec
 	for _, o := range req.Outputs {
 		outs = append(outs, OutputSpec{Variant: o.Variant, Path: string(o.Path)})
@@ -164,7 +198,7 @@ const maxStderr = 16 << 10
 // runWorker converts t in a child process exe ("exe worker"), killing it
 // after timeout (0: no timeout) or when ctx ends (after grace).
 func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Settings, c *workerCache, timeout, grace time.Duration) workerRun {
-	wreq := workerRequest{Input: []byte(t.Input), Settings: s, Threads: s.threads, Cache: c}
+	wreq := workerRequest{Input: []byte(t.Input), Settings: s, Threads: s.threads, Cache: c, Estimate: t.Estimate.Total}
 	for _, o := range outs {
 		wreq.Outputs = append(wreq.Outputs, workerOutput{Variant: o.Variant, Path: []byte(o.Path)})
 	}
@@ -209,7 +243,7 @@ wait:
 		case waitErr = <-done:
 			break wait
 		case <-timer:
-			killedFor = fmt.Errorf("%w after %s s", ErrTimeout, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+			killedFor = fmt.Errorf("%w after %s s", ErrTimeout, secondsText(timeout))
 			cmd.Process.Kill()
 			timer = nil
 		case <-ctxDone:

@@ -51,3 +51,13 @@ func TestWorkerCrashAndHang(t *testing.T) {
 		t.Errorf("output directory holds %v, want only ok1.jpg ok2.jpg", names)
 	}
 }
+
+func TestSecondsText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		62996352 * time.Microsecond: "63", 3 * time.Second: "3", 2500 * time.Millisecond: "2.5", 1234 * time.Millisecond: "1.2",
+	} {
+		if got := secondsText(d); got != want {
+			t.Errorf("secondsText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -17,8 +17,13 @@ const Block = 8
 // f must be safe to call concurrently for disjoint ranges; results must not
 // depend on how the rows are split (each output row computed from its own
 // inputs), so they are the same on any machine.
-func Rows(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), (n+Block-1)/Block)
+func Rows(n int, f func(lo, hi int)) { Range(n, Block, f) }
+
+// Range is Rows with block indexes at a time instead of Block: Range(n, 1,
+// f) runs every index as its own task.
+func Range(n, block int, f func(lo, hi int)) {
+	block = max(block, 1)
+	workers := min(runtime.GOMAXPROCS(0), (n+block-1)/block)
 	if workers <= 1 {
 		if n > 0 {
 			f(0, n)
@@ -32,11 +37,11 @@ func Rows(n int, f func(lo, hi int)) {
 		go func() {
 			defer wg.Done()
 			for {
-				lo := int(next.Add(Block)) - Block
+				lo := int(next.Add(int64(block))) - block
 				if lo >= n {
 					return
 				}
-				f(lo, min(lo+Block, n))
+				f(lo, min(lo+block, n))
 			}
 		}()
 	}
