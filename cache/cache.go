@@ -9,7 +9,7 @@
 // "<key>.rbc" (key: 64 lowercase hex digits, see [Key]) and, while a Put is in
 // progress, temporary files named ".rbtmp-*". Any other file is ignored.
 //
-// An entry file is a 64-byte header followed by the payload, the image's
+// An entry file is a 96-byte header followed by the payload, the image's
 // float32 samples, interleaved (W×H×C, row-major, C samples per pixel), in
 // the host's byte order:
 //
@@ -22,10 +22,16 @@
 //	    32    8 channels C (uint64)
 //	    40    8 payload length in bytes (uint64, = W·H·C·4)
 //	    48    8 XXH3-64 of the payload
-//	    56    8 XXH3-64 of header bytes 0..55
+//	    56   32 the entry's key (the 32 bytes its 64 hex digits spell)
+//	    88    8 XXH3-64 of header bytes 0..87
 //
 // Header integers are little-endian. The file's size must be exactly
-// 64 + payload length.
+// 96 + payload length. The key in the header ties the file to its name: an
+// entry file copied or renamed over another key's name fails [Cache.Get]'s
+// check and is treated as corrupt, never served as the other key's image.
+//
+// Only regular files are entries: [Cache.Get] never opens (and so never
+// blocks on) a named pipe, socket or device left under an entry's name.
 //
 // # Concurrency and crash safety
 //
@@ -52,6 +58,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -71,11 +78,14 @@ import (
 // FormatVersion is the version of the entry file format and of the key
 // derivation. [Key] mixes it into every key, so bumping it makes every old
 // entry unreachable (old entries then age out through eviction or Clear).
-const FormatVersion = 1
+// Version 2 added the key to the header.
+const FormatVersion = 2
 
 const (
 	magic      = "RBCACHE1"
-	headerSize = 64
+	headerSize = 96
+	keyOff     = 56 // the key's 32 bytes
+	hdrSumOff  = 88 // XXH3-64 of bytes 0..87
 	entryExt   = ".rbc"
 	tmpPrefix  = ".rbtmp-"
 	tagName    = "CACHEDIR.TAG"
@@ -102,15 +112,22 @@ var (
 	ErrMiss = errors.New("cache: miss")
 	// ErrCorrupt is returned (wrapped; test with errors.Is) by Get when the
 	// entry's file is truncated, extended, has a bad header, an unknown format
-	// version or byte order, or a payload that fails its checksum. Get deletes
-	// such a file before returning; the caller decodes again.
+	// version or byte order, another key in its header (an entry copied or
+	// renamed over this one) or a payload that fails its checksum, or is not
+	// a regular file at all. Get deletes such a file before returning (a
+	// directory excepted); the caller decodes again.
 	ErrCorrupt = errors.New("cache: corrupt entry")
 	// ErrTooLarge is returned (wrapped) by Put when the entry alone
-	// (64 + W·H·C·4 bytes) exceeds the cache's cap; nothing is written or evicted.
+	// (96 + W·H·C·4 bytes) exceeds the cache's cap; nothing is written or evicted.
 	ErrTooLarge = errors.New("cache: entry larger than the cache cap")
 	// ErrBadKey is returned (wrapped) when a key is not 64 lowercase hex
 	// digits, the form [Key] returns.
 	ErrBadKey = errors.New("cache: malformed key")
+	// ErrNotCache is returned (wrapped) by [OpenExisting] for an existing
+	// directory without a CACHEDIR.TAG, and by [Open] for one that also
+	// holds files other than cache entries: it does not look like a cache,
+	// and making it one would hide its files from backup tools.
+	ErrNotCache = errors.New("does not look like a rawbatch cache")
 )
 
 // hostBigEndian reports the host's byte order, which is the payload's.
@@ -204,25 +221,82 @@ func satMul(a, b int64) int64 {
 	return a * b
 }
 
-// Open opens the cache directory dir, creating it (and missing parents) with
-// mode 0700 if absent, and writes a CACHEDIR.TAG into it if absent. maxBytes
-// caps the total size in bytes of all entry files (headers included);
-// 0 means no cap, negative is an error. Open also removes temporary files
-// older than a minute, left behind by killed processes.
+// Open opens the cache directory dir for reading and writing entries,
+// creating it (and missing parents) with mode 0700 if absent, and writes a
+// CACHEDIR.TAG into it if absent. maxBytes caps the total size in bytes of
+// all entry files (headers included); 0 means no cap, negative is an error.
+// Open also removes temporary files older than a minute, left behind by
+// killed processes.
+//
+// An existing directory without a CACHEDIR.TAG is made a cache only if it
+// holds nothing but entries and temporary files of this package (an empty
+// directory, say); otherwise Open returns an error wrapping ErrNotCache and
+// writes nothing, so that a mistyped directory (a photo folder) is never
+// tagged, which would make backup tools skip it.
 //
 // Because the default location /dev/shm is writable by every user, Open
 // refuses a directory (after following symlinks) that is not owned by the
 // current user or is writable by group or others.
 func Open(dir string, maxBytes int64) (*Cache, error) {
-	if maxBytes < 0 {
-		return nil, fmt.Errorf("cache: negative cap %d", maxBytes)
-	}
-	if dir == "" {
-		return nil, errors.New("cache: empty directory name")
+	if err := checkArgs(dir, maxBytes); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
+	c, err := openDir(dir, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(filepath.Join(dir, tagName)); err != nil {
+		if err := c.checkOnlyCacheFiles(); err != nil {
+			return nil, err
+		}
+		if err := c.writeTag(); err != nil {
+			return nil, err
+		}
+	}
+	c.removeStaleTemps()
+	return c, nil
+}
+
+// OpenExisting opens the existing cache directory dir without creating or
+// changing anything: no directory, no CACHEDIR.TAG, no removal of
+// temporary files. It is for tools that only look at a cache or clear it
+// ([Cache.Stats], [Cache.Clear]); maxBytes is as for [Open].
+//
+// Errors: one wrapping fs.ErrNotExist when dir does not exist; one
+// wrapping ErrNotCache when dir is a directory whose CACHEDIR.TAG is
+// missing or does not start with TagSignature; those of Open for a
+// directory owned by another user or writable by group or others, or a
+// path that is not a directory; other I/O errors.
+func OpenExisting(dir string, maxBytes int64) (*Cache, error) {
+	if err := checkArgs(dir, maxBytes); err != nil {
+		return nil, err
+	}
+	c, err := openDir(dir, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkTag(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func checkArgs(dir string, maxBytes int64) error {
+	if maxBytes < 0 {
+		return fmt.Errorf("cache: negative cap %d", maxBytes)
+	}
+	if dir == "" {
+		return errors.New("cache: empty directory name")
+	}
+	return nil
+}
+
+// openDir checks that dir is a directory of the current user that group
+// and others cannot write to, and returns a Cache for it.
+func openDir(dir string, maxBytes int64) (*Cache, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
@@ -236,12 +310,52 @@ func Open(dir string, maxBytes int64) (*Cache, error) {
 	if fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("cache: %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
-	c := &Cache{dir: dir, max: maxBytes, verified: make(map[string]fileID)}
-	if err := c.writeTag(); err != nil {
-		return nil, err
+	return &Cache{dir: dir, max: maxBytes, verified: make(map[string]fileID)}, nil
+}
+
+// checkTag returns nil if the directory's CACHEDIR.TAG is a regular file
+// starting with TagSignature, else an error wrapping ErrNotCache (or an
+// I/O error). It never blocks on a special file named CACHEDIR.TAG.
+func (c *Cache) checkTag() error {
+	p := filepath.Join(c.dir, tagName)
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cache: %s %w: it has no %s", c.dir, ErrNotCache, tagName)
 	}
-	c.removeStaleTemps()
-	return c, nil
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("cache: %s %w: its %s is not a regular file", c.dir, ErrNotCache, tagName)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer f.Close()
+	b := make([]byte, len(TagSignature))
+	n, _ := io.ReadFull(f, b)
+	if string(b[:n]) != TagSignature {
+		return fmt.Errorf("cache: %s %w: its %s does not start with %q", c.dir, ErrNotCache, tagName, TagSignature)
+	}
+	return nil
+}
+
+// checkOnlyCacheFiles returns an error wrapping ErrNotCache if the
+// directory holds anything but entries and temporary files.
+func (c *Cache) checkOnlyCacheFiles() error {
+	des, err := os.ReadDir(c.dir)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	for _, de := range des {
+		// A tag may appear meanwhile: another process's Open wrote it.
+		if n := de.Name(); !isEntryName(n) && !strings.HasPrefix(n, tmpPrefix) && n != tagName {
+			return fmt.Errorf("cache: %s %w: it has no %s and holds other files (such as %q); use a new or empty directory",
+				c.dir, ErrNotCache, tagName, n)
+		}
+	}
+	return nil
 }
 
 // writeTag writes CACHEDIR.TAG if absent, atomically (temp file + rename),
@@ -356,7 +470,13 @@ func payloadBytes(w, h, ch int) (int64, error) {
 	return int64(n), nil
 }
 
-func encodeHeader(w, h, ch int, n int64, sum uint64) []byte {
+// keyBytes returns the 32 bytes a well-formed key (checkKey) spells.
+func keyBytes(key string) []byte {
+	b, _ := hex.DecodeString(key)
+	return b
+}
+
+func encodeHeader(key string, w, h, ch int, n int64, sum uint64) []byte {
 	b := make([]byte, headerSize)
 	copy(b, magic)
 	le := binary.LittleEndian
@@ -371,7 +491,8 @@ func encodeHeader(w, h, ch int, n int64, sum uint64) []byte {
 	le.PutUint64(b[32:], uint64(ch))
 	le.PutUint64(b[40:], uint64(n))
 	le.PutUint64(b[48:], sum)
-	le.PutUint64(b[56:], xxh3.Hash(b[:56]))
+	copy(b[keyOff:hdrSumOff], keyBytes(key))
+	le.PutUint64(b[hdrSumOff:], xxh3.Hash(b[:hdrSumOff]))
 	return b
 }
 
@@ -381,8 +502,9 @@ type header struct {
 	sum      uint64
 }
 
-// parseHeader validates b (the whole file) except the payload checksum.
-func parseHeader(b []byte) (header, error) {
+// parseHeader validates b (the whole file of key's entry) except the
+// payload checksum.
+func parseHeader(b []byte, key string) (header, error) {
 	var hd header
 	if len(b) < headerSize {
 		return hd, fmt.Errorf("truncated: %d bytes, header needs %d", len(b), headerSize)
@@ -391,11 +513,15 @@ func parseHeader(b []byte) (header, error) {
 		return hd, fmt.Errorf("bad magic %q", b[:8])
 	}
 	le := binary.LittleEndian
-	if got, want := le.Uint64(b[56:]), xxh3.Hash(b[:56]); got != want {
-		return hd, fmt.Errorf("header checksum %016x, want %016x", got, want)
-	}
+	// The version first: an older format's header checksum is elsewhere.
 	if v := le.Uint32(b[8:]); v != FormatVersion {
 		return hd, fmt.Errorf("format version %d, this program reads %d", v, FormatVersion)
+	}
+	if got, want := le.Uint64(b[hdrSumOff:]), xxh3.Hash(b[:hdrSumOff]); got != want {
+		return hd, fmt.Errorf("header checksum %016x, want %016x", got, want)
+	}
+	if got := b[keyOff:hdrSumOff]; string(got) != string(keyBytes(key)) {
+		return hd, fmt.Errorf("the entry of key %s is stored under this name (copied or renamed?)", hex.EncodeToString(got))
 	}
 	flags := le.Uint32(b[12:])
 	if flags&^flagBigEndian != 0 || (flags&flagBigEndian != 0) != hostBigEndian {
@@ -423,7 +549,8 @@ func parseHeader(b []byte) (header, error) {
 
 // Put stores the image pix (w×h×ch float32 samples, interleaved, row-major;
 // len(pix) must be w·h·ch, all dimensions positive) under key, replacing any
-// entry of that key. The file takes 64 + w·h·ch·4 bytes.
+// entry of that key. The file takes 96 + w·h·ch·4 bytes; its header records
+// key (see the package documentation).
 //
 // It first evicts least-recently-used entries so that the new entry fits
 // under the cap, writes a temporary file in the directory (header with
@@ -459,7 +586,7 @@ func (c *Cache) Put(key string, w, h, ch int, pix []float32) error {
 		c.evict(c.max-size, key, false)
 	}
 	payload := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(pix))), n)
-	hdr := encodeHeader(w, h, ch, n, xxh3.Hash(payload))
+	hdr := encodeHeader(key, w, h, ch, n, xxh3.Hash(payload))
 
 	f, err := os.CreateTemp(c.dir, tmpPrefix+key[:16]+"-*")
 	if err != nil {
@@ -590,11 +717,12 @@ func (e *Entry) Close() error {
 }
 
 // Get returns the entry for key, mapped read-only (mmap, MAP_SHARED); the
-// caller must Close it. It validates the header (magic, header checksum,
-// format version, byte order, dimensions against payload length and file
-// size) on every call, and the XXH3-64 checksum of the whole payload the
-// first time this Cache gets that file (the same inode, size and mtime
-// verified before is trusted; any write to the file changes its mtime).
+// caller must Close it. It validates the header (magic, format version,
+// header checksum, the key recorded in it against key, byte order,
+// dimensions against payload length and file size) on every call, and the
+// XXH3-64 checksum of the whole payload the first time this Cache gets
+// that file (the same inode, size and mtime verified before is trusted;
+// any write to the file changes its mtime).
 // Measured on tmpfs (2-vCPU AMD EPYC VM, 288 MB entry): a first Get costs
 // about 30 ms per 100 MB, of which the XXH3 checksum is about 9 ms and the
 // rest mapping the pages in (MAP_POPULATE), which a caller reading all of
@@ -602,18 +730,43 @@ func (e *Entry) Close() error {
 // 100 MB. Get then sets the file's mtime to now, which is the "last used"
 // time eviction goes by.
 //
+// Only a regular file is an entry. Get never opens anything else found
+// under the entry's name, and so never blocks on a named pipe; it never
+// follows a symlink either.
+//
 // Errors: ErrMiss (unwrapped) if there is no entry; an error wrapping
-// ErrCorrupt if the file is invalid, in which case Get has deleted it (unless
-// it was replaced by a new file meanwhile); ErrBadKey; other I/O errors.
+// ErrCorrupt if the file is invalid — including another key's entry stored
+// under this name, and a named pipe, socket, device or symlink — in which
+// case Get has removed it (unless it was replaced by a new file meanwhile;
+// a directory under the name is left in place); ErrBadKey; other I/O
+// errors.
 func (c *Cache) Get(key string) (*Entry, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
 	p := c.path(key)
-	f, err := os.Open(p)
+	// Lstat before opening: opening a named pipe for reading would block
+	// until a writer came, and opening a device can have side effects.
+	lfi, err := os.Lstat(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrMiss
+		}
+		return nil, fmt.Errorf("cache: get: %w", err)
+	}
+	if !lfi.Mode().IsRegular() {
+		return nil, c.notRegular(key, lfi)
+	}
+	// Should the name be replaced between the Lstat and the open, the
+	// open still neither blocks (O_NONBLOCK) nor follows a symlink
+	// (O_NOFOLLOW), and the Stat of the descriptor sees what was opened.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrMiss
+		}
+		if lfi, lerr := os.Lstat(p); lerr == nil && !lfi.Mode().IsRegular() {
+			return nil, c.notRegular(key, lfi) // ELOOP (symlink), ENXIO (socket)
 		}
 		return nil, fmt.Errorf("cache: get: %w", err)
 	}
@@ -623,7 +776,7 @@ func (c *Cache) Get(key string) (*Entry, error) {
 		return nil, fmt.Errorf("cache: get: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, c.corrupt(key, fi, "not a regular file")
+		return nil, c.notRegular(key, fi)
 	}
 	size := fi.Size()
 	if size < headerSize {
@@ -637,7 +790,7 @@ func (c *Cache) Get(key string) (*Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: get: mmap %s: %w", p, err)
 	}
-	hd, err := parseHeader(data)
+	hd, err := parseHeader(data, key)
 	if err == nil && !c.isVerified(key, id) {
 		if sum := xxh3.Hash(data[headerSize:]); sum != hd.sum {
 			err = fmt.Errorf("payload checksum %016x, header says %016x", sum, hd.sum)
@@ -649,11 +802,13 @@ func (c *Cache) Get(key string) (*Entry, error) {
 	}
 
 	// Mark as used. By descriptor, so that a file renamed over ours
-	// meanwhile is not the one touched; fall back to the path.
+	// meanwhile is not the one touched; fall back to the path, not
+	// following a symlink put there meanwhile.
 	now := time.Now()
 	tv := []unix.Timeval{unix.NsecToTimeval(now.UnixNano()), unix.NsecToTimeval(now.UnixNano())}
 	if unix.Futimes(int(f.Fd()), tv) != nil {
-		os.Chtimes(p, now, now)
+		ts := []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), unix.NsecToTimespec(now.UnixNano())}
+		unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	if fi2, err := f.Stat(); err == nil {
 		id = idOf(fi2)
@@ -671,6 +826,28 @@ func (c *Cache) isVerified(key string, id fileID) bool {
 	defer c.mu.Unlock()
 	v, ok := c.verified[key]
 	return ok && v == id
+}
+
+// notRegular reports what is under key's name, described by fi, as a
+// corrupt entry and removes it: unlinking a name inside the cache
+// directory changes nothing elsewhere (a symlink's target stays). A
+// directory is left in place, since it may hold someone's files.
+func (c *Cache) notRegular(key string, fi fs.FileInfo) error {
+	what := "not a regular file"
+	switch m := fi.Mode(); {
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe, not an entry file"
+	case m&fs.ModeSocket != 0:
+		what = "a socket, not an entry file"
+	case m&fs.ModeDevice != 0:
+		what = "a device, not an entry file"
+	case m&fs.ModeSymlink != 0:
+		what = "a symlink, not an entry file"
+	case m.IsDir():
+		c.forget(key)
+		return fmt.Errorf("%w: %s: a directory, not an entry file (left in place)", ErrCorrupt, c.path(key))
+	}
+	return c.corrupt(key, fi, what)
 }
 
 // corrupt deletes the entry file of key if it is still the file described

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc64"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -288,7 +290,7 @@ func rewriteHeader(t *testing.T, p string, f func(b []byte)) {
 		t.Fatal(err)
 	}
 	f(b)
-	binary.LittleEndian.PutUint64(b[56:], xxh3.Hash(b[:56]))
+	binary.LittleEndian.PutUint64(b[hdrSumOff:], xxh3.Hash(b[:hdrSumOff]))
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -354,6 +356,27 @@ func TestCorrupt(t *testing.T) {
 		},
 		"future format version": func(t *testing.T, p string) {
 			rewriteHeader(t, p, func(b []byte) { binary.LittleEndian.PutUint32(b[8:], FormatVersion+1) })
+		},
+		"older format version": func(t *testing.T, p string) {
+			rewriteHeader(t, p, func(b []byte) { binary.LittleEndian.PutUint32(b[8:], FormatVersion-1) })
+		},
+		"another key in the header": func(t *testing.T, p string) {
+			rewriteHeader(t, p, func(b []byte) { b[keyOff+5] ^= 0x40 })
+		},
+		"flip key byte": func(t *testing.T, p string) {
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			b := make([]byte, 1)
+			if _, err := f.ReadAt(b, keyOff+31); err != nil {
+				t.Fatal(err)
+			}
+			b[0] ^= 0x5a
+			if _, err := f.WriteAt(b, keyOff+31); err != nil {
+				t.Fatal(err)
+			}
 		},
 		"other byte order": func(t *testing.T, p string) {
 			rewriteHeader(t, p, func(b []byte) { b[12] ^= flagBigEndian })
@@ -889,4 +912,310 @@ func BenchmarkChecksum(b *testing.B) {
 			crc64.Checksum(buf, tab)
 		}
 	})
+}
+
+// copyFile copies src to dst (a new inode, as cp does).
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := dst + ".copy"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEntryUnderAnotherName: an entry file copied, renamed or hard-linked
+// over another key's name is never returned for that key (the header
+// records the key); it is deleted as corrupt and the key then misses,
+// while the original entry stays good.
+func TestEntryUnderAnotherName(t *testing.T) {
+	const w, h, ch = 30, 20, 3
+	ways := map[string]func(t *testing.T, src, dst string){
+		"copied":      copyFile,
+		"renamed":     func(t *testing.T, src, dst string) { os.Rename(src, dst) },
+		"hard-linked": func(t *testing.T, src, dst string) { os.Remove(dst); os.Link(src, dst) },
+	}
+	forEachDir(t, func(t *testing.T, dir string) {
+		c := mustOpen(t, dir, 0)
+		for name, move := range ways {
+			t.Run(name, func(t *testing.T) {
+				a, b := Key(name, "a"), Key(name, "b")
+				imgA, imgB := image(w, h, ch, 1), image(w, h, ch, 2)
+				if err := c.Put(a, w, h, ch, imgA); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Put(b, w, h, ch, imgB); err != nil {
+					t.Fatal(err)
+				}
+				// B verified once, so that a later Get checks the header only.
+				e, err := c.Get(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.Close()
+				move(t, c.path(a), c.path(b))
+				if _, err := os.Lstat(c.path(b)); err != nil {
+					t.Fatalf("setting up: %v", err)
+				}
+				e, err = c.Get(b)
+				if !errors.Is(err, ErrCorrupt) {
+					if e != nil {
+						t.Errorf("Get(B) returned A's pixels: %v", sameBits(e.Pix, imgA))
+						e.Close()
+					}
+					t.Fatalf("Get(B) of A's file: %v, want ErrCorrupt", err)
+				}
+				if !strings.Contains(err.Error(), a) {
+					t.Errorf("error %q does not name the key found in the file", err)
+				}
+				if _, err := os.Lstat(c.path(b)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("A's file under B's name not deleted (%v)", err)
+				}
+				if _, err := c.Get(b); err != ErrMiss {
+					t.Errorf("second Get(B): %v, want ErrMiss", err)
+				}
+				if name != "renamed" {
+					e, err := c.Get(a)
+					if err != nil {
+						t.Fatalf("Get(A) after its copy was rejected: %v", err)
+					}
+					if !sameBits(e.Pix, imgA) {
+						t.Error("A's pixels changed")
+					}
+					e.Close()
+				}
+			})
+		}
+	})
+}
+
+func TestHeaderHoldsKey(t *testing.T) {
+	c := mustOpen(t, t.TempDir(), 0)
+	key := Key("layout")
+	if err := c.Put(key, 4, 3, 1, image(4, 3, 1, 5)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(c.path(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(b[8:]); v != 2 || FormatVersion != 2 {
+		t.Errorf("format version %d in the file, FormatVersion %d; want 2 (the key is new in 2)", v, FormatVersion)
+	}
+	if got := fmt.Sprintf("%x", b[56:88]); got != key {
+		t.Errorf("header bytes 56..87 = %s, want the key %s", got, key)
+	}
+	if le.Uint64(b[88:]) != xxh3.Hash(b[:88]) {
+		t.Error("header checksum at 88 does not cover bytes 0..87")
+	}
+	if len(b) != 96+4*3*1*4 {
+		t.Errorf("file is %d bytes", len(b))
+	}
+}
+
+// getOrHang runs Get in a goroutine. Should Get block (as opening a named
+// pipe for reading does), it opens the pipe p for writing to release it
+// and fails the test instead of hanging until the test binary's timeout.
+func getOrHang(t *testing.T, c *Cache, key, p string) (*Entry, error) {
+	t.Helper()
+	type result struct {
+		e   *Entry
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		e, err := c.Get(key)
+		ch <- result{e, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.e, r.err
+	case <-time.After(20 * time.Second): // a hang guard, not a speed check
+		if f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		<-ch
+		t.Fatal("Get blocked on a named pipe under an entry's name")
+		return nil, nil
+	}
+}
+
+// TestGetSpecialFiles: Get never blocks on a named pipe under an entry's
+// name, never follows a symlink, and takes neither for an entry: both are
+// removed (the symlink's target stays); a directory is a miss left alone.
+func TestGetSpecialFiles(t *testing.T) {
+	forEachDir(t, func(t *testing.T, dir string) {
+		c := mustOpen(t, dir, 0)
+
+		fifo := Key("fifo")
+		if err := syscall.Mkfifo(c.path(fifo), 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		if _, err := getOrHang(t, c, fifo, c.path(fifo)); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "named pipe") {
+			t.Errorf("Get of a named pipe: %v, want ErrCorrupt naming the pipe", err)
+		}
+		if _, err := os.Lstat(c.path(fifo)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("named pipe not removed (%v)", err)
+		}
+		if _, err := c.Get(fifo); err != ErrMiss {
+			t.Errorf("Get after the pipe was removed: %v, want ErrMiss", err)
+		}
+
+		// A symlink to a good entry of the same key outside the cache.
+		link := Key("link")
+		other := mustOpen(t, filepath.Join(filepath.Dir(dir), "other"), 0)
+		if err := other.Put(link, 8, 8, 3, image(8, 8, 3, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(other.path(link), c.path(link)); err != nil {
+			t.Fatal(err)
+		}
+		if e, err := c.Get(link); !errors.Is(err, ErrCorrupt) {
+			if e != nil {
+				e.Close()
+			}
+			t.Errorf("Get through a symlink: %v, want ErrCorrupt", err)
+		}
+		if _, err := os.Lstat(c.path(link)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("symlink not removed (%v)", err)
+		}
+		if _, err := os.Stat(other.path(link)); err != nil {
+			t.Errorf("the symlink's target was removed: %v", err)
+		}
+
+		sub := Key("dir")
+		if err := os.Mkdir(c.path(sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Get(sub); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("Get of a directory: %v, want ErrCorrupt", err)
+		}
+		if fi, err := os.Stat(c.path(sub)); err != nil || !fi.IsDir() {
+			t.Errorf("directory under an entry's name removed (%v)", err)
+		}
+	})
+}
+
+// TestOpenExisting: OpenExisting creates and writes nothing, and accepts
+// only a directory with a proper CACHEDIR.TAG.
+func TestOpenExisting(t *testing.T) {
+	base := t.TempDir()
+
+	missing := filepath.Join(base, "missing", "c")
+	if _, err := OpenExisting(missing, 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenExisting of a missing directory: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenExisting created a directory (%v)", err)
+	}
+
+	photos := filepath.Join(base, "photos")
+	os.Mkdir(photos, 0o700)
+	os.WriteFile(filepath.Join(photos, "IMG_1.CR3"), []byte("raw"), 0o600)
+	if _, err := OpenExisting(photos, 0); !errors.Is(err, ErrNotCache) {
+		t.Errorf("OpenExisting of a folder without a tag: %v, want ErrNotCache", err)
+	}
+	empty := filepath.Join(base, "empty")
+	os.Mkdir(empty, 0o700)
+	if _, err := OpenExisting(empty, 0); !errors.Is(err, ErrNotCache) {
+		t.Errorf("OpenExisting of an empty folder: %v, want ErrNotCache", err)
+	}
+	for _, d := range []string{photos, empty} {
+		if _, err := os.Lstat(filepath.Join(d, tagName)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("OpenExisting wrote a CACHEDIR.TAG into %s", d)
+		}
+	}
+
+	wrongTag := filepath.Join(base, "wrongtag")
+	os.Mkdir(wrongTag, 0o700)
+	os.WriteFile(filepath.Join(wrongTag, tagName), []byte("Signature: not the one\n"), 0o644)
+	if _, err := OpenExisting(wrongTag, 0); !errors.Is(err, ErrNotCache) {
+		t.Errorf("OpenExisting with a tag lacking the signature: %v, want ErrNotCache", err)
+	}
+	fifoTag := filepath.Join(base, "fifotag")
+	os.Mkdir(fifoTag, 0o700)
+	if err := syscall.Mkfifo(filepath.Join(fifoTag, tagName), 0o600); err == nil {
+		if _, err := OpenExisting(fifoTag, 0); !errors.Is(err, ErrNotCache) {
+			t.Errorf("OpenExisting with a named pipe as tag: %v, want ErrNotCache", err)
+		}
+	}
+
+	file := filepath.Join(base, "file")
+	os.WriteFile(file, nil, 0o600)
+	if _, err := OpenExisting(file, 0); err == nil {
+		t.Error("OpenExisting accepted a regular file")
+	}
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o700)
+	mustOpen(t, open, 0)
+	os.Chmod(open, 0o777)
+	if _, err := OpenExisting(open, 0); err == nil {
+		t.Error("OpenExisting accepted a world-writable directory")
+	}
+
+	// A real cache: usable, and its stale temporary files are left to Open.
+	dir := filepath.Join(base, "cache")
+	c := mustOpen(t, dir, 0)
+	key := Key("e")
+	if err := c.Put(key, 8, 8, 3, image(8, 8, 3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, tmpPrefix+"killed")
+	os.WriteFile(stale, []byte("x"), 0o600)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, old, old)
+	c2, err := OpenExisting(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := c2.Stats(); err != nil || s.Entries != 1 {
+		t.Errorf("Stats = %+v, %v; want 1 entry", s, err)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Error("OpenExisting removed a temporary file")
+	}
+	if _, err := OpenExisting(dir, -1); err == nil {
+		t.Error("OpenExisting with a negative cap succeeded")
+	}
+}
+
+// TestOpenRefusesUntaggedFolder: Open makes an existing directory a cache
+// (tags it) only when it is empty or holds nothing but cache files.
+func TestOpenRefusesUntaggedFolder(t *testing.T) {
+	base := t.TempDir()
+	photos := filepath.Join(base, "photos")
+	os.Mkdir(photos, 0o700)
+	os.WriteFile(filepath.Join(photos, "IMG_1.CR3"), []byte("raw"), 0o600)
+	_, err := Open(photos, 0)
+	if !errors.Is(err, ErrNotCache) || !strings.Contains(err.Error(), "IMG_1.CR3") {
+		t.Errorf("Open of a photo folder: %v, want ErrNotCache naming a file", err)
+	}
+	if _, err := os.Lstat(filepath.Join(photos, tagName)); !errors.Is(err, os.ErrNotExist) {
+		t.Error("Open tagged a photo folder")
+	}
+
+	empty := filepath.Join(base, "empty")
+	os.Mkdir(empty, 0o700)
+	mustOpen(t, empty, 0)
+	if _, err := os.Stat(filepath.Join(empty, tagName)); err != nil {
+		t.Errorf("Open did not tag an empty directory: %v", err)
+	}
+
+	// A cache whose tag was deleted: only entries and temporary files.
+	untagged := filepath.Join(base, "untagged")
+	c := mustOpen(t, untagged, 0)
+	c.Put(Key("u"), 4, 4, 3, image(4, 4, 3, 1))
+	os.WriteFile(filepath.Join(untagged, tmpPrefix+"x"), nil, 0o600)
+	os.Remove(filepath.Join(untagged, tagName))
+	mustOpen(t, untagged, 0)
+	if _, err := os.Stat(filepath.Join(untagged, tagName)); err != nil {
+		t.Errorf("Open did not re-tag a cache holding only entries: %v", err)
+	}
 }

@@ -127,17 +127,23 @@ type Settings struct {
 	threads int
 }
 
-// OutputVariants returns the variants to write: Variants, or the main
-// variant that Format and Quality describe.
+// OutputVariants returns the variants to write, each Normal (so the
+// per-output settings hash of the up-to-date records is the same for
+// equivalent specs): Variants, or the main variant that Format and Quality
+// describe.
 func (s Settings) OutputVariants() []Variant {
 	if len(s.Variants) > 0 {
-		return s.Variants
+		out := make([]Variant, len(s.Variants))
+		for i, v := range s.Variants {
+			out[i] = v.Normal()
+		}
+		return out
 	}
 	f := "jpeg"
 	if s.Format == PNG16 {
 		f = "png16"
 	}
-	return []Variant{{Name: "main", Format: f, Quality: s.Quality, Space: "srgb"}}
+	return []Variant{Variant{Name: "main", Format: f, Quality: s.Quality, Space: "srgb"}.Normal()}
 }
 
 // DefaultSettings returns the settings of `rawbatch convert` without flags.
@@ -148,7 +154,7 @@ func DefaultSettings() Settings {
 		BaselineExposure: true,
 		Tone:             ToneDefault,
 		Format:           JPEG,
-		Quality:          90,
+		Quality:          DefaultQuality,
 	}
 }
 

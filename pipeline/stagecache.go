@@ -38,7 +38,10 @@ func CacheKey(contentHash string, s Settings) string {
 }
 
 // lookupCache computes the file's cache key and reads its entry, if any. A
-// corrupt entry has been deleted by the cache and counts as a miss.
+// corrupt entry has been deleted by the cache and counts as a miss. So does
+// an entry whose size is not the size this file decodes to (cacheMismatch):
+// it is closed and deleted, a warning says so, and the file is decoded.
+// It runs in stageOpen, once LibRaw has opened the file and j.hdr is set.
 func (j *job) lookupCache() error {
 	if j.cache == nil || j.cache.Cache == nil {
 		return nil
@@ -52,8 +55,57 @@ func (j *job) lookupCache() error {
 	if err != nil {
 		return nil // a miss or a corrupt entry: decode
 	}
+	if msg := j.cacheMismatch(e.W, e.H, e.C); msg != "" {
+		e.Close()
+		j.cache.Cache.Delete(j.cacheKey)
+		j.warnings = append(j.warnings, "stage cache entry not used, decoded instead: "+msg)
+		return nil
+	}
 	j.cached = &cacheEntry{entry: e, pix: e.Pix, w: e.W, h: e.H, c: e.C}
 	return nil
+}
+
+// cacheMismatch returns "" if a cached image of w×h pixels and c channels
+// can be this file's decoded image, else why not. The channels must be
+// LibRaw's colour count for the file (1..4, which toWorking relies on).
+// The width and height must be the size the demosaic stage produces
+// (decodedSize) when it is known before decoding; when it is not (the
+// header's size is not LibRaw's, or a half-size decode of a Fuji SuperCCD
+// or non-square-pixel file), the entry is trusted on its key, which
+// package cache checks against the one recorded in the entry.
+func (j *job) cacheMismatch(w, h, c int) string {
+	if c < 1 || c > 4 || c != j.info.Colors {
+		return fmt.Sprintf("the entry has %d channels per pixel, the file %d", c, j.info.Colors)
+	}
+	if ew, eh, ok := j.decodedSize(); ok && (w != ew || h != eh) {
+		return fmt.Sprintf("the entry is %d×%d pixels, the file decodes to %d×%d", w, h, ew, eh)
+	}
+	return ""
+}
+
+// decodedSize returns the width and height in pixels of the image the
+// demosaic stage decodes (unrotated, halved with HalfSize), and whether
+// they are known before decoding. They are when the header's size comes
+// from LibRaw (j.hdr.SizeFromLibRaw: its output size after Fuji rotation,
+// pixel-aspect stretch and the flip): that size, unflipped; with HalfSize,
+// the visible size j.info.Width×Height halved rounding up (LibRaw's shrink
+// for CFA data, halve for the rest), provided no rotation or stretch
+// changed it.
+func (j *job) decodedSize() (w, h int, ok bool) {
+	if j.hdr == nil || !j.hdr.SizeFromLibRaw || j.hdr.Width <= 0 || j.hdr.Height <= 0 {
+		return 0, 0, false
+	}
+	w, h = j.hdr.Width, j.hdr.Height
+	if j.info.Flip&4 != 0 {
+		w, h = h, w
+	}
+	if j.settings.HalfSize {
+		if w != j.info.Width || h != j.info.Height {
+			return 0, 0, false
+		}
+		w, h = (w+1)/2, (h+1)/2
+	}
+	return w, h, true
 }
 
 // storeCache writes the decoded image to the cache (before the camera

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/state"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -270,5 +271,59 @@ func TestConvertVariantsDirectoryInTheWay(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("directory holds %d entries, want only the blocking directory (no output, no temporary file)", len(ents))
+	}
+}
+
+// TestStageCacheWrongSize: an entry stored under the file's own key but
+// with another size or channel count (forged, or from a bug) is not used:
+// the file is decoded, a warning says why, the output equals a cache-less
+// conversion, and the next run is served by the entry rebuilt from the
+// decode. Without the check a 6-channel entry makes the camera matrix read
+// out of range.
+func TestStageCacheWrongSize(t *testing.T) {
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	s := DefaultSettings()
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref.jpg")
+	if _, err := ConvertFile(context.Background(), in, ref, s); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(ref)
+	hash, _, _, err := state.HashFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := ReadInfo(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, h := fi.Width, fi.Height
+	for name, forged := range map[string][3]int{"transposed": {h, w, 3}, "one channel": {w, h, 1}, "six channels": {w, h, 6}, "smaller": {w / 2, h, 3}} {
+		t.Run(name, func(t *testing.T) {
+			c, err := cache.Open(filepath.Join(t.TempDir(), "cache"), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := &CacheOptions{Cache: c, Keep: true}
+			pix := make([]float32, forged[0]*forged[1]*forged[2])
+			if err := c.Put(CacheKey(hash, s), forged[0], forged[1], forged[2], pix); err != nil {
+				t.Fatal(err)
+			}
+			out := []OutputSpec{{Variant: Variant{Name: "main", Format: "jpeg", Space: "srgb"}, Path: filepath.Join(t.TempDir(), "a.jpg")}}
+			r, err := ConvertVariants(context.Background(), in, out, s, opts)
+			if err != nil || !r.Decoded || r.FromCache {
+				t.Fatalf("decoded %v, from cache %v, %v", r.Decoded, r.FromCache, err)
+			}
+			if !strings.Contains(strings.Join(r.Warnings, "\n"), "stage cache entry not used") {
+				t.Errorf("warnings %q, want one about the entry", r.Warnings)
+			}
+			if got, _ := os.ReadFile(out[0].Path); !bytes.Equal(got, want) {
+				t.Error("output differs from a conversion without the cache")
+			}
+			r, err = ConvertVariants(context.Background(), in, out, s, opts)
+			if err != nil || !r.FromCache {
+				t.Errorf("next run: from cache %v, %v; want the rebuilt entry used", r.FromCache, err)
+			}
+		})
 	}
 }

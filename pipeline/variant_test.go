@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,141 @@ func TestParseVariant(t *testing.T) {
 	}
 }
 
+// TestParseVariantRejects: values that used to be taken silently (or only
+// failed after every file was decoded) are refused, with a hint.
+func TestParseVariantRejects(t *testing.T) {
+	long := strings.Repeat("n", MaxVariantName+1)
+	for _, c := range []struct{ spec, want string }{
+		{"a=jpeg,quality=0", "leave quality out for the default, 90"},
+		{"a=jpeg,quality=-5", "out of range 1..100"},
+		{"a=webp,quality=101", "out of range 1..100"},
+		{"a=jpeg,size=0", "leave size out for the full size"},
+		{"a=jpeg,size=-1", "want a long edge of 1..65535 pixels"},
+		{"a=jpeg,size=65536", "out of range 1..65535"},
+		{"a=jpeg,size=100,size=200", "size given twice"},
+		{"a=jpeg,quality=80,Quality=70", "quality given twice"},
+		{"a=jpeg,space=srgb,space=prophoto", "space given twice"},
+		{long + "=jpeg", "at most 32"},
+		{"a.b=jpeg", "use letters, digits"},
+	} {
+		_, err := ParseVariant(c.spec)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseVariant(%q): %v, want an error containing %q", c.spec, err, c.want)
+		}
+	}
+	ok := strings.Repeat("N", MaxVariantName)
+	if v, err := ParseVariant(ok + "=jpeg,size=1,quality=1"); err != nil || v.Name != ok || v.Size != 1 || v.Quality != 1 {
+		t.Errorf("limits: %+v %v", v, err)
+	}
+	if v, err := ParseVariant("a-b_C9=jpeg,quality=100,size=65535"); err != nil || v.Quality != 100 || v.Size != 65535 {
+		t.Errorf("limits: %+v %v", v, err)
+	}
+}
+
+// TestParseVariantQuality: the default quality applies to lossy variants
+// that give none; a variant's own quality= wins.
+func TestParseVariantQuality(t *testing.T) {
+	for _, c := range []struct {
+		spec    string
+		def     int
+		quality int
+	}{
+		{"main=jpeg", 0, DefaultQuality},
+		{"main=jpeg", 50, 50},
+		{"main=jpeg,quality=70", 50, 70},
+		{"t=webp", 40, 40},
+		{"p=png16", 50, 0},
+		{"p=tiff16,quality=50", 0, 0},
+	} {
+		v, err := ParseVariantQuality(c.spec, c.def)
+		if err != nil || v.Quality != c.quality {
+			t.Errorf("ParseVariantQuality(%q, %d): quality %d (%v), want %d", c.spec, c.def, v.Quality, err, c.quality)
+		}
+	}
+	web, err := Preset("web", 70)
+	if err != nil || web[0].Quality != 70 || web[1].Quality != 70 || web[1].Size != 512 {
+		t.Errorf("Preset(web, 70): %+v %v", web, err)
+	}
+	if web, _ := Preset("web", 0); web[0].Quality != 90 || web[1].Quality != 80 {
+		t.Errorf("Preset(web, 0): %+v", web)
+	}
+	if pr, _ := Preset("print", 70); pr[0].Quality != 0 {
+		t.Errorf("Preset(print, 70): %+v", pr)
+	}
+	if _, err := Preset("webb", 0); err == nil || !strings.Contains(err.Error(), "web, print or archive") {
+		t.Errorf("Preset(webb): %v", err)
+	}
+}
+
+// TestEquivalentVariantsHashEqual: specs that write the same file give the
+// same per-output settings hash (no needless re-convert), and specs that
+// differ give different hashes.
+func TestEquivalentVariantsHashEqual(t *testing.T) {
+	base := SettingsHash(DefaultSettings())
+	hash := func(s Settings) string {
+		t.Helper()
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		vs := s.OutputVariants()
+		if len(vs) != 1 {
+			t.Fatalf("%d variants", len(vs))
+		}
+		return outputHash(base, vs[0])
+	}
+	spec := func(specs ...string) Settings {
+		t.Helper()
+		s := DefaultSettings()
+		for _, sp := range specs {
+			v, err := ParseVariant(sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Variants = append(s.Variants, v)
+		}
+		return s
+	}
+	png := DefaultSettings()
+	png.Format = PNG16
+	raw := func(v Variant) Settings { // a Variant built by hand, not parsed
+		s := DefaultSettings()
+		s.Variants = []Variant{v}
+		return s
+	}
+	equal := [][]Settings{
+		{DefaultSettings(), spec("main=jpeg"), spec("main=jpeg,quality=90"), spec("main=JPEG,space=sRGB"),
+			spec("main=jpeg,sharpen=0"), spec("main=jpeg,sharpen=-0"), raw(Variant{Name: "main", Format: "jpeg", Space: "srgb"}),
+			raw(Variant{Name: "main", Format: "jpeg", Space: "srgb", Size: -1, Sharpen: math.Copysign(0, -1)})},
+		{spec("t=webp,size=512"), spec("t=webp,size=512,quality=90"), spec("t=webp,quality=90,size=512")},
+		{png, spec("main=png16"), spec("main=png16,quality=50"), raw(Variant{Name: "main", Format: "png16", Quality: 90, Space: "srgb"})},
+		{spec("p=tiff16"), spec("p=tiff16,quality=1")},
+		{spec("p=png8"), spec("p=png8,quality=100")},
+	}
+	seen := map[string]int{}
+	for i, group := range equal {
+		want := hash(group[0])
+		for _, s := range group[1:] {
+			if got := hash(s); got != want {
+				t.Errorf("group %d: %+v hashes differently from %+v", i, s.OutputVariants()[0], group[0].OutputVariants()[0])
+			}
+		}
+		if other, ok := seen[want]; ok {
+			t.Errorf("groups %d and %d hash equal", other, i)
+		}
+		seen[want] = i
+	}
+	// Each of these differs from main=jpeg in one setting that changes
+	// the file.
+	for _, sp := range []string{"main=jpeg,quality=89", "main=jpeg,size=2048", "main=jpeg,space=displayp3",
+		"main=jpeg,sharpen=0.5", "main=webp", "other=jpeg"} {
+		h := hash(spec(sp))
+		if other, ok := seen[h]; ok {
+			t.Errorf("%s hashes as group %d", sp, other)
+		}
+		seen[h] = -1
+	}
+}
+
 func TestPresetsAndCheckVariants(t *testing.T) {
 	for name, vs := range Presets {
 		if err := CheckVariants(vs); err != nil {
@@ -48,5 +184,13 @@ func TestPresetsAndCheckVariants(t *testing.T) {
 	clash := []Variant{{Name: "main", Format: "png8", Space: "srgb"}, {Name: "main2", Format: "png16", Space: "srgb"}}
 	if err := CheckVariants(clash); err != nil {
 		t.Errorf("distinct names: %v", err)
+	}
+	caseOnly := []Variant{{Name: "a", Format: "jpeg", Space: "srgb"}, {Name: "A", Format: "png8", Space: "srgb"}}
+	if err := CheckVariants(caseOnly); err == nil || !strings.Contains(err.Error(), "differ only in case") {
+		t.Errorf("names a and A: %v", err)
+	}
+	long := []Variant{{Name: strings.Repeat("x", 260), Format: "jpeg", Space: "srgb"}}
+	if err := CheckVariants(long); err == nil || !strings.Contains(err.Error(), "at most 32") {
+		t.Errorf("260-character name: %v", err)
 	}
 }

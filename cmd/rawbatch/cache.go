@@ -1,30 +1,45 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
 )
 
 // newCacheCmd is `rawbatch cache stats|clear`: the stage cache of decoded
-// images (see docs/cache.md).
+// images (see docs/variants.md). Neither subcommand creates or tags a
+// directory: only convert makes caches.
 func newCacheCmd() *cobra.Command {
-	var dir string
 	cmd := &cobra.Command{
-		Use:   "cache",
+		Use:   "cache stats|clear",
 		Short: "Show or clear the stage cache of decoded images",
+		Long: `Show or clear the stage cache of decoded images that convert keeps with
+--keep-cache.
+
+The cache directory is found as convert finds it: --cache-dir, else
+RAWBATCH_CACHE_DIR, else cache-dir: in the config file, else the default.
+These commands never create a directory or write into one that is not a
+rawbatch cache (a directory with the CACHEDIR.TAG that convert writes); a
+directory that does not exist holds no cache.`,
+		Args: subcommandArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.PersistentFlags().StringVar(&dir, "cache-dir", cache.DefaultDir(), "stage cache directory")
+	cmd.PersistentFlags().String("cache-dir", cache.DefaultDir(), "stage cache directory")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "stats",
 		Short: "Print the number and size of cached decoded images",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := cache.Open(dir, 0)
-			if err != nil {
+			c, err := openCacheDir(cmd, "no stage cache")
+			if c == nil || err != nil {
 				return err
 			}
 			st, err := c.Stats()
@@ -43,14 +58,94 @@ func newCacheCmd() *cobra.Command {
 		Short: "Delete every cached decoded image",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := cache.Open(dir, 0)
-			if err != nil {
+			c, err := openCacheDir(cmd, "nothing to clear")
+			if c == nil || err != nil {
 				return err
 			}
 			n, err := c.Clear()
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries from %s\n", n, dir)
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries from %s\n", n, c.Dir())
 			return err
 		},
 	})
 	return cmd
+}
+
+// subcommandArgs refuses arguments to `rawbatch cache` itself: cobra takes
+// an unknown subcommand for an argument of its parent, and would otherwise
+// print the help and exit 0.
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return fmt.Errorf("unknown command %q for %q: want one of %s\nRun '%s --help' for usage.",
+		args[0], cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath())
+}
+
+// openCacheDir opens the existing cache directory the command resolves
+// (resolveCacheDir), creating and writing nothing. When there is no cache
+// there — the directory does not exist, or cache-dir is empty, which turns
+// the cache off — it prints "NONE: ..." and returns nil, nil. A directory
+// that is not a rawbatch cache is an error.
+func openCacheDir(cmd *cobra.Command, none string) (*cache.Cache, error) {
+	dir, from, err := resolveCacheDir(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: cache-dir is empty (from %s), which turns the stage cache off\n", none, from)
+		return nil, nil
+	}
+	c, err := cache.OpenExisting(dir, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s does not exist (cache directory from %s)\n", none, dir, from)
+		return nil, nil
+	case errors.Is(err, cache.ErrNotCache):
+		return nil, fmt.Errorf("%w\nNothing was changed. The directory came from %s: point that at a cache made by 'rawbatch convert' (only convert creates caches).", err, from)
+	case err != nil:
+		return nil, fmt.Errorf("%w (cache directory from %s)", err, from)
+	}
+	return c, nil
+}
+
+// resolveCacheDir resolves the cache directory as convert does (loadConfig):
+// the --cache-dir flag, else RAWBATCH_CACHE_DIR, else cache-dir: in the
+// config file (--config, else RAWBATCH_CONFIG, else
+// $XDG_CONFIG_HOME/rawbatch/config.yaml when it exists), else the default.
+// It also says where the value came from, for messages. The config file's
+// other keys are convert's and are not checked here. Errors: an unreadable
+// or malformed config file, or a missing one given explicitly.
+func resolveCacheDir(cmd *cobra.Command) (dir, from string, err error) {
+	v := viper.New()
+	v.SetEnvPrefix("RAWBATCH")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	flag := cmd.Flag("cache-dir")
+	if err := v.BindPFlag("cache-dir", flag); err != nil {
+		return "", "", err
+	}
+	path, explicit := configPath(cmd)
+	if path != "" {
+		v.SetConfigFile(path)
+		if err := v.ReadInConfig(); err != nil && (explicit || !errors.Is(err, fs.ErrNotExist)) {
+			return "", "", fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	switch {
+	case flag.Changed:
+		from = "--cache-dir"
+	case os.Getenv("RAWBATCH_CACHE_DIR") != "":
+		from = "RAWBATCH_CACHE_DIR"
+	case v.InConfig("cache-dir"):
+		from = "cache-dir: in " + path
+	default:
+		from = "the default"
+	}
+	return v.GetString("cache-dir"), from, nil
 }

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cast"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
@@ -112,7 +116,7 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 		return c, fmt.Errorf("--retries %d: want 0 or more", c.Retries)
 	}
 	c.Report = v.GetString("report")
-	if s.Variants, err = variants(v); err != nil {
+	if s.Variants, err = variants(v, *s); err != nil {
 		return c, err
 	}
 	if err := s.Validate(); err != nil {
@@ -140,37 +144,182 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	return c, nil
 }
 
-// variants resolves the output variants: --variant flags, else the
-// variants: list of the config file (or RAWBATCH_VARIANTS, space
-// separated), else --preset, else none (the main variant from --format and
-// --quality).
-func variants(v *viper.Viper) ([]pipeline.Variant, error) {
-	specs := v.GetStringSlice("variant")
-	if len(specs) == 0 {
-		specs = v.GetStringSlice("variants")
+// A source is where a setting comes from, in increasing precedence.
+type source int
+
+const (
+	unset source = iota
+	fromFile
+	fromEnv
+	fromFlag
+)
+
+// sourceOf tells where v's value of key comes from: a flag given on the
+// command line, a RAWBATCH_* environment variable (not empty, as viper
+// reads them), the config file (even with an empty value), or nowhere.
+func sourceOf(v *viper.Viper, key string) source {
+	var flag *pflag.Flag
+	if fs, ok := flagSets.Load(v); ok {
+		flag = fs.(*pflag.FlagSet).Lookup(key)
+	}
+	switch {
+	case flag != nil && flag.Changed:
+		return fromFlag
+	case os.Getenv(envName(key)) != "":
+		return fromEnv
+	case v.InConfig(key), flag == nil && slices.Contains(v.AllKeys(), key):
+		return fromFile
+	}
+	return unset
+}
+
+// envName is the environment variable of key: RAWBATCH_MEM_BUDGET.
+func envName(key string) string {
+	return "RAWBATCH_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
+}
+
+// describe names a setting and where it comes from, for messages:
+// "--preset web (command line)", "RAWBATCH_FORMAT=png16 (environment)",
+// "variants (config file /etc/rawbatch.yaml)". val is left out when empty.
+func describe(v *viper.Viper, key string, from source, val string) string {
+	switch from {
+	case fromFlag:
+		return strings.TrimSpace("--"+key+" "+val) + " (command line)"
+	case fromEnv:
+		if val != "" {
+			return envName(key) + "=" + val + " (environment)"
+		}
+		return envName(key) + " (environment)"
+	}
+	return strings.TrimSpace(key+" "+val) + " (config file " + v.ConfigFileUsed() + ")"
+}
+
+// variantExample shows a variants: list in a config file.
+const variantExample = `
+  variants:
+    - main=jpeg
+    - thumb=webp,size=512`
+
+// variants resolves the output variants. --variant (RAWBATCH_VARIANT,
+// variant:), the variants: list of the config file (RAWBATCH_VARIANTS,
+// space separated) and --preset are one choice, taken from the
+// highest-precedence source (flag > environment > config file) that gives
+// any of them; two of them from that same source are an error. Without any
+// there are none: one main variant from --format and --quality. --format
+// with them is an error, unless it comes from a lower-precedence source
+// (then they override it). A --quality given in any source is the quality
+// of every lossy variant that gives no quality= (presets included).
+func variants(v *viper.Viper, s pipeline.Settings) ([]pipeline.Variant, error) {
+	var keys []string // the keys of the choice from the best source
+	best := unset
+	for _, k := range []string{"variant", "variants", "preset"} {
+		from := sourceOf(v, k)
+		if k == "preset" && v.Get(k) == "" {
+			from = unset // --preset "": none
+		}
+		if from == unset || from < best {
+			continue
+		}
+		if from > best {
+			best, keys = from, nil
+		}
+		keys = append(keys, k)
+	}
+	if best == unset {
+		return nil, nil
+	}
+	// what names keys[i] from best, with its value for a preset.
+	what := func(k string) string {
+		if k == "preset" {
+			return describe(v, k, best, v.GetString(k))
+		}
+		return describe(v, k, best, "")
+	}
+	if len(keys) > 1 {
+		return nil, fmt.Errorf("%s and %s: choose one (a flag overrides the environment, which overrides the config file)", what(keys[0]), what(keys[1]))
+	}
+	key := keys[0]
+	if from := sourceOf(v, "format"); from >= best {
+		f := describe(v, "format", from, v.GetString("format"))
+		if key == "preset" {
+			return nil, fmt.Errorf("%s sets the single default output, and %s sets the formats of its variants: choose one", f, what(key))
+		}
+		return nil, fmt.Errorf("%s sets the single default output; with %s give the format in each variant (main=%s)", f, what(key), strings.ToLower(v.GetString("format")))
+	}
+	quality := 0
+	if sourceOf(v, "quality") != unset {
+		quality = s.Quality
+	}
+	if key == "preset" {
+		p, ok := v.Get(key).(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: %v is not a preset name: want %s", what(key), v.Get(key), pipeline.PresetNames)
+		}
+		vs, err := pipeline.Preset(p, quality)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what(key), err)
+		}
+		return vs, nil
+	}
+	specs, err := specList(v.Get(key))
+	if err != nil {
+		if best == fromFile {
+			return nil, fmt.Errorf("config file %s: %s: %v; want a list of strings %s, one per variant, as in%s", v.ConfigFileUsed(), key, err, pipeline.VariantSyntax, variantExample)
+		}
+		return nil, fmt.Errorf("%s: %v; want %s, one per variant", what(key), err, pipeline.VariantSyntax)
 	}
 	var out []pipeline.Variant
 	for _, sp := range specs {
-		vv, err := pipeline.ParseVariant(sp)
+		vv, err := pipeline.ParseVariantQuality(sp, quality)
 		if err != nil {
-			return nil, fmt.Errorf("--variant: %w", err)
+			return nil, fmt.Errorf("%s: %w", what(key), err)
 		}
 		out = append(out, vv)
 	}
-	if p := v.GetString("preset"); p != "" {
-		if len(out) > 0 {
-			return nil, fmt.Errorf("--preset %s and --variant: choose one", p)
-		}
-		vs, ok := pipeline.Presets[p]
-		if !ok {
-			return nil, fmt.Errorf("--preset %q: want web, print or archive", p)
-		}
-		out = append(out, vs...)
-	}
-	if err := pipeline.CheckVariants(out); len(out) > 0 && err != nil {
-		return nil, err
+	if err := pipeline.CheckVariants(out); err != nil {
+		return nil, fmt.Errorf("%s: %w", what(key), err)
 	}
 	return out, nil
+}
+
+// specList reads a list of variant specs: a list of strings (a flag, a
+// config file list) or one string (the environment, a config file string),
+// split at white space.
+func specList(raw any) ([]string, error) {
+	var specs []string
+	switch r := raw.(type) {
+	case string:
+		specs = strings.Fields(r)
+	case []string:
+		specs = r
+	case []any:
+		for i, e := range r {
+			str, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("item %d is %s", i+1, kindOf(e))
+			}
+			specs = append(specs, str)
+		}
+	default:
+		return nil, fmt.Errorf("the value is %s", kindOf(raw))
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("the list is empty")
+	}
+	return specs, nil
+}
+
+// kindOf describes a config value that is not a string, for messages.
+func kindOf(x any) string {
+	switch x := x.(type) {
+	case nil:
+		return "empty"
+	case map[string]any:
+		return fmt.Sprintf("a map (%v)", x)
+	case []any:
+		return fmt.Sprintf("a list (%v)", x)
+	}
+	return fmt.Sprintf("%T %v, not a string", x, x)
 }
 
 // duration reads key as a duration with a unit ("90s", "5m", "1h30m"). A

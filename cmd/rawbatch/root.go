@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,6 +38,10 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 	return root
 }
 
+// flagSets maps each *viper.Viper that loadConfig bound to the command's
+// flags, so that sourceOf can tell a flag given on the command line.
+var flagSets sync.Map
+
 // loadConfig binds cmd's flags and the RAWBATCH_* environment to v and
 // reads the config file, so v resolves flag > environment > file > default.
 func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
@@ -55,22 +60,10 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	if bindErr != nil {
 		return bindErr
 	}
-	path, _ := cmd.Flags().GetString("config")
-	explicit := path != ""
-	if !explicit {
-		path = os.Getenv("RAWBATCH_CONFIG")
-		explicit = path != ""
-	}
-	if !explicit {
-		dir := os.Getenv("XDG_CONFIG_HOME")
-		if dir == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return nil
-			}
-			dir = filepath.Join(home, ".config")
-		}
-		path = filepath.Join(dir, "rawbatch", "config.yaml")
+	flagSets.Store(v, cmd.Flags())
+	path, explicit := configPath(cmd)
+	if path == "" {
+		return nil
 	}
 	v.SetConfigFile(path)
 	if err := v.ReadInConfig(); err != nil {
@@ -87,4 +80,26 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 		}
 	}
 	return nil
+}
+
+// configPath returns the config file to read and whether it was named
+// explicitly (--config, else RAWBATCH_CONFIG); otherwise the default
+// $XDG_CONFIG_HOME/rawbatch/config.yaml (~/.config when XDG_CONFIG_HOME is
+// unset), which may not exist; "" when there is no home directory either.
+func configPath(cmd *cobra.Command) (path string, explicit bool) {
+	if f := cmd.Flag("config"); f != nil && f.Value.String() != "" {
+		return f.Value.String(), true
+	}
+	if p := os.Getenv("RAWBATCH_CONFIG"); p != "" {
+		return p, true
+	}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", false
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "rawbatch", "config.yaml"), false
 }
