@@ -20,6 +20,7 @@ import (
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/resize"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -90,8 +91,10 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 			return fmt.Errorf("input %s: %w", in, err)
 		}
 	}
-	if err := checkOutDir(cfg.OutDir); err != nil {
-		return err
+	if !cfg.DryRun { // a dry run creates nothing, not even OUTDIR
+		if err := checkOutDir(cfg.OutDir); err != nil {
+			return err
+		}
 	}
 	var suffixes []string
 	for _, v := range cfg.Settings.OutputVariants() {
@@ -211,36 +214,66 @@ func checkOutDir(dir string) error {
 	return os.Remove(name)
 }
 
-// dryRun lists the plan: each file with its output, size and memory
-// estimate, or the reason it would fail, then the planned concurrency.
+// dryRun lists the plan: each output to write with its size, the file's
+// memory estimate (on its first row) or the reason it would fail, outputs
+// already up to date, then the planned concurrency.
 func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
-	var sum, largest int64
+	var largest int64
 	fail := 0
 	for _, t := range plan.Tasks {
-		note := ""
-		switch {
-		case t.Done != nil:
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\tskip: %s\n", t.Input, t.Output, t.Done.Reason)
+		outs := t.Outputs
+		if len(outs) == 0 {
+			outs = []pipeline.Output{{Variant: cfg.Settings.OutputVariants()[0], Path: t.Output}}
+		}
+		if t.Done != nil {
+			for _, o := range outs {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\tskip: %s\n", t.Input, o.Path, t.Done.Reason)
+			}
 			continue
+		}
+		pending := map[int]bool{}
+		for i := range outs {
+			pending[i] = t.Pending == nil
+		}
+		for _, i := range t.Pending {
+			pending[i] = true
+		}
+		note, est := "", "-"
+		switch {
 		case t.Err != nil:
 			note, fail = "would fail: "+t.Err.Error(), fail+1
 		case t.Estimate.Total+pipeline.WorkerRSS > cfg.MemBudget:
 			note, fail = "over budget", fail+1
 		default:
-			sum += t.Estimate.Total + pipeline.WorkerRSS
 			largest = max(largest, t.Estimate.Total+pipeline.WorkerRSS)
 		}
-		size, est := "-", "-"
 		if t.Err == nil {
-			w, h := t.Info.Width, t.Info.Height
-			if cfg.Settings.HalfSize {
-				w, h = (w+1)/2, (h+1)/2
-			}
-			size, est = fmt.Sprintf("%dx%d", w, h), budget.FormatSize(t.Estimate.Total+pipeline.WorkerRSS)
+			est = budget.FormatSize(t.Estimate.Total + pipeline.WorkerRSS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Input, t.Output, size, est, note)
+		first := true
+		for i, o := range outs {
+			if !pending[i] {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\tskip: up to date\n", t.Input, o.Path)
+				continue
+			}
+			size := "-"
+			if t.Err == nil {
+				fw, fh := t.Info.Width, t.Info.Height
+				if cfg.Settings.HalfSize {
+					fw, fh = (fw+1)/2, (fh+1)/2
+				}
+				fw, fh = resize.FitLongEdge(fw, fh, o.Variant.Size)
+				size = fmt.Sprintf("%dx%d", fw, fh)
+			}
+			e := est
+			if !first {
+				e = `"`
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Input, o.Path, size, e, note)
+			first = false
+		}
 	}
 	tw.Flush()
 	for _, p := range plan.Problems {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -124,7 +126,9 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 		fmt.Fprintf(w, "  camera:       %s %s\n", r.Make, r.Model)
 		fmt.Fprintf(w, "  raw size:     %d x %d\n", r.RawWidth, r.RawHeight)
 		fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
-		fmt.Fprintf(w, "  samples:      %d x %d bits, compression %d\n", r.SamplesPerPixel, r.BitsPerSample, r.Compression)
+		if r.SamplesPerPixel > 0 || r.BitsPerSample > 0 { // not known for every format (CRW, ...)
+			fmt.Fprintf(w, "  samples:      %d x %d bits, compression %d\n", r.SamplesPerPixel, r.BitsPerSample, r.Compression)
+		}
 		if r.Lens != "" {
 			fmt.Fprintf(w, "  lens:         %s\n", r.Lens)
 		}
@@ -140,9 +144,11 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 	}
 }
 
+// shutter writes an exposure time in seconds as photographers do: 1/250s,
+// 0.8s, 5s (long exposures to a tenth of a second, trailing zeros dropped).
 func shutter(s float64) string {
-	if s > 0 && s < 1 {
+	if s > 0 && s < 0.5 {
 		return fmt.Sprintf("1/%.0fs", 1/s)
 	}
-	return fmt.Sprintf("%gs", s)
+	return strconv.FormatFloat(math.Round(s*10)/10, 'f', -1, 64) + "s"
 }
