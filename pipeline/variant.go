@@ -66,13 +66,19 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 		return Variant{}, fmt.Errorf("variant %q: want %s", s, VariantSyntax)
 	}
 	parts := strings.Split(rest, ",")
-	v := Variant{Name: name, Format: strings.ToLower(parts[0]), Space: "srgb", Quality: quality}
+	format := strings.ToLower(strings.TrimSpace(parts[0]))
+	if format == "jpg" { // as --format accepts
+		format = "jpeg"
+	}
+	v := Variant{Name: strings.TrimSpace(name), Format: format, Space: "srgb", Quality: quality}
 	seen := map[string]bool{}
 	for _, p := range parts[1:] {
 		k, val, ok := strings.Cut(p, "=")
 		if !ok {
 			return Variant{}, fmt.Errorf("variant %q: %q is not KEY=VALUE", s, p)
 		}
+		// "thumb=webp, size=512" as written in a YAML list or by hand.
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
 		key := strings.ToLower(k)
 		if seen[key] {
 			return Variant{}, fmt.Errorf("variant %q: %s given twice: give each key once", s, key)

@@ -194,3 +194,16 @@ func TestPresetsAndCheckVariants(t *testing.T) {
 		t.Errorf("260-character name: %v", err)
 	}
 }
+
+// TestParseVariantLenient: "jpg" is jpeg (as for --format) and spaces
+// around keys and values are ignored.
+func TestParseVariantLenient(t *testing.T) {
+	a, err := ParseVariant("thumb=jpg, size = 512 ,quality=80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := ParseVariant("thumb=jpeg,size=512,quality=80")
+	if a != b {
+		t.Errorf("%+v != %+v", a, b)
+	}
+}
