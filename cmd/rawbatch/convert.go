@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -104,6 +105,11 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Report != "" {
+		if err := checkReport(cfg.Report, plan, suffixes); err != nil {
+			return err
+		}
+	}
 	jobs := min(cfg.Jobs, max(1, len(plan.Tasks)))
 	threads := pipeline.Threads(runtime.NumCPU(), jobs)
 	exe, err := os.Executable()
@@ -131,14 +137,6 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 			if err := checkOutDir(dir); err != nil {
 				return err
 			}
-		}
-	}
-	if cfg.Report != "" {
-		if fi, err := os.Stat(filepath.Dir(cfg.Report)); err != nil || !fi.IsDir() {
-			return fmt.Errorf("--report %s: its directory does not exist", cfg.Report)
-		}
-		if err := checkOutDir(filepath.Dir(cfg.Report)); err != nil {
-			return fmt.Errorf("--report %s: %w", cfg.Report, err)
 		}
 	}
 	if avail, err := budget.Available(); err == nil && cfg.MemBudget > avail {
@@ -212,6 +210,47 @@ func checkOutDir(dir string) error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
+}
+
+// checkReport refuses a --report path that would destroy something: an
+// input or an output of the run, a directory, or an existing file that is
+// not a JSON report; and one whose directory is missing or not writable.
+// It runs before anything is converted.
+func checkReport(path string, plan *pipeline.Plan, suffixes []string) error {
+	fi, err := os.Stat(filepath.Dir(path))
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("--report %s: its directory does not exist", path)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("--report %s: it is a directory or special file; give a file name such as report.json", path)
+		}
+		for _, t := range plan.Tasks {
+			if in, err := os.Stat(t.Input); err == nil && os.SameFile(fi, in) {
+				return fmt.Errorf("--report %s: that is an input of this run; give another file name such as report.json", path)
+			}
+		}
+		head := make([]byte, 64)
+		if f, err := os.Open(path); err == nil {
+			n, _ := f.Read(head)
+			f.Close()
+			if t := strings.TrimSpace(string(head[:n])); n > 0 && !strings.HasPrefix(t, "{") {
+				return fmt.Errorf("--report %s: the file exists and is not a JSON report; move it away or give another name", path)
+			}
+		}
+	}
+	abs, _ := filepath.Abs(path)
+	for _, t := range plan.Tasks {
+		for _, sfx := range suffixes {
+			if o, _ := filepath.Abs(t.Stem + sfx); o == abs {
+				return fmt.Errorf("--report %s: that is the output %s of %s; give another file name such as report.json", path, o, t.Input)
+			}
+		}
+	}
+	if err := checkOutDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	return nil
 }
 
 // dryRun lists the plan: each output to write with its size, the file's
