@@ -803,11 +803,17 @@ func lockKey(t Task) string {
 	return t.Rel + "\x00" + stem
 }
 
+// otherInputErr is the failure of t when its output o was written from
+// another input that still exists.
+func otherInputErr(t Task, o Output, other *state.OtherInputError) error {
+	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory", t.Input, o.Path, other.Input)
+}
+
 // lockNote describes the work a run does on t, for its lock's holder
 // record: a hash of every output's path and settings hash. Two runs with
 // the same note would write the same files.
 func (r *Runner) lockNote(t Task) string {
-	parts := []string{r.Version}
+	parts := []string{r.Version, state.AbsInput(t.Input)}
 	for _, o := range t.Outputs {
 		parts = append(parts, o.Rel, outputHash(r.SettingsHash, o.Variant))
 	}
@@ -853,6 +859,12 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 			continue
 		}
 		if r.Force {
+			// Not even --force overwrites another input's output.
+			var other *state.OtherInputError
+			if errors.As(r.State.CheckOther(r.want(t, o)), &other) {
+				fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
+				return fr, nil, true
+			}
 			// --force converts each file once per run: not again when an
 			// overlapping run has just converted it with the same settings.
 			// The same input however it was named (relative, absolute):
@@ -865,6 +877,11 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 			continue
 		}
 		v, err := r.State.Check(r.want(t, o))
+		var other *state.OtherInputError
+		if errors.As(err, &other) {
+			fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
+			return fr, nil, true
+		}
 		if err != nil {
 			if errors.Is(err, state.ErrChanging) {
 				fr.Reason = "still being written (it changed while being read)"
@@ -891,7 +908,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 }
 
 func (r *Runner) want(t Task, o Output) state.Want {
-	return state.Want{Input: t.Input, OutputRel: o.Rel, OutputPath: o.Path,
+	return state.Want{Input: t.Input, InputAbs: state.AbsInput(t.Input), OutputRel: o.Rel, OutputPath: o.Path,
 		SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version()}
 }
 
@@ -929,7 +946,7 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 		if err != nil {
 			continue
 		}
-		rec := &state.Record{Input: t.Input, InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
+		rec := &state.Record{Input: t.Input, InputAbs: state.AbsInput(t.Input), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
 			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version(),
 			Output: o.Rel, OutputSize: out.Size()}
 		if err := r.State.Save(rec); err != nil {

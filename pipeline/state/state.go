@@ -104,6 +104,10 @@ type Record struct {
 	// Input is the input path as given, for humans and for noticing that an
 	// output now comes from another path (which forces a hash).
 	Input string `json:"input"`
+	// InputAbs is the input's absolute path with symbolic links resolved,
+	// to tell another input that maps to the same output (x.dng of
+	// another card converted into the same OUTDIR); "" in older records.
+	InputAbs string `json:"input_abs,omitempty"`
 	// InputSize is the input's size in bytes.
 	InputSize int64 `json:"input_size"`
 	// InputMTime is the input's modification time, full (nanosecond)
@@ -386,11 +390,70 @@ func (s *Store) CleanTemps() (removed int, err error) {
 // Want is what an output should be made from, as the caller knows it now.
 type Want struct {
 	Input        string // input path as given
+	InputAbs     string // its absolute path, symbolic links resolved (AbsInput); "" skips the other-input check
 	OutputRel    string // output path relative to OUTDIR (the record key)
 	OutputPath   string // output path to stat; empty means OUTDIR/OutputRel
 	SettingsHash string // hash of every setting that changes this output
 	Rawbatch     string // rawbatch version
 	LibRaw       string // LibRaw version
+}
+
+// OtherInputError is Check's error when the output was written from
+// another input file that still exists: two inputs (x.dng on two cards)
+// map to one output across runs, and converting would overwrite the
+// other's picture.
+type OtherInputError struct {
+	Output string // the output, relative to OUTDIR
+	Input  string // the input it was written from (absolute path)
+}
+
+func (e *OtherInputError) Error() string {
+	return fmt.Sprintf("%s was written from %s, another file that still exists", e.Output, e.Input)
+}
+
+// CheckOther returns an *OtherInputError when the record of w's output
+// names another input that still exists, nil otherwise (no record, an
+// older record, the same file under another name, or an input that is
+// gone, i.e. moved or renamed).
+func (s *Store) CheckOther(w Want) error {
+	rec, err := s.Load(w.OutputRel)
+	if err != nil {
+		return nil
+	}
+	if other := otherInput(rec, w); other != "" {
+		return &OtherInputError{Output: rec.Output, Input: other}
+	}
+	return nil
+}
+
+// otherInput returns rec's input when it is another existing file than
+// w's, else "".
+func otherInput(rec *Record, w Want) string {
+	if rec.InputAbs == "" || w.InputAbs == "" || rec.InputAbs == w.InputAbs {
+		return ""
+	}
+	theirs, err := os.Stat(rec.InputAbs)
+	if err != nil {
+		return ""
+	}
+	if mine, err := os.Stat(w.Input); err == nil && os.SameFile(theirs, mine) {
+		return ""
+	}
+	return rec.InputAbs
+}
+
+// AbsInput returns path made absolute with symbolic links resolved (only
+// made absolute when they cannot be), for Record.InputAbs and
+// Want.InputAbs.
+func AbsInput(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
 }
 
 // Verdict is Check's answer.
@@ -432,6 +495,9 @@ func (s *Store) Check(w Want) (Verdict, error) {
 		return Verdict{Reason: ReasonCorruptRecord}, nil
 	case err != nil:
 		return Verdict{}, err
+	}
+	if other := otherInput(rec, w); other != "" {
+		return Verdict{}, &OtherInputError{Output: rec.Output, Input: other}
 	}
 	switch {
 	case rec.Version != CurrentVersion:
