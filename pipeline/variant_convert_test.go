@@ -327,3 +327,30 @@ func TestStageCacheWrongSize(t *testing.T) {
 		})
 	}
 }
+
+// TestWrittenByRawbatchLargeWebP: a WebP output whose EXIF chunk lies far
+// beyond its first 64 KiB (after the image data) is still recognised as
+// rawbatch's, so a re-run without records does not refuse it; a WebP
+// without our EXIF is not.
+func TestWrittenByRawbatchLargeWebP(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "big.webp")
+	outs := []OutputSpec{{Variant: Variant{Name: "main", Format: "webp", Quality: 100}, Path: out}}
+	if _, err := ConvertVariants(context.Background(), filepath.Join(testdata, "raw", "canond30_CRW.CRW"), outs, DefaultSettings(), nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	if i := bytes.Index(b, []byte("rawbatch\x00")); i < 64<<10 {
+		t.Fatalf("test needs the EXIF past 64 KiB; it is at %d of %d bytes", i, len(b))
+	}
+	if !writtenByRawbatch(out) {
+		t.Error("rawbatch's own large WebP not recognised")
+	}
+	i := bytes.Index(b, []byte("rawbatch\x00"))
+	copy(b[i:], "someone\x00\x00")
+	foreign := filepath.Join(dir, "foreign.webp")
+	os.WriteFile(foreign, b, 0o644)
+	if writtenByRawbatch(foreign) {
+		t.Error("a WebP without rawbatch's EXIF counted as rawbatch's")
+	}
+}
