@@ -504,6 +504,10 @@ func CameraToWorking(rgbCam [3][4]float64) [3][4]float64 {
 func stageCameraMatrix(_ context.Context, j *job) error {
 	j.img = j.toWorking(j.camera, j.colors, j.img.W, j.img.H, j.colors == 3 && j.cached == nil)
 	j.camera = nil
+	// A cache entry's mapping is no longer read: unmap it now, so its
+	// pages do not count in this process's memory beside the variants'
+	// buffers (measured: +12 bytes per pixel of RSS all through them).
+	j.releaseCached()
 	return nil
 }
 
