@@ -22,7 +22,9 @@ import (
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/lock"
+	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/resize"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -342,6 +344,9 @@ func (p *Plan) Inspect(s Settings, threads, jobs int) {
 				return nil
 			}
 			t.Info, t.Estimate = fi, EstimateMemory(fi, s, threads)
+			if t.Err == nil { // keep a failure found earlier (an output over an input)
+				t.Err = checkFormatLimits(t.Input, fi, s)
+			}
 			return nil
 		})
 	}
@@ -835,6 +840,26 @@ func lockKey(t Task) string {
 		stem = strings.TrimSuffix(t.OutputRel, t.Outputs[0].Variant.Suffix())
 	}
 	return t.Rel + "\x00" + stem
+}
+
+// checkFormatLimits fails a file before decoding when a variant's image
+// would be larger than its format can hold: WebP stores at most
+// encode.MaxWebPSide pixels a side (a panorama's full-size WebP).
+func checkFormatLimits(in string, fi FileInfo, s Settings) error {
+	w, h := fi.Width, fi.Height
+	if s.HalfSize {
+		w, h = (w+1)/2, (h+1)/2
+	}
+	for _, v := range s.OutputVariants() {
+		if v.Format != "webp" {
+			continue
+		}
+		vw, vh := resize.FitLongEdge(w, h, v.Size)
+		if max(vw, vh) > encode.MaxWebPSide {
+			return fmt.Errorf("%s: variant %s would be %d×%d, larger than WebP's limit of %d pixels a side; give it size=%d or less", in, v.Name, vw, vh, encode.MaxWebPSide, encode.MaxWebPSide)
+		}
+	}
+	return nil
 }
 
 // otherInputErr is the failure of t when its output o was written from

@@ -17,8 +17,8 @@ import (
 // that WebP uses; 4 is libwebp's default.
 const WebPMethod = 4
 
-// maxWebPDim is the largest WebP width or height (VP8/VP8L store 14 bits).
-const maxWebPDim = 16383
+// MaxWebPSide is the largest WebP width or height (VP8/VP8L store 14 bits).
+const MaxWebPSide = 16383
 
 // WebP container flags of the VP8X chunk (WebP container specification,
 // "Extended File Format"; RFC 9649 §2.7).
@@ -54,8 +54,8 @@ func WebP(w io.Writer, img image.Image, quality int, lossless bool, icc []byte, 
 	if b.Empty() {
 		return errors.New("encode: empty image")
 	}
-	if b.Dx() > maxWebPDim || b.Dy() > maxWebPDim {
-		return fmt.Errorf("encode: %dx%d image too large for WebP (max %d)", b.Dx(), b.Dy(), maxWebPDim)
+	if b.Dx() > MaxWebPSide || b.Dy() > MaxWebPSide {
+		return fmt.Errorf("encode: %dx%d image too large for WebP (max %d)", b.Dx(), b.Dy(), MaxWebPSide)
 	}
 	src := webpSource(img)
 	var enc bytes.Buffer
