@@ -386,8 +386,14 @@ func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
 	if e.Lens == "" {
 		e.Lens = in.Lens
 	}
-	if e.DateTime.IsZero() {
-		e.DateTime = in.Timestamp
+	if e.DateTime.IsZero() && !in.Timestamp.IsZero() {
+		e.DateTime = in.Timestamp // LibRaw made it with mktime: local wall time
+		if h.Format == "CRW" {
+			// CIFF stores the camera's wall-clock time as seconds since
+			// 1970 (tag 0x180e, read as is by LibRaw's parse_ciff): it is
+			// that wall time in UTC, whatever the machine's time zone.
+			e.DateTime = in.Timestamp.UTC()
+		}
 	}
 	if e.ExposureTime == 0 && in.Shutter > 0 {
 		e.ExposureTime = in.Shutter

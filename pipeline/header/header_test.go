@@ -846,3 +846,20 @@ func TestDNGMissingBlocks(t *testing.T) {
 		t.Fatalf("got %v, want ErrCorrupt naming 1 of 16 blocks", err)
 	}
 }
+
+// TestCRWTimeZone: a CRW's capture time is the camera's wall clock
+// (exiftool: 2018:01:01 13:03:32) whatever the machine's time zone.
+func TestCRWTimeZone(t *testing.T) {
+	prev := time.Local
+	defer func() { time.Local = prev }()
+	for _, loc := range []*time.Location{time.UTC, time.FixedZone("JST", 9*3600), time.FixedZone("EST", -5*3600)} {
+		time.Local = loc
+		h, err := Read(filepath.Join(testdata, "raw", "canond30_CRW.CRW"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.EXIF.DateTime.Format(time.DateTime); got != "2018-01-01 13:03:32" {
+			t.Errorf("time zone %s: capture time %s, want 2018-01-01 13:03:32", loc, got)
+		}
+	}
+}
