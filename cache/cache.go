@@ -642,6 +642,16 @@ func (c *Cache) list() ([]entryInfo, error) {
 	return out, nil
 }
 
+// Trim removes least-recently-used entries until the cache holds at most
+// its cap (MaxBytes), as Put does before writing. Convert calls it once at
+// the start of a run, so a lowered --cache-size takes effect even in runs
+// that only read the cache. Best effort: errors are ignored.
+func (c *Cache) Trim() {
+	if c.max > 0 {
+		c.evict(c.max, "", false)
+	}
+}
+
 // evict removes least-recently-used entries (oldest mtime first) until the
 // total size of entries is at most limit. The entry keep is never removed;
 // its size counts towards the total only if countKeep. Errors are ignored:

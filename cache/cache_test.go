@@ -1219,3 +1219,36 @@ func TestOpenRefusesUntaggedFolder(t *testing.T) {
 		t.Errorf("Open did not re-tag a cache holding only entries: %v", err)
 	}
 }
+
+// TestTrim: reopening a cache with a lower cap and calling Trim removes the
+// least recently used entries down to the cap.
+func TestTrim(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	c, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pix := make([]float32, 64*64*3)
+	keys := []string{Key("a"), Key("b"), Key("c")}
+	for i, k := range keys {
+		if err := c.Put(k, 64, 64, 3, pix); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(time.Duration(i-10) * time.Minute) // a oldest, c newest
+		os.Chtimes(c.path(k), old, old)
+	}
+	st, _ := c.Stats()
+	one := st.Bytes / 3
+	small, err := Open(dir, one+one/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small.Trim()
+	st, _ = small.Stats()
+	if st.Entries != 1 || st.Bytes > one+one/2 {
+		t.Fatalf("after Trim: %d entries, %d bytes; want 1 entry within the cap", st.Entries, st.Bytes)
+	}
+	if _, err := small.Get(keys[2]); err != nil {
+		t.Errorf("the newest entry was evicted: %v", err)
+	}
+}

@@ -146,7 +146,9 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if cfg.CacheDir != "" && !cfg.DryRun {
 		// The cache only saves decodes: one that cannot be used is worth a
 		// warning, not a failed batch.
-		if _, err := cache.Open(cfg.CacheDir, cfg.CacheSize); err != nil {
+		if c, err := cache.Open(cfg.CacheDir, cfg.CacheSize); err == nil {
+			c.Trim() // a lowered --cache-size applies now, not at the next write
+		} else {
 			hint := "choose another --cache-dir"
 			if cfg.KeepCache {
 				hint = "--keep-cache has no effect; " + hint
