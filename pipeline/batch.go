@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -283,8 +284,6 @@ func (p *Plan) mapOutputs(outDir string, suffixes []string) {
 	}
 	// Give clashing inputs STEM.ORIGEXT (then -2, -3, ...) stems, in input
 	// order, so the names are the same on every run.
-	groups := map[string][]string{} // first clashing output → renames
-	var order []string
 	for i, t := range p.Tasks {
 		if !clash[i] {
 			continue
@@ -305,21 +304,30 @@ func (p *Plan) mapOutputs(outDir string, suffixes []string) {
 			used[stem+sfx] = true
 		}
 		p.Tasks[i].Stem = stem
-		var first string
-		for _, sfx := range suffixes {
-			if len(owners[plainStem(t)+sfx]) > 1 {
-				first = plainStem(t) + sfx
-				break
-			}
-		}
-		if _, ok := groups[first]; !ok {
-			order = append(order, first)
-		}
-		groups[first] = append(groups[first], fmt.Sprintf("%s → %s", t.Input, stem+suffixes[0]))
 	}
-	for _, o := range order {
+	// One warning per set of inputs that clash, naming the first output
+	// they share and every input's new name.
+	var paths []string
+	for path, o := range owners {
+		if len(o) > 1 {
+			paths = append(paths, path)
+		}
+	}
+	slices.Sort(paths)
+	warned := map[string]bool{}
+	for _, path := range paths {
+		o := owners[path]
+		set := fmt.Sprint(o)
+		if warned[set] {
+			continue
+		}
+		warned[set] = true
+		var names []string
+		for _, i := range o {
+			names = append(names, fmt.Sprintf("%s → %s", p.Tasks[i].Input, p.Tasks[i].Stem+suffixes[0]))
+		}
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d inputs map to %s; writing them as %s",
-			len(owners[o]), o, strings.Join(groups[o], ", ")))
+			len(o), path, strings.Join(names, ", ")))
 	}
 	for i := range p.Tasks {
 		p.Tasks[i].Output = p.Tasks[i].Stem + suffixes[0]
