@@ -453,8 +453,10 @@ type Runner struct {
 	// the file's size (DefaultTimeout).
 	Timeout time.Duration
 	// Grace is how long files in flight may finish after ctx ends before
-	// their workers are killed.
+	// their workers are killed. Closing Abort (optional) kills them at
+	// once, grace or not (a second Ctrl-C).
 	Grace time.Duration
+	Abort <-chan struct{}
 	// CacheDir, when set, is the stage cache directory (package cache):
 	// the decoded image of each file is kept there while its variants are
 	// written, so none is decoded twice, and across runs with KeepCache.
@@ -1058,7 +1060,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		if timeout == 0 {
 			timeout = DefaultTimeout(float64(t.Info.Width) * float64(t.Info.Height) / 1e6)
 		}
-		run := runWorker(ctx, r.Exe, t, specs, s, r.cacheRequest(), timeout, r.Grace)
+		run := runWorker(ctx, r.Exe, t, specs, s, r.cacheRequest(), timeout, r.Grace, r.Abort)
 		res, err = run.reply.Result, replyError(run.reply)
 		res.Input, res.Output = t.Input, t.Output // exact bytes, whatever JSON did to them
 		fr.PeakBytes, fr.Messages = run.peak, run.stderr

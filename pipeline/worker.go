@@ -196,8 +196,9 @@ type workerRun struct {
 const maxStderr = 16 << 10
 
 // runWorker converts t in a child process exe ("exe worker"), killing it
-// after timeout (0: no timeout) or when ctx ends (after grace).
-func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Settings, c *workerCache, timeout, grace time.Duration) workerRun {
+// after timeout (0: no timeout) or when ctx ends (after grace, or at once
+// when abort is closed; abort may be nil).
+func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Settings, c *workerCache, timeout, grace time.Duration, abort <-chan struct{}) workerRun {
 	wreq := workerRequest{Input: []byte(t.Input), Settings: s, Threads: s.threads, Cache: c, Estimate: t.Estimate.Total}
 	for _, o := range outs {
 		wreq.Outputs = append(wreq.Outputs, workerOutput{Variant: o.Variant, Path: []byte(o.Path)})
@@ -255,6 +256,10 @@ wait:
 				g.Stop()
 				break wait
 			case <-g.C:
+				killedFor = context.Cause(ctx)
+				cmd.Process.Kill()
+			case <-abort:
+				g.Stop()
 				killedFor = context.Cause(ctx)
 				cmd.Process.Kill()
 			}

@@ -172,10 +172,33 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// The Go heap follows the budget (LibRaw's C buffers are counted in
 	// the estimates but are outside the Go runtime's limit).
 	debug.SetMemoryLimit(cfg.MemBudget)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-
 	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks)+len(plan.Problems))
+	// The first signal stops starting files and gives those in flight
+	// --grace to finish; a second one stops them at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	abort, finished := make(chan struct{}), make(chan struct{})
+	defer close(finished)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case sig := <-sigs:
+			rep.note(fmt.Sprintf("%s: starting no more files; the ones in progress get up to %s to finish (--grace); send it again (Ctrl-C) to stop them now", sig, cfg.Grace))
+			cancel()
+		case <-finished:
+			return
+		}
+		select {
+		case <-sigs:
+			rep.note("stopping the files in progress now")
+			close(abort)
+		case <-finished:
+		}
+	}()
+	r.Abort = abort
+
 	for _, w := range plan.Warnings {
 		rep.warn(w)
 	}

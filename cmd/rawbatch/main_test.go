@@ -12,12 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -82,7 +84,8 @@ func cmdRB(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// interrupt MS ARGS...: start rawbatch ARGS, send SIGINT after MS
+// interrupt MS[,MS2] ARGS...: start rawbatch ARGS, send SIGINT after MS
+// (and again MS2 later)
 // milliseconds, and require exit status 130. Its stderr is written to the
 // file interrupt.stderr.
 func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
@@ -164,19 +167,26 @@ func cmdKillAfter(ts *testscript.TestScript, neg bool, args []string) {
 // environment, sends sig after args[0] milliseconds and returns its Wait
 // error; stderr, when set, receives its standard error.
 func signalAfter(ts *testscript.TestScript, sig syscall.Signal, args []string, stderr *bytes.Buffer) error {
-	ms, err := strconv.Atoi(args[0])
-	ts.Check(err)
+	var delays []int // MS, or MS,MS2: a second signal MS2 after the first
+	for _, f := range strings.Split(args[0], ",") {
+		ms, err := strconv.Atoi(f)
+		ts.Check(err)
+		delays = append(delays, ms)
+	}
 	path, err := lookPathIn("rawbatch", ts.Getenv("PATH"))
 	ts.Check(err)
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Dir = ts.Getenv("WORK")
-	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "RAWBATCH_MIN_AGE="+ts.Getenv("RAWBATCH_MIN_AGE"))
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "RAWBATCH_MIN_AGE="+ts.Getenv("RAWBATCH_MIN_AGE"),
+		pipeline.FaultEnv+"="+ts.Getenv(pipeline.FaultEnv))
 	if stderr != nil {
 		cmd.Stderr = stderr
 	}
 	ts.Check(cmd.Start())
-	time.Sleep(time.Duration(ms) * time.Millisecond)
-	ts.Check(cmd.Process.Signal(sig))
+	for _, ms := range delays {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		ts.Check(cmd.Process.Signal(sig))
+	}
 	return cmd.Wait()
 }
 

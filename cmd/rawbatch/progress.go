@@ -64,6 +64,14 @@ func (r *reporter) println(format string, a ...any) {
 	}
 }
 
+// note prints a line that is neither a file's result nor a warning (what
+// an interrupt does).
+func (r *reporter) note(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.println("%s", msg)
+}
+
 func (r *reporter) warn(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
