@@ -898,6 +898,12 @@ func (r *Runner) lockNote(t Task) string {
 func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int, done bool) {
 	fr = FileResult{Task: t, Status: StatusSkipped}
 	st, err := os.Stat(t.Input)
+	if errors.Is(err, fs.ErrNotExist) && t.Size != 0 {
+		// It was there when the run started: deleted or moved since (a
+		// card being cleared), nothing wrong with it.
+		fr.Reason = "deleted or moved since the run started"
+		return fr, nil, true
+	}
 	if err != nil {
 		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %w", t.Input, pathError(t.Input, err))
 		return fr, nil, true

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -344,9 +346,17 @@ func (v *variantJob) quantRow8(dst []uint8, lin []float32) {
 // stageEncode writes the variant in its format, with its space's ICC
 // profile and the EXIF metadata, to a temporary file in the output's
 // directory (renamed into place when every variant of the file succeeded).
-func stageEncode(_ context.Context, j *job) error {
+func stageEncode(_ context.Context, j *job) (err error) {
 	v := j.cur
 	out := v.spec.Path
+	defer func() {
+		// Name the output, not its temporary file, and keep the cause
+		// (ENOSPC stays transient for the retries).
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("writing %s: %w", out, pe.Err)
+		}
+	}()
 	// The temporary name has no image extension, so photo importers
 	// watching the folder do not pick it up.
 	f, err := os.CreateTemp(filepath.Dir(out), TempPrefix+filepath.Base(out)+".*")

@@ -3,9 +3,11 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -352,5 +354,19 @@ func TestWrittenByRawbatchLargeWebP(t *testing.T) {
 	os.WriteFile(foreign, b, 0o644)
 	if writtenByRawbatch(foreign) {
 		t.Error("a WebP without rawbatch's EXIF counted as rawbatch's")
+	}
+}
+
+// TestEncodeErrorNamesOutput: a failure to write an output names the output,
+// not its temporary file, and keeps the cause.
+func TestEncodeErrorNamesOutput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "missing-dir", "a.jpg")
+	_, err := ConvertVariants(context.Background(), filepath.Join(testdata, "raw", "canon_eos_6d.dng"),
+		[]OutputSpec{{Variant: Variant{Name: "main", Format: "jpeg"}, Path: out}}, DefaultSettings(), nil)
+	if err == nil || !strings.Contains(err.Error(), "writing "+out+": no such file or directory") || strings.Contains(err.Error(), TempPrefix) {
+		t.Errorf("err = %v, want it to name %s and not the temporary file", err, out)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("err = %v does not keep its cause", err)
 	}
 }

@@ -244,7 +244,7 @@ wait:
 		case waitErr = <-done:
 			break wait
 		case <-timer:
-			killedFor = fmt.Errorf("%w after %s s", ErrTimeout, secondsText(timeout))
+			killedFor = fmt.Errorf("%w after %s s (raise --timeout if the file is just very large)", ErrTimeout, secondsText(timeout))
 			cmd.Process.Kill()
 			timer = nil
 		case <-ctxDone:

@@ -352,5 +352,8 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 		fmt.Fprintf(w, "largest estimate %s (including the worker process): %d of those at once fit the budget, %d run at once at most\n",
 			budget.FormatSize(largest), cfg.MemBudget/largest, min(int64(jobs), max(1, cfg.MemBudget/largest)))
 	}
+	if fail+len(plan.Problems) > 0 {
+		return &batchOutcome{failed: fail + len(plan.Problems)} // exit status 3, as the run would (and inspect does)
+	}
 	return nil
 }

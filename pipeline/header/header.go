@@ -256,7 +256,9 @@ func (h *Header) read(src *source, withLibRaw bool) error {
 			if isText(src.head) {
 				return fmt.Errorf("%s: %w: it is a text file", path, rawerr.ErrNotRaw)
 			}
-			return fmt.Errorf("%s: %w: no RAW signature, and LibRaw does not recognise it (%v)", path, rawerr.ErrNotRaw, lerr)
+			// LibRaw's own code for an unknown file is "unsupported";
+			// quoting it would contradict "not a raw file".
+			return fmt.Errorf("%s: %w: no RAW signature, and LibRaw %s does not recognise it either", path, rawerr.ErrNotRaw, libraw.ShortVersion())
 		}
 		h.Format = strings.ToUpper(strings.ReplaceAll(h.Make, " ", "-")) + "-RAW"
 	}
