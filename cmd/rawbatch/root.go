@@ -67,7 +67,9 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	}
 	v.SetConfigFile(path)
 	if err := v.ReadInConfig(); err != nil {
-		if !explicit && errors.Is(err, fs.ErrNotExist) {
+		// The default location may be missing, or unreadable when HOME
+		// is another user's (a service account): no config file then.
+		if !explicit && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)) {
 			return nil
 		}
 		return fmt.Errorf("config file %s: %w", path, err)
