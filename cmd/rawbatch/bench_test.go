@@ -44,14 +44,20 @@ func writeSynth(b *testing.B, dir string, n, w, h int) {
 	}
 }
 
-// runMeasured runs rawbatch with args and returns its wall time, the peak
-// of the summed RSS of the process and all its worker processes (sampled
-// every 10 ms from /proc) and its stderr.
-func runMeasured(b *testing.B, bin string, args ...string) (time.Duration, int64, string) {
+// benchCmd is the command rawbatch ARGS for a benchmark, its stderr kept.
+func benchCmd(bin string, args []string) (*exec.Cmd, *bytes.Buffer) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "RAWBATCH_MIN_AGE=0s") // the inputs were just written
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	return cmd, &stderr
+}
+
+// runMeasured runs rawbatch with args and returns its wall time, the peak
+// of the summed RSS of the process and all its worker processes (sampled
+// every 10 ms from /proc) and its stderr.
+func runMeasured(b *testing.B, bin string, args ...string) (time.Duration, int64, string) {
+	cmd, stderr := benchCmd(bin, args)
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -79,10 +85,7 @@ func runMeasured(b *testing.B, bin string, args ...string) (time.Duration, int64
 // runTimed runs rawbatch with args and returns its wall time and the CPU
 // time (user + system) of it and its worker processes, which it waits for.
 func runTimed(b *testing.B, bin string, args ...string) (wall, cpu time.Duration) {
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "RAWBATCH_MIN_AGE=0s") // the inputs were just written
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd, stderr := benchCmd(bin, args)
 	t0 := time.Now()
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("rawbatch %v: %v\n%s", args, err, stderr.String())
