@@ -106,7 +106,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		return err
 	}
 	if cfg.Report != "" {
-		if err := checkReport(cfg.Report, plan, suffixes); err != nil {
+		if err := checkReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
 			return err
 		}
 	}
@@ -238,10 +238,11 @@ func checkOutDir(dir string) error {
 }
 
 // checkReport refuses a --report path that would destroy something: an
-// input or an output of the run, a directory, or an existing file that is
-// not a JSON report; and one whose directory is missing or not writable.
-// It runs before anything is converted.
-func checkReport(path string, plan *pipeline.Plan, suffixes []string) error {
+// input or an output of the run, anything under OUTDIR/.rawbatch (records,
+// locks), a directory, or an existing file that is not a rawbatch report;
+// and one whose directory is missing or not writable. Paths are compared
+// with symbolic links resolved. It runs before anything is converted.
+func checkReport(path, outDir string, plan *pipeline.Plan, suffixes []string) error {
 	fi, err := os.Stat(filepath.Dir(path))
 	if err != nil || !fi.IsDir() {
 		return fmt.Errorf("--report %s: its directory does not exist", path)
@@ -255,20 +256,24 @@ func checkReport(path string, plan *pipeline.Plan, suffixes []string) error {
 				return fmt.Errorf("--report %s: that is an input of this run; give another file name such as report.json", path)
 			}
 		}
-		head := make([]byte, 64)
+		head := make([]byte, 256)
 		if f, err := os.Open(path); err == nil {
 			n, _ := f.Read(head)
 			f.Close()
-			if t := strings.TrimSpace(string(head[:n])); n > 0 && !strings.HasPrefix(t, "{") {
-				return fmt.Errorf("--report %s: the file exists and is not a JSON report; move it away or give another name", path)
+			t := strings.TrimSpace(string(head[:n]))
+			if n > 0 && !(strings.HasPrefix(t, "{") && strings.Contains(t, `"summary"`)) {
+				return fmt.Errorf("--report %s: the file exists and is not a rawbatch report; move it away or give another name", path)
 			}
 		}
 	}
-	abs, _ := filepath.Abs(path)
+	report := resolvePath(path)
+	if meta := resolvePath(filepath.Join(outDir, ".rawbatch")); report == meta || strings.HasPrefix(report, meta+string(filepath.Separator)) {
+		return fmt.Errorf("--report %s: that is inside %s, rawbatch's records and locks; give a file name elsewhere", path, filepath.Join(outDir, ".rawbatch"))
+	}
 	for _, t := range plan.Tasks {
 		for _, sfx := range suffixes {
-			if o, _ := filepath.Abs(t.Stem + sfx); o == abs {
-				return fmt.Errorf("--report %s: that is the output %s of %s; give another file name such as report.json", path, o, t.Input)
+			if resolvePath(t.Stem+sfx) == report {
+				return fmt.Errorf("--report %s: that is the output %s of %s; give another file name such as report.json", path, t.Stem+sfx, t.Input)
 			}
 		}
 	}
@@ -276,6 +281,26 @@ func checkReport(path string, plan *pipeline.Plan, suffixes []string) error {
 		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	return nil
+}
+
+// resolvePath returns path made absolute with the symbolic links of its
+// deepest existing directory resolved (the rest of it may not exist yet).
+func resolvePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	dir, rest := filepath.Dir(abs), filepath.Base(abs)
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs
+		}
+		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // dryRun lists the plan: each output to write with its size, the file's

@@ -533,7 +533,11 @@ func (s *Store) Check(w Want) (Verdict, error) {
 	if ii.Size() != rec.InputSize {
 		return Verdict{Reason: ReasonInputChanged}, nil
 	}
-	if jsonForm(w.Input) == rec.Input && ii.ModTime().Equal(rec.InputMTime) && !racy(rec) {
+	// The fast path needs the same input by name; one moved or renamed
+	// (another InputAbs) is hashed, and the updated record then names it,
+	// so a later file at the old place is not taken for it.
+	samePlace := w.InputAbs == "" || rec.InputAbs == w.InputAbs
+	if jsonForm(w.Input) == rec.Input && samePlace && ii.ModTime().Equal(rec.InputMTime) && !racy(rec) {
 		return Verdict{Fresh: true}, nil
 	}
 
@@ -547,6 +551,9 @@ func (s *Store) Check(w Want) (Verdict, error) {
 	}
 	up := *rec
 	up.Input = w.Input
+	if w.InputAbs != "" {
+		up.InputAbs = w.InputAbs
+	}
 	up.InputMTime = mtime
 	up.InputChecked = checked
 	return Verdict{Fresh: true, Hashed: true, Updated: &up}, nil
