@@ -276,3 +276,18 @@ func TestCheckFormatLimits(t *testing.T) {
 		t.Errorf("half-size WebP (8500 px): %v", err)
 	}
 }
+
+// TestReportEstimateIncludesWorker: the report's estimate of a file
+// converted in a worker includes the worker's own memory, as the scheduler
+// counts it, so it compares with the worker's measured peak.
+func TestReportEstimateIncludesWorker(t *testing.T) {
+	in := FileResult{Status: StatusConverted, PeakBytes: 50 << 20}
+	in.Estimate.Total = 30 << 20
+	if got := BuildReport([]FileResult{in}).Files[0].EstimatedBytes; got != 30<<20+WorkerRSS {
+		t.Errorf("in a worker: estimated_bytes %d, want %d", got, 30<<20+WorkerRSS)
+	}
+	in.PeakBytes = 0 // converted in process
+	if got := BuildReport([]FileResult{in}).Files[0].EstimatedBytes; got != 30<<20 {
+		t.Errorf("in process: estimated_bytes %d, want %d", got, 30<<20)
+	}
+}

@@ -36,8 +36,10 @@ type FileReport struct {
 	Outputs []string `json:"outputs"`
 	// TimingsMS is each stage's wall time in milliseconds.
 	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
-	// EstimatedBytes is the memory estimate the scheduler used; PeakBytes
-	// the worker process's measured peak RSS (both bytes, 0 if unknown).
+	// EstimatedBytes is the memory estimate of the file, with the worker
+	// process's own WorkerRSS when it ran in one, as the scheduler counts
+	// it; PeakBytes the worker process's measured peak RSS (both bytes, 0
+	// if unknown).
 	EstimatedBytes int64 `json:"estimated_bytes"`
 	PeakBytes      int64 `json:"peak_bytes"`
 	DurationMS     int64 `json:"duration_ms"`
@@ -52,6 +54,9 @@ func BuildReport(results []FileResult) Report {
 		f := FileReport{Input: fr.Input, Status: fr.Status, Outputs: []string{},
 			EstimatedBytes: fr.Estimate.Total, PeakBytes: fr.PeakBytes,
 			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages}
+		if fr.PeakBytes > 0 && fr.Estimate.Total > 0 { // measured in a worker
+			f.EstimatedBytes += WorkerRSS
+		}
 		if fr.Err != nil {
 			f.Reason = fr.Err.Error()
 		} else if fr.Reason != "" {

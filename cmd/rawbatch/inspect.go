@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,7 +124,7 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 			format += " (" + r.Variant + ")"
 		}
 		fmt.Fprintf(w, "  format:       %s\n", format)
-		fmt.Fprintf(w, "  camera:       %s %s\n", r.Make, r.Model)
+		fmt.Fprintf(w, "  camera:       %s\n", strings.TrimSpace(r.Make+" "+r.Model))
 		fmt.Fprintf(w, "  raw size:     %d x %d\n", r.RawWidth, r.RawHeight)
 		fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
 		if r.SamplesPerPixel > 0 || r.BitsPerSample > 0 { // not known for every format (CRW, ...)
