@@ -42,6 +42,9 @@ type Task struct {
 	// OUTDIR/dir(Rel)/STEM, to which each variant adds its suffix.
 	Output, OutputRel string
 	Stem              string
+	// InputAbs is Input made absolute with symbolic links resolved
+	// (state.AbsInput), filled with Outputs; see absInput.
+	InputAbs string
 	// Size and ModTime of the input when the plan was made (settle check).
 	Size    int64
 	ModTime time.Time
@@ -69,6 +72,14 @@ type Output struct {
 	Variant Variant
 	// Path of the file, and Rel, relative to OUTDIR.
 	Path, Rel string
+}
+
+// absInput returns t.InputAbs, resolving it for a Task made by hand.
+func (t Task) absInput() string {
+	if t.InputAbs != "" {
+		return t.InputAbs
+	}
+	return state.AbsInput(t.Input)
 }
 
 // pending returns the outputs of t still to write.
@@ -585,6 +596,7 @@ func (r *Runner) expand(p *Plan) {
 		if t.Outputs != nil {
 			continue
 		}
+		t.InputAbs = state.AbsInput(t.Input)
 		stem := t.Stem
 		if stem == "" { // a Task made by hand
 			stem = strings.TrimSuffix(t.Output, vs[0].Suffix())
@@ -882,7 +894,7 @@ func otherInputErr(t Task, o Output, other *state.OtherInputError) error {
 // record: a hash of every output's path and settings hash. Two runs with
 // the same note would write the same files.
 func (r *Runner) lockNote(t Task) string {
-	parts := []string{r.Version, state.AbsInput(t.Input)}
+	parts := []string{r.Version, t.absInput()}
 	for _, o := range t.Outputs {
 		parts = append(parts, o.Rel, outputHash(r.SettingsHash, o.Variant))
 	}
@@ -983,7 +995,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 }
 
 func (r *Runner) want(t Task, o Output) state.Want {
-	return state.Want{Input: t.Input, InputAbs: state.AbsInput(t.Input), OutputRel: o.Rel, OutputPath: o.Path,
+	return state.Want{Input: t.Input, InputAbs: t.absInput(), OutputRel: o.Rel, OutputPath: o.Path,
 		SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version()}
 }
 
@@ -1021,7 +1033,7 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 		if err != nil {
 			continue
 		}
-		rec := &state.Record{Input: t.Input, InputAbs: state.AbsInput(t.Input), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
+		rec := &state.Record{Input: t.Input, InputAbs: t.absInput(), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
 			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version(),
 			Output: o.Rel, OutputSize: out.Size()}
 		if err := r.State.Save(rec); err != nil {

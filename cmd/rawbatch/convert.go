@@ -71,17 +71,17 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Bool("half-size", false, "decode at half width and height without demosaic (a quarter of the memory)")
 	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode nothing")
 	f.Duration("timeout", 0, "longest one file may take before its worker is killed (default 60s + 3s per megapixel)")
-	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted")
+	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)")
 	f.Bool("force", false, "convert every file, even when its output is up to date")
 	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on)")
 	f.Duration("min-age", 2*time.Second, "skip files modified more recently than this (still being written)")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
-	f.String("report", "", "write the run as JSON to this file")
+	f.String("report", "", "write the run as JSON to this file (never an input, an output or another existing file)")
 	f.StringArray("variant", nil, "an output variant NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE][,sharpen=AMOUNT]; repeatable (formats jpeg, tiff16, webp, png8, png16; spaces srgb, displayp3, adobergb, prophoto, rec2020)")
 	f.String("preset", "", "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)")
 	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
 	f.Bool("keep-cache", false, "keep decoded images in the cache after the run, so adding a variant later decodes nothing")
-	f.String("cache-size", "", "cap of the stage cache: 2GiB, 25% (default 25% of the cache's file system)")
+	f.String("cache-size", "", "cap of the stage cache, applied when the run starts and on every write: 2GiB, 25% (default 25% of the cache's file system)")
 	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
 	return cmd
 }
@@ -266,14 +266,18 @@ func checkReport(path, outDir string, plan *pipeline.Plan, suffixes []string) er
 			}
 		}
 	}
-	report := resolvePath(path)
-	if meta := resolvePath(filepath.Join(outDir, ".rawbatch")); report == meta || strings.HasPrefix(report, meta+string(filepath.Separator)) {
-		return fmt.Errorf("--report %s: that is inside %s, rawbatch's records and locks; give a file name elsewhere", path, filepath.Join(outDir, ".rawbatch"))
-	}
-	for _, t := range plan.Tasks {
-		for _, sfx := range suffixes {
-			if resolvePath(t.Stem+sfx) == report {
-				return fmt.Errorf("--report %s: that is the output %s of %s; give another file name such as report.json", path, t.Stem+sfx, t.Input)
+	// Every output and record lies under OUTDIR: compare the report's
+	// path relative to OUTDIR, both resolved once.
+	if rel, err := filepath.Rel(resolvePath(outDir), resolvePath(path)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if rel == ".rawbatch" || strings.HasPrefix(rel, ".rawbatch"+string(filepath.Separator)) {
+			return fmt.Errorf("--report %s: that is inside %s, rawbatch's records and locks; give a file name elsewhere", path, filepath.Join(outDir, ".rawbatch"))
+		}
+		for _, t := range plan.Tasks {
+			stem, _ := filepath.Rel(outDir, t.Stem)
+			for _, sfx := range suffixes {
+				if stem+sfx == rel {
+					return fmt.Errorf("--report %s: that is the output %s of %s; give another file name such as report.json", path, t.Stem+sfx, t.Input)
+				}
 			}
 		}
 	}

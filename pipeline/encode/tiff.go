@@ -135,16 +135,7 @@ func TIFF16Rows(w io.Writer, src RowsRGB16, icc []byte, md Metadata, deflate boo
 		if err != nil {
 			return err
 		}
-		bw := bufio.NewWriterSize(w, 1<<16)
-		if _, err := bw.Write(head); err != nil {
-			return err
-		}
-		for i := 0; i < nStrips; i++ {
-			if _, err := bw.Write(st.strip(i)); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
+		return writeHeadFirst(w, head, nStrips, st.strip)
 	}
 
 	if ws, ok := w.(io.WriteSeeker); ok {
@@ -169,12 +160,18 @@ func TIFF16Rows(w io.Writer, src RowsRGB16, icc []byte, md Metadata, deflate boo
 	if err != nil {
 		return err
 	}
+	return writeHeadFirst(w, head, nStrips, func(i int) []byte { return strips[i] })
+}
+
+// writeHeadFirst writes head (TIFF header and IFDs) and then strip(0) …
+// strip(n−1), through one buffer.
+func writeHeadFirst(w io.Writer, head []byte, n int, strip func(int) []byte) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	if _, err := bw.Write(head); err != nil {
 		return err
 	}
-	for _, s := range strips {
-		if _, err := bw.Write(s); err != nil {
+	for i := range n {
+		if _, err := bw.Write(strip(i)); err != nil {
 			return err
 		}
 	}
