@@ -345,14 +345,15 @@ func (p *Plan) mapOutputs(outDir string, suffixes []string) {
 	}
 }
 
-// Inspect reads the header of every task (in parallel, jobs at a time) and
-// fills Info and Estimate for settings s with LibRaw using threads OpenMP
-// threads, or Err for a file that cannot be converted. It decodes nothing.
+// Inspect reads the header of every task not yet settled (Done or Err
+// set), in parallel, jobs at a time, and fills Info and Estimate for
+// settings s with LibRaw using threads OpenMP threads, or Err for a file
+// that cannot be converted. It decodes nothing.
 func (p *Plan) Inspect(s Settings, threads, jobs int) {
 	var g errgroup.Group
 	g.SetLimit(max(1, jobs))
 	for i := range p.Tasks {
-		if p.Tasks[i].Done != nil {
+		if p.Tasks[i].Done != nil || p.Tasks[i].Err != nil { // settled already (an output over an input)
 			continue
 		}
 		g.Go(func() error {
@@ -363,9 +364,7 @@ func (p *Plan) Inspect(s Settings, threads, jobs int) {
 				return nil
 			}
 			t.Info, t.Estimate = fi, EstimateMemory(fi, s, threads)
-			if t.Err == nil { // keep a failure found earlier (an output over an input)
-				t.Err = checkFormatLimits(t.Input, fi, s)
-			}
+			t.Err = checkFormatLimits(t.Input, fi, s)
 			return nil
 		})
 	}
