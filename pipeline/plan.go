@@ -1,0 +1,234 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// PlanBatch walks inputs (directories recursively, in lexical order; files
+// as given) and maps each candidate to its outputs under outDir: one per
+// suffix, the first being Task.Output (suffixes are Variant.Suffix values:
+// ".jpg", ".thumb.webp"). Directory entries are candidates when their
+// extension is one of RawExtensions (case-insensitive); files named
+// explicitly are always candidates. The output tree mirrors the input tree:
+// a/b/IMG_1.CR3 under an input directory becomes outDir/a/b/IMG_1.jpg. When
+// any output of one input would be an output of another (x.dng and x.DNG
+// both give x.jpg; IMG_1.dng's thumb and IMG_1.thumb.CRW's main both give
+// IMG_1.thumb.webp), each input involved is written as STEM.ORIGEXT plus
+// its suffixes (x.dng.jpg, x.DNG.jpg), and a warning says so. A file
+// reached twice (the same device and inode) is planned once. outDir itself
+// is not walked.
+func PlanBatch(inputs []string, outDir string, suffixes ...string) (*Plan, error) {
+	if len(suffixes) == 0 {
+		return nil, errors.New("PlanBatch: no output suffix")
+	}
+	p := &Plan{}
+	absOut, err := filepath.Abs(outDir)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.EvalSymlinks(absOut); err == nil {
+		absOut = r // walked paths are resolved too
+	}
+	problem := func(path string, err error) {
+		p.Problems = append(p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed,
+			Err: fmt.Errorf("%s: %w", path, pathError(path, err))})
+	}
+	// seen maps a file's device and inode to its task, so a file reached
+	// twice is planned once; a path that is not a symbolic link wins over
+	// one that is.
+	seen := map[[2]uint64]int{}
+	add := func(path, rel string, fi fs.FileInfo) {
+		task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			p.Tasks = append(p.Tasks, task)
+			return
+		}
+		k := [2]uint64{uint64(st.Dev), st.Ino}
+		i, dup := seen[k]
+		if !dup {
+			seen[k] = len(p.Tasks)
+			p.Tasks = append(p.Tasks, task)
+			return
+		}
+		kept := p.Tasks[i].Input
+		if isSymlink(kept) && !isSymlink(path) {
+			p.Tasks[i] = task
+			kept, path = path, kept
+		}
+		if kept != path {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s and %s are the same file; converting it once, as %s", kept, path, kept))
+		}
+	}
+	for _, in := range inputs {
+		fi, err := os.Stat(in)
+		if err != nil {
+			problem(in, err)
+			continue
+		}
+		if !fi.IsDir() {
+			if !fi.Mode().IsRegular() {
+				problem(in, ErrNotRegular)
+				continue
+			}
+			add(in, filepath.Base(in), fi)
+			continue
+		}
+		// A directory named on the command line is walked even when it is
+		// a symbolic link; links to directories inside it are not followed.
+		root, err := filepath.EvalSymlinks(in)
+		if err != nil {
+			problem(in, err)
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			rel, rerr := filepath.Rel(root, path)
+			if rerr != nil {
+				rel = filepath.Base(path)
+			}
+			shown := filepath.Join(in, rel) // the path as the user named it
+			if err != nil {
+				problem(shown, err)
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				if a, err := filepath.Abs(path); err == nil && a == absOut && path != root {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !IsRawExtension(d.Name()) {
+				return nil
+			}
+			fi, err := os.Stat(path) // follows a symlink to a file
+			if errors.Is(err, syscall.ELOOP) {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: a loop of symbolic links; skipped", shown))
+				return nil
+			}
+			if err != nil {
+				problem(shown, err)
+				return nil
+			}
+			if !fi.Mode().IsRegular() {
+				problem(shown, ErrNotRegular)
+				return nil
+			}
+			add(shown, rel, fi)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	p.mapOutputs(outDir, suffixes)
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if rel, err := filepath.Rel(outDir, t.Output); err == nil {
+			t.OutputRel = rel
+		}
+		// Never write an output over an input (photo.jpg given as a RAW
+		// and converted into its own folder).
+		if fi, err := os.Stat(t.Output); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				if _, in := seen[[2]uint64{uint64(st.Dev), st.Ino}]; in {
+					t.Err = fmt.Errorf("%s: its output %s would overwrite an input file; choose another output directory", t.Input, t.Output)
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+// mapOutputs fills Task.Output and Task.Stem, resolving collisions between
+// the outputs (one per suffix) of different inputs.
+func (p *Plan) mapOutputs(outDir string, suffixes []string) {
+	plainStem := func(t Task) string {
+		return filepath.Join(outDir, strings.TrimSuffix(t.Rel, filepath.Ext(t.Rel)))
+	}
+	// owners maps each planned output path to the tasks that would write it.
+	owners := map[string][]int{}
+	for i, t := range p.Tasks {
+		stem := plainStem(t)
+		for _, sfx := range suffixes {
+			if o := owners[stem+sfx]; len(o) == 0 || o[len(o)-1] != i {
+				owners[stem+sfx] = append(o, i)
+			}
+		}
+	}
+	clash := make([]bool, len(p.Tasks))
+	used := map[string]bool{}
+	for path, o := range owners {
+		if len(o) > 1 {
+			for _, i := range o {
+				clash[i] = true
+			}
+			continue
+		}
+		used[path] = true
+	}
+	for i, t := range p.Tasks {
+		if !clash[i] {
+			p.Tasks[i].Stem = plainStem(t)
+		}
+	}
+	// Give clashing inputs STEM.ORIGEXT (then -2, -3, ...) stems, in input
+	// order, so the names are the same on every run.
+	for i, t := range p.Tasks {
+		if !clash[i] {
+			continue
+		}
+		stem := filepath.Join(outDir, t.Rel)
+		free := func(stem string) bool {
+			for _, sfx := range suffixes {
+				if used[stem+sfx] {
+					return false
+				}
+			}
+			return true
+		}
+		for n := 2; !free(stem); n++ {
+			stem = filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n))
+		}
+		for _, sfx := range suffixes {
+			used[stem+sfx] = true
+		}
+		p.Tasks[i].Stem = stem
+	}
+	// One warning per set of inputs that clash, naming the first output
+	// they share and every input's new name.
+	var paths []string
+	for path, o := range owners {
+		if len(o) > 1 {
+			paths = append(paths, path)
+		}
+	}
+	slices.Sort(paths)
+	warned := map[string]bool{}
+	for _, path := range paths {
+		o := owners[path]
+		set := fmt.Sprint(o)
+		if warned[set] {
+			continue
+		}
+		warned[set] = true
+		var names []string
+		for _, i := range o {
+			names = append(names, fmt.Sprintf("%s → %s", p.Tasks[i].Input, p.Tasks[i].Stem+suffixes[0]))
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d inputs map to %s; writing them as %s",
+			len(o), path, strings.Join(names, ", ")))
+	}
+	for i := range p.Tasks {
+		p.Tasks[i].Output = p.Tasks[i].Stem + suffixes[0]
+	}
+}
