@@ -21,7 +21,11 @@ import (
 // any output of one input would be an output of another (x.dng and x.DNG
 // both give x.jpg; IMG_1.dng's thumb and IMG_1.thumb.CRW's main both give
 // IMG_1.thumb.webp), each input involved is written as STEM.ORIGEXT plus
-// its suffixes (x.dng.jpg, x.DNG.jpg), and a warning says so. A file
+// its suffixes, then STEM.ORIGEXT-2, -3, ... when that is taken too
+// (x.DNG.jpg, x.dng-2.jpg), and a warning says so. Output paths are compared
+// case-folded (IMG.jpg and img.jpg collide), and colliding inputs are named
+// in the order of Rel, then of their input root's absolute path, whatever
+// the order of inputs. A file
 // reached twice (the same device and inode) is planned once. outDir itself
 // is not walked.
 func PlanBatch(inputs []string, outDir string, suffixes ...string) (*Plan, error) {
@@ -150,72 +154,89 @@ func PlanBatch(inputs []string, outDir string, suffixes ...string) (*Plan, error
 }
 
 // mapOutputs fills Task.Output and Task.Stem, resolving collisions between
-// the outputs (one per suffix) of different inputs.
+// the outputs (one per suffix) of different inputs. Output paths are
+// compared case-folded (foldPath): IMG.jpg and img.jpg are one file on
+// exFAT, SMB and macOS volumes. Colliding inputs are named in a stable
+// order (collisionOrder), not in argument order, so every run over the
+// same files gives each the same name.
 func (p *Plan) mapOutputs(outDir string, suffixes []string) {
 	plainStem := func(t Task) string {
 		return filepath.Join(outDir, strings.TrimSuffix(t.Rel, filepath.Ext(t.Rel)))
 	}
-	// owners maps each planned output path to the tasks that would write it.
+	// owners maps each planned output path, case-folded, to the tasks that
+	// would write it; shown is the path as first planned, for messages.
 	owners := map[string][]int{}
+	shown := map[string]string{}
 	for i, t := range p.Tasks {
 		stem := plainStem(t)
 		for _, sfx := range suffixes {
-			if o := owners[stem+sfx]; len(o) == 0 || o[len(o)-1] != i {
-				owners[stem+sfx] = append(o, i)
+			k := foldPath(stem + sfx)
+			if o := owners[k]; len(o) == 0 || o[len(o)-1] != i {
+				owners[k] = append(o, i)
+			}
+			if _, ok := shown[k]; !ok {
+				shown[k] = stem + sfx
 			}
 		}
 	}
 	clash := make([]bool, len(p.Tasks))
 	used := map[string]bool{}
-	for path, o := range owners {
+	for k, o := range owners {
 		if len(o) > 1 {
 			for _, i := range o {
 				clash[i] = true
 			}
 			continue
 		}
-		used[path] = true
+		used[k] = true
 	}
+	var clashing []int
 	for i, t := range p.Tasks {
 		if !clash[i] {
 			p.Tasks[i].Stem = plainStem(t)
-		}
-	}
-	// Give clashing inputs STEM.ORIGEXT (then -2, -3, ...) stems, in input
-	// order, so the names are the same on every run.
-	for i, t := range p.Tasks {
-		if !clash[i] {
 			continue
 		}
-		stem := filepath.Join(outDir, t.Rel)
-		free := func(stem string) bool {
-			for _, sfx := range suffixes {
-				if used[stem+sfx] {
-					return false
-				}
+		clashing = append(clashing, i)
+	}
+	// Give clashing inputs STEM.ORIGEXT (then -2, -3, ...) stems, in the
+	// stable order, so the names are the same on every run.
+	var order func(a, b int) int
+	if len(clashing) > 0 {
+		order = collisionOrder(p.Tasks)
+	}
+	slices.SortStableFunc(clashing, func(a, b int) int { return order(a, b) })
+	free := func(stem string) bool {
+		for _, sfx := range suffixes {
+			if used[foldPath(stem+sfx)] {
+				return false
 			}
-			return true
 		}
+		return true
+	}
+	for _, i := range clashing {
+		t := p.Tasks[i]
+		stem := filepath.Join(outDir, t.Rel)
 		for n := 2; !free(stem); n++ {
 			stem = filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n))
 		}
 		for _, sfx := range suffixes {
-			used[stem+sfx] = true
+			used[foldPath(stem+sfx)] = true
 		}
 		p.Tasks[i].Stem = stem
 	}
 	// One warning per set of inputs that clash, naming the first output
-	// they share and every input's new name.
-	var paths []string
-	for path, o := range owners {
+	// they share and every input's new name, in the stable order.
+	var keys []string
+	for k, o := range owners {
 		if len(o) > 1 {
-			paths = append(paths, path)
+			keys = append(keys, k)
 		}
 	}
-	slices.Sort(paths)
+	slices.SortFunc(keys, func(a, b string) int { return strings.Compare(shown[a], shown[b]) })
 	warned := map[string]bool{}
-	for _, path := range paths {
-		o := owners[path]
+	for _, k := range keys {
+		o := slices.Clone(owners[k])
+		slices.SortStableFunc(o, func(a, b int) int { return order(a, b) })
 		set := fmt.Sprint(o)
 		if warned[set] {
 			continue
@@ -226,9 +247,39 @@ func (p *Plan) mapOutputs(outDir string, suffixes []string) {
 			names = append(names, fmt.Sprintf("%s → %s", p.Tasks[i].Input, p.Tasks[i].Stem+suffixes[0]))
 		}
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d inputs map to %s; writing them as %s",
-			len(o), path, strings.Join(names, ", ")))
+			len(o), shown[k], strings.Join(names, ", ")))
 	}
 	for i := range p.Tasks {
 		p.Tasks[i].Output = p.Tasks[i].Stem + suffixes[0]
+	}
+}
+
+// foldPath is the key under which two output paths are one file on a
+// case-insensitive file system (exFAT, FAT32, SMB shares, macOS's APFS and
+// HFS+ by default): the path in Unicode lower case after upper case, which
+// folds the cases that ToLower alone leaves apart (ſ, K).
+func foldPath(path string) string {
+	return strings.ToLower(strings.ToUpper(path))
+}
+
+// collisionOrder returns a comparison of tasks by their path relative to
+// their input root, then by the root's absolute path: an order that does
+// not depend on the order of the arguments, so colliding inputs get the
+// same names on every run (c1/x.dng before c2/x.dng, whichever is named
+// first).
+func collisionOrder(tasks []Task) func(a, b int) int {
+	roots := make([]string, len(tasks))
+	for i, t := range tasks {
+		root := strings.TrimSuffix(t.Input, t.Rel)
+		if abs, err := filepath.Abs(root); err == nil {
+			root = abs
+		}
+		roots[i] = root
+	}
+	return func(a, b int) int {
+		if c := strings.Compare(tasks[a].Rel, tasks[b].Rel); c != 0 {
+			return c
+		}
+		return strings.Compare(roots[a], roots[b])
 	}
 }

@@ -59,6 +59,7 @@ func TestScripts(t *testing.T) {
 			"report":    cmdReport,
 			"age":       cmdAge,
 			"newline":   cmdNewline,
+			"casefold":  cmdCasefold,
 		},
 	})
 }
@@ -231,4 +232,26 @@ func cmdNewline(ts *testscript.TestScript, neg bool, args []string) {
 	name, err := strconv.Unquote(`"` + args[1] + `"`)
 	ts.Check(err)
 	ts.Check(os.WriteFile(filepath.Join(ts.MkAbs(args[0]), name), b, 0o644))
+}
+
+// casefold DIR: no two files under DIR have paths that differ only in case
+// (they would be one file on a case-insensitive volume); .rawbatch is not
+// looked at.
+func cmdCasefold(ts *testscript.TestScript, neg bool, args []string) {
+	root := ts.MkAbs(args[0])
+	seen := map[string]string{}
+	ts.Check(filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".rawbatch" {
+			return filepath.SkipDir
+		}
+		k := strings.ToLower(path)
+		if prev, ok := seen[k]; ok {
+			ts.Fatalf("%s and %s differ only in case", prev, path)
+		}
+		seen[k] = path
+		return nil
+	}))
 }
