@@ -27,8 +27,29 @@ import (
 // in the order of Rel, then of their input root's absolute path, whatever
 // the order of inputs. A file
 // reached twice (the same device and inode) is planned once. outDir itself
-// is not walked.
+// is not walked. AppleDouble files (IsAppleDouble) and system folders
+// (IsSystemDir) found in a walk are skipped.
 func PlanBatch(inputs []string, outDir string, suffixes ...string) (*Plan, error) {
+	return PlanBatchWith(PlanOptions{}, inputs, outDir, suffixes...)
+}
+
+// PlanOptions are the choices of PlanBatchWith beyond PlanBatch's.
+type PlanOptions struct {
+	// Include and Exclude are globs (MatchGlob) matched against each
+	// walked file's path relative to its input root and its base name: with
+	// Include, a file is taken only when one matches; a file or folder an
+	// Exclude matches is skipped. Files named as inputs are always taken.
+	Include, Exclude []string
+}
+
+// PlanBatchWith is PlanBatch with the choices o.
+func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...string) (*Plan, error) {
+	filter := walkFilter{include: o.Include, exclude: o.Exclude}
+	for _, g := range append(slices.Clone(o.Include), o.Exclude...) {
+		if err := CheckGlob(g); err != nil {
+			return nil, err
+		}
+	}
 	if len(suffixes) == 0 {
 		return nil, errors.New("PlanBatch: no output suffix")
 	}
@@ -98,6 +119,9 @@ func PlanBatch(inputs []string, outDir string, suffixes ...string) (*Plan, error
 				rel = filepath.Base(path)
 			}
 			shown := filepath.Join(in, rel) // the path as the user named it
+			if err != nil && d != nil && d.IsDir() && path != root && filter.skipDir(rel, d.Name()) {
+				return fs.SkipDir
+			}
 			if err != nil {
 				problem(shown, err)
 				if d != nil && d.IsDir() {
@@ -106,12 +130,18 @@ func PlanBatch(inputs []string, outDir string, suffixes ...string) (*Plan, error
 				return nil
 			}
 			if d.IsDir() {
-				if a, err := filepath.Abs(path); err == nil && a == absOut && path != root {
+				if path == root {
+					return nil
+				}
+				if a, err := filepath.Abs(path); err == nil && a == absOut {
+					return fs.SkipDir
+				}
+				if filter.skipDir(rel, d.Name()) {
 					return fs.SkipDir
 				}
 				return nil
 			}
-			if !IsRawExtension(d.Name()) {
+			if !filter.takeFile(rel, d.Name()) {
 				return nil
 			}
 			fi, err := os.Stat(path) // follows a symlink to a file

@@ -41,11 +41,16 @@ type ConvertConfig struct {
 	CacheSize int64
 	KeepCache bool
 	Settings  pipeline.Settings
+	// Find chooses the input files (inputs.go).
+	Find FindOptions
 }
 
 // convertConfig reads and validates the convert settings from v.
 func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	c := ConvertConfig{Inputs: inputs, Settings: pipeline.DefaultSettings()}
+	if err := checkInputArgs(v, inputs); err != nil {
+		return c, err
+	}
 	c.OutDir = v.GetString("output")
 	if c.OutDir == "" {
 		return c, fmt.Errorf("no output directory: give -o OUTDIR (or RAWBATCH_OUTPUT, or output: in the config file)")
@@ -140,6 +145,9 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	}
 	if c.MemBudget, err = memBudget(v.GetString("mem-budget")); err != nil {
 		return c, fmt.Errorf("--mem-budget: %w", err)
+	}
+	if err := findConfig(v, &c); err != nil {
+		return c, err
 	}
 	return c, nil
 }

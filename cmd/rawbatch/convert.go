@@ -44,7 +44,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 		Example: `  rawbatch convert ~/card -o ~/export
   rawbatch convert --format png16 --tone none IMG_0001.CR3 -o out
   RAWBATCH_QUALITY=95 rawbatch convert /nas/incoming -o /nas/jpeg --quiet`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs, // INPUTs are checked with the config (findConfig)
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := loadConfig(v, cmd); err != nil {
 				return err
@@ -83,6 +83,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Bool("keep-cache", false, "keep decoded images in the cache after the run, so adding a variant later decodes nothing")
 	f.String("cache-size", "", "cap of the stage cache, applied when the run starts and on every write: 2GiB, 25% (default 25% of the cache's file system)")
 	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
+	addFindFlags(f)
 	return cmd
 }
 
@@ -101,8 +102,11 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	for _, v := range cfg.Settings.OutputVariants() {
 		suffixes = append(suffixes, v.Suffix())
 	}
-	plan, err := pipeline.PlanBatch(cfg.Inputs, cfg.OutDir, suffixes...)
+	plan, err := planInputs(cfg, suffixes)
 	if err != nil {
+		return err
+	}
+	if err := checkEmpty(cmd.ErrOrStderr(), cfg, plan); err != nil {
 		return err
 	}
 	if cfg.Report != "" {

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cast"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+// FindOptions are the convert settings that choose the input files:
+// --include, --exclude, --fail-if-empty.
+type FindOptions struct {
+	// Include and Exclude are globs (pipeline.MatchGlob) on the walked
+	// files' paths relative to their input root and base names.
+	Include, Exclude []string
+	// FailIfEmpty makes a run that finds no RAW file exit with status 3.
+	FailIfEmpty bool
+}
+
+// addFindFlags adds the flags of FindOptions to convert's flags.
+func addFindFlags(f *pflag.FlagSet) {
+	f.StringArray("include", nil, "take only walked files whose relative path or name matches this glob (*, ?, [a-z], ** for any folders; case-insensitive); repeatable")
+	f.StringArray("exclude", nil, "skip walked files and folders whose relative path or name matches this glob; repeatable")
+	f.Bool("fail-if-empty", false, "exit with status 3 when no RAW file is found (an empty or unmounted input)")
+}
+
+// findConfig reads FindOptions from v into c.
+func findConfig(v *viper.Viper, c *ConvertConfig) error {
+	var err error
+	if c.Find.Include, err = globList(v, "include"); err != nil {
+		return err
+	}
+	if c.Find.Exclude, err = globList(v, "exclude"); err != nil {
+		return err
+	}
+	if c.Find.FailIfEmpty, err = cast.ToBoolE(v.Get("fail-if-empty")); err != nil {
+		return fmt.Errorf("--fail-if-empty: %q is not true or false", v.GetString("fail-if-empty"))
+	}
+	return nil
+}
+
+// checkInputArgs refuses a convert without INPUT arguments.
+func checkInputArgs(v *viper.Viper, inputs []string) error {
+	if len(inputs) == 0 {
+		return fmt.Errorf("requires at least 1 arg: the INPUT folders or files to convert")
+	}
+	return nil
+}
+
+// globList reads key as a list of globs: a list (flags, a config file
+// list) or one string (the environment, a config file string) split at
+// white space. Each must be a valid glob.
+func globList(v *viper.Viper, key string) ([]string, error) {
+	var out []string
+	switch r := v.Get(key).(type) {
+	case nil:
+	case string:
+		out = strings.Fields(r)
+	case []string:
+		out = r
+	case []any:
+		for i, e := range r {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("--%s: item %d is %s", key, i+1, kindOf(e))
+			}
+			out = append(out, s)
+		}
+	default:
+		return nil, fmt.Errorf("--%s: the value is %s", key, kindOf(r))
+	}
+	for _, g := range out {
+		if err := pipeline.CheckGlob(g); err != nil {
+			return nil, fmt.Errorf("--%s: %w", key, err)
+		}
+	}
+	return out, nil
+}
+
+// planInputs plans the batch of cfg: the INPUT arguments walked with
+// --include and --exclude.
+func planInputs(cfg ConvertConfig, suffixes []string) (*pipeline.Plan, error) {
+	o := pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude}
+	return pipeline.PlanBatchWith(o, cfg.Inputs, cfg.OutDir, suffixes...)
+}
+
+// checkEmpty warns on w when plan found no file at all (an empty folder,
+// or a card that is not mounted: cron would otherwise look green), and
+// returns a failed outcome (exit status 3) with --fail-if-empty.
+func checkEmpty(w io.Writer, cfg ConvertConfig, plan *pipeline.Plan) error {
+	if len(plan.Tasks) > 0 || len(plan.Problems) > 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "warning: no RAW files found in %s (an empty folder, or a card or share that is not mounted?)\n", strings.Join(cfg.Inputs, ", "))
+	if cfg.Find.FailIfEmpty {
+		fmt.Fprintln(w, "0 converted, 0 skipped, 0 failed: nothing to convert (--fail-if-empty)")
+		return &batchOutcome{failed: 1}
+	}
+	return nil
+}
