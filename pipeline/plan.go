@@ -40,6 +40,15 @@ type PlanOptions struct {
 	// Include, a file is taken only when one matches; a file or folder an
 	// Exclude matches is skipped. Files named as inputs are always taken.
 	Include, Exclude []string
+	// Files are listed input files (--files-from), planned after inputs:
+	// each is taken like a file found in a walk (RAW extensions only, no
+	// AppleDouble file, nothing under a system folder, Include and Exclude
+	// applied to its path relative to Base); a listed directory is passed
+	// over. Its Rel, and so its place under outDir, is its path relative to
+	// Base; a file outside Base fails, naming it. Without Base each file
+	// goes to outDir/BASENAME, as a file named as an input.
+	Files []string
+	Base  string
 }
 
 // PlanBatchWith is PlanBatch with the choices o.
@@ -162,6 +171,30 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	if len(o.Files) > 0 {
+		rel := relToBase(o.Base)
+		for _, f := range o.Files {
+			f = filepath.Clean(f)
+			r, err := rel(f)
+			if err != nil {
+				problem(f, err)
+				continue
+			}
+			fi, err := os.Stat(f)
+			if err != nil {
+				problem(f, err)
+				continue
+			}
+			if fi.IsDir() || !filter.takePath(r) {
+				continue
+			}
+			if !fi.Mode().IsRegular() {
+				problem(f, ErrNotRegular)
+				continue
+			}
+			add(f, r, fi)
 		}
 	}
 	p.mapOutputs(outDir, suffixes)
@@ -311,5 +344,45 @@ func collisionOrder(tasks []Task) func(a, b int) int {
 			return c
 		}
 		return strings.Compare(roots[a], roots[b])
+	}
+}
+
+// relToBase returns the function giving a listed file's path relative to
+// base (PlanOptions.Files): compared as written, then with symbolic links
+// resolved (/card as a link to /media/card); an error for a file outside
+// base. With base "", a file's base name.
+func relToBase(base string) func(path string) (string, error) {
+	if base == "" {
+		return func(path string) (string, error) { return filepath.Base(path), nil }
+	}
+	absBase, err := filepath.Abs(base)
+	if err != nil {
+		absBase = base
+	}
+	resolved, err := filepath.EvalSymlinks(absBase)
+	if err != nil {
+		resolved = absBase
+	}
+	inside := func(root, path string) (string, bool) {
+		r, err := filepath.Rel(root, path)
+		if err != nil || r == "." || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return "", false
+		}
+		return r, true
+	}
+	return func(path string) (string, error) {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", err
+		}
+		if r, ok := inside(absBase, abs); ok {
+			return r, nil
+		}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			if r, ok := inside(resolved, filepath.Join(dir, filepath.Base(abs))); ok {
+				return r, nil
+			}
+		}
+		return "", fmt.Errorf("outside --base %s: list only files under it, or give another --base", base)
 	}
 }

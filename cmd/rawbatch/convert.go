@@ -102,7 +102,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	for _, v := range cfg.Settings.OutputVariants() {
 		suffixes = append(suffixes, v.Suffix())
 	}
-	plan, err := planInputs(cfg, suffixes)
+	plan, err := planInputs(cmd.InOrStdin(), cfg, suffixes)
 	if err != nil {
 		return err
 	}

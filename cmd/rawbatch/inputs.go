@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cast"
@@ -13,8 +14,14 @@ import (
 )
 
 // FindOptions are the convert settings that choose the input files:
-// --include, --exclude, --fail-if-empty.
+// --include, --exclude, --fail-if-empty, --files-from, --null, --base.
 type FindOptions struct {
+	// FilesFrom is a file listing input files ("-": standard input), one
+	// a line, or NUL-separated with Null; their output paths follow their
+	// paths relative to Base ("" for none: OUTDIR/BASENAME).
+	FilesFrom string
+	Null      bool
+	Base      string
 	// Include and Exclude are globs (pipeline.MatchGlob) on the walked
 	// files' paths relative to their input root and base names.
 	Include, Exclude []string
@@ -27,6 +34,9 @@ func addFindFlags(f *pflag.FlagSet) {
 	f.StringArray("include", nil, "take only walked files whose relative path or name matches this glob (*, ?, [a-z], ** for any folders; case-insensitive); repeatable")
 	f.StringArray("exclude", nil, "skip walked files and folders whose relative path or name matches this glob; repeatable")
 	f.Bool("fail-if-empty", false, "exit with status 3 when no RAW file is found (an empty or unmounted input)")
+	f.String("files-from", "", "also convert the files listed in this file, one a line ('-': standard input); with --base, their folders are mirrored under OUTDIR")
+	f.BoolP("null", "0", false, "--files-from's list is NUL-separated (find -print0)")
+	f.String("base", "", "with --files-from: the folder the listed files' output paths are relative to (a listed file outside it fails)")
 }
 
 // findConfig reads FindOptions from v into c.
@@ -41,13 +51,27 @@ func findConfig(v *viper.Viper, c *ConvertConfig) error {
 	if c.Find.FailIfEmpty, err = cast.ToBoolE(v.Get("fail-if-empty")); err != nil {
 		return fmt.Errorf("--fail-if-empty: %q is not true or false", v.GetString("fail-if-empty"))
 	}
+	if c.Find.Null, err = cast.ToBoolE(v.Get("null")); err != nil {
+		return fmt.Errorf("--null: %q is not true or false", v.GetString("null"))
+	}
+	c.Find.FilesFrom, c.Find.Base = v.GetString("files-from"), v.GetString("base")
+	if c.Find.FilesFrom == "" && (c.Find.Base != "" || c.Find.Null) {
+		return fmt.Errorf("--base and --null (-0) go with --files-from FILE")
+	}
+	if c.Find.Base != "" {
+		if fi, err := os.Stat(c.Find.Base); err != nil {
+			return fmt.Errorf("--base %s: %w", c.Find.Base, err)
+		} else if !fi.IsDir() {
+			return fmt.Errorf("--base %s: not a directory", c.Find.Base)
+		}
+	}
 	return nil
 }
 
 // checkInputArgs refuses a convert without INPUT arguments.
 func checkInputArgs(v *viper.Viper, inputs []string) error {
-	if len(inputs) == 0 {
-		return fmt.Errorf("requires at least 1 arg: the INPUT folders or files to convert")
+	if len(inputs) == 0 && v.GetString("files-from") == "" {
+		return fmt.Errorf("requires at least 1 arg: the INPUT folders or files to convert (or --files-from FILE)")
 	}
 	return nil
 }
@@ -83,10 +107,47 @@ func globList(v *viper.Viper, key string) ([]string, error) {
 }
 
 // planInputs plans the batch of cfg: the INPUT arguments walked with
-// --include and --exclude.
-func planInputs(cfg ConvertConfig, suffixes []string) (*pipeline.Plan, error) {
-	o := pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude}
+// --include and --exclude, then the files listed by --files-from (read
+// from stdin for "-").
+func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*pipeline.Plan, error) {
+	o := pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base}
+	if cfg.Find.FilesFrom != "" {
+		var err error
+		if o.Files, err = readList(stdin, cfg.Find.FilesFrom, cfg.Find.Null); err != nil {
+			return nil, err
+		}
+	}
 	return pipeline.PlanBatchWith(o, cfg.Inputs, cfg.OutDir, suffixes...)
+}
+
+// readList reads the --files-from list name ("-": stdin): paths separated
+// by NUL bytes (null) or by newlines (a carriage return before one is
+// dropped); empty entries are skipped. Names are kept as bytes.
+func readList(stdin io.Reader, name string, null bool) ([]string, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(stdin)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--files-from %s: %w", name, err)
+	}
+	sep := "\n"
+	if null {
+		sep = "\x00"
+	}
+	var out []string
+	for _, e := range strings.Split(string(b), sep) {
+		if !null {
+			e = strings.TrimSuffix(e, "\r")
+		}
+		if e != "" {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // checkEmpty warns on w when plan found no file at all (an empty folder,
@@ -96,7 +157,11 @@ func checkEmpty(w io.Writer, cfg ConvertConfig, plan *pipeline.Plan) error {
 	if len(plan.Tasks) > 0 || len(plan.Problems) > 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "warning: no RAW files found in %s (an empty folder, or a card or share that is not mounted?)\n", strings.Join(cfg.Inputs, ", "))
+	where := strings.Join(cfg.Inputs, ", ")
+	if cfg.Find.FilesFrom != "" {
+		where = strings.TrimPrefix(where+", the files listed in "+cfg.Find.FilesFrom, ", ")
+	}
+	fmt.Fprintf(w, "warning: no RAW files found in %s (an empty folder, or a card or share that is not mounted?)\n", where)
 	if cfg.Find.FailIfEmpty {
 		fmt.Fprintln(w, "0 converted, 0 skipped, 0 failed: nothing to convert (--fail-if-empty)")
 		return &batchOutcome{failed: 1}
