@@ -47,6 +47,10 @@ type Task struct {
 	// Size and ModTime of the input when the plan was made (settle check).
 	Size    int64
 	ModTime time.Time
+	// Settled, set by Runner.Settle, means the input was recent but kept
+	// its Size and ModTime while the rest of MinAge went by: it is not
+	// skipped as recent.
+	Settled bool
 
 	// Filled by Plan.Inspect: the header, the memory estimate, and a
 	// failure found before decoding (not a raw file, corrupt header,
@@ -698,7 +702,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 	}
 	// A modification time in the future (camera clock or time zone off)
 	// says nothing about the file being written: only a recent one does.
-	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge {
+	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge && !t.Settled {
 		fr.Reason = fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge)
 		return fr, nil, true
 	}

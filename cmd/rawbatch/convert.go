@@ -74,7 +74,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)")
 	f.Bool("force", false, "convert every file, even when its output is up to date")
 	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on)")
-	f.Duration("min-age", 2*time.Second, "skip files modified more recently than this (still being written)")
+	f.Duration("min-age", 2*time.Second, "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
 	f.String("report", "", "write the run as JSON to this file (never an input, an output or another existing file)")
 	f.StringArray("variant", nil, "an output variant NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE][,sharpen=AMOUNT]; repeatable (formats jpeg, tiff16, webp, png8, png16; spaces srgb, displayp3, adobergb, prophoto, rec2020)")
@@ -168,6 +168,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		CacheDir: cfg.CacheDir, CacheMax: cfg.CacheSize, KeepCache: cfg.KeepCache}
 	// Up-to-date and still-being-written files first (stats and records
 	// only), then the headers of the rest.
+	r.Settle(context.Background(), plan) // recent files get the rest of --min-age
 	r.Triage(plan)
 	plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
 	if cfg.DryRun {
@@ -213,6 +214,9 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	results := r.Run(ctx, plan)
 	interrupted := ctx.Err() != nil
 	rep.summary(results, interrupted, r.Scheduler)
+	if hint := settleHint(results, cfg.MinAge); hint != "" {
+		rep.note(hint)
+	}
 	if err := pipeline.WriteFailed(cfg.OutDir, results); err != nil {
 		// A stale list would be worse than none.
 		os.Remove(filepath.Join(meta, "failed.jsonl"))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cast"
 	"github.com/spf13/pflag"
@@ -167,4 +168,24 @@ func checkEmpty(w io.Writer, cfg ConvertConfig, plan *pipeline.Plan) error {
 		return &batchOutcome{failed: 1}
 	}
 	return nil
+}
+
+// settleHint is the summary's line on files left because they are still
+// being written (they kept changing while the run waited out --min-age),
+// with what to do; "" when there are none.
+func settleHint(results []pipeline.FileResult, minAge time.Duration) string {
+	n := 0
+	for _, fr := range results {
+		if fr.Status == pipeline.StatusSkipped && strings.HasPrefix(fr.Reason, "still being written") {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	files := "files are"
+	if n == 1 {
+		files = "file is"
+	}
+	return fmt.Sprintf("%d %s still being written (changed within --min-age %s, or during the run) and left for a later run: run rawbatch again once the copy has finished", n, files, minAge)
 }
