@@ -41,6 +41,10 @@ type Task struct {
 	// OUTDIR/dir(Rel)/STEM, to which each variant adds its suffix.
 	Output, OutputRel string
 	Stem              string
+	// Paths, set when a --name template uses {variant}, are the files of
+	// each variant (Path and Rel), in variant order; Stem then is the
+	// first's.
+	Paths []Output
 	// InputAbs is Input made absolute with symbolic links resolved
 	// (state.AbsInput), filled with Outputs; see absInput.
 	InputAbs string
@@ -382,8 +386,11 @@ func (r *Runner) expand(p *Plan) {
 			stem = strings.TrimSuffix(t.Output, vs[0].Suffix())
 		}
 		relStem := strings.TrimSuffix(t.OutputRel, vs[0].Suffix())
-		for _, v := range vs {
+		for j, v := range vs {
 			o := Output{Variant: v, Path: stem + v.Suffix(), Rel: relStem + v.Suffix()}
+			if len(t.Paths) == len(vs) { // a --name template with {variant}
+				o.Path, o.Rel = t.Paths[j].Path, t.Paths[j].Rel
+			}
 			t.Outputs = append(t.Outputs, o)
 			if fi, err := os.Stat(o.Path); err == nil && t.Err == nil {
 				if st, ok := fi.Sys().(*syscall.Stat_t); ok && inputs[[2]uint64{uint64(st.Dev), st.Ino}] {
@@ -832,9 +839,11 @@ func (r *Runner) done(fr FileResult) {
 func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	t0 := time.Now()
 	fr := FileResult{Task: t}
-	if err := os.MkdirAll(filepath.Dir(t.Output), 0o755); err != nil {
-		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: creating output directory: %w", t.Input, err)
-		return fr
+	for _, o := range append([]Output{{Path: t.Output}}, t.Outputs...) { // variants may go to other folders (--name)
+		if err := os.MkdirAll(filepath.Dir(o.Path), 0o755); err != nil {
+			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: creating output directory: %w", t.Input, err)
+			return fr
+		}
 	}
 	s := r.Settings
 	s.threads = r.Threads

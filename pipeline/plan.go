@@ -49,6 +49,10 @@ type PlanOptions struct {
 	// goes to outDir/BASENAME, as a file named as an input.
 	Files []string
 	Base  string
+	// Name, when set, names the outputs (a --name template, see
+	// NameTemplate); nil names them OUTDIR/dir(Rel)/STEM. A template that
+	// needs header fields gives provisional names until ResolveNames.
+	Name *NameTemplate
 }
 
 // PlanBatchWith is PlanBatch with the choices o.
@@ -197,48 +201,160 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 			add(f, r, fi)
 		}
 	}
-	p.mapOutputs(outDir, suffixes)
+	if o.Name != nil && o.Name.NeedsHeader() {
+		// Provisional names, without the header's fields: ResolveNames
+		// names the files once their headers are read.
+		p.mapOutputs(o, outDir, suffixes)
+		return p, nil
+	}
+	p.Warnings = append(p.Warnings, p.mapOutputs(o, outDir, suffixes)...)
+	p.finishOutputs(outDir, seen)
+	return p, nil
+}
+
+// finishOutputs fills Task.OutputRel and fails a task whose first output
+// would overwrite an input (photo.jpg given as a RAW and converted into its
+// own folder); inputs holds the device and inode of every input.
+func (p *Plan) finishOutputs(outDir string, inputs map[[2]uint64]int) {
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		if rel, err := filepath.Rel(outDir, t.Output); err == nil {
 			t.OutputRel = rel
 		}
-		// Never write an output over an input (photo.jpg given as a RAW
-		// and converted into its own folder).
-		if fi, err := os.Stat(t.Output); err == nil {
+		for j := range t.Paths {
+			if rel, err := filepath.Rel(outDir, t.Paths[j].Path); err == nil {
+				t.Paths[j].Rel = rel
+			}
+		}
+		if fi, err := os.Stat(t.Output); err == nil && t.Err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				if _, in := seen[[2]uint64{uint64(st.Dev), st.Ino}]; in {
+				if _, in := inputs[[2]uint64{uint64(st.Dev), st.Ino}]; in {
 					t.Err = fmt.Errorf("%s: its output %s would overwrite an input file; choose another output directory", t.Input, t.Output)
 				}
 			}
 		}
 	}
-	return p, nil
 }
 
-// mapOutputs fills Task.Output and Task.Stem, resolving collisions between
-// the outputs (one per suffix) of different inputs. Output paths are
-// compared case-folded (foldPath): IMG.jpg and img.jpg are one file on
-// exFAT, SMB and macOS volumes. Colliding inputs are named in a stable
-// order (collisionOrder), not in argument order, so every run over the
-// same files gives each the same name.
-func (p *Plan) mapOutputs(outDir string, suffixes []string) {
-	plainStem := func(t Task) string {
-		return filepath.Join(outDir, strings.TrimSuffix(t.Rel, filepath.Ext(t.Rel)))
+// OutputPath returns the path of t's output for the j-th suffix (the
+// suffixes given to PlanBatch): Stem+suffix, or Paths[j] when a --name
+// template with {variant} named each variant's file.
+func (t Task) OutputPath(j int, suffix string) string {
+	if j < len(t.Paths) {
+		return t.Paths[j].Path
 	}
+	return t.Stem + suffix
+}
+
+// planned is one output path of a task before collisions are resolved:
+// stem+tail, where a collision changes the stem.
+type planned struct{ stem, tail string }
+
+// plainNames returns the output paths of each task, one per suffix, before
+// collisions: OUTDIR/dir(Rel)/STEM plus the suffix without a template;
+// with o.Name, the expansion (under OUTDIR when it makes folders, else
+// under the mirrored folder) plus the suffix, or plus the extension alone
+// when it uses {variant}. A task whose expansion is not a valid path
+// fails (Task.Err) and keeps the default name.
+func (p *Plan) plainNames(o PlanOptions, outDir string, suffixes []string) [][]planned {
+	names := make([][]planned, len(p.Tasks))
+	var seq []int
+	if o.Name != nil && o.Name.needsSeq {
+		order := collisionOrder(p.Tasks)
+		idx := make([]int, len(p.Tasks))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, order)
+		seq = make([]int, len(p.Tasks))
+		for n, i := range idx {
+			seq[i] = n + 1
+		}
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		stem := filepath.Join(outDir, strings.TrimSuffix(t.Rel, filepath.Ext(t.Rel)))
+		names[i] = make([]planned, len(suffixes))
+		for j, sfx := range suffixes {
+			names[i][j] = planned{stem, sfx}
+		}
+		if o.Name == nil {
+			continue
+		}
+		f := NameFields{Stem: strings.TrimSuffix(filepath.Base(t.Rel), filepath.Ext(t.Rel)),
+			Ext: strings.TrimPrefix(filepath.Ext(t.Rel), "."), Dir: filepath.Dir(t.Rel)}
+		if h := t.Info.Header; h != nil {
+			f.Camera, f.Date = h.EXIF.Model, h.EXIF.DateTime
+		}
+		if f.Camera == "" {
+			f.Camera = t.Info.Model
+		}
+		if seq != nil {
+			f.Seq = seq[i]
+		}
+		base := filepath.Join(outDir, filepath.Dir(t.Rel))
+		if o.Name.rooted {
+			base = outDir
+		}
+		named := make([]planned, len(suffixes))
+		var err error
+		for j, sfx := range suffixes {
+			variant, ext := variantOfSuffix(sfx)
+			f.Variant = variant
+			var e string
+			if e, err = o.Name.Expand(f); err != nil {
+				break
+			}
+			named[j] = planned{filepath.Join(base, filepath.FromSlash(e)), sfx}
+			if o.Name.hasVariant {
+				named[j].tail = ext
+			}
+		}
+		if err != nil {
+			if t.Err == nil {
+				t.Err = fmt.Errorf("%s: --name %s: %w", t.Input, o.Name, err)
+			}
+			continue
+		}
+		names[i] = named
+	}
+	return names
+}
+
+// variantOfSuffix splits a Variant.Suffix into the variant's name and its
+// extension: ".jpg" is main's, ".thumb.webp" thumb's (variant names have
+// no dots).
+func variantOfSuffix(sfx string) (name, ext string) {
+	ext = filepath.Ext(sfx)
+	if name = strings.TrimPrefix(strings.TrimSuffix(sfx, ext), "."); name == "" {
+		name = "main"
+	}
+	return name, ext
+}
+
+// mapOutputs fills Task.Output, Task.Stem and (for a --name template with
+// {variant}) Task.Paths, resolving collisions between the outputs (one per
+// suffix) of different inputs, and returns the warnings about them. Output
+// paths are compared case-folded (foldPath): IMG.jpg and img.jpg are one
+// file on exFAT, SMB and macOS volumes. Colliding inputs are named in a
+// stable order (collisionOrder), not in argument order, so every run over
+// the same files gives each the same name: STEM.ORIGEXT, then -2, -3, ...
+// without a template; the expansion with -1, -2, ... with one.
+func (p *Plan) mapOutputs(o PlanOptions, outDir string, suffixes []string) []string {
+	plain := p.plainNames(o, outDir, suffixes)
 	// owners maps each planned output path, case-folded, to the tasks that
 	// would write it; shown is the path as first planned, for messages.
 	owners := map[string][]int{}
 	shown := map[string]string{}
-	for i, t := range p.Tasks {
-		stem := plainStem(t)
-		for _, sfx := range suffixes {
-			k := foldPath(stem + sfx)
+	for i := range p.Tasks {
+		for _, n := range plain[i] {
+			path := n.stem + n.tail
+			k := foldPath(path)
 			if o := owners[k]; len(o) == 0 || o[len(o)-1] != i {
 				owners[k] = append(o, i)
 			}
 			if _, ok := shown[k]; !ok {
-				shown[k] = stem + sfx
+				shown[k] = path
 			}
 		}
 	}
@@ -253,39 +369,65 @@ func (p *Plan) mapOutputs(outDir string, suffixes []string) {
 		}
 		used[k] = true
 	}
+	final := make([][]planned, len(p.Tasks))
 	var clashing []int
-	for i, t := range p.Tasks {
+	for i := range p.Tasks {
 		if !clash[i] {
-			p.Tasks[i].Stem = plainStem(t)
+			final[i] = plain[i]
 			continue
 		}
 		clashing = append(clashing, i)
 	}
-	// Give clashing inputs STEM.ORIGEXT (then -2, -3, ...) stems, in the
-	// stable order, so the names are the same on every run.
+	// Rename clashing inputs in the stable order, so the names are the
+	// same on every run.
 	var order func(a, b int) int
 	if len(clashing) > 0 {
 		order = collisionOrder(p.Tasks)
 	}
 	slices.SortStableFunc(clashing, func(a, b int) int { return order(a, b) })
-	free := func(stem string) bool {
-		for _, sfx := range suffixes {
-			if used[foldPath(stem+sfx)] {
+	free := func(ns []planned) bool {
+		for _, n := range ns {
+			if used[foldPath(n.stem+n.tail)] {
 				return false
 			}
 		}
 		return true
 	}
+	renamed := func(ns []planned, f func(stem string) string) []planned {
+		out := make([]planned, len(ns))
+		for j, n := range ns {
+			out[j] = planned{f(n.stem), n.tail}
+		}
+		return out
+	}
 	for _, i := range clashing {
 		t := p.Tasks[i]
-		stem := filepath.Join(outDir, t.Rel)
-		for n := 2; !free(stem); n++ {
-			stem = filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n))
+		var ns []planned
+		if o.Name == nil {
+			ns = renamed(plain[i], func(string) string { return filepath.Join(outDir, t.Rel) })
+			for n := 2; !free(ns); n++ {
+				ns = renamed(plain[i], func(string) string { return filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n)) })
+			}
+		} else {
+			for n := 1; n == 1 || !free(ns); n++ {
+				ns = renamed(plain[i], func(stem string) string { return fmt.Sprintf("%s-%d", stem, n) })
+			}
 		}
-		for _, sfx := range suffixes {
-			used[foldPath(stem+sfx)] = true
+		for _, n := range ns {
+			used[foldPath(n.stem+n.tail)] = true
 		}
-		p.Tasks[i].Stem = stem
+		final[i] = ns
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		t.Stem = final[i][0].stem
+		t.Output = final[i][0].stem + final[i][0].tail
+		t.Paths = nil
+		if o.Name != nil && o.Name.hasVariant {
+			for _, n := range final[i] {
+				t.Paths = append(t.Paths, Output{Path: n.stem + n.tail})
+			}
+		}
 	}
 	// One warning per set of inputs that clash, naming the first output
 	// they share and every input's new name, in the stable order.
@@ -297,6 +439,7 @@ func (p *Plan) mapOutputs(outDir string, suffixes []string) {
 	}
 	slices.SortFunc(keys, func(a, b string) int { return strings.Compare(shown[a], shown[b]) })
 	warned := map[string]bool{}
+	var warnings []string
 	for _, k := range keys {
 		o := slices.Clone(owners[k])
 		slices.SortStableFunc(o, func(a, b int) int { return order(a, b) })
@@ -307,14 +450,12 @@ func (p *Plan) mapOutputs(outDir string, suffixes []string) {
 		warned[set] = true
 		var names []string
 		for _, i := range o {
-			names = append(names, fmt.Sprintf("%s → %s", p.Tasks[i].Input, p.Tasks[i].Stem+suffixes[0]))
+			names = append(names, fmt.Sprintf("%s → %s", p.Tasks[i].Input, p.Tasks[i].Output))
 		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%d inputs map to %s; writing them as %s",
+		warnings = append(warnings, fmt.Sprintf("%d inputs map to %s; writing them as %s",
 			len(o), shown[k], strings.Join(names, ", ")))
 	}
-	for i := range p.Tasks {
-		p.Tasks[i].Output = p.Tasks[i].Stem + suffixes[0]
-	}
+	return warnings
 }
 
 // foldPath is the key under which two output paths are one file on a

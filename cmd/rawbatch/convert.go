@@ -169,8 +169,18 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// Up-to-date and still-being-written files first (stats and records
 	// only), then the headers of the rest.
 	r.Settle(context.Background(), plan) // recent files get the rest of --min-age
+	// A --name template with header fields names the files once their
+	// headers are read (and the report path is checked against them).
+	inspected := plan.ResolveNames(planOptions(cfg), cfg.OutDir, suffixes, cfg.Settings, cfg.MinAge, threads, runtime.NumCPU())
+	if inspected && cfg.Report != "" {
+		if err := checkReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
+			return err
+		}
+	}
 	r.Triage(plan)
-	plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
+	if !inspected {
+		plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
+	}
 	if cfg.DryRun {
 		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
 	}
@@ -281,10 +291,9 @@ func checkReport(path, outDir string, plan *pipeline.Plan, suffixes []string) er
 			return fmt.Errorf("--report %s: that is inside %s, rawbatch's records and locks; give a file name elsewhere", path, filepath.Join(outDir, ".rawbatch"))
 		}
 		for _, t := range plan.Tasks {
-			stem, _ := filepath.Rel(outDir, t.Stem)
-			for _, sfx := range suffixes {
-				if stem+sfx == rel {
-					return fmt.Errorf("--report %s: that is the output %s of %s; give another file name such as report.json", path, t.Stem+sfx, t.Input)
+			for j, sfx := range suffixes {
+				if out, _ := filepath.Rel(outDir, t.OutputPath(j, sfx)); out == rel {
+					return fmt.Errorf("--report %s: that is the output %s of %s; give another file name such as report.json", path, t.OutputPath(j, sfx), t.Input)
 				}
 			}
 		}

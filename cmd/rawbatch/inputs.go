@@ -23,6 +23,9 @@ type FindOptions struct {
 	FilesFrom string
 	Null      bool
 	Base      string
+	// Name is the --name output naming template (nil: the default,
+	// {stem}).
+	Name *pipeline.NameTemplate
 	// Include and Exclude are globs (pipeline.MatchGlob) on the walked
 	// files' paths relative to their input root and base names.
 	Include, Exclude []string
@@ -37,6 +40,7 @@ func addFindFlags(f *pflag.FlagSet) {
 	f.Bool("fail-if-empty", false, "exit with status 3 when no RAW file is found (an empty or unmounted input)")
 	f.String("files-from", "", "also convert the files listed in this file, one a line ('-': standard input); with --base, their folders are mirrored under OUTDIR")
 	f.BoolP("null", "0", false, "--files-from's list is NUL-separated (find -print0)")
+	f.String("name", pipeline.DefaultNameTemplate, "output name template: {stem}, {ext}, {dir}, {variant}, {date:2006-01-02} (capture date, Go layout), {camera}, {seq}; a / makes folders under OUTDIR ({date:2006/01}/{stem})")
 	f.String("base", "", "with --files-from: the folder the listed files' output paths are relative to (a listed file outside it fails)")
 }
 
@@ -54,6 +58,11 @@ func findConfig(v *viper.Viper, c *ConvertConfig) error {
 	}
 	if c.Find.Null, err = cast.ToBoolE(v.Get("null")); err != nil {
 		return fmt.Errorf("--null: %q is not true or false", v.GetString("null"))
+	}
+	if name := v.GetString("name"); name != pipeline.DefaultNameTemplate {
+		if c.Find.Name, err = pipeline.ParseNameTemplate(name); err != nil {
+			return fmt.Errorf("--name: %w", err)
+		}
 	}
 	c.Find.FilesFrom, c.Find.Base = v.GetString("files-from"), v.GetString("base")
 	if c.Find.FilesFrom == "" && (c.Find.Base != "" || c.Find.Null) {
@@ -111,7 +120,7 @@ func globList(v *viper.Viper, key string) ([]string, error) {
 // --include and --exclude, then the files listed by --files-from (read
 // from stdin for "-").
 func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*pipeline.Plan, error) {
-	o := pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base}
+	o := planOptions(cfg)
 	if cfg.Find.FilesFrom != "" {
 		var err error
 		if o.Files, err = readList(stdin, cfg.Find.FilesFrom, cfg.Find.Null); err != nil {
@@ -119,6 +128,12 @@ func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*pipelin
 		}
 	}
 	return pipeline.PlanBatchWith(o, cfg.Inputs, cfg.OutDir, suffixes...)
+}
+
+// planOptions are the pipeline.PlanOptions of cfg (without the listed
+// files).
+func planOptions(cfg ConvertConfig) pipeline.PlanOptions {
+	return pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name}
 }
 
 // readList reads the --files-from list name ("-": stdin): paths separated
