@@ -31,7 +31,10 @@ func newConvertCmd(v *viper.Viper) *cobra.Command {
 		Short: "Convert RAW files to JPEG or 16-bit PNG",
 		Long: `Convert every camera RAW file found in INPUT (directories are walked
 recursively; files are taken as given) into OUTDIR, mirroring the input tree:
-a/b/IMG_1.CR3 under an input directory becomes OUTDIR/a/b/IMG_1.jpg.
+a/b/IMG_1.CR3 under an input directory becomes OUTDIR/a/b/IMG_1.jpg
+(--name TEMPLATE names them otherwise). Walks skip macOS ._ files and system
+folders (.Trashes, .Spotlight-V100, @eaDir, $RECYCLE.BIN, ...); --include and
+--exclude narrow them; --files-from lists files instead.
 
 Files that cannot be converted (empty, not a RAW file, corrupt or truncated,
 not supported by the linked LibRaw) are reported with the reason and the batch
