@@ -103,6 +103,8 @@ type Plan struct {
 	// Problems are inputs that could not be read at all (missing paths,
 	// unreadable directories); they count as failed files.
 	Problems []FileResult
+	// Headers reads the headers for Inspect; nil reads them in process.
+	Headers *HeaderReader
 }
 
 // PlanBatch walks inputs (directories recursively, in lexical order; files
@@ -358,7 +360,7 @@ func (p *Plan) Inspect(s Settings, threads, jobs int) {
 		}
 		g.Go(func() error {
 			t := &p.Tasks[i]
-			fi, err := ReadInfo(t.Input)
+			fi, err := p.Headers.ReadInfo(t.Input)
 			if err != nil {
 				t.Err = err
 				return nil

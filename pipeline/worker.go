@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -41,6 +41,10 @@ type workerRequest struct {
 	Cache    *workerCache
 	// Estimate is the conversion's memory estimate in bytes (0: none).
 	Estimate int64
+	// Identify, when set, makes the worker a header helper: it reads the
+	// header of this path with LibRaw instead of converting anything (see
+	// HeaderReader), then serves further such requests.
+	Identify []byte `json:",omitempty"`
 }
 
 // limitMemory sets the Go runtime's soft memory limit of a process that
@@ -107,22 +111,31 @@ type workerReply struct {
 	Err, Kind string
 }
 
-// FaultEnv names the environment variable of the test-only fault hook read
-// by workers: "crash=NAME" makes the decode of the input whose base name is
-// NAME die with SIGSEGV, "hang=NAME" makes it hang; several are separated
-// by commas.
+// FaultEnv names the environment variable of the fault hooks read by
+// workers in test builds: "crash=NAME" makes the decode of the input whose
+// base name is NAME die with SIGSEGV, "hang=NAME" makes it hang,
+// "hangheader=NAME" makes LibRaw's header open of NAME never return;
+// several are separated by commas. The hooks exist only in binaries that
+// import package pipeline/faulttest (test binaries): a release rawbatch
+// ignores the variable.
 const FaultEnv = "RAWBATCH_TEST_FAULT"
 
 // WorkerMain is the body of `rawbatch worker`: it reads one request from
 // r, converts the file, writes the reply to w and returns the exit status.
 func WorkerMain(r io.Reader, w io.Writer) int {
 	var req workerRequest
-	if err := json.NewDecoder(r).Decode(&req); err != nil {
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&req); err != nil {
 		fmt.Fprintf(os.Stderr, "rawbatch worker: bad request: %v\n", err)
 		return 2
 	}
+	if req.Identify != nil {
+		// A header helper (HeaderReader): one LibRaw header read per
+		// request until its stdin closes.
+		return identifyLoop(dec, req, w)
+	}
 	in := string(req.Input)
-	fault(in)
+	fault.At(fault.Decode, in)
 	s := req.Settings
 	s.threads = req.Threads
 	if req.Threads > 0 {
@@ -152,27 +165,6 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 		return 2
 	}
 	return 0
-}
-
-// fault applies the test-only fault hook (FaultEnv) to input.
-func fault(input string) {
-	spec := os.Getenv(FaultEnv)
-	if spec == "" {
-		return
-	}
-	base := filepath.Base(input)
-	for _, f := range strings.Split(spec, ",") {
-		kind, name, _ := strings.Cut(f, "=")
-		if name != base {
-			continue
-		}
-		switch kind {
-		case "crash":
-			libraw.CrashForTest()
-		case "hang":
-			select {}
-		}
-	}
 }
 
 // ErrCrashed: the worker converting a file died of a signal it was not

@@ -165,7 +165,10 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// Up-to-date and still-being-written files first (stats and records
 	// only), then the headers of the rest.
 	r.Triage(plan)
+	// LibRaw's header reads run in helper processes that can be killed.
+	plan.Headers = &pipeline.HeaderReader{Exe: exe}
 	plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
+	plan.Headers.Close()
 	if cfg.DryRun {
 		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
 	}

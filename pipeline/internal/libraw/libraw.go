@@ -108,6 +108,10 @@ static void rb_malloc_stats(long long *inuse, long long *free_held) {
 // worker's test-only fault hook.
 static void rb_crash(void) { *(volatile int *)0 = 0; }
 
+// rb_hang never returns and uses no CPU: a C call that blocks as LibRaw's
+// open does on some damaged files, for the test-only fault hook.
+static void rb_hang(void) { for (;;) pause(); }
+
 static float rb_get_rgb_cam(libraw_data_t *lr, int i, int j) { return lr->color.rgb_cam[i][j]; }
 static float rb_get_cam_xyz(libraw_data_t *lr, int i, int j) { return lr->color.cam_xyz[i][j]; }
 */
@@ -571,3 +575,7 @@ func ReleaseFreeMemory() { C.malloc_trim(0) }
 // CrashForTest crashes the process with SIGSEGV in C code, as a decoder bug
 // would. Only the worker's test-only fault hook calls it.
 func CrashForTest() { C.rb_crash() }
+
+// HangForTest blocks the calling thread in C code for ever, as LibRaw's open
+// does on some damaged files. Only the test-only fault hook calls it.
+func HangForTest() { C.rb_hang() }
