@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -208,8 +210,16 @@ func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Set
 	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
 	cmd.Stdin = bytes.NewReader(req)
 	var stdout bytes.Buffer
-	stderr := &limitedBuffer{max: maxStderr}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.Stdout = &stdout
+	// The child's stderr is a file it can read back itself: libjpeg's
+	// corrupt-data warnings appear only there, and the worker must see them
+	// before it writes any output (libraw.Handle.Unpack).
+	stderr, err := stderrFile()
+	if err != nil {
+		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
+	}
+	defer stderr.Close()
+	cmd.Stderr = stderr
 	// Its own process group: a Ctrl-C in the terminal (sent to the whole
 	// foreground group) reaches only rawbatch, which gives files in flight
 	// their grace period and then kills their workers itself.
@@ -257,7 +267,7 @@ wait:
 			}
 		}
 	}
-	run := workerRun{stderr: strings.TrimSpace(stderr.String())}
+	run := workerRun{stderr: strings.TrimSpace(readStderr(stderr))}
 	if ps := cmd.ProcessState; ps != nil {
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			run.peak = ru.Maxrss * 1024
@@ -352,17 +362,25 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.kind }
 
-// limitedBuffer keeps the first max bytes written to it.
-type limitedBuffer struct {
-	bytes.Buffer
-	max int
+// stderrFile returns an anonymous in-memory file (memfd_create) for a
+// worker's stderr, or an unlinked temporary file where memfd is missing.
+func stderrFile() (*os.File, error) {
+	if fd, err := unix.MemfdCreate("rawbatch-worker-stderr", unix.MFD_CLOEXEC); err == nil {
+		return os.NewFile(uintptr(fd), "rawbatch-worker-stderr"), nil
+	}
+	f, err := os.CreateTemp("", "rawbatch-worker-stderr-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
 }
 
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
+// readStderr returns the first maxStderr bytes of a worker's stderr file.
+func readStderr(f *os.File) string {
+	b := make([]byte, maxStderr)
+	n, _ := f.ReadAt(b, 0)
+	return string(b[:n])
 }
 
 // oomKills returns the oom_kill count of this process's cgroup v2

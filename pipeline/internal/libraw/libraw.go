@@ -390,17 +390,24 @@ func (h *Handle) Info() Info {
 
 // Unpack reads the raw pixel data (libraw_unpack). Damaged or truncated data
 // that LibRaw reports only through its data-error callback fails here with
-// an error wrapping ErrCorrupt.
+// an error wrapping ErrCorrupt, and so do libjpeg's corrupt-data warnings
+// when this process's stderr is a file it can read back (a worker's: see
+// jpegwarn.go): "corrupt or truncated data: damaged JPEG data (libjpeg:
+// Corrupt JPEG data: bad Huffman code)".
 func (h *Handle) Unpack() error {
 	if err := h.checkThread(); err != nil {
 		return err
 	}
 	C.rb_stream_reset(h.stream)
+	mark := stderrMark()
 	if rc := C.libraw_unpack(h.lr); rc != C.LIBRAW_SUCCESS {
 		return h.codeError("unpack", rc)
 	}
 	if err := h.dataError("unpack"); err != nil {
 		return err
+	}
+	if w := jpegCorruption(stderrSince(mark)); w != "" {
+		return &Error{Op: "unpack", Msg: "damaged JPEG data (libjpeg: " + w + ")", kind: rawerr.ErrCorrupt}
 	}
 	if n := int64(C.rb_stream_eof_reads(h.stream)); n > maxEOFReads {
 		return &Error{Op: "unpack", Msg: fmt.Sprintf("file ends before the image data does (%d reads past the end)", n), kind: rawerr.ErrCorrupt}
