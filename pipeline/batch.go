@@ -1016,6 +1016,9 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 		case <-ctx.Done():
 		}
 	}
+	if fr.Status == StatusFailed && inputDeleted(t.Input) {
+		fr.Status, fr.Err, fr.Reason = StatusSkipped, nil, reasonDeleted
+	}
 	if fr.Status != StatusConverted || r.State == nil {
 		return fr
 	}
@@ -1027,6 +1030,9 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 			os.Remove(o.Path)
 		}
 		fr.Status, fr.Reason = StatusSkipped, "still being written (it changed during the conversion)"
+		if errors.Is(err, fs.ErrNotExist) {
+			fr.Reason = reasonDeleted
+		}
 		return fr
 	}
 	for _, o := range t.pending() {

@@ -153,6 +153,7 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 	}
 	copts, cacheWarn := openCache(string(req.Cache.dir()), req.Cache.max(), req.Cache != nil && req.Cache.Keep)
 	res, err := ConvertVariants(context.Background(), in, outs, s, copts)
+	fault.At(fault.Converted, in)
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
 	}

@@ -7,6 +7,8 @@
 //   - crash=NAME: the worker converting NAME dies of SIGSEGV (a null-pointer
 //     write in C code, as a decoder bug would);
 //   - hang=NAME: the worker converting NAME blocks forever before decoding;
+//   - delete=NAME: the worker converting NAME deletes it first (before
+//     LibRaw opens it), deleteafter=NAME once it has converted it;
 //   - hangheader=NAME: LibRaw's header open of NAME never returns (a C call
 //     that blocks forever, as LibRaw's open does on some damaged CR3 files).
 //
@@ -50,6 +52,8 @@ func hook(point, input string) {
 			libraw.CrashForTest()
 		case point == fault.Decode && kind == "hang":
 			select {}
+		case point == fault.Decode && kind == "delete", point == fault.Converted && kind == "deleteafter":
+			os.Remove(input)
 		case point == fault.Header && kind == "hangheader":
 			if p := os.Getenv(PIDFileEnv); p != "" {
 				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {

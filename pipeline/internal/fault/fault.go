@@ -9,6 +9,9 @@ package fault
 const (
 	// Decode: a worker is about to convert an input (before LibRaw opens it).
 	Decode = "decode"
+	// Converted: a worker has converted an input (its outputs are in
+	// place) and is about to reply.
+	Converted = "converted"
 	// Header: LibRaw is about to open a file for its header
 	// (header.LibRawIdentify), in a header helper process or in process.
 	Header = "header"
