@@ -129,6 +129,11 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
 		}
 		store.CleanTemps()
+		// Temporary outputs of killed runs, whatever they were for (not
+		// those an overlapping run is writing: they are locked).
+		if n, size := pipeline.CleanStaleTemps(cfg.OutDir); n > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "removed %d temporary files (%s) left by killed runs\n", n, budget.FormatSize(size))
+		}
 		if locks, err = lock.Open(filepath.Join(meta, "locks")); err != nil {
 			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
 		}

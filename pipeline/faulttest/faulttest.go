@@ -9,6 +9,9 @@
 //   - hang=NAME: the worker converting NAME blocks forever before decoding;
 //   - delete=NAME: the worker converting NAME deletes it first (before
 //     LibRaw opens it), deleteafter=NAME once it has converted it;
+//   - hangtemp=NAME: the conversion of NAME blocks for ever once its
+//     temporary outputs are written, before they are renamed into place
+//     (appending its pid to $RAWBATCH_TEST_FAULT_PIDS, as hangheader);
 //   - hangheader=NAME: LibRaw's header open of NAME never returns (a C call
 //     that blocks forever, as LibRaw's open does on some damaged CR3 files).
 //
@@ -54,7 +57,7 @@ func hook(point, input string) {
 			select {}
 		case point == fault.Decode && kind == "delete", point == fault.Converted && kind == "deleteafter":
 			os.Remove(input)
-		case point == fault.Header && kind == "hangheader":
+		case point == fault.Header && kind == "hangheader", point == fault.Renaming && kind == "hangtemp":
 			if p := os.Getenv(PIDFileEnv); p != "" {
 				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 					f.WriteString(strconv.Itoa(os.Getpid()) + "\n")

@@ -9,6 +9,9 @@ package fault
 const (
 	// Decode: a worker is about to convert an input (before LibRaw opens it).
 	Decode = "decode"
+	// Renaming: every temporary output of an input is written (and closed),
+	// and is about to be renamed into place.
+	Renaming = "renaming"
 	// Converted: a worker has converted an input (its outputs are in
 	// place) and is about to reply.
 	Converted = "converted"
