@@ -409,6 +409,7 @@ func unrecognised(path string, err error) error {
 
 func stageWhiteBalance(_ context.Context, j *job) error {
 	j.params = j.settings.librawParams()
+	cameraWBFallback(j)
 	return nil
 }
 

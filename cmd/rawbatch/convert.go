@@ -62,7 +62,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.String("format", string(d.Format), "output format of the single default output: jpeg or png16 (16-bit PNG, lossless); not with --variant or --preset")
 	f.Int("quality", d.Quality, "JPEG quality, 1..100; also the default quality of JPEG and WebP variants")
 	f.String("demosaic", string(d.Demosaic), "demosaic algorithm: "+pipeline.DemosaicNames)
-	f.String("wb", d.WhiteBalance.String(), "white balance: camera, auto, daylight, or R,G,B multipliers")
+	f.String("wb", d.WhiteBalance.String(), "white balance: camera (as shot; daylight with a warning when the file has none), auto (grey world), daylight, or R,G,B multipliers")
 	f.Float64("exposure", d.Exposure, "exposure change in EV")
 	f.Bool("baseline-exposure", d.BaselineExposure, "add the DNG BaselineExposure tag to --exposure")
 	f.String("tone", string(d.Tone), "tone curve: default or none")
