@@ -13,7 +13,9 @@
 //  4. LibRaw 0.20's own open (libraw_open_datastream, then
 //     libraw_adjust_sizes_info_only; no unpack) through
 //     pipeline/internal/libraw.Identify: it gives the exact output size
-//     and identifies headerless files (Kodak, ...) by their size.
+//     and identifies headerless files (Kodak, ...) by their size. Read
+//     calls it in process; ReadWith lets the caller run it elsewhere
+//     (rawbatch's parent process uses a helper process it can kill).
 //
 // Width and Height are LibRaw's output size whenever LibRaw opens the file
 // (raw-identify -v "Output size"); otherwise they are computed from the
