@@ -110,6 +110,8 @@ type Plan struct {
 	// Problems are inputs that could not be read at all (missing paths,
 	// unreadable directories); they count as failed files.
 	Problems []FileResult
+	// Headers reads the headers for Inspect; nil reads them in process.
+	Headers *HeaderReader
 }
 
 func isSymlink(path string) bool {
@@ -143,7 +145,7 @@ func (p *Plan) Inspect(s Settings, threads, jobs int) {
 		}
 		g.Go(func() error {
 			t := &p.Tasks[i]
-			fi, err := ReadInfo(t.Input)
+			fi, err := p.Headers.ReadInfo(t.Input)
 			if err != nil {
 				t.Err = err
 				return nil
@@ -802,6 +804,9 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 		case <-ctx.Done():
 		}
 	}
+	if fr.Status == StatusFailed && inputDeleted(t.Input) {
+		fr.Status, fr.Err, fr.Reason = StatusSkipped, nil, reasonDeleted
+	}
 	if fr.Status != StatusConverted || r.State == nil {
 		return fr
 	}
@@ -813,6 +818,9 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 			os.Remove(o.Path)
 		}
 		fr.Status, fr.Reason = StatusSkipped, "still being written (it changed during the conversion)"
+		if errors.Is(err, fs.ErrNotExist) {
+			fr.Reason = reasonDeleted
+		}
 		return fr
 	}
 	for _, o := range t.pending() {

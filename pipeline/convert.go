@@ -14,6 +14,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
@@ -248,6 +249,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 			return res, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", in, v.spec.Path, fileKind(fi.Mode()))
 		}
 	}
+	fault.At(fault.Renaming, in)
 	for _, v := range asked {
 		if err := os.Rename(v.tmp, v.spec.Path); err != nil {
 			return res, fmt.Errorf("%s: %w", in, err)
@@ -307,7 +309,7 @@ func fileKind(m os.FileMode) string {
 const TempPrefix = ".rawbatch-tmp-"
 
 // RemoveTemps removes temporary files left for output out by a conversion
-// that was killed; only the holder of out's input lock may call it. It
+// that was killed (those no live process holds: see CleanStaleTemps). It
 // returns how many it removed.
 func RemoveTemps(out string) int {
 	prefix := TempPrefix + filepath.Base(out) + "."
@@ -319,7 +321,7 @@ func RemoveTemps(out string) int {
 		if rest := strings.TrimPrefix(filepath.Base(m), prefix); rest == "" || strings.Trim(rest, "0123456789") != "" {
 			continue
 		}
-		if os.Remove(m) == nil {
+		if _, ok := removeIfStale(m); ok {
 			n++
 		}
 	}
@@ -407,6 +409,7 @@ func unrecognised(path string, err error) error {
 
 func stageWhiteBalance(_ context.Context, j *job) error {
 	j.params = j.settings.librawParams()
+	cameraWBFallback(j)
 	return nil
 }
 

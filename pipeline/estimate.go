@@ -31,7 +31,14 @@ type FileInfo struct {
 // Sony lossless ARW before 0.21) fails with rawerr.ErrUnsupported naming the
 // LibRaw version. The Header is returned when anything was read, also with
 // an error. Errors name the path and wrap rawerr's kinds.
-func ReadHeader(path string) (*header.Header, error) {
+//
+// LibRaw's part runs in this process: rawbatch's parent process uses
+// HeaderReader.ReadHeader instead, which runs it in a helper process.
+func ReadHeader(path string) (*header.Header, error) { return readHeader(path, nil) }
+
+// readHeader is ReadHeader with LibRaw's open done by identify (nil: in
+// process).
+func readHeader(path string, identify header.IdentifyFunc) (*header.Header, error) {
 	// Sniff first: it never opens a FIFO, and names empty, text and other
 	// non-RAW files plainly. A structural problem it finds (data past the
 	// end of the file) is reported after the header is read, so that
@@ -40,7 +47,7 @@ func ReadHeader(path string) (*header.Header, error) {
 	if serr != nil && !errors.Is(serr, rawerr.ErrCorrupt) {
 		return nil, fmt.Errorf("%s: %w", path, pathError(path, serr))
 	}
-	h, err := header.Read(path)
+	h, err := header.ReadWith(path, identify)
 	if h != nil && h.Unsupported != "" {
 		// Known undecodable variants are reported as such even when the
 		// file is also damaged: "corrupt" would send users hunting for a

@@ -248,7 +248,7 @@ func (p *Plan) ResolveNames(o PlanOptions, outDir string, suffixes []string, s S
 	if o.Name == nil || !o.Name.NeedsHeader() {
 		return false
 	}
-	tmp := &Plan{Tasks: slices.Clone(p.Tasks)}
+	tmp := &Plan{Tasks: slices.Clone(p.Tasks), Headers: p.Headers}
 	for i, t := range tmp.Tasks {
 		if recent(t.ModTime, minAge) && !t.Settled {
 			tmp.Tasks[i].Done = &FileResult{} // not read: still being written

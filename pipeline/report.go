@@ -133,7 +133,7 @@ func errText(err error) string {
 
 // writeAtomic writes data to path through a temporary file and a rename.
 func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), TempPrefix+filepath.Base(path)+".*")
+	f, err := createTemp(filepath.Dir(path), TempPrefix+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"golang.org/x/sys/unix"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -41,6 +43,10 @@ type workerRequest struct {
 	Cache    *workerCache
 	// Estimate is the conversion's memory estimate in bytes (0: none).
 	Estimate int64
+	// Identify, when set, makes the worker a header helper: it reads the
+	// header of this path with LibRaw instead of converting anything (see
+	// HeaderReader), then serves further such requests.
+	Identify []byte `json:",omitempty"`
 }
 
 // limitMemory sets the Go runtime's soft memory limit of a process that
@@ -107,22 +113,31 @@ type workerReply struct {
 	Err, Kind string
 }
 
-// FaultEnv names the environment variable of the test-only fault hook read
-// by workers: "crash=NAME" makes the decode of the input whose base name is
-// NAME die with SIGSEGV, "hang=NAME" makes it hang; several are separated
-// by commas.
+// FaultEnv names the environment variable of the fault hooks read by
+// workers in test builds: "crash=NAME" makes the decode of the input whose
+// base name is NAME die with SIGSEGV, "hang=NAME" makes it hang,
+// "hangheader=NAME" makes LibRaw's header open of NAME never return;
+// several are separated by commas. The hooks exist only in binaries that
+// import package pipeline/faulttest (test binaries): a release rawbatch
+// ignores the variable.
 const FaultEnv = "RAWBATCH_TEST_FAULT"
 
 // WorkerMain is the body of `rawbatch worker`: it reads one request from
 // r, converts the file, writes the reply to w and returns the exit status.
 func WorkerMain(r io.Reader, w io.Writer) int {
 	var req workerRequest
-	if err := json.NewDecoder(r).Decode(&req); err != nil {
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&req); err != nil {
 		fmt.Fprintf(os.Stderr, "rawbatch worker: bad request: %v\n", err)
 		return 2
 	}
+	if req.Identify != nil {
+		// A header helper (HeaderReader): one LibRaw header read per
+		// request until its stdin closes.
+		return identifyLoop(dec, req, w)
+	}
 	in := string(req.Input)
-	fault(in)
+	fault.At(fault.Decode, in)
 	s := req.Settings
 	s.threads = req.Threads
 	if req.Threads > 0 {
@@ -138,6 +153,7 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 	}
 	copts, cacheWarn := openCache(string(req.Cache.dir()), req.Cache.max(), req.Cache != nil && req.Cache.Keep)
 	res, err := ConvertVariants(context.Background(), in, outs, s, copts)
+	fault.At(fault.Converted, in)
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
 	}
@@ -152,27 +168,6 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 		return 2
 	}
 	return 0
-}
-
-// fault applies the test-only fault hook (FaultEnv) to input.
-func fault(input string) {
-	spec := os.Getenv(FaultEnv)
-	if spec == "" {
-		return
-	}
-	base := filepath.Base(input)
-	for _, f := range strings.Split(spec, ",") {
-		kind, name, _ := strings.Cut(f, "=")
-		if name != base {
-			continue
-		}
-		switch kind {
-		case "crash":
-			libraw.CrashForTest()
-		case "hang":
-			select {}
-		}
-	}
 }
 
 // ErrCrashed: the worker converting a file died of a signal it was not
@@ -216,8 +211,16 @@ func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Set
 	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
 	cmd.Stdin = bytes.NewReader(req)
 	var stdout bytes.Buffer
-	stderr := &limitedBuffer{max: maxStderr}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.Stdout = &stdout
+	// The child's stderr is a file it can read back itself: libjpeg's
+	// corrupt-data warnings appear only there, and the worker must see them
+	// before it writes any output (libraw.Handle.Unpack).
+	stderr, err := stderrFile()
+	if err != nil {
+		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
+	}
+	defer stderr.Close()
+	cmd.Stderr = stderr
 	// Its own process group: a Ctrl-C in the terminal (sent to the whole
 	// foreground group) reaches only rawbatch, which gives files in flight
 	// their grace period and then kills their workers itself.
@@ -265,7 +268,7 @@ wait:
 			}
 		}
 	}
-	run := workerRun{stderr: strings.TrimSpace(stderr.String())}
+	run := workerRun{stderr: strings.TrimSpace(readStderr(stderr))}
 	if ps := cmd.ProcessState; ps != nil {
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			run.peak = ru.Maxrss * 1024
@@ -360,17 +363,25 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.kind }
 
-// limitedBuffer keeps the first max bytes written to it.
-type limitedBuffer struct {
-	bytes.Buffer
-	max int
+// stderrFile returns an anonymous in-memory file (memfd_create) for a
+// worker's stderr, or an unlinked temporary file where memfd is missing.
+func stderrFile() (*os.File, error) {
+	if fd, err := unix.MemfdCreate("rawbatch-worker-stderr", unix.MFD_CLOEXEC); err == nil {
+		return os.NewFile(uintptr(fd), "rawbatch-worker-stderr"), nil
+	}
+	f, err := os.CreateTemp("", "rawbatch-worker-stderr-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
 }
 
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
+// readStderr returns the first maxStderr bytes of a worker's stderr file.
+func readStderr(f *os.File) string {
+	b := make([]byte, maxStderr)
+	n, _ := f.ReadAt(b, 0)
+	return string(b[:n])
 }
 
 // oomKills returns the oom_kill count of this process's cgroup v2

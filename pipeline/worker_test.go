@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/rawbatch/rawbatch/pipeline/faulttest" // the fault hooks
 )
 
 // TestWorkerCrashAndHang: with the test-only fault hook, the decode of one

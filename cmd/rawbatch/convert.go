@@ -65,7 +65,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.String("format", string(d.Format), "output format of the single default output: jpeg or png16 (16-bit PNG, lossless); not with --variant or --preset")
 	f.Int("quality", d.Quality, "JPEG quality, 1..100; also the default quality of JPEG and WebP variants")
 	f.String("demosaic", string(d.Demosaic), "demosaic algorithm: "+pipeline.DemosaicNames)
-	f.String("wb", d.WhiteBalance.String(), "white balance: camera, auto, daylight, or R,G,B multipliers")
+	f.String("wb", d.WhiteBalance.String(), "white balance: camera (as shot; daylight with a warning when the file has none), auto (grey world), daylight, or R,G,B multipliers")
 	f.Float64("exposure", d.Exposure, "exposure change in EV")
 	f.Bool("baseline-exposure", d.BaselineExposure, "add the DNG BaselineExposure tag to --exposure")
 	f.String("tone", string(d.Tone), "tone curve: default or none")
@@ -136,6 +136,11 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
 		}
 		store.CleanTemps()
+		// Temporary outputs of killed runs, whatever they were for (not
+		// those an overlapping run is writing: they are locked).
+		if n, size := pipeline.CleanStaleTemps(cfg.OutDir); n > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "removed %d temporary files (%s) left by killed runs\n", n, budget.FormatSize(size))
+		}
 		if locks, err = lock.Open(filepath.Join(meta, "locks")); err != nil {
 			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
 		}
@@ -172,6 +177,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// Up-to-date and still-being-written files first (stats and records
 	// only), then the headers of the rest.
 	r.Settle(context.Background(), plan) // recent files get the rest of --min-age
+	// LibRaw's header reads run in helper processes that can be killed.
+	plan.Headers = &pipeline.HeaderReader{Exe: exe}
 	// A --name template with header fields names the files once their
 	// headers are read (and the report path is checked against them).
 	inspected := plan.ResolveNames(planOptions(cfg), cfg.OutDir, suffixes, cfg.Settings, cfg.MinAge, threads, runtime.NumCPU())
@@ -184,6 +191,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if !inspected {
 		plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
 	}
+	plan.Headers.Close()
 	if cfg.DryRun {
 		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
 	}

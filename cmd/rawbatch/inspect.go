@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -62,8 +63,15 @@ Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 			failed := 0
 			s := pipeline.DefaultSettings()
 			threads := pipeline.Threads(runtime.NumCPU(), runtime.NumCPU())
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding the rawbatch executable for its header helper: %w", err)
+			}
+			// LibRaw's header reads run in a helper process that can be killed.
+			hr := &pipeline.HeaderReader{Exe: exe}
+			defer hr.Close()
 			for i, p := range args {
-				recs[i] = inspectFile(p, s, threads)
+				recs[i] = inspectFile(hr, p, s, threads)
 				if recs[i].Error != "" {
 					failed++
 				}
@@ -85,9 +93,9 @@ Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 	return cmd
 }
 
-func inspectFile(path string, s pipeline.Settings, threads int) inspectRecord {
+func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, threads int) inspectRecord {
 	r := inspectRecord{Path: path}
-	h, err := pipeline.ReadHeader(path)
+	h, err := hr.ReadHeader(path)
 	if h != nil {
 		r.Format, r.Variant, r.Make, r.Model = h.Format, h.Variant, h.Make, h.Model
 		r.RawWidth, r.RawHeight, r.Width, r.Height = h.RawWidth, h.RawHeight, h.Width, h.Height

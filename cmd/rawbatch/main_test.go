@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rawbatch/rawbatch/pipeline"
+	_ "github.com/rawbatch/rawbatch/pipeline/faulttest" // the fault hooks, in test binaries only
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 

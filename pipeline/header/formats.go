@@ -94,6 +94,7 @@ func parseTIFF(src *source, o *own) {
 		}
 		o.checkData(t, raw)
 	}
+	o.checkColourTags(t, ifd0, raw)
 	if o.rw2 {
 		panasonic(t, ifd0, o)
 	}

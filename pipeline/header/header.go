@@ -13,7 +13,9 @@
 //  4. LibRaw 0.20's own open (libraw_open_datastream, then
 //     libraw_adjust_sizes_info_only; no unpack) through
 //     pipeline/internal/libraw.Identify: it gives the exact output size
-//     and identifies headerless files (Kodak, ...) by their size.
+//     and identifies headerless files (Kodak, ...) by their size. Read
+//     calls it in process; ReadWith lets the caller run it elsewhere
+//     (rawbatch's parent process uses a helper process it can kill).
 //
 // Width and Height are LibRaw's output size whenever LibRaw opens the file
 // (raw-identify -v "Output size"); otherwise they are computed from the
@@ -31,9 +33,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -144,11 +148,35 @@ const (
 //     of range, in which case LibRaw is not asked;
 //   - ErrUnsupported: a RAW container whose image size neither the header
 //     nor LibRaw gives.
-func Read(path string) (*Header, error) { return readFile(path, true) }
+func Read(path string) (*Header, error) { return readFile(path, true, nil) }
+
+// IdentifyFunc opens a file with LibRaw without unpacking it and returns
+// what LibRaw read (as LibRawIdentify does): its metadata and its output
+// width and height in pixels. Errors are LibRaw's (wrapping rawerr kinds)
+// or ones wrapping ErrHeaderTimeout.
+type IdentifyFunc func(path string) (in libraw.Info, outW, outH int, err error)
+
+// ReadWith is Read with LibRaw's open done by identify instead of in this
+// process: rawbatch's parent process passes one that runs it in a helper
+// process it can kill (pipeline.HeaderReader), since a C call that never
+// returns cannot be stopped in process. A nil identify is Read's own
+// in-process call, bounded by IdentifyTimeout.
+func ReadWith(path string, identify IdentifyFunc) (*Header, error) {
+	return readFile(path, true, identify)
+}
+
+// LibRawIdentify is the LibRaw call of Read: libraw.Identify (open, then
+// libraw_adjust_sizes_info_only; no unpack) of path, in this process and
+// unbounded. It is what a header helper process runs for its parent.
+func LibRawIdentify(path string) (libraw.Info, int, int, error) {
+	fault.At(fault.Header, path)
+	return libraw.Identify(path)
+}
 
 // readFile is Read; withLibRaw false skips LibRaw (tests use it to check
-// the header-only computation against LibRaw).
-func readFile(path string, withLibRaw bool) (*Header, error) {
+// the header-only computation against LibRaw); identify nil means in
+// process.
+func readFile(path string, withLibRaw bool, identify IdentifyFunc) (*Header, error) {
 	h := &Header{Path: path, Orientation: 1}
 	f, err := os.Open(path)
 	if err != nil {
@@ -172,12 +200,12 @@ func readFile(path string, withLibRaw bool) (*Header, error) {
 	if err != nil {
 		return h, fmt.Errorf("%s: reading: %w", path, err)
 	}
-	err = h.read(src, withLibRaw)
+	err = h.read(src, withLibRaw, identify)
 	h.BytesRead = src.n
 	return h, err
 }
 
-func (h *Header) read(src *source, withLibRaw bool) error {
+func (h *Header) read(src *source, withLibRaw bool, identify IdentifyFunc) error {
 	path := h.Path
 	kind, foreign := sniff(src.head)
 	if foreign != "" {
@@ -234,8 +262,11 @@ func (h *Header) read(src *source, withLibRaw bool) error {
 	var info libraw.Info
 	var ow, oh int
 	if withLibRaw && !o.unsafeForLibRaw {
+		if identify == nil {
+			identify = identifyInProcess
+		}
 		info, ow, oh, lerr = identify(path)
-		if errors.Is(lerr, errLibRawTimeout) && corrupt == nil {
+		if errors.Is(lerr, ErrHeaderTimeout) && corrupt == nil {
 			corrupt = fmt.Errorf("%s: %w", path, lerr)
 		}
 	}
@@ -279,14 +310,33 @@ var errNotAsked = fmt.Errorf("%w: LibRaw not asked", rawerr.ErrUnsupported)
 // IdentifyTimeout bounds LibRaw's open of one file (normally well under
 // 1 ms). LibRaw 0.20.2 can loop for minutes or forever on some damaged
 // files (a cut Phase One IIQ directory is one, caught before LibRaw is
-// asked); a C call cannot be interrupted, so after IdentifyTimeout Read
-// returns ErrCorrupt and leaves that LibRaw call running on its thread.
+// asked; some damaged CR3 files are others). A C call cannot be
+// interrupted: in process (Read), after IdentifyTimeout Read fails the file
+// and leaves that LibRaw call running on its thread, which is why
+// rawbatch's parent process reads headers through ReadWith and a helper
+// process that it kills instead (pipeline.HeaderReader, which uses the same
+// bound).
 var IdentifyTimeout = 2 * time.Second
 
-var errLibRawTimeout = fmt.Errorf("%w: LibRaw's open did not finish", rawerr.ErrCorrupt)
+// ErrHeaderTimeout is wrapped by the error of a file whose LibRaw header
+// open did not finish within its time limit; that error also wraps
+// rawerr.ErrCorrupt.
+var ErrHeaderTimeout = errors.New("reading its header timed out")
 
-// identify is libraw.Identify bounded by IdentifyTimeout.
-func identify(path string) (libraw.Info, int, int, error) {
+// HeaderTimeoutError is the error of a LibRaw header open that did not
+// finish within d: "corrupt or truncated data: reading its header timed
+// out after 2 s: damaged file?", wrapping rawerr.ErrCorrupt and
+// ErrHeaderTimeout. detail, when not empty, is added in parentheses.
+func HeaderTimeoutError(d time.Duration, detail string) error {
+	secs := strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64)
+	if detail != "" {
+		detail = " (" + detail + ")"
+	}
+	return fmt.Errorf("%w: %w after %s s: damaged file?%s", rawerr.ErrCorrupt, ErrHeaderTimeout, secs, detail)
+}
+
+// identifyInProcess is LibRawIdentify bounded by IdentifyTimeout.
+func identifyInProcess(path string) (libraw.Info, int, int, error) {
 	type result struct {
 		in   libraw.Info
 		w, h int
@@ -294,7 +344,7 @@ func identify(path string) (libraw.Info, int, int, error) {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		in, w, h, err := libraw.Identify(path)
+		in, w, h, err := LibRawIdentify(path)
 		ch <- result{in, w, h, err}
 	}()
 	t := time.NewTimer(IdentifyTimeout)
@@ -303,7 +353,7 @@ func identify(path string) (libraw.Info, int, int, error) {
 	case r := <-ch:
 		return r.in, r.w, r.h, r.err
 	case <-t.C:
-		return libraw.Info{}, 0, 0, fmt.Errorf("%w within %v (its parser loops on this damaged file; the call is left running)", errLibRawTimeout, IdentifyTimeout)
+		return libraw.Info{}, 0, 0, HeaderTimeoutError(IdentifyTimeout, "LibRaw's open did not return; the call is left running")
 	}
 }
 

@@ -201,7 +201,7 @@ func TestMatchesRawIdentify(t *testing.T) {
 		// The header-only parse must find the same raw size where it finds
 		// one (no legitimate difference on these samples: Phase One IIQ
 		// and the headerless Kodak are left to LibRaw).
-		own, _ := readFile(f, false)
+		own, _ := readFile(f, false, nil)
 		switch {
 		case own.RawWidth == 0:
 			if h.Format != "IIQ" && h.Format != "KODAK-RAW" {
@@ -276,7 +276,7 @@ func TestSyntheticDNGSubIFD(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, withLibRaw := range []bool{true, false} {
-		h, err := readFile(path, withLibRaw)
+		h, err := readFile(path, withLibRaw, nil)
 		if err != nil {
 			t.Fatalf("libraw=%v: %v", withLibRaw, err)
 		}
@@ -452,7 +452,7 @@ func TestIFDLoops(t *testing.T) {
 	var err error
 	go func() {
 		defer close(done)
-		h, err = readFile(path, false)
+		h, err = readFile(path, false, nil)
 	}()
 	select {
 	case <-done:
@@ -732,7 +732,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer os.Remove(p)
-		h, err := readFile(p, false)
+		h, err := readFile(p, false, nil)
 		if h == nil || h.BytesRead > MaxRead {
 			t.Fatalf("header %v", h)
 		}

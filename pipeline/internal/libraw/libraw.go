@@ -108,6 +108,10 @@ static void rb_malloc_stats(long long *inuse, long long *free_held) {
 // worker's test-only fault hook.
 static void rb_crash(void) { *(volatile int *)0 = 0; }
 
+// rb_hang never returns and uses no CPU: a C call that blocks as LibRaw's
+// open does on some damaged files, for the test-only fault hook.
+static void rb_hang(void) { for (;;) pause(); }
+
 static float rb_get_rgb_cam(libraw_data_t *lr, int i, int j) { return lr->color.rgb_cam[i][j]; }
 static float rb_get_cam_xyz(libraw_data_t *lr, int i, int j) { return lr->color.cam_xyz[i][j]; }
 */
@@ -386,17 +390,24 @@ func (h *Handle) Info() Info {
 
 // Unpack reads the raw pixel data (libraw_unpack). Damaged or truncated data
 // that LibRaw reports only through its data-error callback fails here with
-// an error wrapping ErrCorrupt.
+// an error wrapping ErrCorrupt, and so do libjpeg's corrupt-data warnings
+// when this process's stderr is a file it can read back (a worker's: see
+// jpegwarn.go): "corrupt or truncated data: damaged JPEG data (libjpeg:
+// Corrupt JPEG data: bad Huffman code)".
 func (h *Handle) Unpack() error {
 	if err := h.checkThread(); err != nil {
 		return err
 	}
 	C.rb_stream_reset(h.stream)
+	mark := stderrMark()
 	if rc := C.libraw_unpack(h.lr); rc != C.LIBRAW_SUCCESS {
 		return h.codeError("unpack", rc)
 	}
 	if err := h.dataError("unpack"); err != nil {
 		return err
+	}
+	if w := jpegCorruption(stderrSince(mark)); w != "" {
+		return &Error{Op: "unpack", Msg: "damaged JPEG data (libjpeg: " + w + ")", kind: rawerr.ErrCorrupt}
 	}
 	if n := int64(C.rb_stream_eof_reads(h.stream)); n > maxEOFReads {
 		return &Error{Op: "unpack", Msg: fmt.Sprintf("file ends before the image data does (%d reads past the end)", n), kind: rawerr.ErrCorrupt}
@@ -571,3 +582,7 @@ func ReleaseFreeMemory() { C.malloc_trim(0) }
 // CrashForTest crashes the process with SIGSEGV in C code, as a decoder bug
 // would. Only the worker's test-only fault hook calls it.
 func CrashForTest() { C.rb_crash() }
+
+// HangForTest blocks the calling thread in C code for ever, as LibRaw's open
+// does on some damaged files. Only the test-only fault hook calls it.
+func HangForTest() { C.rb_hang() }

@@ -1,0 +1,31 @@
+// Package fault is the seam of rawbatch's fault hooks: the places where a
+// test can make a conversion crash or hang call At, which does nothing
+// unless Hook is set. Only package pipeline/faulttest sets it, and only test
+// binaries import that package, so a release build of rawbatch has no fault
+// hook at all (cmd/rawbatch TestReleaseHasNoFaultHook checks its imports).
+package fault
+
+// Points where At is called.
+const (
+	// Decode: a worker is about to convert an input (before LibRaw opens it).
+	Decode = "decode"
+	// Renaming: every temporary output of an input is written (and closed),
+	// and is about to be renamed into place.
+	Renaming = "renaming"
+	// Converted: a worker has converted an input (its outputs are in
+	// place) and is about to reply.
+	Converted = "converted"
+	// Header: LibRaw is about to open a file for its header
+	// (header.LibRawIdentify), in a header helper process or in process.
+	Header = "header"
+)
+
+// Hook is called by At; nil (the default) means no fault.
+var Hook func(point, input string)
+
+// At runs Hook, if any, for point and input (the input's path).
+func At(point, input string) {
+	if Hook != nil {
+		Hook(point, input)
+	}
+}

@@ -1,0 +1,154 @@
+package pipeline
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Temporary outputs and their owners. Every temporary output
+// (TempPrefix + base name + "." + os.CreateTemp's digits) is locked with
+// flock(2) by the process that writes it, from its creation until it is
+// renamed into place or removed; the kernel drops the lock when that
+// process exits or is killed. So a temporary file whose flock can be taken
+// has no live owner: it was left by a killed run (kill -9, OOM, power loss)
+// and can be removed, whatever output, variant or settings it was for,
+// while one being written by an overlapping run is locked and kept. flock
+// also works between NFS clients (Linux emulates it with byte-range locks).
+// Temporary files of rawbatch versions before this scheme were never
+// locked and count as stale.
+
+// tempLocks holds, per temporary file this process created, a second
+// descriptor of it that keeps the flock after the writer closes its own
+// (the rename into place comes after every variant is written).
+var tempLocks struct {
+	sync.Mutex
+	m map[string]heldTemp
+}
+
+type heldTemp struct {
+	fd  int
+	ino uint64
+}
+
+// createTemp is os.CreateTemp(dir, pattern) for a temporary output: the
+// file is locked (see above) until it no longer names the created file
+// (renamed or removed; checked at the next createTemp) or the process ends.
+func createTemp(dir, pattern string) (*os.File, error) {
+	releaseTempLocks()
+	for range 16 {
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, err
+		}
+		fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
+		}
+		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			// A cleaner may have taken the lock and removed the path
+			// between the creation and the flock: then start over.
+			var fst, pst unix.Stat_t
+			if unix.Fstat(fd, &fst) == nil && unix.Lstat(f.Name(), &pst) == nil && fst.Ino == pst.Ino && fst.Dev == pst.Dev {
+				tempLocks.Lock()
+				if tempLocks.m == nil {
+					tempLocks.m = map[string]heldTemp{}
+				}
+				tempLocks.m[f.Name()] = heldTemp{fd: fd, ino: fst.Ino}
+				tempLocks.Unlock()
+				return f, nil
+			}
+		}
+		// Taken by a cleaner, which removes it.
+		unix.Close(fd)
+		f.Close()
+	}
+	return nil, fmt.Errorf("creating a temporary file in %s: removed by other runs 16 times in a row", dir)
+}
+
+// releaseTempLocks closes the lock descriptors of temporary files that have
+// been renamed into place or removed.
+func releaseTempLocks() {
+	tempLocks.Lock()
+	defer tempLocks.Unlock()
+	for p, h := range tempLocks.m {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil || st.Ino != h.ino {
+			unix.Close(h.fd)
+			delete(tempLocks.m, p)
+		}
+	}
+}
+
+// isTempName reports whether name is a temporary output's name:
+// TempPrefix, then anything, then "." and digits only (os.CreateTemp's).
+func isTempName(name string) bool {
+	rest, ok := strings.CutPrefix(name, TempPrefix)
+	if !ok {
+		return false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	return i >= 0 && i < len(rest)-1 && strings.Trim(rest[i+1:], "0123456789") == ""
+}
+
+// removeIfStale removes the temporary file at path if no live process holds
+// its flock, and returns its size in bytes and whether it was removed.
+func removeIfStale(path string) (int64, bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return 0, false // its writer is alive
+	}
+	var fst, pst unix.Stat_t
+	if unix.Fstat(fd, &fst) != nil || fst.Mode&unix.S_IFMT != unix.S_IFREG ||
+		unix.Lstat(path, &pst) != nil || pst.Ino != fst.Ino || pst.Dev != fst.Dev {
+		return 0, false
+	}
+	// Unlinked while locked: a writer that created it and locks it only now
+	// sees that the path is gone and makes another.
+	if unix.Unlink(path) != nil {
+		return 0, false
+	}
+	return fst.Size, true
+}
+
+// CleanStaleTemps removes, under outDir (its .rawbatch directory excepted),
+// the temporary output files that no live rawbatch process holds: those
+// left by killed runs, for any output, variant or settings. Temporary
+// files being written by an overlapping run are kept. It returns how many
+// files it removed and their total size in bytes; unreadable directories
+// are skipped.
+func CleanStaleTemps(outDir string) (removed int, bytes int64) {
+	filepath.WalkDir(outDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && p != outDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != outDir && d.Name() == ".rawbatch" && filepath.Dir(p) == filepath.Clean(outDir) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && isTempName(d.Name()) {
+			if n, ok := removeIfStale(p); ok {
+				removed++
+				bytes += n
+			}
+		}
+		return nil
+	})
+	return removed, bytes
+}
