@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -87,6 +84,11 @@ RAWBATCH_<NAME> (dashes become underscores).
 }
 
 func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
+	// Signals first: one that arrives while planning stops the run with
+	// its summary, as later.
+	sig := watchInterrupts(cfg.Grace, func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), msg) })
+	defer sig.stop()
+	ctx := sig.Ctx
 	for _, in := range cfg.Inputs {
 		if _, err := os.Stat(in); err != nil {
 			return fmt.Errorf("input %s: %w", in, err)
@@ -162,10 +164,21 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
 		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries,
 		CacheDir: cfg.CacheDir, CacheMax: cfg.CacheSize, KeepCache: cfg.KeepCache}
+	if planHook != nil {
+		planHook(ctx)
+	}
 	// Up-to-date and still-being-written files first (stats and records
-	// only), then the headers of the rest.
-	r.Triage(plan)
-	plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
+	// only), then the headers of the rest; a signal stops planning (Run
+	// then starts nothing and reports every file as interrupted).
+	if ctx.Err() == nil {
+		r.Triage(plan)
+	}
+	if ctx.Err() == nil {
+		plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
+	}
+	if cfg.DryRun && ctx.Err() != nil {
+		return &batchOutcome{interrupted: true}
+	}
 	if cfg.DryRun {
 		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
 	}
@@ -175,29 +188,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks)+len(plan.Problems))
 	// The first signal stops starting files and gives those in flight
 	// --grace to finish; a second one stops them at once.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	abort, finished := make(chan struct{}), make(chan struct{})
-	defer close(finished)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case sig := <-sigs:
-			rep.note(fmt.Sprintf("%s: starting no more files; the ones in progress get up to %s to finish (--grace); send it again (Ctrl-C) to stop them now", sig, cfg.Grace))
-			cancel()
-		case <-finished:
-			return
-		}
-		select {
-		case <-sigs:
-			rep.note("stopping the files in progress now")
-			close(abort)
-		case <-finished:
-		}
-	}()
-	r.Abort = abort
+	sig.setNote(rep.note)
+	r.Abort = sig.Abort
 
 	for _, w := range plan.Warnings {
 		rep.warn(w)
@@ -207,7 +199,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	}
 	r.Started, r.Done = rep.started, rep.done
 	results := r.Run(ctx, plan)
-	interrupted := ctx.Err() != nil
+	interrupted := sig.interrupted()
 	rep.summary(results, interrupted, r.Scheduler)
 	if err := pipeline.WriteFailed(cfg.OutDir, results); err != nil {
 		// A stale list would be worse than none.

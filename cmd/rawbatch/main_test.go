@@ -59,6 +59,7 @@ func TestScripts(t *testing.T) {
 			"report":    cmdReport,
 			"age":       cmdAge,
 			"newline":   cmdNewline,
+			"deadpipe":  cmdDeadPipe,
 		},
 	})
 }
