@@ -41,6 +41,8 @@ type ConvertConfig struct {
 	CacheSize int64
 	KeepCache bool
 	Settings  pipeline.Settings
+	// Resolved is every convert setting by flag name, for the report.
+	Resolved map[string]any
 }
 
 // convertConfig reads and validates the convert settings from v.

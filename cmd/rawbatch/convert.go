@@ -50,6 +50,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 			if err != nil {
 				return err
 			}
+			cfg.Resolved = resolvedSettings(v, cmd)
 			return runConvert(cmd, cfg)
 		},
 	}
@@ -73,7 +74,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on)")
 	f.Duration("min-age", 2*time.Second, "skip files modified more recently than this (still being written)")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
-	f.String("report", "", "write the run as JSON to this file (never an input, an output or another existing file)")
+	f.String("report", "", "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output or another existing file)")
 	f.StringArray("variant", nil, "an output variant NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE][,sharpen=AMOUNT]; repeatable (formats jpeg, tiff16, webp, png8, png16; spaces srgb, displayp3, adobergb, prophoto, rec2020)")
 	f.String("preset", "", "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)")
 	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
@@ -86,6 +87,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// Signals first: one that arrives while planning stops the run with
 	// its summary, as later.
+	rr := runReport{start: time.Now(), cfg: cfg}
 	sig := watchInterrupts(cfg.Grace, func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), msg) })
 	defer sig.stop()
 	ctx := sig.Ctx
@@ -176,11 +178,19 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if ctx.Err() == nil {
 		plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
 	}
-	if cfg.DryRun && ctx.Err() != nil {
-		return &batchOutcome{interrupted: true}
-	}
 	if cfg.DryRun {
-		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
+		var err error = &batchOutcome{interrupted: true}
+		if ctx.Err() == nil {
+			err = dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
+		}
+		if cfg.Report != "" {
+			rr.warnings = plan.Warnings
+			rep := rr.build(planResults(plan, cfg), sig.interrupted(), true, exitCode(err))
+			if werr := pipeline.WriteJSON(cfg.Report, rep); werr != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: writing the report %s: %v\n", cfg.Report, werr)
+			}
+		}
+		return err
 	}
 	// The Go heap follows the budget (LibRaw's C buffers are counted in
 	// the estimates but are outside the Go runtime's limit).
@@ -206,12 +216,14 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		os.Remove(filepath.Join(meta, "failed.jsonl"))
 		rep.warn("writing failed.jsonl (removed the previous one): " + err.Error())
 	}
+	out := outcome(results, interrupted)
 	if cfg.Report != "" {
-		if err := pipeline.WriteJSON(cfg.Report, pipeline.BuildReport(results)); err != nil {
+		rr.warnings = rep.warnings
+		if err := pipeline.WriteJSON(cfg.Report, rr.build(results, interrupted, false, exitCode(out))); err != nil {
 			rep.warn("writing the report: " + err.Error())
 		}
 	}
-	return outcome(results, interrupted)
+	return out
 }
 
 // checkOutDir creates dir if needed and proves it writable by creating and
@@ -253,7 +265,7 @@ func checkReport(path, outDir string, plan *pipeline.Plan, suffixes []string) er
 			n, _ := f.Read(head)
 			f.Close()
 			t := strings.TrimSpace(string(head[:n]))
-			if n > 0 && !(strings.HasPrefix(t, "{") && strings.Contains(t, `"summary"`)) {
+			if n > 0 && !(strings.HasPrefix(t, "{") && (strings.Contains(t, `"summary"`) || strings.Contains(t, `"rawbatch_version"`))) {
 				return fmt.Errorf("--report %s: the file exists and is not a rawbatch report; move it away or give another name", path)
 			}
 		}

@@ -60,6 +60,8 @@ func TestScripts(t *testing.T) {
 			"age":       cmdAge,
 			"newline":   cmdNewline,
 			"deadpipe":  cmdDeadPipe,
+			"schema":    cmdSchema,
+			"rbpaths":   cmdReportPaths,
 		},
 	})
 }

@@ -30,6 +30,8 @@ type reporter struct {
 	mpix  float64
 	total int
 	count int
+	// warnings are the run's warnings said with warn, for the report.
+	warnings []string
 }
 
 func newReporter(w io.Writer, quiet bool, total int) *reporter {
@@ -75,6 +77,7 @@ func (r *reporter) note(msg string) {
 func (r *reporter) warn(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, msg)
 	r.println("warning: %s", msg)
 }
 
@@ -122,9 +125,19 @@ func written(fr pipeline.FileResult) string {
 	if len(fr.Result.Variants) == 0 {
 		return fmt.Sprintf("%s (%dx%d)", fr.Output, fr.Result.Width, fr.Result.Height)
 	}
+	// The task's paths, exactly: the ones a worker sends back have been
+	// through JSON, which turns bytes that are not UTF-8 into U+FFFD.
+	paths := map[string]string{}
+	for _, o := range fr.Outputs {
+		paths[o.Variant.Name] = o.Path
+	}
 	var parts []string
 	for _, v := range fr.Result.Variants {
-		parts = append(parts, fmt.Sprintf("%s (%dx%d)", v.Path, v.Width, v.Height))
+		p := v.Path
+		if tp, ok := paths[v.Name]; ok {
+			p = tp
+		}
+		parts = append(parts, fmt.Sprintf("%s (%dx%d)", p, v.Width, v.Height))
 	}
 	return strings.Join(parts, ", ")
 }
