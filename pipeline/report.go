@@ -292,6 +292,11 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
+// FailureKind names the kind of a failure err as failed.jsonl and the
+// report do: empty, not-raw, unsupported, corrupt, over-budget, crashed,
+// timeout, or error ("" for nil).
+func FailureKind(err error) string { return errKind(err) }
+
 // errKind names the kind of a failure for failed.jsonl: rawerr's kinds,
 // "over-budget", "crashed", "timeout", or "error".
 func errKind(err error) string {

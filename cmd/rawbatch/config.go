@@ -26,6 +26,8 @@ type ConvertConfig struct {
 	OutDir string
 	Jobs   int
 	Quiet  bool
+	// LogFormat is --log-format: logText or logJSON.
+	LogFormat string
 	// MemBudget is the memory budget in bytes (--mem-budget).
 	MemBudget int64
 	DryRun    bool
@@ -89,6 +91,9 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	}
 	if c.Quiet, err = cast.ToBoolE(v.Get("quiet")); err != nil {
 		return c, fmt.Errorf("--quiet: %q is not true or false", v.GetString("quiet"))
+	}
+	if c.LogFormat = v.GetString("log-format"); c.LogFormat != logText && c.LogFormat != logJSON {
+		return c, fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
 	}
 	if s.HalfSize, err = cast.ToBoolE(v.Get("half-size")); err != nil {
 		return c, fmt.Errorf("--half-size: %q is not true or false", v.GetString("half-size"))

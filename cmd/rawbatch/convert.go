@@ -80,7 +80,8 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
 	f.Bool("keep-cache", false, "keep decoded images in the cache after the run, so adding a variant later decodes nothing")
 	f.String("cache-size", "", "cap of the stage cache, applied when the run starts and on every write: 2GiB, 25% (default 25% of the cache's file system)")
-	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
+	f.BoolP("quiet", "q", false, "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file)")
+	f.String("log-format", logText, "format of the lines printed: text, or json (one object per line); text lines that are not on a terminal start with a UTC timestamp")
 	return cmd
 }
 
@@ -195,7 +196,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// The Go heap follows the budget (LibRaw's C buffers are counted in
 	// the estimates but are outside the Go runtime's limit).
 	debug.SetMemoryLimit(cfg.MemBudget)
-	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks)+len(plan.Problems))
+	rep := newReporter(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg.Quiet, cfg.LogFormat, len(plan.Tasks)+len(plan.Problems))
 	// The first signal stops starting files and gives those in flight
 	// --grace to finish; a second one stops them at once.
 	sig.setNote(rep.note)

@@ -62,6 +62,7 @@ func TestScripts(t *testing.T) {
 			"deadpipe":  cmdDeadPipe,
 			"schema":    cmdSchema,
 			"rbpaths":   cmdReportPaths,
+			"jsonl":     cmdJSONLines,
 		},
 	})
 }

@@ -238,3 +238,24 @@ func cmdReportPaths(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Logf("%d paths found", n)
 }
+
+// jsonl FILE: every line of FILE is a JSON object with the fields time
+// (RFC 3339), level and event of --log-format json; there is at least one.
+func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
+	lines := strings.Split(strings.TrimSuffix(ts.ReadFile(args[0]), "\n"), "\n")
+	for i, l := range lines {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			ts.Fatalf("%s:%d: %v: %q", args[0], i+1, err, l)
+		}
+		tm, _ := ev["time"].(string)
+		if _, err := time.Parse(time.RFC3339Nano, tm); err != nil {
+			ts.Fatalf("%s:%d: time %q: %v", args[0], i+1, tm, err)
+		}
+		for _, k := range []string{"level", "event"} {
+			if s, _ := ev[k].(string); s == "" {
+				ts.Fatalf("%s:%d: no %s", args[0], i+1, k)
+			}
+		}
+	}
+}
