@@ -67,7 +67,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.IntP("jobs", "j", 0, "most files converted at once (default: number of CPUs)")
 	f.String("mem-budget", "", "memory budget: 4GiB, 3500MB or 50% (default 50% of the smaller of the cgroup limit and available memory)")
 	f.Bool("half-size", false, "decode at half width and height without demosaic (a quarter of the memory)")
-	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode nothing")
+	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 1 if OUTDIR cannot be written, as the run would)")
 	f.Duration("timeout", 0, "longest one file may take before its worker is killed (default 60s + 3s per megapixel)")
 	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)")
 	f.Bool("force", false, "convert every file, even when its output is up to date")
@@ -101,6 +101,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		if err := checkOutDir(cfg.OutDir); err != nil {
 			return err
 		}
+	} else if err := checkOutDirDry(cfg.OutDir); err != nil {
+		return err // exit status 1, as the run would
 	}
 	var suffixes []string
 	for _, v := range cfg.Settings.OutputVariants() {

@@ -63,6 +63,7 @@ func TestScripts(t *testing.T) {
 			"schema":    cmdSchema,
 			"rbpaths":   cmdReportPaths,
 			"jsonl":     cmdJSONLines,
+			"dryreal":   cmdDryReal,
 		},
 	})
 }
