@@ -50,11 +50,13 @@ type ConvertConfig struct {
 // convertConfig reads and validates the convert settings from v.
 func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	c := ConvertConfig{Inputs: inputs, Settings: pipeline.DefaultSettings()}
-	c.OutDir = v.GetString("output")
+	var err error
+	if c.OutDir, err = pathSetting(v, "output"); err != nil {
+		return c, err
+	}
 	if c.OutDir == "" {
 		return c, fmt.Errorf("no output directory: give -o OUTDIR (or RAWBATCH_OUTPUT, or output: in the config file)")
 	}
-	var err error
 	s := &c.Settings
 	if s.Demosaic, err = pipeline.ParseDemosaic(v.GetString("demosaic")); err != nil {
 		return c, fmt.Errorf("--demosaic: %w", err)
@@ -122,14 +124,18 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if c.Retries < 0 {
 		return c, fmt.Errorf("--retries %d: want 0 or more", c.Retries)
 	}
-	c.Report = v.GetString("report")
+	if c.Report, err = pathSetting(v, "report"); err != nil {
+		return c, err
+	}
 	if s.Variants, err = variants(v, *s); err != nil {
 		return c, err
 	}
 	if err := s.Validate(); err != nil {
 		return c, err
 	}
-	c.CacheDir = v.GetString("cache-dir")
+	if c.CacheDir, err = pathSetting(v, "cache-dir"); err != nil {
+		return c, err
+	}
 	if c.KeepCache, err = cast.ToBoolE(v.Get("keep-cache")); err != nil {
 		return c, fmt.Errorf("--keep-cache: %q is not true or false", v.GetString("keep-cache"))
 	}
