@@ -378,5 +378,8 @@ func memBudget(s string) (int64, error) {
 	if s == "" {
 		return avail / 2, nil
 	}
+	if err := bareBytes(s); err != nil {
+		return 0, err
+	}
 	return budget.ParseSize(s, avail)
 }

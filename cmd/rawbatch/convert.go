@@ -48,7 +48,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 			}
 			cfg, err := convertConfig(v, args)
 			if err != nil {
-				return err
+				return withSource(v, cmd, err)
 			}
 			cfg.Resolved = resolvedSettings(v, cmd)
 			return runConvert(cmd, cfg)
