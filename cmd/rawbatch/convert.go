@@ -82,6 +82,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.String("cache-size", "", "cap of the stage cache, applied when the run starts and on every write: 2GiB, 25% (default 25% of the cache's file system)")
 	f.BoolP("quiet", "q", false, "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file)")
 	f.String("log-format", logText, "format of the lines printed: text, or json (one object per line); text lines that are not on a terminal start with a UTC timestamp")
+	registerCompletions(cmd)
 	return cmd
 }
 
