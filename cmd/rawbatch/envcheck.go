@@ -79,12 +79,12 @@ type sourceError struct {
 	from string
 }
 
-func (e *sourceError) Error() string { return e.err.Error() + " (from " + e.from + ")" }
+func (e *sourceError) Error() string { return e.err.Error() + "; set by " + e.from }
 func (e *sourceError) Unwrap() error { return e.err }
 
 // withSource names the environment variable or config file behind a
 // settings error that names only the flag ("--quality: high is not a whole
-// number"): "... (from RAWBATCH_QUALITY=high, the environment)". Errors
+// number"): "...; set by RAWBATCH_QUALITY=high in the environment". Errors
 // about a flag given on the command line, or that name their source
 // already, are returned as they are.
 func withSource(v *viper.Viper, cmd *cobra.Command, err error) error {
@@ -105,7 +105,7 @@ func withSource(v *viper.Viper, cmd *cobra.Command, err error) error {
 	}
 	switch sourceOf(v, key) {
 	case fromEnv:
-		return &sourceError{err, envName(key) + "=" + os.Getenv(envName(key)) + ", the environment"}
+		return &sourceError{err, envName(key) + "=" + os.Getenv(envName(key)) + " in the environment"}
 	case fromFile:
 		return &sourceError{err, key + ": in the config file " + v.ConfigFileUsed()}
 	}

@@ -46,7 +46,7 @@ func pathSetting(v *viper.Viper, key string) (string, error) {
 	if name == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return fail("~ is the home directory, which is unknown (%v); write the path out", err)
+			return fail("~ is the home directory, which is unknown: %v; write the path out", err)
 		}
 		home = h
 	} else {

@@ -203,7 +203,7 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	var text string
 	switch fr.Status {
 	case pipeline.StatusConverted:
-		text = fmt.Sprintf("[%d/%d] converted %s -> %s (%.1fs)", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds())
+		text = fmt.Sprintf("[%d/%d] converted %s -> %s in %.1fs", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds())
 		for _, o := range writtenPaths(fr) {
 			d, _ := pipeline.ReportPath(o)
 			ev.Outputs = append(ev.Outputs, d)
@@ -216,6 +216,9 @@ func (r *reporter) done(fr pipeline.FileResult) {
 		text = fmt.Sprintf("[%d/%d] locked %v", r.count, r.total, fr.Err)
 	default:
 		text = fmt.Sprintf("[%d/%d] skipped %s (%s)", r.count, r.total, fr.Input, fr.Reason)
+		if strings.ContainsAny(fr.Reason, "()") { // no parentheses in parentheses
+			text = fmt.Sprintf("[%d/%d] skipped %s: %s", r.count, r.total, fr.Input, fr.Reason)
+		}
 	}
 	serious := fr.Status == pipeline.StatusFailed || fr.Status == pipeline.StatusLocked
 	switch {
@@ -343,7 +346,7 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 func hint(err error) string {
 	switch {
 	case errors.Is(err, rawerr.ErrUnsupported):
-		return " (hint: a newer LibRaw may read it; see 'rawbatch version')"
+		return "; hint: a newer LibRaw may read it, see 'rawbatch version'"
 	case errors.Is(err, budget.ErrOverBudget):
 		return "" // the message already says what to do
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"io"
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline"
 )
@@ -65,5 +67,37 @@ func TestRateCountsDecodedMegapixels(t *testing.T) {
 	r.done(pipeline.FileResult{Status: pipeline.StatusSkipped, Reason: "up to date"})
 	if want := 6048 * 4024 / 1e6; math.Abs(r.mpix-want) > 1e-9 {
 		t.Errorf("counted %.3f MP, want %.3f", r.mpix, want)
+	}
+}
+
+// TestNoNestedParentheses: a file's line never has parentheses inside
+// parentheses, nor two groups in a row, whatever its reason says.
+func TestNoNestedParentheses(t *testing.T) {
+	var out, errw strings.Builder
+	r := newReporter(&out, &errw, false, logText, 3)
+	r.done(pipeline.FileResult{Task: pipeline.Task{Input: "in/new.dng"}, Status: pipeline.StatusSkipped,
+		Reason: "still being written (modified 0.1 s ago; --min-age 2s)"})
+	r.done(pipeline.FileResult{Task: pipeline.Task{Input: "in/a.dng", Output: "out/a.jpg"}, Status: pipeline.StatusConverted,
+		Result: pipeline.Result{Width: 200, Height: 100}, Duration: 1500 * time.Millisecond})
+	r.done(pipeline.FileResult{Task: pipeline.Task{Input: "in/b.dng"}, Status: pipeline.StatusSkipped, Reason: "up to date"})
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		depth, lastClose := 0, -1
+		for i, c := range line {
+			switch c {
+			case '(':
+				if depth++; depth > 1 {
+					t.Errorf("nested parentheses: %s", line)
+				}
+				if lastClose >= 0 && strings.TrimSpace(line[lastClose+1:i]) == "" {
+					t.Errorf("two groups of parentheses in a row: %s", line)
+				}
+			case ')':
+				depth--
+				lastClose = i
+			}
+		}
+	}
+	if !strings.Contains(out.String(), "skipped in/b.dng (up to date)") || !strings.Contains(out.String(), "converted in/a.dng -> out/a.jpg (200x100) in 1.5s") {
+		t.Errorf("unexpected lines:\n%s", out.String())
 	}
 }
