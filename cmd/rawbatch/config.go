@@ -43,8 +43,10 @@ type ConvertConfig struct {
 	CacheSize int64
 	KeepCache bool
 	Settings  pipeline.Settings
-	// Resolved is every convert setting by flag name, for the report.
+	// Resolved is every convert setting by flag name, for the report;
+	// Warnings are the warnings about the settings (RAWBATCH_* typos).
 	Resolved map[string]any
+	Warnings []string
 }
 
 // convertConfig reads and validates the convert settings from v.

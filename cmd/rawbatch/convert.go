@@ -51,6 +51,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 				return withSource(v, cmd, err)
 			}
 			cfg.Resolved = resolvedSettings(v, cmd)
+			cfg.Warnings = envWarnings(v)
 			return runConvert(cmd, cfg)
 		},
 	}
@@ -90,7 +91,13 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// Signals first: one that arrives while planning stops the run with
 	// its summary, as later.
 	rr := runReport{start: time.Now(), cfg: cfg}
-	sig := watchInterrupts(cfg.Grace, func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), msg) })
+	// The reporter first too, so that every warning is in the log format
+	// and in the report; its progress bar starts with the conversions.
+	rep := newReporter(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg.Quiet, cfg.LogFormat, 0)
+	for _, w := range cfg.Warnings {
+		rep.warn(w)
+	}
+	sig := watchInterrupts(cfg.Grace, rep.note)
 	defer sig.stop()
 	ctx := sig.Ctx
 	for _, in := range cfg.Inputs {
@@ -148,8 +155,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		}
 	}
 	if avail, err := budget.Available(); err == nil && cfg.MemBudget > avail {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the memory budget %s is more than the %s available; the kernel may kill conversions\n",
-			budget.FormatSize(cfg.MemBudget), budget.FormatSize(avail))
+		rep.warn(fmt.Sprintf("the memory budget %s is more than the %s available; the kernel may kill conversions",
+			budget.FormatSize(cfg.MemBudget), budget.FormatSize(avail)))
 	}
 	if cfg.CacheDir != "" && !cfg.DryRun {
 		// The cache only saves decodes: one that cannot be used is worth a
@@ -161,7 +168,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 			if cfg.KeepCache {
 				hint = "--keep-cache has no effect; " + hint
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: stage cache not used: %v; converting without it (%s)\n", err, hint)
+			rep.warn(fmt.Sprintf("stage cache not used: %v; converting without it (%s)", err, hint))
 			cfg.CacheDir = ""
 		}
 	}
@@ -188,10 +195,9 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 			err = dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
 		}
 		if cfg.Report != "" {
-			rr.warnings = plan.Warnings
-			rep := rr.build(planResults(plan, cfg), sig.interrupted(), true, exitCode(err))
-			if werr := pipeline.WriteJSON(cfg.Report, rep); werr != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: writing the report %s: %v\n", cfg.Report, werr)
+			rr.warnings = append(rep.warnings, plan.Warnings...)
+			if werr := pipeline.WriteJSON(cfg.Report, rr.build(planResults(plan, cfg), sig.interrupted(), true, exitCode(err))); werr != nil {
+				rep.warn(fmt.Sprintf("writing the report %s: %v", cfg.Report, werr))
 			}
 		}
 		return err
@@ -199,10 +205,9 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	// The Go heap follows the budget (LibRaw's C buffers are counted in
 	// the estimates but are outside the Go runtime's limit).
 	debug.SetMemoryLimit(cfg.MemBudget)
-	rep := newReporter(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg.Quiet, cfg.LogFormat, len(plan.Tasks)+len(plan.Problems))
+	rep.start(len(plan.Tasks) + len(plan.Problems))
 	// The first signal stops starting files and gives those in flight
 	// --grace to finish; a second one stops them at once.
-	sig.setNote(rep.note)
 	r.Abort = sig.Abort
 
 	for _, w := range plan.Warnings {

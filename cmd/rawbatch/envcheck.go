@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -16,12 +16,23 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline"
 )
 
-// checkEnvNames warns, on w, of each RAWBATCH_* environment variable that
+// settingWarnings maps each *viper.Viper that loadConfig bound to the
+// warnings found about its settings (envWarnings).
+var settingWarnings sync.Map
+
+// envWarnings returns the warnings loadConfig found for v.
+func envWarnings(v *viper.Viper) []string {
+	w, _ := settingWarnings.Load(v)
+	ws, _ := w.([]string)
+	return ws
+}
+
+// checkEnvNames warns of each RAWBATCH_* environment variable that
 // is no setting of cmd (RAWBATCH_QUALTY), naming the nearest one when it
 // is a likely typo: such a variable is otherwise silently ignored.
 // Empty variables (ignored as settings are) and those of the tests
 // (RAWBATCH_TEST_*) are left alone.
-func checkEnvNames(w io.Writer, cmd *cobra.Command) {
+func checkEnvNames(cmd *cobra.Command) []string {
 	known := map[string]bool{"RAWBATCH_CONFIG": true, "RAWBATCH_VARIANTS": true, pipeline.FaultEnv: true}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) { known[envName(f.Name)] = true })
 	var names []string
@@ -37,6 +48,7 @@ func checkEnvNames(w io.Writer, cmd *cobra.Command) {
 		}
 	}
 	sort.Strings(unknown)
+	var warns []string
 	for _, name := range unknown {
 		best, bestD := "", 4 // at most 3 edits away
 		for _, k := range names {
@@ -45,11 +57,12 @@ func checkEnvNames(w io.Writer, cmd *cobra.Command) {
 			}
 		}
 		if best != "" {
-			fmt.Fprintf(w, "warning: %s is not a rawbatch setting and is ignored; did you mean %s?\n", name, best)
+			warns = append(warns, fmt.Sprintf("%s is not a rawbatch setting and is ignored; did you mean %s?", name, best))
 		} else {
-			fmt.Fprintf(w, "warning: %s is not a rawbatch setting and is ignored; the variables are RAWBATCH_ and a flag name of '%s' (see --help)\n", name, cmd.CommandPath())
+			warns = append(warns, fmt.Sprintf("%s is not a rawbatch setting and is ignored; the variables are RAWBATCH_ and a flag name of '%s', see --help", name, cmd.CommandPath()))
 		}
 	}
+	return warns
 }
 
 // editDistance is the Levenshtein distance of a and b, in bytes.

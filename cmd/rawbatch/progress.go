@@ -51,12 +51,23 @@ const (
 )
 
 // newReporter reports to out (results) and w (diagnostics); format is
-// logText or logJSON; total is the number of files.
+// logText or logJSON; total is the number of files (0: not known yet, see
+// start).
 func newReporter(out, w io.Writer, quiet bool, format string, total int) *reporter {
-	r := &reporter{w: w, out: out, quiet: quiet, json: format == logJSON, t0: time.Now(), total: total, now: time.Now}
-	if width, ok := barWidth(terminalColumns(w), os.Getenv("TERM")); ok && !quiet && !r.json && isTerminal(w) && total > 0 {
+	r := &reporter{w: w, out: out, quiet: quiet, json: format == logJSON, now: time.Now}
+	r.start(total)
+	return r
+}
+
+// start begins the conversions of total files: the clock of the rate, and
+// the progress bar on a terminal.
+func (r *reporter) start(total int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t0, r.total = time.Now(), total
+	if width, ok := barWidth(terminalColumns(r.w), os.Getenv("TERM")); ok && !r.quiet && !r.json && isTerminal(r.w) && total > 0 {
 		r.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetWriter(r.w),
 			progressbar.OptionSetDescription("converting"),
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true),
@@ -65,7 +76,6 @@ func newReporter(out, w io.Writer, quiet bool, format string, total int) *report
 			progressbar.OptionClearOnFinish(),
 		)
 	}
-	return r
 }
 
 // barText is the room the progress bar's text takes beside the bar

@@ -63,7 +63,7 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 		return bindErr
 	}
 	flagSets.Store(v, cmd.Flags())
-	checkEnvNames(cmd.ErrOrStderr(), cmd)
+	settingWarnings.Store(v, checkEnvNames(cmd))
 	path, explicit := configPath(cmd)
 	if path == "" {
 		return nil

@@ -30,10 +30,8 @@ type interrupts struct {
 	sigs     chan os.Signal
 	finished chan struct{}
 	once     sync.Once
-	got      atomic.Bool // a signal arrived
-
-	mu   sync.Mutex
-	note func(string) // where the messages go (the reporter, once there is one)
+	got      atomic.Bool  // a signal arrived
+	note     func(string) // where the messages go
 }
 
 // watchInterrupts installs the handlers; grace is --grace, named in the
@@ -63,19 +61,7 @@ func watchInterrupts(grace time.Duration, note func(string)) *interrupts {
 	return in
 }
 
-// setNote redirects the messages (to the reporter once it exists).
-func (in *interrupts) setNote(note func(string)) {
-	in.mu.Lock()
-	in.note = note
-	in.mu.Unlock()
-}
-
-func (in *interrupts) say(msg string) {
-	in.mu.Lock()
-	note := in.note
-	in.mu.Unlock()
-	note(msg)
-}
+func (in *interrupts) say(msg string) { in.note(msg) }
 
 // stop removes the handlers and ends the watcher.
 func (in *interrupts) stop() {
