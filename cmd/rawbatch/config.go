@@ -26,6 +26,8 @@ type ConvertConfig struct {
 	OutDir string
 	Jobs   int
 	Quiet  bool
+	// LogFormat is --log-format: logText or logJSON.
+	LogFormat string
 	// MemBudget is the memory budget in bytes (--mem-budget).
 	MemBudget int64
 	DryRun    bool
@@ -43,6 +45,10 @@ type ConvertConfig struct {
 	Settings  pipeline.Settings
 	// Find chooses the input files (inputs.go).
 	Find FindOptions
+	// Resolved is every convert setting by flag name, for the report;
+	// Warnings are the warnings about the settings (RAWBATCH_* typos).
+	Resolved map[string]any
+	Warnings []string
 }
 
 // convertConfig reads and validates the convert settings from v.
@@ -51,11 +57,13 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if err := checkInputArgs(v, inputs); err != nil {
 		return c, err
 	}
-	c.OutDir = v.GetString("output")
+	var err error
+	if c.OutDir, err = pathSetting(v, "output"); err != nil {
+		return c, err
+	}
 	if c.OutDir == "" {
 		return c, fmt.Errorf("no output directory: give -o OUTDIR (or RAWBATCH_OUTPUT, or output: in the config file)")
 	}
-	var err error
 	s := &c.Settings
 	if s.Demosaic, err = pipeline.ParseDemosaic(v.GetString("demosaic")); err != nil {
 		return c, fmt.Errorf("--demosaic: %w", err)
@@ -93,6 +101,9 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if c.Quiet, err = cast.ToBoolE(v.Get("quiet")); err != nil {
 		return c, fmt.Errorf("--quiet: %q is not true or false", v.GetString("quiet"))
 	}
+	if c.LogFormat = v.GetString("log-format"); c.LogFormat != logText && c.LogFormat != logJSON {
+		return c, fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
 	if s.HalfSize, err = cast.ToBoolE(v.Get("half-size")); err != nil {
 		return c, fmt.Errorf("--half-size: %q is not true or false", v.GetString("half-size"))
 	}
@@ -120,14 +131,18 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if c.Retries < 0 {
 		return c, fmt.Errorf("--retries %d: want 0 or more", c.Retries)
 	}
-	c.Report = v.GetString("report")
+	if c.Report, err = pathSetting(v, "report"); err != nil {
+		return c, err
+	}
 	if s.Variants, err = variants(v, *s); err != nil {
 		return c, err
 	}
 	if err := s.Validate(); err != nil {
 		return c, err
 	}
-	c.CacheDir = v.GetString("cache-dir")
+	if c.CacheDir, err = pathSetting(v, "cache-dir"); err != nil {
+		return c, err
+	}
 	if c.KeepCache, err = cast.ToBoolE(v.Get("keep-cache")); err != nil {
 		return c, fmt.Errorf("--keep-cache: %q is not true or false", v.GetString("keep-cache"))
 	}
@@ -372,6 +387,9 @@ func memBudget(s string) (int64, error) {
 	}
 	if s == "" {
 		return avail / 2, nil
+	}
+	if err := bareBytes(s); err != nil {
+		return 0, err
 	}
 	return budget.ParseSize(s, avail)
 }

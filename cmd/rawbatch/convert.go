@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -54,8 +51,10 @@ RAWBATCH_<NAME> (dashes become underscores).
 			}
 			cfg, err := convertConfig(v, args)
 			if err != nil {
-				return err
+				return withSource(v, cmd, err)
 			}
+			cfg.Resolved = resolvedSettings(v, cmd)
+			cfg.Warnings = envWarnings(v)
 			return runConvert(cmd, cfg)
 		},
 	}
@@ -72,25 +71,39 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.IntP("jobs", "j", 0, "most files converted at once (default: number of CPUs)")
 	f.String("mem-budget", "", "memory budget: 4GiB, 3500MB or 50% (default 50% of the smaller of the cgroup limit and available memory)")
 	f.Bool("half-size", false, "decode at half width and height without demosaic (a quarter of the memory)")
-	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode nothing")
+	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 1 if OUTDIR cannot be written, as the run would)")
 	f.Duration("timeout", 0, "longest one file may take before its worker is killed (default 60s + 3s per megapixel)")
 	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)")
 	f.Bool("force", false, "convert every file, even when its output is up to date")
 	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on)")
 	f.Duration("min-age", 2*time.Second, "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
-	f.String("report", "", "write the run as JSON to this file (never an input, an output or another existing file)")
+	f.String("report", "", "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output or another existing file)")
 	f.StringArray("variant", nil, "an output variant NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE][,sharpen=AMOUNT]; repeatable (formats jpeg, tiff16, webp, png8, png16; spaces srgb, displayp3, adobergb, prophoto, rec2020)")
 	f.String("preset", "", "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)")
 	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
 	f.Bool("keep-cache", false, "keep decoded images in the cache after the run, so adding a variant later decodes nothing")
 	f.String("cache-size", "", "cap of the stage cache, applied when the run starts and on every write: 2GiB, 25% (default 25% of the cache's file system)")
-	f.BoolP("quiet", "q", false, "no progress bar: one line per file and a summary")
+	f.BoolP("quiet", "q", false, "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file)")
+	f.String("log-format", logText, "format of the lines printed: text, or json (one object per line); text lines that are not on a terminal start with a UTC timestamp")
 	addFindFlags(f)
+	registerCompletions(cmd)
 	return cmd
 }
 
 func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
+	// Signals first: one that arrives while planning stops the run with
+	// its summary, as later.
+	rr := runReport{start: time.Now(), cfg: cfg}
+	// The reporter first too, so that every warning is in the log format
+	// and in the report; its progress bar starts with the conversions.
+	rep := newReporter(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg.Quiet, cfg.LogFormat, 0)
+	for _, w := range cfg.Warnings {
+		rep.warn(w)
+	}
+	sig := watchInterrupts(cfg.Grace, rep.note)
+	defer sig.stop()
+	ctx := sig.Ctx
 	for _, in := range cfg.Inputs {
 		if _, err := os.Stat(in); err != nil {
 			return fmt.Errorf("input %s: %w", in, err)
@@ -100,6 +113,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		if err := checkOutDir(cfg.OutDir); err != nil {
 			return err
 		}
+	} else if err := checkOutDirDry(cfg.OutDir); err != nil {
+		return err // exit status 1, as the run would
 	}
 	var suffixes []string
 	for _, v := range cfg.Settings.OutputVariants() {
@@ -152,8 +167,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		}
 	}
 	if avail, err := budget.Available(); err == nil && cfg.MemBudget > avail {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the memory budget %s is more than the %s available; the kernel may kill conversions\n",
-			budget.FormatSize(cfg.MemBudget), budget.FormatSize(avail))
+		rep.warn(fmt.Sprintf("the memory budget %s is more than the %s available; the kernel may kill conversions",
+			budget.FormatSize(cfg.MemBudget), budget.FormatSize(avail)))
 	}
 	if cfg.CacheDir != "" && !cfg.DryRun {
 		// The cache only saves decodes: one that cannot be used is worth a
@@ -165,7 +180,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 			if cfg.KeepCache {
 				hint = "--keep-cache has no effect; " + hint
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: stage cache not used: %v; converting without it (%s)\n", err, hint)
+			rep.warn(fmt.Sprintf("stage cache not used: %v; converting without it (%s)", err, hint))
 			cfg.CacheDir = ""
 		}
 	}
@@ -174,56 +189,56 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
 		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries,
 		CacheDir: cfg.CacheDir, CacheMax: cfg.CacheSize, KeepCache: cfg.KeepCache}
+	if planHook != nil {
+		planHook(ctx)
+	}
 	// Up-to-date and still-being-written files first (stats and records
-	// only), then the headers of the rest.
-	r.Settle(context.Background(), plan) // recent files get the rest of --min-age
+	// only), then the headers of the rest; a signal stops planning (Run
+	// then starts nothing and reports every file as interrupted).
+	if ctx.Err() == nil {
+		r.Settle(ctx, plan) // recent files get the rest of --min-age
+	}
 	// LibRaw's header reads run in helper processes that can be killed.
 	plan.Headers = &pipeline.HeaderReader{Exe: exe}
 	// A --name template with header fields names the files once their
 	// headers are read (and the report path is checked against them).
-	inspected := plan.ResolveNames(planOptions(cfg), cfg.OutDir, suffixes, cfg.Settings, cfg.MinAge, threads, runtime.NumCPU())
+	inspected := false
+	if ctx.Err() == nil {
+		inspected = plan.ResolveNames(planOptions(cfg), cfg.OutDir, suffixes, cfg.Settings, cfg.MinAge, threads, runtime.NumCPU())
+	}
 	if inspected && cfg.Report != "" {
 		if err := checkReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
+			plan.Headers.Close()
 			return err
 		}
 	}
-	r.Triage(plan)
-	if !inspected {
+	if ctx.Err() == nil {
+		r.Triage(plan)
+	}
+	if ctx.Err() == nil && !inspected {
 		plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
 	}
 	plan.Headers.Close()
 	if cfg.DryRun {
-		return dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
+		var err error = &batchOutcome{interrupted: true}
+		if ctx.Err() == nil {
+			err = dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
+		}
+		if cfg.Report != "" {
+			rr.warnings = append(rep.warnings, plan.Warnings...)
+			if werr := pipeline.WriteJSON(cfg.Report, rr.build(planResults(plan, cfg), sig.interrupted(), true, exitCode(err))); werr != nil {
+				rep.warn(fmt.Sprintf("writing the report %s: %v", cfg.Report, werr))
+			}
+		}
+		return err
 	}
 	// The Go heap follows the budget (LibRaw's C buffers are counted in
 	// the estimates but are outside the Go runtime's limit).
 	debug.SetMemoryLimit(cfg.MemBudget)
-	rep := newReporter(cmd.ErrOrStderr(), cfg.Quiet, len(plan.Tasks)+len(plan.Problems))
+	rep.start(len(plan.Tasks) + len(plan.Problems))
 	// The first signal stops starting files and gives those in flight
 	// --grace to finish; a second one stops them at once.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	abort, finished := make(chan struct{}), make(chan struct{})
-	defer close(finished)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case sig := <-sigs:
-			rep.note(fmt.Sprintf("%s: starting no more files; the ones in progress get up to %s to finish (--grace); send it again (Ctrl-C) to stop them now", sig, cfg.Grace))
-			cancel()
-		case <-finished:
-			return
-		}
-		select {
-		case <-sigs:
-			rep.note("stopping the files in progress now")
-			close(abort)
-		case <-finished:
-		}
-	}()
-	r.Abort = abort
+	r.Abort = sig.Abort
 
 	for _, w := range plan.Warnings {
 		rep.warn(w)
@@ -233,7 +248,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	}
 	r.Started, r.Done = rep.started, rep.done
 	results := r.Run(ctx, plan)
-	interrupted := ctx.Err() != nil
+	interrupted := sig.interrupted()
 	rep.summary(results, interrupted, r.Scheduler)
 	if hint := settleHint(results, cfg.MinAge); hint != "" {
 		rep.note(hint)
@@ -243,12 +258,14 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		os.Remove(filepath.Join(meta, "failed.jsonl"))
 		rep.warn("writing failed.jsonl (removed the previous one): " + err.Error())
 	}
+	out := outcome(results, interrupted)
 	if cfg.Report != "" {
-		if err := pipeline.WriteJSON(cfg.Report, pipeline.BuildReport(results)); err != nil {
+		rr.warnings = rep.warnings
+		if err := pipeline.WriteJSON(cfg.Report, rr.build(results, interrupted, false, exitCode(out))); err != nil {
 			rep.warn("writing the report: " + err.Error())
 		}
 	}
-	return outcome(results, interrupted)
+	return out
 }
 
 // checkOutDir creates dir if needed and proves it writable by creating and
@@ -290,7 +307,7 @@ func checkReport(path, outDir string, plan *pipeline.Plan, suffixes []string) er
 			n, _ := f.Read(head)
 			f.Close()
 			t := strings.TrimSpace(string(head[:n]))
-			if n > 0 && !(strings.HasPrefix(t, "{") && strings.Contains(t, `"summary"`)) {
+			if n > 0 && !(strings.HasPrefix(t, "{") && (strings.Contains(t, `"summary"`) || strings.Contains(t, `"rawbatch_version"`))) {
 				return fmt.Errorf("--report %s: the file exists and is not a rawbatch report; move it away or give another name", path)
 			}
 		}

@@ -45,12 +45,14 @@ type inspectRecord struct {
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "inspect [--json] FILE...",
+		Use:   "inspect [--json] FILE|DIR...",
 		Short: "Print RAW header fields and the memory estimate, without decoding",
 		Long: `Print what rawbatch reads from each file's header without decoding pixels:
 format, camera, raw and output size (after crop and rotation), orientation,
 sample layout, compression, capture EXIF, and the estimated peak memory of
-converting it with the default settings.
+converting it with the default settings. A directory is walked as convert
+walks it: recursively, in lexical order, taking the files with a RAW
+extension.
 
 With --json, print a JSON array of objects with the fields path, format,
 make, model, raw_width, raw_height, width, height, orientation,
@@ -59,7 +61,7 @@ estimated_bytes, and more; a file that cannot be read has an "error".
 Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			recs := make([]inspectRecord, len(args))
+			var recs []inspectRecord
 			failed := 0
 			s := pipeline.DefaultSettings()
 			threads := pipeline.Threads(runtime.NumCPU(), runtime.NumCPU())
@@ -70,11 +72,15 @@ Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 			// LibRaw's header reads run in a helper process that can be killed.
 			hr := &pipeline.HeaderReader{Exe: exe}
 			defer hr.Close()
-			for i, p := range args {
-				recs[i] = inspectFile(hr, p, s, threads)
-				if recs[i].Error != "" {
+			for _, p := range inspectPaths(args) {
+				r := p.rec
+				if r.Error == "" {
+					r = inspectFile(hr, p.rec.Path, s, threads)
+				}
+				if r.Error != "" {
 					failed++
 				}
+				recs = append(recs, r)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -86,7 +92,7 @@ Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 			} else {
 				printInspect(out, recs)
 			}
-			return &batchOutcome{converted: len(args) - failed, failed: failed}
+			return &batchOutcome{converted: len(recs) - failed, failed: failed}
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")

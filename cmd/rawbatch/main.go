@@ -17,6 +17,7 @@ func main() {
 
 // run executes the command line args and returns the process exit status.
 func run(args []string) int {
+	ignoreSIGPIPE()
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.Execute()

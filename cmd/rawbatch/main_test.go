@@ -61,6 +61,11 @@ func TestScripts(t *testing.T) {
 			"age":       cmdAge,
 			"newline":   cmdNewline,
 			"casefold":  cmdCasefold,
+			"deadpipe":  cmdDeadPipe,
+			"schema":    cmdSchema,
+			"rbpaths":   cmdReportPaths,
+			"jsonl":     cmdJSONLines,
+			"dryreal":   cmdDryReal,
 		},
 	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,39 +14,101 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sys/unix"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
-// reporter shows the progress of a batch: a progress bar on a terminal, or
-// one line per file (for cron logs) with --quiet or when w is not a
-// terminal, and a summary at the end.
+// reporter shows the progress of a batch. Per-file results ("[3/10]
+// converted ...") go to out (stdout); diagnostics (warnings, what a signal
+// does, the progress bar and the summary) go to w (stderr). On a terminal
+// stderr shows a progress bar, with failures and warnings above it; with
+// --quiet only failures, locked files, warnings and the summary are
+// printed. With --log-format json every line is a JSON object (logEvent);
+// text lines that do not go to a terminal start with a timestamp.
 type reporter struct {
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	mu    sync.Mutex
-	t0    time.Time
-	mpix  float64
-	total int
-	count int
+	w, out io.Writer
+	quiet  bool
+	json   bool
+	bar    *progressbar.ProgressBar
+	mu     sync.Mutex
+	t0     time.Time
+	mpix   float64
+	total  int
+	count  int
+	// warnings are the run's warnings said with warn, for the report.
+	warnings []string
+	// now is the clock of the timestamps (a test sets it).
+	now func() time.Time
 }
 
-func newReporter(w io.Writer, quiet bool, total int) *reporter {
-	r := &reporter{w: w, t0: time.Now(), total: total}
-	if !quiet && isTerminal(w) && total > 0 {
+// Log formats (--log-format).
+const (
+	logText = "text"
+	logJSON = "json"
+)
+
+// newReporter reports to out (results) and w (diagnostics); format is
+// logText or logJSON; total is the number of files (0: not known yet, see
+// start).
+func newReporter(out, w io.Writer, quiet bool, format string, total int) *reporter {
+	r := &reporter{w: w, out: out, quiet: quiet, json: format == logJSON, now: time.Now}
+	r.start(total)
+	return r
+}
+
+// start begins the conversions of total files: the clock of the rate, and
+// the progress bar on a terminal.
+func (r *reporter) start(total int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t0, r.total = time.Now(), total
+	if width, ok := barWidth(terminalColumns(r.w), os.Getenv("TERM")); ok && !r.quiet && !r.json && isTerminal(r.w) && total > 0 {
 		r.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetWriter(r.w),
 			progressbar.OptionSetDescription("converting"),
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetWidth(30),
+			progressbar.OptionSetWidth(width),
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 		)
 	}
-	return r
+}
+
+// barText is the room the progress bar's text takes beside the bar
+// itself: "converting 123.4 MP/s 100% || (1000/1000) [1h0m:1h0m]".
+const barText = 52
+
+// barWidth returns the width of the progress bar's bar on a terminal of
+// cols columns (0: unknown) and TERM term, and false when there should be
+// no bar: a dumb terminal (no cursor movement, every update would be a new
+// line), an unknown size, or fewer columns than the bar's line needs (it
+// would wrap, and each update would add a line).
+func barWidth(cols int, term string) (int, bool) {
+	if term == "dumb" || cols <= 0 {
+		return 0, false
+	}
+	w := min(30, cols-1-barText)
+	if w < 10 {
+		return 0, false
+	}
+	return w, true
+}
+
+// terminalColumns returns the width of the terminal w is, or 0.
+func terminalColumns(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
 }
 
 func isTerminal(w io.Writer) bool {
@@ -53,13 +116,53 @@ func isTerminal(w io.Writer) bool {
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
-// println writes a line above the bar (or plainly without one).
-func (r *reporter) println(format string, a ...any) {
-	if r.bar != nil {
+// logEvent is one line of --log-format json (documented in docs/usage.md).
+type logEvent struct {
+	Time  string `json:"time"`            // RFC 3339, UTC, milliseconds
+	Level string `json:"level"`           // info, warning or error
+	Event string `json:"event"`           // converted, skipped, failed, locked, warning, note, summary
+	N     int    `json:"n,omitempty"`     // the file's place in the run, 1..total
+	Total int    `json:"total,omitempty"` // the files of the run
+	// Input, with InputB64 when it is not valid UTF-8 (as in the report).
+	Input    string   `json:"input,omitempty"`
+	InputB64 string   `json:"input_b64,omitempty"`
+	Outputs  []string `json:"outputs,omitempty"`
+	Kind     string   `json:"kind,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Message  string   `json:"message,omitempty"`
+	// DurationMS is a file's conversion time, or the run's (summary).
+	DurationMS int64 `json:"duration_ms,omitempty"`
+	// The counts of a summary.
+	Converted *int `json:"converted,omitempty"`
+	Skipped   *int `json:"skipped,omitempty"`
+	Failed    *int `json:"failed,omitempty"`
+	Locked    *int `json:"locked,omitempty"`
+}
+
+// emit writes one line: text (made safe for a terminal) or ev as JSON, to
+// stdout when result is set, else stderr. A write that fails (a closed
+// pipe) is dropped.
+func (r *reporter) emit(result bool, ev logEvent, text string) {
+	w := r.w
+	if result {
+		w = r.out
+	}
+	if r.json {
+		ev.Time = r.now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		b, _ := json.Marshal(ev)
+		w.Write(append(b, '\n'))
+		return
+	}
+	onBar := r.bar != nil && (w == r.w || isTerminal(w))
+	if onBar {
 		r.bar.Clear()
 	}
-	fmt.Fprintln(r.w, clean(fmt.Sprintf(format, a...)))
-	if r.bar != nil {
+	line := clean(text)
+	if !isTerminal(w) {
+		line = r.now().UTC().Format("2006-01-02T15:04:05.000Z07:00") + " " + line
+	}
+	fmt.Fprintln(w, line)
+	if onBar {
 		r.bar.RenderBlank()
 	}
 }
@@ -69,62 +172,117 @@ func (r *reporter) println(format string, a ...any) {
 func (r *reporter) note(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.println("%s", msg)
+	r.emit(false, logEvent{Level: "info", Event: "note", Message: msg}, msg)
 }
 
 func (r *reporter) warn(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.println("warning: %s", msg)
+	r.warnings = append(r.warnings, msg)
+	r.emit(false, logEvent{Level: "warning", Event: "warning", Message: msg}, "warning: "+msg)
 }
 
 func (r *reporter) started(pipeline.Task) {}
+
+// decodedMP is the megapixels LibRaw decoded for fr: the sensor image
+// it read (before half-size, resizing or cropping of the outputs), 0
+// when nothing was decoded in this run.
+func decodedMP(fr pipeline.FileResult) float64 {
+	if !fr.Decoded {
+		return 0
+	}
+	w, h := fr.Info.RawWidth, fr.Info.RawHeight
+	if w == 0 || h == 0 {
+		w, h = fr.Info.Width, fr.Info.Height
+	}
+	return float64(w) * float64(h) / 1e6
+}
 
 func (r *reporter) done(fr pipeline.FileResult) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.count++
-	mp := float64(fr.Result.Width) * float64(fr.Result.Height) / 1e6
-	r.mpix += mp
+	r.mpix += decodedMP(fr)
 	rate := r.mpix / max(time.Since(r.t0).Seconds(), 1e-3)
-	if r.bar != nil {
-		switch fr.Status {
-		case pipeline.StatusFailed:
-			r.println("failed: %v", fr.Err)
-		case pipeline.StatusLocked:
-			r.println("locked: %v", fr.Err)
-		}
-		for _, w := range fr.Result.Warnings {
-			r.println("warning: %s: %s", fr.Input, w)
-		}
-		r.bar.Describe(fmt.Sprintf("converting %.1f MP/s", rate))
-		r.bar.Add(1)
-		return
+	ev := logEvent{Level: "info", Event: string(fr.Status), N: r.count, Total: r.total, Reason: fr.Reason,
+		DurationMS: fr.Duration.Milliseconds()}
+	ev.Input, ev.InputB64 = pipeline.ReportPath(fr.Input)
+	if fr.Err != nil {
+		ev.Message = fr.Err.Error()
 	}
+	var text string
 	switch fr.Status {
 	case pipeline.StatusConverted:
-		r.println("[%d/%d] converted %s -> %s (%.1fs)", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds())
-		for _, w := range fr.Result.Warnings {
-			r.println("[%d/%d] warning %s: %s", r.count, r.total, fr.Input, w)
+		text = fmt.Sprintf("[%d/%d] converted %s -> %s in %.1fs", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds())
+		for _, o := range writtenPaths(fr) {
+			d, _ := pipeline.ReportPath(o)
+			ev.Outputs = append(ev.Outputs, d)
 		}
 	case pipeline.StatusFailed:
-		r.println("[%d/%d] failed %v", r.count, r.total, fr.Err)
+		ev.Level, ev.Kind = "error", pipeline.FailureKind(fr.Err)
+		text = fmt.Sprintf("[%d/%d] failed %v", r.count, r.total, fr.Err)
 	case pipeline.StatusLocked:
-		r.println("[%d/%d] locked %v", r.count, r.total, fr.Err)
+		ev.Level = "warning"
+		text = fmt.Sprintf("[%d/%d] locked %v", r.count, r.total, fr.Err)
 	default:
-		r.println("[%d/%d] skipped %s (%s)", r.count, r.total, fr.Input, fr.Reason)
+		text = fmt.Sprintf("[%d/%d] skipped %s (%s)", r.count, r.total, fr.Input, fr.Reason)
+		if strings.ContainsAny(fr.Reason, "()") { // no parentheses in parentheses
+			text = fmt.Sprintf("[%d/%d] skipped %s: %s", r.count, r.total, fr.Input, fr.Reason)
+		}
+	}
+	serious := fr.Status == pipeline.StatusFailed || fr.Status == pipeline.StatusLocked
+	switch {
+	case r.bar != nil && isTerminal(r.out):
+		// One terminal: the bar counts the files, failures go above it.
+		if serious {
+			r.emit(false, ev, fmt.Sprintf("%s: %v", fr.Status, fr.Err))
+		}
+	case !r.quiet || serious:
+		r.emit(true, ev, text)
+	}
+	for _, w := range fr.Result.Warnings {
+		wev := logEvent{Level: "warning", Event: "warning", Input: ev.Input, InputB64: ev.InputB64, Message: w}
+		r.emit(false, wev, fmt.Sprintf("warning: %s: %s", fr.Input, w))
+	}
+	if r.bar != nil {
+		r.bar.Describe(fmt.Sprintf("converting %.1f MP/s", rate))
+		r.bar.Add(1)
 	}
 }
 
+// writtenPaths lists the paths of the files a conversion wrote, exactly
+// (see written).
+func writtenPaths(fr pipeline.FileResult) []string {
+	if len(fr.Result.Variants) == 0 {
+		return []string{fr.Output}
+	}
+	paths := map[string]string{}
+	for _, o := range fr.Outputs {
+		paths[o.Variant.Name] = o.Path
+	}
+	var out []string
+	for _, v := range fr.Result.Variants {
+		p := v.Path
+		if tp, ok := paths[v.Name]; ok {
+			p = tp
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // written lists the files a conversion wrote with their sizes:
-// "out/a.jpg (6000x4000), out/a.thumb.webp (512x341)".
+// "out/a.jpg (6000x4000), out/a.thumb.webp (512x341)". The paths are the
+// task's, exactly: the ones a worker sends back have been through JSON,
+// which turns bytes that are not UTF-8 into U+FFFD.
 func written(fr pipeline.FileResult) string {
 	if len(fr.Result.Variants) == 0 {
 		return fmt.Sprintf("%s (%dx%d)", fr.Output, fr.Result.Width, fr.Result.Height)
 	}
+	paths := writtenPaths(fr)
 	var parts []string
-	for _, v := range fr.Result.Variants {
-		parts = append(parts, fmt.Sprintf("%s (%dx%d)", v.Path, v.Width, v.Height))
+	for i, v := range fr.Result.Variants {
+		parts = append(parts, fmt.Sprintf("%s (%dx%d)", paths[i], v.Width, v.Height))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -158,33 +316,39 @@ func isControl(r rune) bool {
 }
 
 // summary prints the counts, the peak concurrency and memory admitted, and
-// every failure with its reason.
+// every failure with its reason, on stderr.
 func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sched *budget.Scheduler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bar != nil {
 		r.bar.Finish()
 		r.bar.Clear()
+		r.bar = nil
 	}
 	b := outcome(results, interrupted)
 	el := time.Since(r.t0)
-	fmt.Fprintf(r.w, "%d converted, %d skipped, %d failed, %d locked in %.1fs (%.1f MP/s)\n",
+	line := fmt.Sprintf("%d converted, %d skipped, %d failed, %d locked in %.1fs (%.1f MP/s)",
 		b.converted, b.skipped, b.failed, b.locked, el.Seconds(), r.mpix/max(el.Seconds(), 1e-3))
+	r.emit(false, logEvent{Level: "info", Event: "summary", Message: line, DurationMS: el.Milliseconds(),
+		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked}, line)
+	if r.json {
+		return // the failures were events of their own
+	}
 	if sched != nil {
 		if peak, n := sched.Stats(); n > 0 {
-			fmt.Fprintf(r.w, "at most %d at once, using %s of the %s memory budget\n", n, budget.FormatSize(peak), budget.FormatSize(sched.Budget()))
+			r.emit(false, logEvent{}, fmt.Sprintf("at most %d at once, using %s of the %s memory budget", n, budget.FormatSize(peak), budget.FormatSize(sched.Budget())))
 		}
 	}
 	if b.failed > 0 {
-		fmt.Fprintf(r.w, "failed files:\n")
+		r.emit(false, logEvent{}, "failed files:")
 		for _, fr := range results {
 			if fr.Status == pipeline.StatusFailed {
-				fmt.Fprintln(r.w, clean(fmt.Sprintf("  %v%s", fr.Err, hint(fr.Err))))
+				r.emit(false, logEvent{}, fmt.Sprintf("  %v%s", fr.Err, hint(fr.Err)))
 			}
 		}
 	}
 	if interrupted {
-		fmt.Fprintf(r.w, "interrupted: %d files skipped (not started, or cancelled with no output left)\n", b.skipped)
+		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %d files skipped (not started, or cancelled with no output left)", b.skipped))
 	}
 }
 
@@ -192,7 +356,7 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 func hint(err error) string {
 	switch {
 	case errors.Is(err, rawerr.ErrUnsupported):
-		return " (hint: a newer LibRaw may read it; see 'rawbatch version')"
+		return "; hint: a newer LibRaw may read it, see 'rawbatch version'"
 	case errors.Is(err, budget.ErrOverBudget):
 		return "" // the message already says what to do
 	}

@@ -29,7 +29,9 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 ` + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       Version(), // --version; `rawbatch version` says more
 	}
+	root.SetVersionTemplate("rawbatch {{.Version}}\n")
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/rawbatch/config.yaml)")
 	root.AddCommand(newConvertCmd(v), newInspectCmd(), newCacheCmd(), newVersionCmd(), newWorkerCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -61,6 +63,7 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 		return bindErr
 	}
 	flagSets.Store(v, cmd.Flags())
+	settingWarnings.Store(v, checkEnvNames(cmd))
 	path, explicit := configPath(cmd)
 	if path == "" {
 		return nil

@@ -14,22 +14,44 @@ import (
 var version = ""
 
 // Version returns rawbatch's version: the release tag, else the module
-// version or VCS revision recorded in the binary, else "dev".
+// version or VCS revision recorded in the binary (versionFrom), else
+// "dev". The up-to-date records store it: it is the same for every run of
+// one binary.
 func Version() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			return v
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
+	bi, _ := debug.ReadBuildInfo()
+	return versionFrom(bi)
+}
+
+// versionFrom reads a version from build info: the main module's version
+// ("v1.4.0", or a pseudo-version when built with go install
+// module@commit), else "dev-" and the first 12 digits of the VCS revision,
+// with "-dirty" when the work tree had changes, else "dev".
+func versionFrom(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
 		}
 	}
-	return "dev"
+	if len(rev) < 12 {
+		return "dev"
+	}
+	if dirty {
+		return "dev-" + rev[:12] + "-dirty"
+	}
+	return "dev-" + rev[:12]
 }
 
 func newVersionCmd() *cobra.Command {

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+// settingWarnings maps each *viper.Viper that loadConfig bound to the
+// warnings found about its settings (envWarnings).
+var settingWarnings sync.Map
+
+// envWarnings returns the warnings loadConfig found for v.
+func envWarnings(v *viper.Viper) []string {
+	w, _ := settingWarnings.Load(v)
+	ws, _ := w.([]string)
+	return ws
+}
+
+// checkEnvNames warns of each RAWBATCH_* environment variable that
+// is no setting of cmd (RAWBATCH_QUALTY), naming the nearest one when it
+// is a likely typo: such a variable is otherwise silently ignored.
+// Empty variables (ignored as settings are) and those of the tests
+// (RAWBATCH_TEST_*) are left alone.
+func checkEnvNames(cmd *cobra.Command) []string {
+	known := map[string]bool{"RAWBATCH_CONFIG": true, "RAWBATCH_VARIANTS": true, pipeline.FaultEnv: true}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) { known[envName(f.Name)] = true })
+	var names []string
+	for n := range known {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var unknown []string
+	for _, kv := range os.Environ() {
+		name, val, _ := strings.Cut(kv, "=")
+		if val != "" && strings.HasPrefix(name, "RAWBATCH_") && !known[name] && !strings.HasPrefix(name, "RAWBATCH_TEST_") {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	var warns []string
+	for _, name := range unknown {
+		best, bestD := "", 4 // at most 3 edits away
+		for _, k := range names {
+			if d := editDistance(name, k); d < bestD {
+				best, bestD = k, d
+			}
+		}
+		if best != "" {
+			warns = append(warns, fmt.Sprintf("%s is not a rawbatch setting and is ignored; did you mean %s?", name, best))
+		} else {
+			warns = append(warns, fmt.Sprintf("%s is not a rawbatch setting and is ignored; the variables are RAWBATCH_ and a flag name of '%s', see --help", name, cmd.CommandPath()))
+		}
+	}
+	return warns
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// sourceError is a settings error with where the setting came from.
+type sourceError struct {
+	err  error
+	from string
+}
+
+func (e *sourceError) Error() string { return e.err.Error() + "; set by " + e.from }
+func (e *sourceError) Unwrap() error { return e.err }
+
+// withSource names the environment variable or config file behind a
+// settings error that names only the flag ("--quality: high is not a whole
+// number"): "...; set by RAWBATCH_QUALITY=high in the environment". Errors
+// about a flag given on the command line, or that name their source
+// already, are returned as they are.
+func withSource(v *viper.Viper, cmd *cobra.Command, err error) error {
+	if err == nil || !strings.HasPrefix(err.Error(), "--") {
+		return err
+	}
+	msg := err.Error()
+	key := strings.TrimPrefix(msg, "--")
+	if i := strings.IndexAny(key, ": "); i >= 0 {
+		key = key[:i]
+	}
+	if cmd.Flags().Lookup(key) == nil || strings.Contains(msg, "(environment)") || strings.Contains(msg, "(config file") {
+		return err
+	}
+	var se *sourceError
+	if errors.As(err, &se) {
+		return err
+	}
+	switch sourceOf(v, key) {
+	case fromEnv:
+		return &sourceError{err, envName(key) + "=" + os.Getenv(envName(key)) + " in the environment"}
+	case fromFile:
+		return &sourceError{err, key + ": in the config file " + v.ConfigFileUsed()}
+	}
+	return err
+}
+
+// bareBytes refuses a --mem-budget that is a bare number below 1 MiB: a
+// bare number is bytes, and "4" is surely 4GiB without its unit, not a
+// budget no conversion fits in.
+func bareBytes(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f >= 1<<20 {
+		return nil
+	}
+	return fmt.Errorf("%s is a bare number, so %s bytes, less than 1 MiB; give a unit: %sGiB, %sMB, or a percentage such as 50%%", s, s, s, s)
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+// resolvedSettings returns the convert settings as resolved by v (flag >
+// environment > config file > default), by flag name, for the report:
+// durations as strings ("10s"), lists of strings as lists, the rest as
+// viper holds them. --config names the file read, if any.
+func resolvedSettings(v *viper.Viper, cmd *cobra.Command) map[string]any {
+	out := map[string]any{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" || f.Name == "config" {
+			return
+		}
+		switch x := v.Get(f.Name).(type) {
+		case time.Duration:
+			out[f.Name] = x.String()
+		case []string:
+			out[f.Name] = append([]string{}, x...)
+		case []any:
+			l := make([]string, 0, len(x))
+			for _, e := range x {
+				l = append(l, fmt.Sprint(e))
+			}
+			out[f.Name] = l
+		case nil:
+			out[f.Name] = ""
+		case string, bool, int, int64, float64:
+			out[f.Name] = x
+		default:
+			out[f.Name] = v.GetString(f.Name)
+		}
+	})
+	if used := v.ConfigFileUsed(); used != "" {
+		if _, err := os.Stat(used); err == nil { // the default one may not exist
+			out["config"] = used
+		}
+	}
+	return out
+}
+
+// runReport is what the command adds to pipeline.BuildReport: versions,
+// settings, times, the exit status and the run's own warnings.
+type runReport struct {
+	start    time.Time
+	cfg      ConvertConfig
+	warnings []string
+}
+
+// build makes the report of results with exit status code.
+func (rr runReport) build(results []pipeline.FileResult, interrupted, dryRun bool, code int) pipeline.Report {
+	rep := pipeline.BuildReport(results)
+	rep.RawbatchVersion = Version()
+	rep.LibRawVersion = pipeline.LibRawInfo().Version
+	rep.DryRun = dryRun
+	if rr.cfg.Resolved != nil {
+		rep.Settings = rr.cfg.Resolved
+	}
+	rep.SettingsHash = pipeline.SettingsHash(rr.cfg.Settings)
+	rep.MemBudgetBytes = rr.cfg.MemBudget
+	rep.StartTime = rr.start.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	rep.DurationMS = time.Since(rr.start).Milliseconds()
+	rep.ExitStatus = code
+	rep.Interrupted = interrupted
+	own := []pipeline.ReportWarning{}
+	for _, w := range rr.warnings {
+		own = append(own, pipeline.ReportWarning{Message: w})
+	}
+	rep.Warnings = append(own, rep.Warnings...)
+	return rep
+}
+
+// planResults turns a dry run's plan into the results a report is made of:
+// up-to-date and still-being-written files as Triage settled them, files
+// that would fail (bad header, over the budget) as failed, the rest
+// pipeline.StatusPlanned with their pending outputs.
+func planResults(plan *pipeline.Plan, cfg ConvertConfig) []pipeline.FileResult {
+	out := append([]pipeline.FileResult(nil), plan.Problems...)
+	for _, t := range plan.Tasks {
+		need := t.Estimate.Total + pipeline.WorkerRSS
+		switch {
+		case t.Done != nil:
+			out = append(out, *t.Done)
+		case t.Err != nil:
+			out = append(out, pipeline.FileResult{Task: t, Status: pipeline.StatusFailed, Err: t.Err})
+		case need > cfg.MemBudget:
+			out = append(out, pipeline.FileResult{Task: t, Status: pipeline.StatusFailed,
+				Err: fmt.Errorf("%s: %w: needs an estimated %s, the budget is %s", t.Input, budget.ErrOverBudget,
+					budget.FormatSize(need), budget.FormatSize(cfg.MemBudget))})
+		default:
+			out = append(out, pipeline.FileResult{Task: t, Status: pipeline.StatusPlanned})
+		}
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ignoreSIGPIPE makes a write to a closed pipe (`rawbatch convert ... 2>&1 |
+// head`, a log collector that restarts) fail with EPIPE instead of killing
+// rawbatch: the batch goes on, its records, report and locks are finished,
+// and only the lines nobody reads are lost.
+func ignoreSIGPIPE() { signal.Ignore(syscall.SIGPIPE) }
+
+// interrupts turns SIGINT, SIGTERM and SIGHUP into a cancelled context.
+// It is installed before anything else the run does (planning included),
+// so a signal never kills a run without its summary and report. The first
+// signal cancels Ctx (no more files start; planning stops); a second one
+// closes Abort (the files in flight are stopped now).
+type interrupts struct {
+	Ctx   context.Context
+	Abort chan struct{}
+
+	cancel   context.CancelFunc
+	sigs     chan os.Signal
+	finished chan struct{}
+	once     sync.Once
+	got      atomic.Bool  // a signal arrived
+	note     func(string) // where the messages go
+}
+
+// watchInterrupts installs the handlers; grace is --grace, named in the
+// message of the first signal. note receives the messages said on a
+// signal; stop removes the handlers.
+func watchInterrupts(grace time.Duration, note func(string)) *interrupts {
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &interrupts{Ctx: ctx, Abort: make(chan struct{}), cancel: cancel,
+		sigs: make(chan os.Signal, 2), finished: make(chan struct{}), note: note}
+	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		select {
+		case sig := <-in.sigs:
+			in.got.Store(true)
+			in.say(fmt.Sprintf("%s: starting no more files; the ones in progress get up to %s to finish (--grace); send it again (Ctrl-C) to stop them now", sig, grace))
+			cancel()
+		case <-in.finished:
+			return
+		}
+		select {
+		case <-in.sigs:
+			in.say("stopping the files in progress now")
+			close(in.Abort)
+		case <-in.finished:
+		}
+	}()
+	return in
+}
+
+func (in *interrupts) say(msg string) { in.note(msg) }
+
+// stop removes the handlers and ends the watcher.
+func (in *interrupts) stop() {
+	in.once.Do(func() {
+		signal.Stop(in.sigs)
+		close(in.finished)
+		in.cancel()
+	})
+}
+
+// interrupted reports whether a signal arrived.
+func (in *interrupts) interrupted() bool { return in.got.Load() }
+
+// planHook, set only by the tests, runs while the run is planning (after
+// the walk, before the records and headers are read), to deliver a signal
+// at that moment.
+var planHook func(ctx context.Context)

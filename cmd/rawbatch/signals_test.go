@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// planSignalEnv, in the tests only, makes rawbatch send itself SIGTERM
+// while it plans (planHook) and wait until the signal has been taken.
+const planSignalEnv = "RAWBATCH_TEST_PLAN_SIGNAL"
+
+func init() {
+	if os.Getenv(planSignalEnv) == "" {
+		return
+	}
+	planHook = func(ctx context.Context) {
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		<-ctx.Done() // without a handler the signal has killed the process
+	}
+}
+
+// deadpipe STATUS ARGS...: run rawbatch ARGS with its stdout and stderr
+// on a pipe whose reading end is closed (`rawbatch ... 2>&1 | head` after
+// head exited), and require exit status STATUS.
+func cmdDeadPipe(ts *testscript.TestScript, neg bool, args []string) {
+	path, err := lookPathIn("rawbatch", ts.Getenv("PATH"))
+	ts.Check(err)
+	r, w, err := os.Pipe()
+	ts.Check(err)
+	ts.Check(r.Close())
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "RAWBATCH_MIN_AGE="+ts.Getenv("RAWBATCH_MIN_AGE"))
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Run()
+	w.Close()
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ts.Fatalf("rawbatch was killed by %v (exit status %d in a shell)", ws.Signal(), 128+int(ws.Signal()))
+		}
+	} else if err != nil {
+		ts.Fatalf("rawbatch: %v", err)
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	if got != want {
+		ts.Fatalf("rawbatch exited %d, want %s", got, args[0])
+	}
+}
