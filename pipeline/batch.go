@@ -480,6 +480,15 @@ type Runner struct {
 	// conversion. Force converts regardless.
 	State *state.Store
 	Force bool
+	// Overwrite writes over files at output paths that rawbatch did not
+	// write (no record and no rawbatch EXIF, or changed since rawbatch
+	// wrote them); without it such a file fails with ErrNotOurs. Not even
+	// Overwrite writes over an input or another input's output.
+	Overwrite bool
+	// NoRecreate leaves alone an output that has a record but is gone
+	// (deleted by the user, culling): the file is skipped with reason
+	// "output deleted; --no-recreate". Without it, it is made again.
+	NoRecreate bool
 	// OutDir is the output directory (record keys are relative to it).
 	OutDir string
 	// SettingsHash identifies every setting that changes an output
@@ -505,15 +514,6 @@ type Runner struct {
 	Done    func(FileResult)
 
 	started time.Time // when Triage or Run began
-}
-
-// hasRecord reports whether State holds a record for the output rel.
-func (r *Runner) hasRecord(rel string) bool {
-	if r.State == nil {
-		return false
-	}
-	_, err := r.State.Load(rel)
-	return err == nil
 }
 
 // writtenByRawbatch reports whether the file at path is absent or was
@@ -929,16 +929,32 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		fr.Reason = "still being written (its size or time changed during the run)"
 		return fr, nil, true
 	}
+	deleted := 0
 	for i, o := range t.Outputs {
-		// Not even --force replaces a directory or other non-file: fail
+		// Not even --overwrite replaces a directory or other non-file: fail
 		// before decoding, and before any output of the file is written.
 		if fi, err := os.Lstat(o.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
 			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, fileKind(fi.Mode()))
 			return fr, nil, true
 		}
-		if !r.Force && !r.hasRecord(o.Rel) && !writtenByRawbatch(o.Path) {
-			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %s exists and was not written by rawbatch; move it away, or use --force to overwrite it", t.Input, o.Path)
-			return fr, nil, true
+		own := r.ownerOf(o)
+		if own == outForeign || own == outChanged {
+			// Not even --overwrite writes over another input's output.
+			var other *state.OtherInputError
+			if r.State != nil && errors.As(r.State.CheckOther(r.want(t, o)), &other) {
+				fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
+				return fr, nil, true
+			}
+			if !r.Overwrite {
+				fr.Status, fr.Err = StatusFailed, notOursErr(t, o, own)
+				return fr, nil, true
+			}
+			pending = append(pending, i)
+			continue
+		}
+		if own == outDeleted && r.NoRecreate {
+			deleted++
+			continue
 		}
 		if r.State == nil {
 			pending = append(pending, i)
@@ -985,7 +1001,9 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 	}
 	if len(pending) == 0 {
 		fr.Reason = "up to date"
-		if r.Force {
+		if deleted > 0 {
+			fr.Reason = "output deleted; --no-recreate"
+		} else if r.Force {
 			fr.Reason = "up to date (converted by another run since this one started)"
 		}
 		return fr, nil, true
@@ -1027,17 +1045,24 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 		fr.Status, fr.Reason = StatusSkipped, "still being written (it changed during the conversion)"
 		return fr
 	}
+	var failed []error
 	for _, o := range t.pending() {
-		out, err := os.Stat(o.Path)
+		// The output's own hash, so that a later edit or replacement by
+		// another program is told from rawbatch's file (OutputMatches).
+		oh, osize, omtime, err := state.HashFile(o.Path)
 		if err != nil {
 			continue
 		}
 		rec := &state.Record{Input: t.Input, InputAbs: t.absInput(), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
 			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version(),
-			Output: o.Rel, OutputSize: out.Size()}
-		if err := r.State.Save(rec); err != nil {
-			fr.Result.Warnings = append(fr.Result.Warnings, "could not save its up-to-date record: "+err.Error())
+			Output: o.Rel, OutputSize: osize, OutputHash: oh, OutputMTime: omtime}
+		if err := r.saveRecord(rec); err != nil {
+			failed = append(failed, err)
 		}
+	}
+	if len(failed) > 0 {
+		fr.Status = StatusFailed
+		fr.Err = fmt.Errorf("%s: converted, but %w (the output is kept; the next run converts it again): %w", t.Input, ErrRecordNotSaved, errors.Join(failed...))
 	}
 	return fr
 }

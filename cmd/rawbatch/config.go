@@ -34,6 +34,9 @@ type ConvertConfig struct {
 	// Re-run and overlap control (see pipeline.Runner).
 	Force            bool
 	LockWait, MinAge time.Duration
+	// Overwrite: write over files rawbatch did not write (--overwrite);
+	// NoRecreate: do not make again outputs the user deleted.
+	Overwrite, NoRecreate bool
 	Retries          int
 	Report           string
 	// The stage cache: directory, cap in bytes, keep entries after the run.
@@ -102,6 +105,12 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	}
 	if c.Force, err = cast.ToBoolE(v.Get("force")); err != nil {
 		return c, fmt.Errorf("--force: %q is not true or false", v.GetString("force"))
+	}
+	if c.Overwrite, err = cast.ToBoolE(v.Get("overwrite")); err != nil {
+		return c, fmt.Errorf("--overwrite: %q is not true or false", v.GetString("overwrite"))
+	}
+	if c.NoRecreate, err = cast.ToBoolE(v.Get("no-recreate")); err != nil {
+		return c, fmt.Errorf("--no-recreate: %q is not true or false", v.GetString("no-recreate"))
 	}
 	if c.LockWait, err = duration(v, "lock-wait"); err != nil {
 		return c, err

@@ -72,7 +72,9 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode nothing")
 	f.Duration("timeout", 0, "longest one file may take before its worker is killed (default 60s + 3s per megapixel)")
 	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)")
-	f.Bool("force", false, "convert every file, even when its output is up to date")
+	f.Bool("force", false, "convert every file again, even when rawbatch's output is up to date (never over a file rawbatch did not write: see --overwrite)")
+	f.Bool("overwrite", false, "also write over files at output paths that rawbatch did not write, or that changed since it wrote them (never over an input or another input's output)")
+	f.Bool("no-recreate", false, "do not make again an output that rawbatch wrote and that was deleted since (culling)")
 	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on)")
 	f.Duration("min-age", 2*time.Second, "skip files modified more recently than this (still being written)")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
@@ -159,7 +161,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	}
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
-		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
+		State: store, Force: cfg.Force, Overwrite: cfg.Overwrite, NoRecreate: cfg.NoRecreate, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
 		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries,
 		CacheDir: cfg.CacheDir, CacheMax: cfg.CacheSize, KeepCache: cfg.KeepCache}
 	// Up-to-date and still-being-written files first (stats and records

@@ -134,6 +134,13 @@ type Record struct {
 	Output string `json:"output"`
 	// OutputSize is the output's size in bytes.
 	OutputSize int64 `json:"output_size"`
+	// OutputHash is "xxh3:<16 hex>", XXH3-64 of the output's content when
+	// rawbatch wrote it, and OutputMTime the output's modification time
+	// then: an output whose content no longer matches (another program
+	// edited or replaced it) is not rawbatch's any more (OutputMatches).
+	// "" and zero in older records, which are compared by size only.
+	OutputHash  string    `json:"output_hash,omitempty"`
+	OutputMTime time.Time `json:"output_mtime,omitzero"`
 	// Written is when the output was written. Save fills in time.Now()
 	// when zero.
 	Written time.Time `json:"written"`
