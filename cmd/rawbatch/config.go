@@ -37,8 +37,8 @@ type ConvertConfig struct {
 	// Overwrite: write over files rawbatch did not write (--overwrite);
 	// NoRecreate: do not make again outputs the user deleted.
 	Overwrite, NoRecreate bool
-	Retries          int
-	Report           string
+	Retries               int
+	Report                string
 	// The stage cache: directory, cap in bytes, keep entries after the run.
 	CacheDir  string
 	CacheSize int64
