@@ -34,16 +34,17 @@ type ConvertConfig struct {
 	// Re-run and overlap control (see pipeline.Runner).
 	Force            bool
 	LockWait, MinAge time.Duration
-	// Overwrite: write over files rawbatch did not write (--overwrite);
-	// NoRecreate: do not make again outputs the user deleted.
-	Overwrite, NoRecreate bool
-	Retries               int
-	Report                string
+	Retries          int
+	Report           string
 	// The stage cache: directory, cap in bytes, keep entries after the run.
 	CacheDir  string
 	CacheSize int64
 	KeepCache bool
 	Settings  pipeline.Settings
+
+	// Overwrite: write over files rawbatch did not write (--overwrite);
+	// NoRecreate: do not make again outputs the user deleted.
+	Overwrite, NoRecreate bool
 }
 
 // convertConfig reads and validates the convert settings from v.
