@@ -494,12 +494,19 @@ type Runner struct {
 	// SettingsHash identifies every setting that changes an output
 	// (SettingsHash); Version is rawbatch's version, for the records.
 	SettingsHash, Version string
-	// Locks, when set, holds one advisory lock per input: a file locked by
-	// another run goes to the back of the queue and is retried with capped
-	// exponential backoff for up to LockWait (0: reported as locked at
-	// once).
+	// Locks, when set, holds one advisory lock per output path (relative
+	// to OUTDIR, case-folded: OutputLockKey); a file takes all of its
+	// outputs' locks (in sorted order) from its check under the lock until
+	// its records are saved. A file locked by another run goes to the back
+	// of the queue and is retried with capped exponential backoff for up to
+	// LockWait (0: reported as locked at once).
 	Locks    *lock.Dir
 	LockWait time.Duration
+	// LockWaitOther bounds the wait for a lock held by a run doing other
+	// work on the file's outputs (other variants or settings, or another
+	// input with the same output name): after it the file fails, naming
+	// what the holder is doing. 0 means LockWait.
+	LockWaitOther time.Duration
 	// MinAge: a file modified less than MinAge ago, or whose size or
 	// modification time changed since the plan was made, is skipped as
 	// "still being written" and left for a later run.
@@ -743,11 +750,11 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			skip(it.i, t)
 			continue
 		}
-		var lk *lock.Lock
+		var lk *lock.Set
 		if r.Locks != nil {
 			var err error
 			note := r.lockNote(t)
-			lk, err = r.Locks.TryLockNote(lockKey(t), note)
+			lk, err = r.Locks.TryLockAll(lockKeys(t), note, lockDoing(t))
 			if err != nil {
 				<-slots
 				now := time.Now()
@@ -756,19 +763,27 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				}
 				// A holder writing exactly this run's outputs is left to
 				// it (after LockWait); one doing other work (other
-				// variants or settings) is waited for, since this run's
-				// outputs are not being made: under the lock, the
-				// up-to-date check then finds what is left to do.
+				// variants or settings, another input with the same
+				// output name) is waited for up to LockWaitOther, since
+				// this run's outputs are not being made: under the lock,
+				// the up-to-date check then finds what is left to do.
 				var le *lock.LockedError
 				otherWork := errors.As(err, &le) && le.Holder.Note != note
-				if errors.Is(err, lock.ErrLocked) && (now.Before(it.notAfter) || otherWork) {
-					it.next = now.Add(lock.Backoff(it.attempts))
+				until := it.notAfter
+				if otherWork {
+					until = it.first.Add(r.lockWaitOther())
+				}
+				if errors.Is(err, lock.ErrLocked) && now.Before(until) {
+					it.next = now.Add(min(lock.Backoff(it.attempts), until.Sub(now)))
 					it.attempts++
 					queue = append(queue, it) // to the back of the queue
 					continue
 				}
 				st := StatusFailed
-				if errors.Is(err, lock.ErrLocked) {
+				switch {
+				case otherWork:
+					err = lockedOtherErr(le, now.Sub(it.first))
+				case errors.Is(err, lock.ErrLocked):
 					st = StatusLocked
 				}
 				finish(it.i, FileResult{Task: t, Status: st, Err: fmt.Errorf("%s: %w", t.Input, err)})
@@ -850,17 +865,6 @@ func (r *Runner) Triage(p *Plan) {
 			p.Tasks[i].Pending = pending
 		}
 	}
-}
-
-// lockKey is a task's lock key: its input's path relative to its input
-// root, with the output stem it maps to (unique within a run, the same in
-// every run over the same folders, whatever the variants).
-func lockKey(t Task) string {
-	stem := t.OutputRel
-	if len(t.Outputs) > 0 {
-		stem = strings.TrimSuffix(t.OutputRel, t.Outputs[0].Variant.Suffix())
-	}
-	return t.Rel + "\x00" + stem
 }
 
 // checkFormatLimits fails a file before decoding when a variant's image

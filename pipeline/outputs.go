@@ -7,7 +7,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -121,4 +123,39 @@ func (r *Runner) saveRecord(rec *state.Record) error {
 		}
 	}
 	return r.State.Save(rec)
+}
+
+// DefaultLockWaitOther is how long rawbatch convert waits, when
+// --lock-wait is not given, for a lock held by a run that makes other
+// outputs than this run's from the file (Runner.LockWaitOther).
+const DefaultLockWaitOther = 10 * time.Minute
+
+func (r *Runner) lockWaitOther() time.Duration {
+	if r.LockWaitOther > 0 {
+		return r.LockWaitOther
+	}
+	return r.LockWait
+}
+
+// lockDoing says what a run holding t's locks does, for the messages of
+// other runs that find them held.
+func lockDoing(t Task) string {
+	var outs []string
+	for _, o := range t.Outputs {
+		outs = append(outs, o.Rel)
+	}
+	if len(outs) == 0 {
+		outs = append(outs, t.OutputRel)
+	}
+	return fmt.Sprintf("converting %s into %s", t.absInput(), strings.Join(outs, ", "))
+}
+
+// lockedOtherErr is the failure of a file whose lock is still held, after
+// waiting waited, by a run doing other work on its outputs.
+func lockedOtherErr(le *lock.LockedError, waited time.Duration) error {
+	doing := le.Holder.Doing
+	if doing == "" {
+		doing = "making other outputs"
+	}
+	return fmt.Errorf("%w, which is %s (not this run's outputs); gave up after waiting %s (--lock-wait)", le, doing, waited.Round(time.Millisecond))
 }

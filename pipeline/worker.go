@@ -109,8 +109,8 @@ type workerReply struct {
 
 // FaultEnv names the environment variable of the test-only fault hook read
 // by workers: "crash=NAME" makes the decode of the input whose base name is
-// NAME die with SIGSEGV, "hang=NAME" makes it hang; several are separated
-// by commas.
+// NAME die with SIGSEGV, "hang=NAME" makes it hang, "gate=NAME" makes it
+// wait at a gate (GateEnv); several are separated by commas.
 const FaultEnv = "RAWBATCH_TEST_FAULT"
 
 // WorkerMain is the body of `rawbatch worker`: it reads one request from
@@ -171,6 +171,8 @@ func fault(input string) {
 			libraw.CrashForTest()
 		case "hang":
 			select {}
+		case "gate":
+			testGate()
 		}
 	}
 }

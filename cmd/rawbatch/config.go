@@ -45,6 +45,9 @@ type ConvertConfig struct {
 	// Overwrite: write over files rawbatch did not write (--overwrite);
 	// NoRecreate: do not make again outputs the user deleted.
 	Overwrite, NoRecreate bool
+	// LockWaitOther bounds the wait for a run making other outputs of a
+	// file: --lock-wait when given, else pipeline.DefaultLockWaitOther.
+	LockWaitOther time.Duration
 }
 
 // convertConfig reads and validates the convert settings from v.
@@ -115,6 +118,10 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	}
 	if c.LockWait, err = duration(v, "lock-wait"); err != nil {
 		return c, err
+	}
+	c.LockWaitOther = pipeline.DefaultLockWaitOther
+	if sourceOf(v, "lock-wait") != unset {
+		c.LockWaitOther = c.LockWait
 	}
 	if c.MinAge, err = duration(v, "min-age"); err != nil {
 		return c, err

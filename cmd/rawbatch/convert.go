@@ -75,7 +75,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Bool("force", false, "convert every file again, even when rawbatch's output is up to date (never over a file rawbatch did not write: see --overwrite)")
 	f.Bool("overwrite", false, "also write over files at output paths that rawbatch did not write, or that changed since it wrote them (never over an input or another input's output)")
 	f.Bool("no-recreate", false, "do not make again an output that rawbatch wrote and that was deleted since (culling)")
-	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on)")
+	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on); when not given, a run making other outputs of the file (other variants, another input of the same name) is waited for up to 10m, then the file fails")
 	f.Duration("min-age", 2*time.Second, "skip files modified more recently than this (still being written)")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
 	f.String("report", "", "write the run as JSON to this file (never an input, an output or another existing file)")
@@ -162,7 +162,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
 		State: store, Force: cfg.Force, Overwrite: cfg.Overwrite, NoRecreate: cfg.NoRecreate, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
-		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries,
+		Locks: locks, LockWait: cfg.LockWait, LockWaitOther: cfg.LockWaitOther, MinAge: cfg.MinAge, Retries: cfg.Retries,
 		CacheDir: cfg.CacheDir, CacheMax: cfg.CacheSize, KeepCache: cfg.KeepCache}
 	// Up-to-date and still-being-written files first (stats and records
 	// only), then the headers of the rest.

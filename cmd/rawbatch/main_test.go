@@ -59,6 +59,8 @@ func TestScripts(t *testing.T) {
 			"report":    cmdReport,
 			"age":       cmdAge,
 			"newline":   cmdNewline,
+			"waitfile":  cmdWaitFile,
+			"imgdiff":   cmdImgDiff,
 		},
 	})
 }
