@@ -65,6 +65,10 @@ type Task struct {
 	// (nil: all). Both are filled by the Runner.
 	Outputs []Output
 	Pending []int
+
+	// newPhoto, set by Runner.newPhoto, is the warning of a task moved to
+	// STEM-N because its first output holds another photograph's export.
+	newPhoto string
 }
 
 // Output is one variant's file for a task.
@@ -705,6 +709,13 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		notAfter time.Time // lock retries end
 		next     time.Time // not before
 	}
+	var taken map[string]bool
+	planned := func() map[string]bool { // built once, when first needed
+		if taken == nil {
+			taken = plannedOutputs(p)
+		}
+		return taken
+	}
 	queue := make([]item, 0, len(p.Tasks))
 	for i := range p.Tasks {
 		queue = append(queue, item{i: i})
@@ -731,6 +742,17 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			case <-ctx.Done():
 				skip(it.i, t)
 				continue
+			}
+		}
+		if it.attempts == 0 && t.newPhoto == "" {
+			// A different photograph at a path used before: moved to a
+			// free STEM-N name before its locks are taken.
+			if nt := r.newPhoto(t, planned); nt.newPhoto != "" {
+				t = nt
+				p.Tasks[it.i] = t
+				for _, o := range t.Outputs {
+					planned()[strings.ToLower(filepath.ToSlash(o.Rel))] = true
+				}
 			}
 		}
 		// Without locks this is the only check; with them, the check made
@@ -834,6 +856,9 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				r.Started(t)
 			}
 			fr := r.convertRetrying(ctx, t)
+			if t.newPhoto != "" && fr.Status == StatusConverted {
+				fr.Result.Warnings = append(fr.Result.Warnings, t.newPhoto)
+			}
 			finish(i, fr)
 			// Return this file's buffers before the next file allocates:
 			// they are pointer-free, so a collection is cheap.
@@ -1060,6 +1085,7 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 		rec := &state.Record{Input: t.Input, InputAbs: t.absInput(), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
 			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version(),
 			Output: o.Rel, OutputSize: osize, OutputHash: oh, OutputMTime: omtime}
+		rec.CaptureTime, rec.Camera = photoID(t.Info.Header)
 		if err := r.saveRecord(rec); err != nil {
 			failed = append(failed, err)
 		}

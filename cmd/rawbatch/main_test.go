@@ -61,6 +61,7 @@ func TestScripts(t *testing.T) {
 			"newline":   cmdNewline,
 			"waitfile":  cmdWaitFile,
 			"imgdiff":   cmdImgDiff,
+			"synthat":   cmdSynthDNGAt,
 		},
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
 // waitfile PATH: wait until PATH exists (a test gate's .ready file); fail
@@ -68,4 +70,22 @@ func cmdImgDiff(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("mean difference of %s and %s is %.3f, want %s %s", args[0], args[1], mean, args[2], args[3])
 	}
 	ts.Logf("mean difference %.3f", mean)
+}
+
+// synthat PATH ORIENTATION TIME: a synthetic DNG (as synthdng) whose
+// DateTimeOriginal is TIME ("2024-05-06T07:08:09"), for scripts that need
+// two different photographs.
+func cmdSynthDNGAt(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: synthat PATH ORIENTATION TIME")
+	}
+	o, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	when, err := time.ParseInLocation("2006-01-02T15:04:05", args[2], time.Local)
+	ts.Check(err)
+	c := synthdng.Chart{W: 48, H: 32, Background: [3]float64{0.18, 0.18, 0.18},
+		Patches: []synthdng.Patch{{X0: 0, Y0: 0, X1: 8, Y1: 8, SRGBLinear: [3]float64{0.6, 0.05, 0.05}}}}
+	w, h, scene := synthdng.ChartScene(c, o, synthdng.DefaultColorMatrix, 1)
+	ts.Check(synthdng.WriteFile(ts.MkAbs(args[0]), synthdng.Spec{Width: w, Height: h, BlackLevel: 256,
+		WhiteLevel: 16383, Orientation: o, Scene: scene, Timestamp: when}))
 }

@@ -141,6 +141,13 @@ type Record struct {
 	// "" and zero in older records, which are compared by size only.
 	OutputHash  string    `json:"output_hash,omitempty"`
 	OutputMTime time.Time `json:"output_mtime,omitzero"`
+	// CaptureTime is the photograph's capture time as read from the
+	// input's header (EXIF DateTimeOriginal, wall time
+	// "2006:01:02 15:04:05.999999999"), and Camera its "Make Model"; with
+	// them a different photograph at a path used before (a reformatted
+	// card) is told from an edit of the same one. "" when unknown.
+	CaptureTime string `json:"capture_time,omitempty"`
+	Camera      string `json:"camera,omitempty"`
 	// Written is when the output was written. Save fills in time.Now()
 	// when zero.
 	Written time.Time `json:"written"`
