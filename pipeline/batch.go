@@ -1066,10 +1066,16 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 	}
 	checked := time.Now()
 	hash, size, mtime, err := state.HashFile(t.Input)
-	if err != nil || (t.Size != 0 && (size != t.Size || !mtime.Equal(t.ModTime))) {
-		// Converted from a file that was still changing: do not keep it.
+	// The content decoded (hashed just before decoding) must still be the
+	// input's: a replacement with the same size and time (cp -p, rsync -a)
+	// would otherwise keep the old picture for good.
+	decoded := fr.Result.InputHash
+	if err != nil || (t.Size != 0 && (size != t.Size || !mtime.Equal(t.ModTime))) || (decoded != "" && decoded != hash) {
+		// Converted from a file that was still changing: do not keep it,
+		// nor a record of an earlier output, so the next run converts it.
 		for _, o := range t.pending() {
 			os.Remove(o.Path)
+			r.State.Remove(o.Rel)
 		}
 		fr.Status, fr.Reason = StatusSkipped, "still being written (it changed during the conversion)"
 		return fr

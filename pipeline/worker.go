@@ -110,7 +110,8 @@ type workerReply struct {
 // FaultEnv names the environment variable of the test-only fault hook read
 // by workers: "crash=NAME" makes the decode of the input whose base name is
 // NAME die with SIGSEGV, "hang=NAME" makes it hang, "gate=NAME" makes it
-// wait at a gate (GateEnv); several are separated by commas.
+// wait at a gate (GateEnv), "rewrite=NAME" rewrites it in place once decoded
+// (RewriteEnv); several are separated by commas.
 const FaultEnv = "RAWBATCH_TEST_FAULT"
 
 // WorkerMain is the body of `rawbatch worker`: it reads one request from
@@ -173,6 +174,8 @@ func fault(input string) {
 			select {}
 		case "gate":
 			testGate()
+		case "rewrite":
+			testHookDecoded = rewriteInPlace
 		}
 	}
 }
