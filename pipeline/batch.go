@@ -790,13 +790,20 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				// this run's outputs are not being made: under the lock,
 				// the up-to-date check then finds what is left to do.
 				var le *lock.LockedError
-				otherWork := errors.As(err, &le) && le.Holder.Note != note
+				otherWork := errors.As(err, &le) && le.Holder.PID != 0 && le.Holder.Note != note
+				// A holder whose record is not written yet (it has just
+				// taken the lock) is asked again a few times.
+				unknown := le != nil && le.Holder.PID == 0 && it.attempts < 4
 				until := it.notAfter
 				if otherWork {
 					until = it.first.Add(r.lockWaitOther())
 				}
-				if errors.Is(err, lock.ErrLocked) && now.Before(until) {
-					it.next = now.Add(min(lock.Backoff(it.attempts), until.Sub(now)))
+				if errors.Is(err, lock.ErrLocked) && (now.Before(until) || unknown) {
+					delay := lock.Backoff(it.attempts)
+					if now.Before(until) {
+						delay = min(delay, until.Sub(now))
+					}
+					it.next = now.Add(delay)
 					it.attempts++
 					queue = append(queue, it) // to the back of the queue
 					continue

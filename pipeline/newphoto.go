@@ -32,10 +32,19 @@ func samePhoto(rec *state.Record, capture, camera string) bool {
 	if rec.CaptureTime != "" && capture != "" && rec.CaptureTime != capture {
 		return false
 	}
-	if rec.Camera != "" && camera != "" && rec.Camera != camera {
+	if rec.Camera != "" && camera != "" && !sameCamera(rec.Camera, camera) {
 		return false
 	}
 	return true
+}
+
+// sameCamera compares two "Make Model" names leniently (case, and one
+// containing the other: "Canon Canon EOS 30D" and "Canon EOS 30D"), so
+// that a change in how a version of rawbatch reads the names does not make
+// every photograph another one.
+func sameCamera(a, b string) bool {
+	a, b = strings.ToLower(a), strings.ToLower(b)
+	return strings.Contains(a, b) || strings.Contains(b, a)
 }
 
 // newPhoto handles a different photograph at an input path used before
