@@ -1100,6 +1100,9 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 			Output: o.Rel, OutputSize: osize, OutputHash: oh, OutputMTime: omtime}
 		rec.CaptureTime, rec.Camera = photoID(t.Info.Header)
 		if err := r.saveRecord(rec); err != nil {
+			// An earlier record would now disagree with the new output
+			// and make it look changed by another program: drop it.
+			r.State.Remove(o.Rel)
 			failed = append(failed, err)
 		}
 	}
