@@ -323,8 +323,12 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 			outs = []pipeline.Output{{Variant: cfg.Settings.OutputVariants()[0], Path: t.Output}}
 		}
 		if t.Done != nil {
+			note := "skip: " + t.Done.Reason
+			if t.Done.Status == pipeline.StatusFailed { // a file rawbatch did not write at an output path, ...
+				note, fail = "would fail: "+t.Done.Err.Error(), fail+1
+			}
 			for _, o := range outs {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\tskip: %s\n", t.Input, o.Path, t.Done.Reason)
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", t.Input, o.Path, note)
 			}
 			continue
 		}
