@@ -37,7 +37,7 @@ const (
 	outChanged                  // rawbatch wrote it, but it changed since (the record disagrees)
 )
 
-// ownerOf tells what the output path o of t holds. A record that
+// ownerOf tells what the output path o holds. A record that
 // disagrees with the file wins over the file's EXIF Software tag: an
 // edited file may keep it. A file whose record matches by content but not
 // by time has its record refreshed.
