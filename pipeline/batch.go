@@ -830,6 +830,16 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			for _, o := range t.Outputs {
 				RemoveTemps(o.Path) // left by a killed run
 			}
+			// Claim the new outputs before converting, still under the
+			// locks, so that another input's run never takes them for
+			// its own, even if this one is killed before its records are
+			// saved.
+			if err := r.claim(t); err != nil {
+				lk.Unlock()
+				<-slots
+				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
+				continue
+			}
 		}
 		need := t.Estimate.Total
 		if r.Exe != "" {
@@ -863,6 +873,9 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				r.Started(t)
 			}
 			fr := r.convertRetrying(ctx, t)
+			if lk != nil {
+				r.unclaim(t) // claims the conversion did not replace by records
+			}
 			if t.newPhoto != "" && fr.Status == StatusConverted {
 				fr.Result.Warnings = append(fr.Result.Warnings, t.newPhoto)
 			}
@@ -922,6 +935,9 @@ func checkFormatLimits(in string, fi FileInfo, s Settings) error {
 // otherInputErr is the failure of t when its output o was written from
 // another input that still exists.
 func otherInputErr(t Task, o Output, other *state.OtherInputError) error {
+	if other.Claim {
+		return fmt.Errorf("%s: its output %s was being written from %s by a run that did not finish, and that file still exists; two inputs map to one output: convert this folder into another output directory (or, if %s is not that file's picture, move it away)", t.Input, o.Path, other.Input, o.Path)
+	}
 	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory", t.Input, o.Path, other.Input)
 }
 

@@ -83,6 +83,12 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 				return false
 			}
 			rec, err := r.State.Load(o.Rel)
+			if err == nil && rec.Claim {
+				if rec.InputAbs != t.absInput() {
+					return false
+				}
+				continue // this input's own claim, left by a killed run
+			}
 			if err == nil {
 				if rec.InputAbs != t.absInput() || !samePhoto(rec, capture, camera) || rec.CaptureTime == "" && rec.Camera == "" {
 					return false

@@ -47,10 +47,13 @@ func (r *Runner) ownerOf(o Output) ownership {
 		rec, _ = r.State.Load(o.Rel)
 	}
 	if _, err := os.Lstat(o.Path); errors.Is(err, fs.ErrNotExist) {
-		if rec != nil {
+		if rec != nil && !rec.Claim {
 			return outDeleted
 		}
 		return outAbsent
+	}
+	if rec != nil && rec.Claim {
+		rec = nil // a claim says nothing of the file (another input's is refused by the caller)
 	}
 	if rec != nil {
 		ok, up, err := state.OutputMatches(rec, o.Path)
@@ -158,4 +161,35 @@ func lockedOtherErr(le *lock.LockedError, waited time.Duration) error {
 		doing = "making other outputs"
 	}
 	return fmt.Errorf("%w, which is %s (not this run's outputs); gave up after waiting %s (--lock-wait)", le, doing, waited.Round(time.Millisecond))
+}
+
+// claim saves a claim record (state.Store.Claim) for each output of t to
+// be written that has no record yet. The caller holds t's locks. A claim
+// that cannot be saved fails the file before it is converted, with
+// ErrRecordNotSaved: its record could not be saved either.
+func (r *Runner) claim(t Task) error {
+	if r.State == nil {
+		return nil
+	}
+	for _, o := range t.pending() {
+		if _, err := r.State.Load(o.Rel); err == nil {
+			continue // a record (this input's: preflight checked) or a claim
+		}
+		if err := r.State.Claim(o.Rel, t.Input, t.absInput(), os.Getpid()); err != nil {
+			r.unclaim(t)
+			return fmt.Errorf("%s: not converted: %w: %w", t.Input, ErrRecordNotSaved, err)
+		}
+	}
+	return nil
+}
+
+// unclaim removes the claims of t's outputs that its conversion did not
+// replace by records (it failed, was skipped or interrupted).
+func (r *Runner) unclaim(t Task) {
+	if r.State == nil {
+		return
+	}
+	for _, o := range t.pending() {
+		r.State.Unclaim(o.Rel)
+	}
 }

@@ -1,7 +1,9 @@
 package state
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 )
 
@@ -35,4 +37,33 @@ func OutputMatches(rec *Record, path string) (match bool, updated *Record, err e
 	up := *rec
 	up.OutputMTime = mtime
 	return true, &up, nil
+}
+
+// Claim saves a claim record for the output outputRel (relative to OUTDIR):
+// the output is about to be written from input (the path as given;
+// inputAbs its absolute path, AbsInput) by process pid. The caller holds
+// the output's lock, checked under it that no other input's record is
+// there, and saves the output's real record (or removes the claim,
+// Unclaim) before releasing it; a claim left by a killed run still names
+// its input, so another input's run sees it (OtherInputError) instead of
+// taking a half-recorded output for its own. Errors are those of Save.
+func (s *Store) Claim(outputRel, input, inputAbs string, pid int) error {
+	return s.Save(&Record{Input: input, InputAbs: inputAbs, Output: outputRel, Claim: true, ClaimPID: pid})
+}
+
+// Unclaim removes the record of outputRel if it is a claim (the
+// conversion failed or was cancelled); a real record is left alone.
+// Errors are those of Load (other than absent) and Remove.
+func (s *Store) Unclaim(outputRel string) error {
+	rec, err := s.Load(outputRel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrCorrupt) {
+			return nil
+		}
+		return err
+	}
+	if !rec.Claim {
+		return nil
+	}
+	return s.Remove(outputRel)
 }
