@@ -1,6 +1,7 @@
 // Package lock provides one advisory, non-blocking lock per key (rawbatch
-// uses one per input file), so overlapping runs (cron, CI) never convert
-// the same input at the same time.
+// uses one per output path, and takes all of a file's at once with
+// TryLockAll), so overlapping runs (cron, CI) never write the same output
+// at the same time.
 //
 // A lock is a flock(2) LOCK_EX|LOCK_NB on a file in a lock directory; the
 // file is named by the first 32 hex digits of the SHA-256 of the key plus
@@ -84,6 +85,9 @@ type Holder struct {
 	// Note is what the holder said it is doing (TryLockNote), for other
 	// lockers to decide whether to wait; "" when not given.
 	Note string `json:"note,omitempty"`
+	// Doing says for people what the holder is doing ("converting
+	// in/x.dng into x.jpg"), for messages; "" when not given.
+	Doing string `json:"doing,omitempty"`
 }
 
 // LockedError is returned when the key is held by someone else; it
@@ -160,7 +164,9 @@ func (d *Dir) TryLock(key string) (*Lock, error) { return d.TryLockNote(key, "")
 // TryLockNote is TryLock with a note written into the holder record
 // (Holder.Note), which others who find the lock held read back from their
 // *LockedError.
-func (d *Dir) TryLockNote(key, note string) (*Lock, error) {
+func (d *Dir) TryLockNote(key, note string) (*Lock, error) { return d.tryLock(key, note, "") }
+
+func (d *Dir) tryLock(key, note, doing string) (*Lock, error) {
 	path := d.File(key)
 	for range maxRestarts {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644) // O_CLOEXEC is implied
@@ -193,7 +199,7 @@ func (d *Dir) TryLockNote(key, note string) (*Lock, error) {
 			return nil, &LockedError{Key: key, Holder: h}
 		}
 		l := &Lock{f: f, path: path, key: key}
-		if err := l.writeRecord(note); err != nil {
+		if err := l.writeRecord(note, doing); err != nil {
 			l.Unlock()
 			return nil, fmt.Errorf("lock: writing holder record to %s: %w", path, err)
 		}
@@ -306,9 +312,9 @@ func (l *Lock) Unlock() error {
 }
 
 // writeRecord truncates the lock file and writes the holder record.
-func (l *Lock) writeRecord(note string) error {
+func (l *Lock) writeRecord(note, doing string) error {
 	host, _ := os.Hostname()
-	l.rec = Holder{PID: os.Getpid(), Host: host, Key: l.key, Started: time.Now().Round(0), Note: note}
+	l.rec = Holder{PID: os.Getpid(), Host: host, Key: l.key, Started: time.Now().Round(0), Note: note, Doing: doing}
 	b, err := json.Marshal(l.rec)
 	if err != nil {
 		return err

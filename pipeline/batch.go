@@ -72,6 +72,10 @@ type Task struct {
 	// (nil: all). Both are filled by the Runner.
 	Outputs []Output
 	Pending []int
+
+	// newPhoto, set by Runner.newPhoto, is the warning of a task moved to
+	// STEM-N because its first output holds another photograph's export.
+	newPhoto string
 }
 
 // Output is one variant's file for a task.
@@ -267,17 +271,33 @@ type Runner struct {
 	// conversion. Force converts regardless.
 	State *state.Store
 	Force bool
+	// Overwrite writes over files at output paths that rawbatch did not
+	// write (no record and no rawbatch EXIF, or changed since rawbatch
+	// wrote them); without it such a file fails with ErrNotOurs. Not even
+	// Overwrite writes over an input or another input's output.
+	Overwrite bool
+	// NoRecreate leaves alone an output that has a record but is gone
+	// (deleted by the user, culling): the file is skipped with reason
+	// "output deleted; --no-recreate". Without it, it is made again.
+	NoRecreate bool
 	// OutDir is the output directory (record keys are relative to it).
 	OutDir string
 	// SettingsHash identifies every setting that changes an output
 	// (SettingsHash); Version is rawbatch's version, for the records.
 	SettingsHash, Version string
-	// Locks, when set, holds one advisory lock per input: a file locked by
-	// another run goes to the back of the queue and is retried with capped
-	// exponential backoff for up to LockWait (0: reported as locked at
-	// once).
+	// Locks, when set, holds one advisory lock per output path (relative
+	// to OUTDIR, case-folded: OutputLockKey); a file takes all of its
+	// outputs' locks (in sorted order) from its check under the lock until
+	// its records are saved. A file locked by another run goes to the back
+	// of the queue and is retried with capped exponential backoff for up to
+	// LockWait (0: reported as locked at once).
 	Locks    *lock.Dir
 	LockWait time.Duration
+	// LockWaitOther bounds the wait for a lock held by a run doing other
+	// work on the file's outputs (other variants or settings, or another
+	// input with the same output name): after it the file fails, naming
+	// what the holder is doing. 0 means LockWait.
+	LockWaitOther time.Duration
 	// MinAge: a file modified less than MinAge ago, or whose size or
 	// modification time changed since the plan was made, is skipped as
 	// "still being written" and left for a later run.
@@ -292,15 +312,6 @@ type Runner struct {
 	Done    func(FileResult)
 
 	started time.Time // when Triage or Run began
-}
-
-// hasRecord reports whether State holds a record for the output rel.
-func (r *Runner) hasRecord(rel string) bool {
-	if r.State == nil {
-		return false
-	}
-	_, err := r.State.Load(rel)
-	return err == nil
 }
 
 // writtenByRawbatch reports whether the file at path is absent or was
@@ -488,6 +499,13 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		notAfter time.Time // lock retries end
 		next     time.Time // not before
 	}
+	var taken map[string]bool
+	planned := func() map[string]bool { // built once, when first needed
+		if taken == nil {
+			taken = plannedOutputs(p)
+		}
+		return taken
+	}
 	queue := make([]item, 0, len(p.Tasks))
 	for i := range p.Tasks {
 		queue = append(queue, item{i: i})
@@ -516,6 +534,17 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 		}
+		if it.attempts == 0 && t.newPhoto == "" {
+			// A different photograph at a path used before: moved to a
+			// free STEM-N name before its locks are taken.
+			if nt := r.newPhoto(t, planned); nt.newPhoto != "" {
+				t = nt
+				p.Tasks[it.i] = t
+				for _, o := range t.Outputs {
+					planned()[strings.ToLower(filepath.ToSlash(o.Rel))] = true
+				}
+			}
+		}
 		// Without locks this is the only check; with them, the check made
 		// under the lock below is the one that counts.
 		if it.attempts == 0 && r.Locks == nil {
@@ -533,11 +562,11 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			skip(it.i, t)
 			continue
 		}
-		var lk *lock.Lock
+		var lk *lock.Set
 		if r.Locks != nil {
 			var err error
 			note := r.lockNote(t)
-			lk, err = r.Locks.TryLockNote(lockKey(t), note)
+			lk, err = r.Locks.TryLockAll(lockKeys(t), note, lockDoing(t))
 			if err != nil {
 				<-slots
 				now := time.Now()
@@ -546,19 +575,34 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				}
 				// A holder writing exactly this run's outputs is left to
 				// it (after LockWait); one doing other work (other
-				// variants or settings) is waited for, since this run's
-				// outputs are not being made: under the lock, the
-				// up-to-date check then finds what is left to do.
+				// variants or settings, another input with the same
+				// output name) is waited for up to LockWaitOther, since
+				// this run's outputs are not being made: under the lock,
+				// the up-to-date check then finds what is left to do.
 				var le *lock.LockedError
-				otherWork := errors.As(err, &le) && le.Holder.Note != note
-				if errors.Is(err, lock.ErrLocked) && (now.Before(it.notAfter) || otherWork) {
-					it.next = now.Add(lock.Backoff(it.attempts))
+				otherWork := errors.As(err, &le) && le.Holder.PID != 0 && le.Holder.Note != note
+				// A holder whose record is not written yet (it has just
+				// taken the lock) is asked again a few times.
+				unknown := le != nil && le.Holder.PID == 0 && it.attempts < 4
+				until := it.notAfter
+				if otherWork {
+					until = it.first.Add(r.lockWaitOther())
+				}
+				if errors.Is(err, lock.ErrLocked) && (now.Before(until) || unknown) {
+					delay := lock.Backoff(it.attempts)
+					if now.Before(until) {
+						delay = min(delay, until.Sub(now))
+					}
+					it.next = now.Add(delay)
 					it.attempts++
 					queue = append(queue, it) // to the back of the queue
 					continue
 				}
 				st := StatusFailed
-				if errors.Is(err, lock.ErrLocked) {
+				switch {
+				case otherWork:
+					err = lockedOtherErr(le, now.Sub(it.first))
+				case errors.Is(err, lock.ErrLocked):
 					st = StatusLocked
 				}
 				finish(it.i, FileResult{Task: t, Status: st, Err: fmt.Errorf("%s: %w", t.Input, err)})
@@ -575,6 +619,16 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 			t.Pending = pending
 			for _, o := range t.Outputs {
 				RemoveTemps(o.Path) // left by a killed run
+			}
+			// Claim the new outputs before converting, still under the
+			// locks, so that another input's run never takes them for
+			// its own, even if this one is killed before its records are
+			// saved.
+			if err := r.claim(t); err != nil {
+				lk.Unlock()
+				<-slots
+				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
+				continue
 			}
 		}
 		need := t.Estimate.Total
@@ -609,6 +663,12 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				r.Started(t)
 			}
 			fr := r.convertRetrying(ctx, t)
+			if lk != nil {
+				r.unclaim(t) // claims the conversion did not replace by records
+			}
+			if t.newPhoto != "" && fr.Status == StatusConverted {
+				fr.Result.Warnings = append(fr.Result.Warnings, t.newPhoto)
+			}
 			finish(i, fr)
 			// Return this file's buffers before the next file allocates:
 			// they are pointer-free, so a collection is cheap.
@@ -642,17 +702,6 @@ func (r *Runner) Triage(p *Plan) {
 	}
 }
 
-// lockKey is a task's lock key: its input's path relative to its input
-// root, with the output stem it maps to (unique within a run, the same in
-// every run over the same folders, whatever the variants).
-func lockKey(t Task) string {
-	stem := t.OutputRel
-	if len(t.Outputs) > 0 {
-		stem = strings.TrimSuffix(t.OutputRel, t.Outputs[0].Variant.Suffix())
-	}
-	return t.Rel + "\x00" + stem
-}
-
 // checkFormatLimits fails a file before decoding when a variant's image
 // would be larger than its format can hold: WebP stores at most
 // encode.MaxWebPSide pixels a side (a panorama's full-size WebP).
@@ -676,6 +725,9 @@ func checkFormatLimits(in string, fi FileInfo, s Settings) error {
 // otherInputErr is the failure of t when its output o was written from
 // another input that still exists.
 func otherInputErr(t Task, o Output, other *state.OtherInputError) error {
+	if other.Claim {
+		return fmt.Errorf("%s: its output %s was being written from %s by a run that did not finish, and that file still exists; two inputs map to one output: convert this folder into another output directory (or, if %s is not that file's picture, move it away)", t.Input, o.Path, other.Input, o.Path)
+	}
 	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory", t.Input, o.Path, other.Input)
 }
 
@@ -719,16 +771,32 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		fr.Reason = "still being written (its size or time changed during the run)"
 		return fr, nil, true
 	}
+	deleted := 0
 	for i, o := range t.Outputs {
-		// Not even --force replaces a directory or other non-file: fail
+		// Not even --overwrite replaces a directory or other non-file: fail
 		// before decoding, and before any output of the file is written.
 		if fi, err := os.Lstat(o.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
 			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, fileKind(fi.Mode()))
 			return fr, nil, true
 		}
-		if !r.Force && !r.hasRecord(o.Rel) && !writtenByRawbatch(o.Path) {
-			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %s exists and was not written by rawbatch; move it away, or use --force to overwrite it", t.Input, o.Path)
-			return fr, nil, true
+		own := r.ownerOf(o)
+		if own == outForeign || own == outChanged {
+			// Not even --overwrite writes over another input's output.
+			var other *state.OtherInputError
+			if r.State != nil && errors.As(r.State.CheckOther(r.want(t, o)), &other) {
+				fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
+				return fr, nil, true
+			}
+			if !r.Overwrite {
+				fr.Status, fr.Err = StatusFailed, notOursErr(t, o, own)
+				return fr, nil, true
+			}
+			pending = append(pending, i)
+			continue
+		}
+		if own == outDeleted && r.NoRecreate {
+			deleted++
+			continue
 		}
 		if r.State == nil {
 			pending = append(pending, i)
@@ -775,7 +843,9 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 	}
 	if len(pending) == 0 {
 		fr.Reason = "up to date"
-		if r.Force {
+		if deleted > 0 {
+			fr.Reason = "output deleted; --no-recreate"
+		} else if r.Force {
 			fr.Reason = "up to date (converted by another run since this one started)"
 		}
 		return fr, nil, true
@@ -812,10 +882,16 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 	}
 	checked := time.Now()
 	hash, size, mtime, err := state.HashFile(t.Input)
-	if err != nil || (t.Size != 0 && (size != t.Size || !mtime.Equal(t.ModTime))) {
-		// Converted from a file that was still changing: do not keep it.
+	// The content decoded (hashed just before decoding) must still be the
+	// input's: a replacement with the same size and time (cp -p, rsync -a)
+	// would otherwise keep the old picture for good.
+	decoded := fr.Result.InputHash
+	if err != nil || (t.Size != 0 && (size != t.Size || !mtime.Equal(t.ModTime))) || (decoded != "" && decoded != hash) {
+		// Converted from a file that was still changing: do not keep it,
+		// nor a record of an earlier output, so the next run converts it.
 		for _, o := range t.pending() {
 			os.Remove(o.Path)
+			r.State.Remove(o.Rel)
 		}
 		fr.Status, fr.Reason = StatusSkipped, "still being written (it changed during the conversion)"
 		if errors.Is(err, fs.ErrNotExist) {
@@ -823,17 +899,28 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 		}
 		return fr
 	}
+	var failed []error
 	for _, o := range t.pending() {
-		out, err := os.Stat(o.Path)
+		// The output's own hash, so that a later edit or replacement by
+		// another program is told from rawbatch's file (OutputMatches).
+		oh, osize, omtime, err := state.HashFile(o.Path)
 		if err != nil {
 			continue
 		}
 		rec := &state.Record{Input: t.Input, InputAbs: t.absInput(), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
 			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version(),
-			Output: o.Rel, OutputSize: out.Size()}
-		if err := r.State.Save(rec); err != nil {
-			fr.Result.Warnings = append(fr.Result.Warnings, "could not save its up-to-date record: "+err.Error())
+			Output: o.Rel, OutputSize: osize, OutputHash: oh, OutputMTime: omtime}
+		rec.CaptureTime, rec.Camera = photoID(t.Info.Header)
+		if err := r.saveRecord(rec); err != nil {
+			// An earlier record would now disagree with the new output
+			// and make it look changed by another program: drop it.
+			r.State.Remove(o.Rel)
+			failed = append(failed, err)
 		}
+	}
+	if len(failed) > 0 {
+		fr.Status = StatusFailed
+		fr.Err = fmt.Errorf("%s: converted, but %w (the output is kept; the next run converts it again): %w", t.Input, ErrRecordNotSaved, errors.Join(failed...))
 	}
 	return fr
 }

@@ -98,6 +98,11 @@ type Result struct {
 	Decoded, FromCache bool
 	// Variants are the files written, in the order asked.
 	Variants []VariantResult
+	// InputHash is the hash of the input's content taken just before it
+	// was decoded ("xxh3:<16 hex>", state.HashFile; "" if unread): the
+	// up-to-date record keeps it, and an input whose content differs after
+	// the conversion changed while it was converted.
+	InputHash string `json:",omitempty"`
 }
 
 // StageTiming is the wall time one stage took.
@@ -200,9 +205,11 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 		}
 		return nil
 	}
+	res.InputHash = decodedHash(in)
 	if err := perFile("open", "demosaic"); err != nil {
 		return res, err
 	}
+	fault.At(fault.Decoded, in)
 	res.FromCache = j.cached != nil
 	// Now that the size is known: downscaled variants first (stable).
 	var first, rest []*variantJob

@@ -298,9 +298,14 @@ func writeAtomic(path string, data []byte) error {
 func FailureKind(err error) string { return errKind(err) }
 
 // errKind names the kind of a failure for failed.jsonl: rawerr's kinds,
-// "over-budget", "crashed", "timeout", or "error".
+// "over-budget", "crashed", "timeout", "not-ours" (a file rawbatch did
+// not write at an output path), "record-not-saved", or "error".
 func errKind(err error) string {
 	switch {
+	case errors.Is(err, ErrNotOurs):
+		return "not-ours"
+	case errors.Is(err, ErrRecordNotSaved):
+		return "record-not-saved"
 	case errors.Is(err, budget.ErrOverBudget):
 		return "over-budget"
 	case errors.Is(err, ErrCrashed):

@@ -116,7 +116,9 @@ type workerReply struct {
 // FaultEnv names the environment variable of the fault hooks read by
 // workers in test builds: "crash=NAME" makes the decode of the input whose
 // base name is NAME die with SIGSEGV, "hang=NAME" makes it hang,
-// "hangheader=NAME" makes LibRaw's header open of NAME never return;
+// "hangheader=NAME" makes LibRaw's header open of NAME never return,
+// "gate=NAME" makes it wait at a gate before decoding, "rewrite=NAME"
+// rewrites it in place once decoded (see package pipeline/faulttest);
 // several are separated by commas. The hooks exist only in binaries that
 // import package pipeline/faulttest (test binaries): a release rawbatch
 // ignores the variable.

@@ -49,6 +49,13 @@ type ConvertConfig struct {
 	// Warnings are the warnings about the settings (RAWBATCH_* typos).
 	Resolved map[string]any
 	Warnings []string
+
+	// Overwrite: write over files rawbatch did not write (--overwrite);
+	// NoRecreate: do not make again outputs the user deleted.
+	Overwrite, NoRecreate bool
+	// LockWaitOther bounds the wait for a run making other outputs of a
+	// file: --lock-wait when given, else pipeline.DefaultLockWaitOther.
+	LockWaitOther time.Duration
 }
 
 // convertConfig reads and validates the convert settings from v.
@@ -119,8 +126,18 @@ func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
 	if c.Force, err = cast.ToBoolE(v.Get("force")); err != nil {
 		return c, fmt.Errorf("--force: %q is not true or false", v.GetString("force"))
 	}
+	if c.Overwrite, err = cast.ToBoolE(v.Get("overwrite")); err != nil {
+		return c, fmt.Errorf("--overwrite: %q is not true or false", v.GetString("overwrite"))
+	}
+	if c.NoRecreate, err = cast.ToBoolE(v.Get("no-recreate")); err != nil {
+		return c, fmt.Errorf("--no-recreate: %q is not true or false", v.GetString("no-recreate"))
+	}
 	if c.LockWait, err = duration(v, "lock-wait"); err != nil {
 		return c, err
+	}
+	c.LockWaitOther = pipeline.DefaultLockWaitOther
+	if sourceOf(v, "lock-wait") != unset {
+		c.LockWaitOther = c.LockWait
 	}
 	if c.MinAge, err = duration(v, "min-age"); err != nil {
 		return c, err

@@ -74,8 +74,10 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 1 if OUTDIR cannot be written, as the run would)")
 	f.Duration("timeout", 0, "longest one file may take before its worker is killed (default 60s + 3s per megapixel)")
 	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)")
-	f.Bool("force", false, "convert every file, even when its output is up to date")
-	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on)")
+	f.Bool("force", false, "convert every file again, even when rawbatch's output is up to date (never over a file rawbatch did not write: see --overwrite)")
+	f.Bool("overwrite", false, "also write over files at output paths that rawbatch did not write, or that changed since it wrote them (never over an input or another input's output)")
+	f.Bool("no-recreate", false, "do not make again an output that rawbatch wrote and that was deleted since (culling)")
+	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on); when not given, a run making other outputs of the file (other variants, another input of the same name) is waited for up to 10m, then the file fails")
 	f.Duration("min-age", 2*time.Second, "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
 	f.String("report", "", "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output or another existing file)")
@@ -186,8 +188,8 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	}
 	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
 		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
-		State: store, Force: cfg.Force, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
-		Locks: locks, LockWait: cfg.LockWait, MinAge: cfg.MinAge, Retries: cfg.Retries,
+		State: store, Force: cfg.Force, Overwrite: cfg.Overwrite, NoRecreate: cfg.NoRecreate, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
+		Locks: locks, LockWait: cfg.LockWait, LockWaitOther: cfg.LockWaitOther, MinAge: cfg.MinAge, Retries: cfg.Retries,
 		CacheDir: cfg.CacheDir, CacheMax: cfg.CacheSize, KeepCache: cfg.KeepCache}
 	if planHook != nil {
 		planHook(ctx)
@@ -366,8 +368,12 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 			outs = []pipeline.Output{{Variant: cfg.Settings.OutputVariants()[0], Path: t.Output}}
 		}
 		if t.Done != nil {
+			note := "skip: " + t.Done.Reason
+			if t.Done.Status == pipeline.StatusFailed { // a file rawbatch did not write at an output path, ...
+				note, fail = "would fail: "+t.Done.Err.Error(), fail+1
+			}
 			for _, o := range outs {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\tskip: %s\n", t.Input, o.Path, t.Done.Reason)
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", t.Input, o.Path, note)
 			}
 			continue
 		}

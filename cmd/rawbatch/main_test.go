@@ -66,6 +66,9 @@ func TestScripts(t *testing.T) {
 			"rbpaths":   cmdReportPaths,
 			"jsonl":     cmdJSONLines,
 			"dryreal":   cmdDryReal,
+			"waitfile":  cmdWaitFile,
+			"imgdiff":   cmdImgDiff,
+			"synthat":   cmdSynthDNGAt,
 		},
 	})
 }

@@ -12,6 +12,14 @@
 //   - hangtemp=NAME: the conversion of NAME blocks for ever once its
 //     temporary outputs are written, before they are renamed into place
 //     (appending its pid to $RAWBATCH_TEST_FAULT_PIDS, as hangheader);
+//   - gate=NAME: the worker converting NAME creates the file
+//     $RAWBATCH_TEST_GATE.ready, then waits before decoding until the file
+//     $RAWBATCH_TEST_GATE exists (GateEnv): scripts hold one run in the
+//     middle of a conversion, its locks taken, while another run starts;
+//   - rewrite=NAME: once NAME is decoded, the worker rewrites it in place
+//     (same inode) with the content of the file $RAWBATCH_TEST_REWRITE,
+//     keeping its modification time, as `cp -p` or `rsync -a --inplace` of
+//     another photograph of the same size would (RewriteEnv);
 //   - hangheader=NAME: LibRaw's header open of NAME never returns (a C call
 //     that blocks forever, as LibRaw's open does on some damaged CR3 files).
 //
@@ -23,6 +31,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
@@ -37,7 +46,47 @@ const Env = "RAWBATCH_TEST_FAULT"
 // use it to check which process hung and that it was killed.
 const PIDFileEnv = "RAWBATCH_TEST_FAULT_PIDS"
 
+// GateEnv names the gate file of the gate fault.
+const GateEnv = "RAWBATCH_TEST_GATE"
+
+// RewriteEnv names the file whose content the rewrite fault writes.
+const RewriteEnv = "RAWBATCH_TEST_REWRITE"
+
 func init() { fault.Hook = hook }
+
+// gate announces that it is waiting and waits for the gate to open
+// (polling every 10 ms; no limit: the run's --timeout kills a worker left
+// waiting).
+func gate() {
+	g := os.Getenv(GateEnv)
+	if g == "" {
+		return
+	}
+	os.WriteFile(g+".ready", nil, 0o644)
+	for {
+		if _, err := os.Stat(g); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// rewriteInPlace overwrites in with the bytes of $RAWBATCH_TEST_REWRITE
+// and restores in's modification time.
+func rewriteInPlace(in string) {
+	src := os.Getenv(RewriteEnv)
+	st, err := os.Stat(in)
+	if src == "" || err != nil {
+		return
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return
+	}
+	if os.WriteFile(in, b, 0o644) == nil {
+		os.Chtimes(in, time.Now(), st.ModTime())
+	}
+}
 
 func hook(point, input string) {
 	spec := os.Getenv(Env)
@@ -53,6 +102,10 @@ func hook(point, input string) {
 		switch {
 		case point == fault.Decode && kind == "crash":
 			libraw.CrashForTest()
+		case point == fault.Decode && kind == "gate":
+			gate()
+		case point == fault.Decoded && kind == "rewrite":
+			rewriteInPlace(input)
 		case point == fault.Decode && kind == "hang":
 			select {}
 		case point == fault.Decode && kind == "delete", point == fault.Converted && kind == "deleteafter":

@@ -134,6 +134,26 @@ type Record struct {
 	Output string `json:"output"`
 	// OutputSize is the output's size in bytes.
 	OutputSize int64 `json:"output_size"`
+	// OutputHash is "xxh3:<16 hex>", XXH3-64 of the output's content when
+	// rawbatch wrote it, and OutputMTime the output's modification time
+	// then: an output whose content no longer matches (another program
+	// edited or replaced it) is not rawbatch's any more (OutputMatches).
+	// "" and zero in older records, which are compared by size only.
+	OutputHash  string    `json:"output_hash,omitempty"`
+	OutputMTime time.Time `json:"output_mtime,omitzero"`
+	// CaptureTime is the photograph's capture time as read from the
+	// input's header (EXIF DateTimeOriginal, wall time
+	// "2006:01:02 15:04:05.999999999"), and Camera its "Make Model"; with
+	// them a different photograph at a path used before (a reformatted
+	// card) is told from an edit of the same one. "" when unknown.
+	CaptureTime string `json:"capture_time,omitempty"`
+	Camera      string `json:"camera,omitempty"`
+	// Claim marks a claim record (see Claim): the output is being written
+	// from Input by the run with process id ClaimPID, under the output's
+	// lock. It says only who may write the output, nothing about an
+	// output file; the record written after the conversion replaces it.
+	Claim    bool `json:"claim,omitempty"`
+	ClaimPID int  `json:"claim_pid,omitempty"`
 	// Written is when the output was written. Save fills in time.Now()
 	// when zero.
 	Written time.Time `json:"written"`
@@ -405,9 +425,16 @@ type Want struct {
 type OtherInputError struct {
 	Output string // the output, relative to OUTDIR
 	Input  string // the input it was written from (absolute path)
+	// Claim: the record is a claim (Store.Claim) left by a run that did
+	// not finish, and the output file exists: it may hold that input's
+	// picture.
+	Claim bool
 }
 
 func (e *OtherInputError) Error() string {
+	if e.Claim {
+		return fmt.Sprintf("%s was being written from %s, another file that still exists, by a run that did not finish", e.Output, e.Input)
+	}
 	return fmt.Sprintf("%s was written from %s, another file that still exists", e.Output, e.Input)
 }
 
@@ -420,17 +447,28 @@ func (s *Store) CheckOther(w Want) error {
 	if err != nil {
 		return nil
 	}
-	if other := otherInput(rec, w); other != "" {
-		return &OtherInputError{Output: rec.Output, Input: other}
+	if other := s.otherInput(rec, w); other != "" {
+		return &OtherInputError{Output: rec.Output, Input: other, Claim: rec.Claim}
 	}
 	return nil
 }
 
 // otherInput returns rec's input when it is another existing file than
-// w's, else "".
-func otherInput(rec *Record, w Want) string {
+// w's, else "". A claim counts only while the output file exists: without
+// it there is no picture to protect (its run is still converting, under
+// the lock, or died before writing anything).
+func (s *Store) otherInput(rec *Record, w Want) string {
 	if rec.InputAbs == "" || w.InputAbs == "" || rec.InputAbs == w.InputAbs {
 		return ""
+	}
+	if rec.Claim {
+		out := w.OutputPath
+		if out == "" {
+			out = filepath.Join(s.outDir, filepath.FromSlash(rec.Output))
+		}
+		if _, err := os.Lstat(out); err != nil {
+			return ""
+		}
 	}
 	theirs, err := os.Stat(rec.InputAbs)
 	if err != nil {
@@ -473,7 +511,9 @@ type Verdict struct {
 
 // Check decides whether the output of w is up to date, reading the input only
 // when needed. In order:
-//   - no record (or an unreadable one), other format Version, other
+//   - a record naming another input that still exists, or such a claim
+//     while the output file exists → *OtherInputError;
+//   - no record (or an unreadable one, or a claim), other format Version, other
 //     SettingsHash, other Rawbatch or LibRaw version → stale;
 //   - output missing, not a regular file, or its size ≠ record's → stale;
 //   - input size ≠ record's → stale, without hashing;
@@ -496,10 +536,12 @@ func (s *Store) Check(w Want) (Verdict, error) {
 	case err != nil:
 		return Verdict{}, err
 	}
-	if other := otherInput(rec, w); other != "" {
-		return Verdict{}, &OtherInputError{Output: rec.Output, Input: other}
+	if other := s.otherInput(rec, w); other != "" {
+		return Verdict{}, &OtherInputError{Output: rec.Output, Input: other, Claim: rec.Claim}
 	}
 	switch {
+	case rec.Claim:
+		return Verdict{Reason: ReasonNoRecord}, nil
 	case rec.Version != CurrentVersion:
 		return Verdict{Reason: ReasonFormatChanged}, nil
 	case rec.SettingsHash != w.SettingsHash:

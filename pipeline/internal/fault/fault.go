@@ -9,6 +9,9 @@ package fault
 const (
 	// Decode: a worker is about to convert an input (before LibRaw opens it).
 	Decode = "decode"
+	// Decoded: the input is decoded (demosaiced), before any output is
+	// written.
+	Decoded = "decoded"
 	// Renaming: every temporary output of an input is written (and closed),
 	// and is about to be renamed into place.
 	Renaming = "renaming"
