@@ -15,6 +15,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
+	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/resize"
 )
@@ -397,7 +398,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(v.tmp, 0o644)
+		err = os.Chmod(v.tmp, fileperm.File())
 	}
 	v.quant = nil
 	return err

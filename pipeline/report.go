@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -146,7 +147,7 @@ func writeAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp, 0o644)
+		err = os.Chmod(tmp, fileperm.File())
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)
