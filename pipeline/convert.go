@@ -579,10 +579,12 @@ func stageTone(_ context.Context, j *job) error {
 
 // Metadata is below; the per-variant stages are in render.go.
 
-// Metadata returns the EXIF fields carried into the output file: LibRaw's
-// camera names and lens, and the capture fields from the file's own EXIF
-// (hdr) when it was read, since LibRaw reports defaults (1 s, f/1) for
-// fields a file lacks; LibRaw's values otherwise.
+// Metadata returns the EXIF fields carried into the output file: the
+// file's own Make, Model, date strings and capture fields (hdr.EXIF) when
+// its header was read, since LibRaw normalises camera names ("EOS 30D" for
+// "Canon EOS 30D"), rebuilds dates through mktime and reports defaults
+// (1 s, f/1) for fields a file lacks; LibRaw's values otherwise (and
+// LibRaw's lens when the file names none).
 func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 	md := encode.Metadata{
 		Make: in.Make, Model: in.Model, Lens: in.Lens,
@@ -604,6 +606,7 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 		if !e.DateTime.IsZero() {
 			md.DateTime = e.DateTime
 		}
+		md.Dates = encode.Dates(e.Dates)
 	}
 	return md
 }
