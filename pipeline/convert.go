@@ -607,6 +607,14 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 			md.DateTime = e.DateTime
 		}
 		md.Dates = encode.Dates(e.Dates)
+		// Make and Model as the file writes them ("Canon EOS 30D"), not
+		// LibRaw's normalised names ("EOS 30D"); LibRaw's when it has none.
+		if e.Make != "" {
+			md.Make = e.Make
+		}
+		if e.Model != "" {
+			md.Model = e.Model
+		}
 	}
 	return md
 }
