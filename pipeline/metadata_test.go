@@ -99,3 +99,34 @@ func TestMetadataMakeModelStubs(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputICCDescriptions converts one synthetic DNG into every colour
+// space and format and reads each output's profile description back with
+// exiftool (issue 9.31): editors show "Adobe RGB (1998) compatible", not
+// the compact profile's "A98C".
+func TestOutputICCDescriptions(t *testing.T) {
+	bin := needTool(t, "exiftool")
+	dir := t.TempDir()
+	in := writeChart(t, dir, testChart(), 1, 0)
+	want := map[string]string{
+		"srgb": "sRGB IEC61966-2.1", "displayp3": "Display P3", "adobergb": "Adobe RGB (1998) compatible",
+		"prophoto": "ProPhoto RGB", "rec2020": "Rec. ITU-R BT.2020",
+	}
+	var outs []OutputSpec
+	for space := range want {
+		for _, f := range []struct{ format, ext string }{{"jpeg", "jpg"}, {"tiff16", "tif"}, {"webp", "webp"}, {"png8", "png"}, {"png16", "16.png"}} {
+			name := space + "-" + f.format
+			outs = append(outs, OutputSpec{Variant: Variant{Name: name, Format: f.format, Space: space, Size: 32},
+				Path: filepath.Join(dir, "c."+name+"."+f.ext)})
+		}
+	}
+	if _, err := ConvertVariants(context.Background(), in, outs, referenceSettings(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		got := exiftoolTags(t, bin, o.Path, false, "ICC_Profile:ProfileDescription")[0]
+		if w := want[o.Variant.Space]; got != w {
+			t.Errorf("%s: profile description %q, want %q", filepath.Base(o.Path), got, w)
+		}
+	}
+}
