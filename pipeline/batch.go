@@ -572,9 +572,11 @@ func SettingsHash(s Settings) string {
 }
 
 // outputHash is the settings hash of one variant's output: the shared
-// settings and the variant's own (format, size, quality, space, sharpen).
+// settings and the variant's own (format, size, quality, space, sharpen,
+// and the TIFF compression when there is one).
 func outputHash(base string, v Variant) string {
-	return state.HashSettings(base, v.Name, v.Format, fmt.Sprint(v.Size), fmt.Sprint(v.Quality), v.Space, fmt.Sprint(v.Sharpen))
+	parts := []string{base, v.Name, v.Format, fmt.Sprint(v.Size), fmt.Sprint(v.Quality), v.Space, fmt.Sprint(v.Sharpen)}
+	return state.HashSettings(append(parts, v.hashParts()...)...)
 }
 
 // expand fills each task's Outputs from the variants of r.Settings (the

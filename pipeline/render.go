@@ -378,9 +378,11 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	case "png8":
 		err = encode.PNG8(bw, v.quant, icc, md)
 	case "tiff16":
-		err = encode.TIFF16Rows(bw, v.rows, icc, md, false)
+		err = encode.TIFF16RowsOptions(bw, v.rows, icc, md, v.spec.Variant.TIFFOptions())
 		v.rows = encode.RowsRGB16{}
 		v.dropFloat()
+	case "tiff8":
+		err = encode.TIFF8(bw, v.quant, icc, md, v.spec.Variant.TIFFOptions())
 	case "webp":
 		err = encode.WebP(bw, v.quant, quality, false, icc, md)
 	case "jpeg":
