@@ -25,7 +25,6 @@ import (
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/resize"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -874,12 +873,8 @@ func checkFormatLimits(in string, fi FileInfo, s Settings) error {
 		w, h = (w+1)/2, (h+1)/2
 	}
 	for _, v := range s.OutputVariants() {
-		if v.Format != "webp" {
-			continue
-		}
-		vw, vh := resize.FitLongEdge(w, h, v.Size)
-		if max(vw, vh) > encode.MaxWebPSide {
-			return fmt.Errorf("%s: variant %s would be %d×%d, larger than WebP's limit of %d pixels a side; give it size=%d or less", in, v.Name, vw, vh, encode.MaxWebPSide, encode.MaxWebPSide)
+		if err := outputSizeError(in, v, w, h, encode.MaxWebPSide); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
-	"github.com/rawbatch/rawbatch/pipeline/resize"
 )
 
 // FileInfo is what rawbatch knows about an input before decoding it.
@@ -106,11 +105,12 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
 	}
 	px := w * h
 	var extra int64
-	for _, v := range vs[:len(vs)-1] {
-		vw, vh := int(w), int(h)
-		if v.Size > 0 {
-			vw, vh = resize.FitLongEdge(vw, vh, v.Size)
-		}
+	others := vs[:len(vs)-1]
+	if lw, lh := last.Fit(int(w), int(h)); int64(lw)*int64(lh) > px {
+		others = vs // an upscaled last variant needs its larger image too
+	}
+	for _, v := range others {
+		vw, vh := v.Fit(int(w), int(h))
 		vpx := int64(vw) * int64(vh)
 		q, e, ef := encoderCost(v)
 		x := 12*px + int64(q)*vpx + int64(e*float64(vpx)) + ef

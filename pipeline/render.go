@@ -54,13 +54,10 @@ func variantSpace(v Variant) *colour.Space {
 	return colour.SRGB
 }
 
-// downscaled reports whether variant v is smaller than the decoded image.
+// downscaled reports whether variant v is resized from the decoded image
+// (smaller, or larger with Upscale).
 func (j *job) downscaled(v *variantJob) bool {
-	size := v.spec.Variant.Size
-	if size <= 0 {
-		return false
-	}
-	dw, dh := resize.FitLongEdge(j.img.W, j.img.H, size)
+	dw, dh := v.spec.Variant.Fit(j.img.W, j.img.H)
 	return dw != j.img.W || dh != j.img.H
 }
 
@@ -81,7 +78,7 @@ func stageResize(_ context.Context, j *job) error {
 		return nil
 	}
 	w, h := j.img.W, j.img.H
-	dw, dh := resize.FitLongEdge(w, h, v.spec.Variant.Size)
+	dw, dh := v.spec.Variant.Fit(w, h)
 	small := resize.Downscale(j.camera, w, h, j.colors, dw, dh)
 	v.img = j.toWorking(small, j.colors, dw, dh, true)
 	v.owned = true
@@ -408,7 +405,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 
 // renderKey identifies what a variant's linear image depends on beyond the
 // shared stages: its colour space, size and sharpening.
-func renderKey(v Variant) string { return fmt.Sprintf("%s/%d/%g", v.Space, v.Size, v.Sharpen) }
+func renderKey(v Variant) string { return fmt.Sprintf("%s/%s/%g", v.Space, v.sizeKey(), v.Sharpen) }
 
 // laterNeedsShared reports whether a variant after v renders from the
 // shared working image: one of another rendition not rendered yet.

@@ -17,8 +17,17 @@ type Variant struct {
 	Name string
 	// Format is jpeg, tiff8, tiff16, webp, png8 or png16 (FormatNames).
 	Format string
-	// Size is the long edge in pixels; 0 keeps the full size.
+	// Size is the long edge in pixels; 0 keeps the full size. At most one
+	// of Size, Width/Height and Percent is set (see Fit).
 	Size int
+	// Width and Height are a box in pixels to fit inside (size=WxH; a side
+	// of 0, as in size=Wx or size=xH, is unbounded).
+	Width, Height int
+	// Percent scales both sides (size=50%), 0 < Percent ≤ 1000.
+	Percent float64
+	// Upscale lets Size, Width/Height or Percent enlarge the image; without
+	// it an image already within the size is written at its full size.
+	Upscale bool
 	// Quality is the JPEG or WebP quality, 1..100 (0: DefaultQuality).
 	// Lossless formats ignore it.
 	Quality int
@@ -63,7 +72,7 @@ var variantSpaces = map[string]*colour.Space{
 }
 
 // VariantSyntax is the syntax of a variant spec (--variant, variants:).
-const VariantSyntax = "NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none]"
+const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none]"
 
 // ParseVariant parses NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE]
 // [,sharpen=AMOUNT], the syntax of --variant. A lossy variant that gives no
@@ -101,8 +110,12 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 		var err error
 		switch key {
 		case "size":
-			if v.Size, err = strconv.Atoi(val); err == nil && v.Size < 1 {
-				return Variant{}, fmt.Errorf("variant %q: size=%s: want a long edge of 1..65535 pixels (leave size out for the full size)", s, val)
+			if err := v.parseSize(s, val); err != nil {
+				return Variant{}, err
+			}
+		case "upscale":
+			if v.Upscale, err = strconv.ParseBool(val); err != nil {
+				return Variant{}, fmt.Errorf("variant %q: upscale=%s: want true or false", s, val)
 			}
 		case "quality":
 			if v.Quality, err = strconv.Atoi(val); err == nil && (v.Quality < 1 || v.Quality > 100) {
@@ -117,7 +130,7 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 		case "predictor":
 			v.Predictor = strings.ToLower(val)
 		default:
-			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, quality, space, sharpen, compress, predictor)", s, k)
+			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, space, sharpen, compress, predictor)", s, k)
 		}
 		if err != nil {
 			return Variant{}, fmt.Errorf("variant %q: %s=%q is not a number", s, k, val)
@@ -162,7 +175,8 @@ func (v Variant) TIFFOptions() encode.TIFFOptions {
 // Normal returns v in its canonical form, so that variants that write the
 // same file compare (and hash) equal: a lossy format's quality 0 becomes
 // DefaultQuality, a lossless format's quality 0 (it has none), a size
-// below 1 is 0 (full size), a sharpening of -0 is 0, compress=none is no
+// below 1 is 0 (full size), a square box is a long edge, 100 % (and more
+// without Upscale) is the full size, a sharpening of -0 is 0, compress=none is no
 // compression (and no predictor), and a compressed TIFF's predictor
 // defaults to horizontal.
 func (v Variant) Normal() Variant {
@@ -175,6 +189,7 @@ func (v Variant) Normal() Variant {
 	if v.Size < 0 {
 		v.Size = 0
 	}
+	v = v.normalSize()
 	if v.Sharpen == 0 {
 		v.Sharpen = 0 // -0 prints as "-0"
 	}
@@ -206,6 +221,9 @@ func (v Variant) Validate() error {
 	}
 	if v.Size < 0 || v.Size > 65535 {
 		return fmt.Errorf("variant %s: size %d out of range 1..65535 (0: full size)", v.Name, v.Size)
+	}
+	if err := v.validateSize(); err != nil {
+		return err
 	}
 	if v.Quality < 0 || v.Quality > 100 {
 		return fmt.Errorf("variant %s: quality %d out of range 1..100", v.Name, v.Quality)
@@ -287,8 +305,9 @@ func CheckVariants(vs []Variant) error {
 // values, so that the outputs those records describe stay up to date.
 func (v Variant) hashParts() []string {
 	v = v.Normal()
+	parts := v.sizeHashParts()
 	if v.Compress == "" {
-		return nil
+		return parts
 	}
-	return []string{"compress=" + v.Compress, "predictor=" + v.Predictor}
+	return append(parts, "compress="+v.Compress, "predictor="+v.Predictor)
 }

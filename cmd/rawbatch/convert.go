@@ -21,7 +21,6 @@ import (
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/resize"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -357,7 +356,7 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 				if cfg.Settings.HalfSize {
 					fw, fh = (fw+1)/2, (fh+1)/2
 				}
-				fw, fh = resize.FitLongEdge(fw, fh, o.Variant.Size)
+				fw, fh = o.Variant.Fit(fw, fh)
 				size = fmt.Sprintf("%dx%d", fw, fh)
 			}
 			e := est
