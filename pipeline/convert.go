@@ -303,14 +303,15 @@ func fileKind(m os.FileMode) string {
 
 // TempPrefix starts the name of every temporary output file; the output's
 // base name and a random suffix follow (".rawbatch-tmp-IMG_1.jpg.123456"),
-// so leftovers of a killed run can be found per output (RemoveTemps).
+// so leftovers of a killed run can be found per output (RemoveTemps). A
+// base name too long for that is shortened (tempStem).
 const TempPrefix = ".rawbatch-tmp-"
 
 // RemoveTemps removes temporary files left for output out by a conversion
 // that was killed; only the holder of out's input lock may call it. It
 // returns how many it removed.
 func RemoveTemps(out string) int {
-	prefix := TempPrefix + filepath.Base(out) + "."
+	prefix := TempPrefix + tempStem(out) + "."
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(out), globEscape(prefix)+"*"))
 	n := 0
 	for _, m := range matches {

@@ -357,7 +357,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	}()
 	// The temporary name has no image extension, so photo importers
 	// watching the folder do not pick it up.
-	f, err := os.CreateTemp(filepath.Dir(out), TempPrefix+filepath.Base(out)+".*")
+	f, err := os.CreateTemp(filepath.Dir(out), tempPattern(out))
 	if err != nil {
 		return err
 	}
