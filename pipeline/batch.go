@@ -24,7 +24,6 @@ import (
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/resize"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -370,9 +369,11 @@ func SettingsHash(s Settings) string {
 }
 
 // outputHash is the settings hash of one variant's output: the shared
-// settings and the variant's own (format, size, quality, space, sharpen).
+// settings and the variant's own (format, size, quality, space, sharpen,
+// and the TIFF compression when there is one).
 func outputHash(base string, v Variant) string {
-	return state.HashSettings(base, v.Name, v.Format, fmt.Sprint(v.Size), fmt.Sprint(v.Quality), v.Space, fmt.Sprint(v.Sharpen))
+	parts := []string{base, v.Name, v.Format, fmt.Sprint(v.Size), fmt.Sprint(v.Quality), v.Space, fmt.Sprint(v.Sharpen)}
+	return state.HashSettings(append(parts, v.hashParts()...)...)
 }
 
 // expand fills each task's Outputs from the variants of r.Settings (the
@@ -711,12 +712,8 @@ func checkFormatLimits(in string, fi FileInfo, s Settings) error {
 		w, h = (w+1)/2, (h+1)/2
 	}
 	for _, v := range s.OutputVariants() {
-		if v.Format != "webp" {
-			continue
-		}
-		vw, vh := resize.FitLongEdge(w, h, v.Size)
-		if max(vw, vh) > encode.MaxWebPSide {
-			return fmt.Errorf("%s: variant %s would be %d×%d, larger than WebP's limit of %d pixels a side; give it size=%d or less", in, v.Name, vw, vh, encode.MaxWebPSide, encode.MaxWebPSide)
+		if err := outputSizeError(in, v, w, h, encode.MaxWebPSide); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -312,14 +312,15 @@ func fileKind(m os.FileMode) string {
 
 // TempPrefix starts the name of every temporary output file; the output's
 // base name and a random suffix follow (".rawbatch-tmp-IMG_1.jpg.123456"),
-// so leftovers of a killed run can be found per output (RemoveTemps).
+// so leftovers of a killed run can be found per output (RemoveTemps). A
+// base name too long for that is shortened (tempStem).
 const TempPrefix = ".rawbatch-tmp-"
 
 // RemoveTemps removes temporary files left for output out by a conversion
 // that was killed (those no live process holds: see CleanStaleTemps). It
 // returns how many it removed.
 func RemoveTemps(out string) int {
-	prefix := TempPrefix + filepath.Base(out) + "."
+	prefix := TempPrefix + tempStem(out) + "."
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(out), globEscape(prefix)+"*"))
 	n := 0
 	for _, m := range matches {
@@ -589,10 +590,12 @@ func stageTone(_ context.Context, j *job) error {
 
 // Metadata is below; the per-variant stages are in render.go.
 
-// Metadata returns the EXIF fields carried into the output file: LibRaw's
-// camera names and lens, and the capture fields from the file's own EXIF
-// (hdr) when it was read, since LibRaw reports defaults (1 s, f/1) for
-// fields a file lacks; LibRaw's values otherwise.
+// Metadata returns the EXIF fields carried into the output file: the
+// file's own Make, Model, date strings and capture fields (hdr.EXIF) when
+// its header was read, since LibRaw normalises camera names ("EOS 30D" for
+// "Canon EOS 30D"), rebuilds dates through mktime and reports defaults
+// (1 s, f/1) for fields a file lacks; LibRaw's values otherwise (and
+// LibRaw's lens when the file names none).
 func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 	md := encode.Metadata{
 		Make: in.Make, Model: in.Model, Lens: in.Lens,
@@ -613,6 +616,15 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 		}
 		if !e.DateTime.IsZero() {
 			md.DateTime = e.DateTime
+		}
+		md.Dates = encode.Dates(e.Dates)
+		// Make and Model as the file writes them ("Canon EOS 30D"), not
+		// LibRaw's normalised names ("EOS 30D"); LibRaw's when it has none.
+		if e.Make != "" {
+			md.Make = e.Make
+		}
+		if e.Model != "" {
+			md.Model = e.Model
 		}
 	}
 	return md

@@ -9,7 +9,6 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
-	"github.com/rawbatch/rawbatch/pipeline/resize"
 )
 
 // FileInfo is what rawbatch knows about an input before decoding it.
@@ -105,7 +104,7 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
 		Width: fi.Width, Height: fi.Height, HalfSize: s.HalfSize,
 		Demosaic: string(s.Demosaic), Threads: threads,
 	}
-	in.OutputBytesPerPixel, in.EncoderBytesPerPixel, in.EncoderFixedBytes = encoderCost(last.Format)
+	in.OutputBytesPerPixel, in.EncoderBytesPerPixel, in.EncoderFixedBytes = encoderCost(last)
 	b := budget.Estimate(in)
 	w, h := int64(fi.Width), int64(fi.Height)
 	if s.HalfSize && fi.CFA {
@@ -113,13 +112,14 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
 	}
 	px := w * h
 	var extra int64
-	for _, v := range vs[:len(vs)-1] {
-		vw, vh := int(w), int(h)
-		if v.Size > 0 {
-			vw, vh = resize.FitLongEdge(vw, vh, v.Size)
-		}
+	others := vs[:len(vs)-1]
+	if lw, lh := last.Fit(int(w), int(h)); int64(lw)*int64(lh) > px {
+		others = vs // an upscaled last variant needs its larger image too
+	}
+	for _, v := range others {
+		vw, vh := v.Fit(int(w), int(h))
 		vpx := int64(vw) * int64(vh)
-		q, e, ef := encoderCost(v.Format)
+		q, e, ef := encoderCost(v)
 		x := 12*px + int64(q)*vpx + int64(e*float64(vpx)) + ef
 		if vpx != px {
 			x += 12 * vpx // the resized image
@@ -138,13 +138,22 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
 // pixel and about 1 MiB), 16-bit TIFF (streamed: no quantised image, one
 // strip and the write buffer), WebP (libwebp: the
 // RGBA copy and about 4 bytes per pixel of its own, plus 2 MiB when the
-// system's libwebp is used, 24 MiB for the WebAssembly runtime otherwise).
-func encoderCost(format string) (quant int, perPixel float64, fixed int64) {
-	switch format {
+// system's libwebp is used, 24 MiB for the WebAssembly runtime otherwise),
+// 8-bit TIFF (the RGBA image). A compressed TIFF holds its compressed
+// strips until the IFD is written (the output is not seekable): counted
+// as 1.5 times the uncompressed samples, LZW's worst case on noise.
+func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
+	var held float64
+	if v.Compress != "" && v.Compress != "none" {
+		held = 1.5 * 3
+	}
+	switch v.Format {
 	case "png16":
 		return 8, 2, 1 << 20
 	case "tiff16":
-		return 0, 0, 1 << 20 // quantised row by row as the strips are written
+		return 0, 2 * held, 1 << 20 // quantised row by row as the strips are written
+	case "tiff8":
+		return 4, held, 1 << 20
 	case "webp":
 		if encode.WebPNative() {
 			return 4, 8, 2 << 20

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
+	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/resize"
 )
@@ -53,13 +54,10 @@ func variantSpace(v Variant) *colour.Space {
 	return colour.SRGB
 }
 
-// downscaled reports whether variant v is smaller than the decoded image.
+// downscaled reports whether variant v is resized from the decoded image
+// (smaller, or larger with Upscale).
 func (j *job) downscaled(v *variantJob) bool {
-	size := v.spec.Variant.Size
-	if size <= 0 {
-		return false
-	}
-	dw, dh := resize.FitLongEdge(j.img.W, j.img.H, size)
+	dw, dh := v.spec.Variant.Fit(j.img.W, j.img.H)
 	return dw != j.img.W || dh != j.img.H
 }
 
@@ -80,7 +78,7 @@ func stageResize(_ context.Context, j *job) error {
 		return nil
 	}
 	w, h := j.img.W, j.img.H
-	dw, dh := resize.FitLongEdge(w, h, v.spec.Variant.Size)
+	dw, dh := v.spec.Variant.Fit(w, h)
 	small := resize.Downscale(j.camera, w, h, j.colors, dw, dh)
 	v.img = j.toWorking(small, j.colors, dw, dh, true)
 	v.owned = true
@@ -359,7 +357,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	}()
 	// The temporary name has no image extension, so photo importers
 	// watching the folder do not pick it up.
-	f, err := createTemp(filepath.Dir(out), TempPrefix+filepath.Base(out)+".*")
+	f, err := createTemp(filepath.Dir(out), tempPattern(out))
 	if err != nil {
 		return err
 	}
@@ -377,9 +375,11 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	case "png8":
 		err = encode.PNG8(bw, v.quant, icc, md)
 	case "tiff16":
-		err = encode.TIFF16Rows(bw, v.rows, icc, md, false)
+		err = encode.TIFF16RowsOptions(bw, v.rows, icc, md, v.spec.Variant.TIFFOptions())
 		v.rows = encode.RowsRGB16{}
 		v.dropFloat()
+	case "tiff8":
+		err = encode.TIFF8(bw, v.quant, icc, md, v.spec.Variant.TIFFOptions())
 	case "webp":
 		err = encode.WebP(bw, v.quant, quality, false, icc, md)
 	case "jpeg":
@@ -397,7 +397,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(v.tmp, 0o644)
+		err = os.Chmod(v.tmp, fileperm.File())
 	}
 	v.quant = nil
 	return err
@@ -405,7 +405,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 
 // renderKey identifies what a variant's linear image depends on beyond the
 // shared stages: its colour space, size and sharpening.
-func renderKey(v Variant) string { return fmt.Sprintf("%s/%d/%g", v.Space, v.Size, v.Sharpen) }
+func renderKey(v Variant) string { return fmt.Sprintf("%s/%s/%g", v.Space, v.sizeKey(), v.Sharpen) }
 
 // laterNeedsShared reports whether a variant after v renders from the
 // shared working image: one of another rendition not rendered yet.

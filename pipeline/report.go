@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -266,7 +267,7 @@ func errText(err error) string {
 
 // writeAtomic writes data to path through a temporary file and a rename.
 func writeAtomic(path string, data []byte) error {
-	f, err := createTemp(filepath.Dir(path), TempPrefix+filepath.Base(path)+".*")
+	f, err := createTemp(filepath.Dir(path), tempPattern(path))
 	if err != nil {
 		return err
 	}
@@ -279,7 +280,7 @@ func writeAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp, 0o644)
+		err = os.Chmod(tmp, fileperm.File())
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)

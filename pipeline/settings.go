@@ -80,21 +80,24 @@ const (
 	PNG16 Format = "png16"
 )
 
-// ParseFormat accepts jpeg (or jpg) and png16.
+// ParseFormat accepts every variant format (FormatNames: jpeg or jpg,
+// tiff8, tiff16, webp, png8, png16), case-insensitively.
 func ParseFormat(s string) (Format, error) {
-	switch strings.ToLower(s) {
-	case "jpeg", "jpg":
-		return JPEG, nil
-	case "png16":
-		return PNG16, nil
+	f := strings.ToLower(s)
+	if f == "jpg" {
+		f = "jpeg"
 	}
-	return "", fmt.Errorf("unknown format %q (want jpeg or png16)", s)
+	if _, ok := variantFormats[f]; ok {
+		return Format(f), nil
+	}
+	return "", fmt.Errorf("unknown format %q (want %s)", s, FormatNames)
 }
 
-// Ext returns the output file extension with its dot.
+// Ext returns the output file extension with its dot (".jpg" for an
+// unknown format).
 func (f Format) Ext() string {
-	if f == PNG16 {
-		return ".png"
+	if ext, ok := variantFormats[string(f)]; ok {
+		return ext
 	}
 	return ".jpg"
 }
@@ -140,8 +143,8 @@ func (s Settings) OutputVariants() []Variant {
 		return out
 	}
 	f := "jpeg"
-	if s.Format == PNG16 {
-		f = "png16"
+	if _, ok := variantFormats[string(s.Format)]; ok {
+		f = string(s.Format)
 	}
 	return []Variant{Variant{Name: "main", Format: f, Quality: s.Quality, Space: "srgb"}.Normal()}
 }

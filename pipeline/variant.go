@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/encode"
 )
 
 // A Variant is one rendition written for each input: its format, size,
@@ -14,10 +15,19 @@ type Variant struct {
 	// Name is "main" for the file named STEM.EXT; any other name gives
 	// STEM.NAME.EXT. 1..MaxVariantName letters, digits, '-' and '_'.
 	Name string
-	// Format is jpeg, tiff16, webp, png8 or png16.
+	// Format is jpeg, tiff8, tiff16, webp, png8 or png16 (FormatNames).
 	Format string
-	// Size is the long edge in pixels; 0 keeps the full size.
+	// Size is the long edge in pixels; 0 keeps the full size. At most one
+	// of Size, Width/Height and Percent is set (see Fit).
 	Size int
+	// Width and Height are a box in pixels to fit inside (size=WxH; a side
+	// of 0, as in size=Wx or size=xH, is unbounded).
+	Width, Height int
+	// Percent scales both sides (size=50%), 0 < Percent ≤ 1000.
+	Percent float64
+	// Upscale lets Size, Width/Height or Percent enlarge the image; without
+	// it an image already within the size is written at its full size.
+	Upscale bool
 	// Quality is the JPEG or WebP quality, 1..100 (0: DefaultQuality).
 	// Lossless formats ignore it.
 	Quality int
@@ -26,6 +36,13 @@ type Variant struct {
 	Space string
 	// Sharpen is the unsharp-mask amount (0: none).
 	Sharpen float64
+	// Compress is a TIFF variant's compression: "" (none; "none" is
+	// normalised to ""), "deflate" or "lzw" (encode.TIFFOptions).
+	Compress string
+	// Predictor is the TIFF predictor used with Compress: "horizontal"
+	// (TIFF 6.0 §14 horizontal differencing, the default) or "none"; ""
+	// when Compress is "".
+	Predictor string
 }
 
 // DefaultQuality is the quality of a lossy variant that gives none.
@@ -36,8 +53,14 @@ const MaxVariantName = 32
 
 // variantFormats maps a variant format to its file extension.
 var variantFormats = map[string]string{
-	"jpeg": ".jpg", "tiff16": ".tif", "webp": ".webp", "png8": ".png", "png16": ".png",
+	"jpeg": ".jpg", "tiff8": ".tif", "tiff16": ".tif", "webp": ".webp", "png8": ".png", "png16": ".png",
 }
+
+// FormatNames lists the output formats, for messages and help.
+const FormatNames = "jpeg, tiff8, tiff16, webp, png8, png16"
+
+// tiffFormats are the variant formats that take compress= and predictor=.
+var tiffFormats = map[string]bool{"tiff8": true, "tiff16": true}
 
 // lossyFormats are the variant formats that use Quality.
 var lossyFormats = map[string]bool{"jpeg": true, "webp": true}
@@ -49,7 +72,7 @@ var variantSpaces = map[string]*colour.Space{
 }
 
 // VariantSyntax is the syntax of a variant spec (--variant, variants:).
-const VariantSyntax = "NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE][,sharpen=AMOUNT]"
+const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none]"
 
 // ParseVariant parses NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE]
 // [,sharpen=AMOUNT], the syntax of --variant. A lossy variant that gives no
@@ -87,8 +110,12 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 		var err error
 		switch key {
 		case "size":
-			if v.Size, err = strconv.Atoi(val); err == nil && v.Size < 1 {
-				return Variant{}, fmt.Errorf("variant %q: size=%s: want a long edge of 1..65535 pixels (leave size out for the full size)", s, val)
+			if err := v.parseSize(s, val); err != nil {
+				return Variant{}, err
+			}
+		case "upscale":
+			if v.Upscale, err = strconv.ParseBool(val); err != nil {
+				return Variant{}, fmt.Errorf("variant %q: upscale=%s: want true or false", s, val)
 			}
 		case "quality":
 			if v.Quality, err = strconv.Atoi(val); err == nil && (v.Quality < 1 || v.Quality > 100) {
@@ -98,8 +125,12 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 			v.Space = strings.ToLower(val)
 		case "sharpen":
 			v.Sharpen, err = strconv.ParseFloat(val, 64)
+		case "compress":
+			v.Compress = strings.ToLower(val)
+		case "predictor":
+			v.Predictor = strings.ToLower(val)
 		default:
-			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, quality, space, sharpen)", s, k)
+			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, space, sharpen, compress, predictor)", s, k)
 		}
 		if err != nil {
 			return Variant{}, fmt.Errorf("variant %q: %s=%q is not a number", s, k, val)
@@ -111,10 +142,43 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 	return v.Normal(), nil
 }
 
+// validateTIFF reports a compress= or predictor= that v's format does not
+// take or that is unknown.
+func (v Variant) validateTIFF() error {
+	if v.Compress == "" && v.Predictor == "" {
+		return nil
+	}
+	if !tiffFormats[v.Format] {
+		return fmt.Errorf("variant %s: compress= and predictor= are for tiff8 and tiff16, not %s", v.Name, v.Format)
+	}
+	switch v.Compress {
+	case "", "none", encode.TIFFDeflate, encode.TIFFLZW:
+	default:
+		return fmt.Errorf("variant %s: unknown compression %q (none, deflate, lzw)", v.Name, v.Compress)
+	}
+	switch v.Predictor {
+	case "", "horizontal", "none":
+	default:
+		return fmt.Errorf("variant %s: unknown predictor %q (horizontal, none)", v.Name, v.Predictor)
+	}
+	if v.Predictor != "" && (v.Compress == "" || v.Compress == "none") {
+		return fmt.Errorf("variant %s: predictor= only applies with compress=deflate or compress=lzw", v.Name)
+	}
+	return nil
+}
+
+// TIFFOptions returns the encoder options of a TIFF variant (Normal).
+func (v Variant) TIFFOptions() encode.TIFFOptions {
+	return encode.TIFFOptions{Compression: v.Compress, Predictor: v.Compress != "" && v.Predictor != "none"}
+}
+
 // Normal returns v in its canonical form, so that variants that write the
 // same file compare (and hash) equal: a lossy format's quality 0 becomes
 // DefaultQuality, a lossless format's quality 0 (it has none), a size
-// below 1 is 0 (full size), and a sharpening of -0 is 0.
+// below 1 is 0 (full size), a square box is a long edge, 100 % (and more
+// without Upscale) is the full size, a sharpening of -0 is 0, compress=none is no
+// compression (and no predictor), and a compressed TIFF's predictor
+// defaults to horizontal.
 func (v Variant) Normal() Variant {
 	switch {
 	case !lossyFormats[v.Format]:
@@ -125,8 +189,18 @@ func (v Variant) Normal() Variant {
 	if v.Size < 0 {
 		v.Size = 0
 	}
+	v = v.normalSize()
 	if v.Sharpen == 0 {
 		v.Sharpen = 0 // -0 prints as "-0"
+	}
+	if v.Compress == "none" {
+		v.Compress = ""
+	}
+	switch {
+	case v.Compress == "":
+		v.Predictor = ""
+	case v.Predictor == "":
+		v.Predictor = "horizontal"
 	}
 	return v
 }
@@ -140,7 +214,7 @@ func (v Variant) Validate() error {
 		return fmt.Errorf("variant name %q: %d characters, at most %d (it becomes part of every file name)", v.Name, len(v.Name), MaxVariantName)
 	}
 	if _, ok := variantFormats[v.Format]; !ok {
-		return fmt.Errorf("variant %s: unknown format %q (jpeg, tiff16, webp, png8, png16)", v.Name, v.Format)
+		return fmt.Errorf("variant %s: unknown format %q (%s)", v.Name, v.Format, FormatNames)
 	}
 	if _, ok := variantSpaces[v.Space]; !ok {
 		return fmt.Errorf("variant %s: unknown colour space %q (srgb, displayp3, adobergb, prophoto, rec2020)", v.Name, v.Space)
@@ -148,13 +222,16 @@ func (v Variant) Validate() error {
 	if v.Size < 0 || v.Size > 65535 {
 		return fmt.Errorf("variant %s: size %d out of range 1..65535 (0: full size)", v.Name, v.Size)
 	}
+	if err := v.validateSize(); err != nil {
+		return err
+	}
 	if v.Quality < 0 || v.Quality > 100 {
 		return fmt.Errorf("variant %s: quality %d out of range 1..100", v.Name, v.Quality)
 	}
 	if !(v.Sharpen >= 0 && v.Sharpen <= 10) {
 		return fmt.Errorf("variant %s: sharpen %g out of range 0..10", v.Name, v.Sharpen)
 	}
-	return nil
+	return v.validateTIFF()
 }
 
 // Ext returns the variant's file extension, with its dot.
@@ -221,4 +298,16 @@ func CheckVariants(vs []Variant) error {
 		suffixes[v.Suffix()] = v.Name
 	}
 	return nil
+}
+
+// hashParts are the settings-hash parts of v's options that were added
+// after the first records were written: none when they have their default
+// values, so that the outputs those records describe stay up to date.
+func (v Variant) hashParts() []string {
+	v = v.Normal()
+	parts := v.sizeHashParts()
+	if v.Compress == "" {
+		return parts
+	}
+	return append(parts, "compress="+v.Compress, "predictor="+v.Predictor)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/resize"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -61,7 +60,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	d := pipeline.DefaultSettings()
 	f := cmd.Flags()
 	f.StringP("output", "o", "", "output directory (created if missing)")
-	f.String("format", string(d.Format), "output format of the single default output: jpeg or png16 (16-bit PNG, lossless); not with --variant or --preset")
+	f.String("format", string(d.Format), "output format of the single default output (sRGB, full size): "+pipeline.FormatNames+"; not with --variant or --preset")
 	f.Int("quality", d.Quality, "JPEG quality, 1..100; also the default quality of JPEG and WebP variants")
 	f.String("demosaic", string(d.Demosaic), "demosaic algorithm: "+pipeline.DemosaicNames)
 	f.String("wb", d.WhiteBalance.String(), "white balance: camera (as shot; daylight with a warning when the file has none), auto (grey world), daylight, or R,G,B multipliers")
@@ -81,7 +80,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Duration("min-age", 2*time.Second, "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
 	f.String("report", "", "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output or another existing file)")
-	f.StringArray("variant", nil, "an output variant NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE][,sharpen=AMOUNT]; repeatable (formats jpeg, tiff16, webp, png8, png16; spaces srgb, displayp3, adobergb, prophoto, rec2020)")
+	f.StringArray("variant", nil, "an output variant "+pipeline.VariantSyntax+"; repeatable (formats "+pipeline.FormatNames+"; spaces srgb, displayp3, adobergb, prophoto, rec2020; compress and predictor for tiff8/tiff16)")
 	f.String("preset", "", "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)")
 	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
 	f.Bool("keep-cache", false, "keep decoded images in the cache after the run, so adding a variant later decodes nothing")
@@ -408,7 +407,7 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 				if cfg.Settings.HalfSize {
 					fw, fh = (fw+1)/2, (fh+1)/2
 				}
-				fw, fh = resize.FitLongEdge(fw, fh, o.Variant.Size)
+				fw, fh = o.Variant.Fit(fw, fh)
 				size = fmt.Sprintf("%dx%d", fw, fh)
 			}
 			e := est

@@ -2,13 +2,16 @@ package colour
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
 )
 
 // The ICC profiles in icc/ are the CC0 "Compact ICC Profiles" of
-// saucecontrol/Compact-ICC-Profiles (see icc/README.md).
+// saucecontrol/Compact-ICC-Profiles (see icc/README.md). They are loaded
+// with their descriptions rewritten to the spaces' full names (see
+// iccDescriptions).
 //
 //go:embed icc/*.icc
 var iccFS embed.FS
@@ -28,7 +31,13 @@ func loadICC() map[string][]byte {
 		if err != nil {
 			panic(err)
 		}
-		m[strings.TrimSuffix(e.Name(), ".icc")] = b
+		name := strings.TrimSuffix(e.Name(), ".icc")
+		if desc, ok := iccDescriptions[name]; ok {
+			if b, err = withICCDescription(b, desc); err != nil {
+				panic(fmt.Sprintf("colour: embedded ICC profile %s: %v", name, err))
+			}
+		}
+		m[name] = b
 	}
 	return m
 }

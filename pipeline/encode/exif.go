@@ -26,16 +26,37 @@ import (
 // negative, NaN or infinite numbers) are omitted from the written EXIF.
 type Metadata struct {
 	Make, Model, Lens, Software string
-	// DateTime is written as DateTimeOriginal (Exif IFD) and DateTime
-	// (IFD0) in the form "2006:01:02 15:04:05", using the wall-clock fields
-	// of the value in its own location (the local time as the camera
-	// recorded it); no time-zone tag is written. A non-zero sub-second part
-	// is written as SubSecTimeOriginal (milliseconds).
-	DateTime     time.Time
+	// DateTime is the capture time for files whose dates are not EXIF
+	// strings (LibRaw's timestamp, CRW): used only when Dates has neither
+	// DateTimeOriginal nor DateTime. It is then written as DateTimeOriginal
+	// (Exif IFD) and DateTime (IFD0) in the form "2006:01:02 15:04:05",
+	// using the wall-clock fields of the value in its own location; a
+	// non-zero sub-second part is written as SubSecTimeOriginal
+	// (milliseconds).
+	DateTime time.Time
+	// Dates are the raw's EXIF date strings, copied byte for byte (see
+	// Dates).
+	Dates        Dates
 	ExposureTime float64 // seconds
 	FNumber      float64 // f-number N (dimensionless)
 	ISO          int     // ISO 12232 sensitivity / speed
 	FocalLength  float64 // mm (actual, not 35 mm equivalent)
+}
+
+// Dates are EXIF date and time strings as the source file stores them
+// (Exif 2.32 §4.6.5): DateTime (IFD0 306), DateTimeOriginal (36867) and
+// DateTimeDigitized (36868) as "YYYY:MM:DD HH:MM:SS", their SubSecTime*
+// (37520–37522) fraction digits and OffsetTime* (36880–36882) "±HH:MM"
+// offsets from UTC. Each non-empty field is written unchanged, so the
+// converting machine's time zone never enters. When DateTimeOriginal is
+// empty, DateTime (with its SubSecTime and OffsetTime) is also written as
+// DateTimeOriginal; when DateTime is empty, DateTimeOriginal (with its
+// SubSec and Offset) is also written as IFD0 DateTime. Same fields as
+// header.Dates, so one converts to the other.
+type Dates struct {
+	DateTime, DateTimeOriginal, DateTimeDigitized       string
+	SubSecTime, SubSecTimeOriginal, SubSecTimeDigitized string
+	OffsetTime, OffsetTimeOriginal, OffsetTimeDigitized string
 }
 
 // TIFF field types (TIFF 6.0 §2, Exif 2.32 §4.6.2).
@@ -62,8 +83,14 @@ const (
 	tagISOSpeed                = 0x8833
 	tagExifVersion             = 0x9000
 	tagDateTimeOriginal        = 0x9003
+	tagDateTimeDigitized       = 0x9004
+	tagOffsetTime              = 0x9010
+	tagOffsetTimeOriginal      = 0x9011
+	tagOffsetTimeDigitized     = 0x9012
 	tagFocalLength             = 0x920A
+	tagSubSecTime              = 0x9290
 	tagSubSecTimeOriginal      = 0x9291
+	tagSubSecTimeDigitized     = 0x9292
 	tagLensModel               = 0xA434
 )
 
@@ -154,8 +181,8 @@ func exposureRational(t float64) (num, den uint32) {
 //	          PhotographicSensitivity/ISOSpeedRatings (SHORT; for ISO > 65535
 //	          it is 65535 and SensitivityType = 3 plus ISOSpeed (LONG) carry
 //	          the value, Exif 2.32 §4.6.5), ExifVersion "0232",
-//	          DateTimeOriginal, FocalLength (RATIONAL, mm),
-//	          SubSecTimeOriginal, LensModel (0xA434)
+//	          DateTimeOriginal, DateTimeDigitized, OffsetTime*,
+//	          FocalLength (RATIONAL, mm), SubSecTime*, LensModel (0xA434)
 //
 // Entries whose Metadata field is zero are omitted; Orientation and
 // ExifVersion are always present. Strings are cut at the first NUL.
@@ -171,12 +198,20 @@ func EXIF(md Metadata) []byte {
 	if md.Software != "" {
 		ifd0 = append(ifd0, asciiEntry(tagSoftware, md.Software))
 	}
-	if !md.DateTime.IsZero() {
-		s := md.DateTime.Format(exifTimeLayout)
-		ifd0 = append(ifd0, asciiEntry(tagDateTime, s))
-		exif = append(exif, asciiEntry(tagDateTimeOriginal, s))
-		if ms := md.DateTime.Nanosecond() / 1e6; ms > 0 {
-			exif = append(exif, asciiEntry(tagSubSecTimeOriginal, fmt.Sprintf("%03d", ms)))
+	d := dates(md)
+	if d.DateTime != "" {
+		ifd0 = append(ifd0, asciiEntry(tagDateTime, d.DateTime))
+	}
+	for _, f := range []struct {
+		tag uint16
+		s   string
+	}{
+		{tagDateTimeOriginal, d.DateTimeOriginal}, {tagDateTimeDigitized, d.DateTimeDigitized},
+		{tagSubSecTime, d.SubSecTime}, {tagSubSecTimeOriginal, d.SubSecTimeOriginal}, {tagSubSecTimeDigitized, d.SubSecTimeDigitized},
+		{tagOffsetTime, d.OffsetTime}, {tagOffsetTimeOriginal, d.OffsetTimeOriginal}, {tagOffsetTimeDigitized, d.OffsetTimeDigitized},
+	} {
+		if f.s != "" {
+			exif = append(exif, asciiEntry(f.tag, f.s))
 		}
 	}
 	if valid(md.ExposureTime) {
@@ -217,6 +252,37 @@ func EXIF(md Metadata) []byte {
 	be.PutUint32(out[exifPtrAt:], uint32(len(out)))
 	out, _ = appendIFD(out, exif, 0)
 	return out
+}
+
+// dates returns the date strings EXIF writes: md.Dates, with
+// DateTimeOriginal and DateTime standing in for each other (see Dates),
+// and md.DateTime formatted when Dates has neither.
+func dates(md Metadata) Dates {
+	d := md.Dates
+	if d.DateTimeOriginal == "" && d.DateTime == "" && !md.DateTime.IsZero() {
+		d.DateTimeOriginal = md.DateTime.Format(exifTimeLayout)
+		if ms := md.DateTime.Nanosecond() / 1e6; ms > 0 {
+			d.SubSecTimeOriginal = fmt.Sprintf("%03d", ms)
+		}
+	}
+	if d.DateTimeOriginal == "" {
+		d.DateTimeOriginal = d.DateTime
+		fill(&d.SubSecTimeOriginal, d.SubSecTime)
+		fill(&d.OffsetTimeOriginal, d.OffsetTime)
+	}
+	if d.DateTime == "" {
+		d.DateTime = d.DateTimeOriginal
+		fill(&d.SubSecTime, d.SubSecTimeOriginal)
+		fill(&d.OffsetTime, d.OffsetTimeOriginal)
+	}
+	return d
+}
+
+// fill sets *p to s when *p is empty.
+func fill(p *string, s string) {
+	if *p == "" {
+		*p = s
+	}
 }
 
 // appendIFD appends an IFD (at the current, even, offset) followed by its

@@ -110,28 +110,49 @@ type RowsRGB16 struct {
 // TIFFStripBytes). With deflate and a writer that cannot seek, the
 // compressed strips are held until the IFD is written, as for TIFF16.
 func TIFF16Rows(w io.Writer, src RowsRGB16, icc []byte, md Metadata, deflate bool) error {
+	p := tiffParams{bytesPerSample: 2, compression: tiffCompressionNone}
+	if deflate {
+		p.compression, p.predictor = tiffCompressionDeflate, true
+	}
+	return writeTIFF(w, src, icc, md, p)
+}
+
+// tiffParams are the layout choices of one TIFF file: 1 or 2 bytes per
+// sample (BitsPerSample 8 or 16), the Compression value, and whether
+// horizontal differencing (Predictor 2) precedes the compression.
+type tiffParams struct {
+	bytesPerSample int
+	compression    uint16
+	predictor      bool
+}
+
+func (p tiffParams) compressed() bool { return p.compression != tiffCompressionNone }
+
+// writeTIFF writes the TIFF of src (rows of 3·bytesPerSample·W bytes) as
+// TIFF16Rows describes, with p's sample size and compression.
+func writeTIFF(w io.Writer, src RowsRGB16, icc []byte, md Metadata, p tiffParams) error {
 	if src.W <= 0 || src.H <= 0 {
 		return errors.New("encode: empty image")
 	}
 	width, height := src.W, src.H
-	rowBytes := 6 * width
+	rowBytes := 3 * p.bytesPerSample * width
 	if width > math.MaxUint32/6 || height > math.MaxUint32 {
 		return errors.New("encode: image too large for TIFF")
 	}
-	if !deflate && uint64(rowBytes)*uint64(height)+uint64(len(icc))+(1<<16) > math.MaxUint32 {
+	if !p.compressed() && uint64(rowBytes)*uint64(height)+uint64(len(icc))+(1<<16) > math.MaxUint32 {
 		return errors.New("encode: uncompressed TIFF would exceed 4 GiB")
 	}
 	rps := max(1, TIFFStripBytes/rowBytes)
 	nStrips := (height + rps - 1) / rps
 
-	st := &tiffStrips{src: src, rowBytes: rowBytes, rps: rps, deflate: deflate}
+	st := &tiffStrips{src: src, rowBytes: rowBytes, rps: rps, p: p}
 	counts := make([]uint32, nStrips)
 
-	if !deflate {
+	if !p.compressed() {
 		for i := range counts {
 			counts[i] = uint32(st.rows(i) * rowBytes)
 		}
-		head, err := tiffIFDs(0, width, height, rps, counts, 0, icc, md, deflate)
+		head, err := tiffIFDs(0, width, height, rps, counts, 0, icc, md, p)
 		if err != nil {
 			return err
 		}
@@ -140,11 +161,11 @@ func TIFF16Rows(w io.Writer, src RowsRGB16, icc []byte, md Metadata, deflate boo
 
 	if ws, ok := w.(io.WriteSeeker); ok {
 		if start, err := ws.Seek(0, io.SeekCurrent); err == nil {
-			return tiffSeekable(ws, start, st, nStrips, width, height, icc, md)
+			return tiffSeekable(ws, start, st, nStrips, width, height, icc, md, p)
 		}
 	}
 
-	// Non-seekable writer with deflate: compress every strip first.
+	// Non-seekable writer with compression: compress every strip first.
 	strips := make([][]byte, nStrips)
 	var total uint64
 	for i := range strips {
@@ -156,7 +177,7 @@ func TIFF16Rows(w io.Writer, src RowsRGB16, icc []byte, md Metadata, deflate boo
 	if total+uint64(len(icc))+(1<<16) > math.MaxUint32 {
 		return errors.New("encode: TIFF would exceed 4 GiB")
 	}
-	head, err := tiffIFDs(0, width, height, rps, counts, 0, icc, md, deflate)
+	head, err := tiffIFDs(0, width, height, rps, counts, 0, icc, md, p)
 	if err != nil {
 		return err
 	}
@@ -180,7 +201,7 @@ func writeHeadFirst(w io.Writer, head []byte, n int, strip func(int) []byte) err
 
 // tiffSeekable writes header, compressed strips, then the IFDs, and patches
 // the header's IFD0 offset.
-func tiffSeekable(ws io.WriteSeeker, start int64, st *tiffStrips, nStrips, width, height int, icc []byte, md Metadata) error {
+func tiffSeekable(ws io.WriteSeeker, start int64, st *tiffStrips, nStrips, width, height int, icc []byte, md Metadata, p tiffParams) error {
 	bw := bufio.NewWriterSize(ws, 1<<16)
 	if _, err := bw.Write([]byte{'M', 'M', 0, 42, 0, 0, 0, 0}); err != nil {
 		return err
@@ -204,7 +225,7 @@ func tiffSeekable(ws io.WriteSeeker, start int64, st *tiffStrips, nStrips, width
 		}
 		pos++
 	}
-	ifds, err := tiffIFDs(int(pos), width, height, st.rps, counts, 8, icc, md, true)
+	ifds, err := tiffIFDs(int(pos), width, height, st.rps, counts, 8, icc, md, p)
 	if err != nil {
 		return err
 	}
@@ -232,15 +253,16 @@ func tiffSeekable(ws io.WriteSeeker, start int64, st *tiffStrips, nStrips, width
 // placed at file offset base. With base 0 the result starts with the 8-byte
 // TIFF header and the strips are taken to follow it directly; otherwise the
 // strips start at stripBase and the result is the IFDs alone.
-func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc []byte, md Metadata, deflate bool) ([]byte, error) {
+func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc []byte, md Metadata, p tiffParams) ([]byte, error) {
 	md0, exif, err := exifEntries(md)
 	if err != nil {
 		return nil, err
 	}
-	compression, predictor := uint16(tiffCompressionNone), uint16(tiffPredictorNone)
-	if deflate {
-		compression, predictor = tiffCompressionDeflate, tiffPredictorHoriz
+	compression, predictor := p.compression, uint16(tiffPredictorNone)
+	if p.predictor && p.compressed() {
+		predictor = tiffPredictorHoriz
 	}
+	bps := byte(8 * p.bytesPerSample)
 	longs := func(tag uint16, v []uint32) ifdEntry {
 		d := make([]byte, 0, 4*len(v))
 		for _, x := range v {
@@ -253,7 +275,7 @@ func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc 
 		ifd0 = append(ifd0,
 			longEntry(tagImageWidth, uint32(width)),
 			longEntry(tagImageLength, uint32(height)),
-			ifdEntry{tagBitsPerSample, typeShort, 3, []byte{0, 16, 0, 16, 0, 16}},
+			ifdEntry{tagBitsPerSample, typeShort, 3, []byte{0, bps, 0, bps, 0, bps}},
 			shortEntry(tagCompression, compression),
 			shortEntry(tagPhotometricInterpretation, 2),
 			longs(tagStripOffsets, offsets),
@@ -266,7 +288,7 @@ func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc 
 			shortEntry(tagResolutionUnit, 2),
 			longEntry(tagExifIFD, exifOff),
 		)
-		if deflate {
+		if p.compressed() {
 			ifd0 = append(ifd0, shortEntry(tagPredictor, predictor))
 		}
 		if len(icc) > 0 {
@@ -367,17 +389,18 @@ func exifEntries(md Metadata) (ifd0, exif []ifdEntry, err error) {
 }
 
 // tiffStrips produces the bytes of one strip at a time into a reused
-// buffer: raw big-endian RGB16 rows, or, with deflate, the predicted rows
-// as one zlib stream.
+// buffer: raw big-endian RGB rows, or, compressed, the rows (predicted
+// when p.predictor) as one zlib stream or one LZW stream.
 type tiffStrips struct {
 	src      RowsRGB16
 	rowBytes int
 	rps      int
-	deflate  bool
+	p        tiffParams
 
 	raw []byte
 	z   bytes.Buffer
 	zw  *zlib.Writer
+	lzw *lzwEncoder
 }
 
 // rows returns the number of rows in strip i.
@@ -395,12 +418,22 @@ func (s *tiffStrips) strip(i int) []byte {
 	for r := 0; r < n; r++ {
 		row := raw[r*s.rowBytes : (r+1)*s.rowBytes]
 		s.src.Row(i*s.rps+r, row)
-		if s.deflate {
+		switch {
+		case !s.p.predictor || !s.p.compressed():
+		case s.p.bytesPerSample == 2:
 			predictRow16(row)
+		default:
+			predictRow8(row)
 		}
 	}
-	if !s.deflate {
+	switch s.p.compression {
+	case tiffCompressionNone:
 		return raw
+	case tiffCompressionLZW:
+		if s.lzw == nil {
+			s.lzw = &lzwEncoder{}
+		}
+		return s.lzw.encode(raw)
 	}
 	s.z.Reset()
 	if s.zw == nil {

@@ -29,6 +29,9 @@ type EXIF struct {
 	ExposureTime, FNumber, FocalLength float64
 	// ISO: EXIF ISOSpeedRatings / PhotographicSensitivity (34855).
 	ISO int
+	// Dates: the date, sub-second and time-offset strings as written
+	// (see Dates); outputs copy these rather than DateTime.
+	Dates Dates
 }
 
 // Limits on what goexif may be given. goexif (rwcarlsen/goexif, 2019) has
@@ -80,6 +83,7 @@ func decodeExif(blob []byte, what string, canon bool) (res exifResult) {
 		return res
 	}
 	res.fill(x)
+	res.Dates = readDates(b)
 	// Maker notes, only for a lens name EXIF lacks: called one by one (not
 	// registered globally) so that a panic in one keeps what was found.
 	if res.Lens != "" {
@@ -233,13 +237,16 @@ func gxTypeSize(t uint16) uint64 {
 // keepTags are the entries goexif is left to decode: the EXIF fields read
 // (IFD0 Make, Model, Orientation, DateTime; Exif ExposureTime, FNumber,
 // ISO, DateTimeOriginal, DateTimeDigitized, FocalLength, LensModel,
-// MakerNote), the Exif IFD pointer, and the Canon maker-note LensModel
+// MakerNote; the SubSecTime and OffsetTime strings of Dates), the Exif IFD
+// pointer, and the Canon maker-note LensModel
 // (0x95). keepNikon is the Nikon maker-note Lens (0x84).
 var (
 	keepTags = map[uint16]bool{
 		tagMake: true, tagModel: true, tagOrientation: true, 306: true, tagExifIFD: true,
 		33434: true, 33437: true, 34855: true, 36867: true, 36868: true, 37386: true, 42036: true,
 		tagMakerNote: true, tagCanonLensModel: true,
+		tagOffsetTime: true, tagOffsetTimeOriginal: true, tagOffsetTimeDigitized: true,
+		tagSubSecTime: true, tagSubSecTimeOriginal: true, tagSubSecTimeDigitized: true,
 	}
 	keepNikon = map[uint16]bool{0x84: true}
 )

@@ -19,6 +19,8 @@ var exifTags = map[uint16]bool{
 	tagMake: true, tagModel: true, tagOrientation: true, 306: true, tagExifIFD: true,
 	33434: true, 33437: true, 34855: true, 36867: true, 36868: true, 37386: true,
 	42036: true, tagMakerNote: true,
+	tagOffsetTime: true, tagOffsetTimeOriginal: true, tagOffsetTimeDigitized: true,
+	tagSubSecTime: true, tagSubSecTimeOriginal: true, tagSubSecTimeDigitized: true,
 }
 
 // parseTIFF reads a TIFF-based RAW (DNG, CR2, NEF, ARW, ORF, RW2, PEF, ...).
@@ -411,6 +413,7 @@ func (o *own) mergeExif(r exifResult) {
 	if e.DateTime.IsZero() {
 		e.DateTime = r.DateTime
 	}
+	e.Dates.merge(r.Dates)
 	if e.ExposureTime == 0 {
 		e.ExposureTime = r.ExposureTime
 	}

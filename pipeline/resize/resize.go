@@ -350,3 +350,49 @@ func FitLongEdge(w, h, long int) (dw, dh int) {
 	}
 	return scale(w, h), long
 }
+
+// Fit returns the size that fits w×h inside a boxW×boxH box keeping the
+// aspect ratio (a side of 0 is unbounded; both 0 is no limit): the
+// limiting side becomes the box's and the other is rounded as in
+// FitLongEdge (at least 1). A long edge L is the box L×L, so Fit(w, h, L,
+// L, false) equals FitLongEdge(w, h, L). Without upscale the image is never
+// enlarged: when it already fits, Fit returns w, h. Non-positive w or h
+// give 0, 0.
+func Fit(w, h, boxW, boxH int, upscale bool) (dw, dh int) {
+	if w <= 0 || h <= 0 {
+		return 0, 0
+	}
+	boxW, boxH = max(boxW, 0), max(boxH, 0)
+	if boxW == 0 && boxH == 0 {
+		return w, h
+	}
+	scale := func(side, num, den int) int {
+		v := (int64(side)*int64(num)*2 + int64(den)) / (2 * int64(den))
+		return int(max(v, 1))
+	}
+	// Width-limited when boxW/w ≤ boxH/h (cross-multiplied, exact).
+	if boxW > 0 && (boxH == 0 || int64(boxW)*int64(h) <= int64(boxH)*int64(w)) {
+		if boxW >= w && !upscale {
+			return w, h
+		}
+		return boxW, scale(h, boxW, w)
+	}
+	if boxH >= h && !upscale {
+		return w, h
+	}
+	return scale(w, boxH, h), boxH
+}
+
+// Scale returns w×h scaled by percent/100, each side rounded to the
+// nearest pixel and at least 1; without upscale a percent above 100 (or
+// not above 0) returns w, h. Non-positive w or h give 0, 0.
+func Scale(w, h int, percent float64, upscale bool) (dw, dh int) {
+	if w <= 0 || h <= 0 {
+		return 0, 0
+	}
+	if !(percent > 0) || (percent >= 100 && !upscale) {
+		return w, h
+	}
+	f := func(s int) int { return max(1, int(math.Round(float64(s)*percent/100))) }
+	return f(w), f(h)
+}

@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
 )
 
 // CurrentVersion is the record format version that Save writes and Check
@@ -72,7 +74,6 @@ const (
 	maxRecordBytes       = 1 << 20
 	hashBufferBytes      = 256 << 10
 	recordDirPermissions = 0o755
-	recordPermissions    = 0o644
 )
 
 var (
@@ -311,7 +312,7 @@ func writeAtomic(p string, data []byte) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if err = f.Chmod(recordPermissions); err != nil {
+	if err = f.Chmod(fileperm.File()); err != nil {
 		return err
 	}
 	if _, err = f.Write(data); err != nil {

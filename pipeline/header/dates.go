@@ -1,0 +1,129 @@
+package header
+
+import (
+	"encoding/binary"
+	"strings"
+)
+
+// Dates are the EXIF date and time strings exactly as the file stores them
+// (ASCII, NUL and surrounding spaces removed), "" when absent. They are
+// copied into outputs as they are: the camera's wall-clock time is never
+// converted to an instant and back, so no time zone of the converting
+// machine (and no daylight-saving gap or overlap in it) can change them.
+// Sources: Exif 2.32 (CIPA DC-008-2019) §4.6.5 Tables 4 and 7; the field
+// names are the standard's (exiftool calls DateTime "ModifyDate" and
+// DateTimeDigitized "CreateDate").
+type Dates struct {
+	// DateTime (IFD0, 306), DateTimeOriginal (36867), DateTimeDigitized
+	// (36868): "YYYY:MM:DD HH:MM:SS" local time as the camera recorded it.
+	DateTime, DateTimeOriginal, DateTimeDigitized string
+	// SubSecTime (37520), SubSecTimeOriginal (37521), SubSecTimeDigitized
+	// (37522): decimal digits of the fraction of a second ("00", "123").
+	SubSecTime, SubSecTimeOriginal, SubSecTimeDigitized string
+	// OffsetTime (36880), OffsetTimeOriginal (36881), OffsetTimeDigitized
+	// (36882): the offset from UTC of the matching date, "+HH:MM"/"-HH:MM".
+	OffsetTime, OffsetTimeOriginal, OffsetTimeDigitized string
+}
+
+// Tag numbers of the Dates fields.
+const (
+	tagDateTime            = 306
+	tagDateTimeOriginal    = 36867
+	tagDateTimeDigitized   = 36868
+	tagOffsetTime          = 36880
+	tagOffsetTimeOriginal  = 36881
+	tagOffsetTimeDigitized = 36882
+	tagSubSecTime          = 37520
+	tagSubSecTimeOriginal  = 37521
+	tagSubSecTimeDigitized = 37522
+	maxDateLen             = 64 // longer ASCII values are not dates: ignored
+)
+
+// fields returns the address of each Dates field by its tag.
+func (d *Dates) fields() map[uint16]*string {
+	return map[uint16]*string{
+		tagDateTime: &d.DateTime, tagDateTimeOriginal: &d.DateTimeOriginal, tagDateTimeDigitized: &d.DateTimeDigitized,
+		tagSubSecTime: &d.SubSecTime, tagSubSecTimeOriginal: &d.SubSecTimeOriginal, tagSubSecTimeDigitized: &d.SubSecTimeDigitized,
+		tagOffsetTime: &d.OffsetTime, tagOffsetTimeOriginal: &d.OffsetTimeOriginal, tagOffsetTimeDigitized: &d.OffsetTimeDigitized,
+	}
+}
+
+// merge fills the empty fields of d from o.
+func (d *Dates) merge(o Dates) {
+	src := o.fields()
+	for tag, p := range d.fields() {
+		if *p == "" {
+			*p = *src[tag]
+		}
+	}
+}
+
+// readDates reads the Dates strings from the first IFD of the TIFF
+// structure b and from the Exif IFD it points at (a CR3 CMT2 block is an
+// Exif IFD stored as IFD0 of its own TIFF, so its dates are in IFD0). b
+// must have passed sanitizeTIFF: every entry is checked again against b
+// here, values outside b or of another type than ASCII are ignored.
+func readDates(b []byte) Dates {
+	var d Dates
+	if len(b) < 8 {
+		return d
+	}
+	p := &gxPass{b: b}
+	switch string(b[:2]) {
+	case "II":
+		p.bo = binary.LittleEndian
+	case "MM":
+		p.bo = binary.BigEndian
+	default:
+		return d
+	}
+	ifd0 := int64(p.bo.Uint32(b[4:]))
+	ifds := []int64{ifd0}
+	if sub, ok := p.pointer(b, ifd0, tagExifIFD); ok && sub != ifd0 {
+		ifds = append(ifds, sub)
+	}
+	fields := d.fields()
+	for _, off := range ifds {
+		for tag, f := range fields {
+			if *f != "" {
+				continue
+			}
+			if e, ok := p.entry(b, off, tag); ok {
+				*f = asciiValue(b, p.bo, e)
+			}
+		}
+	}
+	return d
+}
+
+// asciiValue returns the ASCII value of the 12-byte IFD entry e in b, cut
+// at the first NUL and trimmed of spaces; "" when e is not a short ASCII
+// value that lies in b or holds anything but printable ASCII.
+func asciiValue(b []byte, bo binary.ByteOrder, e []byte) string {
+	if bo.Uint16(e[2:]) != 2 {
+		return ""
+	}
+	n := int64(bo.Uint32(e[4:]))
+	if n == 0 || n > maxDateLen {
+		return ""
+	}
+	var v []byte
+	if n <= 4 {
+		v = e[8 : 8+n]
+	} else {
+		off := int64(bo.Uint32(e[8:]))
+		if off+n > int64(len(b)) {
+			return ""
+		}
+		v = b[off : off+n]
+	}
+	if i := strings.IndexByte(string(v), 0); i >= 0 {
+		v = v[:i]
+	}
+	for _, c := range v {
+		if c < 0x20 || c > 0x7e {
+			return ""
+		}
+	}
+	return strings.TrimSpace(string(v))
+}
