@@ -60,6 +60,7 @@ func TestScripts(t *testing.T) {
 			"report":    cmdReport,
 			"age":       cmdAge,
 			"newline":   cmdNewline,
+			"nomatrix":  cmdNoMatrix,
 		},
 	})
 }
