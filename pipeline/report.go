@@ -45,6 +45,9 @@ type FileReport struct {
 	DurationMS     int64 `json:"duration_ms"`
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string `json:"messages,omitempty"`
+	// Warnings are the file's non-fatal notes (Result.Warnings), e.g. no
+	// colour matrix for the camera.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BuildReport summarises results.
@@ -63,6 +66,7 @@ func BuildReport(results []FileResult) Report {
 			f.Reason = fr.Reason
 		}
 		if fr.Status == StatusConverted {
+			f.Warnings = fr.Result.Warnings
 			for _, v := range fr.Result.Variants {
 				f.Outputs = append(f.Outputs, v.Path)
 			}

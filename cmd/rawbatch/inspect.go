@@ -40,8 +40,8 @@ type inspectRecord struct {
 	EstimatedBytes  int64   `json:"estimated_bytes"`
 	// ColourMatrix: whether LibRaw has a colour matrix for the camera;
 	// absent when LibRaw did not open the file.
-	ColourMatrix *bool `json:"colour_matrix,omitempty"`
-	Error           string  `json:"error,omitempty"`
+	ColourMatrix *bool  `json:"colour_matrix,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 func newInspectCmd() *cobra.Command {
