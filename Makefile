@@ -1,11 +1,23 @@
-# rawbatch — see README.md. Needs Go and LibRaw's headers (Debian: libraw-dev);
-# the tests also use raw-identify and dcraw_emu (Debian: libraw-bin).
+# rawbatch — see README.md. Needs Go, a C/C++ compiler and libjpeg/zlib
+# headers; `make deps` builds the bundled LibRaw 0.21.4 (scripts/libraw.sh)
+# into build/ and rawbatch links it statically. LIBRAW=system builds against
+# the system libraw_r through pkg-config instead (Debian: libraw-dev); the
+# tests then use the system's raw-identify and dcraw_emu (libraw-bin).
 GO       ?= go
 BIN      := bin/rawbatch
 PKGS     := ./...
-APT_PKGS := libraw-dev libraw-bin libwebp-dev pkg-config gcc g++
+APT_PKGS := libraw-dev libraw-bin libwebp-dev libjpeg-dev zlib1g-dev pkg-config gcc g++
+# LIBRAW is bundled (default) or system.
+LIBRAW   ?= bundled
+export LIBRAW
+# GOENV runs a command with the bundled LibRaw's pkg-config file and
+# oracles (raw-identify, dcraw_emu) first when it is built.
+GOENV     = env $$(scripts/libraw.sh env)
+# The LibRaw-specific tests that CI also runs against the system LibRaw:
+# all of the binding and header packages, and these in the others.
+LIBRAW_TESTS := TestLibRaw|TestColourMatchesDcrawEmu|TestRealFilesOutputSize|TestBadInputErrors|TestSonyLossless|TestScripts/(version|inspect|bad_inputs|convert_samples)$$
 
-.PHONY: all build test test-short demo deps lint bench clean
+.PHONY: all build test test-short test-system demo deps libraw lint bench clean
 
 all: build
 
@@ -16,34 +28,47 @@ deps:
 		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PKGS); \
 	fi
+	@scripts/libraw.sh build
 
-build:
-	$(GO) build -trimpath -o $(BIN) ./cmd/rawbatch
+# libraw builds the bundled LibRaw when it is not built yet (nothing with
+# LIBRAW=system).
+libraw:
+	@scripts/libraw.sh build
+
+build: libraw
+	$(GOENV) $(GO) build -trimpath -o $(BIN) ./cmd/rawbatch
 
 # demo: install what is missing, build, and convert the sample files in testdata/raw into ./out.
 demo: deps build
 	./$(BIN) convert testdata/raw -o out; status=$$?; ls -l out; exit $$status
 
-test: lint
-	$(GO) test -count=1 -timeout 15m $(PKGS)
-	$(GO) test -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime 10s -fuzzminimizetime 3s ./pipeline/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s -fuzzminimizetime 3s ./pipeline/header/
+test: lint libraw
+	$(GOENV) $(GO) test -count=1 -timeout 15m $(PKGS)
+	$(GOENV) $(GO) test -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime 10s -fuzzminimizetime 3s ./pipeline/
+	$(GOENV) $(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s -fuzzminimizetime 3s ./pipeline/header/
 
-test-short:
-	$(GO) test -short -count=1 $(PKGS)
+test-short: libraw
+	$(GOENV) $(GO) test -short -count=1 $(PKGS)
 
-lint:
+# test-system runs the LibRaw-specific tests (colour vs dcraw_emu,
+# unsupported-variant gating, header sizes vs raw-identify) against the
+# system LibRaw and its libraw-bin oracles.
+test-system:
+	RAWBATCH_LIBRAW=system LIBRAW=system $(GO) test -count=1 ./pipeline/internal/libraw/ ./pipeline/header/
+	RAWBATCH_LIBRAW=system LIBRAW=system $(GO) test -count=1 -run '$(LIBRAW_TESTS)' ./pipeline/ ./pipeline/synthdng/ ./cmd/rawbatch/
+
+lint: libraw
 	@fmt_out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$fmt_out" ]; then echo "gofmt needed:"; echo "$$fmt_out"; exit 1; fi
-	$(GO) vet $(PKGS)
+	$(GOENV) $(GO) vet $(PKGS)
 
 # bench runs the benchmarks of the memory budget and the pipeline; each
 # prints a table (about 15 minutes on 2 cores, ~2 GB of temporary files).
 BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
-bench:
-	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
-	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500' ./pipeline/
-	$(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkVariants24MP' ./cmd/rawbatch/
+bench: libraw
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500' ./pipeline/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkVariants24MP' ./cmd/rawbatch/
 
 clean:
 	rm -rf bin out

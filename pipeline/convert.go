@@ -513,6 +513,9 @@ func CameraToWorking(rgbCam [3][4]float64) [3][4]float64 {
 }
 
 func stageCameraMatrix(_ context.Context, j *job) error {
+	if w := noMatrixWarning(j.info); w != "" {
+		j.warnings = append(j.warnings, w)
+	}
 	j.img = j.toWorking(j.camera, j.colors, j.img.W, j.img.H, j.colors == 3 && j.cached == nil)
 	j.camera = nil
 	// A cache entry's mapping is no longer read: unmap it now, so its

@@ -242,6 +242,8 @@ func TestBadInputErrors(t *testing.T) {
 	if libraw.VersionNumber() >= 0x001500 {
 		// LibRaw 0.21+ decodes C-RAW; this one's image tracks are pruned.
 		want["craw.cr3"] = rawerr.ErrCorrupt
+		// and it decodes this DNG: not a bad input there.
+		delete(files, "hdr.dng")
 	}
 	for name, b := range files {
 		in := filepath.Join(dir, name)

@@ -216,9 +216,12 @@ type LibRaw struct {
 	// it is the thread-safe build libraw_r.
 	Path       string
 	ThreadSafe bool
+	// Bundled reports whether it is rawbatch's bundled LibRaw, linked
+	// statically (Path is then the executable), rather than the system's.
+	Bundled bool
 }
 
 // LibRawInfo reads the linked LibRaw's version at run time.
 func LibRawInfo() LibRaw {
-	return LibRaw{Version: libraw.Version(), Short: libraw.ShortVersion(), Path: libraw.LibraryPath(), ThreadSafe: libraw.ThreadSafe()}
+	return LibRaw{Version: libraw.Version(), Short: libraw.ShortVersion(), Path: libraw.LibraryPath(), ThreadSafe: libraw.ThreadSafe(), Bundled: libraw.Bundled()}
 }

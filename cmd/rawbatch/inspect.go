@@ -39,7 +39,10 @@ type inspectRecord struct {
 	ISO             int     `json:"iso,omitempty"`
 	FocalLength     float64 `json:"focal_length,omitempty"`
 	EstimatedBytes  int64   `json:"estimated_bytes"`
-	Error           string  `json:"error,omitempty"`
+	// ColourMatrix: whether LibRaw has a colour matrix for the camera;
+	// absent when LibRaw did not open the file.
+	ColourMatrix *bool  `json:"colour_matrix,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 func newInspectCmd() *cobra.Command {
@@ -111,6 +114,10 @@ func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, th
 		if !e.DateTime.IsZero() {
 			r.DateTime = e.DateTime.Format(time.DateTime)
 		}
+		if h.SizeFromLibRaw {
+			known := h.ColourMatrix
+			r.ColourMatrix = &known
+		}
 	}
 	if err != nil {
 		r.Error = err.Error()
@@ -143,6 +150,9 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 		fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
 		if r.SamplesPerPixel > 0 || r.BitsPerSample > 0 { // not known for every format (CRW, ...)
 			fmt.Fprintf(w, "  samples:      %d x %d bits, compression %d\n", r.SamplesPerPixel, r.BitsPerSample, r.Compression)
+		}
+		if r.ColourMatrix != nil {
+			fmt.Fprintf(w, "  colour:       %s\n", colourMatrixLine(*r.ColourMatrix))
 		}
 		if r.Lens != "" {
 			fmt.Fprintf(w, "  lens:         %s\n", r.Lens)

@@ -49,6 +49,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("RAWBATCH_MIN_AGE", "0s")
 			return nil
 		},
+		Condition: libRawCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"rb":        cmdRB,
 			"interrupt": cmdInterrupt,
@@ -69,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"waitfile":  cmdWaitFile,
 			"imgdiff":   cmdImgDiff,
 			"synthat":   cmdSynthDNGAt,
+			"nomatrix":  cmdNoMatrix,
 		},
 	})
 }

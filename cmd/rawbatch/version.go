@@ -68,7 +68,11 @@ func newVersionCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "rawbatch %s\n", Version())
 			fmt.Fprintf(out, "go       %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			fmt.Fprintf(out, "libraw   %s (%s)\n", lib.Version, lib.Path)
+			if lib.Bundled {
+				fmt.Fprintf(out, "libraw   %s (bundled, linked statically)\n", lib.Version)
+			} else {
+				fmt.Fprintf(out, "libraw   %s (system, %s)\n", lib.Version, lib.Path)
+			}
 			fmt.Fprintf(out, "libraw_r %s\n", ts)
 			return nil
 		},

@@ -110,6 +110,11 @@ type Header struct {
 	CRX *CRX
 	// SizeFromLibRaw reports that Width/Height are LibRaw's output size.
 	SizeFromLibRaw bool
+	// ColourMatrix reports, when LibRaw opened the file (SizeFromLibRaw),
+	// whether it has a colour matrix for the camera (from the file or its
+	// own table); without one, conversion falls back to an identity matrix
+	// and the colours are wrong.
+	ColourMatrix bool
 	// LibRawErr is why LibRaw could not open the file (wrapping a rawerr
 	// sentinel), nil when it did or was not asked.
 	LibRawErr error
@@ -409,6 +414,7 @@ func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
 	if ow > 0 && oh > 0 {
 		h.Width, h.Height = ow, oh
 		h.SizeFromLibRaw = true
+		h.ColourMatrix = in.HasColourMatrix()
 	}
 	if in.Make != "" {
 		h.Make, h.Model = in.Make, in.Model

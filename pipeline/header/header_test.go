@@ -331,7 +331,7 @@ func TestCR3(t *testing.T) {
 		if h.RawWidth != c.rawW || h.RawHeight != c.rawH || h.BitsPerSample != 14 || h.CRX.Planes != 4 {
 			t.Errorf("%s: raw %d×%d bits %d planes %d", c.file, h.RawWidth, h.RawHeight, h.BitsPerSample, h.CRX.Planes)
 		}
-		if (c.version == 0x200) != (h.Unsupported != "") {
+		if (c.version == 0x200 && libraw.VersionNumber() < libraw021) != (h.Unsupported != "") {
 			t.Errorf("%s: Unsupported %q", c.file, h.Unsupported)
 		}
 		if h.EXIF.DateTime.IsZero() || h.EXIF.ISO == 0 || h.EXIF.FNumber == 0 || h.EXIF.Lens == "" {
@@ -339,8 +339,9 @@ func TestCR3(t *testing.T) {
 		}
 	}
 	// filetype_fixture.cr3 (EOS R) is in portrait: the header-only size
-	// is the Canon SensorInfo image area rotated.
-	h, _ := Read(filepath.Join(testdata, "stubs", "filetype_fixture.cr3"))
+	// is the Canon SensorInfo image area rotated (LibRaw 0.21, which
+	// identifies it, gives its own size: see TestMatchesRawIdentify).
+	h, _ := readFile(filepath.Join(testdata, "stubs", "filetype_fixture.cr3"), false, nil)
 	if h.Width != 4480 || h.Height != 6720 {
 		t.Errorf("filetype_fixture.cr3: %d×%d, want 4480×6720", h.Width, h.Height)
 	}

@@ -1,6 +1,8 @@
-// Package libraw is rawbatch's thin binding to the system LibRaw, linked
-// through pkg-config as libraw_r, LibRaw's thread-safe build (Debian:
-// libraw-dev). It is the only cgo package of the project.
+// Package libraw is rawbatch's thin binding to LibRaw, linked through
+// pkg-config as libraw_r, LibRaw's thread-safe build: by default the
+// bundled static LibRaw 0.21.4 that scripts/libraw.sh builds (its
+// libraw_r.pc), with LIBRAW=system the system's (Debian: libraw-dev). It is
+// the only cgo package of the project.
 //
 // Rules kept here:
 //   - one Handle per goroutine, created, used and closed on one locked OS
@@ -56,7 +58,10 @@ static int rb_progress_cb(void *data, enum LibRaw_progress stage, int iteration,
 
 static void rb_install(libraw_data_t *lr, rb_ctl *c) {
 	libraw_set_dataerror_handler(lr, rb_data_cb, c);
+#if LIBRAW_VERSION < LIBRAW_MAKE_VERSION(0, 21, 0)
+	// LibRaw 0.21 removed the memory-error callback (it throws instead).
 	libraw_set_memerror_handler(lr, rb_mem_cb, c);
+#endif
 	libraw_set_progress_handler(lr, rb_progress_cb, c);
 }
 
@@ -67,6 +72,15 @@ static long rb_gettid(void) { return syscall(SYS_gettid); }
 // rb_set_threads sets the number of OpenMP threads of parallel regions
 // started from the calling thread (libgomp keeps nthreads-var per thread).
 static void rb_set_threads(int n) { omp_set_num_threads(n); }
+
+// rb_bundled is 1 when the binding is compiled against rawbatch's bundled
+// static libraw_r.a (scripts/libraw.sh's libraw_r.pc defines
+// RB_LIBRAW_BUNDLED), 0 for the system's shared libraw_r.
+#ifdef RB_LIBRAW_BUNDLED
+static int rb_bundled(void) { return 1; }
+#else
+static int rb_bundled(void) { return 0; }
+#endif
 
 // rb_lib_path names the shared object that provides libraw_init.
 static const char *rb_lib_path(void) {
@@ -146,12 +160,22 @@ func ShortVersion() string {
 
 // LibraryPath returns the file name of the shared object that provides
 // LibRaw in this process (from dladdr), e.g.
-// "/lib/x86_64-linux-gnu/libraw_r.so.20".
+// "/lib/x86_64-linux-gnu/libraw_r.so.20"; for the bundled static build it
+// is the executable itself.
 func LibraryPath() string { return C.GoString(C.rb_lib_path()) }
 
+// Bundled reports whether LibRaw is rawbatch's bundled build, linked
+// statically into the binary (scripts/libraw.sh), rather than the system's
+// shared libraw_r found through pkg-config.
+func Bundled() bool { return C.rb_bundled() != 0 }
+
 // ThreadSafe reports whether the linked LibRaw is the thread-safe build
-// libraw_r, judged from the shared object's file name at run time.
+// libraw_r: always for the bundled build (only libraw_r.a is built), else
+// judged from the shared object's file name at run time.
 func ThreadSafe() bool {
+	if Bundled() {
+		return true
+	}
 	p := LibraryPath()
 	for i := len(p) - 1; i >= 0; i-- {
 		if p[i] == '/' {

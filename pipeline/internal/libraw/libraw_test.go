@@ -99,8 +99,20 @@ func TestBadFilesBecomeTypedErrors(t *testing.T) {
 		filepath.Join(testdata, "stubs", "exiftool_Panasonic.rw2"):                 rawerr.ErrCorrupt, // reads past the end
 		filepath.Join(testdata, "stubs", "exiftool_CanonRaw.crw"):                  rawerr.ErrCorrupt,
 	}
+	if VersionNumber() >= 0x001500 {
+		// LibRaw 0.21 decodes this DNG, and reads the CR3 stub (crx
+		// 0x100, cut after its header) until it ends.
+		cases[filepath.Join(testdata, "unsupported", "adobesdk_14_hdr_sdr_profiles.dng")] = nil
+		cases[filepath.Join(testdata, "stubs", "nomexif_canon-r6.cr3")] = rawerr.ErrCorrupt
+	}
 	for path, want := range cases {
 		_, _, _, _, err := decode(path)
+		if want == nil {
+			if err != nil {
+				t.Errorf("%s: %v", filepath.Base(path), err)
+			}
+			continue
+		}
 		if !errors.Is(err, want) {
 			t.Errorf("%s: got %v, want %v", filepath.Base(path), err, want)
 			continue
@@ -210,7 +222,8 @@ func TestOpenLoopOnTruncatedFileEnds(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, rawerr.ErrCorrupt) {
+		// LibRaw 0.21 stops earlier and refuses the cut file.
+		if !errors.Is(err, rawerr.ErrCorrupt) && !(VersionNumber() >= 0x001500 && errors.Is(err, rawerr.ErrUnsupported)) {
 			t.Fatalf("got %v, want ErrCorrupt", err)
 		}
 	case <-time.After(20 * time.Second):

@@ -1,0 +1,266 @@
+package synthdng
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+)
+
+// ARWSpec describes a synthetic Sony lossless-compressed ARW (the
+// "Lossless Compressed RAW" of recent Sony bodies) as LibRaw 0.21 reads it
+// (sony_ljpeg_load_raw): one TIFF IFD with Make "SONY", Compression 7,
+// PhotometricInterpretation 32803 (CFA, RGGB), and the Bayer mosaic cut into
+// tiles, each a lossless JPEG (ITU T.81 process 14, SOF3, predictor 1) of
+// TileWidth/2 × TileLength/2 samples with four components, one per site of
+// a 2×2 Bayer block (top left, top right, bottom left, bottom right).
+type ARWSpec struct {
+	// Width and Height are the mosaic size in pixels; TileWidth and
+	// TileLength the tile size (all even; tiles may overhang the right and
+	// bottom edges).
+	Width, Height, TileWidth, TileLength int
+	// Bits is the sample precision, 12..16; BlackLevel and WhiteLevel
+	// are in raw units (the levels LibRaw applies for the Model, which
+	// the caller reads back with LibRaw).
+	Bits                   int
+	BlackLevel, WhiteLevel int
+	// Model goes to IFD0 Model (272); Make is always "SONY".
+	Model string
+	// Scene gives the linear camera-RGB value (0..1 of WhiteLevel−BlackLevel)
+	// of channel ch (0 R, 1 G, 2 B) at stored pixel (x, y); each site
+	// takes the channel of its CFA colour (CFAColor).
+	Scene func(x, y, ch int) float64
+}
+
+// WriteSonyLosslessARW writes spec to path. Errors: invalid sizes or
+// precision, and those of writing the file.
+func WriteSonyLosslessARW(path string, s ARWSpec) error {
+	if s.Width <= 0 || s.Height <= 0 || s.TileWidth <= 0 || s.TileLength <= 0 ||
+		s.Width%2 != 0 || s.Height%2 != 0 || s.TileWidth%2 != 0 || s.TileLength%2 != 0 {
+		return fmt.Errorf("synthdng: ARW sizes must be positive and even: %d×%d, tiles %d×%d", s.Width, s.Height, s.TileWidth, s.TileLength)
+	}
+	if s.Bits < 12 || s.Bits > 16 || s.WhiteLevel <= s.BlackLevel || s.WhiteLevel >= 1<<s.Bits {
+		return fmt.Errorf("synthdng: ARW precision %d bits with levels %d..%d", s.Bits, s.BlackLevel, s.WhiteLevel)
+	}
+	raw := func(x, y int) int {
+		if x >= s.Width || y >= s.Height {
+			return s.BlackLevel
+		}
+		v := s.Scene(x, y, CFAColor(x, y))
+		r := float64(s.BlackLevel) + math.Max(0, math.Min(1, v))*float64(s.WhiteLevel-s.BlackLevel)
+		return int(math.Round(r))
+	}
+	var tiles [][]byte
+	for ty := 0; ty < s.Height; ty += s.TileLength {
+		for tx := 0; tx < s.Width; tx += s.TileWidth {
+			tiles = append(tiles, ljpegTile(s, tx, ty, raw))
+		}
+	}
+	make_, model := "SONY\x00", s.Model+"\x00"
+	type entry struct {
+		tag, typ uint16
+		vals     []uint32
+		data     []byte
+	}
+	n := len(tiles)
+	entries := []entry{
+		{tag: 254, typ: 4, vals: []uint32{0}},
+		{tag: 256, typ: 4, vals: []uint32{uint32(s.Width)}},
+		{tag: 257, typ: 4, vals: []uint32{uint32(s.Height)}},
+		{tag: 259, typ: 3, vals: []uint32{7}},
+		{tag: 262, typ: 3, vals: []uint32{32803}},
+		{tag: 271, typ: 2, data: []byte(make_)},
+		{tag: 272, typ: 2, data: []byte(model)},
+		{tag: 273, typ: 4, vals: []uint32{0}}, // patched: tile 0
+		{tag: 277, typ: 3, vals: []uint32{1}},
+		{tag: 279, typ: 4, vals: []uint32{uint32(len(tiles[0]))}},
+		{tag: 322, typ: 3, vals: []uint32{uint32(s.TileWidth)}},
+		{tag: 323, typ: 3, vals: []uint32{uint32(s.TileLength)}},
+		{tag: 324, typ: 4, vals: make([]uint32, n)}, // patched
+		{tag: 325, typ: 4, vals: make([]uint32, n)},
+		{tag: 33421, typ: 3, vals: []uint32{2, 2}},
+		{tag: 33422, typ: 1, data: []byte{0, 1, 1, 2}},
+	}
+	for i, t := range tiles {
+		entries[13].vals[i] = uint32(len(t))
+	}
+	le := binary.LittleEndian
+	ifdSize := 2 + 12*len(entries) + 4
+	// Out-of-line values follow the IFD, then the tiles.
+	extra := 8 + ifdSize
+	valueSize := func(e entry) int {
+		if e.data != nil {
+			return len(e.data)
+		}
+		if e.typ == 3 {
+			return 2 * len(e.vals)
+		}
+		return 4 * len(e.vals)
+	}
+	for _, e := range entries {
+		if sz := valueSize(e); sz > 4 {
+			extra += (sz + 1) &^ 1
+		}
+	}
+	off := uint32(extra)
+	for i, t := range tiles {
+		entries[12].vals[i] = off
+		if i == 0 {
+			entries[7].vals[0] = off
+		}
+		off += uint32(len(t))
+	}
+	buf := make([]byte, 0, off)
+	buf = append(buf, 'I', 'I', 42, 0, 8, 0, 0, 0)
+	ifd := make([]byte, ifdSize)
+	le.PutUint16(ifd, uint16(len(entries)))
+	var out []byte
+	next := 8 + ifdSize
+	for i, e := range entries {
+		p := ifd[2+12*i:]
+		le.PutUint16(p, e.tag)
+		le.PutUint16(p[2:], e.typ)
+		var v []byte
+		if e.data != nil {
+			v = e.data
+			le.PutUint32(p[4:], uint32(len(e.data)))
+		} else {
+			le.PutUint32(p[4:], uint32(len(e.vals)))
+			for _, x := range e.vals {
+				if e.typ == 3 {
+					v = le.AppendUint16(v, uint16(x))
+				} else {
+					v = le.AppendUint32(v, x)
+				}
+			}
+		}
+		if len(v) <= 4 {
+			copy(p[8:12], v)
+			continue
+		}
+		le.PutUint32(p[8:], uint32(next+len(out)))
+		out = append(out, v...)
+		if len(v)%2 == 1 {
+			out = append(out, 0)
+		}
+	}
+	buf = append(buf, ifd...)
+	buf = append(buf, out...)
+	for _, t := range tiles {
+		buf = append(buf, t...)
+	}
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		return fmt.Errorf("synthdng: %w", err)
+	}
+	return nil
+}
+
+// ljpegTile encodes the tile at (tx, ty) as a lossless JPEG of four
+// components: sample (jx, jy) of component c is raw site (tx+2jx+c&1,
+// ty+2jy+c>>1). Predictor 1 (left); the first sample of a row is predicted
+// from the first of the row above, the very first from 2^(Bits−1). One
+// Huffman table (0) codes difference categories 0..15 with 4-bit codes.
+func ljpegTile(s ARWSpec, tx, ty int, raw func(x, y int) int) []byte {
+	w, h := s.TileWidth/2, s.TileLength/2
+	var b []byte
+	b = append(b, 0xff, 0xd8)
+	// DHT: table class 0, id 0; 16 symbols (categories 0..15) of length 4.
+	dht := []byte{0x00, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	for c := range 16 {
+		dht = append(dht, byte(c))
+	}
+	b = appendSegment(b, 0xc4, dht)
+	sof := []byte{byte(s.Bits), byte(h >> 8), byte(h), byte(w >> 8), byte(w), 4}
+	for c := range 4 {
+		sof = append(sof, byte(c+1), 0x11, 0)
+	}
+	b = appendSegment(b, 0xc3, sof)
+	sos := []byte{4}
+	for c := range 4 {
+		sos = append(sos, byte(c+1), 0x00)
+	}
+	sos = append(sos, 1, 0, 0) // predictor 1, Se 0, Ah/Al 0
+	b = appendSegment(b, 0xda, sos)
+	bw := bitWriter{out: b}
+	var vpred [4]int
+	for c := range vpred {
+		vpred[c] = 1 << (s.Bits - 1)
+	}
+	var left [4]int
+	for jy := range h {
+		for jx := range w {
+			for c := range 4 {
+				v := raw(tx+2*jx+c&1, ty+2*jy+c>>1)
+				var pred int
+				if jx == 0 {
+					pred = vpred[c]
+					vpred[c] = v
+				} else {
+					pred = left[c]
+				}
+				left[c] = v
+				bw.diff(v - pred)
+			}
+		}
+	}
+	b = bw.flush()
+	return append(b, 0xff, 0xd9)
+}
+
+func appendSegment(b []byte, marker byte, data []byte) []byte {
+	n := len(data) + 2
+	return append(append(b, 0xff, marker, byte(n>>8), byte(n)), data...)
+}
+
+// bitWriter writes JPEG entropy-coded data, most significant bit first,
+// with a 0x00 stuffed after every 0xFF byte.
+type bitWriter struct {
+	out   []byte
+	acc   uint32
+	nbits int
+}
+
+func (w *bitWriter) put(v uint32, n int) {
+	for i := n - 1; i >= 0; i-- {
+		w.acc = w.acc<<1 | (v>>uint(i))&1
+		w.nbits++
+		if w.nbits == 8 {
+			w.byte(byte(w.acc))
+			w.acc, w.nbits = 0, 0
+		}
+	}
+}
+
+func (w *bitWriter) byte(c byte) {
+	w.out = append(w.out, c)
+	if c == 0xff {
+		w.out = append(w.out, 0)
+	}
+}
+
+// diff writes a difference as its category's 4-bit code (the category
+// itself) and the category's magnitude bits (T.81 F.1.2.1).
+func (w *bitWriter) diff(d int) {
+	cat, m := 0, d
+	if m < 0 {
+		m = -m
+	}
+	for m>>cat != 0 {
+		cat++
+	}
+	w.put(uint32(cat), 4)
+	if cat > 0 {
+		bits := d
+		if d < 0 {
+			bits = d + (1 << cat) - 1
+		}
+		w.put(uint32(bits), cat)
+	}
+}
+
+func (w *bitWriter) flush() []byte {
+	if w.nbits > 0 {
+		w.put(0xff, 8-w.nbits) // pad with ones
+	}
+	return w.out
+}
