@@ -181,17 +181,20 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 		rel := relToBase(o.Base)
 		for _, f := range o.Files {
 			f = filepath.Clean(f)
+			fi, serr := os.Stat(f)
+			if serr == nil && fi.IsDir() {
+				continue // a listed directory (--base itself, as find lists it) is passed over
+			}
 			r, err := rel(f)
 			if err != nil {
 				problem(f, err)
 				continue
 			}
-			fi, err := os.Stat(f)
-			if err != nil {
-				problem(f, err)
+			if serr != nil {
+				problem(f, serr)
 				continue
 			}
-			if fi.IsDir() || !filter.takePath(r) {
+			if !filter.takePath(r) {
 				continue
 			}
 			if !fi.Mode().IsRegular() {

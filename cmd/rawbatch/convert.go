@@ -425,8 +425,10 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 	for _, warn := range plan.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
+	// A file that failed at planning (outside --base, a listed file that
+	// is missing, ...) is one of the files, and would fail.
 	fmt.Fprintf(w, "%d files, %d would fail; memory budget %s, %d jobs, LibRaw threads per job: %d\n",
-		len(plan.Tasks), fail, budget.FormatSize(cfg.MemBudget), jobs, threads)
+		len(plan.Tasks)+len(plan.Problems), fail+len(plan.Problems), budget.FormatSize(cfg.MemBudget), jobs, threads)
 	if largest > 0 {
 		fmt.Fprintf(w, "largest estimate %s (including the worker process): %d of those at once fit the budget, %d run at once at most\n",
 			budget.FormatSize(largest), cfg.MemBudget/largest, min(int64(jobs), max(1, cfg.MemBudget/largest)))
