@@ -113,6 +113,11 @@ type Plan struct {
 	// Problems are inputs that could not be read at all (missing paths,
 	// unreadable directories); they count as failed files.
 	Problems []FileResult
+	// Excluded counts the RAW files found (walked or listed) that
+	// --include/--exclude left out, and ExcludedDirs the folders an
+	// --exclude kept the walk out of (their files are not counted), so
+	// that a run that takes nothing can say why.
+	Excluded, ExcludedDirs int
 	// Headers reads the headers for Inspect; nil reads them in process.
 	Headers *HeaderReader
 }

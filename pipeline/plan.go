@@ -150,11 +150,17 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 					return fs.SkipDir
 				}
 				if filter.skipDir(rel, d.Name()) {
+					if !IsSystemDir(d.Name()) {
+						p.ExcludedDirs++
+					}
 					return fs.SkipDir
 				}
 				return nil
 			}
 			if !filter.takeFile(rel, d.Name()) {
+				if (walkFilter{}).takeFile(rel, d.Name()) {
+					p.Excluded++
+				}
 				return nil
 			}
 			fi, err := os.Stat(path) // follows a symlink to a file
@@ -195,6 +201,9 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 				continue
 			}
 			if !filter.takePath(r) {
+				if (walkFilter{}).takePath(r) {
+					p.Excluded++
+				}
 				continue
 			}
 			if !fi.Mode().IsRegular() {

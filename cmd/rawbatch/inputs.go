@@ -177,7 +177,20 @@ func checkEmpty(w io.Writer, cfg ConvertConfig, plan *pipeline.Plan) error {
 	if cfg.Find.FilesFrom != "" {
 		where = strings.TrimPrefix(where+", the files listed in "+cfg.Find.FilesFrom, ", ")
 	}
-	fmt.Fprintf(w, "warning: no RAW files found in %s (an empty folder, or a card or share that is not mounted?)\n", where)
+	switch {
+	case plan.Excluded == 1:
+		fmt.Fprintf(w, "warning: the 1 RAW file in %s was excluded by --include/--exclude\n", where)
+	case plan.Excluded > 1:
+		fmt.Fprintf(w, "warning: all %d RAW files in %s were excluded by --include/--exclude\n", plan.Excluded, where)
+	case plan.ExcludedDirs > 0:
+		folders := "folders"
+		if plan.ExcludedDirs == 1 {
+			folders = "folder"
+		}
+		fmt.Fprintf(w, "warning: no RAW files found in %s outside the %d %s excluded by --exclude\n", where, plan.ExcludedDirs, folders)
+	default:
+		fmt.Fprintf(w, "warning: no RAW files found in %s (an empty folder, or a card or share that is not mounted?)\n", where)
+	}
 	if cfg.Find.FailIfEmpty {
 		fmt.Fprintln(w, "0 converted, 0 skipped, 0 failed: nothing to convert (--fail-if-empty)")
 		return &batchOutcome{failed: 1}
