@@ -55,19 +55,27 @@ func CheckGlob(pattern string) error {
 // In a pattern, '*' is any run of characters but '/', '?' one character
 // but '/', '[a-z]' and '[!0-9]' classes, '\' quotes the next character, and
 // a segment "**" is any number of whole folders (none included):
-// "*.CR3", "DCIM/*/IMG_*.CR3", "**/rejects/**". A leading '/' anchors the
-// pattern to the input root: it is then matched against rel only. Invalid
-// patterns (CheckGlob) match nothing.
+// "*.CR3", "DCIM/*/IMG_*.CR3", "**/rejects/**". As in rsync, a pattern
+// without a leading '/' matches at any depth: against rel or any run of its
+// last whole segments ("DCIM/*" matches "DCIM/a.dng" and "x/DCIM/a.dng",
+// "*.CR3" a base name). A leading '/' anchors the pattern to the input
+// root: it is then matched against the whole of rel only ("/DCIM/*" is not
+// "x/DCIM/a.dng"). Invalid patterns (CheckGlob) match nothing.
 func MatchGlob(pattern, rel string) bool {
 	rel = strings.ToLower(filepath.ToSlash(rel))
 	pattern = strings.ToLower(pattern)
 	anchored := strings.HasPrefix(pattern, "/")
 	pattern = strings.TrimLeft(pattern, "/")
 	ps, rs := strings.Split(pattern, "/"), strings.Split(rel, "/")
-	if matchSegments(ps, rs) {
-		return true
+	if anchored {
+		return matchSegments(ps, rs)
 	}
-	return !anchored && matchSegments(ps, rs[len(rs)-1:])
+	for i := range rs {
+		if matchSegments(ps, rs[i:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // matchSegments matches path segments ps (with "**" for any number of

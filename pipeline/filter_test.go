@@ -18,6 +18,14 @@ func TestMatchGlob(t *testing.T) {
 		{"/a/*", "a/x.dng", true},
 		{"/a/*", "b/a/x.dng", false},
 		{"/x.dng", "b/x.dng", false}, // anchored: not the base name
+		{"/x.dng", "x.dng", true},
+		{"DCIM/*", "DCIM/top.dng", true},
+		{"DCIM/*", "x/DCIM/C.dng", true}, // unanchored: at any depth
+		{"/DCIM/*", "x/DCIM/C.dng", false},
+		{"/DCIM/*", "DCIM/top.dng", true},
+		{"x/DCIM", "card/x/DCIM", true}, // whole segments only
+		{"x/DCIM", "card/ax/DCIM", false},
+		{"DCIM/*", "DCIM/100CANON/IMG_1.dng", false},
 		{"IMG_?.dng", "IMG_12.dng", false},
 		{"IMG_[0-9]*.dng", "IMG_12.dng", true},
 		{"[a", "[a", false}, // invalid: matches nothing

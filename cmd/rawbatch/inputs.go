@@ -35,8 +35,8 @@ type FindOptions struct {
 
 // addFindFlags adds the flags of FindOptions to convert's flags.
 func addFindFlags(f *pflag.FlagSet) {
-	f.StringArray("include", nil, "take only walked files whose relative path or name matches this glob (*, ?, [a-z], ** for any folders; case-insensitive); repeatable")
-	f.StringArray("exclude", nil, "skip walked files and folders whose relative path or name matches this glob; repeatable")
+	f.StringArray("include", nil, "take only walked files whose relative path matches this glob at any depth (*, ?, [a-z], ** for any folders; a leading / anchors it to the input root; case-insensitive); repeatable")
+	f.StringArray("exclude", nil, "skip walked files and folders whose relative path matches this glob at any depth (a leading / anchors it); repeatable")
 	f.Bool("fail-if-empty", false, "exit with status 3 when no RAW file is found (an empty or unmounted input)")
 	f.String("files-from", "", "also convert the files listed in this file, one a line ('-': standard input); with --base, their folders are mirrored under OUTDIR")
 	f.BoolP("null", "0", false, "--files-from's list is NUL-separated (find -print0)")
