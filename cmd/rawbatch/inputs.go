@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -66,7 +67,23 @@ func findConfig(v *viper.Viper, c *ConvertConfig) error {
 	}
 	c.Find.FilesFrom, c.Find.Base = v.GetString("files-from"), v.GetString("base")
 	if c.Find.FilesFrom == "" && (c.Find.Base != "" || c.Find.Null) {
-		return fmt.Errorf("--base and --null (-0) go with --files-from FILE")
+		// Name exactly the settings given, and where they were set.
+		var given []string
+		if c.Find.Base != "" {
+			given = append(given, describe(v, "base", sourceOf(v, "base"), c.Find.Base))
+		}
+		if c.Find.Null {
+			from, val := sourceOf(v, "null"), v.GetString("null")
+			if from == fromFlag {
+				val = ""
+			}
+			given = append(given, describe(v, "null", from, val))
+		}
+		verb := "goes"
+		if len(given) > 1 {
+			verb = "go"
+		}
+		return fmt.Errorf("%s %s with --files-from FILE only", strings.Join(given, " and "), verb)
 	}
 	if c.Find.Base != "" {
 		if fi, err := os.Stat(c.Find.Base); err != nil {
@@ -153,6 +170,8 @@ func readList(stdin io.Reader, name string, null bool) ([]string, error) {
 	sep := "\n"
 	if null {
 		sep = "\x00"
+	} else if bytes.IndexByte(b, 0) >= 0 {
+		return nil, fmt.Errorf("--files-from %s: the list has NUL bytes: add -0 (--null)", name)
 	}
 	var out []string
 	for _, e := range strings.Split(string(b), sep) {
