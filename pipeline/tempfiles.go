@@ -5,8 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,20 +89,98 @@ func releaseTempLocks() {
 	}
 }
 
-// isTempName reports whether name is a temporary output's name:
-// TempPrefix, then anything, then "." and digits only (os.CreateTemp's).
+// isTempName reports whether name is a temporary output's name as
+// createTemp makes it (tempPattern): TempPrefix, the stem (tempStem: the
+// base name of an output or report, or its shortened form ending in "~"
+// and 16 hex digits), then "." and os.CreateTemp's digits (a uint32 in
+// decimal). The base name must have an extension rawbatch writes
+// (tempExts).
 func isTempName(name string) bool {
-	rest, ok := strings.CutPrefix(name, TempPrefix)
-	if !ok {
-		return false
-	}
-	i := strings.LastIndexByte(rest, '.')
-	return i >= 0 && i < len(rest)-1 && strings.Trim(rest[i+1:], "0123456789") == ""
+	_, ok := tempKind(name)
+	return ok
 }
 
-// removeIfStale removes the temporary file at path if no live process holds
-// its flock, and returns its size in bytes and whether it was removed.
+// tempExts are the extensions of the files rawbatch writes through
+// temporary files, and the signatures their content starts with: the
+// output formats (JPEG's SOI, TIFF's byte order and 42, PNG's, RIFF ...
+// WEBP) and JSON reports. "?" in a signature is any byte.
+var tempExts = map[string][]string{
+	".jpg": {"\xff\xd8\xff"}, ".jpeg": {"\xff\xd8\xff"},
+	".tif": {"II*\x00", "MM\x00*"}, ".tiff": {"II*\x00", "MM\x00*"},
+	".png":  {"\x89PNG\r\n\x1a\n"},
+	".webp": {"RIFF????WEBP"},
+	".json": {"{"},
+}
+
+// tempKind returns the extension of the file a temporary name is for
+// (lower case; "" for a shortened stem, whose extension was cut) and
+// whether name is a temporary output's name (isTempName).
+func tempKind(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, TempPrefix)
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i <= 0 {
+		return "", false
+	}
+	stem, digits := rest[:i], rest[i+1:]
+	if _, err := strconv.ParseUint(digits, 10, 32); err != nil || strings.Trim(digits, "0123456789") != "" {
+		return "", false
+	}
+	if j := len(stem) - 17; j > 0 && stem[j] == '~' && isLowerHex(stem[j+1:]) &&
+		len(TempPrefix)+len(stem) >= maxNameBytes-tempSuffixBytes-utf8.UTFMax {
+		return "", true // shortened by tempStem: it fills NAME_MAX
+	}
+	ext := strings.ToLower(filepath.Ext(stem))
+	if _, ok := tempExts[ext]; !ok || ext == stem {
+		return "", false
+	}
+	return ext, true
+}
+
+func isLowerHex(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// hasTempSignature reports whether head, the first bytes of a temporary
+// file for a file with extension ext ("": any), is what rawbatch writes
+// there: empty (created, nothing written yet), or the start of the format's
+// signature (a prefix of it when shorter: killed mid-write).
+func hasTempSignature(ext string, head []byte) bool {
+	if len(head) == 0 {
+		return true
+	}
+	var sigs []string
+	if ext == "" {
+		for _, s := range tempExts {
+			sigs = append(sigs, s...)
+		}
+	} else {
+		sigs = tempExts[ext]
+	}
+	for _, sig := range sigs {
+		n := min(len(sig), len(head))
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			ok = sig[i] == '?' || sig[i] == head[i]
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// removeIfStale removes the temporary file at path if it is a regular file
+// that createTemp could have made (its name, isTempName, and its first
+// bytes, hasTempSignature) and no live process holds its flock, and
+// returns its size in bytes and whether it was removed.
 func removeIfStale(path string) (int64, bool) {
+	ext, ok := tempKind(filepath.Base(path))
+	if !ok {
+		return 0, false
+	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return 0, false
@@ -114,6 +194,11 @@ func removeIfStale(path string) (int64, bool) {
 		unix.Lstat(path, &pst) != nil || pst.Ino != fst.Ino || pst.Dev != fst.Dev {
 		return 0, false
 	}
+	head := make([]byte, 12)
+	n, err := unix.Pread(fd, head, 0)
+	if err != nil || !hasTempSignature(ext, head[:max(n, 0)]) {
+		return 0, false // not something rawbatch writes
+	}
 	// Unlinked while locked: a writer that created it and locks it only now
 	// sees that the path is gone and makes another.
 	if unix.Unlink(path) != nil {
@@ -124,7 +209,10 @@ func removeIfStale(path string) (int64, bool) {
 
 // CleanStaleTemps removes, under outDir (its .rawbatch directory excepted),
 // the temporary output files that no live rawbatch process holds: those
-// left by killed runs, for any output, variant or settings. Temporary
+// left by killed runs, for any output, variant or settings. Only regular
+// files whose name is one createTemp makes (isTempName) and whose content
+// is empty or starts like the format of that name's extension
+// (hasTempSignature) are removed; anything else is left alone. Temporary
 // files being written by an overlapping run are kept. It returns how many
 // files it removed and their total size in bytes; unreadable directories
 // are skipped.

@@ -50,3 +50,39 @@ func TestLongOutputNameTemp(t *testing.T) {
 		t.Errorf("short name shortened to %q", s)
 	}
 }
+
+// TestIsTempName: only the names createTemp makes are temporary outputs,
+// shortened ones included, and only content rawbatch writes is removed.
+func TestIsTempName(t *testing.T) {
+	long := strings.Repeat("é", 120) + ".thumb.webp"
+	for name, want := range map[string]bool{
+		TempPrefix + "IMG_1.jpg.123":                        true,
+		TempPrefix + "IMG_1.thumb.webp.4294967295":          true,
+		TempPrefix + "report.json.7":                        true,
+		TempPrefix + "IMG_1.jpg.4294967296":                 false, // not a uint32
+		TempPrefix + "IMG_1.jpg.":                           false,
+		TempPrefix + "IMG_1.jpg.12a":                        false,
+		TempPrefix + "notes.txt.12":                         false,
+		TempPrefix + ".jpg.12":                              false,
+		TempPrefix + "x~0123456789abcdef.12":                false, // short: not shortened by tempStem
+		strings.TrimSuffix(tempPattern(long), "*") + "991": true,
+	} {
+		if got := isTempName(name); got != want {
+			t.Errorf("isTempName(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for _, c := range []struct {
+		ext, head string
+		want      bool
+	}{
+		{".jpg", "", true}, {".jpg", "\xff\xd8\xff\xe0", true}, {".jpg", "\xff", true},
+		{".jpg", "II*\x00", false}, {".tif", "MM\x00*", true}, {".png", "\x89PNG\r\n\x1a\n", true},
+		{".png", "hello", false}, {".webp", "RIFF\x10\x00\x00\x00WEBP", true},
+		{".webp", "RIFF\x10\x00\x00\x00WAVE", false}, {".json", "{\n", true}, {"", "II*\x00", true},
+		{"", "text", false},
+	} {
+		if got := hasTempSignature(c.ext, []byte(c.head)); got != c.want {
+			t.Errorf("hasTempSignature(%q, %q) = %v, want %v", c.ext, c.head, got, c.want)
+		}
+	}
+}
