@@ -56,15 +56,15 @@ func TestLongOutputNameTemp(t *testing.T) {
 func TestIsTempName(t *testing.T) {
 	long := strings.Repeat("é", 120) + ".thumb.webp"
 	for name, want := range map[string]bool{
-		TempPrefix + "IMG_1.jpg.123":                        true,
-		TempPrefix + "IMG_1.thumb.webp.4294967295":          true,
-		TempPrefix + "report.json.7":                        true,
-		TempPrefix + "IMG_1.jpg.4294967296":                 false, // not a uint32
-		TempPrefix + "IMG_1.jpg.":                           false,
-		TempPrefix + "IMG_1.jpg.12a":                        false,
-		TempPrefix + "notes.txt.12":                         false,
-		TempPrefix + ".jpg.12":                              false,
-		TempPrefix + "x~0123456789abcdef.12":                false, // short: not shortened by tempStem
+		TempPrefix + "IMG_1.jpg.123":                       true,
+		TempPrefix + "IMG_1.thumb.webp.4294967295":         true,
+		TempPrefix + "report.json.7":                       true,
+		TempPrefix + "IMG_1.jpg.4294967296":                false, // not a uint32
+		TempPrefix + "IMG_1.jpg.":                          false,
+		TempPrefix + "IMG_1.jpg.12a":                       false,
+		TempPrefix + "notes.txt.12":                        false,
+		TempPrefix + ".jpg.12":                             false,
+		TempPrefix + "x~0123456789abcdef.12":               false, // short: not shortened by tempStem
 		strings.TrimSuffix(tempPattern(long), "*") + "991": true,
 	} {
 		if got := isTempName(name); got != want {
