@@ -79,7 +79,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on); when not given, a run making other outputs of the file (other variants, another input of the same name) is waited for up to 10m, then the file fails")
 	f.Duration("min-age", 2*time.Second, "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile")
 	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
-	f.String("report", "", "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output or another existing file)")
+	f.String("report", "", "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output, another existing file or a .jpg/.tif/.png/.webp name)")
 	f.StringArray("variant", nil, "an output variant "+pipeline.VariantSyntax+"; repeatable (formats "+pipeline.FormatNames+"; spaces srgb, displayp3, adobergb, prophoto, rec2020; compress and predictor for tiff8/tiff16)")
 	f.String("preset", "", "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)")
 	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
@@ -287,6 +287,7 @@ func checkOutDir(dir string) error {
 // checkReport refuses a --report path that would destroy something: an
 // input or an output of the run, anything under OUTDIR/.rawbatch (records,
 // locks), a directory, or an existing file that is not a rawbatch report;
+// one named as an image rawbatch writes (.jpg .jpeg .tif .tiff .png .webp);
 // and one whose directory is missing or not writable. Paths are compared
 // with symbolic links resolved. It runs before anything is converted.
 func checkReport(path, outDir string, plan *pipeline.Plan, suffixes []string) error {
@@ -326,6 +327,12 @@ func checkReport(path, outDir string, plan *pipeline.Plan, suffixes []string) er
 				}
 			}
 		}
+	}
+	// A JSON report named like a picture would land among (or be taken for)
+	// the photos: refuse the extensions of the images rawbatch writes.
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".jpg", ".jpeg", ".tif", ".tiff", ".png", ".webp":
+		return fmt.Errorf("--report %s: the report is JSON, not a %s image; give a file name such as report.json", path, strings.TrimPrefix(ext, "."))
 	}
 	if err := checkOutDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("--report %s: %w", path, err)
