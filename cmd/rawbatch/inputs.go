@@ -166,10 +166,11 @@ func readList(stdin io.Reader, name string, null bool) ([]string, error) {
 	return out, nil
 }
 
-// checkEmpty warns on w when plan found no file at all (an empty folder,
-// or a card that is not mounted: cron would otherwise look green), and
-// returns a failed outcome (exit status 3) with --fail-if-empty.
-func checkEmpty(w io.Writer, cfg ConvertConfig, plan *pipeline.Plan) error {
+// checkEmpty warns through rep when plan found no file at all (an empty
+// folder, or a card that is not mounted: cron would otherwise look green),
+// and with --fail-if-empty prints the summary and returns a failed outcome
+// (exit status 3).
+func checkEmpty(rep *reporter, cfg ConvertConfig, plan *pipeline.Plan) error {
 	if len(plan.Tasks) > 0 || len(plan.Problems) > 0 {
 		return nil
 	}
@@ -177,9 +178,9 @@ func checkEmpty(w io.Writer, cfg ConvertConfig, plan *pipeline.Plan) error {
 	if cfg.Find.FilesFrom != "" {
 		where = strings.TrimPrefix(where+", the files listed in "+cfg.Find.FilesFrom, ", ")
 	}
-	fmt.Fprintf(w, "warning: no RAW files found in %s (an empty folder, or a card or share that is not mounted?)\n", where)
+	rep.warn(fmt.Sprintf("no RAW files found in %s (an empty folder, or a card or share that is not mounted?)", where))
 	if cfg.Find.FailIfEmpty {
-		fmt.Fprintln(w, "0 converted, 0 skipped, 0 failed: nothing to convert (--fail-if-empty)")
+		rep.summaryEmpty()
 		return &batchOutcome{failed: 1}
 	}
 	return nil

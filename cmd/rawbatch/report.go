@@ -56,6 +56,9 @@ type runReport struct {
 	start    time.Time
 	cfg      ConvertConfig
 	warnings []string
+	// written: the run wrote its report; refused: its path must not be
+	// written (checkReport refused it).
+	written, refused bool
 }
 
 // build makes the report of results with exit status code.
