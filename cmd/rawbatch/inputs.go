@@ -64,7 +64,15 @@ func findConfig(v *viper.Viper, c *ConvertConfig) error {
 			return fmt.Errorf("--name: %w", err)
 		}
 	}
-	c.Find.FilesFrom, c.Find.Base = v.GetString("files-from"), v.GetString("base")
+	// Paths, expanded as output's are ("-" is standard input).
+	if c.Find.FilesFrom = v.GetString("files-from"); c.Find.FilesFrom != "-" {
+		if c.Find.FilesFrom, err = pathSetting(v, "files-from"); err != nil {
+			return err
+		}
+	}
+	if c.Find.Base, err = pathSetting(v, "base"); err != nil {
+		return err
+	}
 	if c.Find.FilesFrom == "" && (c.Find.Base != "" || c.Find.Null) {
 		return fmt.Errorf("--base and --null (-0) go with --files-from FILE")
 	}
