@@ -131,9 +131,9 @@ type logEvent struct {
 	// exact bytes in base64, in the order of Outputs ("" for those that
 	// are valid UTF-8).
 	OutputsB64 []string `json:"outputs_b64,omitempty"`
-	Kind     string   `json:"kind,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-	Message  string   `json:"message,omitempty"`
+	Kind       string   `json:"kind,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Message    string   `json:"message,omitempty"`
 	// DurationMS is a file's conversion time, or the run's (summary).
 	DurationMS int64 `json:"duration_ms,omitempty"`
 	// The counts of a summary.
