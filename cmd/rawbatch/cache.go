@@ -63,7 +63,11 @@ directory that does not exist holds no cache.`,
 				return err
 			}
 			n, err := c.Clear()
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries from %s\n", n, c.Dir())
+			entries := "entries"
+			if n == 1 {
+				entries = "entry"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d %s from %s\n", n, entries, c.Dir())
 			return err
 		},
 	})
