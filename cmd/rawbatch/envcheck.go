@@ -29,7 +29,7 @@ func envWarnings(v *viper.Viper) []string {
 
 // checkEnvNames warns of each RAWBATCH_* environment variable that
 // is no setting of cmd (RAWBATCH_QUALTY), naming the nearest one when it
-// is a likely typo: such a variable is otherwise silently ignored.
+// is a likely typo (at most 2 edits, and fewer than half the name): such a variable is otherwise silently ignored.
 // Empty variables (ignored as settings are) and those of the tests
 // (RAWBATCH_TEST_*) are left alone.
 func checkEnvNames(cmd *cobra.Command) []string {
@@ -50,9 +50,12 @@ func checkEnvNames(cmd *cobra.Command) []string {
 	sort.Strings(unknown)
 	var warns []string
 	for _, name := range unknown {
-		best, bestD := "", 4 // at most 3 edits away
+		// A likely typo: at most 2 edits away, and fewer than half the
+		// name after RAWBATCH_ (RAWBATCH_XYZ is not a typo of RAWBATCH_WB).
+		short := strings.TrimPrefix(name, "RAWBATCH_")
+		best, bestD := "", min(3, (len(short)+1)/2)
 		for _, k := range names {
-			if d := editDistance(name, k); d < bestD {
+			if d := editDistance(short, strings.TrimPrefix(k, "RAWBATCH_")); d < bestD {
 				best, bestD = k, d
 			}
 		}
