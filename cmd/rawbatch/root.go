@@ -31,6 +31,13 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 		SilenceErrors: true,
 		Version:       Version(), // --version; `rawbatch version` says more
 	}
+	// Only convert handles SIGINT, SIGTERM and SIGHUP (installSignals);
+	// the other commands get their default action back.
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		if c.Name() != "convert" {
+			releaseSignals()
+		}
+	}
 	root.SetVersionTemplate("rawbatch {{.Version}}\n")
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/rawbatch/config.yaml)")
 	root.AddCommand(newConvertCmd(v), newInspectCmd(), newCacheCmd(), newVersionCmd(), newWorkerCmd())
