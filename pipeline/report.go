@@ -138,6 +138,14 @@ func ReportPath(path string) (display, b64 string) {
 	return b.String(), base64.StdEncoding.EncodeToString([]byte(path))
 }
 
+// ReportText is s with each byte that is not UTF-8 shown as \xNN, as
+// ReportPath's display form: for the texts of a report that may hold a
+// file name (reasons, warnings).
+func ReportText(s string) string {
+	d, _ := ReportPath(s)
+	return d
+}
+
 // reportOutputs lists fr's output files: each of the task's outputs,
 // Written when this run wrote it.
 func reportOutputs(fr FileResult) []ReportOutput {
@@ -188,15 +196,19 @@ func BuildReport(results []FileResult) Report {
 		if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker
 			f.EstimatedBytes += WorkerRSS
 		}
+		// Texts that name files show bytes that are not UTF-8 as \xNN,
+		// as the paths do (JSON would turn them into U+FFFD).
 		if fr.Err != nil {
-			f.Reason = fr.Err.Error()
+			f.Reason = ReportText(fr.Err.Error())
 		} else if fr.Reason != "" {
-			f.Reason = fr.Reason
+			f.Reason = ReportText(fr.Reason)
 		}
+		f.Messages = ReportText(f.Messages)
 		if fr.Status == StatusFailed {
 			f.Kind = errKind(fr.Err)
 		}
 		for _, w := range fr.Result.Warnings {
+			w = ReportText(w)
 			f.Warnings = append(f.Warnings, w)
 			rep.Warnings = append(rep.Warnings, ReportWarning{Input: f.Input, InputB64: f.InputB64, Message: w})
 		}

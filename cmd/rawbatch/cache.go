@@ -63,7 +63,11 @@ directory that does not exist holds no cache.`,
 				return err
 			}
 			n, err := c.Clear()
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries from %s\n", n, c.Dir())
+			entries := "entries"
+			if n == 1 {
+				entries = "entry"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d %s from %s\n", n, entries, c.Dir())
 			return err
 		},
 	})
@@ -130,22 +134,29 @@ func resolveCacheDir(cmd *cobra.Command) (dir, from string, err error) {
 	if err := v.BindPFlag("cache-dir", flag); err != nil {
 		return "", "", err
 	}
-	path, explicit := configPath(cmd)
+	path, explicit, err := configPath(cmd)
+	if err != nil {
+		return "", "", err
+	}
 	if path != "" {
 		v.SetConfigFile(path)
 		if err := v.ReadInConfig(); err != nil && (explicit || !errors.Is(err, fs.ErrNotExist)) {
 			return "", "", fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
+	src, val := unset, v.GetString("cache-dir")
+	what := "cache-dir " + val
 	switch {
 	case flag.Changed:
-		from = "--cache-dir"
+		from, src, what = "--cache-dir", fromFlag, "--cache-dir "+val+" (command line)"
 	case os.Getenv("RAWBATCH_CACHE_DIR") != "":
-		from = "RAWBATCH_CACHE_DIR"
+		from, src, what = "RAWBATCH_CACHE_DIR", fromEnv, "RAWBATCH_CACHE_DIR="+val+" (environment)"
 	case v.InConfig("cache-dir"):
-		from = "cache-dir: in " + path
+		from, src, what = "cache-dir: in "+path, fromFile, "cache-dir "+val+" (config file "+path+")"
 	default:
 		from = "the default"
 	}
-	return v.GetString("cache-dir"), from, nil
+	// Expanded as convert expands it (expandPath).
+	dir, err = expandPath(val, src, what)
+	return dir, from, err
 }

@@ -93,17 +93,40 @@ RAWBATCH_<NAME> (dashes become underscores).
 }
 
 func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
-	// Signals first: one that arrives while planning stops the run with
-	// its summary, as later.
-	rr := runReport{start: time.Now(), cfg: cfg}
-	// The reporter first too, so that every warning is in the log format
+	rr := &runReport{start: time.Now(), cfg: cfg}
+	// The reporter first, so that every warning is in the log format
 	// and in the report; its progress bar starts with the conversions.
 	rep := newReporter(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg.Quiet, cfg.LogFormat, 0)
 	for _, w := range cfg.Warnings {
 		rep.warn(w)
 	}
+	// The signal handlers are installed at the start of main
+	// (earlySignals): one that arrives while planning stops the run with
+	// its summary, as later.
 	sig := watchInterrupts(cfg.Grace, rep.note)
 	defer sig.stop()
+	err := convertBatch(cmd, cfg, rep, sig, rr)
+	if cfg.Report != "" && !rr.written && !rr.refused {
+		// A run that stopped before its report (no RAW file with
+		// --fail-if-empty, an input or OUTDIR that cannot be used) still
+		// writes one, so that a previous run's report never stands for
+		// this one.
+		if rerr := checkReport(cfg.Report, cfg.OutDir, &pipeline.Plan{}, nil); rerr == nil {
+			rr.warnings = rep.warnings
+			if _, ok := err.(*batchOutcome); !ok && err != nil {
+				rr.warnings = append(rr.warnings, err.Error())
+			}
+			if werr := pipeline.WriteJSON(cfg.Report, rr.build(nil, sig.interrupted(), cfg.DryRun, exitCode(err))); werr != nil {
+				rep.warn(fmt.Sprintf("writing the report %s: %v", cfg.Report, werr))
+			}
+		}
+	}
+	return err
+}
+
+// convertBatch is the run of runConvert; it sets rr.written when it wrote
+// the report, and rr.refused when the report's path must not be written.
+func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport) error {
 	ctx := sig.Ctx
 	for _, in := range cfg.Inputs {
 		if _, err := os.Stat(in); err != nil {
@@ -125,13 +148,14 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := checkEmpty(cmd.ErrOrStderr(), cfg, plan); err != nil {
-		return err
-	}
 	if cfg.Report != "" {
 		if err := checkReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
+			rr.refused = true
 			return err
 		}
+	}
+	if err := checkEmpty(rep, cfg, plan); err != nil {
+		return err
 	}
 	jobs := min(cfg.Jobs, max(1, len(plan.Tasks)))
 	threads := pipeline.Threads(runtime.NumCPU(), jobs)
@@ -155,7 +179,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		// Temporary outputs of killed runs, whatever they were for (not
 		// those an overlapping run is writing: they are locked).
 		if n, size := pipeline.CleanStaleTemps(cfg.OutDir); n > 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "removed %d temporary files (%s) left by killed runs\n", n, budget.FormatSize(size))
+			rep.note(fmt.Sprintf("removed %s (%s) left by killed runs", plural(int64(n), "temporary file"), budget.FormatSize(size)))
 		}
 		if locks, err = lock.Open(filepath.Join(meta, "locks")); err != nil {
 			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
@@ -210,6 +234,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if inspected && cfg.Report != "" {
 		if err := checkReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
 			plan.Headers.Close()
+			rr.refused = true
 			return err
 		}
 	}
@@ -223,10 +248,10 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	if cfg.DryRun {
 		var err error = &batchOutcome{interrupted: true}
 		if ctx.Err() == nil {
-			err = dryRun(cmd.OutOrStdout(), plan, cfg, jobs, threads)
+			err = dryRun(cmd.OutOrStdout(), rep, plan, cfg, jobs, threads)
 		}
 		if cfg.Report != "" {
-			rr.warnings = append(rep.warnings, plan.Warnings...)
+			rr.warnings, rr.written = rep.warnings, true
 			if werr := pipeline.WriteJSON(cfg.Report, rr.build(planResults(plan, cfg), sig.interrupted(), true, exitCode(err))); werr != nil {
 				rep.warn(fmt.Sprintf("writing the report %s: %v", cfg.Report, werr))
 			}
@@ -261,7 +286,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 	}
 	out := outcome(results, interrupted)
 	if cfg.Report != "" {
-		rr.warnings = rep.warnings
+		rr.warnings, rr.written = rep.warnings, true
 		if err := pipeline.WriteJSON(cfg.Report, rr.build(results, interrupted, false, exitCode(out))); err != nil {
 			rep.warn("writing the report: " + err.Error())
 		}
@@ -360,12 +385,20 @@ func resolvePath(path string) string {
 	}
 }
 
-// dryRun lists the plan: each output to write with its size, the file's
-// memory estimate (on its first row) or the reason it would fail, outputs
-// already up to date, then the planned concurrency.
-func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads int) error {
+// dryRun lists the plan on stdout: each output to write with its size,
+// the file's memory estimate (on its first row) or the reason it would
+// fail, outputs already up to date; with --log-format json one planEvent
+// per file instead of the table. The plan's warnings and the planned
+// concurrency go through rep (stderr), as a run's warnings and summary do.
+// File names are escaped as in the per-file lines (clean).
+func dryRun(w io.Writer, rep *reporter, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
+	if !rep.json {
+		fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
+	}
+	row := func(in, out, size, est, note string) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(in), clean(out), size, est, clean(note))
+	}
 	var largest int64
 	fail := 0
 	for _, t := range plan.Tasks {
@@ -373,14 +406,20 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 		if len(outs) == 0 {
 			outs = []pipeline.Output{{Variant: cfg.Settings.OutputVariants()[0], Path: t.Output}}
 		}
+		ev := planEvent{Level: "info", Event: "plan", Status: string(pipeline.StatusPlanned)}
+		ev.Input, ev.InputB64 = pipeline.ReportPath(t.Input)
 		if t.Done != nil {
 			note := "skip: " + t.Done.Reason
+			ev.Status, ev.Reason = string(t.Done.Status), t.Done.Reason
 			if t.Done.Status == pipeline.StatusFailed { // a file rawbatch did not write at an output path, ...
 				note, fail = "would fail: "+t.Done.Err.Error(), fail+1
+				ev.Level, ev.Kind, ev.Reason = "error", pipeline.FailureKind(t.Done.Err), t.Done.Err.Error()
 			}
 			for _, o := range outs {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", t.Input, o.Path, note)
+				row(t.Input, o.Path, "-", "-", note)
+				ev.addOutput(o.Path, "", string(t.Done.Status))
 			}
+			rep.planRow(ev)
 			continue
 		}
 		pending := map[int]bool{}
@@ -394,18 +433,24 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 		switch {
 		case t.Err != nil:
 			note, fail = "would fail: "+t.Err.Error(), fail+1
+			ev.Level, ev.Status, ev.Kind, ev.Reason = "error", string(pipeline.StatusFailed), pipeline.FailureKind(t.Err), t.Err.Error()
 		case t.Estimate.Total+pipeline.WorkerRSS > cfg.MemBudget:
 			note, fail = "over budget", fail+1
+			ev.Level, ev.Status, ev.Kind = "error", string(pipeline.StatusFailed), "over-budget"
+			ev.Reason = fmt.Sprintf("over budget: needs an estimated %s, the budget is %s",
+				budget.FormatSize(t.Estimate.Total+pipeline.WorkerRSS), budget.FormatSize(cfg.MemBudget))
 		default:
 			largest = max(largest, t.Estimate.Total+pipeline.WorkerRSS)
 		}
 		if t.Err == nil {
 			est = budget.FormatSize(t.Estimate.Total + pipeline.WorkerRSS)
+			ev.EstimatedBytes = t.Estimate.Total + pipeline.WorkerRSS
 		}
 		first := true
 		for i, o := range outs {
 			if !pending[i] {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\tskip: up to date\n", t.Input, o.Path)
+				row(t.Input, o.Path, "-", "-", "skip: up to date")
+				ev.addOutput(o.Path, "", string(pipeline.StatusSkipped))
 				continue
 			}
 			size := "-"
@@ -421,27 +466,76 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 			if !first {
 				e = `"`
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Input, o.Path, size, e, note)
+			row(t.Input, o.Path, size, e, note)
+			if size == "-" {
+				size = ""
+			}
+			ev.addOutput(o.Path, size, ev.Status)
 			first = false
 		}
+		rep.planRow(ev)
 	}
-	tw.Flush()
+	if !rep.json {
+		tw.Flush()
+	}
 	for _, p := range plan.Problems {
-		fmt.Fprintf(w, "would fail: %v\n", p.Err)
+		ev := planEvent{Level: "error", Event: "plan", Status: string(pipeline.StatusFailed), Kind: pipeline.FailureKind(p.Err), Reason: p.Err.Error()}
+		ev.Input, ev.InputB64 = pipeline.ReportPath(p.Input)
+		if rep.json {
+			rep.planRow(ev)
+		} else {
+			fmt.Fprintln(w, clean(fmt.Sprintf("would fail: %v", p.Err)))
+		}
 	}
 	for _, warn := range plan.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+		rep.warn(warn)
 	}
 	// A file that failed at planning (outside --base, a listed file that
 	// is missing, ...) is one of the files, and would fail.
-	fmt.Fprintf(w, "%d files, %d would fail; memory budget %s, %d jobs, LibRaw threads per job: %d\n",
-		len(plan.Tasks)+len(plan.Problems), fail+len(plan.Problems), budget.FormatSize(cfg.MemBudget), jobs, threads)
+	rep.note(fmt.Sprintf("%s, %d would fail; memory budget %s, %s, LibRaw threads per job: %d",
+		plural(int64(len(plan.Tasks)+len(plan.Problems)), "file"), fail+len(plan.Problems), budget.FormatSize(cfg.MemBudget), plural(int64(jobs), "job"), threads))
 	if largest > 0 {
-		fmt.Fprintf(w, "largest estimate %s (including the worker process): %d of those at once fit the budget, %d run at once at most\n",
-			budget.FormatSize(largest), cfg.MemBudget/largest, min(int64(jobs), max(1, cfg.MemBudget/largest)))
+		rep.note(fmt.Sprintf("largest estimate %s (including the worker process): %d of those at once fit the budget, %d run at once at most",
+			budget.FormatSize(largest), cfg.MemBudget/largest, min(int64(jobs), max(1, cfg.MemBudget/largest))))
 	}
 	if fail+len(plan.Problems) > 0 {
 		return &batchOutcome{failed: fail + len(plan.Problems)} // exit status 3, as the run would (and inspect does)
 	}
 	return nil
+}
+
+// planEvent is one file of a dry run's plan with --log-format json, on
+// stdout (documented in docs/usage.md).
+type planEvent struct {
+	Time     string `json:"time"`
+	Level    string `json:"level"` // info, or error for a file that would fail
+	Event    string `json:"event"` // plan
+	Input    string `json:"input"`
+	InputB64 string `json:"input_b64,omitempty"`
+	// Status is planned (would be converted), skipped (Reason says why:
+	// up to date, still being written) or failed (would fail: Kind and
+	// Reason say why).
+	Status string `json:"status"`
+	Kind   string `json:"kind,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// EstimatedBytes is the memory estimate, worker process included (0
+	// when the header could not be read).
+	EstimatedBytes int64        `json:"estimated_bytes,omitempty"`
+	Outputs        []planOutput `json:"outputs,omitempty"`
+}
+
+// planOutput is one output of a planEvent.
+type planOutput struct {
+	Path    string `json:"path"`
+	PathB64 string `json:"path_b64,omitempty"`
+	// Size is the planned width x height ("6000x4000"), when known.
+	Size string `json:"size,omitempty"`
+	// Status: planned (would be written), skipped (up to date) or failed.
+	Status string `json:"status"`
+}
+
+func (ev *planEvent) addOutput(path, size, status string) {
+	o := planOutput{Size: size, Status: status}
+	o.Path, o.PathB64 = pipeline.ReportPath(path)
+	ev.Outputs = append(ev.Outputs, o)
 }

@@ -29,7 +29,7 @@ func envWarnings(v *viper.Viper) []string {
 
 // checkEnvNames warns of each RAWBATCH_* environment variable that
 // is no setting of cmd (RAWBATCH_QUALTY), naming the nearest one when it
-// is a likely typo: such a variable is otherwise silently ignored.
+// is a likely typo (at most 2 edits, and fewer than half the name): such a variable is otherwise silently ignored.
 // Empty variables (ignored as settings are) and those of the tests
 // (RAWBATCH_TEST_*) are left alone.
 func checkEnvNames(cmd *cobra.Command) []string {
@@ -50,9 +50,12 @@ func checkEnvNames(cmd *cobra.Command) []string {
 	sort.Strings(unknown)
 	var warns []string
 	for _, name := range unknown {
-		best, bestD := "", 4 // at most 3 edits away
+		// A likely typo: at most 2 edits away, and fewer than half the
+		// name after RAWBATCH_ (RAWBATCH_XYZ is not a typo of RAWBATCH_WB).
+		short := strings.TrimPrefix(name, "RAWBATCH_")
+		best, bestD := "", min(3, (len(short)+1)/2)
 		for _, k := range names {
-			if d := editDistance(name, k); d < bestD {
+			if d := editDistance(short, strings.TrimPrefix(k, "RAWBATCH_")); d < bestD {
 				best, bestD = k, d
 			}
 		}
@@ -125,13 +128,40 @@ func withSource(v *viper.Viper, cmd *cobra.Command, err error) error {
 	return err
 }
 
-// bareBytes refuses a --mem-budget that is a bare number below 1 MiB: a
-// bare number is bytes, and "4" is surely 4GiB without its unit, not a
-// budget no conversion fits in.
+// bareBytes refuses a --mem-budget that is negative, zero, or a bare
+// number below 1 MiB: a bare number is bytes, and "4" is surely 4GiB
+// without its unit, not a budget no conversion fits in. It suggests the
+// number with a unit only when that makes a plausible budget (1 MiB to
+// maxHintBudget): "1048575" gets no "1048575GiB".
 func bareBytes(s string) error {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	t := strings.TrimSpace(s)
+	const want = "give a size such as 4GiB or 3500MB, or a percentage such as 50%"
+	if strings.HasPrefix(t, "-") {
+		return fmt.Errorf("%s is negative; %s", s, want)
+	}
+	num := strings.TrimRightFunc(strings.TrimSuffix(t, "%"), func(r rune) bool { return r > '9' || r < '0' && r != '.' })
+	if f, err := strconv.ParseFloat(strings.TrimSpace(num), 64); err == nil && f == 0 && num != "" {
+		return fmt.Errorf("%s is zero, a budget no conversion fits in; %s, or leave it out for the default (50%% of the available memory)", s, want)
+	}
+	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || f >= 1<<20 {
 		return nil
 	}
-	return fmt.Errorf("%s is a bare number, so %s bytes, less than 1 MiB; give a unit: %sGiB, %sMB, or a percentage such as 50%%", s, s, s, s)
+	var units []string
+	for _, u := range []struct {
+		name string
+		mul  float64
+	}{{"GiB", 1 << 30}, {"MB", 1e6}} {
+		if b := f * u.mul; b >= 1<<20 && b <= maxHintBudget {
+			units = append(units, t+u.name)
+		}
+	}
+	if len(units) == 0 {
+		return fmt.Errorf("%s is a bare number, so %s bytes, less than 1 MiB; %s", s, t, want)
+	}
+	return fmt.Errorf("%s is a bare number, so %s bytes, less than 1 MiB; give a unit: %s, or a percentage such as 50%%", s, t, strings.Join(units, ", "))
 }
+
+// maxHintBudget is the largest budget bareBytes suggests: more is no
+// plausible meaning of a bare number.
+const maxHintBudget = 512 << 30

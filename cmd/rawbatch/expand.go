@@ -5,24 +5,32 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/viper"
 )
 
-// pathSetting reads the path setting key from v with a leading ~ expanded
-// (~ and ~/x: the home directory; ~name/x: that user's), and, in a value
-// from the config file or the environment (which no shell expanded),
-// $VAR and ${VAR} too. An unset variable, an unknown user or a home
-// directory that cannot be found is an error naming the setting and where
-// it comes from: a directory literally named ~ or $HOME is never created.
-// A value from a flag keeps its $ (the shell has expanded what the user
-// meant to have expanded).
+// pathSetting reads the path setting key from v, expanded by expandPath.
 func pathSetting(v *viper.Viper, key string) (string, error) {
 	val := v.GetString(key)
 	from := sourceOf(v, key)
+	return expandPath(val, from, describe(v, key, from, val))
+}
+
+// expandPath expands the path val of a setting from source from, named
+// what in messages ("--output $HOME/x (command line)"): a leading ~ (~ and
+// ~/x: the home directory; ~name/x: that user's), from any source, and, in
+// a value from the config file or the environment (which no shell
+// expanded), $VAR and ${VAR} too. An unset variable, an unknown user or a
+// home directory that cannot be found is an error naming the setting and
+// where it comes from; so is a $VAR or ${VAR} left in the path: one in a
+// flag's value that no shell expanded (quoted, or a CI job or an exec-style
+// runner that runs no shell), or one that a variable's value brought. A
+// directory literally named ~ or $HOME is never created.
+func expandPath(val string, from source, what string) (string, error) {
 	fail := func(format string, a ...any) (string, error) {
-		return "", fmt.Errorf("%s: %s", describe(v, key, from, val), fmt.Sprintf(format, a...))
+		return "", fmt.Errorf("%s: %s", what, fmt.Sprintf(format, a...))
 	}
 	out := val
 	if from == fromFile || from == fromEnv {
@@ -37,6 +45,12 @@ func pathSetting(v *viper.Viper, key string) (string, error) {
 		if len(missing) > 0 {
 			return fail("%s is not set (or empty); set it, or write the path out", strings.Join(missing, ", "))
 		}
+	}
+	if m := shellVar.FindString(out); m != "" {
+		if from == fromFile || from == fromEnv {
+			return fail("%s is left after expanding the variables (a variable's value holds it); write the path out", m)
+		}
+		return fail("%s was not expanded by a shell; give the path itself", m)
 	}
 	if !strings.HasPrefix(out, "~") {
 		return out, nil
@@ -58,3 +72,6 @@ func pathSetting(v *viper.Viper, key string) (string, error) {
 	}
 	return filepath.Join(home, rest), nil
 }
+
+// shellVar matches a shell variable reference: $NAME or ${NAME}.
+var shellVar = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})`)

@@ -65,7 +65,15 @@ func findConfig(v *viper.Viper, c *ConvertConfig) error {
 			return fmt.Errorf("--name: %w", err)
 		}
 	}
-	c.Find.FilesFrom, c.Find.Base = v.GetString("files-from"), v.GetString("base")
+	// Paths, expanded as output's are ("-" is standard input).
+	if c.Find.FilesFrom = v.GetString("files-from"); c.Find.FilesFrom != "-" {
+		if c.Find.FilesFrom, err = pathSetting(v, "files-from"); err != nil {
+			return err
+		}
+	}
+	if c.Find.Base, err = pathSetting(v, "base"); err != nil {
+		return err
+	}
 	if c.Find.FilesFrom == "" && (c.Find.Base != "" || c.Find.Null) {
 		// Name exactly the settings given, and where they were set.
 		var given []string
@@ -185,10 +193,11 @@ func readList(stdin io.Reader, name string, null bool) ([]string, error) {
 	return out, nil
 }
 
-// checkEmpty warns on w when plan found no file at all (an empty folder,
-// or a card that is not mounted: cron would otherwise look green), and
-// returns a failed outcome (exit status 3) with --fail-if-empty.
-func checkEmpty(w io.Writer, cfg ConvertConfig, plan *pipeline.Plan) error {
+// checkEmpty warns through rep when plan found no file at all (an empty
+// folder, or a card that is not mounted: cron would otherwise look green),
+// and with --fail-if-empty prints the summary and returns a failed outcome
+// (exit status 3).
+func checkEmpty(rep *reporter, cfg ConvertConfig, plan *pipeline.Plan) error {
 	if len(plan.Tasks) > 0 || len(plan.Problems) > 0 {
 		return nil
 	}
@@ -198,20 +207,16 @@ func checkEmpty(w io.Writer, cfg ConvertConfig, plan *pipeline.Plan) error {
 	}
 	switch {
 	case plan.Excluded == 1:
-		fmt.Fprintf(w, "warning: the 1 RAW file in %s was excluded by --include/--exclude\n", where)
+		rep.warn(fmt.Sprintf("the 1 RAW file in %s was excluded by --include/--exclude", where))
 	case plan.Excluded > 1:
-		fmt.Fprintf(w, "warning: all %d RAW files in %s were excluded by --include/--exclude\n", plan.Excluded, where)
+		rep.warn(fmt.Sprintf("all %d RAW files in %s were excluded by --include/--exclude", plan.Excluded, where))
 	case plan.ExcludedDirs > 0:
-		folders := "folders"
-		if plan.ExcludedDirs == 1 {
-			folders = "folder"
-		}
-		fmt.Fprintf(w, "warning: no RAW files found in %s outside the %d %s excluded by --exclude\n", where, plan.ExcludedDirs, folders)
+		rep.warn(fmt.Sprintf("no RAW files found in %s outside the %s excluded by --exclude", where, plural(int64(plan.ExcludedDirs), "folder")))
 	default:
-		fmt.Fprintf(w, "warning: no RAW files found in %s (an empty folder, or a card or share that is not mounted?)\n", where)
+		rep.warn(fmt.Sprintf("no RAW files found in %s (an empty folder, or a card or share that is not mounted?)", where))
 	}
 	if cfg.Find.FailIfEmpty {
-		fmt.Fprintln(w, "0 converted, 0 skipped, 0 failed: nothing to convert (--fail-if-empty)")
+		rep.summaryEmpty()
 		return &batchOutcome{failed: 1}
 	}
 	return nil

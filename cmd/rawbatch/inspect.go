@@ -19,7 +19,10 @@ import (
 
 // inspectRecord is one file of `rawbatch inspect --json`.
 type inspectRecord struct {
+	// Path is the file's path for display; PathB64, set only when it is
+	// not valid UTF-8, its exact bytes in base64 (as in convert's report).
 	Path            string  `json:"path"`
+	PathB64         string  `json:"path_b64,omitempty"`
 	Format          string  `json:"format"`
 	Variant         string  `json:"variant,omitempty"`
 	Make            string  `json:"make"`
@@ -57,7 +60,10 @@ converting it with the default settings. A directory is walked as convert
 walks it: recursively, in lexical order, taking the files with a RAW
 extension.
 
-With --json, print a JSON array of objects with the fields path, format,
+File names are shown escaped as convert's lines show them (control
+characters as \n or \x1b, bytes that are not UTF-8 as \xNN). With --json,
+print a JSON array of objects with the fields path (and path_b64, its exact
+bytes in base64, when it is not valid UTF-8), format,
 make, model, raw_width, raw_height, width, height, orientation,
 estimated_bytes, and more; a file that cannot be read has an "error".
 
@@ -87,6 +93,12 @@ Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
+				for i := range recs {
+					// Bytes that are not UTF-8 shown \xNN, as convert's
+					// report does (JSON would make them U+FFFD).
+					recs[i].Path, recs[i].PathB64 = pipeline.ReportPath(recs[i].Path)
+					recs[i].Error = displayText(recs[i].Error)
+				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(recs); err != nil {
@@ -133,9 +145,9 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s\n", r.Path)
+		fmt.Fprintf(w, "%s\n", clean(r.Path))
 		if r.Error != "" {
-			fmt.Fprintf(w, "  error:        %s\n", r.Error)
+			fmt.Fprintf(w, "  error:        %s\n", clean(r.Error))
 		}
 		if r.Format == "" {
 			continue
@@ -145,7 +157,7 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 			format += " (" + r.Variant + ")"
 		}
 		fmt.Fprintf(w, "  format:       %s\n", format)
-		fmt.Fprintf(w, "  camera:       %s\n", strings.TrimSpace(r.Make+" "+r.Model))
+		fmt.Fprintf(w, "  camera:       %s\n", clean(strings.TrimSpace(r.Make+" "+r.Model)))
 		fmt.Fprintf(w, "  raw size:     %d x %d\n", r.RawWidth, r.RawHeight)
 		fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
 		if r.SamplesPerPixel > 0 || r.BitsPerSample > 0 { // not known for every format (CRW, ...)
@@ -155,7 +167,7 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 			fmt.Fprintf(w, "  colour:       %s\n", colourMatrixLine(*r.ColourMatrix))
 		}
 		if r.Lens != "" {
-			fmt.Fprintf(w, "  lens:         %s\n", r.Lens)
+			fmt.Fprintf(w, "  lens:         %s\n", clean(r.Lens))
 		}
 		if r.DateTime != "" {
 			fmt.Fprintf(w, "  taken:        %s\n", r.DateTime)

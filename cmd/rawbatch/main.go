@@ -17,7 +17,13 @@ func main() {
 
 // run executes the command line args and returns the process exit status.
 func run(args []string) int {
-	ignoreSIGPIPE()
+	// Signals first, before cobra parses anything: convert takes them
+	// (watchInterrupts), the other commands give them back.
+	installSignals()
+	defer releaseSignals()
+	if startHook != nil {
+		startHook()
+	}
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.Execute()

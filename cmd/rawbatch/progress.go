@@ -127,9 +127,13 @@ type logEvent struct {
 	Input    string   `json:"input,omitempty"`
 	InputB64 string   `json:"input_b64,omitempty"`
 	Outputs  []string `json:"outputs,omitempty"`
-	Kind     string   `json:"kind,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-	Message  string   `json:"message,omitempty"`
+	// OutputsB64 is set when an output is not valid UTF-8: each output's
+	// exact bytes in base64, in the order of Outputs ("" for those that
+	// are valid UTF-8).
+	OutputsB64 []string `json:"outputs_b64,omitempty"`
+	Kind       string   `json:"kind,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Message    string   `json:"message,omitempty"`
 	// DurationMS is a file's conversion time, or the run's (summary).
 	DurationMS int64 `json:"duration_ms,omitempty"`
 	// The counts of a summary.
@@ -149,6 +153,9 @@ func (r *reporter) emit(result bool, ev logEvent, text string) {
 	}
 	if r.json {
 		ev.Time = r.now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		// Bytes that are not UTF-8 are shown \xNN, as in the paths (JSON
+		// would turn them into U+FFFD).
+		ev.Reason, ev.Message = displayText(ev.Reason), displayText(ev.Message)
 		b, _ := json.Marshal(ev)
 		w.Write(append(b, '\n'))
 		return
@@ -165,6 +172,20 @@ func (r *reporter) emit(result bool, ev logEvent, text string) {
 	if onBar {
 		r.bar.RenderBlank()
 	}
+}
+
+// planRow prints a dry run's planEvent on stdout with --log-format json
+// (the text table is printed by dryRun itself).
+func (r *reporter) planRow(ev planEvent) {
+	if !r.json {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev.Time = r.now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	ev.Reason = displayText(ev.Reason)
+	b, _ := json.Marshal(ev)
+	r.out.Write(append(b, '\n'))
 }
 
 // note prints a line that is neither a file's result nor a warning (what
@@ -214,10 +235,7 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	switch fr.Status {
 	case pipeline.StatusConverted:
 		text = fmt.Sprintf("[%d/%d] converted %s -> %s in %.1fs", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds())
-		for _, o := range writtenPaths(fr) {
-			d, _ := pipeline.ReportPath(o)
-			ev.Outputs = append(ev.Outputs, d)
-		}
+		ev.Outputs, ev.OutputsB64 = logPaths(writtenPaths(fr))
 	case pipeline.StatusFailed:
 		ev.Level, ev.Kind = "error", pipeline.FailureKind(fr.Err)
 		text = fmt.Sprintf("[%d/%d] failed %v", r.count, r.total, fr.Err)
@@ -248,6 +266,36 @@ func (r *reporter) done(fr pipeline.FileResult) {
 		r.bar.Describe(fmt.Sprintf("converting %.1f MP/s", rate))
 		r.bar.Add(1)
 	}
+}
+
+// displayText is s with each byte that is not UTF-8 shown as \xNN, as
+// pipeline.ReportPath shows paths.
+func displayText(s string) string {
+	d, _ := pipeline.ReportPath(s)
+	return d
+}
+
+// logPaths returns paths for display and, when any is not valid UTF-8,
+// each one's exact bytes in base64 ("" for the valid ones), else nil.
+func logPaths(paths []string) (display, b64 []string) {
+	some := false
+	for _, p := range paths {
+		d, b := pipeline.ReportPath(p)
+		display, b64 = append(display, d), append(b64, b)
+		some = some || b != ""
+	}
+	if !some {
+		b64 = nil
+	}
+	return display, b64
+}
+
+// plural is n and word, with an s when n is not 1: "1 file", "2 files".
+func plural(n int64, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // writtenPaths lists the paths of the files a conversion wrote, exactly
@@ -327,10 +375,7 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 	}
 	b := outcome(results, interrupted)
 	el := time.Since(r.t0)
-	line := fmt.Sprintf("%d converted, %d skipped, %d failed, %d locked in %.1fs (%.1f MP/s)",
-		b.converted, b.skipped, b.failed, b.locked, el.Seconds(), r.mpix/max(el.Seconds(), 1e-3))
-	r.emit(false, logEvent{Level: "info", Event: "summary", Message: line, DurationMS: el.Milliseconds(),
-		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked}, line)
+	r.emitSummary(b, el, fmt.Sprintf(" in %.1fs (%.1f MP/s)", el.Seconds(), r.mpix/max(el.Seconds(), 1e-3)))
 	if r.json {
 		return // the failures were events of their own
 	}
@@ -348,8 +393,24 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 		}
 	}
 	if interrupted {
-		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %d files skipped (not started, or cancelled with no output left)", b.skipped))
+		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %s skipped (not started, or cancelled with no output left)", plural(int64(b.skipped), "file")))
 	}
+}
+
+// emitSummary prints the counts of b, then tail: "N converted, N skipped,
+// N failed, N locked" + tail, or the summary event of the JSON log.
+func (r *reporter) emitSummary(b *batchOutcome, el time.Duration, tail string) {
+	line := fmt.Sprintf("%d converted, %d skipped, %d failed, %d locked%s", b.converted, b.skipped, b.failed, b.locked, tail)
+	r.emit(false, logEvent{Level: "info", Event: "summary", Message: line, DurationMS: el.Milliseconds(),
+		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked}, line)
+}
+
+// summaryEmpty is the summary of a run that found nothing to convert
+// and fails for it (--fail-if-empty).
+func (r *reporter) summaryEmpty() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emitSummary(&batchOutcome{}, time.Since(r.t0), ": nothing to convert (--fail-if-empty)")
 }
 
 // hint suggests what to do about a kind of failure.

@@ -27,16 +27,28 @@ func resolvedSettings(v *viper.Viper, cmd *cobra.Command) map[string]any {
 		case time.Duration:
 			out[f.Name] = x.String()
 		case []string:
-			out[f.Name] = append([]string{}, x...)
+			l := make([]string, 0, len(x))
+			for _, e := range x {
+				l = append(l, pipeline.ReportText(e))
+			}
+			out[f.Name] = l
 		case []any:
 			l := make([]string, 0, len(x))
 			for _, e := range x {
-				l = append(l, fmt.Sprint(e))
+				l = append(l, pipeline.ReportText(fmt.Sprint(e)))
 			}
 			out[f.Name] = l
 		case nil:
 			out[f.Name] = ""
-		case string, bool, int, int64, float64:
+		case string:
+			// A path that is not UTF-8 is shown \xNN, with its exact
+			// bytes in NAME_b64 (as the files' paths have path_b64).
+			var b64 string
+			out[f.Name], b64 = pipeline.ReportPath(x)
+			if b64 != "" {
+				out[f.Name+"_b64"] = b64
+			}
+		case bool, int, int64, float64:
 			out[f.Name] = x
 		default:
 			out[f.Name] = v.GetString(f.Name)
@@ -44,7 +56,10 @@ func resolvedSettings(v *viper.Viper, cmd *cobra.Command) map[string]any {
 	})
 	if used := v.ConfigFileUsed(); used != "" {
 		if _, err := os.Stat(used); err == nil { // the default one may not exist
-			out["config"] = used
+			var b64 string
+			if out["config"], b64 = pipeline.ReportPath(used); b64 != "" {
+				out["config_b64"] = b64
+			}
 		}
 	}
 	return out
@@ -56,6 +71,9 @@ type runReport struct {
 	start    time.Time
 	cfg      ConvertConfig
 	warnings []string
+	// written: the run wrote its report; refused: its path must not be
+	// written (checkReport refused it).
+	written, refused bool
 }
 
 // build makes the report of results with exit status code.
@@ -75,7 +93,7 @@ func (rr runReport) build(results []pipeline.FileResult, interrupted, dryRun boo
 	rep.Interrupted = interrupted
 	own := []pipeline.ReportWarning{}
 	for _, w := range rr.warnings {
-		own = append(own, pipeline.ReportWarning{Message: w})
+		own = append(own, pipeline.ReportWarning{Message: pipeline.ReportText(w)})
 	}
 	rep.Warnings = append(own, rep.Warnings...)
 	return rep

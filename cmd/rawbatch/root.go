@@ -31,6 +31,13 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 		SilenceErrors: true,
 		Version:       Version(), // --version; `rawbatch version` says more
 	}
+	// Only convert handles SIGINT, SIGTERM and SIGHUP (installSignals);
+	// the other commands get their default action back.
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		if c.Name() != "convert" {
+			releaseSignals()
+		}
+	}
 	root.SetVersionTemplate("rawbatch {{.Version}}\n")
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/rawbatch/config.yaml)")
 	root.AddCommand(newConvertCmd(v), newInspectCmd(), newCacheCmd(), newVersionCmd(), newWorkerCmd())
@@ -64,7 +71,10 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	}
 	flagSets.Store(v, cmd.Flags())
 	settingWarnings.Store(v, checkEnvNames(cmd))
-	path, explicit := configPath(cmd)
+	path, explicit, err := configPath(cmd)
+	if err != nil {
+		return err
+	}
 	if path == "" {
 		return nil
 	}
@@ -88,23 +98,26 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 }
 
 // configPath returns the config file to read and whether it was named
-// explicitly (--config, else RAWBATCH_CONFIG); otherwise the default
-// $XDG_CONFIG_HOME/rawbatch/config.yaml (~/.config when XDG_CONFIG_HOME is
-// unset), which may not exist; "" when there is no home directory either.
-func configPath(cmd *cobra.Command) (path string, explicit bool) {
+// explicitly (--config, else RAWBATCH_CONFIG, expanded as other paths are:
+// expandPath); otherwise the default $XDG_CONFIG_HOME/rawbatch/config.yaml
+// (~/.config when XDG_CONFIG_HOME is unset), which may not exist; "" when
+// there is no home directory either.
+func configPath(cmd *cobra.Command) (path string, explicit bool, err error) {
 	if f := cmd.Flag("config"); f != nil && f.Value.String() != "" {
-		return f.Value.String(), true
+		p, err := expandPath(f.Value.String(), fromFlag, "--config "+f.Value.String()+" (command line)")
+		return p, true, err
 	}
 	if p := os.Getenv("RAWBATCH_CONFIG"); p != "" {
-		return p, true
+		p, err := expandPath(p, fromEnv, "RAWBATCH_CONFIG="+p+" (environment)")
+		return p, true, err
 	}
 	dir := os.Getenv("XDG_CONFIG_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", false
+			return "", false, nil
 		}
 		dir = filepath.Join(home, ".config")
 	}
-	return filepath.Join(dir, "rawbatch", "config.yaml"), false
+	return filepath.Join(dir, "rawbatch", "config.yaml"), false, nil
 }

@@ -17,6 +17,44 @@ import (
 // and only the lines nobody reads are lost.
 func ignoreSIGPIPE() { signal.Ignore(syscall.SIGPIPE) }
 
+// earlySigs receives SIGINT, SIGTERM and SIGHUP from the very start of
+// main (installSignals, before cobra parses anything) until convert takes
+// them (watchInterrupts) or releaseSignals gives them back: a signal a few
+// milliseconds after the start is never lost, nor does it kill a run
+// without its summary.
+var earlySigs chan os.Signal
+
+// installSignals ignores SIGPIPE and catches SIGINT, SIGTERM and SIGHUP
+// into earlySigs; main calls it first.
+func installSignals() {
+	ignoreSIGPIPE()
+	earlySigs = make(chan os.Signal, 4)
+	signal.Notify(earlySigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+// releaseSignals gives SIGINT, SIGTERM and SIGHUP back their default
+// action, for the commands that do not handle them (inspect, cache, ...);
+// one that arrived meanwhile takes effect now.
+func releaseSignals() {
+	if earlySigs == nil {
+		return
+	}
+	signal.Reset(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	select {
+	case sig := <-earlySigs:
+		if s, ok := sig.(syscall.Signal); ok && !signal.Ignored(s) { // nohup leaves SIGHUP ignored
+			// Its default action ends the process, as if no handler had
+			// been installed: wait for it (the kernel delivers it to a
+			// thread of its choice), exit as a shell reports it otherwise.
+			syscall.Kill(os.Getpid(), s)
+			time.Sleep(time.Second)
+			os.Exit(128 + int(s))
+		}
+	default:
+	}
+	earlySigs = nil
+}
+
 // interrupts turns SIGINT, SIGTERM and SIGHUP into a cancelled context.
 // It is installed before anything else the run does (planning included),
 // so a signal never kills a run without its summary and report. The first
@@ -40,8 +78,14 @@ type interrupts struct {
 func watchInterrupts(grace time.Duration, note func(string)) *interrupts {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &interrupts{Ctx: ctx, Abort: make(chan struct{}), cancel: cancel,
-		sigs: make(chan os.Signal, 2), finished: make(chan struct{}), note: note}
-	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		sigs: earlySigs, finished: make(chan struct{}), note: note}
+	if in.sigs != nil {
+		// Installed by main: a signal that came before is handled now.
+		earlySigs = nil
+	} else {
+		in.sigs = make(chan os.Signal, 2)
+		signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	}
 	go func() {
 		select {
 		case sig := <-in.sigs:
@@ -79,3 +123,7 @@ func (in *interrupts) interrupted() bool { return in.got.Load() }
 // the walk, before the records and headers are read), to deliver a signal
 // at that moment.
 var planHook func(ctx context.Context)
+
+// startHook, set only by the tests, runs right after installSignals, to
+// deliver a signal before cobra has parsed anything.
+var startHook func()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"syscall"
 
@@ -15,7 +16,20 @@ import (
 // while it plans (planHook) and wait until the signal has been taken.
 const planSignalEnv = "RAWBATCH_TEST_PLAN_SIGNAL"
 
+// startSignalEnv, in the tests only, makes rawbatch send itself SIGHUP
+// right after main installed its handlers (startHook), before the command
+// line is parsed, and wait until the signal has been taken.
+const startSignalEnv = "RAWBATCH_TEST_START_SIGNAL"
+
 func init() {
+	if os.Getenv(startSignalEnv) != "" {
+		startHook = func() {
+			syscall.Kill(os.Getpid(), syscall.SIGHUP)
+			for len(earlySigs) == 0 { // without a handler the signal has killed the process
+				runtime.Gosched()
+			}
+		}
+	}
 	if os.Getenv(planSignalEnv) == "" {
 		return
 	}
