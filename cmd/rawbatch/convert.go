@@ -220,6 +220,9 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 		plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
 	}
 	plan.Headers.Close()
+	if ctx.Err() == nil {
+		r.Relocate(plan) // another photograph's export at an output name: STEM-N
+	}
 	if cfg.DryRun {
 		var err error = &batchOutcome{interrupted: true}
 		if ctx.Err() == nil {
