@@ -166,13 +166,12 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 	if rec == nil {
 		return t
 	}
-	capture, _ := photoID(t.Info.Header)
 	from := "from this path"
 	if rec.InputAbs != t.absInput() {
 		from = "from " + rec.Input
 	}
 	why := diff
-	if rec.InputAbs == t.absInput() && rec.CaptureTime != capture {
+	if rec.InputAbs == t.absInput() {
 		why += ": a reformatted card?"
 	}
 	if !exists {

@@ -356,6 +356,10 @@ func resolvePath(path string) string {
 	}
 }
 
+// noRecreateReason is the skip reason of a file whose deleted outputs
+// --no-recreate leaves deleted.
+const noRecreateReason = "output deleted; --no-recreate"
+
 // dryRun lists the plan: each output to write with its size, the file's
 // memory estimate (on its first row) or the reason it would fail, outputs
 // already up to date, then the planned concurrency.
@@ -375,7 +379,13 @@ func dryRun(w io.Writer, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads i
 				note, fail = "would fail: "+t.Done.Err.Error(), fail+1
 			}
 			for _, o := range outs {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", t.Input, o.Path, note)
+				n := note
+				if t.Done.Reason == noRecreateReason {
+					if _, err := os.Lstat(o.Path); err == nil {
+						n = "skip: up to date" // only the deleted ones are left deleted
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", t.Input, o.Path, n)
 			}
 			continue
 		}
