@@ -107,6 +107,16 @@ func (r *Runner) otherPhotograph(t Task, o Output) (*state.Record, string) {
 	return rec, "other content, and no capture time to compare"
 }
 
+// recordedPath is the file rec describes, whose name may differ from o's
+// in case (records are keyed case-folded).
+func recordedPath(o Output, rec *state.Record) string {
+	rel := filepath.FromSlash(rec.Output)
+	if !strings.HasSuffix(o.Path, o.Rel) || rel == o.Rel {
+		return o.Path
+	}
+	return strings.TrimSuffix(o.Path, o.Rel) + rel
+}
+
 // sameRecordedPhoto reports whether rec, a record at a candidate STEM-N
 // name, is provably the export of t's photograph (so t may take the name:
 // up to date there, or converted again in place): written from t's input
@@ -161,6 +171,10 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 		}
 		if _, err := os.Lstat(o.Path); err == nil {
 			exists, old = true, o.Path
+		} else if recorded := recordedPath(o, rc); recorded != o.Path {
+			if _, err := os.Lstat(recorded); err == nil {
+				exists, old = true, recorded // a name differing in case (one file on exFAT, SMB, macOS)
+			}
 		}
 	}
 	if rec == nil {
