@@ -545,6 +545,10 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 			t.Pending = pending
+			if err := r.verifyReplaced(t); err != nil {
+				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
+				continue
+			}
 		}
 		// A job slot, the lock, then memory: in plan order.
 		select {
@@ -608,6 +612,12 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 			t.Pending = pending
+			if err := r.verifyReplaced(t); err != nil {
+				lk.Unlock()
+				<-slots
+				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
+				continue
+			}
 			for _, o := range t.Outputs {
 				RemoveTemps(o.Path) // left by a killed run
 			}
