@@ -316,6 +316,8 @@ func (r *Runner) swapNames(p *Plan) {
 			t.OutputRel, u.OutputRel = u.OutputRel, t.OutputRel
 			t.Pending, u.Pending = nil, nil
 			t.deferred, u.deferred = true, true // decided again by Relocate
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s and %s: the records show each one's photograph under the other's name; writing them as %s → %s, %s → %s",
+				t.Input, u.Input, t.Input, t.Output, u.Input, u.Output))
 			break
 		}
 	}
