@@ -73,8 +73,13 @@ type Task struct {
 	Pending []int
 
 	// newPhoto, set by Runner.newPhoto, is the warning of a task moved to
-	// STEM-N because its first output holds another photograph's export.
-	newPhoto string
+	// STEM-N because an output holds another photograph's export, or
+	// (otherGone) of one taking the name of another photograph's export
+	// the user deleted. relocated: Relocate has looked at the task;
+	// deferred: Triage left its outcome to Relocate (it may be another
+	// photograph's name, known once its header is read).
+	newPhoto                       string
+	otherGone, relocated, deferred bool
 }
 
 // Output is one variant's file for a task.
@@ -505,13 +510,9 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		notAfter time.Time // lock retries end
 		next     time.Time // not before
 	}
-	var taken map[string]bool
-	planned := func() map[string]bool { // built once, when first needed
-		if taken == nil {
-			taken = plannedOutputs(p)
-		}
-		return taken
-	}
+	// A different photograph at an output name used before: moved to a
+	// free STEM-N name before its locks are taken.
+	r.Relocate(p)
 	queue := make([]item, 0, len(p.Tasks))
 	for i := range p.Tasks {
 		queue = append(queue, item{i: i})
@@ -540,17 +541,6 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 		}
-		if it.attempts == 0 && t.newPhoto == "" {
-			// A different photograph at a path used before: moved to a
-			// free STEM-N name before its locks are taken.
-			if nt := r.newPhoto(t, planned); nt.newPhoto != "" {
-				t = nt
-				p.Tasks[it.i] = t
-				for _, o := range t.Outputs {
-					planned()[strings.ToLower(filepath.ToSlash(o.Rel))] = true
-				}
-			}
-		}
 		// Without locks this is the only check; with them, the check made
 		// under the lock below is the one that counts.
 		if it.attempts == 0 && r.Locks == nil {
@@ -560,6 +550,10 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 			t.Pending = pending
+			if err := r.verifyReplaced(t); err != nil {
+				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
+				continue
+			}
 		}
 		// A job slot, the lock, then memory: in plan order.
 		select {
@@ -623,6 +617,12 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 			t.Pending = pending
+			if err := r.verifyReplaced(t); err != nil {
+				lk.Unlock()
+				<-slots
+				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
+				continue
+			}
 			for _, o := range t.Outputs {
 				RemoveTemps(o.Path) // left by a killed run
 			}
@@ -700,7 +700,11 @@ func (r *Runner) Triage(p *Plan) {
 			continue
 		}
 		fr, pending, done := r.preflight(p.Tasks[i], false)
-		if done {
+		if done && (fr.Status == StatusFailed || fr.Reason == reasonNoRecreate) && r.mayBeOtherPhoto(p.Tasks[i]) {
+			// Perhaps another photograph's output name: decided once its
+			// header is read (Relocate).
+			p.Tasks[i].deferred = true
+		} else if done {
 			p.Tasks[i].Done = &fr
 		} else {
 			p.Tasks[i].Pending = pending
@@ -773,6 +777,17 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		fr.Reason = "still being written (its size or time changed during the run)"
 		return fr, nil, true
 	}
+	// Never the export of one photograph replaced by another's, whatever
+	// the flags (a task Relocate could not move fails here).
+	for _, o := range t.Outputs {
+		if t.otherGone {
+			break // its export was deleted (Relocate): this one takes the name
+		}
+		if _, why := r.otherPhotograph(t, o); why != "" {
+			fr.Status, fr.Err = StatusFailed, &wrapped{fmt.Sprintf("%s: its output %s holds the export of another photograph (%s); not replacing it: move it away", t.Input, o.Path, why), ErrOtherPhoto}
+			return fr, nil, true
+		}
+	}
 	deleted := 0
 	for i, o := range t.Outputs {
 		// Not even --overwrite replaces a directory or other non-file: fail
@@ -796,7 +811,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 			pending = append(pending, i)
 			continue
 		}
-		if own == outDeleted && r.NoRecreate {
+		if own == outDeleted && r.NoRecreate && !t.otherGone {
 			deleted++
 			continue
 		}
@@ -846,7 +861,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 	if len(pending) == 0 {
 		fr.Reason = "up to date"
 		if deleted > 0 {
-			fr.Reason = "output deleted; --no-recreate"
+			fr.Reason = reasonNoRecreate
 		} else if r.Force {
 			fr.Reason = "up to date (converted by another run since this one started)"
 		}
@@ -854,6 +869,10 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 	}
 	return fr, pending, false
 }
+
+// reasonNoRecreate is the skip reason of a file whose outputs the user
+// deleted, under --no-recreate.
+const reasonNoRecreate = "output deleted; --no-recreate"
 
 func (r *Runner) want(t Task, o Output) state.Want {
 	return state.Want{Input: t.Input, InputAbs: t.absInput(), OutputRel: o.Rel, OutputPath: o.Path,

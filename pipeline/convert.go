@@ -258,6 +258,10 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	}
 	fault.At(fault.Renaming, in)
 	for _, v := range asked {
+		// A file replaced keeps its permissions (a user's chmod 600).
+		if fi, err := os.Lstat(v.spec.Path); err == nil && fi.Mode().IsRegular() {
+			os.Chmod(v.tmp, fi.Mode().Perm())
+		}
 		if err := os.Rename(v.tmp, v.spec.Path); err != nil {
 			return res, fmt.Errorf("%s: %w", in, err)
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,12 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
+
+// ErrOtherPhoto is wrapped by the failure of a file one of whose outputs
+// holds the export of another photograph (per its record) that could not
+// be moved to a free STEM-N name: rawbatch never replaces the export of
+// one photograph by another's.
+var ErrOtherPhoto = errors.New("holds the export of another photograph")
 
 // photoID returns what tells one photograph from another, from its
 // header: the capture time (wall time, as the camera wrote it) and the
@@ -29,13 +36,20 @@ func photoID(h *header.Header) (capture, camera string) {
 // capture time and camera are given: a field unknown on either side does
 // not tell them apart. An edit of a photograph keeps both.
 func samePhoto(rec *state.Record, capture, camera string) bool {
+	return photoDiff(rec, capture, camera) == ""
+}
+
+// photoDiff says how the photograph of rec differs from the one whose
+// capture time and camera are given ("taken X; this one Y", or "camera X;
+// this one Y"), "" when nothing known on both sides tells them apart.
+func photoDiff(rec *state.Record, capture, camera string) string {
 	if rec.CaptureTime != "" && capture != "" && rec.CaptureTime != capture {
-		return false
+		return fmt.Sprintf("taken %s; this one %s", rec.CaptureTime, capture)
 	}
 	if rec.Camera != "" && camera != "" && !sameCamera(rec.Camera, camera) {
-		return false
+		return fmt.Sprintf("camera %s; this one %s", rec.Camera, camera)
 	}
-	return true
+	return ""
 }
 
 // sameCamera compares two "Make Model" names leniently (case, and one
@@ -47,30 +61,136 @@ func sameCamera(a, b string) bool {
 	return strings.Contains(a, b) || strings.Contains(b, a)
 }
 
-// newPhoto handles a different photograph at an input path used before
+// otherPhotograph is the one place that decides whether writing t's
+// output o would replace the export of another photograph: it returns the
+// record of o and how the photographs differ when o's record (not a
+// claim) was written from a photograph that is not t's input, whatever
+// input path the record names:
+//   - the record's input is t's input, unchanged (size and time): the same;
+//   - the record's input is another file that still exists: nil here (two
+//     inputs mapping to one output fail with state.OtherInputError);
+//   - t's header is not read yet (Triage): nil, decided once it is;
+//   - the capture time or camera differ: another photograph;
+//   - the same path with nothing telling them apart: an edit, the same;
+//   - another path (a moved or renamed card): the same photograph only when
+//     both capture times are known (and equal), or the input's content is
+//     the one recorded.
+func (r *Runner) otherPhotograph(t Task, o Output) (*state.Record, string) {
+	if r.State == nil {
+		return nil, ""
+	}
+	rec, err := r.State.Load(o.Rel)
+	if err != nil || rec.Claim || rec.InputAbs == "" {
+		return nil, ""
+	}
+	here := rec.InputAbs == t.absInput()
+	if here {
+		if st, err := os.Stat(t.Input); err != nil || (st.Size() == rec.InputSize && st.ModTime().Equal(rec.InputMTime)) {
+			return nil, ""
+		}
+	} else if r.State.CheckOther(r.want(t, o)) != nil {
+		return nil, ""
+	}
+	if t.Info.Header == nil {
+		return nil, ""
+	}
+	capture, camera := photoID(t.Info.Header)
+	if d := photoDiff(rec, capture, camera); d != "" {
+		return rec, d
+	}
+	if here || (rec.CaptureTime != "" && capture != "") {
+		return nil, ""
+	}
+	if h, _, _, err := state.HashFile(t.Input); err == nil && h == rec.InputHash {
+		return nil, ""
+	}
+	return rec, "other content, and no capture time to compare"
+}
+
+// recordedPath is the file rec describes, whose name may differ from o's
+// in case (records are keyed case-folded).
+func recordedPath(o Output, rec *state.Record) string {
+	rel := filepath.FromSlash(rec.Output)
+	if !strings.HasSuffix(o.Path, o.Rel) || rel == o.Rel {
+		return o.Path
+	}
+	return strings.TrimSuffix(o.Path, o.Rel) + rel
+}
+
+// sameRecordedPhoto reports whether rec, a record at a candidate STEM-N
+// name, is provably the export of t's photograph (so t may take the name:
+// up to date there, or converted again in place): written from t's input
+// path or from one that is gone, and the same capture time (known on both
+// sides) and camera, or the same content.
+func (r *Runner) sameRecordedPhoto(t Task, o Output, rec *state.Record) bool {
+	if rec.InputAbs == "" {
+		return false
+	}
+	if rec.InputAbs != t.absInput() && r.State.CheckOther(r.want(t, o)) != nil {
+		return false
+	}
+	capture, camera := photoID(t.Info.Header)
+	if photoDiff(rec, capture, camera) != "" {
+		return false
+	}
+	if rec.CaptureTime != "" && capture != "" {
+		return true
+	}
+	h, _, _, err := state.HashFile(t.Input)
+	return err == nil && h == rec.InputHash
+}
+
+// newPhoto handles a different photograph at an output name used before
 // (a card reformatted, numbering restarted: IMG_0001.CR2 is now another
-// picture): when the record of t's first output names this same input
-// path, the input's size or time changed, and the capture time or camera
-// differ, the old export is kept and t is moved to the first free stem
-// STEM-N (IMG_0001-2.jpg, with every variant's suffix): free when no
-// output there exists or has a record, or when all are records of this
-// same photograph from this path (the next run finds it up to date there).
-// planned returns the case-folded output paths (relative to OUTDIR) of the
-// run's tasks, which are not free; it is called only when needed. It returns t unchanged when
-// nothing applies, or when the input's header is not read yet.
+// picture; or a new card whose IMG_0001.CR2 maps where an archived card's
+// did): when an output of t holds another photograph's export
+// (otherPhotograph), the old export is kept and t is moved to the first
+// free stem STEM-N (IMG_0001-2.jpg, with every variant's suffix): free when
+// no output there exists or has a record, or when all are records of this
+// same photograph (the next run finds it up to date there). When the old
+// export was deleted (none of those outputs exists any more), t takes the
+// name, with a warning, even under --no-recreate: the deleted file was not
+// this photograph's. planned returns the case-folded output paths
+// (relative to OUTDIR) of the run's tasks, which are not free; it is
+// called only when needed. It returns t unchanged when nothing applies, or
+// when the input's header is not read yet.
 func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 	if r.State == nil || t.Info.Header == nil || len(t.Outputs) == 0 {
 		return t
 	}
-	rec, err := r.State.Load(t.Outputs[0].Rel)
-	if err != nil || rec.InputAbs == "" || rec.InputAbs != t.absInput() {
+	var rec *state.Record
+	var diff, old string
+	exists := false
+	for _, o := range t.Outputs {
+		rc, d := r.otherPhotograph(t, o)
+		if rc == nil {
+			continue
+		}
+		if rec == nil {
+			rec, diff, old = rc, d, o.Path
+		}
+		if _, err := os.Lstat(o.Path); err == nil {
+			exists, old = true, o.Path
+		} else if recorded := recordedPath(o, rc); recorded != o.Path {
+			if _, err := os.Lstat(recorded); err == nil {
+				exists, old = true, recorded // a name differing in case (one file on exFAT, SMB, macOS)
+			}
+		}
+	}
+	if rec == nil {
 		return t
 	}
-	if st, err := os.Stat(t.Input); err != nil || (st.Size() == rec.InputSize && st.ModTime().Equal(rec.InputMTime)) {
-		return t
+	from := "from this path"
+	if rec.InputAbs != t.absInput() {
+		from = "from " + rec.Input
 	}
-	capture, camera := photoID(t.Info.Header)
-	if samePhoto(rec, capture, camera) {
+	why := diff
+	if rec.InputAbs == t.absInput() {
+		why += ": a reformatted card?"
+	}
+	if !exists {
+		t.otherGone = true
+		t.newPhoto = fmt.Sprintf("%s, the export of another photograph %s (%s), was deleted; writing this one there", old, from, why)
 		return t
 	}
 	suffix0 := t.Outputs[0].Variant.Suffix()
@@ -90,7 +210,7 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 				continue // this input's own claim, left by a killed run
 			}
 			if err == nil {
-				if rec.InputAbs != t.absInput() || !samePhoto(rec, capture, camera) || rec.CaptureTime == "" && rec.Camera == "" {
+				if !r.sameRecordedPhoto(t, o, rec) {
 					return false
 				}
 				continue
@@ -110,22 +230,121 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 		if !free(outs) {
 			continue
 		}
-		old := t.Outputs[0].Path
 		t.Outputs, t.Pending = outs, nil
 		t.Stem = fmt.Sprintf("%s-%d", stem, n)
 		t.Output, t.OutputRel = outs[0].Path, outs[0].Rel
-		t.newPhoto = fmt.Sprintf("%s holds the export of another photograph from this path (taken %s; this one %s: a reformatted card?); keeping it and writing this one as %s",
-			old, orUnknown(rec.CaptureTime), orUnknown(capture), outs[0].Path)
+		t.newPhoto = fmt.Sprintf("%s holds the export of another photograph %s (%s); keeping it and writing this one as %s",
+			old, from, why, outs[0].Path)
 		return t
 	}
 	return t
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "at an unknown time"
+// Relocate moves each task whose outputs hold another photograph's export
+// to a free name, or lets it take the name of one the user deleted
+// (newPhoto), once its header is read (after Plan.Inspect), and decides
+// again, for those and for the tasks Triage left to it, what their
+// outputs need. Run calls it; call it before a dry run's listing.
+func (r *Runner) Relocate(p *Plan) {
+	if r.State == nil {
+		return
 	}
-	return s
+	var taken map[string]bool
+	planned := func() map[string]bool { // built once, when first needed
+		if taken == nil {
+			taken = plannedOutputs(p)
+		}
+		return taken
+	}
+	r.swapNames(p)
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if t.relocated || t.Err != nil || (t.Done != nil && !t.deferred) {
+			continue
+		}
+		t.relocated = true
+		nt := r.newPhoto(*t, planned)
+		if nt.newPhoto == "" && !t.deferred {
+			continue
+		}
+		*t = nt
+		for _, o := range t.Outputs {
+			planned()[strings.ToLower(filepath.ToSlash(o.Rel))] = true
+		}
+		t.Done, t.Pending, t.deferred = nil, nil, false
+		fr, pending, done := r.preflight(*t, false)
+		if done {
+			t.Done = &fr
+		} else {
+			t.Pending = pending
+		}
+	}
+}
+
+// swapNames gives back to two colliding inputs of p the names whose
+// records hold their photographs when the collision order gave each the
+// other's (a card moved to a folder that sorts before the other card).
+func (r *Runner) swapNames(p *Plan) {
+	open := func(t Task) bool {
+		return !t.relocated && t.Err == nil && (t.Done == nil || t.deferred) && t.Info.Header != nil && len(t.Outputs) > 0
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if !open(*t) {
+			continue
+		}
+		rec, err := r.State.Load(t.Outputs[0].Rel)
+		if err != nil || rec.Claim || r.sameRecordedPhoto(*t, t.Outputs[0], rec) {
+			continue
+		}
+		for j := range p.Tasks {
+			u := &p.Tasks[j]
+			if j == i || !open(*u) || len(u.Outputs) != len(t.Outputs) || len(u.Paths) != len(t.Paths) {
+				continue
+			}
+			urec, err := r.State.Load(u.Outputs[0].Rel)
+			if err != nil || urec.Claim || !r.sameRecordedPhoto(*t, u.Outputs[0], urec) {
+				continue
+			}
+			if rec.InputAbs != u.absInput() && !r.sameRecordedPhoto(*u, t.Outputs[0], rec) {
+				continue
+			}
+			t.Outputs, u.Outputs = u.Outputs, t.Outputs
+			t.Paths, u.Paths = u.Paths, t.Paths
+			t.Stem, u.Stem = u.Stem, t.Stem
+			t.Output, u.Output = u.Output, t.Output
+			t.OutputRel, u.OutputRel = u.OutputRel, t.OutputRel
+			t.Pending, u.Pending = nil, nil
+			t.deferred, u.deferred = true, true // decided again by Relocate
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s and %s: the records show each one's photograph under the other's name; writing them as %s → %s, %s → %s",
+				t.Input, u.Input, t.Input, t.Output, u.Input, u.Output))
+			break
+		}
+	}
+}
+
+// mayBeOtherPhoto reports whether an output of t has a record written from
+// another input, or from t's input when it was different (size or time),
+// so that whether it is another photograph's export is decided once t's
+// header is read (Relocate).
+func (r *Runner) mayBeOtherPhoto(t Task) bool {
+	if r.State == nil {
+		return false
+	}
+	st, err := os.Stat(t.Input)
+	if err != nil {
+		return false
+	}
+	for _, o := range t.Outputs {
+		rec, err := r.State.Load(o.Rel)
+		if err != nil || rec.Claim || rec.InputAbs == "" {
+			continue
+		}
+		if rec.InputAbs != t.absInput() || st.Size() != rec.InputSize || !st.ModTime().Equal(rec.InputMTime) {
+			return true
+		}
+	}
+	return false
 }
 
 // plannedOutputs returns the case-folded output paths (relative to OUTDIR)

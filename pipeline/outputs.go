@@ -74,6 +74,33 @@ func (r *Runner) ownerOf(o Output) ownership {
 	return outForeign
 }
 
+// verifyReplaced checks, before t's pending outputs that exist are
+// replaced, that each is still the file its record describes by content:
+// the up-to-date checks trust an unchanged size and modification time
+// (stat only), but an edit that kept both would be lost, so a file about
+// to be written over anyway is hashed first (against the record's
+// OutputHash) and, if it differs, t fails as for an output changed since
+// rawbatch wrote it (unless --overwrite).
+func (r *Runner) verifyReplaced(t Task) error {
+	if r.State == nil || r.Overwrite {
+		return nil
+	}
+	for _, o := range t.pending() {
+		rec, err := r.State.Load(o.Rel)
+		if err != nil || rec.Claim || rec.OutputHash == "" {
+			continue
+		}
+		fi, err := os.Stat(o.Path)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != rec.OutputSize || !fi.ModTime().Equal(rec.OutputMTime) {
+			continue // absent, or already compared by content (ownerOf)
+		}
+		if h, _, _, err := state.HashFile(o.Path); err != nil || h != rec.OutputHash {
+			return notOursErr(t, o, outChanged)
+		}
+	}
+	return nil
+}
+
 // notOursErr is the failure of t when its output o holds a file rawbatch
 // did not write (own is outForeign or outChanged).
 func notOursErr(t Task, o Output, own ownership) error {

@@ -245,6 +245,9 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 		plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
 	}
 	plan.Headers.Close()
+	if ctx.Err() == nil {
+		r.Relocate(plan) // another photograph's export at an output name: STEM-N
+	}
 	if cfg.DryRun {
 		var err error = &batchOutcome{interrupted: true}
 		if ctx.Err() == nil {
@@ -385,6 +388,10 @@ func resolvePath(path string) string {
 	}
 }
 
+// noRecreateReason is the skip reason of a file whose deleted outputs
+// --no-recreate leaves deleted.
+const noRecreateReason = "output deleted; --no-recreate"
+
 // dryRun lists the plan on stdout: each output to write with its size,
 // the file's memory estimate (on its first row) or the reason it would
 // fail, outputs already up to date; with --log-format json one planEvent
@@ -416,7 +423,13 @@ func dryRun(w io.Writer, rep *reporter, plan *pipeline.Plan, cfg ConvertConfig, 
 				ev.Level, ev.Kind, ev.Reason = "error", pipeline.FailureKind(t.Done.Err), t.Done.Err.Error()
 			}
 			for _, o := range outs {
-				row(t.Input, o.Path, "-", "-", note)
+				n := note
+				if t.Done.Reason == noRecreateReason {
+					if _, err := os.Lstat(o.Path); err == nil {
+						n = "skip: up to date" // only the deleted ones are left deleted
+					}
+				}
+				row(t.Input, o.Path, "-", "-", n)
 				ev.addOutput(o.Path, "", string(t.Done.Status))
 			}
 			rep.planRow(ev)

@@ -72,12 +72,17 @@ func cmdImgDiff(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("mean difference %.3f", mean)
 }
 
-// synthat PATH ORIENTATION TIME: a synthetic DNG (as synthdng) whose
-// DateTimeOriginal is TIME ("2024-05-06T07:08:09"), for scripts that need
-// two different photographs.
+// synthat PATH ORIENTATION TIME [MODEL]: a synthetic DNG (as synthdng)
+// whose DateTimeOriginal is TIME ("2024-05-06T07:08:09"), and whose camera
+// Model is MODEL when given, for scripts that need two different
+// photographs.
 func cmdSynthDNGAt(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 3 {
-		ts.Fatalf("usage: synthat PATH ORIENTATION TIME")
+	if len(args) != 3 && len(args) != 4 {
+		ts.Fatalf("usage: synthat PATH ORIENTATION TIME [MODEL]")
+	}
+	model := ""
+	if len(args) == 4 {
+		model = args[3]
 	}
 	o, err := strconv.Atoi(args[1])
 	ts.Check(err)
@@ -87,5 +92,5 @@ func cmdSynthDNGAt(ts *testscript.TestScript, neg bool, args []string) {
 		Patches: []synthdng.Patch{{X0: 0, Y0: 0, X1: 8, Y1: 8, SRGBLinear: [3]float64{0.6, 0.05, 0.05}}}}
 	w, h, scene := synthdng.ChartScene(c, o, synthdng.DefaultColorMatrix, 1)
 	ts.Check(synthdng.WriteFile(ts.MkAbs(args[0]), synthdng.Spec{Width: w, Height: h, BlackLevel: 256,
-		WhiteLevel: 16383, Orientation: o, Scene: scene, Timestamp: when}))
+		WhiteLevel: 16383, Orientation: o, Scene: scene, Timestamp: when, Model: model}))
 }

@@ -3,12 +3,16 @@
 // tool versions changed.
 //
 // Records live under OUTDIR/.rawbatch/state/, one JSON file per output, named
-// by the SHA-256 of the output's path relative to OUTDIR:
+// by the SHA-256 of the output's path relative to OUTDIR, case-folded:
 //
 //	OUTDIR/.rawbatch/state/<first 2 hex>/<64 hex>.json
 //
 // so any output name (UTF-8, spaces, newlines, leading dashes) maps to a safe
-// file name. Records are written atomically (temporary file in the same
+// file name, and names that differ only in case (IMG_1.jpg, img_1.jpg: one
+// file on exFAT, SMB and macOS volumes) share one record: the record of
+// one is found when looking up the other. Records written before keys were
+// case-folded (keyed by the exact path) are still found by their exact
+// path, and moved to the folded key when saved again. Records are written atomically (temporary file in the same
 // directory, fsync, rename, fsync of the directory), so a reader sees either
 // the old record or the new one, never a partial file.
 //
@@ -38,6 +42,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
 
@@ -196,7 +202,8 @@ func cleanRel(outputRel string) (string, error) {
 
 // RecordPath returns the record file of an output given relative to OUTDIR:
 // state/<first 2 hex>/<hex>.json, hex being the SHA-256 of the cleaned,
-// slash-separated relative path. It fails with ErrBadOutputPath for an empty,
+// slash-separated relative path, case-folded (names that differ only in
+// case share it). It fails with ErrBadOutputPath for an empty,
 // absolute or escaping path.
 func (s *Store) RecordPath(outputRel string) (string, error) {
 	rel, err := cleanRel(outputRel)
@@ -206,14 +213,38 @@ func (s *Store) RecordPath(outputRel string) (string, error) {
 	return s.recordPath(rel), nil
 }
 
-func (s *Store) recordPath(rel string) string {
+// recordPath is the record file of rel (cleaned), keyed case-folded.
+func (s *Store) recordPath(rel string) string { return s.hashPath(foldKey(rel)) }
+
+// exactPath is where records were kept before keys were case-folded.
+func (s *Store) exactPath(rel string) string { return s.hashPath(rel) }
+
+// foldKey folds the case of rel the way case-insensitive volumes do (lower
+// case after upper case, as the locks and collision checks do), keeping
+// bytes that are not UTF-8 as they are, so that such names stay apart.
+func foldKey(rel string) string {
+	var b strings.Builder
+	for i := 0; i < len(rel); {
+		r, n := utf8.DecodeRuneInString(rel[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteByte(rel[i])
+		} else {
+			b.WriteRune(unicode.ToLower(unicode.ToUpper(r)))
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func (s *Store) hashPath(rel string) string {
 	sum := sha256.Sum256([]byte(rel))
 	h := hex.EncodeToString(sum[:])
 	return filepath.Join(s.dir, h[:2], h+recordExt)
 }
 
-// Load reads the record of an output (path relative to OUTDIR).
-// Errors: wrapping os.ErrNotExist (fs.ErrNotExist) when there is none;
+// Load reads the record of an output (path relative to OUTDIR): its own, or
+// that of an output whose name differs only in case (Record.Output says
+// which). Errors: wrapping os.ErrNotExist (fs.ErrNotExist) when there is none;
 // wrapping ErrCorrupt when the file is not a decodable record of this output
 // (callers may treat it as absent); ErrBadOutputPath; or the I/O error.
 // A record of another format Version is returned as is (Check reports it
@@ -225,6 +256,10 @@ func (s *Store) Load(outputRel string) (*Record, error) {
 	}
 	p := s.recordPath(rel)
 	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) && s.exactPath(rel) != p {
+		p = s.exactPath(rel) // a record saved before keys were case-folded
+		f, err = os.Open(p)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("state: load %q: %w", rel, err)
 	}
@@ -240,7 +275,7 @@ func (s *Store) Load(outputRel string) (*Record, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("state: load %q: %w: %s: %v", rel, ErrCorrupt, p, err)
 	}
-	if r.Output != jsonForm(rel) {
+	if foldKey(r.Output) != foldKey(jsonForm(rel)) {
 		return nil, fmt.Errorf("state: load %q: %w: %s is the record of %q", rel, ErrCorrupt, p, r.Output)
 	}
 	return &r, nil
@@ -289,6 +324,9 @@ func (s *Store) Save(r *Record) error {
 	}
 	if err := writeAtomic(p, data); err != nil {
 		return fmt.Errorf("state: save %q: %w", rel, err)
+	}
+	if old := s.exactPath(rel); old != p {
+		os.Remove(old) // its record from before keys were case-folded
 	}
 	if created {
 		// Make the new fan-out directory's own entry durable.
@@ -351,8 +389,10 @@ func (s *Store) Remove(outputRel string) error {
 	if err != nil {
 		return fmt.Errorf("state: remove: %w", err)
 	}
-	if err := os.Remove(s.recordPath(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("state: remove %q: %w", rel, err)
+	for _, p := range []string{s.recordPath(rel), s.exactPath(rel)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("state: remove %q: %w", rel, err)
+		}
 	}
 	return nil
 }

@@ -376,7 +376,7 @@ func TestCorruptRecordIsAbsent(t *testing.T) {
 func TestRecordPathsOfOddNames(t *testing.T) {
 	st, _ := Open(t.TempDir())
 	names := []string{
-		"a.jpg", "A.jpg", "a.JPG", "a b.jpg", " a.jpg", "a.jpg ", "-a.jpg", "--rm -rf.jpg", "-",
+		"a.jpg", "a b.jpg", "\xff.jpg", "\xfe.jpg", " a.jpg", "a.jpg ", "-a.jpg", "--rm -rf.jpg", "-",
 		"sub/a.jpg", "sub\\a.jpg", "sub/-n.jpg", "line\nbreak.jpg", "tab\there.jpg", "\r.jpg",
 		"日本語/写真.jpg", "café.jpg", "cafe\u0301.jpg", "emoji 📷.jpg", "*?<>|\".jpg", "$(x).jpg",
 		strings.Repeat("long", 200) + ".jpg",
@@ -407,9 +407,58 @@ func TestRecordPathsOfOddNames(t *testing.T) {
 	}
 	for _, n := range names {
 		r, err := st.Load(n)
-		if err != nil || r.Output != n || r.Input != n {
+		if err != nil || r.Output != jsonForm(n) || r.Input != jsonForm(n) {
 			t.Errorf("Load %q: %+v %v", n, r, err)
 		}
+	}
+}
+
+// Names that differ only in case are one file on exFAT, SMB and macOS
+// volumes: they share one record, so the record of IMG_1.jpg is found when
+// looking up img_1.jpg. A record saved under the exact-case key (before keys
+// were case-folded) is still found, and moved to the folded key when saved.
+func TestRecordsCaseFolded(t *testing.T) {
+	dir := t.TempDir()
+	st, _ := Open(dir)
+	if err := st.Save(&Record{Output: "sub/IMG_1.jpg", Input: "c1/IMG_1.dng"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"sub/img_1.jpg", "SUB/IMG_1.JPG", "sub/IMG_1.jpg"} {
+		r, err := st.Load(n)
+		if err != nil || r.Output != "sub/IMG_1.jpg" {
+			t.Errorf("Load %q: %+v %v", n, r, err)
+		}
+	}
+	a, _ := st.RecordPath("sub/IMG_1.jpg")
+	b, _ := st.RecordPath("sub/img_1.jpg")
+	if a != b {
+		t.Errorf("record paths %s and %s differ", a, b)
+	}
+	if err := st.Remove("sub/img_1.jpg"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load("sub/IMG_1.jpg"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load after Remove: %v", err)
+	}
+
+	// An old record, keyed by the exact path.
+	old := st.exactPath("Old.jpg")
+	os.MkdirAll(filepath.Dir(old), 0o755)
+	if err := os.WriteFile(old, []byte(`{"version":1,"input":"x.dng","output":"Old.jpg"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Load("Old.jpg")
+	if err != nil || r.Input != "x.dng" {
+		t.Fatalf("Load of an exact-key record: %+v %v", r, err)
+	}
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the exact-key record is left after Save: %v", err)
+	}
+	if r, err := st.Load("old.JPG"); err != nil || r.Input != "x.dng" {
+		t.Errorf("Load after Save: %+v %v", r, err)
 	}
 }
 
