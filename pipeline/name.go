@@ -19,9 +19,13 @@ import (
 //	{dir}           the input's folder relative to its input root ("." at the root)
 //	{variant}       the variant's name (main, thumb); then no ".NAME" is added
 //	{date:LAYOUT}   the capture time (EXIF DateTimeOriginal, else DateTime,
-//	                as the camera wrote it) in Go's time layout (2006-01-02,
+//	                the camera's wall clock as written, whatever the
+//	                machine's time zone) in Go's time layout (2006-01-02,
 //	                2006/01, 20060102-150405); {date} is {date:2006-01-02};
-//	                "undated" when the file has none
+//	                zone elements show the photo's OffsetTimeOriginal
+//	                (-0700: -0500; MST: -0500 too), +0000 and UTC when it
+//	                has none (header.Dates.Capture); "undated" when the
+//	                file has no date
 //	{camera}        the camera model as the raw file has it (EXIF Model),
 //	                "unknown-camera" when it has none
 //	{seq}           the input's number, from 0001, in the order of the
@@ -57,7 +61,8 @@ type NameFields struct {
 	// Variant is the variant's name.
 	Variant string
 	// Camera is the model as the raw file has it ("" unknown); Date the
-	// capture time as the camera wrote it (zero: unknown).
+	// capture time as the camera wrote it, its wall clock in the photo's
+	// offset or UTC (header.EXIF.DateTime; zero: unknown).
 	Camera string
 	Date   time.Time
 	// Seq is the input's number (from 1).

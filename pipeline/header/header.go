@@ -445,7 +445,9 @@ func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
 		e.Lens = in.Lens
 	}
 	if e.DateTime.IsZero() && !in.Timestamp.IsZero() {
-		e.DateTime = in.Timestamp // LibRaw made it with mktime: local wall time
+		// LibRaw made it with mktime: local wall time, kept as that wall
+		// clock in UTC like the EXIF strings (Dates.Capture).
+		e.DateTime = wallClock(in.Timestamp.Local())
 		if h.Format == "CRW" {
 			// CIFF stores the camera's wall-clock time as seconds since
 			// 1970 (tag 0x180e, read as is by LibRaw's parse_ciff): it is
