@@ -16,7 +16,8 @@ import (
 //
 //	{stem}          the input's base name without its extension (IMG_0001)
 //	{ext}           the input's extension without the dot, as written (CR3)
-//	{dir}           the input's folder relative to its input root ("." at the root)
+//	{dir}           the input's folder relative to its input root (nothing
+//	                at the root)
 //	{variant}       the variant's name (main, thumb); then no ".NAME" is added
 //	{date:LAYOUT}   the capture time (EXIF DateTimeOriginal, else DateTime,
 //	                the camera's wall clock as written, whatever the
@@ -33,7 +34,10 @@ import (
 //	                roots' absolute paths: the same files get the same numbers
 //	                on every run; adding a file renumbers those after it
 //
-// "{{" and "}}" are literal braces. A template whose text has a '/' makes
+// "{{" and "}}" are literal braces. A file or folder name of the
+// expansion that starts with '.' (hidden; "._NAME" is a macOS AppleDouble
+// file) gets '_' for that dot: "{dir}{stem}" at the root is "IMG_1", not
+// ".IMG_1"; ".{stem}" is "_IMG_1". A template whose text has a '/' makes
 // folders and is relative to OUTDIR ("{date:2006/01}/{stem}",
 // "{dir}/{camera}/{stem}"); one without names the file inside the folder
 // that mirrors the input's ("{stem}" is the default naming). A template
@@ -55,8 +59,8 @@ type namePart struct {
 
 // NameFields are the values a NameTemplate expands for one output.
 type NameFields struct {
-	// Stem, Ext (no dot) and Dir ("." at the root) of the input's path
-	// relative to its input root.
+	// Stem, Ext (no dot) and Dir ("." or "" at the root: {dir} is then
+	// empty) of the input's path relative to its input root.
 	Stem, Ext, Dir string
 	// Variant is the variant's name.
 	Variant string
@@ -190,8 +194,10 @@ func nameValue(s, empty string) string {
 // Expand returns the template's path for f, relative to OUTDIR (Rooted) or
 // to the input's mirrored folder, without the output's extension, '/'
 // separated and cleaned. Field values are made safe (nameValue); {dir} is
-// the one that may hold folders. The error says why a result cannot be an
-// output path: empty, or a '.'/'..' folder.
+// the one that may hold folders, and is empty at the input root. A name
+// (file or folder) that starts with '.' gets '_' for that dot, so that no
+// output is hidden or looks like an AppleDouble "._" file. The error says
+// why a result cannot be an output path: empty, or a '..' folder.
 func (n *NameTemplate) Expand(f NameFields) (string, error) {
 	var b strings.Builder
 	for _, p := range n.parts {
@@ -204,8 +210,8 @@ func (n *NameTemplate) Expand(f NameFields) (string, error) {
 			b.WriteString(nameValue(f.Ext, "_"))
 		case "dir":
 			d := filepath.ToSlash(filepath.Clean(f.Dir))
-			if d == "" || strings.HasPrefix(d, "/") || d == ".." || strings.HasPrefix(d, "../") {
-				d = "."
+			if d == "." || strings.HasPrefix(d, "/") || d == ".." || strings.HasPrefix(d, "../") {
+				d = "" // the root: nothing
 			}
 			b.WriteString(d)
 		case "variant":
@@ -230,6 +236,9 @@ func (n *NameTemplate) Expand(f NameFields) (string, error) {
 			continue
 		case "..":
 			return "", fmt.Errorf("it gives %q, whose '..' folder would leave OUTDIR", out)
+		}
+		if seg[0] == '.' {
+			seg = "_" + seg[1:] // not hidden, not an AppleDouble "._" file
 		}
 		segs = append(segs, seg)
 	}
