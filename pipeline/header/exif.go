@@ -16,7 +16,9 @@ import (
 // found".
 type EXIF struct {
 	// Make, Model: TIFF/EXIF Make (271) and Model (272) as written by the
-	// camera (not LibRaw's normalised names).
+	// camera (not LibRaw's normalised names); "" when the file lacks one.
+	// A DNG with neither has its UniqueCameraModel (50708) as Model; a file
+	// that names no camera (a headerless raw) LibRaw's names.
 	Make, Model string
 	// Lens: EXIF LensModel (42036); else the Canon maker-note LensModel
 	// (0x95), a Nikon maker-note Lens range, or LibRaw's lens name.

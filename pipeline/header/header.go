@@ -429,17 +429,15 @@ func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
 	if e.Lens == "" {
 		e.Lens = in.Lens
 	}
-	if e.Make == "" {
-		e.Make = in.Make
-		if e.Model == "" {
-			e.Model = in.Model
-		}
+	if e.Make == "" && e.Model == "" {
+		// LibRaw's names only for a file that names no camera itself (a
+		// headerless raw), never LibRaw's Make next to the file's Model:
+		// for a DNG with only UniqueCameraModel "Test Camera", LibRaw
+		// makes up Make "Test" by splitting it.
+		e.Make, e.Model = in.Make, in.Model
 	}
 	if o.haveExif && (o.exif.Make != "" || !o.exif.DateTime.IsZero()) {
 		return // the file's own EXIF was read: keep it as written
-	}
-	if e.Make == "" {
-		e.Make, e.Model = in.Make, in.Model
 	}
 	if e.Lens == "" {
 		e.Lens = in.Lens
