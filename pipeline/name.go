@@ -27,8 +27,9 @@ import (
 //	                (-0700: -0500; MST: -0500 too), +0000 and UTC when it
 //	                has none (header.Dates.Capture); "undated" when the
 //	                file has no date
-//	{camera}        the camera model as the raw file has it (EXIF Model),
-//	                "unknown-camera" when it has none
+//	{camera}        the camera as the raw file names it: Make and Model
+//	                by header.CameraName ("Canon EOS 6D", "NIKON D70",
+//	                "SONY ILCE-7M3"), "unknown-camera" when it has none
 //	{seq}           the input's number, from 0001, in the order of the
 //	                inputs' paths relative to their input roots, then of the
 //	                roots' absolute paths: the same files get the same numbers
@@ -64,7 +65,7 @@ type NameFields struct {
 	Stem, Ext, Dir string
 	// Variant is the variant's name.
 	Variant string
-	// Camera is the model as the raw file has it ("" unknown); Date the
+	// Camera is the camera's name (header.CameraName; "" unknown); Date the
 	// capture time as the camera wrote it, its wall clock in the photo's
 	// offset or UTC (header.EXIF.DateTime; zero: unknown).
 	Camera string
