@@ -120,13 +120,14 @@ type Dir struct {
 }
 
 // Open returns the lock directory dir, creating it and its parents
-// (mode 0755 before umask) if needed. Errors are those of os.MkdirAll,
+// (mode 0777 minus the umask, like mkdir: runs of a group that shares
+// OUTDIR under umask 002 lock each other's files) if needed. Errors are those of os.MkdirAll,
 // e.g. when dir or a parent is a regular file or not writable.
 func Open(dir string) (*Dir, error) {
 	if dir == "" {
 		return nil, errors.New("lock: empty directory name")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
 	return &Dir{path: dir}, nil
@@ -169,7 +170,9 @@ func (d *Dir) TryLockNote(key, note string) (*Lock, error) { return d.tryLock(ke
 func (d *Dir) tryLock(key, note, doing string) (*Lock, error) {
 	path := d.File(key)
 	for range maxRestarts {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644) // O_CLOEXEC is implied
+		// 0666 minus the umask, as the directory: another user of the
+		// group may open it read-write under umask 002.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666) // O_CLOEXEC is implied
 		if err != nil {
 			return nil, fmt.Errorf("lock: %w", err)
 		}

@@ -600,9 +600,11 @@ func stageTone(_ context.Context, j *job) error {
 // Metadata returns the EXIF fields carried into the output file: the
 // file's own Make, Model, date strings and capture fields (hdr.EXIF) when
 // its header was read, since LibRaw normalises camera names ("EOS 30D" for
-// "Canon EOS 30D"), rebuilds dates through mktime and reports defaults
-// (1 s, f/1) for fields a file lacks; LibRaw's values otherwise (and
-// LibRaw's lens when the file names none).
+// "Canon EOS 30D"), invents a Make from a DNG's UniqueCameraModel, takes a
+// modification time for the capture time, rebuilds dates through mktime
+// and reports defaults (1 s, f/1) for fields a file lacks; LibRaw's values
+// otherwise (and LibRaw's lens when the file names none). LibRaw's time
+// stamp stands in only for a file with no EXIF date string (a CRW).
 func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 	md := encode.Metadata{
 		Make: in.Make, Model: in.Model, Lens: in.Lens,
@@ -626,12 +628,11 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 		}
 		md.Dates = encode.Dates(e.Dates)
 		// Make and Model as the file writes them ("Canon EOS 30D"), not
-		// LibRaw's normalised names ("EOS 30D"); LibRaw's when it has none.
-		if e.Make != "" {
-			md.Make = e.Make
-		}
-		if e.Model != "" {
-			md.Model = e.Model
+		// LibRaw's normalised names ("EOS 30D"), and only those: no Make
+		// when the file has a Model alone; LibRaw's when it names no
+		// camera (hdr.EXIF has them then too).
+		if e.Make != "" || e.Model != "" {
+			md.Make, md.Model = e.Make, e.Model
 		}
 	}
 	return md

@@ -41,35 +41,84 @@ func exiftoolTags(t *testing.T, bin, path string, unknownOK bool, tags ...string
 
 // TestMakeModelAsInRaw converts every sample file and compares the
 // output's Make and Model with exiftool's reading of the raw (issue 9.9):
-// "Canon EOS 6D", not LibRaw's "EOS 6D"; LibRaw's names only when the raw
-// stores none (the headerless Kodak file).
+// "Canon EOS 6D", not LibRaw's "EOS 6D". A raw without Make gets none (the
+// trial of issue 9: the Adobe SDK DNGs, with only UniqueCameraModel "Test
+// Camera", got LibRaw's made-up Make "Test"; this test wanted a stand-in
+// for every missing name then); a DNG without Make and Model has its
+// UniqueCameraModel as Model; LibRaw's names stand in only for a file
+// exiftool cannot read (the headerless Kodak file).
 func TestMakeModelAsInRaw(t *testing.T) {
 	bin := needTool(t, "exiftool")
 	dir := t.TempDir()
-	checked := 0
+	checked, without := 0, 0
 	for _, in := range rawFiles(t) {
 		t.Run(filepath.Base(in), func(t *testing.T) {
-			want := exiftoolTags(t, bin, in, true, "Make", "Model")
+			raw := exiftoolTags(t, bin, in, true, "Make", "Model", "UniqueCameraModel", "FileType")
 			out := filepath.Join(dir, filepath.Base(in)+".jpg")
 			if _, err := ConvertFile(context.Background(), in, out, DefaultSettings()); err != nil {
 				t.Skipf("not convertible here: %v", err)
 			}
 			got := exiftoolTags(t, bin, out, false, "Make", "Model")
-			for i, name := range []string{"Make", "Model"} {
-				switch {
-				case want[i] != "" && got[i] != want[i]:
-					t.Errorf("%s = %q, the raw has %q", name, got[i], want[i])
-				case want[i] == "" && got[i] == "":
-					t.Errorf("%s missing: the raw has none, LibRaw's name should stand in", name)
+			if raw[3] == "" { // headerless: LibRaw's names
+				if got[0] == "" || got[1] == "" {
+					t.Errorf("Make, Model = %q, %q: a headerless raw gets LibRaw's names", got[0], got[1])
 				}
+				return
 			}
-			if want[0] != "" {
+			want := raw[:2]
+			if want[0] == "" && want[1] == "" {
+				want = []string{"", raw[2]}
+				without++
+			}
+			if got[0] != want[0] || got[1] != want[1] {
+				t.Errorf("Make, Model = %q, %q; want %q, %q (the raw: Make %q, Model %q, UniqueCameraModel %q)", got[0], got[1], want[0], want[1], raw[0], raw[1], raw[2])
+			}
+			if raw[0] != "" {
 				checked++
 			}
 		})
 	}
-	if checked < 2 {
-		t.Fatalf("only %d sample files carry a Make to compare", checked)
+	if checked < 2 || without < 1 {
+		t.Fatalf("only %d sample files carry a Make to compare, %d none", checked, without)
+	}
+}
+
+// TestDatesAsInRaw converts every sample file and compares the output's
+// date tags with the raw's: the same strings, and no others (the trial of
+// issue 9: a DNG with only ModifyDate got it as DateTimeOriginal, and its
+// OffsetTime as OffsetTimeOriginal: photo managers sorted by a capture time
+// that was a modification time). A CRW's CIFF capture time becomes
+// DateTimeOriginal.
+func TestDatesAsInRaw(t *testing.T) {
+	bin := needTool(t, "exiftool")
+	dir := t.TempDir()
+	tags := []string{"ExifIFD:DateTimeOriginal", "IFD0:ModifyDate", "ExifIFD:CreateDate",
+		"ExifIFD:OffsetTimeOriginal", "ExifIFD:OffsetTime", "ExifIFD:OffsetTimeDigitized",
+		"ExifIFD:SubSecTimeOriginal", "ExifIFD:SubSecTime", "ExifIFD:SubSecTimeDigitized"}
+	withoutOriginal := 0
+	for _, in := range rawFiles(t) {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			want := exiftoolTags(t, bin, in, true, append(tags, "CanonRaw:DateTimeOriginal")...)
+			if want[0] == "" {
+				want[0] = want[len(tags)] // CRW
+			}
+			out := filepath.Join(dir, filepath.Base(in)+".jpg")
+			if _, err := ConvertFile(context.Background(), in, out, DefaultSettings()); err != nil {
+				t.Skipf("not convertible here: %v", err)
+			}
+			got := exiftoolTags(t, bin, out, false, tags...)
+			for i, tag := range tags {
+				if got[i] != want[i] {
+					t.Errorf("%s = %q, the raw has %q", tag, got[i], want[i])
+				}
+			}
+			if want[0] == "" && want[1] != "" {
+				withoutOriginal++
+			}
+		})
+	}
+	if withoutOriginal == 0 {
+		t.Fatal("no sample file has a ModifyDate without DateTimeOriginal")
 	}
 }
 

@@ -16,20 +16,29 @@ import (
 //
 //	{stem}          the input's base name without its extension (IMG_0001)
 //	{ext}           the input's extension without the dot, as written (CR3)
-//	{dir}           the input's folder relative to its input root ("." at the root)
+//	{dir}           the input's folder relative to its input root (nothing
+//	                at the root)
 //	{variant}       the variant's name (main, thumb); then no ".NAME" is added
 //	{date:LAYOUT}   the capture time (EXIF DateTimeOriginal, else DateTime,
-//	                as the camera wrote it) in Go's time layout (2006-01-02,
+//	                the camera's wall clock as written, whatever the
+//	                machine's time zone) in Go's time layout (2006-01-02,
 //	                2006/01, 20060102-150405); {date} is {date:2006-01-02};
-//	                "undated" when the file has none
-//	{camera}        the camera model as the raw file has it (EXIF Model),
-//	                "unknown-camera" when it has none
+//	                zone elements show the photo's OffsetTimeOriginal
+//	                (-0700: -0500; MST: -0500 too), +0000 and UTC when it
+//	                has none (header.Dates.Capture); "undated" when the
+//	                file has no date
+//	{camera}        the camera as the raw file names it: Make and Model
+//	                by header.CameraName ("Canon EOS 6D", "NIKON D70",
+//	                "SONY ILCE-7M3"), "unknown-camera" when it has none
 //	{seq}           the input's number, from 0001, in the order of the
 //	                inputs' paths relative to their input roots, then of the
 //	                roots' absolute paths: the same files get the same numbers
 //	                on every run; adding a file renumbers those after it
 //
-// "{{" and "}}" are literal braces. A template whose text has a '/' makes
+// "{{" and "}}" are literal braces. A file or folder name of the
+// expansion that starts with '.' (hidden; "._NAME" is a macOS AppleDouble
+// file) gets '_' for that dot: "{dir}{stem}" at the root is "IMG_1", not
+// ".IMG_1"; ".{stem}" is "_IMG_1". A template whose text has a '/' makes
 // folders and is relative to OUTDIR ("{date:2006/01}/{stem}",
 // "{dir}/{camera}/{stem}"); one without names the file inside the folder
 // that mirrors the input's ("{stem}" is the default naming). A template
@@ -51,13 +60,14 @@ type namePart struct {
 
 // NameFields are the values a NameTemplate expands for one output.
 type NameFields struct {
-	// Stem, Ext (no dot) and Dir ("." at the root) of the input's path
-	// relative to its input root.
+	// Stem, Ext (no dot) and Dir ("." or "" at the root: {dir} is then
+	// empty) of the input's path relative to its input root.
 	Stem, Ext, Dir string
 	// Variant is the variant's name.
 	Variant string
-	// Camera is the model as the raw file has it ("" unknown); Date the
-	// capture time as the camera wrote it (zero: unknown).
+	// Camera is the camera's name (header.CameraName; "" unknown); Date the
+	// capture time as the camera wrote it, its wall clock in the photo's
+	// offset or UTC (header.EXIF.DateTime; zero: unknown).
 	Camera string
 	Date   time.Time
 	// Seq is the input's number (from 1).
@@ -185,8 +195,10 @@ func nameValue(s, empty string) string {
 // Expand returns the template's path for f, relative to OUTDIR (Rooted) or
 // to the input's mirrored folder, without the output's extension, '/'
 // separated and cleaned. Field values are made safe (nameValue); {dir} is
-// the one that may hold folders. The error says why a result cannot be an
-// output path: empty, or a '.'/'..' folder.
+// the one that may hold folders, and is empty at the input root. A name
+// (file or folder) that starts with '.' gets '_' for that dot, so that no
+// output is hidden or looks like an AppleDouble "._" file. The error says
+// why a result cannot be an output path: empty, or a '..' folder.
 func (n *NameTemplate) Expand(f NameFields) (string, error) {
 	var b strings.Builder
 	for _, p := range n.parts {
@@ -199,8 +211,8 @@ func (n *NameTemplate) Expand(f NameFields) (string, error) {
 			b.WriteString(nameValue(f.Ext, "_"))
 		case "dir":
 			d := filepath.ToSlash(filepath.Clean(f.Dir))
-			if d == "" || strings.HasPrefix(d, "/") || d == ".." || strings.HasPrefix(d, "../") {
-				d = "."
+			if d == "." || strings.HasPrefix(d, "/") || d == ".." || strings.HasPrefix(d, "../") {
+				d = "" // the root: nothing
 			}
 			b.WriteString(d)
 		case "variant":
@@ -225,6 +237,9 @@ func (n *NameTemplate) Expand(f NameFields) (string, error) {
 			continue
 		case "..":
 			return "", fmt.Errorf("it gives %q, whose '..' folder would leave OUTDIR", out)
+		}
+		if seg[0] == '.' {
+			seg = "_" + seg[1:] // not hidden, not an AppleDouble "._" file
 		}
 		segs = append(segs, seg)
 	}

@@ -33,11 +33,33 @@ func TestNameTemplate(t *testing.T) {
 	// Field values never make folders or leave OUTDIR; missing ones say so.
 	n, _ := ParseNameTemplate("{camera}/{date}/{dir}/{stem}")
 	got, err := n.Expand(NameFields{Stem: "a", Camera: "../A/B", Dir: "../.."})
-	if err != nil || got != ".._A_B/undated/a" {
+	if err != nil || got != "_._A_B/undated/a" { // not hidden: its leading dot is '_'
+
 		t.Errorf("unsafe fields → %q, %v", got, err)
 	}
 	if got, _ := n.Expand(NameFields{Stem: "a", Dir: "."}); got != "unknown-camera/undated/a" {
 		t.Errorf("missing fields → %q", got)
+	}
+	// {dir} is nothing at the root, and no name of the expansion starts
+	// with '.' (hidden, or a "._" AppleDouble file): trial of issue 9,
+	// '{dir}_{stem}' wrote "._IMG_1.jpg".
+	root := NameFields{Stem: "IMG_1", Dir: "."}
+	for tmpl, want := range map[string]string{
+		"{dir}{stem}": "IMG_1", "{dir}_{stem}": "_IMG_1", "[{dir}]{stem}": "[]IMG_1", "{dir}/{stem}": "IMG_1",
+		".{stem}": "_IMG_1", "._{stem}": "__IMG_1", ".x/{stem}": "_x/IMG_1", "a/.{stem}.b": "a/_IMG_1.b",
+	} {
+		n, err := ParseNameTemplate(tmpl)
+		if err != nil {
+			t.Fatalf("%s: %v", tmpl, err)
+		}
+		if got, err := n.Expand(root); err != nil || got != want {
+			t.Errorf("%s at the root → %q, %v; want %q", tmpl, got, err, want)
+		}
+	}
+	if got, _ := ParseNameTemplate("{dir}_{stem}"); got != nil {
+		if s, _ := got.Expand(NameFields{Stem: "IMG_1", Dir: "DCIM/.hidden"}); s != "DCIM/_hidden_IMG_1" {
+			t.Errorf("{dir}_{stem} in DCIM/.hidden → %q", s)
+		}
 	}
 	for _, bad := range []string{"", "/abs/{stem}", "../{stem}", "a/../../{stem}", "{date:..}", "{nope}", "{stem", "stem}", "{stem:x}", "{date:}"} {
 		if _, err := ParseNameTemplate(bad); err == nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
 // PlanBatch walks inputs (directories recursively, in lexical order; files
@@ -296,10 +298,10 @@ func (p *Plan) plainNames(o PlanOptions, outDir string, suffixes []string) [][]p
 		f := NameFields{Stem: strings.TrimSuffix(filepath.Base(t.Rel), filepath.Ext(t.Rel)),
 			Ext: strings.TrimPrefix(filepath.Ext(t.Rel), "."), Dir: filepath.Dir(t.Rel)}
 		if h := t.Info.Header; h != nil {
-			f.Camera, f.Date = h.EXIF.Model, h.EXIF.DateTime
+			f.Camera, f.Date = header.CameraName(h.EXIF.Make, h.EXIF.Model), h.EXIF.DateTime
 		}
 		if f.Camera == "" {
-			f.Camera = t.Info.Model
+			f.Camera = header.CameraName(t.Info.Make, t.Info.Model)
 		}
 		if seq != nil {
 			f.Seq = seq[i]

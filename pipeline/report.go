@@ -264,7 +264,7 @@ func WriteFailed(outDir string, results []FileResult) error {
 		b = append(append(b, line...), '\n')
 	}
 	dir := filepath.Join(outDir, ".rawbatch")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
 	return writeAtomic(filepath.Join(dir, "failed.jsonl"), b)

@@ -55,10 +55,10 @@ func (v *Variant) parseSize(spec, val string) error {
 		switch {
 		case err != nil:
 			return bad(fmt.Sprintf("%q is not a number", val))
-		case n < 1:
+		case n < 1 || n > MaxOutputSide:
 			return fmt.Errorf("variant %q: size=%s: want a long edge of 1..%d pixels (leave size out for the full size)", spec, val, MaxOutputSide)
 		}
-		v.Size = n // Validate refuses more than MaxOutputSide
+		v.Size = n
 	}
 	return nil
 }

@@ -219,8 +219,8 @@ func (v Variant) Validate() error {
 	if _, ok := variantSpaces[v.Space]; !ok {
 		return fmt.Errorf("variant %s: unknown colour space %q (srgb, displayp3, adobergb, prophoto, rec2020)", v.Name, v.Space)
 	}
-	if v.Size < 0 || v.Size > 65535 {
-		return fmt.Errorf("variant %s: size %d out of range 1..65535 (0: full size)", v.Name, v.Size)
+	if v.Size < 0 || v.Size > MaxOutputSide {
+		return fmt.Errorf("variant %s: size %d out of range 1..%d (leave size out for the full size)", v.Name, v.Size, MaxOutputSide)
 	}
 	if err := v.validateSize(); err != nil {
 		return err

@@ -40,7 +40,8 @@ func TestParseVariantRejects(t *testing.T) {
 		{"a=webp,quality=101", "out of range 1..100"},
 		{"a=jpeg,size=0", "leave size out for the full size"},
 		{"a=jpeg,size=-1", "want a long edge of 1..65535 pixels"},
-		{"a=jpeg,size=65536", "out of range 1..65535"},
+		// Not "(0: full size)": size=0 is refused (trial of issue 9).
+		{"a=jpeg,size=65536", "size=65536: want a long edge of 1..65535 pixels (leave size out for the full size)"},
 		{"a=jpeg,size=100,size=200", "size given twice"},
 		{"a=jpeg,quality=80,Quality=70", "quality given twice"},
 		{"a=jpeg,space=srgb,space=prophoto", "space given twice"},
@@ -51,6 +52,9 @@ func TestParseVariantRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseVariant(%q): %v, want an error containing %q", c.spec, err, c.want)
 		}
+	}
+	if err := (Variant{Name: "a", Format: "jpeg", Space: "srgb", Size: 70000}).Validate(); err == nil || strings.Contains(err.Error(), "0: full size") || !strings.Contains(err.Error(), "leave size out for the full size") {
+		t.Errorf("Validate of size 70000: %v", err)
 	}
 	ok := strings.Repeat("N", MaxVariantName)
 	if v, err := ParseVariant(ok + "=jpeg,size=1,quality=1"); err != nil || v.Name != ok || v.Size != 1 || v.Quality != 1 {

@@ -300,7 +300,7 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 // checkOutDir creates dir if needed and proves it writable by creating and
 // removing a temporary file in it.
 func checkOutDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("output directory %s: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".rawbatch-probe-*")

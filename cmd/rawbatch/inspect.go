@@ -8,13 +8,13 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
 // inspectRecord is one file of `rawbatch inspect --json`.
@@ -60,11 +60,13 @@ converting it with the default settings. A directory is walked as convert
 walks it: recursively, in lexical order, taking the files with a RAW
 extension.
 
-File names are shown escaped as convert's lines show them (control
-characters as \n or \x1b, bytes that are not UTF-8 as \xNN). With --json,
-print a JSON array of objects with the fields path (and path_b64, its exact
-bytes in base64, when it is not valid UTF-8), format,
-make, model, raw_width, raw_height, width, height, orientation,
+The camera is Make and Model as the file has them, the make not repeated
+when the model starts with it ("Canon EOS 6D", "NIKON D70"). File names are
+shown escaped as convert's lines show them (control characters as \n or
+\x1b, bytes that are not UTF-8 as \xNN). With --json, print a JSON array of
+objects with the fields path (and path_b64, its exact bytes in base64, when
+it is not valid UTF-8), format, make, model (as the file has them: "NIKON
+CORPORATION", "NIKON D70"), raw_width, raw_height, width, height, orientation,
 estimated_bytes, and more; a file that cannot be read has an "error".
 
 Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
@@ -118,7 +120,13 @@ func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, th
 	r := inspectRecord{Path: path}
 	h, err := hr.ReadHeader(path)
 	if h != nil {
-		r.Format, r.Variant, r.Make, r.Model = h.Format, h.Variant, h.Make, h.Model
+		// Make and Model as the raw has them (EXIF), not LibRaw's
+		// normalised names ("Nikon D70" for NIKON CORPORATION / NIKON D70);
+		// LibRaw's for a file that names no camera.
+		r.Format, r.Variant, r.Make, r.Model = h.Format, h.Variant, h.EXIF.Make, h.EXIF.Model
+		if r.Make == "" && r.Model == "" {
+			r.Make, r.Model = h.Make, h.Model
+		}
 		r.RawWidth, r.RawHeight, r.Width, r.Height = h.RawWidth, h.RawHeight, h.Width, h.Height
 		r.Orientation, r.BitsPerSample, r.SamplesPerPixel, r.Compression = h.Orientation, h.BitsPerSample, h.SamplesPerPixel, h.Compression
 		e := h.EXIF
@@ -157,7 +165,7 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 			format += " (" + r.Variant + ")"
 		}
 		fmt.Fprintf(w, "  format:       %s\n", format)
-		fmt.Fprintf(w, "  camera:       %s\n", clean(strings.TrimSpace(r.Make+" "+r.Model)))
+		fmt.Fprintf(w, "  camera:       %s\n", clean(header.CameraName(r.Make, r.Model)))
 		fmt.Fprintf(w, "  raw size:     %d x %d\n", r.RawWidth, r.RawHeight)
 		fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
 		if r.SamplesPerPixel > 0 || r.BitsPerSample > 0 { // not known for every format (CRW, ...)

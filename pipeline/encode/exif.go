@@ -27,12 +27,12 @@ import (
 type Metadata struct {
 	Make, Model, Lens, Software string
 	// DateTime is the capture time for files whose dates are not EXIF
-	// strings (LibRaw's timestamp, CRW): used only when Dates has neither
-	// DateTimeOriginal nor DateTime. It is then written as DateTimeOriginal
-	// (Exif IFD) and DateTime (IFD0) in the form "2006:01:02 15:04:05",
-	// using the wall-clock fields of the value in its own location; a
-	// non-zero sub-second part is written as SubSecTimeOriginal
-	// (milliseconds).
+	// strings (LibRaw's timestamp, CRW): used only when Dates has none of
+	// DateTime, DateTimeOriginal and DateTimeDigitized. It is then written
+	// as DateTimeOriginal (Exif IFD) alone, in the form
+	// "2006:01:02 15:04:05", using the wall-clock fields of the value in its
+	// own location; a non-zero sub-second part is written as
+	// SubSecTimeOriginal (milliseconds).
 	DateTime time.Time
 	// Dates are the raw's EXIF date strings, copied byte for byte (see
 	// Dates).
@@ -48,11 +48,10 @@ type Metadata struct {
 // DateTimeDigitized (36868) as "YYYY:MM:DD HH:MM:SS", their SubSecTime*
 // (37520–37522) fraction digits and OffsetTime* (36880–36882) "±HH:MM"
 // offsets from UTC. Each non-empty field is written unchanged, so the
-// converting machine's time zone never enters. When DateTimeOriginal is
-// empty, DateTime (with its SubSecTime and OffsetTime) is also written as
-// DateTimeOriginal; when DateTime is empty, DateTimeOriginal (with its
-// SubSec and Offset) is also written as IFD0 DateTime. Same fields as
-// header.Dates, so one converts to the other.
+// converting machine's time zone never enters, and only those: a file
+// with only DateTime (a modification time, exiftool's ModifyDate) does not
+// get it as DateTimeOriginal, which photo managers sort by as the capture
+// time. Same fields as header.Dates, so one converts to the other.
 type Dates struct {
 	DateTime, DateTimeOriginal, DateTimeDigitized       string
 	SubSecTime, SubSecTimeOriginal, SubSecTimeDigitized string
@@ -254,35 +253,17 @@ func EXIF(md Metadata) []byte {
 	return out
 }
 
-// dates returns the date strings EXIF writes: md.Dates, with
-// DateTimeOriginal and DateTime standing in for each other (see Dates),
-// and md.DateTime formatted when Dates has neither.
+// dates returns the date strings EXIF writes: md.Dates as they are, or,
+// when it has no date, md.DateTime as DateTimeOriginal (see Metadata).
 func dates(md Metadata) Dates {
 	d := md.Dates
-	if d.DateTimeOriginal == "" && d.DateTime == "" && !md.DateTime.IsZero() {
+	if d.DateTimeOriginal == "" && d.DateTime == "" && d.DateTimeDigitized == "" && !md.DateTime.IsZero() {
 		d.DateTimeOriginal = md.DateTime.Format(exifTimeLayout)
 		if ms := md.DateTime.Nanosecond() / 1e6; ms > 0 {
 			d.SubSecTimeOriginal = fmt.Sprintf("%03d", ms)
 		}
 	}
-	if d.DateTimeOriginal == "" {
-		d.DateTimeOriginal = d.DateTime
-		fill(&d.SubSecTimeOriginal, d.SubSecTime)
-		fill(&d.OffsetTimeOriginal, d.OffsetTime)
-	}
-	if d.DateTime == "" {
-		d.DateTime = d.DateTimeOriginal
-		fill(&d.SubSecTime, d.SubSecTimeOriginal)
-		fill(&d.OffsetTime, d.OffsetTimeOriginal)
-	}
 	return d
-}
-
-// fill sets *p to s when *p is empty.
-func fill(p *string, s string) {
-	if *p == "" {
-		*p = s
-	}
 }
 
 // appendIFD appends an IFD (at the current, even, offset) followed by its

@@ -16,7 +16,7 @@ var testMeta = Metadata{
 	Model:        "X-T4",
 	Lens:         "XF35mmF1.4 R",
 	Software:     "rawbatch test",
-	DateTime:     time.Date(2023, 7, 14, 18, 5, 9, 0, time.FixedZone("CEST", 2*3600)),
+	Dates:        Dates{DateTime: "2023:07:14 18:05:09", DateTimeOriginal: "2023:07:14 18:05:09"},
 	ExposureTime: 1.0 / 250,
 	FNumber:      5.6,
 	ISO:          400,

@@ -3,6 +3,7 @@ package header
 import (
 	"encoding/binary"
 	"strings"
+	"time"
 )
 
 // Dates are the EXIF date and time strings exactly as the file stores them
@@ -126,4 +127,58 @@ func asciiValue(b []byte, bo binary.ByteOrder, e []byte) string {
 		}
 	}
 	return strings.TrimSpace(string(v))
+}
+
+// exifDateLayout is the form of the EXIF date strings.
+const exifDateLayout = "2006:01:02 15:04:05"
+
+// Capture returns the capture time the strings give: DateTimeOriginal,
+// else DateTime, read as the camera's wall clock. Its location is a fixed,
+// unnamed zone of the matching offset (OffsetTimeOriginal, OffsetTime)
+// when the file has one, so that a time layout's -0700 or MST shows the
+// photo's offset; else UTC (a wall clock of unknown zone: -0700 gives
+// +0000, MST "UTC"). The converting machine's time zone never enters, so a
+// time in its daylight-saving gap keeps its wall clock. Sub-seconds are
+// left out. Zero when neither string is a date after 1900.
+func (d Dates) Capture() time.Time {
+	for _, c := range [][2]string{{d.DateTimeOriginal, d.OffsetTimeOriginal}, {d.DateTime, d.OffsetTime}} {
+		loc := time.UTC
+		if off, ok := parseOffset(c[1]); ok {
+			loc = time.FixedZone("", off)
+		}
+		if t, err := time.ParseInLocation(exifDateLayout, c[0], loc); err == nil && t.Year() > 1900 {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// parseOffset parses an EXIF OffsetTime* value, "+HH:MM" or "-HH:MM",
+// into seconds east of UTC.
+func parseOffset(s string) (int, bool) {
+	if len(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':' {
+		return 0, false
+	}
+	digits := func(a, b byte) (int, bool) {
+		if a < '0' || a > '9' || b < '0' || b > '9' {
+			return 0, false
+		}
+		return int(a-'0')*10 + int(b-'0'), true
+	}
+	h, ok1 := digits(s[1], s[2])
+	m, ok2 := digits(s[4], s[5])
+	if !ok1 || !ok2 || h > 14 || m > 59 {
+		return 0, false
+	}
+	off := (h*60 + m) * 60
+	if s[0] == '-' {
+		off = -off
+	}
+	return off, true
+}
+
+// wallClock returns the wall-clock fields of t, in t's own location, as
+// the same wall clock in UTC.
+func wallClock(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }

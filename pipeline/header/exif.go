@@ -16,13 +16,17 @@ import (
 // found".
 type EXIF struct {
 	// Make, Model: TIFF/EXIF Make (271) and Model (272) as written by the
-	// camera (not LibRaw's normalised names).
+	// camera (not LibRaw's normalised names); "" when the file lacks one.
+	// A DNG with neither has its UniqueCameraModel (50708) as Model; a file
+	// that names no camera (a headerless raw) LibRaw's names.
 	Make, Model string
 	// Lens: EXIF LensModel (42036); else the Canon maker-note LensModel
 	// (0x95), a Nikon maker-note Lens range, or LibRaw's lens name.
 	Lens string
-	// DateTime: EXIF DateTimeOriginal (36867), else DateTime (306), read as
-	// local wall time (EXIF has no zone); else LibRaw's timestamp.
+	// DateTime: the capture time as the camera's wall clock, whatever the
+	// converting machine's time zone: EXIF DateTimeOriginal (36867), else
+	// DateTime (306), in the zone of its OffsetTime* or in UTC
+	// (Dates.Capture); else LibRaw's timestamp, as its wall clock in UTC.
 	DateTime time.Time
 	// ExposureTime in seconds (33434), FNumber as an f-number (33437),
 	// FocalLength in millimetres (37386).
@@ -84,6 +88,7 @@ func decodeExif(blob []byte, what string, canon bool) (res exifResult) {
 	}
 	res.fill(x)
 	res.Dates = readDates(b)
+	res.DateTime = res.Dates.Capture()
 	// Maker notes, only for a lens name EXIF lacks: called one by one (not
 	// registered globally) so that a panic in one keeps what was found.
 	if res.Lens != "" {
@@ -127,12 +132,8 @@ func (res *exifResult) fill(x *exif.Exif) {
 	if o := tagInt(x, exif.Orientation); o >= 1 && o <= 8 {
 		res.orientation = o
 	}
-	func() {
-		defer func() { _ = recover() }()
-		if t, err := x.DateTime(); err == nil && t.Year() > 1900 {
-			res.DateTime = t
-		}
-	}()
+	// DateTime is not goexif's x.DateTime(): that parses in the machine's
+	// time zone (decodeExif sets it from the date strings).
 }
 
 func tagString(x *exif.Exif, n exif.FieldName) (s string) {

@@ -429,23 +429,23 @@ func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
 	if e.Lens == "" {
 		e.Lens = in.Lens
 	}
-	if e.Make == "" {
-		e.Make = in.Make
-		if e.Model == "" {
-			e.Model = in.Model
-		}
+	if e.Make == "" && e.Model == "" {
+		// LibRaw's names only for a file that names no camera itself (a
+		// headerless raw), never LibRaw's Make next to the file's Model:
+		// for a DNG with only UniqueCameraModel "Test Camera", LibRaw
+		// makes up Make "Test" by splitting it.
+		e.Make, e.Model = in.Make, in.Model
 	}
 	if o.haveExif && (o.exif.Make != "" || !o.exif.DateTime.IsZero()) {
 		return // the file's own EXIF was read: keep it as written
-	}
-	if e.Make == "" {
-		e.Make, e.Model = in.Make, in.Model
 	}
 	if e.Lens == "" {
 		e.Lens = in.Lens
 	}
 	if e.DateTime.IsZero() && !in.Timestamp.IsZero() {
-		e.DateTime = in.Timestamp // LibRaw made it with mktime: local wall time
+		// LibRaw made it with mktime: local wall time, kept as that wall
+		// clock in UTC like the EXIF strings (Dates.Capture).
+		e.DateTime = wallClock(in.Timestamp.Local())
 		if h.Format == "CRW" {
 			// CIFF stores the camera's wall-clock time as seconds since
 			// 1970 (tag 0x180e, read as is by LibRaw's parse_ciff): it is

@@ -192,8 +192,11 @@ func TestMatchesRawIdentify(t *testing.T) {
 		if !looseMatch(h.Make, ri.camera) || !strings.Contains(strings.ToLower(ri.camera), strings.ToLower(h.Model)) || h.Model == "" {
 			t.Errorf("%s: Make/Model %q/%q vs raw-identify Camera %q", base, h.Make, h.Model, ri.camera)
 		}
-		if !looseMatch(h.EXIF.Make, ri.camera) {
-			t.Errorf("%s: EXIF.Make %q vs raw-identify Camera %q", base, h.EXIF.Make, ri.camera)
+		// EXIF.Make is empty for a file without Make (the Adobe SDK DNGs:
+		// UniqueCameraModel "Test Camera" alone, their EXIF.Model), not
+		// LibRaw's made-up "Test".
+		if !looseMatch(h.EXIF.Make+" "+h.EXIF.Model, ri.camera) {
+			t.Errorf("%s: EXIF.Make/Model %q/%q vs raw-identify Camera %q", base, h.EXIF.Make, h.EXIF.Model, ri.camera)
 		}
 		if h.RawWidth != ri.fullW || h.RawHeight != ri.fullH {
 			t.Errorf("%s: RawWidth×RawHeight %d×%d, raw-identify Full size %d×%d", base, h.RawWidth, h.RawHeight, ri.fullW, ri.fullH)
@@ -294,7 +297,7 @@ func TestSyntheticDNGSubIFD(t *testing.T) {
 		}
 		e := h.EXIF
 		if e.ISO != 400 || e.FNumber != 4 || e.FocalLength != 35 || e.ExposureTime != 0.004 || e.Make != synthdng.DefaultMake ||
-			!e.DateTime.Equal(time.Date(2024, 5, 6, 7, 8, 9, 0, time.Local)) {
+			e.DateTime.Format(time.DateTime) != "2024-05-06 07:08:09" {
 			t.Errorf("libraw=%v: EXIF %+v", withLibRaw, e)
 		}
 	}

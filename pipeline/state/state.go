@@ -79,7 +79,7 @@ const (
 	recordExt            = ".json"
 	maxRecordBytes       = 1 << 20
 	hashBufferBytes      = 256 << 10
-	recordDirPermissions = 0o755
+	recordDirPermissions = 0o777 // minus the umask, as mkdir(1)
 )
 
 var (
@@ -175,7 +175,7 @@ type Store struct {
 }
 
 // Open returns the Store of outDir, creating OUTDIR/.rawbatch/state (and its
-// parents, mode 0755) if missing. Errors are those of os.MkdirAll.
+// parents, mode 0777 minus the umask) if missing. Errors are those of os.MkdirAll.
 func Open(outDir string) (*Store, error) {
 	dir := filepath.Join(outDir, filepath.FromSlash(stateSubdir))
 	if err := os.MkdirAll(dir, recordDirPermissions); err != nil {
