@@ -54,8 +54,12 @@ func calibrate(t testing.TB, w io.Writer, files []string, settings []Settings) [
 }
 
 // calibrationSlack is the absolute difference, in bytes, between measured
-// peak and estimate that passes whatever the ratio.
-const calibrationSlack = 2 << 20
+// peak and estimate that passes whatever the ratio. The measuring child's
+// Go runtime alone varies by a few MiB when the machine is loaded (a
+// 0.0 MP DNG measured 4.9 MB against a 2.7 MB estimate at load 12, and
+// within 1 MB when idle); a 12 MiB worker is counted on top of every
+// estimate anyway (WorkerRSS).
+const calibrationSlack = 3 << 20
 
 func abs64(x int64) int64 {
 	if x < 0 {
