@@ -20,7 +20,11 @@ func newRootCmd() *cobra.Command {
 		Use:   "rawbatch",
 		Short: "Batch-convert camera RAW files with correct colour",
 		Long: `rawbatch converts folders of camera RAW files (DNG, CR3, ARW, NEF, RAF and
-every other format LibRaw reads) to finished images.
+every other format LibRaw reads) to finished images: JPEG, TIFF, PNG or WebP,
+one or several variants of each file from one decode (convert). Re-runs convert
+only what is new or changed, overlapping runs can share an output folder, and a
+file that crashes or hangs the decoder fails alone. inspect shows what rawbatch
+reads from a file's header; cache manages the stage cache of decoded images.
 
 Settings come from flags, then RAWBATCH_* environment variables (RAWBATCH_QUALITY,
 RAWBATCH_BASELINE_EXPOSURE, ...), then the config file (--config FILE, default
