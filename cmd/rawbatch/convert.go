@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
@@ -21,7 +20,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
-func newConvertCmd(v *viper.Viper) *cobra.Command {
+func newConvertCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "convert [flags] [INPUT...] -o OUTDIR",
 		Short: "Convert RAW files to JPEG, TIFF, PNG or WebP variants, redoing only what changed",
@@ -62,7 +61,8 @@ RAWBATCH_<NAME> (dashes become underscores).
   RAWBATCH_QUALITY=95 rawbatch convert /nas/incoming -o /nas/jpeg --quiet`,
 		Args: cobra.ArbitraryArgs, // INPUTs are checked with the config (findConfig)
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := loadConfig(v, cmd); err != nil {
+			v, err := loadSettings(cmd)
+			if err != nil {
 				return err
 			}
 			cfg, err := convertConfig(v, args)
@@ -70,7 +70,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 				return withSource(v, cmd, err)
 			}
 			cfg.Resolved = resolvedSettings(v, cmd)
-			cfg.Warnings = envWarnings(v)
+			cfg.Warnings = v.warnings
 			return runConvert(cmd, cfg)
 		},
 	}
