@@ -984,8 +984,10 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 			timeout = DefaultTimeout(float64(t.Info.Width) * float64(t.Info.Height) / 1e6)
 		}
 		run := runWorker(ctx, r.Exe, t, specs, s, r.cacheRequest(), timeout, r.Grace, r.Abort)
-		res, err = run.reply.Result, replyError(run.reply)
-		res.Input, res.Output = t.Input, t.Output // exact bytes, whatever JSON did to them
+		if run.err == nil {
+			res, err = run.reply.result() // paths as bytes, exactly
+		}
+		res.Input, res.Output = t.Input, t.Output
 		fr.PeakBytes, fr.Messages = run.peak, run.stderr
 		if t.Estimate.Total > 0 {
 			if w := overshootWarning(run.peak, t.Estimate.Total+WorkerRSS); w != "" {

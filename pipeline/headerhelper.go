@@ -119,7 +119,7 @@ func (r *HeaderReader) identify(path string) (libraw.Info, int, int, error) {
 	if err != nil {
 		return libraw.Info{}, 0, 0, fmt.Errorf("starting a header helper process: %w", err)
 	}
-	req, err := json.Marshal(workerRequest{Identify: []byte(path)})
+	req, err := json.Marshal(workerRequest{Version: wireVersion, Identify: []byte(path)})
 	if err != nil {
 		r.discard(hp, false)
 		return libraw.Info{}, 0, 0, err
@@ -143,7 +143,7 @@ func (r *HeaderReader) identify(path string) (libraw.Info, int, int, error) {
 		}
 		r.put(hp)
 		if rep.Err != "" {
-			return rep.Info, rep.W, rep.H, replyError(workerReply{Err: rep.Err, Kind: rep.Kind})
+			return rep.Info, rep.W, rep.H, replyError(rep.Err, rep.Kind)
 		}
 		return rep.Info, rep.W, rep.H, nil
 	case <-t.C:
@@ -232,12 +232,12 @@ func startHeaderHelper(exe string) (*headerHelper, error) {
 // identifyLoop is the body of a header helper (WorkerMain with an Identify
 // request): it answers first and every further request from dec with the
 // LibRaw header read of its path, until its input ends.
-func identifyLoop(dec *json.Decoder, first workerRequest, w io.Writer) int {
+func identifyLoop(dec *json.Decoder, first workerRequest, w, errw io.Writer) int {
 	enc := gob.NewEncoder(w)
 	req := first
 	for {
 		if req.Identify == nil {
-			fmt.Fprintln(os.Stderr, "rawbatch worker: a conversion request sent to a header helper")
+			fmt.Fprintln(errw, "rawbatch worker: a conversion request sent to a header helper")
 			return 2
 		}
 		in, ow, oh, err := header.LibRawIdentify(string(req.Identify))
@@ -248,12 +248,11 @@ func identifyLoop(dec *json.Decoder, first workerRequest, w io.Writer) int {
 		if err := enc.Encode(rep); err != nil {
 			return 2
 		}
-		req = workerRequest{}
-		if err := dec.Decode(&req); err != nil {
+		if req, err = decodeRequest(dec); err != nil {
 			if errors.Is(err, io.EOF) {
 				return 0
 			}
-			fmt.Fprintf(os.Stderr, "rawbatch worker: bad request: %v\n", err)
+			fmt.Fprintf(errw, "rawbatch worker: bad request: %v\n", err)
 			return 2
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // NameTemplate is a parsed --name output naming template: literal text
@@ -175,14 +176,22 @@ func (n *NameTemplate) Rooted() bool { return n.rooted }
 func (n *NameTemplate) HasVariant() bool { return n.hasVariant }
 
 // nameValue makes a field's value safe as part of one path segment: no
-// '/', no NUL, no control characters, not "." or "..", not empty.
+// '/', no NUL, no control characters, not "." or "..", not empty. Bytes
+// that are not UTF-8 are kept as they are (an input named lat\xe9.dng gives
+// lat\xe9.jpg, as the default name does), never turned into U+FFFD.
 func nameValue(s, empty string) string {
-	s = strings.Map(func(r rune) rune {
+	s = strings.TrimSpace(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == '/' || r == '\\' || r < 0x20 || r == 0x7f {
-			return '_'
+			b.WriteByte('_')
+		} else {
+			b.WriteString(s[i : i+n]) // an invalid byte too, as it is
 		}
-		return r
-	}, strings.TrimSpace(s))
+		i += n
+	}
+	s = b.String()
 	switch s {
 	case "":
 		return empty

@@ -115,3 +115,19 @@ func TestPlanNameTemplate(t *testing.T) {
 		}
 	}
 }
+
+// Field values keep bytes that are not UTF-8 as they are (never U+FFFD),
+// while '/', '\' and control characters become '_'.
+func TestNameValueKeepsBytes(t *testing.T) {
+	for in, want := range map[string]string{
+		"lat\xe9":        "lat\xe9",
+		" a/b\\c\n\xff ": "a_b_c_\xff",
+		"\xe9\xe9":       "\xe9\xe9",
+		"..":             "__",
+		"":               "x",
+	} {
+		if got := nameValue(in, "x"); got != want {
+			t.Errorf("nameValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -150,8 +150,7 @@ func ReportText(s string) string {
 // Written when this run wrote it.
 func reportOutputs(fr FileResult) []ReportOutput {
 	outs := []ReportOutput{}
-	// What the run wrote, by variant name (the paths a worker sends back
-	// have been through JSON, which is UTF-8 only) and by path.
+	// What the run wrote, by variant name and by path.
 	written := map[string]bool{}
 	if fr.Status == StatusConverted {
 		for _, v := range fr.Result.Variants {
@@ -249,18 +248,23 @@ func WriteJSON(path string, v any) error {
 }
 
 // WriteFailed rewrites OUTDIR/.rawbatch/failed.jsonl: one JSON object per
-// failed file of this run ({"input", "reason", "kind"}), empty when none.
+// failed file of this run ({"input", "input_b64", "reason", "kind"}), empty
+// when none. Paths and reasons are shown as in the report (ReportPath,
+// ReportText): input_b64, only when the input is not valid UTF-8, holds its
+// exact bytes in standard base64.
 func WriteFailed(outDir string, results []FileResult) error {
 	var b []byte
 	for _, fr := range results {
 		if fr.Status != StatusFailed {
 			continue
 		}
+		input, inputB64 := ReportPath(fr.Input)
 		line, _ := json.Marshal(struct {
-			Input  string `json:"input"`
-			Reason string `json:"reason"`
-			Kind   string `json:"kind"`
-		}{fr.Input, errText(fr.Err), errKind(fr.Err)})
+			Input    string `json:"input"`
+			InputB64 string `json:"input_b64,omitempty"`
+			Reason   string `json:"reason"`
+			Kind     string `json:"kind"`
+		}{input, inputB64, ReportText(errText(fr.Err)), errKind(fr.Err)})
 		b = append(append(b, line...), '\n')
 	}
 	dir := filepath.Join(outDir, ".rawbatch")

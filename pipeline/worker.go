@@ -31,11 +31,24 @@ import (
 // JSON to the child's stdin and reads a workerReply from its stdout; the
 // child's stderr (LibRaw's and libjpeg's messages) is kept as warnings of
 // that file.
+//
+// The wire format is versioned (wireVersion): a worker refuses a request
+// of another version (exit status 2, the reason on its stderr) and the
+// parent a reply of another version, so a parent and a worker of different
+// rawbatch builds never misread each other. Every path, and every text
+// that may hold one (the error and the warnings), travels as bytes (base64
+// in JSON): file names need not be UTF-8, and encoding/json would replace
+// invalid bytes in a string by U+FFFD. Error kinds travel as rawerr.Kind's
+// names (plus "transient", ErrTransient).
 
-// workerRequest is what the parent sends a worker. Paths travel as bytes
-// (base64 in JSON): file names need not be UTF-8, and encoding/json would
-// replace invalid bytes in a string.
+// wireVersion is the version of workerRequest and workerReply. Raise it on
+// any change that an older parent or worker would misread.
+const wireVersion = 1
+
+// workerRequest is what the parent sends a worker.
 type workerRequest struct {
+	// Version is the wire format's version (wireVersion).
+	Version  int
 	Input    []byte
 	Outputs  []workerOutput
 	Settings Settings
@@ -47,6 +60,27 @@ type workerRequest struct {
 	// header of this path with LibRaw instead of converting anything (see
 	// HeaderReader), then serves further such requests.
 	Identify []byte `json:",omitempty"`
+}
+
+// decodeRequest reads the next request from dec. Errors: io.EOF at the end
+// of the input, a JSON error, or a request of another wire version (checked
+// before the rest of the request is decoded, which that version may lay out
+// differently).
+func decodeRequest(dec *json.Decoder) (workerRequest, error) {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return workerRequest{}, err
+	}
+	var v struct{ Version int }
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return workerRequest{}, err
+	}
+	if v.Version != wireVersion {
+		return workerRequest{}, fmt.Errorf("request of wire format version %d, this worker speaks version %d (the parent is another rawbatch build)", v.Version, wireVersion)
+	}
+	var req workerRequest
+	err := json.Unmarshal(raw, &req)
+	return req, err
 }
 
 // limitMemory sets the Go runtime's soft memory limit of a process that
@@ -106,11 +140,68 @@ func (c *workerCache) max() int64 {
 	return c.Max
 }
 
-// workerReply is what a worker sends back.
+// workerReply is what a worker sends back: its Result, whose paths and
+// texts travel in the byte fields beside it (see newReply, reply.result).
 type workerReply struct {
-	Result Result
-	// Err is the failure's text, Kind its rawerr kind ("corrupt", ...).
-	Err, Kind string
+	// Version is the wire format's version (wireVersion).
+	Version int
+	// Result is the conversion's result without its Input, Output,
+	// Variants' Path and Warnings, which are Input, Output, VariantPaths
+	// and Warnings here.
+	Result       Result
+	Input        []byte
+	Output       []byte
+	VariantPaths [][]byte
+	Warnings     [][]byte
+	// Err is the failure's text (nil: none), Kind its rawerr kind
+	// ("corrupt", ..., see rawerr.Kind) or "transient" (ErrTransient).
+	Err  []byte `json:",omitempty"`
+	Kind string `json:",omitempty"`
+}
+
+// newReply is the reply of a conversion that returned res and err.
+func newReply(res Result, err error) workerReply {
+	rep := workerReply{Version: wireVersion, Input: []byte(res.Input), Output: []byte(res.Output)}
+	for _, w := range res.Warnings {
+		rep.Warnings = append(rep.Warnings, []byte(w))
+	}
+	res.Input, res.Output, res.Warnings = "", "", nil
+	res.Variants = append([]VariantResult(nil), res.Variants...)
+	for i := range res.Variants {
+		rep.VariantPaths = append(rep.VariantPaths, []byte(res.Variants[i].Path))
+		res.Variants[i].Path = ""
+	}
+	rep.Result = res
+	if err != nil {
+		rep.Err, rep.Kind = []byte(err.Error()), rawerr.Kind(err)
+		if transient(err) {
+			rep.Kind = "transient"
+		}
+	}
+	return rep
+}
+
+// result rebuilds the worker's Result and error (with its kind, see
+// replyError) from its reply. Errors: a reply of another wire version.
+func (rep workerReply) result() (Result, error) {
+	if rep.Version != wireVersion {
+		return Result{}, fmt.Errorf("worker reply of wire format version %d, want %d", rep.Version, wireVersion)
+	}
+	res := rep.Result
+	res.Input, res.Output = string(rep.Input), string(rep.Output)
+	for _, w := range rep.Warnings {
+		res.Warnings = append(res.Warnings, string(w))
+	}
+	res.Variants = append([]VariantResult(nil), res.Variants...)
+	for i := range res.Variants {
+		if i < len(rep.VariantPaths) {
+			res.Variants[i].Path = string(rep.VariantPaths[i])
+		}
+	}
+	if rep.Err == nil {
+		return res, nil
+	}
+	return res, replyError(string(rep.Err), rep.Kind)
 }
 
 // FaultEnv names the environment variable of the fault hooks read by
@@ -125,18 +216,23 @@ type workerReply struct {
 const FaultEnv = "RAWBATCH_TEST_FAULT"
 
 // WorkerMain is the body of `rawbatch worker`: it reads one request from
-// r, converts the file, writes the reply to w and returns the exit status.
-func WorkerMain(r io.Reader, w io.Writer) int {
-	var req workerRequest
+// r, converts the file, writes the reply to w and returns the exit status
+// (0, or 2 for a request it cannot read or of another wire version, with
+// the reason on stderr).
+func WorkerMain(r io.Reader, w io.Writer) int { return workerMain(r, w, os.Stderr) }
+
+// workerMain is WorkerMain with its messages written to errw.
+func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 	dec := json.NewDecoder(r)
-	if err := dec.Decode(&req); err != nil {
-		fmt.Fprintf(os.Stderr, "rawbatch worker: bad request: %v\n", err)
+	req, err := decodeRequest(dec)
+	if err != nil {
+		fmt.Fprintf(errw, "rawbatch worker: bad request: %v\n", err)
 		return 2
 	}
 	if req.Identify != nil {
 		// A header helper (HeaderReader): one LibRaw header read per
 		// request until its stdin closes.
-		return identifyLoop(dec, req, w)
+		return identifyLoop(dec, req, w, errw)
 	}
 	in := string(req.Input)
 	fault.At(fault.Decode, in)
@@ -159,14 +255,7 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
 	}
-	rep := workerReply{Result: res}
-	if err != nil {
-		rep.Err, rep.Kind = err.Error(), rawerr.Kind(err)
-		if transient(err) {
-			rep.Kind = "transient"
-		}
-	}
-	if err := json.NewEncoder(w).Encode(rep); err != nil {
+	if err := json.NewEncoder(w).Encode(newReply(res, err)); err != nil {
 		return 2
 	}
 	return 0
@@ -196,7 +285,7 @@ const maxStderr = 16 << 10
 // after timeout (0: no timeout) or when ctx ends (after grace, or at once
 // when abort is closed; abort may be nil).
 func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Settings, c *workerCache, timeout, grace time.Duration, abort <-chan struct{}) workerRun {
-	wreq := workerRequest{Input: []byte(t.Input), Settings: s, Threads: s.threads, Cache: c, Estimate: t.Estimate.Total}
+	wreq := workerRequest{Version: wireVersion, Input: []byte(t.Input), Settings: s, Threads: s.threads, Cache: c, Estimate: t.Estimate.Total}
 	for _, o := range outs {
 		wreq.Outputs = append(wreq.Outputs, workerOutput{Variant: o.Variant, Path: []byte(o.Path)})
 	}
@@ -334,14 +423,11 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines[:min(n, len(lines))], " | ")
 }
 
-// replyError rebuilds a worker's error with its rawerr kind, so callers can
-// still test it with errors.Is.
-func replyError(rep workerReply) error {
-	if rep.Err == "" {
-		return nil
-	}
+// replyError rebuilds a worker's error from its text msg and kind (see
+// workerReply.Kind), so callers can still test it with errors.Is.
+func replyError(msg, kindName string) error {
 	var kind error
-	switch rep.Kind {
+	switch kindName {
 	case "empty":
 		kind = rawerr.ErrEmpty
 	case "not-raw":
@@ -353,7 +439,7 @@ func replyError(rep workerReply) error {
 	case "transient":
 		kind = ErrTransient
 	}
-	return &remoteError{msg: rep.Err, kind: kind}
+	return &remoteError{msg: msg, kind: kind}
 }
 
 // remoteError is an error reported by a worker process.

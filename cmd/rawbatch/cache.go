@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
@@ -118,41 +116,28 @@ func openCacheDir(cmd *cobra.Command, none string) (*cache.Cache, error) {
 	return c, nil
 }
 
-// resolveCacheDir resolves the cache directory as convert does (loadConfig):
-// the --cache-dir flag, else RAWBATCH_CACHE_DIR, else cache-dir: in the
-// config file (--config, else RAWBATCH_CONFIG, else
-// $XDG_CONFIG_HOME/rawbatch/config.yaml when it exists), else the default.
-// It also says where the value came from, for messages. The config file's
-// other keys are convert's and are not checked here. Errors: an unreadable
-// or malformed config file, or a missing one given explicitly.
+// resolveCacheDir resolves the cache directory as convert does, with the
+// same resolution (loadSettings): the --cache-dir flag, else
+// RAWBATCH_CACHE_DIR, else cache-dir: in the config file (--config, else
+// RAWBATCH_CONFIG, else $XDG_CONFIG_HOME/rawbatch/config.yaml when it
+// exists), else the default. It also says where the value came from, for
+// messages. The config file's other keys are convert's and are not checked
+// here. Errors: an unreadable or malformed config file, or a missing one
+// given explicitly.
 func resolveCacheDir(cmd *cobra.Command) (dir, from string, err error) {
-	v := viper.New()
-	v.SetEnvPrefix("RAWBATCH")
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-	v.AutomaticEnv()
-	flag := cmd.Flag("cache-dir")
-	if err := v.BindPFlag("cache-dir", flag); err != nil {
-		return "", "", err
-	}
-	path, explicit, err := configPath(cmd)
+	v, err := loadSettings(cmd, "cache-dir")
 	if err != nil {
 		return "", "", err
 	}
-	if path != "" {
-		v.SetConfigFile(path)
-		if err := v.ReadInConfig(); err != nil && (explicit || !errors.Is(err, fs.ErrNotExist)) {
-			return "", "", fmt.Errorf("config file %s: %w", path, err)
-		}
-	}
-	src, val := unset, v.GetString("cache-dir")
+	src, val := sourceOf(v, "cache-dir"), v.GetString("cache-dir")
 	what := "cache-dir " + val
-	switch {
-	case flag.Changed:
-		from, src, what = "--cache-dir", fromFlag, "--cache-dir "+val+" (command line)"
-	case os.Getenv("RAWBATCH_CACHE_DIR") != "":
-		from, src, what = "RAWBATCH_CACHE_DIR", fromEnv, "RAWBATCH_CACHE_DIR="+val+" (environment)"
-	case v.InConfig("cache-dir"):
-		from, src, what = "cache-dir: in "+path, fromFile, "cache-dir "+val+" (config file "+path+")"
+	switch src {
+	case fromFlag:
+		from, what = "--cache-dir", "--cache-dir "+val+" (command line)"
+	case fromEnv:
+		from, what = "RAWBATCH_CACHE_DIR", "RAWBATCH_CACHE_DIR="+val+" (environment)"
+	case fromFile:
+		from, what = "cache-dir: in "+v.configPath, "cache-dir "+val+" (config file "+v.configPath+")"
 	default:
 		from = "the default"
 	}

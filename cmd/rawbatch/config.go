@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cast"
-	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
@@ -59,7 +57,7 @@ type ConvertConfig struct {
 }
 
 // convertConfig reads and validates the convert settings from v.
-func convertConfig(v *viper.Viper, inputs []string) (ConvertConfig, error) {
+func convertConfig(v *settings, inputs []string) (ConvertConfig, error) {
 	c := ConvertConfig{Inputs: inputs, Settings: pipeline.DefaultSettings()}
 	if err := checkInputArgs(v, inputs); err != nil {
 		return c, err
@@ -197,11 +195,8 @@ const (
 // sourceOf tells where v's value of key comes from: a flag given on the
 // command line, a RAWBATCH_* environment variable (not empty, as viper
 // reads them), the config file (even with an empty value), or nowhere.
-func sourceOf(v *viper.Viper, key string) source {
-	var flag *pflag.Flag
-	if fs, ok := flagSets.Load(v); ok {
-		flag = fs.(*pflag.FlagSet).Lookup(key)
-	}
+func sourceOf(v *settings, key string) source {
+	flag := v.flags.Lookup(key)
 	switch {
 	case flag != nil && flag.Changed:
 		return fromFlag
@@ -221,7 +216,7 @@ func envName(key string) string {
 // describe names a setting and where it comes from, for messages:
 // "--preset web (command line)", "RAWBATCH_FORMAT=png16 (environment)",
 // "variants (config file /etc/rawbatch.yaml)". val is left out when empty.
-func describe(v *viper.Viper, key string, from source, val string) string {
+func describe(v *settings, key string, from source, val string) string {
 	switch from {
 	case fromFlag:
 		return strings.TrimSpace("--"+key+" "+val) + " (command line)"
@@ -249,7 +244,7 @@ const variantExample = `
 // with them is an error, unless it comes from a lower-precedence source
 // (then they override it). A --quality given in any source is the quality
 // of every lossy variant that gives no quality= (presets included).
-func variants(v *viper.Viper, s pipeline.Settings) ([]pipeline.Variant, error) {
+func variants(v *settings, s pipeline.Settings) ([]pipeline.Variant, error) {
 	var keys []string // the keys of the choice from the best source
 	best := unset
 	for _, k := range []string{"variant", "variants", "preset"} {
@@ -365,7 +360,7 @@ func kindOf(x any) string {
 // duration reads key as a duration with a unit ("90s", "5m", "1h30m"). A
 // bare number is refused rather than read as nanoseconds, as it would be
 // from the environment or a config file.
-func duration(v *viper.Viper, key string) (time.Duration, error) {
+func duration(v *settings, key string) (time.Duration, error) {
 	raw := v.Get(key)
 	if d, ok := raw.(time.Duration); ok { // from the flag
 		if d < 0 {
@@ -385,7 +380,7 @@ func duration(v *viper.Viper, key string) (time.Duration, error) {
 
 // wholeNumber reads key as an integer, refusing fractions ("85.5") and
 // words rather than truncating them.
-func wholeNumber(v *viper.Viper, key string) (int, error) {
+func wholeNumber(v *settings, key string) (int, error) {
 	raw := v.Get(key)
 	f, err := cast.ToFloat64E(raw)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<31 {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
@@ -21,20 +20,35 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
-func newConvertCmd(v *viper.Viper) *cobra.Command {
+func newConvertCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "convert [flags] INPUT... -o OUTDIR",
-		Short: "Convert RAW files to JPEG or 16-bit PNG",
+		Use:   "convert [flags] [INPUT...] -o OUTDIR",
+		Short: "Convert RAW files to JPEG, TIFF, PNG or WebP variants, redoing only what changed",
 		Long: `Convert every camera RAW file found in INPUT (directories are walked
-recursively; files are taken as given) into OUTDIR, mirroring the input tree:
-a/b/IMG_1.CR3 under an input directory becomes OUTDIR/a/b/IMG_1.jpg
-(--name TEMPLATE names them otherwise). Walks skip macOS ._ files and system
-folders (.Trashes, .Spotlight-V100, @eaDir, $RECYCLE.BIN, ...); --include and
---exclude narrow them; --files-from lists files instead.
+recursively; files are taken as given) and listed by --files-from into OUTDIR,
+mirroring the input tree: a/b/IMG_1.CR3 under an input directory becomes
+OUTDIR/a/b/IMG_1.jpg (--name TEMPLATE names them otherwise: capture date,
+camera, variant, ...). Walks skip macOS ._ files and system folders
+(.Trashes, .Spotlight-V100, @eaDir, $RECYCLE.BIN, ...); --include and
+--exclude narrow them.
+
+Each file gives one full-size sRGB JPEG (--format another format: jpeg,
+tiff8, tiff16, webp, png8, png16), or several outputs from one decode with
+--variant NAME=FORMAT[,size=..][,space=..][,quality=..] (repeatable) or
+--preset web|print|archive (see docs/variants.md).
+
+Files run in worker processes, as many at once as --jobs and --mem-budget
+allow; a crash or a hang (--timeout) fails that file only. Outputs are written
+through a temporary file and renamed into place. OUTDIR/.rawbatch keeps a
+record of every output, so a re-run converts only what is new or changed
+(--force converts again) and overlapping runs never convert a file twice; it
+lists this run's failures in failed.jsonl. rawbatch never writes over a file it
+did not write, or one changed since, unless --overwrite.
 
 Files that cannot be converted (empty, not a RAW file, corrupt or truncated,
 not supported by the linked LibRaw) are reported with the reason and the batch
-goes on; no output file is left for them.
+goes on; no output file is left for them. --dry-run prints the plan and writes
+nothing; --report FILE writes the run (or the plan) as JSON.
 
 Every flag has a config-file key of the same name and an environment variable
 RAWBATCH_<NAME> (dashes become underscores).
@@ -42,10 +56,13 @@ RAWBATCH_<NAME> (dashes become underscores).
 ` + exitHelp,
 		Example: `  rawbatch convert ~/card -o ~/export
   rawbatch convert --format png16 --tone none IMG_0001.CR3 -o out
+  rawbatch convert --preset web --name '{date:2006/01}/{stem}' ~/card -o ~/web
+  find /photos -name '*.NEF' -print0 | rawbatch convert --files-from - -0 --base /photos -o out
   RAWBATCH_QUALITY=95 rawbatch convert /nas/incoming -o /nas/jpeg --quiet`,
 		Args: cobra.ArbitraryArgs, // INPUTs are checked with the config (findConfig)
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := loadConfig(v, cmd); err != nil {
+			v, err := loadSettings(cmd)
+			if err != nil {
 				return err
 			}
 			cfg, err := convertConfig(v, args)
@@ -53,7 +70,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 				return withSource(v, cmd, err)
 			}
 			cfg.Resolved = resolvedSettings(v, cmd)
-			cfg.Warnings = envWarnings(v)
+			cfg.Warnings = v.warnings
 			return runConvert(cmd, cfg)
 		},
 	}

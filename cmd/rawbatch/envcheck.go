@@ -7,25 +7,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/pipeline"
 )
-
-// settingWarnings maps each *viper.Viper that loadConfig bound to the
-// warnings found about its settings (envWarnings).
-var settingWarnings sync.Map
-
-// envWarnings returns the warnings loadConfig found for v.
-func envWarnings(v *viper.Viper) []string {
-	w, _ := settingWarnings.Load(v)
-	ws, _ := w.([]string)
-	return ws
-}
 
 // checkEnvNames warns of each RAWBATCH_* environment variable that
 // is no setting of cmd (RAWBATCH_QUALTY), naming the nearest one when it
@@ -103,7 +90,7 @@ func (e *sourceError) Unwrap() error { return e.err }
 // number"): "...; set by RAWBATCH_QUALITY=high in the environment". Errors
 // about a flag given on the command line, or that name their source
 // already, are returned as they are.
-func withSource(v *viper.Viper, cmd *cobra.Command, err error) error {
+func withSource(v *settings, cmd *cobra.Command, err error) error {
 	if err == nil || !strings.HasPrefix(err.Error(), "--") {
 		return err
 	}

@@ -7,12 +7,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	"github.com/spf13/viper"
 )
 
 // pathSetting reads the path setting key from v, expanded by expandPath.
-func pathSetting(v *viper.Viper, key string) (string, error) {
+func pathSetting(v *settings, key string) (string, error) {
 	val := v.GetString(key)
 	from := sourceOf(v, key)
 	return expandPath(val, from, describe(v, key, from, val))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cast"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/pipeline"
 )
@@ -46,7 +45,7 @@ func addFindFlags(f *pflag.FlagSet) {
 }
 
 // findConfig reads FindOptions from v into c.
-func findConfig(v *viper.Viper, c *ConvertConfig) error {
+func findConfig(v *settings, c *ConvertConfig) error {
 	var err error
 	if c.Find.Include, err = globList(v, "include"); err != nil {
 		return err
@@ -104,7 +103,7 @@ func findConfig(v *viper.Viper, c *ConvertConfig) error {
 }
 
 // checkInputArgs refuses a convert without INPUT arguments.
-func checkInputArgs(v *viper.Viper, inputs []string) error {
+func checkInputArgs(v *settings, inputs []string) error {
 	if len(inputs) == 0 && v.GetString("files-from") == "" {
 		return fmt.Errorf("requires at least 1 arg: the INPUT folders or files to convert (or --files-from FILE)")
 	}
@@ -114,7 +113,7 @@ func checkInputArgs(v *viper.Viper, inputs []string) error {
 // globList reads key as a list of globs: a list (flags, a config file
 // list) or one string (the environment, a config file string) split at
 // white space. Each must be a valid glob.
-func globList(v *viper.Viper, key string) ([]string, error) {
+func globList(v *settings, key string) ([]string, error) {
 	var out []string
 	switch r := v.Get(key).(type) {
 	case nil:

@@ -321,8 +321,7 @@ func writtenPaths(fr pipeline.FileResult) []string {
 
 // written lists the files a conversion wrote with their sizes:
 // "out/a.jpg (6000x4000), out/a.thumb.webp (512x341)". The paths are the
-// task's, exactly: the ones a worker sends back have been through JSON,
-// which turns bytes that are not UTF-8 into U+FFFD.
+// task's, exactly (a worker sends its paths back as bytes too).
 func written(fr pipeline.FileResult) string {
 	if len(fr.Result.Variants) == 0 {
 		return fmt.Sprintf("%s (%dx%d)", fr.Output, fr.Result.Width, fr.Result.Height)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
@@ -17,7 +16,7 @@ import (
 // environment > config file > default), by flag name, for the report:
 // durations as strings ("10s"), lists of strings as lists, the rest as
 // viper holds them. --config names the file read, if any.
-func resolvedSettings(v *viper.Viper, cmd *cobra.Command) map[string]any {
+func resolvedSettings(v *settings, cmd *cobra.Command) map[string]any {
 	out := map[string]any{}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if f.Name == "help" || f.Name == "config" {
