@@ -426,13 +426,10 @@ func (r *Runner) expand(p *Plan) {
 }
 
 // cacheBytes is the size of t's entry in the stage cache: its decoded
-// image, 12 bytes per processed pixel.
+// image (DecodedSize), 12 bytes per pixel.
 func (r *Runner) cacheBytes(t Task) int64 {
-	w, h := int64(t.Info.Width), int64(t.Info.Height)
-	if r.Settings.HalfSize && t.Info.CFA {
-		w, h = (w+1)/2, (h+1)/2
-	}
-	return 12 * w * h
+	w, h := DecodedSize(t.Info, r.Settings)
+	return 12 * int64(w) * int64(h)
 }
 
 // cacheRequest is the stage cache part of a worker request.
@@ -716,10 +713,7 @@ func (r *Runner) Triage(p *Plan) {
 // would be larger than its format can hold: WebP stores at most
 // encode.MaxWebPSide pixels a side (a panorama's full-size WebP).
 func checkFormatLimits(in string, fi FileInfo, s Settings) error {
-	w, h := fi.Width, fi.Height
-	if s.HalfSize {
-		w, h = (w+1)/2, (h+1)/2
-	}
+	w, h := DecodedSize(fi, s)
 	for _, v := range s.OutputVariants() {
 		if err := outputSizeError(in, v, w, h, encode.MaxWebPSide); err != nil {
 			return err

@@ -468,11 +468,7 @@ func dryRun(w io.Writer, rep *reporter, plan *pipeline.Plan, cfg ConvertConfig, 
 			}
 			size := "-"
 			if t.Err == nil {
-				fw, fh := t.Info.Width, t.Info.Height
-				if cfg.Settings.HalfSize {
-					fw, fh = (fw+1)/2, (fh+1)/2
-				}
-				fw, fh = o.Variant.Fit(fw, fh)
+				fw, fh := o.Variant.Fit(pipeline.DecodedSize(t.Info, cfg.Settings))
 				size = fmt.Sprintf("%dx%d", fw, fh)
 			}
 			e := est
