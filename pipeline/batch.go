@@ -215,6 +215,12 @@ type FileResult struct {
 // (a 200×200 conversion peaks at 14.6 MB, 3 MB of which is the file's).
 const WorkerRSS = 12 << 20
 
+// WorkerBytes returns the memory in bytes that a conversion whose estimate
+// is b takes when it runs in a worker process: b.Total plus the worker's
+// own WorkerRSS. The scheduler, the overshoot warning, the report, the dry
+// run and inspect all count a worker's memory with it.
+func WorkerBytes(b budget.Breakdown) int64 { return b.Total + WorkerRSS }
+
 // overshootSlack is how far beyond its estimate a worker's peak memory may
 // go, in bytes, before the file gets a warning.
 const overshootSlack = 32 << 20
@@ -636,7 +642,7 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		}
 		need := t.Estimate.Total
 		if r.Exe != "" {
-			need += WorkerRSS
+			need = WorkerBytes(t.Estimate)
 		}
 		if r.CacheDir != "" && r.KeepCache {
 			// The decoded image kept in the stage cache: tmpfs is memory.
@@ -982,7 +988,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		res.Input, res.Output = t.Input, t.Output // exact bytes, whatever JSON did to them
 		fr.PeakBytes, fr.Messages = run.peak, run.stderr
 		if t.Estimate.Total > 0 {
-			if w := overshootWarning(run.peak, t.Estimate.Total+WorkerRSS); w != "" {
+			if w := overshootWarning(run.peak, WorkerBytes(t.Estimate)); w != "" {
 				res.Warnings = append(res.Warnings, w)
 			}
 		}

@@ -194,7 +194,7 @@ func BuildReport(results []FileResult) Report {
 			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages}
 		f.Input, f.InputB64 = ReportPath(fr.Input)
 		if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker
-			f.EstimatedBytes += WorkerRSS
+			f.EstimatedBytes = WorkerBytes(fr.Estimate)
 		}
 		// Texts that name files show bytes that are not UTF-8 as \xNN,
 		// as the paths do (JSON would turn them into U+FFFD).
