@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rawbatch/rawbatch/budget"
-	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
+	"github.com/rawbatch/rawbatch/pipeline/internal/atomicfile"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -277,32 +277,16 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// writeAtomic writes data to path through a temporary file and a rename.
+// writeAtomic writes data to path with atomicfile.Write, through one of
+// rawbatch's temporary files (createTemp: locked, so a cleaner leaves it
+// alone). A failed fsync of the directory after the rename is not an
+// error here: the file is written.
 func writeAtomic(path string, data []byte) error {
-	f, err := createTemp(filepath.Dir(path), tempPattern(path))
-	if err != nil {
-		return err
+	err := atomicfile.Write(path, data, atomicfile.Options{Pattern: tempPattern(path), Create: createTemp})
+	if errors.Is(err, atomicfile.ErrDirSync) {
+		return nil
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, fileperm.File())
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	syncDir(filepath.Dir(path))
-	return nil
+	return err
 }
 
 // FailureKind names the kind of a failure err as failed.jsonl and the
