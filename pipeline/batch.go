@@ -24,6 +24,7 @@ import (
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -463,8 +464,9 @@ func (r *Runner) cacheRequest() *workerCache {
 }
 
 // ErrTransient marks failures worth retrying: no space left on the output
-// device, interrupted or would-block system calls, I/O timeouts.
-var ErrTransient = errors.New("transient failure")
+// device, interrupted or would-block system calls, I/O timeouts. It is
+// rawerr.ErrTransient.
+var ErrTransient = rawerr.ErrTransient
 
 // transient reports whether err is a failure worth retrying.
 func transient(err error) bool {

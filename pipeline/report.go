@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline/internal/atomicfile"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -205,7 +204,7 @@ func BuildReport(results []FileResult) Report {
 		}
 		f.Messages = ReportText(f.Messages)
 		if fr.Status == StatusFailed {
-			f.Kind = errKind(fr.Err)
+			f.Kind = rawerr.Kind(fr.Err)
 		}
 		for _, w := range fr.Result.Warnings {
 			w = ReportText(w)
@@ -260,7 +259,7 @@ func WriteFailed(outDir string, results []FileResult) error {
 			Input  string `json:"input"`
 			Reason string `json:"reason"`
 			Kind   string `json:"kind"`
-		}{fr.Input, errText(fr.Err), errKind(fr.Err)})
+		}{fr.Input, errText(fr.Err), rawerr.Kind(fr.Err)})
 		b = append(append(b, line...), '\n')
 	}
 	dir := filepath.Join(outDir, ".rawbatch")
@@ -290,25 +289,7 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // FailureKind names the kind of a failure err as failed.jsonl and the
-// report do: empty, not-raw, unsupported, corrupt, over-budget, crashed,
-// timeout, or error ("" for nil).
-func FailureKind(err error) string { return errKind(err) }
-
-// errKind names the kind of a failure for failed.jsonl: rawerr's kinds,
-// "over-budget", "crashed", "timeout", "not-ours" (a file rawbatch did
-// not write at an output path), "record-not-saved", or "error".
-func errKind(err error) string {
-	switch {
-	case errors.Is(err, ErrNotOurs):
-		return "not-ours"
-	case errors.Is(err, ErrRecordNotSaved):
-		return "record-not-saved"
-	case errors.Is(err, budget.ErrOverBudget):
-		return "over-budget"
-	case errors.Is(err, ErrCrashed):
-		return "crashed"
-	case errors.Is(err, ErrTimeout):
-		return "timeout"
-	}
-	return rawerr.Kind(err)
-}
+// report do: rawerr.Kind (empty, not-raw, unsupported, corrupt,
+// over-budget, crashed, timeout, not-ours, record-not-saved, or error; ""
+// for nil).
+func FailureKind(err error) string { return rawerr.Kind(err) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -163,7 +162,7 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 	if err != nil {
 		rep.Err, rep.Kind = err.Error(), rawerr.Kind(err)
 		if transient(err) {
-			rep.Kind = "transient"
+			rep.Kind = rawerr.KindTransient
 		}
 	}
 	if err := json.NewEncoder(w).Encode(rep); err != nil {
@@ -174,11 +173,12 @@ func WorkerMain(r io.Reader, w io.Writer) int {
 
 // ErrCrashed: the worker converting a file died of a signal it was not
 // sent by rawbatch (SIGSEGV, SIGBUS, SIGABRT, ...), or was OOM-killed.
-var ErrCrashed = errors.New("decoder crashed")
+// It is rawerr.ErrCrashed, whose kind is "crashed".
+var ErrCrashed = rawerr.ErrCrashed
 
 // ErrTimeout: the worker converting a file ran past its timeout and was
-// killed.
-var ErrTimeout = errors.New("timed out")
+// killed. It is rawerr.ErrTimeout, whose kind is "timeout".
+var ErrTimeout = rawerr.ErrTimeout
 
 // workerRun is one worker process's outcome.
 type workerRun struct {
@@ -340,20 +340,7 @@ func replyError(rep workerReply) error {
 	if rep.Err == "" {
 		return nil
 	}
-	var kind error
-	switch rep.Kind {
-	case "empty":
-		kind = rawerr.ErrEmpty
-	case "not-raw":
-		kind = rawerr.ErrNotRaw
-	case "unsupported":
-		kind = rawerr.ErrUnsupported
-	case "corrupt":
-		kind = rawerr.ErrCorrupt
-	case "transient":
-		kind = ErrTransient
-	}
-	return &remoteError{msg: rep.Err, kind: kind}
+	return &remoteError{msg: rep.Err, kind: rawerr.FromKind(rep.Kind)}
 }
 
 // remoteError is an error reported by a worker process.
