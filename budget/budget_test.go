@@ -40,8 +40,10 @@ func TestEstimatePhases(t *testing.T) {
 	if b := Estimate(in); b.Total != fixedBytes+24e6*(2+8+24) {
 		t.Errorf("24 MP DCB: %d (%+v)", b.Total, b)
 	}
-	// Half size: a quarter of the processed pixels, the full raw.
+	// Half size: a quarter of the processed pixels (the caller halves
+	// Width and Height), the full raw.
 	in.Demosaic, in.HalfSize = "ahd", true
+	in.Width, in.Height = 3000, 2000
 	if b := Estimate(in); b.Total != fixedBytes+24e6*2+6e6*20 {
 		t.Errorf("24 MP half size: %d (%+v)", b.Total, b)
 	}

@@ -15,14 +15,15 @@ type Input struct {
 	// 16-bit sample per raw pixel (rawdata.raw_image). Otherwise (linear
 	// DNG, Foveon, ...) it keeps four (rawdata.color4_image).
 	CFA bool
-	// Width, Height: the processed image, before rotation (LibRaw's
-	// visible area, sizes.width × height; its area is the output's).
+	// Width, Height: the image LibRaw processes, before rotation (its
+	// visible area, sizes.width × height, already halved by the caller for
+	// a CFA sensor's half-size decode: pipeline's libRawSize holds that
+	// rule; its area is the output's).
 	Width, Height int
-	// HalfSize: LibRaw's half-size decode; for a CFA sensor the processed
-	// image is ((Width+1)/2) × ((Height+1)/2) and there is no demosaic.
-	// LibRaw ignores it for other sensors (it only shrinks mosaic data), so
-	// rawbatch halves those after the copy and they cost as much as a full
-	// decode.
+	// HalfSize: LibRaw's half-size decode; for a CFA sensor there is then
+	// no demosaic. LibRaw ignores it for other sensors (it only shrinks
+	// mosaic data), so rawbatch halves those after the copy and they cost
+	// as much as a full decode.
 	HalfSize bool
 	// Demosaic is the algorithm name (linear, vng, ppg, ahd, dcb, dht,
 	// aahd).
@@ -76,11 +77,7 @@ var scratchPerPixel = map[string]float64{"dcb": 24, "dht": 13.2, "aahd": 39.3}
 
 // Estimate returns the peak bytes of one conversion described by in.
 func Estimate(in Input) Breakdown {
-	w, h := int64(in.Width), int64(in.Height)
-	if in.HalfSize && in.CFA {
-		w, h = (w+1)/2, (h+1)/2
-	}
-	px := w * h
+	px := int64(in.Width) * int64(in.Height)
 	rawSamples := int64(1)
 	if !in.CFA {
 		rawSamples = 4

@@ -24,6 +24,7 @@ import (
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -214,6 +215,12 @@ type FileResult struct {
 // file's estimate when converting in workers: measured 11.5 MiB
 // (a 200×200 conversion peaks at 14.6 MB, 3 MB of which is the file's).
 const WorkerRSS = 12 << 20
+
+// WorkerBytes returns the memory in bytes that a conversion whose estimate
+// is b takes when it runs in a worker process: b.Total plus the worker's
+// own WorkerRSS. The scheduler, the overshoot warning, the report, the dry
+// run and inspect all count a worker's memory with it.
+func WorkerBytes(b budget.Breakdown) int64 { return b.Total + WorkerRSS }
 
 // overshootSlack is how far beyond its estimate a worker's peak memory may
 // go, in bytes, before the file gets a warning.
@@ -426,13 +433,10 @@ func (r *Runner) expand(p *Plan) {
 }
 
 // cacheBytes is the size of t's entry in the stage cache: its decoded
-// image, 12 bytes per processed pixel.
+// image (DecodedSize), 12 bytes per pixel.
 func (r *Runner) cacheBytes(t Task) int64 {
-	w, h := int64(t.Info.Width), int64(t.Info.Height)
-	if r.Settings.HalfSize && t.Info.CFA {
-		w, h = (w+1)/2, (h+1)/2
-	}
-	return 12 * w * h
+	w, h := DecodedSize(t.Info, r.Settings)
+	return 12 * int64(w) * int64(h)
 }
 
 // cacheRequest is the stage cache part of a worker request.
@@ -460,8 +464,9 @@ func (r *Runner) cacheRequest() *workerCache {
 }
 
 // ErrTransient marks failures worth retrying: no space left on the output
-// device, interrupted or would-block system calls, I/O timeouts.
-var ErrTransient = errors.New("transient failure")
+// device, interrupted or would-block system calls, I/O timeouts. It is
+// rawerr.ErrTransient.
+var ErrTransient = rawerr.ErrTransient
 
 // transient reports whether err is a failure worth retrying.
 func transient(err error) bool {
@@ -639,7 +644,7 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		}
 		need := t.Estimate.Total
 		if r.Exe != "" {
-			need += WorkerRSS
+			need = WorkerBytes(t.Estimate)
 		}
 		if r.CacheDir != "" && r.KeepCache {
 			// The decoded image kept in the stage cache: tmpfs is memory.
@@ -716,10 +721,7 @@ func (r *Runner) Triage(p *Plan) {
 // would be larger than its format can hold: WebP stores at most
 // encode.MaxWebPSide pixels a side (a panorama's full-size WebP).
 func checkFormatLimits(in string, fi FileInfo, s Settings) error {
-	w, h := fi.Width, fi.Height
-	if s.HalfSize {
-		w, h = (w+1)/2, (h+1)/2
-	}
+	w, h := DecodedSize(fi, s)
 	for _, v := range s.OutputVariants() {
 		if err := outputSizeError(in, v, w, h, encode.MaxWebPSide); err != nil {
 			return err
@@ -990,7 +992,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		res.Input, res.Output = t.Input, t.Output
 		fr.PeakBytes, fr.Messages = run.peak, run.stderr
 		if t.Estimate.Total > 0 {
-			if w := overshootWarning(run.peak, t.Estimate.Total+WorkerRSS); w != "" {
+			if w := overshootWarning(run.peak, WorkerBytes(t.Estimate)); w != "" {
 				res.Warnings = append(res.Warnings, w)
 			}
 		}

@@ -470,7 +470,7 @@ func stageDemosaic(ctx context.Context, j *job) error {
 // ((w+1)/2)×((h+1)/2), averaging each 2×2 block (the pixels that exist at
 // the right and bottom edges), as LibRaw's half-size decode sizes it.
 func halve(src []float32, w, h, nc int) ([]float32, int, int) {
-	hw, hh := (w+1)/2, (h+1)/2
+	hw, hh := halvedIf(true, w, h)
 	dst := make([]float32, hw*hh*nc)
 	for y := range hh {
 		for x := range hw {

@@ -99,17 +99,16 @@ func ReadInfo(path string) (FileInfo, error) {
 func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
 	vs := s.OutputVariants()
 	last := vs[len(vs)-1]
+	lw, lh := libRawSize(fi, s)
 	in := budget.Input{
 		RawWidth: fi.RawWidth, RawHeight: fi.RawHeight, CFA: fi.CFA,
-		Width: fi.Width, Height: fi.Height, HalfSize: s.HalfSize,
+		Width: lw, Height: lh, HalfSize: s.HalfSize,
 		Demosaic: string(s.Demosaic), Threads: threads,
 	}
 	in.OutputBytesPerPixel, in.EncoderBytesPerPixel, in.EncoderFixedBytes = encoderCost(last)
 	b := budget.Estimate(in)
-	w, h := int64(fi.Width), int64(fi.Height)
-	if s.HalfSize && fi.CFA {
-		w, h = (w+1)/2, (h+1)/2
-	}
+	dw, dh := DecodedSize(fi, s)
+	w, h := int64(dw), int64(dh)
 	px := w * h
 	var extra int64
 	others := vs[:len(vs)-1]

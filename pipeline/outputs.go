@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/lock"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
@@ -18,13 +19,15 @@ import (
 // (a camera JPEG next to its RAW), or an output another program changed
 // or replaced since rawbatch wrote it. --overwrite (Runner.Overwrite)
 // writes over it.
-var ErrNotOurs = errors.New("not written by rawbatch")
+// It is rawerr.ErrNotOurs, whose kind is "not-ours".
+var ErrNotOurs = rawerr.ErrNotOurs
 
 // ErrRecordNotSaved is wrapped by the failure of a file that was
 // converted but whose up-to-date record could not be saved (a read-only
 // OUTDIR/.rawbatch/state): without it the next run would convert the file
 // again and overlapping runs could not tell who wrote it.
-var ErrRecordNotSaved = errors.New("its up-to-date record could not be saved")
+// It is rawerr.ErrRecordNotSaved, whose kind is "record-not-saved".
+var ErrRecordNotSaved = rawerr.ErrRecordNotSaved
 
 // ownership is what an output path holds, as far as writing it goes.
 type ownership int

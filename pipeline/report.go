@@ -11,8 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rawbatch/rawbatch/budget"
-	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
+	"github.com/rawbatch/rawbatch/pipeline/internal/atomicfile"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -193,7 +192,7 @@ func BuildReport(results []FileResult) Report {
 			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages}
 		f.Input, f.InputB64 = ReportPath(fr.Input)
 		if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker
-			f.EstimatedBytes += WorkerRSS
+			f.EstimatedBytes = WorkerBytes(fr.Estimate)
 		}
 		// Texts that name files show bytes that are not UTF-8 as \xNN,
 		// as the paths do (JSON would turn them into U+FFFD).
@@ -204,7 +203,7 @@ func BuildReport(results []FileResult) Report {
 		}
 		f.Messages = ReportText(f.Messages)
 		if fr.Status == StatusFailed {
-			f.Kind = errKind(fr.Err)
+			f.Kind = rawerr.Kind(fr.Err)
 		}
 		for _, w := range fr.Result.Warnings {
 			w = ReportText(w)
@@ -264,7 +263,7 @@ func WriteFailed(outDir string, results []FileResult) error {
 			InputB64 string `json:"input_b64,omitempty"`
 			Reason   string `json:"reason"`
 			Kind     string `json:"kind"`
-		}{input, inputB64, ReportText(errText(fr.Err)), errKind(fr.Err)})
+		}{input, inputB64, ReportText(errText(fr.Err)), rawerr.Kind(fr.Err)})
 		b = append(append(b, line...), '\n')
 	}
 	dir := filepath.Join(outDir, ".rawbatch")
@@ -281,54 +280,20 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// writeAtomic writes data to path through a temporary file and a rename.
+// writeAtomic writes data to path with atomicfile.Write, through one of
+// rawbatch's temporary files (createTemp: locked, so a cleaner leaves it
+// alone). A failed fsync of the directory after the rename is not an
+// error here: the file is written.
 func writeAtomic(path string, data []byte) error {
-	f, err := createTemp(filepath.Dir(path), tempPattern(path))
-	if err != nil {
-		return err
+	err := atomicfile.Write(path, data, atomicfile.Options{Pattern: tempPattern(path), Create: createTemp})
+	if errors.Is(err, atomicfile.ErrDirSync) {
+		return nil
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, fileperm.File())
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	syncDir(filepath.Dir(path))
-	return nil
+	return err
 }
 
 // FailureKind names the kind of a failure err as failed.jsonl and the
-// report do: empty, not-raw, unsupported, corrupt, over-budget, crashed,
-// timeout, or error ("" for nil).
-func FailureKind(err error) string { return errKind(err) }
-
-// errKind names the kind of a failure for failed.jsonl: rawerr's kinds,
-// "over-budget", "crashed", "timeout", "not-ours" (a file rawbatch did
-// not write at an output path), "record-not-saved", or "error".
-func errKind(err error) string {
-	switch {
-	case errors.Is(err, ErrNotOurs):
-		return "not-ours"
-	case errors.Is(err, ErrRecordNotSaved):
-		return "record-not-saved"
-	case errors.Is(err, budget.ErrOverBudget):
-		return "over-budget"
-	case errors.Is(err, ErrCrashed):
-		return "crashed"
-	case errors.Is(err, ErrTimeout):
-		return "timeout"
-	}
-	return rawerr.Kind(err)
-}
+// report do: rawerr.Kind (empty, not-raw, unsupported, corrupt,
+// over-budget, crashed, timeout, not-ours, record-not-saved, or error; ""
+// for nil).
+func FailureKind(err error) string { return rawerr.Kind(err) }

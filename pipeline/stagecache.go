@@ -103,7 +103,7 @@ func (j *job) decodedSize() (w, h int, ok bool) {
 		if w != j.info.Width || h != j.info.Height {
 			return 0, 0, false
 		}
-		w, h = (w+1)/2, (h+1)/2
+		w, h = halvedIf(true, w, h) // DecodedSize's rule, for every sensor
 	}
 	return w, h, true
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -175,7 +174,7 @@ func newReply(res Result, err error) workerReply {
 	if err != nil {
 		rep.Err, rep.Kind = []byte(err.Error()), rawerr.Kind(err)
 		if transient(err) {
-			rep.Kind = "transient"
+			rep.Kind = rawerr.KindTransient
 		}
 	}
 	return rep
@@ -263,11 +262,12 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 
 // ErrCrashed: the worker converting a file died of a signal it was not
 // sent by rawbatch (SIGSEGV, SIGBUS, SIGABRT, ...), or was OOM-killed.
-var ErrCrashed = errors.New("decoder crashed")
+// It is rawerr.ErrCrashed, whose kind is "crashed".
+var ErrCrashed = rawerr.ErrCrashed
 
 // ErrTimeout: the worker converting a file ran past its timeout and was
-// killed.
-var ErrTimeout = errors.New("timed out")
+// killed. It is rawerr.ErrTimeout, whose kind is "timeout".
+var ErrTimeout = rawerr.ErrTimeout
 
 // workerRun is one worker process's outcome.
 type workerRun struct {
@@ -423,23 +423,13 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines[:min(n, len(lines))], " | ")
 }
 
-// replyError rebuilds a worker's error from its text msg and kind (see
-// workerReply.Kind), so callers can still test it with errors.Is.
+// replyError rebuilds a worker's error from its text msg and rawerr kind
+// name (see workerReply.Kind), so callers can still test it with errors.Is.
 func replyError(msg, kindName string) error {
-	var kind error
-	switch kindName {
-	case "empty":
-		kind = rawerr.ErrEmpty
-	case "not-raw":
-		kind = rawerr.ErrNotRaw
-	case "unsupported":
-		kind = rawerr.ErrUnsupported
-	case "corrupt":
-		kind = rawerr.ErrCorrupt
-	case "transient":
-		kind = ErrTransient
+	if msg == "" {
+		return nil
 	}
-	return &remoteError{msg: msg, kind: kind}
+	return &remoteError{msg: msg, kind: rawerr.FromKind(kindName)}
 }
 
 // remoteError is an error reported by a worker process.

@@ -460,21 +460,22 @@ func dryRun(w io.Writer, rep *reporter, plan *pipeline.Plan, cfg ConvertConfig, 
 			pending[i] = true
 		}
 		note, est := "", "-"
+		need := pipeline.WorkerBytes(t.Estimate)
 		switch {
 		case t.Err != nil:
 			note, fail = "would fail: "+t.Err.Error(), fail+1
 			ev.Level, ev.Status, ev.Kind, ev.Reason = "error", string(pipeline.StatusFailed), pipeline.FailureKind(t.Err), t.Err.Error()
-		case t.Estimate.Total+pipeline.WorkerRSS > cfg.MemBudget:
+		case need > cfg.MemBudget:
 			note, fail = "over budget", fail+1
 			ev.Level, ev.Status, ev.Kind = "error", string(pipeline.StatusFailed), "over-budget"
 			ev.Reason = fmt.Sprintf("over budget: needs an estimated %s, the budget is %s",
-				budget.FormatSize(t.Estimate.Total+pipeline.WorkerRSS), budget.FormatSize(cfg.MemBudget))
+				budget.FormatSize(need), budget.FormatSize(cfg.MemBudget))
 		default:
-			largest = max(largest, t.Estimate.Total+pipeline.WorkerRSS)
+			largest = max(largest, need)
 		}
 		if t.Err == nil {
-			est = budget.FormatSize(t.Estimate.Total + pipeline.WorkerRSS)
-			ev.EstimatedBytes = t.Estimate.Total + pipeline.WorkerRSS
+			est = budget.FormatSize(need)
+			ev.EstimatedBytes = need
 		}
 		first := true
 		for i, o := range outs {
@@ -485,11 +486,7 @@ func dryRun(w io.Writer, rep *reporter, plan *pipeline.Plan, cfg ConvertConfig, 
 			}
 			size := "-"
 			if t.Err == nil {
-				fw, fh := t.Info.Width, t.Info.Height
-				if cfg.Settings.HalfSize {
-					fw, fh = (fw+1)/2, (fh+1)/2
-				}
-				fw, fh = o.Variant.Fit(fw, fh)
+				fw, fh := o.Variant.Fit(pipeline.DecodedSize(t.Info, cfg.Settings))
 				size = fmt.Sprintf("%dx%d", fw, fh)
 			}
 			e := est

@@ -144,7 +144,7 @@ func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, th
 		return r
 	}
 	// What the scheduler reserves: the conversion and its worker process.
-	r.EstimatedBytes = pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads).Total + pipeline.WorkerRSS
+	r.EstimatedBytes = pipeline.WorkerBytes(pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads))
 	return r
 }
 

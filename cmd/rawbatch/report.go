@@ -105,7 +105,7 @@ func (rr runReport) build(results []pipeline.FileResult, interrupted, dryRun boo
 func planResults(plan *pipeline.Plan, cfg ConvertConfig) []pipeline.FileResult {
 	out := append([]pipeline.FileResult(nil), plan.Problems...)
 	for _, t := range plan.Tasks {
-		need := t.Estimate.Total + pipeline.WorkerRSS
+		need := pipeline.WorkerBytes(t.Estimate)
 		switch {
 		case t.Done != nil:
 			out = append(out, *t.Done)

@@ -1,9 +1,17 @@
-// Package rawerr holds the kinds of per-file failure that rawbatch reports,
-// as sentinel errors to test with errors.Is. It imports nothing of ours so
-// every package, including the cgo binding, can wrap them.
+// Package rawerr holds every kind of per-file failure that rawbatch
+// reports, as sentinel errors to test with errors.Is, and the one mapping
+// between them and their names (Kind, FromKind): the report's "kind",
+// failed.jsonl, the dry run's and progress's events and the worker and
+// header-helper wire replies all use it. It imports only package budget
+// (a leaf, for budget.ErrOverBudget), so every package, including the cgo
+// binding, can wrap them.
 package rawerr
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/rawbatch/rawbatch/budget"
+)
 
 var (
 	// ErrEmpty: the input file has no bytes.
@@ -17,22 +25,75 @@ var (
 	// ErrCorrupt: the file claims to be a supported RAW but its data is
 	// damaged or truncated.
 	ErrCorrupt = errors.New("corrupt or truncated data")
+
+	// ErrCrashed: the worker converting a file died of a signal it was
+	// not sent by rawbatch (SIGSEGV, SIGBUS, SIGABRT, ...), or was
+	// OOM-killed (pipeline.ErrCrashed).
+	ErrCrashed = errors.New("decoder crashed")
+	// ErrTimeout: the worker converting a file ran past its timeout and
+	// was killed (pipeline.ErrTimeout).
+	ErrTimeout = errors.New("timed out")
+	// ErrTransient marks failures worth retrying: no space left on the
+	// output device, interrupted or would-block system calls, I/O
+	// timeouts (pipeline.ErrTransient). Its name travels on the worker
+	// wire only; the report calls such a failure "error".
+	ErrTransient = errors.New("transient failure")
+	// ErrNotOurs: an output path holds a file rawbatch did not write
+	// (pipeline.ErrNotOurs).
+	ErrNotOurs = errors.New("not written by rawbatch")
+	// ErrRecordNotSaved: the file was converted but its up-to-date record
+	// could not be saved (pipeline.ErrRecordNotSaved).
+	ErrRecordNotSaved = errors.New("its up-to-date record could not be saved")
 )
 
-// Kind returns a short machine-readable name of err's kind: "empty",
-// "not-raw", "unsupported", "corrupt", or "error" for anything else.
+// kinds is the one table of kinds and their names, in the order Kind
+// tests them (the runner's kinds first: a crash while reading a corrupt
+// file is a crash).
+var kinds = []struct {
+	err  error
+	name string
+	// wireOnly: FromKind knows the name, Kind does not report it.
+	wireOnly bool
+}{
+	{ErrNotOurs, "not-ours", false},
+	{ErrRecordNotSaved, "record-not-saved", false},
+	{budget.ErrOverBudget, "over-budget", false},
+	{ErrCrashed, "crashed", false},
+	{ErrTimeout, "timeout", false},
+	{ErrEmpty, "empty", false},
+	{ErrNotRaw, "not-raw", false},
+	{ErrUnsupported, "unsupported", false},
+	{ErrCorrupt, "corrupt", false},
+	{ErrTransient, KindTransient, true},
+}
+
+// KindTransient is the wire name of ErrTransient (see FromKind).
+const KindTransient = "transient"
+
+// Kind returns a short machine-readable name of err's kind, as the report
+// and failed.jsonl give it: "not-ours", "record-not-saved",
+// "over-budget", "crashed", "timeout", "empty", "not-raw", "unsupported",
+// "corrupt", "error" for anything else, and "" for nil.
 func Kind(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return ""
-	case errors.Is(err, ErrEmpty):
-		return "empty"
-	case errors.Is(err, ErrNotRaw):
-		return "not-raw"
-	case errors.Is(err, ErrUnsupported):
-		return "unsupported"
-	case errors.Is(err, ErrCorrupt):
-		return "corrupt"
+	}
+	for _, k := range kinds {
+		if !k.wireOnly && errors.Is(err, k.err) {
+			return k.name
+		}
 	}
 	return "error"
+}
+
+// FromKind returns the sentinel error named name by Kind, or ErrTransient
+// for KindTransient; nil for "error", "" and unknown names. A worker's
+// reply carries the name, and the parent rebuilds the error with it.
+func FromKind(name string) error {
+	for _, k := range kinds {
+		if k.name == name {
+			return k.err
+		}
+	}
+	return nil
 }

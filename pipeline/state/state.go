@@ -47,7 +47,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
+	"github.com/rawbatch/rawbatch/pipeline/internal/atomicfile"
 )
 
 // CurrentVersion is the record format version that Save writes and Check
@@ -337,40 +337,10 @@ func (s *Store) Save(r *Record) error {
 	return nil
 }
 
-func writeAtomic(p string, data []byte) (err error) {
-	dir := filepath.Dir(p)
-	f, err := os.CreateTemp(dir, tempPrefix+"*"+recordExt)
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(fileperm.File()); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if testHookBeforeRename != nil {
-		if err = testHookBeforeRename(tmp); err != nil {
-			return err
-		}
-	}
-	if err = os.Rename(tmp, p); err != nil {
-		return err
-	}
-	return syncDir(dir)
+// writeAtomic writes a record file with atomicfile.Write (temporary
+// record file, fsync, rename, fsync of the directory).
+func writeAtomic(p string, data []byte) error {
+	return atomicfile.Write(p, data, atomicfile.Options{Pattern: tempPrefix + "*" + recordExt, BeforeRename: testHookBeforeRename})
 }
 
 func syncDir(dir string) error {
