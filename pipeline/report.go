@@ -306,25 +306,49 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // FailureKind names the kind of a failure err as failed.jsonl and the
-// report do: empty, not-raw, unsupported, corrupt, over-budget, crashed,
-// timeout, or error ("" for nil).
+// report do: one of FailureKinds ("" for nil).
 func FailureKind(err error) string { return errKind(err) }
 
-// errKind names the kind of a failure for failed.jsonl: rawerr's kinds,
-// "over-budget", "crashed", "timeout", "not-ours" (a file rawbatch did
-// not write at an output path), "record-not-saved", or "error".
+// kindSentinels are the failures of our own that have a kind, tested in
+// this order before rawerr's kinds.
+var kindSentinels = []struct {
+	err  error
+	kind string
+}{
+	{ErrNotOurs, "not-ours"}, // a file rawbatch did not write at an output path
+	{ErrRecordNotSaved, "record-not-saved"},
+	{budget.ErrOverBudget, "over-budget"},
+	{ErrCrashed, "crashed"},
+	{ErrTimeout, "timeout"},
+}
+
+// rawKindErrs are rawerr's sentinels, each with a kind of its own.
+var rawKindErrs = []error{rawerr.ErrEmpty, rawerr.ErrNotRaw, rawerr.ErrUnsupported, rawerr.ErrCorrupt}
+
+// FailureKinds lists every kind FailureKind can return for a non-nil
+// error, "error" (anything else) last. docs/report.schema.json and
+// docs/reruns.md list the same (a test compares them).
+func FailureKinds() []string {
+	var kinds []string
+	for _, e := range rawKindErrs {
+		kinds = append(kinds, rawerr.Kind(e))
+	}
+	for _, k := range kindSentinels {
+		kinds = append(kinds, k.kind)
+	}
+	return append(kinds, rawerr.Kind(errors.New("other")))
+}
+
+// errKind names the kind of a failure for failed.jsonl: one of
+// FailureKinds.
 func errKind(err error) string {
-	switch {
-	case errors.Is(err, ErrNotOurs):
-		return "not-ours"
-	case errors.Is(err, ErrRecordNotSaved):
-		return "record-not-saved"
-	case errors.Is(err, budget.ErrOverBudget):
-		return "over-budget"
-	case errors.Is(err, ErrCrashed):
-		return "crashed"
-	case errors.Is(err, ErrTimeout):
-		return "timeout"
+	if err == nil {
+		return ""
+	}
+	for _, k := range kindSentinels {
+		if errors.Is(err, k.err) {
+			return k.kind
+		}
 	}
 	return rawerr.Kind(err)
 }
