@@ -190,6 +190,12 @@ const (
 	StatusLocked Status = "locked"
 )
 
+// The reasons of the files an interrupt left unconverted.
+const (
+	ReasonNotStarted = "interrupted before it started"
+	ReasonCancelled  = "interrupted while converting"
+)
+
 // FileResult is the outcome of one Task.
 type FileResult struct {
 	Task
@@ -500,7 +506,8 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		r.done(fr)
 	}
 	skip := func(i int, t Task) {
-		set(i, FileResult{Task: t, Status: StatusSkipped, Reason: "interrupted",
+		// Reported like every other file: one result line each.
+		finish(i, FileResult{Task: t, Status: StatusSkipped, Reason: ReasonNotStarted,
 			Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))})
 	}
 	type item struct {
@@ -1005,7 +1012,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	case err == nil:
 		fr.Status = StatusConverted
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		fr.Status, fr.Err, fr.Reason = StatusSkipped, err, "interrupted"
+		fr.Status, fr.Err, fr.Reason = StatusSkipped, err, ReasonCancelled
 	default:
 		fr.Status, fr.Err = StatusFailed, err
 	}

@@ -198,7 +198,7 @@ func BuildReport(results []FileResult) Report {
 		}
 		// Texts that name files show bytes that are not UTF-8 as \xNN,
 		// as the paths do (JSON would turn them into U+FFFD).
-		if fr.Err != nil {
+		if fr.Err != nil && (fr.Status != StatusSkipped || fr.Reason == "") {
 			f.Reason = ReportText(fr.Err.Error())
 		} else if fr.Reason != "" {
 			f.Reason = ReportText(fr.Reason)

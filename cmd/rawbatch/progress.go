@@ -228,7 +228,7 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	ev := logEvent{Level: "info", Event: string(fr.Status), N: r.count, Total: r.total, Reason: fr.Reason,
 		DurationMS: fr.Duration.Milliseconds()}
 	ev.Input, ev.InputB64 = pipeline.ReportPath(fr.Input)
-	if fr.Err != nil {
+	if fr.Err != nil && (fr.Status != pipeline.StatusSkipped || fr.Reason == "") {
 		ev.Message = fr.Err.Error()
 	}
 	var text string
