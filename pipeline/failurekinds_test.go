@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -35,5 +38,21 @@ func TestFailureKinds(t *testing.T) {
 	}
 	if errKind(nil) != "" {
 		t.Error("nil has a kind")
+	}
+}
+
+// TestDurationText: durations in messages are rounded as elsewhere.
+func TestDurationText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0 s", 100 * time.Microsecond: "0 s", 300 * time.Millisecond: "300 ms", 999*time.Millisecond + 600*time.Microsecond: "1 s",
+		1001 * time.Millisecond: "1 s", 2500 * time.Millisecond: "2.5 s", 63 * time.Second: "63 s",
+	} {
+		if got := durationText(d); got != want {
+			t.Errorf("durationText(%v) = %q, want %q", d, got, want)
+		}
+	}
+	le := &lock.LockedError{}
+	if got := lockedOtherErr(le, 1001*time.Millisecond).Error(); !strings.Contains(got, "gave up after waiting 1 s (--lock-wait)") {
+		t.Errorf("lockedOtherErr: %q", got)
 	}
 }

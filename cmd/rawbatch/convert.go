@@ -301,6 +301,9 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 // removing a temporary file in it.
 func checkOutDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
+		if derr := checkOutDirDry(dir); derr != nil {
+			return derr // the dry run's wording: the same failure, the same message
+		}
 		return fmt.Errorf("output directory %s: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".rawbatch-probe-*")
