@@ -317,6 +317,9 @@ type Runner struct {
 	// modification time changed since the plan was made, is skipped as
 	// "still being written" and left for a later run.
 	MinAge time.Duration
+	// SettleWait, when set, is told when Settle starts waiting: for how
+	// long, and for how many files modified within MinAge.
+	SettleWait func(files int, wait time.Duration)
 	// Retries is how many times a transient failure (ErrTransient: no
 	// space on the output, EINTR, EAGAIN, I/O timeouts) is retried, with
 	// backoff.

@@ -191,6 +191,9 @@ func lockedOtherErr(le *lock.LockedError, waited time.Duration) error {
 	return fmt.Errorf("%w, which is %s (not this run's outputs); gave up after waiting %s (--lock-wait)", le, doing, durationText(waited))
 }
 
+// DurationText writes d for messages as durationText does.
+func DurationText(d time.Duration) string { return durationText(d) }
+
 // durationText writes d for messages: "300 ms" under a second, else
 // seconds as secondsText does ("1 s", "2.5 s", "63 s"); "0 s" for none.
 func durationText(d time.Duration) string {

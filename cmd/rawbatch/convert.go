@@ -179,7 +179,7 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 		// Temporary outputs of killed runs, whatever they were for (not
 		// those an overlapping run is writing: they are locked).
 		if n, size := pipeline.CleanStaleTemps(cfg.OutDir); n > 0 {
-			rep.note(fmt.Sprintf("removed %s (%s) left by killed runs", plural(int64(n), "temporary file"), budget.FormatSize(size)))
+			rep.aside(fmt.Sprintf("removed %s (%s) left by killed runs", plural(int64(n), "temporary file"), budget.FormatSize(size)))
 		}
 		if locks, err = lock.Open(filepath.Join(meta, "locks")); err != nil {
 			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
@@ -221,6 +221,9 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 	// only), then the headers of the rest; a signal stops planning (Run
 	// then starts nothing and reports every file as interrupted).
 	if ctx.Err() == nil {
+		r.SettleWait = func(n int, wait time.Duration) {
+			rep.aside(fmt.Sprintf("waiting %s for %s modified within --min-age %s", pipeline.DurationText(wait), plural(int64(n), "file"), cfg.MinAge))
+		}
 		r.Settle(ctx, plan) // recent files get the rest of --min-age
 	}
 	// LibRaw's header reads run in helper processes that can be killed.

@@ -35,6 +35,7 @@ type reporter struct {
 	bar    *progressbar.ProgressBar
 	mu     sync.Mutex
 	t0     time.Time
+	begin  time.Time // the run's start: the summary's time is its wall time
 	mpix   float64
 	total  int
 	count  int
@@ -54,7 +55,7 @@ const (
 // logText or logJSON; total is the number of files (0: not known yet, see
 // start).
 func newReporter(out, w io.Writer, quiet bool, format string, total int) *reporter {
-	r := &reporter{w: w, out: out, quiet: quiet, json: format == logJSON, now: time.Now}
+	r := &reporter{w: w, out: out, quiet: quiet, json: format == logJSON, now: time.Now, begin: time.Now()}
 	r.start(total)
 	return r
 }
@@ -194,6 +195,14 @@ func (r *reporter) note(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emit(false, logEvent{Level: "info", Event: "note", Message: msg}, msg)
+}
+
+// aside is a note that -q leaves out: housekeeping and waits, nothing
+// about this run's results.
+func (r *reporter) aside(msg string) {
+	if !r.quiet {
+		r.note(msg)
+	}
 }
 
 func (r *reporter) warn(msg string) {
@@ -374,8 +383,8 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 		r.bar = nil
 	}
 	b := outcome(results, interrupted)
-	el := time.Since(r.t0)
-	r.emitSummary(b, el, fmt.Sprintf(" in %.1fs (%.1f MP/s)", el.Seconds(), r.mpix/max(el.Seconds(), 1e-3)))
+	el, conv := time.Since(r.begin), time.Since(r.t0) // wall time (planning, --min-age wait), converting
+	r.emitSummary(b, el, fmt.Sprintf(" in %.1fs (%.1f MP/s)", el.Seconds(), r.mpix/max(conv.Seconds(), 1e-3)))
 	if r.json {
 		return // the failures were events of their own
 	}
@@ -410,7 +419,7 @@ func (r *reporter) emitSummary(b *batchOutcome, el time.Duration, tail string) {
 func (r *reporter) summaryEmpty() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.emitSummary(&batchOutcome{}, time.Since(r.t0), ": nothing to convert (--fail-if-empty)")
+	r.emitSummary(&batchOutcome{}, time.Since(r.begin), ": nothing to convert (--fail-if-empty)")
 }
 
 // hint suggests what to do about a kind of failure.
