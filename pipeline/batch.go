@@ -115,6 +115,9 @@ type Plan struct {
 	// Warnings are notes on the plan, such as two inputs that would have
 	// mapped to one output file.
 	Warnings []string
+	// Collisions maps each of Warnings that renames colliding inputs to
+	// those inputs (a quiet run says it only when one is written).
+	Collisions map[string][]string
 	// Problems are inputs that could not be read at all (missing paths,
 	// unreadable directories); they count as failed files.
 	Problems []FileResult

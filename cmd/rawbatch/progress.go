@@ -228,6 +228,14 @@ func (r *reporter) aside(msg string) {
 	}
 }
 
+// keep adds msg to the run's warnings for the report without printing
+// it.
+func (r *reporter) keep(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, msg)
+}
+
 func (r *reporter) warn(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
