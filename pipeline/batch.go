@@ -116,6 +116,9 @@ type Plan struct {
 	// Warnings are notes on the plan, such as two inputs that would have
 	// mapped to one output file.
 	Warnings []string
+	// Collisions maps each of Warnings that renames colliding inputs to
+	// those inputs (a quiet run says it only when one is written).
+	Collisions map[string][]string
 	// Problems are inputs that could not be read at all (missing paths,
 	// unreadable directories); they count as failed files.
 	Problems []FileResult
@@ -189,6 +192,12 @@ const (
 	StatusSkipped Status = "skipped"
 	// StatusLocked: another run holds the file's lock.
 	StatusLocked Status = "locked"
+)
+
+// The reasons of the files an interrupt left unconverted.
+const (
+	ReasonNotStarted = "interrupted before it started"
+	ReasonCancelled  = "interrupted while converting"
 )
 
 // FileResult is the outcome of one Task.
@@ -318,6 +327,9 @@ type Runner struct {
 	// modification time changed since the plan was made, is skipped as
 	// "still being written" and left for a later run.
 	MinAge time.Duration
+	// SettleWait, when set, is told when Settle starts waiting: for how
+	// long, and for how many files modified within MinAge.
+	SettleWait func(files int, wait time.Duration)
 	// Retries is how many times a transient failure (ErrTransient: no
 	// space on the output, EINTR, EAGAIN, I/O timeouts) is retried, with
 	// backoff.
@@ -505,7 +517,8 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		r.done(fr)
 	}
 	skip := func(i int, t Task) {
-		set(i, FileResult{Task: t, Status: StatusSkipped, Reason: "interrupted",
+		// Reported like every other file: one result line each.
+		finish(i, FileResult{Task: t, Status: StatusSkipped, Reason: ReasonNotStarted,
 			Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))})
 	}
 	type item struct {
@@ -1009,7 +1022,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	case err == nil:
 		fr.Status = StatusConverted
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		fr.Status, fr.Err, fr.Reason = StatusSkipped, err, "interrupted"
+		fr.Status, fr.Err, fr.Reason = StatusSkipped, err, ReasonCancelled
 	default:
 		fr.Status, fr.Err = StatusFailed, err
 	}

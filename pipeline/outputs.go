@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -190,7 +191,24 @@ func lockedOtherErr(le *lock.LockedError, waited time.Duration) error {
 	if doing == "" {
 		doing = "making other outputs"
 	}
-	return fmt.Errorf("%w, which is %s (not this run's outputs); gave up after waiting %s (--lock-wait)", le, doing, waited.Round(time.Millisecond))
+	return fmt.Errorf("%w, which is %s (not this run's outputs); gave up after waiting %s (--lock-wait)", le, doing, durationText(waited))
+}
+
+// DurationText writes d for messages as durationText does.
+func DurationText(d time.Duration) string { return durationText(d) }
+
+// durationText writes d for messages: "300 ms" under a second, else
+// seconds as secondsText does ("1 s", "2.5 s", "63 s"); "0 s" for none.
+func durationText(d time.Duration) string {
+	if d < time.Second {
+		if ms := d.Round(time.Millisecond).Milliseconds(); ms > 0 && ms < 1000 {
+			return strconv.FormatInt(ms, 10) + " ms"
+		}
+		if d < time.Millisecond/2 {
+			return "0 s"
+		}
+	}
+	return secondsText(d) + " s"
 }
 
 // claim saves a claim record (state.Store.Claim) for each output of t to

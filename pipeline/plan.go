@@ -355,6 +355,7 @@ func variantOfSuffix(sfx string) (name, ext string) {
 // the same files gives each the same name: STEM.ORIGEXT, then -2, -3, ...
 // without a template; the expansion with -1, -2, ... with one.
 func (p *Plan) mapOutputs(o PlanOptions, outDir string, suffixes []string) []string {
+	p.Collisions = map[string][]string{}
 	plain := p.plainNames(o, outDir, suffixes)
 	// owners maps each planned output path, case-folded, to the tasks that
 	// would write it; shown is the path as first planned, for messages.
@@ -466,8 +467,11 @@ func (p *Plan) mapOutputs(o PlanOptions, outDir string, suffixes []string) []str
 		for _, i := range o {
 			names = append(names, fmt.Sprintf("%s → %s", p.Tasks[i].Input, p.Tasks[i].Output))
 		}
-		warnings = append(warnings, fmt.Sprintf("%d inputs map to %s; writing them as %s",
-			len(o), shown[k], strings.Join(names, ", ")))
+		msg := fmt.Sprintf("%d inputs map to %s; writing them as %s", len(o), shown[k], strings.Join(names, ", "))
+		warnings = append(warnings, msg)
+		for _, i := range o {
+			p.Collisions[msg] = append(p.Collisions[msg], p.Tasks[i].Input)
+		}
 	}
 	return warnings
 }

@@ -196,7 +196,7 @@ func BuildReport(results []FileResult) Report {
 		}
 		// Texts that name files show bytes that are not UTF-8 as \xNN,
 		// as the paths do (JSON would turn them into U+FFFD).
-		if fr.Err != nil {
+		if fr.Err != nil && (fr.Status != StatusSkipped || fr.Reason == "") {
 			f.Reason = ReportText(fr.Err.Error())
 		} else if fr.Reason != "" {
 			f.Reason = ReportText(fr.Reason)
@@ -293,7 +293,10 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // FailureKind names the kind of a failure err as failed.jsonl and the
-// report do: rawerr.Kind (empty, not-raw, unsupported, corrupt,
-// over-budget, crashed, timeout, not-ours, record-not-saved, or error; ""
-// for nil).
+// report do: one of FailureKinds ("" for nil).
 func FailureKind(err error) string { return rawerr.Kind(err) }
+
+// FailureKinds lists every kind FailureKind can return for a non-nil
+// error, "error" (anything else) last (rawerr.Kinds). docs/report.schema.json
+// and docs/reruns.md list the same (a test compares them).
+func FailureKinds() []string { return rawerr.Kinds() }

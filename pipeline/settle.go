@@ -49,6 +49,9 @@ func (r *Runner) Settle(ctx context.Context, p *Plan) time.Duration {
 		return 0
 	}
 	wait = min(wait, r.MinAge)
+	if r.SettleWait != nil {
+		r.SettleWait(len(waiting), wait)
+	}
 	t0 := time.Now()
 	settleSleep(ctx, wait)
 	waited := time.Since(t0)

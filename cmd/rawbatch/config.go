@@ -241,8 +241,9 @@ const variantExample = `
 // highest-precedence source (flag > environment > config file) that gives
 // any of them; two of them from that same source are an error. Without any
 // there are none: one main variant from --format and --quality. --format
-// with them is an error, unless it comes from a lower-precedence source
-// (then they override it). A --quality given in any source is the quality
+// is the same choice: from a higher-precedence source it wins (no
+// variants), from a lower one they override it, from the same source it is
+// an error. A --quality given in any source is the quality
 // of every lossy variant that gives no quality= (presets included).
 func variants(v *settings, s pipeline.Settings) ([]pipeline.Variant, error) {
 	var keys []string // the keys of the choice from the best source
@@ -274,7 +275,9 @@ func variants(v *settings, s pipeline.Settings) ([]pipeline.Variant, error) {
 		return nil, fmt.Errorf("%s and %s: choose one (a flag overrides the environment, which overrides the config file)", what(keys[0]), what(keys[1]))
 	}
 	key := keys[0]
-	if from := sourceOf(v, "format"); from >= best {
+	if from := sourceOf(v, "format"); from > best {
+		return nil, nil // --format on the command line beats a preset: of the file
+	} else if from == best {
 		f := describe(v, "format", from, v.GetString("format"))
 		if key == "preset" {
 			return nil, fmt.Errorf("%s sets the single default output, and %s sets the formats of its variants: choose one", f, what(key))

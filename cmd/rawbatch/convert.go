@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -102,7 +103,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
 	f.Bool("keep-cache", false, "keep decoded images in the cache after the run, so adding a variant later decodes nothing")
 	f.String("cache-size", "", "cap of the stage cache, applied when the run starts and on every write: 2GiB, 25% (default 25% of the cache's file system)")
-	f.BoolP("quiet", "q", false, "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file)")
+	f.BoolP("quiet", "q", false, "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file, no housekeeping notes, a collision warning only when a renamed output is written)")
 	f.String("log-format", logText, "format of the lines printed: text, or json (one object per line); text lines that are not on a terminal start with a UTC timestamp")
 	addFindFlags(f)
 	registerCompletions(cmd)
@@ -196,7 +197,7 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 		// Temporary outputs of killed runs, whatever they were for (not
 		// those an overlapping run is writing: they are locked).
 		if n, size := pipeline.CleanStaleTemps(cfg.OutDir); n > 0 {
-			rep.note(fmt.Sprintf("removed %s (%s) left by killed runs", plural(int64(n), "temporary file"), budget.FormatSize(size)))
+			rep.aside(fmt.Sprintf("removed %s (%s) left by killed runs", plural(int64(n), "temporary file"), budget.FormatSize(size)))
 		}
 		if locks, err = lock.Open(filepath.Join(meta, "locks")); err != nil {
 			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
@@ -238,6 +239,9 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 	// only), then the headers of the rest; a signal stops planning (Run
 	// then starts nothing and reports every file as interrupted).
 	if ctx.Err() == nil {
+		r.SettleWait = func(n int, wait time.Duration) {
+			rep.aside(fmt.Sprintf("waiting %s for %s modified within --min-age %s", pipeline.DurationText(wait), plural(int64(n), "file"), cfg.MinAge))
+		}
 		r.Settle(ctx, plan) // recent files get the rest of --min-age
 	}
 	// LibRaw's header reads run in helper processes that can be killed.
@@ -286,7 +290,14 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 	// --grace to finish; a second one stops them at once.
 	r.Abort = sig.Abort
 
+	// Under -q a collision whose renamed outputs are all up to date is the
+	// same warning every night: it is said only when one is written.
+	var later []string
 	for _, w := range plan.Warnings {
+		if cfg.Quiet && plan.Collisions[w] != nil {
+			later = append(later, w)
+			continue
+		}
 		rep.warn(w)
 	}
 	for _, pr := range plan.Problems {
@@ -294,6 +305,13 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 	}
 	r.Started, r.Done = rep.started, rep.done
 	results := r.Run(ctx, plan)
+	for _, w := range later {
+		if collisionWritten(plan.Collisions[w], results) {
+			rep.warn(w)
+		} else {
+			rep.keep(w) // in the report all the same
+		}
+	}
 	interrupted := sig.interrupted()
 	rep.summary(results, interrupted, r.Scheduler)
 	if hint := settleHint(results, cfg.MinAge); hint != "" {
@@ -314,10 +332,24 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 	return out
 }
 
+// collisionWritten reports whether one of inputs was converted (an
+// output written) in results.
+func collisionWritten(inputs []string, results []pipeline.FileResult) bool {
+	for _, fr := range results {
+		if fr.Status == pipeline.StatusConverted && slices.Contains(inputs, fr.Input) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkOutDir creates dir if needed and proves it writable by creating and
 // removing a temporary file in it.
 func checkOutDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
+		if derr := checkOutDirDry(dir); derr != nil {
+			return derr // the dry run's wording: the same failure, the same message
+		}
 		return fmt.Errorf("output directory %s: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".rawbatch-probe-*")

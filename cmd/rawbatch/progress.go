@@ -35,6 +35,7 @@ type reporter struct {
 	bar    *progressbar.ProgressBar
 	mu     sync.Mutex
 	t0     time.Time
+	begin  time.Time // the run's start: the summary's time is its wall time
 	mpix   float64
 	total  int
 	count  int
@@ -54,7 +55,7 @@ const (
 // logText or logJSON; total is the number of files (0: not known yet, see
 // start).
 func newReporter(out, w io.Writer, quiet bool, format string, total int) *reporter {
-	r := &reporter{w: w, out: out, quiet: quiet, json: format == logJSON, now: time.Now}
+	r := &reporter{w: w, out: out, quiet: quiet, json: format == logJSON, now: time.Now, begin: time.Now()}
 	r.start(total)
 	return r
 }
@@ -135,12 +136,35 @@ type logEvent struct {
 	Reason     string   `json:"reason,omitempty"`
 	Message    string   `json:"message,omitempty"`
 	// DurationMS is a file's conversion time, or the run's (summary).
-	DurationMS int64 `json:"duration_ms,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"`
 	// The counts of a summary.
 	Converted *int `json:"converted,omitempty"`
 	Skipped   *int `json:"skipped,omitempty"`
 	Failed    *int `json:"failed,omitempty"`
 	Locked    *int `json:"locked,omitempty"`
+	// The rest of a summary, as its text lines say it: the most files at
+	// once and the memory they were estimated to need of the budget, the
+	// failed files, and whether a signal stopped the run.
+	MaxAtOnce      int          `json:"max_at_once,omitempty"`
+	PeakBytes      int64        `json:"peak_bytes,omitempty"`
+	MemBudgetBytes int64        `json:"mem_budget_bytes,omitempty"`
+	FailedFiles    []failedLine `json:"failed_files,omitempty"`
+	Interrupted    bool         `json:"interrupted,omitempty"`
+}
+
+// failedLine is a failed file in the JSON summary.
+type failedLine struct {
+	Input    string `json:"input"`
+	InputB64 string `json:"input_b64,omitempty"`
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+}
+
+// ms is d in milliseconds, for DurationMS.
+func ms(d time.Duration) *int64 {
+	n := d.Milliseconds()
+	return &n
 }
 
 // emit writes one line: text (made safe for a terminal) or ev as JSON, to
@@ -196,6 +220,22 @@ func (r *reporter) note(msg string) {
 	r.emit(false, logEvent{Level: "info", Event: "note", Message: msg}, msg)
 }
 
+// aside is a note that -q leaves out: housekeeping and waits, nothing
+// about this run's results.
+func (r *reporter) aside(msg string) {
+	if !r.quiet {
+		r.note(msg)
+	}
+}
+
+// keep adds msg to the run's warnings for the report without printing
+// it.
+func (r *reporter) keep(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, msg)
+}
+
 func (r *reporter) warn(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -226,9 +266,9 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	r.mpix += decodedMP(fr)
 	rate := r.mpix / max(time.Since(r.t0).Seconds(), 1e-3)
 	ev := logEvent{Level: "info", Event: string(fr.Status), N: r.count, Total: r.total, Reason: fr.Reason,
-		DurationMS: fr.Duration.Milliseconds()}
+		DurationMS: ms(fr.Duration)}
 	ev.Input, ev.InputB64 = pipeline.ReportPath(fr.Input)
-	if fr.Err != nil {
+	if fr.Err != nil && (fr.Status != pipeline.StatusSkipped || fr.Reason == "") {
 		ev.Message = fr.Err.Error()
 	}
 	var text string
@@ -373,11 +413,29 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 		r.bar = nil
 	}
 	b := outcome(results, interrupted)
-	el := time.Since(r.t0)
-	r.emitSummary(b, el, fmt.Sprintf(" in %.1fs (%.1f MP/s)", el.Seconds(), r.mpix/max(el.Seconds(), 1e-3)))
+	el, conv := time.Since(r.begin), time.Since(r.t0) // wall time (planning, --min-age wait), converting
+	tail := fmt.Sprintf(" in %.1fs (%.1f MP/s)", el.Seconds(), r.mpix/max(conv.Seconds(), 1e-3))
 	if r.json {
-		return // the failures were events of their own
+		// One event with what the text lines below say.
+		ev := summaryEvent(b, el, tail)
+		ev.Interrupted = interrupted
+		if sched != nil {
+			if peak, n := sched.Stats(); n > 0 {
+				ev.MaxAtOnce, ev.PeakBytes, ev.MemBudgetBytes = n, peak, sched.Budget()
+			}
+		}
+		for _, fr := range results {
+			if fr.Status == pipeline.StatusFailed {
+				fl := failedLine{Kind: pipeline.FailureKind(fr.Err), Message: displayText(fr.Err.Error()),
+					Hint: strings.TrimPrefix(hint(fr.Err), "; hint: ")}
+				fl.Input, fl.InputB64 = pipeline.ReportPath(fr.Input)
+				ev.FailedFiles = append(ev.FailedFiles, fl)
+			}
+		}
+		r.emit(false, ev, "")
+		return
 	}
+	r.emitSummary(b, el, tail)
 	if sched != nil {
 		if peak, n := sched.Stats(); n > 0 {
 			r.emit(false, logEvent{}, fmt.Sprintf("at most %d at once, using %s of the %s memory budget", n, budget.FormatSize(peak), budget.FormatSize(sched.Budget())))
@@ -399,9 +457,15 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 // emitSummary prints the counts of b, then tail: "N converted, N skipped,
 // N failed, N locked" + tail, or the summary event of the JSON log.
 func (r *reporter) emitSummary(b *batchOutcome, el time.Duration, tail string) {
+	ev := summaryEvent(b, el, tail)
+	r.emit(false, ev, ev.Message)
+}
+
+// summaryEvent is the summary's JSON event with its counts.
+func summaryEvent(b *batchOutcome, el time.Duration, tail string) logEvent {
 	line := fmt.Sprintf("%d converted, %d skipped, %d failed, %d locked%s", b.converted, b.skipped, b.failed, b.locked, tail)
-	r.emit(false, logEvent{Level: "info", Event: "summary", Message: line, DurationMS: el.Milliseconds(),
-		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked}, line)
+	return logEvent{Level: "info", Event: "summary", Message: line, DurationMS: ms(el),
+		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked}
 }
 
 // summaryEmpty is the summary of a run that found nothing to convert
@@ -409,7 +473,7 @@ func (r *reporter) emitSummary(b *batchOutcome, el time.Duration, tail string) {
 func (r *reporter) summaryEmpty() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.emitSummary(&batchOutcome{}, time.Since(r.t0), ": nothing to convert (--fail-if-empty)")
+	r.emitSummary(&batchOutcome{}, time.Since(r.begin), ": nothing to convert (--fail-if-empty)")
 }
 
 // hint suggests what to do about a kind of failure.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -257,5 +258,52 @@ func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Fatalf("%s:%d: no %s", args[0], i+1, k)
 			}
 		}
+	}
+}
+
+// TestFailureKindsDocumented: the schema's kind enum and docs/reruns.md's
+// list of failure kinds are the kinds the code can emit, no more, no less.
+func TestFailureKindsDocumented(t *testing.T) {
+	want := pipeline.FailureKinds()
+	b, err := os.ReadFile("../../docs/report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Properties struct {
+			Files struct {
+				Items struct {
+					Properties struct {
+						Kind struct{ Enum []string }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Properties.Files.Items.Properties.Kind.Enum; !reflect.DeepEqual(got, want) {
+		t.Errorf("docs/report.schema.json: files[].kind enum %q, the code emits %q", got, want)
+	}
+	md, err := os.ReadFile("../../docs/reruns.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "the kinds of `failed.jsonl`: `empty`, `not-raw`, ...; ..." or "...)"
+	const lead = "the kinds of `failed.jsonl`:"
+	text := strings.Join(strings.Fields(string(md)), " ")
+	i := strings.Index(text, lead)
+	if i < 0 {
+		t.Fatalf("docs/reruns.md: no %q", lead)
+	}
+	list := text[i+len(lead):]
+	list = list[:strings.IndexAny(list, ";)")]
+	var got []string
+	for _, f := range strings.Split(list, ",") {
+		got = append(got, strings.Trim(strings.TrimSpace(f), "`"))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("docs/reruns.md lists kinds %q, the code emits %q", got, want)
 	}
 }

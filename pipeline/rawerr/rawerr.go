@@ -86,6 +86,24 @@ func Kind(err error) string {
 	return "error"
 }
 
+// Kinds lists every name Kind returns for a non-nil error, as the docs
+// list them: the file's own kinds (empty, not-raw, unsupported, corrupt),
+// then the runner's, "error" (anything else) last.
+func Kinds() []string {
+	file := map[error]bool{ErrEmpty: true, ErrNotRaw: true, ErrUnsupported: true, ErrCorrupt: true}
+	var names, runner []string
+	for _, k := range kinds {
+		switch {
+		case k.wireOnly:
+		case file[k.err]:
+			names = append(names, k.name)
+		default:
+			runner = append(runner, k.name)
+		}
+	}
+	return append(append(names, runner...), "error")
+}
+
 // FromKind returns the sentinel error named name by Kind, or ErrTransient
 // for KindTransient; nil for "error", "" and unknown names. A worker's
 // reply carries the name, and the parent rebuilds the error with it.
