@@ -19,8 +19,9 @@ var ErrOtherPhoto = errors.New("holds the export of another photograph")
 
 // photoID returns what tells one photograph from another, from its
 // header: the capture time (wall time, as the camera wrote it) and the
-// camera ("Make Model"); "" for what is unknown. The body serial number
-// is not read by package header, so it is not used.
+// camera (header.CameraName: "Canon EOS 6D", not "Canon Canon EOS 6D");
+// "" for what is unknown. The body serial number is not read by package
+// header, so it is not used.
 func photoID(h *header.Header) (capture, camera string) {
 	if h == nil {
 		return "", ""
@@ -28,8 +29,7 @@ func photoID(h *header.Header) (capture, camera string) {
 	if !h.EXIF.DateTime.IsZero() {
 		capture = h.EXIF.DateTime.Format("2006:01:02 15:04:05.999999999")
 	}
-	camera = strings.TrimSpace(h.EXIF.Make + " " + h.EXIF.Model)
-	return capture, camera
+	return capture, header.CameraName(h.EXIF.Make, h.EXIF.Model)
 }
 
 // samePhoto reports whether rec was written from the photograph whose
@@ -47,9 +47,19 @@ func photoDiff(rec *state.Record, capture, camera string) string {
 		return fmt.Sprintf("taken %s; this one %s", rec.CaptureTime, capture)
 	}
 	if rec.Camera != "" && camera != "" && !sameCamera(rec.Camera, camera) {
-		return fmt.Sprintf("camera %s; this one %s", rec.Camera, camera)
+		return fmt.Sprintf("camera %s; this one %s", cameraShown(rec.Camera), camera)
 	}
 	return ""
+}
+
+// cameraShown is a record's camera as header.CameraName names it: records
+// written before kept "Make Model" ("Canon Canon EOS 6D").
+func cameraShown(c string) string {
+	make, model, ok := strings.Cut(c, " ")
+	if !ok {
+		return c
+	}
+	return header.CameraName(make, model)
 }
 
 // sameCamera compares two "Make Model" names leniently (case, and one
