@@ -170,8 +170,8 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 	}
 	var rec *state.Record
 	var diff, old string
-	exists := false
-	for _, o := range t.Outputs {
+	exists, at := false, 0 // at: the index of the output that holds it
+	for i, o := range t.Outputs {
 		rc, d := r.otherPhotograph(t, o)
 		if rc == nil {
 			continue
@@ -179,11 +179,14 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 		if rec == nil {
 			rec, diff, old = rc, d, o.Path
 		}
+		if exists {
+			continue // the first that holds it is named
+		}
 		if _, err := os.Lstat(o.Path); err == nil {
-			exists, old = true, o.Path
+			exists, old, at = true, o.Path, i
 		} else if recorded := recordedPath(o, rc); recorded != o.Path {
 			if _, err := os.Lstat(recorded); err == nil {
-				exists, old = true, recorded // a name differing in case (one file on exFAT, SMB, macOS)
+				exists, old, at = true, recorded, i // a name differing in case (one file on exFAT, SMB, macOS)
 			}
 		}
 	}
@@ -244,7 +247,7 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 		t.Stem = fmt.Sprintf("%s-%d", stem, n)
 		t.Output, t.OutputRel = outs[0].Path, outs[0].Rel
 		t.newPhoto = fmt.Sprintf("%s holds the export of another photograph %s (%s); keeping it and writing this one as %s",
-			old, from, why, outs[0].Path)
+			old, from, why, outs[at].Path) // the same variant's new file
 		return t
 	}
 	return t
