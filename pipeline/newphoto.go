@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,9 @@ func (r *Runner) otherPhotograph(t Task, o Output) (*state.Record, string) {
 		return nil, ""
 	}
 	rec, err := r.State.Load(o.Rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return unrecordedPhoto(t, o)
+	}
 	if err != nil || rec.Claim || rec.InputAbs == "" {
 		return nil, ""
 	}
@@ -115,6 +119,51 @@ func (r *Runner) otherPhotograph(t Task, o Output) (*state.Record, string) {
 		return nil, ""
 	}
 	return rec, "other content, and no capture time to compare"
+}
+
+// unrecordedPhoto is otherPhotograph for an output o without a record
+// (exports copied without OUTDIR/.rawbatch, or it was deleted): a file
+// rawbatch wrote (EXIF Software) holds another photograph's export when
+// its own EXIF (DateTimeOriginal, Make and Model, which rawbatch copies)
+// differs from t's input's. It returns a record made from that EXIF (no
+// input) and how they differ; nil when the file is absent, not
+// rawbatch's, the same photograph, or nothing tells them apart.
+func unrecordedPhoto(t Task, o Output) (*state.Record, string) {
+	if t.Info.Header == nil {
+		return nil, ""
+	}
+	if fi, err := os.Lstat(o.Path); err != nil || !fi.Mode().IsRegular() || !writtenByRawbatch(o.Path) {
+		return nil, ""
+	}
+	e, ok := header.OutputEXIF(o.Path)
+	if !ok {
+		return nil, ""
+	}
+	rec := &state.Record{Output: filepath.ToSlash(o.Rel)}
+	rec.CaptureTime, rec.Camera = photoID(&header.Header{EXIF: e})
+	capture, camera := photoID(t.Info.Header)
+	if d := photoDiff(rec, capture, camera); d != "" {
+		return rec, d
+	}
+	return nil, ""
+}
+
+// sameUnrecordedPhoto reports whether o, an existing file without a
+// record, is provably an export of t's photograph by its own EXIF:
+// written by rawbatch, the same capture time (known on both sides) and no
+// other camera.
+func sameUnrecordedPhoto(t Task, o Output) bool {
+	if t.Info.Header == nil || !writtenByRawbatch(o.Path) {
+		return false
+	}
+	e, ok := header.OutputEXIF(o.Path)
+	if !ok {
+		return false
+	}
+	rec := &state.Record{}
+	rec.CaptureTime, rec.Camera = photoID(&header.Header{EXIF: e})
+	capture, camera := photoID(t.Info.Header)
+	return rec.CaptureTime != "" && capture != "" && photoDiff(rec, capture, camera) == ""
 }
 
 // recordedPath is the file rec describes, whose name may differ from o's
@@ -194,7 +243,10 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 		return t
 	}
 	from := "from this path"
-	if rec.InputAbs != t.absInput() {
+	switch {
+	case rec.InputAbs == "":
+		from = "by its EXIF, without a record"
+	case rec.InputAbs != t.absInput():
 		from = "from " + rec.Input
 	}
 	why := diff
@@ -228,7 +280,7 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 				}
 				continue
 			}
-			if _, err := os.Lstat(o.Path); err == nil {
+			if _, err := os.Lstat(o.Path); err == nil && !sameUnrecordedPhoto(t, o) {
 				return false // a file without a record: not ours to take
 			}
 		}
