@@ -332,9 +332,13 @@ func (p *Plan) seqNumbers(o PlanOptions, outDir string, suffixes []string) []int
 	taken := map[int]bool{}
 	if k != nil {
 		limit := len(p.Tasks) + len(k.owner) + 1
-		for _, i := range idx {
+		for pos, i := range idx {
 			in := inputOf(p.Tasks[i])
 			if !k.hasAny(in) {
+				continue
+			}
+			if n := pos + 1; !taken[n] && k.holds(in, first(i, n)) { // its place in the order: most often
+				seq[i], taken[n] = n, true
 				continue
 			}
 			for n := 1; n <= limit; n++ {
