@@ -745,11 +745,17 @@ func checkFormatLimits(in string, fi FileInfo, s Settings) error {
 
 // otherInputErr is the failure of t when its output o was written from
 // another input that still exists.
+// The output is named as on disk: o's path when it exists, else the
+// record's own (records are keyed case-folded: x.jpg for X.jpg).
 func otherInputErr(t Task, o Output, other *state.OtherInputError) error {
-	if other.Claim {
-		return fmt.Errorf("%s: its output %s was being written from %s by a run that did not finish, and that file still exists; two inputs map to one output: convert this folder into another output directory (or, if %s is not that file's picture, move it away)", t.Input, o.Path, other.Input, o.Path)
+	path := o.Path
+	if _, err := os.Lstat(path); err != nil && other.Output != "" {
+		path = recordedPath(o, &state.Record{Output: other.Output})
 	}
-	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory", t.Input, o.Path, other.Input)
+	if other.Claim {
+		return fmt.Errorf("%s: its output %s was being written from %s by a run that did not finish, and that file still exists; two inputs map to one output: convert this folder into another output directory (or, if %s is not that file's picture, move it away)", t.Input, path, other.Input, path)
+	}
+	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory", t.Input, path, other.Input)
 }
 
 // lockNote describes the work a run does on t, for its lock's holder

@@ -33,8 +33,9 @@ import (
 //	                "SONY ILCE-7M3"), "unknown-camera" when it has none
 //	{seq}           the input's number, from 0001, in the order of the
 //	                inputs' paths relative to their input roots, then of the
-//	                roots' absolute paths: the same files get the same numbers
-//	                on every run; adding a file renumbers those after it
+//	                roots' absolute paths; given once: a file keeps the
+//	                number its record holds (PlanOptions.Recorded), new files
+//	                get the next numbers no other existing file holds
 //
 // "{{" and "}}" are literal braces. A file or folder name of the
 // expansion that starts with '.' (hidden; "._NAME" is a macOS AppleDouble

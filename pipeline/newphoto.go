@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,9 @@ var ErrOtherPhoto = errors.New("holds the export of another photograph")
 
 // photoID returns what tells one photograph from another, from its
 // header: the capture time (wall time, as the camera wrote it) and the
-// camera ("Make Model"); "" for what is unknown. The body serial number
-// is not read by package header, so it is not used.
+// camera (header.CameraName: "Canon EOS 6D", not "Canon Canon EOS 6D");
+// "" for what is unknown. The body serial number is not read by package
+// header, so it is not used.
 func photoID(h *header.Header) (capture, camera string) {
 	if h == nil {
 		return "", ""
@@ -28,8 +30,7 @@ func photoID(h *header.Header) (capture, camera string) {
 	if !h.EXIF.DateTime.IsZero() {
 		capture = h.EXIF.DateTime.Format("2006:01:02 15:04:05.999999999")
 	}
-	camera = strings.TrimSpace(h.EXIF.Make + " " + h.EXIF.Model)
-	return capture, camera
+	return capture, header.CameraName(h.EXIF.Make, h.EXIF.Model)
 }
 
 // samePhoto reports whether rec was written from the photograph whose
@@ -47,9 +48,19 @@ func photoDiff(rec *state.Record, capture, camera string) string {
 		return fmt.Sprintf("taken %s; this one %s", rec.CaptureTime, capture)
 	}
 	if rec.Camera != "" && camera != "" && !sameCamera(rec.Camera, camera) {
-		return fmt.Sprintf("camera %s; this one %s", rec.Camera, camera)
+		return fmt.Sprintf("camera %s; this one %s", cameraShown(rec.Camera), camera)
 	}
 	return ""
+}
+
+// cameraShown is a record's camera as header.CameraName names it: records
+// written before kept "Make Model" ("Canon Canon EOS 6D").
+func cameraShown(c string) string {
+	make, model, ok := strings.Cut(c, " ")
+	if !ok {
+		return c
+	}
+	return header.CameraName(make, model)
 }
 
 // sameCamera compares two "Make Model" names leniently (case, and one
@@ -80,6 +91,9 @@ func (r *Runner) otherPhotograph(t Task, o Output) (*state.Record, string) {
 		return nil, ""
 	}
 	rec, err := r.State.Load(o.Rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return unrecordedPhoto(t, o)
+	}
 	if err != nil || rec.Claim || rec.InputAbs == "" {
 		return nil, ""
 	}
@@ -105,6 +119,51 @@ func (r *Runner) otherPhotograph(t Task, o Output) (*state.Record, string) {
 		return nil, ""
 	}
 	return rec, "other content, and no capture time to compare"
+}
+
+// unrecordedPhoto is otherPhotograph for an output o without a record
+// (exports copied without OUTDIR/.rawbatch, or it was deleted): a file
+// rawbatch wrote (EXIF Software) holds another photograph's export when
+// its own EXIF (DateTimeOriginal, Make and Model, which rawbatch copies)
+// differs from t's input's. It returns a record made from that EXIF (no
+// input) and how they differ; nil when the file is absent, not
+// rawbatch's, the same photograph, or nothing tells them apart.
+func unrecordedPhoto(t Task, o Output) (*state.Record, string) {
+	if t.Info.Header == nil {
+		return nil, ""
+	}
+	if fi, err := os.Lstat(o.Path); err != nil || !fi.Mode().IsRegular() || !writtenByRawbatch(o.Path) {
+		return nil, ""
+	}
+	e, ok := header.OutputEXIF(o.Path)
+	if !ok {
+		return nil, ""
+	}
+	rec := &state.Record{Output: filepath.ToSlash(o.Rel)}
+	rec.CaptureTime, rec.Camera = photoID(&header.Header{EXIF: e})
+	capture, camera := photoID(t.Info.Header)
+	if d := photoDiff(rec, capture, camera); d != "" {
+		return rec, d
+	}
+	return nil, ""
+}
+
+// sameUnrecordedPhoto reports whether o, an existing file without a
+// record, is provably an export of t's photograph by its own EXIF:
+// written by rawbatch, the same capture time (known on both sides) and no
+// other camera.
+func sameUnrecordedPhoto(t Task, o Output) bool {
+	if t.Info.Header == nil || !writtenByRawbatch(o.Path) {
+		return false
+	}
+	e, ok := header.OutputEXIF(o.Path)
+	if !ok {
+		return false
+	}
+	rec := &state.Record{}
+	rec.CaptureTime, rec.Camera = photoID(&header.Header{EXIF: e})
+	capture, camera := photoID(t.Info.Header)
+	return rec.CaptureTime != "" && capture != "" && photoDiff(rec, capture, camera) == ""
 }
 
 // recordedPath is the file rec describes, whose name may differ from o's
@@ -160,8 +219,8 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 	}
 	var rec *state.Record
 	var diff, old string
-	exists := false
-	for _, o := range t.Outputs {
+	exists, at := false, 0 // at: the index of the output that holds it
+	for i, o := range t.Outputs {
 		rc, d := r.otherPhotograph(t, o)
 		if rc == nil {
 			continue
@@ -169,11 +228,14 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 		if rec == nil {
 			rec, diff, old = rc, d, o.Path
 		}
+		if exists {
+			continue // the first that holds it is named
+		}
 		if _, err := os.Lstat(o.Path); err == nil {
-			exists, old = true, o.Path
+			exists, old, at = true, o.Path, i
 		} else if recorded := recordedPath(o, rc); recorded != o.Path {
 			if _, err := os.Lstat(recorded); err == nil {
-				exists, old = true, recorded // a name differing in case (one file on exFAT, SMB, macOS)
+				exists, old, at = true, recorded, i // a name differing in case (one file on exFAT, SMB, macOS)
 			}
 		}
 	}
@@ -181,7 +243,10 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 		return t
 	}
 	from := "from this path"
-	if rec.InputAbs != t.absInput() {
+	switch {
+	case rec.InputAbs == "":
+		from = "by its EXIF, without a record"
+	case rec.InputAbs != t.absInput():
 		from = "from " + rec.Input
 	}
 	why := diff
@@ -215,7 +280,7 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 				}
 				continue
 			}
-			if _, err := os.Lstat(o.Path); err == nil {
+			if _, err := os.Lstat(o.Path); err == nil && !sameUnrecordedPhoto(t, o) {
 				return false // a file without a record: not ours to take
 			}
 		}
@@ -234,7 +299,7 @@ func (r *Runner) newPhoto(t Task, planned func() map[string]bool) Task {
 		t.Stem = fmt.Sprintf("%s-%d", stem, n)
 		t.Output, t.OutputRel = outs[0].Path, outs[0].Rel
 		t.newPhoto = fmt.Sprintf("%s holds the export of another photograph %s (%s); keeping it and writing this one as %s",
-			old, from, why, outs[0].Path)
+			old, from, why, outs[at].Path) // the same variant's new file
 		return t
 	}
 	return t

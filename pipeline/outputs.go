@@ -105,6 +105,23 @@ func (r *Runner) verifyReplaced(t Task) error {
 	return nil
 }
 
+// CheckReplaced applies verifyReplaced to every task of p still to
+// convert, as Run does under the lock, and marks one that would fail
+// (Task.Done, failed), so that a dry run says "would fail" for an output
+// edited keeping its size and time. Call it after Relocate, for a dry
+// run only: Run makes the check itself.
+func (r *Runner) CheckReplaced(p *Plan) {
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if t.Done != nil || t.Err != nil {
+			continue
+		}
+		if err := r.verifyReplaced(*t); err != nil {
+			t.Done = &FileResult{Task: *t, Status: StatusFailed, Err: err}
+		}
+	}
+}
+
 // notOursErr is the failure of t when its output o holds a file rawbatch
 // did not write (own is outForeign or outChanged).
 func notOursErr(t Task, o Output, own ownership) error {

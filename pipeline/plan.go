@@ -55,6 +55,13 @@ type PlanOptions struct {
 	// NameTemplate); nil names them OUTDIR/dir(Rel)/STEM. A template that
 	// needs header fields gives provisional names until ResolveNames.
 	Name *NameTemplate
+	// Recorded, when set, returns OUTDIR's recorded outputs (relative to
+	// OUTDIR) and the absolute inputs they were written from
+	// (state.Store.Outputs); it is called at most once per naming, and only
+	// for inputs that collide or a template with {seq}: an input keeps the
+	// name its record holds, and names recorded for other inputs are not
+	// given again.
+	Recorded func() map[string]string
 }
 
 // PlanBatchWith is PlanBatch with the choices o.
@@ -274,16 +281,7 @@ func (p *Plan) plainNames(o PlanOptions, outDir string, suffixes []string) [][]p
 	names := make([][]planned, len(p.Tasks))
 	var seq []int
 	if o.Name != nil && o.Name.needsSeq {
-		order := collisionOrder(p.Tasks)
-		idx := make([]int, len(p.Tasks))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, order)
-		seq = make([]int, len(p.Tasks))
-		for n, i := range idx {
-			seq[i] = n + 1
-		}
+		seq = p.seqNumbers(o, outDir, suffixes)
 	}
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
@@ -295,35 +293,11 @@ func (p *Plan) plainNames(o PlanOptions, outDir string, suffixes []string) [][]p
 		if o.Name == nil {
 			continue
 		}
-		f := NameFields{Stem: strings.TrimSuffix(filepath.Base(t.Rel), filepath.Ext(t.Rel)),
-			Ext: strings.TrimPrefix(filepath.Ext(t.Rel), "."), Dir: filepath.Dir(t.Rel)}
-		if h := t.Info.Header; h != nil {
-			f.Camera, f.Date = header.CameraName(h.EXIF.Make, h.EXIF.Model), h.EXIF.DateTime
-		}
-		if f.Camera == "" {
-			f.Camera = header.CameraName(t.Info.Make, t.Info.Model)
-		}
+		n := 0
 		if seq != nil {
-			f.Seq = seq[i]
+			n = seq[i]
 		}
-		base := filepath.Join(outDir, filepath.Dir(t.Rel))
-		if o.Name.rooted {
-			base = outDir
-		}
-		named := make([]planned, len(suffixes))
-		var err error
-		for j, sfx := range suffixes {
-			variant, ext := variantOfSuffix(sfx)
-			f.Variant = variant
-			var e string
-			if e, err = o.Name.Expand(f); err != nil {
-				break
-			}
-			named[j] = planned{filepath.Join(base, filepath.FromSlash(e)), sfx}
-			if o.Name.hasVariant {
-				named[j].tail = ext
-			}
-		}
+		named, err := p.templateNames(o, outDir, suffixes, i, n)
 		if err != nil {
 			if t.Err == nil {
 				t.Err = fmt.Errorf("%s: --name %s: %w", t.Input, o.Name, err)
@@ -333,6 +307,96 @@ func (p *Plan) plainNames(o PlanOptions, outDir string, suffixes []string) [][]p
 		names[i] = named
 	}
 	return names
+}
+
+// seqNumbers returns each task's {seq} number: the number the records
+// show its output under (a number is given once), and for the others the
+// next numbers that no task keeps and no record holds for another input,
+// in the stable order (collisionOrder). Without records: 1, 2, ... in that
+// order.
+func (p *Plan) seqNumbers(o PlanOptions, outDir string, suffixes []string) []int {
+	idx := make([]int, len(p.Tasks))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, collisionOrder(p.Tasks))
+	seq := make([]int, len(p.Tasks))
+	k := keptNamesOf(o, outDir)
+	first := func(i, n int) string { // the first output's path with number n
+		ns, err := p.templateNames(o, outDir, suffixes[:1], i, n)
+		if err != nil {
+			return ""
+		}
+		return ns[0].stem + ns[0].tail
+	}
+	taken := map[int]bool{}
+	if k != nil {
+		limit := len(p.Tasks) + len(k.owner) + 1
+		for pos, i := range idx {
+			in := inputOf(p.Tasks[i])
+			if !k.hasAny(in) {
+				continue
+			}
+			if n := pos + 1; !taken[n] && k.holds(in, first(i, n)) { // its place in the order: most often
+				seq[i], taken[n] = n, true
+				continue
+			}
+			for n := 1; n <= limit; n++ {
+				if !taken[n] && k.holds(in, first(i, n)) {
+					seq[i], taken[n] = n, true
+					break
+				}
+			}
+		}
+	}
+	next := 1
+	for _, i := range idx {
+		if seq[i] != 0 {
+			continue
+		}
+		in := ""
+		if k != nil {
+			in = inputOf(p.Tasks[i])
+		}
+		for taken[next] || k.otherOwns(in, first(i, next)) {
+			next++
+		}
+		seq[i], taken[next] = next, true
+		next++
+	}
+	return seq
+}
+
+// templateNames returns the outputs of task i by o.Name, one per suffix,
+// with the number seq for {seq}.
+func (p *Plan) templateNames(o PlanOptions, outDir string, suffixes []string, i, seq int) ([]planned, error) {
+	t := &p.Tasks[i]
+	f := NameFields{Stem: strings.TrimSuffix(filepath.Base(t.Rel), filepath.Ext(t.Rel)),
+		Ext: strings.TrimPrefix(filepath.Ext(t.Rel), "."), Dir: filepath.Dir(t.Rel), Seq: seq}
+	if h := t.Info.Header; h != nil {
+		f.Camera, f.Date = header.CameraName(h.EXIF.Make, h.EXIF.Model), h.EXIF.DateTime
+	}
+	if f.Camera == "" {
+		f.Camera = header.CameraName(t.Info.Make, t.Info.Model)
+	}
+	base := filepath.Join(outDir, filepath.Dir(t.Rel))
+	if o.Name.rooted {
+		base = outDir
+	}
+	named := make([]planned, len(suffixes))
+	for j, sfx := range suffixes {
+		variant, ext := variantOfSuffix(sfx)
+		f.Variant = variant
+		e, err := o.Name.Expand(f)
+		if err != nil {
+			return nil, err
+		}
+		named[j] = planned{filepath.Join(base, filepath.FromSlash(e)), sfx}
+		if o.Name.hasVariant {
+			named[j].tail = ext
+		}
+	}
+	return named, nil
 }
 
 // variantOfSuffix splits a Variant.Suffix into the variant's name and its
@@ -400,6 +464,10 @@ func (p *Plan) mapOutputs(o PlanOptions, outDir string, suffixes []string) []str
 		order = collisionOrder(p.Tasks)
 	}
 	slices.SortStableFunc(clashing, func(a, b int) int { return order(a, b) })
+	var k *keptNames
+	if len(clashing) > 0 {
+		k = keptNamesOf(o, outDir)
+	}
 	free := func(ns []planned) bool {
 		for _, n := range ns {
 			if used[foldPath(n.stem+n.tail)] {
@@ -415,18 +483,54 @@ func (p *Plan) mapOutputs(o PlanOptions, outDir string, suffixes []string) []str
 		}
 		return out
 	}
-	for _, i := range clashing {
+	// candidate is the n-th name of clashing task i: its plain name (0),
+	// then STEM.ORIGEXT, STEM.ORIGEXT-2, ... without a template, the
+	// expansion with -1, -2, ... with one.
+	candidate := func(i, n int) []planned {
 		t := p.Tasks[i]
-		var ns []planned
-		if o.Name == nil {
-			ns = renamed(plain[i], func(string) string { return filepath.Join(outDir, t.Rel) })
-			for n := 2; !free(ns); n++ {
-				ns = renamed(plain[i], func(string) string { return filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n)) })
+		switch {
+		case n == 0:
+			return plain[i]
+		case o.Name != nil:
+			return renamed(plain[i], func(stem string) string { return fmt.Sprintf("%s-%d", stem, n) })
+		case n == 1:
+			return renamed(plain[i], func(string) string { return filepath.Join(outDir, t.Rel) })
+		}
+		return renamed(plain[i], func(string) string { return filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n)) })
+	}
+	// An input whose record holds one of its names keeps it (names stay
+	// the same when inputs are added or removed).
+	if k != nil {
+		limit := len(clashing) + len(k.owner) + 1
+		var rest []int
+		for _, i := range clashing {
+			in := inputOf(p.Tasks[i])
+			kept := false
+			for n := 0; n <= limit && k.hasAny(in); n++ {
+				if ns := candidate(i, n); free(ns) && k.holds(in, ns[0].stem+ns[0].tail) {
+					for _, n := range ns {
+						used[foldPath(n.stem+n.tail)] = true
+					}
+					final[i], kept = ns, true
+					break
+				}
 			}
-		} else {
-			for n := 1; n == 1 || !free(ns); n++ {
-				ns = renamed(plain[i], func(stem string) string { return fmt.Sprintf("%s-%d", stem, n) })
+			if !kept {
+				rest = append(rest, i)
 			}
+		}
+		clashing = rest
+	}
+	// The others get the free names in the stable order: not another
+	// task's, nor held by a record of another input that still exists.
+	for _, i := range clashing {
+		in := ""
+		if k != nil {
+			in = inputOf(p.Tasks[i])
+		}
+		ns := candidate(i, 1)
+		for n := 2; !free(ns) || k.otherOwns(in, ns[0].stem+ns[0].tail); n++ {
+			ns = candidate(i, n)
 		}
 		for _, n := range ns {
 			used[foldPath(n.stem+n.tail)] = true

@@ -272,6 +272,7 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 	if cfg.DryRun {
 		var err error = &batchOutcome{interrupted: true}
 		if ctx.Err() == nil {
+			r.CheckReplaced(plan) // an output edited keeping its size and time: would fail
 			err = dryRun(cmd.OutOrStdout(), rep, plan, cfg, jobs, threads)
 		}
 		if cfg.Report != "" {

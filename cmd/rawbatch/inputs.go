@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cast"
 	"github.com/spf13/pflag"
 
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
 // FindOptions are the convert settings that choose the input files:
@@ -157,7 +160,24 @@ func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*pipelin
 // planOptions are the pipeline.PlanOptions of cfg (without the listed
 // files).
 func planOptions(cfg ConvertConfig) pipeline.PlanOptions {
-	return pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name}
+	return pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name,
+		Recorded: recordedOutputs(cfg.OutDir)}
+}
+
+// recordedOutputs returns the records' outputs of outDir for naming
+// (state.Store.Outputs), read once when first asked for; none when outDir
+// has no records (nothing is created).
+func recordedOutputs(outDir string) func() map[string]string {
+	return sync.OnceValue(func() map[string]string {
+		if _, err := os.Stat(filepath.Join(outDir, ".rawbatch", "state")); err != nil {
+			return nil
+		}
+		store, err := state.Open(outDir)
+		if err != nil {
+			return nil
+		}
+		return store.Outputs()
+	})
 }
 
 // readList reads the --files-from list name ("-": stdin): paths separated
