@@ -1,0 +1,40 @@
+package testtool
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestNeedFound returns the path of a program that exists.
+func TestNeedFound(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatalf("no sh: %v", err)
+	}
+	if got := Need(t, "sh"); got != sh {
+		t.Errorf("Need(sh) = %q, want %q", got, sh)
+	}
+}
+
+// TestNeedMissing: a missing tool fails the test under CI and skips it
+// elsewhere. The two cases run in a child process each (a failing test
+// cannot be observed from inside).
+func TestNeedMissing(t *testing.T) {
+	if os.Getenv("TESTTOOL_CHILD") != "" {
+		Need(t, "rawbatch-no-such-oracle")
+		t.Fatal("Need returned for a missing tool")
+	}
+	for _, c := range []struct {
+		ci, want string
+		fails    bool
+	}{{"", "--- SKIP: TestNeedMissing", false}, {"true", "--- FAIL: TestNeedMissing", true}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNeedMissing$", "-test.v")
+		cmd.Env = append(os.Environ(), "TESTTOOL_CHILD=1", CIEnv+"="+c.ci)
+		out, err := cmd.CombinedOutput()
+		if (err != nil) != c.fails || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), "rawbatch-no-such-oracle not installed") {
+			t.Errorf("CI=%q: err %v, want failure %v and %q in:\n%s", c.ci, err, c.fails, c.want, out)
+		}
+	}
+}
