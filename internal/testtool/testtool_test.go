@@ -1,8 +1,10 @@
 package testtool
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -36,5 +38,38 @@ func TestNeedMissing(t *testing.T) {
 		if (err != nil) != c.fails || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), "rawbatch-no-such-oracle not installed") {
 			t.Errorf("CI=%q: err %v, want failure %v and %q in:\n%s", c.ci, err, c.fails, c.want, out)
 		}
+	}
+}
+
+// TestOraclesOnlyThroughNeed: no other test file looks an oracle up itself
+// (exec.LookPath or exec.Command with the bare name), so none can skip
+// silently under CI.
+func TestOraclesOnlyThroughNeed(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "build" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for name := range packages {
+			for _, call := range []string{`LookPath("` + name + `")`, `Command("` + name + `"`} {
+				if strings.Contains(string(b), call) {
+					t.Errorf("%s: %s: use testtool.Need(t, %q)", path, call, name)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
