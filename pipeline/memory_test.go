@@ -54,8 +54,10 @@ func calibrate(t testing.TB, w io.Writer, files []string, settings []Settings) [
 }
 
 // calibrationSlack is the absolute difference, in bytes, between measured
-// peak and estimate that passes whatever the ratio.
-const calibrationSlack = 2 << 20
+// peak and estimate that passes whatever the ratio. The 200×200 sample DNGs
+// (a 2.6 MiB estimate) measure 4.2–4.9 MiB from run to run on a loaded
+// machine, on main too: 2 MiB failed about every other run.
+const calibrationSlack = 3 << 20
 
 func abs64(x int64) int64 {
 	if x < 0 {
