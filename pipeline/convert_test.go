@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/internal/testtool"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
@@ -44,7 +45,7 @@ func TestRealFilesOutputSize(t *testing.T) {
 // against LibRaw's own sRGB rendering by dcraw_emu, an independent
 // implementation of the camera-matrix and transfer-function steps.
 func TestColourMatchesDcrawEmu(t *testing.T) {
-	bin := needTool(t, "dcraw_emu")
+	bin := testtool.Need(t, "dcraw_emu")
 	dir := t.TempDir()
 	for _, f := range rawFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {

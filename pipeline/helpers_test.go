@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/image/tiff"
 
+	"github.com/rawbatch/rawbatch/internal/testtool"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 )
 
@@ -30,25 +31,12 @@ func rawFiles(t testing.TB) []string {
 	return files
 }
 
-// needTool skips the test when an external oracle is missing, unless CI is
-// set (CI installs them, so a missing tool there is a failure).
-func needTool(t testing.TB, name string) string {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not installed (Debian: libraw-bin)", name)
-		}
-		t.Skipf("%s not installed (Debian: libraw-bin)", name)
-	}
-	return p
-}
-
 var outputSizeRE = regexp.MustCompile(`Output size:\s*(\d+)\s*x\s*(\d+)`)
 
 // librawOutputSize is the oracle for output dimensions: the "Output size"
 // line of `raw-identify -v`.
 func librawOutputSize(t testing.TB, path string) (int, int) {
-	bin := needTool(t, "raw-identify")
+	bin := testtool.Need(t, "raw-identify")
 	out, err := exec.Command(bin, "-v", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("raw-identify %s: %v\n%s", path, err, out)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/internal/testtool"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
@@ -48,7 +49,7 @@ func exiftoolTags(t *testing.T, bin, path string, unknownOK bool, tags ...string
 // UniqueCameraModel as Model; LibRaw's names stand in only for a file
 // exiftool cannot read (the headerless Kodak file).
 func TestMakeModelAsInRaw(t *testing.T) {
-	bin := needTool(t, "exiftool")
+	bin := testtool.Need(t, "exiftool")
 	dir := t.TempDir()
 	checked, without := 0, 0
 	for _, in := range rawFiles(t) {
@@ -90,7 +91,7 @@ func TestMakeModelAsInRaw(t *testing.T) {
 // that was a modification time). A CRW's CIFF capture time becomes
 // DateTimeOriginal.
 func TestDatesAsInRaw(t *testing.T) {
-	bin := needTool(t, "exiftool")
+	bin := testtool.Need(t, "exiftool")
 	dir := t.TempDir()
 	tags := []string{"ExifIFD:DateTimeOriginal", "IFD0:ModifyDate", "ExifIFD:CreateDate",
 		"ExifIFD:OffsetTimeOriginal", "ExifIFD:OffsetTime", "ExifIFD:OffsetTimeDigitized",
@@ -126,7 +127,7 @@ func TestDatesAsInRaw(t *testing.T) {
 // header-only stubs of many cameras (cut short, they cannot be decoded)
 // against exiftool's reading of each file.
 func TestMetadataMakeModelStubs(t *testing.T) {
-	bin := needTool(t, "exiftool")
+	bin := testtool.Need(t, "exiftool")
 	files, _ := filepath.Glob(filepath.Join(testdata, "stubs", "*"))
 	if len(files) < 5 {
 		t.Fatalf("%d stub files in testdata/stubs", len(files))
@@ -154,7 +155,7 @@ func TestMetadataMakeModelStubs(t *testing.T) {
 // exiftool (issue 9.31): editors show "Adobe RGB (1998) compatible", not
 // the compact profile's "A98C".
 func TestOutputICCDescriptions(t *testing.T) {
-	bin := needTool(t, "exiftool")
+	bin := testtool.Need(t, "exiftool")
 	dir := t.TempDir()
 	in := writeChart(t, dir, testChart(), 1, 0)
 	want := map[string]string{

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rawbatch/rawbatch/pipeline"
-	_ "github.com/rawbatch/rawbatch/pipeline/faulttest" // the fault hooks, in test binaries only
+	"github.com/rawbatch/rawbatch/pipeline/faulttest" // the fault hooks, in test binaries only
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -57,7 +58,6 @@ func TestScripts(t *testing.T) {
 			"synthdng":  cmdSynthDNG,
 			"mkjpeg":    cmdMkJPEG,
 			"imgsize":   cmdImgSize,
-			"killafter": cmdKillAfter,
 			"report":    cmdReport,
 			"age":       cmdAge,
 			"newline":   cmdNewline,
@@ -96,18 +96,81 @@ func cmdRB(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// interrupt MS[,MS2] ARGS...: start rawbatch ARGS, send SIGINT after MS
-// (and again MS2 later)
-// milliseconds, and require exit status 130. Its stderr is written to the
+// interrupt WHEN[,WHEN2] ARGS...: start rawbatch ARGS, send it SIGINT once
+// WHEN holds (and again once WHEN2 holds), and require exit status 130. A
+// WHEN is a path (relative to $WORK), which must exist, as a test hook's pid
+// file or gate .ready file does once the conversion reached the hook, or
+// stderr:TEXT, which rawbatch's standard error must contain (the message
+// that shows the previous signal was taken). Its stderr is written to the
 // file interrupt.stderr.
 func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
-	var stderr bytes.Buffer
-	err := signalAfter(ts, syscall.SIGINT, args, &stderr)
-	os.WriteFile(ts.MkAbs("interrupt.stderr"), stderr.Bytes(), 0o644)
+	var stderr lockedBuffer
+	err := signalWhen(ts, syscall.SIGINT, args, &stderr)
+	os.WriteFile(ts.MkAbs("interrupt.stderr"), []byte(stderr.String()), 0o644)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		ts.Fatalf("interrupted rawbatch: %v, want exit status 130\n%s", err, stderr.String())
 	}
+}
+
+// lockedBuffer is a bytes.Buffer written by a command's stderr copier while
+// the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// signalWhen runs rawbatch args[1:] in the script's directory and
+// environment, sends sig once each condition of args[0] holds (see
+// interrupt), and returns its Wait error; stderr receives its standard
+// error. A condition that does not hold within a minute (the run is surely
+// stuck) fails the script, after killing rawbatch.
+func signalWhen(ts *testscript.TestScript, sig syscall.Signal, args []string, stderr *lockedBuffer) error {
+	if len(args) < 2 {
+		ts.Fatalf("usage: interrupt WHEN[,WHEN2] ARGS...")
+	}
+	path, err := lookPathIn("rawbatch", ts.Getenv("PATH"))
+	ts.Check(err)
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"))
+	for _, k := range []string{"RAWBATCH_MIN_AGE", pipeline.FaultEnv, faulttest.PIDFileEnv, faulttest.GateEnv} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	cmd.Stderr = stderr
+	ts.Check(cmd.Start())
+	for _, when := range strings.Split(args[0], ",") {
+		holds := func() bool {
+			if text, ok := strings.CutPrefix(when, "stderr:"); ok {
+				return strings.Contains(stderr.String(), text)
+			}
+			_, err := os.Stat(ts.MkAbs(when))
+			return err == nil
+		}
+		deadline := time.Now().Add(time.Minute)
+		for !holds() {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				ts.Fatalf("interrupt: %q did not hold within a minute\n%s", when, stderr.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		ts.Check(cmd.Process.Signal(sig))
+	}
+	return cmd.Wait()
 }
 
 func lookPathIn(name, path string) (string, error) {
@@ -166,40 +229,6 @@ func cmdImgSize(ts *testscript.TestScript, neg bool, args []string) {
 	if (cfg.Width == w && cfg.Height == h) == neg {
 		ts.Fatalf("%s is %dx%d, want %dx%d", args[0], cfg.Width, cfg.Height, w, h)
 	}
-}
-
-// killafter MS ARGS...: start rawbatch ARGS and SIGKILL it after MS
-// milliseconds (as the OOM killer or kill -9 would).
-func cmdKillAfter(ts *testscript.TestScript, neg bool, args []string) {
-	signalAfter(ts, syscall.SIGKILL, args, nil)
-	time.Sleep(200 * time.Millisecond) // let its workers die of Pdeathsig
-}
-
-// signalAfter runs rawbatch args[1:] in the script's directory and
-// environment, sends sig after args[0] milliseconds and returns its Wait
-// error; stderr, when set, receives its standard error.
-func signalAfter(ts *testscript.TestScript, sig syscall.Signal, args []string, stderr *bytes.Buffer) error {
-	var delays []int // MS, or MS,MS2: a second signal MS2 after the first
-	for _, f := range strings.Split(args[0], ",") {
-		ms, err := strconv.Atoi(f)
-		ts.Check(err)
-		delays = append(delays, ms)
-	}
-	path, err := lookPathIn("rawbatch", ts.Getenv("PATH"))
-	ts.Check(err)
-	cmd := exec.Command(path, args[1:]...)
-	cmd.Dir = ts.Getenv("WORK")
-	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "RAWBATCH_MIN_AGE="+ts.Getenv("RAWBATCH_MIN_AGE"),
-		pipeline.FaultEnv+"="+ts.Getenv(pipeline.FaultEnv))
-	if stderr != nil {
-		cmd.Stderr = stderr
-	}
-	ts.Check(cmd.Start())
-	for _, ms := range delays {
-		time.Sleep(time.Duration(ms) * time.Millisecond)
-		ts.Check(cmd.Process.Signal(sig))
-	}
-	return cmd.Wait()
 }
 
 // report FIELD OP N FILES...: the sum of summary.FIELD over the --report

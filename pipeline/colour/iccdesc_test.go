@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
 
 // Every embedded profile carries its full description, a size field equal
@@ -58,13 +60,7 @@ func TestICCProfileIDOfPublishedProfiles(t *testing.T) {
 // exiftool reads the descriptions back (a missing exiftool fails under
 // CI=true), and finds no warning in the rewritten profiles.
 func TestICCDescriptionsExiftool(t *testing.T) {
-	bin, err := exec.LookPath("exiftool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("exiftool not installed (Debian: libimage-exiftool-perl)")
-		}
-		t.Skip("exiftool not installed")
-	}
+	bin := testtool.Need(t, "exiftool")
 	dir := t.TempDir()
 	for _, name := range ICCProfileNames() {
 		p, _ := ICCProfile(name)

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	xtiff "golang.org/x/image/tiff"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
 
 // onlyWriter hides a bytes.Buffer's other methods (no Seek): the path
@@ -187,13 +189,7 @@ func TestTIFFLZWCompresses(t *testing.T) {
 // exiftool reads the compression of each file as written (a missing
 // exiftool fails under CI=true).
 func TestTIFFOptionsExiftool(t *testing.T) {
-	bin, err := exec.LookPath("exiftool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("exiftool not installed")
-		}
-		t.Skip("exiftool not installed")
-	}
+	bin := testtool.Need(t, "exiftool")
 	dir := t.TempDir()
 	// Compression, Predictor ("-": absent) and Warning ("-": none).
 	want := map[string]string{"": "Uncompressed|-|-", TIFFDeflate: "Adobe Deflate|Horizontal differencing|-", TIFFLZW: "LZW|Horizontal differencing|-"}

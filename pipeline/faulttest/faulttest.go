@@ -12,6 +12,10 @@
 //   - hangtemp=NAME: the conversion of NAME blocks for ever once its
 //     temporary outputs are written, before they are renamed into place
 //     (appending its pid to $RAWBATCH_TEST_FAULT_PIDS, as hangheader);
+//   - crashtemp=NAME: the worker converting NAME dies of SIGSEGV (as
+//     crash) once its temporary outputs are written, before they are
+//     renamed into place: scripts check that a worker killed with its
+//     temporary files on disk leaves none behind;
 //   - gate=NAME: the worker converting NAME creates the file
 //     $RAWBATCH_TEST_GATE.ready, then waits before decoding until the file
 //     $RAWBATCH_TEST_GATE exists (GateEnv): scripts hold one run in the
@@ -100,7 +104,7 @@ func hook(point, input string) {
 			continue
 		}
 		switch {
-		case point == fault.Decode && kind == "crash":
+		case point == fault.Decode && kind == "crash", point == fault.Renaming && kind == "crashtemp":
 			libraw.CrashForTest()
 		case point == fault.Decode && kind == "gate":
 			gate()

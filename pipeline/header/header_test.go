@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/internal/testtool"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
@@ -71,10 +72,7 @@ func rawIdentify(t testing.TB, path string) (identified, bool) {
 		r := v.(identified)
 		return r, r.outputW > 0
 	}
-	bin, err := exec.LookPath("raw-identify")
-	if err != nil {
-		t.Skip("raw-identify not installed (Debian: libraw-bin)")
-	}
+	bin := testtool.Need(t, "raw-identify")
 	out, _ := exec.Command(bin, "-v", path).CombinedOutput()
 	var r identified
 	atoi := func(s []byte) int { n, _ := strconv.Atoi(string(s)); return n }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/image/tiff"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
 
 // ---------------------------------------------------------------------------
@@ -649,15 +651,6 @@ func BenchmarkWrite61MP(b *testing.B) {
 // ---------------------------------------------------------------------------
 // LibRaw 0.20.2 (Debian libraw-bin) as the oracle.
 
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Skipf("%s not installed (Debian package libraw-bin): %v", name, err)
-	}
-	return p
-}
-
 func runTool(t *testing.T, tool string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(tool, args...).CombinedOutput()
@@ -717,7 +710,7 @@ func libRawFlip(o int) int { return int("50132467"[o&7] - '0') }
 // TestLibRawIdentify checks raw-identify's view of a chart DNG for every
 // orientation, with and without the IFD0 preview.
 func TestLibRawIdentify(t *testing.T) {
-	tool := needTool(t, "raw-identify")
+	tool := testtool.Need(t, "raw-identify")
 	c := testChart()
 	for _, thumb := range []bool{false, true} {
 		for o := 1; o <= 8; o++ {
@@ -798,7 +791,7 @@ func TestLibRawIdentify(t *testing.T) {
 // (raw DN including black, no processing) and compares every site, with a
 // multi-strip layout whose last strip is short, with and without SubIFD.
 func TestLibRawRawSamples(t *testing.T) {
-	tool := needTool(t, "unprocessed_raw")
+	tool := testtool.Need(t, "unprocessed_raw")
 	const W, H = 62, 46
 	const black, white = 256, 16000
 	span := float64(white - black)
@@ -876,7 +869,7 @@ func meanRect(img image.Image, r image.Rectangle) [3]float64 {
 //
 // The files carry BaselineExposure = +1 EV, which LibRaw does not apply.
 func TestLibRawColour(t *testing.T) {
-	tool := needTool(t, "dcraw_emu")
+	tool := testtool.Need(t, "dcraw_emu")
 	c := testChart()
 	n := NeutralFor(testMatrix)
 	type area struct {
@@ -945,7 +938,7 @@ func TestLibRawColour(t *testing.T) {
 // replaces WhiteLevel by the largest raw sample when that sample lies between
 // 75% and 100% of the range, stretching the output; `-c 0` disables it.
 func TestLibRawAdjustMaximumCaveat(t *testing.T) {
-	tool := needTool(t, "dcraw_emu")
+	tool := testtool.Need(t, "dcraw_emu")
 	n := NeutralFor(DefaultColorMatrix)
 	const level = 0.9
 	path := writeTemp(t, Spec{Width: 64, Height: 64, BlackLevel: 512, WhiteLevel: 16383,
@@ -971,7 +964,7 @@ func TestLibRawAdjustMaximumCaveat(t *testing.T) {
 // TestLibRawThumbnail extracts the IFD0 preview with simple_dcraw -e and
 // checks its size and the sRGB-encoded, white-balanced background value.
 func TestLibRawThumbnail(t *testing.T) {
-	tool := needTool(t, "simple_dcraw")
+	tool := testtool.Need(t, "simple_dcraw")
 	c := scaleChart(testChart(), 2) // 480×320, so the preview is downscaled to 256×171
 	s := chartSpec(t, 1, true)
 	s.Width, s.Height, s.Scene = ChartScene(c, 1, testMatrix, testGain)

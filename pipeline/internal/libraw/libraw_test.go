@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/internal/testtool"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -174,10 +175,7 @@ func TestOutputSizeMatchesRotation(t *testing.T) {
 // size" of raw-identify -v for every sample file and every stub LibRaw
 // identifies.
 func TestIdentifyMatchesRawIdentify(t *testing.T) {
-	bin, err := exec.LookPath("raw-identify")
-	if err != nil {
-		t.Skip("raw-identify not installed (Debian: libraw-bin)")
-	}
+	bin := testtool.Need(t, "raw-identify")
 	files, _ := filepath.Glob(filepath.Join(testdata, "raw", "*"))
 	stubs, _ := filepath.Glob(filepath.Join(testdata, "stubs", "*"))
 	re := regexp.MustCompile(`Output size:\s*(\d+)\s*x\s*(\d+)`)
