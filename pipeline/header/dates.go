@@ -70,12 +70,8 @@ func readDates(b []byte) Dates {
 		return d
 	}
 	p := &gxPass{b: b}
-	switch string(b[:2]) {
-	case "II":
-		p.bo = binary.LittleEndian
-	case "MM":
-		p.bo = binary.BigEndian
-	default:
+	var ok bool
+	if p.bo, ok = tiffByteOrder(b); !ok {
 		return d
 	}
 	ifd0 := int64(p.bo.Uint32(b[4:]))

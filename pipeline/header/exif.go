@@ -283,12 +283,8 @@ type gxPass struct {
 
 func (p *gxPass) run() bool {
 	b := p.b
-	switch string(b[:2]) {
-	case "II":
-		p.bo = binary.LittleEndian
-	case "MM":
-		p.bo = binary.BigEndian
-	default:
+	var ok bool
+	if p.bo, ok = tiffByteOrder(b); !ok {
 		return false
 	}
 	if p.bo.Uint16(b[2:]) != 42 {

@@ -89,18 +89,30 @@ type tiffBlock struct {
 // newTIFFBlock checks the 8-byte header at file offset base. magic lists the
 // accepted values of the 16-bit word at offset 2 (42 for TIFF; 0x4F52,
 // 0x5352 for Olympus ORF; 0x55 for Panasonic RW2).
+// tiffByteOrder returns the byte order named by a TIFF header's first two
+// bytes, "II" (little-endian) or "MM" (big-endian) (TIFF 6.0 §2); ok is
+// false for anything else.
+func tiffByteOrder(h []byte) (bo binary.ByteOrder, ok bool) {
+	if len(h) < 2 {
+		return nil, false
+	}
+	switch string(h[:2]) {
+	case "II":
+		return binary.LittleEndian, true
+	case "MM":
+		return binary.BigEndian, true
+	}
+	return nil, false
+}
+
 func newTIFFBlock(src *source, base, end int64) (*tiffBlock, bool) {
 	h, err := src.bytes(base, 8)
 	if err != nil {
 		return nil, false
 	}
 	t := &tiffBlock{src: src, base: base, end: end}
-	switch string(h[:2]) {
-	case "II":
-		t.bo = binary.LittleEndian
-	case "MM":
-		t.bo = binary.BigEndian
-	default:
+	var ok bool
+	if t.bo, ok = tiffByteOrder(h); !ok {
 		return nil, false
 	}
 	switch t.bo.Uint16(h[2:]) {
