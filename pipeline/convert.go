@@ -63,6 +63,10 @@ type job struct {
 	cache    *CacheOptions
 	cacheKey string
 	cached   *cacheEntry // the decoded image read from the stage cache
+	// inputHash is the input's content hash taken just before decoding
+	// (decodedHash; "" when unread): the record's InputHash and the stage
+	// cache's key, so the input is read once for both.
+	inputHash string
 
 	hdr      *header.Header // from Plan.Inspect, or read by stageOpen
 	h        *libraw.Handle
@@ -205,7 +209,8 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 		}
 		return nil
 	}
-	res.InputHash = decodedHash(in)
+	j.inputHash = decodedHash(in)
+	res.InputHash = j.inputHash
 	if err := perFile("open", "demosaic"); err != nil {
 		return res, err
 	}

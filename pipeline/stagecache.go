@@ -46,9 +46,12 @@ func (j *job) lookupCache() error {
 	if j.cache == nil || j.cache.Cache == nil {
 		return nil
 	}
-	hash, _, _, err := state.HashFile(j.in)
-	if err != nil {
-		return err
+	hash := j.inputHash // taken just before decoding (convertFile)
+	if hash == "" {
+		var err error
+		if hash, _, _, err = state.HashFile(j.in); err != nil {
+			return err
+		}
 	}
 	j.cacheKey = CacheKey(hash, j.settings)
 	e, err := j.cache.Cache.Get(j.cacheKey)
