@@ -44,7 +44,7 @@ demo: deps build
 
 test: deps lint
 	$(GOENV) $(GO) test -count=1 -timeout 15m $(PKGS)
-	$(GOENV) $(GO) test -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime 10s -fuzzminimizetime 3s ./pipeline/
+	$(GOENV) $(GO) test -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime 10s -fuzzminimizetime 3s ./pipeline/header/
 	$(GOENV) $(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s -fuzzminimizetime 3s ./pipeline/header/
 
 test-short: libraw

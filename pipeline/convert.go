@@ -417,7 +417,7 @@ func (p *pathless) Unwrap() error { return p.err }
 // tell an unknown format from a damaged one, and suggesting a newer LibRaw
 // would mislead.
 func unrecognised(path string, err error) error {
-	if errors.Is(err, rawerr.ErrUnsupported) && !knownSignature(headBytes(path, 16)) {
+	if errors.Is(err, rawerr.ErrUnsupported) && !header.HasRawSignature(path) {
 		return fmt.Errorf("%w: LibRaw %s does not recognise it (an unknown format, or a damaged file)",
 			rawerr.ErrNotRaw, libraw.ShortVersion())
 	}

@@ -23,7 +23,7 @@ type FileInfo struct {
 	Header *header.Header
 }
 
-// ReadHeader reads a file's header without decoding pixels: Sniff's checks
+// ReadHeader reads a file's header without decoding pixels: header.Sniff's checks
 // (never opening a FIFO or device), then package header (its own TIFF, CR3,
 // RAF, MRW, X3F, CRW and IIQ parsers, then LibRaw's identify). A RAW variant
 // the linked LibRaw is known not to decode (lossy CR3 before LibRaw 0.21,
@@ -42,7 +42,7 @@ func readHeader(path string, identify header.IdentifyFunc) (*header.Header, erro
 	// non-RAW files plainly. A structural problem it finds (data past the
 	// end of the file) is reported after the header is read, so that
 	// inspect still shows the header.
-	_, serr := openAndSniff(path)
+	_, serr := header.SniffFile(path)
 	if serr != nil && !errors.Is(serr, rawerr.ErrCorrupt) {
 		return nil, fmt.Errorf("%s: %w", path, pathError(path, serr))
 	}

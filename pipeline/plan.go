@@ -17,7 +17,7 @@ import (
 // as given) and maps each candidate to its outputs under outDir: one per
 // suffix, the first being Task.Output (suffixes are Variant.Suffix values:
 // ".jpg", ".thumb.webp"). Directory entries are candidates when their
-// extension is one of RawExtensions (case-insensitive); files named
+// extension is one of header.RawExtensions (case-insensitive); files named
 // explicitly are always candidates. The output tree mirrors the input tree:
 // a/b/IMG_1.CR3 under an input directory becomes outDir/a/b/IMG_1.jpg. When
 // any output of one input would be an output of another (x.dng and x.DNG
@@ -122,7 +122,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 		}
 		if !fi.IsDir() {
 			if !fi.Mode().IsRegular() {
-				problem(in, ErrNotRegular)
+				problem(in, header.ErrNotRegular)
 				continue
 			}
 			add(in, filepath.Base(in), fi)
@@ -182,7 +182,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 				return nil
 			}
 			if !fi.Mode().IsRegular() {
-				problem(shown, ErrNotRegular)
+				problem(shown, header.ErrNotRegular)
 				return nil
 			}
 			add(shown, rel, fi)
@@ -216,7 +216,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 				continue
 			}
 			if !fi.Mode().IsRegular() {
-				problem(f, ErrNotRegular)
+				problem(f, header.ErrNotRegular)
 				continue
 			}
 			add(f, r, fi)

@@ -212,10 +212,11 @@ func readFile(path string, withLibRaw bool, identify IdentifyFunc) (*Header, err
 
 func (h *Header) read(src *source, withLibRaw bool, identify IdentifyFunc) error {
 	path := h.Path
-	kind, foreign := sniff(src.head)
-	if foreign != "" {
-		return fmt.Errorf("%s: %w: it is %s", path, rawerr.ErrNotRaw, foreign)
+	sig := recognise(src.head)
+	if sig.foreign != "" {
+		return fmt.Errorf("%s: %w: it is %s", path, rawerr.ErrNotRaw, sig.foreign)
 	}
+	kind := sig.kind
 	o := &own{}
 	switch kind {
 	case "TIFF":
@@ -465,60 +466,6 @@ func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
 	if e.ISO == 0 && in.ISO > 0 && in.ISO < math.MaxInt32 {
 		e.ISO = int(in.ISO)
 	}
-}
-
-// foreign file signatures (not camera RAW containers).
-var foreignMagic = []struct{ magic, what string }{
-	{"\xff\xd8\xff", "a JPEG image"},
-	{"\x89PNG\r\n\x1a\n", "a PNG image"},
-	{"GIF8", "a GIF image"},
-	{"%PDF", "a PDF document"},
-	{"PK\x03\x04", "a ZIP archive"},
-	{"\x1f\x8b", "a gzip archive"},
-	{"BM", "a BMP image"},
-	{"8BPS", "a Photoshop document"},
-	{"<?xml", "an XML document"},
-	{"RIFF", "a RIFF (WebP/AVI/WAV) file"},
-}
-
-// sniff returns the container kind from the first bytes ("" when unknown)
-// or, for another kind of file, what it is.
-func sniff(b []byte) (kind, foreign string) {
-	has := func(off int, s string) bool { return len(b) >= off+len(s) && string(b[off:off+len(s)]) == s }
-	switch {
-	case has(0, "FUJIFILM"):
-		return "RAF", ""
-	case has(0, "\x00MRM"):
-		return "MRW", ""
-	case has(0, "FOVb"):
-		return "X3F", ""
-	case has(0, "II\x1a\x00\x00\x00HEAPCCDR"):
-		return "CRW", ""
-	case has(4, "ftypcrx "):
-		return "CR3", ""
-	case has(0, "II*\x00"), has(0, "MM\x00*"), has(0, "IIRO"), has(0, "IIRS"), has(0, "MMOR"), has(0, "IIU\x00"):
-		return "TIFF", ""
-	}
-	for _, f := range foreignMagic {
-		if has(0, f.magic) {
-			return "", f.what
-		}
-	}
-	return "", ""
-}
-
-// isText reports whether the first 512 bytes are printable UTF-8 text.
-func isText(b []byte) bool {
-	b = b[:min(len(b), 512)]
-	if len(b) < 16 {
-		return false
-	}
-	for _, c := range b {
-		if c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t') {
-			return false
-		}
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD") == string(b)
 }
 
 // formatName names the container from its kind and Make.

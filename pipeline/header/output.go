@@ -39,10 +39,10 @@ func OutputEXIF(path string) (e EXIF, ok bool) {
 // outputExifBlob finds the TIFF-structured EXIF block of f, whose first
 // bytes are head.
 func outputExifBlob(f *os.File, head []byte) []byte {
-	switch {
-	case bytes.HasPrefix(head, []byte("II*\x00")), bytes.HasPrefix(head, []byte("MM\x00*")):
+	switch recognise(head).format {
+	case "TIFF":
 		return head
-	case bytes.HasPrefix(head, []byte{0xFF, 0xD8}):
+	case "JPEG":
 		for p := 2; p+4 <= len(head) && head[p] == 0xFF; {
 			marker := head[p+1]
 			if marker == 0xD9 || marker == 0xDA { // end of image, start of scan
@@ -55,7 +55,7 @@ func outputExifBlob(f *os.File, head []byte) []byte {
 			}
 			p += 2 + size
 		}
-	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+	case "PNG":
 		for p := 8; p+8 <= len(head); {
 			size := int(binary.BigEndian.Uint32(head[p:]))
 			if size < 0 || size > len(head) {
@@ -69,7 +69,7 @@ func outputExifBlob(f *os.File, head []byte) []byte {
 			}
 			p += 12 + size
 		}
-	case len(head) >= 12 && string(head[0:4]) == "RIFF" && string(head[8:12]) == "WEBP":
+	case "WEBP":
 		off := int64(12)
 		hdr := make([]byte, 8)
 		for range 64 { // a rawbatch WebP has at most five chunks
