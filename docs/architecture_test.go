@@ -177,8 +177,8 @@ func TestImportRules(t *testing.T) {
 		if slices.Contains([]string{"budget", "cache", "lock"}, path) && len(deps) > 0 {
 			t.Errorf("%s depends on %v: budget, cache and lock import nothing of rawbatch", path, deps)
 		}
-		if slices.Contains([]string{"pipeline/header", "pipeline/colour", "pipeline/encode", "pipeline/resize"}, path) && slices.Contains(deps, "pipeline") {
-			t.Errorf("%s depends on pipeline: header, colour, encode and resize must not", path)
+		if slices.Contains([]string{"pipeline/header", "pipeline/colour", "pipeline/encode", "pipeline/resize", "pipeline/synthdng", "pipeline/tifftag"}, path) && slices.Contains(deps, "pipeline") {
+			t.Errorf("%s depends on pipeline: header, colour, encode, resize, synthdng and tifftag must not", path)
 		}
 		if under(path, "pipeline") {
 			for _, d := range deps {

@@ -2,10 +2,10 @@
 // and 16-bit RGB PNG, each tagged with an embedded ICC profile and a small
 // EXIF block built from Metadata.
 //
-// The package depends only on the standard library: callers pass the ICC
-// profile bytes of the colour space the pixels are already in (for example
-// colour.SRGB.ICC), and pixels must already be upright (EXIF Orientation is
-// always written as 1).
+// The package depends only on the standard library and pipeline/tifftag
+// (the TIFF tag table): callers pass the ICC profile bytes of the colour
+// space the pixels are already in (for example colour.SRGB.ICC), and pixels
+// must already be upright (EXIF Orientation is always written as 1).
 //
 // References: Exif 2.32 (CIPA DC-008-2019) and TIFF 6.0 for the EXIF
 // structure; ICC.1:2010 Annex B.4 for ICC profiles in JPEG APP2; the PNG
@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // Metadata is the EXIF subset carried into outputs. Zero values (and
@@ -58,41 +60,6 @@ type Dates struct {
 	OffsetTime, OffsetTimeOriginal, OffsetTimeDigitized string
 }
 
-// TIFF field types (TIFF 6.0 §2, Exif 2.32 §4.6.2).
-const (
-	typeASCII     = 2
-	typeShort     = 3
-	typeLong      = 4
-	typeRational  = 5
-	typeUndefined = 7
-)
-
-// Tags written (Exif 2.32 Tables 4, 7, 9).
-const (
-	tagMake                    = 0x010F
-	tagModel                   = 0x0110
-	tagOrientation             = 0x0112
-	tagSoftware                = 0x0131
-	tagDateTime                = 0x0132
-	tagExifIFD                 = 0x8769
-	tagExposureTime            = 0x829A
-	tagFNumber                 = 0x829D
-	tagPhotographicSensitivity = 0x8827 // ISOSpeedRatings before Exif 2.3
-	tagSensitivityType         = 0x8830
-	tagISOSpeed                = 0x8833
-	tagExifVersion             = 0x9000
-	tagDateTimeOriginal        = 0x9003
-	tagDateTimeDigitized       = 0x9004
-	tagOffsetTime              = 0x9010
-	tagOffsetTimeOriginal      = 0x9011
-	tagOffsetTimeDigitized     = 0x9012
-	tagFocalLength             = 0x920A
-	tagSubSecTime              = 0x9290
-	tagSubSecTimeOriginal      = 0x9291
-	tagSubSecTimeDigitized     = 0x9292
-	tagLensModel               = 0xA434
-)
-
 const exifTimeLayout = "2006:01:02 15:04:05"
 
 type ifdEntry struct {
@@ -108,19 +75,19 @@ func asciiEntry(tag uint16, s string) ifdEntry {
 		s = s[:i]
 	}
 	b := append([]byte(s), 0)
-	return ifdEntry{tag, typeASCII, uint32(len(b)), b}
+	return ifdEntry{tag, tifftag.TypeASCII, uint32(len(b)), b}
 }
 
 func shortEntry(tag uint16, v uint16) ifdEntry {
-	return ifdEntry{tag, typeShort, 1, be.AppendUint16(nil, v)}
+	return ifdEntry{tag, tifftag.TypeShort, 1, be.AppendUint16(nil, v)}
 }
 
 func longEntry(tag uint16, v uint32) ifdEntry {
-	return ifdEntry{tag, typeLong, 1, be.AppendUint32(nil, v)}
+	return ifdEntry{tag, tifftag.TypeLong, 1, be.AppendUint32(nil, v)}
 }
 
 func rationalEntry(tag uint16, num, den uint32) ifdEntry {
-	return ifdEntry{tag, typeRational, 1, be.AppendUint32(be.AppendUint32(nil, num), den)}
+	return ifdEntry{tag, tifftag.TypeRational, 1, be.AppendUint32(be.AppendUint32(nil, num), den)}
 }
 
 func valid(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
@@ -188,26 +155,26 @@ func exposureRational(t float64) (num, den uint32) {
 func EXIF(md Metadata) []byte {
 	var ifd0, exif []ifdEntry
 	if md.Make != "" {
-		ifd0 = append(ifd0, asciiEntry(tagMake, md.Make))
+		ifd0 = append(ifd0, asciiEntry(tifftag.Make, md.Make))
 	}
 	if md.Model != "" {
-		ifd0 = append(ifd0, asciiEntry(tagModel, md.Model))
+		ifd0 = append(ifd0, asciiEntry(tifftag.Model, md.Model))
 	}
-	ifd0 = append(ifd0, shortEntry(tagOrientation, 1))
+	ifd0 = append(ifd0, shortEntry(tifftag.Orientation, 1))
 	if md.Software != "" {
-		ifd0 = append(ifd0, asciiEntry(tagSoftware, md.Software))
+		ifd0 = append(ifd0, asciiEntry(tifftag.Software, md.Software))
 	}
 	d := dates(md)
 	if d.DateTime != "" {
-		ifd0 = append(ifd0, asciiEntry(tagDateTime, d.DateTime))
+		ifd0 = append(ifd0, asciiEntry(tifftag.DateTime, d.DateTime))
 	}
 	for _, f := range []struct {
 		tag uint16
 		s   string
 	}{
-		{tagDateTimeOriginal, d.DateTimeOriginal}, {tagDateTimeDigitized, d.DateTimeDigitized},
-		{tagSubSecTime, d.SubSecTime}, {tagSubSecTimeOriginal, d.SubSecTimeOriginal}, {tagSubSecTimeDigitized, d.SubSecTimeDigitized},
-		{tagOffsetTime, d.OffsetTime}, {tagOffsetTimeOriginal, d.OffsetTimeOriginal}, {tagOffsetTimeDigitized, d.OffsetTimeDigitized},
+		{tifftag.DateTimeOriginal, d.DateTimeOriginal}, {tifftag.DateTimeDigitized, d.DateTimeDigitized},
+		{tifftag.SubSecTime, d.SubSecTime}, {tifftag.SubSecTimeOriginal, d.SubSecTimeOriginal}, {tifftag.SubSecTimeDigitized, d.SubSecTimeDigitized},
+		{tifftag.OffsetTime, d.OffsetTime}, {tifftag.OffsetTimeOriginal, d.OffsetTimeOriginal}, {tifftag.OffsetTimeDigitized, d.OffsetTimeDigitized},
 	} {
 		if f.s != "" {
 			exif = append(exif, asciiEntry(f.tag, f.s))
@@ -215,39 +182,39 @@ func EXIF(md Metadata) []byte {
 	}
 	if valid(md.ExposureTime) {
 		n, d := exposureRational(md.ExposureTime)
-		exif = append(exif, rationalEntry(tagExposureTime, n, d))
+		exif = append(exif, rationalEntry(tifftag.ExposureTime, n, d))
 	}
 	if valid(md.FNumber) {
 		n, d := rational(md.FNumber, 1<<20)
-		exif = append(exif, rationalEntry(tagFNumber, n, d))
+		exif = append(exif, rationalEntry(tifftag.FNumber, n, d))
 	}
 	if md.ISO > 0 {
 		if md.ISO <= math.MaxUint16 {
-			exif = append(exif, shortEntry(tagPhotographicSensitivity, uint16(md.ISO)))
+			exif = append(exif, shortEntry(tifftag.PhotographicSensitivity, uint16(md.ISO)))
 		} else {
 			iso := uint32(min(md.ISO, math.MaxUint32))
 			exif = append(exif,
-				shortEntry(tagPhotographicSensitivity, math.MaxUint16),
-				shortEntry(tagSensitivityType, 3), // 3 = ISO speed
-				longEntry(tagISOSpeed, iso))
+				shortEntry(tifftag.PhotographicSensitivity, math.MaxUint16),
+				shortEntry(tifftag.SensitivityType, 3), // 3 = ISO speed
+				longEntry(tifftag.ISOSpeed, iso))
 		}
 	}
 	if valid(md.FocalLength) {
 		n, d := rational(md.FocalLength, 1<<20)
-		exif = append(exif, rationalEntry(tagFocalLength, n, d))
+		exif = append(exif, rationalEntry(tifftag.FocalLength, n, d))
 	}
 	if md.Lens != "" {
-		exif = append(exif, asciiEntry(tagLensModel, md.Lens))
+		exif = append(exif, asciiEntry(tifftag.LensModel, md.Lens))
 	}
-	exif = append(exif, ifdEntry{tagExifVersion, typeUndefined, 4, []byte("0232")})
+	exif = append(exif, ifdEntry{tifftag.ExifVersion, tifftag.TypeUndefined, 4, []byte("0232")})
 
 	// IFD0 also holds the Exif IFD pointer, patched below.
-	ifd0 = append(ifd0, longEntry(tagExifIFD, 0))
+	ifd0 = append(ifd0, longEntry(tifftag.ExifIFD, 0))
 	sort.Slice(ifd0, func(i, j int) bool { return ifd0[i].tag < ifd0[j].tag })
 	sort.Slice(exif, func(i, j int) bool { return exif[i].tag < exif[j].tag })
 
 	out := []byte{'M', 'M', 0, 42, 0, 0, 0, 8}
-	out, exifPtrAt := appendIFD(out, ifd0, tagExifIFD)
+	out, exifPtrAt := appendIFD(out, ifd0, tifftag.ExifIFD)
 	be.PutUint32(out[exifPtrAt:], uint32(len(out)))
 	out, _ = appendIFD(out, exif, 0)
 	return out

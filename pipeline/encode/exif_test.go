@@ -9,6 +9,8 @@ import (
 
 	"github.com/rwcarlsen/goexif/exif"
 	"github.com/rwcarlsen/goexif/tiff"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 var testMeta = Metadata{
@@ -147,14 +149,14 @@ func TestEXIFStructure(t *testing.T) {
 				t.Errorf("IFD tags not ascending: %#x after %#x", tag, tags[len(tags)-1])
 			}
 			tags = append(tags, tag)
-			size := map[uint16]uint32{typeASCII: 1, typeShort: 2, typeLong: 4, typeRational: 8, typeUndefined: 1}[typ] * count
+			size := map[uint16]uint32{tifftag.TypeASCII: 1, tifftag.TypeShort: 2, tifftag.TypeLong: 4, tifftag.TypeRational: 8, tifftag.TypeUndefined: 1}[typ] * count
 			if size > 4 {
 				v := binary.BigEndian.Uint32(e[8:])
 				if v%2 != 0 || v+size > uint32(len(b)) {
 					t.Errorf("tag %#x: value offset %d size %d (len %d)", tag, v, size, len(b))
 				}
 			}
-			if tag == tagExifIFD {
+			if tag == tifftag.ExifIFD {
 				if depth > 0 {
 					t.Fatal("nested Exif IFD pointer")
 				}
@@ -170,7 +172,7 @@ func TestEXIFStructure(t *testing.T) {
 		return tags
 	}
 	ifd0 := walk(8, 0)
-	want := []uint16{tagMake, tagModel, tagOrientation, tagSoftware, tagDateTime, tagExifIFD}
+	want := []uint16{tifftag.Make, tifftag.Model, tifftag.Orientation, tifftag.Software, tifftag.DateTime, tifftag.ExifIFD}
 	if len(ifd0) != len(want) {
 		t.Fatalf("IFD0 tags %#x, want %#x", ifd0, want)
 	}
@@ -214,10 +216,10 @@ func TestEXIFZeroAndEdgeValues(t *testing.T) {
 		t.Errorf("ISO 102400: PhotographicSensitivity = %d, want 65535", v)
 	}
 	// goexif does not know the Exif 2.3 tags; read them directly.
-	if typ, v := rawTag(t, EXIF(md), tagSensitivityType); typ != typeShort || binary.BigEndian.Uint16(v) != 3 {
+	if typ, v := rawTag(t, EXIF(md), tifftag.SensitivityType); typ != tifftag.TypeShort || binary.BigEndian.Uint16(v) != 3 {
 		t.Errorf("SensitivityType = type %d % x, want SHORT 3", typ, v)
 	}
-	if typ, v := rawTag(t, EXIF(md), tagISOSpeed); typ != typeLong || binary.BigEndian.Uint32(v) != 102400 {
+	if typ, v := rawTag(t, EXIF(md), tifftag.ISOSpeed); typ != tifftag.TypeLong || binary.BigEndian.Uint32(v) != 102400 {
 		t.Errorf("ISOSpeed = type %d % x, want LONG 102400", typ, v)
 	}
 	if s := tagString(t, x, exif.Make); s != "A" {
@@ -249,7 +251,7 @@ func rawTag(t *testing.T, b []byte, tag uint16) (uint16, []byte) {
 			switch binary.BigEndian.Uint16(e) {
 			case tag:
 				return binary.BigEndian.Uint16(e[2:]), e[8:12]
-			case tagExifIFD:
+			case tifftag.ExifIFD:
 				offs = append(offs, binary.BigEndian.Uint32(e[8:]))
 			}
 		}

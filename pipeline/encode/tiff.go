@@ -10,27 +10,8 @@ import (
 	"io"
 	"math"
 	"sort"
-)
 
-// TIFF tags written by TIFF16 besides those of EXIF (TIFF 6.0 §8 baseline
-// fields, §14 Predictor, Adobe "TIFF Technical Note" Deflate, ICC.1:2010
-// Annex B.5 InterColorProfile).
-const (
-	tagImageWidth                = 256
-	tagImageLength               = 257
-	tagBitsPerSample             = 258
-	tagCompression               = 259
-	tagPhotometricInterpretation = 262
-	tagStripOffsets              = 273
-	tagSamplesPerPixel           = 277
-	tagRowsPerStrip              = 278
-	tagStripByteCounts           = 279
-	tagXResolution               = 282
-	tagYResolution               = 283
-	tagPlanarConfiguration       = 284
-	tagResolutionUnit            = 296
-	tagPredictor                 = 317
-	tagInterColorProfile         = 34675
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // TIFF Compression values (TIFF 6.0 §3; Adobe Deflate per the Adobe
@@ -268,31 +249,31 @@ func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc 
 		for _, x := range v {
 			d = be.AppendUint32(d, x)
 		}
-		return ifdEntry{tag, typeLong, uint32(len(v)), d}
+		return ifdEntry{tag, tifftag.TypeLong, uint32(len(v)), d}
 	}
 	build := func(offsets []uint32, exifOff uint32) ([]byte, int) {
 		ifd0 := append([]ifdEntry(nil), md0...)
 		ifd0 = append(ifd0,
-			longEntry(tagImageWidth, uint32(width)),
-			longEntry(tagImageLength, uint32(height)),
-			ifdEntry{tagBitsPerSample, typeShort, 3, []byte{0, bps, 0, bps, 0, bps}},
-			shortEntry(tagCompression, compression),
-			shortEntry(tagPhotometricInterpretation, 2),
-			longs(tagStripOffsets, offsets),
-			shortEntry(tagSamplesPerPixel, 3),
-			longEntry(tagRowsPerStrip, uint32(rps)),
-			longs(tagStripByteCounts, counts),
-			rationalEntry(tagXResolution, 72, 1),
-			rationalEntry(tagYResolution, 72, 1),
-			shortEntry(tagPlanarConfiguration, 1),
-			shortEntry(tagResolutionUnit, 2),
-			longEntry(tagExifIFD, exifOff),
+			longEntry(tifftag.ImageWidth, uint32(width)),
+			longEntry(tifftag.ImageLength, uint32(height)),
+			ifdEntry{tifftag.BitsPerSample, tifftag.TypeShort, 3, []byte{0, bps, 0, bps, 0, bps}},
+			shortEntry(tifftag.Compression, compression),
+			shortEntry(tifftag.PhotometricInterpretation, 2),
+			longs(tifftag.StripOffsets, offsets),
+			shortEntry(tifftag.SamplesPerPixel, 3),
+			longEntry(tifftag.RowsPerStrip, uint32(rps)),
+			longs(tifftag.StripByteCounts, counts),
+			rationalEntry(tifftag.XResolution, 72, 1),
+			rationalEntry(tifftag.YResolution, 72, 1),
+			shortEntry(tifftag.PlanarConfiguration, 1),
+			shortEntry(tifftag.ResolutionUnit, 2),
+			longEntry(tifftag.ExifIFD, exifOff),
 		)
 		if p.compressed() {
-			ifd0 = append(ifd0, shortEntry(tagPredictor, predictor))
+			ifd0 = append(ifd0, shortEntry(tifftag.Predictor, predictor))
 		}
 		if len(icc) > 0 {
-			ifd0 = append(ifd0, ifdEntry{tagInterColorProfile, typeUndefined, uint32(len(icc)), icc})
+			ifd0 = append(ifd0, ifdEntry{tifftag.InterColorProfile, tifftag.TypeUndefined, uint32(len(icc)), icc})
 		}
 		sort.Slice(ifd0, func(i, j int) bool { return ifd0[i].tag < ifd0[j].tag })
 		var out []byte
@@ -356,11 +337,11 @@ func exifEntries(md Metadata) (ifd0, exif []ifdEntry, err error) {
 		for i := 0; i < n; i++ {
 			e := b[int(off)+2+12*i:]
 			tag, typ, count := be.Uint16(e), be.Uint16(e[2:]), be.Uint32(e[4:])
-			if tag == tagExifIFD {
+			if tag == tifftag.ExifIFD {
 				sub = be.Uint32(e[8:])
 				continue
 			}
-			size := map[uint16]uint64{typeASCII: 1, typeShort: 2, typeLong: 4, typeRational: 8, typeUndefined: 1}[typ]
+			size := uint64(tifftag.TypeSize(typ))
 			if size == 0 {
 				return nil, 0, fmt.Errorf("encode: internal error: EXIF type %d", typ)
 			}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/rwcarlsen/goexif/exif"
 	xtiff "golang.org/x/image/tiff"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // tiffEntry is one IFD entry of a parsed TIFF file, with its value bytes.
@@ -44,7 +46,7 @@ func parseTIFF(t *testing.T, b []byte) (ifd0, exifIFD map[uint16]tiffEntry) {
 				t.Errorf("tags not ascending: %d after %d", tag, prev)
 			}
 			prev = int(tag)
-			size := map[uint16]uint32{typeASCII: 1, typeShort: 2, typeLong: 4, typeRational: 8, typeUndefined: 1}[typ] * count
+			size := map[uint16]uint32{tifftag.TypeASCII: 1, tifftag.TypeShort: 2, tifftag.TypeLong: 4, tifftag.TypeRational: 8, tifftag.TypeUndefined: 1}[typ] * count
 			if size == 0 {
 				t.Fatalf("tag %d: type %d count %d", tag, typ, count)
 			}
@@ -64,8 +66,8 @@ func parseTIFF(t *testing.T, b []byte) (ifd0, exifIFD map[uint16]tiffEntry) {
 		return m
 	}
 	ifd0 = read(binary.BigEndian.Uint32(b[4:]))
-	e, ok := ifd0[tagExifIFD]
-	if !ok || e.typ != typeLong {
+	e, ok := ifd0[tifftag.ExifIFD]
+	if !ok || e.typ != tifftag.TypeLong {
 		t.Fatalf("no ExifIFD pointer: %+v", e)
 	}
 	return ifd0, read(binary.BigEndian.Uint32(e.data))
@@ -77,9 +79,9 @@ func tiffValues(t *testing.T, e tiffEntry) []uint32 {
 	var v []uint32
 	for i := uint32(0); i < e.count; i++ {
 		switch e.typ {
-		case typeShort:
+		case tifftag.TypeShort:
 			v = append(v, uint32(binary.BigEndian.Uint16(e.data[2*i:])))
-		case typeLong:
+		case tifftag.TypeLong:
 			v = append(v, binary.BigEndian.Uint32(e.data[4*i:]))
 		default:
 			t.Fatalf("type %d is not SHORT or LONG", e.typ)
@@ -126,26 +128,26 @@ func TestTIFF16RoundTrip(t *testing.T) {
 			wantComp, wantPred = 8, 2
 		}
 		for tag, want := range map[uint16]uint32{
-			tagImageWidth: 301, tagImageLength: 400, tagCompression: wantComp,
-			tagPhotometricInterpretation: 2, tagSamplesPerPixel: 3,
-			tagPlanarConfiguration: 1, tagOrientation: 1, tagRowsPerStrip: 145,
-			tagResolutionUnit: 2,
+			tifftag.ImageWidth: 301, tifftag.ImageLength: 400, tifftag.Compression: wantComp,
+			tifftag.PhotometricInterpretation: 2, tifftag.SamplesPerPixel: 3,
+			tifftag.PlanarConfiguration: 1, tifftag.Orientation: 1, tifftag.RowsPerStrip: 145,
+			tifftag.ResolutionUnit: 2,
 		} {
 			if v := tiffValue(t, ifd0, tag); v != want {
 				t.Errorf("deflate=%v: tag %d = %d, want %d", deflate, tag, v, want)
 			}
 		}
 		if wantPred != 0 {
-			if v := tiffValue(t, ifd0, tagPredictor); v != wantPred {
+			if v := tiffValue(t, ifd0, tifftag.Predictor); v != wantPred {
 				t.Errorf("Predictor = %d", v)
 			}
-		} else if _, ok := ifd0[tagPredictor]; ok {
+		} else if _, ok := ifd0[tifftag.Predictor]; ok {
 			t.Error("Predictor written without compression")
 		}
-		if bps := tiffValues(t, ifd0[tagBitsPerSample]); len(bps) != 3 || bps[0] != 16 || bps[1] != 16 || bps[2] != 16 {
+		if bps := tiffValues(t, ifd0[tifftag.BitsPerSample]); len(bps) != 3 || bps[0] != 16 || bps[1] != 16 || bps[2] != 16 {
 			t.Errorf("BitsPerSample %v", bps)
 		}
-		offs, counts := tiffValues(t, ifd0[tagStripOffsets]), tiffValues(t, ifd0[tagStripByteCounts])
+		offs, counts := tiffValues(t, ifd0[tifftag.StripOffsets]), tiffValues(t, ifd0[tifftag.StripByteCounts])
 		if len(offs) != 3 || len(counts) != 3 {
 			t.Fatalf("%d strip offsets, %d counts, want 3", len(offs), len(counts))
 		}
@@ -168,12 +170,12 @@ func TestTIFF16RoundTrip(t *testing.T) {
 				t.Errorf("strip %d: %d bytes, want %d", i, len(strip), rows*301*6)
 			}
 		}
-		e, ok := ifd0[tagInterColorProfile]
-		if !ok || e.typ != typeUndefined || !bytes.Equal(e.data, icc) {
+		e, ok := ifd0[tifftag.InterColorProfile]
+		if !ok || e.typ != tifftag.TypeUndefined || !bytes.Equal(e.data, icc) {
 			t.Errorf("InterColorProfile: present %v type %d, equal %v", ok, e.typ, bytes.Equal(e.data, icc))
 		}
-		if string(ifd0[tagMake].data) != "FUJIFILM\x00" || string(exifIFD[tagExifVersion].data) != "0232" {
-			t.Errorf("Make %q, ExifVersion %q", ifd0[tagMake].data, exifIFD[tagExifVersion].data)
+		if string(ifd0[tifftag.Make].data) != "FUJIFILM\x00" || string(exifIFD[tifftag.ExifVersion].data) != "0232" {
+			t.Errorf("Make %q, ExifVersion %q", ifd0[tifftag.Make].data, exifIFD[tifftag.ExifVersion].data)
 		}
 
 		x, err := exif.Decode(bytes.NewReader(out))
@@ -196,10 +198,10 @@ func TestTIFF16Predictor(t *testing.T) {
 		t.Fatal(err)
 	}
 	ifd0, _ := parseTIFF(t, buf.Bytes())
-	if _, ok := ifd0[tagInterColorProfile]; ok {
+	if _, ok := ifd0[tifftag.InterColorProfile]; ok {
 		t.Error("InterColorProfile written without a profile")
 	}
-	off, n := tiffValue(t, ifd0, tagStripOffsets), tiffValue(t, ifd0, tagStripByteCounts)
+	off, n := tiffValue(t, ifd0, tifftag.StripOffsets), tiffValue(t, ifd0, tifftag.StripByteCounts)
 	zr, err := zlib.NewReader(bytes.NewReader(buf.Bytes()[off : off+n]))
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +318,7 @@ func TestTIFF16Seekable(t *testing.T) {
 	}
 	checkPixels16(t, src, dec)
 	ifd0, _ := parseTIFF(t, out)
-	if !bytes.Equal(ifd0[tagInterColorProfile].data, icc) {
+	if !bytes.Equal(ifd0[tifftag.InterColorProfile].data, icc) {
 		t.Error("ICC profile differs")
 	}
 	x, err := exif.Decode(bytes.NewReader(out))

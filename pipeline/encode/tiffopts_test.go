@@ -15,6 +15,7 @@ import (
 	xtiff "golang.org/x/image/tiff"
 
 	"github.com/rawbatch/rawbatch/internal/testtool"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // onlyWriter hides a bytes.Buffer's other methods (no Seek): the path
@@ -145,15 +146,15 @@ func TestTIFFOptionsRoundTrip(t *testing.T) {
 				if opt.Predictor && comp != 1 {
 					pred = 2
 				}
-				if v := tiffValue(t, ifd0, tagCompression); v != comp {
+				if v := tiffValue(t, ifd0, tifftag.Compression); v != comp {
 					t.Errorf("%s: Compression %d, want %d", what, v, comp)
 				}
-				if _, ok := ifd0[tagPredictor]; ok != (pred != 0) {
+				if _, ok := ifd0[tifftag.Predictor]; ok != (pred != 0) {
 					t.Errorf("%s: Predictor present %v, want %v", what, ok, pred != 0)
-				} else if ok && tiffValue(t, ifd0, tagPredictor) != pred {
-					t.Errorf("%s: Predictor %d, want %d", what, tiffValue(t, ifd0, tagPredictor), pred)
+				} else if ok && tiffValue(t, ifd0, tifftag.Predictor) != pred {
+					t.Errorf("%s: Predictor %d, want %d", what, tiffValue(t, ifd0, tifftag.Predictor), pred)
 				}
-				if bps := tiffValues(t, ifd0[tagBitsPerSample]); len(bps) != 3 || bps[0] != uint32(bits) {
+				if bps := tiffValues(t, ifd0[tifftag.BitsPerSample]); len(bps) != 3 || bps[0] != uint32(bits) {
 					t.Errorf("%s: BitsPerSample %v, want %d×3", what, bps, bits)
 				}
 			}

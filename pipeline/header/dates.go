@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // Dates are the EXIF date and time strings exactly as the file stores them
@@ -26,26 +28,15 @@ type Dates struct {
 	OffsetTime, OffsetTimeOriginal, OffsetTimeDigitized string
 }
 
-// Tag numbers of the Dates fields.
-const (
-	tagDateTime            = 306
-	tagDateTimeOriginal    = 36867
-	tagDateTimeDigitized   = 36868
-	tagOffsetTime          = 36880
-	tagOffsetTimeOriginal  = 36881
-	tagOffsetTimeDigitized = 36882
-	tagSubSecTime          = 37520
-	tagSubSecTimeOriginal  = 37521
-	tagSubSecTimeDigitized = 37522
-	maxDateLen             = 64 // longer ASCII values are not dates: ignored
-)
+// maxDateLen: longer ASCII values are not dates: ignored.
+const maxDateLen = 64
 
 // fields returns the address of each Dates field by its tag.
 func (d *Dates) fields() map[uint16]*string {
 	return map[uint16]*string{
-		tagDateTime: &d.DateTime, tagDateTimeOriginal: &d.DateTimeOriginal, tagDateTimeDigitized: &d.DateTimeDigitized,
-		tagSubSecTime: &d.SubSecTime, tagSubSecTimeOriginal: &d.SubSecTimeOriginal, tagSubSecTimeDigitized: &d.SubSecTimeDigitized,
-		tagOffsetTime: &d.OffsetTime, tagOffsetTimeOriginal: &d.OffsetTimeOriginal, tagOffsetTimeDigitized: &d.OffsetTimeDigitized,
+		tifftag.DateTime: &d.DateTime, tifftag.DateTimeOriginal: &d.DateTimeOriginal, tifftag.DateTimeDigitized: &d.DateTimeDigitized,
+		tifftag.SubSecTime: &d.SubSecTime, tifftag.SubSecTimeOriginal: &d.SubSecTimeOriginal, tifftag.SubSecTimeDigitized: &d.SubSecTimeDigitized,
+		tifftag.OffsetTime: &d.OffsetTime, tifftag.OffsetTimeOriginal: &d.OffsetTimeOriginal, tifftag.OffsetTimeDigitized: &d.OffsetTimeDigitized,
 	}
 }
 
@@ -76,7 +67,7 @@ func readDates(b []byte) Dates {
 	}
 	ifd0 := int64(p.bo.Uint32(b[4:]))
 	ifds := []int64{ifd0}
-	if sub, ok := p.pointer(b, ifd0, tagExifIFD); ok && sub != ifd0 {
+	if sub, ok := p.pointer(b, ifd0, tifftag.ExifIFD); ok && sub != ifd0 {
 		ifds = append(ifds, sub)
 	}
 	fields := d.fields()
@@ -97,7 +88,7 @@ func readDates(b []byte) Dates {
 // at the first NUL and trimmed of spaces; "" when e is not a short ASCII
 // value that lies in b or holds anything but printable ASCII.
 func asciiValue(b []byte, bo binary.ByteOrder, e []byte) string {
-	if bo.Uint16(e[2:]) != 2 {
+	if bo.Uint16(e[2:]) != tifftag.TypeASCII {
 		return ""
 	}
 	n := int64(bo.Uint32(e[4:]))

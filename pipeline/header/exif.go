@@ -10,6 +10,8 @@ import (
 
 	"github.com/rwcarlsen/goexif/exif"
 	"github.com/rwcarlsen/goexif/mknote"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // EXIF is the capture metadata found in the file. Zero values mean "not
@@ -229,7 +231,7 @@ func nikonLens(x *exif.Exif) (s string) {
 
 // goexif's view of TIFF types: types 1..12 (no type 13).
 func gxTypeSize(t uint16) uint64 {
-	if t == 13 {
+	if t == tifftag.TypeIFD {
 		return 0
 	}
 	return typeSize(t)
@@ -243,13 +245,14 @@ func gxTypeSize(t uint16) uint64 {
 // (0x95). keepNikon is the Nikon maker-note Lens (0x84).
 var (
 	keepTags = map[uint16]bool{
-		tagMake: true, tagModel: true, tagOrientation: true, 306: true, tagExifIFD: true,
-		33434: true, 33437: true, 34855: true, 36867: true, 36868: true, 37386: true, 42036: true,
-		tagMakerNote: true, tagCanonLensModel: true,
-		tagOffsetTime: true, tagOffsetTimeOriginal: true, tagOffsetTimeDigitized: true,
-		tagSubSecTime: true, tagSubSecTimeOriginal: true, tagSubSecTimeDigitized: true,
+		tifftag.Make: true, tifftag.Model: true, tifftag.Orientation: true, tifftag.DateTime: true, tifftag.ExifIFD: true,
+		tifftag.ExposureTime: true, tifftag.FNumber: true, tifftag.PhotographicSensitivity: true,
+		tifftag.DateTimeOriginal: true, tifftag.DateTimeDigitized: true, tifftag.FocalLength: true, tifftag.LensModel: true,
+		tifftag.MakerNote: true, tifftag.CanonLensModel: true,
+		tifftag.OffsetTime: true, tifftag.OffsetTimeOriginal: true, tifftag.OffsetTimeDigitized: true,
+		tifftag.SubSecTime: true, tifftag.SubSecTimeOriginal: true, tifftag.SubSecTimeDigitized: true,
 	}
-	keepNikon = map[uint16]bool{0x84: true}
+	keepNikon = map[uint16]bool{tifftag.NikonLens: true}
 )
 
 // sanitizeTIFF makes b, a complete TIFF structure as goexif's tiff.Decode
@@ -301,19 +304,19 @@ func (p *gxPass) run() bool {
 	// (Interop); we clean the ones named by any chain IFD.
 	var exifIFDs []int64
 	for _, off := range chain {
-		for _, tag := range []uint16{tagExifIFD, tagGPSIFD} {
+		for _, tag := range []uint16{tifftag.ExifIFD, tifftag.GPSIFD} {
 			if sub, ok := p.pointer(b, off, tag); ok {
 				if !p.clean(b, sub) {
 					return false
 				}
-				if tag == tagExifIFD {
+				if tag == tifftag.ExifIFD {
 					exifIFDs = append(exifIFDs, sub)
 				}
 			}
 		}
 	}
 	for _, e := range exifIFDs {
-		if sub, ok := p.pointer(b, e, tagInteropIFD); ok && !p.clean(b, sub) {
+		if sub, ok := p.pointer(b, e, tifftag.InteropIFD); ok && !p.clean(b, sub) {
 			return false
 		}
 		if !p.makerNote(b, e) {
@@ -393,7 +396,7 @@ func (p *gxPass) clean(b []byte, off int64) bool {
 			if !p.write {
 				return false
 			}
-			p.bo.PutUint16(e[2:], 7)
+			p.bo.PutUint16(e[2:], tifftag.TypeUndefined)
 			p.bo.PutUint32(e[4:], 1)
 			vl, cnt = 1, 1
 		}
@@ -417,9 +420,9 @@ func (p *gxPass) pointer(b []byte, off int64, tag uint16) (int64, bool) {
 	switch {
 	case cnt != 1:
 		return 0, false
-	case typ == 4 || typ == 9:
+	case typ == tifftag.TypeLong || typ == tifftag.TypeSLong:
 		return int64(p.bo.Uint32(e[8:])), true
-	case typ == 3 || typ == 8:
+	case typ == tifftag.TypeShort || typ == tifftag.TypeSShort:
 		return int64(p.bo.Uint16(e[8:])), true
 	}
 	return 0, false
@@ -446,7 +449,7 @@ func (p *gxPass) entry(b []byte, off int64, tag uint16) ([]byte, bool) {
 // mknote parsers read it: Canon as one IFD at the value offset (offsets
 // relative to the TIFF), Nikon type 3 as a TIFF starting 10 bytes in.
 func (p *gxPass) makerNote(b []byte, off int64) bool {
-	e, ok := p.entry(b, off, tagMakerNote)
+	e, ok := p.entry(b, off, tifftag.MakerNote)
 	if !ok {
 		return true
 	}

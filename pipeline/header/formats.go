@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // libraw021 is LibRaw 0.21.0 as libraw_versionNumber() encodes it.
@@ -16,11 +17,12 @@ const libraw021 = 0<<16 | 21<<8 | 0
 // to goexif is cut after the last of them (and after the IFD tables), so
 // large unrelated values (DNG profiles, XMP, previews) are not read.
 var exifTags = map[uint16]bool{
-	tagMake: true, tagModel: true, tagOrientation: true, 306: true, tagExifIFD: true,
-	33434: true, 33437: true, 34855: true, 36867: true, 36868: true, 37386: true,
-	42036: true, tagMakerNote: true,
-	tagOffsetTime: true, tagOffsetTimeOriginal: true, tagOffsetTimeDigitized: true,
-	tagSubSecTime: true, tagSubSecTimeOriginal: true, tagSubSecTimeDigitized: true,
+	tifftag.Make: true, tifftag.Model: true, tifftag.Orientation: true, tifftag.DateTime: true, tifftag.ExifIFD: true,
+	tifftag.ExposureTime: true, tifftag.FNumber: true, tifftag.PhotographicSensitivity: true,
+	tifftag.DateTimeOriginal: true, tifftag.DateTimeDigitized: true, tifftag.FocalLength: true,
+	tifftag.LensModel: true, tifftag.MakerNote: true,
+	tifftag.OffsetTime: true, tifftag.OffsetTimeOriginal: true, tifftag.OffsetTimeDigitized: true,
+	tifftag.SubSecTime: true, tifftag.SubSecTimeOriginal: true, tifftag.SubSecTimeDigitized: true,
 }
 
 // parseTIFF reads a TIFF-based RAW (DNG, CR2, NEF, ARW, ORF, RW2, PEF, ...).
@@ -101,7 +103,7 @@ func parseTIFF(src *source, o *own) {
 		panasonic(t, ifd0, o)
 	}
 	if canon && exifIFD != nil {
-		if e, ok := exifIFD.find(tagMakerNote); ok {
+		if e, ok := exifIFD.find(tifftag.MakerNote); ok {
 			if pos, _, ok := t.valueAt(e); ok {
 				rw, rh, w, h, lens := canonSensorInfo(t, pos-t.base)
 				if rw > 0 && rh > 0 && (raw == nil || o.cr2) {
@@ -119,7 +121,7 @@ func parseTIFF(src *source, o *own) {
 		d := chain[3]
 		o.compression = max(d.compression, 1)
 		o.samples = 1
-		if e, ok := d.find(tagStripOffsets); ok {
+		if e, ok := d.find(tifftag.StripOffsets); ok {
 			if off, ok := t.elem(e, 0); ok {
 				if bits, w, h := jpegSOF3(src, off); bits > 0 {
 					o.bps = bits
@@ -171,7 +173,7 @@ func parseTIFF(src *source, o *own) {
 				if !exifTags[e.tag] {
 					continue
 				}
-				if pos, n, ok := t.valueAt(e); ok && (e.tag != tagMakerNote || (needNote && n <= maxMakerNoteLen)) {
+				if pos, n, ok := t.valueAt(e); ok && (e.tag != tifftag.MakerNote || (needNote && n <= maxMakerNoteLen)) {
 					ext = max(ext, pos-t.base+n)
 				}
 			}
@@ -226,7 +228,7 @@ func relocateExif(t *tiffBlock, head []byte, ifd0, ex *ifd) []byte {
 	for i, e := range ex.entries {
 		p := at + 2 + 12*i
 		pos, n, ok := t.valueAt(e)
-		if keepTags[e.tag] && e.tag != tagMakerNote && ok && n > 4 && n <= 4096 {
+		if keepTags[e.tag] && e.tag != tifftag.MakerNote && ok && n > 4 && n <= 4096 {
 			if v, err := t.src.bytes(pos, n); err == nil {
 				t.bo.PutUint32(b[p+8:], uint32(len(b)))
 				b = append(b, v...)
@@ -236,12 +238,12 @@ func relocateExif(t *tiffBlock, head []byte, ifd0, ex *ifd) []byte {
 				continue
 			}
 		}
-		if !keepTags[e.tag] || e.tag == tagMakerNote || !ok || n > 4 {
+		if !keepTags[e.tag] || e.tag == tifftag.MakerNote || !ok || n > 4 {
 			t.bo.PutUint16(b[p+2:], 7)
 			t.bo.PutUint32(b[p+4:], 1)
 		}
 	}
-	if e, ok := ifd0.find(tagExifIFD); ok {
+	if e, ok := ifd0.find(tifftag.ExifIFD); ok {
 		if p := e.pos - t.base; p >= 0 && p+12 <= int64(len(head)) {
 			t.bo.PutUint16(b[p+2:], 4)
 			t.bo.PutUint32(b[p+4:], 1)
@@ -269,14 +271,14 @@ func (o *own) checkData(t *tiffBlock, d *ifd) {
 // 0x04..0x07).
 func panasonic(t *tiffBlock, d *ifd, o *own) {
 	v := map[uint16]int64{}
-	for _, tag := range []uint16{tagPanaSensorWidth, tagPanaSensorHeight, tagPanaTopBorder, tagPanaLeftBorder, tagPanaBottomBorder, tagPanaRightBorder} {
+	for _, tag := range []uint16{tifftag.PanasonicSensorWidth, tifftag.PanasonicSensorHeight, tifftag.PanasonicTopBorder, tifftag.PanasonicLeftBorder, tifftag.PanasonicBottomBorder, tifftag.PanasonicRightBorder} {
 		if e, ok := d.find(tag); ok {
 			v[tag] = t.num(e)
 		}
 	}
-	if w, h := v[tagPanaSensorWidth], v[tagPanaSensorHeight]; w > 0 && h > 0 {
+	if w, h := v[tifftag.PanasonicSensorWidth], v[tifftag.PanasonicSensorHeight]; w > 0 && h > 0 {
 		o.rawW, o.rawH = w, h
-		if r, l, b, tp := v[tagPanaRightBorder], v[tagPanaLeftBorder], v[tagPanaBottomBorder], v[tagPanaTopBorder]; r > l && b > tp && l >= 0 && tp >= 0 {
+		if r, l, b, tp := v[tifftag.PanasonicRightBorder], v[tifftag.PanasonicLeftBorder], v[tifftag.PanasonicBottomBorder], v[tifftag.PanasonicTopBorder]; r > l && b > tp && l >= 0 && tp >= 0 {
 			o.w, o.h = r-l, b-tp
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 	"github.com/rwcarlsen/goexif/exif"
 	"github.com/rwcarlsen/goexif/mknote"
 )
@@ -389,15 +390,15 @@ func TestImpossibleClaim(t *testing.T) {
 	for _, c := range []struct{ w, h uint32 }{{60000, 60000}, {70000, 10}, {0, 100}} {
 		tb := newTIFF(1024)
 		tb.ifd(8, 0,
-			[4]uint32{tagNewSubFileType, 4, 1, 0},
-			[4]uint32{tagImageWidth, 4, 1, c.w},
-			[4]uint32{tagImageLength, 4, 1, c.h},
-			[4]uint32{tagBitsPerSample, 3, 1, 16},
-			[4]uint32{tagCompression, 3, 1, 1},
-			[4]uint32{tagPhotometric, 3, 1, 32803},
-			[4]uint32{tagStripOffsets, 4, 1, 200},
-			[4]uint32{tagSamplesPerPixel, 3, 1, 1},
-			[4]uint32{tagStripByteCounts, 4, 1, 800},
+			[4]uint32{tifftag.NewSubFileType, 4, 1, 0},
+			[4]uint32{tifftag.ImageWidth, 4, 1, c.w},
+			[4]uint32{tifftag.ImageLength, 4, 1, c.h},
+			[4]uint32{tifftag.BitsPerSample, 3, 1, 16},
+			[4]uint32{tifftag.Compression, 3, 1, 1},
+			[4]uint32{tifftag.PhotometricInterpretation, 3, 1, 32803},
+			[4]uint32{tifftag.StripOffsets, 4, 1, 200},
+			[4]uint32{tifftag.SamplesPerPixel, 3, 1, 1},
+			[4]uint32{tifftag.StripByteCounts, 4, 1, 800},
 		)
 		path := tb.write(t, fmt.Sprintf("claim%dx%d.dng", c.w, c.h))
 		runtime.GC()
@@ -436,18 +437,18 @@ func TestImpossibleClaim(t *testing.T) {
 func TestIFDLoops(t *testing.T) {
 	tb := newTIFF(4096)
 	tb.ifd(8, 400,
-		[4]uint32{tagMake, 2, 4, 0x004d4f43}, // "COM\0"
-		[4]uint32{tagImageWidth, 4, 1, 64},
-		[4]uint32{tagImageLength, 4, 1, 64},
-		[4]uint32{tagBitsPerSample, 3, 1, 16},
-		[4]uint32{tagPhotometric, 3, 1, 32803},
-		[4]uint32{tagStripOffsets, 4, 1, 1024},
-		[4]uint32{tagStripByteCounts, 4, 1, 2048},
-		[4]uint32{tagSubIFDs, 4, 1, 500},
-		[4]uint32{tagExifIFD, 4, 1, 8},
+		[4]uint32{tifftag.Make, 2, 4, 0x004d4f43}, // "COM\0"
+		[4]uint32{tifftag.ImageWidth, 4, 1, 64},
+		[4]uint32{tifftag.ImageLength, 4, 1, 64},
+		[4]uint32{tifftag.BitsPerSample, 3, 1, 16},
+		[4]uint32{tifftag.PhotometricInterpretation, 3, 1, 32803},
+		[4]uint32{tifftag.StripOffsets, 4, 1, 1024},
+		[4]uint32{tifftag.StripByteCounts, 4, 1, 2048},
+		[4]uint32{tifftag.SubIFDs, 4, 1, 500},
+		[4]uint32{tifftag.ExifIFD, 4, 1, 8},
 	)
-	tb.ifd(400, 8, [4]uint32{tagOrientation, 3, 1, 3}) // back to IFD0
-	tb.ifd(500, 0, [4]uint32{tagSubIFDs, 4, 1, 500}, [4]uint32{tagImageWidth, 4, 1, 8}, [4]uint32{tagImageLength, 4, 1, 8})
+	tb.ifd(400, 8, [4]uint32{tifftag.Orientation, 3, 1, 3}) // back to IFD0
+	tb.ifd(500, 0, [4]uint32{tifftag.SubIFDs, 4, 1, 500}, [4]uint32{tifftag.ImageWidth, 4, 1, 8}, [4]uint32{tifftag.ImageLength, 4, 1, 8})
 	path := tb.write(t, "loop.tif")
 	done := make(chan struct{})
 	var h *Header
@@ -482,7 +483,7 @@ func TestIFDLoops(t *testing.T) {
 // int64s (8 GiB); sanitizeTIFF neutralises such entries.
 func TestGoexifCountOverflow(t *testing.T) {
 	tb := newTIFF(256)
-	tb.ifd(8, 0, [4]uint32{tagMake, 2, 4, 0x004d4f43}, [4]uint32{0x0111, 4, 0x40000001, 1})
+	tb.ifd(8, 0, [4]uint32{tifftag.Make, 2, 4, 0x004d4f43}, [4]uint32{0x0111, 4, 0x40000001, 1})
 	b := append([]byte(nil), tb.b...)
 	if !sanitizeTIFF(b, false) {
 		t.Fatal("sanitizeTIFF refused")
@@ -510,21 +511,21 @@ func nikonShortMakerNote() *tiffBuilder {
 	copy(tb.b[300:], "NIKON CORPORATION\x00")
 	copy(tb.b[320:], "NIKON D70\x00")
 	tb.ifd(8, 0,
-		[4]uint32{tagImageWidth, 4, 1, 64},
-		[4]uint32{tagImageLength, 4, 1, 48},
-		[4]uint32{tagBitsPerSample, 3, 1, 12},
-		[4]uint32{tagCompression, 3, 1, 1},
-		[4]uint32{tagPhotometric, 3, 1, 32803},
-		[4]uint32{tagMake, 2, 18, 300},
-		[4]uint32{tagModel, 2, 10, 320},
-		[4]uint32{tagStripOffsets, 4, 1, 1024},
-		[4]uint32{tagSamplesPerPixel, 3, 1, 1},
-		[4]uint32{tagStripByteCounts, 4, 1, 64 * 48 * 2},
-		[4]uint32{tagExifIFD, 4, 1, 200},
+		[4]uint32{tifftag.ImageWidth, 4, 1, 64},
+		[4]uint32{tifftag.ImageLength, 4, 1, 48},
+		[4]uint32{tifftag.BitsPerSample, 3, 1, 12},
+		[4]uint32{tifftag.Compression, 3, 1, 1},
+		[4]uint32{tifftag.PhotometricInterpretation, 3, 1, 32803},
+		[4]uint32{tifftag.Make, 2, 18, 300},
+		[4]uint32{tifftag.Model, 2, 10, 320},
+		[4]uint32{tifftag.StripOffsets, 4, 1, 1024},
+		[4]uint32{tifftag.SamplesPerPixel, 3, 1, 1},
+		[4]uint32{tifftag.StripByteCounts, 4, 1, 64 * 48 * 2},
+		[4]uint32{tifftag.ExifIFD, 4, 1, 200},
 	)
 	tb.ifd(200, 0,
-		[4]uint32{34855, 3, 1, 200},             // ISO
-		[4]uint32{tagMakerNote, 7, 2, 0x00004e}, // "N\0"
+		[4]uint32{34855, 3, 1, 200},                  // ISO
+		[4]uint32{tifftag.MakerNote, 7, 2, 0x00004e}, // "N\0"
 	)
 	return tb
 }
@@ -795,23 +796,23 @@ func TestSonyLosslessARW(t *testing.T) {
 		copy(tb.b[300:], "SONY\x00")
 		copy(tb.b[310:], "ILCE-7M4\x00")
 		tb.ifd(8, 0,
-			[4]uint32{tagNewSubFileType, 4, 1, 1},
-			[4]uint32{tagImageWidth, 4, 1, 160},
-			[4]uint32{tagImageLength, 4, 1, 120},
+			[4]uint32{tifftag.NewSubFileType, 4, 1, 1},
+			[4]uint32{tifftag.ImageWidth, 4, 1, 160},
+			[4]uint32{tifftag.ImageLength, 4, 1, 120},
 			[4]uint32{271, 2, 5, 300},  // Make
 			[4]uint32{272, 2, 9, 310},  // Model
 			[4]uint32{330, 4, 1, 1024}, // SubIFDs
 		)
 		tb.ifd(1024, 0,
-			[4]uint32{tagNewSubFileType, 4, 1, 0},
-			[4]uint32{tagImageWidth, 4, 1, 6000},
-			[4]uint32{tagImageLength, 4, 1, 4000},
-			[4]uint32{tagBitsPerSample, 3, 1, 14},
-			[4]uint32{tagCompression, 3, 1, c.compression},
-			[4]uint32{tagPhotometric, 3, 1, 32803},
-			[4]uint32{tagStripOffsets, 4, 1, 4096},
-			[4]uint32{tagSamplesPerPixel, 3, 1, 1},
-			[4]uint32{tagStripByteCounts, 4, 1, size - 4096},
+			[4]uint32{tifftag.NewSubFileType, 4, 1, 0},
+			[4]uint32{tifftag.ImageWidth, 4, 1, 6000},
+			[4]uint32{tifftag.ImageLength, 4, 1, 4000},
+			[4]uint32{tifftag.BitsPerSample, 3, 1, 14},
+			[4]uint32{tifftag.Compression, 3, 1, c.compression},
+			[4]uint32{tifftag.PhotometricInterpretation, 3, 1, 32803},
+			[4]uint32{tifftag.StripOffsets, 4, 1, 4096},
+			[4]uint32{tifftag.SamplesPerPixel, 3, 1, 1},
+			[4]uint32{tifftag.StripByteCounts, 4, 1, size - 4096},
 		)
 		h, _ := Read(tb.write(t, "sony.arw"))
 		if h.Format != "ARW" || h.Variant != c.variant {
@@ -831,17 +832,17 @@ func TestDNGMissingBlocks(t *testing.T) {
 	const size = 64 << 10
 	tb := newTIFF(size)
 	tb.ifd(8, 0,
-		[4]uint32{tagNewSubFileType, 4, 1, 0},
-		[4]uint32{tagImageWidth, 4, 1, 256},
-		[4]uint32{tagImageLength, 4, 1, 256},
-		[4]uint32{tagBitsPerSample, 3, 1, 16},
-		[4]uint32{tagCompression, 3, 1, 1},
-		[4]uint32{tagPhotometric, 3, 1, 32803},
-		[4]uint32{tagStripOffsets, 4, 1, 1024},
-		[4]uint32{tagSamplesPerPixel, 3, 1, 1},
-		[4]uint32{tagRowsPerStrip, 4, 1, 16},
-		[4]uint32{tagStripByteCounts, 4, 1, 8192},
-		[4]uint32{tagDNGVersion, 1, 4, 0x00000401},
+		[4]uint32{tifftag.NewSubFileType, 4, 1, 0},
+		[4]uint32{tifftag.ImageWidth, 4, 1, 256},
+		[4]uint32{tifftag.ImageLength, 4, 1, 256},
+		[4]uint32{tifftag.BitsPerSample, 3, 1, 16},
+		[4]uint32{tifftag.Compression, 3, 1, 1},
+		[4]uint32{tifftag.PhotometricInterpretation, 3, 1, 32803},
+		[4]uint32{tifftag.StripOffsets, 4, 1, 1024},
+		[4]uint32{tifftag.SamplesPerPixel, 3, 1, 1},
+		[4]uint32{tifftag.RowsPerStrip, 4, 1, 16},
+		[4]uint32{tifftag.StripByteCounts, 4, 1, 8192},
+		[4]uint32{tifftag.DNGVersion, 1, 4, 0x00000401},
 	)
 	_, err := Read(tb.write(t, "stripped.dng"))
 	if !errors.Is(err, rawerr.ErrCorrupt) || !strings.Contains(err.Error(), "lists 1 of the 16 data blocks") {

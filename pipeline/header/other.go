@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // own is what a format parser found. Sizes are 0 when unknown.
@@ -364,7 +366,7 @@ func canonSensorInfo(t *tiffBlock, off int64) (rawW, rawH, w, h int64, lens stri
 	if !ok {
 		return
 	}
-	if e, ok := d.find(tagCanonSensorInfo); ok {
+	if e, ok := d.find(tifftag.CanonSensorInfo); ok {
 		if v := t.nums(e, 9); len(v) == 9 {
 			rawW, rawH = int64(v[1]), int64(v[2])
 			if v[7] > v[5] && v[8] > v[6] {
@@ -372,7 +374,7 @@ func canonSensorInfo(t *tiffBlock, off int64) (rawW, rawH, w, h int64, lens stri
 			}
 		}
 	}
-	if e, ok := d.find(tagCanonLensModel); ok {
+	if e, ok := d.find(tifftag.CanonLensModel); ok {
 		lens = t.str(e)
 	}
 	return

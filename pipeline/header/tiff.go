@@ -5,48 +5,12 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // TIFF tag numbers used here (TIFF 6.0, TIFF/EP, EXIF 2.32, DNG 1.4, and
 // the vendor tags named).
-const (
-	tagNewSubFileType    = 254
-	tagImageWidth        = 256
-	tagImageLength       = 257
-	tagBitsPerSample     = 258
-	tagCompression       = 259
-	tagPhotometric       = 262
-	tagMake              = 271
-	tagModel             = 272
-	tagStripOffsets      = 273
-	tagOrientation       = 274
-	tagSamplesPerPixel   = 277
-	tagRowsPerStrip      = 278
-	tagStripByteCounts   = 279
-	tagTileWidth         = 322
-	tagTileLength        = 323
-	tagTileOffsets       = 324
-	tagTileByteCounts    = 325
-	tagSubIFDs           = 330
-	tagExifIFD           = 34665
-	tagGPSIFD            = 34853
-	tagInteropIFD        = 40965
-	tagMakerNote         = 37500
-	tagSonyRawFileType   = 0x7000 // Sony ARW raw IFD (ExifTool: SonyRawFileType)
-	tagDNGVersion        = 50706
-	tagUniqueCameraModel = 50708
-	tagDefaultCropOrig   = 50719
-	tagDefaultCropSize   = 50720
-	tagActiveArea        = 50829
-	tagPanaSensorWidth   = 0x02 // Panasonic RW2 IFD0 (ExifTool PanasonicRaw)
-	tagPanaSensorHeight  = 0x03
-	tagPanaTopBorder     = 0x04
-	tagPanaLeftBorder    = 0x05
-	tagPanaBottomBorder  = 0x06
-	tagPanaRightBorder   = 0x07
-	tagCanonSensorInfo   = 0x00e0 // Canon makernote SensorInfo (int16u[17])
-	tagCanonLensModel    = 0x0095
-)
 
 // Walk limits: LibRaw's parse_tiff_ifd refuses IFDs of more than 512
 // entries; we allow 1024. The other bounds stop cycles and chains.
@@ -59,21 +23,8 @@ const (
 	maxStrips   = 8192
 )
 
-// typeSize is the byte size of TIFF field types 1..13 (13 = IFD, TIFF
-// Technical Note 1); 0 for unknown types.
-func typeSize(t uint16) uint64 {
-	switch t {
-	case 1, 2, 6, 7:
-		return 1
-	case 3, 8:
-		return 2
-	case 4, 9, 11, 13:
-		return 4
-	case 5, 10, 12:
-		return 8
-	}
-	return 0
-}
+// typeSize is tifftag.TypeSize as a uint64, for products with counts.
+func typeSize(t uint16) uint64 { return uint64(tifftag.TypeSize(t)) }
 
 // tiffBlock is one TIFF structure inside the file: the whole file for
 // TIFF-based RAWs, a CMT box for CR3. Offsets inside the block are relative
@@ -165,7 +116,7 @@ func (t *tiffBlock) nums(e entry, max int) []float64 {
 		max = int(e.count)
 	}
 	sz := typeSize(e.typ)
-	if sz == 0 || max <= 0 || e.typ == 2 {
+	if sz == 0 || max <= 0 || e.typ == tifftag.TypeASCII {
 		return nil
 	}
 	pos, _, ok := t.valueAt(e)
@@ -180,27 +131,27 @@ func (t *tiffBlock) nums(e entry, max int) []float64 {
 	for i := range out {
 		p := b[i*int(sz):]
 		switch e.typ {
-		case 1, 7:
+		case tifftag.TypeByte, tifftag.TypeUndefined:
 			out[i] = float64(p[0])
-		case 6:
+		case tifftag.TypeSByte:
 			out[i] = float64(int8(p[0]))
-		case 3:
+		case tifftag.TypeShort:
 			out[i] = float64(t.bo.Uint16(p))
-		case 8:
+		case tifftag.TypeSShort:
 			out[i] = float64(int16(t.bo.Uint16(p)))
-		case 4, 13:
+		case tifftag.TypeLong, tifftag.TypeIFD:
 			out[i] = float64(t.bo.Uint32(p))
-		case 9:
+		case tifftag.TypeSLong:
 			out[i] = float64(int32(t.bo.Uint32(p)))
-		case 5:
+		case tifftag.TypeRational:
 			n, d := t.bo.Uint32(p), t.bo.Uint32(p[4:])
 			out[i] = ratio(float64(n), float64(d))
-		case 10:
+		case tifftag.TypeSRational:
 			n, d := int32(t.bo.Uint32(p)), int32(t.bo.Uint32(p[4:]))
 			out[i] = ratio(float64(n), float64(d))
-		case 11:
+		case tifftag.TypeFloat:
 			out[i] = float64(math.Float32frombits(t.bo.Uint32(p)))
-		case 12:
+		case tifftag.TypeDouble:
 			out[i] = math.Float64frombits(t.bo.Uint64(p))
 		}
 	}
@@ -226,7 +177,7 @@ func (t *tiffBlock) num(e entry) int64 {
 // str returns e's ASCII value (at most 256 bytes, cut at the first NUL,
 // trimmed).
 func (t *tiffBlock) str(e entry) string {
-	if e.typ != 2 && e.typ != 7 && e.typ != 1 {
+	if e.typ != tifftag.TypeASCII && e.typ != tifftag.TypeUndefined && e.typ != tifftag.TypeByte {
 		return ""
 	}
 	c := e
@@ -329,56 +280,56 @@ func (t *tiffBlock) readIFD(off int64) (*ifd, bool) {
 func (t *tiffBlock) decode(d *ifd) {
 	for _, e := range d.entries {
 		switch e.tag {
-		case tagNewSubFileType:
+		case tifftag.NewSubFileType:
 			d.newSubFileType = t.num(e)
-		case tagImageWidth:
+		case tifftag.ImageWidth:
 			d.width = t.num(e)
-		case tagImageLength:
+		case tifftag.ImageLength:
 			d.height = t.num(e)
-		case tagBitsPerSample:
+		case tifftag.BitsPerSample:
 			d.bps = int(max(t.num(e), 0))
-		case tagSamplesPerPixel:
+		case tifftag.SamplesPerPixel:
 			d.samples = int(max(t.num(e), 0))
-		case tagCompression:
+		case tifftag.Compression:
 			d.compression = int(t.num(e))
-		case tagPhotometric:
+		case tifftag.PhotometricInterpretation:
 			d.photometric = int(t.num(e))
-		case tagOrientation:
+		case tifftag.Orientation:
 			if o := t.num(e); o >= 1 && o <= 8 {
 				d.orientation = int(o)
 			}
-		case tagMake:
+		case tifftag.Make:
 			d.make = t.str(e)
-		case tagModel:
+		case tifftag.Model:
 			d.model = t.str(e)
-		case tagDNGVersion:
+		case tifftag.DNGVersion:
 			d.dng = true
-		case tagUniqueCameraModel:
+		case tifftag.UniqueCameraModel:
 			d.uniqueModel = t.str(e)
-		case tagActiveArea:
+		case tifftag.ActiveArea:
 			d.activeArea = t.nums(e, 4)
-		case tagDefaultCropOrig:
+		case tifftag.DefaultCropOrigin:
 			d.cropOrigin = t.nums(e, 2)
-		case tagDefaultCropSize:
+		case tifftag.DefaultCropSize:
 			d.cropSize = t.nums(e, 2)
-		case tagSonyRawFileType:
+		case tifftag.SonyRawFileType:
 			d.sonyRawType = int(t.num(e))
-		case tagSubIFDs:
+		case tifftag.SubIFDs:
 			c := min(int(e.count), maxSubIFDs)
 			for _, v := range t.nums(entry{tag: e.tag, typ: e.typ, count: uint32(c), pos: e.pos}, c) {
 				if v > 0 && v < math.MaxUint32 {
 					d.subIFDs = append(d.subIFDs, int64(v))
 				}
 			}
-		case tagExifIFD:
+		case tifftag.ExifIFD:
 			if v := t.num(e); v > 0 {
 				d.exifIFD = v
 			}
 		}
 	}
-	d.dataEnd = t.dataEnd(d, tagStripOffsets, tagStripByteCounts)
+	d.dataEnd = t.dataEnd(d, tifftag.StripOffsets, tifftag.StripByteCounts)
 	if d.dataEnd < 0 {
-		d.dataEnd = t.dataEnd(d, tagTileOffsets, tagTileByteCounts)
+		d.dataEnd = t.dataEnd(d, tifftag.TileOffsets, tifftag.TileByteCounts)
 	}
 	t.countBlocks(d)
 }
@@ -395,16 +346,16 @@ func (t *tiffBlock) countBlocks(d *ifd) {
 		}
 		return 0
 	}
-	if tw, tl := num(tagTileWidth), num(tagTileLength); tw > 0 && tl > 0 {
-		if e, ok := d.find(tagTileOffsets); ok {
+	if tw, tl := num(tifftag.TileWidth), num(tifftag.TileLength); tw > 0 && tl > 0 {
+		if e, ok := d.find(tifftag.TileOffsets); ok {
 			d.blocks = int64(e.count)
 			d.wantBlocks = ((d.width + tw - 1) / tw) * ((d.height + tl - 1) / tl)
 		}
 		return
 	}
-	if e, ok := d.find(tagStripOffsets); ok {
+	if e, ok := d.find(tifftag.StripOffsets); ok {
 		d.blocks = int64(e.count)
-		if rps := num(tagRowsPerStrip); rps > 0 {
+		if rps := num(tifftag.RowsPerStrip); rps > 0 {
 			d.wantBlocks = (d.height + rps - 1) / rps
 		}
 	}
@@ -449,7 +400,7 @@ func (t *tiffBlock) dataEnd(d *ifd, offTag, cntTag uint16) int64 {
 // elem returns element i of a BYTE/SHORT/LONG entry.
 func (t *tiffBlock) elem(e entry, i uint32) (int64, bool) {
 	sz := typeSize(e.typ)
-	if i >= e.count || (e.typ != 1 && e.typ != 3 && e.typ != 4 && e.typ != 13) {
+	if i >= e.count || (e.typ != tifftag.TypeByte && e.typ != tifftag.TypeShort && e.typ != tifftag.TypeLong && e.typ != tifftag.TypeIFD) {
 		return 0, false
 	}
 	pos, _, ok := t.valueAt(e)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // ARWSpec describes a synthetic Sony lossless-compressed ARW (the
@@ -64,22 +66,22 @@ func WriteSonyLosslessARW(path string, s ARWSpec) error {
 	}
 	n := len(tiles)
 	entries := []entry{
-		{tag: 254, typ: 4, vals: []uint32{0}},
-		{tag: 256, typ: 4, vals: []uint32{uint32(s.Width)}},
-		{tag: 257, typ: 4, vals: []uint32{uint32(s.Height)}},
-		{tag: 259, typ: 3, vals: []uint32{7}},
-		{tag: 262, typ: 3, vals: []uint32{32803}},
-		{tag: 271, typ: 2, data: []byte(make_)},
-		{tag: 272, typ: 2, data: []byte(model)},
-		{tag: 273, typ: 4, vals: []uint32{0}}, // patched: tile 0
-		{tag: 277, typ: 3, vals: []uint32{1}},
-		{tag: 279, typ: 4, vals: []uint32{uint32(len(tiles[0]))}},
-		{tag: 322, typ: 3, vals: []uint32{uint32(s.TileWidth)}},
-		{tag: 323, typ: 3, vals: []uint32{uint32(s.TileLength)}},
-		{tag: 324, typ: 4, vals: make([]uint32, n)}, // patched
-		{tag: 325, typ: 4, vals: make([]uint32, n)},
-		{tag: 33421, typ: 3, vals: []uint32{2, 2}},
-		{tag: 33422, typ: 1, data: []byte{0, 1, 1, 2}},
+		{tag: tifftag.NewSubFileType, typ: tifftag.TypeLong, vals: []uint32{0}},
+		{tag: tifftag.ImageWidth, typ: tifftag.TypeLong, vals: []uint32{uint32(s.Width)}},
+		{tag: tifftag.ImageLength, typ: tifftag.TypeLong, vals: []uint32{uint32(s.Height)}},
+		{tag: tifftag.Compression, typ: tifftag.TypeShort, vals: []uint32{7}},
+		{tag: tifftag.PhotometricInterpretation, typ: tifftag.TypeShort, vals: []uint32{32803}},
+		{tag: tifftag.Make, typ: tifftag.TypeASCII, data: []byte(make_)},
+		{tag: tifftag.Model, typ: tifftag.TypeASCII, data: []byte(model)},
+		{tag: tifftag.StripOffsets, typ: tifftag.TypeLong, vals: []uint32{0}}, // patched: tile 0
+		{tag: tifftag.SamplesPerPixel, typ: tifftag.TypeShort, vals: []uint32{1}},
+		{tag: tifftag.StripByteCounts, typ: tifftag.TypeLong, vals: []uint32{uint32(len(tiles[0]))}},
+		{tag: tifftag.TileWidth, typ: tifftag.TypeShort, vals: []uint32{uint32(s.TileWidth)}},
+		{tag: tifftag.TileLength, typ: tifftag.TypeShort, vals: []uint32{uint32(s.TileLength)}},
+		{tag: tifftag.TileOffsets, typ: tifftag.TypeLong, vals: make([]uint32, n)}, // patched
+		{tag: tifftag.TileByteCounts, typ: tifftag.TypeLong, vals: make([]uint32, n)},
+		{tag: tifftag.CFARepeatPatternDim, typ: tifftag.TypeShort, vals: []uint32{2, 2}},
+		{tag: tifftag.CFAPattern, typ: tifftag.TypeByte, data: []byte{0, 1, 1, 2}},
 	}
 	for i, t := range tiles {
 		entries[13].vals[i] = uint32(len(t))
@@ -92,7 +94,7 @@ func WriteSonyLosslessARW(path string, s ARWSpec) error {
 		if e.data != nil {
 			return len(e.data)
 		}
-		if e.typ == 3 {
+		if e.typ == tifftag.TypeShort {
 			return 2 * len(e.vals)
 		}
 		return 4 * len(e.vals)
@@ -127,7 +129,7 @@ func WriteSonyLosslessARW(path string, s ARWSpec) error {
 		} else {
 			le.PutUint32(p[4:], uint32(len(e.vals)))
 			for _, x := range e.vals {
-				if e.typ == 3 {
+				if e.typ == tifftag.TypeShort {
 					v = le.AppendUint16(v, uint16(x))
 				} else {
 					v = le.AppendUint32(v, x)

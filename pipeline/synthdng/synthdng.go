@@ -39,6 +39,8 @@ import (
 	"math"
 	"os"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // Defaults applied by Write to zero fields of Spec.
@@ -257,27 +259,27 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
 		sub = &ifd{}
 		rawIFD = sub
 		// IFD0: reduced-resolution RGB preview (DNG 1.4 ch. 3, "IFD0").
-		ifd0.longs(tagNewSubFileType, 1)
-		ifd0.longs(tagImageWidth, uint32(r.pw))
-		ifd0.longs(tagImageLength, uint32(r.ph))
-		ifd0.shorts(tagBitsPerSample, 8, 8, 8)
-		ifd0.shorts(tagCompression, 1)
-		ifd0.shorts(tagPhotometricInterpretation, 2) // RGB
-		ifd0.longs(tagStripOffsets, uint32(lay.thumb))
-		ifd0.shorts(tagSamplesPerPixel, 3)
-		ifd0.longs(tagRowsPerStrip, uint32(r.ph))
-		ifd0.longs(tagStripByteCounts, uint32(3*r.pw*r.ph))
-		ifd0.shorts(tagPlanarConfiguration, 1)
-		ifd0.longs(tagSubIFDs, uint32(lay.sub))
+		ifd0.longs(tifftag.NewSubFileType, 1)
+		ifd0.longs(tifftag.ImageWidth, uint32(r.pw))
+		ifd0.longs(tifftag.ImageLength, uint32(r.ph))
+		ifd0.shorts(tifftag.BitsPerSample, 8, 8, 8)
+		ifd0.shorts(tifftag.Compression, 1)
+		ifd0.shorts(tifftag.PhotometricInterpretation, 2) // RGB
+		ifd0.longs(tifftag.StripOffsets, uint32(lay.thumb))
+		ifd0.shorts(tifftag.SamplesPerPixel, 3)
+		ifd0.longs(tifftag.RowsPerStrip, uint32(r.ph))
+		ifd0.longs(tifftag.StripByteCounts, uint32(3*r.pw*r.ph))
+		ifd0.shorts(tifftag.PlanarConfiguration, 1)
+		ifd0.longs(tifftag.SubIFDs, uint32(lay.sub))
 	}
 
 	// Raw CFA image (NewSubFileType 0).
-	rawIFD.longs(tagNewSubFileType, 0)
-	rawIFD.longs(tagImageWidth, uint32(r.Width))
-	rawIFD.longs(tagImageLength, uint32(r.Height))
-	rawIFD.shorts(tagBitsPerSample, 16)
-	rawIFD.shorts(tagCompression, 1)
-	rawIFD.shorts(tagPhotometricInterpretation, 32803) // CFA (TIFF/EP)
+	rawIFD.longs(tifftag.NewSubFileType, 0)
+	rawIFD.longs(tifftag.ImageWidth, uint32(r.Width))
+	rawIFD.longs(tifftag.ImageLength, uint32(r.Height))
+	rawIFD.shorts(tifftag.BitsPerSample, 16)
+	rawIFD.shorts(tifftag.Compression, 1)
+	rawIFD.shorts(tifftag.PhotometricInterpretation, 32803) // CFA (TIFF/EP)
 	ns := r.nStrips()
 	offs := make([]uint32, ns)
 	counts := make([]uint32, ns)
@@ -286,34 +288,34 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
 		rows := min(r.rps, r.Height-i*r.rps)
 		counts[i] = uint32(rows * r.rowLen)
 	}
-	rawIFD.longs(tagStripOffsets, offs...)
-	rawIFD.shorts(tagSamplesPerPixel, 1)
-	rawIFD.longs(tagRowsPerStrip, uint32(r.rps))
-	rawIFD.longs(tagStripByteCounts, counts...)
-	rawIFD.shorts(tagPlanarConfiguration, 1)
-	rawIFD.shorts(tagCFARepeatPatternDim, 2, 2)
-	rawIFD.bytes(tagCFAPattern, 0, 1, 1, 2) // RGGB
-	rawIFD.shorts(tagBlackLevel, r.BlackLevel)
-	rawIFD.shorts(tagWhiteLevel, r.WhiteLevel)
+	rawIFD.longs(tifftag.StripOffsets, offs...)
+	rawIFD.shorts(tifftag.SamplesPerPixel, 1)
+	rawIFD.longs(tifftag.RowsPerStrip, uint32(r.rps))
+	rawIFD.longs(tifftag.StripByteCounts, counts...)
+	rawIFD.shorts(tifftag.PlanarConfiguration, 1)
+	rawIFD.shorts(tifftag.CFARepeatPatternDim, 2, 2)
+	rawIFD.bytes(tifftag.CFAPattern, 0, 1, 1, 2) // RGGB
+	rawIFD.shorts(tifftag.BlackLevel, r.BlackLevel)
+	rawIFD.shorts(tifftag.WhiteLevel, r.WhiteLevel)
 	if r.DefaultCropSize != ([2]int{}) {
-		rawIFD.longs(tagDefaultCropOrigin, uint32(r.DefaultCropOrigin[0]), uint32(r.DefaultCropOrigin[1]))
-		rawIFD.longs(tagDefaultCropSize, uint32(r.DefaultCropSize[0]), uint32(r.DefaultCropSize[1]))
+		rawIFD.longs(tifftag.DefaultCropOrigin, uint32(r.DefaultCropOrigin[0]), uint32(r.DefaultCropOrigin[1]))
+		rawIFD.longs(tifftag.DefaultCropSize, uint32(r.DefaultCropSize[0]), uint32(r.DefaultCropSize[1]))
 	}
 
 	// IFD0-only (whole-file) tags.
-	ifd0.ascii(tagMake, r.Make)
-	ifd0.ascii(tagModel, r.Model)
-	ifd0.shorts(tagOrientation, uint16(r.Orientation))
-	ifd0.ascii(tagSoftware, Software)
+	ifd0.ascii(tifftag.Make, r.Make)
+	ifd0.ascii(tifftag.Model, r.Model)
+	ifd0.shorts(tifftag.Orientation, uint16(r.Orientation))
+	ifd0.ascii(tifftag.Software, Software)
 	if !r.Timestamp.IsZero() {
-		ifd0.ascii(tagDateTime, r.Timestamp.Format("2006:01:02 15:04:05"))
+		ifd0.ascii(tifftag.DateTime, r.Timestamp.Format("2006:01:02 15:04:05"))
 	}
 	if exif = r.buildExif(); exif != nil {
-		ifd0.longs(tagExifIFD, uint32(lay.exif))
+		ifd0.longs(tifftag.ExifIFD, uint32(lay.exif))
 	}
-	ifd0.bytes(tagDNGVersion, 1, 4, 0, 0)
-	ifd0.bytes(tagDNGBackwardVersion, 1, 1, 0, 0)
-	ifd0.ascii(tagUniqueCameraModel, r.Model)
+	ifd0.bytes(tifftag.DNGVersion, 1, 4, 0, 0)
+	ifd0.bytes(tifftag.DNGBackwardVersion, 1, 1, 0, 0)
+	ifd0.ascii(tifftag.UniqueCameraModel, r.Model)
 	var cm [18]int32
 	for i := range 3 {
 		for j := range 3 {
@@ -325,7 +327,7 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
 			cm[2*(3*i+j)+1] = ColorMatrixDenominator
 		}
 	}
-	ifd0.srationals(tagColorMatrix1, cm[:]...)
+	ifd0.srationals(tifftag.ColorMatrix1, cm[:]...)
 	var asn [6]uint32
 	for i, v := range r.neutral {
 		n, err := fixedRational(v, NeutralDenominator)
@@ -334,13 +336,13 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
 		}
 		asn[2*i], asn[2*i+1] = n, NeutralDenominator
 	}
-	ifd0.rationals(tagAsShotNeutral, asn[:]...)
+	ifd0.rationals(tifftag.AsShotNeutral, asn[:]...)
 	be, err := fixedSRational(r.BaselineExposure, BaselineExposureDenominator)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ifd0.srationals(tagBaselineExposure, be, BaselineExposureDenominator)
-	ifd0.shorts(tagCalibrationIlluminant1, 21) // D65 (EXIF LightSource 21)
+	ifd0.srationals(tifftag.BaselineExposure, be, BaselineExposureDenominator)
+	ifd0.shorts(tifftag.CalibrationIlluminant1, 21) // D65 (EXIF LightSource 21)
 
 	for _, d := range []*ifd{ifd0, sub, exif} {
 		if d != nil {
@@ -357,24 +359,24 @@ func (r *resolved) buildExif() *ifd {
 		return nil
 	}
 	e := &ifd{}
-	e.undefined(tagExifVersion, []byte("0232"))
+	e.undefined(tifftag.ExifVersion, []byte("0232"))
 	if !r.Timestamp.IsZero() {
-		e.ascii(tagDateTimeOriginal, r.Timestamp.Format("2006:01:02 15:04:05"))
+		e.ascii(tifftag.DateTimeOriginal, r.Timestamp.Format("2006:01:02 15:04:05"))
 	}
 	if r.ISO != 0 {
-		e.shorts(tagISOSpeedRatings, uint16(min(r.ISO, math.MaxUint16)))
+		e.shorts(tifftag.PhotographicSensitivity, uint16(min(r.ISO, math.MaxUint16)))
 	}
 	if r.ExposureTime != 0 {
 		n, d, _ := exposureRational(r.ExposureTime) // validated in resolve
-		e.rationals(tagExposureTime, n, d)
+		e.rationals(tifftag.ExposureTime, n, d)
 	}
 	if r.FNumber != 0 {
 		n, _ := fixedRational(r.FNumber, 1000)
-		e.rationals(tagFNumber, n, 1000)
+		e.rationals(tifftag.FNumber, n, 1000)
 	}
 	if r.FocalLength != 0 {
 		n, _ := fixedRational(r.FocalLength, 1000)
-		e.rationals(tagFocalLength, n, 1000)
+		e.rationals(tifftag.FocalLength, n, 1000)
 	}
 	return e
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/image/tiff"
 
 	"github.com/rawbatch/rawbatch/internal/testtool"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // ---------------------------------------------------------------------------
@@ -97,11 +98,11 @@ func (d *parsedIFD) ints(t *testing.T, tag uint16) []uint32 {
 	out := make([]uint32, v.count)
 	for i := range out {
 		switch v.typ {
-		case typeByte, typeUndefined:
+		case tifftag.TypeByte, tifftag.TypeUndefined:
 			out[i] = uint32(v.raw[i])
-		case typeShort:
+		case tifftag.TypeShort:
 			out[i] = uint32(le.Uint16(v.raw[2*i:]))
-		case typeLong:
+		case tifftag.TypeLong:
 			out[i] = le.Uint32(v.raw[4*i:])
 		default:
 			t.Fatalf("tag %d: type %d is not integer", tag, v.typ)
@@ -118,9 +119,9 @@ func (d *parsedIFD) rats(t *testing.T, tag uint16) [][2]int64 {
 	for i := range out {
 		n, m := le.Uint32(v.raw[8*i:]), le.Uint32(v.raw[8*i+4:])
 		switch v.typ {
-		case typeRational:
+		case tifftag.TypeRational:
 			out[i] = [2]int64{int64(n), int64(m)}
-		case typeSRational:
+		case tifftag.TypeSRational:
 			out[i] = [2]int64{int64(int32(n)), int64(int32(m))}
 		default:
 			t.Fatalf("tag %d: type %d is not rational", tag, v.typ)
@@ -132,7 +133,7 @@ func (d *parsedIFD) rats(t *testing.T, tag uint16) [][2]int64 {
 func (d *parsedIFD) str(t *testing.T, tag uint16) string {
 	t.Helper()
 	v := d.get(t, tag)
-	if v.typ != typeASCII || len(v.raw) == 0 || v.raw[len(v.raw)-1] != 0 {
+	if v.typ != tifftag.TypeASCII || len(v.raw) == 0 || v.raw[len(v.raw)-1] != 0 {
 		t.Fatalf("tag %d: not a NUL-terminated ASCII value", tag)
 	}
 	return string(v.raw[:len(v.raw)-1])
@@ -414,10 +415,10 @@ func TestFileStructure(t *testing.T) {
 			}
 			raw := ifd0
 			if thumb {
-				if !eqInts(ifd0.ints(t, tagNewSubFileType), 1) {
-					t.Errorf("IFD0 NewSubFileType %v, want 1", ifd0.ints(t, tagNewSubFileType))
+				if !eqInts(ifd0.ints(t, tifftag.NewSubFileType), 1) {
+					t.Errorf("IFD0 NewSubFileType %v, want 1", ifd0.ints(t, tifftag.NewSubFileType))
 				}
-				subs := ifd0.ints(t, tagSubIFDs)
+				subs := ifd0.ints(t, tifftag.SubIFDs)
 				if len(subs) != 1 {
 					t.Fatalf("SubIFDs %v", subs)
 				}
@@ -430,13 +431,13 @@ func TestFileStructure(t *testing.T) {
 				if b := img.Bounds(); b.Dx() != min(PreviewLongEdge, W) || b.Dy() != int(math.Round(float64(min(PreviewLongEdge, W))*H/W)) {
 					t.Errorf("preview size %v", b)
 				}
-				if !eqInts(ifd0.ints(t, tagBitsPerSample), 8, 8, 8) || !eqInts(ifd0.ints(t, tagPhotometricInterpretation), 2) {
+				if !eqInts(ifd0.ints(t, tifftag.BitsPerSample), 8, 8, 8) || !eqInts(ifd0.ints(t, tifftag.PhotometricInterpretation), 2) {
 					t.Errorf("preview BitsPerSample/Photometric wrong")
 				}
-				if _, ok := raw.tags[tagOrientation]; ok {
+				if _, ok := raw.tags[tifftag.Orientation]; ok {
 					t.Errorf("Orientation written in raw SubIFD; DNG puts it in IFD0 only")
 				}
-			} else if _, ok := ifd0.tags[tagSubIFDs]; ok {
+			} else if _, ok := ifd0.tags[tifftag.SubIFDs]; ok {
 				t.Errorf("SubIFDs present without ThumbnailIFD0")
 			}
 
@@ -445,28 +446,28 @@ func TestFileStructure(t *testing.T) {
 				tag  uint16
 				want []uint32
 			}{
-				{tagNewSubFileType, []uint32{0}},
-				{tagImageWidth, []uint32{W}},
-				{tagImageLength, []uint32{H}},
-				{tagBitsPerSample, []uint32{16}},
-				{tagCompression, []uint32{1}},
-				{tagPhotometricInterpretation, []uint32{32803}},
-				{tagSamplesPerPixel, []uint32{1}},
-				{tagPlanarConfiguration, []uint32{1}},
-				{tagRowsPerStrip, []uint32{5}},
-				{tagCFARepeatPatternDim, []uint32{2, 2}},
-				{tagCFAPattern, []uint32{0, 1, 1, 2}},
-				{tagBlackLevel, []uint32{uint32(black)}},
-				{tagWhiteLevel, []uint32{uint32(white)}},
-				{tagDefaultCropOrigin, []uint32{2, 4}},
-				{tagDefaultCropSize, []uint32{60, 36}},
+				{tifftag.NewSubFileType, []uint32{0}},
+				{tifftag.ImageWidth, []uint32{W}},
+				{tifftag.ImageLength, []uint32{H}},
+				{tifftag.BitsPerSample, []uint32{16}},
+				{tifftag.Compression, []uint32{1}},
+				{tifftag.PhotometricInterpretation, []uint32{32803}},
+				{tifftag.SamplesPerPixel, []uint32{1}},
+				{tifftag.PlanarConfiguration, []uint32{1}},
+				{tifftag.RowsPerStrip, []uint32{5}},
+				{tifftag.CFARepeatPatternDim, []uint32{2, 2}},
+				{tifftag.CFAPattern, []uint32{0, 1, 1, 2}},
+				{tifftag.BlackLevel, []uint32{uint32(black)}},
+				{tifftag.WhiteLevel, []uint32{uint32(white)}},
+				{tifftag.DefaultCropOrigin, []uint32{2, 4}},
+				{tifftag.DefaultCropSize, []uint32{60, 36}},
 			}
 			for _, c := range checks {
 				if got := raw.ints(t, c.tag); !eqInts(got, c.want...) {
 					t.Errorf("raw tag %d = %v, want %v", c.tag, got, c.want)
 				}
 			}
-			offs, counts := raw.ints(t, tagStripOffsets), raw.ints(t, tagStripByteCounts)
+			offs, counts := raw.ints(t, tifftag.StripOffsets), raw.ints(t, tifftag.StripByteCounts)
 			if len(offs) != 9 || len(counts) != 9 {
 				t.Fatalf("%d strips / %d counts, want 9", len(offs), len(counts))
 			}
@@ -494,24 +495,24 @@ func TestFileStructure(t *testing.T) {
 			}
 
 			// IFD0 colour / identity tags.
-			if !eqInts(ifd0.ints(t, tagDNGVersion), 1, 4, 0, 0) || !eqInts(ifd0.ints(t, tagDNGBackwardVersion), 1, 1, 0, 0) {
+			if !eqInts(ifd0.ints(t, tifftag.DNGVersion), 1, 4, 0, 0) || !eqInts(ifd0.ints(t, tifftag.DNGBackwardVersion), 1, 1, 0, 0) {
 				t.Errorf("DNG versions wrong")
 			}
-			if !eqInts(ifd0.ints(t, tagOrientation), 7) || ifd0.get(t, tagOrientation).typ != typeShort {
-				t.Errorf("Orientation = %v", ifd0.ints(t, tagOrientation))
+			if !eqInts(ifd0.ints(t, tifftag.Orientation), 7) || ifd0.get(t, tifftag.Orientation).typ != tifftag.TypeShort {
+				t.Errorf("Orientation = %v", ifd0.ints(t, tifftag.Orientation))
 			}
-			if !eqInts(ifd0.ints(t, tagCalibrationIlluminant1), 21) {
-				t.Errorf("CalibrationIlluminant1 = %v", ifd0.ints(t, tagCalibrationIlluminant1))
+			if !eqInts(ifd0.ints(t, tifftag.CalibrationIlluminant1), 21) {
+				t.Errorf("CalibrationIlluminant1 = %v", ifd0.ints(t, tifftag.CalibrationIlluminant1))
 			}
-			for tag, want := range map[uint16]string{tagMake: "Acme", tagModel: "Synth 1", tagUniqueCameraModel: "Synth 1",
-				tagDateTime: "2023:12:31 23:59:58", tagSoftware: Software} {
+			for tag, want := range map[uint16]string{tifftag.Make: "Acme", tifftag.Model: "Synth 1", tifftag.UniqueCameraModel: "Synth 1",
+				tifftag.DateTime: "2023:12:31 23:59:58", tifftag.Software: Software} {
 				if got := ifd0.str(t, tag); got != want {
 					t.Errorf("tag %d = %q, want %q", tag, got, want)
 				}
 			}
-			cm := ifd0.rats(t, tagColorMatrix1)
+			cm := ifd0.rats(t, tifftag.ColorMatrix1)
 			q := QuantizeColorMatrix(testMatrix)
-			if ifd0.get(t, tagColorMatrix1).typ != typeSRational || len(cm) != 9 {
+			if ifd0.get(t, tifftag.ColorMatrix1).typ != tifftag.TypeSRational || len(cm) != 9 {
 				t.Fatalf("ColorMatrix1 type/count wrong")
 			}
 			for i, r := range cm {
@@ -519,9 +520,9 @@ func TestFileStructure(t *testing.T) {
 					t.Errorf("ColorMatrix1[%d] = %d/%d, want %v", i, r[0], r[1], q[i/3][i%3])
 				}
 			}
-			asn := ifd0.rats(t, tagAsShotNeutral)
+			asn := ifd0.rats(t, tifftag.AsShotNeutral)
 			n := NeutralFor(testMatrix)
-			if ifd0.get(t, tagAsShotNeutral).typ != typeRational {
+			if ifd0.get(t, tifftag.AsShotNeutral).typ != tifftag.TypeRational {
 				t.Errorf("AsShotNeutral not RATIONAL")
 			}
 			for i, r := range asn {
@@ -529,20 +530,20 @@ func TestFileStructure(t *testing.T) {
 					t.Errorf("AsShotNeutral[%d] = %d/%d, want %v", i, r[0], r[1], n[i])
 				}
 			}
-			if be := ifd0.rats(t, tagBaselineExposure); ifd0.get(t, tagBaselineExposure).typ != typeSRational ||
+			if be := ifd0.rats(t, tifftag.BaselineExposure); ifd0.get(t, tifftag.BaselineExposure).typ != tifftag.TypeSRational ||
 				float64(be[0][0])/float64(be[0][1]) != -0.75 {
 				t.Errorf("BaselineExposure = %v", be)
 			}
 
 			// EXIF.
-			exif := parseIFD(t, data, ifd0.ints(t, tagExifIFD)[0])
-			if got := exif.str(t, tagDateTimeOriginal); got != "2023:12:31 23:59:58" {
+			exif := parseIFD(t, data, ifd0.ints(t, tifftag.ExifIFD)[0])
+			if got := exif.str(t, tifftag.DateTimeOriginal); got != "2023:12:31 23:59:58" {
 				t.Errorf("DateTimeOriginal %q", got)
 			}
-			if !eqInts(exif.ints(t, tagISOSpeedRatings), 12800) {
-				t.Errorf("ISO %v", exif.ints(t, tagISOSpeedRatings))
+			if !eqInts(exif.ints(t, tifftag.PhotographicSensitivity), 12800) {
+				t.Errorf("ISO %v", exif.ints(t, tifftag.PhotographicSensitivity))
 			}
-			for tag, want := range map[uint16][2]int64{tagExposureTime: {1, 8000}, tagFNumber: {2800, 1000}, tagFocalLength: {35500, 1000}} {
+			for tag, want := range map[uint16][2]int64{tifftag.ExposureTime: {1, 8000}, tifftag.FNumber: {2800, 1000}, tifftag.FocalLength: {35500, 1000}} {
 				if got := exif.rats(t, tag); got[0] != want {
 					t.Errorf("EXIF tag %d = %v, want %v", tag, got[0], want)
 				}
@@ -557,18 +558,18 @@ func TestDefaultsAndOrientationZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	ifd0 := parseIFD(t, buf.Bytes(), 8)
-	if !eqInts(ifd0.ints(t, tagOrientation), 1) || !eqInts(ifd0.ints(t, tagWhiteLevel), DefaultWhiteLevel) {
-		t.Errorf("defaults: orientation %v white %v", ifd0.ints(t, tagOrientation), ifd0.ints(t, tagWhiteLevel))
+	if !eqInts(ifd0.ints(t, tifftag.Orientation), 1) || !eqInts(ifd0.ints(t, tifftag.WhiteLevel), DefaultWhiteLevel) {
+		t.Errorf("defaults: orientation %v white %v", ifd0.ints(t, tifftag.Orientation), ifd0.ints(t, tifftag.WhiteLevel))
 	}
-	if ifd0.str(t, tagMake) != DefaultMake || ifd0.str(t, tagModel) != DefaultModel || ifd0.str(t, tagUniqueCameraModel) != DefaultModel {
+	if ifd0.str(t, tifftag.Make) != DefaultMake || ifd0.str(t, tifftag.Model) != DefaultModel || ifd0.str(t, tifftag.UniqueCameraModel) != DefaultModel {
 		t.Errorf("default make/model wrong")
 	}
-	for _, tag := range []uint16{tagExifIFD, tagDateTime, tagDefaultCropSize, tagSubIFDs} {
+	for _, tag := range []uint16{tifftag.ExifIFD, tifftag.DateTime, tifftag.DefaultCropSize, tifftag.SubIFDs} {
 		if _, ok := ifd0.tags[tag]; ok {
 			t.Errorf("tag %d written although its field is zero", tag)
 		}
 	}
-	asn := ifd0.rats(t, tagAsShotNeutral)
+	asn := ifd0.rats(t, tifftag.AsShotNeutral)
 	n := NeutralFor(DefaultColorMatrix)
 	for i := range 3 {
 		if float64(asn[i][0])/float64(asn[i][1]) != n[i] {

@@ -5,59 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
-)
 
-// TIFF 6.0 field types (TIFF 6.0 spec, section 2, "IFD Entry").
-const (
-	typeByte      = 1
-	typeASCII     = 2
-	typeShort     = 3
-	typeLong      = 4
-	typeRational  = 5
-	typeUndefined = 7
-	typeSRational = 10
-)
-
-// TIFF / EXIF / DNG tag numbers used by this package. Sources: TIFF 6.0
-// (254–339), TIFF/EP and EXIF 2.32 (33421–37386), DNG 1.4.0.0 spec (507xx).
-const (
-	tagNewSubFileType            = 254
-	tagImageWidth                = 256
-	tagImageLength               = 257
-	tagBitsPerSample             = 258
-	tagCompression               = 259
-	tagPhotometricInterpretation = 262
-	tagMake                      = 271
-	tagModel                     = 272
-	tagStripOffsets              = 273
-	tagOrientation               = 274
-	tagSamplesPerPixel           = 277
-	tagRowsPerStrip              = 278
-	tagStripByteCounts           = 279
-	tagPlanarConfiguration       = 284
-	tagSoftware                  = 305
-	tagDateTime                  = 306
-	tagSubIFDs                   = 330
-	tagCFARepeatPatternDim       = 33421
-	tagCFAPattern                = 33422
-	tagExposureTime              = 33434
-	tagFNumber                   = 33437
-	tagExifIFD                   = 34665
-	tagISOSpeedRatings           = 34855
-	tagExifVersion               = 36864
-	tagDateTimeOriginal          = 36867
-	tagFocalLength               = 37386
-	tagDNGVersion                = 50706
-	tagDNGBackwardVersion        = 50707
-	tagUniqueCameraModel         = 50708
-	tagBlackLevel                = 50714
-	tagWhiteLevel                = 50717
-	tagDefaultCropOrigin         = 50719
-	tagDefaultCropSize           = 50720
-	tagColorMatrix1              = 50721
-	tagAsShotNeutral             = 50728
-	tagBaselineExposure          = 50730
-	tagCalibrationIlluminant1    = 50778
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 var le = binary.LittleEndian
@@ -85,7 +34,7 @@ func (d *ifd) shorts(tag uint16, v ...uint16) {
 	for i, x := range v {
 		le.PutUint16(b[2*i:], x)
 	}
-	d.add(tag, typeShort, len(v), b)
+	d.add(tag, tifftag.TypeShort, len(v), b)
 }
 
 func (d *ifd) longs(tag uint16, v ...uint32) {
@@ -93,20 +42,20 @@ func (d *ifd) longs(tag uint16, v ...uint32) {
 	for i, x := range v {
 		le.PutUint32(b[4*i:], x)
 	}
-	d.add(tag, typeLong, len(v), b)
+	d.add(tag, tifftag.TypeLong, len(v), b)
 }
 
 func (d *ifd) bytes(tag uint16, v ...byte) {
-	d.add(tag, typeByte, len(v), append([]byte(nil), v...))
+	d.add(tag, tifftag.TypeByte, len(v), append([]byte(nil), v...))
 }
 
 func (d *ifd) undefined(tag uint16, v []byte) {
-	d.add(tag, typeUndefined, len(v), append([]byte(nil), v...))
+	d.add(tag, tifftag.TypeUndefined, len(v), append([]byte(nil), v...))
 }
 
 func (d *ifd) ascii(tag uint16, s string) {
 	b := append([]byte(s), 0)
-	d.add(tag, typeASCII, len(b), b)
+	d.add(tag, tifftag.TypeASCII, len(b), b)
 }
 
 // rationals writes unsigned num/den pairs.
@@ -115,7 +64,7 @@ func (d *ifd) rationals(tag uint16, nd ...uint32) {
 	for i, x := range nd {
 		le.PutUint32(b[4*i:], x)
 	}
-	d.add(tag, typeRational, len(nd)/2, b)
+	d.add(tag, tifftag.TypeRational, len(nd)/2, b)
 }
 
 // srationals writes signed num/den pairs.
@@ -124,7 +73,7 @@ func (d *ifd) srationals(tag uint16, nd ...int32) {
 	for i, x := range nd {
 		le.PutUint32(b[4*i:], uint32(x))
 	}
-	d.add(tag, typeSRational, len(nd)/2, b)
+	d.add(tag, tifftag.TypeSRational, len(nd)/2, b)
 }
 
 func align4(n int) int { return (n + 3) &^ 3 }
