@@ -32,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -183,18 +182,11 @@ func LibRawIdentify(path string) (libraw.Info, int, int, error) {
 // process.
 func readFile(path string, withLibRaw bool, identify IdentifyFunc) (*Header, error) {
 	h := &Header{Path: path, Orientation: 1}
-	f, err := os.Open(path)
+	f, st, err := openRegular(path)
 	if err != nil {
 		return h, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return h, fmt.Errorf("%s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return h, fmt.Errorf("%s: %w: not a regular file", path, rawerr.ErrNotRaw)
-	}
 	size := st.Size()
 	if size == 0 {
 		return h, fmt.Errorf("%s: %w", path, rawerr.ErrEmpty)

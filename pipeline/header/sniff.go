@@ -166,19 +166,39 @@ var ErrNotRegular = fmt.Errorf("%w: not a regular file", rawerr.ErrNotRaw)
 // opening a FIFO would block. Errors of stat and open are the *fs.PathError
 // of package os; Sniff's do not name the path.
 func SniffFile(path string) (int64, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	if !st.Mode().IsRegular() {
-		return 0, ErrNotRegular
-	}
-	f, err := os.Open(path)
+	f, st, err := openRegular(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
 	return st.Size(), Sniff(f, st.Size())
+}
+
+// openRegular opens path for reading if it is a regular file, and
+// returns ErrNotRegular, without opening it, for anything else: opening a
+// FIFO blocks until a writer comes, a device may do anything. The check
+// is made again on the open file, for a path replaced in between. Errors
+// of stat and open are the *fs.PathError of package os.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, ErrNotRegular
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, err = f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = ErrNotRegular
+		}
+		return nil, nil, err
+	}
+	return f, st, nil
 }
 
 // HasRawSignature reports whether the file at path starts with the

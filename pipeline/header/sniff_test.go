@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
@@ -177,5 +178,31 @@ func TestOneRecognition(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadRefusesAFIFO: Read and SniffFile refuse a FIFO by the one rule
+// (openRegular: ErrNotRegular, checked before opening, since an open for
+// reading waits for a writer; Read once opened first and had its own
+// error). The test holds the FIFO open read-write itself, so that a
+// regression to opening first fails here instead of hanging.
+func TestReadRefusesAFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "pipe.dng")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := os.OpenFile(p, os.O_RDWR, 0) // never blocks on Linux
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	for name, read := range map[string]func() error{
+		"Read":      func() error { _, err := readFile(p, false, nil); return err },
+		"SniffFile": func() error { _, err := SniffFile(p); return err },
+	} {
+		err := read()
+		if !errors.Is(err, ErrNotRegular) || !errors.Is(err, rawerr.ErrNotRaw) {
+			t.Errorf("%s of a FIFO: %v, want ErrNotRegular", name, err)
+		}
 	}
 }
