@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -157,6 +158,38 @@ func TestTimingsAreThePlan(t *testing.T) {
 		}
 		if got, want := timingNames(res), PlanStages(fi, s).Names(); !slices.Equal(got, want) {
 			t.Errorf("%v:\n ran     %q\n planned %q", set, got, want)
+		}
+	}
+}
+
+// TestPipelineDocTable: docs/pipeline.md's stage table lists Stages, in
+// order, with each stage's declared scope and kind (and "linear").
+func TestPipelineDocTable(t *testing.T) {
+	b, err := os.ReadFile("../docs/pipeline.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Split(l, "|")
+		if len(f) < 5 || !strings.HasPrefix(l, "| ") {
+			continue
+		}
+		if n := strings.TrimSpace(f[1]); n == "#" || n == "0" {
+			continue
+		}
+		rows = append(rows, []string{strings.TrimSpace(f[2]), strings.TrimSpace(f[3])})
+	}
+	if len(rows) != len(Stages) {
+		t.Fatalf("docs/pipeline.md has %d stage rows, Stages %d", len(rows), len(Stages))
+	}
+	for i, st := range Stages {
+		want := st.Scope.String() + ", " + st.Kind.String()
+		if st.Linear {
+			want += ", linear"
+		}
+		if rows[i][0] != st.Name || rows[i][1] != want {
+			t.Errorf("row %d: %q, %q; Stages[%d]: %q, %q", i+1, rows[i][0], rows[i][1], i, st.Name, want)
 		}
 	}
 }
