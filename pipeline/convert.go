@@ -17,7 +17,8 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
-// WorkingSpace is the linear RGB space of stages 2 and 3: ITU-R BT.2020
+// WorkingSpace is the linear RGB space from the camera-matrix stage to
+// output-space: ITU-R BT.2020
 // primaries, D65 white, scene-referred linear. It holds every colour a
 // camera matrix produces for real scenes without negative values in most
 // cases.

@@ -23,14 +23,9 @@ const conversionFixedBytes = 3 << 19 // 1.5 MiB
 // end.
 func openCost(memCtx) StepMemory { return StepMemory{Alloc: conversionFixedBytes} }
 
+// stageOpen opens j.in with LibRaw (convertFile has read its header) and
+// looks its decoded image up in the stage cache.
 func stageOpen(ctx context.Context, j *job) error {
-	if j.hdr == nil {
-		hdr, err := ReadHeader(j.in)
-		if err != nil {
-			return unwrapPath(j.in, err)
-		}
-		j.hdr = hdr
-	}
 	h, err := libraw.New()
 	if err != nil {
 		return err

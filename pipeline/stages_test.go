@@ -193,3 +193,32 @@ func TestPipelineDocTable(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFollowsDecodedSize: when LibRaw decodes another size than the
+// header said, the steps after the decode are planned again for the size
+// it made (here the header claims a size that makes the 48 px variant
+// full size; the decode's 96×64 makes it a resized one).
+func TestPlanFollowsDecodedSize(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSynthetic(t, dir, 96, 64)
+	hdr, err := ReadHeader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lied := *hdr
+	lied.Width, lied.Height = 48, 32
+	vs := variants(t, "web=jpeg,size=48", "main=png8")
+	s := DefaultSettings()
+	s.Variants = vs
+	outs := []OutputSpec{{Variant: vs[0], Path: filepath.Join(dir, "web.jpg")}, {Variant: vs[1], Path: filepath.Join(dir, "main.png")}}
+	res, err := convertFile(context.Background(), in, outs, s, &lied, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := timingNames(res), PlanVariants(96, 64, vs).Names(); !slices.Equal(got, want) {
+		t.Errorf("ran     %q\nplanned %q", got, want)
+	}
+	if res.Variants[0].Width != 48 || res.Variants[1].Width != 96 {
+		t.Errorf("written %+v", res.Variants)
+	}
+}
