@@ -117,7 +117,8 @@ func ConvertVariants(ctx context.Context, in string, outs []OutputSpec, s Settin
 }
 
 // convertFile is ConvertVariants with the header already read (hdr may be
-// nil).
+// nil). It plans the file's steps (PlanVariants, at the header's decoded
+// size) and runs them in order, the only thing it does with stages.
 func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, hdr *header.Header, c *CacheOptions) (res Result, err error) {
 	if err := s.Validate(); err != nil {
 		return res, err
