@@ -151,10 +151,7 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
 			c.v = vs[st.v]
 			c.resized = st.W != p.W || st.H != p.H
 		}
-		var sm StepMemory
-		if st.stage.Cost != nil {
-			sm = st.stage.Cost(c)
-		}
+		sm := st.stage.Cost(c)
 		sm.Step = st.Name
 		sm.Peak = live + sm.Scratch + sm.Alloc
 		m.Total = max(m.Total, sm.Peak)

@@ -9,7 +9,7 @@ import (
 
 // cameraMatrixStage takes camera RGB to the linear working space, in
 // place (a new buffer for a cached or non-RGB camera image).
-var cameraMatrixStage = Stage{Name: "camera-matrix", Scope: PerFile, Kind: Pointwise, Linear: true, run: stageCameraMatrix}
+var cameraMatrixStage = Stage{Name: "camera-matrix", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: noBuffers, run: stageCameraMatrix}
 
 // CameraToWorking returns the 3×4 matrix from white-balanced linear camera
 // RGB to the linear working space: M(sRGB→Rec.2020) · rgb_cam, where rgb_cam

@@ -7,7 +7,7 @@ import (
 )
 
 // exposureStage multiplies by 2^(EV + BaselineExposure), in place.
-var exposureStage = Stage{Name: "exposure", Scope: PerFile, Kind: Pointwise, Linear: true, run: stageExposure}
+var exposureStage = Stage{Name: "exposure", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: noBuffers, run: stageExposure}
 
 // ExposureEV returns the exposure change applied to a file: the --exposure
 // value plus, when enabled, the DNG BaselineExposure (LibRaw reports -999

@@ -4,7 +4,7 @@ import "context"
 
 // orientationStage sets up the upright view of the variant's image (no
 // buffer: quantise reads it row by row).
-var orientationStage = Stage{Name: "orientation", Scope: PerVariant, Kind: Spatial, Linear: true, run: stageOrientation}
+var orientationStage = Stage{Name: "orientation", Scope: PerVariant, Kind: Spatial, Linear: true, Cost: noBuffers, run: stageOrientation}
 
 // stageOrientation sets up the upright view of the variant's image; the
 // quantise stage reads it row by row, so no second full-size buffer is

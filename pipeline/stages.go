@@ -60,8 +60,9 @@ type Stage struct {
 	// Linear: the stage is a linear map of the pixel values (a matrix, a
 	// gain), so that with Kind Pointwise it commutes with a resize.
 	Linear bool
-	// Cost returns the memory the stage needs when it runs as step m.step;
-	// nil means none beside its input (a view, or work in place).
+	// Cost returns the memory the stage needs when it runs as step m.step
+	// (EstimateMemory adds it up); required, noBuffers for a stage that
+	// works in place or makes a view.
 	Cost func(m memCtx) StepMemory
 	// run executes the stage on j: on the shared image when j.cur is nil,
 	// on variant j.cur's own image otherwise.
@@ -85,6 +86,10 @@ var Stages = []Stage{
 	quantiseStage,     // the space's transfer function + rounding to 8 or 16 bits
 	encodeStage,       // JPEG, TIFF, WebP, PNG with ICC profile and EXIF, to a temporary file
 }
+
+// noBuffers is the Cost of a stage that allocates nothing beside its input
+// (it works in place, or makes a view).
+func noBuffers(memCtx) StepMemory { return StepMemory{} }
 
 // Step is one run of a stage in a StagePlan.
 type Step struct {

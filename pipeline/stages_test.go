@@ -39,8 +39,8 @@ func TestStagesWellFormed(t *testing.T) {
 			t.Errorf("stage %q listed twice", st.Name)
 		}
 		seen[st.Name] = true
-		if st.run == nil {
-			t.Errorf("stage %q has no run function", st.Name)
+		if st.run == nil || st.Cost == nil {
+			t.Errorf("stage %q lacks its run function or its memory cost", st.Name)
 		}
 		if st.Scope == PerVariant && !perVariant {
 			perVariant = true
