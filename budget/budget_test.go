@@ -26,39 +26,6 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-func TestEstimatePhases(t *testing.T) {
-	// 24 MP Bayer, AHD, JPEG: the copy phase dominates:
-	// raw 2 B + image 8 B + float 12 B per pixel.
-	in := Input{RawWidth: 6000, RawHeight: 4000, CFA: true, Width: 6000, Height: 4000, Demosaic: "ahd",
-		Threads: 1, OutputBytesPerPixel: 4}
-	b := Estimate(in)
-	if want := int64(fixedBytes + 24e6*22); b.Total != want {
-		t.Errorf("24 MP AHD: %d, want %d (%+v)", b.Total, want, b)
-	}
-	// DCB's two float copies make the demosaic phase the peak.
-	in.Demosaic = "dcb"
-	if b := Estimate(in); b.Total != fixedBytes+24e6*(2+8+24) {
-		t.Errorf("24 MP DCB: %d (%+v)", b.Total, b)
-	}
-	// Half size: a quarter of the processed pixels (the caller halves
-	// Width and Height), the full raw.
-	in.Demosaic, in.HalfSize = "ahd", true
-	in.Width, in.Height = 3000, 2000
-	if b := Estimate(in); b.Total != fixedBytes+24e6*2+6e6*20 {
-		t.Errorf("24 MP half size: %d (%+v)", b.Total, b)
-	}
-	// A linear DNG keeps four samples per raw pixel and is not demosaiced.
-	lin := Input{RawWidth: 1000, RawHeight: 1000, Width: 1000, Height: 1000, Demosaic: "ahd", OutputBytesPerPixel: 4}
-	if b := Estimate(lin); b.Raw != 8e6 || b.Scratch != 0 {
-		t.Errorf("linear DNG: %+v", b)
-	}
-	// A tiny AHD image is dominated by the touched part of the tile buffer.
-	small := Input{RawWidth: 200, RawHeight: 200, CFA: true, Width: 200, Height: 200, Demosaic: "ahd", Threads: 2, OutputBytesPerPixel: 4}
-	if b := Estimate(small); b.Scratch != 26*40000*2 {
-		t.Errorf("small AHD scratch %d", b.Scratch)
-	}
-}
-
 func TestSchedulerOverBudget(t *testing.T) {
 	s := NewScheduler(1000)
 	err := s.Acquire(context.Background(), 1001)

@@ -1,3 +1,8 @@
+// Package budget runs as many conversions at once as fit in a memory
+// budget (Scheduler), and reads, parses and prints byte sizes. It imports
+// nothing else of rawbatch; what one conversion needs is estimated by the
+// caller (package pipeline: EstimateMemory, from its stages' declared
+// costs).
 package budget
 
 import (

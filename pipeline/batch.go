@@ -60,7 +60,7 @@ type Task struct {
 	// failure found before decoding (not a raw file, corrupt header,
 	// unsupported format).
 	Info     FileInfo
-	Estimate budget.Breakdown
+	Estimate Memory
 	Err      error
 	// Done, set by Runner.Triage, is the outcome of a task that needs no
 	// conversion (up to date, still being written); Inspect and Run pass
@@ -229,7 +229,7 @@ const WorkerRSS = 12 << 20
 // is b takes when it runs in a worker process: b.Total plus the worker's
 // own WorkerRSS. The scheduler, the overshoot warning, the report, the dry
 // run and inspect all count a worker's memory with it.
-func WorkerBytes(b budget.Breakdown) int64 { return b.Total + WorkerRSS }
+func WorkerBytes(b Memory) int64 { return b.Total + WorkerRSS }
 
 // overshootSlack is how far beyond its estimate a worker's peak memory may
 // go, in bytes, before the file gets a warning.

@@ -47,8 +47,8 @@ func TestHalfSizeAgrees(t *testing.T) {
 			if tc.cfa {
 				copied = int64(w) * int64(h)
 			}
-			if b.Float != 12*copied {
-				t.Errorf("estimate's float image %d bytes, want %d", b.Float, 12*copied)
+			if d := stepMemory(b, "demosaic"); d.Alloc != 12*copied {
+				t.Errorf("estimate's float image %d bytes, want %d", d.Alloc, 12*copied)
 			}
 			// The WebP limit applies to the halved size.
 			long := &fi.Width

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
@@ -89,46 +88,87 @@ func ReadInfo(path string) (FileInfo, error) {
 	return InfoFromHeader(h), nil
 }
 
-// EstimateMemory returns the peak memory estimate in bytes, by buffer, of
-// converting a file described by fi with settings s (all its variants),
-// LibRaw using threads OpenMP threads. The formula is in docs/memory.md:
-// budget.Estimate for the decode and the last variant, which converts the
-// shared working image in place; each other variant, done one after the
-// other, adds its own full-size copy, its resized image, its quantised
-// image and its encoder beside the shared image.
-func EstimateMemory(fi FileInfo, s Settings, threads int) budget.Breakdown {
+// Memory is the estimated peak memory of converting one file, from the
+// declared costs of the steps of its plan (Stage.Cost).
+type Memory struct {
+	// Total is the peak in bytes over the plan's steps of what is alive.
+	Total int64
+	// Fixed is the size-independent overhead of a conversion in bytes
+	// (LibRaw's handle and tables, stacks, I/O buffers), part of Total.
+	Fixed int64
+	// Steps are the plan's steps in order, with their costs.
+	Steps []StepMemory
+}
+
+// StepMemory is the memory one step of a plan needs, in bytes.
+type StepMemory struct {
+	// Step is the step's name (Step.Name).
+	Step string
+	// Scratch is held only while the step runs (LibRaw's buffers, an
+	// encoder's state, a resize's intermediate images).
+	Scratch int64
+	// Alloc is the buffer the step makes that outlives it (an image).
+	Alloc int64
+	// Free is what the step lets go of when it ends (its input, or an
+	// image it has quantised).
+	Free int64
+	// Peak is the total alive while the step runs: what earlier steps
+	// left, plus Scratch and Alloc.
+	Peak int64
+}
+
+// memCtx is what a stage's cost depends on: the file, the settings, the
+// OpenMP threads LibRaw may use, and the step (its size, its variant).
+type memCtx struct {
+	fi      FileInfo
+	s       Settings
+	threads int
+	step    Step
+	v       Variant // the step's variant; zero for a shared step
+	// resized: the step's variant has its own, resized image.
+	resized bool
+}
+
+// px is the step's image size in pixels.
+func (m memCtx) px() int64 { return int64(m.step.W) * int64(m.step.H) }
+
+// EstimateMemory returns the peak memory estimate in bytes of converting a
+// file described by fi with settings s (all its variants), LibRaw using
+// threads OpenMP threads: the steps of PlanStages(fi, s) in order, each
+// adding what its stage declares (Stage.Cost) to what is alive. A shared
+// step's Free takes effect when it ends (LibRaw's buffers are C memory,
+// freed at once); a variant's own steps free nothing until the variant's
+// last step has run (Go's collector reclaims them then: convertFile runs
+// runtime.GC between variants). The formulas are in docs/memory.md.
+func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
+	p := PlanStages(fi, s)
 	vs := s.OutputVariants()
-	last := vs[len(vs)-1]
-	lw, lh := libRawSize(fi, s)
-	in := budget.Input{
-		RawWidth: fi.RawWidth, RawHeight: fi.RawHeight, CFA: fi.CFA,
-		Width: lw, Height: lh, HalfSize: s.HalfSize,
-		Demosaic: string(s.Demosaic), Threads: threads,
-	}
-	in.OutputBytesPerPixel, in.EncoderBytesPerPixel, in.EncoderFixedBytes = encoderCost(last)
-	b := budget.Estimate(in)
-	dw, dh := DecodedSize(fi, s)
-	w, h := int64(dw), int64(dh)
-	px := w * h
-	var extra int64
-	others := vs[:len(vs)-1]
-	if lw, lh := last.Fit(int(w), int(h)); int64(lw)*int64(lh) > px {
-		others = vs // an upscaled last variant needs its larger image too
-	}
-	for _, v := range others {
-		vw, vh := v.Fit(int(w), int(h))
-		vpx := int64(vw) * int64(vh)
-		q, e, ef := encoderCost(v)
-		x := 12*px + int64(q)*vpx + int64(e*float64(vpx)) + ef
-		if vpx != px {
-			x += 12 * vpx // the resized image
+	m := Memory{Fixed: conversionFixedBytes}
+	var live, pending int64
+	for n, st := range p.Steps {
+		c := memCtx{fi: fi, s: s, threads: threads, step: st}
+		if st.v >= 0 {
+			c.v = vs[st.v]
+			c.resized = st.W != p.W || st.H != p.H
 		}
-		extra = max(extra, x)
+		sm := st.stage.Cost(c)
+		sm.Step = st.Name
+		sm.Peak = live + sm.Scratch + sm.Alloc
+		m.Total = max(m.Total, sm.Peak)
+		live += sm.Alloc
+		if st.Shared() {
+			live -= sm.Free
+		} else {
+			live += sm.Scratch
+			pending += sm.Free + sm.Scratch
+			if n+1 == len(p.Steps) || p.Steps[n+1].v != st.v {
+				live -= pending
+				pending = 0
+			}
+		}
+		m.Steps = append(m.Steps, sm)
 	}
-	if extra > 0 {
-		b.Total = max(b.Total, b.Fixed+12*px+extra)
-	}
-	return b
+	return m
 }
 
 // encoderCost returns a format's quantised bytes per pixel and its

@@ -106,6 +106,9 @@ type FileReport struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// TimingsMS is each stage's wall time in milliseconds.
 	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+	// Steps names the timed steps in the order they ran (the file's
+	// stage plan, pipeline.PlanVariants).
+	Steps []string `json:"steps,omitempty"`
 	// EstimatedBytes is the memory estimate of the file, with the worker
 	// process's own WorkerRSS when it ran in one, as the scheduler counts
 	// it; PeakBytes the worker process's measured peak RSS (both bytes, 0
@@ -214,6 +217,7 @@ func BuildReport(results []FileResult) Report {
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)
+				f.Steps = append(f.Steps, st.Stage)
 			}
 		}
 		if fr.Decoded {

@@ -71,6 +71,8 @@ func TestScripts(t *testing.T) {
 			"imgdiff":   cmdImgDiff,
 			"synthat":   cmdSynthDNGAt,
 			"nomatrix":  cmdNoMatrix,
+			"synthsize": cmdSynthSize,
+			"planned":   cmdPlanned,
 		},
 	})
 }

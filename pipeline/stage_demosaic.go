@@ -1,0 +1,134 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+)
+
+// demosaicStage is LibRaw's decode: unpack, black level, white balance,
+// demosaic, copied into float32 camera RGB (or the stage cache's copy).
+var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Cost: demosaicCost, run: stageDemosaic}
+
+// ahdTile is dcraw/LibRaw's AHD tile size TS; each thread's tile buffer is
+// 26·TS² bytes (malloc(26*TS*TS) in ahd_interpolate), of which only the
+// part a tile touches becomes resident.
+const ahdTile = 512
+
+// scratchPerPixel is the demosaic's full-image working memory in bytes per
+// processed pixel, beyond LibRaw's image: DCB keeps two float[3] copies
+// (dcb_demosaic: image2, image3), DHT a float[3] copy and a direction map,
+// AAHD two ushort[3] and two float[3] planes and a direction map. Measured
+// with BenchmarkEstimateCalibration on a 12 MP synthetic DNG: dcb 24.0,
+// dht 13.2, aahd 39.3.
+var scratchPerPixel = map[string]float64{"dcb": 24, "dht": 13.2, "aahd": 39.3}
+
+// demosaicCost returns LibRaw's buffers while it decodes and the float
+// copy it hands on. For the image LibRaw processes (libRawSize: halved for
+// a CFA sensor's half-size decode), of px pixels: the unpacked raw data
+// (raw_width×raw_height×2 bytes, ×4 samples for a non-CFA sensor:
+// rawdata.color4_image), its 4×16-bit image (8 bytes per pixel), the
+// demosaic's scratch (AHD: 26·min(px, TS²) per thread; DCB, DHT, AAHD:
+// scratchPerPixel; none without demosaic), and the W×H×3 float32 copy
+// (12 bytes per pixel; a half-size non-CFA image is halved after it).
+// Peak: raw + image + max(scratch, copy); after: the copy.
+func demosaicCost(m memCtx) StepMemory {
+	lw, lh := libRawSize(m.fi, m.s)
+	px := int64(lw) * int64(lh)
+	samples := int64(1)
+	if !m.fi.CFA {
+		samples = 4
+	}
+	raw := int64(m.fi.RawWidth) * int64(m.fi.RawHeight) * 2 * samples
+	img := 8 * px
+	var scratch int64
+	if m.fi.CFA && !m.s.HalfSize {
+		switch string(m.s.Demosaic) {
+		case "ahd", "":
+			scratch = 26 * min(px, ahdTile*ahdTile) * int64(max(1, m.threads))
+		default:
+			scratch = int64(float64(px) * scratchPerPixel[string(m.s.Demosaic)])
+		}
+	}
+	copied := 12 * px
+	return StepMemory{Scratch: raw + img + max(scratch, copied) - copied, Alloc: copied}
+}
+
+func stageDemosaic(ctx context.Context, j *job) error {
+	if j.cached != nil {
+		// The decoded image is in the stage cache: no LibRaw decode.
+		j.h.Close()
+		j.h = nil
+		j.camera, j.colors = j.cached.pix, j.cached.c
+		j.img = Image{W: j.cached.w, H: j.cached.h}
+		j.fromCache = true
+		j.decodedW, j.decodedH = j.img.W, j.img.H
+		fault.At(fault.Decoded, j.in)
+		return nil
+	}
+	stop := context.AfterFunc(ctx, j.h.Cancel)
+	defer stop()
+	if err := j.h.Unpack(); err != nil {
+		return err
+	}
+	if err := j.h.Process(j.params); err != nil {
+		if errors.Is(err, libraw.ErrCancelled) && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	if j.params.WB == libraw.WBCamera && j.h.Warnings()&libraw.WarnBadCameraWB != 0 {
+		j.warnings = append(j.warnings, "no usable camera white balance in the file; used daylight")
+	}
+	pix, w, h, colors, err := j.h.CopyImage(nil)
+	if err != nil {
+		return err
+	}
+	// The LibRaw handle and its buffers are no longer needed.
+	j.h.Close()
+	j.h = nil
+	if j.settings.HalfSize && j.info.Filters == 0 {
+		// LibRaw's half_size only shrinks mosaic data; halve the rest here
+		// so --half-size means the same output size for every file.
+		pix, w, h = halve(pix, w, h, colors)
+	}
+	j.camera, j.colors = pix, colors
+	j.img = Image{W: w, H: h}
+	j.decoded = true
+	j.decodedW, j.decodedH = w, h
+	j.storeCache()
+	fault.At(fault.Decoded, j.in)
+	return nil
+}
+
+// halve box-filters an interleaved image of w×h pixels with nc channels to
+// ((w+1)/2)×((h+1)/2), averaging each 2×2 block (the pixels that exist at
+// the right and bottom edges), as LibRaw's half-size decode sizes it.
+func halve(src []float32, w, h, nc int) ([]float32, int, int) {
+	hw, hh := halvedIf(true, w, h)
+	dst := make([]float32, hw*hh*nc)
+	for y := range hh {
+		for x := range hw {
+			var n float32
+			var sum [4]float32
+			for dy := range 2 {
+				for dx := range 2 {
+					sx, sy := 2*x+dx, 2*y+dy
+					if sx >= w || sy >= h {
+						continue
+					}
+					n++
+					for c := range nc {
+						sum[c] += src[(sy*w+sx)*nc+c]
+					}
+				}
+			}
+			for c := range nc {
+				dst[(y*hw+x)*nc+c] = sum[c] / n
+			}
+		}
+	}
+	return dst, hw, hh
+}

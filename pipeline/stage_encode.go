@@ -1,0 +1,90 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/rawbatch/rawbatch/pipeline/encode"
+	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
+)
+
+// encodeStage writes the variant's file (to a temporary name).
+var encodeStage = Stage{Name: "encode", Scope: PerVariant, Kind: IO, Cost: encodeCost, run: stageEncode}
+
+// encodeCost: the encoder's working memory (encoderCost), and it lets go
+// of the quantised image.
+func encodeCost(m memCtx) StepMemory {
+	q, e, ef := encoderCost(m.v)
+	sm := StepMemory{Scratch: int64(e*float64(m.px())) + ef, Free: int64(q) * m.px()}
+	if m.v.Format == "tiff16" && !m.step.keep {
+		sm.Free += 12 * m.px()
+	}
+	return sm
+}
+
+// stageEncode writes the variant in its format, with its space's ICC
+// profile and the EXIF metadata, to a temporary file in the output's
+// directory (renamed into place when every variant of the file succeeded).
+func stageEncode(_ context.Context, j *job) (err error) {
+	v := j.cur
+	out := v.spec.Path
+	defer func() {
+		// Name the output, not its temporary file, and keep the cause
+		// (ENOSPC stays transient for the retries).
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("writing %s: %w", out, pe.Err)
+		}
+	}()
+	// The temporary name has no image extension, so photo importers
+	// watching the folder do not pick it up.
+	f, err := createTemp(filepath.Dir(out), tempPattern(out))
+	if err != nil {
+		return err
+	}
+	v.tmp = f.Name()
+	bw := bufio.NewWriterSize(&writebackWriter{f: f}, 1<<20)
+	md := Metadata(j.info, j.hdr)
+	icc := v.space.ICC
+	quality := v.spec.Variant.Quality
+	if quality == 0 {
+		quality = 90
+	}
+	switch v.spec.Variant.Format {
+	case "png16":
+		err = encode.PNG16(bw, v.quant, icc, md)
+	case "png8":
+		err = encode.PNG8(bw, v.quant, icc, md)
+	case "tiff16":
+		err = encode.TIFF16RowsOptions(bw, v.rows, icc, md, v.spec.Variant.TIFFOptions())
+		v.rows = encode.RowsRGB16{}
+		v.dropFloat()
+	case "tiff8":
+		err = encode.TIFF8(bw, v.quant, icc, md, v.spec.Variant.TIFFOptions())
+	case "webp":
+		err = encode.WebP(bw, v.quant, quality, false, icc, md)
+	case "jpeg":
+		err = encode.JPEG(bw, v.quant, quality, icc, md)
+	default:
+		err = fmt.Errorf("unknown output format %q", v.spec.Variant.Format)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(v.tmp, fileperm.File())
+	}
+	v.quant = nil
+	return err
+}

@@ -1,0 +1,40 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+)
+
+// exposureStage multiplies by 2^(EV + BaselineExposure), in place.
+var exposureStage = Stage{Name: "exposure", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: noBuffers, run: stageExposure}
+
+// ExposureEV returns the exposure change applied to a file: the --exposure
+// value plus, when enabled, the DNG BaselineExposure (LibRaw reports -999
+// when the tag is absent).
+func ExposureEV(s Settings, in libraw.Info) float64 {
+	ev := s.Exposure
+	if s.BaselineExposure && in.DNGVersion != 0 && in.BaselineExposure > -100 && in.BaselineExposure < 100 {
+		ev += in.BaselineExposure
+	}
+	return ev
+}
+
+func stageExposure(_ context.Context, j *job) error {
+	j.expose(j.image())
+	return nil
+}
+
+// expose multiplies img by the exposure gain 2^ExposureEV.
+func (j *job) expose(img Image) {
+	ev := ExposureEV(j.settings, j.info)
+	if ev == 0 {
+		return
+	}
+	g := exposureGain(ev)
+	img.parallel(func(pix []float32) {
+		for i := range pix {
+			pix[i] *= g
+		}
+	})
+}

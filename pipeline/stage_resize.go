@@ -1,0 +1,48 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/rawbatch/rawbatch/pipeline/resize"
+)
+
+// resizeStage scales the demosaiced camera image to a variant's size; the
+// planner runs it only for variants whose size is not the decoded size.
+var resizeStage = Stage{Name: "resize", Scope: PerVariant, Kind: Spatial, Linear: true, Cost: resizeCost, run: stageResize}
+
+// stageResize makes a resized variant's own image: the decoded camera-RGB
+// image (j.camera, before the camera matrix) scaled to the variant's size
+// (Variant.Fit) in linear light with resize.Downscale (Lanczos-3, after a
+// box reduction when it shrinks by 4× or more, as Pillow's thumbnail
+// does). The planner puts the variant's own camera-matrix, exposure and
+// tone steps after it (PlanVariants).
+func stageResize(_ context.Context, j *job) error {
+	v := j.cur
+	w, h := j.img.W, j.img.H
+	dw, dh := v.spec.Variant.Fit(w, h)
+	v.camera = resize.Downscale(j.camera, w, h, j.colors, dw, dh)
+	v.img = Image{W: dw, H: dh}
+	v.owned = true
+	return nil
+}
+
+// resizeCost: the resized image (12 bytes per pixel of the variant's
+// size), and while it runs resize.Downscale's intermediates: the box
+// reduction (when it shrinks by 2·resize.ReducingGap or more) and the
+// horizontal pass of Lanczos-3, both 12 bytes per pixel of their size.
+func resizeCost(m memCtx) StepMemory {
+	// The source is the decoded image; its size is the plan's, which the
+	// step does not carry: recompute it.
+	w, h := DecodedSize(m.fi, m.s)
+	dw, dh := m.step.W, m.step.H
+	kx := max(1, int(float64(w)/float64(dw)/resize.ReducingGap))
+	ky := max(1, int(float64(h)/float64(dh)/resize.ReducingGap))
+	var scratch int64
+	rw, rh := w, h
+	if kx > 1 || ky > 1 {
+		rw, rh = (w+kx-1)/kx, (h+ky-1)/ky
+		scratch += 12 * int64(rw) * int64(rh)
+	}
+	scratch += 12 * int64(dw) * int64(rh)
+	return StepMemory{Scratch: scratch, Alloc: 12 * m.px()}
+}

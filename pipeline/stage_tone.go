@@ -1,0 +1,11 @@
+package pipeline
+
+import "context"
+
+// toneStage applies the tone curve per channel, in place; not linear.
+var toneStage = Stage{Name: "tone", Scope: PerFile, Kind: Pointwise, Cost: noBuffers, run: stageTone}
+
+func stageTone(_ context.Context, j *job) error {
+	applyTone(j.image(), j.settings.Tone)
+	return nil
+}

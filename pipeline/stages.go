@@ -1,0 +1,322 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Scope says how often a stage runs for one input file.
+type Scope uint8
+
+const (
+	// PerFile stages run once per file, on the image every variant shares
+	// (the planner may run a pointwise one once per downscaled variant
+	// instead, on that variant's small image: PlanVariants).
+	PerFile Scope = iota
+	// PerVariant stages run once per output variant, on its own image.
+	PerVariant
+)
+
+func (s Scope) String() string {
+	if s == PerVariant {
+		return "per variant"
+	}
+	return "per file"
+}
+
+// Kind says how a stage touches pixels; the planner reorders stages by it.
+type Kind uint8
+
+const (
+	// IO stages read or write outside the float image: LibRaw's handle,
+	// files.
+	IO Kind = iota
+	// Pointwise stages compute each output pixel from the same input pixel
+	// alone; a linear one commutes exactly with a linear resize.
+	Pointwise
+	// Spatial stages compute output pixels from neighbourhoods or move
+	// them (demosaic, resize, sharpening, orientation).
+	Spatial
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Pointwise:
+		return "pointwise"
+	case Spatial:
+		return "spatial"
+	}
+	return "io"
+}
+
+// Stage is one step of the develop of a file, declared in its own file
+// (pipeline/stage_*.go) and listed once in Stages.
+type Stage struct {
+	// Name is the stage's name in plans, Result.Timings and the report.
+	Name  string
+	Scope Scope
+	Kind  Kind
+	// Linear: the stage is a linear map of the pixel values (a matrix, a
+	// gain), so that with Kind Pointwise it commutes with a resize.
+	Linear bool
+	// Cost returns the memory the stage needs when it runs as step m.step
+	// (EstimateMemory adds it up); required, noBuffers for a stage that
+	// works in place or makes a view.
+	Cost func(m memCtx) StepMemory
+	// run executes the stage on j: on the shared image when j.cur is nil,
+	// on variant j.cur's own image otherwise.
+	run func(ctx context.Context, j *job) error
+}
+
+// Stages is the develop, in order: the one list of what runs. The planner
+// (PlanVariants) derives each variant's sequence of steps from it; formulas
+// and sources are in docs/pipeline.md. Every PerFile stage comes before
+// every PerVariant one.
+var Stages = []Stage{
+	openStage,         // LibRaw: open, identify (and the stage cache's lookup)
+	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
+	demosaicStage,     // LibRaw: unpack, black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
+	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)
+	exposureStage,     // × 2^(EV + BaselineExposure)
+	toneStage,         // tone curve, scene- to display-referred
+	resizeStage,       // Lanczos-3 to the variant's size, in linear light
+	outputSpaceStage,  // working space → the variant's linear colour space, sharpen, clip to [0,1]
+	orientationStage,  // rotate/mirror upright, once (a view read by quantise)
+	quantiseStage,     // the space's transfer function + rounding to 8 or 16 bits
+	encodeStage,       // JPEG, TIFF, WebP, PNG with ICC profile and EXIF, to a temporary file
+}
+
+// noBuffers is the Cost of a stage that allocates nothing beside its input
+// (it works in place, or makes a view).
+func noBuffers(memCtx) StepMemory { return StepMemory{} }
+
+// Step is one run of a stage in a StagePlan.
+type Step struct {
+	// Stage is the stage's name (Stages).
+	Stage string
+	// Variant is the name of the variant the step is the own step of; ""
+	// for a shared step, which runs once for every variant after it that
+	// does not have that stage as its own step.
+	Variant string
+	// W, H: the size in pixels of the image the step works on (before
+	// orientation); the decoded size for shared steps.
+	W, H int
+	// Name is the step's name in Result.Timings and the report: the stage
+	// name for shared steps and for every step of a single-variant file,
+	// "VARIANT/STAGE" for a variant's own step otherwise.
+	Name string
+
+	stage *Stage
+	v     int // index of the variant in the list planned; -1 when shared
+	// For the memory estimate (set for output-space and later steps):
+	// takesShared: the variant converts the shared full-size image in
+	// place (no later variant renders from it); reuses: it shares the
+	// image an earlier variant of its rendition made; keep: a later
+	// variant shares its image.
+	takesShared, reuses, keep bool
+}
+
+// Shared reports whether the step is shared by several variants (run once).
+func (st Step) Shared() bool { return st.Variant == "" }
+
+// StagePlan is the sequence of steps that converts one file to its variants.
+type StagePlan struct {
+	// W, H: the decoded size in pixels (DecodedSize).
+	W, H int
+	// Variants are the variants' names in the order they run.
+	Variants []string
+	// Steps in the order they run, each once.
+	Steps []Step
+
+	order []int // Variants as indices into the variants planned
+}
+
+// PlanStages is PlanVariants for a file described by fi and all of s's
+// variants (Settings.OutputVariants), at DecodedSize(fi, s).
+func PlanStages(fi FileInfo, s Settings) StagePlan {
+	w, h := DecodedSize(fi, s)
+	return PlanVariants(w, h, s.OutputVariants())
+}
+
+// PlanVariants returns the plan that converts a decoded image of w×h
+// pixels to the variants vs. The rules:
+//
+//   - PerFile stages run once, as shared steps, at w×h.
+//   - A variant whose size (Variant.Fit) is not w×h (downscaled, or
+//     enlarged with upscale) is resized from the demosaiced camera image:
+//     its resize step comes before the run of Pointwise PerFile stages that
+//     precede resize in Stages (camera matrix, exposure, tone), which then
+//     are its own steps at its size. This is exact for the linear ones; the
+//     tone curve (not linear) is so applied to the pixels shown.
+//   - Resized variants run first, then the full-size ones; within each,
+//     variants of one rendition (same space, size and sharpening) are kept
+//     together, groups in the order of their first variant.
+//   - The pointwise PerFile stages run shared, once, before the first
+//     full-size variant (none when every variant is resized); a full-size
+//     variant has no resize step.
+//   - Every other PerVariant stage is an own step of each variant.
+func PlanVariants(w, h int, vs []Variant) StagePlan {
+	p := StagePlan{W: w, H: h}
+	// first: the first PerVariant stage, which must be resize; hoist: the
+	// start of the run of pointwise PerFile stages just before it.
+	first := len(Stages)
+	for i, st := range Stages {
+		if st.Scope == PerVariant {
+			first = i
+			break
+		}
+	}
+	hoist := first
+	for hoist > 0 && Stages[hoist-1].Scope == PerFile && Stages[hoist-1].Kind == Pointwise {
+		hoist--
+	}
+	resized := func(v Variant) bool {
+		dw, dh := v.Fit(w, h)
+		return dw != w || dh != h
+	}
+	multi := len(vs) > 1
+	add := func(i int, vi int, vw, vh int) {
+		st := Step{Stage: Stages[i].Name, W: vw, H: vh, Name: Stages[i].Name, stage: &Stages[i], v: vi}
+		if vi >= 0 {
+			st.Variant = vs[vi].Name
+			if multi {
+				st.Name = st.Variant + "/" + st.Name
+			}
+		}
+		p.Steps = append(p.Steps, st)
+	}
+	for i := range hoist {
+		add(i, -1, w, h)
+	}
+	var small, full []int
+	for i, v := range vs {
+		if resized(v) {
+			small = append(small, i)
+		} else {
+			full = append(full, i)
+		}
+	}
+	p.order = append(groupByRendition(vs, small), groupByRendition(vs, full)...)
+	// variantSteps adds variant vi's PerVariant steps after resize.
+	variantSteps := func(vi int, vw, vh int) {
+		for i := first + 1; i < len(Stages); i++ {
+			add(i, vi, vw, vh)
+		}
+	}
+	for _, vi := range p.order[:len(small)] {
+		vw, vh := vs[vi].Fit(w, h)
+		add(first, vi, vw, vh) // resize
+		for i := hoist; i < first; i++ {
+			add(i, vi, vw, vh)
+		}
+		variantSteps(vi, vw, vh)
+	}
+	if len(full) > 0 {
+		for i := hoist; i < first; i++ {
+			add(i, -1, w, h)
+		}
+		for _, vi := range p.order[len(small):] {
+			variantSteps(vi, w, h)
+		}
+	}
+	for _, vi := range p.order {
+		p.Variants = append(p.Variants, vs[vi].Name)
+	}
+	p.markRenditions(vs, len(small))
+	return p
+}
+
+// groupByRendition orders the variants idx of vs so that those of one
+// rendition (renderKey) are next to each other, groups in the order of
+// their first variant: a shared rendition is then kept only while its own
+// variants are written, never beside other variants' images.
+func groupByRendition(vs []Variant, idx []int) []int {
+	var keys []string
+	groups := map[string][]int{}
+	for _, i := range idx {
+		k := renderKey(vs[i])
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	out := make([]int, 0, len(idx))
+	for _, k := range keys {
+		out = append(out, groups[k]...)
+	}
+	return out
+}
+
+// markRenditions sets the sharing facts of the full-size variants' steps
+// (the order after the nSmall resized ones), as stageOutputSpace decides
+// them at run time: a variant reuses an earlier one's image of the same
+// rendition, keeps its own for a later one, and takes over the shared
+// image when no later variant of another rendition renders from it.
+// Resized variants always make their own image.
+func (p *StagePlan) markRenditions(vs []Variant, nSmall int) {
+	full := p.order[nSmall:]
+	for n, vi := range full {
+		key := renderKey(vs[vi])
+		var reuses, keep, takes bool
+		for _, e := range full[:n] {
+			reuses = reuses || renderKey(vs[e]) == key
+		}
+		takes = !reuses
+		for _, l := range full[n+1:] {
+			lk := renderKey(vs[l])
+			keep = keep || lk == key
+			if lk != key {
+				takes = false
+			}
+		}
+		for i := range p.Steps {
+			if p.Steps[i].v == vi {
+				p.Steps[i].takesShared, p.Steps[i].reuses, p.Steps[i].keep = takes, reuses, keep
+			}
+		}
+	}
+}
+
+// Sequence returns the steps variant name goes through, in order: the
+// shared steps before its own steps that it uses, then its own.
+func (p StagePlan) Sequence(name string) []Step {
+	own := map[string]bool{}
+	for _, st := range p.Steps {
+		if st.Variant == name {
+			own[st.Stage] = true
+		}
+	}
+	var out []Step
+	for _, st := range p.Steps {
+		if st.Variant == name || st.Shared() && !own[st.Stage] {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Names returns the names of the steps in the order they run (what
+// Result.Timings names).
+func (p StagePlan) Names() []string {
+	out := make([]string, len(p.Steps))
+	for i, st := range p.Steps {
+		out[i] = st.Name
+	}
+	return out
+}
+
+// String is the plan as text, one step a line, for --dry-run: the step's
+// name, its size, and whether it is shared by the variants after it.
+func (p StagePlan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "decoded %d×%d; variants in order: %s\n", p.W, p.H, strings.Join(p.Variants, ", "))
+	for _, st := range p.Steps {
+		who := "shared"
+		if !st.Shared() {
+			who = st.Variant
+		}
+		fmt.Fprintf(&b, "  %-26s %-11s %s\n", st.Name, fmt.Sprintf("%d×%d", st.W, st.H), who)
+	}
+	return b.String()
+}

@@ -1,0 +1,224 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// timingNames returns the step names of res.Timings in order.
+func timingNames(res Result) []string {
+	var out []string
+	for _, st := range res.Timings {
+		out = append(out, st.Stage)
+	}
+	return out
+}
+
+// stepMemory returns the estimate's step named name.
+func stepMemory(m Memory, name string) StepMemory {
+	for _, s := range m.Steps {
+		if s.Step == name {
+			return s
+		}
+	}
+	return StepMemory{}
+}
+
+// TestStagesWellFormed: every PerFile stage comes before every PerVariant
+// one, the first PerVariant stage is resize (PlanVariants moves it), and
+// names are unique.
+func TestStagesWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	perVariant := false
+	for i, st := range Stages {
+		if seen[st.Name] {
+			t.Errorf("stage %q listed twice", st.Name)
+		}
+		seen[st.Name] = true
+		if st.run == nil || st.Cost == nil {
+			t.Errorf("stage %q lacks its run function or its memory cost", st.Name)
+		}
+		if st.Scope == PerVariant && !perVariant {
+			perVariant = true
+			if st.Name != resizeStage.Name {
+				t.Errorf("first per-variant stage is %q (index %d), want resize", st.Name, i)
+			}
+		}
+		if st.Scope == PerFile && perVariant {
+			t.Errorf("per-file stage %q after a per-variant one", st.Name)
+		}
+	}
+}
+
+func variants(t *testing.T, specs ...string) []Variant {
+	var vs []Variant
+	for _, spec := range specs {
+		v, err := ParseVariant(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// TestPlanVariants: the planner's rules on a 4000×3000 image.
+func TestPlanVariants(t *testing.T) {
+	seq := func(p StagePlan, name string) string {
+		var out []string
+		for _, st := range p.Sequence(name) {
+			out = append(out, st.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	// One full-size JPEG: the list in order, no resize, names unprefixed.
+	p := PlanVariants(4000, 3000, variants(t, "main=jpeg"))
+	if got, want := strings.Join(p.Names(), " "), "open white-balance demosaic camera-matrix exposure tone output-space orientation quantise encode"; got != want {
+		t.Errorf("full JPEG:\n got %s\nwant %s", got, want)
+	}
+	// One thumbnail: resized before the pointwise stages, which run at
+	// its size.
+	p = PlanVariants(4000, 3000, variants(t, "thumb=webp,size=512"))
+	if got, want := strings.Join(p.Names(), " "), "open white-balance demosaic resize camera-matrix exposure tone output-space orientation quantise encode"; got != want {
+		t.Errorf("512 px WebP:\n got %s\nwant %s", got, want)
+	}
+	for _, st := range p.Steps[3:] {
+		if st.W != 512 || st.H != 384 || st.Shared() {
+			t.Errorf("thumbnail step %s: %d×%d shared=%v", st.Name, st.W, st.H, st.Shared())
+		}
+	}
+	// Full TIFF16 and a 2048 px JPEG given in that order: the JPEG runs
+	// first, with its own steps; the shared pointwise steps run once
+	// after it, for the TIFF.
+	p = PlanVariants(4000, 3000, variants(t, "print=tiff16", "web=jpeg,size=2048"))
+	if got, want := strings.Join(p.Variants, " "), "web print"; got != want {
+		t.Errorf("order %s, want %s", got, want)
+	}
+	if got, want := seq(p, "web"), "open white-balance demosaic web/resize web/camera-matrix web/exposure web/tone web/output-space web/orientation web/quantise web/encode"; got != want {
+		t.Errorf("web:\n got %s\nwant %s", got, want)
+	}
+	if got, want := seq(p, "print"), "open white-balance demosaic camera-matrix exposure tone print/output-space print/orientation print/quantise print/encode"; got != want {
+		t.Errorf("print:\n got %s\nwant %s", got, want)
+	}
+	// Renditions grouped: a and c share space, size and sharpening.
+	p = PlanVariants(4000, 3000, variants(t, "a=jpeg", "b=png16,space=adobergb", "c=tiff8"))
+	if got, want := strings.Join(p.Variants, " "), "a c b"; got != want {
+		t.Errorf("renditions: order %s, want %s", got, want)
+	}
+}
+
+// TestPlanString: the text form lists every step with its size and who
+// it is for.
+func TestPlanString(t *testing.T) {
+	p := PlanVariants(4000, 3000, variants(t, "print=tiff16", "web=jpeg,size=2048"))
+	s := p.String()
+	lines := strings.Split(s, "\n")
+	if lines[0] != "decoded 4000×3000; variants in order: web, print" {
+		t.Errorf("first line %q", lines[0])
+	}
+	for _, want := range []string{"web/resize 2048×1536 web", "camera-matrix 4000×3000 shared", "print/encode 4000×3000 print"} {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Join(strings.Fields(l), " ") == want }) {
+			t.Errorf("text form lacks %q:\n%s", want, s)
+		}
+	}
+	if n := strings.Count(s, "\n"); n != len(p.Steps)+1 {
+		t.Errorf("%d lines for %d steps:\n%s", n, len(p.Steps), s)
+	}
+}
+
+// TestTimingsAreThePlan: the steps a conversion runs (Result.Timings) are
+// exactly its plan's, in order, for several variant sets.
+func TestTimingsAreThePlan(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSynthetic(t, dir, 96, 64)
+	fi, err := ReadInfo(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range [][]string{
+		{"main=jpeg"},
+		{"thumb=webp,size=32"},
+		{"print=tiff16", "web=jpeg,size=48"},
+		{"a=jpeg", "b=png16,space=adobergb", "c=tiff8", "d=png8,size=50%"},
+	} {
+		vs := variants(t, set...)
+		s := DefaultSettings()
+		s.Variants = vs
+		var outs []OutputSpec
+		for _, v := range vs {
+			outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(dir, v.Name+"."+v.Format)})
+		}
+		res, err := ConvertVariants(context.Background(), in, outs, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := timingNames(res), PlanStages(fi, s).Names(); !slices.Equal(got, want) {
+			t.Errorf("%v:\n ran     %q\n planned %q", set, got, want)
+		}
+	}
+}
+
+// TestPipelineDocTable: docs/pipeline.md's stage table lists Stages, in
+// order, with each stage's declared scope and kind (and "linear").
+func TestPipelineDocTable(t *testing.T) {
+	b, err := os.ReadFile("../docs/pipeline.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Split(l, "|")
+		if len(f) < 5 || !strings.HasPrefix(l, "| ") {
+			continue
+		}
+		if n := strings.TrimSpace(f[1]); n == "#" || n == "0" {
+			continue
+		}
+		rows = append(rows, []string{strings.TrimSpace(f[2]), strings.TrimSpace(f[3])})
+	}
+	if len(rows) != len(Stages) {
+		t.Fatalf("docs/pipeline.md has %d stage rows, Stages %d", len(rows), len(Stages))
+	}
+	for i, st := range Stages {
+		want := st.Scope.String() + ", " + st.Kind.String()
+		if st.Linear {
+			want += ", linear"
+		}
+		if rows[i][0] != st.Name || rows[i][1] != want {
+			t.Errorf("row %d: %q, %q; Stages[%d]: %q, %q", i+1, rows[i][0], rows[i][1], i, st.Name, want)
+		}
+	}
+}
+
+// TestPlanFollowsDecodedSize: when LibRaw decodes another size than the
+// header said, the steps after the decode are planned again for the size
+// it made (here the header claims a size that makes the 48 px variant
+// full size; the decode's 96×64 makes it a resized one).
+func TestPlanFollowsDecodedSize(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSynthetic(t, dir, 96, 64)
+	hdr, err := ReadHeader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lied := *hdr
+	lied.Width, lied.Height = 48, 32
+	vs := variants(t, "web=jpeg,size=48", "main=png8")
+	s := DefaultSettings()
+	s.Variants = vs
+	outs := []OutputSpec{{Variant: vs[0], Path: filepath.Join(dir, "web.jpg")}, {Variant: vs[1], Path: filepath.Join(dir, "main.png")}}
+	res, err := convertFile(context.Background(), in, outs, s, &lied, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := timingNames(res), PlanVariants(96, 64, vs).Names(); !slices.Equal(got, want) {
+		t.Errorf("ran     %q\nplanned %q", got, want)
+	}
+	if res.Variants[0].Width != 48 || res.Variants[1].Width != 96 {
+		t.Errorf("written %+v", res.Variants)
+	}
+}
