@@ -1,0 +1,259 @@
+package look
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+)
+
+// Constants of the camera look fit (docs/look.md).
+const (
+	// MaxCameraResidual is the largest cross-validated mean ΔE2000 of an
+	// acceptable camera look fit; above it a stage falls back to the
+	// default look (issue 12: "residual mean ΔE on the fit grid above
+	// about 8").
+	MaxCameraResidual = 8
+	// toneBinEV is the width of the log-luminance bins of the tone fit,
+	// toneMinEV the lowest bin's lower edge (scene-linear, 1 = clip).
+	toneBinEV, toneMinEV = 0.5, -10.0
+	// toneShrink is the pseudo-count of the default curve in each bin:
+	// a bin of n cells keeps n/(n+toneShrink) of its own (isotonic) value.
+	toneShrink = 20.0
+	// cvBlock is the side, in cells, of the checkerboard blocks that
+	// split the grid into the fit half and the scoring half (blocks rather
+	// than single cells, because neighbouring cells are nearly equal).
+	cvBlock = 8
+	// satMin, satMax, satStep: the saturation search.
+	satMin, satMax, satStep = 0.5, 2.0, 0.05
+	fitMaxCells             = 4000
+)
+
+// CameraLook is a per-file look fitted to the embedded preview by
+// FitCamera: render a white-balanced scene-linear pixel s (in the
+// preview's space) as
+//
+//	s' = 2^EV · toSpace·diag(Gains)·camera,
+//	s'' = Y + Saturation·(s' − Y)   (Y = luminance of s'),
+//	out = gamut-compressed RGBTone(Curve, s'').
+type CameraLook struct {
+	Gains      [3]float64 // camera R, G, B multipliers, G = 1
+	EV         float64    // exposure in EV
+	Curve      *Table     // fitted monotone tone curve, scene-linear → display-linear
+	Saturation float64    // factor about luminance, 1 = unchanged
+	// Residual is the cross-validated mean ΔE2000 on the scoring half of
+	// the grid (cells not used by the fit); FitResidual the same on the
+	// fit half. Cells counts the scoring cells.
+	Residual, FitResidual float64
+	Cells                 int
+}
+
+// Acceptable reports Residual ≤ MaxCameraResidual.
+func (l CameraLook) Acceptable() bool { return l.Residual <= MaxCameraResidual }
+
+// Render applies the look to one camera-RGB value (scene-linear, not white
+// balanced) and returns display-linear RGB in [0, 1] in the preview's
+// space; toSpace and lum as given to FitCamera.
+func (l CameraLook) Render(toSpace colour.Mat3, lum [3]float64, camera [3]float64) [3]float64 {
+	return renderCell(toSpace, lum, camera, l.Gains, l.EV, l.Saturation, l.Curve)
+}
+
+func renderCell(toSpace colour.Mat3, lum [3]float64, cam, gains [3]float64, ev, sat float64, curve Curve) [3]float64 {
+	k := math.Exp2(ev)
+	s := toSpace.Apply([3]float64{cam[0] * gains[0] * k, cam[1] * gains[1] * k, cam[2] * gains[2] * k})
+	y := luminance(s, lum)
+	for i := range s {
+		s[i] = y + sat*(s[i]-y)
+	}
+	t := RGBTone(curve, s)
+	return desaturateIntoCube(t, luminance(t, lum))
+}
+
+// FitOptions are the inputs of FitCamera besides the grids.
+type FitOptions struct {
+	// Gains, when non-zero, are the white balance to use (as-shot
+	// multipliers relative to green); zero fits them with FitWB.
+	Gains [3]float64
+}
+
+// CVMask returns the fit half of the cross-validation split of a w×h grid
+// (true = fit, false = score): a checkerboard of 8×8-cell blocks.
+func CVMask(w, h int) []bool {
+	m := make([]bool, w*h)
+	for y := range h {
+		for x := range w {
+			m[y*w+x] = (x/cvBlock+y/cvBlock)%2 == 0
+		}
+	}
+	return m
+}
+
+// FitCamera fits the camera look of one file to its preview: camera is
+// the camera-RGB grid (scene-linear, not white balanced, W×H×3), toSpace
+// maps white-balanced camera RGB to the preview's linear space, space is
+// that space (for ΔE2000), c.Preview, c.Clipped, c.Lum as for
+// AnchorExposure (c.Scene is ignored). On the fit half of CVMask it fits
+// in turn the gains (FitWB with DefaultCurve, unless opts.Gains is set),
+// the exposure (AnchorExposure with DefaultCurve, unclamped median), a
+// tone curve (weighted isotonic regression of the preview's luminance on
+// 0.5 EV bins of scene log-luminance, each bin shrunk toward DefaultCurve
+// with a pseudo-count of 20 cells, interpolated by a monotone spline
+// through (0,0) and (1,1)), and one saturation factor in [0.5, 2] (grid
+// search by 0.05 on the mean ΔE2000); it then scores the mean ΔE2000 on
+// the other half. Errors: mismatched grids, too few usable cells for the
+// gains or the exposure.
+func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, opts FitOptions) (CameraLook, error) {
+	c.Scene = camera
+	if err := c.check(); err != nil {
+		return CameraLook{}, err
+	}
+	n := camera.W * camera.H
+	fitMask := CVMask(camera.W, camera.H)
+	var l CameraLook
+	l.Gains = opts.Gains
+	if l.Gains == ([3]float64{}) {
+		wb, err := FitWB(camera, toSpace, c, DefaultCurve, fitMask)
+		if err != nil {
+			return CameraLook{}, err
+		}
+		l.Gains = wb.Gains
+	}
+	// The white-balanced scene grid in the preview's space.
+	scene := Image{W: camera.W, H: camera.H, Pix: make([]float32, 3*n)}
+	for k := range n {
+		cam := camera.cell(k)
+		s := toSpace.Apply([3]float64{cam[0] * l.Gains[0], cam[1] * l.Gains[1], cam[2] * l.Gains[2]})
+		scene.Pix[3*k], scene.Pix[3*k+1], scene.Pix[3*k+2] = float32(s[0]), float32(s[1]), float32(s[2])
+	}
+	c.Scene = scene
+	ex, err := AnchorExposure(c, DefaultCurve, fitMask)
+	if err != nil {
+		return CameraLook{}, err
+	}
+	if ex.Cells < MinAnchorCells {
+		return CameraLook{}, fmt.Errorf("look: camera fit: %d usable exposure cells, need %d", ex.Cells, MinAnchorCells)
+	}
+	l.EV = ex.Raw
+
+	// Cells that inform the fit and the score: unclipped in the raw and
+	// above the noise.
+	valid := make([]bool, n)
+	for k := range n {
+		valid[k] = (c.Clipped == nil || c.Clipped[k] <= MaxClippedFraction) && luminance(scene.cell(k), c.Lum) >= MinSceneLum
+	}
+	var fitCells, scoreCells []int
+	for k := range n {
+		if !valid[k] {
+			continue
+		}
+		if fitMask[k] {
+			fitCells = append(fitCells, k)
+		} else {
+			scoreCells = append(scoreCells, k)
+		}
+	}
+	if len(fitCells) == 0 || len(scoreCells) == 0 {
+		return CameraLook{}, fmt.Errorf("look: camera fit: %d fit and %d scoring cells", len(fitCells), len(scoreCells))
+	}
+	l.Curve, err = fitTone(scene, c, fitCells, math.Exp2(l.EV))
+	if err != nil {
+		return CameraLook{}, err
+	}
+	sub := thin(fitCells, fitMaxCells)
+	meanDE := func(cells []int, sat float64) float64 {
+		var s float64
+		for _, k := range cells {
+			r := renderCell(toSpace, c.Lum, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
+			s += colour.DeltaE2000(space.LinearToLab(r), space.LinearToLab(clampCube(c.Preview.cell(k))))
+		}
+		return s / float64(len(cells))
+	}
+	best := math.Inf(1)
+	for sat := satMin; sat <= satMax+1e-9; sat += satStep {
+		if v := meanDE(sub, sat); v < best {
+			best, l.Saturation = v, sat
+		}
+	}
+	l.FitResidual = meanDE(fitCells, l.Saturation)
+	l.Residual = meanDE(scoreCells, l.Saturation)
+	l.Cells = len(scoreCells)
+	return l, nil
+}
+
+// fitTone fits the monotone tone curve on the given cells: x = k·Ys
+// (scene luminance after exposure), y = Yp (preview luminance).
+func fitTone(scene Image, c Cells, cells []int, k float64) (*Table, error) {
+	nb := int(-toneMinEV / toneBinEV)
+	sx, sy, cnt := make([]float64, nb), make([]float64, nb), make([]float64, nb)
+	for _, i := range cells {
+		x := k * luminance(scene.cell(i), c.Lum)
+		if x <= 0 || x >= 1 {
+			continue
+		}
+		b := int((math.Log2(x) - toneMinEV) / toneBinEV)
+		if b < 0 || b >= nb {
+			continue
+		}
+		sx[b] += x
+		sy[b] += luminance(clampCube(c.Preview.cell(i)), c.Lum)
+		cnt[b]++
+	}
+	var bx, by, bw []float64
+	for b := range nb {
+		if cnt[b] > 0 {
+			bx = append(bx, sx[b]/cnt[b])
+			by = append(by, sy[b]/cnt[b])
+			bw = append(bw, cnt[b])
+		}
+	}
+	iso := isotonic(by, bw)
+	xs, ys := []float64{0}, []float64{0}
+	for i := range bx {
+		y := (bw[i]*iso[i] + toneShrink*DefaultCurve.Apply(bx[i])) / (bw[i] + toneShrink)
+		if bx[i] <= xs[len(xs)-1]+1e-9 || bx[i] >= 1-1e-9 {
+			continue
+		}
+		xs, ys = append(xs, bx[i]), append(ys, clamp01(max(y, ys[len(ys)-1])))
+	}
+	xs, ys = append(xs, 1), append(ys, 1)
+	return NewTable(xs, ys)
+}
+
+// isotonic is weighted isotonic (non-decreasing) least-squares regression
+// by the pool-adjacent-violators algorithm (Ayer et al. 1955).
+func isotonic(y, w []float64) []float64 {
+	type block struct {
+		v, w float64
+		n    int
+	}
+	var st []block
+	for i := range y {
+		st = append(st, block{y[i], w[i], 1})
+		for len(st) > 1 && st[len(st)-2].v > st[len(st)-1].v {
+			a, b := st[len(st)-2], st[len(st)-1]
+			st = st[:len(st)-2]
+			st = append(st, block{(a.v*a.w + b.v*b.w) / (a.w + b.w), a.w + b.w, a.n + b.n})
+		}
+	}
+	out := make([]float64, 0, len(y))
+	for _, b := range st {
+		for range b.n {
+			out = append(out, b.v)
+		}
+	}
+	return out
+}
+
+// thin returns at most m evenly spaced elements of s.
+func thin(s []int, m int) []int {
+	if len(s) <= m {
+		return s
+	}
+	out := make([]int, m)
+	for i := range out {
+		out[i] = s[i*len(s)/m]
+	}
+	sort.Ints(out)
+	return out
+}
