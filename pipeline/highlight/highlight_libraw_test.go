@@ -1,0 +1,227 @@
+package highlight_test
+
+import (
+	"math"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline/highlight"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+)
+
+const (
+	clipW, clipH   = 256, 128
+	clipBlack      = 512
+	clipWhite      = 16383
+	clipSaturation = 13500
+)
+
+// clipDNG writes the synthetic highlight DNG: 14-bit (white 16383,
+// black 512), the right half saturated at 13500 in every channel, 20 hot
+// photosites at 16383 in the left half (when hot), the left half a dim
+// warm gradient, as-shot multipliers 2.0 / 1.0 / 1.4.
+func clipDNG(t *testing.T, hot bool) string {
+	t.Helper()
+	hotAt := map[[2]int]bool{}
+	for i := range 20 {
+		hotAt[[2]int{(i*37 + 11) % (clipW / 2), (i*53 + 7) % clipH}] = true
+	}
+	rng := float64(clipWhite - clipBlack)
+	path := filepath.Join(t.TempDir(), "clip.dng")
+	err := synthdng.WriteFile(path, synthdng.Spec{
+		Width: clipW, Height: clipH, BlackLevel: clipBlack, WhiteLevel: clipWhite,
+		AsShotNeutral: [3]float64{0.5, 1, 1 / 1.4},
+		Scene: func(x, y, c int) float64 {
+			if x >= clipW/2 {
+				return (clipSaturation - clipBlack) / rng
+			}
+			if hot && hotAt[[2]int{x, y}] {
+				return 1
+			}
+			return []float64{0.12, 0.2, 0.1}[c] * (0.2 + float64(x)/float64(clipW/2))
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// decodeClip decodes path through LibRaw with camera white balance and
+// highlight mode 0 (clip), with the data-derived white level applied
+// (fix) or LibRaw's own; it returns the camera RGB (W×H×3, white-balanced,
+// in [0,1]) and the rescale used.
+func decodeClip(t *testing.T, path string, fix bool) ([]float32, int, int, highlight.Rescale) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := libraw.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Unpack(); err != nil {
+		t.Fatal(err)
+	}
+	var r highlight.Rescale
+	if fix {
+		r = whiteLevelFix(t, h)
+	}
+	if err := h.Process(libraw.Params{Demosaic: libraw.AHD, WB: libraw.WBCamera}); err != nil {
+		t.Fatal(err)
+	}
+	pix, w, hh, colors, err := h.CopyImage(nil)
+	if err != nil || colors != 3 {
+		t.Fatalf("CopyImage: %v, %d colours", err, colors)
+	}
+	return pix, w, hh, r
+}
+
+// whiteLevelFix is what a demosaic stage does between Unpack and Process
+// (docs/highlights.md).
+func whiteLevelFix(t *testing.T, h *libraw.Handle) highlight.Rescale {
+	t.Helper()
+	lv, err := h.Levels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := h.RawHistogram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels, found := highlight.WhiteLevels(hist, lv.White, lv.Black)
+	var present [4]bool
+	for k := range 4 {
+		for _, n := range hist[k] {
+			if n != 0 {
+				present[k] = true
+				break
+			}
+		}
+	}
+	r := highlight.Equalise(levels, found, present, lv.Black)
+	if err := h.RescaleRaw(r.Black, r.Gain, r.Clip, r.White); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// clippedMeans returns the channel means of the clipped right half, 8
+// pixels away from its edges.
+func clippedMeans(pix []float32, w, h int) (m [3]float64) {
+	n := 0
+	for y := 8; y < h-8; y++ {
+		for x := w/2 + 8; x < w-8; x++ {
+			for c := range 3 {
+				m[c] += float64(pix[(y*w+x)*3+c])
+			}
+			n++
+		}
+	}
+	for c := range m {
+		m[c] /= float64(n)
+	}
+	return m
+}
+
+func spread(m [3]float64) float64 {
+	lo, hi := math.Min(m[0], math.Min(m[1], m[2])), math.Max(m[0], math.Max(m[1], m[2]))
+	return hi/lo - 1
+}
+
+func TestClippedHalfNeutralAfterWhiteLevelFix(t *testing.T) {
+	for _, hot := range []bool{true, false} {
+		path := clipDNG(t, hot)
+		before, w, h, _ := decodeClip(t, path, false)
+		after, w2, h2, r := decodeClip(t, path, true)
+		if w != clipW || h != clipH || w2 != w || h2 != h {
+			t.Fatalf("decoded %dx%d and %dx%d, want %dx%d", w, h, w2, h2, clipW, clipH)
+		}
+		mb, ma := clippedMeans(before, w, h), clippedMeans(after, w, h)
+		t.Logf("hot=%v: LibRaw's white level: clipped half R,G,B %.4f %.4f %.4f (spread %.1f %%); data white level %d (gains %.4f): %.4f %.4f %.4f (spread %.2f %%)",
+			hot, mb[0], mb[1], mb[2], 100*spread(mb), r.White, r.Gain, ma[0], ma[1], ma[2], 100*spread(ma))
+		if s := spread(ma); s > 0.01 {
+			t.Errorf("hot=%v: clipped half channel means %v differ by %.2f %%, want within 1 %%", hot, ma, 100*s)
+		}
+		// Both modes of highlight reconstruction keep it neutral.
+		for name, fn := range map[string]func([]float32, int, int, float32) []float32{
+			"clip":        highlight.Clip,
+			"reconstruct": highlight.Reconstruct,
+		} {
+			out := fn(append([]float32(nil), after...), w, h, highlight.DefaultThreshold)
+			if s := spread(clippedMeans(out, w, h)); s > 0.01 {
+				t.Errorf("hot=%v, %s: clipped half channel means differ by %.2f %%, want within 1 %%", hot, name, 100*s)
+			}
+		}
+	}
+}
+
+func TestCanonD30PileFromTheData(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "raw", "canond30_CRW.CRW")
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := libraw.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Unpack(); err != nil {
+		t.Fatal(err)
+	}
+	lv, err := h.Levels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, _ := h.RawHistogram()
+	levels, found := highlight.WhiteLevels(hist, lv.White, lv.Black)
+	t.Logf("D30: tagged white %d, black %v, data maximum %d; data white levels %v found %v", lv.White, lv.Black, lv.DataMaximum, levels, found)
+	if lv.DataMaximum != 3868 {
+		t.Errorf("data maximum %d, want 3868 (the issue's measurement)", lv.DataMaximum)
+	}
+	for k := range 4 {
+		if !found[k] || levels[k] < 3790 || levels[k] > 3815 {
+			t.Errorf("colour %d: white level %d (found %v), want the pile at about 3800", k, levels[k], found[k])
+		}
+	}
+}
+
+// TestCanonD30ClippedGreen: in the D30's clipped areas (the pixels whose
+// three channels clip with the data's white level) green ends below red and
+// blue with LibRaw's white level (its single brightest value, 3868), a faint
+// magenta; with the pile's level all three are at 1.
+func TestCanonD30ClippedGreen(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "raw", "canond30_CRW.CRW")
+	before, _, _, _ := decodeClip(t, path, false)
+	after, _, _, r := decodeClip(t, path, true)
+	var mb, ma [3]float64
+	n := 0
+	for i := 0; i+2 < len(after); i += 3 {
+		if after[i] >= 0.999 && after[i+1] >= 0.999 && after[i+2] >= 0.999 {
+			for c := range 3 {
+				mb[c] += float64(before[i+c])
+				ma[c] += float64(after[i+c])
+			}
+			n++
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d clipped pixels", n)
+	}
+	for c := range 3 {
+		mb[c] /= float64(n)
+		ma[c] /= float64(n)
+	}
+	t.Logf("D30, %d clipped pixels: R,G,B %.4f %.4f %.4f with LibRaw's white level (spread %.2f %%), %.4f %.4f %.4f with the data's %d (spread %.2f %%)",
+		n, mb[0], mb[1], mb[2], 100*spread(mb), ma[0], ma[1], ma[2], r.White, 100*spread(ma))
+	if s := spread(ma); s > 0.01 {
+		t.Errorf("clipped channel means %v differ by %.2f %%, want within 1 %%", ma, 100*s)
+	}
+}
