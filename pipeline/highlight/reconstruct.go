@@ -38,9 +38,9 @@ func Clip(pix []float32, w, h int, threshold float32) []float32 {
 }
 
 // ReconstructRadius returns the radius in pixels of the neighbourhood
-// Reconstruct takes colour from: 1/200 of the long edge, between 4 and 32
-// (a 6000-pixel image: 30).
-func ReconstructRadius(w, h int) int { return min(32, max(4, max(w, h)/200)) }
+// Reconstruct takes colour from, which is also the width of its blend into
+// white: 1/200 of the long edge, between 8 and 32 (a 6000-pixel image: 30).
+func ReconstructRadius(w, h int) int { return min(32, max(8, max(w, h)/200)) }
 
 // minChromaLevel is the brightness (max channel) below which an unclipped
 // pixel gives no colour: the ratios of dark pixels are mostly noise.
