@@ -1,9 +1,11 @@
 package highlight_test
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
@@ -223,5 +225,76 @@ func TestCanonD30ClippedGreen(t *testing.T) {
 		n, mb[0], mb[1], mb[2], 100*spread(mb), ma[0], ma[1], ma[2], r.White, 100*spread(ma))
 	if s := spread(ma); s > 0.01 {
 		t.Errorf("clipped channel means %v differ by %.2f %%, want within 1 %%", ma, 100*s)
+	}
+}
+
+// TestCanonD30AutoWB measures the white balance of the D30 CRW, shot in
+// auto white balance (cam_mul[0] = -1): LibRaw's grey-world fallback,
+// ChooseWB's, and the camera's own Tungsten preset (the issue: the camera
+// JPEG is close to it).
+func TestCanonD30AutoWB(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "raw", "canond30_CRW.CRW")
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := libraw.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	in := h.Info()
+	tungsten := h.PresetMultipliers(libraw.WBITungsten)
+	daylight := h.PresetMultipliers(libraw.WBIDaylight)
+	if err := h.Unpack(); err != nil {
+		t.Fatal(err)
+	}
+	raw, w, hh, err := h.CopyRaw(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat, err := h.CFAPattern(48, 48)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv, _ := h.Levels()
+	hist, _ := h.RawHistogram()
+	levels, _ := highlight.WhiteLevels(hist, lv.White, lv.Black)
+	white := float64(min(levels[0], levels[1], levels[2], levels[3]))
+	colour := func(r, c int) int { return int(pat[(r%48)*48+c%48]) }
+	var camXYZ [3][3]float64
+	for i := range 3 {
+		camXYZ[i] = in.CamXYZ[i]
+	}
+	wb := highlight.ChooseWB(in.CamMul, camXYZ, func() ([3]float64, bool) {
+		return highlight.EstimateIlluminant(highlight.CFAQuads(raw, w, hh, colour, lv.Black, white, 1))
+	})
+	if err := h.Process(libraw.Params{Demosaic: libraw.Linear, WB: libraw.WBCamera}); err != nil {
+		t.Fatal(err)
+	}
+	grey := h.AppliedMultipliers()
+	ratio := func(m [4]float64) string {
+		return fmt.Sprintf("R/G %.2f B/G %.2f", m[0]/m[1], m[2]/m[1])
+	}
+	t.Logf("D30: cam_mul %v; LibRaw's fallback (grey world) %s; ours %s (%s; illuminant %.0f K, corrected to %.0f K); camera Tungsten preset %s, Daylight preset %s",
+		in.CamMul, ratio(grey), ratio(wb.Multipliers), wb.Reason, wb.EstimatedCCT, wb.CorrectedCCT, ratio(tungsten), ratio(daylight))
+	if wb.Source != "auto" || !strings.Contains(wb.Reason, "the file has none") {
+		t.Errorf("white balance %+v, want auto because the file has none", wb)
+	}
+	// Ours keeps warmth that grey world removes: less blue gain.
+	if !(wb.Multipliers[2]/wb.Multipliers[1] < grey[2]/grey[1]) {
+		t.Errorf("our B/G %.2f is not below grey world's %.2f", wb.Multipliers[2]/wb.Multipliers[1], grey[2]/grey[1])
+	}
+	// And it lies nearer the camera's Tungsten preset (what its JPEG used)
+	// than grey world, in log(R/G), log(B/G).
+	dist := func(m [4]float64) float64 {
+		return math.Hypot(math.Log(m[0]/m[1]/(tungsten[0]/tungsten[1])), math.Log(m[2]/m[1]/(tungsten[2]/tungsten[1])))
+	}
+	if tungsten[1] == 0 {
+		t.Fatal("the file has no Tungsten preset")
+	}
+	if dO, dG := dist(wb.Multipliers), dist(grey); !(dO < dG) {
+		t.Errorf("distance to the Tungsten preset: ours %.3f, grey world %.3f", dO, dG)
 	}
 }

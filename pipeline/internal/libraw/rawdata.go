@@ -95,6 +95,8 @@ static void rb_raw_rescale(libraw_data_t *lr, const double *black, const double 
 	lr->params.adjust_maximum_thr = 0;
 }
 
+static float rb_pre_mul(libraw_data_t *lr, int i) { return lr->color.pre_mul[i]; }
+static int rb_wb_coeff(libraw_data_t *lr, int preset, int i) { return lr->color.WB_Coeffs[preset & 255][i]; }
 static unsigned rb_cblack(libraw_data_t *lr, int i) { return lr->rawdata.color.cblack[i]; }
 static long rb_linear_max(libraw_data_t *lr, int i) { return lr->rawdata.color.linear_max[i]; }
 */
@@ -280,4 +282,39 @@ func (h *Handle) RescaleRaw(black, gain [4]float64, clip [4]int, white int) erro
 	}
 	C.rb_raw_rescale(h.lr, &cb[0], &cg[0], &cc[0], C.uint(white))
 	return nil
+}
+
+// AppliedMultipliers returns the white-balance multipliers R, G, B, G2 that
+// Process applied (color.pre_mul after scale_colors, divided by the
+// smallest): the as-shot, daylight, user or LibRaw's own grey-world ones.
+// Valid between Process and CopyImage; zero otherwise.
+func (h *Handle) AppliedMultipliers() (mul [4]float64) {
+	if h.checkThread() != nil || h.lr.image == nil {
+		return mul
+	}
+	for i := range 4 {
+		mul[i] = float64(C.rb_pre_mul(h.lr, C.int(i)))
+	}
+	return mul
+}
+
+// LibRaw's white-balance preset indices (LibRaw_WBI_Types) for
+// PresetMultipliers.
+const (
+	WBIDaylight = C.LIBRAW_WBI_Daylight
+	WBITungsten = C.LIBRAW_WBI_Tungsten
+)
+
+// PresetMultipliers returns the camera's stored multipliers R, G, B, G2 of
+// a white-balance preset (color.WB_Coeffs[preset], from the maker notes;
+// raw integer coefficients, compare their ratios), all zero when the file
+// stores none. Valid after Open.
+func (h *Handle) PresetMultipliers(preset int) (mul [4]float64) {
+	if h.checkThread() != nil || preset < 0 || preset > 255 {
+		return mul
+	}
+	for i := range 4 {
+		mul[i] = float64(C.rb_wb_coeff(h.lr, C.int(preset), C.int(i)))
+	}
+	return mul
 }
