@@ -85,39 +85,64 @@ func Reconstruct(pix []float32, w, h int, threshold float32) []float32 {
 	if !any {
 		return pix
 	}
-	// Summed-area tables (w+1)×(h+1) of: the chromaticity of unclipped
+	// Box sums over the (2r+1)² window of: the chromaticity of unclipped
 	// bright pixels (3), their count, and the count of unclipped pixels.
-	sw := w + 1
-	sat := make([][5]float64, sw*(h+1))
-	for y := range h {
-		var row [5]float64
+	// Horizontal sums per row, kept for the 2r+1 rows of the window in a
+	// ring, and a running vertical sum of them: memory O(r·w), not O(w·h).
+	win := 2*r + 1
+	ring := make([][][5]float64, win)
+	for k := range ring {
+		ring[k] = make([][5]float64, w)
+	}
+	prefix := make([][5]float64, w+1)
+	rowSums := func(y int, dst [][5]float64) {
 		for x := range w {
+			var f [5]float64
 			i := y*w + x
 			if !clipped[i] {
-				row[4]++
+				f[4] = 1
 				p := pix[3*i : 3*i+3 : 3*i+3]
 				if m := max(p[0], p[1], p[2]); m > minChromaLevel {
 					for c := range 3 {
-						row[c] += float64(max(p[c], 0) / m)
+						f[c] = float64(max(p[c], 0) / m)
 					}
-					row[3]++
+					f[3] = 1
 				}
 			}
-			above := sat[y*sw+x+1]
-			for k := range row {
-				sat[(y+1)*sw+x+1][k] = above[k] + row[k]
+			for k := range f {
+				prefix[x+1][k] = prefix[x][k] + f[k]
+			}
+		}
+		for x := range w {
+			x0, x1 := max(0, x-r), min(w-1, x+r)
+			for k := range 5 {
+				dst[x][k] = prefix[x1+1][k] - prefix[x0][k]
 			}
 		}
 	}
-	box := func(x0, y0, x1, y1 int) (s [5]float64) { // inclusive pixel box
-		a, b := sat[y0*sw+x0], sat[y0*sw+x1+1]
-		c, d := sat[(y1+1)*sw+x0], sat[(y1+1)*sw+x1+1]
-		for k := range s {
-			s[k] = d[k] - b[k] - c[k] + a[k]
+	vert := make([][5]float64, w)
+	addRow := func(row [][5]float64, sign float64) {
+		for x := range vert {
+			for k := range 5 {
+				vert[x][k] += sign * row[x][k]
+			}
 		}
-		return s
+	}
+	for y := range min(r, h) {
+		rowSums(y, ring[y%win])
+		addRow(ring[y%win], 1)
 	}
 	for y := range h {
+		// The window now holds rows y−r .. y+r (those that exist). The
+		// chromaticity comes only from unclipped pixels, which this loop
+		// never changes, so working in place is safe.
+		if out := y - r - 1; out >= 0 {
+			addRow(ring[out%win], -1)
+		}
+		if in := y + r; in < h {
+			rowSums(in, ring[in%win])
+			addRow(ring[in%win], 1)
+		}
 		y0, y1 := max(0, y-r), min(h-1, y+r)
 		for x := range w {
 			i := y*w + x
@@ -125,7 +150,7 @@ func Reconstruct(pix []float32, w, h int, threshold float32) []float32 {
 				continue
 			}
 			x0, x1 := max(0, x-r), min(w-1, x+r)
-			s := box(x0, y0, x1, y1)
+			s := vert[x]
 			p := pix[3*i : 3*i+3 : 3*i+3]
 			v := math.Min(float64(max(p[0], p[1], p[2])), 1)
 			var rho [3]float64

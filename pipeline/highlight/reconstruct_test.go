@@ -123,3 +123,59 @@ func TestClipMode(t *testing.T) {
 		}
 	}
 }
+
+// TestReconstructMatchesDirectSums compares the running box sums with a
+// direct sum over each clipped pixel's window, on a random image.
+func TestReconstructMatchesDirectSums(t *testing.T) {
+	const w, h = 70, 45
+	in := make([]float32, w*h*3)
+	seed := uint32(7)
+	for i := range in {
+		seed = seed*1664525 + 1013904223
+		in[i] = float32(seed>>8) / float32(1<<24) * 1.3
+	}
+	out := Reconstruct(append([]float32(nil), in...), w, h, DefaultThreshold)
+	r := ReconstructRadius(w, h)
+	clipped := func(i int) bool { return max(in[3*i], in[3*i+1], in[3*i+2]) >= DefaultThreshold }
+	for y := range h {
+		for x := range w {
+			i := y*w + x
+			if !clipped(i) {
+				continue
+			}
+			var rho [3]float64
+			var n, un, area float64
+			for yy := max(0, y-r); yy <= min(h-1, y+r); yy++ {
+				for xx := max(0, x-r); xx <= min(w-1, x+r); xx++ {
+					area++
+					j := yy*w + xx
+					if clipped(j) {
+						continue
+					}
+					un++
+					p := in[3*j : 3*j+3]
+					if m := max(p[0], p[1], p[2]); m > minChromaLevel {
+						for c := range 3 {
+							rho[c] += float64(p[c] / m)
+						}
+						n++
+					}
+				}
+			}
+			v := math.Min(float64(max(in[3*i], in[3*i+1], in[3*i+2])), 1)
+			a := 0.0
+			if n > 0 {
+				m := math.Max(rho[0], math.Max(rho[1], rho[2]))
+				for c := range rho {
+					rho[c] /= m
+				}
+				a = math.Min(1, 2*un/area)
+			}
+			for c := range 3 {
+				if want := v * ((1 - a) + a*rho[c]); math.Abs(float64(out[3*i+c])-want) > 1e-5 {
+					t.Fatalf("pixel (%d,%d) channel %d: %v, want %v", x, y, c, out[3*i+c], want)
+				}
+			}
+		}
+	}
+}
