@@ -1,0 +1,181 @@
+package highlight
+
+import (
+	"math"
+	"testing"
+)
+
+// disc renders w×w white-balanced camera RGB: background colour bg whose
+// brightness rises smoothly to 4× at a disc in the centre (radius 12 to
+// 50 pixels), each channel clipped at clip[c] as LibRaw's clip does (green
+// below red and blue: LibRaw's white level above the data's pile).
+func disc(w int, bg [3]float64, clip [3]float64) []float32 {
+	pix := make([]float32, w*w*3)
+	for y := range w {
+		for x := range w {
+			d := math.Hypot(float64(x-w/2), float64(y-w/2))
+			t := math.Min(1, math.Max(0, (50-d)/38))
+			k := 1 + 3*t*t*(3-2*t)
+			for c := range 3 {
+				pix[(y*w+x)*3+c] = float32(math.Min(bg[c]*k, clip[c]))
+			}
+		}
+	}
+	return pix
+}
+
+func chroma(p []float32) (q [3]float64, norm float64) {
+	m := (float64(p[0]) + float64(p[1]) + float64(p[2])) / 3
+	for c := range 3 {
+		q[c] = float64(p[c]) - m
+		norm += q[c] * q[c]
+	}
+	return q, math.Sqrt(norm)
+}
+
+// hueOK reports whether p is neutral (chroma under 0.01) or has bg's hue
+// (chroma direction within about 25° of bg's).
+func hueOK(p []float32, bg [3]float64) bool {
+	q, n := chroma(p)
+	if n < 0.01 {
+		return true
+	}
+	b, bn := chroma([]float32{float32(bg[0]), float32(bg[1]), float32(bg[2])})
+	return (q[0]*b[0]+q[1]*b[1]+q[2]*b[2])/(n*bn) > 0.9
+}
+
+func TestReconstructDisc(t *testing.T) {
+	const w = 160
+	wrongHueCases := 0
+	for _, bg := range [][3]float64{{0.35, 0.7, 0.3}, {0.7, 0.3, 0.6}, {0.3, 0.45, 0.7}, {0.6, 0.6, 0.6}} {
+		// Green clipping at 0.975 turns the centre magenta; blue first at
+		// 0.975 would turn it yellow.
+		for _, clip := range [][3]float64{{1, 0.975, 1}, {1, 1, 0.975}, {1, 1, 1}} {
+			in := disc(w, bg, clip)
+			out := Reconstruct(append([]float32(nil), in...), w, w, DefaultThreshold)
+			identityFails := false
+			for i := 0; i < w*w; i++ {
+				p, q := in[3*i:3*i+3], out[3*i:3*i+3]
+				if max(p[0], p[1], p[2]) < DefaultThreshold {
+					if p[0] != q[0] || p[1] != q[1] || p[2] != q[2] {
+						t.Fatalf("bg %v clip %v: unclipped pixel %d changed from %v to %v", bg, clip, i, p, q)
+					}
+					continue
+				}
+				if !hueOK(p, bg) {
+					identityFails = true
+				}
+				if !hueOK(q, bg) {
+					t.Fatalf("bg %v clip %v: clipped pixel (%d,%d) %v became %v: neither neutral nor the background's hue", bg, clip, i%w, i/w, p, q)
+				}
+				if max(q[0], q[1], q[2]) > 1 || min(q[0], q[1], q[2]) < 0 {
+					t.Fatalf("bg %v clip %v: pixel %v outside [0,1]", bg, clip, q)
+				}
+			}
+			if identityFails {
+				wrongHueCases++
+			}
+			// Smooth: along the row through the centre no step between
+			// neighbours exceeds 0.1 (the input's largest is under 0.06; a
+			// clipped pixel turned white at once would step by 0.6).
+			y := w / 2
+			for x := 1; x < w; x++ {
+				for c := range 3 {
+					if d := math.Abs(float64(in[(y*w+x)*3+c] - in[(y*w+x-1)*3+c])); d > 0.06 {
+						t.Fatalf("input step %.3f", d)
+					}
+					if d := math.Abs(float64(out[(y*w+x)*3+c] - out[(y*w+x-1)*3+c])); d > 0.1 {
+						t.Errorf("bg %v clip %v: step %.3f in channel %d between x=%d and %d", bg, clip, d, c, x-1, x)
+					}
+				}
+			}
+			// Deep inside the clipped area: white.
+			if c := out[(y*w+w/2)*3 : (y*w+w/2)*3+3]; min(c[0], c[1], c[2]) < 0.97 {
+				t.Errorf("bg %v clip %v: centre %v, want white", bg, clip, c)
+			}
+		}
+	}
+	// The input itself has the wrong hue (magenta or yellow centres) in
+	// some cases, so the hue check above means something.
+	if wrongHueCases < 2 {
+		t.Errorf("only %d cases have a wrong hue before reconstruction", wrongHueCases)
+	}
+}
+
+func TestClipMode(t *testing.T) {
+	const w = 160
+	bg := [3]float64{0.35, 0.7, 0.3}
+	in := disc(w, bg, [3]float64{1, 1, 1})
+	in[0] = 1.2 // out of range values are clamped
+	out := Clip(append([]float32(nil), in...), w, w, DefaultThreshold)
+	for i := 0; i < w*w; i++ {
+		p, q := in[3*i:3*i+3], out[3*i:3*i+3]
+		if min(p[0], p[1], p[2]) >= DefaultThreshold {
+			if q[0] != 1 || q[1] != 1 || q[2] != 1 {
+				t.Fatalf("fully clipped pixel %v became %v, want (1,1,1)", p, q)
+			}
+			continue
+		}
+		for c := range 3 {
+			if want := min(max(p[c], 0), 1); q[c] != want {
+				t.Fatalf("pixel %d channel %d: %v, want %v", i, c, q[c], want)
+			}
+		}
+	}
+}
+
+// TestReconstructMatchesDirectSums compares the running box sums with a
+// direct sum over each clipped pixel's window, on a random image.
+func TestReconstructMatchesDirectSums(t *testing.T) {
+	const w, h = 70, 45
+	in := make([]float32, w*h*3)
+	seed := uint32(7)
+	for i := range in {
+		seed = seed*1664525 + 1013904223
+		in[i] = float32(seed>>8) / float32(1<<24) * 1.3
+	}
+	out := Reconstruct(append([]float32(nil), in...), w, h, DefaultThreshold)
+	r := ReconstructRadius(w, h)
+	clipped := func(i int) bool { return max(in[3*i], in[3*i+1], in[3*i+2]) >= DefaultThreshold }
+	for y := range h {
+		for x := range w {
+			i := y*w + x
+			if !clipped(i) {
+				continue
+			}
+			var rho [3]float64
+			var n, un, area float64
+			for yy := max(0, y-r); yy <= min(h-1, y+r); yy++ {
+				for xx := max(0, x-r); xx <= min(w-1, x+r); xx++ {
+					area++
+					j := yy*w + xx
+					if clipped(j) {
+						continue
+					}
+					un++
+					p := in[3*j : 3*j+3]
+					if m := max(p[0], p[1], p[2]); m > minChromaLevel {
+						for c := range 3 {
+							rho[c] += float64(p[c] / m)
+						}
+						n++
+					}
+				}
+			}
+			v := math.Min(float64(max(in[3*i], in[3*i+1], in[3*i+2])), 1)
+			a := 0.0
+			if n > 0 {
+				m := math.Max(rho[0], math.Max(rho[1], rho[2]))
+				for c := range rho {
+					rho[c] /= m
+				}
+				a = math.Min(1, 2*un/area)
+			}
+			for c := range 3 {
+				if want := v * ((1 - a) + a*rho[c]); math.Abs(float64(out[3*i+c])-want) > 1e-5 {
+					t.Fatalf("pixel (%d,%d) channel %d: %v, want %v", x, y, c, out[3*i+c], want)
+				}
+			}
+		}
+	}
+}
