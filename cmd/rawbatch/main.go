@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 )
@@ -26,7 +27,7 @@ func run(args []string) int {
 	}
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(context.Background())
 	code := exitCode(err)
 	if err != nil && code == ExitUsage {
 		fmt.Fprintf(root.ErrOrStderr(), "rawbatch: %v\n", err)

@@ -72,11 +72,11 @@ type interrupts struct {
 	note     func(string) // where the messages go
 }
 
-// watchInterrupts installs the handlers; grace is --grace, named in the
-// message of the first signal. note receives the messages said on a
-// signal; stop removes the handlers.
-func watchInterrupts(grace time.Duration, note func(string)) *interrupts {
-	ctx, cancel := context.WithCancel(context.Background())
+// watchInterrupts installs the handlers; Ctx is a child of parent. grace
+// is --grace, named in the message of the first signal. note receives the
+// messages said on a signal; stop removes the handlers.
+func watchInterrupts(parent context.Context, grace time.Duration, note func(string)) *interrupts {
+	ctx, cancel := context.WithCancel(parent)
 	in := &interrupts{Ctx: ctx, Abort: make(chan struct{}), cancel: cancel,
 		sigs: earlySigs, finished: make(chan struct{}), note: note}
 	if in.sigs != nil {
