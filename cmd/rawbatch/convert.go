@@ -78,7 +78,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 		},
 	}
 	opts.AddFlags(cmd.Flags())
-	registerCompletions(cmd)
+	registerCompletions(cmd, opts.settings())
 	return cmd
 }
 

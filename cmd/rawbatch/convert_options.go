@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cast"
@@ -92,6 +93,7 @@ func (c *ConvertConfig) settings() []setting {
 				return err
 			}},
 		{Name: "demosaic", Default: string(d.Demosaic), Help: "demosaic algorithm: " + pipeline.DemosaicNames,
+			Values: accepted(func(s string) error { _, err := pipeline.ParseDemosaic(s); return err }, strings.Split(pipeline.DemosaicNames, "|")...),
 			Apply: func(v value) (err error) {
 				if s.Demosaic, err = pipeline.ParseDemosaic(v.String()); err != nil {
 					return fmt.Errorf("--demosaic: %w", err)
@@ -99,6 +101,7 @@ func (c *ConvertConfig) settings() []setting {
 				return nil
 			}},
 		{Name: "wb", Default: d.WhiteBalance.String(), Help: "white balance: camera (as shot; daylight with a warning when the file has none), auto (grey world), daylight, or R,G,B multipliers",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseWhiteBalance(s); return err }, "camera", "auto", "daylight"),
 			Apply: func(v value) (err error) {
 				if s.WhiteBalance, err = pipeline.ParseWhiteBalance(v.String()); err != nil {
 					return fmt.Errorf("--wb: %w", err)
@@ -106,6 +109,7 @@ func (c *ConvertConfig) settings() []setting {
 				return nil
 			}},
 		{Name: "tone", Default: string(d.Tone), Help: "tone curve: default or none",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseToneCurve(s); return err }, "default", "none"),
 			Apply: func(v value) (err error) {
 				if s.Tone, err = pipeline.ParseToneCurve(v.String()); err != nil {
 					return fmt.Errorf("--tone: %w", err)
@@ -113,6 +117,7 @@ func (c *ConvertConfig) settings() []setting {
 				return nil
 			}},
 		{Name: "format", Default: string(d.Format), Help: "output format of the single default output (sRGB, full size): " + pipeline.FormatNames + "; not with --variant or --preset",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseFormat(s); return err }, "jpeg", "png16", "png8", "tiff16", "tiff8", "tiff", "webp"),
 			Apply: func(v value) (err error) {
 				if s.Format, err = pipeline.ParseFormat(v.String()); err != nil {
 					return fmt.Errorf("--format: %w", err)
@@ -153,6 +158,7 @@ func (c *ConvertConfig) settings() []setting {
 		{Name: "quiet", Short: "q", Default: false, Help: "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file, no housekeeping notes, a collision warning only when a renamed output is written)",
 			Apply: boolInto(&c.Quiet)},
 		{Name: "log-format", Default: logText, Help: "format of the lines printed: text, or json (one object per line); text lines that are not on a terminal start with a UTC timestamp",
+			Values: func() []string { return []string{logText, logJSON} },
 			Apply: func(v value) error {
 				if c.LogFormat = v.String(); c.LogFormat != logText && c.LogFormat != logJSON {
 					return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
@@ -197,7 +203,8 @@ func (c *ConvertConfig) settings() []setting {
 			Apply: func(v value) (err error) { c.Report, err = pathSetting(v); return err }},
 		{Name: "preset", Default: "", Help: "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)",
 			// One choice with --variant: resolved and checked there.
-			Apply: func(value) error { return nil }},
+			Values: accepted(func(s string) error { _, err := pipeline.Preset(s, 0); return err }, "web", "print", "archive"),
+			Apply:  func(value) error { return nil }},
 		{Name: "variant", Default: []string(nil), Keys: []string{"variants"},
 			Help: "an output variant " + pipeline.VariantSyntax + "; repeatable (formats " + pipeline.FormatNames + "; spaces srgb, displayp3, adobergb, prophoto, rec2020; compress and predictor for tiff8/tiff16)",
 			Apply: func(v value) (err error) {

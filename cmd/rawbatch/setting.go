@@ -33,6 +33,9 @@ type setting struct {
 	// way, with their environment variables (envName): variants: (a list)
 	// for --variant.
 	Keys []string
+	// Values are the values shell completion offers (nil: none, a
+	// file name); each list is checked against the parser (accepted).
+	Values func() []string
 	// Apply parses and validates the value into the options it was
 	// declared for. An error that names the setting as a flag ("--jobs -2:
 	// ...") gets where the value came from appended (applySettings).
