@@ -15,16 +15,6 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline"
 )
 
-// convertConfig resolves convert's options from st, whose settings are
-// opts.settings(); inputs are the INPUT arguments.
-func convertConfig(st *settings, opts ConvertConfig, inputs []string) (ConvertConfig, error) {
-	opts.Inputs, opts.Settings = inputs, pipeline.DefaultSettings()
-	if err := applySettings(st, opts.settings()); err != nil {
-		return opts, err
-	}
-	return opts, nil
-}
-
 // A source is where a setting comes from, in increasing precedence.
 type source int
 
