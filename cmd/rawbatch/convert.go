@@ -46,9 +46,11 @@ Files run in worker processes, as many at once as --jobs and --mem-budget
 allow; a crash or a hang (--timeout) fails that file only. Outputs are written
 through a temporary file and renamed into place. OUTDIR/.rawbatch keeps a
 record of every output, so a re-run converts only what is new or changed
-(--force converts again) and overlapping runs never convert a file twice; it
-lists this run's failures in failed.jsonl. rawbatch never writes over a file it
-did not write, or one changed since, unless --overwrite.
+(--force converts again), and a lock per output, so overlapping runs never
+convert a file twice (one another run holds is reported as locked and left
+to it; --lock-wait waits for it); it lists this run's failures in
+failed.jsonl. rawbatch never writes over a file it did not write, or one
+changed since, unless --overwrite.
 
 Files that cannot be converted (empty, not a RAW file, corrupt or truncated,
 not supported by the linked LibRaw) are reported with the reason and the batch
