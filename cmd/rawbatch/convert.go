@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -21,10 +22,13 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
+// newConvertCmd is `rawbatch convert`: its options are ConvertConfig,
+// resolved from their settings, and its run runConvert.
 func newConvertCmd() *cobra.Command {
+	var opts ConvertConfig
 	cmd := &cobra.Command{
 		Use:   "convert [flags] [INPUT...] -o OUTDIR",
-		Short: "Convert RAW files to JPEG, TIFF, PNG or WebP variants, redoing only what changed",
+		Short: "Convert RAW files to JPEG, TIFF, PNG or WebP variants in a memory budget, skipping what is up to date or locked by another run",
 		Long: `Convert every camera RAW file found in INPUT (directories are walked
 recursively; files are taken as given) and listed by --files-from into OUTDIR,
 mirroring the input tree: a/b/IMG_1.CR3 under an input directory becomes
@@ -42,9 +46,11 @@ Files run in worker processes, as many at once as --jobs and --mem-budget
 allow; a crash or a hang (--timeout) fails that file only. Outputs are written
 through a temporary file and renamed into place. OUTDIR/.rawbatch keeps a
 record of every output, so a re-run converts only what is new or changed
-(--force converts again) and overlapping runs never convert a file twice; it
-lists this run's failures in failed.jsonl. rawbatch never writes over a file it
-did not write, or one changed since, unless --overwrite.
+(--force converts again), and a lock per output, so overlapping runs never
+convert a file twice (one another run holds is reported as locked and left
+to it; --lock-wait waits for it); it lists this run's failures in
+failed.jsonl. rawbatch never writes over a file it did not write, or one
+changed since, unless --overwrite.
 
 Files that cannot be converted (empty, not a RAW file, corrupt or truncated,
 not supported by the linked LibRaw) are reported with the reason and the batch
@@ -60,70 +66,43 @@ RAWBATCH_<NAME> (dashes become underscores).
   rawbatch convert --preset web --name '{date:2006/01}/{stem}' ~/card -o ~/web
   find /photos -name '*.NEF' -print0 | rawbatch convert --files-from - -0 --base /photos -o out
   RAWBATCH_QUALITY=95 rawbatch convert /nas/incoming -o /nas/jpeg --quiet`,
-		Args: cobra.ArbitraryArgs, // INPUTs are checked with the config (findConfig)
+		Args: cobra.ArbitraryArgs, // INPUTs are checked with the settings (files-from)
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := loadSettings(cmd)
+			opts.GlobalOptions = globalOptions(cmd)
+			opts.Inputs, opts.Settings = args, pipeline.DefaultSettings()
+			st, err := resolve(cmd, opts.settings(), true)
 			if err != nil {
 				return err
 			}
-			cfg, err := convertConfig(v, args)
-			if err != nil {
-				return withSource(v, cmd, err)
-			}
-			cfg.Resolved = resolvedSettings(v, cmd)
-			cfg.Warnings = v.warnings
-			return runConvert(cmd, cfg)
+			opts.Resolved = resolvedSettings(st, cmd)
+			opts.Warnings = st.warnings
+			return runConvert(cmd.Context(), opts, args)
 		},
 	}
-	d := pipeline.DefaultSettings()
-	f := cmd.Flags()
-	f.StringP("output", "o", "", "output directory (created if missing)")
-	f.String("format", string(d.Format), "output format of the single default output (sRGB, full size): "+pipeline.FormatNames+"; not with --variant or --preset")
-	f.Int("quality", d.Quality, "JPEG quality, 1..100; also the default quality of JPEG and WebP variants")
-	f.String("demosaic", string(d.Demosaic), "demosaic algorithm: "+pipeline.DemosaicNames)
-	f.String("wb", d.WhiteBalance.String(), "white balance: camera (as shot; daylight with a warning when the file has none), auto (grey world), daylight, or R,G,B multipliers")
-	f.Float64("exposure", d.Exposure, "exposure change in EV")
-	f.Bool("baseline-exposure", d.BaselineExposure, "add the DNG BaselineExposure tag to --exposure")
-	f.String("tone", string(d.Tone), "tone curve: default or none")
-	f.IntP("jobs", "j", 0, "most files converted at once (default: number of CPUs)")
-	f.String("mem-budget", "", "memory budget: 4GiB, 3500MB or 50% (default 50% of the smaller of the cgroup limit and available memory)")
-	f.Bool("half-size", false, "decode at half width and height without demosaic (a quarter of the memory)")
-	f.Bool("dry-run", false, "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 1 if OUTDIR cannot be written, as the run would)")
-	f.Duration("timeout", 0, "longest one file may take before its worker is killed (default 60s + 3s per megapixel)")
-	f.Duration("grace", 10*time.Second, "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)")
-	f.Bool("force", false, "convert every file again, even when rawbatch's output is up to date (never over a file rawbatch did not write: see --overwrite)")
-	f.Bool("overwrite", false, "also write over files at output paths that rawbatch did not write, or that changed since it wrote them (never over an input or another input's output)")
-	f.Bool("no-recreate", false, "do not make again an output that rawbatch wrote and that was deleted since (culling)")
-	f.Duration("lock-wait", 0, "how long to keep retrying a file locked by another run (0: report it and move on); when not given, a run making other outputs of the file (other variants, another input of the same name) is waited for up to 10m, then the file fails")
-	f.Duration("min-age", 2*time.Second, "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile")
-	f.Int("retries", 2, "retries of a transient failure (no space left, interrupted I/O)")
-	f.String("report", "", "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output, another existing file or a .jpg/.tif/.png/.webp name)")
-	f.StringArray("variant", nil, "an output variant "+pipeline.VariantSyntax+"; repeatable (formats "+pipeline.FormatNames+"; spaces srgb, displayp3, adobergb, prophoto, rec2020; compress and predictor for tiff8/tiff16)")
-	f.String("preset", "", "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)")
-	f.String("cache-dir", cache.DefaultDir(), "stage cache directory for decoded images (tmpfs by default)")
-	f.Bool("keep-cache", false, "keep decoded images in the cache after the run, so adding a variant later decodes nothing")
-	f.String("cache-size", "", "cap of the stage cache, applied when the run starts and on every write: 2GiB, 25% (default 25% of the cache's file system)")
-	f.BoolP("quiet", "q", false, "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file, no housekeeping notes, a collision warning only when a renamed output is written)")
-	f.String("log-format", logText, "format of the lines printed: text, or json (one object per line); text lines that are not on a terminal start with a UTC timestamp")
-	addFindFlags(f)
-	registerCompletions(cmd)
+	opts.AddFlags(cmd.Flags())
+	registerCompletions(cmd, opts.settings())
 	return cmd
 }
 
-func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
+// runConvert converts the INPUT args (and the files --files-from lists)
+// with opts, as resolved by its settings. ctx ends the run as a signal
+// does (watchInterrupts).
+func runConvert(ctx context.Context, opts ConvertConfig, args []string) error {
+	cfg := opts
+	cfg.Inputs = args
 	rr := &runReport{start: time.Now(), cfg: cfg}
 	// The reporter first, so that every warning is in the log format
 	// and in the report; its progress bar starts with the conversions.
-	rep := newReporter(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg.Quiet, cfg.LogFormat, 0)
+	rep := newReporter(cfg.Stdout, cfg.Stderr, cfg.Quiet, cfg.LogFormat, 0)
 	for _, w := range cfg.Warnings {
 		rep.warn(w)
 	}
 	// The signal handlers are installed at the start of main
 	// (earlySignals): one that arrives while planning stops the run with
 	// its summary, as later.
-	sig := watchInterrupts(cfg.Grace, rep.note)
+	sig := watchInterrupts(ctx, cfg.Grace, rep.note)
 	defer sig.stop()
-	err := convertBatch(cmd, cfg, rep, sig, rr)
+	err := convertBatch(cfg, rep, sig, rr)
 	if cfg.Report != "" && !rr.written && !rr.refused {
 		// A run that stopped before its report (no RAW file with
 		// --fail-if-empty, an input or OUTDIR that cannot be used) still
@@ -144,7 +123,7 @@ func runConvert(cmd *cobra.Command, cfg ConvertConfig) error {
 
 // convertBatch is the run of runConvert; it sets rr.written when it wrote
 // the report, and rr.refused when the report's path must not be written.
-func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport) error {
+func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport) error {
 	ctx := sig.Ctx
 	for _, in := range cfg.Inputs {
 		if _, err := os.Stat(in); err != nil {
@@ -162,7 +141,7 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 	for _, v := range cfg.Settings.OutputVariants() {
 		suffixes = append(suffixes, v.Suffix())
 	}
-	plan, err := planInputs(cmd.InOrStdin(), cfg, suffixes)
+	plan, err := planInputs(cfg.Stdin, cfg, suffixes)
 	if err != nil {
 		return err
 	}
@@ -227,11 +206,7 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 			cfg.CacheDir = ""
 		}
 	}
-	r := &pipeline.Runner{Settings: cfg.Settings, Jobs: cfg.Jobs, Budget: cfg.MemBudget, Threads: threads,
-		Exe: exe, Timeout: cfg.Timeout, Grace: cfg.Grace,
-		State: store, Force: cfg.Force, Overwrite: cfg.Overwrite, NoRecreate: cfg.NoRecreate, OutDir: cfg.OutDir, SettingsHash: pipeline.SettingsHash(cfg.Settings), Version: Version(),
-		Locks: locks, LockWait: cfg.LockWait, LockWaitOther: cfg.LockWaitOther, MinAge: cfg.MinAge, Retries: cfg.Retries,
-		CacheDir: cfg.CacheDir, CacheMax: cfg.CacheSize, KeepCache: cfg.KeepCache}
+	r := cfg.runner(threads, exe, store, locks)
 	if planHook != nil {
 		planHook(ctx)
 	}
@@ -273,7 +248,7 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 		var err error = &batchOutcome{interrupted: true}
 		if ctx.Err() == nil {
 			r.CheckReplaced(plan) // an output edited keeping its size and time: would fail
-			err = dryRun(cmd.OutOrStdout(), rep, plan, cfg, jobs, threads)
+			err = dryRun(cfg.Stdout, rep, plan, cfg, jobs, threads)
 		}
 		if cfg.Report != "" {
 			rr.warnings, rr.written = rep.warnings, true

@@ -9,19 +9,20 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/rawbatch/rawbatch/pipeline"
 )
 
 // checkEnvNames warns of each RAWBATCH_* environment variable that
-// is no setting of cmd (RAWBATCH_QUALTY), naming the nearest one when it
+// is no setting of cmd (decls; RAWBATCH_QUALTY), naming the nearest one when it
 // is a likely typo (at most 2 edits, and fewer than half the name): such a variable is otherwise silently ignored.
 // Empty variables (ignored as settings are) and those of the tests
 // (RAWBATCH_TEST_*) are left alone.
-func checkEnvNames(cmd *cobra.Command) []string {
-	known := map[string]bool{"RAWBATCH_CONFIG": true, "RAWBATCH_VARIANTS": true, pipeline.FaultEnv: true}
-	cmd.Flags().VisitAll(func(f *pflag.Flag) { known[envName(f.Name)] = true })
+func checkEnvNames(cmd *cobra.Command, decls []setting) []string {
+	known := map[string]bool{"RAWBATCH_CONFIG": true, pipeline.FaultEnv: true}
+	for _, k := range settingKeys(decls) {
+		known[envName(k)] = true
+	}
 	var names []string
 	for n := range known {
 		names = append(names, n)
@@ -85,32 +86,28 @@ type sourceError struct {
 func (e *sourceError) Error() string { return e.err.Error() + "; set by " + e.from }
 func (e *sourceError) Unwrap() error { return e.err }
 
-// withSource names the environment variable or config file behind a
-// settings error that names only the flag ("--quality: high is not a whole
-// number"): "...; set by RAWBATCH_QUALITY=high in the environment". Errors
-// about a flag given on the command line, or that name their source
-// already, are returned as they are.
-func withSource(v *settings, cmd *cobra.Command, err error) error {
-	if err == nil || !strings.HasPrefix(err.Error(), "--") {
-		return err
-	}
+// withSource appends where a setting's value came from to err when err
+// names the setting as a flag only ("--quality: high is not a whole
+// number"): "...; set by RAWBATCH_QUALITY=high in the environment", or
+// "...; set by quality: in the config file FILE". Errors about a value
+// given on the command line, or that name their source already, are
+// returned as they are.
+func withSource(v value, err error) error {
 	msg := err.Error()
-	key := strings.TrimPrefix(msg, "--")
-	if i := strings.IndexAny(key, ": "); i >= 0 {
-		key = key[:i]
-	}
-	if cmd.Flags().Lookup(key) == nil || strings.Contains(msg, "(environment)") || strings.Contains(msg, "(config file") {
+	rest, ok := strings.CutPrefix(msg, "--"+v.name)
+	if !ok || rest != "" && rest[0] != ':' && rest[0] != ' ' ||
+		strings.Contains(msg, "(environment)") || strings.Contains(msg, "(config file") {
 		return err
 	}
 	var se *sourceError
 	if errors.As(err, &se) {
 		return err
 	}
-	switch sourceOf(v, key) {
+	switch v.From() {
 	case fromEnv:
-		return &sourceError{err, envName(key) + "=" + os.Getenv(envName(key)) + " in the environment"}
+		return &sourceError{err, envName(v.name) + "=" + os.Getenv(envName(v.name)) + " in the environment"}
 	case fromFile:
-		return &sourceError{err, key + ": in the config file " + v.ConfigFileUsed()}
+		return &sourceError{err, v.name + ": in the config file " + v.st.ConfigFileUsed()}
 	}
 	return err
 }

@@ -9,11 +9,10 @@ import (
 	"strings"
 )
 
-// pathSetting reads the path setting key from v, expanded by expandPath.
-func pathSetting(v *settings, key string) (string, error) {
-	val := v.GetString(key)
-	from := sourceOf(v, key)
-	return expandPath(val, from, describe(v, key, from, val))
+// pathSetting reads the path setting v, expanded by expandPath.
+func pathSetting(v value) (string, error) {
+	val, from := v.String(), v.From()
+	return expandPath(val, from, describe(v.st, v.name, from, val))
 }
 
 // expandPath expands the path val of a setting from source from, named

@@ -10,9 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spf13/cast"
-	"github.com/spf13/pflag"
-
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
@@ -36,58 +33,23 @@ type FindOptions struct {
 	FailIfEmpty bool
 }
 
-// addFindFlags adds the flags of FindOptions to convert's flags.
-func addFindFlags(f *pflag.FlagSet) {
-	f.StringArray("include", nil, "take only walked files whose relative path matches this glob at any depth (*, ?, [a-z], ** for any folders; a leading / anchors it to the input root; case-insensitive); repeatable")
-	f.StringArray("exclude", nil, "skip walked files and folders whose relative path matches this glob at any depth (a leading / anchors it); repeatable")
-	f.Bool("fail-if-empty", false, "exit with status 3 when no RAW file is found (an empty or unmounted input)")
-	f.String("files-from", "", "also convert the files listed in this file, one a line ('-': standard input); with --base, their folders are mirrored under OUTDIR")
-	f.BoolP("null", "0", false, "--files-from's list is NUL-separated (find -print0)")
-	f.String("name", pipeline.DefaultNameTemplate, "output name template: {stem}, {ext}, {dir}, {variant}, {date:2006-01-02} (capture date, Go layout), {camera}, {seq}; a / makes folders under OUTDIR ({date:2006/01}/{stem})")
-	f.String("base", "", "with --files-from: the folder the listed files' output paths are relative to (a listed file outside it fails)")
-}
-
-// findConfig reads FindOptions from v into c.
-func findConfig(v *settings, c *ConvertConfig) error {
-	var err error
-	if c.Find.Include, err = globList(v, "include"); err != nil {
-		return err
-	}
-	if c.Find.Exclude, err = globList(v, "exclude"); err != nil {
-		return err
-	}
-	if c.Find.FailIfEmpty, err = cast.ToBoolE(v.Get("fail-if-empty")); err != nil {
-		return fmt.Errorf("--fail-if-empty: %q is not true or false", v.GetString("fail-if-empty"))
-	}
-	if c.Find.Null, err = cast.ToBoolE(v.Get("null")); err != nil {
-		return fmt.Errorf("--null: %q is not true or false", v.GetString("null"))
-	}
-	if name := v.GetString("name"); name != pipeline.DefaultNameTemplate {
-		if c.Find.Name, err = pipeline.ParseNameTemplate(name); err != nil {
-			return fmt.Errorf("--name: %w", err)
-		}
-	}
-	// Paths, expanded as output's are ("-" is standard input).
-	if c.Find.FilesFrom = v.GetString("files-from"); c.Find.FilesFrom != "-" {
-		if c.Find.FilesFrom, err = pathSetting(v, "files-from"); err != nil {
-			return err
-		}
-	}
-	if c.Find.Base, err = pathSetting(v, "base"); err != nil {
-		return err
-	}
-	if c.Find.FilesFrom == "" && (c.Find.Base != "" || c.Find.Null) {
-		// Name exactly the settings given, and where they were set.
+// checkBase refuses --base and --null without --files-from (naming
+// exactly the settings given, and where they were set; base is --base's
+// value), and a --base that is not a directory. Their settings (ConvertConfig.settings)
+// are applied before.
+func (o FindOptions) checkBase(base value) error {
+	if o.FilesFrom == "" && (o.Base != "" || o.Null) {
 		var given []string
-		if c.Find.Base != "" {
-			given = append(given, describe(v, "base", sourceOf(v, "base"), c.Find.Base))
+		if o.Base != "" {
+			given = append(given, base.Describe(o.Base))
 		}
-		if c.Find.Null {
-			from, val := sourceOf(v, "null"), v.GetString("null")
-			if from == fromFlag {
+		if o.Null {
+			null := base.Other("null")
+			val := null.String()
+			if null.From() == fromFlag {
 				val = ""
 			}
-			given = append(given, describe(v, "null", from, val))
+			given = append(given, null.Describe(val))
 		}
 		verb := "goes"
 		if len(given) > 1 {
@@ -95,30 +57,23 @@ func findConfig(v *settings, c *ConvertConfig) error {
 		}
 		return fmt.Errorf("%s %s with --files-from FILE only", strings.Join(given, " and "), verb)
 	}
-	if c.Find.Base != "" {
-		if fi, err := os.Stat(c.Find.Base); err != nil {
-			return fmt.Errorf("--base %s: %w", c.Find.Base, err)
+	if o.Base != "" {
+		if fi, err := os.Stat(o.Base); err != nil {
+			return fmt.Errorf("--base %s: %w", o.Base, err)
 		} else if !fi.IsDir() {
-			return fmt.Errorf("--base %s: not a directory", c.Find.Base)
+			return fmt.Errorf("--base %s: not a directory", o.Base)
 		}
 	}
 	return nil
 }
 
-// checkInputArgs refuses a convert without INPUT arguments.
-func checkInputArgs(v *settings, inputs []string) error {
-	if len(inputs) == 0 && v.GetString("files-from") == "" {
-		return fmt.Errorf("requires at least 1 arg: the INPUT folders or files to convert (or --files-from FILE)")
-	}
-	return nil
-}
-
-// globList reads key as a list of globs: a list (flags, a config file
+// globList reads v as a list of globs: a list (flags, a config file
 // list) or one string (the environment, a config file string) split at
 // white space. Each must be a valid glob.
-func globList(v *settings, key string) ([]string, error) {
+func globList(v value) ([]string, error) {
+	key := v.name
 	var out []string
-	switch r := v.Get(key).(type) {
+	switch r := v.Raw().(type) {
 	case nil:
 	case string:
 		out = strings.Fields(r)

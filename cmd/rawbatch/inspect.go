@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
@@ -48,8 +50,24 @@ type inspectRecord struct {
 	Error        string `json:"error,omitempty"`
 }
 
+// InspectOptions are the options of `rawbatch inspect`. It has no
+// settings of the config file or the environment: it reads headers with
+// convert's default settings.
+type InspectOptions struct {
+	GlobalOptions
+	// JSON prints a JSON array of inspectRecord (--json).
+	JSON bool
+}
+
+// AddFlags adds inspect's flags to f.
+func (o *InspectOptions) AddFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.JSON, "json", false, "print a JSON array")
+}
+
+// newInspectCmd is `rawbatch inspect`: its options are InspectOptions, its
+// run runInspect.
 func newInspectCmd() *cobra.Command {
-	var asJSON bool
+	var opts InspectOptions
 	cmd := &cobra.Command{
 		Use:   "inspect [--json] FILE|DIR...",
 		Short: "Print RAW header fields and the memory estimate, without decoding",
@@ -72,48 +90,56 @@ estimated_bytes, and more; a file that cannot be read has an "error".
 Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var recs []inspectRecord
-			failed := 0
-			s := pipeline.DefaultSettings()
-			threads := pipeline.Threads(runtime.NumCPU(), runtime.NumCPU())
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding the rawbatch executable for its header helper: %w", err)
-			}
-			// LibRaw's header reads run in a helper process that can be killed.
-			hr := &pipeline.HeaderReader{Exe: exe}
-			defer hr.Close()
-			for _, p := range inspectPaths(args) {
-				r := p.rec
-				if r.Error == "" {
-					r = inspectFile(hr, p.rec.Path, s, threads)
-				}
-				if r.Error != "" {
-					failed++
-				}
-				recs = append(recs, r)
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				for i := range recs {
-					// Bytes that are not UTF-8 shown \xNN, as convert's
-					// report does (JSON would make them U+FFFD).
-					recs[i].Path, recs[i].PathB64 = pipeline.ReportPath(recs[i].Path)
-					recs[i].Error = displayText(recs[i].Error)
-				}
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(recs); err != nil {
-					return err
-				}
-			} else {
-				printInspect(out, recs)
-			}
-			return &batchOutcome{converted: len(recs) - failed, failed: failed}
+			opts.GlobalOptions = globalOptions(cmd)
+			return runInspect(cmd.Context(), opts, args)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	opts.AddFlags(cmd.Flags())
 	return cmd
+}
+
+// runInspect prints the header fields and memory estimate of each file
+// of args (directories walked as convert walks them); a file that cannot
+// be read is a failed outcome (exit status 3).
+func runInspect(_ context.Context, opts InspectOptions, args []string) error {
+	var recs []inspectRecord
+	failed := 0
+	s := pipeline.DefaultSettings()
+	threads := pipeline.Threads(runtime.NumCPU(), runtime.NumCPU())
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the rawbatch executable for its header helper: %w", err)
+	}
+	// LibRaw's header reads run in a helper process that can be killed.
+	hr := &pipeline.HeaderReader{Exe: exe}
+	defer hr.Close()
+	for _, p := range inspectPaths(args) {
+		r := p.rec
+		if r.Error == "" {
+			r = inspectFile(hr, p.rec.Path, s, threads)
+		}
+		if r.Error != "" {
+			failed++
+		}
+		recs = append(recs, r)
+	}
+	out := opts.Stdout
+	if opts.JSON {
+		for i := range recs {
+			// Bytes that are not UTF-8 shown \xNN, as convert's
+			// report does (JSON would make them U+FFFD).
+			recs[i].Path, recs[i].PathB64 = pipeline.ReportPath(recs[i].Path)
+			recs[i].Error = displayText(recs[i].Error)
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(recs); err != nil {
+			return err
+		}
+	} else {
+		printInspect(out, recs)
+	}
+	return &batchOutcome{converted: len(recs) - failed, failed: failed}
 }
 
 func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, threads int) inspectRecord {

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 )
@@ -19,14 +20,14 @@ func main() {
 func run(args []string) int {
 	// Signals first, before cobra parses anything: convert takes them
 	// (watchInterrupts), the other commands give them back.
-	installSignals()
-	defer releaseSignals()
+	early := installSignals()
+	defer early.release()
 	if startHook != nil {
-		startHook()
+		startHook(early)
 	}
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(withEarlySignals(context.Background(), early))
 	code := exitCode(err)
 	if err != nil && code == ExitUsage {
 		fmt.Fprintf(root.ErrOrStderr(), "rawbatch: %v\n", err)

@@ -30,7 +30,7 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 	// the other commands get their default action back.
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		if c.Name() != "convert" {
-			releaseSignals()
+			earlySignalsOf(c.Context()).release()
 		}
 	}
 	root.SetVersionTemplate("rawbatch {{.Version}}\n")

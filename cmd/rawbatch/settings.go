@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,8 @@ import (
 // (RAWBATCH_MEM_BUDGET for --mem-budget; an empty one is ignored), else its
 // key in the config file (the flag's name), else the flag's default. Each
 // command run makes its own (no global state); the embedded viper holds
-// the values, read by key (v.GetString("quality")).
+// the values, which the settings' declarations read (value, applySettings)
+// into typed options.
 type settings struct {
 	*viper.Viper
 	// flags are the command's flags, to tell one given on the command
@@ -31,42 +33,37 @@ type settings struct {
 	configPath string
 }
 
-// loadSettings resolves cmd's settings: all of its flags (but --config and
-// --help), or only those named by keys. With all flags, the RAWBATCH_*
-// variables that are no setting of cmd are warned of, and a config file
-// key that is no flag of cmd is an error; with keys (a command that reads
-// some of convert's settings, as cache reads cache-dir), the config file's
-// other keys are left alone. The config file is --config, else
-// RAWBATCH_CONFIG, else $XDG_CONFIG_HOME/rawbatch/config.yaml (configPath).
+// loadSettings resolves the settings decls of cmd (whose flags addFlags
+// made from them). With strict (the command owns the config file's keys,
+// as convert does), the RAWBATCH_* variables that are no setting of decls
+// are warned of, and a config file key that is none of decls' is an
+// error; without (a command that reads some of convert's settings, as
+// cache reads cache-dir), the config file's other keys are left alone.
+// The config file is --config, else RAWBATCH_CONFIG, else
+// $XDG_CONFIG_HOME/rawbatch/config.yaml (configPath); none is read when
+// decls is empty. Every command resolves its settings here.
 // Errors: a flag that cannot be bound, an unreadable or malformed config
 // file (a missing or unreadable default one is none), an unknown key.
-func loadSettings(cmd *cobra.Command, keys ...string) (*settings, error) {
+func loadSettings(cmd *cobra.Command, decls []setting, strict bool) (*settings, error) {
 	v := viper.New()
 	v.SetEnvPrefix("RAWBATCH")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
 	st := &settings{Viper: v, flags: cmd.Flags()}
-	all := len(keys) == 0
-	var bindErr error
-	bind := func(f *pflag.Flag) {
-		if f == nil || f.Name == "config" || f.Name == "help" {
-			return
+	for _, d := range decls {
+		f := cmd.Flag(d.Name)
+		if f == nil {
+			return nil, fmt.Errorf("setting %s has no flag in '%s'", d.Name, cmd.CommandPath())
 		}
-		if err := v.BindPFlag(f.Name, f); err != nil && bindErr == nil {
-			bindErr = err
+		if err := v.BindPFlag(d.Name, f); err != nil {
+			return nil, err
 		}
 	}
-	if all {
-		cmd.Flags().VisitAll(bind)
+	if len(decls) == 0 {
+		return st, nil
 	}
-	for _, k := range keys {
-		bind(cmd.Flag(k))
-	}
-	if bindErr != nil {
-		return nil, bindErr
-	}
-	if all {
-		st.warnings = checkEnvNames(cmd)
+	if strict {
+		st.warnings = checkEnvNames(cmd, decls)
 	}
 	path, explicit, err := configPath(cmd)
 	if err != nil || path == "" {
@@ -82,13 +79,14 @@ func loadSettings(cmd *cobra.Command, keys ...string) (*settings, error) {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	st.configPath = path
-	if !all {
+	if !strict {
 		return st, nil
 	}
-	// Reject keys that are not flags: a typo in a config file must not be
-	// silently ignored.
+	// Reject keys that are not settings: a typo in a config file must not
+	// be silently ignored.
+	keys := settingKeys(decls)
 	for _, k := range v.AllKeys() {
-		if (cmd.Flags().Lookup(k) == nil && k != "variants") || k == "config" {
+		if !slices.Contains(keys, k) {
 			return nil, fmt.Errorf("config file %s: unknown key %q (keys are the flag names of '%s')", path, k, cmd.CommandPath())
 		}
 	}

@@ -22,11 +22,13 @@ func TestLoadSettingsOrder(t *testing.T) {
 	t.Setenv("RAWBATCH_EXPOSURE", "1.5")
 	t.Setenv("RAWBATCH_QUALTY", "1") // a typo, warned of
 
+	var opts ConvertConfig
+	decls := opts.settings()
 	cmd := newConvertCmd()
 	if err := cmd.ParseFlags([]string{"--quality", "80"}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := loadSettings(cmd)
+	v, err := loadSettings(cmd, decls, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestLoadSettingsOrder(t *testing.T) {
 	// Another command, resolved afterwards: nothing of the first carries
 	// over (no flag given here).
 	other := newConvertCmd()
-	w, err := loadSettings(other)
+	w, err := loadSettings(other, decls, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,8 @@ func TestLoadSettingsOrder(t *testing.T) {
 
 	// Only some keys (as cache reads cache-dir): the file's other keys
 	// are not checked, and the environment is not warned of.
-	only, err := loadSettings(other, "cache-dir")
+	var copts CacheOptions
+	only, err := loadSettings(other, copts.settings(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +87,12 @@ func TestLoadSettingsUnknownKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("RAWBATCH_CONFIG", cfg)
-	if _, err := loadSettings(newConvertCmd()); err == nil {
+	var opts ConvertConfig
+	var copts CacheOptions
+	if _, err := loadSettings(newConvertCmd(), opts.settings(), true); err == nil {
 		t.Error("unknown key qualty: no error")
 	}
-	if _, err := loadSettings(newConvertCmd(), "cache-dir"); err != nil {
+	if _, err := loadSettings(newConvertCmd(), copts.settings(), false); err != nil {
 		t.Errorf("only cache-dir: %v", err)
 	}
 }

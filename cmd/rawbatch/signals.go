@@ -17,31 +17,36 @@ import (
 // and only the lines nobody reads are lost.
 func ignoreSIGPIPE() { signal.Ignore(syscall.SIGPIPE) }
 
-// earlySigs receives SIGINT, SIGTERM and SIGHUP from the very start of
+// earlySignals receives SIGINT, SIGTERM and SIGHUP from the very start of
 // main (installSignals, before cobra parses anything) until convert takes
-// them (watchInterrupts) or releaseSignals gives them back: a signal a few
+// them (watchInterrupts) or release gives them back: a signal a few
 // milliseconds after the start is never lost, nor does it kill a run
-// without its summary.
-var earlySigs chan os.Signal
-
-// installSignals ignores SIGPIPE and catches SIGINT, SIGTERM and SIGHUP
-// into earlySigs; main calls it first.
-func installSignals() {
-	ignoreSIGPIPE()
-	earlySigs = make(chan os.Signal, 4)
-	signal.Notify(earlySigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+// without its summary. run makes one and hands it to the commands in
+// their context (withEarlySignals); its methods are called from the main
+// goroutine only, and do nothing on nil.
+type earlySignals struct {
+	ch chan os.Signal
 }
 
-// releaseSignals gives SIGINT, SIGTERM and SIGHUP back their default
-// action, for the commands that do not handle them (inspect, cache, ...);
-// one that arrived meanwhile takes effect now.
-func releaseSignals() {
-	if earlySigs == nil {
+// installSignals ignores SIGPIPE and catches SIGINT, SIGTERM and SIGHUP
+// into the earlySignals it returns; main calls it first.
+func installSignals() *earlySignals {
+	ignoreSIGPIPE()
+	e := &earlySignals{ch: make(chan os.Signal, 4)}
+	signal.Notify(e.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	return e
+}
+
+// release gives SIGINT, SIGTERM and SIGHUP back their default action, for
+// the commands that do not handle them (inspect, cache, ...); one that
+// arrived meanwhile takes effect now. After take it does nothing.
+func (e *earlySignals) release() {
+	if e == nil || e.ch == nil {
 		return
 	}
 	signal.Reset(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	select {
-	case sig := <-earlySigs:
+	case sig := <-e.ch:
 		if s, ok := sig.(syscall.Signal); ok && !signal.Ignored(s) { // nohup leaves SIGHUP ignored
 			// Its default action ends the process, as if no handler had
 			// been installed: wait for it (the kernel delivers it to a
@@ -52,7 +57,35 @@ func releaseSignals() {
 		}
 	default:
 	}
-	earlySigs = nil
+	e.ch = nil
+}
+
+// take hands the channel, with any signal that came already, to its new
+// owner (watchInterrupts); nil when there is none (released, taken, or no
+// earlySignals).
+func (e *earlySignals) take() chan os.Signal {
+	if e == nil {
+		return nil
+	}
+	ch := e.ch
+	e.ch = nil
+	return ch
+}
+
+type earlySignalsKey struct{}
+
+// withEarlySignals returns ctx carrying e, for the commands.
+func withEarlySignals(ctx context.Context, e *earlySignals) context.Context {
+	return context.WithValue(ctx, earlySignalsKey{}, e)
+}
+
+// earlySignalsOf returns the earlySignals of ctx, or nil.
+func earlySignalsOf(ctx context.Context) *earlySignals {
+	if ctx == nil {
+		return nil
+	}
+	e, _ := ctx.Value(earlySignalsKey{}).(*earlySignals)
+	return e
 }
 
 // interrupts turns SIGINT, SIGTERM and SIGHUP into a cancelled context.
@@ -72,17 +105,18 @@ type interrupts struct {
 	note     func(string) // where the messages go
 }
 
-// watchInterrupts installs the handlers; grace is --grace, named in the
-// message of the first signal. note receives the messages said on a
-// signal; stop removes the handlers.
-func watchInterrupts(grace time.Duration, note func(string)) *interrupts {
-	ctx, cancel := context.WithCancel(context.Background())
+// watchInterrupts installs the handlers, taking those main installed
+// (the earlySignals of parent); Ctx is a child of parent. grace
+// is --grace, named in the message of the first signal. note receives the
+// messages said on a signal; stop removes the handlers.
+func watchInterrupts(parent context.Context, grace time.Duration, note func(string)) *interrupts {
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
 	in := &interrupts{Ctx: ctx, Abort: make(chan struct{}), cancel: cancel,
-		sigs: earlySigs, finished: make(chan struct{}), note: note}
-	if in.sigs != nil {
-		// Installed by main: a signal that came before is handled now.
-		earlySigs = nil
-	} else {
+		sigs: earlySignalsOf(parent).take(), finished: make(chan struct{}), note: note}
+	if in.sigs == nil { // else installed by main: a signal that came before is handled now
 		in.sigs = make(chan os.Signal, 2)
 		signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	}
@@ -126,4 +160,4 @@ var planHook func(ctx context.Context)
 
 // startHook, set only by the tests, runs right after installSignals, to
 // deliver a signal before cobra has parsed anything.
-var startHook func()
+var startHook func(*earlySignals)

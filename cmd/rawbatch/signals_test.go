@@ -23,9 +23,9 @@ const startSignalEnv = "RAWBATCH_TEST_START_SIGNAL"
 
 func init() {
 	if os.Getenv(startSignalEnv) != "" {
-		startHook = func() {
+		startHook = func(e *earlySignals) {
 			syscall.Kill(os.Getpid(), syscall.SIGHUP)
-			for len(earlySigs) == 0 { // without a handler the signal has killed the process
+			for len(e.ch) == 0 { // without a handler the signal has killed the process
 				runtime.Gosched()
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -54,27 +55,33 @@ func versionFrom(bi *debug.BuildInfo) string {
 	return "dev-" + rev[:12]
 }
 
+// newVersionCmd is `rawbatch version`; it has no options but the streams.
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the versions of rawbatch, Go and LibRaw",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			lib := pipeline.LibRawInfo()
-			ts := "no (libraw, not thread-safe)"
-			if lib.ThreadSafe {
-				ts = "yes"
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "rawbatch %s\n", Version())
-			fmt.Fprintf(out, "go       %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			if lib.Bundled {
-				fmt.Fprintf(out, "libraw   %s (bundled, linked statically)\n", lib.Version)
-			} else {
-				fmt.Fprintf(out, "libraw   %s (system, %s)\n", lib.Version, lib.Path)
-			}
-			fmt.Fprintf(out, "libraw_r %s\n", ts)
-			return nil
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVersion(cmd.Context(), globalOptions(cmd), args)
 		},
 	}
+}
+
+// runVersion prints the versions of rawbatch, Go and the LibRaw linked.
+func runVersion(_ context.Context, opts GlobalOptions, _ []string) error {
+	lib := pipeline.LibRawInfo()
+	ts := "no (libraw, not thread-safe)"
+	if lib.ThreadSafe {
+		ts = "yes"
+	}
+	out := opts.Stdout
+	fmt.Fprintf(out, "rawbatch %s\n", Version())
+	fmt.Fprintf(out, "go       %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if lib.Bundled {
+		fmt.Fprintf(out, "libraw   %s (bundled, linked statically)\n", lib.Version)
+	} else {
+		fmt.Fprintf(out, "libraw   %s (system, %s)\n", lib.Version, lib.Path)
+	}
+	fmt.Fprintf(out, "libraw_r %s\n", ts)
+	return nil
 }

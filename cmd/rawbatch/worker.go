@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -16,11 +17,18 @@ func newWorkerCmd() *cobra.Command {
 		Use:    "worker",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if code := pipeline.WorkerMain(os.Stdin, os.Stdout); code != 0 {
-				os.Exit(code)
-			}
-			return nil
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWorker(cmd.Context(), globalOptions(cmd), args)
 		},
 	}
+}
+
+// runWorker converts the one file its parent sends on opts.Stdin, answering
+// on opts.Stdout (the process's own, as the parent started it); a worker
+// that fails exits with its status.
+func runWorker(_ context.Context, opts GlobalOptions, _ []string) error {
+	if code := pipeline.WorkerMain(opts.Stdin, opts.Stdout); code != 0 {
+		os.Exit(code)
+	}
+	return nil
 }

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cast"
+	"github.com/spf13/pflag"
+
+	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/cache"
+	"github.com/rawbatch/rawbatch/lock"
+	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/state"
+)
+
+// ConvertConfig are the options of `rawbatch convert`: each field is filled
+// by one setting of settings (flag > RAWBATCH_* environment > config file >
+// default), parsed and validated there. The batch runner only ever sees
+// these plain values (runner).
+type ConvertConfig struct {
+	GlobalOptions
+	Inputs []string
+	OutDir string
+	Jobs   int
+	Quiet  bool
+	// LogFormat is --log-format: logText or logJSON.
+	LogFormat string
+	// MemBudget is the memory budget in bytes (--mem-budget).
+	MemBudget int64
+	DryRun    bool
+	// Timeout per file (0: scaled by size) and Grace after an interrupt.
+	Timeout, Grace time.Duration
+	// Re-run and overlap control (see pipeline.Runner).
+	Force            bool
+	LockWait, MinAge time.Duration
+	Retries          int
+	Report           string
+	// The stage cache: directory, cap in bytes, keep entries after the run.
+	CacheDir  string
+	CacheSize int64
+	KeepCache bool
+	Settings  pipeline.Settings
+	// Find chooses the input files (inputs.go).
+	Find FindOptions
+	// Resolved is every convert setting by flag name, for the report;
+	// Warnings are the warnings about the settings (RAWBATCH_* typos).
+	Resolved map[string]any
+	Warnings []string
+
+	// Overwrite: write over files rawbatch did not write (--overwrite);
+	// NoRecreate: do not make again outputs the user deleted.
+	Overwrite, NoRecreate bool
+	// LockWaitOther bounds the wait for a run making other outputs of a
+	// file: --lock-wait when given, else pipeline.DefaultLockWaitOther.
+	LockWaitOther time.Duration
+}
+
+// AddFlags adds the flags of convert's settings to f.
+func (c *ConvertConfig) AddFlags(f *pflag.FlagSet) { addFlags(f, c.settings()) }
+
+// settings declares each setting of convert, once: its flag, config key
+// and environment variable come from its name (setting), and its Apply
+// parses and validates it into c. They are applied in this order, so a
+// setting that depends on others (--variant on --format and --quality,
+// --cache-size on --cache-dir, --base on --files-from and --null) comes
+// after them.
+func (c *ConvertConfig) settings() []setting {
+	d := pipeline.DefaultSettings()
+	s := &c.Settings
+	var cacheFS int64 // the size of the cache directory's file system
+	return []setting{
+		{Name: "files-from", Default: "", Help: "also convert the files listed in this file, one a line ('-': standard input); with --base, their folders are mirrored under OUTDIR",
+			Apply: func(v value) (err error) {
+				// Paths, expanded as output's are ("-" is standard input).
+				if c.Find.FilesFrom = v.String(); c.Find.FilesFrom != "-" {
+					if c.Find.FilesFrom, err = pathSetting(v); err != nil {
+						return err
+					}
+				}
+				if len(c.Inputs) == 0 && c.Find.FilesFrom == "" {
+					return fmt.Errorf("requires at least 1 arg: the INPUT folders or files to convert (or --files-from FILE)")
+				}
+				return nil
+			}},
+		{Name: "output", Short: "o", Default: "", Help: "output directory (created if missing)",
+			Apply: func(v value) (err error) {
+				if c.OutDir, err = pathSetting(v); err == nil && c.OutDir == "" {
+					err = fmt.Errorf("no output directory: give -o OUTDIR (or RAWBATCH_OUTPUT, or output: in the config file)")
+				}
+				return err
+			}},
+		{Name: "demosaic", Default: string(d.Demosaic), Help: "demosaic algorithm: " + pipeline.DemosaicNames,
+			Values: accepted(func(s string) error { _, err := pipeline.ParseDemosaic(s); return err }, strings.Split(pipeline.DemosaicNames, "|")...),
+			Apply: func(v value) (err error) {
+				if s.Demosaic, err = pipeline.ParseDemosaic(v.String()); err != nil {
+					return fmt.Errorf("--demosaic: %w", err)
+				}
+				return nil
+			}},
+		{Name: "wb", Default: d.WhiteBalance.String(), Help: "white balance: camera (as shot; daylight with a warning when the file has none), auto (grey world), daylight, or R,G,B multipliers",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseWhiteBalance(s); return err }, "camera", "auto", "daylight"),
+			Apply: func(v value) (err error) {
+				if s.WhiteBalance, err = pipeline.ParseWhiteBalance(v.String()); err != nil {
+					return fmt.Errorf("--wb: %w", err)
+				}
+				return nil
+			}},
+		{Name: "tone", Default: string(d.Tone), Help: "tone curve: default or none",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseToneCurve(s); return err }, "default", "none"),
+			Apply: func(v value) (err error) {
+				if s.Tone, err = pipeline.ParseToneCurve(v.String()); err != nil {
+					return fmt.Errorf("--tone: %w", err)
+				}
+				return nil
+			}},
+		{Name: "format", Default: string(d.Format), Help: "output format of the single default output (sRGB, full size): " + pipeline.FormatNames + "; not with --variant or --preset",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseFormat(s); return err }, "jpeg", "png16", "png8", "tiff16", "tiff8", "tiff", "webp"),
+			Apply: func(v value) (err error) {
+				if s.Format, err = pipeline.ParseFormat(v.String()); err != nil {
+					return fmt.Errorf("--format: %w", err)
+				}
+				return nil
+			}},
+		{Name: "exposure", Default: d.Exposure, Help: "exposure change in EV",
+			Apply: func(v value) (err error) {
+				if s.Exposure, err = cast.ToFloat64E(v.Raw()); err != nil {
+					return fmt.Errorf("--exposure: %q is not a number of EV", v.String())
+				}
+				return nil
+			}},
+		{Name: "baseline-exposure", Default: d.BaselineExposure, Help: "add the DNG BaselineExposure tag to --exposure",
+			Apply: boolInto(&s.BaselineExposure)},
+		{Name: "quality", Default: d.Quality, Help: "JPEG quality, 1..100; also the default quality of JPEG and WebP variants",
+			Apply: func(v value) (err error) {
+				if s.Quality, err = wholeNumber(v); err != nil {
+					return err
+				}
+				// The settings so far (exposure, quality, ...) against
+				// the pipeline's one rule of each.
+				return s.Validate()
+			}},
+		{Name: "jobs", Short: "j", Default: 0, Help: "most files converted at once (default: number of CPUs)",
+			Apply: func(v value) (err error) {
+				if c.Jobs, err = wholeNumber(v); err != nil {
+					return err
+				}
+				switch {
+				case c.Jobs < 0:
+					return fmt.Errorf("--jobs %d: want a positive number, or 0 for the number of CPUs", c.Jobs)
+				case c.Jobs == 0:
+					c.Jobs = runtime.NumCPU()
+				}
+				return nil
+			}},
+		{Name: "quiet", Short: "q", Default: false, Help: "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file, no housekeeping notes, a collision warning only when a renamed output is written)",
+			Apply: boolInto(&c.Quiet)},
+		{Name: "log-format", Default: logText, Help: "format of the lines printed: text, or json (one object per line); text lines that are not on a terminal start with a UTC timestamp",
+			Values: func() []string { return []string{logText, logJSON} },
+			Apply: func(v value) error {
+				if c.LogFormat = v.String(); c.LogFormat != logText && c.LogFormat != logJSON {
+					return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+				}
+				return nil
+			}},
+		{Name: "half-size", Default: false, Help: "decode at half width and height without demosaic (a quarter of the memory)",
+			Apply: boolInto(&s.HalfSize)},
+		{Name: "dry-run", Default: false, Help: "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 1 if OUTDIR cannot be written, as the run would)",
+			Apply: boolInto(&c.DryRun)},
+		{Name: "timeout", Default: time.Duration(0), Help: "longest one file may take before its worker is killed (default 60s + 3s per megapixel)",
+			Apply: durationInto(&c.Timeout)},
+		{Name: "grace", Default: 10 * time.Second, Help: "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)",
+			Apply: durationInto(&c.Grace)},
+		{Name: "force", Default: false, Help: "convert every file again, even when rawbatch's output is up to date (never over a file rawbatch did not write: see --overwrite)",
+			Apply: boolInto(&c.Force)},
+		{Name: "overwrite", Default: false, Help: "also write over files at output paths that rawbatch did not write, or that changed since it wrote them (never over an input or another input's output)",
+			Apply: boolInto(&c.Overwrite)},
+		{Name: "no-recreate", Default: false, Help: "do not make again an output that rawbatch wrote and that was deleted since (culling)",
+			Apply: boolInto(&c.NoRecreate)},
+		{Name: "lock-wait", Default: time.Duration(0), Help: "how long to keep retrying a file locked by another run (0: report it and move on); when not given, a run making other outputs of the file (other variants, another input of the same name) is waited for up to 10m, then the file fails",
+			Apply: func(v value) (err error) {
+				if c.LockWait, err = duration(v); err != nil {
+					return err
+				}
+				c.LockWaitOther = pipeline.DefaultLockWaitOther
+				if v.From() != unset {
+					c.LockWaitOther = c.LockWait
+				}
+				return nil
+			}},
+		{Name: "min-age", Default: 2 * time.Second, Help: "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile",
+			Apply: durationInto(&c.MinAge)},
+		{Name: "retries", Default: 2, Help: "retries of a transient failure (no space left, interrupted I/O)",
+			Apply: func(v value) (err error) {
+				if c.Retries, err = wholeNumber(v); err == nil && c.Retries < 0 {
+					err = fmt.Errorf("--retries %d: want 0 or more", c.Retries)
+				}
+				return err
+			}},
+		{Name: "report", Default: "", Help: "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output, another existing file or a .jpg/.tif/.png/.webp name)",
+			Apply: func(v value) (err error) { c.Report, err = pathSetting(v); return err }},
+		{Name: "preset", Default: "", Help: "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)",
+			// One choice with --variant: resolved and checked there.
+			Values: accepted(func(s string) error { _, err := pipeline.Preset(s, 0); return err }, "web", "print", "archive"),
+			Apply:  func(value) error { return nil }},
+		{Name: "variant", Default: []string(nil), Keys: []string{"variants"},
+			Help: "an output variant " + pipeline.VariantSyntax + "; repeatable (formats " + pipeline.FormatNames + "; spaces srgb, displayp3, adobergb, prophoto, rec2020; compress and predictor for tiff8/tiff16)",
+			Apply: func(v value) (err error) {
+				if s.Variants, err = variants(v, *s); err != nil {
+					return err
+				}
+				return s.Validate()
+			}},
+		cacheDirSetting(func(v value) (err error) {
+			if c.CacheDir, err = pathSetting(v); err != nil || c.CacheDir == "" {
+				return err // "": no cache
+			}
+			if cacheFS, err = budget.FileSystemSize(c.CacheDir); err != nil {
+				return fmt.Errorf("--cache-dir %s: %w", c.CacheDir, err)
+			}
+			return nil
+		}),
+		{Name: "keep-cache", Default: false, Help: "keep decoded images in the cache after the run, so adding a variant later decodes nothing",
+			Apply: boolInto(&c.KeepCache)},
+		{Name: "cache-size", Default: "", Help: "cap of the stage cache, applied when the run starts and on every write: 2GiB, 25% (default 25% of the cache's file system)",
+			Apply: func(v value) error {
+				if c.CacheDir == "" {
+					return nil // no cache
+				}
+				var err error
+				c.CacheSize = cacheFS / 4
+				if cs := v.String(); cs != "" {
+					if c.CacheSize, err = budget.ParseSize(cs, cacheFS); err != nil {
+						return fmt.Errorf("--cache-size: %w", err)
+					}
+				}
+				return nil
+			}},
+		{Name: "mem-budget", Default: "", Help: "memory budget: 4GiB, 3500MB or 50% (default 50% of the smaller of the cgroup limit and available memory)",
+			Apply: func(v value) (err error) {
+				if c.MemBudget, err = memBudget(v.String()); err != nil {
+					return fmt.Errorf("--mem-budget: %w", err)
+				}
+				return nil
+			}},
+		{Name: "include", Default: []string(nil), Help: "take only walked files whose relative path matches this glob at any depth (*, ?, [a-z], ** for any folders; a leading / anchors it to the input root; case-insensitive); repeatable",
+			Apply: func(v value) (err error) { c.Find.Include, err = globList(v); return err }},
+		{Name: "exclude", Default: []string(nil), Help: "skip walked files and folders whose relative path matches this glob at any depth (a leading / anchors it); repeatable",
+			Apply: func(v value) (err error) { c.Find.Exclude, err = globList(v); return err }},
+		{Name: "fail-if-empty", Default: false, Help: "exit with status 3 when no RAW file is found (an empty or unmounted input)",
+			Apply: boolInto(&c.Find.FailIfEmpty)},
+		{Name: "null", Short: "0", Default: false, Help: "--files-from's list is NUL-separated (find -print0)",
+			Apply: boolInto(&c.Find.Null)},
+		{Name: "name", Default: pipeline.DefaultNameTemplate, Help: "output name template: {stem}, {ext}, {dir}, {variant}, {date:2006-01-02} (capture date, Go layout), {camera}, {seq}; a / makes folders under OUTDIR ({date:2006/01}/{stem})",
+			Apply: func(v value) (err error) {
+				if name := v.String(); name != pipeline.DefaultNameTemplate {
+					if c.Find.Name, err = pipeline.ParseNameTemplate(name); err != nil {
+						return fmt.Errorf("--name: %w", err)
+					}
+				}
+				return nil
+			}},
+		{Name: "base", Default: "", Help: "with --files-from: the folder the listed files' output paths are relative to (a listed file outside it fails)",
+			Apply: func(v value) (err error) {
+				if c.Find.Base, err = pathSetting(v); err != nil {
+					return err
+				}
+				return c.Find.checkBase(v)
+			}},
+	}
+}
+
+// cacheDirSetting declares cache-dir, the stage cache directory, for
+// convert and the cache commands, with their apply.
+func cacheDirSetting(apply func(value) error) setting {
+	return setting{Name: "cache-dir", Default: cache.DefaultDir(), Help: "stage cache directory for decoded images (tmpfs by default)", Apply: apply}
+}
+
+// runner is the batch runner of c: the one place where convert's options
+// become the runner's fields. threads is LibRaw's threads per file, exe
+// the executable the workers run, store and locks OUTDIR's records and
+// locks (nil in a dry run).
+func (c ConvertConfig) runner(threads int, exe string, store *state.Store, locks *lock.Dir) *pipeline.Runner {
+	return &pipeline.Runner{Settings: c.Settings, Jobs: c.Jobs, Budget: c.MemBudget, Threads: threads,
+		Exe: exe, Timeout: c.Timeout, Grace: c.Grace,
+		State: store, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, OutDir: c.OutDir, SettingsHash: pipeline.SettingsHash(c.Settings), Version: Version(),
+		Locks: locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, Retries: c.Retries,
+		CacheDir: c.CacheDir, CacheMax: c.CacheSize, KeepCache: c.KeepCache}
+}
