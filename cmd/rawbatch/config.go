@@ -14,6 +14,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // ConvertConfig is the resolved configuration of `rawbatch convert`, filled
@@ -31,7 +32,7 @@ type ConvertConfig struct {
 	DryRun    bool
 	// Timeout per file (0: scaled by size) and Grace after an interrupt.
 	Timeout, Grace time.Duration
-	// Re-run and overlap control (see pipeline.Runner).
+	// Re-run and overlap control (see batch.Runner).
 	Force            bool
 	LockWait, MinAge time.Duration
 	Retries          int
@@ -52,7 +53,7 @@ type ConvertConfig struct {
 	// NoRecreate: do not make again outputs the user deleted.
 	Overwrite, NoRecreate bool
 	// LockWaitOther bounds the wait for a run making other outputs of a
-	// file: --lock-wait when given, else pipeline.DefaultLockWaitOther.
+	// file: --lock-wait when given, else batch.DefaultLockWaitOther.
 	LockWaitOther time.Duration
 }
 
@@ -133,7 +134,7 @@ func convertConfig(v *settings, inputs []string) (ConvertConfig, error) {
 	if c.LockWait, err = duration(v, "lock-wait"); err != nil {
 		return c, err
 	}
-	c.LockWaitOther = pipeline.DefaultLockWaitOther
+	c.LockWaitOther = batch.DefaultLockWaitOther
 	if sourceOf(v, "lock-wait") != unset {
 		c.LockWaitOther = c.LockWait
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // checkEnvNames warns of each RAWBATCH_* environment variable that
@@ -20,7 +20,7 @@ import (
 // Empty variables (ignored as settings are) and those of the tests
 // (RAWBATCH_TEST_*) are left alone.
 func checkEnvNames(cmd *cobra.Command) []string {
-	known := map[string]bool{"RAWBATCH_CONFIG": true, "RAWBATCH_VARIANTS": true, pipeline.FaultEnv: true}
+	known := map[string]bool{"RAWBATCH_CONFIG": true, "RAWBATCH_VARIANTS": true, batch.FaultEnv: true}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) { known[envName(f.Name)] = true })
 	var names []string
 	for n := range known {

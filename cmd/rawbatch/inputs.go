@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cast"
 	"github.com/spf13/pflag"
 
-	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/state"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // FindOptions are the convert settings that choose the input files:
@@ -28,8 +25,8 @@ type FindOptions struct {
 	Base      string
 	// Name is the --name output naming template (nil: the default,
 	// {stem}).
-	Name *pipeline.NameTemplate
-	// Include and Exclude are globs (pipeline.MatchGlob) on the walked
+	Name *batch.NameTemplate
+	// Include and Exclude are globs (batch.MatchGlob) on the walked
 	// files' paths relative to their input root and base names.
 	Include, Exclude []string
 	// FailIfEmpty makes a run that finds no RAW file exit with status 3.
@@ -43,7 +40,7 @@ func addFindFlags(f *pflag.FlagSet) {
 	f.Bool("fail-if-empty", false, "exit with status 3 when no RAW file is found (an empty or unmounted input)")
 	f.String("files-from", "", "also convert the files listed in this file, one a line ('-': standard input); with --base, their folders are mirrored under OUTDIR")
 	f.BoolP("null", "0", false, "--files-from's list is NUL-separated (find -print0)")
-	f.String("name", pipeline.DefaultNameTemplate, "output name template: {stem}, {ext}, {dir}, {variant}, {date:2006-01-02} (capture date, Go layout), {camera}, {seq}; a / makes folders under OUTDIR ({date:2006/01}/{stem})")
+	f.String("name", batch.DefaultNameTemplate, "output name template: {stem}, {ext}, {dir}, {variant}, {date:2006-01-02} (capture date, Go layout), {camera}, {seq}; a / makes folders under OUTDIR ({date:2006/01}/{stem})")
 	f.String("base", "", "with --files-from: the folder the listed files' output paths are relative to (a listed file outside it fails)")
 }
 
@@ -62,8 +59,8 @@ func findConfig(v *settings, c *ConvertConfig) error {
 	if c.Find.Null, err = cast.ToBoolE(v.Get("null")); err != nil {
 		return fmt.Errorf("--null: %q is not true or false", v.GetString("null"))
 	}
-	if name := v.GetString("name"); name != pipeline.DefaultNameTemplate {
-		if c.Find.Name, err = pipeline.ParseNameTemplate(name); err != nil {
+	if name := v.GetString("name"); name != batch.DefaultNameTemplate {
+		if c.Find.Name, err = batch.ParseNameTemplate(name); err != nil {
 			return fmt.Errorf("--name: %w", err)
 		}
 	}
@@ -136,7 +133,7 @@ func globList(v *settings, key string) ([]string, error) {
 		return nil, fmt.Errorf("--%s: the value is %s", key, kindOf(r))
 	}
 	for _, g := range out {
-		if err := pipeline.CheckGlob(g); err != nil {
+		if err := batch.CheckGlob(g); err != nil {
 			return nil, fmt.Errorf("--%s: %w", key, err)
 		}
 	}
@@ -146,7 +143,7 @@ func globList(v *settings, key string) ([]string, error) {
 // planInputs plans the batch of cfg: the INPUT arguments walked with
 // --include and --exclude, then the files listed by --files-from (read
 // from stdin for "-").
-func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*pipeline.Plan, error) {
+func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*batch.Plan, error) {
 	o := planOptions(cfg)
 	if cfg.Find.FilesFrom != "" {
 		var err error
@@ -154,30 +151,14 @@ func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*pipelin
 			return nil, err
 		}
 	}
-	return pipeline.PlanBatchWith(o, cfg.Inputs, cfg.OutDir, suffixes...)
+	return batch.PlanBatchWith(o, cfg.Inputs, cfg.OutDir, suffixes...)
 }
 
-// planOptions are the pipeline.PlanOptions of cfg (without the listed
+// planOptions are the batch.PlanOptions of cfg (without the listed
 // files).
-func planOptions(cfg ConvertConfig) pipeline.PlanOptions {
-	return pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name,
-		Recorded: recordedOutputs(cfg.OutDir)}
-}
-
-// recordedOutputs returns the records' outputs of outDir for naming
-// (state.Store.Outputs), read once when first asked for; none when outDir
-// has no records (nothing is created).
-func recordedOutputs(outDir string) func() map[string]string {
-	return sync.OnceValue(func() map[string]string {
-		if _, err := os.Stat(filepath.Join(outDir, ".rawbatch", "state")); err != nil {
-			return nil
-		}
-		store, err := state.Open(outDir)
-		if err != nil {
-			return nil
-		}
-		return store.Outputs()
-	})
+func planOptions(cfg ConvertConfig) batch.PlanOptions {
+	return batch.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name,
+		Recorded: batch.RecordedOutputs(cfg.OutDir)}
 }
 
 // readList reads the --files-from list name ("-": stdin): paths separated
@@ -216,7 +197,7 @@ func readList(stdin io.Reader, name string, null bool) ([]string, error) {
 // folder, or a card that is not mounted: cron would otherwise look green),
 // and with --fail-if-empty prints the summary and returns a failed outcome
 // (exit status 3).
-func checkEmpty(rep *reporter, cfg ConvertConfig, plan *pipeline.Plan) error {
+func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 	if len(plan.Tasks) > 0 || len(plan.Problems) > 0 {
 		return nil
 	}
@@ -244,10 +225,10 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *pipeline.Plan) error {
 // settleHint is the summary's line on files left because they are still
 // being written (they kept changing while the run waited out --min-age),
 // with what to do; "" when there are none.
-func settleHint(results []pipeline.FileResult, minAge time.Duration) string {
+func settleHint(results []batch.FileResult, minAge time.Duration) string {
 	n := 0
 	for _, fr := range results {
-		if fr.Status == pipeline.StatusSkipped && strings.HasPrefix(fr.Reason, "still being written") {
+		if fr.Status == batch.StatusSkipped && strings.HasPrefix(fr.Reason, "still being written") {
 			n++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
@@ -75,13 +76,13 @@ Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 			var recs []inspectRecord
 			failed := 0
 			s := pipeline.DefaultSettings()
-			threads := pipeline.Threads(runtime.NumCPU(), runtime.NumCPU())
+			threads := batch.Threads(runtime.NumCPU(), runtime.NumCPU())
 			exe, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("finding the rawbatch executable for its header helper: %w", err)
 			}
 			// LibRaw's header reads run in a helper process that can be killed.
-			hr := &pipeline.HeaderReader{Exe: exe}
+			hr := &batch.HeaderReader{Exe: exe}
 			defer hr.Close()
 			for _, p := range inspectPaths(args) {
 				r := p.rec
@@ -98,7 +99,7 @@ Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 				for i := range recs {
 					// Bytes that are not UTF-8 shown \xNN, as convert's
 					// report does (JSON would make them U+FFFD).
-					recs[i].Path, recs[i].PathB64 = pipeline.ReportPath(recs[i].Path)
+					recs[i].Path, recs[i].PathB64 = batch.ReportPath(recs[i].Path)
 					recs[i].Error = displayText(recs[i].Error)
 				}
 				enc := json.NewEncoder(out)
@@ -116,7 +117,7 @@ Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
 	return cmd
 }
 
-func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, threads int) inspectRecord {
+func inspectFile(hr *batch.HeaderReader, path string, s pipeline.Settings, threads int) inspectRecord {
 	r := inspectRecord{Path: path}
 	h, err := hr.ReadHeader(path)
 	if h != nil {
@@ -144,7 +145,7 @@ func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, th
 		return r
 	}
 	// What the scheduler reserves: the conversion and its worker process.
-	r.EstimatedBytes = pipeline.WorkerBytes(pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads))
+	r.EstimatedBytes = batch.WorkerBytes(pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads))
 	return r
 }
 

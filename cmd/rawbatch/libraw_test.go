@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 )
 
 // libRawCondition adds the script condition [libraw021]: the linked LibRaw

@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // newWorkerCmd is the hidden `rawbatch worker`: the child process that
-// converts one file for `rawbatch convert` (pipeline.WorkerMain), so that a
+// converts one file for `rawbatch convert` (batch.WorkerMain), so that a
 // crash or hang of LibRaw fails only that file.
 func newWorkerCmd() *cobra.Command {
 	return &cobra.Command{
@@ -17,7 +17,7 @@ func newWorkerCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if code := pipeline.WorkerMain(os.Stdin, os.Stdout); code != 0 {
+			if code := batch.WorkerMain(os.Stdin, os.Stdout); code != 0 {
 				os.Exit(code)
 			}
 			return nil

@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/pipeline/header"
 )
@@ -85,7 +87,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 	}
 	problem := func(path string, err error) {
 		p.Problems = append(p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed,
-			Err: fmt.Errorf("%s: %w", path, pathError(path, err))})
+			Err: fmt.Errorf("%s: %w", path, pipeline.PathReason(path, err))})
 	}
 	// seen maps a file's device and inode to its task, so a file reached
 	// twice is planned once; a path that is not a symbolic link wins over
@@ -106,7 +108,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 			return
 		}
 		kept := p.Tasks[i].Input
-		if isSymlink(kept) && !isSymlink(path) {
+		if pipeline.IsSymlink(kept) && !pipeline.IsSymlink(path) {
 			p.Tasks[i] = task
 			kept, path = path, kept
 		}
@@ -122,7 +124,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 		}
 		if !fi.IsDir() {
 			if !fi.Mode().IsRegular() {
-				problem(in, ErrNotRegular)
+				problem(in, pipeline.ErrNotRegular)
 				continue
 			}
 			add(in, filepath.Base(in), fi)
@@ -182,7 +184,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 				return nil
 			}
 			if !fi.Mode().IsRegular() {
-				problem(shown, ErrNotRegular)
+				problem(shown, pipeline.ErrNotRegular)
 				return nil
 			}
 			add(shown, rel, fi)
@@ -216,7 +218,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 				continue
 			}
 			if !fi.Mode().IsRegular() {
-				problem(f, ErrNotRegular)
+				problem(f, pipeline.ErrNotRegular)
 				continue
 			}
 			add(f, r, fi)

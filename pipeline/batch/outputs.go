@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/lock"
+	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
@@ -72,7 +73,7 @@ func (r *Runner) ownerOf(o Output) ownership {
 		}
 		return outOurs
 	}
-	if writtenByRawbatch(o.Path) {
+	if pipeline.WrittenByRawbatch(o.Path) {
 		return outOurs
 	}
 	return outForeign

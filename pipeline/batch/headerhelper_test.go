@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/pipeline/faulttest"
 	"github.com/rawbatch/rawbatch/pipeline/header"
@@ -70,7 +72,7 @@ func TestHeaderReaderMatchesInProcess(t *testing.T) {
 		if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() || strings.HasSuffix(f, ".md") {
 			continue
 		}
-		want, werr := ReadHeader(f)
+		want, werr := pipeline.ReadHeader(f)
 		got, gerr := hr.ReadHeader(f)
 		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) || rawerr.Kind(werr) != rawerr.Kind(gerr) {
 			t.Errorf("%s: error %v, in process %v", f, gerr, werr)

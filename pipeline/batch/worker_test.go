@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	_ "github.com/rawbatch/rawbatch/pipeline/faulttest" // the fault hooks
 )
@@ -27,8 +29,8 @@ func TestWorkerCrashAndHang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Inspect(DefaultSettings(), 1, 2)
-	r := &Runner{Settings: DefaultSettings(), Jobs: 2, Exe: os.Args[0], Timeout: 3 * time.Second}
+	p.Inspect(pipeline.DefaultSettings(), 1, 2)
+	r := &Runner{Settings: pipeline.DefaultSettings(), Jobs: 2, Exe: os.Args[0], Timeout: 3 * time.Second}
 	got := map[string]FileResult{}
 	for _, fr := range r.Run(context.Background(), p) {
 		got[filepath.Base(fr.Input)] = fr

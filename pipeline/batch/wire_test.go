@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -65,10 +67,10 @@ func TestWireRequestPathsAreBytes(t *testing.T) {
 // the worker had, and its error keeps its kind; a reply of another version
 // is refused.
 func TestWireReplyPathsAreBytes(t *testing.T) {
-	res := Result{
+	res := pipeline.Result{
 		Input: "in/lat\xe9.dng", Output: "out/lat\xe9.jpg", Width: 48, Height: 32,
 		Warnings: []string{"in/lat\xe9.dng: no camera white balance"},
-		Variants: []VariantResult{
+		Variants: []pipeline.VariantResult{
 			{Name: "main", Path: "out/lat\xe9.jpg", Width: 48, Height: 32},
 			{Name: "thumb", Path: "out/lat\xe9.thumb.webp", Width: 24, Height: 16},
 		},

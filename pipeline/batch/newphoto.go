@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
@@ -132,7 +133,7 @@ func unrecordedPhoto(t Task, o Output) (*state.Record, string) {
 	if t.Info.Header == nil {
 		return nil, ""
 	}
-	if fi, err := os.Lstat(o.Path); err != nil || !fi.Mode().IsRegular() || !writtenByRawbatch(o.Path) {
+	if fi, err := os.Lstat(o.Path); err != nil || !fi.Mode().IsRegular() || !pipeline.WrittenByRawbatch(o.Path) {
 		return nil, ""
 	}
 	e, ok := header.OutputEXIF(o.Path)
@@ -153,7 +154,7 @@ func unrecordedPhoto(t Task, o Output) (*state.Record, string) {
 // written by rawbatch, the same capture time (known on both sides) and no
 // other camera.
 func sameUnrecordedPhoto(t Task, o Output) bool {
-	if t.Info.Header == nil || !writtenByRawbatch(o.Path) {
+	if t.Info.Header == nil || !pipeline.WrittenByRawbatch(o.Path) {
 		return false
 	}
 	e, ok := header.OutputEXIF(o.Path)

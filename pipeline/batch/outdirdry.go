@@ -1,4 +1,4 @@
-package main
+package batch
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"syscall"
 )
 
-// checkOutDirDry is the dry run's version of checkOutDir: it proves that
+// CheckOutDirDry is the dry run's version of CheckOutDir: it proves that
 // the real run could create OUTDIR (when missing) and write into it, its
 // records and its locks, leaving nothing behind. "Writable" is tested by
 // doing what the run does first, making a directory: an empty probe
@@ -20,7 +20,7 @@ import (
 // pseudo file systems (sysfs, procfs) where mkdir fails. A path in the way
 // that is not a directory is an error too. Errors name the directory and
 // the reason, as the real run's do.
-func checkOutDirDry(outDir string) error {
+func CheckOutDirDry(outDir string) error {
 	dir := outDir
 	for {
 		fi, err := os.Stat(dir)

@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"bytes"
@@ -12,11 +12,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"golang.org/x/sys/unix"
 
@@ -50,7 +51,7 @@ type workerRequest struct {
 	Version  int
 	Input    []byte
 	Outputs  []workerOutput
-	Settings Settings
+	Settings pipeline.Settings
 	Threads  int
 	Cache    *workerCache
 	// Estimate is the conversion's memory estimate in bytes (0: none).
@@ -82,20 +83,6 @@ func decodeRequest(dec *json.Decoder) (workerRequest, error) {
 	return req, err
 }
 
-// limitMemory sets the Go runtime's soft memory limit of a process that
-// converts one file to its estimate (bytes) plus an eighth (at least
-// gcSlack); 0 sets none. With
-// the default GOGC the heap may grow to twice its live size before a
-// collection, so several variants, each allocating and dropping full-size
-// buffers, would take more than their estimate; the limit makes the
-// collector keep to it. The big buffers hold no pointers, so the extra
-// collections cost little (+2 % time measured on 20 variants).
-func limitMemory(estimate int64) {
-	if estimate > 0 {
-		debug.SetMemoryLimit(estimate + max(estimate/8, gcSlack))
-	}
-}
-
 // secondsText writes d in seconds for messages: whole seconds from 10 s,
 // else to a tenth ("63", "2.5", "3").
 func secondsText(d time.Duration) string {
@@ -105,14 +92,8 @@ func secondsText(d time.Duration) string {
 	return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64)
 }
 
-// gcSlack is the least a worker's Go memory limit adds to its file's
-// estimate (otherwise an eighth of it), in bytes: room for the runtime's
-// own memory, so collections run when the heap nears the estimate and not
-// constantly.
-const gcSlack = 4 << 20
-
 type workerOutput struct {
-	Variant Variant
+	Variant pipeline.Variant
 	Path    []byte
 }
 
@@ -147,7 +128,7 @@ type workerReply struct {
 	// Result is the conversion's result without its Input, Output,
 	// Variants' Path and Warnings, which are Input, Output, VariantPaths
 	// and Warnings here.
-	Result       Result
+	Result       pipeline.Result
 	Input        []byte
 	Output       []byte
 	VariantPaths [][]byte
@@ -159,13 +140,13 @@ type workerReply struct {
 }
 
 // newReply is the reply of a conversion that returned res and err.
-func newReply(res Result, err error) workerReply {
+func newReply(res pipeline.Result, err error) workerReply {
 	rep := workerReply{Version: wireVersion, Input: []byte(res.Input), Output: []byte(res.Output)}
 	for _, w := range res.Warnings {
 		rep.Warnings = append(rep.Warnings, []byte(w))
 	}
 	res.Input, res.Output, res.Warnings = "", "", nil
-	res.Variants = append([]VariantResult(nil), res.Variants...)
+	res.Variants = append([]pipeline.VariantResult(nil), res.Variants...)
 	for i := range res.Variants {
 		rep.VariantPaths = append(rep.VariantPaths, []byte(res.Variants[i].Path))
 		res.Variants[i].Path = ""
@@ -182,16 +163,16 @@ func newReply(res Result, err error) workerReply {
 
 // result rebuilds the worker's Result and error (with its kind, see
 // replyError) from its reply. Errors: a reply of another wire version.
-func (rep workerReply) result() (Result, error) {
+func (rep workerReply) result() (pipeline.Result, error) {
 	if rep.Version != wireVersion {
-		return Result{}, fmt.Errorf("worker reply of wire format version %d, want %d", rep.Version, wireVersion)
+		return pipeline.Result{}, fmt.Errorf("worker reply of wire format version %d, want %d", rep.Version, wireVersion)
 	}
 	res := rep.Result
 	res.Input, res.Output = string(rep.Input), string(rep.Output)
 	for _, w := range rep.Warnings {
 		res.Warnings = append(res.Warnings, string(w))
 	}
-	res.Variants = append([]VariantResult(nil), res.Variants...)
+	res.Variants = append([]pipeline.VariantResult(nil), res.Variants...)
 	for i := range res.Variants {
 		if i < len(rep.VariantPaths) {
 			res.Variants[i].Path = string(rep.VariantPaths[i])
@@ -236,20 +217,20 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 	in := string(req.Input)
 	fault.At(fault.Decode, in)
 	s := req.Settings
-	s.threads = req.Threads
+	s = s.WithThreads(req.Threads)
 	if req.Threads > 0 {
 		// The conversion's share of the CPUs, as for LibRaw's OpenMP
 		// threads: the Go stages' row loops (par.Rows) use as many, so
 		// that --jobs workers at once do not oversubscribe the machine.
 		runtime.GOMAXPROCS(req.Threads)
 	}
-	limitMemory(req.Estimate)
-	var outs []OutputSpec
+	pipeline.LimitMemory(req.Estimate)
+	var outs []pipeline.OutputSpec
 	for _, o := range req.Outputs {
-		outs = append(outs, OutputSpec{Variant: o.Variant, Path: string(o.Path)})
+		outs = append(outs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path)})
 	}
 	copts, cacheWarn := openCache(string(req.Cache.dir()), req.Cache.max(), req.Cache != nil && req.Cache.Keep)
-	res, err := ConvertVariants(context.Background(), in, outs, s, copts)
+	res, err := pipeline.ConvertVariants(context.Background(), in, outs, s, copts)
 	fault.At(fault.Converted, in)
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
@@ -284,8 +265,8 @@ const maxStderr = 16 << 10
 // runWorker converts t in a child process exe ("exe worker"), killing it
 // after timeout (0: no timeout) or when ctx ends (after grace, or at once
 // when abort is closed; abort may be nil).
-func runWorker(ctx context.Context, exe string, t Task, outs []OutputSpec, s Settings, c *workerCache, timeout, grace time.Duration, abort <-chan struct{}) workerRun {
-	wreq := workerRequest{Version: wireVersion, Input: []byte(t.Input), Settings: s, Threads: s.threads, Cache: c, Estimate: t.Estimate.Total}
+func runWorker(ctx context.Context, exe string, t Task, outs []pipeline.OutputSpec, s pipeline.Settings, c *workerCache, timeout, grace time.Duration, abort <-chan struct{}) workerRun {
+	wreq := workerRequest{Version: wireVersion, Input: []byte(t.Input), Settings: s, Threads: s.Threads(), Cache: c, Estimate: t.Estimate.Total}
 	for _, o := range outs {
 		wreq.Outputs = append(wreq.Outputs, workerOutput{Variant: o.Variant, Path: []byte(o.Path)})
 	}

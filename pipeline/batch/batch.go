@@ -1,12 +1,9 @@
-package pipeline
+package batch
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -17,12 +14,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rawbatch/rawbatch/pipeline"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/lock"
-	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/state"
@@ -59,7 +57,7 @@ type Task struct {
 	// Filled by Plan.Inspect: the header, the memory estimate, and a
 	// failure found before decoding (not a raw file, corrupt header,
 	// unsupported format).
-	Info     FileInfo
+	Info     pipeline.FileInfo
 	Estimate budget.Breakdown
 	Err      error
 	// Done, set by Runner.Triage, is the outcome of a task that needs no
@@ -85,7 +83,7 @@ type Task struct {
 
 // Output is one variant's file for a task.
 type Output struct {
-	Variant Variant
+	Variant pipeline.Variant
 	// Path of the file, and Rel, relative to OUTDIR.
 	Path, Rel string
 }
@@ -131,29 +129,11 @@ type Plan struct {
 	Headers *HeaderReader
 }
 
-func isSymlink(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode()&fs.ModeSymlink != 0
-}
-
-// pathError drops the operation and path that *fs.PathError repeats (the
-// caller names the path) and names a dangling symbolic link as such.
-func pathError(path string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) && isSymlink(path) {
-		return errors.New("broken symbolic link")
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		return pe.Err
-	}
-	return err
-}
-
 // Inspect reads the header of every task not yet settled (Done or Err
 // set), in parallel, jobs at a time, and fills Info and Estimate for
 // settings s with LibRaw using threads OpenMP threads, or Err for a file
 // that cannot be converted. It decodes nothing.
-func (p *Plan) Inspect(s Settings, threads, jobs int) {
+func (p *Plan) Inspect(s pipeline.Settings, threads, jobs int) {
 	var g errgroup.Group
 	g.SetLimit(max(1, jobs))
 	for i := range p.Tasks {
@@ -167,8 +147,8 @@ func (p *Plan) Inspect(s Settings, threads, jobs int) {
 				t.Err = err
 				return nil
 			}
-			t.Info, t.Estimate = fi, EstimateMemory(fi, s, threads)
-			t.Err = checkFormatLimits(t.Input, fi, s)
+			t.Info, t.Estimate = fi, pipeline.EstimateMemory(fi, s, threads)
+			t.Err = pipeline.CheckOutputLimits(t.Input, fi, s)
 			return nil
 		})
 	}
@@ -206,7 +186,7 @@ type FileResult struct {
 	Status Status
 	// Err is the failure, naming the input path; nil when converted.
 	Err    error
-	Result Result
+	Result pipeline.Result
 	// Duration is the wall time of the conversion.
 	Duration time.Duration
 	// PeakBytes is the worker process's peak RSS (0 in process).
@@ -257,7 +237,7 @@ func DefaultTimeout(mp float64) time.Duration {
 // Runner converts the tasks of a Plan, at most Jobs at a time and only as
 // many as fit in Budget.
 type Runner struct {
-	Settings Settings
+	Settings pipeline.Settings
 	// Jobs is the most files converted at once (≥ 1).
 	Jobs int
 	// Budget is the memory budget in bytes: a file starts only when its
@@ -342,56 +322,9 @@ type Runner struct {
 	started time.Time // when Triage or Run began
 }
 
-// writtenByRawbatch reports whether the file at path is absent or was
-// written by rawbatch: its EXIF Software tag, within the first 64 KiB of
-// every format rawbatch writes, is "rawbatch".
-func writtenByRawbatch(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return true // absent (or unreadable: the write will say why)
-	}
-	defer f.Close()
-	head := make([]byte, 64<<10)
-	n, _ := io.ReadFull(f, head)
-	if bytes.Contains(head[:n], []byte("rawbatch\x00")) {
-		return true
-	}
-	// WebP keeps its EXIF chunk after the image data (WebP container
-	// specification: VP8X, ICCP, image, EXIF, XMP): walk the RIFF chunks.
-	if n >= 12 && string(head[0:4]) == "RIFF" && string(head[8:12]) == "WEBP" {
-		return webpExifHas(f, []byte("rawbatch\x00"))
-	}
-	return false
-}
-
-// webpExifHas reports whether the EXIF chunk of the WebP file f contains
-// needle, reading only chunk headers and that chunk (at most 1 MiB).
-func webpExifHas(f *os.File, needle []byte) bool {
-	off := int64(12)
-	hdr := make([]byte, 8)
-	for range 64 { // a rawbatch WebP has at most five chunks
-		if _, err := f.ReadAt(hdr, off); err != nil {
-			return false
-		}
-		size := int64(binary.LittleEndian.Uint32(hdr[4:]))
-		if string(hdr[:4]) == "EXIF" {
-			if size > 1<<20 {
-				return false
-			}
-			b := make([]byte, size)
-			if _, err := f.ReadAt(b, off+8); err != nil {
-				return false
-			}
-			return bytes.Contains(b, needle)
-		}
-		off += 8 + size + size&1 // chunks are padded to even sizes
-	}
-	return false
-}
-
 // SettingsHash returns the hash of every setting of s that changes an
 // output file (not Jobs, budget, or threads), for the up-to-date records.
-func SettingsHash(s Settings) string {
+func SettingsHash(s pipeline.Settings) string {
 	return state.HashSettings("settings-v2", string(s.Demosaic),
 		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
 		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize))
@@ -400,9 +333,9 @@ func SettingsHash(s Settings) string {
 // outputHash is the settings hash of one variant's output: the shared
 // settings and the variant's own (format, size, quality, space, sharpen,
 // and the TIFF compression when there is one).
-func outputHash(base string, v Variant) string {
+func outputHash(base string, v pipeline.Variant) string {
 	parts := []string{base, v.Name, v.Format, fmt.Sprint(v.Size), fmt.Sprint(v.Quality), v.Space, fmt.Sprint(v.Sharpen)}
-	return state.HashSettings(append(parts, v.hashParts()...)...)
+	return state.HashSettings(append(parts, v.HashParts()...)...)
 }
 
 // expand fills each task's Outputs from the variants of r.Settings (the
@@ -447,8 +380,7 @@ func (r *Runner) expand(p *Plan) {
 // cacheBytes is the size of t's entry in the stage cache: its decoded
 // image (DecodedSize), 12 bytes per pixel.
 func (r *Runner) cacheBytes(t Task) int64 {
-	w, h := DecodedSize(t.Info, r.Settings)
-	return 12 * int64(w) * int64(h)
+	return pipeline.CacheEntryBytes(t.Info, r.Settings)
 }
 
 // cacheRequest is the stage cache part of a worker request.
@@ -457,7 +389,7 @@ func (r *Runner) cacheBytes(t Task) int64 {
 // (not a directory, not writable, owned by another user) does not fail the
 // file: the conversion goes on without it and the returned warning says
 // why.
-func openCache(dir string, max int64, keep bool) (*CacheOptions, string) {
+func openCache(dir string, max int64, keep bool) (*pipeline.CacheOptions, string) {
 	if dir == "" {
 		return nil, ""
 	}
@@ -465,7 +397,7 @@ func openCache(dir string, max int64, keep bool) (*CacheOptions, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("stage cache not used: %v", err)
 	}
-	return &CacheOptions{Cache: c, Keep: keep}, ""
+	return &pipeline.CacheOptions{Cache: c, Keep: keep}, ""
 }
 
 func (r *Runner) cacheRequest() *workerCache {
@@ -642,7 +574,7 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 			for _, o := range t.Outputs {
-				RemoveTemps(o.Path) // left by a killed run
+				pipeline.RemoveTemps(o.Path) // left by a killed run
 			}
 			// Claim the new outputs before converting, still under the
 			// locks, so that another input's run never takes them for
@@ -730,19 +662,6 @@ func (r *Runner) Triage(p *Plan) {
 	}
 }
 
-// checkFormatLimits fails a file before decoding when a variant's image
-// would be larger than its format can hold: WebP stores at most
-// encode.MaxWebPSide pixels a side (a panorama's full-size WebP).
-func checkFormatLimits(in string, fi FileInfo, s Settings) error {
-	w, h := DecodedSize(fi, s)
-	for _, v := range s.OutputVariants() {
-		if err := outputSizeError(in, v, w, h, encode.MaxWebPSide); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // otherInputErr is the failure of t when its output o was written from
 // another input that still exists.
 // The output is named as on disk: o's path when it exists, else the
@@ -785,7 +704,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		return fr, nil, true
 	}
 	if err != nil {
-		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %w", t.Input, pathError(t.Input, err))
+		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %w", t.Input, pipeline.PathReason(t.Input, err))
 		return fr, nil, true
 	}
 	// A modification time in the future (camera clock or time zone off)
@@ -814,7 +733,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		// Not even --overwrite replaces a directory or other non-file: fail
 		// before decoding, and before any output of the file is written.
 		if fi, err := os.Lstat(o.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
-			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, fileKind(fi.Mode()))
+			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, pipeline.FileKind(fi.Mode()))
 			return fr, nil, true
 		}
 		own := r.ownerOf(o)
@@ -983,19 +902,19 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		}
 	}
 	s := r.Settings
-	s.threads = r.Threads
+	s = s.WithThreads(r.Threads)
 	if len(t.Outputs) == 0 { // a Runner used without Triage/Run's expand
 		t.Outputs = []Output{{Variant: s.OutputVariants()[0], Path: t.Output, Rel: t.OutputRel}}
 	}
-	var specs []OutputSpec
+	var specs []pipeline.OutputSpec
 	for _, o := range t.pending() {
-		specs = append(specs, OutputSpec{Variant: o.Variant, Path: o.Path})
+		specs = append(specs, pipeline.OutputSpec{Variant: o.Variant, Path: o.Path})
 	}
-	var res Result
+	var res pipeline.Result
 	var err error
 	if r.Exe == "" {
 		copts, cacheWarn := openCache(r.CacheDir, r.CacheMax, r.KeepCache)
-		res, err = convertFile(ctx, t.Input, specs, s, t.Info.Header, copts)
+		res, err = pipeline.ConvertOutputs(ctx, t.Input, specs, s, t.Info.Header, copts)
 		if cacheWarn != "" {
 			res.Warnings = append(res.Warnings, cacheWarn)
 		}
@@ -1018,7 +937,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		if run.err != nil {
 			err = fmt.Errorf("%s: %w", t.Input, run.err)
 			for _, o := range specs {
-				RemoveTemps(o.Path) // the killed worker's partial outputs
+				pipeline.RemoveTemps(o.Path) // the killed worker's partial outputs
 			}
 		}
 	}

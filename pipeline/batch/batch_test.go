@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/state"
@@ -141,7 +143,7 @@ func TestRunnerInterrupted(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := (&Runner{Settings: DefaultSettings(), Jobs: 2}).Run(ctx, p)
+	res := (&Runner{Settings: pipeline.DefaultSettings(), Jobs: 2}).Run(ctx, p)
 	if len(res) != 1 || res[0].Status != StatusSkipped {
 		t.Fatalf("results %+v", res)
 	}
@@ -167,10 +169,10 @@ func TestAppendedDuringRunIsLeftForNextRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &Runner{Settings: DefaultSettings(), Jobs: 1, State: store, OutDir: out,
-			SettingsHash: SettingsHash(DefaultSettings()), Version: "test"}
+		r := &Runner{Settings: pipeline.DefaultSettings(), Jobs: 1, State: store, OutDir: out,
+			SettingsHash: SettingsHash(pipeline.DefaultSettings()), Version: "test"}
 		r.Triage(p)
-		p.Inspect(DefaultSettings(), 1, 1)
+		p.Inspect(pipeline.DefaultSettings(), 1, 1)
 		if appendAfterPlan {
 			// The camera is still writing: append after the plan was made.
 			f, _ := os.OpenFile(filepath.Join(in, "growing.dng"), os.O_APPEND|os.O_WRONLY, 0)
@@ -259,20 +261,20 @@ func TestOpenCacheUnusable(t *testing.T) {
 // TestCheckFormatLimits: a panorama's full-size WebP variant fails before
 // decoding with a hint; a resized one, or half size that fits, does not.
 func TestCheckFormatLimits(t *testing.T) {
-	fi := FileInfo{Width: 17000, Height: 1000}
-	s := DefaultSettings()
-	s.Variants = []Variant{{Name: "main", Format: "jpeg"}, {Name: "w", Format: "webp"}}
-	err := checkFormatLimits("pano.dng", fi, s)
+	fi := pipeline.FileInfo{Width: 17000, Height: 1000}
+	s := pipeline.DefaultSettings()
+	s.Variants = []pipeline.Variant{{Name: "main", Format: "jpeg"}, {Name: "w", Format: "webp"}}
+	err := pipeline.CheckOutputLimits("pano.dng", fi, s)
 	if err == nil || !strings.Contains(err.Error(), "variant w would be 17000×1000, larger than WebP's limit of 16383 pixels a side; give it size=16383 or less") {
 		t.Errorf("full-size WebP of 17000 px: %v", err)
 	}
 	s.Variants[1].Size = 2000
-	if err := checkFormatLimits("pano.dng", fi, s); err != nil {
+	if err := pipeline.CheckOutputLimits("pano.dng", fi, s); err != nil {
 		t.Errorf("2000 px WebP: %v", err)
 	}
 	s.Variants[1].Size = 0
 	s.HalfSize = true
-	if err := checkFormatLimits("pano.dng", fi, s); err != nil {
+	if err := pipeline.CheckOutputLimits("pano.dng", fi, s); err != nil {
 		t.Errorf("half-size WebP (8500 px): %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"encoding/gob"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
@@ -63,18 +65,18 @@ type identifyReply struct {
 // ReadHeader is pipeline.ReadHeader with LibRaw's open in a helper process.
 func (r *HeaderReader) ReadHeader(path string) (*header.Header, error) {
 	if r == nil || r.Exe == "" {
-		return ReadHeader(path)
+		return pipeline.ReadHeader(path)
 	}
-	return readHeader(path, r.identify)
+	return pipeline.ReadHeaderWith(path, r.identify)
 }
 
 // ReadInfo is pipeline.ReadInfo with LibRaw's open in a helper process.
-func (r *HeaderReader) ReadInfo(path string) (FileInfo, error) {
+func (r *HeaderReader) ReadInfo(path string) (pipeline.FileInfo, error) {
 	h, err := r.ReadHeader(path)
 	if err != nil {
-		return FileInfo{}, err
+		return pipeline.FileInfo{}, err
 	}
-	return InfoFromHeader(h), nil
+	return pipeline.InfoFromHeader(h), nil
 }
 
 // Close ends the idle helpers (closing their stdin) and waits for them.

@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"path/filepath"

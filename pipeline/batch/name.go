@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 )
 
 // NameTemplate is a parsed --name output naming template: literal text
@@ -269,7 +271,7 @@ func (n *NameTemplate) Expand(f NameFields) (string, error) {
 // Estimate and Err are filled, and Plan.Inspect need not run again. With
 // any other template, or none, it does nothing and returns false. Call it
 // after Runner.Settle and before Runner.Triage.
-func (p *Plan) ResolveNames(o PlanOptions, outDir string, suffixes []string, s Settings, minAge time.Duration, threads, jobs int) bool {
+func (p *Plan) ResolveNames(o PlanOptions, outDir string, suffixes []string, s pipeline.Settings, minAge time.Duration, threads, jobs int) bool {
 	if o.Name == nil || !o.Name.NeedsHeader() {
 		return false
 	}

@@ -1,10 +1,12 @@
-package pipeline
+package batch
 
 import (
 	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 )
 
 // systemDirs are folders that operating systems and NAS firmware create on
@@ -128,7 +130,7 @@ func (f walkFilter) skipDir(rel, name string) bool {
 
 // takeFile reports whether the walk takes the file at rel named name.
 func (f walkFilter) takeFile(rel, name string) bool {
-	if IsAppleDouble(name) || !IsRawExtension(name) {
+	if IsAppleDouble(name) || !pipeline.IsRawExtension(name) {
 		return false
 	}
 	if len(f.include) > 0 && !matchAny(f.include, rel) {

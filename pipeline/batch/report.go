@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"encoding/base64"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/atomicfile"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
@@ -281,11 +283,11 @@ func errText(err error) string {
 }
 
 // writeAtomic writes data to path with atomicfile.Write, through one of
-// rawbatch's temporary files (createTemp: locked, so a cleaner leaves it
+// rawbatch's temporary files (pipeline.CreateTemp: locked, so a cleaner leaves it
 // alone). A failed fsync of the directory after the rename is not an
 // error here: the file is written.
 func writeAtomic(path string, data []byte) error {
-	err := atomicfile.Write(path, data, atomicfile.Options{Pattern: tempPattern(path), Create: createTemp})
+	err := atomicfile.Write(path, data, atomicfile.Options{Pattern: pipeline.TempPattern(path), Create: pipeline.CreateTemp})
 	if errors.Is(err, atomicfile.ErrDirSync) {
 		return nil
 	}

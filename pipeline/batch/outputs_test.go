@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline/state"
@@ -28,7 +30,7 @@ func TestRecordNotSavedFailsTheFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := DefaultSettings()
+		s := pipeline.DefaultSettings()
 		s.Quality = quality
 		r := &Runner{Settings: s, Jobs: 1, State: store, OutDir: out,
 			SettingsHash: SettingsHash(s), Version: "test"}
@@ -80,10 +82,10 @@ func TestClaimOfKilledRunProtectsItsOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &Runner{Settings: DefaultSettings(), Jobs: 1, State: store, Locks: locks, OutDir: out,
-			SettingsHash: SettingsHash(DefaultSettings()), Version: "test"}
+		r := &Runner{Settings: pipeline.DefaultSettings(), Jobs: 1, State: store, Locks: locks, OutDir: out,
+			SettingsHash: SettingsHash(pipeline.DefaultSettings()), Version: "test"}
 		r.Triage(p)
-		p.Inspect(DefaultSettings(), 1, 1)
+		p.Inspect(pipeline.DefaultSettings(), 1, 1)
 		return r.Run(context.Background(), p)[0]
 	}
 	if fr := run(c1); fr.Status != StatusConverted {

@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
@@ -64,8 +66,8 @@ func TestDamagedLossyDNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Inspect(DefaultSettings(), 1, 2)
-	r := &Runner{Settings: DefaultSettings(), Jobs: 2, Exe: os.Args[0], Timeout: 60 * time.Second}
+	p.Inspect(pipeline.DefaultSettings(), 1, 2)
+	r := &Runner{Settings: pipeline.DefaultSettings(), Jobs: 2, Exe: os.Args[0], Timeout: 60 * time.Second}
 	for _, fr := range r.Run(context.Background(), p) {
 		name := filepath.Base(fr.Input)
 		_, serr := os.Stat(filepath.Join(out, strings.TrimSuffix(name, ".dng")+".jpg"))
