@@ -255,6 +255,9 @@ type Runner struct {
 	// in a child process `Exe worker` (see WorkerMain), so a crash or hang
 	// of LibRaw fails that file only. Empty converts in this process.
 	Exe string
+	// Executor, when set, converts the files instead (Exe is then
+	// unused): a fake in tests, a queue of remote workers later.
+	Executor Executor
 	// Timeout bounds one file's conversion in a worker; 0 scales it with
 	// the file's size (DefaultTimeout).
 	Timeout time.Duration
@@ -400,11 +403,11 @@ func openCache(dir string, max int64, keep bool) (*pipeline.CacheOptions, string
 	return &pipeline.CacheOptions{Cache: c, Keep: keep}, ""
 }
 
-func (r *Runner) cacheRequest() *workerCache {
+func (r *Runner) cacheRequest() *CacheRequest {
 	if r.CacheDir == "" {
 		return nil
 	}
-	return &workerCache{Dir: []byte(r.CacheDir), Max: r.CacheMax, Keep: r.KeepCache}
+	return &CacheRequest{Dir: []byte(r.CacheDir), Max: r.CacheMax, Keep: r.KeepCache}
 }
 
 // ErrTransient marks failures worth retrying: no space left on the output
@@ -587,10 +590,7 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 				continue
 			}
 		}
-		need := t.Estimate.Total
-		if r.Exe != "" {
-			need = WorkerBytes(t.Estimate)
-		}
+		need := t.Estimate.Total + r.executor().Overhead()
 		if r.CacheDir != "" && r.KeepCache {
 			// The decoded image kept in the stage cache: tmpfs is memory.
 			need += r.cacheBytes(t)
@@ -906,39 +906,27 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	if len(t.Outputs) == 0 { // a Runner used without Triage/Run's expand
 		t.Outputs = []Output{{Variant: s.OutputVariants()[0], Path: t.Output, Rel: t.OutputRel}}
 	}
-	var specs []pipeline.OutputSpec
-	for _, o := range t.pending() {
-		specs = append(specs, pipeline.OutputSpec{Variant: o.Variant, Path: o.Path})
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout(float64(t.Info.Width) * float64(t.Info.Height) / 1e6)
 	}
-	var res pipeline.Result
-	var err error
-	if r.Exe == "" {
-		copts, cacheWarn := openCache(r.CacheDir, r.CacheMax, r.KeepCache)
-		res, err = pipeline.ConvertOutputs(ctx, t.Input, specs, s, t.Info.Header, copts)
-		if cacheWarn != "" {
-			res.Warnings = append(res.Warnings, cacheWarn)
+	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Header: t.Info.Header,
+		Cache: r.cacheRequest(), Estimate: t.Estimate.Total, Timeout: timeout, Grace: r.Grace, Abort: r.Abort}
+	for _, o := range t.pending() {
+		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path), Temp: pipeline.TempPattern(o.Path)})
+	}
+	ex := r.executor()
+	out := ex.Execute(ctx, j)
+	res, err := out.Result, out.Err
+	fr.PeakBytes, fr.Messages = out.PeakBytes, out.Messages
+	if t.Estimate.Total > 0 && out.PeakBytes > 0 {
+		if w := overshootWarning(out.PeakBytes, t.Estimate.Total+ex.Overhead()); w != "" {
+			res.Warnings = append(res.Warnings, w)
 		}
-	} else {
-		timeout := r.Timeout
-		if timeout == 0 {
-			timeout = DefaultTimeout(float64(t.Info.Width) * float64(t.Info.Height) / 1e6)
-		}
-		run := runWorker(ctx, r.Exe, t, specs, s, r.cacheRequest(), timeout, r.Grace, r.Abort)
-		if run.err == nil {
-			res, err = run.reply.result() // paths as bytes, exactly
-		}
-		res.Input, res.Output = t.Input, t.Output
-		fr.PeakBytes, fr.Messages = run.peak, run.stderr
-		if t.Estimate.Total > 0 {
-			if w := overshootWarning(run.peak, WorkerBytes(t.Estimate)); w != "" {
-				res.Warnings = append(res.Warnings, w)
-			}
-		}
-		if run.err != nil {
-			err = fmt.Errorf("%s: %w", t.Input, run.err)
-			for _, o := range specs {
-				pipeline.RemoveTemps(o.Path) // the killed worker's partial outputs
-			}
+	}
+	if out.Stopped {
+		for _, o := range j.Outputs {
+			pipeline.RemoveTemps(string(o.Path)) // the stopped conversion's partial outputs
 		}
 	}
 	fr.Result, fr.Duration = res, time.Since(t0)

@@ -41,7 +41,7 @@ func TestWorkerRefusesOtherWireVersion(t *testing.T) {
 func TestWireRequestPathsAreBytes(t *testing.T) {
 	in := "in/lat\xe9.dng"
 	paths := []string{"out/lat\xe9.jpg", "out/lat\xe9.thumb.webp"}
-	req := workerRequest{Version: wireVersion, Input: []byte(in), Cache: &workerCache{Dir: []byte("/tmp/c\xff")}}
+	req := workerRequest{Version: wireVersion, Input: []byte(in), Cache: &CacheRequest{Dir: []byte("/tmp/c\xff")}}
 	for _, p := range paths {
 		req.Outputs = append(req.Outputs, workerOutput{Path: []byte(p)})
 	}

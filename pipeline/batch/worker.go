@@ -53,7 +53,7 @@ type workerRequest struct {
 	Outputs  []workerOutput
 	Settings pipeline.Settings
 	Threads  int
-	Cache    *workerCache
+	Cache    *CacheRequest
 	// Estimate is the conversion's memory estimate in bytes (0: none).
 	Estimate int64
 	// Identify, when set, makes the worker a header helper: it reads the
@@ -97,23 +97,16 @@ type workerOutput struct {
 	Path    []byte
 }
 
-// workerCache is the stage cache a worker uses.
-type workerCache struct {
-	Dir  []byte
-	Max  int64
-	Keep bool
-}
-
 // dir and max are the request's cache directory and size cap; none when
 // the request has no cache.
-func (c *workerCache) dir() []byte {
+func (c *CacheRequest) dir() []byte {
 	if c == nil {
 		return nil
 	}
 	return c.Dir
 }
 
-func (c *workerCache) max() int64 {
+func (c *CacheRequest) max() int64 {
 	if c == nil {
 		return 0
 	}
@@ -262,13 +255,14 @@ type workerRun struct {
 // maxStderr bounds the stderr kept from one worker.
 const maxStderr = 16 << 10
 
-// runWorker converts t in a child process exe ("exe worker"), killing it
-// after timeout (0: no timeout) or when ctx ends (after grace, or at once
-// when abort is closed; abort may be nil).
-func runWorker(ctx context.Context, exe string, t Task, outs []pipeline.OutputSpec, s pipeline.Settings, c *workerCache, timeout, grace time.Duration, abort <-chan struct{}) workerRun {
-	wreq := workerRequest{Version: wireVersion, Input: []byte(t.Input), Settings: s, Threads: s.Threads(), Cache: c, Estimate: t.Estimate.Total}
-	for _, o := range outs {
-		wreq.Outputs = append(wreq.Outputs, workerOutput{Variant: o.Variant, Path: []byte(o.Path)})
+// runWorker converts j in a child process exe ("exe worker"), killing it
+// after j.Timeout (0: no timeout) or when ctx ends (after j.Grace, or at
+// once when j.Abort is closed; it may be nil).
+func runWorker(ctx context.Context, exe string, j Job) workerRun {
+	timeout, grace, abort := j.Timeout, j.Grace, j.Abort
+	wreq := workerRequest{Version: wireVersion, Input: j.Input, Settings: j.Settings, Threads: j.Settings.Threads(), Cache: j.Cache, Estimate: j.Estimate}
+	for _, o := range j.Outputs {
+		wreq.Outputs = append(wreq.Outputs, workerOutput{Variant: o.Variant, Path: o.Path})
 	}
 	req, err := json.Marshal(wreq)
 	if err != nil {
