@@ -429,210 +429,314 @@ func transient(err error) bool {
 // new file starts, files in flight get Grace to finish and are then
 // aborted, and the rest are StatusSkipped.
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
+	b := r.startRun(ctx, p)
+	for len(b.queue) > 0 {
+		it := b.queue[0]
+		b.queue = b.queue[1:]
+		t := p.Tasks[it.i]
+		if b.settled(it, t) || !b.waitTurn(it, t) || !b.checkFresh(it, &t) || !b.takeSlot(it, t) {
+			continue
+		}
+		lk, ok := b.takeLocks(&it, t)
+		if !ok {
+			continue
+		}
+		if lk != nil && !b.prepareUnderLock(it, &t, lk) {
+			continue
+		}
+		need, ok := b.admitMemory(it, t, lk)
+		if !ok {
+			continue
+		}
+		b.start(it.i, t, lk, need)
+	}
+	b.wg.Wait()
+	return append(append([]FileResult(nil), p.Problems...), b.results...)
+}
+
+// batchRun is the state of one Runner.Run: the queue of tasks not yet
+// admitted, the job slots, the files in flight and the results so far.
+type batchRun struct {
+	r       *Runner
+	ctx     context.Context
+	p       *Plan
+	queue   []queued
+	slots   chan struct{} // one per file in flight, at most Jobs
+	wg      sync.WaitGroup
+	mu      sync.Mutex // guards results
+	results []FileResult
+}
+
+// queued is a task waiting in Run's queue: its index in the plan, and its
+// lock attempts so far (the first, the end of its retries, and the time
+// before which it is not tried again).
+type queued struct {
+	i        int
+	attempts int
+	first    time.Time
+	notAfter time.Time // lock retries end
+	next     time.Time // not before
+}
+
+// startRun prepares a Run of p: the tasks' outputs (expand), the memory
+// scheduler over Budget, Jobs slots, a different photograph at a used
+// output name moved to a free STEM-N name (Relocate, before any lock is
+// taken), and the queue in plan order.
+func (r *Runner) startRun(ctx context.Context, p *Plan) *batchRun {
 	if r.started.IsZero() {
 		r.started = time.Now()
 	}
 	r.expand(p)
-	results := make([]FileResult, len(p.Tasks))
 	budgetBytes := r.Budget
 	if budgetBytes <= 0 {
 		budgetBytes = math.MaxInt64
 	}
 	r.Scheduler = budget.NewScheduler(budgetBytes)
-	slots := make(chan struct{}, max(1, r.Jobs))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	set := func(i int, fr FileResult) {
-		mu.Lock()
-		results[i] = fr
-		mu.Unlock()
-	}
-	finish := func(i int, fr FileResult) {
-		set(i, fr)
-		r.done(fr)
-	}
-	skip := func(i int, t Task) {
-		// Reported like every other file: one result line each.
-		finish(i, FileResult{Task: t, Status: StatusSkipped, Reason: ReasonNotStarted,
-			Err: fmt.Errorf("%s: %w", t.Input, context.Cause(ctx))})
-	}
-	type item struct {
-		i        int
-		attempts int
-		first    time.Time
-		notAfter time.Time // lock retries end
-		next     time.Time // not before
-	}
+	b := &batchRun{r: r, ctx: ctx, p: p, results: make([]FileResult, len(p.Tasks)), slots: make(chan struct{}, max(1, r.Jobs))}
 	// A different photograph at an output name used before: moved to a
 	// free STEM-N name before its locks are taken.
 	r.Relocate(p)
-	queue := make([]item, 0, len(p.Tasks))
+	b.queue = make([]queued, 0, len(p.Tasks))
 	for i := range p.Tasks {
-		queue = append(queue, item{i: i})
+		b.queue = append(b.queue, queued{i: i})
 	}
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		t := p.Tasks[it.i]
-		if ctx.Err() != nil {
-			skip(it.i, t)
-			continue
-		}
-		if t.Done != nil {
-			finish(it.i, *t.Done)
-			continue
-		}
-		if t.Err != nil {
-			finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: t.Err})
-			continue
-		}
-		if wait := time.Until(it.next); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				skip(it.i, t)
-				continue
-			}
-		}
-		// Without locks this is the only check; with them, the check made
-		// under the lock below is the one that counts.
-		if it.attempts == 0 && r.Locks == nil {
-			fr, pending, done := r.preflight(t, false)
-			if done {
-				finish(it.i, fr)
-				continue
-			}
-			t.Pending = pending
-			if err := r.verifyReplaced(t); err != nil {
-				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
-				continue
-			}
-		}
-		// A job slot, the lock, then memory: in plan order.
+	return b
+}
+
+// finish records fr as the result of task i and reports it (Runner.Done).
+func (b *batchRun) finish(i int, fr FileResult) {
+	b.mu.Lock()
+	b.results[i] = fr
+	b.mu.Unlock()
+	b.r.done(fr)
+}
+
+// fail finishes task i as failed with err.
+func (b *batchRun) fail(i int, t Task, err error) {
+	b.finish(i, FileResult{Task: t, Status: StatusFailed, Err: err})
+}
+
+// skip finishes task i as not started because the run was interrupted;
+// it is reported like every other file: one result line each.
+func (b *batchRun) skip(i int, t Task) {
+	b.finish(i, FileResult{Task: t, Status: StatusSkipped, Reason: ReasonNotStarted,
+		Err: fmt.Errorf("%s: %w", t.Input, context.Cause(b.ctx))})
+}
+
+// settled finishes a task that needs no conversion (the run was
+// interrupted, Triage settled it, or planning failed it) and reports
+// whether it did.
+func (b *batchRun) settled(it queued, t Task) bool {
+	switch {
+	case b.ctx.Err() != nil:
+		b.skip(it.i, t)
+	case t.Done != nil:
+		b.finish(it.i, *t.Done)
+	case t.Err != nil:
+		b.fail(it.i, t, t.Err)
+	default:
+		return false
+	}
+	return true
+}
+
+// waitTurn waits until a task retried for its lock may be tried again;
+// false when the run was interrupted meanwhile (the task is skipped).
+func (b *batchRun) waitTurn(it queued, t Task) bool {
+	if wait := time.Until(it.next); wait > 0 {
 		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			skip(it.i, t)
-			continue
+		case <-time.After(wait):
+		case <-b.ctx.Done():
+			b.skip(it.i, t)
+			return false
 		}
-		var lk *lock.Set
-		if r.Locks != nil {
-			var err error
-			note := r.lockNote(t)
-			lk, err = r.Locks.TryLockAll(lockKeys(t), note, lockDoing(t))
-			if err != nil {
-				<-slots
-				now := time.Now()
-				if it.attempts == 0 {
-					it.first, it.notAfter = now, now.Add(r.LockWait)
-				}
-				// A holder writing exactly this run's outputs is left to
-				// it (after LockWait); one doing other work (other
-				// variants or settings, another input with the same
-				// output name) is waited for up to LockWaitOther, since
-				// this run's outputs are not being made: under the lock,
-				// the up-to-date check then finds what is left to do.
-				var le *lock.LockedError
-				otherWork := errors.As(err, &le) && le.Holder.PID != 0 && le.Holder.Note != note
-				// A holder whose record is not written yet (it has just
-				// taken the lock) is asked again a few times.
-				unknown := le != nil && le.Holder.PID == 0 && it.attempts < 4
-				until := it.notAfter
-				if otherWork {
-					until = it.first.Add(r.lockWaitOther())
-				}
-				if errors.Is(err, lock.ErrLocked) && (now.Before(until) || unknown) {
-					delay := lock.Backoff(it.attempts)
-					if now.Before(until) {
-						delay = min(delay, until.Sub(now))
-					}
-					it.next = now.Add(delay)
-					it.attempts++
-					queue = append(queue, it) // to the back of the queue
-					continue
-				}
-				st := StatusFailed
-				switch {
-				case otherWork:
-					err = lockedOtherErr(le, now.Sub(it.first))
-				case errors.Is(err, lock.ErrLocked):
-					st = StatusLocked
-				}
-				finish(it.i, FileResult{Task: t, Status: st, Err: fmt.Errorf("%s: %w", t.Input, err)})
-				continue
-			}
-			// Under the lock: another run may have just converted it.
-			fr, pending, done := r.preflight(t, true)
-			if done {
-				lk.Unlock()
-				<-slots
-				finish(it.i, fr)
-				continue
-			}
-			t.Pending = pending
-			if err := r.verifyReplaced(t); err != nil {
-				lk.Unlock()
-				<-slots
-				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
-				continue
-			}
-			for _, o := range t.Outputs {
-				pipeline.RemoveTemps(o.Path) // left by a killed run
-			}
-			// Claim the new outputs before converting, still under the
-			// locks, so that another input's run never takes them for
-			// its own, even if this one is killed before its records are
-			// saved.
-			if err := r.claim(t); err != nil {
-				lk.Unlock()
-				<-slots
-				finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: err})
-				continue
-			}
-		}
-		need := t.Estimate.Total + r.executor().Overhead()
-		if r.CacheDir != "" && r.KeepCache {
-			// The decoded image kept in the stage cache: tmpfs is memory.
-			need += r.cacheBytes(t)
-		}
-		if err := r.Scheduler.Acquire(ctx, need); err != nil {
-			if lk != nil {
-				lk.Unlock()
-			}
-			<-slots
-			if ctx.Err() != nil {
-				skip(it.i, t)
-				continue
-			}
-			finish(it.i, FileResult{Task: t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err)})
-			continue
-		}
-		wg.Add(1)
-		go func(i int, t Task) {
-			defer wg.Done()
-			defer func() { <-slots }()
-			defer r.Scheduler.Release(need)
-			if lk != nil {
-				defer lk.Unlock()
-			}
-			if r.Started != nil {
-				r.Started(t)
-			}
-			fr := r.convertRetrying(ctx, t)
-			if lk != nil {
-				r.unclaim(t) // claims the conversion did not replace by records
-			}
-			if t.newPhoto != "" && fr.Status == StatusConverted {
-				fr.Result.Warnings = append(fr.Result.Warnings, t.newPhoto)
-			}
-			finish(i, fr)
-			// Return this file's buffers before the next file allocates:
-			// they are pointer-free, so a collection is cheap.
-			runtime.GC()
-		}(it.i, t)
 	}
-	wg.Wait()
-	return append(append([]FileResult(nil), p.Problems...), results...)
+	return true
+}
+
+// checkFresh is the up-to-date check of a run without locks (with them,
+// the check made under the lock, prepareUnderLock, is the one that
+// counts): it sets t's pending outputs, and finishes the task and returns
+// false when nothing is to be done or an output was replaced by another
+// program.
+func (b *batchRun) checkFresh(it queued, t *Task) bool {
+	if it.attempts != 0 || b.r.Locks != nil {
+		return true
+	}
+	fr, pending, done := b.r.preflight(*t, false)
+	if done {
+		b.finish(it.i, fr)
+		return false
+	}
+	t.Pending = pending
+	if err := b.r.verifyReplaced(*t); err != nil {
+		b.fail(it.i, *t, err)
+		return false
+	}
+	return true
+}
+
+// takeSlot waits for a job slot; false when the run was interrupted
+// meanwhile (the task is skipped). A job slot, the lock, then memory: in
+// plan order.
+func (b *batchRun) takeSlot(it queued, t Task) bool {
+	select {
+	case b.slots <- struct{}{}:
+		return true
+	case <-b.ctx.Done():
+		b.skip(it.i, t)
+		return false
+	}
+}
+
+// takeLocks takes the locks of t's outputs (none without Locks: nil, true).
+// A task locked by another run gives its slot back and goes to the back of
+// the queue with capped exponential backoff, until LockWait (or
+// LockWaitOther for a holder doing other work); after that it finishes as
+// locked, or as failed naming what the holder does. It returns false when
+// the task was requeued or finished.
+func (b *batchRun) takeLocks(it *queued, t Task) (*lock.Set, bool) {
+	r := b.r
+	if r.Locks == nil {
+		return nil, true
+	}
+	note := r.lockNote(t)
+	lk, err := r.Locks.TryLockAll(lockKeys(t), note, lockDoing(t))
+	if err == nil {
+		return lk, true
+	}
+	<-b.slots
+	now := time.Now()
+	if it.attempts == 0 {
+		it.first, it.notAfter = now, now.Add(r.LockWait)
+	}
+	// A holder writing exactly this run's outputs is left to
+	// it (after LockWait); one doing other work (other
+	// variants or settings, another input with the same
+	// output name) is waited for up to LockWaitOther, since
+	// this run's outputs are not being made: under the lock,
+	// the up-to-date check then finds what is left to do.
+	var le *lock.LockedError
+	otherWork := errors.As(err, &le) && le.Holder.PID != 0 && le.Holder.Note != note
+	// A holder whose record is not written yet (it has just
+	// taken the lock) is asked again a few times.
+	unknown := le != nil && le.Holder.PID == 0 && it.attempts < 4
+	until := it.notAfter
+	if otherWork {
+		until = it.first.Add(r.lockWaitOther())
+	}
+	if errors.Is(err, lock.ErrLocked) && (now.Before(until) || unknown) {
+		delay := lock.Backoff(it.attempts)
+		if now.Before(until) {
+			delay = min(delay, until.Sub(now))
+		}
+		it.next = now.Add(delay)
+		it.attempts++
+		b.queue = append(b.queue, *it) // to the back of the queue
+		return nil, false
+	}
+	st := StatusFailed
+	switch {
+	case otherWork:
+		err = lockedOtherErr(le, now.Sub(it.first))
+	case errors.Is(err, lock.ErrLocked):
+		st = StatusLocked
+	}
+	b.finish(it.i, FileResult{Task: t, Status: st, Err: fmt.Errorf("%s: %w", t.Input, err)})
+	return nil, false
+}
+
+// prepareUnderLock runs, holding t's locks lk, the up-to-date check that
+// counts (another run may have just converted the file), the check that no
+// output was replaced by another program, the removal of temporary files
+// a killed run left for t's outputs, and the claim of t's new outputs. On
+// any of them ending the task, it releases lk and the slot, finishes the
+// task and returns false.
+func (b *batchRun) prepareUnderLock(it queued, t *Task, lk *lock.Set) bool {
+	r := b.r
+	end := func(fr FileResult) bool {
+		lk.Unlock()
+		<-b.slots
+		b.finish(it.i, fr)
+		return false
+	}
+	fr, pending, done := r.preflight(*t, true)
+	if done {
+		return end(fr)
+	}
+	t.Pending = pending
+	if err := r.verifyReplaced(*t); err != nil {
+		return end(FileResult{Task: *t, Status: StatusFailed, Err: err})
+	}
+	for _, o := range t.Outputs {
+		pipeline.RemoveTemps(o.Path) // left by a killed run
+	}
+	// Claim the new outputs before converting, still under the
+	// locks, so that another input's run never takes them for
+	// its own, even if this one is killed before its records are
+	// saved.
+	if err := r.claim(*t); err != nil {
+		return end(FileResult{Task: *t, Status: StatusFailed, Err: err})
+	}
+	return true
+}
+
+// admitMemory waits until t's memory fits in the budget beside the files
+// in flight: its estimate, the executor's own overhead (a worker process)
+// and, with a kept stage cache, its decoded image (tmpfs is memory). It
+// returns the bytes admitted; on failure (over budget, or interrupted) it
+// releases lk and the slot, finishes the task and returns false.
+func (b *batchRun) admitMemory(it queued, t Task, lk *lock.Set) (int64, bool) {
+	r := b.r
+	need := t.Estimate.Total + r.executor().Overhead()
+	if r.CacheDir != "" && r.KeepCache {
+		// The decoded image kept in the stage cache: tmpfs is memory.
+		need += r.cacheBytes(t)
+	}
+	err := r.Scheduler.Acquire(b.ctx, need)
+	if err == nil {
+		return need, true
+	}
+	if lk != nil {
+		lk.Unlock()
+	}
+	<-b.slots
+	if b.ctx.Err() != nil {
+		b.skip(it.i, t)
+	} else {
+		b.fail(it.i, t, fmt.Errorf("%s: %w", t.Input, err))
+	}
+	return 0, false
+}
+
+// start converts task i on its own goroutine (convertRetrying), then
+// drops the claims its records did not replace, releases its memory, lock
+// and slot, and finishes it.
+func (b *batchRun) start(i int, t Task, lk *lock.Set, need int64) {
+	r := b.r
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer func() { <-b.slots }()
+		defer r.Scheduler.Release(need)
+		if lk != nil {
+			defer lk.Unlock()
+		}
+		if r.Started != nil {
+			r.Started(t)
+		}
+		fr := r.convertRetrying(b.ctx, t)
+		if lk != nil {
+			r.unclaim(t) // claims the conversion did not replace by records
+		}
+		if t.newPhoto != "" && fr.Status == StatusConverted {
+			fr.Result.Warnings = append(fr.Result.Warnings, t.newPhoto)
+		}
+		b.finish(i, fr)
+		// Return this file's buffers before the next file allocates:
+		// they are pointer-free, so a collection is cheap.
+		runtime.GC()
+	}()
 }
 
 // Triage marks the tasks that need no conversion (Task.Done): outputs that
