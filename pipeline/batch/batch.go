@@ -293,13 +293,13 @@ type Runner struct {
 	// SettingsHash identifies every setting that changes an output
 	// (SettingsHash); Version is rawbatch's version, for the records.
 	SettingsHash, Version string
-	// Locks, when set, holds one advisory lock per output path (relative
+	// Locks, when set, holds one exclusive lock per output path (relative
 	// to OUTDIR, case-folded: OutputLockKey); a file takes all of its
 	// outputs' locks (in sorted order) from its check under the lock until
 	// its records are saved. A file locked by another run goes to the back
 	// of the queue and is retried with capped exponential backoff for up to
 	// LockWait (0: reported as locked at once).
-	Locks    *lock.Dir
+	Locks    lock.Locker
 	LockWait time.Duration
 	// LockWaitOther bounds the wait for a lock held by a run doing other
 	// work on the file's outputs (other variants or settings, or another
@@ -595,7 +595,7 @@ func (b *batchRun) takeSlot(it queued, t Task) bool {
 // LockWaitOther for a holder doing other work); after that it finishes as
 // locked, or as failed naming what the holder does. It returns false when
 // the task was requeued or finished.
-func (b *batchRun) takeLocks(it *queued, t Task) (*lock.Set, bool) {
+func (b *batchRun) takeLocks(it *queued, t Task) (lock.Held, bool) {
 	r := b.r
 	if r.Locks == nil {
 		return nil, true
@@ -652,7 +652,7 @@ func (b *batchRun) takeLocks(it *queued, t Task) (*lock.Set, bool) {
 // a killed run left for t's outputs, and the claim of t's new outputs. On
 // any of them ending the task, it releases lk and the slot, finishes the
 // task and returns false.
-func (b *batchRun) prepareUnderLock(it queued, t *Task, lk *lock.Set) bool {
+func (b *batchRun) prepareUnderLock(it queued, t *Task, lk lock.Held) bool {
 	r := b.r
 	end := func(fr FileResult) bool {
 		lk.Unlock()
@@ -686,7 +686,7 @@ func (b *batchRun) prepareUnderLock(it queued, t *Task, lk *lock.Set) bool {
 // and, with a kept stage cache, its decoded image (tmpfs is memory). It
 // returns the bytes admitted; on failure (over budget, or interrupted) it
 // releases lk and the slot, finishes the task and returns false.
-func (b *batchRun) admitMemory(it queued, t Task, lk *lock.Set) (int64, bool) {
+func (b *batchRun) admitMemory(it queued, t Task, lk lock.Held) (int64, bool) {
 	r := b.r
 	need := t.Estimate.Total + r.executor().Overhead()
 	if r.CacheDir != "" && r.KeepCache {
@@ -712,7 +712,7 @@ func (b *batchRun) admitMemory(it queued, t Task, lk *lock.Set) (int64, bool) {
 // start converts task i on its own goroutine (convertRetrying), then
 // drops the claims its records did not replace, releases its memory, lock
 // and slot, and finishes it.
-func (b *batchRun) start(i int, t Task, lk *lock.Set, need int64) {
+func (b *batchRun) start(i int, t Task, lk lock.Held, need int64) {
 	r := b.r
 	b.wg.Add(1)
 	go func() {

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/state"
@@ -144,5 +146,78 @@ func TestRunnerRemovesTempsOfStoppedJob(t *testing.T) {
 	}
 	if _, err := os.Lstat(left); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the stopped job's temporary file %s is still there (%v)", left, err)
+	}
+}
+
+// fakeLocker is a Locker whose keys in busy are held by another run; it
+// counts the Helds it gave out and those unlocked.
+type fakeLocker struct {
+	mu              sync.Mutex
+	busy            map[string]bool
+	given, released int
+}
+
+func (f *fakeLocker) TryLockAll(keys []string, note, doing string) (lock.Held, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range keys {
+		if f.busy[k] {
+			return nil, &lock.LockedError{Key: k, Holder: lock.Holder{PID: 1, Note: note}}
+		}
+	}
+	f.given++
+	return &fakeHeld{f: f, keys: keys}, nil
+}
+
+func (f *fakeLocker) Lock(_ context.Context, key string, _ time.Duration) (lock.Held, error) {
+	return f.TryLockAll([]string{key}, "", "")
+}
+
+type fakeHeld struct {
+	f    *fakeLocker
+	keys []string
+	done bool
+}
+
+func (h *fakeHeld) Keys() []string { return h.keys }
+
+func (h *fakeHeld) Unlock() error {
+	h.f.mu.Lock()
+	defer h.f.mu.Unlock()
+	if !h.done {
+		h.done = true
+		h.f.released++
+	}
+	return nil
+}
+
+// TestRunnerOverFakeLocker: the runner takes its locks through the
+// lock.Locker interface: a file whose output key another run holds (the
+// same work: same note) is reported as locked without a job, and a free
+// one is converted holding its output's key, released afterwards.
+func TestRunnerOverFakeLocker(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	touch(t, filepath.Join(in, "a.dng"), []byte("x"))
+	touch(t, filepath.Join(in, "b.dng"), []byte("y"))
+	p, err := PlanBatch([]string{in}, out, ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk := &fakeLocker{busy: map[string]bool{OutputLockKey("b.jpg"): true}}
+	ex := &fakeExecutor{steps: []func(Job) Outcome{func(j Job) Outcome { return writeOutputs(t, j) }}}
+	s := pipeline.DefaultSettings()
+	r := &Runner{Settings: s, Jobs: 1, Executor: ex, Locks: lk, OutDir: out, SettingsHash: SettingsHash(s)}
+	got := map[string]Status{}
+	for _, fr := range r.Run(context.Background(), p) {
+		got[filepath.Base(fr.Input)] = fr.Status
+	}
+	if got["a.dng"] != StatusConverted || got["b.dng"] != StatusLocked {
+		t.Errorf("statuses %v, want a converted and b locked", got)
+	}
+	if len(ex.jobs) != 1 || string(ex.jobs[0].Input) != filepath.Join(in, "a.dng") {
+		t.Errorf("%d jobs, want one for a.dng", len(ex.jobs))
+	}
+	if lk.given != 1 || lk.released != 1 {
+		t.Errorf("locks given %d, released %d; want 1 and 1", lk.given, lk.released)
 	}
 }

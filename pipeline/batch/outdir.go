@@ -29,8 +29,9 @@ type OutDir struct {
 	// State holds the up-to-date records; nil on a dry run of a directory
 	// that has none.
 	State *state.Store
-	// Locks is the per-output lock directory; nil on a dry run.
-	Locks *lock.Dir
+	// Locks gives out the per-output locks (flock on the files of
+	// OUTDIR/.rawbatch/locks); nil on a dry run.
+	Locks lock.Locker
 	// RemovedTemps and RemovedBytes count the temporary outputs left by
 	// killed runs that opening removed (CleanStaleTemps), and their size
 	// in bytes.
@@ -63,11 +64,13 @@ func OpenOutDir(outDir string, dryRun bool) (*OutDir, error) {
 	// Temporary outputs of killed runs, whatever they were for (not
 	// those an overlapping run is writing: they are locked).
 	od.RemovedTemps, od.RemovedBytes = CleanStaleTemps(outDir)
-	if od.Locks, err = lock.Open(filepath.Join(meta, "locks")); err != nil {
+	locks, err := lock.Open(filepath.Join(meta, "locks"))
+	if err != nil {
 		return nil, fmt.Errorf("output directory %s: %w", outDir, err)
 	}
+	od.Locks = locks.Locker()
 	// Records, locks and the report must be writable before anything runs.
-	for _, dir := range []string{od.State.Dir(), od.Locks.Path()} {
+	for _, dir := range []string{od.State.Dir(), locks.Path()} {
 		if err := CheckOutDir(dir); err != nil {
 			return nil, err
 		}

@@ -82,7 +82,7 @@ func TestClaimOfKilledRunProtectsItsOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &Runner{Settings: pipeline.DefaultSettings(), Jobs: 1, State: store, Locks: locks, OutDir: out,
+		r := &Runner{Settings: pipeline.DefaultSettings(), Jobs: 1, State: store, Locks: locks.Locker(), OutDir: out,
 			SettingsHash: SettingsHash(pipeline.DefaultSettings()), Version: "test"}
 		r.Triage(p)
 		p.Inspect(pipeline.DefaultSettings(), 1, 1)
