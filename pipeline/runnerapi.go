@@ -112,3 +112,8 @@ func CacheEntryBytes(fi FileInfo, s Settings) int64 {
 // by a killed run). It returns the file's size in bytes and whether it was
 // removed; anything else is left alone.
 func RemoveStaleTemp(path string) (int64, bool) { return removeIfStale(path) }
+
+// LibRawVersion is the linked LibRaw's version string ("0.21.4-Release"),
+// as the up-to-date records keep it: a record of another version makes
+// its output out of date.
+func LibRawVersion() string { return LibRawInfo().Version }

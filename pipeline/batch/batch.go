@@ -21,7 +21,6 @@ import (
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/lock"
-	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/state"
 )
@@ -920,7 +919,7 @@ const reasonNoRecreate = "output deleted; --no-recreate"
 
 func (r *Runner) want(t Task, o Output) state.Want {
 	return state.Want{Input: t.Input, InputAbs: t.absInput(), OutputRel: o.Rel, OutputPath: o.Path,
-		SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version()}
+		SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawVersion()}
 }
 
 // convertRetrying converts t, retrying transient failures up to Retries
@@ -973,7 +972,7 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 			continue
 		}
 		rec := &state.Record{Input: t.Input, InputAbs: t.absInput(), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
-			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: libraw.Version(),
+			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawVersion(),
 			Output: o.Rel, OutputSize: osize, OutputHash: oh, OutputMTime: omtime}
 		rec.CaptureTime, rec.Camera = photoID(t.Info.Header)
 		if err := r.saveRecord(rec); err != nil {

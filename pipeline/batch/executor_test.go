@@ -95,7 +95,7 @@ func TestRunnerOverFakeExecutor(t *testing.T) {
 		t.Errorf("job %+v", j)
 	}
 	rec, err := store.Load("a.jpg")
-	if err != nil || rec == nil || rec.OutputHash == "" || rec.InputHash == "" {
+	if err != nil || rec == nil || rec.OutputHash == "" || rec.InputHash == "" || rec.LibRaw != pipeline.LibRawInfo().Version || rec.LibRaw == "" {
 		t.Fatalf("record %+v, %v; want one with the input's and output's hashes", rec, err)
 	}
 	// Up to date now: skipped without a job.
