@@ -308,16 +308,13 @@ func convertBatch(cmd *cobra.Command, cfg ConvertConfig, rep *reporter, sig *int
 	return out
 }
 
-// noRecreateReason is the skip reason of a file whose deleted outputs
-// --no-recreate leaves deleted.
-const noRecreateReason = "output deleted; --no-recreate"
-
 // dryRun lists the plan on stdout: each output to write with its size,
 // the file's memory estimate (on its first row) or the reason it would
 // fail, outputs already up to date; with --log-format json one planEvent
 // per file instead of the table. The plan's warnings and the planned
 // concurrency go through rep (stderr), as a run's warnings and summary do.
-// File names are escaped as in the per-file lines (clean).
+// File names are escaped as in the per-file lines (clean). What each file
+// would do is batch.DryPlan's.
 func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, jobs, threads int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if !rep.json {
@@ -326,80 +323,38 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, job
 	row := func(in, out, size, est, note string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(in), clean(out), size, est, clean(note))
 	}
-	var largest int64
+	files, largest := batch.DryPlan(plan, cfg.Settings, cfg.MemBudget)
 	fail := 0
-	for _, t := range plan.Tasks {
-		outs := t.Outputs
-		if len(outs) == 0 {
-			outs = []batch.Output{{Variant: cfg.Settings.OutputVariants()[0], Path: t.Output}}
+	for _, f := range files {
+		ev := planEvent{Level: "info", Event: "plan", Status: string(f.Status), Kind: f.Kind, Reason: f.Reason, EstimatedBytes: f.NeedBytes}
+		if f.Status == batch.StatusFailed {
+			ev.Level, fail = "error", fail+1
 		}
-		ev := planEvent{Level: "info", Event: "plan", Status: string(batch.StatusPlanned)}
-		ev.Input, ev.InputB64 = batch.ReportPath(t.Input)
-		if t.Done != nil {
-			note := "skip: " + t.Done.Reason
-			ev.Status, ev.Reason = string(t.Done.Status), t.Done.Reason
-			if t.Done.Status == batch.StatusFailed { // a file rawbatch did not write at an output path, ...
-				note, fail = "would fail: "+t.Done.Err.Error(), fail+1
-				ev.Level, ev.Kind, ev.Reason = "error", batch.FailureKind(t.Done.Err), t.Done.Err.Error()
-			}
-			for _, o := range outs {
-				n := note
-				if t.Done.Reason == noRecreateReason {
-					if _, err := os.Lstat(o.Path); err == nil {
-						n = "skip: up to date" // only the deleted ones are left deleted
-					}
-				}
-				row(t.Input, o.Path, "-", "-", n)
-				ev.addOutput(o.Path, "", string(t.Done.Status))
-			}
-			rep.planRow(ev)
-			continue
-		}
-		pending := map[int]bool{}
-		for i := range outs {
-			pending[i] = t.Pending == nil
-		}
-		for _, i := range t.Pending {
-			pending[i] = true
-		}
-		note, est := "", "-"
-		need := batch.WorkerBytes(t.Estimate)
-		switch {
-		case t.Err != nil:
-			note, fail = "would fail: "+t.Err.Error(), fail+1
-			ev.Level, ev.Status, ev.Kind, ev.Reason = "error", string(batch.StatusFailed), batch.FailureKind(t.Err), t.Err.Error()
-		case need > cfg.MemBudget:
-			note, fail = "over budget", fail+1
-			ev.Level, ev.Status, ev.Kind = "error", string(batch.StatusFailed), "over-budget"
-			ev.Reason = fmt.Sprintf("over budget: needs an estimated %s, the budget is %s",
-				budget.FormatSize(need), budget.FormatSize(cfg.MemBudget))
-		default:
-			largest = max(largest, need)
-		}
-		if t.Err == nil {
-			est = budget.FormatSize(need)
-			ev.EstimatedBytes = need
+		ev.Input, ev.InputB64 = batch.ReportPath(f.Task.Input)
+		est := "-"
+		if f.NeedBytes > 0 {
+			est = budget.FormatSize(f.NeedBytes)
 		}
 		first := true
-		for i, o := range outs {
-			if !pending[i] {
-				row(t.Input, o.Path, "-", "-", "skip: up to date")
-				ev.addOutput(o.Path, "", string(batch.StatusSkipped))
+		for _, o := range f.Outputs {
+			if !o.Pending {
+				row(f.Task.Input, o.Path, "-", "-", o.Note)
+				ev.addOutput(o.Path, "", string(o.Status))
 				continue
 			}
-			size := "-"
-			if t.Err == nil {
-				fw, fh := o.Variant.Fit(pipeline.DecodedSize(t.Info, cfg.Settings))
-				size = fmt.Sprintf("%dx%d", fw, fh)
+			size := ""
+			if o.SizeKnown {
+				size = fmt.Sprintf("%dx%d", o.Width, o.Height)
 			}
 			e := est
 			if !first {
 				e = `"`
 			}
-			row(t.Input, o.Path, size, e, note)
-			if size == "-" {
-				size = ""
+			shown := size
+			if shown == "" {
+				shown = "-"
 			}
+			row(f.Task.Input, o.Path, shown, e, o.Note)
 			ev.addOutput(o.Path, size, ev.Status)
 			first = false
 		}
