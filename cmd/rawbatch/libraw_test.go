@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rogpeppe/go-internal/testscript"
-
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // libRawCondition adds the script condition [libraw021]: the linked LibRaw

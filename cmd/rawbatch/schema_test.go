@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rogpeppe/go-internal/testscript"
-
 	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // validate checks value v (decoded with UseNumber) against schema s, for
