@@ -187,6 +187,20 @@ func TestImportRules(t *testing.T) {
 				}
 			}
 		}
+		if path == "pipeline" {
+			for _, d := range deps {
+				if slices.Contains([]string{"pipeline/batch", "lock", "pipeline/state"}, d) {
+					t.Errorf("pipeline depends on %s: the per-file develop must not depend on pipeline/batch, lock or pipeline/state", d)
+				}
+			}
+		}
+		if under(path, "cmd") {
+			for _, imp := range ours(p.Imports) {
+				if imp == "lock" || imp == "pipeline/state" || under(imp, "internal") || strings.Contains(imp, "/internal/") || strings.HasSuffix(imp, "/internal") {
+					t.Errorf("%s imports %s: cmd must not import lock, pipeline/state or internal packages (it goes through pipeline/batch)", path, imp)
+				}
+			}
+		}
 		if !under(path, "pipeline") {
 			for _, imp := range ours(p.Imports) {
 				if under(imp, "pipeline/internal") {
@@ -195,7 +209,7 @@ func TestImportRules(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"budget", "cache", "lock", "pipeline", "pipeline/internal/libraw"} {
+	for _, want := range []string{"budget", "cache", "lock", "pipeline", "pipeline/batch", "pipeline/state", "cmd/rawbatch", "pipeline/internal/libraw"} {
 		if _, ok := pkgs[want]; !ok {
 			t.Errorf("go list did not list %s", want)
 		}

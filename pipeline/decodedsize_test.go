@@ -38,8 +38,7 @@ func TestHalfSizeAgrees(t *testing.T) {
 			if res.Width*res.Height != w*h {
 				t.Errorf("written %d×%d, DecodedSize %d×%d", res.Width, res.Height, w, h)
 			}
-			r := &Runner{Settings: s}
-			if got, want := r.cacheBytes(Task{Info: fi}), 12*int64(w)*int64(h); got != want {
+			if got, want := CacheEntryBytes(fi, s), 12*int64(w)*int64(h); got != want {
 				t.Errorf("cache entry %d bytes, want %d", got, want)
 			}
 			b := EstimateMemory(fi, s, 1)
@@ -58,11 +57,11 @@ func TestHalfSizeAgrees(t *testing.T) {
 			ws := s
 			ws.Variants = []Variant{{Name: "w", Format: "webp"}}
 			*long = 2 * encode.MaxWebPSide
-			if err := checkFormatLimits(in, fi, ws); err != nil {
+			if err := CheckOutputLimits(in, fi, ws); err != nil {
 				t.Errorf("decoded side %d: %v", encode.MaxWebPSide, err)
 			}
 			*long = 2*encode.MaxWebPSide + 2
-			if err := checkFormatLimits(in, fi, ws); err == nil {
+			if err := CheckOutputLimits(in, fi, ws); err == nil {
 				t.Errorf("decoded side %d passed the WebP limit", encode.MaxWebPSide+1)
 			}
 		})

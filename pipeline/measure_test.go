@@ -14,17 +14,13 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
-// TestMain lets the test binary act as a worker (`TESTBINARY worker`) and as
-// a measuring child process: with
+// TestMain lets the test binary act as a measuring child process: with
 // RAWBATCH_MEASURE set to a JSON measureSpec it converts one file, prints a
 // measureResult as JSON and exits. Memory tests and benchmarks use it to
 // measure the peak RSS of one conversion in a fresh process.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("RAWBATCH_MEASURE"); spec != "" {
 		os.Exit(measureChild(spec))
-	}
-	if len(os.Args) == 2 && os.Args[1] == "worker" { // Runner.Exe = the test binary
-		os.Exit(WorkerMain(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }
@@ -68,7 +64,7 @@ func measureChild(spec string) int {
 	var r measureResult
 	r.IdleRSS = procStatus("VmRSS")
 	s.Settings.threads = s.Threads
-	limitMemory(s.Estimate) // as WorkerMain does
+	LimitMemory(s.Estimate) // as a worker does
 	var err error
 	if vs := s.Settings.Variants; len(vs) > 1 {
 		var outs []OutputSpec

@@ -47,46 +47,6 @@ func TestVariantSizes(t *testing.T) {
 	}
 }
 
-// Specs that write the same file hash equal; others do not.
-func TestVariantSizeHash(t *testing.T) {
-	h := func(spec string) string {
-		v, err := ParseVariant(spec)
-		if err != nil {
-			t.Fatalf("%s: %v", spec, err)
-		}
-		return outputHash("base", v)
-	}
-	for _, same := range [][2]string{
-		{"a=jpeg,size=1024", "a=jpeg,size=1024x1024"},
-		{"a=jpeg", "a=jpeg,size=100%"},
-		{"a=jpeg", "a=jpeg,size=250%"},
-		{"a=jpeg", "a=jpeg,upscale=true"},
-		{"a=jpeg", "a=jpeg,upscale=false"},
-		{"a=jpeg,size=1024", "a=jpeg,size=1024,upscale=false"},
-		{"a=jpeg,size=50%", "a=jpeg,size=50.0%"},
-	} {
-		if h(same[0]) != h(same[1]) {
-			t.Errorf("%s and %s hash differently", same[0], same[1])
-		}
-	}
-	for _, diff := range [][2]string{
-		{"a=jpeg,size=1024", "a=jpeg,size=1024x"},
-		{"a=jpeg,size=1024", "a=jpeg,size=1024,upscale=true"},
-		{"a=jpeg,size=1024x768", "a=jpeg,size=768x1024"},
-		{"a=jpeg,size=50%", "a=jpeg,size=25%"},
-		{"a=jpeg", "a=jpeg,size=250%,upscale=true"},
-	} {
-		if h(diff[0]) == h(diff[1]) {
-			t.Errorf("%s and %s hash equal", diff[0], diff[1])
-		}
-	}
-	// A long edge hashes as before box sizes existed.
-	v, _ := ParseVariant("a=jpeg,size=1024")
-	if len(v.hashParts()) != 0 {
-		t.Errorf("long edge adds hash parts %v", v.hashParts())
-	}
-}
-
 func TestVariantSizeErrors(t *testing.T) {
 	for _, c := range []struct{ spec, want string }{
 		{"a=jpeg,size=x", "no width or height"},

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/rawbatch/rawbatch/cache"
+	"github.com/rawbatch/rawbatch/pipeline/internal/filehash"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/state"
 )
 
 // CacheOptions turns on the stage cache for a conversion: the decoded,
@@ -49,7 +49,7 @@ func (j *job) lookupCache() error {
 	hash := j.inputHash // taken just before decoding (convertFile)
 	if hash == "" {
 		var err error
-		if hash, _, _, err = state.HashFile(j.in); err != nil {
+		if hash, _, _, err = filehash.File(j.in, nil); err != nil {
 			return err
 		}
 	}

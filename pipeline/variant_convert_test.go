@@ -345,14 +345,14 @@ func TestWrittenByRawbatchLargeWebP(t *testing.T) {
 	if i := bytes.Index(b, []byte("rawbatch\x00")); i < 64<<10 {
 		t.Fatalf("test needs the EXIF past 64 KiB; it is at %d of %d bytes", i, len(b))
 	}
-	if !writtenByRawbatch(out) {
+	if !WrittenByRawbatch(out) {
 		t.Error("rawbatch's own large WebP not recognised")
 	}
 	i := bytes.Index(b, []byte("rawbatch\x00"))
 	copy(b[i:], "someone\x00\x00")
 	foreign := filepath.Join(dir, "foreign.webp")
 	os.WriteFile(foreign, b, 0o644)
-	if writtenByRawbatch(foreign) {
+	if WrittenByRawbatch(foreign) {
 		t.Error("a WebP without rawbatch's EXIF counted as rawbatch's")
 	}
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"math"
 	"strings"
 	"testing"
 )
@@ -97,75 +96,6 @@ func TestParseVariantQuality(t *testing.T) {
 	}
 	if _, err := Preset("webb", 0); err == nil || !strings.Contains(err.Error(), "web, print or archive") {
 		t.Errorf("Preset(webb): %v", err)
-	}
-}
-
-// TestEquivalentVariantsHashEqual: specs that write the same file give the
-// same per-output settings hash (no needless re-convert), and specs that
-// differ give different hashes.
-func TestEquivalentVariantsHashEqual(t *testing.T) {
-	base := SettingsHash(DefaultSettings())
-	hash := func(s Settings) string {
-		t.Helper()
-		if err := s.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		vs := s.OutputVariants()
-		if len(vs) != 1 {
-			t.Fatalf("%d variants", len(vs))
-		}
-		return outputHash(base, vs[0])
-	}
-	spec := func(specs ...string) Settings {
-		t.Helper()
-		s := DefaultSettings()
-		for _, sp := range specs {
-			v, err := ParseVariant(sp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Variants = append(s.Variants, v)
-		}
-		return s
-	}
-	png := DefaultSettings()
-	png.Format = PNG16
-	raw := func(v Variant) Settings { // a Variant built by hand, not parsed
-		s := DefaultSettings()
-		s.Variants = []Variant{v}
-		return s
-	}
-	equal := [][]Settings{
-		{DefaultSettings(), spec("main=jpeg"), spec("main=jpeg,quality=90"), spec("main=JPEG,space=sRGB"),
-			spec("main=jpeg,sharpen=0"), spec("main=jpeg,sharpen=-0"), raw(Variant{Name: "main", Format: "jpeg", Space: "srgb"}),
-			raw(Variant{Name: "main", Format: "jpeg", Space: "srgb", Size: -1, Sharpen: math.Copysign(0, -1)})},
-		{spec("t=webp,size=512"), spec("t=webp,size=512,quality=90"), spec("t=webp,quality=90,size=512")},
-		{png, spec("main=png16"), spec("main=png16,quality=50"), raw(Variant{Name: "main", Format: "png16", Quality: 90, Space: "srgb"})},
-		{spec("p=tiff16"), spec("p=tiff16,quality=1")},
-		{spec("p=png8"), spec("p=png8,quality=100")},
-	}
-	seen := map[string]int{}
-	for i, group := range equal {
-		want := hash(group[0])
-		for _, s := range group[1:] {
-			if got := hash(s); got != want {
-				t.Errorf("group %d: %+v hashes differently from %+v", i, s.OutputVariants()[0], group[0].OutputVariants()[0])
-			}
-		}
-		if other, ok := seen[want]; ok {
-			t.Errorf("groups %d and %d hash equal", other, i)
-		}
-		seen[want] = i
-	}
-	// Each of these differs from main=jpeg in one setting that changes
-	// the file.
-	for _, sp := range []string{"main=jpeg,quality=89", "main=jpeg,size=2048", "main=jpeg,space=displayp3",
-		"main=jpeg,sharpen=0.5", "main=webp", "other=jpeg"} {
-		h := hash(spec(sp))
-		if other, ok := seen[h]; ok {
-			t.Errorf("%s hashes as group %d", sp, other)
-		}
-		seen[h] = -1
 	}
 }
 

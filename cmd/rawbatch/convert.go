@@ -8,18 +8,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rawbatch/rawbatch/budget"
-	"github.com/rawbatch/rawbatch/cache"
-	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/state"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // newConvertCmd is `rawbatch convert`: its options are ConvertConfig,
@@ -108,12 +104,12 @@ func runConvert(ctx context.Context, opts ConvertConfig, args []string) error {
 		// --fail-if-empty, an input or OUTDIR that cannot be used) still
 		// writes one, so that a previous run's report never stands for
 		// this one.
-		if rerr := checkReport(cfg.Report, cfg.OutDir, &pipeline.Plan{}, nil); rerr == nil {
+		if rerr := batch.CheckReport(cfg.Report, cfg.OutDir, &batch.Plan{}, nil); rerr == nil {
 			rr.warnings = rep.warnings
 			if _, ok := err.(*batchOutcome); !ok && err != nil {
 				rr.warnings = append(rr.warnings, err.Error())
 			}
-			if werr := pipeline.WriteJSON(cfg.Report, rr.build(nil, sig.interrupted(), cfg.DryRun, exitCode(err))); werr != nil {
+			if werr := batch.WriteJSON(cfg.Report, rr.build(nil, sig.interrupted(), cfg.DryRun, exitCode(err))); werr != nil {
 				rep.warn(fmt.Sprintf("writing the report %s: %v", cfg.Report, werr))
 			}
 		}
@@ -131,10 +127,10 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		}
 	}
 	if !cfg.DryRun { // a dry run creates nothing, not even OUTDIR
-		if err := checkOutDir(cfg.OutDir); err != nil {
+		if err := batch.CheckOutDir(cfg.OutDir); err != nil {
 			return err
 		}
-	} else if err := checkOutDirDry(cfg.OutDir); err != nil {
+	} else if err := batch.CheckOutDirDry(cfg.OutDir); err != nil {
 		return err // exit status 1, as the run would
 	}
 	var suffixes []string
@@ -146,7 +142,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		return err
 	}
 	if cfg.Report != "" {
-		if err := checkReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
+		if err := batch.CheckReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
 			rr.refused = true
 			return err
 		}
@@ -155,38 +151,18 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		return err
 	}
 	jobs := min(cfg.Jobs, max(1, len(plan.Tasks)))
-	threads := pipeline.Threads(runtime.NumCPU(), jobs)
+	threads := batch.Threads(runtime.NumCPU(), jobs)
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
 	}
-	meta := filepath.Join(cfg.OutDir, ".rawbatch")
-	var store *state.Store
-	var locks *lock.Dir
-	if cfg.DryRun {
-		// A dry run writes nothing: it reads the records if there are any.
-		if _, err := os.Stat(filepath.Join(meta, "state")); err == nil {
-			store, _ = state.Open(cfg.OutDir)
-		}
-	} else {
-		if store, err = state.Open(cfg.OutDir); err != nil {
-			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
-		}
-		store.CleanTemps()
-		// Temporary outputs of killed runs, whatever they were for (not
-		// those an overlapping run is writing: they are locked).
-		if n, size := pipeline.CleanStaleTemps(cfg.OutDir); n > 0 {
-			rep.aside(fmt.Sprintf("removed %s (%s) left by killed runs", plural(int64(n), "temporary file"), budget.FormatSize(size)))
-		}
-		if locks, err = lock.Open(filepath.Join(meta, "locks")); err != nil {
-			return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
-		}
-		// Records, locks and the report must be writable before anything runs.
-		for _, dir := range []string{store.Dir(), locks.Path()} {
-			if err := checkOutDir(dir); err != nil {
-				return err
-			}
-		}
+	meta := batch.MetaDir(cfg.OutDir)
+	od, err := batch.OpenOutDir(cfg.OutDir, cfg.DryRun)
+	if err != nil {
+		return err
+	}
+	if od.RemovedTemps > 0 {
+		rep.aside(fmt.Sprintf("removed %s (%s) left by killed runs", plural(int64(od.RemovedTemps), "temporary file"), budget.FormatSize(od.RemovedBytes)))
 	}
 	if avail, err := budget.Available(); err == nil && cfg.MemBudget > avail {
 		rep.warn(fmt.Sprintf("the memory budget %s is more than the %s available; the kernel may kill conversions",
@@ -195,9 +171,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	if cfg.CacheDir != "" && !cfg.DryRun {
 		// The cache only saves decodes: one that cannot be used is worth a
 		// warning, not a failed batch.
-		if c, err := cache.Open(cfg.CacheDir, cfg.CacheSize); err == nil {
-			c.Trim() // a lowered --cache-size applies now, not at the next write
-		} else {
+		if err := batch.TrimCache(cfg.CacheDir, cfg.CacheSize); err != nil { // a lowered --cache-size applies now
 			hint := "choose another --cache-dir"
 			if cfg.KeepCache {
 				hint = "--keep-cache has no effect; " + hint
@@ -206,7 +180,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 			cfg.CacheDir = ""
 		}
 	}
-	r := cfg.runner(threads, exe, store, locks)
+	r := cfg.runner(threads, exe, od)
 	if planHook != nil {
 		planHook(ctx)
 	}
@@ -215,12 +189,12 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	// then starts nothing and reports every file as interrupted).
 	if ctx.Err() == nil {
 		r.SettleWait = func(n int, wait time.Duration) {
-			rep.aside(fmt.Sprintf("waiting %s for %s modified within --min-age %s", pipeline.DurationText(wait), plural(int64(n), "file"), cfg.MinAge))
+			rep.aside(fmt.Sprintf("waiting %s for %s modified within --min-age %s", batch.DurationText(wait), plural(int64(n), "file"), cfg.MinAge))
 		}
 		r.Settle(ctx, plan) // recent files get the rest of --min-age
 	}
 	// LibRaw's header reads run in helper processes that can be killed.
-	plan.Headers = &pipeline.HeaderReader{Exe: exe}
+	plan.Headers = &batch.HeaderReader{Exe: exe}
 	// A --name template with header fields names the files once their
 	// headers are read (and the report path is checked against them).
 	inspected := false
@@ -228,7 +202,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		inspected = plan.ResolveNames(planOptions(cfg), cfg.OutDir, suffixes, cfg.Settings, cfg.MinAge, threads, runtime.NumCPU())
 	}
 	if inspected && cfg.Report != "" {
-		if err := checkReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
+		if err := batch.CheckReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
 			plan.Headers.Close()
 			rr.refused = true
 			return err
@@ -252,7 +226,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		}
 		if cfg.Report != "" {
 			rr.warnings, rr.written = rep.warnings, true
-			if werr := pipeline.WriteJSON(cfg.Report, rr.build(planResults(plan, cfg), sig.interrupted(), true, exitCode(err))); werr != nil {
+			if werr := batch.WriteJSON(cfg.Report, rr.build(planResults(plan, cfg), sig.interrupted(), true, exitCode(err))); werr != nil {
 				rep.warn(fmt.Sprintf("writing the report %s: %v", cfg.Report, werr))
 			}
 		}
@@ -282,7 +256,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	r.Started, r.Done = rep.started, rep.done
 	results := r.Run(ctx, plan)
 	for _, w := range later {
-		if collisionWritten(plan.Collisions[w], results) {
+		if batch.CollisionWritten(plan.Collisions[w], results) {
 			rep.warn(w)
 		} else {
 			rep.keep(w) // in the report all the same
@@ -293,7 +267,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	if hint := settleHint(results, cfg.MinAge); hint != "" {
 		rep.note(hint)
 	}
-	if err := pipeline.WriteFailed(cfg.OutDir, results); err != nil {
+	if err := batch.WriteFailed(cfg.OutDir, results); err != nil {
 		// A stale list would be worse than none.
 		os.Remove(filepath.Join(meta, "failed.jsonl"))
 		rep.warn("writing failed.jsonl (removed the previous one): " + err.Error())
@@ -301,129 +275,21 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	out := outcome(results, interrupted)
 	if cfg.Report != "" {
 		rr.warnings, rr.written = rep.warnings, true
-		if err := pipeline.WriteJSON(cfg.Report, rr.build(results, interrupted, false, exitCode(out))); err != nil {
+		if err := batch.WriteJSON(cfg.Report, rr.build(results, interrupted, false, exitCode(out))); err != nil {
 			rep.warn("writing the report: " + err.Error())
 		}
 	}
 	return out
 }
 
-// collisionWritten reports whether one of inputs was converted (an
-// output written) in results.
-func collisionWritten(inputs []string, results []pipeline.FileResult) bool {
-	for _, fr := range results {
-		if fr.Status == pipeline.StatusConverted && slices.Contains(inputs, fr.Input) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkOutDir creates dir if needed and proves it writable by creating and
-// removing a temporary file in it.
-func checkOutDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		if derr := checkOutDirDry(dir); derr != nil {
-			return derr // the dry run's wording: the same failure, the same message
-		}
-		return fmt.Errorf("output directory %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, ".rawbatch-probe-*")
-	if err != nil {
-		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
-}
-
-// checkReport refuses a --report path that would destroy something: an
-// input or an output of the run, anything under OUTDIR/.rawbatch (records,
-// locks), a directory, or an existing file that is not a rawbatch report;
-// one named as an image rawbatch writes (.jpg .jpeg .tif .tiff .png .webp);
-// and one whose directory is missing or not writable. Paths are compared
-// with symbolic links resolved. It runs before anything is converted.
-func checkReport(path, outDir string, plan *pipeline.Plan, suffixes []string) error {
-	fi, err := os.Stat(filepath.Dir(path))
-	if err != nil || !fi.IsDir() {
-		return fmt.Errorf("--report %s: its directory does not exist", path)
-	}
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("--report %s: it is a directory or special file; give a file name such as report.json", path)
-		}
-		for _, t := range plan.Tasks {
-			if in, err := os.Stat(t.Input); err == nil && os.SameFile(fi, in) {
-				return fmt.Errorf("--report %s: that is an input of this run; give another file name such as report.json", path)
-			}
-		}
-		head := make([]byte, 256)
-		if f, err := os.Open(path); err == nil {
-			n, _ := f.Read(head)
-			f.Close()
-			t := strings.TrimSpace(string(head[:n]))
-			if n > 0 && !(strings.HasPrefix(t, "{") && (strings.Contains(t, `"summary"`) || strings.Contains(t, `"rawbatch_version"`))) {
-				return fmt.Errorf("--report %s: the file exists and is not a rawbatch report; move it away or give another name", path)
-			}
-		}
-	}
-	// Every output and record lies under OUTDIR: compare the report's
-	// path relative to OUTDIR, both resolved once.
-	if rel, err := filepath.Rel(resolvePath(outDir), resolvePath(path)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		if rel == ".rawbatch" || strings.HasPrefix(rel, ".rawbatch"+string(filepath.Separator)) {
-			return fmt.Errorf("--report %s: that is inside %s, rawbatch's records and locks; give a file name elsewhere", path, filepath.Join(outDir, ".rawbatch"))
-		}
-		for _, t := range plan.Tasks {
-			for j, sfx := range suffixes {
-				if out, _ := filepath.Rel(outDir, t.OutputPath(j, sfx)); out == rel {
-					return fmt.Errorf("--report %s: that is the output %s of %s; give another file name such as report.json", path, t.OutputPath(j, sfx), t.Input)
-				}
-			}
-		}
-	}
-	// A JSON report named like a picture would land among (or be taken for)
-	// the photos: refuse the extensions of the images rawbatch writes.
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".jpg", ".jpeg", ".tif", ".tiff", ".png", ".webp":
-		return fmt.Errorf("--report %s: the report is JSON, not a %s image; give a file name such as report.json", path, strings.TrimPrefix(ext, "."))
-	}
-	if err := checkOutDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("--report %s: %w", path, err)
-	}
-	return nil
-}
-
-// resolvePath returns path made absolute with the symbolic links of its
-// deepest existing directory resolved (the rest of it may not exist yet).
-func resolvePath(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	dir, rest := filepath.Dir(abs), filepath.Base(abs)
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs
-		}
-		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
-	}
-}
-
-// noRecreateReason is the skip reason of a file whose deleted outputs
-// --no-recreate leaves deleted.
-const noRecreateReason = "output deleted; --no-recreate"
-
 // dryRun lists the plan on stdout: each output to write with its size,
 // the file's memory estimate (on its first row) or the reason it would
 // fail, outputs already up to date; with --log-format json one planEvent
 // per file instead of the table. The plan's warnings and the planned
 // concurrency go through rep (stderr), as a run's warnings and summary do.
-// File names are escaped as in the per-file lines (clean).
-func dryRun(w io.Writer, rep *reporter, plan *pipeline.Plan, cfg ConvertConfig, jobs, threads int) error {
+// File names are escaped as in the per-file lines (clean). What each file
+// would do is batch.DryPlan's.
+func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, jobs, threads int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if !rep.json {
 		fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
@@ -431,80 +297,38 @@ func dryRun(w io.Writer, rep *reporter, plan *pipeline.Plan, cfg ConvertConfig, 
 	row := func(in, out, size, est, note string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(in), clean(out), size, est, clean(note))
 	}
-	var largest int64
+	files, largest := batch.DryPlan(plan, cfg.Settings, cfg.MemBudget)
 	fail := 0
-	for _, t := range plan.Tasks {
-		outs := t.Outputs
-		if len(outs) == 0 {
-			outs = []pipeline.Output{{Variant: cfg.Settings.OutputVariants()[0], Path: t.Output}}
+	for _, f := range files {
+		ev := planEvent{Level: "info", Event: "plan", Status: string(f.Status), Kind: f.Kind, Reason: f.Reason, EstimatedBytes: f.NeedBytes}
+		if f.Status == batch.StatusFailed {
+			ev.Level, fail = "error", fail+1
 		}
-		ev := planEvent{Level: "info", Event: "plan", Status: string(pipeline.StatusPlanned)}
-		ev.Input, ev.InputB64 = pipeline.ReportPath(t.Input)
-		if t.Done != nil {
-			note := "skip: " + t.Done.Reason
-			ev.Status, ev.Reason = string(t.Done.Status), t.Done.Reason
-			if t.Done.Status == pipeline.StatusFailed { // a file rawbatch did not write at an output path, ...
-				note, fail = "would fail: "+t.Done.Err.Error(), fail+1
-				ev.Level, ev.Kind, ev.Reason = "error", pipeline.FailureKind(t.Done.Err), t.Done.Err.Error()
-			}
-			for _, o := range outs {
-				n := note
-				if t.Done.Reason == noRecreateReason {
-					if _, err := os.Lstat(o.Path); err == nil {
-						n = "skip: up to date" // only the deleted ones are left deleted
-					}
-				}
-				row(t.Input, o.Path, "-", "-", n)
-				ev.addOutput(o.Path, "", string(t.Done.Status))
-			}
-			rep.planRow(ev)
-			continue
-		}
-		pending := map[int]bool{}
-		for i := range outs {
-			pending[i] = t.Pending == nil
-		}
-		for _, i := range t.Pending {
-			pending[i] = true
-		}
-		note, est := "", "-"
-		need := pipeline.WorkerBytes(t.Estimate)
-		switch {
-		case t.Err != nil:
-			note, fail = "would fail: "+t.Err.Error(), fail+1
-			ev.Level, ev.Status, ev.Kind, ev.Reason = "error", string(pipeline.StatusFailed), pipeline.FailureKind(t.Err), t.Err.Error()
-		case need > cfg.MemBudget:
-			note, fail = "over budget", fail+1
-			ev.Level, ev.Status, ev.Kind = "error", string(pipeline.StatusFailed), "over-budget"
-			ev.Reason = fmt.Sprintf("over budget: needs an estimated %s, the budget is %s",
-				budget.FormatSize(need), budget.FormatSize(cfg.MemBudget))
-		default:
-			largest = max(largest, need)
-		}
-		if t.Err == nil {
-			est = budget.FormatSize(need)
-			ev.EstimatedBytes = need
+		ev.Input, ev.InputB64 = batch.ReportPath(f.Task.Input)
+		est := "-"
+		if f.NeedBytes > 0 {
+			est = budget.FormatSize(f.NeedBytes)
 		}
 		first := true
-		for i, o := range outs {
-			if !pending[i] {
-				row(t.Input, o.Path, "-", "-", "skip: up to date")
-				ev.addOutput(o.Path, "", string(pipeline.StatusSkipped))
+		for _, o := range f.Outputs {
+			if !o.Pending {
+				row(f.Task.Input, o.Path, "-", "-", o.Note)
+				ev.addOutput(o.Path, "", string(o.Status))
 				continue
 			}
-			size := "-"
-			if t.Err == nil {
-				fw, fh := o.Variant.Fit(pipeline.DecodedSize(t.Info, cfg.Settings))
-				size = fmt.Sprintf("%dx%d", fw, fh)
+			size := ""
+			if o.SizeKnown {
+				size = fmt.Sprintf("%dx%d", o.Width, o.Height)
 			}
 			e := est
 			if !first {
 				e = `"`
 			}
-			row(t.Input, o.Path, size, e, note)
-			if size == "-" {
-				size = ""
+			shown := size
+			if shown == "" {
+				shown = "-"
 			}
+			row(f.Task.Input, o.Path, shown, e, o.Note)
 			ev.addOutput(o.Path, size, ev.Status)
 			first = false
 		}
@@ -514,8 +338,8 @@ func dryRun(w io.Writer, rep *reporter, plan *pipeline.Plan, cfg ConvertConfig, 
 		tw.Flush()
 	}
 	for _, p := range plan.Problems {
-		ev := planEvent{Level: "error", Event: "plan", Status: string(pipeline.StatusFailed), Kind: pipeline.FailureKind(p.Err), Reason: p.Err.Error()}
-		ev.Input, ev.InputB64 = pipeline.ReportPath(p.Input)
+		ev := planEvent{Level: "error", Event: "plan", Status: string(batch.StatusFailed), Kind: batch.FailureKind(p.Err), Reason: p.Err.Error()}
+		ev.Input, ev.InputB64 = batch.ReportPath(p.Input)
 		if rep.json {
 			rep.planRow(ev)
 		} else {
@@ -571,6 +395,6 @@ type planOutput struct {
 
 func (ev *planEvent) addOutput(path, size, status string) {
 	o := planOutput{Size: size, Status: status}
-	o.Path, o.PathB64 = pipeline.ReportPath(path)
+	o.Path, o.PathB64 = batch.ReportPath(path)
 	ev.Outputs = append(ev.Outputs, o)
 }

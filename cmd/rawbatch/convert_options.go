@@ -11,9 +11,8 @@ import (
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
-	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/state"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // ConvertConfig are the options of `rawbatch convert`: each field is filled
@@ -33,7 +32,7 @@ type ConvertConfig struct {
 	DryRun    bool
 	// Timeout per file (0: scaled by size) and Grace after an interrupt.
 	Timeout, Grace time.Duration
-	// Re-run and overlap control (see pipeline.Runner).
+	// Re-run and overlap control (see batch.Runner).
 	Force            bool
 	LockWait, MinAge time.Duration
 	Retries          int
@@ -54,7 +53,7 @@ type ConvertConfig struct {
 	// NoRecreate: do not make again outputs the user deleted.
 	Overwrite, NoRecreate bool
 	// LockWaitOther bounds the wait for a run making other outputs of a
-	// file: --lock-wait when given, else pipeline.DefaultLockWaitOther.
+	// file: --lock-wait when given, else batch.DefaultLockWaitOther.
 	LockWaitOther time.Duration
 }
 
@@ -184,7 +183,7 @@ func (c *ConvertConfig) settings() []setting {
 				if c.LockWait, err = duration(v); err != nil {
 					return err
 				}
-				c.LockWaitOther = pipeline.DefaultLockWaitOther
+				c.LockWaitOther = batch.DefaultLockWaitOther
 				if v.From() != unset {
 					c.LockWaitOther = c.LockWait
 				}
@@ -253,10 +252,10 @@ func (c *ConvertConfig) settings() []setting {
 			Apply: boolInto(&c.Find.FailIfEmpty)},
 		{Name: "null", Short: "0", Default: false, Help: "--files-from's list is NUL-separated (find -print0)",
 			Apply: boolInto(&c.Find.Null)},
-		{Name: "name", Default: pipeline.DefaultNameTemplate, Help: "output name template: {stem}, {ext}, {dir}, {variant}, {date:2006-01-02} (capture date, Go layout), {camera}, {seq}; a / makes folders under OUTDIR ({date:2006/01}/{stem})",
+		{Name: "name", Default: batch.DefaultNameTemplate, Help: "output name template: {stem}, {ext}, {dir}, {variant}, {date:2006-01-02} (capture date, Go layout), {camera}, {seq}; a / makes folders under OUTDIR ({date:2006/01}/{stem})",
 			Apply: func(v value) (err error) {
-				if name := v.String(); name != pipeline.DefaultNameTemplate {
-					if c.Find.Name, err = pipeline.ParseNameTemplate(name); err != nil {
+				if name := v.String(); name != batch.DefaultNameTemplate {
+					if c.Find.Name, err = batch.ParseNameTemplate(name); err != nil {
 						return fmt.Errorf("--name: %w", err)
 					}
 				}
@@ -280,12 +279,12 @@ func cacheDirSetting(apply func(value) error) setting {
 
 // runner is the batch runner of c: the one place where convert's options
 // become the runner's fields. threads is LibRaw's threads per file, exe
-// the executable the workers run, store and locks OUTDIR's records and
-// locks (nil in a dry run).
-func (c ConvertConfig) runner(threads int, exe string, store *state.Store, locks *lock.Dir) *pipeline.Runner {
-	return &pipeline.Runner{Settings: c.Settings, Jobs: c.Jobs, Budget: c.MemBudget, Threads: threads,
+// the executable the workers run, od the opened OUTDIR (its records and
+// locks; nil in a dry run).
+func (c ConvertConfig) runner(threads int, exe string, od *batch.OutDir) *batch.Runner {
+	return &batch.Runner{Settings: c.Settings, Jobs: c.Jobs, Budget: c.MemBudget, Threads: threads,
 		Exe: exe, Timeout: c.Timeout, Grace: c.Grace,
-		State: store, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, OutDir: c.OutDir, SettingsHash: pipeline.SettingsHash(c.Settings), Version: Version(),
-		Locks: locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, Retries: c.Retries,
+		State: od.State, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, OutDir: c.OutDir, SettingsHash: batch.SettingsHash(c.Settings), Version: Version(),
+		Locks: od.Locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, Retries: c.Retries,
 		CacheDir: c.CacheDir, CacheMax: c.CacheSize, KeepCache: c.KeepCache}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // checkEnvNames warns of each RAWBATCH_* environment variable that
@@ -19,7 +19,7 @@ import (
 // Empty variables (ignored as settings are) and those of the tests
 // (RAWBATCH_TEST_*) are left alone.
 func checkEnvNames(cmd *cobra.Command, decls []setting) []string {
-	known := map[string]bool{"RAWBATCH_CONFIG": true, pipeline.FaultEnv: true}
+	known := map[string]bool{"RAWBATCH_CONFIG": true, batch.FaultEnv: true}
 	for _, k := range settingKeys(decls) {
 		known[envName(k)] = true
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // Exit statuses of rawbatch (documented in `rawbatch --help` and
@@ -58,15 +58,15 @@ func exitCode(err error) int {
 }
 
 // outcome counts results.
-func outcome(results []pipeline.FileResult, interrupted bool) *batchOutcome {
+func outcome(results []batch.FileResult, interrupted bool) *batchOutcome {
 	b := &batchOutcome{interrupted: interrupted}
 	for _, r := range results {
 		switch r.Status {
-		case pipeline.StatusConverted:
+		case batch.StatusConverted:
 			b.converted++
-		case pipeline.StatusFailed:
+		case batch.StatusFailed:
 			b.failed++
-		case pipeline.StatusLocked:
+		case batch.StatusLocked:
 			b.locked++
 		default:
 			b.skipped++

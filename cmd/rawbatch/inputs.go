@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/state"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // FindOptions are the convert settings that choose the input files:
@@ -25,8 +22,8 @@ type FindOptions struct {
 	Base      string
 	// Name is the --name output naming template (nil: the default,
 	// {stem}).
-	Name *pipeline.NameTemplate
-	// Include and Exclude are globs (pipeline.MatchGlob) on the walked
+	Name *batch.NameTemplate
+	// Include and Exclude are globs (batch.MatchGlob) on the walked
 	// files' paths relative to their input root and base names.
 	Include, Exclude []string
 	// FailIfEmpty makes a run that finds no RAW file exit with status 3.
@@ -91,7 +88,7 @@ func globList(v value) ([]string, error) {
 		return nil, fmt.Errorf("--%s: the value is %s", key, kindOf(r))
 	}
 	for _, g := range out {
-		if err := pipeline.CheckGlob(g); err != nil {
+		if err := batch.CheckGlob(g); err != nil {
 			return nil, fmt.Errorf("--%s: %w", key, err)
 		}
 	}
@@ -101,7 +98,7 @@ func globList(v value) ([]string, error) {
 // planInputs plans the batch of cfg: the INPUT arguments walked with
 // --include and --exclude, then the files listed by --files-from (read
 // from stdin for "-").
-func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*pipeline.Plan, error) {
+func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*batch.Plan, error) {
 	o := planOptions(cfg)
 	if cfg.Find.FilesFrom != "" {
 		var err error
@@ -109,30 +106,14 @@ func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*pipelin
 			return nil, err
 		}
 	}
-	return pipeline.PlanBatchWith(o, cfg.Inputs, cfg.OutDir, suffixes...)
+	return batch.PlanBatchWith(o, cfg.Inputs, cfg.OutDir, suffixes...)
 }
 
-// planOptions are the pipeline.PlanOptions of cfg (without the listed
+// planOptions are the batch.PlanOptions of cfg (without the listed
 // files).
-func planOptions(cfg ConvertConfig) pipeline.PlanOptions {
-	return pipeline.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name,
-		Recorded: recordedOutputs(cfg.OutDir)}
-}
-
-// recordedOutputs returns the records' outputs of outDir for naming
-// (state.Store.Outputs), read once when first asked for; none when outDir
-// has no records (nothing is created).
-func recordedOutputs(outDir string) func() map[string]string {
-	return sync.OnceValue(func() map[string]string {
-		if _, err := os.Stat(filepath.Join(outDir, ".rawbatch", "state")); err != nil {
-			return nil
-		}
-		store, err := state.Open(outDir)
-		if err != nil {
-			return nil
-		}
-		return store.Outputs()
-	})
+func planOptions(cfg ConvertConfig) batch.PlanOptions {
+	return batch.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name,
+		Recorded: batch.RecordedOutputs(cfg.OutDir)}
 }
 
 // readList reads the --files-from list name ("-": stdin): paths separated
@@ -171,7 +152,7 @@ func readList(stdin io.Reader, name string, null bool) ([]string, error) {
 // folder, or a card that is not mounted: cron would otherwise look green),
 // and with --fail-if-empty prints the summary and returns a failed outcome
 // (exit status 3).
-func checkEmpty(rep *reporter, cfg ConvertConfig, plan *pipeline.Plan) error {
+func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 	if len(plan.Tasks) > 0 || len(plan.Problems) > 0 {
 		return nil
 	}
@@ -199,10 +180,10 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *pipeline.Plan) error {
 // settleHint is the summary's line on files left because they are still
 // being written (they kept changing while the run waited out --min-age),
 // with what to do; "" when there are none.
-func settleHint(results []pipeline.FileResult, minAge time.Duration) string {
+func settleHint(results []batch.FileResult, minAge time.Duration) string {
 	n := 0
 	for _, fr := range results {
-		if fr.Status == pipeline.StatusSkipped && strings.HasPrefix(fr.Reason, "still being written") {
+		if fr.Status == batch.StatusSkipped && strings.HasPrefix(fr.Reason, "still being written") {
 			n++
 		}
 	}

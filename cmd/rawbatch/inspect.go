@@ -16,6 +16,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
@@ -105,13 +106,13 @@ func runInspect(_ context.Context, opts InspectOptions, args []string) error {
 	var recs []inspectRecord
 	failed := 0
 	s := pipeline.DefaultSettings()
-	threads := pipeline.Threads(runtime.NumCPU(), runtime.NumCPU())
+	threads := batch.Threads(runtime.NumCPU(), runtime.NumCPU())
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the rawbatch executable for its header helper: %w", err)
 	}
 	// LibRaw's header reads run in a helper process that can be killed.
-	hr := &pipeline.HeaderReader{Exe: exe}
+	hr := &batch.HeaderReader{Exe: exe}
 	defer hr.Close()
 	for _, p := range inspectPaths(args) {
 		r := p.rec
@@ -128,7 +129,7 @@ func runInspect(_ context.Context, opts InspectOptions, args []string) error {
 		for i := range recs {
 			// Bytes that are not UTF-8 shown \xNN, as convert's
 			// report does (JSON would make them U+FFFD).
-			recs[i].Path, recs[i].PathB64 = pipeline.ReportPath(recs[i].Path)
+			recs[i].Path, recs[i].PathB64 = batch.ReportPath(recs[i].Path)
 			recs[i].Error = displayText(recs[i].Error)
 		}
 		enc := json.NewEncoder(out)
@@ -142,7 +143,7 @@ func runInspect(_ context.Context, opts InspectOptions, args []string) error {
 	return &batchOutcome{converted: len(recs) - failed, failed: failed}
 }
 
-func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, threads int) inspectRecord {
+func inspectFile(hr *batch.HeaderReader, path string, s pipeline.Settings, threads int) inspectRecord {
 	r := inspectRecord{Path: path}
 	h, err := hr.ReadHeader(path)
 	if h != nil {
@@ -170,7 +171,7 @@ func inspectFile(hr *pipeline.HeaderReader, path string, s pipeline.Settings, th
 		return r
 	}
 	// What the scheduler reserves: the conversion and its worker process.
-	r.EstimatedBytes = pipeline.WorkerBytes(pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads))
+	r.EstimatedBytes = batch.WorkerBytes(pipeline.EstimateMemory(pipeline.InfoFromHeader(h), s, threads))
 	return r
 }
 

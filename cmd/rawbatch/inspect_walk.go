@@ -4,14 +4,14 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // inspectPath is a file for inspect to read, or (rec.Error set) a path it
 // could not get a file from.
 type inspectPath struct{ rec inspectRecord }
 
-// noOutDir is the output directory given to pipeline.PlanBatch when
+// noOutDir is the output directory given to batch.PlanBatch when
 // inspect walks a directory: inspect writes nothing, and a path that does
 // not exist keeps the walk from skipping any folder as convert's OUTDIR.
 var noOutDir = filepath.Join(os.TempDir(), ".rawbatch-inspect-writes-nothing", "none")
@@ -27,7 +27,7 @@ func inspectPaths(args []string) []inspectPath {
 			out = append(out, inspectPath{inspectRecord{Path: a}})
 			continue
 		}
-		plan, err := pipeline.PlanBatch([]string{a}, noOutDir, ".jpg")
+		plan, err := batch.PlanBatch([]string{a}, noOutDir, ".jpg")
 		if err != nil {
 			out = append(out, inspectPath{inspectRecord{Path: a, Error: err.Error()}})
 			continue

@@ -20,7 +20,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 	"github.com/rawbatch/rawbatch/pipeline/faulttest" // the fault hooks, in test binaries only
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
@@ -148,7 +148,7 @@ func signalWhen(ts *testscript.TestScript, sig syscall.Signal, args []string, st
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Dir = ts.Getenv("WORK")
 	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"))
-	for _, k := range []string{"RAWBATCH_MIN_AGE", pipeline.FaultEnv, faulttest.PIDFileEnv, faulttest.GateEnv} {
+	for _, k := range []string{"RAWBATCH_MIN_AGE", batch.FaultEnv, faulttest.PIDFileEnv, faulttest.GateEnv} {
 		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 	}
 	cmd.Stderr = stderr

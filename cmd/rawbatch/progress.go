@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rawbatch/rawbatch/budget"
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
@@ -243,12 +243,12 @@ func (r *reporter) warn(msg string) {
 	r.emit(false, logEvent{Level: "warning", Event: "warning", Message: msg}, "warning: "+msg)
 }
 
-func (r *reporter) started(pipeline.Task) {}
+func (r *reporter) started(batch.Task) {}
 
 // decodedMP is the megapixels LibRaw decoded for fr: the sensor image
 // it read (before half-size, resizing or cropping of the outputs), 0
 // when nothing was decoded in this run.
-func decodedMP(fr pipeline.FileResult) float64 {
+func decodedMP(fr batch.FileResult) float64 {
 	if !fr.Decoded {
 		return 0
 	}
@@ -259,7 +259,7 @@ func decodedMP(fr pipeline.FileResult) float64 {
 	return float64(w) * float64(h) / 1e6
 }
 
-func (r *reporter) done(fr pipeline.FileResult) {
+func (r *reporter) done(fr batch.FileResult) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.count++
@@ -267,19 +267,19 @@ func (r *reporter) done(fr pipeline.FileResult) {
 	rate := r.mpix / max(time.Since(r.t0).Seconds(), 1e-3)
 	ev := logEvent{Level: "info", Event: string(fr.Status), N: r.count, Total: r.total, Reason: fr.Reason,
 		DurationMS: ms(fr.Duration)}
-	ev.Input, ev.InputB64 = pipeline.ReportPath(fr.Input)
-	if fr.Err != nil && (fr.Status != pipeline.StatusSkipped || fr.Reason == "") {
+	ev.Input, ev.InputB64 = batch.ReportPath(fr.Input)
+	if fr.Err != nil && (fr.Status != batch.StatusSkipped || fr.Reason == "") {
 		ev.Message = fr.Err.Error()
 	}
 	var text string
 	switch fr.Status {
-	case pipeline.StatusConverted:
+	case batch.StatusConverted:
 		text = fmt.Sprintf("[%d/%d] converted %s -> %s in %.1fs", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds())
 		ev.Outputs, ev.OutputsB64 = logPaths(writtenPaths(fr))
-	case pipeline.StatusFailed:
-		ev.Level, ev.Kind = "error", pipeline.FailureKind(fr.Err)
+	case batch.StatusFailed:
+		ev.Level, ev.Kind = "error", batch.FailureKind(fr.Err)
 		text = fmt.Sprintf("[%d/%d] failed %v", r.count, r.total, fr.Err)
-	case pipeline.StatusLocked:
+	case batch.StatusLocked:
 		ev.Level = "warning"
 		text = fmt.Sprintf("[%d/%d] locked %v", r.count, r.total, fr.Err)
 	default:
@@ -288,7 +288,7 @@ func (r *reporter) done(fr pipeline.FileResult) {
 			text = fmt.Sprintf("[%d/%d] skipped %s: %s", r.count, r.total, fr.Input, fr.Reason)
 		}
 	}
-	serious := fr.Status == pipeline.StatusFailed || fr.Status == pipeline.StatusLocked
+	serious := fr.Status == batch.StatusFailed || fr.Status == batch.StatusLocked
 	switch {
 	case r.bar != nil && isTerminal(r.out):
 		// One terminal: the bar counts the files, failures go above it.
@@ -309,9 +309,9 @@ func (r *reporter) done(fr pipeline.FileResult) {
 }
 
 // displayText is s with each byte that is not UTF-8 shown as \xNN, as
-// pipeline.ReportPath shows paths.
+// batch.ReportPath shows paths.
 func displayText(s string) string {
-	d, _ := pipeline.ReportPath(s)
+	d, _ := batch.ReportPath(s)
 	return d
 }
 
@@ -320,7 +320,7 @@ func displayText(s string) string {
 func logPaths(paths []string) (display, b64 []string) {
 	some := false
 	for _, p := range paths {
-		d, b := pipeline.ReportPath(p)
+		d, b := batch.ReportPath(p)
 		display, b64 = append(display, d), append(b64, b)
 		some = some || b != ""
 	}
@@ -340,7 +340,7 @@ func plural(n int64, word string) string {
 
 // writtenPaths lists the paths of the files a conversion wrote, exactly
 // (see written).
-func writtenPaths(fr pipeline.FileResult) []string {
+func writtenPaths(fr batch.FileResult) []string {
 	if len(fr.Result.Variants) == 0 {
 		return []string{fr.Output}
 	}
@@ -362,7 +362,7 @@ func writtenPaths(fr pipeline.FileResult) []string {
 // written lists the files a conversion wrote with their sizes:
 // "out/a.jpg (6000x4000), out/a.thumb.webp (512x341)". The paths are the
 // task's, exactly (a worker sends its paths back as bytes too).
-func written(fr pipeline.FileResult) string {
+func written(fr batch.FileResult) string {
 	if len(fr.Result.Variants) == 0 {
 		return fmt.Sprintf("%s (%dx%d)", fr.Output, fr.Result.Width, fr.Result.Height)
 	}
@@ -404,7 +404,7 @@ func isControl(r rune) bool {
 
 // summary prints the counts, the peak concurrency and memory admitted, and
 // every failure with its reason, on stderr.
-func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sched *budget.Scheduler) {
+func (r *reporter) summary(results []batch.FileResult, interrupted bool, sched *budget.Scheduler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bar != nil {
@@ -425,10 +425,10 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 			}
 		}
 		for _, fr := range results {
-			if fr.Status == pipeline.StatusFailed {
-				fl := failedLine{Kind: pipeline.FailureKind(fr.Err), Message: displayText(fr.Err.Error()),
+			if fr.Status == batch.StatusFailed {
+				fl := failedLine{Kind: batch.FailureKind(fr.Err), Message: displayText(fr.Err.Error()),
 					Hint: strings.TrimPrefix(hint(fr.Err), "; hint: ")}
-				fl.Input, fl.InputB64 = pipeline.ReportPath(fr.Input)
+				fl.Input, fl.InputB64 = batch.ReportPath(fr.Input)
 				ev.FailedFiles = append(ev.FailedFiles, fl)
 			}
 		}
@@ -444,7 +444,7 @@ func (r *reporter) summary(results []pipeline.FileResult, interrupted bool, sche
 	if b.failed > 0 {
 		r.emit(false, logEvent{}, "failed files:")
 		for _, fr := range results {
-			if fr.Status == pipeline.StatusFailed {
+			if fr.Status == batch.StatusFailed {
 				r.emit(false, logEvent{}, fmt.Sprintf("  %v%s", fr.Err, hint(fr.Err)))
 			}
 		}

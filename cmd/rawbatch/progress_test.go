@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 func TestCleanEscapesControlCharacters(t *testing.T) {
@@ -57,14 +58,14 @@ func TestBarWidth(t *testing.T) {
 // file that was not decoded (a stage-cache hit, a skip).
 func TestRateCountsDecodedMegapixels(t *testing.T) {
 	r := newReporter(io.Discard, io.Discard, true, logText, 3)
-	fr := pipeline.FileResult{Status: pipeline.StatusConverted, Decoded: true}
+	fr := batch.FileResult{Status: batch.StatusConverted, Decoded: true}
 	fr.Info.RawWidth, fr.Info.RawHeight, fr.Info.Width, fr.Info.Height = 6048, 4024, 6000, 4000
 	fr.Result.Width, fr.Result.Height = 512, 341 // a thumbnail
 	r.done(fr)
 	cached := fr
 	cached.Decoded = false
 	r.done(cached)
-	r.done(pipeline.FileResult{Status: pipeline.StatusSkipped, Reason: "up to date"})
+	r.done(batch.FileResult{Status: batch.StatusSkipped, Reason: "up to date"})
 	if want := 6048 * 4024 / 1e6; math.Abs(r.mpix-want) > 1e-9 {
 		t.Errorf("counted %.3f MP, want %.3f", r.mpix, want)
 	}
@@ -75,11 +76,11 @@ func TestRateCountsDecodedMegapixels(t *testing.T) {
 func TestNoNestedParentheses(t *testing.T) {
 	var out, errw strings.Builder
 	r := newReporter(&out, &errw, false, logText, 3)
-	r.done(pipeline.FileResult{Task: pipeline.Task{Input: "in/new.dng"}, Status: pipeline.StatusSkipped,
+	r.done(batch.FileResult{Task: batch.Task{Input: "in/new.dng"}, Status: batch.StatusSkipped,
 		Reason: "still being written (modified 0.1 s ago; --min-age 2s)"})
-	r.done(pipeline.FileResult{Task: pipeline.Task{Input: "in/a.dng", Output: "out/a.jpg"}, Status: pipeline.StatusConverted,
+	r.done(batch.FileResult{Task: batch.Task{Input: "in/a.dng", Output: "out/a.jpg"}, Status: batch.StatusConverted,
 		Result: pipeline.Result{Width: 200, Height: 100}, Duration: 1500 * time.Millisecond})
-	r.done(pipeline.FileResult{Task: pipeline.Task{Input: "in/b.dng"}, Status: pipeline.StatusSkipped, Reason: "up to date"})
+	r.done(batch.FileResult{Task: batch.Task{Input: "in/b.dng"}, Status: batch.StatusSkipped, Reason: "up to date"})
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		depth, lastClose := 0, -1
 		for i, c := range line {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // resolvedSettings returns the convert settings as resolved by v (flag >
@@ -28,13 +29,13 @@ func resolvedSettings(v *settings, cmd *cobra.Command) map[string]any {
 		case []string:
 			l := make([]string, 0, len(x))
 			for _, e := range x {
-				l = append(l, pipeline.ReportText(e))
+				l = append(l, batch.ReportText(e))
 			}
 			out[f.Name] = l
 		case []any:
 			l := make([]string, 0, len(x))
 			for _, e := range x {
-				l = append(l, pipeline.ReportText(fmt.Sprint(e)))
+				l = append(l, batch.ReportText(fmt.Sprint(e)))
 			}
 			out[f.Name] = l
 		case nil:
@@ -43,7 +44,7 @@ func resolvedSettings(v *settings, cmd *cobra.Command) map[string]any {
 			// A path that is not UTF-8 is shown \xNN, with its exact
 			// bytes in NAME_b64 (as the files' paths have path_b64).
 			var b64 string
-			out[f.Name], b64 = pipeline.ReportPath(x)
+			out[f.Name], b64 = batch.ReportPath(x)
 			if b64 != "" {
 				out[f.Name+"_b64"] = b64
 			}
@@ -56,7 +57,7 @@ func resolvedSettings(v *settings, cmd *cobra.Command) map[string]any {
 	if used := v.ConfigFileUsed(); used != "" {
 		if _, err := os.Stat(used); err == nil { // the default one may not exist
 			var b64 string
-			if out["config"], b64 = pipeline.ReportPath(used); b64 != "" {
+			if out["config"], b64 = batch.ReportPath(used); b64 != "" {
 				out["config_b64"] = b64
 			}
 		}
@@ -64,7 +65,7 @@ func resolvedSettings(v *settings, cmd *cobra.Command) map[string]any {
 	return out
 }
 
-// runReport is what the command adds to pipeline.BuildReport: versions,
+// runReport is what the command adds to batch.BuildReport: versions,
 // settings, times, the exit status and the run's own warnings.
 type runReport struct {
 	start    time.Time
@@ -76,23 +77,23 @@ type runReport struct {
 }
 
 // build makes the report of results with exit status code.
-func (rr runReport) build(results []pipeline.FileResult, interrupted, dryRun bool, code int) pipeline.Report {
-	rep := pipeline.BuildReport(results)
+func (rr runReport) build(results []batch.FileResult, interrupted, dryRun bool, code int) batch.Report {
+	rep := batch.BuildReport(results)
 	rep.RawbatchVersion = Version()
 	rep.LibRawVersion = pipeline.LibRawInfo().Version
 	rep.DryRun = dryRun
 	if rr.cfg.Resolved != nil {
 		rep.Settings = rr.cfg.Resolved
 	}
-	rep.SettingsHash = pipeline.SettingsHash(rr.cfg.Settings)
+	rep.SettingsHash = batch.SettingsHash(rr.cfg.Settings)
 	rep.MemBudgetBytes = rr.cfg.MemBudget
 	rep.StartTime = rr.start.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	rep.DurationMS = time.Since(rr.start).Milliseconds()
 	rep.ExitStatus = code
 	rep.Interrupted = interrupted
-	own := []pipeline.ReportWarning{}
+	own := []batch.ReportWarning{}
 	for _, w := range rr.warnings {
-		own = append(own, pipeline.ReportWarning{Message: pipeline.ReportText(w)})
+		own = append(own, batch.ReportWarning{Message: batch.ReportText(w)})
 	}
 	rep.Warnings = append(own, rep.Warnings...)
 	return rep
@@ -101,22 +102,22 @@ func (rr runReport) build(results []pipeline.FileResult, interrupted, dryRun boo
 // planResults turns a dry run's plan into the results a report is made of:
 // up-to-date and still-being-written files as Triage settled them, files
 // that would fail (bad header, over the budget) as failed, the rest
-// pipeline.StatusPlanned with their pending outputs.
-func planResults(plan *pipeline.Plan, cfg ConvertConfig) []pipeline.FileResult {
-	out := append([]pipeline.FileResult(nil), plan.Problems...)
+// batch.StatusPlanned with their pending outputs.
+func planResults(plan *batch.Plan, cfg ConvertConfig) []batch.FileResult {
+	out := append([]batch.FileResult(nil), plan.Problems...)
 	for _, t := range plan.Tasks {
-		need := pipeline.WorkerBytes(t.Estimate)
+		need := batch.WorkerBytes(t.Estimate)
 		switch {
 		case t.Done != nil:
 			out = append(out, *t.Done)
 		case t.Err != nil:
-			out = append(out, pipeline.FileResult{Task: t, Status: pipeline.StatusFailed, Err: t.Err})
+			out = append(out, batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
 		case need > cfg.MemBudget:
-			out = append(out, pipeline.FileResult{Task: t, Status: pipeline.StatusFailed,
+			out = append(out, batch.FileResult{Task: t, Status: batch.StatusFailed,
 				Err: fmt.Errorf("%s: %w: needs an estimated %s, the budget is %s", t.Input, budget.ErrOverBudget,
 					budget.FormatSize(need), budget.FormatSize(cfg.MemBudget))})
 		default:
-			out = append(out, pipeline.FileResult{Task: t, Status: pipeline.StatusPlanned})
+			out = append(out, batch.FileResult{Task: t, Status: batch.StatusPlanned})
 		}
 	}
 	return out

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -264,7 +264,7 @@ func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
 // TestFailureKindsDocumented: the schema's kind enum and docs/reruns.md's
 // list of failure kinds are the kinds the code can emit, no more, no less.
 func TestFailureKindsDocumented(t *testing.T) {
-	want := pipeline.FailureKinds()
+	want := batch.FailureKinds()
 	b, err := os.ReadFile("../../docs/report.schema.json")
 	if err != nil {
 		t.Fatal(err)

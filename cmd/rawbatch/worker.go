@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // newWorkerCmd is the hidden `rawbatch worker`: the child process that
-// converts one file for `rawbatch convert` (pipeline.WorkerMain), so that a
+// converts one file for `rawbatch convert` (batch.WorkerMain), so that a
 // crash or hang of LibRaw fails only that file.
 func newWorkerCmd() *cobra.Command {
 	return &cobra.Command{
@@ -27,7 +27,7 @@ func newWorkerCmd() *cobra.Command {
 // on opts.Stdout (the process's own, as the parent started it); a worker
 // that fails exits with its status.
 func runWorker(_ context.Context, opts GlobalOptions, _ []string) error {
-	if code := pipeline.WorkerMain(opts.Stdin, opts.Stdout); code != 0 {
+	if code := batch.WorkerMain(opts.Stdin, opts.Stdout); code != 0 {
 		os.Exit(code)
 	}
 	return nil

@@ -48,6 +48,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/atomicfile"
+	"github.com/rawbatch/rawbatch/pipeline/internal/filehash"
 )
 
 // CurrentVersion is the record format version that Save writes and Check
@@ -73,19 +74,17 @@ const (
 	ReasonVersions       = "rawbatch or LibRaw version changed"
 	ReasonOutputChanged  = "output missing or changed"
 	ReasonInputChanged   = "input changed"
-	hashPrefix           = "xxh3:"
 	stateSubdir          = ".rawbatch/state"
 	tempPrefix           = ".tmp-"
 	recordExt            = ".json"
 	maxRecordBytes       = 1 << 20
-	hashBufferBytes      = 256 << 10
 	recordDirPermissions = 0o777 // minus the umask, as mkdir(1)
 )
 
 var (
 	// ErrChanging is wrapped by HashFile (and Check) when the file's size
-	// or mtime changed while it was being read.
-	ErrChanging = errors.New("file changed while being read")
+	// or mtime changed while it was being read (filehash.ErrChanging).
+	ErrChanging = filehash.ErrChanging
 
 	// ErrCorrupt is wrapped by Load when a record file exists but cannot be
 	// decoded or belongs to another output. Callers may treat it as absent;
@@ -620,57 +619,11 @@ func racy(r *Record) bool {
 }
 
 // HashFile returns "xxh3:<16 hex>", the XXH3-64 of path's whole content read
-// in a streamed way (a fixed 256 KiB buffer, never the whole file), together
-// with the size in bytes and the modification time (nanosecond precision) of
-// the same open file. The file is fstat'ed before and after reading; if its
-// size or mtime changed, or the bytes read differ from the size, the error
-// wraps ErrChanging. Other errors are those of open, stat and read.
+// in a streamed way, with its size in bytes and modification time; an
+// error wrapping ErrChanging when the file changed while being read (see
+// filehash.File, which it is).
 func HashFile(path string) (hash string, size int64, mtime time.Time, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, time.Time{}, fmt.Errorf("state: hash: %w", err)
-	}
-	defer f.Close()
-	before, err := f.Stat()
-	if err != nil {
-		return "", 0, time.Time{}, fmt.Errorf("state: hash: %w", err)
-	}
-	if !before.Mode().IsRegular() {
-		return "", 0, time.Time{}, fmt.Errorf("state: hash: %s is not a regular file", path)
-	}
-	h := xxh3.New()
-	buf := make([]byte, hashBufferBytes)
-	var n int64
-	for {
-		k, rerr := f.Read(buf)
-		if k > 0 {
-			h.Write(buf[:k])
-			n += int64(k)
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return "", 0, time.Time{}, fmt.Errorf("state: hash %s: %w", path, rerr)
-		}
-	}
-	if testHookAfterRead != nil {
-		testHookAfterRead(f)
-	}
-	after, err := f.Stat()
-	if err != nil {
-		return "", 0, time.Time{}, fmt.Errorf("state: hash: %w", err)
-	}
-	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || n != before.Size() {
-		return "", 0, time.Time{}, fmt.Errorf("state: hash %s: %w (size %d→%d, read %d bytes, mtime %s→%s)",
-			path, ErrChanging, before.Size(), after.Size(), n,
-			before.ModTime().Format(time.RFC3339Nano), after.ModTime().Format(time.RFC3339Nano))
-	}
-	return formatHash(h.Sum64()), n, before.ModTime(), nil
-}
-
-func formatHash(v uint64) string {
-	return fmt.Sprintf("%s%016x", hashPrefix, v)
+	return filehash.File(path, testHookAfterRead)
 }
 
 // HashSettings returns "xxh3:<16 hex>", the XXH3-64 of parts joined
@@ -685,7 +638,7 @@ func HashSettings(parts ...string) string {
 		b.Write(n[:])
 		b.WriteString(p)
 	}
-	return formatHash(xxh3.Hash(b.Bytes()))
+	return filehash.Format(xxh3.Hash(b.Bytes()))
 }
 
 // jsonForm is s as it reads back from a JSON record: encoding/json stores

@@ -1,0 +1,122 @@
+package batch
+
+import (
+	"context"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/header"
+)
+
+// The runner hands each admitted file to an Executor: the runner owns
+// planning, freshness, locks, the memory budget, retries, records and the
+// report; the executor only converts the file into its outputs' temporary
+// files and renames them into place, or reports why not. Today's
+// executors are local: Subprocess (a worker process of the rawbatch
+// binary per file, the default of a Runner with Exe) and InProcess. A queue
+// executor (workers on several hosts) implements the same interface.
+
+// Executor converts one file, as Job describes it.
+type Executor interface {
+	// Execute converts j and returns its Outcome; it never panics for a
+	// bad file. It returns when the conversion has ended: finished, failed,
+	// or stopped (ctx ended and j.Grace passed, or j.Abort was closed).
+	// After an Outcome with Stopped set, temporary files of j's outputs
+	// may be left: the runner removes them (pipeline.RemoveTemps).
+	Execute(ctx context.Context, j Job) Outcome
+	// Overhead is the memory in bytes this executor adds on this host to
+	// each conversion beyond its estimate (a worker process's own RSS:
+	// WorkerRSS; 0 in process), counted in the runner's budget.
+	Overhead() int64
+}
+
+// Job is one file to convert.
+type Job struct {
+	// Input is the input path as bytes (file names need not be UTF-8).
+	Input []byte
+	// Output is the task's first output path (Task.Output), as bytes;
+	// the Outcome's Result names it.
+	Output []byte
+	// Outputs are the outputs to write (those not up to date), each from
+	// its own temporary file renamed into place only when all succeeded.
+	Outputs []JobOutput
+	// Settings are the develop settings, with LibRaw's threads
+	// (pipeline.Settings.WithThreads).
+	Settings pipeline.Settings
+	// Header is the file's header when already read in this process (nil:
+	// read by the executor); executors in other processes ignore it.
+	Header *header.Header
+	// Cache is the stage cache to use (nil: none).
+	Cache *CacheRequest
+	// Estimate is the conversion's memory estimate in bytes (0: none),
+	// which a worker process sets as its Go memory limit.
+	Estimate int64
+	// Timeout bounds the conversion (0: none); Grace is how long it may
+	// finish after ctx ends, and closing Abort (nil: never) stops it at
+	// once.
+	Timeout, Grace time.Duration
+	Abort          <-chan struct{}
+}
+
+// JobOutput is one output of a Job.
+type JobOutput struct {
+	Variant pipeline.Variant
+	// Path is the final path as bytes; Temp is the os.CreateTemp pattern
+	// of its temporary file in the same directory (pipeline.TempPattern).
+	Path []byte
+	Temp string
+}
+
+// CacheRequest is the stage cache a conversion uses: its directory (as
+// bytes), its cap in bytes (0: none), and whether entries are kept after
+// the file's variants are written.
+type CacheRequest struct {
+	Dir  []byte
+	Max  int64
+	Keep bool
+}
+
+// Outcome is how a Job ended.
+type Outcome struct {
+	// Result is the conversion's result (also partly filled on failure).
+	Result pipeline.Result
+	// Err is nil on success, else the failure wrapping its rawerr kind
+	// (errors.Is(err, rawerr.ErrCorrupt), ErrCrashed, ErrTimeout,
+	// ErrTransient, a context error when stopped, ...) and naming the
+	// input.
+	Err error
+	// PeakBytes is the conversion's peak resident memory in bytes, when
+	// the executor measures it (a worker's ru_maxrss; 0: unknown).
+	PeakBytes int64
+	// Messages are what the conversion printed (a worker's stderr:
+	// LibRaw's and libjpeg's messages).
+	Messages string
+	// Crashed, TimedOut and Interrupted say how a conversion that did
+	// not finish by itself ended: it died of a signal (or the OOM killer),
+	// it ran past Timeout, or it was stopped because ctx ended. Stopped is
+	// any of them, or a failure to run the conversion at all: its outputs'
+	// temporary files may be left.
+	Crashed, TimedOut, Interrupted, Stopped bool
+}
+
+// paths returns j's outputs as pipeline.OutputSpecs.
+func (j Job) specs() []pipeline.OutputSpec {
+	var specs []pipeline.OutputSpec
+	for _, o := range j.Outputs {
+		specs = append(specs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path)})
+	}
+	return specs
+}
+
+// executor returns the Executor of r: Executor when set, else a
+// Subprocess of Exe, or InProcess when Exe is empty.
+func (r *Runner) executor() Executor {
+	switch {
+	case r.Executor != nil:
+		return r.Executor
+	case r.Exe != "":
+		return Subprocess{Exe: r.Exe}
+	default:
+		return InProcess{}
+	}
+}
