@@ -3,6 +3,7 @@ module github.com/rawbatch/rawbatch
 go 1.26.0
 
 require (
+	github.com/dsoprea/go-exif/v3 v3.0.1
 	github.com/gen2brain/webp v0.5.5
 	github.com/mattn/go-isatty v0.0.24
 	github.com/rogpeppe/go-internal v1.16.0
@@ -19,7 +20,6 @@ require (
 )
 
 require (
-	github.com/dsoprea/go-exif/v3 v3.0.1 // indirect
 	github.com/dsoprea/go-logging v0.0.0-20200710184922-b02d349568dd // indirect
 	github.com/dsoprea/go-utility/v2 v2.0.0-20221003172846-a3e1774ef349 // indirect
 	github.com/ebitengine/purego v0.8.3 // indirect
