@@ -61,9 +61,10 @@ const (
 // standard EXIF is in the JPEG of its IFD0 tag 0x2E, taken for tags IFD0
 // lacks; CR3: the CMT1 (IFD0), CMT2 (Exif IFD) and CMT4 (GPS IFD) boxes,
 // each a TIFF structure of its own (Canon's CR3 description, ExifTool
-// Canon CR3); RAF: the Exif APP1 segment of its embedded JPEG. Other
-// formats (CRW's CIFF, MRW, X3F, headerless raws) give no Tags and no
-// warning. The error is only for a file that cannot be opened or read;
+// Canon CR3); RAF: the Exif APP1 segment of its embedded JPEG; MRW: its
+// TTW block (a TIFF structure). Other formats (CRW's CIFF, X3F, IIQ's own
+// directory beyond its TIFF IFD0, headerless raws) give what their TIFF
+// part holds, or no Tags, and no warning. The error is only for a file that cannot be opened or read;
 // damaged EXIF gives Warnings instead.
 func ReadMeta(path string) (Meta, error) {
 	var m Meta
@@ -103,6 +104,15 @@ func ReadMeta(path string) (Meta, error) {
 			}
 		}
 		sortTags(m.Tags)
+	case "MRW":
+		m.Source = "MRW TTW block"
+		o := &own{}
+		parseMRW(src, o)
+		if pos, n := o.exifBlob[0], o.exifBlob[1]; n >= 8 {
+			if t, ok := newTIFFBlock(src, pos, pos+n); ok {
+				m.readTIFF(t)
+			}
+		}
 	case "RAF":
 		m.Source = "RAF embedded JPEG"
 		if hb, err := src.bytes(0x54, 8); err == nil {
