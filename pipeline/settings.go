@@ -123,9 +123,9 @@ type Settings struct {
 	HalfSize bool
 
 	// StripMetadata keeps in outputs only what colour management needs:
-	// the ICC profile and EXIF Orientation = 1, no other EXIF, no GPS, no
-	// XMP (docs/metadata.md). Artist and Copyright are still written when
-	// set.
+	// the ICC profile and EXIF Orientation = 1, plus Software = rawbatch
+	// (how rawbatch knows its own outputs); no other EXIF, no GPS, no XMP
+	// (docs/metadata.md). Artist and Copyright are still written when set.
 	StripMetadata bool
 	// Artist and Copyright, when not "", are written as the EXIF Artist
 	// (IFD0 315) and Copyright (33432) of every output, in place of the

@@ -51,8 +51,9 @@ type Metadata struct {
 	// Artist and Copyright, when set, replace the raw's (IFD0 315, 33432).
 	Artist, Copyright string
 	// Strip keeps only what colour management needs: no EXIF but
-	// Orientation = 1 (and Artist and Copyright when set), no XMP; the
-	// callers' ICC profile is written as always.
+	// Orientation = 1 and Software (by which rawbatch knows its own
+	// outputs), and Artist and Copyright when set; no XMP. The callers' ICC
+	// profile is written as always.
 	Strip bool
 	// XMP is the XMP packet's content (see XMPPacket); not written with
 	// Strip or when it is empty.
@@ -171,8 +172,8 @@ func exposureRational(t float64) (num, den uint32) {
 //   - Orientation = 1 (the pixels are upright) and Software = md.Software;
 //   - md.Artist and md.Copyright when set.
 //
-// With md.Strip only IFD0 Orientation = 1 is written (and Artist and
-// Copyright when set). Strings are cut at the first NUL. Should go-exif
+// With md.Strip only IFD0 Orientation = 1 and Software are written (and
+// Artist and Copyright when set). Strings are cut at the first NUL. Should go-exif
 // fail, the tags of the raw are left out (and, failing again, the basic
 // list is written by this package's own IFD writer).
 func EXIF(md Metadata) []byte {

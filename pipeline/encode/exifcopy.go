@@ -34,12 +34,16 @@ type exifDirs struct {
 // mergedEntries returns the IFD entries written for md (see EXIF): the
 // basic list, with every tag of md.Tags put in place of the basic entry of
 // the same number or added; then Orientation = 1 and Software; then Artist
-// and Copyright when set. With md.Strip, only Orientation = 1 and the
-// Artist and Copyright given.
+// and Copyright when set. With md.Strip, only Orientation = 1, Software
+// and the Artist and Copyright given.
 func mergedEntries(md Metadata) exifDirs {
 	var d exifDirs
 	if md.Strip {
 		d.ifd0 = []ifdEntry{shortEntry(tifftag.Orientation, 1)}
+		if md.Software != "" {
+			// rawbatch recognises its own outputs by it (pipeline/outputs.go).
+			d.ifd0 = append(d.ifd0, asciiEntry(tifftag.Software, md.Software))
+		}
 	} else {
 		d.ifd0, d.exif = basicEntries(md)
 		for _, t := range md.Tags {
