@@ -178,7 +178,7 @@ func exposureRational(t float64) (num, den uint32) {
 // list is written by this package's own IFD writer).
 func EXIF(md Metadata) []byte {
 	d := mergedEntries(md)
-	if b, err := encodeEXIF(d); err == nil {
+	if b, err := encodeEXIF(d); err == nil && len(exifSig)+len(b) <= maxSegmentPayload {
 		return b
 	}
 	md.Tags = nil

@@ -163,3 +163,30 @@ func TestXMPPacket(t *testing.T) {
 		}
 	}
 }
+
+// TestEXIFTooLargeFallsBack: raw tags that would not fit a JPEG APP1
+// segment are left out (the basic list stays), so the file never fails.
+func TestEXIFTooLargeFallsBack(t *testing.T) {
+	md := copiedMeta()
+	for i := 0; i < 9; i++ {
+		md.Tags = append(md.Tags, Tag{tifftag.DirExif, uint16(37510 + i), tifftag.TypeUndefined, make([]byte, 8000)})
+	}
+	b := EXIF(md)
+	if len(b) > 65000 {
+		t.Fatalf("EXIF of %d bytes", len(b))
+	}
+	x, err := exif.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tagString(t, x, exif.Model); s != "X-T4" {
+		t.Errorf("Model = %q: the basic list is lost", s)
+	}
+	if _, err := x.Get(exif.Artist); err == nil {
+		t.Error("the raw's tags kept though the block is too large")
+	}
+	var out bytes.Buffer
+	if err := JPEG(&out, image.NewNRGBA64(image.Rect(0, 0, 4, 4)), 90, nil, md); err != nil {
+		t.Errorf("JPEG: %v", err)
+	}
+}

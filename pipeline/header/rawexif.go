@@ -46,11 +46,12 @@ type Meta struct {
 	Warnings []string
 }
 
-// Limits of ReadMeta: values longer than maxTagValue bytes are skipped (no
-// standard tag needs as much), sidecars longer than maxSidecar are not
-// read.
+// Limits of ReadMeta: values longer than maxTagValue bytes are skipped (a
+// long UserComment; no other standard tag comes near), so that the copied
+// tags fit a JPEG's 64 KiB APP1 segment; sidecars longer than maxSidecar
+// are not read.
 const (
-	maxTagValue = 64 << 10
+	maxTagValue = 8 << 10
 	maxSidecar  = 1 << 20
 )
 
@@ -172,16 +173,18 @@ func (m *Meta) readTIFF(t *tiffBlock) (*ifd, []byte) {
 	if !ok {
 		return nil, nil
 	}
-	m.addIFD(t, d0, tifftag.DirImage)
 	var xmp []byte
 	if e, ok := d0.find(tifftag.XMLPacket); ok && e.count <= MaxRead/2 {
 		xmp = m.value(t, e)
 	}
+	// The Exif IFD first: its value wins over a copy of the same
+	// attribute in IFD0 (TIFF/EP).
 	if d0.exifIFD != 0 && d0.exifIFD != d0.off {
 		if d, ok := t.readIFD(d0.exifIFD); ok {
 			m.addIFD(t, d, tifftag.DirExif)
 		}
 	}
+	m.addIFD(t, d0, tifftag.DirImage)
 	if e, ok := d0.find(tifftag.GPSIFD); ok {
 		if off := t.num(e); off > 0 && off != d0.off && off != d0.exifIFD {
 			if d, ok := t.readIFD(off); ok {
