@@ -119,7 +119,7 @@ func compareEXIF(t *testing.T, bin, raw, out string) int {
 // writes: artist, copyright, rating and an XMP label in IFD0; exposure
 // program and compensation, metering, flash, white balance, 35 mm focal
 // length, serial numbers, sub-seconds and time offset in the Exif IFD;
-// and a position in the GPS IFD.
+// and a position in the GPS IFD; its Orientation is 6 (rotated 90° CW).
 func metadataDNG(t *testing.T, dir string) string {
 	t.Helper()
 	xmp := `<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Label="Red"/></rdf:RDF></x:xmpmeta><?xpacket end="w"?>`
@@ -150,7 +150,7 @@ func metadataDNG(t *testing.T, dir string) string {
 		{Dir: tifftag.DirGPS, ID: 29, ASCII: "2024:05:01"},                         // GPSDateStamp
 	}
 	in := filepath.Join(dir, "meta.dng")
-	s := synthdng.Spec{Width: 64, Height: 48, Make: "Canon", Model: "Canon EOS 6D",
+	s := synthdng.Spec{Width: 64, Height: 48, Make: "Canon", Model: "Canon EOS 6D", Orientation: 6,
 		Scene:     func(x, y, c int) float64 { return 0.2 + 0.1*float64(c) },
 		Timestamp: time.Date(2024, 5, 1, 7, 29, 51, 0, time.UTC), ISO: 400, ExposureTime: 1.0 / 125, FNumber: 5.6, FocalLength: 35,
 		Tags: ts}
