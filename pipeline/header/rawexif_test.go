@@ -185,3 +185,30 @@ func TestReadMetaDamaged(t *testing.T) {
 		t.Errorf("damaged IFD0: %d tags, warnings %q", len(m.Tags), m.Warnings)
 	}
 }
+
+// FuzzReadMeta: on any bytes ReadMeta neither panics nor errs (the file
+// exists), stays within the read budget's value limit, and returns only
+// standard tags whose value is whole values of their type.
+func FuzzReadMeta(f *testing.F) {
+	fuzzSeeds(f)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "in")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if len(data) == 0 {
+			return
+		}
+		m, err := ReadMeta(p)
+		if err != nil {
+			t.Fatalf("ReadMeta: %v", err)
+		}
+		for _, tg := range m.Tags {
+			sz := tifftag.TypeSize(tg.Type)
+			if !tifftag.IsStandard(tg.Dir, tg.ID) || sz == 0 || len(tg.Value)%sz != 0 || len(tg.Value) > maxTagValue {
+				t.Fatalf("tag %+v", tg)
+			}
+		}
+	})
+}
