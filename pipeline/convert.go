@@ -52,6 +52,10 @@ type job struct {
 	// matrixWarned: the camera-matrix stage's warning is given (once,
 	// whichever step ran it first).
 	matrixWarned bool
+	// rawMeta is the raw's own metadata (header.ReadMeta), read by the
+	// first encode step; rawMetaRead says it was.
+	rawMeta     header.Meta
+	rawMetaRead bool
 
 	camera []float32 // linear camera RGB, W×H×colors
 	colors int
@@ -336,6 +340,31 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 			md.Make, md.Model = e.Make, e.Model
 		}
 	}
+	return md
+}
+
+// metadata returns what the outputs of j carry: Metadata's fields, every
+// standard EXIF and GPS tag of the raw (header.ReadMeta, read once per file;
+// a file whose EXIF cannot be read keeps the list above and gets a
+// warning), the XMP packet (the raw's file name as DerivedFrom, its rating
+// and label) and the settings' StripMetadata, Artist and Copyright.
+func (j *job) metadata() encode.Metadata {
+	if !j.rawMetaRead {
+		j.rawMetaRead = true
+		m, err := header.ReadMeta(j.in)
+		if err != nil {
+			j.warnings = append(j.warnings, fmt.Sprintf("metadata: %v; the output carries the basic EXIF list", err))
+		}
+		j.warnings = append(j.warnings, m.Warnings...)
+		j.rawMeta = m
+	}
+	md := Metadata(j.info, j.hdr)
+	for _, t := range j.rawMeta.Tags {
+		md.Tags = append(md.Tags, encode.Tag(t))
+	}
+	md.XMP = encode.XMP{DerivedFrom: filepath.Base(j.in), Rating: j.rawMeta.Rating, Label: j.rawMeta.Label}
+	md.Strip = j.settings.StripMetadata
+	md.Artist, md.Copyright = j.settings.Artist, j.settings.Copyright
 	return md
 }
 

@@ -122,6 +122,16 @@ type Settings struct {
 	// pixels and of most of the memory.
 	HalfSize bool
 
+	// StripMetadata keeps in outputs only what colour management needs:
+	// the ICC profile and EXIF Orientation = 1, plus Software = rawbatch
+	// (how rawbatch knows its own outputs); no other EXIF, no GPS, no XMP
+	// (docs/metadata.md). Artist and Copyright are still written when set.
+	StripMetadata bool
+	// Artist and Copyright, when not "", are written as the EXIF Artist
+	// (IFD0 315) and Copyright (33432) of every output, in place of the
+	// raw's (free text, UTF-8; cut at a NUL).
+	Artist, Copyright string
+
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
 	Variants []Variant

@@ -49,7 +49,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	}
 	v.tmp = f.Name()
 	bw := bufio.NewWriterSize(&writebackWriter{f: f}, 1<<20)
-	md := Metadata(j.info, j.hdr)
+	md := j.metadata()
 	icc := v.space.ICC
 	quality := v.spec.Variant.Quality
 	if quality == 0 {

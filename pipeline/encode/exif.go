@@ -1,6 +1,7 @@
-// Package encode writes the pipeline's output files: baseline JPEG (8-bit)
-// and 16-bit RGB PNG, each tagged with an embedded ICC profile and a small
-// EXIF block built from Metadata.
+// Package encode writes the pipeline's output files: baseline JPEG (8-bit),
+// PNG, TIFF and WebP, each tagged with an embedded ICC profile, an EXIF
+// block built from Metadata (the raw's standard EXIF and GPS tags, written
+// by go-exif) and an XMP packet.
 //
 // The package depends only on the standard library and pipeline/tifftag
 // (the TIFF tag table): callers pass the ICC profile bytes of the colour
@@ -17,7 +18,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -43,6 +43,21 @@ type Metadata struct {
 	FNumber      float64 // f-number N (dimensionless)
 	ISO          int     // ISO 12232 sensitivity / speed
 	FocalLength  float64 // mm (actual, not 35 mm equivalent)
+
+	// Tags are the raw's own standard EXIF and GPS tags (tifftag.Standard),
+	// copied over the fields above (see EXIF); nil when the raw has no
+	// readable EXIF, leaving the fields above alone.
+	Tags []Tag
+	// Artist and Copyright, when set, replace the raw's (IFD0 315, 33432).
+	Artist, Copyright string
+	// Strip keeps only what colour management needs: no EXIF but
+	// Orientation = 1 and Software (by which rawbatch knows its own
+	// outputs), and Artist and Copyright when set; no XMP. The callers' ICC
+	// profile is written as always.
+	Strip bool
+	// XMP is the XMP packet's content (see XMPPacket); not written with
+	// Strip or when it is empty.
+	XMP XMP
 }
 
 // Dates are EXIF date and time strings as the source file stores them
@@ -138,22 +153,55 @@ func exposureRational(t float64) (num, den uint32) {
 	return rational(t, math.MaxUint32)
 }
 
-// EXIF returns a big-endian ("MM") TIFF-structured Exif block: the bytes
-// that follow "Exif\0\0" in a JPEG APP1 segment, and the content of a PNG
-// eXIf chunk. Layout (Exif 2.32 §4.5–4.6):
+// EXIF returns a big-endian ("MM") TIFF-structured Exif block, written
+// by go-exif (github.com/dsoprea/go-exif/v3): the bytes that follow
+// "Exif\0\0" in a JPEG APP1 segment, and the content of a PNG eXIf or
+// WebP EXIF chunk. It holds IFD0, the Exif IFD and, when the raw has GPS
+// tags, the GPS IFD (Exif 2.32 §4.5–4.6), in this order of precedence:
 //
-//	IFD0:     Make, Model, Orientation = 1, Software, DateTime, ExifIFDPointer
-//	Exif IFD: ExposureTime (RATIONAL, s), FNumber (RATIONAL),
-//	          PhotographicSensitivity/ISOSpeedRatings (SHORT; for ISO > 65535
-//	          it is 65535 and SensitivityType = 3 plus ISOSpeed (LONG) carry
-//	          the value, Exif 2.32 §4.6.5), ExifVersion "0232",
-//	          DateTimeOriginal, DateTimeDigitized, OffsetTime*,
-//	          FocalLength (RATIONAL, mm), SubSecTime*, LensModel (0xA434)
+//   - the basic list, built from the fields of md: IFD0 Make, Model,
+//     Software, DateTime; Exif IFD ExposureTime (RATIONAL, s), FNumber
+//     (RATIONAL), PhotographicSensitivity/ISOSpeedRatings (SHORT; for ISO
+//     > 65535 it is 65535 and SensitivityType = 3 plus ISOSpeed (LONG)
+//     carry the value, Exif 2.32 §4.6.5), ExifVersion "0232",
+//     DateTimeOriginal, DateTimeDigitized, OffsetTime*, FocalLength
+//     (RATIONAL, mm), SubSecTime*, LensModel; entries whose field is zero
+//     are omitted;
+//   - every tag of md.Tags (the raw's standard tags), in place of the basic
+//     entry of the same number or added, except Orientation and Software;
+//   - Orientation = 1 (the pixels are upright) and Software = md.Software;
+//   - md.Artist and md.Copyright when set.
 //
-// Entries whose Metadata field is zero are omitted; Orientation and
-// ExifVersion are always present. Strings are cut at the first NUL.
+// With md.Strip only IFD0 Orientation = 1 and Software are written (and
+// Artist and Copyright when set). Strings are cut at the first NUL. Should go-exif
+// fail, the tags of the raw are left out (and, failing again, the basic
+// list is written by this package's own IFD writer).
 func EXIF(md Metadata) []byte {
-	var ifd0, exif []ifdEntry
+	d := mergedEntries(md)
+	if b, err := encodeEXIF(d); err == nil && len(exifSig)+len(b) <= maxSegmentPayload {
+		return b
+	}
+	md.Tags = nil
+	d = mergedEntries(md)
+	if b, err := encodeEXIF(d); err == nil {
+		return b
+	}
+	out := []byte{'M', 'M', 0, 42, 0, 0, 0, 8}
+	ifd0 := d.ifd0
+	if len(d.exif) > 0 {
+		ifd0 = append(ifd0, longEntry(tifftag.ExifIFD, 0))
+	}
+	out, exifPtrAt := appendIFD(out, ifd0, tifftag.ExifIFD)
+	if len(d.exif) > 0 {
+		be.PutUint32(out[exifPtrAt:], uint32(len(out)))
+		out, _ = appendIFD(out, d.exif, 0)
+	}
+	return out
+}
+
+// basicEntries returns the entries of the basic list (see EXIF) of IFD0
+// (with Orientation = 1) and of the Exif IFD, unsorted.
+func basicEntries(md Metadata) (ifd0, exif []ifdEntry) {
 	if md.Make != "" {
 		ifd0 = append(ifd0, asciiEntry(tifftag.Make, md.Make))
 	}
@@ -207,17 +255,7 @@ func EXIF(md Metadata) []byte {
 		exif = append(exif, asciiEntry(tifftag.LensModel, md.Lens))
 	}
 	exif = append(exif, ifdEntry{tifftag.ExifVersion, tifftag.TypeUndefined, 4, []byte("0232")})
-
-	// IFD0 also holds the Exif IFD pointer, patched below.
-	ifd0 = append(ifd0, longEntry(tifftag.ExifIFD, 0))
-	sort.Slice(ifd0, func(i, j int) bool { return ifd0[i].tag < ifd0[j].tag })
-	sort.Slice(exif, func(i, j int) bool { return exif[i].tag < exif[j].tag })
-
-	out := []byte{'M', 'M', 0, 42, 0, 0, 0, 8}
-	out, exifPtrAt := appendIFD(out, ifd0, tifftag.ExifIFD)
-	be.PutUint32(out[exifPtrAt:], uint32(len(out)))
-	out, _ = appendIFD(out, exif, 0)
-	return out
+	return ifd0, exif
 }
 
 // dates returns the date strings EXIF writes: md.Dates as they are, or,

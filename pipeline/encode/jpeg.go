@@ -78,6 +78,12 @@ func jpegHeaderSegments(icc []byte, md Metadata) ([]byte, error) {
 	}
 	out := make([]byte, 0, 4+len(exifSig)+len(exif)+nChunks*(4+len(iccSig)+2)+len(icc))
 	out = appendSegment(out, markerAPP1, []byte(exifSig), exif)
+	if xmp := xmpOf(md); len(xmp) > 0 {
+		if len(xmpJPEGSig)+len(xmp) > maxSegmentPayload {
+			return nil, fmt.Errorf("encode: XMP packet of %d bytes does not fit an APP1 segment", len(xmp))
+		}
+		out = appendSegment(out, markerAPP1, []byte(xmpJPEGSig), xmp)
+	}
 	for i := 0; i < nChunks; i++ {
 		chunk := icc[i*iccChunkMax : min(len(icc), (i+1)*iccChunkMax)]
 		hdr := append([]byte(iccSig), byte(i+1), byte(nChunks))

@@ -66,5 +66,14 @@ func pngMetaChunks(icc []byte, md Metadata) ([]byte, error) {
 	if err := writeChunk(&extra, "eXIf", EXIF(md)); err != nil {
 		return nil, err
 	}
+	if xmp := xmpOf(md); len(xmp) > 0 {
+		// iTXt (PNG 1.2 §4.2.3.3): keyword XML:com.adobe.xmp, NUL,
+		// uncompressed (flag 0, method 0), empty language and translated
+		// keyword, then the packet (XMP Specification Part 3 §1.1.5).
+		data := append([]byte("XML:com.adobe.xmp\x00\x00\x00\x00\x00"), xmp...)
+		if err := writeChunk(&extra, "iTXt", data); err != nil {
+			return nil, err
+		}
+	}
 	return extra.Bytes(), nil
 }

@@ -50,10 +50,12 @@ const DefaultTIFFDeflateLevel = zlib.BestSpeed
 // StripOffsets, Orientation = 1, SamplesPerPixel, RowsPerStrip,
 // StripByteCounts, XResolution = YResolution = 72/1, PlanarConfiguration,
 // ResolutionUnit = 2 (inch), Software, DateTime, Predictor (deflate only),
-// ExifIFD (34665) and, when icc is non-empty, InterColorProfile (34675,
-// UNDEFINED, the profile bytes). Make, Model, Orientation, Software and
-// DateTime, and the Exif sub-IFD, are exactly the entries of EXIF(md) (see
-// EXIF for which are omitted when zero).
+// XMLPacket (700, BYTE: the XMP packet, unless md.Strip), ExifIFD (34665,
+// absent with md.Strip), GPSIFD (34853, when the raw has GPS tags) and,
+// when icc is non-empty, InterColorProfile (34675, UNDEFINED, the profile
+// bytes). The IFD0 attributes (Make, Model, Orientation, Software,
+// DateTime, Artist, Copyright, ...) and the Exif and GPS sub-IFDs are
+// exactly the entries of EXIF(md).
 //
 // Pixels: *image.NRGBA64 and *image.RGBA64 have their R, G, B samples copied
 // as they are (for a translucent NRGBA64 that keeps the unassociated colour,
@@ -235,10 +237,10 @@ func tiffSeekable(ws io.WriteSeeker, start int64, st *tiffStrips, nStrips, width
 // TIFF header and the strips are taken to follow it directly; otherwise the
 // strips start at stripBase and the result is the IFDs alone.
 func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc []byte, md Metadata, p tiffParams) ([]byte, error) {
-	md0, exif, err := exifEntries(md)
-	if err != nil {
-		return nil, err
-	}
+	// The same entries as EXIF(md) writes for JPEG, PNG and WebP.
+	meta := mergedEntries(md)
+	md0, exif, gps := meta.ifd0, meta.exif, meta.gps
+	xmp := xmpOf(md)
 	compression, predictor := p.compression, uint16(tiffPredictorNone)
 	if p.predictor && p.compressed() {
 		predictor = tiffPredictorHoriz
@@ -251,7 +253,7 @@ func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc 
 		}
 		return ifdEntry{tag, tifftag.TypeLong, uint32(len(v)), d}
 	}
-	build := func(offsets []uint32, exifOff uint32) ([]byte, int) {
+	build := func(offsets []uint32, exifOff, gpsOff uint32) ([]byte, int, int) {
 		ifd0 := append([]ifdEntry(nil), md0...)
 		ifd0 = append(ifd0,
 			longEntry(tifftag.ImageWidth, uint32(width)),
@@ -267,8 +269,16 @@ func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc 
 			rationalEntry(tifftag.YResolution, 72, 1),
 			shortEntry(tifftag.PlanarConfiguration, 1),
 			shortEntry(tifftag.ResolutionUnit, 2),
-			longEntry(tifftag.ExifIFD, exifOff),
 		)
+		if len(exif) > 0 {
+			ifd0 = append(ifd0, longEntry(tifftag.ExifIFD, exifOff))
+		}
+		if len(gps) > 0 {
+			ifd0 = append(ifd0, longEntry(tifftag.GPSIFD, gpsOff))
+		}
+		if len(xmp) > 0 {
+			ifd0 = append(ifd0, ifdEntry{tifftag.XMLPacket, tifftag.TypeByte, uint32(len(xmp)), xmp})
+		}
 		if p.compressed() {
 			ifd0 = append(ifd0, shortEntry(tifftag.Predictor, predictor))
 		}
@@ -281,14 +291,21 @@ func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc 
 			out = []byte{'M', 'M', 0, 42, 0, 0, 0, 8}
 		}
 		out, _ = appendIFDAt(out, base, ifd0, 0)
-		exifAt := base + len(out)
-		out, _ = appendIFDAt(out, base, exif, 0)
-		return out, exifAt
+		exifAt, gpsAt := 0, 0
+		if len(exif) > 0 {
+			exifAt = base + len(out)
+			out, _ = appendIFDAt(out, base, exif, 0)
+		}
+		if len(gps) > 0 {
+			gpsAt = base + len(out)
+			out, _ = appendIFDAt(out, base, gps, 0)
+		}
+		return out, exifAt, gpsAt
 	}
 	// First pass with placeholder offsets to learn the layout (sizes do not
 	// depend on the values), then the real thing.
 	offsets := make([]uint32, len(counts))
-	trial, exifAt := build(offsets, 0)
+	trial, exifAt, gpsAt := build(offsets, 0, 0)
 	if base == 0 {
 		stripBase = len(trial)
 	}
@@ -304,7 +321,7 @@ func tiffIFDs(base, width, height, rps int, counts []uint32, stripBase int, icc 
 		offsets[i] = off
 		off += c
 	}
-	out, _ := build(offsets, uint32(exifAt))
+	out, _, _ := build(offsets, uint32(exifAt), uint32(gpsAt))
 	if len(out) != len(trial) {
 		return nil, fmt.Errorf("encode: internal error: TIFF IFD size changed (%d, %d)", len(trial), len(out))
 	}
@@ -317,56 +334,6 @@ func sum32(v []uint32) uint64 {
 		s += uint64(x)
 	}
 	return s
-}
-
-// exifEntries returns the IFD0 entries (without the ExifIFD pointer) and the
-// Exif IFD entries of EXIF(md), read back from that block so that TIFF16
-// writes exactly the same fields as JPEG and PNG.
-func exifEntries(md Metadata) (ifd0, exif []ifdEntry, err error) {
-	b := EXIF(md)
-	read := func(off uint32) ([]ifdEntry, uint32, error) {
-		if uint64(off)+2 > uint64(len(b)) {
-			return nil, 0, errors.New("encode: internal error: bad EXIF IFD offset")
-		}
-		n := int(be.Uint16(b[off:]))
-		if int(off)+2+12*n > len(b) {
-			return nil, 0, errors.New("encode: internal error: truncated EXIF IFD")
-		}
-		var es []ifdEntry
-		var sub uint32
-		for i := 0; i < n; i++ {
-			e := b[int(off)+2+12*i:]
-			tag, typ, count := be.Uint16(e), be.Uint16(e[2:]), be.Uint32(e[4:])
-			if tag == tifftag.ExifIFD {
-				sub = be.Uint32(e[8:])
-				continue
-			}
-			size := uint64(tifftag.TypeSize(typ))
-			if size == 0 {
-				return nil, 0, fmt.Errorf("encode: internal error: EXIF type %d", typ)
-			}
-			size *= uint64(count)
-			data := e[8:12]
-			if size > 4 {
-				p := uint64(be.Uint32(e[8:]))
-				if p+size > uint64(len(b)) {
-					return nil, 0, errors.New("encode: internal error: EXIF value out of range")
-				}
-				data = b[p : p+size]
-			}
-			es = append(es, ifdEntry{tag, typ, count, bytes.Clone(data[:size])})
-		}
-		return es, sub, nil
-	}
-	ifd0, sub, err := read(be.Uint32(b[4:]))
-	if err != nil {
-		return nil, nil, err
-	}
-	if sub == 0 {
-		return nil, nil, errors.New("encode: internal error: EXIF block without Exif IFD")
-	}
-	exif, _, err = read(sub)
-	return ifd0, exif, err
 }
 
 // tiffStrips produces the bytes of one strip at a time into a reused

@@ -26,6 +26,7 @@ const (
 	vp8xFlagICC   = 0x20
 	vp8xFlagAlpha = 0x10
 	vp8xFlagEXIF  = 0x08
+	vp8xFlagXMP   = 0x04
 )
 
 // WebP encodes img as a WebP file with libwebp through
@@ -42,7 +43,8 @@ const (
 // the bitstream carries alpha; canvas size = image size), ICCP (the profile
 // bytes, when icc is non-empty), the library's image chunks (ALPH, VP8 /
 // VP8L) unchanged, then EXIF (the TIFF block of EXIF(md), starting "MM",
-// without an "Exif\0\0" prefix, as libwebp's tools write it). Chunks are
+// without an "Exif\0\0" prefix, as libwebp's tools write it) and, unless
+// md.Strip, "XMP " (the packet of md.XMP; flag XMP in VP8X). Chunks are
 // padded to even sizes.
 //
 // The whole encoded file is held in memory before it is written to w.
@@ -62,7 +64,7 @@ func WebP(w io.Writer, img image.Image, quality int, lossless bool, icc []byte, 
 	if err := webp.Encode(&enc, src, webp.Options{Quality: quality, Lossless: lossless, Method: WebPMethod}); err != nil {
 		return fmt.Errorf("encode: webp: %w", err)
 	}
-	out, err := webpExtend(enc.Bytes(), b.Dx(), b.Dy(), icc, EXIF(md))
+	out, err := webpExtend(enc.Bytes(), b.Dx(), b.Dy(), icc, EXIF(md), xmpOf(md))
 	if err != nil {
 		return err
 	}
@@ -124,7 +126,7 @@ func webpChunks(b []byte) ([]riffChunk, error) {
 
 // webpExtend rewrites a simple (or extended) WebP file from the encoder
 // into the extended format with ICCP and EXIF chunks.
-func webpExtend(enc []byte, width, height int, icc, exif []byte) ([]byte, error) {
+func webpExtend(enc []byte, width, height int, icc, exif, xmp []byte) ([]byte, error) {
 	cs, err := webpChunks(enc)
 	if err != nil {
 		return nil, err
@@ -171,6 +173,9 @@ func webpExtend(enc []byte, width, height int, icc, exif []byte) ([]byte, error)
 		flags |= vp8xFlagICC
 	}
 	flags |= vp8xFlagEXIF
+	if len(xmp) > 0 {
+		flags |= vp8xFlagXMP
+	}
 	vp8x := make([]byte, 10)
 	vp8x[0] = flags
 	putUint24LE(vp8x[4:], uint32(width-1))
@@ -182,6 +187,9 @@ func webpExtend(enc []byte, width, height int, icc, exif []byte) ([]byte, error)
 	}
 	chunks = append(chunks, img...)
 	chunks = append(chunks, riffChunk{"EXIF", exif})
+	if len(xmp) > 0 {
+		chunks = append(chunks, riffChunk{"XMP ", xmp})
+	}
 
 	total := uint64(4) // "WEBP"
 	for _, c := range chunks {

@@ -194,7 +194,7 @@ func TestWebPErrors(t *testing.T) {
 	if err := WebP(&failWriter{n: 10}, src, 80, false, nil, testMeta); err == nil {
 		t.Error("write error not reported")
 	}
-	if _, err := webpExtend([]byte("RIFF\x04\x00\x00\x00WEBP"), 8, 8, nil, nil); err == nil {
+	if _, err := webpExtend([]byte("RIFF\x04\x00\x00\x00WEBP"), 8, 8, nil, nil, nil); err == nil {
 		t.Error("file without image chunk accepted")
 	}
 }

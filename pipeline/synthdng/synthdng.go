@@ -131,6 +131,10 @@ type Spec struct {
 	FNumber      float64
 	FocalLength  float64
 
+	// Tags are extra tags of IFD0, the Exif IFD and the GPS IFD (see Tag);
+	// one whose number the writer already uses is an error.
+	Tags []Tag
+
 	// RowsPerStrip is the TIFF RowsPerStrip (278) of the raw image; 0 picks
 	// rows for ~256 KiB strips. Strips are stored contiguously in order.
 	RowsPerStrip int
@@ -239,20 +243,21 @@ func resolve(s Spec) (*resolved, error) {
 }
 
 func (r *resolved) hasExif() bool {
-	return !r.Timestamp.IsZero() || r.ISO != 0 || r.ExposureTime != 0 || r.FNumber != 0 || r.FocalLength != 0
+	return !r.Timestamp.IsZero() || r.ISO != 0 || r.ExposureTime != 0 || r.FNumber != 0 || r.FocalLength != 0 ||
+		len(r.tagsIn(tifftag.DirExif)) > 0
 }
 
 func (r *resolved) nStrips() int { return (r.Height + r.rps - 1) / r.rps }
 
 // offsets of the parts of the file that IFDs point at.
 type layout struct {
-	sub, exif, thumb, raw int
+	sub, exif, gps, thumb, raw int
 }
 
 // buildIFDs returns IFD0, the raw SubIFD (nil unless ThumbnailIFD0) and the
 // ExifIFD (nil if no EXIF). IFD sizes do not depend on lay, so the caller
 // builds once with a zero layout to measure, then again with real offsets.
-func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
+func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif, gps *ifd, err error) {
 	ifd0 = &ifd{}
 	rawIFD := ifd0
 	if r.ThumbnailIFD0 {
@@ -310,8 +315,22 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
 	if !r.Timestamp.IsZero() {
 		ifd0.ascii(tifftag.DateTime, r.Timestamp.Format("2006:01:02 15:04:05"))
 	}
-	if exif = r.buildExif(); exif != nil {
+	if exif, err = r.buildExif(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if exif != nil {
 		ifd0.longs(tifftag.ExifIFD, uint32(lay.exif))
+	}
+	if gps, err = r.buildGPS(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if gps != nil {
+		ifd0.longs(tifftag.GPSIFD, uint32(lay.gps))
+	}
+	for _, t := range r.tagsIn(tifftag.DirImage) {
+		if err := t.addTo(ifd0); err != nil {
+			return nil, nil, nil, nil, err
+		}
 	}
 	ifd0.bytes(tifftag.DNGVersion, 1, 4, 0, 0)
 	ifd0.bytes(tifftag.DNGBackwardVersion, 1, 1, 0, 0)
@@ -321,7 +340,7 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
 		for j := range 3 {
 			n, err := fixedSRational(r.ColorMatrix1[i][j], ColorMatrixDenominator)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			cm[2*(3*i+j)] = n
 			cm[2*(3*i+j)+1] = ColorMatrixDenominator
@@ -332,31 +351,31 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif *ifd, err error) {
 	for i, v := range r.neutral {
 		n, err := fixedRational(v, NeutralDenominator)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		asn[2*i], asn[2*i+1] = n, NeutralDenominator
 	}
 	ifd0.rationals(tifftag.AsShotNeutral, asn[:]...)
 	be, err := fixedSRational(r.BaselineExposure, BaselineExposureDenominator)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	ifd0.srationals(tifftag.BaselineExposure, be, BaselineExposureDenominator)
 	ifd0.shorts(tifftag.CalibrationIlluminant1, 21) // D65 (EXIF LightSource 21)
 
-	for _, d := range []*ifd{ifd0, sub, exif} {
+	for _, d := range []*ifd{ifd0, sub, exif, gps} {
 		if d != nil {
 			if err := d.checkUnique(); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 		}
 	}
-	return ifd0, sub, exif, nil
+	return ifd0, sub, exif, gps, nil
 }
 
-func (r *resolved) buildExif() *ifd {
+func (r *resolved) buildExif() (*ifd, error) {
 	if !r.hasExif() {
-		return nil
+		return nil, nil
 	}
 	e := &ifd{}
 	e.undefined(tifftag.ExifVersion, []byte("0232"))
@@ -378,14 +397,19 @@ func (r *resolved) buildExif() *ifd {
 		n, _ := fixedRational(r.FocalLength, 1000)
 		e.rationals(tifftag.FocalLength, n, 1000)
 	}
-	return e
+	for _, t := range r.tagsIn(tifftag.DirExif) {
+		if err := t.addTo(e); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 // header returns everything before the raw strips (TIFF header, IFDs and
 // the preview pixels) and the offset of the first raw strip.
 func (r *resolved) header() ([]byte, error) {
 	// Pass 1: sizes.
-	ifd0, sub, exif, err := r.buildIFDs(layout{})
+	ifd0, sub, exif, gps, err := r.buildIFDs(layout{})
 	if err != nil {
 		return nil, err
 	}
@@ -399,6 +423,10 @@ func (r *resolved) header() ([]byte, error) {
 		lay.exif = pos
 		pos += exif.size()
 	}
+	if gps != nil {
+		lay.gps = pos
+		pos += gps.size()
+	}
 	if r.ThumbnailIFD0 {
 		lay.thumb = pos
 		pos = align4(pos + 3*r.pw*r.ph)
@@ -411,7 +439,7 @@ func (r *resolved) header() ([]byte, error) {
 	}
 
 	// Pass 2: real offsets.
-	ifd0, sub, exif, err = r.buildIFDs(lay)
+	ifd0, sub, exif, gps, err = r.buildIFDs(lay)
 	if err != nil {
 		return nil, err
 	}
@@ -425,6 +453,9 @@ func (r *resolved) header() ([]byte, error) {
 	}
 	if exif != nil {
 		copy(buf[lay.exif:], exif.encode(lay.exif))
+	}
+	if gps != nil {
+		copy(buf[lay.gps:], gps.encode(lay.gps))
 	}
 	if r.ThumbnailIFD0 {
 		r.renderPreview(buf[lay.thumb : lay.thumb+3*r.pw*r.ph])

@@ -67,6 +67,8 @@ const (
 	// DirNikonMakerNote: the IFD of a Nikon type-3 maker note (ExifTool
 	// Nikon).
 	DirNikonMakerNote
+	// DirGPS: the GPS IFD (Exif 2.32 §4.6.6 "GPS Attribute Information").
+	DirGPS
 )
 
 // TIFF 6.0 (§8 baseline fields, §14 Predictor, §15 tiles), and SubIFDs
@@ -91,12 +93,20 @@ const (
 	ResolutionUnit            = 296
 	Software                  = 305
 	DateTime                  = 306
+	Artist                    = 315
 	Predictor                 = 317
 	TileWidth                 = 322
 	TileLength                = 323
 	TileOffsets               = 324
 	TileByteCounts            = 325
 	SubIFDs                   = 330
+	// XMLPacket holds an XMP packet (XMP Specification Part 3 §1.1.5:
+	// TIFF tag 700, BYTE or UNDEFINED).
+	XMLPacket = 700
+	// Copyright (TIFF 6.0 §8) and Rating (Microsoft's 0–5 stars, as
+	// ExifTool names it) are IFD0 attributes outputs copy.
+	Rating    = 18246
+	Copyright = 33432
 )
 
 // TIFF/EP (ISO 12234-2:2001: the CFA tags of the raw IFD), the Exif and
@@ -165,6 +175,9 @@ const (
 	PanasonicLeftBorder   = 0x05
 	PanasonicBottomBorder = 0x06
 	PanasonicRightBorder  = 0x07
+	// PanasonicJpgFromRaw: the embedded JPEG, whose Exif block holds the
+	// standard EXIF of an RW2.
+	PanasonicJpgFromRaw = 0x2e
 )
 
 // Canon maker note (ExifTool Canon tags): LensModel (ASCII) and SensorInfo
@@ -213,6 +226,10 @@ var Tags = []Def{
 	{TileOffsets, "TileOffsets", DirImage},
 	{TileByteCounts, "TileByteCounts", DirImage},
 	{SubIFDs, "SubIFDs", DirImage},
+	{Artist, "Artist", DirImage},
+	{XMLPacket, "XMLPacket", DirImage},
+	{Rating, "Rating", DirImage},
+	{Copyright, "Copyright", DirImage},
 	{CFARepeatPatternDim, "CFARepeatPatternDim", DirImage},
 	{CFAPattern, "CFAPattern", DirImage},
 	{ExifIFD, "ExifIFD", DirImage},
@@ -257,6 +274,7 @@ var Tags = []Def{
 	{PanasonicLeftBorder, "PanasonicLeftBorder", DirPanasonicRaw},
 	{PanasonicBottomBorder, "PanasonicBottomBorder", DirPanasonicRaw},
 	{PanasonicRightBorder, "PanasonicRightBorder", DirPanasonicRaw},
+	{PanasonicJpgFromRaw, "PanasonicJpgFromRaw", DirPanasonicRaw},
 
 	{CanonLensModel, "CanonLensModel", DirCanonMakerNote},
 	{CanonSensorInfo, "CanonSensorInfo", DirCanonMakerNote},
