@@ -329,7 +329,8 @@ type Runner struct {
 func SettingsHash(s pipeline.Settings) string {
 	return state.HashSettings("settings-v2", string(s.Demosaic),
 		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
-		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize))
+		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize),
+		fmt.Sprint(s.StripMetadata), s.Artist, s.Copyright)
 }
 
 // outputHash is the settings hash of one variant's output: the shared
