@@ -31,6 +31,7 @@ type job struct {
 	cur      *variantJob // the variant the per-variant stages work on
 	settings Settings
 	cache    *CacheOptions
+	threads  int // LibRaw's OpenMP threads (ConvertOptions.Threads)
 	cacheKey string
 	cached   *cacheEntry // the decoded image read from the stage cache
 	// inputHash is the input's content hash taken just before decoding
@@ -109,7 +110,7 @@ type StageTiming struct {
 // ends.
 func ConvertFile(ctx context.Context, in, out string, s Settings) (res Result, err error) {
 	vs := s.OutputVariants()
-	return convertFile(ctx, in, []OutputSpec{{Variant: vs[0], Path: out}}, s, nil, nil)
+	return convertFile(ctx, in, []OutputSpec{{Variant: vs[0], Path: out}}, s, ConvertOptions{})
 }
 
 // ConvertVariants converts the RAW file in once and writes every output of
@@ -117,13 +118,13 @@ func ConvertFile(ctx context.Context, in, out string, s Settings) (res Result, e
 // outputs are renamed into place only when all of them succeeded. With
 // cache set, the decoded image is read from or written to the stage cache.
 func ConvertVariants(ctx context.Context, in string, outs []OutputSpec, s Settings, c *CacheOptions) (Result, error) {
-	return convertFile(ctx, in, outs, s, nil, c)
+	return convertFile(ctx, in, outs, s, ConvertOptions{Cache: c})
 }
 
-// convertFile is ConvertVariants with the header already read (hdr may be
-// nil). It plans the file's steps (PlanVariants, at the header's decoded
+// convertFile is ConvertOutputs: ConvertVariants run as o says (o.Header
+// may be nil). It plans the file's steps (PlanVariants, at the header's decoded
 // size) and runs them in order, the only thing it does with stages.
-func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, hdr *header.Header, c *CacheOptions) (res Result, err error) {
+func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, o ConvertOptions) (res Result, err error) {
 	if err := s.Validate(); err != nil {
 		return res, err
 	}
@@ -134,7 +135,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	j := &job{in: in, settings: s, hdr: hdr, cache: c}
+	j := &job{in: in, settings: s, hdr: o.Header, cache: o.Cache, threads: o.Threads}
 	asked := make([]*variantJob, 0, len(outs)) // the order asked for, for the result
 	for _, o := range outs {
 		v := &variantJob{spec: o}

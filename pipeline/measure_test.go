@@ -63,18 +63,15 @@ func measureChild(spec string) int {
 	_ = libraw.Version() // libraries loaded before the idle reading
 	var r measureResult
 	r.IdleRSS = procStatus("VmRSS")
-	s.Settings.threads = s.Threads
 	LimitMemory(s.Estimate) // as a worker does
-	var err error
+	outs := []OutputSpec{{Variant: s.Settings.OutputVariants()[0], Path: s.Out}}
 	if vs := s.Settings.Variants; len(vs) > 1 {
-		var outs []OutputSpec
+		outs = outs[:0]
 		for _, v := range vs {
 			outs = append(outs, OutputSpec{Variant: v, Path: s.Out + v.Suffix()})
 		}
-		_, err = ConvertVariants(context.Background(), s.In, outs, s.Settings, nil)
-	} else {
-		_, err = ConvertFile(context.Background(), s.In, s.Out, s.Settings)
 	}
+	_, err := ConvertOutputs(context.Background(), s.In, outs, s.Settings, ConvertOptions{Threads: s.Threads})
 	if err != nil {
 		r.Err = err.Error()
 	}

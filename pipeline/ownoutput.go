@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+
+	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
 // WrittenByRawbatch reports whether the file at path is absent or was
@@ -22,8 +24,9 @@ func WrittenByRawbatch(path string) bool {
 		return true
 	}
 	// WebP keeps its EXIF chunk after the image data (WebP container
-	// specification: VP8X, ICCP, image, EXIF, XMP): walk the RIFF chunks.
-	if n >= 12 && string(head[0:4]) == "RIFF" && string(head[8:12]) == "WEBP" {
+	// specification: VP8X, ICCP, image, EXIF, XMP): walk the RIFF chunks of
+	// a file that starts as one (pipeline/header's signature table).
+	if n >= 12 && header.StartsAs("WEBP", head[:12]) {
 		return webpExifHas(f, []byte("rawbatch\x00"))
 	}
 	return false

@@ -16,11 +16,11 @@ import (
 // it is done.
 
 // ConvertOutputs converts the RAW file in into every output of outs from
-// one decode, as ConvertVariants does, with hdr the file's header when the
-// caller has read it already (nil: read here). Errors name the input path
-// and wrap rawerr's kinds, or context errors when ctx ends.
-func ConvertOutputs(ctx context.Context, in string, outs []OutputSpec, s Settings, hdr *header.Header, c *CacheOptions) (Result, error) {
-	return convertFile(ctx, in, outs, s, hdr, c)
+// one decode, as ConvertVariants does, run as o says (the header already
+// read, the stage cache, LibRaw's threads). Errors name the input path and
+// wrap rawerr's kinds, or context errors when ctx ends.
+func ConvertOutputs(ctx context.Context, in string, outs []OutputSpec, s Settings, o ConvertOptions) (Result, error) {
+	return convertFile(ctx, in, outs, s, o)
 }
 
 // ReadHeaderWith is ReadHeader with LibRaw's open done by identify (nil:
@@ -43,18 +43,6 @@ func CheckOutputLimits(in string, fi FileInfo, s Settings) error {
 	}
 	return nil
 }
-
-// WithThreads returns s with LibRaw's OpenMP threads per conversion set to
-// n (0: OpenMP's default). It is not part of the output's settings (not in
-// the settings hash).
-func (s Settings) WithThreads(n int) Settings {
-	s.threads = n
-	return s
-}
-
-// Threads returns LibRaw's OpenMP threads per conversion set by
-// WithThreads (0: OpenMP's default).
-func (s Settings) Threads() int { return s.threads }
 
 // FileKind names what a file mode that is not a regular file is
 // ("directory", "named pipe", ...), for messages.

@@ -135,9 +135,6 @@ type Settings struct {
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
 	Variants []Variant
-
-	// threads caps LibRaw's OpenMP threads (set by Runner).
-	threads int
 }
 
 // OutputVariants returns the variants to write, each Normal (so the
@@ -201,7 +198,7 @@ func (s Settings) Validate() error {
 
 // librawParams returns the LibRaw processing parameters for s.
 func (s Settings) librawParams() libraw.Params {
-	p := libraw.Params{Demosaic: demosaics[s.Demosaic], Highlight: s.Highlight, HalfSize: s.HalfSize, Threads: s.threads}
+	p := libraw.Params{Demosaic: demosaics[s.Demosaic], Highlight: s.Highlight, HalfSize: s.HalfSize}
 	switch s.WhiteBalance.Mode {
 	case "camera":
 		p.WB = libraw.WBCamera

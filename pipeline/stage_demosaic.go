@@ -73,6 +73,7 @@ func stageDemosaic(ctx context.Context, j *job) error {
 	if err := j.h.Unpack(); err != nil {
 		return err
 	}
+	j.params.Threads = j.threads
 	if err := j.h.Process(j.params); err != nil {
 		if errors.Is(err, libraw.ErrCancelled) && ctx.Err() != nil {
 			return ctx.Err()

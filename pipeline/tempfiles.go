@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
 // Temporary outputs and their owners. Every temporary output
@@ -100,16 +102,19 @@ func isTempName(name string) bool {
 }
 
 // tempExts are the extensions of the files rawbatch writes through
-// temporary files, and the signatures their content starts with: the
-// output formats (JPEG's SOI, TIFF's byte order and 42, PNG's, RIFF ...
-// WEBP) and JSON reports. "?" in a signature is any byte.
-var tempExts = map[string][]string{
-	".jpg": {"\xff\xd8\xff"}, ".jpeg": {"\xff\xd8\xff"},
-	".tif": {"II*\x00", "MM\x00*"}, ".tiff": {"II*\x00", "MM\x00*"},
-	".png":  {"\x89PNG\r\n\x1a\n"},
-	".webp": {"RIFF????WEBP"},
-	".json": {"{"},
+// temporary files, each with the format whose signature their content
+// starts with, as pipeline/header's signature table names it (JPEG, TIFF,
+// PNG, WEBP: header.StartsAs), or jsonReport for the JSON reports.
+var tempExts = map[string]string{
+	".jpg": "JPEG", ".jpeg": "JPEG",
+	".tif": "TIFF", ".tiff": "TIFF",
+	".png":  "PNG",
+	".webp": "WEBP",
+	".json": jsonReport,
 }
+
+// jsonReport stands in tempExts for a JSON report, which starts with "{".
+const jsonReport = "json"
 
 // tempKind returns the extension of the file a temporary name is for
 // (lower case; "" for a shortened stem, whose extension was cut) and
@@ -150,21 +155,15 @@ func hasTempSignature(ext string, head []byte) bool {
 	if len(head) == 0 {
 		return true
 	}
-	var sigs []string
+	formats := []string{tempExts[ext]}
 	if ext == "" {
-		for _, s := range tempExts {
-			sigs = append(sigs, s...)
+		formats = formats[:0]
+		for _, f := range tempExts {
+			formats = append(formats, f)
 		}
-	} else {
-		sigs = tempExts[ext]
 	}
-	for _, sig := range sigs {
-		n := min(len(sig), len(head))
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			ok = sig[i] == '?' || sig[i] == head[i]
-		}
-		if ok {
+	for _, f := range formats {
+		if f == jsonReport && head[0] == '{' || f != jsonReport && f != "" && header.StartsAs(f, head) {
 			return true
 		}
 	}

@@ -220,13 +220,17 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	}
 	if cfg.DryRun {
 		var err error = &batchOutcome{interrupted: true}
+		var files []batch.PlannedFile
 		if ctx.Err() == nil {
 			r.CheckReplaced(plan) // an output edited keeping its size and time: would fail
-			err = dryRun(cfg.Stdout, rep, plan, cfg, jobs, threads)
+			files, err = dryRun(cfg.Stdout, rep, plan, cfg, jobs, threads)
 		}
 		if cfg.Report != "" {
 			rr.warnings, rr.written = rep.warnings, true
-			if werr := batch.WriteJSON(cfg.Report, rr.build(planResults(plan, cfg), sig.interrupted(), true, exitCode(err))); werr != nil {
+			results := planResults(plan, cfg)
+			report := rr.build(results, sig.interrupted(), true, exitCode(err))
+			addStagePlans(&report, results, files)
+			if werr := batch.WriteJSON(cfg.Report, report); werr != nil {
 				rep.warn(fmt.Sprintf("writing the report %s: %v", cfg.Report, werr))
 			}
 		}
@@ -288,8 +292,9 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 // per file instead of the table. The plan's warnings and the planned
 // concurrency go through rep (stderr), as a run's warnings and summary do.
 // File names are escaped as in the per-file lines (clean). What each file
-// would do is batch.DryPlan's.
-func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, jobs, threads int) error {
+// would do is batch.DryPlan's; after the table come the distinct stage
+// plans (printStagePlans). It returns DryPlan's files.
+func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, jobs, threads int) ([]batch.PlannedFile, error) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if !rep.json {
 		fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
@@ -336,6 +341,7 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, job
 	}
 	if !rep.json {
 		tw.Flush()
+		printStagePlans(w, files)
 	}
 	for _, p := range plan.Problems {
 		ev := planEvent{Level: "error", Event: "plan", Status: string(batch.StatusFailed), Kind: batch.FailureKind(p.Err), Reason: p.Err.Error()}
@@ -358,9 +364,9 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, job
 			budget.FormatSize(largest), cfg.MemBudget/largest, min(int64(jobs), max(1, cfg.MemBudget/largest))))
 	}
 	if fail+len(plan.Problems) > 0 {
-		return &batchOutcome{failed: fail + len(plan.Problems)} // exit status 3, as the run would (and inspect does)
+		return files, &batchOutcome{failed: fail + len(plan.Problems)} // exit status 3, as the run would (and inspect does)
 	}
-	return nil
+	return files, nil
 }
 
 // planEvent is one file of a dry run's plan with --log-format json, on

@@ -73,6 +73,7 @@ func TestScripts(t *testing.T) {
 			"nomatrix":  cmdNoMatrix,
 			"synthsize": cmdSynthSize,
 			"planned":   cmdPlanned,
+			"dryplan":   cmdDryPlan,
 		},
 	})
 }

@@ -1006,7 +1006,6 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		}
 	}
 	s := r.Settings
-	s = s.WithThreads(r.Threads)
 	if len(t.Outputs) == 0 { // a Runner used without Triage/Run's expand
 		t.Outputs = []Output{{Variant: s.OutputVariants()[0], Path: t.Output, Rel: t.OutputRel}}
 	}
@@ -1014,7 +1013,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	if timeout == 0 {
 		timeout = DefaultTimeout(float64(t.Info.Width) * float64(t.Info.Height) / 1e6)
 	}
-	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Header: t.Info.Header,
+	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: r.Threads, Header: t.Info.Header,
 		Cache: r.cacheRequest(), Estimate: t.Estimate.Total, Timeout: timeout, Grace: r.Grace, Abort: r.Abort}
 	for _, o := range t.pending() {
 		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path), Temp: pipeline.TempPattern(o.Path)})

@@ -26,6 +26,11 @@ type PlannedFile struct {
 	// read, or the file needs no conversion).
 	NeedBytes int64
 	Outputs   []PlannedOutput
+	// Stages is the stage plan of a file that would be converted (Status
+	// StatusPlanned): pipeline.PlanVariants of its pending outputs'
+	// variants at its decoded size, the steps its conversion would run;
+	// nil for any other file.
+	Stages *pipeline.StagePlan
 }
 
 // PlannedOutput is one output of a PlannedFile.
@@ -95,6 +100,7 @@ func DryPlan(p *Plan, s pipeline.Settings, memBudget int64) (files []PlannedFile
 				budget.FormatSize(need), budget.FormatSize(memBudget))
 		default:
 			largest = max(largest, need)
+			f.Stages = pendingStagePlan(t, outs, pending, s)
 		}
 		if t.Err == nil {
 			f.NeedBytes = need

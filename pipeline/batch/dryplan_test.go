@@ -2,6 +2,7 @@ package batch
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +43,16 @@ func TestDryPlan(t *testing.T) {
 	}
 	if big.Status != StatusFailed || big.Kind != "over-budget" || big.Note != "over budget" || !strings.Contains(big.Reason, "the budget is 512 MiB") {
 		t.Errorf("big: %+v", big)
+	}
+	// Only a file that would be converted has a stage plan, of its
+	// pending variants only; StagePlans counts each distinct plan once.
+	if ok.Stages == nil || !slices.Equal(ok.Stages.Variants, []string{"t"}) || big.Stages != nil || bad.Stages != nil {
+		t.Errorf("stage plans: ok %v, big %v, bad %v; want ok's of variant t only", ok.Stages, big.Stages, bad.Stages)
+	}
+	twice := []PlannedFile{ok, big, ok}
+	groups, numbers := StagePlans(twice)
+	if len(groups) != 1 || groups[0].Files != 2 || !slices.Equal(numbers, []int{1, 0, 1}) {
+		t.Errorf("StagePlans: %d groups (%+v), numbers %v; want one of 2 files, numbers [1 0 1]", len(groups), groups, numbers)
 	}
 	if bad.Status != StatusFailed || bad.Kind != "corrupt" || bad.NeedBytes != 0 || !strings.HasPrefix(bad.Note, "would fail: bad.dng: damaged") || bad.Outputs[0].SizeKnown {
 		t.Errorf("bad: %+v", bad)

@@ -40,9 +40,12 @@ type Job struct {
 	// Outputs are the outputs to write (those not up to date), each from
 	// its own temporary file renamed into place only when all succeeded.
 	Outputs []JobOutput
-	// Settings are the develop settings, with LibRaw's threads
-	// (pipeline.Settings.WithThreads).
+	// Settings are the develop settings (what the outputs look like).
 	Settings pipeline.Settings
+	// Threads caps LibRaw's OpenMP threads for this conversion (0:
+	// OpenMP's default; Runner.Threads); a worker process also runs its Go
+	// stages on as many CPUs (GOMAXPROCS).
+	Threads int
 	// Header is the file's header when already read in this process (nil:
 	// read by the executor); executors in other processes ignore it.
 	Header *header.Header

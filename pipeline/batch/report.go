@@ -49,6 +49,8 @@ type Report struct {
 	// files reached twice), each file's (with its input), the run's own.
 	Warnings []ReportWarning `json:"warnings"`
 	Files    []FileReport    `json:"files"`
+	// StagePlans are a dry run's distinct stage plans (AddStagePlans).
+	StagePlans []ReportStagePlan `json:"stage_plans,omitempty"`
 }
 
 // ReportSummary counts the files of a run by status. Decodes counts the
@@ -111,6 +113,9 @@ type FileReport struct {
 	// Steps names the timed steps in the order they ran (the file's
 	// stage plan, pipeline.PlanVariants).
 	Steps []string `json:"steps,omitempty"`
+	// StagePlan is, in a dry run's report, the number of the stage plan
+	// the file would run (Report.StagePlans; 0: none).
+	StagePlan int `json:"stage_plan,omitempty"`
 	// EstimatedBytes is the memory estimate of the file, with the worker
 	// process's own WorkerRSS when it ran in one, as the scheduler counts
 	// it; PeakBytes the worker process's measured peak RSS (both bytes, 0

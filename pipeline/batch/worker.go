@@ -52,8 +52,10 @@ type workerRequest struct {
 	Input    []byte
 	Outputs  []workerOutput
 	Settings pipeline.Settings
-	Threads  int
-	Cache    *CacheRequest
+	// Threads is LibRaw's OpenMP thread cap and the worker's GOMAXPROCS
+	// (Job.Threads; 0: the defaults), beside Settings.
+	Threads int
+	Cache   *CacheRequest
 	// Estimate is the conversion's memory estimate in bytes (0: none).
 	Estimate int64
 	// Identify, when set, makes the worker a header helper: it reads the
@@ -209,8 +211,6 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 	}
 	in := string(req.Input)
 	fault.At(fault.Decode, in)
-	s := req.Settings
-	s = s.WithThreads(req.Threads)
 	if req.Threads > 0 {
 		// The conversion's share of the CPUs, as for LibRaw's OpenMP
 		// threads: the Go stages' row loops (par.Rows) use as many, so
@@ -223,7 +223,7 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 		outs = append(outs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path)})
 	}
 	copts, cacheWarn := openCache(string(req.Cache.dir()), req.Cache.max(), req.Cache != nil && req.Cache.Keep)
-	res, err := pipeline.ConvertVariants(context.Background(), in, outs, s, copts)
+	res, err := pipeline.ConvertOutputs(context.Background(), in, outs, req.Settings, pipeline.ConvertOptions{Cache: copts, Threads: req.Threads})
 	fault.At(fault.Converted, in)
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
@@ -255,16 +255,21 @@ type workerRun struct {
 // maxStderr bounds the stderr kept from one worker.
 const maxStderr = 16 << 10
 
+// newWorkerRequest is the request that asks a worker to convert j.
+func newWorkerRequest(j Job) workerRequest {
+	req := workerRequest{Version: wireVersion, Input: j.Input, Settings: j.Settings, Threads: j.Threads, Cache: j.Cache, Estimate: j.Estimate}
+	for _, o := range j.Outputs {
+		req.Outputs = append(req.Outputs, workerOutput{Variant: o.Variant, Path: o.Path})
+	}
+	return req
+}
+
 // runWorker converts j in a child process exe ("exe worker"), killing it
 // after j.Timeout (0: no timeout) or when ctx ends (after j.Grace, or at
 // once when j.Abort is closed; it may be nil).
 func runWorker(ctx context.Context, exe string, j Job) workerRun {
 	timeout, grace, abort := j.Timeout, j.Grace, j.Abort
-	wreq := workerRequest{Version: wireVersion, Input: j.Input, Settings: j.Settings, Threads: j.Settings.Threads(), Cache: j.Cache, Estimate: j.Estimate}
-	for _, o := range j.Outputs {
-		wreq.Outputs = append(wreq.Outputs, workerOutput{Variant: o.Variant, Path: o.Path})
-	}
-	req, err := json.Marshal(wreq)
+	req, err := json.Marshal(newWorkerRequest(j))
 	if err != nil {
 		return workerRun{err: err}
 	}

@@ -162,7 +162,7 @@ type IdentifyFunc func(path string) (in libraw.Info, outW, outH int, err error)
 
 // ReadWith is Read with LibRaw's open done by identify instead of in this
 // process: rawbatch's parent process passes one that runs it in a helper
-// process it can kill (pipeline.HeaderReader), since a C call that never
+// process it can kill (batch.HeaderReader), since a C call that never
 // returns cannot be stopped in process. A nil identify is Read's own
 // in-process call, bounded by IdentifyTimeout.
 func ReadWith(path string, identify IdentifyFunc) (*Header, error) {
@@ -312,7 +312,7 @@ var errNotAsked = fmt.Errorf("%w: LibRaw not asked", rawerr.ErrUnsupported)
 // interrupted: in process (Read), after IdentifyTimeout Read fails the file
 // and leaves that LibRaw call running on its thread, which is why
 // rawbatch's parent process reads headers through ReadWith and a helper
-// process that it kills instead (pipeline.HeaderReader, which uses the same
+// process that it kills instead (batch.HeaderReader, which uses the same
 // bound).
 var IdentifyTimeout = 2 * time.Second
 

@@ -72,6 +72,7 @@ static long rb_gettid(void) { return syscall(SYS_gettid); }
 // rb_set_threads sets the number of OpenMP threads of parallel regions
 // started from the calling thread (libgomp keeps nthreads-var per thread).
 static void rb_set_threads(int n) { omp_set_num_threads(n); }
+static int rb_max_threads(void) { return omp_get_max_threads(); }
 
 // rb_bundled is 1 when the binding is compiled against rawbatch's bundled
 // static libraw_r.a (scripts/libraw.sh's libraw_r.pc defines
@@ -610,3 +611,9 @@ func CrashForTest() { C.rb_crash() }
 // HangForTest blocks the calling thread in C code for ever, as LibRaw's open
 // does on some damaged files. Only the test-only fault hook calls it.
 func HangForTest() { C.rb_hang() }
+
+// MaxThreads returns how many OpenMP threads a parallel region of LibRaw
+// started from the calling OS thread would use now (omp_get_max_threads:
+// the last Params.Threads a Process on this thread set, else OpenMP's
+// default), for tests that check a conversion's thread cap reached LibRaw.
+func MaxThreads() int { return int(C.rb_max_threads()) }

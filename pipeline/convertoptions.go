@@ -1,0 +1,21 @@
+package pipeline
+
+import "github.com/rawbatch/rawbatch/pipeline/header"
+
+// ConvertOptions say how one conversion runs, where Settings say what it
+// makes: none of them changes the pictures, so none is part of the
+// settings hash of the up-to-date records or of the stage cache key. The
+// zero value reads the header, uses no stage cache and leaves LibRaw's
+// threads at OpenMP's default.
+type ConvertOptions struct {
+	// Header is the file's header when the caller has read it already
+	// (nil: the conversion reads it).
+	Header *header.Header
+	// Cache is the stage cache of decoded images (nil: none).
+	Cache *CacheOptions
+	// Threads caps the OpenMP threads of LibRaw's processing (demosaic and
+	// the rest of dcraw_process) for this conversion; 0 leaves OpenMP's
+	// default (one per CPU). The runner gives each of its --jobs
+	// conversions its share of the CPUs (batch.Threads).
+	Threads int
+}
