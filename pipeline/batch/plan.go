@@ -466,10 +466,9 @@ func (p *Plan) mapOutputs(o PlanOptions, outDir string, suffixes []string) []str
 		order = collisionOrder(p.Tasks)
 	}
 	slices.SortStableFunc(clashing, func(a, b int) int { return order(a, b) })
-	var k *keptNames
-	if len(clashing) > 0 {
-		k = keptNamesOf(o, outDir)
-	}
+	// The records are read whenever there are any: a file that does not
+	// clash now may hold a collision name from an earlier run.
+	k := keptNamesOf(o, outDir)
 	free := func(ns []planned) bool {
 		for _, n := range ns {
 			if used[foldPath(n.stem+n.tail)] {
@@ -500,9 +499,35 @@ func (p *Plan) mapOutputs(o PlanOptions, outDir string, suffixes []string) []str
 		}
 		return renamed(plain[i], func(string) string { return filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n)) })
 	}
+	// A file that does not clash in this run but whose record holds one of
+	// its collision names (an earlier run had another input of its name:
+	// two cards converted together, then one of them alone) keeps that name
+	// rather than writing a second export of the same photograph under its
+	// plain name.
+	if k != nil {
+		limit := len(k.owner) + 1
+		for i := range p.Tasks {
+			in := inputOf(p.Tasks[i])
+			if clash[i] || !k.hasAny(in) || k.holds(in, plain[i][0].stem+plain[i][0].tail) {
+				continue
+			}
+			for _, n := range plain[i] {
+				delete(used, foldPath(n.stem+n.tail))
+			}
+			for n := 1; n <= limit; n++ {
+				if ns := candidate(i, n); free(ns) && k.holds(in, ns[0].stem+ns[0].tail) {
+					final[i] = ns
+					break
+				}
+			}
+			for _, n := range final[i] {
+				used[foldPath(n.stem+n.tail)] = true
+			}
+		}
+	}
 	// An input whose record holds one of its names keeps it (names stay
 	// the same when inputs are added or removed).
-	if k != nil {
+	if k != nil && len(clashing) > 0 {
 		limit := len(clashing) + len(k.owner) + 1
 		var rest []int
 		for _, i := range clashing {
