@@ -124,6 +124,9 @@ type Plan struct {
 	// --exclude kept the walk out of (their files are not counted), so
 	// that a run that takes nothing can say why.
 	Excluded, ExcludedDirs int
+	// SkippedListed counts the listed files (PlanOptions.Files) skipped as
+	// AppleDouble files, each with its warning in Warnings.
+	SkippedListed int
 	// Headers reads the headers for Inspect; nil reads them in process.
 	Headers *HeaderReader
 }
