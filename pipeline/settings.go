@@ -184,11 +184,11 @@ func (s Settings) Validate() error {
 	if _, err := ParseFormat(string(s.Format)); err != nil {
 		return err
 	}
-	if s.Quality < 1 || s.Quality > 100 {
-		return fmt.Errorf("quality %d out of range 1..100", s.Quality)
+	if err := CheckQuality(s.Quality); err != nil {
+		return fmt.Errorf("quality %w", err)
 	}
-	if !(s.Exposure >= -20 && s.Exposure <= 20) { // also rejects NaN
-		return fmt.Errorf("exposure %g EV out of range -20..20", s.Exposure)
+	if err := CheckExposure(s.Exposure); err != nil {
+		return fmt.Errorf("exposure %w", err)
 	}
 	if s.Highlight < 0 || s.Highlight > 9 {
 		return fmt.Errorf("highlight mode %d out of range 0..9", s.Highlight)

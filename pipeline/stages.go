@@ -60,6 +60,12 @@ type Stage struct {
 	// Linear: the stage is a linear map of the pixel values (a matrix, a
 	// gain), so that with Kind Pointwise it commutes with a resize.
 	Linear bool
+	// Version is the stage's output version: a developer bumps it (by one)
+	// whenever a change makes the stage write other pixels or bytes for the
+	// same settings, so that DevelopVersion, and with it every up-to-date
+	// record, changes and existing outputs are converted again. 0 for a
+	// stage never changed so.
+	Version int
 	// Cost returns the memory the stage needs when it runs as step m.step
 	// (EstimateMemory adds it up); required, noBuffers for a stage that
 	// works in place or makes a view.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -169,7 +170,8 @@ func TestPipelineDocTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows [][]string
+	type row struct{ num, name, scope string }
+	var rows []row
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Split(l, "|")
 		if len(f) < 5 || !strings.HasPrefix(l, "| ") {
@@ -178,18 +180,39 @@ func TestPipelineDocTable(t *testing.T) {
 		if n := strings.TrimSpace(f[1]); n == "#" || n == "0" {
 			continue
 		}
-		rows = append(rows, []string{strings.TrimSpace(f[2]), strings.TrimSpace(f[3])})
+		rows = append(rows, row{strings.TrimSpace(f[1]), strings.TrimSpace(f[2]), strings.TrimSpace(f[3])})
+	}
+	inDoc, inList := map[string]bool{}, map[string]bool{}
+	for _, r := range rows {
+		inDoc[r.name] = true
+	}
+	for _, st := range Stages {
+		inList[st.Name] = true
+		if !inDoc[st.Name] {
+			t.Errorf("stage %s of Stages has no row in docs/pipeline.md's table", st.Name)
+		}
+	}
+	for _, r := range rows {
+		if !inList[r.name] {
+			t.Errorf("docs/pipeline.md's table has a row %s %q that is no stage of Stages", r.num, r.name)
+		}
 	}
 	if len(rows) != len(Stages) {
-		t.Fatalf("docs/pipeline.md has %d stage rows, Stages %d", len(rows), len(Stages))
+		t.Fatalf("docs/pipeline.md has %d stage rows, Stages %d (a stage listed twice?)", len(rows), len(Stages))
+	}
+	if t.Failed() {
+		return
 	}
 	for i, st := range Stages {
 		want := st.Scope.String() + ", " + st.Kind.String()
 		if st.Linear {
 			want += ", linear"
 		}
-		if rows[i][0] != st.Name || rows[i][1] != want {
-			t.Errorf("row %d: %q, %q; Stages[%d]: %q, %q", i+1, rows[i][0], rows[i][1], i, st.Name, want)
+		if r := rows[i]; r.name != st.Name || r.scope != want {
+			t.Errorf("row %d: %q, %q; Stages[%d]: %q, %q", i+1, r.name, r.scope, i, st.Name, want)
+		}
+		if r := rows[i]; r.num != strconv.Itoa(i+1) {
+			t.Errorf("row %q is numbered %q; it is stage %d of Stages: number the rows 1, 2, ... in order", r.name, r.num, i+1)
 		}
 	}
 }

@@ -75,21 +75,7 @@ const variantExample = `
 // of every lossy variant that gives no quality= (presets included). v is
 // the variant setting's value; s the settings resolved before it.
 func variants(v value, s pipeline.Settings) ([]pipeline.Variant, error) {
-	var keys []string // the keys of the choice from the best source
-	best := unset
-	for _, k := range []string{"variant", "variants", "preset"} {
-		from := v.Other(k).From()
-		if k == "preset" && v.Other(k).Raw() == "" {
-			from = unset // --preset "": none
-		}
-		if from == unset || from < best {
-			continue
-		}
-		if from > best {
-			best, keys = from, nil
-		}
-		keys = append(keys, k)
-	}
+	keys, best := variantKeys(v)
 	if best == unset {
 		return nil, nil
 	}
@@ -147,6 +133,26 @@ func variants(v value, s pipeline.Settings) ([]pipeline.Variant, error) {
 		return nil, fmt.Errorf("%s: %w", what(key), err)
 	}
 	return out, nil
+}
+
+// variantKeys returns the keys of the variant choice (variant, variants,
+// preset) set by the best source, and that source (unset: none); more than
+// one key is an error of variants.
+func variantKeys(v value) (keys []string, best source) {
+	for _, k := range []string{"variant", "variants", "preset"} {
+		from := v.Other(k).From()
+		if k == "preset" && v.Other(k).Raw() == "" {
+			from = unset // --preset "": none
+		}
+		if from == unset || from < best {
+			continue
+		}
+		if from > best {
+			best, keys = from, nil
+		}
+		keys = append(keys, k)
+	}
+	return keys, best
 }
 
 // specList reads a list of variant specs: a list of strings (a flag, a

@@ -70,7 +70,7 @@ RAWBATCH_<NAME> (dashes become underscores).
 			if err != nil {
 				return err
 			}
-			opts.Resolved = resolvedSettings(st, cmd)
+			opts.Resolved = resolvedSettings(st, cmd, opts.Settings)
 			opts.Warnings = st.warnings
 			return runConvert(cmd.Context(), opts, args)
 		},

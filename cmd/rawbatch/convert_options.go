@@ -128,6 +128,9 @@ func (c *ConvertConfig) settings() []setting {
 				if s.Exposure, err = cast.ToFloat64E(v.Raw()); err != nil {
 					return fmt.Errorf("--exposure: %q is not a number of EV", v.String())
 				}
+				if err := pipeline.CheckExposure(s.Exposure); err != nil {
+					return fmt.Errorf("--exposure %w", err)
+				}
 				return nil
 			}},
 		{Name: "baseline-exposure", Default: d.BaselineExposure, Help: "add the DNG BaselineExposure tag to --exposure",
@@ -136,6 +139,9 @@ func (c *ConvertConfig) settings() []setting {
 			Apply: func(v value) (err error) {
 				if s.Quality, err = wholeNumber(v); err != nil {
 					return err
+				}
+				if err := pipeline.CheckQuality(s.Quality); err != nil {
+					return fmt.Errorf("--quality %w", err)
 				}
 				// The settings so far (exposure, quality, ...) against
 				// the pipeline's one rule of each.

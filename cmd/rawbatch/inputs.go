@@ -165,6 +165,9 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 		rep.warn(fmt.Sprintf("the 1 RAW file in %s was excluded by --include/--exclude", where))
 	case plan.Excluded > 1:
 		rep.warn(fmt.Sprintf("all %d RAW files in %s were excluded by --include/--exclude", plan.Excluded, where))
+	case plan.SkippedListed > 0:
+		rep.warn(fmt.Sprintf("no RAW files to convert in %s: only AppleDouble files (macOS metadata) were listed, %s, skipped", where,
+			plural(int64(plan.SkippedListed), "file")))
 	case plan.ExcludedDirs > 0:
 		rep.warn(fmt.Sprintf("no RAW files found in %s outside the %s excluded by --exclude", where, plural(int64(plan.ExcludedDirs), "folder")))
 	default:

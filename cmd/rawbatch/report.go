@@ -16,8 +16,9 @@ import (
 // resolvedSettings returns the convert settings as resolved by v (flag >
 // environment > config file > default), by flag name, for the report:
 // durations as strings ("10s"), lists of strings as lists, the rest as
-// viper holds them. --config names the file read, if any.
-func resolvedSettings(v *settings, cmd *cobra.Command) map[string]any {
+// viper holds them, but variant and preset as the resolved settings s ran
+// them (variantSettings). --config names the file read, if any.
+func resolvedSettings(v *settings, cmd *cobra.Command, s pipeline.Settings) map[string]any {
 	out := map[string]any{}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if f.Name == "help" || f.Name == "config" {
@@ -54,6 +55,7 @@ func resolvedSettings(v *settings, cmd *cobra.Command) map[string]any {
 			out[f.Name] = v.GetString(f.Name)
 		}
 	})
+	out["variant"], out["preset"] = variantSettings(v, s)
 	if used := v.ConfigFileUsed(); used != "" {
 		if _, err := os.Stat(used); err == nil { // the default one may not exist
 			var b64 string

@@ -124,6 +124,9 @@ type Plan struct {
 	// --exclude kept the walk out of (their files are not counted), so
 	// that a run that takes nothing can say why.
 	Excluded, ExcludedDirs int
+	// SkippedListed counts the listed files (PlanOptions.Files) skipped as
+	// AppleDouble files, each with its warning in Warnings.
+	SkippedListed int
 	// Headers reads the headers for Inspect; nil reads them in process.
 	Headers *HeaderReader
 }
@@ -325,9 +328,12 @@ type Runner struct {
 }
 
 // SettingsHash returns the hash of every setting of s that changes an
-// output file (not Jobs, budget, or threads), for the up-to-date records.
+// output file (not Jobs, budget, or threads), and of the develop that
+// writes it (pipeline.DevelopVersion: its stages and their versions), for
+// the up-to-date records. Each output's own hash adds its variant's
+// settings (outputHash).
 func SettingsHash(s pipeline.Settings) string {
-	return state.HashSettings("settings-v2", string(s.Demosaic),
+	return state.HashSettings("settings-v2", pipeline.DevelopVersion(), string(s.Demosaic),
 		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
 		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize),
 		fmt.Sprint(s.StripMetadata), s.Artist, s.Copyright)

@@ -1,7 +1,10 @@
 package batch
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -37,6 +40,27 @@ func IsSystemDir(name string) bool {
 // to each file on FAT, exFAT and SMB volumes): a few KiB of metadata, never
 // a photograph, whatever its extension.
 func IsAppleDouble(name string) bool { return strings.HasPrefix(name, "._") }
+
+// appleDoubleMagic is the first four bytes of an AppleDouble file (RFC 1740
+// §6: magic number 0x00051607, big-endian).
+var appleDoubleMagic = []byte{0x00, 0x05, 0x16, 0x07}
+
+// isAppleDoubleFile reports whether the file at path begins as an
+// AppleDouble file does (appleDoubleMagic): macOS metadata whatever its
+// name, never a photograph. A file that cannot be read is not one (its
+// conversion then says why).
+func isAppleDoubleFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len(appleDoubleMagic))
+	if _, err := io.ReadFull(f, b); err != nil {
+		return false
+	}
+	return bytes.Equal(b, appleDoubleMagic)
+}
 
 // CheckGlob returns an error naming pattern when it is not a valid glob
 // (MatchGlob): an unclosed '[' or a trailing '\'.
@@ -139,14 +163,24 @@ func (f walkFilter) takeFile(rel, name string) bool {
 	return !matchAny(f.exclude, rel)
 }
 
-// takePath is takeFile for a listed file (PlanOptions.Files) at rel, with
-// skipDir applied to each folder on its way.
-func (f walkFilter) takePath(rel string) bool {
+// takeListed reports whether a listed file (PlanOptions.Files) at rel is
+// taken: as a walked file is, by its RAW extension and the Include and
+// Exclude globs (Exclude also on each folder on its way), but named
+// explicitly, so an AppleDouble name or a system folder on its way does
+// not skip it.
+func (f walkFilter) takeListed(rel string) bool {
 	segs := strings.Split(filepath.ToSlash(rel), "/")
-	for i, s := range segs[:len(segs)-1] {
-		if f.skipDir(strings.Join(segs[:i+1], "/"), s) {
+	for i := range segs[:len(segs)-1] {
+		if matchAny(f.exclude, strings.Join(segs[:i+1], "/")) {
 			return false
 		}
 	}
-	return f.takeFile(rel, segs[len(segs)-1])
+	name := segs[len(segs)-1]
+	if !header.IsRawExtension(name) {
+		return false
+	}
+	if len(f.include) > 0 && !matchAny(f.include, rel) {
+		return false
+	}
+	return !matchAny(f.exclude, rel)
 }

@@ -1,6 +1,10 @@
 package batch
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestMatchGlob(t *testing.T) {
 	for _, c := range []struct {
@@ -39,15 +43,37 @@ func TestMatchGlob(t *testing.T) {
 	}
 }
 
-func TestTakePath(t *testing.T) {
+// A listed file is taken as named: an AppleDouble name or a system folder
+// on its way does not skip it (a walk skips those); its extension and the
+// globs still apply.
+func TestTakeListed(t *testing.T) {
 	f := walkFilter{exclude: []string{"old"}}
 	for rel, want := range map[string]bool{
-		"DCIM/IMG_1.CR3": true, "DCIM/._IMG_1.CR3": false, ".Trashes/501/IMG_1.CR3": false,
-		"old/IMG_1.CR3": false, "DCIM/notes.txt": false, "@eaDir/IMG_1.CR3/SYNOPHOTO.dng": false,
-		".Trash-1000/files/a.dng": false,
+		"DCIM/IMG_1.CR3": true, "DCIM/._IMG_1.CR3": true, ".Trashes/501/IMG_1.CR3": true,
+		"old/IMG_1.CR3": false, "DCIM/notes.txt": false, "@eaDir/IMG_1.CR3/SYNOPHOTO.dng": true,
+		".Trash-1000/files/a.dng": true, "DCIM/old/a.dng": false,
 	} {
-		if got := f.takePath(rel); got != want {
-			t.Errorf("takePath(%q) = %v, want %v", rel, got, want)
+		if got := f.takeListed(rel); got != want {
+			t.Errorf("takeListed(%q) = %v, want %v", rel, got, want)
 		}
+	}
+	inc := walkFilter{include: []string{"IMG_*"}}
+	if inc.takeListed("DCIM/x.dng") || !inc.takeListed(".Trashes/IMG_2.dng") {
+		t.Error("takeListed does not apply --include")
+	}
+}
+
+// Only a file that begins as AppleDouble files do is one.
+func TestIsAppleDoubleFile(t *testing.T) {
+	dir := t.TempDir()
+	ad, raw := filepath.Join(dir, "._a.dng"), filepath.Join(dir, "._b.dng")
+	if err := os.WriteFile(ad, append([]byte{0, 5, 0x16, 7, 0, 2, 0, 0}, "Mac OS X"...), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(raw, []byte("II*\x00\x08\x00\x00\x00"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if !isAppleDoubleFile(ad) || isAppleDoubleFile(raw) || isAppleDoubleFile(filepath.Join(dir, "missing")) {
+		t.Error("isAppleDoubleFile does not tell AppleDouble content")
 	}
 }

@@ -44,7 +44,7 @@ func CheckOutDirDry(outDir string) error {
 	}
 	if dir != outDir {
 		if err := probeDir(dir); err != nil {
-			return fmt.Errorf("output directory %s cannot be created in %s: %w", outDir, dir, err)
+			return fmt.Errorf("output directory %s cannot be created: %s: %w", outDir, dir, err)
 		}
 		return nil
 	}

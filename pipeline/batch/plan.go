@@ -45,9 +45,11 @@ type PlanOptions struct {
 	// Exclude matches is skipped. Files named as inputs are always taken.
 	Include, Exclude []string
 	// Files are listed input files (--files-from), planned after inputs:
-	// each is taken like a file found in a walk (RAW extensions only, no
-	// AppleDouble file, nothing under a system folder, Include and Exclude
-	// applied to its path relative to Base); a listed directory is passed
+	// each is taken like a file found in a walk (RAW extensions only,
+	// Include and Exclude applied to its path relative to Base), but as
+	// named: an AppleDouble name or a system folder on its way does not
+	// skip it (only walks skip those), only AppleDouble content does,
+	// with a warning naming it (Plan.SkippedListed); a listed directory is passed
 	// over. Its Rel, and so its place under outDir, is its path relative to
 	// Base; a file outside Base fails, naming it. Without Base each file
 	// goes to outDir/BASENAME, as a file named as an input.
@@ -211,14 +213,21 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 				problem(f, serr)
 				continue
 			}
-			if !filter.takePath(r) {
-				if (walkFilter{}).takePath(r) {
+			if !filter.takeListed(r) {
+				if (walkFilter{}).takeListed(r) {
 					p.Excluded++
 				}
 				continue
 			}
 			if !fi.Mode().IsRegular() {
 				problem(f, header.ErrNotRegular)
+				continue
+			}
+			if IsAppleDouble(filepath.Base(f)) && isAppleDoubleFile(f) {
+				// Named, but macOS metadata (find lists ._IMG_1.CR3 with
+				// IMG_1.CR3): said, not failed.
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: an AppleDouble file (macOS metadata, not a photograph); skipped", f))
+				p.SkippedListed++
 				continue
 			}
 			add(f, r, fi)

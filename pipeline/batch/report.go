@@ -31,9 +31,11 @@ type Report struct {
 	// environment > config file > default), as strings, numbers, booleans
 	// or lists of strings.
 	Settings map[string]any `json:"settings"`
-	// SettingsHash is the hash of the conversion settings kept in the
-	// up-to-date records; MemBudgetBytes the resolved memory budget in
-	// bytes.
+	// SettingsHash is SettingsHash of the run's settings: the per-file
+	// settings and the develop's stages, which every output's hash in
+	// the up-to-date records starts from (each adds its variant's format,
+	// size, quality, ...: outputHash); MemBudgetBytes the resolved memory
+	// budget in bytes.
 	SettingsHash   string `json:"settings_hash"`
 	MemBudgetBytes int64  `json:"mem_budget_bytes"`
 	// StartTime is when the run started (RFC 3339, UTC, to the
