@@ -39,8 +39,6 @@ var settingsNotHashed = map[string]string{
 	// Each variant's settings are in its output's own hash (outputHash,
 	// TestVariantSizeHash and the variant tests).
 	"Variants": "hashed per output by outputHash",
-	// LibRaw's thread count changes the time, not the pictures.
-	"threads": "not the pictures",
 }
 
 // settingsOther are the other values of fields whose values are a list
