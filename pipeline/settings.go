@@ -115,8 +115,15 @@ type Settings struct {
 	Format           Format
 	// Quality is the JPEG quality, 1..100.
 	Quality int
-	// Highlight is LibRaw's highlight mode (0 clip).
+	// Highlight is LibRaw's highlight mode; it must be 0 (clip): the
+	// highlights stage does the rest (Highlights). Kept for the API.
 	Highlight int
+	// WhiteLevel is where the raw white level comes from (--white-level:
+	// data or libraw; "" is data).
+	WhiteLevel WhiteLevelMode
+	// Highlights is the highlight mode (--highlights: clip or
+	// reconstruct; "" is reconstruct).
+	Highlights HighlightMode
 	// HalfSize decodes at half width and height, one output pixel per 2×2
 	// CFA block, without demosaicing (LibRaw half_size): a quarter of the
 	// pixels and of most of the memory.
@@ -158,6 +165,8 @@ func DefaultSettings() Settings {
 		Tone:             ToneDefault,
 		Format:           JPEG,
 		Quality:          DefaultQuality,
+		WhiteLevel:       WhiteLevelData,
+		Highlights:       HighlightsReconstruct,
 	}
 }
 
@@ -183,8 +192,8 @@ func (s Settings) Validate() error {
 	if !(s.Exposure >= -20 && s.Exposure <= 20) { // also rejects NaN
 		return fmt.Errorf("exposure %g EV out of range -20..20", s.Exposure)
 	}
-	if s.Highlight < 0 || s.Highlight > 9 {
-		return fmt.Errorf("highlight mode %d out of range 0..9", s.Highlight)
+	if err := s.validateHighlights(); err != nil {
+		return err
 	}
 	return CheckVariants(s.OutputVariants())
 }

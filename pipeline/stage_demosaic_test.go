@@ -11,8 +11,9 @@ import (
 // (12 B), per pixel.
 func TestDemosaicCost(t *testing.T) {
 	peak := func(fi FileInfo, s Settings, threads int) int64 {
+		// The raw data comes from the unpack step before it.
 		m := demosaicCost(memCtx{fi: fi, s: s, threads: threads})
-		return m.Scratch + m.Alloc
+		return unpackCost(memCtx{fi: fi, s: s}).Alloc + m.Scratch + m.Alloc
 	}
 	fi := FileInfo{RawWidth: 6000, RawHeight: 4000, CFA: true, Width: 6000, Height: 4000}
 	s := DefaultSettings()

@@ -73,6 +73,10 @@ func TestScripts(t *testing.T) {
 			"nomatrix":  cmdNoMatrix,
 			"synthsize": cmdSynthSize,
 			"planned":   cmdPlanned,
+			// highlights_script_test.go (issue 12 points 1-3)
+			"synthclip":   cmdSynthClip,
+			"clipneutral": cmdClipNeutral,
+			"wbreport":    cmdWBReport,
 		},
 	})
 }
