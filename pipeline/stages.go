@@ -75,6 +75,7 @@ type Stage struct {
 // every PerVariant one.
 var Stages = []Stage{
 	openStage,         // LibRaw: open, identify (and the stage cache's lookup)
+	previewStage,      // the embedded preview, decoded and reduced, when a setting needs it
 	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
 	demosaicStage,     // LibRaw: unpack, black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
 	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)
