@@ -61,6 +61,8 @@ type job struct {
 	// rendered keeps a variant's linear output image for later variants of
 	// the same space, size and sharpening (renderKey).
 	rendered map[string]Image
+
+	lookJob // the embedded preview and the look's state (stage_preview.go)
 }
 
 // Result describes one converted file.

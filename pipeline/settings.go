@@ -129,6 +129,13 @@ type Settings struct {
 	// pixels and of most of the memory.
 	HalfSize bool
 
+	// ExposureAnchor adds the preview-anchored exposure correction
+	// (AnchorPreview); "" or AnchorNone: none.
+	ExposureAnchor ExposureAnchor
+	// Look is the rendering (LookDefault, LookCamera, LookNeutral; "" is
+	// LookDefault).
+	Look Look
+
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
 	Variants []Variant
@@ -162,6 +169,8 @@ func DefaultSettings() Settings {
 		Demosaic:         "ahd",
 		WhiteBalance:     WhiteBalance{Mode: "camera"},
 		BaselineExposure: true,
+		ExposureAnchor:   AnchorPreview,
+		Look:             LookDefault,
 		Tone:             ToneDefault,
 		Format:           JPEG,
 		Quality:          DefaultQuality,
@@ -184,6 +193,9 @@ func (s Settings) Validate() error {
 		return err
 	}
 	if _, err := ParseFormat(string(s.Format)); err != nil {
+		return err
+	}
+	if err := s.validateLook(); err != nil {
 		return err
 	}
 	if s.Quality < 1 || s.Quality > 100 {

@@ -7,6 +7,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
 // whiteBalanceStage chooses the multipliers LibRaw applies to the CFA data
@@ -79,11 +80,25 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		j.wb = WhiteBalanceUsed{Source: "cached", Reason: why + "; the decoded image is from the stage cache, with the white balance chosen when it was stored"}
 		return nil
 	}
+	_, why := highlight.AsShotUsable(j.info.CamMul)
+	fit, note := j.previewWB()
+	if note == "" {
+		g := fit.Gains
+		j.params.WB = libraw.WBUser
+		j.params.Multipliers = [4]float32{float32(g[0]), 1, float32(g[2]), 1}
+		j.wb = WhiteBalanceUsed{Source: "preview", Multipliers: [3]float64{g[0], 1, g[2]},
+			Reason: fmt.Sprintf("fitted to the embedded preview: %s (residual %.3f over %d cells)", why, fit.Residual, fit.Cells)}
+		j.warnings = append(j.warnings, j.wb.note())
+		return nil
+	}
 	var illuminant func() ([3]float64, bool)
 	if j.levels.ok {
 		illuminant = j.rawIlluminant
 	}
 	wb := highlight.ChooseWB(j.info.CamMul, camXYZ, illuminant)
+	if wb.Source != "as shot" {
+		wb.Reason += "; no preview fit: " + note
+	}
 	m := wb.Multipliers
 	j.params.WB = libraw.WBUser
 	j.params.Multipliers = [4]float32{float32(m[0]), float32(m[1]), float32(m[2]), float32(m[3])}
@@ -169,4 +184,86 @@ func cameraXYZ(in libraw.Info) [3][3]float64 {
 		}
 	}
 	return m
+}
+
+// maxPreviewWBResidual is the largest residual (RMS of ln R/G and ln B/G
+// over the fit's cells, each capped at 0.5) of a white balance fitted to the
+// preview that is used: 0.3 leaves room for a camera rendering colours
+// more saturated than the colour matrix (a synthetic preview that skips
+// the matrix altogether gives 0.24 on a chart with colour patches), while
+// a preview that does not show the raw's colours at all (another picture,
+// a strongly styled one) sits at the cap.
+const maxPreviewWBResidual = 0.3
+
+// wbNeedsPreview reports whether the white-balance stage will fit the gains
+// to the embedded preview: --wb camera and no usable as-shot multipliers,
+// on a decode (not a stage cache hit).
+func (j *job) wbNeedsPreview() bool {
+	if j.settings.WhiteBalance.Mode != "camera" || j.cached != nil {
+		return false
+	}
+	ok, _ := highlight.AsShotUsable(j.info.CamMul)
+	return !ok
+}
+
+// previewWB fits the white-balance gains to the embedded preview
+// (look.FitWB): the raw data as camera RGB, one pixel per Bayer quad
+// (highlight.CFAQuads, every step-th so that it stays at least
+// look.GridWidth wide), and the preview, both reduced to one grid; the
+// model is the preview's linear space from white-balanced camera RGB
+// (M(sRGB→space) · rgb_cam) and the inverse of look.DefaultCurve. It
+// returns the fit, or why there is none ("" when there is).
+func (j *job) previewWB() (look.WBFit, string) {
+	p := j.preview
+	switch {
+	case p == nil && j.previewNote != "":
+		return look.WBFit{}, j.previewNote
+	case p == nil:
+		return look.WBFit{}, "no embedded preview"
+	case !j.levels.ok:
+		return look.WBFit{}, "no mosaic data"
+	}
+	raw, w, h, err := j.h.CopyRaw(nil)
+	if err != nil {
+		return look.WBFit{}, err.Error()
+	}
+	pat, err := j.h.CFAPattern(48, 48)
+	if err != nil {
+		return look.WBFit{}, err.Error()
+	}
+	colourOf := func(r, c int) int { return int(pat[(r%48)*48+c%48]) }
+	step := max(1, w/(4*look.GridWidth))
+	quads := highlight.CFAQuads(raw, w, h, colourOf, j.levels.black, j.levels.white, step)
+	raw = nil
+	qw, qh := (w-1+2*step-1)/(2*step), (h-1+2*step-1)/(2*step)
+	if qw <= 0 || qh <= 0 || len(quads) != 3*qw*qh {
+		return look.WBFit{}, "not a Bayer mosaic"
+	}
+	gw, gh := look.GridSize(qw, qh, min(look.GridWidth, p.Image.W))
+	if gh > p.Image.H || gh > qh {
+		return look.WBFit{}, "the preview is too small for the grid"
+	}
+	cam, clipped, err := look.Reduce(look.Image{W: qw, H: qh, Pix: quads}, gw, gh, 0.95)
+	if err != nil {
+		return look.WBFit{}, err.Error()
+	}
+	prev, err := p.Grid(gw, gh)
+	if err != nil {
+		return look.WBFit{}, err.Error()
+	}
+	var rgbCam colour.Mat3
+	for i := range 3 {
+		for k := range 3 {
+			rgbCam[i][k] = j.info.RGBCam[i][k]
+		}
+	}
+	toSpace := colour.ConvertMatrix(colour.SRGB, p.Space).Mul(rgbCam)
+	fit, err := look.FitWB(cam, toSpace, look.Cells{Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1]}, look.DefaultCurve, nil)
+	if err != nil {
+		return fit, err.Error()
+	}
+	if fit.Residual > maxPreviewWBResidual {
+		return fit, fmt.Sprintf("the preview does not match the raw (residual %.3f, over %g)", fit.Residual, maxPreviewWBResidual)
+	}
+	return fit, ""
 }

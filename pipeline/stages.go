@@ -75,6 +75,7 @@ type Stage struct {
 // every PerVariant one.
 var Stages = []Stage{
 	openStage,         // LibRaw: open, identify (and the stage cache's lookup)
+	previewStage,      // the embedded preview, decoded and reduced, when a setting needs it
 	unpackStage,       // LibRaw: unpack the raw data
 	whiteLevelStage,   // white level per CFA channel from the data (RescaleRaw)
 	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
