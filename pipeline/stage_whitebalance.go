@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
@@ -81,6 +82,10 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		return nil
 	}
 	_, why := highlight.AsShotUsable(j.info.CamMul)
+	// The copy of the raw data and the grids (and the preview's decoding)
+	// are garbage once the gains are chosen: collect them before LibRaw's
+	// processing allocates its image, so memory follows the estimate.
+	defer runtime.GC()
 	fit, note := j.previewWB()
 	if note == "" {
 		g := fit.Gains
