@@ -17,9 +17,10 @@ var previewStage = Stage{Name: "preview", Scope: PerFile, Kind: IO, Cost: previe
 
 // PreviewMaxLong is the largest long side, in pixels, of the decoded
 // preview rawbatch keeps (job.preview): the comparison grid is 256 cells
-// wide (look.GridWidth), so 1024 leaves every cell at least 4×4 preview
-// pixels while a 24 MP embedded JPEG never becomes a full-size float image.
-const PreviewMaxLong = 1024
+// wide (look.GridWidth), so 512 leaves every cell 2×2 preview pixels
+// averaged in linear light, while a 24 MP embedded JPEG never becomes a
+// full-size float image (a 512×341 float preview is 2 MiB).
+const PreviewMaxLong = 512
 
 // lookJob is the job's state of issue 12's look (embedded in job).
 type lookJob struct {
