@@ -99,7 +99,7 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
-		{Name: "wb", Default: d.WhiteBalance.String(), Help: "white balance: camera (as shot; when the file has none usable, estimated from the raw data, with a warning), auto (grey world), daylight, or R,G,B multipliers",
+		{Name: "wb", Default: d.WhiteBalance.String(), Help: "white balance: camera (as shot; when the file has none usable, fitted to its embedded preview or estimated from the raw data, with a warning), auto (grey world), daylight, or R,G,B multipliers",
 			Values: accepted(func(s string) error { _, err := pipeline.ParseWhiteBalance(s); return err }, "camera", "auto", "daylight"),
 			Apply: func(v value) (err error) {
 				if s.WhiteBalance, err = pipeline.ParseWhiteBalance(v.String()); err != nil {
