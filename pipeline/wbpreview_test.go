@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
@@ -167,5 +168,41 @@ func TestCanonD30WhiteBalance(t *testing.T) {
 	if !(ours < grey/2) {
 		t.Errorf("multipliers R/G %.2f B/G %.2f: log distance %.3f to the Tungsten preset, want under half of grey world's %.3f",
 			wb.Multipliers[0], wb.Multipliers[2], ours, grey)
+	}
+}
+
+// TestWhiteBalanceFromCache: a decoded image read from the stage cache was
+// white balanced and had its highlights done when it was stored: the
+// result says "as shot" for a file with usable as-shot multipliers, and
+// "cached" (no multipliers) for the D30, whose gains were fitted then; both
+// give the same output as the decode.
+func TestWhiteBalanceFromCache(t *testing.T) {
+	dir := t.TempDir()
+	c, err := cache.Open(filepath.Join(dir, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &CacheOptions{Cache: c, Keep: true}
+	s := DefaultSettings()
+	s.HalfSize = true // quicker; the same stages run
+	for file, want := range map[string]string{"canon_eos_6d.dng": "as shot", "canond30_CRW.CRW": "cached"} {
+		in := filepath.Join(testdata, "raw", file)
+		out := func(name string) []OutputSpec {
+			return []OutputSpec{{Variant: Variant{Name: "main", Format: "png16", Space: "srgb"}, Path: filepath.Join(dir, file+name)}}
+		}
+		r1, err := ConvertVariants(context.Background(), in, out("a.png"), s, opts)
+		if err != nil || r1.FromCache {
+			t.Fatalf("%s: first: cached %v, %v", file, r1.FromCache, err)
+		}
+		r2, err := ConvertVariants(context.Background(), in, out("b.png"), s, opts)
+		if err != nil || !r2.FromCache {
+			t.Fatalf("%s: second: cached %v, %v", file, r2.FromCache, err)
+		}
+		if r2.WhiteBalance == nil || r2.WhiteBalance.Source != want {
+			t.Errorf("%s from the cache: white balance %+v, want %s", file, r2.WhiteBalance, want)
+		}
+		if m, _ := deltaEStats(t, decodeImage(t, filepath.Join(dir, file+"a.png")), decodeImage(t, filepath.Join(dir, file+"b.png")), 0); m > 0.01 {
+			t.Errorf("%s: the cached conversion differs from the decode by mean ΔE2000 %.3f", file, m)
+		}
 	}
 }
