@@ -44,6 +44,8 @@ type job struct {
 	info     libraw.Info
 	params   libraw.Params
 	warnings []string
+	levels   rawLevels        // the white-level stage's levels
+	wb       WhiteBalanceUsed // the white-balance stage's choice
 
 	// decoded: LibRaw's decode ran to completion; fromCache: the decoded
 	// image came from the stage cache; decodedW, decodedH: the size the
@@ -64,6 +66,8 @@ type job struct {
 	// rendered keeps a variant's linear output image for later variants of
 	// the same space, size and sharpening (renderKey).
 	rendered map[string]Image
+
+	lookJob // the embedded preview and the look's state (stage_preview.go)
 }
 
 // Result describes one converted file.
@@ -91,6 +95,8 @@ type Result struct {
 	// up-to-date record keeps it, and an input whose content differs after
 	// the conversion changed while it was converted.
 	InputHash string `json:",omitempty"`
+	// WhiteBalance is the white balance used and why (nil if not decoded).
+	WhiteBalance *WhiteBalanceUsed `json:",omitempty"`
 }
 
 // StageTiming is the wall time one stage took.
@@ -228,6 +234,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Width, res.Height = res.Variants[0].Width, res.Variants[0].Height
 	res.Make, res.Model, res.Flip = j.info.Make, j.info.Model, j.info.Flip
 	res.Warnings = j.warnings
+	res.WhiteBalance = j.whiteBalanceResult()
 	return res, nil
 }
 

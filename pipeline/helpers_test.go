@@ -98,6 +98,8 @@ func referenceSettings() Settings {
 	s.BaselineExposure = false
 	s.WhiteBalance = WhiteBalance{Mode: "camera"}
 	s.Demosaic = "ahd"
+	// LibRaw's white level and plain clipping, as dcraw_emu does.
+	s.WhiteLevel, s.Highlights = WhiteLevelLibRaw, HighlightsClip
 	return s
 }
 

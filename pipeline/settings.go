@@ -115,8 +115,15 @@ type Settings struct {
 	Format           Format
 	// Quality is the JPEG quality, 1..100.
 	Quality int
-	// Highlight is LibRaw's highlight mode (0 clip).
+	// Highlight is LibRaw's highlight mode; it must be 0 (clip): the
+	// highlights stage does the rest (Highlights). Kept for the API.
 	Highlight int
+	// WhiteLevel is where the raw white level comes from (--white-level:
+	// data or libraw; "" is data).
+	WhiteLevel WhiteLevelMode
+	// Highlights is the highlight mode (--highlights: clip or
+	// reconstruct; "" is reconstruct).
+	Highlights HighlightMode
 	// HalfSize decodes at half width and height, one output pixel per 2×2
 	// CFA block, without demosaicing (LibRaw half_size): a quarter of the
 	// pixels and of most of the memory.
@@ -131,6 +138,12 @@ type Settings struct {
 	// (IFD0 315) and Copyright (33432) of every output, in place of the
 	// raw's (free text, UTF-8; cut at a NUL).
 	Artist, Copyright string
+	// ExposureAnchor adds the preview-anchored exposure correction
+	// (AnchorPreview); "" or AnchorNone: none.
+	ExposureAnchor ExposureAnchor
+	// Look is the rendering (LookDefault, LookCamera, LookNeutral; "" is
+	// LookDefault).
+	Look Look
 
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
@@ -162,9 +175,13 @@ func DefaultSettings() Settings {
 		Demosaic:         "ahd",
 		WhiteBalance:     WhiteBalance{Mode: "camera"},
 		BaselineExposure: true,
+		ExposureAnchor:   AnchorPreview,
+		Look:             LookDefault,
 		Tone:             ToneDefault,
 		Format:           JPEG,
 		Quality:          DefaultQuality,
+		WhiteLevel:       WhiteLevelData,
+		Highlights:       HighlightsReconstruct,
 	}
 }
 
@@ -184,14 +201,17 @@ func (s Settings) Validate() error {
 	if _, err := ParseFormat(string(s.Format)); err != nil {
 		return err
 	}
+	if err := s.validateLook(); err != nil {
+		return err
+	}
 	if err := CheckQuality(s.Quality); err != nil {
 		return fmt.Errorf("quality %w", err)
 	}
 	if err := CheckExposure(s.Exposure); err != nil {
 		return fmt.Errorf("exposure %w", err)
 	}
-	if s.Highlight < 0 || s.Highlight > 9 {
-		return fmt.Errorf("highlight mode %d out of range 0..9", s.Highlight)
+	if err := s.validateHighlights(); err != nil {
+		return err
 	}
 	return CheckVariants(s.OutputVariants())
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
-// demosaicStage is LibRaw's decode: unpack, black level, white balance,
-// demosaic, copied into float32 camera RGB (or the stage cache's copy).
+// demosaicStage is LibRaw's processing of the unpacked data: black level,
+// white balance, demosaic, copied into float32 camera RGB (or the stage
+// cache's copy).
 var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Cost: demosaicCost, run: stageDemosaic}
 
 // ahdTile is dcraw/LibRaw's AHD tile size TS; each thread's tile buffer is
@@ -27,21 +28,16 @@ var scratchPerPixel = map[string]float64{"dcb": 24, "dht": 13.2, "aahd": 39.3}
 
 // demosaicCost returns LibRaw's buffers while it decodes and the float
 // copy it hands on. For the image LibRaw processes (libRawSize: halved for
-// a CFA sensor's half-size decode), of px pixels: the unpacked raw data
-// (raw_width×raw_height×2 bytes, ×4 samples for a non-CFA sensor:
-// rawdata.color4_image), its 4×16-bit image (8 bytes per pixel), the
+// a CFA sensor's half-size decode), of px pixels: its 4×16-bit image (8
+// bytes per pixel), the
 // demosaic's scratch (AHD: 26·min(px, TS²) per thread; DCB, DHT, AAHD:
 // scratchPerPixel; none without demosaic), and the W×H×3 float32 copy
 // (12 bytes per pixel; a half-size non-CFA image is halved after it).
-// Peak: raw + image + max(scratch, copy); after: the copy.
+// Peak: the unpacked raw data (unpackCost) + image + max(scratch, copy);
+// after: the copy, the raw data freed with the handle.
 func demosaicCost(m memCtx) StepMemory {
 	lw, lh := libRawSize(m.fi, m.s)
 	px := int64(lw) * int64(lh)
-	samples := int64(1)
-	if !m.fi.CFA {
-		samples = 4
-	}
-	raw := int64(m.fi.RawWidth) * int64(m.fi.RawHeight) * 2 * samples
 	img := 8 * px
 	var scratch int64
 	if m.fi.CFA && !m.s.HalfSize {
@@ -53,7 +49,7 @@ func demosaicCost(m memCtx) StepMemory {
 		}
 	}
 	copied := 12 * px
-	return StepMemory{Scratch: raw + img + max(scratch, copied) - copied, Alloc: copied}
+	return StepMemory{Scratch: img + max(scratch, copied) - copied, Alloc: copied, Free: rawDataBytes(m.fi)}
 }
 
 func stageDemosaic(ctx context.Context, j *job) error {
@@ -70,9 +66,6 @@ func stageDemosaic(ctx context.Context, j *job) error {
 	}
 	stop := context.AfterFunc(ctx, j.h.Cancel)
 	defer stop()
-	if err := j.h.Unpack(); err != nil {
-		return err
-	}
 	j.params.Threads = j.threads
 	if err := j.h.Process(j.params); err != nil {
 		if errors.Is(err, libraw.ErrCancelled) && ctx.Err() != nil {
@@ -83,6 +76,7 @@ func stageDemosaic(ctx context.Context, j *job) error {
 	if j.params.WB == libraw.WBCamera && j.h.Warnings()&libraw.WarnBadCameraWB != 0 {
 		j.warnings = append(j.warnings, "no usable camera white balance in the file; used daylight")
 	}
+	j.appliedWB()
 	pix, w, h, colors, err := j.h.CopyImage(nil)
 	if err != nil {
 		return err
@@ -99,7 +93,6 @@ func stageDemosaic(ctx context.Context, j *job) error {
 	j.img = Image{W: w, H: h}
 	j.decoded = true
 	j.decodedW, j.decodedH = w, h
-	j.storeCache()
 	fault.At(fault.Decoded, j.in)
 	return nil
 }

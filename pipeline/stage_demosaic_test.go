@@ -11,8 +11,9 @@ import (
 // (12 B), per pixel.
 func TestDemosaicCost(t *testing.T) {
 	peak := func(fi FileInfo, s Settings, threads int) int64 {
+		// The raw data comes from the unpack step before it.
 		m := demosaicCost(memCtx{fi: fi, s: s, threads: threads})
-		return m.Scratch + m.Alloc
+		return unpackCost(memCtx{fi: fi, s: s}).Alloc + m.Scratch + m.Alloc
 	}
 	fi := FileInfo{RawWidth: 6000, RawHeight: 4000, CFA: true, Width: 6000, Height: 4000}
 	s := DefaultSettings()
@@ -62,7 +63,9 @@ func TestEstimateFromSteps(t *testing.T) {
 	if peak != m.Total {
 		t.Errorf("Total %d, peak of steps %d", m.Total, peak)
 	}
-	if want := int64(conversionFixedBytes + 24e6*22); m.Total != want {
+	// The decoded preview (the preview stage) stays alive beside it.
+	preview := previewCost(memCtx{fi: fi, s: s}).Alloc
+	if want := int64(conversionFixedBytes+24e6*22) + preview; m.Total != want {
 		t.Errorf("24 MP JPEG: %d, want %d", m.Total, want)
 	}
 	// A stage that declares a cost raises the estimate with no other change.
@@ -70,7 +73,7 @@ func TestEstimateFromSteps(t *testing.T) {
 	saved := Stages[i].Cost
 	Stages[i].Cost = func(m memCtx) StepMemory { return StepMemory{Scratch: 100 * m.px()} }
 	defer func() { Stages[i].Cost = saved }()
-	if got := EstimateMemory(fi, s, 1).Total; got != conversionFixedBytes+24e6*(12+100) {
+	if got := EstimateMemory(fi, s, 1).Total; got != conversionFixedBytes+24e6*(12+100)+preview {
 		t.Errorf("with a 100 B/px tone stage: %d", got)
 	}
 }

@@ -30,11 +30,11 @@ type cacheEntry struct {
 
 // CacheKey returns the stage cache key of an input: its content hash (XXH3
 // of the whole file), the settings that change the decode (demosaic, white
-// balance, highlight mode, half size) and the LibRaw version; package cache
-// adds its format version.
+// balance, highlight mode, half size, white level and highlights) and the
+// LibRaw version; package cache adds its format version.
 func CacheKey(contentHash string, s Settings) string {
-	return cache.Key(contentHash, string(s.Demosaic), s.WhiteBalance.String(), fmt.Sprint(s.Highlight),
-		fmt.Sprint(s.HalfSize), libraw.Version())
+	return cache.Key(append([]string{contentHash, string(s.Demosaic), s.WhiteBalance.String(), fmt.Sprint(s.Highlight),
+		fmt.Sprint(s.HalfSize), libraw.Version()}, s.rawsideParts()...)...)
 }
 
 // lookupCache computes the file's cache key and reads its entry, if any. A

@@ -81,8 +81,12 @@ type Stage struct {
 // every PerVariant one.
 var Stages = []Stage{
 	openStage,         // LibRaw: open, identify (and the stage cache's lookup)
+	previewStage,      // the embedded preview, decoded and reduced, when a setting needs it
+	unpackStage,       // LibRaw: unpack the raw data
+	whiteLevelStage,   // white level per CFA channel from the data (RescaleRaw)
 	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
-	demosaicStage,     // LibRaw: unpack, black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
+	demosaicStage,     // LibRaw: black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
+	highlightsStage,   // clipped areas: clip to white or reconstruct
 	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)
 	exposureStage,     // × 2^(EV + BaselineExposure)
 	toneStage,         // tone curve, scene- to display-referred

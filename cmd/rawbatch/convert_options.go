@@ -99,11 +99,27 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
-		{Name: "wb", Default: d.WhiteBalance.String(), Help: "white balance: camera (as shot; daylight with a warning when the file has none), auto (grey world), daylight, or R,G,B multipliers",
+		{Name: "wb", Default: d.WhiteBalance.String(), Help: "white balance: camera (as shot; when the file has none usable, fitted to its embedded preview or estimated from the raw data, with a warning), auto (grey world), daylight, or R,G,B multipliers",
 			Values: accepted(func(s string) error { _, err := pipeline.ParseWhiteBalance(s); return err }, "camera", "auto", "daylight"),
 			Apply: func(v value) (err error) {
 				if s.WhiteBalance, err = pipeline.ParseWhiteBalance(v.String()); err != nil {
 					return fmt.Errorf("--wb: %w", err)
+				}
+				return nil
+			}},
+		{Name: "white-level", Default: string(d.WhiteLevel), Help: "raw white level: data (each CFA channel's clipping level in the data, so clipped areas are neutral) or libraw (LibRaw's own, as dcraw_emu)",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseWhiteLevel(s); return err }, strings.Split(pipeline.WhiteLevelNames, "|")...),
+			Apply: func(v value) (err error) {
+				if s.WhiteLevel, err = pipeline.ParseWhiteLevel(v.String()); err != nil {
+					return fmt.Errorf("--white-level: %w", err)
+				}
+				return nil
+			}},
+		{Name: "highlights", Default: string(d.Highlights), Help: "clipped highlights: reconstruct (colour from the unclipped neighbours, fading to white) or clip (neutral white)",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseHighlights(s); return err }, strings.Split(pipeline.HighlightNames, "|")...),
+			Apply: func(v value) (err error) {
+				if s.Highlights, err = pipeline.ParseHighlights(v.String()); err != nil {
+					return fmt.Errorf("--highlights: %w", err)
 				}
 				return nil
 			}},

@@ -74,6 +74,10 @@ func TestScripts(t *testing.T) {
 			"synthsize": cmdSynthSize,
 			"planned":   cmdPlanned,
 			"dryplan":   cmdDryPlan,
+			// highlights_script_test.go (issue 12 points 1-3)
+			"synthclip":   cmdSynthClip,
+			"clipneutral": cmdClipNeutral,
+			"wbreport":    cmdWBReport,
 		},
 	})
 }

@@ -333,10 +333,12 @@ type Runner struct {
 // the up-to-date records. Each output's own hash adds its variant's
 // settings (outputHash).
 func SettingsHash(s pipeline.Settings) string {
-	return state.HashSettings("settings-v2", pipeline.DevelopVersion(), string(s.Demosaic),
+	parts := []string{"settings-v2", pipeline.DevelopVersion(), string(s.Demosaic),
 		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
 		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize),
-		fmt.Sprint(s.StripMetadata), s.Artist, s.Copyright)
+		fmt.Sprint(s.StripMetadata), s.Artist, s.Copyright, string(s.ExposureAnchor), string(s.Look)}
+	parts = append(parts, pipeline.RawsideHashParts(s)...)
+	return state.HashSettings(parts...)
 }
 
 // outputHash is the settings hash of one variant's output: the shared

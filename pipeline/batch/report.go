@@ -127,6 +127,8 @@ type FileReport struct {
 	DurationMS     int64 `json:"duration_ms"`
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string `json:"messages,omitempty"`
+	// WhiteBalance is the white balance used and why (converted files).
+	WhiteBalance *ReportWhiteBalance `json:"white_balance,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -223,6 +225,7 @@ func BuildReport(results []FileResult) Report {
 			rep.Warnings = append(rep.Warnings, ReportWarning{Input: f.Input, InputB64: f.InputB64, Message: w})
 		}
 		if fr.Status == StatusConverted {
+			f.WhiteBalance = reportWhiteBalance(fr.Result.WhiteBalance)
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)

@@ -4,11 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
-	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 )
@@ -59,49 +54,7 @@ type Preview struct {
 // MinPreviewShort or than MinPreviewFraction of rawW, or an aspect ratio
 // differing by more than MaxAspectMismatch.
 func DecodePreview(data []byte, bitmapW, bitmapH, colors, rawW, rawH int) (*Preview, error) {
-	p := &Preview{Space: colour.SRGB, SpaceSource: "assumed sRGB"}
-	var rgb8 []uint8
-	var w, h int
-	if bitmapW == 0 {
-		img, err := jpeg.Decode(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrPreviewUnusable, err)
-		}
-		p.Space, p.SpaceSource = ReadPreviewSpace(data)
-		rgb8, w, h = toRGB8(img)
-	} else {
-		w, h = bitmapW, bitmapH
-		if (colors != 1 && colors != 3) || len(data) < w*h*colors {
-			return nil, fmt.Errorf("%w: bitmap %d×%d×%d in %d bytes", ErrPreviewUnusable, w, h, colors, len(data))
-		}
-		rgb8 = make([]uint8, 3*w*h)
-		for i := range w * h {
-			for c := range 3 {
-				rgb8[3*i+c] = data[i*colors+min(c, colors-1)]
-			}
-		}
-	}
-	p.SourceW, p.SourceH = w, h
-	if max(w, h) < MinPreviewLong || min(w, h) < MinPreviewShort {
-		return nil, fmt.Errorf("%w: %d×%d is smaller than %d×%d", ErrPreviewUnusable, w, h, MinPreviewLong, MinPreviewShort)
-	}
-	if float64(w) < MinPreviewFraction*float64(rawW) {
-		return nil, fmt.Errorf("%w: %d px wide is under 1/33 of the raw's %d px", ErrPreviewUnusable, w, rawW)
-	}
-	ap, ar := float64(w)/float64(h), float64(rawW)/float64(rawH)
-	if math.Abs(ap/ar-1) > MaxAspectMismatch {
-		return nil, fmt.Errorf("%w: aspect %d×%d does not match the raw's %d×%d", ErrPreviewUnusable, w, h, rawW, rawH)
-	}
-	var lut [256]float32
-	for i := range lut {
-		lut[i] = float32(p.Space.Decode(float64(i) / 255))
-	}
-	img := Image{W: w, H: h, Pix: make([]float32, 3*w*h)}
-	for i, v := range rgb8 {
-		img.Pix[i] = lut[v]
-	}
-	p.Image = CropToAspect(img, rawW, rawH)
-	return p, nil
+	return DecodePreviewReduced(data, bitmapW, bitmapH, colors, rawW, rawH, 0)
 }
 
 // Grid reduces the preview to gw×gh cells (Reduce), display-linear in
@@ -109,41 +62,6 @@ func DecodePreview(data []byte, bitmapW, bitmapH, colors, rawW, rawH int) (*Prev
 func (p *Preview) Grid(gw, gh int) (Image, error) {
 	g, _, err := Reduce(p.Image, gw, gh, 0)
 	return g, err
-}
-
-// toRGB8 converts a decoded JPEG to interleaved 8-bit RGB.
-func toRGB8(img image.Image) ([]uint8, int, int) {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	out := make([]uint8, 3*w*h)
-	i := 0
-	switch m := img.(type) {
-	case *image.YCbCr:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				yi, ci := m.YOffset(x, y), m.COffset(x, y)
-				out[i], out[i+1], out[i+2] = color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
-				i += 3
-			}
-		}
-	case *image.Gray:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				v := m.GrayAt(x, y).Y
-				out[i], out[i+1], out[i+2] = v, v, v
-				i += 3
-			}
-		}
-	default:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				r, g, bb, _ := img.At(x, y).RGBA()
-				out[i], out[i+1], out[i+2] = uint8(r>>8), uint8(g>>8), uint8(bb>>8)
-				i += 3
-			}
-		}
-	}
-	return out, w, h
 }
 
 // EXIF tags read by ReadPreviewSpace (CIPA DC-008 / Exif 2.32 and DCF:

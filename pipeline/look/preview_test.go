@@ -240,3 +240,39 @@ func TestScorePreview(t *testing.T) {
 		t.Fatalf("same colours in Adobe RGB score %.3f", d)
 	}
 }
+
+// TestDecodePreviewReduced: the reduced decode is the full decode
+// box-filtered to at most maxLong (within float rounding), with the same
+// crop; maxLong 0 or larger than the preview keeps the full size.
+func TestDecodePreviewReduced(t *testing.T) {
+	j := gradientJPEG(t, 1200, 800)
+	full, err := DecodePreview(j, 0, 0, 0, 3000, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := DecodePreviewReduced(j, 0, 0, 0, 3000, 2000, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red.Image.W != 300 || red.Image.H != 200 || red.SourceW != 1200 {
+		t.Fatalf("reduced %d×%d from %d×%d", red.Image.W, red.Image.H, red.SourceW, red.SourceH)
+	}
+	want, _, err := Reduce(full.Image, 300, 200, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range red.Image.Pix {
+		if math.Abs(float64(v-want.Pix[i])) > 1e-5 {
+			t.Fatalf("value %d: %g, want %g", i, v, want.Pix[i])
+		}
+	}
+	same, err := DecodePreviewReduced(j, 0, 0, 0, 3000, 2000, 2000)
+	if err != nil || same.Image.W != 1200 || same.Image.H != 800 {
+		t.Fatalf("maxLong above the size: %v %+v", err, same)
+	}
+	// A preview 2 % taller than the 3:2 raw is cropped first (1200×800), then reduced.
+	crop, err := DecodePreviewReduced(gradientJPEG(t, 1200, 816), 0, 0, 0, 1500, 1000, 600)
+	if err != nil || crop.Image.W != 600 || crop.Image.H != 400 {
+		t.Fatalf("cropped: %v %+v", err, crop)
+	}
+}

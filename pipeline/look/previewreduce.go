@@ -1,0 +1,131 @@
+package look
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math"
+
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+)
+
+// DecodePreviewReduced is DecodePreview that also box-filters the preview,
+// in linear light, to at most maxLong pixels along its long side (0: keep
+// its size) while converting it from 8 bits to float: a full-size embedded
+// preview (24 MP in a CR2, CR3 or ARW) is never held as float. The
+// usability checks and the centre crop to the raw's aspect work on the
+// decoded size, before the reduction, so the result is the same picture
+// as DecodePreview's at a smaller size; SourceW and SourceH are the
+// decoded size. Memory beside data: the decoded 8-bit image (at most 3
+// bytes per preview pixel) while it runs, and the result's
+// 12·W·H bytes. Errors as DecodePreview's.
+func DecodePreviewReduced(data []byte, bitmapW, bitmapH, colors, rawW, rawH, maxLong int) (*Preview, error) {
+	p := &Preview{Space: colour.SRGB, SpaceSource: "assumed sRGB"}
+	var src pixels8
+	var w, h int
+	if bitmapW == 0 {
+		img, err := jpeg.Decode(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrPreviewUnusable, err)
+		}
+		p.Space, p.SpaceSource = ReadPreviewSpace(data)
+		src = imagePixels(img)
+		w, h = img.Bounds().Dx(), img.Bounds().Dy()
+	} else {
+		w, h = bitmapW, bitmapH
+		if (colors != 1 && colors != 3) || len(data) < w*h*colors {
+			return nil, fmt.Errorf("%w: bitmap %d×%d×%d in %d bytes", ErrPreviewUnusable, w, h, colors, len(data))
+		}
+		src = func(x, y int) (uint8, uint8, uint8) {
+			i := (y*w + x) * colors
+			if colors == 1 {
+				return data[i], data[i], data[i]
+			}
+			return data[i], data[i+1], data[i+2]
+		}
+	}
+	p.SourceW, p.SourceH = w, h
+	if max(w, h) < MinPreviewLong || min(w, h) < MinPreviewShort {
+		return nil, fmt.Errorf("%w: %d×%d is smaller than %d×%d", ErrPreviewUnusable, w, h, MinPreviewLong, MinPreviewShort)
+	}
+	if float64(w) < MinPreviewFraction*float64(rawW) {
+		return nil, fmt.Errorf("%w: %d px wide is under 1/33 of the raw's %d px", ErrPreviewUnusable, w, rawW)
+	}
+	ap, ar := float64(w)/float64(h), float64(rawW)/float64(rawH)
+	if math.Abs(ap/ar-1) > MaxAspectMismatch {
+		return nil, fmt.Errorf("%w: aspect %d×%d does not match the raw's %d×%d", ErrPreviewUnusable, w, h, rawW, rawH)
+	}
+	var lut [256]float32
+	for i := range lut {
+		lut[i] = float32(p.Space.Decode(float64(i) / 255))
+	}
+	x0, y0, cw, ch := cropRect(w, h, rawW, rawH)
+	ow, oh := cw, ch
+	if maxLong > 0 && max(cw, ch) > maxLong {
+		if cw >= ch {
+			ow, oh = maxLong, max(1, int(math.Round(float64(maxLong)*float64(ch)/float64(cw))))
+		} else {
+			ow, oh = max(1, int(math.Round(float64(maxLong)*float64(cw)/float64(ch)))), maxLong
+		}
+	}
+	out := Image{W: ow, H: oh, Pix: make([]float32, 3*ow*oh)}
+	for j := range oh {
+		sy0, sy1 := y0+j*ch/oh, y0+(j+1)*ch/oh
+		for i := range ow {
+			sx0, sx1 := x0+i*cw/ow, x0+(i+1)*cw/ow
+			var s [3]float32
+			for y := sy0; y < sy1; y++ {
+				for x := sx0; x < sx1; x++ {
+					r, g, b := src(x, y)
+					s[0] += lut[r]
+					s[1] += lut[g]
+					s[2] += lut[b]
+				}
+			}
+			n := float32((sy1 - sy0) * (sx1 - sx0))
+			o := 3 * (j*ow + i)
+			out.Pix[o], out.Pix[o+1], out.Pix[o+2] = s[0]/n, s[1]/n, s[2]/n
+		}
+	}
+	p.Image = out
+	return p, nil
+}
+
+// pixels8 returns the 8-bit R, G, B of pixel (x, y), from the top left.
+type pixels8 func(x, y int) (uint8, uint8, uint8)
+
+// imagePixels reads a decoded JPEG's pixels without copying them.
+func imagePixels(img image.Image) pixels8 {
+	b := img.Bounds()
+	switch m := img.(type) {
+	case *image.YCbCr:
+		return func(x, y int) (uint8, uint8, uint8) {
+			yi, ci := m.YOffset(b.Min.X+x, b.Min.Y+y), m.COffset(b.Min.X+x, b.Min.Y+y)
+			return color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+		}
+	case *image.Gray:
+		return func(x, y int) (uint8, uint8, uint8) {
+			v := m.GrayAt(b.Min.X+x, b.Min.Y+y).Y
+			return v, v, v
+		}
+	}
+	return func(x, y int) (uint8, uint8, uint8) {
+		r, g, bb, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+		return uint8(r >> 8), uint8(g >> 8), uint8(bb >> 8)
+	}
+}
+
+// cropRect is CropToAspect's rectangle: the largest centred w:h-shaped
+// (rawW:rawH) crop of a w×h image, as x0, y0, width, height.
+func cropRect(w, h, rawW, rawH int) (x0, y0, cw, ch int) {
+	cw, ch = w, h
+	if float64(w)*float64(rawH) > float64(h)*float64(rawW) {
+		cw = int(math.Round(float64(h) * float64(rawW) / float64(rawH)))
+	} else {
+		ch = int(math.Round(float64(w) * float64(rawH) / float64(rawW)))
+	}
+	cw, ch = max(1, min(cw, w)), max(1, min(ch, h))
+	return (w - cw) / 2, (h - ch) / 2, cw, ch
+}

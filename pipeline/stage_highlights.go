@@ -1,0 +1,44 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/rawbatch/rawbatch/pipeline/highlight"
+)
+
+// highlightsStage is the highlight mode (--highlights) on the demosaiced,
+// white-balanced camera RGB, where LibRaw (highlight mode 0) clipped every
+// channel at 1: clip (neutral white, highlight.Clip) or reconstruct
+// (colour from the unclipped neighbours, highlight.Reconstruct). Then the
+// image goes to the stage cache (its key has the mode); a cached image has
+// had it already. Images with other than 3 channels are left alone.
+var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Cost: highlightsCost, run: stageHighlights}
+
+// highlightsCost: reconstruct's mask (1 byte per pixel) and its box sums
+// (2r+1 rows in a ring plus a prefix and a vertical sum, 40 bytes a pixel
+// of a row each: 40·(2r+3)·W, r = highlight.ReconstructRadius); clip works
+// in place.
+func highlightsCost(m memCtx) StepMemory {
+	if m.s.highlights() != HighlightsReconstruct {
+		return noBuffers(m)
+	}
+	w, h := int64(m.step.W), int64(m.step.H)
+	r := int64(highlight.ReconstructRadius(m.step.W, m.step.H))
+	return StepMemory{Scratch: w*h + 40*(2*r+3)*w}
+}
+
+func stageHighlights(_ context.Context, j *job) error {
+	if j.fromCache {
+		return nil
+	}
+	if j.colors == 3 {
+		switch j.settings.highlights() {
+		case HighlightsClip:
+			highlight.Clip(j.camera, j.img.W, j.img.H, highlight.DefaultThreshold)
+		case HighlightsReconstruct:
+			highlight.Reconstruct(j.camera, j.img.W, j.img.H, highlight.DefaultThreshold)
+		}
+	}
+	j.storeCache()
+	return nil
+}

@@ -1,0 +1,83 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/look"
+)
+
+// previewStage extracts and decodes the file's embedded preview when a
+// setting needs it (job.needPreview): the reference of the preview-anchored
+// exposure, of --look camera and of the white balance fitted to the
+// preview. It needs LibRaw's open handle, so it runs right after open.
+var previewStage = Stage{Name: "preview", Scope: PerFile, Kind: IO, Cost: previewCost, run: stagePreview}
+
+// PreviewMaxLong is the largest long side, in pixels, of the decoded
+// preview rawbatch keeps (job.preview): the comparison grid is 256 cells
+// wide (look.GridWidth), so 512 leaves every cell 2×2 preview pixels
+// averaged in linear light, while a 24 MP embedded JPEG never becomes a
+// full-size float image (a 512×341 float preview is 2 MiB).
+const PreviewMaxLong = 512
+
+// lookJob is the job's state of issue 12's look (embedded in job).
+type lookJob struct {
+	// preview is the embedded preview, display-linear in preview.Space,
+	// centre-cropped to the raw's aspect ratio and box-reduced to at most
+	// PreviewMaxLong pixels along its long side, in sensor orientation
+	// (not rotated by Flip, like the camera image before the orientation
+	// stage); nil when no setting needs it or none is usable.
+	preview *look.Preview
+	// previewNote says why preview is nil although a setting needed it
+	// ("" otherwise): no preview in the file, LibRaw could not extract it,
+	// or look.DecodePreview found it unusable (too small, other aspect,
+	// undecodable).
+	previewNote string
+}
+
+// needPreview reports whether the preview stage must extract the preview
+// for this file; cheap, asked before the preview stage runs.
+func (j *job) needPreview() bool { return j.settings.needsPreview() || j.wbNeedsPreview() }
+
+// previewCost: when the settings use the preview, its bytes (a JPEG, or an
+// 8-bit bitmap, at most 3 bytes per pixel of the raw's size, which no
+// embedded preview exceeds) and the decoded 8-bit image (at most 3 bytes
+// per pixel again) while the stage runs; after it, the reduced float
+// preview of at most PreviewMaxLong² pixels (12 bytes each).
+func previewCost(m memCtx) StepMemory {
+	if !m.s.needsPreview() {
+		return StepMemory{}
+	}
+	px := int64(m.fi.RawWidth) * int64(m.fi.RawHeight)
+	return StepMemory{Scratch: 6 * px, Alloc: min(12*px, 12*PreviewMaxLong*PreviewMaxLong)}
+}
+
+func stagePreview(_ context.Context, j *job) error {
+	if !j.needPreview() {
+		return nil
+	}
+	t, err := j.h.Thumbnail()
+	switch {
+	case errors.Is(err, libraw.ErrWrongThread):
+		return err
+	case errors.Is(err, libraw.ErrNoThumbnail):
+		j.previewNote = "no embedded preview"
+		return nil
+	case err != nil:
+		j.previewNote = fmt.Sprintf("embedded preview not extracted: %v", err)
+		return nil
+	}
+	bw, bh := 0, 0
+	if t.Format == libraw.ThumbBitmap {
+		bw, bh = t.Width, t.Height
+	}
+	p, err := look.DecodePreviewReduced(t.Data, bw, bh, t.Colors, j.info.Width, j.info.Height, PreviewMaxLong)
+	if err != nil {
+		j.previewNote = err.Error()
+		return nil
+	}
+	j.preview = p
+	return nil
+}

@@ -1,0 +1,34 @@
+package pipeline
+
+import "context"
+
+// unpackStage is LibRaw's unpack: it reads the raw data (rawdata) that the
+// white-level and white-balance stages look at and demosaic processes.
+// Nothing to do when the stage cache has the decoded image.
+var unpackStage = Stage{Name: "unpack", Scope: PerFile, Kind: IO, Cost: unpackCost, run: stageUnpack}
+
+// unpackCost: the unpacked raw data, raw_width×raw_height×2 bytes (×4
+// samples for a non-CFA sensor: rawdata.color4_image), alive until the
+// demosaic stage closes the handle (demosaicCost frees it).
+func unpackCost(m memCtx) StepMemory { return StepMemory{Alloc: rawDataBytes(m.fi)} }
+
+// rawDataBytes is the size in bytes of LibRaw's unpacked raw data of fi.
+func rawDataBytes(fi FileInfo) int64 {
+	samples := int64(1)
+	if !fi.CFA {
+		samples = 4
+	}
+	return int64(fi.RawWidth) * int64(fi.RawHeight) * 2 * samples
+}
+
+func stageUnpack(ctx context.Context, j *job) error {
+	if j.cached != nil {
+		return nil
+	}
+	stop := context.AfterFunc(ctx, j.h.Cancel)
+	defer stop()
+	if err := j.h.Unpack(); err != nil {
+		return err
+	}
+	return nil
+}

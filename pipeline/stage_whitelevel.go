@@ -1,0 +1,82 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rawbatch/rawbatch/pipeline/highlight"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+)
+
+// whiteLevelStage sets the white level of the unpacked CFA data, between
+// LibRaw's unpack and its processing: with --white-level data, the clipping
+// pile of each CFA channel's histogram (highlight.WhiteLevels), every
+// channel rescaled to clip at one level (highlight.Equalise, RescaleRaw)
+// so that clipped areas come out neutral; with libraw, LibRaw's own level.
+// Files without single-sample mosaic data (libraw.ErrNoCFA: linear DNG,
+// sRAW, Foveon) keep LibRaw's. Nothing to do on a stage cache hit.
+var whiteLevelStage = Stage{Name: "white-level", Scope: PerFile, Kind: Pointwise, Cost: whiteLevelCost, run: stageWhiteLevel}
+
+// whiteLevelCost: two histograms of 4 × 65536 counters (1 MiB each: Levels'
+// and the pile search's), the data changed in place.
+func whiteLevelCost(m memCtx) StepMemory {
+	if !m.fi.CFA {
+		return StepMemory{}
+	}
+	return StepMemory{Scratch: 2 << 20}
+}
+
+// rawLevels are what the white-level stage found, for the white-balance
+// stage's estimate from the raw data: the black level per CFA colour and
+// the white level (DN) of the data as LibRaw will process it.
+type rawLevels struct {
+	ok    bool
+	black [4]float64
+	white float64
+	// rescaled: the data-derived level was applied (RescaleRaw).
+	rescaled bool
+}
+
+func stageWhiteLevel(_ context.Context, j *job) error {
+	if j.cached != nil {
+		return nil
+	}
+	lv, err := j.h.Levels()
+	if errors.Is(err, libraw.ErrNoCFA) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	j.levels = rawLevels{ok: true, black: lv.Black, white: float64(lv.White)}
+	if j.settings.whiteLevel() != WhiteLevelData {
+		return nil
+	}
+	hist, err := j.h.RawHistogram()
+	if err != nil {
+		return err
+	}
+	levels, found := highlight.WhiteLevels(hist, lv.White, lv.Black)
+	var present [4]bool
+	for k := range 4 {
+		for _, n := range hist[k] {
+			if n != 0 {
+				present[k] = true
+				break
+			}
+		}
+	}
+	r := highlight.Equalise(levels, found, present, lv.Black)
+	if r.White <= 0 || r.White > 65535 {
+		return nil
+	}
+	for k := range 4 {
+		// RescaleRaw takes blacks ≥ 0; a negative one cannot be.
+		r.Black[k] = max(r.Black[k], 0)
+	}
+	if err := j.h.RescaleRaw(r.Black, r.Gain, r.Clip, r.White); err != nil {
+		return err
+	}
+	j.levels.white, j.levels.rescaled = float64(r.White), true
+	return nil
+}
