@@ -17,9 +17,10 @@ var previewStage = Stage{Name: "preview", Scope: PerFile, Kind: IO, Cost: previe
 
 // PreviewMaxLong is the largest long side, in pixels, of the decoded
 // preview rawbatch keeps (job.preview): the comparison grid is 256 cells
-// wide (look.GridWidth), so 1024 leaves every cell at least 4×4 preview
-// pixels while a 24 MP embedded JPEG never becomes a full-size float image.
-const PreviewMaxLong = 1024
+// wide (look.GridWidth), so 512 leaves every cell 2×2 preview pixels
+// averaged in linear light, while a 24 MP embedded JPEG never becomes a
+// full-size float image (a 512×341 float preview is 2 MiB).
+const PreviewMaxLong = 512
 
 // lookJob is the job's state of issue 12's look (embedded in job).
 type lookJob struct {
@@ -40,17 +41,36 @@ type lookJob struct {
 // for this file; cheap, asked before the preview stage runs.
 func (j *job) needPreview() bool { return j.settings.needsPreview() }
 
-// previewCost: when the settings use the preview, its bytes (a JPEG, or an
-// 8-bit bitmap, at most 3 bytes per pixel of the raw's size, which no
-// embedded preview exceeds) and the decoded 8-bit image (at most 3 bytes
-// per pixel again) while the stage runs; after it, the reduced float
-// preview of at most PreviewMaxLong² pixels (12 bytes each).
+// previewCost: when the settings use the preview, the decoded 8-bit
+// preview (at most 3 bytes per pixel of the image's size, which no
+// embedded preview exceeds; its JPEG bytes are smaller than that) while
+// the stage runs; after it, the kept float preview (previewKeptBytes).
 func previewCost(m memCtx) StepMemory {
 	if !m.s.needsPreview() {
 		return StepMemory{}
 	}
-	px := int64(m.fi.RawWidth) * int64(m.fi.RawHeight)
-	return StepMemory{Scratch: 6 * px, Alloc: min(12*px, 12*PreviewMaxLong*PreviewMaxLong)}
+	w, h := m.fi.Width, m.fi.Height
+	if w <= 0 || h <= 0 {
+		w, h = m.fi.RawWidth, m.fi.RawHeight
+	}
+	return StepMemory{Scratch: 3 * int64(w) * int64(h), Alloc: previewKeptBytes(w, h)}
+}
+
+// previewKeptBytes is the size of job.preview for a w×h image: W×H×3
+// float32 at most PreviewMaxLong on the long side, in the image's aspect.
+func previewKeptBytes(w, h int) int64 {
+	if w <= 0 || h <= 0 {
+		return 0
+	}
+	lw, lh := w, h
+	if max(w, h) > PreviewMaxLong {
+		if w >= h {
+			lw, lh = PreviewMaxLong, max(1, PreviewMaxLong*h/w)
+		} else {
+			lw, lh = max(1, PreviewMaxLong*w/h), PreviewMaxLong
+		}
+	}
+	return 12 * int64(lw) * int64(lh)
 }
 
 func stagePreview(_ context.Context, j *job) error {

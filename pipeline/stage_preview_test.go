@@ -25,15 +25,15 @@ func openForPreview(t *testing.T, in string, s Settings) *job {
 }
 
 // TestPreviewStage: with the default settings (anchor preview) the 6D
-// DNG's 1024×683 preview is decoded at the raw's aspect and at most
-// PreviewMaxLong; the D30 CRW's 1440×960 one is reduced to 1024 wide;
+// DNG's 1024×683 and the D30 CRW's 1440×960 previews are decoded at
+// the raw's aspect and reduced to PreviewMaxLong (512) wide;
 // --look neutral extracts nothing; a synthetic DNG without a preview gets
 // a note, not an error.
 func TestPreviewStage(t *testing.T) {
 	for _, tc := range []struct {
 		file string
 		w    int
-	}{{"canon_eos_6d.dng", 1024}, {"canond30_CRW.CRW", 1024}} {
+	}{{"canon_eos_6d.dng", 512}, {"canond30_CRW.CRW", 512}} {
 		j := openForPreview(t, filepath.Join(testdata, "raw", tc.file), DefaultSettings())
 		p := j.preview
 		if p == nil {
@@ -62,7 +62,8 @@ func TestPreviewStage(t *testing.T) {
 // uses the preview.
 func TestPreviewCost(t *testing.T) {
 	m := memCtx{fi: FileInfo{RawWidth: 6000, RawHeight: 4000}, s: DefaultSettings()}
-	if c := previewCost(m); c.Scratch != 6*24e6 || c.Alloc != 12*PreviewMaxLong*PreviewMaxLong {
+	m.fi.Width, m.fi.Height = 6000, 4000
+	if c := previewCost(m); c.Scratch != 3*24e6 || c.Alloc != 12*512*341 {
 		t.Errorf("anchor preview: %+v", c)
 	}
 	m.s.ExposureAnchor = AnchorNone

@@ -327,9 +327,9 @@ type Runner struct {
 // SettingsHash returns the hash of every setting of s that changes an
 // output file (not Jobs, budget, or threads), for the up-to-date records.
 func SettingsHash(s pipeline.Settings) string {
-	return state.HashSettings("settings-v2", string(s.Demosaic),
+	return state.HashSettings(append([]string{"settings-v2", string(s.Demosaic),
 		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
-		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize))
+		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize)}, lookHashParts(s)...)...)
 }
 
 // outputHash is the settings hash of one variant's output: the shared
