@@ -88,6 +88,8 @@ type Result struct {
 	// up-to-date record keeps it, and an input whose content differs after
 	// the conversion changed while it was converted.
 	InputHash string `json:",omitempty"`
+	// Exposure is the exposure applied and where it came from (issue 12).
+	Exposure ExposureResult
 }
 
 // StageTiming is the wall time one stage took.
@@ -225,6 +227,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Width, res.Height = res.Variants[0].Width, res.Variants[0].Height
 	res.Make, res.Model, res.Flip = j.info.Make, j.info.Model, j.info.Flip
 	res.Warnings = j.warnings
+	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}
 	return res, nil
 }
 

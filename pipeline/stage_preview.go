@@ -28,13 +28,16 @@ type lookJob struct {
 	// centre-cropped to the raw's aspect ratio and box-reduced to at most
 	// PreviewMaxLong pixels along its long side, in sensor orientation
 	// (not rotated by Flip, like the camera image before the orientation
-	// stage); nil when no setting needs it or none is usable.
+	// stage); nil when no setting needs it or none is usable, and again
+	// after the exposure-anchor stage, its last reader.
 	preview *look.Preview
 	// previewNote says why preview is nil although a setting needed it
 	// ("" otherwise): no preview in the file, LibRaw could not extract it,
 	// or look.DecodePreview found it unusable (too small, other aspect,
 	// undecodable).
 	previewNote string
+
+	exposureState // the exposure applied and its source (stage_anchor.go)
 }
 
 // needPreview reports whether the preview stage must extract the preview

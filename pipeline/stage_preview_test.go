@@ -9,7 +9,7 @@ import (
 )
 
 // openForPreview runs the open and preview stages on in with s.
-func openForPreview(t *testing.T, in string, s Settings) *job {
+func openForPreview(t testing.TB, in string, s Settings) *job {
 	t.Helper()
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)

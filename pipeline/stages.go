@@ -78,6 +78,7 @@ var Stages = []Stage{
 	previewStage,      // the embedded preview, decoded and reduced, when a setting needs it
 	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
 	demosaicStage,     // LibRaw: unpack, black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
+	anchorStage,       // the preview-anchored exposure correction, measured once on the full camera image
 	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)
 	exposureStage,     // × 2^(EV + BaselineExposure)
 	toneStage,         // tone curve, scene- to display-referred

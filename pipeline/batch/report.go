@@ -120,6 +120,10 @@ type FileReport struct {
 	DurationMS     int64 `json:"duration_ms"`
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string `json:"messages,omitempty"`
+	// ExposureEV is the exposure applied in EV and ExposureSource its terms
+	// (pipeline.Result.Exposure); converted files only.
+	ExposureEV     *float64 `json:"exposure_ev,omitempty"`
+	ExposureSource string   `json:"exposure_source,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -216,6 +220,8 @@ func BuildReport(results []FileResult) Report {
 			rep.Warnings = append(rep.Warnings, ReportWarning{Input: f.Input, InputB64: f.InputB64, Message: w})
 		}
 		if fr.Status == StatusConverted {
+			ev := fr.Result.Exposure.EV
+			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)

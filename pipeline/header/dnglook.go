@@ -1,14 +1,16 @@
 package header
 
-import "math"
+import (
+	"math"
+
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
+)
 
 // DNG tags of the rendering that rawbatch's look reads (DNG 1.6 §6.2):
 // ProfileToneCurve (50940, FLOAT pairs x, y in [0, 1]) and
 // BaselineExposureOffset (51109, SRATIONAL, EV), both in IFD0 with the
 // camera profile.
 const (
-	tagProfileToneCurve       = 50940
-	tagBaselineExposureOffset = 51109
 	// maxToneCurvePoints bounds the pairs read (Adobe's profiles have a few
 	// hundred at most).
 	maxToneCurvePoints = 4096
@@ -29,7 +31,7 @@ func readDNGLook(t *tiffBlock, d *ifd) dngLook {
 	if d == nil {
 		return l
 	}
-	if e, ok := d.find(tagProfileToneCurve); ok && e.count%2 == 0 && e.count >= 4 && e.count <= 2*maxToneCurvePoints {
+	if e, ok := d.find(tifftag.ProfileToneCurve); ok && e.count%2 == 0 && e.count >= 4 && e.count <= 2*maxToneCurvePoints {
 		v := t.nums(e, int(e.count))
 		good := len(v) == int(e.count)
 		for _, x := range v {
@@ -42,7 +44,7 @@ func readDNGLook(t *tiffBlock, d *ifd) dngLook {
 			}
 		}
 	}
-	if e, ok := d.find(tagBaselineExposureOffset); ok {
+	if e, ok := d.find(tifftag.BaselineExposureOffset); ok {
 		if v := t.nums(e, 1); len(v) == 1 && !math.IsNaN(v[0]) && math.Abs(v[0]) <= 10 {
 			l.exposureOffset = v[0]
 		}
