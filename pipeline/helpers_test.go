@@ -98,6 +98,7 @@ func referenceSettings() Settings {
 	s.BaselineExposure = false
 	s.WhiteBalance = WhiteBalance{Mode: "camera"}
 	s.Demosaic = "ahd"
+	s.Look = LookNeutral // no preview anchoring (issue 12 point 7)
 	return s
 }
 

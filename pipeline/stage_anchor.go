@@ -59,6 +59,9 @@ type exposureState struct {
 	// exposureSource says how the EV applied was made up (Result).
 	anchorEV       float64
 	exposureSource string
+	// cameraLook is the --look camera fit applied (nil: the default look,
+	// also when the fit fell back).
+	cameraLook *look.CameraLook
 }
 
 // exposureEV is the EV the exposure stage applies: ExposureEV (--exposure
@@ -85,10 +88,17 @@ func stageExposureAnchor(_ context.Context, j *job) error {
 	if o := j.baselineOffset(); o != 0 {
 		base += fmt.Sprintf(", BaselineExposureOffset %+.2f", o)
 	}
-	note := j.anchor()
+	var note string
+	if j.settings.Look == LookCamera {
+		note = j.fitCameraLook()
+	} else {
+		note = j.anchor()
+	}
 	j.preview = nil // not read after this stage
 	j.exposureSource = base
 	switch {
+	case j.cameraLook != nil:
+		j.exposureSource += fmt.Sprintf(", camera look %+.2f (%s)", j.anchorEV, note)
 	case j.anchorEV != 0:
 		j.exposureSource += fmt.Sprintf(", preview anchor %+.2f (%s)", j.anchorEV, note)
 	case note != "":

@@ -49,3 +49,25 @@ func TestAnchorRealFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCameraLookRealFiles: --look camera fits the preview per file and
+// renders the full image with the fit: on both sample files its score
+// against the preview is at most the default look's, the report's
+// exposure source names the camera look, and no fallback warning is
+// given.
+func TestCameraLookRealFiles(t *testing.T) {
+	for _, f := range []string{"canon_eos_6d.dng", "canond30_CRW.CRW"} {
+		in := filepath.Join(testdata, "raw", f)
+		s := DefaultSettings()
+		s.Format = PNG16
+		out, res := convert(t, in, t.TempDir(), s)
+		def := scoreAgainstPreview(t, in, out)
+		s.Look = LookCamera
+		out, res2 := convert(t, in, t.TempDir(), s)
+		cam := scoreAgainstPreview(t, in, out)
+		t.Logf("%s: default %.2f (EV %+.2f), camera %.2f (EV %+.2f: %s) %q", f, def, res.Exposure.EV, cam, res2.Exposure.EV, res2.Exposure.Source, res2.Warnings)
+		if cam > def || !strings.Contains(res2.Exposure.Source, "camera look") || len(res2.Warnings) != 0 {
+			t.Errorf("%s: camera look %.2f vs default %.2f; %s; warnings %q", f, cam, def, res2.Exposure.Source, res2.Warnings)
+		}
+	}
+}

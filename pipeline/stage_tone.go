@@ -7,6 +7,7 @@ import "context"
 var toneStage = Stage{Name: "tone", Scope: PerFile, Kind: Pointwise, Cost: noBuffers, run: stageTone}
 
 func stageTone(_ context.Context, j *job) error {
+	j.lookSaturate(j.image())
 	applyTone(j.image(), j.toneCurve())
 	return nil
 }

@@ -36,6 +36,9 @@ func (j *job) toneCurve() look.Curve {
 	if j.settings.Tone != ToneDefault {
 		return nil
 	}
+	if j.cameraLook != nil {
+		return j.cameraLook.Curve
+	}
 	if j.hdr != nil && len(j.hdr.ProfileToneCurve) >= 4 {
 		if t, err := look.ProfileToneCurve(j.hdr.ProfileToneCurve); err == nil {
 			return t
