@@ -66,7 +66,11 @@ func TestPreviewCost(t *testing.T) {
 	if c := previewCost(m); c.Scratch != 3*24e6 || c.Alloc != 12*512*341 {
 		t.Errorf("anchor preview: %+v", c)
 	}
-	m.s.ExposureAnchor = AnchorNone
+	m.s.Tone = ToneNone
+	if c := previewCost(m); c != (StepMemory{}) {
+		t.Errorf("--tone none: %+v", c)
+	}
+	m.s.Tone, m.s.ExposureAnchor = ToneDefault, AnchorNone
 	if c := previewCost(m); c != (StepMemory{}) {
 		t.Errorf("no preview needed: %+v", c)
 	}
