@@ -62,12 +62,13 @@ lint: libraw
 	if [ -n "$$fmt_out" ]; then echo "gofmt needed:"; echo "$$fmt_out"; exit 1; fi
 	$(GOENV) $(GO) vet $(PKGS)
 
-# bench runs the benchmarks of the memory budget and the pipeline; each
+# bench runs the benchmarks of the memory budget, the pipeline and the look
+# (BenchmarkLookTable: mean ΔE2000 against the embedded previews); each
 # prints a table (about 15 minutes on 2 cores, ~2 GB of temporary files).
 BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
 bench: libraw
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
-	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500' ./pipeline/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500|BenchmarkLookTable' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkVariants24MP' ./cmd/rawbatch/
 
 clean:

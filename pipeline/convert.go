@@ -97,6 +97,8 @@ type Result struct {
 	InputHash string `json:",omitempty"`
 	// WhiteBalance is the white balance used and why (nil if not decoded).
 	WhiteBalance *WhiteBalanceUsed `json:",omitempty"`
+	// Exposure is the exposure applied and where it came from (issue 12).
+	Exposure ExposureResult
 }
 
 // StageTiming is the wall time one stage took.
@@ -235,6 +237,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Make, res.Model, res.Flip = j.info.Make, j.info.Model, j.info.Flip
 	res.Warnings = j.warnings
 	res.WhiteBalance = j.whiteBalanceResult()
+	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}
 	return res, nil
 }
 

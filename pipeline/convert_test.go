@@ -18,6 +18,7 @@ import (
 	"github.com/rawbatch/rawbatch/internal/testtool"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/look"
 	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
@@ -130,9 +131,7 @@ func expectedLab(rgb [3]float64, gain float64, tone ToneCurve) colour.Lab {
 	toOut := colour.ConvertMatrix(WorkingSpace, colour.SRGB)
 	w := toWork.Apply([3]float64{rgb[0] * gain, rgb[1] * gain, rgb[2] * gain})
 	if tone == ToneDefault {
-		for i := range w {
-			w[i] = toneDefault(w[i])
-		}
+		w = look.RGBTone(look.DefaultCurve, w)
 	}
 	o := toOut.Apply(w)
 	for i := range o {

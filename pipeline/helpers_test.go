@@ -100,6 +100,7 @@ func referenceSettings() Settings {
 	s.Demosaic = "ahd"
 	// LibRaw's white level and plain clipping, as dcraw_emu does.
 	s.WhiteLevel, s.Highlights = WhiteLevelLibRaw, HighlightsClip
+	s.Look = LookNeutral // no preview anchoring (issue 12 point 7)
 	return s
 }
 

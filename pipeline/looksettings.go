@@ -63,8 +63,12 @@ func (s Settings) validateLook() error {
 	return nil
 }
 
-// needsPreview reports whether s uses the embedded preview: the
-// preview-anchored exposure (not with --look neutral) or --look camera.
+// needsPreview reports whether s's look uses the embedded preview: the
+// preview-anchored exposure (not with --look neutral) or --look camera,
+// both only with a tone curve (with --tone none neither applies).
 func (s Settings) needsPreview() bool {
+	if s.Tone == ToneNone {
+		return false
+	}
 	return s.Look == LookCamera || s.ExposureAnchor == AnchorPreview && s.Look != LookNeutral
 }

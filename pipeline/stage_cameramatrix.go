@@ -56,7 +56,7 @@ func stageCameraMatrix(_ context.Context, j *job) error {
 // working space with CameraToWorking's matrix, in place when allowed (three
 // channels, a buffer of our own; each pixel is read before it is written).
 func (j *job) toWorking(src []float32, nc, w, h int, inPlace bool) Image {
-	m := CameraToWorking(j.info.RGBCam)
+	m := j.lookCameraToWorking()
 	var mf [3][4]float32
 	for i := range 3 {
 		for k := range 4 {

@@ -63,9 +63,8 @@ func TestEstimateFromSteps(t *testing.T) {
 	if peak != m.Total {
 		t.Errorf("Total %d, peak of steps %d", m.Total, peak)
 	}
-	// The decoded preview (the preview stage) stays alive beside it.
-	preview := previewCost(memCtx{fi: fi, s: s}).Alloc
-	if want := int64(conversionFixedBytes+24e6*22) + preview; m.Total != want {
+	// The decode's peak (22 B/px) with the kept preview alive.
+	if want := int64(conversionFixedBytes+24e6*22) + previewKeptBytes(6000, 4000); m.Total != want {
 		t.Errorf("24 MP JPEG: %d, want %d", m.Total, want)
 	}
 	// A stage that declares a cost raises the estimate with no other change.
@@ -73,7 +72,7 @@ func TestEstimateFromSteps(t *testing.T) {
 	saved := Stages[i].Cost
 	Stages[i].Cost = func(m memCtx) StepMemory { return StepMemory{Scratch: 100 * m.px()} }
 	defer func() { Stages[i].Cost = saved }()
-	if got := EstimateMemory(fi, s, 1).Total; got != conversionFixedBytes+24e6*(12+100)+preview {
+	if got := EstimateMemory(fi, s, 1).Total; got != conversionFixedBytes+24e6*(12+100) { // the preview is released before tone
 		t.Errorf("with a 100 B/px tone stage: %d", got)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
-// exposureStage multiplies by 2^(EV + BaselineExposure), in place.
+// exposureStage multiplies by 2^EV, in place: EV = --exposure +
+// BaselineExposure (+ BaselineExposureOffset) + the preview anchor
+// (job.exposureEV).
 var exposureStage = Stage{Name: "exposure", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: noBuffers, run: stageExposure}
 
 // ExposureEV returns the exposure change applied to a file: the --exposure
@@ -25,9 +27,9 @@ func stageExposure(_ context.Context, j *job) error {
 	return nil
 }
 
-// expose multiplies img by the exposure gain 2^ExposureEV.
+// expose multiplies img by the exposure gain 2^j.exposureEV().
 func (j *job) expose(img Image) {
-	ev := ExposureEV(j.settings, j.info)
+	ev := j.exposureEV()
 	if ev == 0 {
 		return
 	}

@@ -79,6 +79,11 @@ func stageOutputSpace(_ context.Context, j *job) error {
 		}
 	}
 	sharpen := v.spec.Variant.Sharpen > 0
+	gamut := j.settings.compressGamut()
+	var lum [3]float32
+	for k := range 3 {
+		lum[k] = float32(v.space.ToXYZ[1][k])
+	}
 	row := v.img.W * 3
 	par.Rows(v.img.H, func(lo, hi int) {
 		src, dst := src[lo*row:hi*row], dst[lo*row:hi*row]
@@ -86,7 +91,7 @@ func stageOutputSpace(_ context.Context, j *job) error {
 			r, g, b := src[i], src[i+1], src[i+2]
 			for c := range 3 {
 				x := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
-				if !sharpen { // clip now; sharpening clips after
+				if !sharpen && !gamut { // clip now; sharpening clips after
 					if !(x > 0) {
 						x = 0
 					} else if x > 1 {
@@ -95,11 +100,22 @@ func stageOutputSpace(_ context.Context, j *job) error {
 				}
 				dst[i+c] = x
 			}
+			if gamut && !sharpen {
+				gamutInto(dst[i:i+3], lum)
+			}
 		}
 	})
 	v.img = Image{W: v.img.W, H: v.img.H, Pix: dst}
 	if sharpen {
 		unsharp(v.img, float32(v.spec.Variant.Sharpen))
+		if gamut {
+			v.img.parallel(func(pix []float32) {
+				for i := 0; i+2 < len(pix); i += 3 {
+					gamutInto(pix[i:i+3], lum)
+				}
+			})
+			return nil
+		}
 		v.img.parallel(func(pix []float32) {
 			for i, x := range pix {
 				if !(x > 0) {

@@ -28,30 +28,52 @@ type lookJob struct {
 	// centre-cropped to the raw's aspect ratio and box-reduced to at most
 	// PreviewMaxLong pixels along its long side, in sensor orientation
 	// (not rotated by Flip, like the camera image before the orientation
-	// stage); nil when no setting needs it or none is usable.
+	// stage); nil when no setting needs it or none is usable, and again
+	// after the exposure-anchor stage, its last reader.
 	preview *look.Preview
 	// previewNote says why preview is nil although a setting needed it
 	// ("" otherwise): no preview in the file, LibRaw could not extract it,
 	// or look.DecodePreview found it unusable (too small, other aspect,
 	// undecodable).
 	previewNote string
+
+	exposureState // the exposure applied and its source (stage_anchor.go)
 }
 
 // needPreview reports whether the preview stage must extract the preview
 // for this file; cheap, asked before the preview stage runs.
 func (j *job) needPreview() bool { return j.settings.needsPreview() || j.wbNeedsPreview() }
 
-// previewCost: when the settings use the preview, its bytes (a JPEG, or an
-// 8-bit bitmap, at most 3 bytes per pixel of the raw's size, which no
-// embedded preview exceeds) and the decoded 8-bit image (at most 3 bytes
-// per pixel again) while the stage runs; after it, the reduced float
-// preview of at most PreviewMaxLong² pixels (12 bytes each).
+// previewCost: when the settings use the preview, the decoded 8-bit
+// preview (at most 3 bytes per pixel of the image's size, which no
+// embedded preview exceeds; its JPEG bytes are smaller than that) while
+// the stage runs; after it, the kept float preview (previewKeptBytes).
 func previewCost(m memCtx) StepMemory {
 	if !m.s.needsPreview() {
 		return StepMemory{}
 	}
-	px := int64(m.fi.RawWidth) * int64(m.fi.RawHeight)
-	return StepMemory{Scratch: 6 * px, Alloc: min(12*px, 12*PreviewMaxLong*PreviewMaxLong)}
+	w, h := m.fi.Width, m.fi.Height
+	if w <= 0 || h <= 0 {
+		w, h = m.fi.RawWidth, m.fi.RawHeight
+	}
+	return StepMemory{Scratch: 3 * int64(w) * int64(h), Alloc: previewKeptBytes(w, h)}
+}
+
+// previewKeptBytes is the size of job.preview for a w×h image: W×H×3
+// float32 at most PreviewMaxLong on the long side, in the image's aspect.
+func previewKeptBytes(w, h int) int64 {
+	if w <= 0 || h <= 0 {
+		return 0
+	}
+	lw, lh := w, h
+	if max(w, h) > PreviewMaxLong {
+		if w >= h {
+			lw, lh = PreviewMaxLong, max(1, PreviewMaxLong*h/w)
+		} else {
+			lw, lh = max(1, PreviewMaxLong*w/h), PreviewMaxLong
+		}
+	}
+	return 12 * int64(lw) * int64(lh)
 }
 
 func stagePreview(_ context.Context, j *job) error {

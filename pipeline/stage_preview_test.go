@@ -9,7 +9,7 @@ import (
 )
 
 // openForPreview runs the open and preview stages on in with s.
-func openForPreview(t *testing.T, in string, s Settings) *job {
+func openForPreview(t testing.TB, in string, s Settings) *job {
 	t.Helper()
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
@@ -62,10 +62,15 @@ func TestPreviewStage(t *testing.T) {
 // uses the preview.
 func TestPreviewCost(t *testing.T) {
 	m := memCtx{fi: FileInfo{RawWidth: 6000, RawHeight: 4000}, s: DefaultSettings()}
-	if c := previewCost(m); c.Scratch != 6*24e6 || c.Alloc != 12*PreviewMaxLong*PreviewMaxLong {
+	m.fi.Width, m.fi.Height = 6000, 4000
+	if c := previewCost(m); c.Scratch != 3*24e6 || c.Alloc != 12*512*341 {
 		t.Errorf("anchor preview: %+v", c)
 	}
-	m.s.ExposureAnchor = AnchorNone
+	m.s.Tone = ToneNone
+	if c := previewCost(m); c != (StepMemory{}) {
+		t.Errorf("--tone none: %+v", c)
+	}
+	m.s.Tone, m.s.ExposureAnchor = ToneDefault, AnchorNone
 	if c := previewCost(m); c != (StepMemory{}) {
 		t.Errorf("no preview needed: %+v", c)
 	}

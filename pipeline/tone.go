@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"math"
+
+	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
 // ToneCurve names a tone curve applied to scene-referred linear RGB.
@@ -12,8 +14,9 @@ const (
 	// ToneNone leaves scene-referred values as they are (values above 1
 	// clip at the output).
 	ToneNone ToneCurve = "none"
-	// ToneDefault is a filmic curve with a soft highlight shoulder and a
-	// gentle toe; see toneDefault.
+	// ToneDefault is the file's DNG ProfileToneCurve when it has one, else
+	// look.DefaultCurve (soft toe, mid grey 0.18 → 0.39, long shoulder),
+	// applied hue-preservingly (DNG "RGB tone") in the working space.
 	ToneDefault ToneCurve = "default"
 )
 
@@ -26,65 +29,94 @@ func ParseToneCurve(s string) (ToneCurve, error) {
 	return "", fmt.Errorf("unknown tone curve %q (want default or none)", s)
 }
 
-// narkowicz is the rational fit of the ACES RRT+ODT filmic curve by
-// Krzysztof Narkowicz ("ACES Filmic Tone Mapping Curve", 2016):
-// f(x) = x(ax+b) / (x(cx+d)+e) with a=2.51, b=0.03, c=2.43, d=0.59, e=0.14.
-func narkowicz(x float64) float64 {
-	const a, b, c, d, e = 2.51, 0.03, 2.43, 0.59, 0.14
-	return x * (a*x + b) / (x*(c*x+d) + e)
+// toneCurve returns the curve the default tone applies to the file: its
+// DNG ProfileToneCurve (tag 50940, as the header read it) when it has a
+// valid one, else look.DefaultCurve; nil for ToneNone.
+func (j *job) toneCurve() look.Curve {
+	if j.settings.Tone != ToneDefault {
+		return nil
+	}
+	if j.cameraLook != nil {
+		return j.cameraLook.Curve
+	}
+	if j.hdr != nil && len(j.hdr.ProfileToneCurve) >= 4 {
+		if t, err := look.ProfileToneCurve(j.hdr.ProfileToneCurve); err == nil {
+			return t
+		}
+	}
+	return look.DefaultCurve
 }
 
-// toneWhite is f(1): the default curve is normalised so that linear 1.0,
-// the decode's white level, maps to display white.
-var toneWhite = narkowicz(1)
+// toneDefault is look.DefaultCurve: rawbatch's parametric curve
+// f(x) = (1+K)·u/(u+K), u = x^1.6, mid grey 0.18 → 0.39 (docs/pipeline.md
+// lists its control points).
+func toneDefault(x float64) float64 { return look.DefaultCurve.Apply(x) }
 
-// toneDefault maps a scene-referred linear value to a display-referred
-// linear value in [0, 1]: min(1, f(x)/f(1)) with f the Narkowicz curve, so
-// 0 → 0 and 1 → 1, a toe (slope (b/e)/f(1) ≈ 0.27 at 0), a mid-tone lift
-// (0.125, 3 EV under white, maps to 0.21) and a shoulder that reaches white
-// at the white level. It is applied per channel in the linear
-// working space.
-func toneDefault(x float64) float64 {
-	if x <= 0 {
-		return 0
-	}
-	if x >= 1 {
-		return 1
-	}
-	return narkowicz(x) / toneWhite
-}
-
-// toneLUTSize is the number of intervals of the table used to apply the
-// default curve; with linear interpolation the error is below 2e-6.
+// toneLUTSize is the number of intervals of the table through which a
+// curve is applied; with linear interpolation the error is below 1e-5
+// above x = 0.002 (the default curve's toe is flat below).
 const toneLUTSize = 1 << 14
 
-var toneLUT = func() []float32 {
+// toneLUT tabulates c on [0, 1] at toneLUTSize+1 points (and one more, a
+// copy of the last, for the interpolation at x = 1).
+func toneLUT(c look.Curve) []float32 {
 	t := make([]float32, toneLUTSize+2)
-	for i := range t {
-		t[i] = float32(toneDefault(float64(i) / toneLUTSize))
+	for i := range toneLUTSize + 1 {
+		t[i] = float32(c.Apply(float64(i) / toneLUTSize))
 	}
+	t[toneLUTSize+1] = t[toneLUTSize]
 	return t
-}()
+}
 
-// applyTone applies curve c in place to every sample of img.
-func applyTone(img Image, c ToneCurve) {
-	if c != ToneDefault {
+// lutAt interpolates lut at v, clamping v to [0, 1] (NaN → 0).
+func lutAt(lut []float32, v float32) float32 {
+	if !(v > 0) {
+		return lut[0]
+	}
+	if v >= 1 {
+		return lut[toneLUTSize]
+	}
+	f := v * toneLUTSize
+	k := int(f)
+	fr := f - float32(k)
+	return lut[k] + fr*(lut[k+1]-lut[k])
+}
+
+// applyTone applies curve c (nil: nothing) in place to every pixel of img
+// by the DNG "RGB tone" method (look.RGBTone): the largest and smallest
+// channel through c, the middle one at the same fraction between them,
+// which keeps the hue. Inputs below 0 count as 0 and above 1 (the raw's
+// clip level, the curve's white) as 1 for the curve; NaN becomes 0. The
+// result is display-linear in [0, 1].
+func applyTone(img Image, c look.Curve) {
+	if c == nil {
 		return
 	}
+	lut := toneLUT(c)
 	img.parallel(func(pix []float32) {
-		for i, v := range pix {
-			if !(v > 0) { // also NaN
-				pix[i] = 0
-				continue
+		for i := 0; i+2 < len(pix); i += 3 {
+			p := pix[i : i+3 : i+3]
+			for k, v := range p {
+				if v != v { // NaN
+					p[k] = 0
+				}
 			}
-			if v >= 1 {
-				pix[i] = 1
-				continue
+			hi, mid, lo := 0, 1, 2
+			if p[hi] < p[mid] {
+				hi, mid = mid, hi
 			}
-			f := v * toneLUTSize
-			k := int(f)
-			fr := f - float32(k)
-			pix[i] = toneLUT[k] + fr*(toneLUT[k+1]-toneLUT[k])
+			if p[mid] < p[lo] {
+				mid, lo = lo, mid
+			}
+			if p[hi] < p[mid] {
+				hi, mid = mid, hi
+			}
+			vh, vl := lutAt(lut, p[hi]), lutAt(lut, p[lo])
+			vm := vl
+			if d := p[hi] - p[lo]; d > 0 {
+				vm = vl + (vh-vl)*(p[mid]-p[lo])/d
+			}
+			p[hi], p[mid], p[lo] = vh, vm, vl
 		}
 	})
 }

@@ -123,11 +123,27 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
-		{Name: "tone", Default: string(d.Tone), Help: "tone curve: default or none",
+		{Name: "tone", Default: string(d.Tone), Help: "tone curve: default (the DNG's ProfileToneCurve, else rawbatch's curve, mid grey 0.18 → 0.39) or none",
 			Values: accepted(func(s string) error { _, err := pipeline.ParseToneCurve(s); return err }, "default", "none"),
 			Apply: func(v value) (err error) {
 				if s.Tone, err = pipeline.ParseToneCurve(v.String()); err != nil {
 					return fmt.Errorf("--tone: %w", err)
+				}
+				return nil
+			}},
+		{Name: "exposure-anchor", Default: string(d.ExposureAnchor), Help: "exposure anchored to the embedded preview: preview (a correction of up to ±1.5 EV when the preview is usable) or none",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseExposureAnchor(s); return err }, "preview", "none"),
+			Apply: func(v value) (err error) {
+				if s.ExposureAnchor, err = pipeline.ParseExposureAnchor(v.String()); err != nil {
+					return fmt.Errorf("--exposure-anchor: %w", err)
+				}
+				return nil
+			}},
+		{Name: "look", Default: string(d.Look), Help: "rendering: default (tone curve, preview-anchored exposure), camera (fitted to the embedded preview per file) or neutral (tone curve, no preview anchoring)",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseLook(s); return err }, "default", "camera", "neutral"),
+			Apply: func(v value) (err error) {
+				if s.Look, err = pipeline.ParseLook(v.String()); err != nil {
+					return fmt.Errorf("--look: %w", err)
 				}
 				return nil
 			}},

@@ -336,8 +336,9 @@ func SettingsHash(s pipeline.Settings) string {
 	parts := []string{"settings-v2", pipeline.DevelopVersion(), string(s.Demosaic),
 		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
 		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize),
-		fmt.Sprint(s.StripMetadata), s.Artist, s.Copyright, string(s.ExposureAnchor), string(s.Look)}
+		fmt.Sprint(s.StripMetadata), s.Artist, s.Copyright}
 	parts = append(parts, pipeline.RawsideHashParts(s)...)
+	parts = append(parts, lookHashParts(s)...)
 	return state.HashSettings(parts...)
 }
 

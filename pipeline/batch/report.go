@@ -129,6 +129,10 @@ type FileReport struct {
 	Messages string `json:"messages,omitempty"`
 	// WhiteBalance is the white balance used and why (converted files).
 	WhiteBalance *ReportWhiteBalance `json:"white_balance,omitempty"`
+	// ExposureEV is the exposure applied in EV and ExposureSource its terms
+	// (pipeline.Result.Exposure); converted files only.
+	ExposureEV     *float64 `json:"exposure_ev,omitempty"`
+	ExposureSource string   `json:"exposure_source,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -226,6 +230,8 @@ func BuildReport(results []FileResult) Report {
 		}
 		if fr.Status == StatusConverted {
 			f.WhiteBalance = reportWhiteBalance(fr.Result.WhiteBalance)
+			ev := fr.Result.Exposure.EV
+			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)

@@ -99,6 +99,9 @@ func parseTIFF(src *source, o *own) {
 		o.checkData(t, raw)
 	}
 	o.checkColourTags(t, ifd0, raw)
+	if o.dng {
+		o.look = readDNGLook(t, ifd0)
+	}
 	if o.rw2 {
 		panasonic(t, ifd0, o)
 	}

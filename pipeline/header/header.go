@@ -105,6 +105,11 @@ type Header struct {
 	// ActiveArea is DNG ActiveArea (50829) of the raw IFD as top, left,
 	// bottom, right in raw pixels, zero when absent.
 	ActiveArea [4]int
+	// ProfileToneCurve is the DNG ProfileToneCurve (50940) of IFD0: x, y
+	// pairs in [0, 1] (nil when absent or malformed); BaselineExposureOffset
+	// the DNG BaselineExposureOffset (51109) in EV, 0 when absent.
+	ProfileToneCurve       []float32 `json:",omitempty"`
+	BaselineExposureOffset float64   `json:",omitempty"`
 	// CRX is the CR3 raw track's crx header (CMP1), nil for other formats.
 	CRX *CRX
 	// SizeFromLibRaw reports that Width/Height are LibRaw's output size.
@@ -379,6 +384,7 @@ func (h *Header) apply(o *own) {
 	h.CRX = o.crx
 	h.ActiveArea = o.activeArea
 	h.DefaultCrop = o.defaultCrop
+	h.ProfileToneCurve, h.BaselineExposureOffset = o.look.toneCurve, o.look.exposureOffset
 	h.Unsupported = o.unsupported
 	if o.haveExif {
 		h.EXIF = o.exif.EXIF

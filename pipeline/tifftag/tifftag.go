@@ -135,6 +135,10 @@ const (
 	BaselineExposure       = 50730
 	CalibrationIlluminant1 = 50778
 	ActiveArea             = 50829
+	// ProfileToneCurve (FLOAT x, y pairs) and BaselineExposureOffset
+	// (SRATIONAL, EV): DNG 1.6 §6.2, read by pipeline/header for the look.
+	ProfileToneCurve       = 50940
+	BaselineExposureOffset = 51109
 )
 
 // Sony ARW: the raw IFD's SonyRawFileType (0x7000; ExifTool Sony tags:
@@ -247,6 +251,8 @@ var Tags = []Def{
 	{BaselineExposure, "BaselineExposure", DirImage},
 	{CalibrationIlluminant1, "CalibrationIlluminant1", DirImage},
 	{ActiveArea, "ActiveArea", DirImage},
+	{ProfileToneCurve, "ProfileToneCurve", DirImage},
+	{BaselineExposureOffset, "BaselineExposureOffset", DirImage},
 	{SonyRawFileType, "SonyRawFileType", DirImage},
 
 	{ExposureTime, "ExposureTime", DirExif},

@@ -1,0 +1,107 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"github.com/rawbatch/rawbatch/pipeline/look"
+)
+
+// maxCameraLookEV clamps the exposure of a camera-look fit (the fit is
+// unclamped; twice the anchor's limit keeps a wild fit from blowing out
+// the picture, and such a fit has a high residual anyway).
+const maxCameraLookEV = 3
+
+// fitCameraLook fits --look camera to the preview (look.FitCamera on the
+// anchor's grids: gains on top of the white balance applied, exposure on
+// top of --exposure and the baseline, a monotone curve, one saturation
+// factor) and keeps it in j.cameraLook when its cross-validated residual
+// is acceptable (look.MaxCameraResidual); else, or without a usable
+// preview, it falls back to the default look with a warning. It returns
+// the note for Result.Exposure.
+func (j *job) fitCameraLook() string {
+	fallback := func(why string) string {
+		j.warnings = append(j.warnings, "--look camera: used the default look: "+why)
+		return j.anchor() // the default look's preview anchor, if any
+	}
+	if j.preview == nil {
+		return fallback(j.previewNote)
+	}
+	if j.settings.Tone == ToneNone {
+		return fallback("--tone none")
+	}
+	cells, err := j.anchorCells(j.preview)
+	if err != nil {
+		return fallback(err.Error())
+	}
+	// The gains are fitted on the white-balanced camera grid: they
+	// correct the white balance applied (1, 1, 1 when it was right).
+	camGrid, err := j.cameraGrid(cells.Scene.W, cells.Scene.H)
+	if err != nil {
+		return fallback(err.Error())
+	}
+	l, err := look.FitCamera(camGrid, j.cameraToSpace(j.preview.Space), j.preview.Space, cells, look.FitOptions{})
+	if err != nil {
+		return fallback(err.Error())
+	}
+	if !l.Acceptable() {
+		return fallback(fmt.Sprintf("the fit to the preview is poor (cross-validated mean ΔE2000 %.2f > %d)", l.Residual, look.MaxCameraResidual))
+	}
+	l.EV = min(max(l.EV, -maxCameraLookEV), maxCameraLookEV)
+	j.cameraLook = &l
+	j.anchorEV = l.EV
+	return fmt.Sprintf("gains %.3f/%.3f/%.3f, saturation %.2f, cross-validated mean ΔE2000 %.2f on %d cells", l.Gains[0], l.Gains[1], l.Gains[2], l.Saturation, l.Residual, l.Cells)
+}
+
+// cameraGrid is the camera image (white balanced, 1 = clip) reduced to
+// gw×gh and scaled by the EV of --exposure and the baseline, as
+// anchorCells' scene before its matrix.
+func (j *job) cameraGrid(gw, gh int) (look.Image, error) {
+	g, _, err := look.Reduce(look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}, gw, gh, 0)
+	if err != nil {
+		return look.Image{}, err
+	}
+	k := float32(exposureGain(ExposureEV(j.settings, j.info) + j.baselineOffset()))
+	for i := range g.Pix {
+		g.Pix[i] *= k
+	}
+	return g, nil
+}
+
+// lookCameraToWorking is CameraToWorking with the camera look's gains
+// (diag(gains) on camera RGB, first) when --look camera fitted them.
+func (j *job) lookCameraToWorking() [3][4]float64 {
+	m := CameraToWorking(j.info.RGBCam)
+	if l := j.cameraLook; l != nil {
+		for i := range 3 {
+			for k := range 3 {
+				m[i][k] *= l.Gains[k]
+			}
+		}
+	}
+	return m
+}
+
+// lookSaturate scales img's chroma about its luminance by the camera
+// look's saturation factor, in place, before the tone curve: s' = Y +
+// k·(s − Y) with Y the working space's luminance; a linear map that is the
+// same in every RGB space sharing white and luminance, so it equals the
+// fit's (done in the preview's space).
+func (j *job) lookSaturate(img Image) {
+	l := j.cameraLook
+	if l == nil || l.Saturation == 1 {
+		return
+	}
+	k := float32(l.Saturation)
+	var lum [3]float32
+	for c := range 3 {
+		lum[c] = float32(WorkingSpace.ToXYZ[1][c])
+	}
+	img.parallel(func(pix []float32) {
+		for i := 0; i+2 < len(pix); i += 3 {
+			y := lum[0]*pix[i] + lum[1]*pix[i+1] + lum[2]*pix[i+2]
+			for c := range 3 {
+				pix[i+c] = y + k*(pix[i+c]-y)
+			}
+		}
+	})
+}

@@ -1,0 +1,67 @@
+package look
+
+import (
+	"math"
+
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+)
+
+// Search of AnchorExposureDeltaE: EVs within anchorSearchEV of the median
+// estimate, first by anchorCoarseEV, then by anchorFineEV around the best.
+const (
+	anchorSearchEV = 1.0
+	anchorCoarseEV = 0.1
+	anchorFineEV   = 0.02
+)
+
+// AnchorExposureDeltaE is AnchorExposure with the exposure chosen to
+// minimise the mean CIEDE2000, over the same usable cells, between the
+// scene rendered through curve (2^EV, RGBTone, desaturated into the cube
+// as CompressGamut does) and the preview, both in space (the preview's;
+// c.Lum its luminance row). The median of AnchorExposure is where the
+// search starts (±1 EV, by 0.1 then 0.02 EV) and what decides Consistent
+// and Spread; EV is the minimiser clamped to ±MaxAnchorEV, Raw the
+// unclamped minimiser. Why: when the camera's curve differs in shape from
+// ours, the EV at which mid-tones match in luminance on the median is not
+// the one at which the picture as a whole matches best (docs/look.md: on
+// the 6D DNG the median made the score worse). Errors as AnchorExposure's.
+func AnchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool) (Exposure, error) {
+	e, err := AnchorExposure(c, curve, mask)
+	if err != nil || e.Cells == 0 {
+		return e, err
+	}
+	var cells []int
+	for k := range c.Scene.W * c.Scene.H {
+		if (mask == nil || mask[k]) && c.usable(k) {
+			cells = append(cells, k)
+		}
+	}
+	pLab := make([]colour.Lab, len(cells))
+	for i, k := range cells {
+		pLab[i] = space.LinearToLab(clampCube(c.Preview.cell(k)))
+	}
+	score := func(ev float64) float64 {
+		g := math.Exp2(ev)
+		var sum float64
+		for i, k := range cells {
+			s := c.Scene.cell(k)
+			t := RGBTone(curve, [3]float64{s[0] * g, s[1] * g, s[2] * g})
+			t = desaturateIntoCube(t, luminance(t, c.Lum))
+			sum += colour.DeltaE2000(space.LinearToLab(t), pLab[i])
+		}
+		return sum / float64(len(cells))
+	}
+	best, bestScore := e.Raw, score(e.Raw)
+	search := func(lo, hi, step float64) {
+		for ev := lo; ev <= hi+1e-9; ev += step {
+			if s := score(ev); s < bestScore {
+				best, bestScore = ev, s
+			}
+		}
+	}
+	search(e.Raw-anchorSearchEV, e.Raw+anchorSearchEV, anchorCoarseEV)
+	search(best-anchorCoarseEV, best+anchorCoarseEV, anchorFineEV)
+	e.Raw = best
+	e.EV = min(max(best, -MaxAnchorEV), MaxAnchorEV)
+	return e, nil
+}

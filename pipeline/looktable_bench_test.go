@@ -1,0 +1,118 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// lookCorpus is the real-file folder the look table also reads when it
+// exists (read-only third-party files; docs/pipeline.md).
+const lookCorpus = "/work/shared/rawcorpus"
+
+// BenchmarkLookTable is issue 12's look table (make bench): for every
+// sample file with a usable embedded preview (testdata/raw, and the real
+// files of lookCorpus when present), the mean CIEDE2000 against the
+// preview (scoreAgainstPreview: both reduced to 256 cells wide in linear
+// light) of --look default, --look neutral, and --look camera both
+// cross-validated (fit on one half of the grid's 8×8-cell checkerboard,
+// scored on the other: look.CameraLook.Residual) and as rendered at full
+// resolution. Files without a usable preview are listed with the reason.
+// It prints the table (docs/pipeline.md keeps the latest; its rows start
+// with "|" and no space, so TestPipelineDocTable does not read them as
+// stages); not timed.
+func BenchmarkLookTable(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(testdata, "raw", "*"))
+	for _, dir := range []string{lookCorpus, filepath.Join(lookCorpus, "stubs")} {
+		more, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, f := range more {
+			if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(f, ".md") {
+				files = append(files, f)
+			}
+		}
+	}
+	sort.Strings(files)
+	seen := map[string]bool{}
+	var rows, skipped []string
+	for range b.N {
+		for _, in := range files {
+			if seen[filepath.Base(in)] {
+				continue // the same sample in both folders
+			}
+			seen[filepath.Base(in)] = true
+			row, why := lookRow(b, in)
+			if why != "" {
+				skipped = append(skipped, fmt.Sprintf("%s: %s", filepath.Base(in), why))
+				continue
+			}
+			rows = append(rows, row)
+		}
+	}
+	fmt.Printf("\n|file|default|camera (cross-validated)|camera (full render)|neutral|default EV|\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Println(r)
+	}
+	fmt.Printf("\nno usable preview (or not decoded): %s\n", strings.Join(skipped, "; "))
+}
+
+// lookRow measures one file, or says why it has no row.
+func lookRow(b *testing.B, in string) (row, why string) {
+	cv, why := cameraResidual(b, in)
+	if why != "" {
+		return "", why
+	}
+	dir := b.TempDir()
+	score := map[Look]float64{}
+	var ev float64
+	for _, l := range []Look{LookDefault, LookCamera, LookNeutral} {
+		s := DefaultSettings()
+		s.Format = PNG16
+		s.Look = l
+		out := filepath.Join(dir, string(l)+".png")
+		res, err := ConvertFile(context.Background(), in, out, s)
+		if err != nil {
+			return "", err.Error()
+		}
+		if l == LookDefault {
+			ev = res.Exposure.EV
+		}
+		score[l] = scoreAgainstPreview(b, in, out)
+	}
+	return fmt.Sprintf("|%s|%.2f|%s|%.2f|%.2f|%+.2f|", filepath.Base(in), score[LookDefault], cv, score[LookCamera], score[LookNeutral], ev), ""
+}
+
+// cameraResidual runs the stages up to the exposure-anchor one with --look
+// camera and returns the fit's cross-validated residual ("fell back: …"
+// when the fit was refused), or why the file has no usable preview.
+func cameraResidual(b *testing.B, in string) (string, string) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s := DefaultSettings()
+	s.Look = LookCamera
+	hdr, err := ReadHeader(in)
+	if err != nil {
+		return "", err.Error()
+	}
+	j := &job{in: in, settings: s, hdr: hdr}
+	defer j.cleanup()
+	for _, st := range Stages {
+		if err := st.run(context.Background(), j); err != nil {
+			return "", err.Error()
+		}
+		if st.Name == "preview" && j.preview == nil {
+			return "", j.previewNote
+		}
+		if st.Name == anchorStage.Name {
+			break
+		}
+	}
+	if j.cameraLook == nil {
+		return "fell back: " + strings.Join(j.warnings, "; "), ""
+	}
+	return fmt.Sprintf("%.2f", j.cameraLook.Residual), ""
+}

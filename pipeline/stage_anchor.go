@@ -1,0 +1,190 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/look"
+)
+
+// anchorStage measures, once per file, the exposure correction that
+// makes the rendering as bright as the embedded preview
+// (look.AnchorExposure), on a reduction of the full demosaiced camera
+// image. It comes after demosaic and before the camera matrix so that the
+// planner never moves it after a variant's resize (it is not pointwise):
+// every variant's exposure step applies the same EV. It writes no pixels.
+var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Cost: anchorCost, run: stageExposureAnchor}
+
+// anchorClip is the camera value (1 = the white level after white
+// balance) at or above which a photosite counts as clipped for the
+// anchor's per-cell clipped fraction.
+const anchorClip = 0.999
+
+// anchorCost: the grids (camera, scene, preview: three 256-wide float
+// images and the clipped fractions, under 2 MiB) while it runs; the kept
+// preview is released when it ends.
+func anchorCost(m memCtx) StepMemory {
+	if !m.s.needsPreview() {
+		return StepMemory{}
+	}
+	w, h := m.fi.Width, m.fi.Height
+	if w <= 0 || h <= 0 {
+		w, h = m.fi.RawWidth, m.fi.RawHeight
+	}
+	gh := int64(look.GridWidth)
+	if w > 0 {
+		gh = max(1, int64(look.GridWidth)*int64(h)/int64(w))
+	}
+	return StepMemory{Scratch: 40 * look.GridWidth * gh, Free: previewKeptBytes(w, h)}
+}
+
+// ExposureResult is the exposure a conversion applied (Result.Exposure).
+type ExposureResult struct {
+	// EV is the total exposure change in EV (linear gain 2^EV): --exposure,
+	// BaselineExposure and BaselineExposureOffset of a DNG, and the
+	// preview-anchored correction.
+	EV float64
+	// Source lists those terms, e.g. "--exposure +0.00, BaselineExposure
+	// +0.25, preview anchor +0.31 (…)", or says why the preview anchor was
+	// not applied ("no preview anchor: no embedded preview").
+	Source string `json:",omitempty"`
+}
+
+// exposureState is the exposure the exposure stage applies (embedded in
+// lookJob).
+type exposureState struct {
+	// anchorEV is the preview-anchored correction applied (0 when none);
+	// exposureSource says how the EV applied was made up (Result).
+	anchorEV       float64
+	exposureSource string
+	// cameraLook is the --look camera fit applied (nil: the default look,
+	// also when the fit fell back).
+	cameraLook *look.CameraLook
+}
+
+// exposureEV is the EV the exposure stage applies: ExposureEV (--exposure
+// and BaselineExposure), the DNG BaselineExposureOffset of the profile
+// when BaselineExposure is used, and the preview-anchored correction.
+func (j *job) exposureEV() float64 {
+	return ExposureEV(j.settings, j.info) + j.baselineOffset() + j.anchorEV
+}
+
+// baselineOffset is the DNG BaselineExposureOffset (tag 51109, EV) when
+// BaselineExposure applies.
+func (j *job) baselineOffset() float64 {
+	if !j.settings.BaselineExposure || j.info.DNGVersion == 0 || j.hdr == nil {
+		return 0
+	}
+	return j.hdr.BaselineExposureOffset
+}
+
+func stageExposureAnchor(_ context.Context, j *job) error {
+	base := fmt.Sprintf("--exposure %+.2f", j.settings.Exposure)
+	if b := ExposureEV(j.settings, j.info) - j.settings.Exposure; b != 0 {
+		base += fmt.Sprintf(", BaselineExposure %+.2f", b)
+	}
+	if o := j.baselineOffset(); o != 0 {
+		base += fmt.Sprintf(", BaselineExposureOffset %+.2f", o)
+	}
+	var note string
+	if j.settings.Look == LookCamera {
+		note = j.fitCameraLook()
+	} else {
+		note = j.anchor()
+	}
+	j.preview = nil // not read after this stage
+	j.exposureSource = base
+	switch {
+	case j.cameraLook != nil:
+		j.exposureSource += fmt.Sprintf(", camera look %+.2f (%s)", j.anchorEV, note)
+	case j.anchorEV != 0:
+		j.exposureSource += fmt.Sprintf(", preview anchor %+.2f (%s)", j.anchorEV, note)
+	case note != "":
+		j.exposureSource += ", no preview anchor: " + note
+	}
+	return nil
+}
+
+// anchor sets j.anchorEV from the preview when the settings ask for it,
+// the preview is usable and the estimate consistent and at least
+// minAnchorEV; it returns what it found (the estimate, or why there is
+// none; "" when not asked).
+func (j *job) anchor() string {
+	if j.settings.ExposureAnchor != AnchorPreview || j.settings.Look == LookNeutral {
+		return ""
+	}
+	if j.preview == nil {
+		return j.previewNote
+	}
+	curve := j.toneCurve()
+	if curve == nil {
+		return "--tone none"
+	}
+	cells, err := j.anchorCells(j.preview)
+	if err != nil {
+		return err.Error()
+	}
+	e, err := look.AnchorExposureDeltaE(cells, curve, j.preview.Space, nil)
+	if err != nil {
+		return err.Error()
+	}
+	switch {
+	case !e.Consistent:
+		return "estimate not consistent: " + e.String()
+	case math.Abs(e.EV) < minAnchorEV:
+		return "estimate below 0.1 EV: " + e.String()
+	}
+	j.anchorEV = e.EV
+	return e.String()
+}
+
+// minAnchorEV is the smallest correction applied (issue 12: skipped when
+// tiny; look.MinApplyEV is the estimate's noise, this the visible step).
+const minAnchorEV = 0.1
+
+// anchorCells builds the anchor's grids from the demosaiced camera image
+// (j.camera, W×H×3, white balanced, 1 = clip) and the preview p: both
+// reduced to look.GridSize of the preview, the camera grid taken to the
+// preview's linear space and scaled by the EV of --exposure and the
+// baseline (the correction is on top of them), with the clipped
+// fraction of each cell.
+func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
+	if j.colors != 3 {
+		return look.Cells{}, fmt.Errorf("camera image has %d channels", j.colors)
+	}
+	gw, gh := look.GridSize(p.Image.W, p.Image.H, look.GridWidth)
+	prev, err := p.Grid(gw, gh)
+	if err != nil {
+		return look.Cells{}, err
+	}
+	cam := look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}
+	scene, clipped, err := look.Reduce(cam, gw, gh, anchorClip)
+	if err != nil {
+		return look.Cells{}, err
+	}
+	m := j.cameraToSpace(p.Space)
+	g := math.Exp2(ExposureEV(j.settings, j.info) + j.baselineOffset())
+	for i := 0; i+2 < len(scene.Pix); i += 3 {
+		v := m.Apply([3]float64{float64(scene.Pix[i]), float64(scene.Pix[i+1]), float64(scene.Pix[i+2])})
+		for c := range 3 {
+			scene.Pix[i+c] = float32(v[c] * g)
+		}
+	}
+	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1]}, nil
+}
+
+// cameraToSpace is the 3×3 matrix from white-balanced camera RGB (three
+// channels) to linear RGB in space, through the working space as the
+// camera-matrix and output-space stages go.
+func (j *job) cameraToSpace(space *colour.Space) colour.Mat3 {
+	cw := CameraToWorking(j.info.RGBCam)
+	var m3 colour.Mat3
+	for i := range 3 {
+		for k := range 3 {
+			m3[i][k] = cw[i][k]
+		}
+	}
+	return colour.ConvertMatrix(WorkingSpace, space).Mul(m3)
+}
