@@ -19,7 +19,10 @@ import (
 func scoreAgainstPreview(t testing.TB, in, out string) float64 {
 	t.Helper()
 	s := DefaultSettings()
+	// Nothing may need the preview, so the preview stage leaves it to
+	// this call (LibRaw extracts a file's preview once per open).
 	s.ExposureAnchor = AnchorNone
+	s.WhiteBalance = WhiteBalance{Mode: "daylight"}
 	j := openForPreview(t, in, s)
 	th, err := j.h.Thumbnail()
 	if err != nil {
