@@ -12,8 +12,9 @@ import (
 const maxCameraLookEV = 3
 
 // fitCameraLook fits --look camera to the preview (look.FitCamera on the
-// anchor's grids: gains on top of the white balance applied, exposure on
-// top of --exposure and the baseline, a monotone curve, one saturation
+// anchor's grids: gains on top of the white balance applied (1 when
+// --wb chose it), exposure on top of the baseline (--exposure is added
+// after), a monotone curve, one saturation
 // factor) and keeps it in j.cameraLook when its cross-validated residual
 // is acceptable (look.MaxCameraResidual); else, or without a usable
 // preview, it falls back to the default look with a warning. It returns
@@ -39,7 +40,13 @@ func (j *job) fitCameraLook() string {
 	if err != nil {
 		return fallback(err.Error())
 	}
-	l, err := look.FitCamera(camGrid, j.cameraToSpace(j.preview.Space), j.preview.Space, cells, look.FitOptions{})
+	// A white balance the photographer chose (--wb other than camera)
+	// is kept: the fit then leaves the gains at 1.
+	var opts look.FitOptions
+	if j.settings.WhiteBalance.Mode != "camera" {
+		opts.Gains = [3]float64{1, 1, 1}
+	}
+	l, err := look.FitCamera(camGrid, j.cameraToSpace(j.preview.Space), j.preview.Space, cells, opts)
 	if err != nil {
 		return fallback(err.Error())
 	}
@@ -53,14 +60,14 @@ func (j *job) fitCameraLook() string {
 }
 
 // cameraGrid is the camera image (white balanced, 1 = clip) reduced to
-// gw×gh and scaled by the EV of --exposure and the baseline, as
-// anchorCells' scene before its matrix.
+// gw×gh and scaled by the EV of the baseline (not --exposure, which is
+// applied on top of the fit), as anchorCells' scene before its matrix.
 func (j *job) cameraGrid(gw, gh int) (look.Image, error) {
 	g, _, err := look.Reduce(look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}, gw, gh, 0)
 	if err != nil {
 		return look.Image{}, err
 	}
-	k := float32(exposureGain(ExposureEV(j.settings, j.info) + j.baselineOffset()))
+	k := float32(exposureGain(ExposureEV(j.settings, j.info) - j.settings.Exposure + j.baselineOffset()))
 	for i := range g.Pix {
 		g.Pix[i] *= k
 	}

@@ -147,8 +147,10 @@ const minAnchorEV = 0.1
 // anchorCells builds the anchor's grids from the demosaiced camera image
 // (j.camera, W×H×3, white balanced, 1 = clip) and the preview p: both
 // reduced to look.GridSize of the preview, the camera grid taken to the
-// preview's linear space and scaled by the EV of --exposure and the
-// baseline (the correction is on top of them), with the clipped
+// preview's linear space and scaled by the EV of the baseline
+// (BaselineExposure and its offset) but not of --exposure: the anchor
+// matches the camera's brightness, and the photographer's --exposure
+// is applied on top of it, never measured away; with the clipped
 // fraction of each cell.
 func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 	if j.colors != 3 {
@@ -165,7 +167,7 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 		return look.Cells{}, err
 	}
 	m := j.cameraToSpace(p.Space)
-	g := math.Exp2(ExposureEV(j.settings, j.info) + j.baselineOffset())
+	g := math.Exp2(ExposureEV(j.settings, j.info) - j.settings.Exposure + j.baselineOffset())
 	for i := 0; i+2 < len(scene.Pix); i += 3 {
 		v := m.Apply([3]float64{float64(scene.Pix[i]), float64(scene.Pix[i+1]), float64(scene.Pix[i+2])})
 		for c := range 3 {
