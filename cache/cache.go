@@ -16,7 +16,8 @@
 //	offset size field
 //	     0    8 magic "RBCACHE1"
 //	     8    4 format version (uint32, = FormatVersion)
-//	    12    4 flags (uint32; bit 0: payload is big-endian)
+//	    12    4 flags (uint32; bit 0: payload is big-endian; bit 1: a
+//	              metadata trailer follows the payload)
 //	    16    8 width W in pixels (uint64)
 //	    24    8 height H in pixels (uint64)
 //	    32    8 channels C (uint64)
@@ -26,7 +27,10 @@
 //	    88    8 XXH3-64 of header bytes 0..87
 //
 // Header integers are little-endian. The file's size must be exactly
-// 96 + payload length. The key in the header ties the file to its name: an
+// 96 + payload length, or, with flag bit 1, 96 + payload length + M + 8:
+// the caller's metadata (M bytes, at most [MaxMetaBytes], opaque to this
+// package, see [Cache.PutMeta]) then its length M (uint64, little-endian)
+// end the file. The payload checksum covers the payload and the trailer. The key in the header ties the file to its name: an
 // entry file copied or renamed over another key's name fails [Cache.Get]'s
 // check and is treated as corrupt, never served as the other key's image.
 //
@@ -105,6 +109,7 @@ const (
 	staleTmpAge = time.Minute
 
 	flagBigEndian = 1
+	flagMeta      = 2 // a metadata trailer follows the payload
 )
 
 var (
@@ -479,7 +484,7 @@ func keyBytes(key string) []byte {
 	return b
 }
 
-func encodeHeader(key string, w, h, ch int, n int64, sum uint64) []byte {
+func encodeHeader(key string, w, h, ch int, n int64, sum uint64, meta bool) []byte {
 	b := make([]byte, headerSize)
 	copy(b, magic)
 	le := binary.LittleEndian
@@ -487,6 +492,9 @@ func encodeHeader(key string, w, h, ch int, n int64, sum uint64) []byte {
 	var flags uint32
 	if hostBigEndian {
 		flags |= flagBigEndian
+	}
+	if meta {
+		flags |= flagMeta
 	}
 	le.PutUint32(b[12:], flags)
 	le.PutUint64(b[16:], uint64(w))
@@ -503,6 +511,7 @@ type header struct {
 	w, h, ch int
 	n        int64
 	sum      uint64
+	meta     []byte // the metadata trailer's bytes (aliasing b), nil without one
 }
 
 // parseHeader validates b (the whole file of key's entry) except the
@@ -527,7 +536,7 @@ func parseHeader(b []byte, key string) (header, error) {
 		return hd, fmt.Errorf("the entry of key %s is stored under this name (copied or renamed?)", hex.EncodeToString(got))
 	}
 	flags := le.Uint32(b[12:])
-	if flags&^flagBigEndian != 0 || (flags&flagBigEndian != 0) != hostBigEndian {
+	if flags&^(flagBigEndian|flagMeta) != 0 || (flags&flagBigEndian != 0) != hostBigEndian {
 		return hd, fmt.Errorf("flags %#x (byte order or unknown flag)", flags)
 	}
 	w, h, ch := le.Uint64(b[16:]), le.Uint64(b[24:]), le.Uint64(b[32:])
@@ -542,8 +551,22 @@ func parseHeader(b []byte, key string) (header, error) {
 	if pl := le.Uint64(b[40:]); pl != uint64(n) {
 		return hd, fmt.Errorf("payload length %d, want %d for %d×%d×%d", pl, n, w, h, ch)
 	}
-	if int64(len(b)) != headerSize+n {
-		return hd, fmt.Errorf("file is %d bytes, want %d", len(b), headerSize+n)
+	want := headerSize + n
+	if flags&flagMeta != 0 {
+		if int64(len(b)) < headerSize+n+8 {
+			return hd, fmt.Errorf("file is %d bytes, want at least %d with a metadata trailer", len(b), headerSize+n+8)
+		}
+		m := le.Uint64(b[len(b)-8:])
+		if m > MaxMetaBytes {
+			return hd, fmt.Errorf("metadata trailer of %d bytes, at most %d", m, MaxMetaBytes)
+		}
+		want += int64(m) + 8
+		if int64(len(b)) == want {
+			hd.meta = b[headerSize+n : headerSize+n+int64(m)]
+		}
+	}
+	if int64(len(b)) != want {
+		return hd, fmt.Errorf("file is %d bytes, want %d", len(b), want)
 	}
 	hd.n = n
 	hd.sum = le.Uint64(b[48:])
@@ -568,6 +591,22 @@ func parseHeader(b []byte, key string) (header, error) {
 // case the temporary file is removed and the cache is left as it was, except
 // for evictions. Put never leaves a partial entry under the key.
 func (c *Cache) Put(key string, w, h, ch int, pix []float32) error {
+	return c.PutMeta(key, w, h, ch, pix, nil)
+}
+
+// MaxMetaBytes is the largest metadata [Cache.PutMeta] stores with an entry.
+const MaxMetaBytes = 64 << 10
+
+// PutMeta is [Cache.Put] that also stores meta (at most [MaxMetaBytes]
+// bytes, opaque to this package: for example what the caller chose while
+// computing the image) with the entry; [Cache.Get] returns a copy of it as
+// [Entry.Meta]. Empty meta stores none (the file is then exactly Put's). The
+// file takes meta's length + 8 more bytes; the payload checksum covers it.
+// Errors: Put's, and one for meta over MaxMetaBytes.
+func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) error {
+	if len(meta) > MaxMetaBytes {
+		return fmt.Errorf("cache: %d bytes of metadata, at most %d", len(meta), MaxMetaBytes)
+	}
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -578,7 +617,11 @@ func (c *Cache) Put(key string, w, h, ch int, pix []float32) error {
 	if int64(len(pix)) != n/4 {
 		return fmt.Errorf("cache: %d samples for a %d×%d×%d image, want %d", len(pix), w, h, ch, n/4)
 	}
-	size := headerSize + n
+	var trailer []byte
+	if len(meta) > 0 {
+		trailer = binary.LittleEndian.AppendUint64(append([]byte(nil), meta...), uint64(len(meta)))
+	}
+	size := headerSize + n + int64(len(trailer))
 	if c.max > 0 {
 		if size > c.max {
 			return fmt.Errorf("%w: %d bytes, cap %d", ErrTooLarge, size, c.max)
@@ -589,7 +632,10 @@ func (c *Cache) Put(key string, w, h, ch int, pix []float32) error {
 		c.evict(c.max-size, key, false)
 	}
 	payload := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(pix))), n)
-	hdr := encodeHeader(key, w, h, ch, n, xxh3.Hash(payload))
+	hs := xxh3.New()
+	hs.Write(payload)
+	hs.Write(trailer)
+	hdr := encodeHeader(key, w, h, ch, n, hs.Sum64(), len(trailer) > 0)
 
 	f, err := os.CreateTemp(c.dir, tmpPrefix+key[:16]+"-*")
 	if err != nil {
@@ -599,6 +645,9 @@ func (c *Cache) Put(key string, w, h, ch int, pix []float32) error {
 	_, err = f.Write(hdr)
 	if err == nil {
 		_, err = f.Write(payload)
+	}
+	if err == nil && len(trailer) > 0 {
+		_, err = f.Write(trailer)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -708,6 +757,9 @@ type Entry struct {
 	// shared mapping of the entry file: writing to it faults (SIGSEGV), and
 	// after Close any access does too. Copy what must outlive Close.
 	Pix []float32
+	// Meta is the metadata stored with the entry by [Cache.PutMeta] (a
+	// copy, valid after Close); nil when there is none.
+	Meta []byte
 
 	mu   sync.Mutex
 	data []byte // the whole mapping; nil once closed
@@ -831,7 +883,11 @@ func (c *Cache) Get(key string) (*Entry, error) {
 	c.mu.Unlock()
 
 	pix := unsafe.Slice((*float32)(unsafe.Pointer(&data[headerSize])), hd.n/4)
-	return &Entry{W: hd.w, H: hd.h, C: hd.ch, Pix: pix, data: data}, nil
+	var meta []byte
+	if len(hd.meta) > 0 {
+		meta = append([]byte(nil), hd.meta...)
+	}
+	return &Entry{W: hd.w, H: hd.h, C: hd.ch, Pix: pix, Meta: meta, data: data}, nil
 }
 
 func (c *Cache) isVerified(key string, id fileID) bool {

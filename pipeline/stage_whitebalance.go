@@ -36,15 +36,15 @@ func whiteBalanceCost(m memCtx) StepMemory {
 type WhiteBalanceUsed struct {
 	// Multipliers are the gains applied to camera R, G, B before demosaic,
 	// relative to green (G = 1, dimensionless); zero when unknown (the
-	// decoded image came from the stage cache and the choice was not
-	// made from the file's tags).
+	// decoded image came from a stage cache entry stored without them).
 	Multipliers [3]float64
 	// Source is where they come from: "as shot" (the file's multipliers),
 	// "auto" (estimated from the raw data: highlight.AutoWB), "daylight"
 	// (from the colour matrix), "grey world" (--wb auto: LibRaw's),
 	// "custom" (--wb R,G,B) or "cached" (--wb camera without usable
-	// as-shot multipliers, image read from the stage cache: chosen when it
-	// was stored).
+	// as-shot multipliers, image read from a stage cache entry stored
+	// without its white balance). On a stage cache hit it is the source
+	// stored with the entry, and Reason ends with "from the stage cache".
 	Source string
 	// Reason says why, for --wb camera: "as shot", or why the as-shot
 	// multipliers were not used and what was done instead.
@@ -58,6 +58,9 @@ type WhiteBalanceUsed struct {
 
 func stageWhiteBalance(_ context.Context, j *job) error {
 	j.params = j.settings.librawParams()
+	if j.cachedWhiteBalance() {
+		return nil
+	}
 	switch j.settings.WhiteBalance.Mode {
 	case "camera":
 	case "auto":

@@ -26,6 +26,7 @@ type cacheEntry struct {
 	entry   *cache.Entry
 	pix     []float32
 	w, h, c int
+	meta    cacheMeta // what was stored with the image (stagecache_wb.go)
 }
 
 // CacheKey returns the stage cache key of an input: its content hash (XXH3
@@ -64,7 +65,7 @@ func (j *job) lookupCache() error {
 		j.warnings = append(j.warnings, "stage cache entry not used, decoded instead: "+msg)
 		return nil
 	}
-	j.cached = &cacheEntry{entry: e, pix: e.Pix, w: e.W, h: e.H, c: e.C}
+	j.cached = &cacheEntry{entry: e, pix: e.Pix, w: e.W, h: e.H, c: e.C, meta: decodeCacheMeta(e.Meta)}
 	return nil
 }
 
@@ -118,7 +119,7 @@ func (j *job) storeCache() {
 	if j.cache == nil || j.cache.Cache == nil || j.cacheKey == "" || !j.cache.Keep {
 		return
 	}
-	if err := j.cache.Cache.Put(j.cacheKey, j.img.W, j.img.H, j.colors, j.camera); err != nil {
+	if err := j.cache.Cache.PutMeta(j.cacheKey, j.img.W, j.img.H, j.colors, j.camera, j.encodeCacheMeta()); err != nil {
 		j.warnings = append(j.warnings, "not cached: "+err.Error())
 	}
 }

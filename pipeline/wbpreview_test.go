@@ -173,9 +173,10 @@ func TestCanonD30WhiteBalance(t *testing.T) {
 
 // TestWhiteBalanceFromCache: a decoded image read from the stage cache was
 // white balanced and had its highlights done when it was stored: the
-// result says "as shot" for a file with usable as-shot multipliers, and
-// "cached" (no multipliers) for the D30, whose gains were fitted then; both
-// give the same output as the decode.
+// result reports the white balance stored with the entry, source and
+// multipliers as the decode chose them ("as shot" for the 6D, "preview"
+// for the D30, "grey world" with --wb auto) and a reason saying it came
+// from the cache; every hit gives the same output as the decode.
 func TestWhiteBalanceFromCache(t *testing.T) {
 	dir := t.TempDir()
 	c, err := cache.Open(filepath.Join(dir, "cache"), 0)
@@ -185,10 +186,16 @@ func TestWhiteBalanceFromCache(t *testing.T) {
 	opts := &CacheOptions{Cache: c, Keep: true}
 	s := DefaultSettings()
 	s.HalfSize = true // quicker; the same stages run
-	for file, want := range map[string]string{"canon_eos_6d.dng": "as shot", "canond30_CRW.CRW": "cached"} {
+	auto := s
+	auto.WhiteBalance = WhiteBalance{Mode: "auto"}
+	for _, tc := range []struct {
+		file, want string
+		s          Settings
+	}{{"canon_eos_6d.dng", "as shot", s}, {"canond30_CRW.CRW", "preview", s}, {"canond30_CRW.CRW", "grey world", auto}} {
+		file, want, s := tc.file, tc.want, tc.s
 		in := filepath.Join(testdata, "raw", file)
 		out := func(name string) []OutputSpec {
-			return []OutputSpec{{Variant: Variant{Name: "main", Format: "png16", Space: "srgb"}, Path: filepath.Join(dir, file+name)}}
+			return []OutputSpec{{Variant: Variant{Name: "main", Format: "png16", Space: "srgb"}, Path: filepath.Join(dir, file+want+name)}}
 		}
 		r1, err := ConvertVariants(context.Background(), in, out("a.png"), s, opts)
 		if err != nil || r1.FromCache {
@@ -199,9 +206,15 @@ func TestWhiteBalanceFromCache(t *testing.T) {
 			t.Fatalf("%s: second: cached %v, %v", file, r2.FromCache, err)
 		}
 		if r2.WhiteBalance == nil || r2.WhiteBalance.Source != want {
-			t.Errorf("%s from the cache: white balance %+v, want %s", file, r2.WhiteBalance, want)
+			t.Fatalf("%s from the cache: white balance %+v, want %s", file, r2.WhiteBalance, want)
 		}
-		if m, _ := deltaEStats(t, decodeImage(t, filepath.Join(dir, file+"a.png")), decodeImage(t, filepath.Join(dir, file+"b.png")), 0); m > 0.01 {
+		if r2.WhiteBalance.Multipliers != r1.WhiteBalance.Multipliers || r2.WhiteBalance.Multipliers[1] != 1 {
+			t.Errorf("%s from the cache: multipliers %v, the decode chose %v", file, r2.WhiteBalance.Multipliers, r1.WhiteBalance.Multipliers)
+		}
+		if !strings.HasSuffix(r2.WhiteBalance.Reason, "from the stage cache (chosen when the decoded image was stored)") {
+			t.Errorf("%s from the cache: reason %q does not say so", file, r2.WhiteBalance.Reason)
+		}
+		if m, _ := deltaEStats(t, decodeImage(t, filepath.Join(dir, file+want+"a.png")), decodeImage(t, filepath.Join(dir, file+want+"b.png")), 0); m > 0.01 {
 			t.Errorf("%s: the cached conversion differs from the decode by mean ΔE2000 %.3f", file, m)
 		}
 	}
