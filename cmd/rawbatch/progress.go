@@ -137,6 +137,10 @@ type logEvent struct {
 	Message    string   `json:"message,omitempty"`
 	// DurationMS is a file's conversion time, or the run's (summary).
 	DurationMS *int64 `json:"duration_ms,omitempty"`
+	// converted files decoded in this run: as the report (progress_look.go)
+	WhiteBalance   *batch.ReportWhiteBalance `json:"white_balance,omitempty"`
+	ExposureEV     *float64                  `json:"exposure_ev,omitempty"`
+	ExposureSource string                    `json:"exposure_source,omitempty"`
 	// The counts of a summary.
 	Converted *int `json:"converted,omitempty"`
 	Skipped   *int `json:"skipped,omitempty"`
@@ -274,8 +278,9 @@ func (r *reporter) done(fr batch.FileResult) {
 	var text string
 	switch fr.Status {
 	case batch.StatusConverted:
-		text = fmt.Sprintf("[%d/%d] converted %s -> %s in %.1fs", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds())
+		text = fmt.Sprintf("[%d/%d] converted %s -> %s in %.1fs%s", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds(), lookNote(fr))
 		ev.Outputs, ev.OutputsB64 = logPaths(writtenPaths(fr))
+		lookFields(&ev, fr)
 	case batch.StatusFailed:
 		ev.Level, ev.Kind = "error", batch.FailureKind(fr.Err)
 		text = fmt.Sprintf("[%d/%d] failed %v", r.count, r.total, fr.Err)
