@@ -168,7 +168,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 		vs[i] = o.Variant
 	}
 	dw, dh := DecodedSize(InfoFromHeader(j.hdr), s)
-	plan := PlanVariants(dw, dh, vs)
+	plan := PlanVariants(dw, dh, vs, s)
 	j.outs = j.outs[:0]
 	for _, vi := range plan.order {
 		j.outs = append(j.outs, asked[vi])
@@ -193,7 +193,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 			// LibRaw decoded another size than the header said: plan the
 			// rest again for the size it made (the steps so far are
 			// shared and size-independent).
-			again := PlanVariants(j.decodedW, j.decodedH, vs)
+			again := PlanVariants(j.decodedW, j.decodedH, vs, s)
 			again.Steps = append(plan.Steps[:n+1:n+1], again.Steps[n+1:]...)
 			plan = again
 			j.outs = j.outs[:0]
@@ -235,6 +235,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	j.finishCache()
 	res.Width, res.Height = res.Variants[0].Width, res.Variants[0].Height
 	res.Make, res.Model, res.Flip = j.info.Make, j.info.Model, j.info.Flip
+	j.exposureWithoutAnchor()
 	res.Warnings = j.warnings
 	res.WhiteBalance = j.whiteBalanceResult()
 	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}

@@ -15,7 +15,7 @@ import (
 // image. It comes after demosaic and before the camera matrix so that the
 // planner never moves it after a variant's resize (it is not pointwise):
 // every variant's exposure step applies the same EV. It writes no pixels.
-var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Cost: anchorCost, run: stageExposureAnchor}
+var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor}
 
 // anchorClip is the camera value (1 = the white level after white
 // balance) at or above which a photosite counts as clipped for the
@@ -81,13 +81,7 @@ func (j *job) baselineOffset() float64 {
 }
 
 func stageExposureAnchor(_ context.Context, j *job) error {
-	base := fmt.Sprintf("--exposure %+.2f", j.settings.Exposure)
-	if b := ExposureEV(j.settings, j.info) - j.settings.Exposure; b != 0 {
-		base += fmt.Sprintf(", BaselineExposure %+.2f", b)
-	}
-	if o := j.baselineOffset(); o != 0 {
-		base += fmt.Sprintf(", BaselineExposureOffset %+.2f", o)
-	}
+	base := j.exposureBase()
 	var note string
 	if j.settings.Look == LookCamera {
 		note = j.fitCameraLook()

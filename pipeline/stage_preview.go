@@ -13,7 +13,16 @@ import (
 // setting needs it (job.needPreview): the reference of the preview-anchored
 // exposure, of --look camera and of the white balance fitted to the
 // preview. It needs LibRaw's open handle, so it runs right after open.
-var previewStage = Stage{Name: "preview", Scope: PerFile, Kind: IO, Cost: previewCost, run: stagePreview}
+var previewStage = Stage{Name: "preview", Scope: PerFile, Kind: IO, Cost: previewCost, Active: previewActive, run: stagePreview}
+
+// previewActive: the preview stage is planned when the look uses the
+// preview (Settings.needsPreview) or the white balance is --wb camera,
+// whose fallback for a file without usable as-shot multipliers fits the
+// gains to the preview: only the file tells, so the stage stays planned
+// and extracts nothing when the file does not need it (job.needPreview).
+func previewActive(s Settings) bool {
+	return s.needsPreview() || s.WhiteBalance.Mode == "camera"
+}
 
 // PreviewMaxLong is the largest long side, in pixels, of the decoded
 // preview rawbatch keeps (job.preview): the comparison grid is 256 cells

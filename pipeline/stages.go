@@ -70,9 +70,28 @@ type Stage struct {
 	// (EstimateMemory adds it up); required, noBuffers for a stage that
 	// works in place or makes a view.
 	Cost func(m memCtx) StepMemory
+	// Active reports whether the stage does anything for the settings; the
+	// planner leaves a stage out of the plan when it reports false, so a
+	// plan (and Result.Timings, the report's steps) lists what runs. nil:
+	// always active. It is decided from the settings alone (a stage whose
+	// use depends on the file, like the preview for --wb camera, stays
+	// planned whenever the settings can need it, and its run function
+	// decides).
+	Active func(s Settings) bool
 	// run executes the stage on j: on the shared image when j.cur is nil,
 	// on variant j.cur's own image otherwise.
 	run func(ctx context.Context, j *job) error
+}
+
+// activeStages is Stages without the stages inactive for s (Stage.Active).
+func activeStages(s Settings) []*Stage {
+	out := make([]*Stage, 0, len(Stages))
+	for i := range Stages {
+		if Stages[i].Active == nil || Stages[i].Active(s) {
+			out = append(out, &Stages[i])
+		}
+	}
+	return out
 }
 
 // Stages is the develop, in order: the one list of what runs. The planner
@@ -147,12 +166,13 @@ type StagePlan struct {
 // variants (Settings.OutputVariants), at DecodedSize(fi, s).
 func PlanStages(fi FileInfo, s Settings) StagePlan {
 	w, h := DecodedSize(fi, s)
-	return PlanVariants(w, h, s.OutputVariants())
+	return PlanVariants(w, h, s.OutputVariants(), s)
 }
 
 // PlanVariants returns the plan that converts a decoded image of w×h
-// pixels to the variants vs. The rules:
+// pixels to the variants vs with the settings s. The rules:
 //
+//   - Only the stages active for s (Stage.Active) are planned.
 //   - PerFile stages run once, as shared steps, at w×h.
 //   - A variant whose size (Variant.Fit) is not w×h (downscaled, or
 //     enlarged with upscale) is resized from the demosaiced camera image:
@@ -167,19 +187,20 @@ func PlanStages(fi FileInfo, s Settings) StagePlan {
 //     full-size variant (none when every variant is resized); a full-size
 //     variant has no resize step.
 //   - Every other PerVariant stage is an own step of each variant.
-func PlanVariants(w, h int, vs []Variant) StagePlan {
+func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 	p := StagePlan{W: w, H: h}
+	stages := activeStages(s)
 	// first: the first PerVariant stage, which must be resize; hoist: the
 	// start of the run of pointwise PerFile stages just before it.
-	first := len(Stages)
-	for i, st := range Stages {
+	first := len(stages)
+	for i, st := range stages {
 		if st.Scope == PerVariant {
 			first = i
 			break
 		}
 	}
 	hoist := first
-	for hoist > 0 && Stages[hoist-1].Scope == PerFile && Stages[hoist-1].Kind == Pointwise {
+	for hoist > 0 && stages[hoist-1].Scope == PerFile && stages[hoist-1].Kind == Pointwise {
 		hoist--
 	}
 	resized := func(v Variant) bool {
@@ -188,7 +209,7 @@ func PlanVariants(w, h int, vs []Variant) StagePlan {
 	}
 	multi := len(vs) > 1
 	add := func(i int, vi int, vw, vh int) {
-		st := Step{Stage: Stages[i].Name, W: vw, H: vh, Name: Stages[i].Name, stage: &Stages[i], v: vi}
+		st := Step{Stage: stages[i].Name, W: vw, H: vh, Name: stages[i].Name, stage: stages[i], v: vi}
 		if vi >= 0 {
 			st.Variant = vs[vi].Name
 			if multi {
@@ -211,7 +232,7 @@ func PlanVariants(w, h int, vs []Variant) StagePlan {
 	p.order = append(groupByRendition(vs, small), groupByRendition(vs, full)...)
 	// variantSteps adds variant vi's PerVariant steps after resize.
 	variantSteps := func(vi int, vw, vh int) {
-		for i := first + 1; i < len(Stages); i++ {
+		for i := first + 1; i < len(stages); i++ {
 			add(i, vi, vw, vh)
 		}
 	}

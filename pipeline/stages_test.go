@@ -77,13 +77,13 @@ func TestPlanVariants(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	// One full-size JPEG: the list in order, no resize, names unprefixed.
-	p := PlanVariants(4000, 3000, variants(t, "main=jpeg"))
+	p := PlanVariants(4000, 3000, variants(t, "main=jpeg"), DefaultSettings())
 	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level white-balance demosaic highlights exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"; got != want {
 		t.Errorf("full JPEG:\n got %s\nwant %s", got, want)
 	}
 	// One thumbnail: resized before the pointwise stages, which run at
 	// its size.
-	p = PlanVariants(4000, 3000, variants(t, "thumb=webp,size=512"))
+	p = PlanVariants(4000, 3000, variants(t, "thumb=webp,size=512"), DefaultSettings())
 	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level white-balance demosaic highlights exposure-anchor resize camera-matrix exposure tone output-space orientation quantise encode"; got != want {
 		t.Errorf("512 px WebP:\n got %s\nwant %s", got, want)
 	}
@@ -95,7 +95,7 @@ func TestPlanVariants(t *testing.T) {
 	// Full TIFF16 and a 2048 px JPEG given in that order: the JPEG runs
 	// first, with its own steps; the shared pointwise steps run once
 	// after it, for the TIFF.
-	p = PlanVariants(4000, 3000, variants(t, "print=tiff16", "web=jpeg,size=2048"))
+	p = PlanVariants(4000, 3000, variants(t, "print=tiff16", "web=jpeg,size=2048"), DefaultSettings())
 	if got, want := strings.Join(p.Variants, " "), "web print"; got != want {
 		t.Errorf("order %s, want %s", got, want)
 	}
@@ -106,16 +106,40 @@ func TestPlanVariants(t *testing.T) {
 		t.Errorf("print:\n got %s\nwant %s", got, want)
 	}
 	// Renditions grouped: a and c share space, size and sharpening.
-	p = PlanVariants(4000, 3000, variants(t, "a=jpeg", "b=png16,space=adobergb", "c=tiff8"))
+	p = PlanVariants(4000, 3000, variants(t, "a=jpeg", "b=png16,space=adobergb", "c=tiff8"), DefaultSettings())
 	if got, want := strings.Join(p.Variants, " "), "a c b"; got != want {
 		t.Errorf("renditions: order %s, want %s", got, want)
+	}
+	// Stages inactive for the settings are not planned: the exposure
+	// anchor does nothing with --look neutral or --tone none; the preview
+	// stays for --wb camera (its fallback fits the preview, which only the
+	// file's multipliers tell), and goes with any other --wb.
+	full := "open preview unpack white-level white-balance demosaic highlights exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"
+	for _, tc := range []struct {
+		name string
+		set  func(*Settings)
+		want string
+	}{
+		{"--look neutral", func(s *Settings) { s.Look = LookNeutral }, strings.Replace(full, " exposure-anchor", "", 1)},
+		{"--tone none", func(s *Settings) { s.Tone = ToneNone }, strings.Replace(full, " exposure-anchor", "", 1)},
+		{"--look neutral --wb auto", func(s *Settings) { s.Look, s.WhiteBalance = LookNeutral, WhiteBalance{Mode: "auto"} },
+			strings.Replace(strings.Replace(full, " exposure-anchor", "", 1), " preview", "", 1)},
+		{"--exposure-anchor none --wb daylight", func(s *Settings) { s.ExposureAnchor, s.WhiteBalance = AnchorNone, WhiteBalance{Mode: "daylight"} },
+			strings.Replace(strings.Replace(full, " exposure-anchor", "", 1), " preview", "", 1)},
+		{"--look camera --wb auto", func(s *Settings) { s.Look, s.WhiteBalance = LookCamera, WhiteBalance{Mode: "auto"} }, full},
+	} {
+		s := DefaultSettings()
+		tc.set(&s)
+		if got := strings.Join(PlanVariants(4000, 3000, variants(t, "main=jpeg"), s).Names(), " "); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
 	}
 }
 
 // TestPlanString: the text form lists every step with its size and who
 // it is for.
 func TestPlanString(t *testing.T) {
-	p := PlanVariants(4000, 3000, variants(t, "print=tiff16", "web=jpeg,size=2048"))
+	p := PlanVariants(4000, 3000, variants(t, "print=tiff16", "web=jpeg,size=2048"), DefaultSettings())
 	s := p.String()
 	lines := strings.Split(s, "\n")
 	if lines[0] != "decoded 4000×3000; variants in order: web, print" {
@@ -238,7 +262,7 @@ func TestPlanFollowsDecodedSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := timingNames(res), PlanVariants(96, 64, vs).Names(); !slices.Equal(got, want) {
+	if got, want := timingNames(res), PlanVariants(96, 64, vs, s).Names(); !slices.Equal(got, want) {
 		t.Errorf("ran     %q\nplanned %q", got, want)
 	}
 	if res.Variants[0].Width != 48 || res.Variants[1].Width != 96 {

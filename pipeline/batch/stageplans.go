@@ -16,7 +16,7 @@ func pendingStagePlan(t Task, outs []Output, pending map[int]bool, s pipeline.Se
 		return nil
 	}
 	w, h := pipeline.DecodedSize(t.Info, s)
-	p := pipeline.PlanVariants(w, h, vs)
+	p := pipeline.PlanVariants(w, h, vs, s)
 	return &p
 }
 
