@@ -30,7 +30,7 @@ func ParseWhiteLevel(s string) (WhiteLevelMode, error) {
 	case WhiteLevelData, WhiteLevelLibRaw:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown white level %q (want %s)", s, WhiteLevelNames)
+	return "", fmt.Errorf("unknown white level %q (want %s)", s, wantList(WhiteLevelNames))
 }
 
 // HighlightMode is what the highlights stage does with clipped pixels of
@@ -55,7 +55,7 @@ func ParseHighlights(s string) (HighlightMode, error) {
 	case HighlightsClip, HighlightsReconstruct:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown highlight mode %q (want %s)", s, HighlightNames)
+	return "", fmt.Errorf("unknown highlight mode %q (want %s)", s, wantList(HighlightNames))
 }
 
 // whiteLevel is s.WhiteLevel, "" meaning the default (data).

@@ -24,7 +24,7 @@ const DemosaicNames = "linear|vng|ppg|ahd|dcb|dht|aahd"
 func ParseDemosaic(s string) (Demosaic, error) {
 	d := Demosaic(strings.ToLower(s))
 	if _, ok := demosaics[d]; !ok {
-		return "", fmt.Errorf("unknown demosaic algorithm %q (want %s)", s, DemosaicNames)
+		return "", fmt.Errorf("unknown demosaic algorithm %q (want %s)", s, wantList(DemosaicNames))
 	}
 	return d, nil
 }
@@ -188,7 +188,7 @@ func DefaultSettings() Settings {
 // Validate reports the first invalid field.
 func (s Settings) Validate() error {
 	if _, ok := demosaics[s.Demosaic]; !ok {
-		return fmt.Errorf("unknown demosaic algorithm %q (want %s)", s.Demosaic, DemosaicNames)
+		return fmt.Errorf("unknown demosaic algorithm %q (want %s)", s.Demosaic, wantList(DemosaicNames))
 	}
 	switch s.WhiteBalance.Mode {
 	case "camera", "auto", "daylight", "custom":

@@ -95,7 +95,7 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		j.params.WB = libraw.WBUser
 		j.params.Multipliers = [4]float32{float32(g[0]), 1, float32(g[2]), 1}
 		j.wb = WhiteBalanceUsed{Source: "preview", Multipliers: [3]float64{g[0], 1, g[2]},
-			Reason: fmt.Sprintf("fitted to the embedded preview: %s (residual %.3f over %d cells)", why, fit.Residual, fit.Cells)}
+			Reason: inParens("fitted to the embedded preview: "+why, fmt.Sprintf("residual %.3f over %d cells", fit.Residual, fit.Cells))}
 		j.warnings = append(j.warnings, j.wb.note())
 		return nil
 	}
@@ -104,6 +104,9 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		illuminant = j.rawIlluminant
 	}
 	wb := highlight.ChooseWB(j.info.CamMul, camXYZ, illuminant)
+	if wb.Source == "daylight" {
+		wb.Reason = daylightReason(why, j.info.HasColourMatrix(), illuminant != nil)
+	}
 	if wb.Source != "as shot" {
 		wb.Reason += "; no preview fit: " + note
 	}
@@ -119,11 +122,11 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 // note is the per-file warning of a --wb camera conversion that did not
 // use the as-shot multipliers.
 func (w WhiteBalanceUsed) note() string {
-	s := fmt.Sprintf("white balance %s (R/G %.2f, B/G %.2f", w.Reason, w.Multipliers[0], w.Multipliers[2])
+	s := fmt.Sprintf("R/G %.2f, B/G %.2f", w.Multipliers[0], w.Multipliers[2])
 	if w.EstimatedCCT > 0 {
 		s += fmt.Sprintf("; illuminant %.0f K, corrected to %.0f K", w.EstimatedCCT, w.CorrectedCCT)
 	}
-	return s + ")"
+	return inParens("white balance "+w.Reason, s)
 }
 
 // rawIlluminant estimates the camera RGB of the illuminant from the
