@@ -149,7 +149,8 @@ const minAnchorEV = 0.1
 // reduced to look.GridSize of the preview, the camera grid taken to the
 // preview's linear space and scaled by the EV of --exposure and the
 // baseline (the correction is on top of them), with the clipped
-// fraction of each cell.
+// fraction of each cell; the fits render through the working space
+// (ToneSpace), where the tone stage applies the curve.
 func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 	if j.colors != 3 {
 		return look.Cells{}, fmt.Errorf("camera image has %d channels", j.colors)
@@ -172,7 +173,7 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 			scene.Pix[i+c] = float32(v[c] * g)
 		}
 	}
-	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1]}, nil
+	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], ToneSpace: WorkingSpace}, nil
 }
 
 // cameraToSpace is the 3×3 matrix from white-balanced camera RGB (three

@@ -47,6 +47,9 @@ type CameraLook struct {
 	// fit half. Cells counts the scoring cells.
 	Residual, FitResidual float64
 	Cells                 int
+	// ToneSpace is the space the curve is applied in (Cells.ToneSpace
+	// of the fit; nil: the preview's space).
+	ToneSpace *colour.Space
 }
 
 // Acceptable reports Residual ≤ MaxCameraResidual.
@@ -54,20 +57,21 @@ func (l CameraLook) Acceptable() bool { return l.Residual <= MaxCameraResidual }
 
 // Render applies the look to one camera-RGB value (scene-linear, not white
 // balanced) and returns display-linear RGB in [0, 1] in the preview's
-// space; toSpace and lum as given to FitCamera.
-func (l CameraLook) Render(toSpace colour.Mat3, lum [3]float64, camera [3]float64) [3]float64 {
-	return renderCell(toSpace, lum, camera, l.Gains, l.EV, l.Saturation, l.Curve)
+// space; toSpace, space and lum as given to FitCamera (the curve in
+// l.ToneSpace).
+func (l CameraLook) Render(toSpace colour.Mat3, space *colour.Space, lum [3]float64, camera [3]float64) [3]float64 {
+	return renderCell(toSpace, newRenderModel(space, l.ToneSpace, lum), camera, l.Gains, l.EV, l.Saturation, l.Curve)
 }
 
-func renderCell(toSpace colour.Mat3, lum [3]float64, cam, gains [3]float64, ev, sat float64, curve Curve) [3]float64 {
+func renderCell(toSpace colour.Mat3, model renderModel, cam, gains [3]float64, ev, sat float64, curve Curve) [3]float64 {
+	lum := model.lum
 	k := math.Exp2(ev)
 	s := toSpace.Apply([3]float64{cam[0] * gains[0] * k, cam[1] * gains[1] * k, cam[2] * gains[2] * k})
 	y := luminance(s, lum)
 	for i := range s {
 		s[i] = y + sat*(s[i]-y)
 	}
-	t := RGBTone(curve, s)
-	return desaturateIntoCube(t, luminance(t, lum))
+	return model.render(curve, s)
 }
 
 // FitOptions are the inputs of FitCamera besides the grids.
@@ -110,7 +114,8 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	}
 	n := camera.W * camera.H
 	fitMask := CVMask(camera.W, camera.H)
-	var l CameraLook
+	l := CameraLook{ToneSpace: c.ToneSpace}
+	model := newRenderModel(space, c.ToneSpace, c.Lum)
 	l.Gains = opts.Gains
 	if l.Gains == ([3]float64{}) {
 		wb, err := FitWB(camera, toSpace, c, DefaultCurve, fitMask)
@@ -164,7 +169,7 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	meanDE := func(cells []int, sat float64) float64 {
 		var s float64
 		for _, k := range cells {
-			r := renderCell(toSpace, c.Lum, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
+			r := renderCell(toSpace, model, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
 			s += colour.DeltaE2000(space.LinearToLab(r), space.LinearToLab(clampCube(c.Preview.cell(k))))
 		}
 		return s / float64(len(cells))
@@ -182,7 +187,12 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 }
 
 // fitTone fits the monotone tone curve on the given cells: x = k·Ys
-// (scene luminance after exposure), y = Yp (preview luminance).
+// (scene luminance after exposure), y = Yp (preview luminance). Each bin
+// averages log2 x (the bins are in EV) and the preview's lightness L*
+// (the score's scale: a mean of linear Y would let the brightest cells of
+// a bin pull its value up, and a least-squares fit in Y weighs highlight
+// errors far above the ΔE2000 they make); the isotonic regression and the
+// shrink toward DefaultCurve are in L* too, and the knots go back to Y.
 func fitTone(scene Image, c Cells, cells []int, k float64) (*Table, error) {
 	nb := int(-toneMinEV / toneBinEV)
 	sx, sy, cnt := make([]float64, nb), make([]float64, nb), make([]float64, nb)
@@ -195,14 +205,14 @@ func fitTone(scene Image, c Cells, cells []int, k float64) (*Table, error) {
 		if b < 0 || b >= nb {
 			continue
 		}
-		sx[b] += x
-		sy[b] += luminance(clampCube(c.Preview.cell(i)), c.Lum)
+		sx[b] += math.Log2(x)
+		sy[b] += lightness(luminance(clampCube(c.Preview.cell(i)), c.Lum))
 		cnt[b]++
 	}
 	var bx, by, bw []float64
 	for b := range nb {
 		if cnt[b] > 0 {
-			bx = append(bx, sx[b]/cnt[b])
+			bx = append(bx, math.Exp2(sx[b]/cnt[b]))
 			by = append(by, sy[b]/cnt[b])
 			bw = append(bw, cnt[b])
 		}
@@ -210,7 +220,8 @@ func fitTone(scene Image, c Cells, cells []int, k float64) (*Table, error) {
 	iso := isotonic(by, bw)
 	xs, ys := []float64{0}, []float64{0}
 	for i := range bx {
-		y := (bw[i]*iso[i] + toneShrink*DefaultCurve.Apply(bx[i])) / (bw[i] + toneShrink)
+		l := (bw[i]*iso[i] + toneShrink*lightness(DefaultCurve.Apply(bx[i]))) / (bw[i] + toneShrink)
+		y := lightnessInv(l)
 		if bx[i] <= xs[len(xs)-1]+1e-9 || bx[i] >= 1-1e-9 {
 			continue
 		}

@@ -41,7 +41,7 @@ func TestFitCameraRecoversALook(t *testing.T) {
 	n := 0
 	for k := range scene.W * scene.H {
 		if !mask[k] {
-			r := def.Render(camToSRGB, lum, camera.cell(k))
+			r := def.Render(camToSRGB, colour.SRGB, lum, camera.cell(k))
 			sum += colour.DeltaE2000(colour.SRGB.LinearToLab(r), colour.SRGB.LinearToLab(prev.cell(k)))
 			n++
 		}
