@@ -32,7 +32,7 @@ func AnchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 	}
 	var cells []int
 	for k := range c.Scene.W * c.Scene.H {
-		if (mask == nil || mask[k]) && c.usable(k) {
+		if (mask == nil || mask[k]) && c.scored(k) {
 			cells = append(cells, k)
 		}
 	}
@@ -64,4 +64,18 @@ func AnchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 	e.Raw = best
 	e.EV = min(max(best, -MaxAnchorEV), MaxAnchorEV)
 	return e, nil
+}
+
+// scored reports whether cell k counts in AnchorExposureDeltaE's score:
+// unclipped in the raw and above the noise (MinSceneLum), at any preview
+// brightness. The median that starts the search and decides Consistent
+// keeps to mid-tones (usable), where curves agree and the estimate is
+// robust; the score is the picture's ΔE2000 against the preview, so it
+// takes the shadows and highlights too, as ScorePreview does (only raw
+// clipped cells are left out: what they show is the highlight stage's).
+func (c Cells) scored(k int) bool {
+	if c.Clipped != nil && c.Clipped[k] > MaxClippedFraction {
+		return false
+	}
+	return luminance(c.Scene.cell(k), c.Lum) >= MinSceneLum
 }

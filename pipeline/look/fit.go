@@ -28,7 +28,28 @@ const (
 	// satMin, satMax, satStep: the saturation search.
 	satMin, satMax, satStep = 0.5, 2.0, 0.05
 	fitMaxCells             = 4000
+	// curveBlendStep is the step of the search of CameraLook.CurveWeight.
+	curveBlendStep = 0.1
+	// blendKnotEV is the spacing, in EV, of the knots of a blended curve
+	// (from 2^toneMinEV to 1): dense enough that the spline through them
+	// follows DefaultCurve within 0.002.
+	blendKnotEV = 0.25
 )
+
+// blendCurve is the curve whose lightness is (1−w)·L*(DefaultCurve(x)) +
+// w·L*(fitted(x)), as a Table through knots every blendKnotEV from
+// 2^toneMinEV to 1 (and (0, 0)); monotone because both curves are and the
+// mix of non-decreasing functions is.
+func blendCurve(fitted *Table, w float64) (*Table, error) {
+	xs, ys := []float64{0}, []float64{0}
+	for e := toneMinEV; e < -1e-9; e += blendKnotEV {
+		x := math.Exp2(e)
+		l := (1-w)*lightness(DefaultCurve.Apply(x)) + w*lightness(fitted.Apply(x))
+		xs, ys = append(xs, x), append(ys, clamp01(max(lightnessInv(l), ys[len(ys)-1])))
+	}
+	xs, ys = append(xs, 1), append(ys, 1)
+	return NewTable(xs, ys)
+}
 
 // CameraLook is a per-file look fitted to the embedded preview by
 // FitCamera: render a white-balanced scene-linear pixel s (in the
@@ -42,6 +63,10 @@ type CameraLook struct {
 	EV         float64    // exposure in EV
 	Curve      *Table     // fitted monotone tone curve, scene-linear → display-linear
 	Saturation float64    // factor about luminance, 1 = unchanged
+	// CurveWeight is the weight in [0, 1] of the curve fitted to the
+	// preview against DefaultCurve in Curve (blended in L*; 0 = the
+	// default curve).
+	CurveWeight float64
 	// Residual is the cross-validated mean ΔE2000 on the scoring half of
 	// the grid (cells not used by the fit); FitResidual the same on the
 	// fit half. Cells counts the scoring cells.
@@ -132,7 +157,7 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 		scene.Pix[3*k], scene.Pix[3*k+1], scene.Pix[3*k+2] = float32(s[0]), float32(s[1]), float32(s[2])
 	}
 	c.Scene = scene
-	ex, err := AnchorExposure(c, DefaultCurve, fitMask)
+	ex, err := AnchorExposureDeltaE(c, DefaultCurve, space, fitMask)
 	if err != nil {
 		return CameraLook{}, err
 	}
@@ -161,7 +186,7 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	if len(fitCells) == 0 || len(scoreCells) == 0 {
 		return CameraLook{}, fmt.Errorf("look: camera fit: %d fit and %d scoring cells", len(fitCells), len(scoreCells))
 	}
-	l.Curve, err = fitTone(scene, c, fitCells, math.Exp2(l.EV))
+	fitted, err := fitTone(scene, c, fitCells, math.Exp2(l.EV))
 	if err != nil {
 		return CameraLook{}, err
 	}
@@ -174,12 +199,37 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 		}
 		return s / float64(len(cells))
 	}
+	// The curve: the fitted one blended in L* with DefaultCurve, the
+	// weight chosen on the fit half by the mean ΔE2000 (weight 0 is the
+	// default look's curve, so the fit is never worse than it there);
+	// then the saturation; then the weight again at that saturation.
+	blends := make([]*Table, 0, int(1/curveBlendStep)+1)
+	for w := 0.0; w <= 1+1e-9; w += curveBlendStep {
+		t, err := blendCurve(fitted, w)
+		if err != nil {
+			return CameraLook{}, err
+		}
+		blends = append(blends, t)
+	}
+	chooseCurve := func() {
+		best := math.Inf(1)
+		for i, t := range blends {
+			l.Curve = t
+			if v := meanDE(sub, l.Saturation); v < best {
+				best, l.CurveWeight = v, float64(i)*curveBlendStep
+			}
+		}
+		l.Curve = blends[int(math.Round(l.CurveWeight/curveBlendStep))]
+	}
+	l.Saturation = 1
+	chooseCurve()
 	best := math.Inf(1)
 	for sat := satMin; sat <= satMax+1e-9; sat += satStep {
 		if v := meanDE(sub, sat); v < best {
 			best, l.Saturation = v, sat
 		}
 	}
+	chooseCurve()
 	l.FitResidual = meanDE(fitCells, l.Saturation)
 	l.Residual = meanDE(scoreCells, l.Saturation)
 	l.Cells = len(scoreCells)
