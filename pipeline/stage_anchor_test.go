@@ -59,9 +59,8 @@ func TestAnchorRealFiles(t *testing.T) {
 // TestCameraLookRealFiles: --look camera fits the preview per file and
 // renders the full image with the fit: on both sample files its full
 // render scores against the preview at most the default look's, the
-// report's exposure
-// source names the camera look, and no --look camera fallback warning is
-// given (other warnings, such as the D30's white balance fitted to the
+// report's exposure source names the camera look, and no --look camera
+// fallback warning is given (other warnings, such as the D30's white balance fitted to the
 // preview, are the white balance stage's and do not count).
 func TestCameraLookRealFiles(t *testing.T) {
 	for _, f := range []string{"canon_eos_6d.dng", "canond30_CRW.CRW"} {
