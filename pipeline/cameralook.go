@@ -56,7 +56,7 @@ func (j *job) fitCameraLook() string {
 	l.EV = min(max(l.EV, -maxCameraLookEV), maxCameraLookEV)
 	j.cameraLook = &l
 	j.anchorEV = l.EV
-	return fmt.Sprintf("gains %.3f/%.3f/%.3f, saturation %.2f, cross-validated mean ΔE2000 %.2f on %d cells", l.Gains[0], l.Gains[1], l.Gains[2], l.Saturation, l.Residual, l.Cells)
+	return fmt.Sprintf("gains %.3f/%.3f/%.3f, saturation %.2f, curve weight %.1f, cross-validated mean ΔE2000 %.2f on %d cells", l.Gains[0], l.Gains[1], l.Gains[2], l.Saturation, l.CurveWeight, l.Residual, l.Cells)
 }
 
 // cameraGrid is the camera image (white balanced, 1 = clip) reduced to

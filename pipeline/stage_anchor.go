@@ -145,7 +145,8 @@ const minAnchorEV = 0.1
 // (BaselineExposure and its offset) but not of --exposure: the anchor
 // matches the camera's brightness, and the photographer's --exposure
 // is applied on top of it, never measured away; with the clipped
-// fraction of each cell.
+// fraction of each cell; the fits render through the working space
+// (ToneSpace), where the tone stage applies the curve.
 func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 	if j.colors != 3 {
 		return look.Cells{}, fmt.Errorf("camera image has %d channels", j.colors)
@@ -168,7 +169,7 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 			scene.Pix[i+c] = float32(v[c] * g)
 		}
 	}
-	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1]}, nil
+	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], ToneSpace: WorkingSpace}, nil
 }
 
 // cameraToSpace is the 3×3 matrix from white-balanced camera RGB (three

@@ -11,14 +11,17 @@ import (
 // files with a preview. The D30 CRW's JPEG is about 1 EV darker than the
 // default curve makes it (issue 12: −0.81 to −0.99 EV by the method): the
 // anchor applies −1 ± 0.3 EV, says so in Result.Exposure, and brings the
-// output closer to the preview; the 6D DNG's estimate is under 0.1 EV,
-// so only its BaselineExposure (+0.25) is applied. --exposure-anchor none
-// and --look neutral apply no anchor.
+// output closer to the preview; on the 6D DNG the exposure that matches
+// the whole picture best is about 0.2 EV under its BaselineExposure
+// (+0.25), so the total is +0.25 − 0.2 ± 0.2 EV. Anchored, both are
+// within issue 12's target (mean ΔE2000 ≤ 5) and closer to the preview
+// than unanchored. --exposure-anchor none and --look neutral apply no
+// anchor.
 func TestAnchorRealFiles(t *testing.T) {
 	for _, tc := range []struct {
 		file         string
 		lo, hi, base float64
-	}{{"canond30_CRW.CRW", -1.3, -0.7, 0}, {"canon_eos_6d.dng", 0.15, 0.35, 0.25}} {
+	}{{"canond30_CRW.CRW", -1.3, -0.7, 0}, {"canon_eos_6d.dng", -0.15, 0.25, 0.25}} {
 		in := filepath.Join(testdata, "raw", tc.file)
 		score := map[string]float64{}
 		for _, mode := range []string{"none", "neutral", "preview"} {
@@ -44,6 +47,9 @@ func TestAnchorRealFiles(t *testing.T) {
 				t.Errorf("%s: EV %+.3f (%s), want %+.2f..%+.2f", tc.file, ev, res.Exposure.Source, tc.lo, tc.hi)
 			}
 		}
+		if score["preview"] > 5 {
+			t.Errorf("%s: anchored %.2f, issue 12's target is ≤ 5", tc.file, score["preview"])
+		}
 		if score["preview"] > score["none"]+0.01 {
 			t.Errorf("%s: anchored %.2f is worse than unanchored %.2f", tc.file, score["preview"], score["none"])
 		}
@@ -51,10 +57,11 @@ func TestAnchorRealFiles(t *testing.T) {
 }
 
 // TestCameraLookRealFiles: --look camera fits the preview per file and
-// renders the full image with the fit: on both sample files its score
-// against the preview is at most the default look's, the report's
-// exposure source names the camera look, and no fallback warning is
-// given.
+// renders the full image with the fit: on both sample files its full
+// render scores against the preview at most the default look's, the
+// report's exposure source names the camera look, and no --look camera
+// fallback warning is given (other warnings, such as the D30's white balance fitted to the
+// preview, are the white balance stage's and do not count).
 func TestCameraLookRealFiles(t *testing.T) {
 	for _, f := range []string{"canon_eos_6d.dng", "canond30_CRW.CRW"} {
 		in := filepath.Join(testdata, "raw", f)
@@ -66,8 +73,14 @@ func TestCameraLookRealFiles(t *testing.T) {
 		out, res2 := convert(t, in, t.TempDir(), s)
 		cam := scoreAgainstPreview(t, in, out)
 		t.Logf("%s: default %.2f (EV %+.2f), camera %.2f (EV %+.2f: %s) %q", f, def, res.Exposure.EV, cam, res2.Exposure.EV, res2.Exposure.Source, res2.Warnings)
-		if cam > def || !strings.Contains(res2.Exposure.Source, "camera look") || len(res2.Warnings) != 0 {
-			t.Errorf("%s: camera look %.2f vs default %.2f; %s; warnings %q", f, cam, def, res2.Exposure.Source, res2.Warnings)
+		var fallback []string
+		for _, w := range res2.Warnings {
+			if strings.HasPrefix(w, "--look camera") {
+				fallback = append(fallback, w)
+			}
+		}
+		if cam > def || !strings.Contains(res2.Exposure.Source, "camera look") || len(fallback) != 0 {
+			t.Errorf("%s: camera look %.2f vs default %.2f; %s; fallback %q", f, cam, def, res2.Exposure.Source, fallback)
 		}
 	}
 }

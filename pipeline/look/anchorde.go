@@ -16,8 +16,8 @@ const (
 
 // AnchorExposureDeltaE is AnchorExposure with the exposure chosen to
 // minimise the mean CIEDE2000, over the same usable cells, between the
-// scene rendered through curve (2^EV, RGBTone, desaturated into the cube
-// as CompressGamut does) and the preview, both in space (the preview's;
+// scene rendered through curve as the conversion does (2^EV, RGBTone in
+// c.ToneSpace, into the cube by IntoCube) and the preview, both in space (the preview's;
 // c.Lum its luminance row). The median of AnchorExposure is where the
 // search starts (±1 EV, by 0.1 then 0.02 EV) and what decides Consistent
 // and Spread; EV is the minimiser clamped to ±MaxAnchorEV, Raw the
@@ -32,7 +32,7 @@ func AnchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 	}
 	var cells []int
 	for k := range c.Scene.W * c.Scene.H {
-		if (mask == nil || mask[k]) && c.usable(k) {
+		if (mask == nil || mask[k]) && c.scored(k) {
 			cells = append(cells, k)
 		}
 	}
@@ -40,13 +40,13 @@ func AnchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 	for i, k := range cells {
 		pLab[i] = space.LinearToLab(clampCube(c.Preview.cell(k)))
 	}
+	model := newRenderModel(space, c.ToneSpace, c.Lum)
 	score := func(ev float64) float64 {
 		g := math.Exp2(ev)
 		var sum float64
 		for i, k := range cells {
 			s := c.Scene.cell(k)
-			t := RGBTone(curve, [3]float64{s[0] * g, s[1] * g, s[2] * g})
-			t = desaturateIntoCube(t, luminance(t, c.Lum))
+			t := model.render(curve, [3]float64{s[0] * g, s[1] * g, s[2] * g})
 			sum += colour.DeltaE2000(space.LinearToLab(t), pLab[i])
 		}
 		return sum / float64(len(cells))
@@ -64,4 +64,18 @@ func AnchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 	e.Raw = best
 	e.EV = min(max(best, -MaxAnchorEV), MaxAnchorEV)
 	return e, nil
+}
+
+// scored reports whether cell k counts in AnchorExposureDeltaE's score:
+// unclipped in the raw and above the noise (MinSceneLum), at any preview
+// brightness. The median that starts the search and decides Consistent
+// keeps to mid-tones (usable), where curves agree and the estimate is
+// robust; the score is the picture's ΔE2000 against the preview, so it
+// takes the shadows and highlights too, as ScorePreview does (only raw
+// clipped cells are left out: what they show is the highlight stage's).
+func (c Cells) scored(k int) bool {
+	if c.Clipped != nil && c.Clipped[k] > MaxClippedFraction {
+		return false
+	}
+	return luminance(c.Scene.cell(k), c.Lum) >= MinSceneLum
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/rawbatch/rawbatch/pipeline/colour"
 )
 
 // Thresholds of the preview-anchored exposure (docs/look.md gives their
@@ -71,6 +73,11 @@ type Cells struct {
 	Clipped []float32
 	// Lum is the space's luminance row (Y of its RGB→XYZ matrix).
 	Lum [3]float64
+	// ToneSpace is the linear space in which the rendering applies the
+	// tone curve by RGBTone (the pipeline's working space); nil: the
+	// preview's space. AnchorExposureDeltaE and FitCamera score their
+	// fits through it, so that they score what the conversion writes.
+	ToneSpace *colour.Space
 }
 
 func (c Cells) check() error {

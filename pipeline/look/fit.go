@@ -28,7 +28,28 @@ const (
 	// satMin, satMax, satStep: the saturation search.
 	satMin, satMax, satStep = 0.5, 2.0, 0.05
 	fitMaxCells             = 4000
+	// curveBlendStep is the step of the search of CameraLook.CurveWeight.
+	curveBlendStep = 0.1
+	// blendKnotEV is the spacing, in EV, of the knots of a blended curve
+	// (from 2^toneMinEV to 1): dense enough that the spline through them
+	// follows DefaultCurve within 0.002.
+	blendKnotEV = 0.25
 )
+
+// blendCurve is the curve whose lightness is (1−w)·L*(DefaultCurve(x)) +
+// w·L*(fitted(x)), as a Table through knots every blendKnotEV from
+// 2^toneMinEV to 1 (and (0, 0)); monotone because both curves are and the
+// mix of non-decreasing functions is.
+func blendCurve(fitted *Table, w float64) (*Table, error) {
+	xs, ys := []float64{0}, []float64{0}
+	for e := toneMinEV; e < -1e-9; e += blendKnotEV {
+		x := math.Exp2(e)
+		l := (1-w)*lightness(DefaultCurve.Apply(x)) + w*lightness(fitted.Apply(x))
+		xs, ys = append(xs, x), append(ys, clamp01(max(lightnessInv(l), ys[len(ys)-1])))
+	}
+	xs, ys = append(xs, 1), append(ys, 1)
+	return NewTable(xs, ys)
+}
 
 // CameraLook is a per-file look fitted to the embedded preview by
 // FitCamera: render a white-balanced scene-linear pixel s (in the
@@ -42,11 +63,18 @@ type CameraLook struct {
 	EV         float64    // exposure in EV
 	Curve      *Table     // fitted monotone tone curve, scene-linear → display-linear
 	Saturation float64    // factor about luminance, 1 = unchanged
+	// CurveWeight is the weight in [0, 1] of the curve fitted to the
+	// preview against DefaultCurve in Curve (blended in L*; 0 = the
+	// default curve).
+	CurveWeight float64
 	// Residual is the cross-validated mean ΔE2000 on the scoring half of
 	// the grid (cells not used by the fit); FitResidual the same on the
 	// fit half. Cells counts the scoring cells.
 	Residual, FitResidual float64
 	Cells                 int
+	// ToneSpace is the space the curve is applied in (Cells.ToneSpace
+	// of the fit; nil: the preview's space).
+	ToneSpace *colour.Space
 }
 
 // Acceptable reports Residual ≤ MaxCameraResidual.
@@ -54,20 +82,21 @@ func (l CameraLook) Acceptable() bool { return l.Residual <= MaxCameraResidual }
 
 // Render applies the look to one camera-RGB value (scene-linear, not white
 // balanced) and returns display-linear RGB in [0, 1] in the preview's
-// space; toSpace and lum as given to FitCamera.
-func (l CameraLook) Render(toSpace colour.Mat3, lum [3]float64, camera [3]float64) [3]float64 {
-	return renderCell(toSpace, lum, camera, l.Gains, l.EV, l.Saturation, l.Curve)
+// space; toSpace, space and lum as given to FitCamera (the curve in
+// l.ToneSpace).
+func (l CameraLook) Render(toSpace colour.Mat3, space *colour.Space, lum [3]float64, camera [3]float64) [3]float64 {
+	return renderCell(toSpace, newRenderModel(space, l.ToneSpace, lum), camera, l.Gains, l.EV, l.Saturation, l.Curve)
 }
 
-func renderCell(toSpace colour.Mat3, lum [3]float64, cam, gains [3]float64, ev, sat float64, curve Curve) [3]float64 {
+func renderCell(toSpace colour.Mat3, model renderModel, cam, gains [3]float64, ev, sat float64, curve Curve) [3]float64 {
+	lum := model.lum
 	k := math.Exp2(ev)
 	s := toSpace.Apply([3]float64{cam[0] * gains[0] * k, cam[1] * gains[1] * k, cam[2] * gains[2] * k})
 	y := luminance(s, lum)
 	for i := range s {
 		s[i] = y + sat*(s[i]-y)
 	}
-	t := RGBTone(curve, s)
-	return desaturateIntoCube(t, luminance(t, lum))
+	return model.render(curve, s)
 }
 
 // FitOptions are the inputs of FitCamera besides the grids.
@@ -110,7 +139,8 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	}
 	n := camera.W * camera.H
 	fitMask := CVMask(camera.W, camera.H)
-	var l CameraLook
+	l := CameraLook{ToneSpace: c.ToneSpace}
+	model := newRenderModel(space, c.ToneSpace, c.Lum)
 	l.Gains = opts.Gains
 	if l.Gains == ([3]float64{}) {
 		wb, err := FitWB(camera, toSpace, c, DefaultCurve, fitMask)
@@ -127,7 +157,7 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 		scene.Pix[3*k], scene.Pix[3*k+1], scene.Pix[3*k+2] = float32(s[0]), float32(s[1]), float32(s[2])
 	}
 	c.Scene = scene
-	ex, err := AnchorExposure(c, DefaultCurve, fitMask)
+	ex, err := AnchorExposureDeltaE(c, DefaultCurve, space, fitMask)
 	if err != nil {
 		return CameraLook{}, err
 	}
@@ -156,7 +186,7 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	if len(fitCells) == 0 || len(scoreCells) == 0 {
 		return CameraLook{}, fmt.Errorf("look: camera fit: %d fit and %d scoring cells", len(fitCells), len(scoreCells))
 	}
-	l.Curve, err = fitTone(scene, c, fitCells, math.Exp2(l.EV))
+	fitted, err := fitTone(scene, c, fitCells, math.Exp2(l.EV))
 	if err != nil {
 		return CameraLook{}, err
 	}
@@ -164,17 +194,42 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	meanDE := func(cells []int, sat float64) float64 {
 		var s float64
 		for _, k := range cells {
-			r := renderCell(toSpace, c.Lum, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
+			r := renderCell(toSpace, model, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
 			s += colour.DeltaE2000(space.LinearToLab(r), space.LinearToLab(clampCube(c.Preview.cell(k))))
 		}
 		return s / float64(len(cells))
 	}
+	// The curve: the fitted one blended in L* with DefaultCurve, the
+	// weight chosen on the fit half by the mean ΔE2000 (weight 0 is the
+	// default look's curve, so the fit is never worse than it there);
+	// then the saturation; then the weight again at that saturation.
+	blends := make([]*Table, 0, int(1/curveBlendStep)+1)
+	for w := 0.0; w <= 1+1e-9; w += curveBlendStep {
+		t, err := blendCurve(fitted, w)
+		if err != nil {
+			return CameraLook{}, err
+		}
+		blends = append(blends, t)
+	}
+	chooseCurve := func() {
+		best := math.Inf(1)
+		for i, t := range blends {
+			l.Curve = t
+			if v := meanDE(sub, l.Saturation); v < best {
+				best, l.CurveWeight = v, float64(i)*curveBlendStep
+			}
+		}
+		l.Curve = blends[int(math.Round(l.CurveWeight/curveBlendStep))]
+	}
+	l.Saturation = 1
+	chooseCurve()
 	best := math.Inf(1)
 	for sat := satMin; sat <= satMax+1e-9; sat += satStep {
 		if v := meanDE(sub, sat); v < best {
 			best, l.Saturation = v, sat
 		}
 	}
+	chooseCurve()
 	l.FitResidual = meanDE(fitCells, l.Saturation)
 	l.Residual = meanDE(scoreCells, l.Saturation)
 	l.Cells = len(scoreCells)
@@ -182,7 +237,12 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 }
 
 // fitTone fits the monotone tone curve on the given cells: x = k·Ys
-// (scene luminance after exposure), y = Yp (preview luminance).
+// (scene luminance after exposure), y = Yp (preview luminance). Each bin
+// averages log2 x (the bins are in EV) and the preview's lightness L*
+// (the score's scale: a mean of linear Y would let the brightest cells of
+// a bin pull its value up, and a least-squares fit in Y weighs highlight
+// errors far above the ΔE2000 they make); the isotonic regression and the
+// shrink toward DefaultCurve are in L* too, and the knots go back to Y.
 func fitTone(scene Image, c Cells, cells []int, k float64) (*Table, error) {
 	nb := int(-toneMinEV / toneBinEV)
 	sx, sy, cnt := make([]float64, nb), make([]float64, nb), make([]float64, nb)
@@ -195,14 +255,14 @@ func fitTone(scene Image, c Cells, cells []int, k float64) (*Table, error) {
 		if b < 0 || b >= nb {
 			continue
 		}
-		sx[b] += x
-		sy[b] += luminance(clampCube(c.Preview.cell(i)), c.Lum)
+		sx[b] += math.Log2(x)
+		sy[b] += lightness(luminance(clampCube(c.Preview.cell(i)), c.Lum))
 		cnt[b]++
 	}
 	var bx, by, bw []float64
 	for b := range nb {
 		if cnt[b] > 0 {
-			bx = append(bx, sx[b]/cnt[b])
+			bx = append(bx, math.Exp2(sx[b]/cnt[b]))
 			by = append(by, sy[b]/cnt[b])
 			bw = append(bw, cnt[b])
 		}
@@ -210,7 +270,8 @@ func fitTone(scene Image, c Cells, cells []int, k float64) (*Table, error) {
 	iso := isotonic(by, bw)
 	xs, ys := []float64{0}, []float64{0}
 	for i := range bx {
-		y := (bw[i]*iso[i] + toneShrink*DefaultCurve.Apply(bx[i])) / (bw[i] + toneShrink)
+		l := (bw[i]*iso[i] + toneShrink*lightness(DefaultCurve.Apply(bx[i]))) / (bw[i] + toneShrink)
+		y := lightnessInv(l)
 		if bx[i] <= xs[len(xs)-1]+1e-9 || bx[i] >= 1-1e-9 {
 			continue
 		}

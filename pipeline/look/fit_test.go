@@ -41,7 +41,7 @@ func TestFitCameraRecoversALook(t *testing.T) {
 	n := 0
 	for k := range scene.W * scene.H {
 		if !mask[k] {
-			r := def.Render(camToSRGB, lum, camera.cell(k))
+			r := def.Render(camToSRGB, colour.SRGB, lum, camera.cell(k))
 			sum += colour.DeltaE2000(colour.SRGB.LinearToLab(r), colour.SRGB.LinearToLab(prev.cell(k)))
 			n++
 		}
@@ -88,6 +88,32 @@ func TestIsotonic(t *testing.T) {
 	for i := range want {
 		if math.Abs(got[i]-want[i]) > 1e-12 {
 			t.Fatalf("isotonic = %v, want %v", got, want)
+		}
+	}
+}
+
+// TestBlendCurve: weight 0 is DefaultCurve (within 0.002 display-linear
+// from 2^-10 to 1), weight 1 the fitted curve, and a blend lies between
+// them in L*.
+func TestBlendCurve(t *testing.T) {
+	fitted, err := NewTable([]float64{0, 0.1, 0.5, 1}, []float64{0, 0.1, 0.6, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b0, err := blendCurve(fitted, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := blendCurve(fitted, 1)
+	bh, _ := blendCurve(fitted, 0.5)
+	for e := -10.0; e <= 0; e += 0.05 {
+		x := math.Exp2(e)
+		d, f := DefaultCurve.Apply(x), fitted.Apply(x)
+		if math.Abs(b0.Apply(x)-d) > 0.002 || math.Abs(b1.Apply(x)-f) > 0.002 {
+			t.Fatalf("x %.4g: blend 0 %.4f (default %.4f), blend 1 %.4f (fitted %.4f)", x, b0.Apply(x), d, b1.Apply(x), f)
+		}
+		if l := lightness(bh.Apply(x)); l < min(lightness(d), lightness(f))-0.2 || l > max(lightness(d), lightness(f))+0.2 {
+			t.Fatalf("x %.4g: half blend L* %.2f outside %.2f..%.2f", x, l, lightness(d), lightness(f))
 		}
 	}
 }

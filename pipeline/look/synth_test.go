@@ -42,7 +42,7 @@ func renderGrid(scene Image, ev, sat float64, curve Curve) Image {
 	lum := colour.SRGB.ToXYZ[1]
 	out := Image{W: scene.W, H: scene.H, Pix: make([]float32, len(scene.Pix))}
 	for k := range scene.W * scene.H {
-		r := renderCell(colour.Identity3, lum, scene.cell(k), [3]float64{1, 1, 1}, ev, sat, curve)
+		r := renderCell(colour.Identity3, renderModel{lum: lum}, scene.cell(k), [3]float64{1, 1, 1}, ev, sat, curve)
 		out.Pix[3*k], out.Pix[3*k+1], out.Pix[3*k+2] = float32(r[0]), float32(r[1]), float32(r[2])
 	}
 	return out
