@@ -1,9 +1,6 @@
 package pipeline
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // WhiteLevelMode chooses where the white (clipping) level of the raw data
 // comes from (the white-level stage, docs/highlights.md).
@@ -26,11 +23,7 @@ const WhiteLevelNames = "data|libraw"
 
 // ParseWhiteLevel accepts one of WhiteLevelNames, case-insensitively.
 func ParseWhiteLevel(s string) (WhiteLevelMode, error) {
-	switch m := WhiteLevelMode(strings.ToLower(s)); m {
-	case WhiteLevelData, WhiteLevelLibRaw:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown white level %q (want %s)", s, wantList(WhiteLevelNames))
+	return parseChoice[WhiteLevelMode]("white level", WhiteLevelNames, s)
 }
 
 // HighlightMode is what the highlights stage does with clipped pixels of
@@ -51,11 +44,7 @@ const HighlightNames = "clip|reconstruct"
 
 // ParseHighlights accepts one of HighlightNames, case-insensitively.
 func ParseHighlights(s string) (HighlightMode, error) {
-	switch m := HighlightMode(strings.ToLower(s)); m {
-	case HighlightsClip, HighlightsReconstruct:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown highlight mode %q (want %s)", s, wantList(HighlightNames))
+	return parseChoice[HighlightMode]("highlight mode", HighlightNames, s)
 }
 
 // whiteLevel is s.WhiteLevel, "" meaning the default (data).

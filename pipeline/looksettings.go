@@ -1,7 +1,5 @@
 package pipeline
 
-import "fmt"
-
 // ExposureAnchor chooses whether the exposure is anchored to the embedded
 // preview (issue 12 point 4).
 type ExposureAnchor string
@@ -14,13 +12,12 @@ const (
 	AnchorNone ExposureAnchor = "none"
 )
 
-// ParseExposureAnchor accepts "preview" and "none".
+// AnchorNames lists the accepted --exposure-anchor values.
+const AnchorNames = "preview|none"
+
+// ParseExposureAnchor accepts one of AnchorNames, case-insensitively.
 func ParseExposureAnchor(s string) (ExposureAnchor, error) {
-	switch ExposureAnchor(s) {
-	case AnchorPreview, AnchorNone:
-		return ExposureAnchor(s), nil
-	}
-	return "", fmt.Errorf("unknown exposure anchor %q (want preview or none)", s)
+	return parseChoice[ExposureAnchor]("exposure anchor", AnchorNames, s)
 }
 
 // Look chooses the rendering of issue 12 point 7.
@@ -38,13 +35,12 @@ const (
 	LookNeutral Look = "neutral"
 )
 
-// ParseLook accepts "default", "camera" and "neutral".
+// LookNames lists the accepted --look values.
+const LookNames = "default|camera|neutral"
+
+// ParseLook accepts one of LookNames, case-insensitively.
 func ParseLook(s string) (Look, error) {
-	switch Look(s) {
-	case LookDefault, LookCamera, LookNeutral:
-		return Look(s), nil
-	}
-	return "", fmt.Errorf("unknown look %q (want default, camera or neutral)", s)
+	return parseChoice[Look]("look", LookNames, s)
 }
 
 // validateLook checks the look settings (part of Validate); the zero

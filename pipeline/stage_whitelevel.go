@@ -10,7 +10,7 @@ import (
 
 // whiteLevelStage sets the white level of the unpacked CFA data, between
 // LibRaw's unpack and its processing: with --white-level data, the clipping
-// pile of each CFA channel's histogram (highlight.WhiteLevels), every
+// pile of each CFA channel's histogram (highlight.RescaleFromHistogram: WhiteLevels), every
 // channel rescaled to clip at one level (highlight.Equalise, RescaleRaw)
 // so that clipped areas come out neutral; with libraw, LibRaw's own level.
 // Files without single-sample mosaic data (libraw.ErrNoCFA: linear DNG,
@@ -56,17 +56,7 @@ func stageWhiteLevel(_ context.Context, j *job) error {
 	if err != nil {
 		return err
 	}
-	levels, found := highlight.WhiteLevels(hist, lv.White, lv.Black)
-	var present [4]bool
-	for k := range 4 {
-		for _, n := range hist[k] {
-			if n != 0 {
-				present[k] = true
-				break
-			}
-		}
-	}
-	r := highlight.Equalise(levels, found, present, lv.Black)
+	r := highlight.RescaleFromHistogram(hist, lv.White, lv.Black)
 	if r.White <= 0 || r.White > 65535 {
 		return nil
 	}

@@ -132,7 +132,7 @@ func (c *ConvertConfig) settings() []setting {
 				return nil
 			}},
 		{Name: "exposure-anchor", Default: string(d.ExposureAnchor), Help: "exposure anchored to the embedded preview: preview (a correction of up to ±1.5 EV when the preview is usable) or none",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseExposureAnchor(s); return err }, "preview", "none"),
+			Values: accepted(func(s string) error { _, err := pipeline.ParseExposureAnchor(s); return err }, strings.Split(pipeline.AnchorNames, "|")...),
 			Apply: func(v value) (err error) {
 				if s.ExposureAnchor, err = pipeline.ParseExposureAnchor(v.String()); err != nil {
 					return fmt.Errorf("--exposure-anchor: %w", err)
@@ -140,7 +140,7 @@ func (c *ConvertConfig) settings() []setting {
 				return nil
 			}},
 		{Name: "look", Default: string(d.Look), Help: "rendering: default (tone curve, preview-anchored exposure), camera (fitted to the embedded preview per file) or neutral (tone curve, no preview anchoring)",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseLook(s); return err }, "default", "camera", "neutral"),
+			Values: accepted(func(s string) error { _, err := pipeline.ParseLook(s); return err }, strings.Split(pipeline.LookNames, "|")...),
 			Apply: func(v value) (err error) {
 				if s.Look, err = pipeline.ParseLook(v.String()); err != nil {
 					return fmt.Errorf("--look: %w", err)

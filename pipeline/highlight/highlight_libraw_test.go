@@ -96,17 +96,7 @@ func whiteLevelFix(t *testing.T, h *libraw.Handle) highlight.Rescale {
 	if err != nil {
 		t.Fatal(err)
 	}
-	levels, found := highlight.WhiteLevels(hist, lv.White, lv.Black)
-	var present [4]bool
-	for k := range 4 {
-		for _, n := range hist[k] {
-			if n != 0 {
-				present[k] = true
-				break
-			}
-		}
-	}
-	r := highlight.Equalise(levels, found, present, lv.Black)
+	r := highlight.RescaleFromHistogram(hist, lv.White, lv.Black)
 	if err := h.RescaleRaw(r.Black, r.Gain, r.Clip, r.White); err != nil {
 		t.Fatal(err)
 	}

@@ -193,3 +193,21 @@ func (r Rescale) Apply(raw []uint16, w, h int, colour func(row, col int) int) {
 		}
 	}
 }
+
+// RescaleFromHistogram is WhiteLevels then Equalise on one raw
+// histogram (hist[k][v] as WhiteLevels takes it): the rescale that makes
+// every CFA colour present in hist (one with any photosite) clip at one
+// level, with the levels found. tagged and black as for WhiteLevels.
+func RescaleFromHistogram(hist [4][]uint32, tagged int, black [4]float64) Rescale {
+	levels, found := WhiteLevels(hist, tagged, black)
+	var present [4]bool
+	for k := range 4 {
+		for _, n := range hist[k] {
+			if n != 0 {
+				present[k] = true
+				break
+			}
+		}
+	}
+	return Equalise(levels, found, present, black)
+}
