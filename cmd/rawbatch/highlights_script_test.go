@@ -14,41 +14,13 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
-// The issue-12 highlight DNG: 256×128 photosites, 14-bit (black 512, tagged
-// white 16383), the right half saturated at 13500 in every channel, a dim
-// warm gradient on the left, as-shot multipliers 2.0 / 1.0 / 1.4.
-const (
-	clipW, clipH   = 256, 128
-	clipBlack      = 512
-	clipWhite      = 16383
-	clipSaturation = 13500
-)
-
-// synthclip FILE hot|nohot: write the highlight DNG, with 20 hot
+// synthclip FILE hot|nohot: write the highlight DNG (synthdng.ClippedHalf), with 20 hot
 // photosites at 16383 in its left half (hot) or without.
 func cmdSynthClip(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || (args[1] != "hot" && args[1] != "nohot") {
 		ts.Fatalf("usage: synthclip FILE hot|nohot")
 	}
-	hot := args[1] == "hot"
-	hotAt := map[[2]int]bool{}
-	for i := range 20 {
-		hotAt[[2]int{(i*37 + 11) % (clipW / 2), (i*53 + 7) % clipH}] = true
-	}
-	rng := float64(clipWhite - clipBlack)
-	ts.Check(synthdng.WriteFile(ts.MkAbs(args[0]), synthdng.Spec{
-		Width: clipW, Height: clipH, BlackLevel: clipBlack, WhiteLevel: clipWhite, Orientation: 1,
-		AsShotNeutral: [3]float64{0.5, 1, 1 / 1.4},
-		Scene: func(x, y, c int) float64 {
-			if x >= clipW/2 {
-				return (clipSaturation - clipBlack) / rng
-			}
-			if hot && hotAt[[2]int{x, y}] {
-				return 1
-			}
-			return []float64{0.12, 0.2, 0.1}[c] * (0.2 + float64(x)/float64(clipW/2))
-		},
-	}))
+	ts.Check(synthdng.WriteFile(ts.MkAbs(args[0]), synthdng.ClippedHalf(args[1] == "hot")))
 }
 
 // clipneutral IMAGE PERCENT: the channel means of IMAGE's right half, 8

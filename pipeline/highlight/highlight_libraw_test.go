@@ -13,38 +13,14 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
-const (
-	clipW, clipH   = 256, 128
-	clipBlack      = 512
-	clipWhite      = 16383
-	clipSaturation = 13500
-)
-
-// clipDNG writes the synthetic highlight DNG: 14-bit (white 16383,
+// clipDNG writes the synthetic highlight DNG (synthdng.ClippedHalf): 14-bit (white 16383,
 // black 512), the right half saturated at 13500 in every channel, 20 hot
 // photosites at 16383 in the left half (when hot), the left half a dim
 // warm gradient, as-shot multipliers 2.0 / 1.0 / 1.4.
 func clipDNG(t *testing.T, hot bool) string {
 	t.Helper()
-	hotAt := map[[2]int]bool{}
-	for i := range 20 {
-		hotAt[[2]int{(i*37 + 11) % (clipW / 2), (i*53 + 7) % clipH}] = true
-	}
-	rng := float64(clipWhite - clipBlack)
 	path := filepath.Join(t.TempDir(), "clip.dng")
-	err := synthdng.WriteFile(path, synthdng.Spec{
-		Width: clipW, Height: clipH, BlackLevel: clipBlack, WhiteLevel: clipWhite,
-		AsShotNeutral: [3]float64{0.5, 1, 1 / 1.4},
-		Scene: func(x, y, c int) float64 {
-			if x >= clipW/2 {
-				return (clipSaturation - clipBlack) / rng
-			}
-			if hot && hotAt[[2]int{x, y}] {
-				return 1
-			}
-			return []float64{0.12, 0.2, 0.1}[c] * (0.2 + float64(x)/float64(clipW/2))
-		},
-	})
+	err := synthdng.WriteFile(path, synthdng.ClippedHalf(hot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +107,8 @@ func TestClippedHalfNeutralAfterWhiteLevelFix(t *testing.T) {
 		path := clipDNG(t, hot)
 		before, w, h, _ := decodeClip(t, path, false)
 		after, w2, h2, r := decodeClip(t, path, true)
-		if w != clipW || h != clipH || w2 != w || h2 != h {
-			t.Fatalf("decoded %dx%d and %dx%d, want %dx%d", w, h, w2, h2, clipW, clipH)
+		if w != synthdng.ClippedW || h != synthdng.ClippedH || w2 != w || h2 != h {
+			t.Fatalf("decoded %dx%d and %dx%d, want %dx%d", w, h, w2, h2, synthdng.ClippedW, synthdng.ClippedH)
 		}
 		mb, ma := clippedMeans(before, w, h), clippedMeans(after, w, h)
 		t.Logf("hot=%v: LibRaw's white level: clipped half R,G,B %.4f %.4f %.4f (spread %.1f %%); data white level %d (gains %.4f): %.4f %.4f %.4f (spread %.2f %%)",
