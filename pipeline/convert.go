@@ -46,6 +46,10 @@ type job struct {
 	warnings []string
 	levels   rawLevels        // the white-level stage's levels
 	wb       WhiteBalanceUsed // the white-balance stage's choice
+	// lensByOpcodes: the DNG opcode stages applied the file's own lens
+	// corrections (WarpRectilinear, FixVignetteRadial, GainMap), so the
+	// lensfun stage does not correct the lens again (issue 13 point 2).
+	lensByOpcodes bool
 
 	// decoded: LibRaw's decode ran to completion; fromCache: the decoded
 	// image came from the stage cache; decodedW, decodedH: the size the

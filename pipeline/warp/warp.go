@@ -1,0 +1,139 @@
+// Package warp resamples an image through a geometric map: each output
+// pixel is the input interpolated at the position the map gives for it,
+// channel by channel, so that a per-channel map (transverse chromatic
+// aberration: the red and blue planes scaled about the optical centre)
+// is one call. Lens distortion (lensfun) and the DNG WarpRectilinear
+// opcode (DNG 1.4 §6) both resample through it.
+//
+// Interpolation is bicubic convolution with the Keys kernel, a = −0.5
+// (R. G. Keys, "Cubic convolution interpolation for digital image
+// processing", IEEE Trans. ASSP 29 (1981) 1153–1160):
+//
+//	k(x) = 1.5|x|³ − 2.5|x|² + 1              for |x| ≤ 1,
+//	k(x) = −0.5|x|³ + 2.5|x|² − 4|x| + 2      for 1 < |x| < 2,
+//	k(x) = 0                                  otherwise,
+//
+// applied separably over the 4×4 input pixels around the position. With
+// a = −0.5 it reproduces polynomials up to degree two exactly (Keys §IV),
+// so a ramp or a smooth gradient is moved without error away from the
+// borders. It has small negative lobes: values can overshoot near sharp
+// edges by a few per cent; callers clip if they must.
+//
+// Coordinates are in input pixels with pixel centres at integers: (0, 0)
+// is the centre of the top-left pixel, (w−1, h−1) of the bottom-right one.
+// Positions outside the image take the nearest edge pixel's value
+// (replicated border); making sure no output pixel maps outside (crop or
+// scale to leave no empty corners) is the caller's choice.
+package warp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+)
+
+// RowMap fills sx[i], sy[i] with the input position (in input pixels,
+// centres at integers) that output pixel (i, y) of channel ch takes, for
+// i in [0, len(sx)); len(sx) == len(sy) == the output width. It is called
+// concurrently for different rows and must not keep sx or sy.
+type RowMap func(y, ch int, sx, sy []float32)
+
+// Keys returns the cubic-convolution kernel k(x) for a = −0.5 (see the
+// package documentation).
+func Keys(x float64) float64 {
+	x = math.Abs(x)
+	switch {
+	case x <= 1:
+		return (1.5*x-2.5)*x*x + 1
+	case x < 2:
+		return ((-0.5*x+2.5)*x-4)*x + 2
+	}
+	return 0
+}
+
+// keys4 gives the four weights of the taps at floor(t)−1 … floor(t)+2 for
+// the fractional part f = t − floor(t) ∈ [0, 1).
+func keys4(f float32) (w0, w1, w2, w3 float32) {
+	// k(1+f), k(f), k(1−f), k(2−f) in closed form; they sum to 1.
+	f2 := f * f
+	f3 := f2 * f
+	w0 = -0.5*f3 + f2 - 0.5*f
+	w1 = 1.5*f3 - 2.5*f2 + 1
+	w2 = -1.5*f3 + 2*f2 + 0.5*f
+	w3 = 0.5*f3 - 0.5*f2
+	return
+}
+
+// Remap returns the dw×dh×c image (float32, interleaved) whose pixel (x, y)
+// of channel ch is src (w×h×c, interleaved) interpolated at the position
+// m gives for it. Rows run in parallel (pipeline/internal/par); the result
+// does not depend on the number of goroutines. It panics if len(src) is
+// not w·h·c or a size is not positive.
+func Remap(src []float32, w, h, c, dw, dh int, m RowMap) []float32 {
+	if w <= 0 || h <= 0 || c <= 0 || dw <= 0 || dh <= 0 || len(src) != w*h*c {
+		panic(fmt.Sprintf("warp: bad sizes: %d values for %d×%d×%d → %d×%d", len(src), w, h, c, dw, dh))
+	}
+	dst := make([]float32, dw*dh*c)
+	par.Rows(dh, func(lo, hi int) {
+		sx := make([]float32, dw)
+		sy := make([]float32, dw)
+		for y := lo; y < hi; y++ {
+			row := dst[y*dw*c : (y+1)*dw*c]
+			for ch := 0; ch < c; ch++ {
+				m(y, ch, sx, sy)
+				for x := 0; x < dw; x++ {
+					row[x*c+ch] = sample(src, w, h, c, ch, sx[x], sy[x])
+				}
+			}
+		}
+	})
+	return dst
+}
+
+// Sample returns channel ch of src (w×h×c, interleaved) interpolated at
+// (x, y), with the kernel and border rule of the package documentation.
+func Sample(src []float32, w, h, c, ch int, x, y float32) float32 {
+	return sample(src, w, h, c, ch, x, y)
+}
+
+func sample(src []float32, w, h, c, ch int, x, y float32) float32 {
+	// NaN or huge positions clamp like any outside position.
+	if !(x > -2) {
+		x = -2
+	} else if x > float32(w+1) {
+		x = float32(w + 1)
+	}
+	if !(y > -2) {
+		y = -2
+	} else if y > float32(h+1) {
+		y = float32(h + 1)
+	}
+	fx := float32(math.Floor(float64(x)))
+	fy := float32(math.Floor(float64(y)))
+	ix, iy := int(fx), int(fy)
+	wx0, wx1, wx2, wx3 := keys4(x - fx)
+	wy0, wy1, wy2, wy3 := keys4(y - fy)
+	var cols [4]int
+	for k := range cols {
+		cols[k] = (clamp(ix-1+k, w)*c + ch)
+	}
+	var acc float32
+	wy := [4]float32{wy0, wy1, wy2, wy3}
+	for k := 0; k < 4; k++ {
+		r := src[clamp(iy-1+k, h)*w*c:]
+		v := wx0*r[cols[0]] + wx1*r[cols[1]] + wx2*r[cols[2]] + wx3*r[cols[3]]
+		acc += wy[k] * v
+	}
+	return acc
+}
+
+func clamp(i, n int) int {
+	if i < 0 {
+		return 0
+	}
+	if i >= n {
+		return n - 1
+	}
+	return i
+}
