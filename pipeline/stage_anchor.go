@@ -151,11 +151,16 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 	if j.colors != 3 {
 		return look.Cells{}, fmt.Errorf("camera image has %d channels", j.colors)
 	}
-	gw, gh := look.GridSize(p.Image.W, p.Image.H, look.GridWidth)
-	prev, err := p.Grid(gw, gh)
-	if err != nil {
-		return look.Cells{}, err
+	// The grid of the look score (Preview.Cells, look.ScoreGridSize),
+	// so that the fits score the cells the conversion is scored on.
+	prev := p.Cells
+	if prev.W == 0 {
+		var err error
+		if prev, err = p.Grid(look.GridSize(p.Image.W, p.Image.H, look.GridWidth)); err != nil {
+			return look.Cells{}, err
+		}
 	}
+	gw, gh := prev.W, prev.H
 	cam := look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}
 	scene, clipped, err := look.Reduce(cam, gw, gh, anchorClip)
 	if err != nil {

@@ -69,7 +69,8 @@ func previewCost(m memCtx) StepMemory {
 }
 
 // previewKeptBytes is the size of job.preview for a w×h image: W×H×3
-// float32 at most PreviewMaxLong on the long side, in the image's aspect.
+// float32 at most PreviewMaxLong on the long side, in the image's aspect,
+// and its score grid (Preview.Cells, look.GridWidth cells on one side).
 func previewKeptBytes(w, h int) int64 {
 	if w <= 0 || h <= 0 {
 		return 0
@@ -82,7 +83,8 @@ func previewKeptBytes(w, h int) int64 {
 			lw, lh = max(1, PreviewMaxLong*w/h), PreviewMaxLong
 		}
 	}
-	return 12 * int64(lw) * int64(lh)
+	gw, gh := look.GridSize(lw, lh, look.GridWidth)
+	return 12*int64(lw)*int64(lh) + 12*int64(gw)*int64(gh+1) // and Preview.Cells
 }
 
 func stagePreview(_ context.Context, j *job) error {
@@ -104,7 +106,10 @@ func stagePreview(_ context.Context, j *job) error {
 	if t.Format == libraw.ThumbBitmap {
 		bw, bh = t.Width, t.Height
 	}
-	p, err := look.DecodePreviewReduced(t.Data, bw, bh, t.Colors, j.info.Width, j.info.Height, PreviewMaxLong)
+	// The fits compare the grid the look score uses (look.ScoreGridSize),
+	// reduced from the decoded preview, not from the kept reduced copy.
+	gw, gh := look.ScoreGridSize(j.info.Width, j.info.Height, j.info.Flip)
+	p, err := look.DecodePreviewGrid(t.Data, bw, bh, t.Colors, j.info.Width, j.info.Height, PreviewMaxLong, gw, gh)
 	if err != nil {
 		j.previewNote = err.Error()
 		return nil

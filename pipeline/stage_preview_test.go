@@ -59,11 +59,12 @@ func TestPreviewStage(t *testing.T) {
 }
 
 // TestPreviewCost: the preview stage declares memory only when a setting
-// uses the preview.
+// uses the preview: the kept 512-pixel copy and its score grid
+// (Preview.Cells, 256 cells wide, one row of slack for the rounding).
 func TestPreviewCost(t *testing.T) {
 	m := memCtx{fi: FileInfo{RawWidth: 6000, RawHeight: 4000}, s: DefaultSettings()}
 	m.fi.Width, m.fi.Height = 6000, 4000
-	if c := previewCost(m); c.Scratch != 3*24e6 || c.Alloc != 12*512*341 {
+	if c := previewCost(m); c.Scratch != 3*24e6 || c.Alloc != 12*512*341+12*256*172 {
 		t.Errorf("anchor preview: %+v", c)
 	}
 	m.s.Tone = ToneNone

@@ -117,3 +117,43 @@ func TestBlendCurve(t *testing.T) {
 		}
 	}
 }
+
+// TestFitCameraScoresEveryCell: the cross-validated residual is the mean
+// ΔE2000 of the fitted look's render against the preview over every cell
+// of the scoring half, as ScorePreview scores every cell of the output:
+// cells clipped in the raw (here one in seven, with a preview far from
+// the render) and dark cells count too, and the fit does not use them.
+func TestFitCameraScoresEveryCell(t *testing.T) {
+	scene := synthScene(256, 170, 11)
+	g := [3]float64{1.9, 1, 1.5}
+	prev := renderGrid(scene, 0.3, 1.25, NewParametric(1.35, 0.18, 0.46, 1))
+	camera := toCamera(scene, g)
+	n := scene.W * scene.H
+	clipped := make([]float32, n)
+	for k := 0; k < n; k += 7 {
+		clipped[k] = 0.5
+		prev.Pix[3*k], prev.Pix[3*k+1], prev.Pix[3*k+2] = 1, 0.2, 1
+	}
+	lum := colour.SRGB.ToXYZ[1]
+	l, err := FitCamera(camera, camToSRGB, colour.SRGB, Cells{Preview: prev, Clipped: clipped, Lum: lum}, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask := CVMask(scene.W, scene.H)
+	var sum float64
+	cnt := 0
+	for k := range n {
+		if mask[k] {
+			continue
+		}
+		r := l.Render(camToSRGB, colour.SRGB, lum, camera.cell(k))
+		sum += colour.DeltaE2000(colour.SRGB.LinearToLab(r), colour.SRGB.LinearToLab(clampCube(prev.cell(k))))
+		cnt++
+	}
+	if want := sum / float64(cnt); math.Abs(l.Residual-want) > 1e-9 || l.Cells != cnt {
+		t.Errorf("residual %.4f on %d cells, want %.4f on every scoring cell (%d)", l.Residual, l.Cells, want, cnt)
+	}
+	if math.Abs(l.Saturation-1.25) > 0.1 {
+		t.Errorf("saturation %.2f, want 1.25 ± 0.1: the clipped cells pulled the fit", l.Saturation)
+	}
+}

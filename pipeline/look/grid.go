@@ -46,6 +46,19 @@ func GridSize(w, h, gridW int) (gw, gh int) {
 	return gridW, max(gh, 1)
 }
 
+// ScoreGridSize is the grid, in sensor orientation, on which ScorePreview
+// compares the upright output of a w×h (sensor orientation) image that
+// flip turns upright (LibRaw's flip code: bit 2 swaps the axes):
+// GridSize of the upright size at GridWidth, swapped back. The looks' fits
+// use it so that they score the cells the conversion is scored on.
+func ScoreGridSize(w, h, flip int) (gw, gh int) {
+	if flip&4 != 0 {
+		gh, gw = GridSize(h, w, GridWidth)
+		return gw, gh
+	}
+	return GridSize(w, h, GridWidth)
+}
+
 // Reduce box-filters m (linear light, so averages are physical) to gw×gh
 // cells: cell (i, j) is the mean of the pixels x in [⌊i·W/gw⌋, ⌊(i+1)·W/gw⌋)
 // and y likewise. gw ≤ W and gh ≤ H are required; the result is a

@@ -40,6 +40,10 @@ type Preview struct {
 	SpaceSource string
 	// SourceW, SourceH are the preview's decoded size before the crop.
 	SourceW, SourceH int
+	// Cells is the cropped preview reduced straight from its decoded
+	// pixels to the grid asked of DecodePreviewGrid (empty otherwise),
+	// display-linear in Space.
+	Cells Image
 }
 
 // DecodePreview decodes an embedded preview and checks it against the raw

@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -274,5 +275,61 @@ func TestDecodePreviewReduced(t *testing.T) {
 	crop, err := DecodePreviewReduced(gradientJPEG(t, 1200, 816), 0, 0, 0, 1500, 1000, 600)
 	if err != nil || crop.Image.W != 600 || crop.Image.H != 400 {
 		t.Fatalf("cropped: %v %+v", err, crop)
+	}
+}
+
+// TestDecodePreviewGrid: Preview.Cells is the cropped full decode reduced
+// to the grid asked (the score's grid), not a grid of the reduced copy,
+// which weighs the reduced pixels equally: on a noisy 1440×960 bitmap (the
+// D30's preview size) with a 512-pixel copy they differ, and Cells equals
+// the full decode's reduction. ScoreGridSize is the upright output's
+// grid in sensor orientation.
+func TestDecodePreviewGrid(t *testing.T) {
+	if w, h := ScoreGridSize(2176, 1448, 0); w != 256 || h != 170 {
+		t.Errorf("ScoreGridSize(2176, 1448, 0) = %d×%d, want 256×170", w, h)
+	}
+	if w, h := ScoreGridSize(2176, 1448, 6); w != 385 || h != 256 {
+		t.Errorf("ScoreGridSize(2176, 1448, 6) = %d×%d, want 385×256 (upright 256×385)", w, h)
+	}
+	const w, h = 1440, 960
+	rng := rand.New(rand.NewSource(3))
+	data := make([]byte, 3*w*h)
+	for i := range data {
+		data[i] = byte(rng.Intn(256))
+	}
+	gw, gh := ScoreGridSize(2176, 1448, 0)
+	p, err := DecodePreviewGrid(data, w, h, 3, 2176, 1448, 512, gw, gh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := DecodePreview(data, w, h, 3, 2176, 1448)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := Reduce(full.Image, gw, gh, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Cells.W != gw || p.Cells.H != gh {
+		t.Fatalf("Cells %d×%d, want %d×%d", p.Cells.W, p.Cells.H, gw, gh)
+	}
+	for i, v := range p.Cells.Pix {
+		if math.Abs(float64(v-want.Pix[i])) > 1e-5 {
+			t.Fatalf("cell value %d: %g, want %g", i, v, want.Pix[i])
+		}
+	}
+	copyGrid, err := p.Grid(gw, gh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d float64
+	for i, v := range copyGrid.Pix {
+		d = max(d, math.Abs(float64(v-want.Pix[i])))
+	}
+	if d < 1e-3 {
+		t.Errorf("the reduced copy's grid matches the full decode's within %g: the test does not show the difference", d)
+	}
+	if q, err := DecodePreviewReduced(data, w, h, 3, 2176, 1448, 512); err != nil || q.Cells.W != 0 {
+		t.Errorf("DecodePreviewReduced: %v, Cells %d wide, want none", err, q.Cells.W)
 	}
 }

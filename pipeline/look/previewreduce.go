@@ -22,6 +22,17 @@ import (
 // bytes per preview pixel) while it runs, and the result's
 // 12·W·H bytes. Errors as DecodePreview's.
 func DecodePreviewReduced(data []byte, bitmapW, bitmapH, colors, rawW, rawH, maxLong int) (*Preview, error) {
+	return DecodePreviewGrid(data, bitmapW, bitmapH, colors, rawW, rawH, maxLong, 0, 0)
+}
+
+// DecodePreviewGrid is DecodePreviewReduced that also reduces the cropped
+// preview straight from its decoded pixels to a gw×gh grid (Preview.Cells;
+// gw = 0: none), in linear light: the grid ScorePreview compares when gw×gh
+// is its grid (ScoreGridSize), which a grid of the reduced Image is not
+// (its cells weigh the reduced pixels equally, not the decoded ones:
+// 0.27 mean ΔE2000 on the D30's 1440-pixel preview, docs/look.md). A grid
+// larger than the crop is cut down to it. Errors as DecodePreview's.
+func DecodePreviewGrid(data []byte, bitmapW, bitmapH, colors, rawW, rawH, maxLong, gw, gh int) (*Preview, error) {
 	p := &Preview{Space: colour.SRGB, SpaceSource: "assumed sRGB"}
 	var src pixels8
 	var w, h int
@@ -70,6 +81,16 @@ func DecodePreviewReduced(data []byte, bitmapW, bitmapH, colors, rawW, rawH, max
 			ow, oh = max(1, int(math.Round(float64(maxLong)*float64(cw)/float64(ch)))), maxLong
 		}
 	}
+	p.Image = boxReduce8(src, &lut, x0, y0, cw, ch, ow, oh)
+	if gw > 0 && gh > 0 {
+		p.Cells = boxReduce8(src, &lut, x0, y0, cw, ch, min(gw, cw), min(gh, ch))
+	}
+	return p, nil
+}
+
+// boxReduce8 box-filters the cw×ch rectangle at (x0, y0) of src to ow×oh
+// cells in linear light (lut: 8-bit code → linear), as Reduce does.
+func boxReduce8(src pixels8, lut *[256]float32, x0, y0, cw, ch, ow, oh int) Image {
 	out := Image{W: ow, H: oh, Pix: make([]float32, 3*ow*oh)}
 	for j := range oh {
 		sy0, sy1 := y0+j*ch/oh, y0+(j+1)*ch/oh
@@ -89,8 +110,7 @@ func DecodePreviewReduced(data []byte, bitmapW, bitmapH, colors, rawW, rawH, max
 			out.Pix[o], out.Pix[o+1], out.Pix[o+2] = s[0]/n, s[1]/n, s[2]/n
 		}
 	}
-	p.Image = out
-	return p, nil
+	return out
 }
 
 // pixels8 returns the 8-bit R, G, B of pixel (x, y), from the top left.
