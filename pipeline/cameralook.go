@@ -46,6 +46,9 @@ func (j *job) fitCameraLook() string {
 	if j.settings.WhiteBalance.Mode != "camera" {
 		opts.Gains = [3]float64{1, 1, 1}
 	}
+	if opts.Sub, err = j.cameraSubGrid(cells.Scene.W, cells.Scene.H); err != nil {
+		return fallback(err.Error())
+	}
 	l, err := look.FitCamera(camGrid, j.cameraToSpace(j.preview.Space), j.preview.Space, cells, opts)
 	if err != nil {
 		return fallback(err.Error())
@@ -70,6 +73,21 @@ func (j *job) cameraGrid(gw, gh int) (look.Image, error) {
 	k := float32(exposureGain(ExposureEV(j.settings, j.info) - j.settings.Exposure + j.baselineOffset()))
 	for i := range g.Pix {
 		g.Pix[i] *= k
+	}
+	return g, nil
+}
+
+// cameraSubGrid is cameraGrid's image reduced to look.MaxSub² sub-cells
+// per cell (look.ReduceSub), at the same scale: what the camera look's
+// fit renders, as the conversion renders every pixel.
+func (j *job) cameraSubGrid(gw, gh int) (look.SubGrid, error) {
+	g, err := look.ReduceSub(look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}, gw, gh, look.MaxSub)
+	if err != nil {
+		return look.SubGrid{}, err
+	}
+	k := float32(exposureGain(ExposureEV(j.settings, j.info) - j.settings.Exposure + j.baselineOffset()))
+	for i := range g.Image.Pix {
+		g.Image.Pix[i] *= k
 	}
 	return g, nil
 }

@@ -23,8 +23,9 @@ var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, 
 const anchorClip = 0.999
 
 // anchorCost: the grids (camera, scene, preview: three 256-wide float
-// images and the clipped fractions, under 2 MiB) while it runs; the kept
-// preview is released when it ends.
+// images and the clipped fractions, under 2 MiB; with --look camera also
+// its sub-grid of look.MaxSub² sub-cells a cell, 192 bytes a cell) while
+// it runs; the kept preview is released when it ends.
 func anchorCost(m memCtx) StepMemory {
 	if !m.s.needsPreview() {
 		return StepMemory{}
@@ -37,7 +38,11 @@ func anchorCost(m memCtx) StepMemory {
 	if w > 0 {
 		gh = max(1, int64(look.GridWidth)*int64(h)/int64(w))
 	}
-	return StepMemory{Scratch: 40 * look.GridWidth * gh, Free: previewKeptBytes(w, h)}
+	perCell := int64(40)
+	if m.s.Look == LookCamera {
+		perCell += 12 * look.MaxSub * look.MaxSub // the camera look's sub-grid (cameraSubGrid)
+	}
+	return StepMemory{Scratch: perCell * look.GridWidth * gh, Free: previewKeptBytes(w, h)}
 }
 
 // ExposureResult is the exposure a conversion applied (Result.Exposure).

@@ -104,6 +104,12 @@ type FitOptions struct {
 	// Gains, when non-zero, are the white balance to use (as-shot
 	// multipliers relative to green); zero fits them with FitWB.
 	Gains [3]float64
+	// Sub, when set (ReduceSub of the image the camera grid was reduced
+	// from, to the same grid and scale), is what the curve, saturation
+	// and residual render: every sub-cell, averaged display-linear per
+	// cell, as the look score reduces the conversion's output; without
+	// it each cell's mean is rendered.
+	Sub SubGrid
 }
 
 // CVMask returns the fit half of the cross-validation split of a w×h grid
@@ -194,11 +200,22 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 		return CameraLook{}, err
 	}
 	sub := thin(fitCells, fitMaxCells)
+	useSub := opts.Sub.ok(camera.W, camera.H)
+	render := func(k int, sat float64) [3]float64 {
+		if !useSub {
+			return renderCell(toSpace, model, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
+		}
+		var out [3]float64
+		opts.Sub.each(k, func(v [3]float64, w float64) {
+			r := renderCell(toSpace, model, v, l.Gains, l.EV, sat, l.Curve)
+			out[0], out[1], out[2] = out[0]+w*r[0], out[1]+w*r[1], out[2]+w*r[2]
+		})
+		return out
+	}
 	meanDE := func(cells []int, sat float64) float64 {
 		var s float64
 		for _, k := range cells {
-			r := renderCell(toSpace, model, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
-			s += colour.DeltaE2000(space.LinearToLab(r), space.LinearToLab(clampCube(c.Preview.cell(k))))
+			s += colour.DeltaE2000(space.LinearToLab(render(k, sat)), space.LinearToLab(clampCube(c.Preview.cell(k))))
 		}
 		return s / float64(len(cells))
 	}
