@@ -59,7 +59,7 @@ func (j *job) fitCameraLook() string {
 	l.EV = min(max(l.EV, -maxCameraLookEV), maxCameraLookEV)
 	j.cameraLook = &l
 	j.anchorEV = l.EV
-	return fmt.Sprintf("gains %.3f/%.3f/%.3f, saturation %.2f, curve weight %.1f, cross-validated mean ΔE2000 %.2f on %d cells", l.Gains[0], l.Gains[1], l.Gains[2], l.Saturation, l.CurveWeight, l.Residual, l.Cells)
+	return fmt.Sprintf("gains %.3f/%.3f/%.3f, saturation %.2f, curve weight %.1f, matrix weight %.1f, cross-validated mean ΔE2000 %.2f on %d cells", l.Gains[0], l.Gains[1], l.Gains[2], l.Saturation, l.CurveWeight, l.MatrixWeight, l.Residual, l.Cells)
 }
 
 // cameraGrid is the camera image (white balanced, 1 = clip) reduced to
@@ -93,17 +93,28 @@ func (j *job) cameraSubGrid(gw, gh int) (look.SubGrid, error) {
 }
 
 // lookCameraToWorking is CameraToWorking with the camera look's gains
-// (diag(gains) on camera RGB, first) when --look camera fitted them.
+// (diag(gains) on camera RGB, first) and colour matrix (last, in the
+// working space) when --look camera fitted them.
 func (j *job) lookCameraToWorking() [3][4]float64 {
 	m := CameraToWorking(j.info.RGBCam)
-	if l := j.cameraLook; l != nil {
-		for i := range 3 {
-			for k := range 3 {
-				m[i][k] *= l.Gains[k]
-			}
+	l := j.cameraLook
+	if l == nil {
+		return m
+	}
+	for i := range 3 {
+		for k := range 3 {
+			m[i][k] *= l.Gains[k]
 		}
 	}
-	return m
+	// The look's colour matrix, in the working space, after the rest.
+	c := l.MatrixIn(WorkingSpace)
+	var out [3][4]float64
+	for i := range 3 {
+		for k := range 4 {
+			out[i][k] = c[i][0]*m[0][k] + c[i][1]*m[1][k] + c[i][2]*m[2][k]
+		}
+	}
+	return out
 }
 
 // lookSaturate scales img's chroma about its luminance by the camera

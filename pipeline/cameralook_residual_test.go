@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
 // cvResidualRE reads the camera look's cross-validated residual from
@@ -35,6 +38,31 @@ func TestCameraLookResidualPredictsRender(t *testing.T) {
 		t.Logf("%s: cross-validated %.2f, full render %.2f", f, cv, full)
 		if math.Abs(cv-full) > 0.15 {
 			t.Errorf("%s: cross-validated residual %.2f, full render %.2f: the fit does not score what the conversion writes", f, cv, full)
+		}
+	}
+}
+
+// TestLookCameraToWorkingMatrix: the camera-matrix stage's matrix with
+// --look camera is the fit's render (look.CameraLook.Render): gains on
+// camera RGB, the camera matrix, then the look's colour matrix (fitted in
+// the preview's space, applied in the working space).
+func TestLookCameraToWorkingMatrix(t *testing.T) {
+	j := &job{}
+	j.info.RGBCam = [3][4]float64{{1.7, -0.55, -0.15, 0}, {-0.2, 1.5, -0.3, 0}, {0.02, -0.45, 1.43, 0}}
+	l := look.CameraLook{Gains: [3]float64{1.2, 1, 0.9}, Matrix: colour.Mat3{{1.1, -0.06, -0.04}, {-0.05, 1.08, -0.03}, {0.01, -0.11, 1.1}}, Space: colour.SRGB}
+	j.cameraLook = &l
+	toSRGB := j.cameraToSpace(colour.SRGB)
+	m := j.lookCameraToWorking()
+	cam := [3]float64{0.2, 0.3, 0.15}
+	var w [3]float64
+	for i := range 3 {
+		w[i] = m[i][0]*cam[0] + m[i][1]*cam[1] + m[i][2]*cam[2]
+	}
+	got := colour.ConvertMatrix(WorkingSpace, colour.SRGB).Apply(w)
+	want := l.Matrix.Mul(toSRGB).Apply([3]float64{cam[0] * 1.2, cam[1], cam[2] * 0.9})
+	for i := range 3 {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Fatalf("stage matrix gives %v, the fit's render %v", got, want)
 		}
 	}
 }

@@ -89,7 +89,7 @@ func lookRow(b *testing.B, in string) (row, why string) {
 // cameraResidual runs the stages up to the exposure-anchor one with --look
 // camera and returns the fit's cross-validated residual ("fell back: …"
 // when the fit was refused), or why the file has no usable preview.
-func cameraResidual(b *testing.B, in string) (string, string) {
+func cameraResidual(b testing.TB, in string) (string, string) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	s := DefaultSettings()

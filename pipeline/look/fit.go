@@ -28,8 +28,9 @@ const (
 	// satMin, satMax, satStep: the saturation search.
 	satMin, satMax, satStep = 0.5, 2.0, 0.05
 	fitMaxCells             = 4000
-	// curveBlendStep is the step of the search of CameraLook.CurveWeight.
-	curveBlendStep = 0.1
+	// curveBlendStep is the step of the search of CameraLook.CurveWeight,
+	// matrixBlendStep that of CameraLook.MatrixWeight.
+	curveBlendStep, matrixBlendStep = 0.1, 0.1
 	// blendKnotEV is the spacing, in EV, of the knots of a blended curve
 	// (from 2^toneMinEV to 1): dense enough that the spline through them
 	// follows DefaultCurve within 0.002.
@@ -75,6 +76,34 @@ type CameraLook struct {
 	// ToneSpace is the space the curve is applied in (Cells.ToneSpace
 	// of the fit; nil: the preview's space).
 	ToneSpace *colour.Space
+	// Matrix is the colour correction applied after gains, matrix and
+	// exposure, before the saturation, in Space (the preview's linear
+	// space): rows sum to 1, so neutral stays neutral; the zero value
+	// is the identity. MatrixWeight in [0, 1] is how far it was taken
+	// from the identity toward the least-squares fit (matrixFit), chosen
+	// on the fit half by the mean ΔE2000 as CurveWeight is.
+	Matrix       colour.Mat3
+	MatrixWeight float64
+	Space        *colour.Space
+}
+
+// matrix is l.Matrix, the identity for the zero value.
+func (l CameraLook) matrix() colour.Mat3 {
+	if l.Matrix == (colour.Mat3{}) {
+		return colour.Identity3
+	}
+	return l.Matrix
+}
+
+// MatrixIn is l.Matrix expressed in the linear space in (for a stage
+// that works in another space than the preview's): C⁻¹·Matrix·C with C
+// the conversion from in to l.Space; the identity when there is none.
+func (l CameraLook) MatrixIn(in *colour.Space) colour.Mat3 {
+	m := l.matrix()
+	if l.Space == nil || in == nil || in == l.Space || m == colour.Identity3 {
+		return m
+	}
+	return colour.ConvertMatrix(l.Space, in).Mul(m).Mul(colour.ConvertMatrix(in, l.Space))
 }
 
 // Acceptable reports Residual ≤ MaxCameraResidual.
@@ -85,7 +114,7 @@ func (l CameraLook) Acceptable() bool { return l.Residual <= MaxCameraResidual }
 // space; toSpace, space and lum as given to FitCamera (the curve in
 // l.ToneSpace).
 func (l CameraLook) Render(toSpace colour.Mat3, space *colour.Space, lum [3]float64, camera [3]float64) [3]float64 {
-	return renderCell(toSpace, newRenderModel(space, l.ToneSpace, lum), camera, l.Gains, l.EV, l.Saturation, l.Curve)
+	return renderCell(l.matrix().Mul(toSpace), newRenderModel(space, l.ToneSpace, lum), camera, l.Gains, l.EV, l.Saturation, l.Curve)
 }
 
 func renderCell(toSpace colour.Mat3, model renderModel, cam, gains [3]float64, ev, sat float64, curve Curve) [3]float64 {
@@ -145,7 +174,7 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	}
 	n := camera.W * camera.H
 	fitMask := CVMask(camera.W, camera.H)
-	l := CameraLook{ToneSpace: c.ToneSpace}
+	l := CameraLook{ToneSpace: c.ToneSpace, Matrix: colour.Identity3, Space: space}
 	model := newRenderModel(space, c.ToneSpace, c.Lum)
 	l.Gains = opts.Gains
 	if l.Gains == ([3]float64{}) {
@@ -201,21 +230,22 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	}
 	sub := thin(fitCells, fitMaxCells)
 	useSub := opts.Sub.ok(camera.W, camera.H)
-	render := func(k int, sat float64) [3]float64 {
+	render := func(m colour.Mat3, k int, sat float64) [3]float64 {
 		if !useSub {
-			return renderCell(toSpace, model, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
+			return renderCell(m, model, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
 		}
 		var out [3]float64
 		opts.Sub.each(k, func(v [3]float64, w float64) {
-			r := renderCell(toSpace, model, v, l.Gains, l.EV, sat, l.Curve)
+			r := renderCell(m, model, v, l.Gains, l.EV, sat, l.Curve)
 			out[0], out[1], out[2] = out[0]+w*r[0], out[1]+w*r[1], out[2]+w*r[2]
 		})
 		return out
 	}
 	meanDE := func(cells []int, sat float64) float64 {
+		m := l.Matrix.Mul(toSpace)
 		var s float64
 		for _, k := range cells {
-			s += colour.DeltaE2000(space.LinearToLab(render(k, sat)), space.LinearToLab(clampCube(c.Preview.cell(k))))
+			s += colour.DeltaE2000(space.LinearToLab(render(m, k, sat)), space.LinearToLab(clampCube(c.Preview.cell(k))))
 		}
 		return s / float64(len(cells))
 	}
@@ -241,19 +271,70 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 		}
 		l.Curve = blends[int(math.Round(l.CurveWeight/curveBlendStep))]
 	}
-	l.Saturation = 1
-	chooseCurve()
-	best := math.Inf(1)
-	for sat := satMin; sat <= satMax+1e-9; sat += satStep {
-		if v := meanDE(sub, sat); v < best {
-			best, l.Saturation = v, sat
+	chooseSat := func() {
+		best := math.Inf(1)
+		for sat := satMin; sat <= satMax+1e-9; sat += satStep {
+			if v := meanDE(sub, sat); v < best {
+				best, l.Saturation = v, sat
+			}
 		}
 	}
+	l.Saturation = 1
 	chooseCurve()
+	chooseSat()
+	chooseCurve()
+	// The colour matrix, shrunk toward the identity by a weight chosen
+	// on the fit half; then the saturation and the curve again.
+	if d := l.fitMatrix(scene, c, fitCells, model); d != (colour.Mat3{}) {
+		best := meanDE(sub, l.Saturation)
+		for i := 1; i <= int(math.Round(1/matrixBlendStep)); i++ {
+			w := float64(i) * matrixBlendStep
+			l.Matrix = blendMatrix(d, w)
+			if v := meanDE(sub, l.Saturation); v < best {
+				best, l.MatrixWeight = v, w
+			}
+		}
+		l.Matrix = blendMatrix(d, l.MatrixWeight)
+		if l.MatrixWeight > 0 {
+			chooseSat()
+			chooseCurve()
+		}
+	}
 	l.FitResidual = meanDE(fitCells, l.Saturation)
 	l.Residual = meanDE(scoreCells, l.Saturation)
 	l.Cells = len(scoreCells)
 	return l, nil
+}
+
+// fitMatrix returns the least-squares colour correction D (matrixFit)
+// on the usable fit cells: s = 2^EV·scene, u = the preview taken back
+// through model with l.Curve, its saturation l.Saturation undone.
+func (l CameraLook) fitMatrix(scene Image, c Cells, cells []int, model renderModel) colour.Mat3 {
+	k := math.Exp2(l.EV)
+	var ss, us [][3]float64
+	for _, i := range cells {
+		if !c.usable(i) {
+			continue
+		}
+		p := clampCube(c.Preview.cell(i))
+		var t [3]float64
+		if model.convert {
+			t = model.fromTone.Apply(InverseRGBTone(l.Curve, model.toTone.Apply(p)))
+		} else {
+			t = InverseRGBTone(l.Curve, p)
+		}
+		y := luminance(t, c.Lum)
+		if !(y > 0) {
+			continue
+		}
+		for r := range 3 {
+			t[r] = y + (t[r]-y)/l.Saturation
+		}
+		sc := scene.cell(i)
+		ss = append(ss, [3]float64{k * sc[0], k * sc[1], k * sc[2]})
+		us = append(us, t)
+	}
+	return matrixFit(ss, us, c.Lum)
 }
 
 // fitTone fits the monotone tone curve on the given cells: x = k·Ys
