@@ -18,6 +18,18 @@ import (
 // differently.
 func scoreAgainstPreview(t testing.TB, in, out string) float64 {
 	t.Helper()
+	prev, space := previewUpright(t, in)
+	sc, err := look.ScorePreview(outputLinear(t, out), colour.SRGB, prev, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// previewUpright is in's embedded preview decoded at its full size,
+// display-linear in its space, turned upright as the output is.
+func previewUpright(t testing.TB, in string) (look.Image, *colour.Space) {
+	t.Helper()
 	s := DefaultSettings()
 	// Nothing may need the preview, so the preview stage leaves it to
 	// this call (LibRaw extracts a file's preview once per open).
@@ -37,6 +49,12 @@ func scoreAgainstPreview(t testing.TB, in, out string) float64 {
 		t.Fatalf("%s: %v", in, err)
 	}
 	up := Orient(Image{W: p.Image.W, H: p.Image.H, Pix: p.Image.Pix}, j.info.Flip)
+	return look.Image{W: up.W, H: up.H, Pix: up.Pix}, p.Space
+}
+
+// outputLinear reads a 16-bit sRGB output as linear sRGB.
+func outputLinear(t testing.TB, out string) look.Image {
+	t.Helper()
 	img := decodeImage(t, out)
 	w, h := img.Bounds().Dx(), img.Bounds().Dy()
 	o := look.Image{W: w, H: h, Pix: make([]float32, 3*w*h)}
@@ -49,9 +67,5 @@ func scoreAgainstPreview(t testing.TB, in, out string) float64 {
 			o.Pix[i+2] = float32(colour.SRGBDecode(float64(b) / 65535))
 		}
 	}
-	sc, err := look.ScorePreview(o, colour.SRGB, look.Image{W: up.W, H: up.H, Pix: up.Pix}, p.Space)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
+	return o
 }

@@ -15,7 +15,9 @@ import (
 // image. It comes after demosaic and before the camera matrix so that the
 // planner never moves it after a variant's resize (it is not pointwise):
 // every variant's exposure step applies the same EV. It writes no pixels.
-var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor}
+// Version 1: the fits compare the look score's grid (Preview.Cells), the
+// camera look renders sub-cells and fits a colour matrix.
+var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 1, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor}
 
 // anchorClip is the camera value (1 = the white level after white
 // balance) at or above which a photosite counts as clipped for the

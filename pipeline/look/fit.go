@@ -163,10 +163,13 @@ func CVMask(w, h int) []bool {
 // tone curve (weighted isotonic regression of the preview's luminance on
 // 0.5 EV bins of scene log-luminance, each bin shrunk toward DefaultCurve
 // with a pseudo-count of 20 cells, interpolated by a monotone spline
-// through (0,0) and (1,1)), and one saturation factor in [0.5, 2] (grid
-// search by 0.05 on the mean ΔE2000); it then scores the mean ΔE2000 on
-// the other half. Errors: mismatched grids, too few usable cells for the
-// gains or the exposure.
+// through (0,0) and (1,1)) blended with DefaultCurve (CurveWeight), one
+// saturation factor in [0.5, 2] (grid search by 0.05 on the mean
+// ΔE2000) and a white-preserving colour matrix (Matrix, MatrixWeight);
+// the ΔE2000 objectives render opts.Sub's sub-cells when given. It then
+// scores the mean ΔE2000 on every cell of the other half (Residual).
+// Errors: mismatched grids, too few usable cells for the gains or the
+// exposure.
 func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, opts FitOptions) (CameraLook, error) {
 	c.Scene = camera
 	if err := c.check(); err != nil {
