@@ -56,7 +56,7 @@ func blendCurve(fitted *Table, w float64) (*Table, error) {
 // FitCamera: render a white-balanced scene-linear pixel s (in the
 // preview's space) as
 //
-//	s' = 2^EV · toSpace·diag(Gains)·camera,
+//	s' = Matrix · 2^EV · toSpace·diag(Gains)·camera,
 //	s'' = Y + Saturation·(s' − Y)   (Y = luminance of s'),
 //	out = gamut-compressed RGBTone(Curve, s'').
 type CameraLook struct {
@@ -76,8 +76,8 @@ type CameraLook struct {
 	// ToneSpace is the space the curve is applied in (Cells.ToneSpace
 	// of the fit; nil: the preview's space).
 	ToneSpace *colour.Space
-	// Matrix is the colour correction applied after gains, matrix and
-	// exposure, before the saturation, in Space (the preview's linear
+	// Matrix is the colour correction applied after the gains, the
+	// camera matrix and the exposure, before the saturation, in Space (the preview's linear
 	// space): rows sum to 1, so neutral stays neutral; the zero value
 	// is the identity. MatrixWeight in [0, 1] is how far it was taken
 	// from the identity toward the least-squares fit (matrixFit), chosen
