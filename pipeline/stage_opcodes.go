@@ -156,7 +156,7 @@ func (j *job) readOpcodes() {
 // skip records op of list as not applied, with a warning naming it.
 func (j *job) skipOpcode(op dngopcode.Opcode, list int, why string) {
 	j.opcodes.result.NotApplied = append(j.opcodes.result.NotApplied, opName(op, list))
-	j.warnings = append(j.warnings, fmt.Sprintf("DNG opcode %s of OpcodeList%d not applied: %s", op.ID.Name(), list, why))
+	j.warnings = append(j.warnings, fmt.Sprintf("DNG OpcodeList%d: %s not applied: %s", list, op.ID.Name(), why))
 }
 
 func (j *job) appliedOpcode(op dngopcode.Opcode, list int) {
@@ -314,7 +314,17 @@ func stageOpcodes(_ context.Context, j *job) error {
 }
 
 // opcodesResult is Result.Opcodes: nil when the file has no opcode list.
+// With --dng-opcodes off (the stages not planned) every opcode is listed
+// as not applied.
 func (j *job) opcodesResult() *OpcodesResult {
+	if j.settings.dngOpcodes() == OpcodesOff {
+		j.readOpcodes()
+		for i, l := range j.opcodes.lists {
+			for _, op := range l {
+				j.opcodes.result.NotApplied = append(j.opcodes.result.NotApplied, opName(op, i+1))
+			}
+		}
+	}
 	if !j.opcodes.any {
 		return nil
 	}

@@ -123,7 +123,7 @@ func TestOpcodeNotApplied(t *testing.T) {
 		t.Fatalf("Result.Opcodes %+v", res.Opcodes)
 	}
 	w := strings.Join(res.Warnings, "\n")
-	if !strings.Contains(w, "opcode 99 of OpcodeList3 not applied") || !strings.Contains(w, "MapPolynomial of OpcodeList3 not applied") {
+	if !strings.Contains(w, "DNG OpcodeList3: opcode 99 not applied") || !strings.Contains(w, "DNG OpcodeList3: MapPolynomial not applied") {
 		t.Errorf("warnings %q", w)
 	}
 }
