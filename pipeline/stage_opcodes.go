@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/rawbatch/rawbatch/pipeline/dngopcode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
@@ -173,7 +174,13 @@ func stageOpcodesRaw(_ context.Context, j *job) error {
 	var raw []uint16
 	var w, h, top, left, rawW, rawH int
 	var blackAt func(r, c int) float64
-	cfa := j.cached == nil
+	gainMaps := false
+	for _, l := range o.lists[:2] {
+		for _, op := range l {
+			gainMaps = gainMaps || op.GainMap != nil
+		}
+	}
+	cfa := j.cached == nil && gainMaps
 	if cfa {
 		var err error
 		raw, w, h, err = j.h.CopyRaw(nil)
@@ -197,9 +204,9 @@ func stageOpcodesRaw(_ context.Context, j *job) error {
 			switch {
 			case op.ID == dngopcode.MapPolynomial && list == 2 && j.hdr.Compression == lossyDNG:
 				o.result.ByLibRaw = append(o.result.ByLibRaw, opName(op, list))
-			case op.GainMap != nil && j.cached != nil:
-				// Applied when the cached image was decoded (the cache
-				// key has --dng-opcodes).
+			case op.GainMap != nil && j.cached != nil && j.info.Filters != 0:
+				// Applied to the CFA data when the cached image was
+				// decoded (the cache key has --dng-opcodes).
 				j.appliedOpcode(op, list)
 			case op.GainMap != nil && cfa:
 				area := dngopcode.Area{Width: w, Height: h}
@@ -214,16 +221,23 @@ func stageOpcodesRaw(_ context.Context, j *job) error {
 				changed = true
 				j.appliedOpcode(op, list)
 			case op.GainMap != nil:
+				// No CFA data (LibRaw hands the file over as RGB): on the
+				// demosaiced image, by the opcodes stage.
 				o.deferred = append(o.deferred, deferredOp{op, list})
 			default:
 				j.skipOpcode(op, list, notAppliedWhy(op, list))
 			}
 		}
 	}
-	if changed {
-		return j.h.StoreRaw(raw)
+	if !changed {
+		return nil
 	}
-	return nil
+	err := j.h.StoreRaw(raw)
+	// The copy is garbage now: give it back to the system before LibRaw
+	// allocates its image (as the white-balance fallback does), so the
+	// demosaic's peak does not hold it too.
+	debug.FreeOSMemory()
+	return err
 }
 
 // notAppliedWhy says why op is not applied.

@@ -1,14 +1,19 @@
 package pipeline
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // opcodeSettings: linear-light comparisons of a flat field (no tone
@@ -31,6 +36,11 @@ func flatness(t *testing.T, spec synthdng.Spec, s Settings) (float64, Result) {
 		t.Fatal(err)
 	}
 	out, res := convert(t, in, dir, s)
+	return flatnessOf(t, out), res
+}
+
+// flatnessOf is flatness's measure of the image file out.
+func flatnessOf(t *testing.T, out string) float64 {
 	img := decodeImage(t, out)
 	b := img.Bounds()
 	const border = 4
@@ -59,7 +69,7 @@ func flatness(t *testing.T, spec synthdng.Spec, s Settings) (float64, Result) {
 			}
 		}
 	}
-	return worst, res
+	return worst
 }
 
 // TestOpcodeVignetteFlat: a flat field darkened towards the corners with
@@ -150,4 +160,91 @@ func TestOpcodeLensFlag(t *testing.T) {
 	if !j.lensByOpcodes {
 		t.Error("lensByOpcodes not set after FixVignetteRadial")
 	}
+}
+
+// TestOpcodeStageCache: the stage cache holds the image after OpcodeList1/2
+// and before OpcodeList3 (docs/variants.md): a conversion from a cache
+// entry is as flat as the decoded one, for a GainMap of list 2 (in the
+// cached image) and a FixVignetteRadial of list 3 (applied again to the
+// cached image, which stays unchanged); --dng-opcodes is in the key.
+func TestOpcodeStageCache(t *testing.T) {
+	for name, spec := range map[string]synthdng.Spec{"gainmap": synthdng.FlatGainMapped(), "vignette": synthdng.FlatVignetted()} {
+		dir := t.TempDir()
+		c, err := cache.Open(filepath.Join(dir, "cache"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := filepath.Join(dir, name+".dng")
+		if err := synthdng.WriteFile(in, spec); err != nil {
+			t.Fatal(err)
+		}
+		opts := &CacheOptions{Cache: c, Keep: true}
+		for run := range 3 {
+			out := filepath.Join(dir, fmt.Sprintf("%d.tif", run))
+			res, err := ConvertVariants(context.Background(), in, []OutputSpec{{Variant: Variant{Name: "main", Format: "tiff16", Space: "srgb"}.Normal(), Path: out}}, opcodeSettings(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.FromCache != (run > 0) {
+				t.Fatalf("%s run %d: from cache %v", name, run, res.FromCache)
+			}
+			if dev := flatnessOf(t, out); dev > 0.02 {
+				t.Errorf("%s run %d (from cache %v): deviation %.2f %%", name, run, res.FromCache, 100*dev)
+			}
+			if res.Opcodes == nil || len(res.Opcodes.Applied) == 0 || len(res.Opcodes.NotApplied) != 0 {
+				t.Errorf("%s run %d: %+v", name, run, res.Opcodes)
+			}
+		}
+	}
+	off := opcodeSettings()
+	off.DNGOpcodes = OpcodesOff
+	if CacheKey("xxh3:0", opcodeSettings()) == CacheKey("xxh3:0", off) {
+		t.Error("--dng-opcodes is not in the stage cache key")
+	}
+}
+
+// TestOpcodeLossyDNGByLibRaw: the Canon 6D's lossy DNG has three
+// MapPolynomials in OpcodeList2, which LibRaw's lossy-DNG decoder applies
+// as its curve: reported as applied by LibRaw, neither applied again nor
+// named as not applied.
+func TestOpcodeLossyDNGByLibRaw(t *testing.T) {
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	_, res := convert(t, in, t.TempDir(), opcodeSettings())
+	want := slices.Repeat([]string{"MapPolynomial (list 2)"}, 3)
+	if res.Opcodes == nil || !slices.Equal(res.Opcodes.ByLibRaw, want) || len(res.Opcodes.NotApplied)+len(res.Opcodes.Applied) != 0 {
+		t.Fatalf("Result.Opcodes %+v", res.Opcodes)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "opcode") || strings.Contains(w, "Opcode") {
+			t.Errorf("warning %q", w)
+		}
+	}
+}
+
+// TestEstimateCalibrationOpcodes: TestEstimateCalibration's check for a
+// 12 MP DNG with GainMaps in OpcodeList2 (the CFA copy of opcodes-raw) and
+// a WarpRectilinear and a FixVignetteRadial in OpcodeList3 (the warp's
+// second camera image): measured peak within 0.8–1.25× of the estimate.
+func TestEstimateCalibrationOpcodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures conversions in child processes")
+	}
+	const w, h = 4240, 2832
+	var ops []synthdng.Opcode
+	for site := range 4 {
+		ops = append(ops, synthdng.GainMapOpcode(synthdng.GainMapArea{Top: uint32(site / 2), Left: uint32(site % 2), Bottom: h, Right: w, Planes: 1, RowPitch: 2, ColPitch: 2},
+			2, 2, 1, 1, 0, 0, 1, []float32{1.2, 1, 1, 1.2}))
+	}
+	list3 := synthdng.OpcodeList(synthdng.WarpOpcode([][6]float64{{0.98, 0.02, 0, 0, 0, 0}}, 0.5, 0.5),
+		synthdng.VignetteOpcode([5]float64{0.3}, 0.5, 0.5))
+	in := filepath.Join(t.TempDir(), "opcodes-12mp.dng")
+	err := synthdng.WriteFile(in, synthdng.Spec{Width: w, Height: h, BlackLevel: 512, WhiteLevel: 16383,
+		Scene: func(x, y, c int) float64 { return 0.1 + 0.3*float64((x/64+y/64)%2) + 0.05*float64(c) },
+		Tags: []synthdng.Tag{synthdng.OpcodeListTag(tifftag.OpcodeList2, synthdng.OpcodeList(ops...)),
+			synthdng.OpcodeListTag(tifftag.OpcodeList3, list3)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := settingsMatrix()
+	calibrate(t, os.Stdout, []string{in}, []Settings{m[0], m[2], m[4]})
 }
