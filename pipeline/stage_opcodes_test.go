@@ -248,3 +248,71 @@ func TestEstimateCalibrationOpcodes(t *testing.T) {
 	m := settingsMatrix()
 	calibrate(t, os.Stdout, []string{in}, []Settings{m[0], m[2], m[4]})
 }
+
+// TestOpcodeWarpStraightLines: a grid bent by barrel distortion, with the
+// WarpRectilinear in OpcodeList3 that undoes it, comes out with straight
+// lines: each vertical line's centre (the darkness-weighted centroid in
+// each row, away from the horizontal lines) lies within 0.5 px of its
+// ideal column, and each horizontal line's within 0.5 px of its row;
+// without the opcode the lines bow by pixels.
+func TestOpcodeWarpStraightLines(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "grid.dng")
+	if err := synthdng.WriteFile(in, synthdng.WarpedGrid()); err != nil {
+		t.Fatal(err)
+	}
+	measure := func(s Settings) float64 {
+		out, res := convert(t, in, t.TempDir(), s)
+		if s.dngOpcodes() == OpcodesOn && (res.Opcodes == nil || !slices.Equal(res.Opcodes.Applied, []string{"WarpRectilinear (list 3)"})) {
+			t.Errorf("Result.Opcodes %+v", res.Opcodes)
+		}
+		img := decodeImage(t, out)
+		lum := func(x, y int) float64 {
+			r, g, b := rgb16(img, x, y)
+			return float64(colour.SRGB16ToLinear(r)+colour.SRGB16ToLinear(g)+colour.SRGB16ToLinear(b)) / 3
+		}
+		const P, half = synthdng.GridPitch, synthdng.GridPitch / 2
+		nearLine := func(v int) bool { d := (v + half) % P; return d < 6 || d > P-6 }
+		worst := 0.0
+		// centroid of darkness along one line across its ideal position c
+		// (pixel centres at i+0.5), sampling pixel at(i).
+		centroid := func(c float64, at func(i int) float64) float64 {
+			var sw, sx float64
+			for i := int(c) - 8; i <= int(c)+8; i++ {
+				w := max(0, 0.4-at(i))
+				sw += w
+				sx += w * (float64(i) + 0.5)
+			}
+			return sx / sw
+		}
+		b := img.Bounds()
+		for lx := half + P; lx < b.Dx()-P; lx += P {
+			for y := 4; y < b.Dy()-4; y++ {
+				if nearLine(y) {
+					continue
+				}
+				worst = max(worst, math.Abs(centroid(float64(lx), func(i int) float64 { return lum(i, y) })-float64(lx)))
+			}
+		}
+		for ly := half + P; ly < b.Dy()-P; ly += P {
+			for x := 4; x < b.Dx()-4; x++ {
+				if nearLine(x) {
+					continue
+				}
+				worst = max(worst, math.Abs(centroid(float64(ly), func(i int) float64 { return lum(x, i) })-float64(ly)))
+			}
+		}
+		return worst
+	}
+	on := measure(opcodeSettings())
+	off := opcodeSettings()
+	off.DNGOpcodes = OpcodesOff
+	bent := measure(off)
+	t.Logf("grid lines' largest distance from their ideal position: %.2f px with the warp, %.2f px without", on, bent)
+	if on > 0.5 {
+		t.Errorf("lines %.2f px from straight with WarpRectilinear, want at most 0.5", on)
+	}
+	if bent < 2 {
+		t.Errorf("without the warp the lines are only %.2f px off: the test cannot tell", bent)
+	}
+}

@@ -161,3 +161,58 @@ func flat(shade func(x, y int) float64, tags ...Tag) Spec {
 		Tags:          tags,
 	}
 }
+
+// The distorted grid of the WarpRectilinear test: GridW × GridH
+// photosites, dark lines (Gaussian profile, σ GridSigma pixels) every
+// GridPitch pixels from GridPitch/2, as the ideal (corrected) picture; the
+// stored picture is bent so that WarpRectilinear with the radial
+// coefficients GridWarpKr about the centre (in OpcodeList3) straightens
+// it again.
+const (
+	GridW, GridH = 256, 192
+	GridPitch    = 32
+	GridSigma    = 1.2
+)
+
+// GridWarpKr are kr0..kr3 of WarpedGrid's opcode: a source 6 % farther
+// out at the corners (barrel distortion corrected).
+var GridWarpKr = [4]float64{1, 0.06, 0, 0}
+
+// GridIdeal is the ideal grid's brightness (relative to white) at the
+// continuous position (x, y) in pixels (pixel i covers [i, i+1)).
+func GridIdeal(x, y float64) float64 {
+	line := func(t float64) float64 {
+		d := math.Mod(t, GridPitch) - GridPitch/2
+		return math.Exp(-d * d / (2 * GridSigma * GridSigma))
+	}
+	return 0.4 * (1 - 0.8*math.Max(line(x), line(y)))
+}
+
+// WarpedGrid returns the stored, distorted grid with its WarpRectilinear
+// in OpcodeList3. The stored photosite at q shows the ideal grid at the p
+// that the warp maps to q: |q − c| = f(|p − c|)·|p − c|, solved for |p −
+// c| by Newton's method.
+func WarpedGrid() Spec {
+	cx, cy := float64(GridW)/2, float64(GridH)/2
+	m := math.Hypot(cx, cy)
+	k := GridWarpKr
+	s := flat(nil, OpcodeListTag(tifftag.OpcodeList3, OpcodeList(WarpOpcode([][6]float64{{k[0], k[1], k[2], k[3], 0, 0}}, 0.5, 0.5))))
+	s.Width, s.Height = GridW, GridH
+	s.Scene = func(x, y, c int) float64 {
+		qx, qy := float64(x)+0.5-cx, float64(y)+0.5-cy
+		sq := math.Hypot(qx, qy) / m
+		rho := sq
+		for range 20 {
+			r2 := rho * rho
+			g := rho*(k[0]+r2*(k[1]+r2*(k[2]+r2*k[3]))) - sq
+			dg := k[0] + r2*(3*k[1]+r2*(5*k[2]+r2*7*k[3]))
+			rho -= g / dg
+		}
+		scale := 1.0
+		if sq > 0 {
+			scale = rho / sq
+		}
+		return GridIdeal(cx+qx*scale, cy+qy*scale)
+	}
+	return s
+}
