@@ -297,7 +297,11 @@ func stageOpcodes(_ context.Context, j *job) error {
 		if d.list == 1 || half {
 			// Areas in other coordinates than the decoded image: not
 			// mapped (rare: list-1 maps of RGB files, half-size).
-			j.skipOpcode(d.op, d.list, "its area is in raw coordinates this image does not have")
+			why := "its area is in stored raw pixels, which an RGB file's image does not have"
+			if half {
+				why = "its area is in full-size pixels (--half-size)"
+			}
+			j.skipOpcode(d.op, d.list, why)
 			continue
 		}
 		own()
