@@ -316,3 +316,20 @@ func TestOpcodeWarpStraightLines(t *testing.T) {
 		t.Errorf("without the warp the lines are only %.2f px off: the test cannot tell", bent)
 	}
 }
+
+// TestOpcodeGainMapList1: the same GainMaps in OpcodeList1 (the raw data
+// as read: the gain scales the value with its black level, here 0) flatten
+// the field too.
+func TestOpcodeGainMapList1(t *testing.T) {
+	spec := synthdng.FlatGainMapped()
+	spec.BlackLevel = 0
+	spec.Tags[0].ID = tifftag.OpcodeList1
+	dev, res := flatness(t, spec, opcodeSettings())
+	t.Logf("gain-mapped flat field, OpcodeList1: largest deviation %.2f %%", 100*dev)
+	if dev > 0.02 {
+		t.Errorf("deviation %.2f %% from flat, want at most 2 %%", 100*dev)
+	}
+	if res.Opcodes == nil || !slices.Equal(res.Opcodes.Applied, slices.Repeat([]string{"GainMap (list 1)"}, 4)) {
+		t.Errorf("Result.Opcodes %+v", res.Opcodes)
+	}
+}
