@@ -46,6 +46,7 @@ test: deps lint
 	$(GOENV) $(GO) test -count=1 -timeout 15m $(PKGS)
 	$(GOENV) $(GO) test -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime 10s -fuzzminimizetime 3s ./pipeline/header/
 	$(GOENV) $(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s -fuzzminimizetime 3s ./pipeline/header/
+	$(GOENV) $(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s -fuzzminimizetime 3s ./pipeline/dngopcode/
 
 test-short: libraw
 	$(GOENV) $(GO) test -short -count=1 $(PKGS)

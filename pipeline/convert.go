@@ -50,6 +50,7 @@ type job struct {
 	// corrections (WarpRectilinear, FixVignetteRadial, GainMap), so the
 	// lensfun stage does not correct the lens again (issue 13 point 2).
 	lensByOpcodes bool
+	opcodes       opcodeState // the opcode stages' lists and report (stage_opcodes.go)
 
 	// decoded: LibRaw's decode ran to completion; fromCache: the decoded
 	// image came from the stage cache; decodedW, decodedH: the size the
@@ -103,6 +104,8 @@ type Result struct {
 	WhiteBalance *WhiteBalanceUsed `json:",omitempty"`
 	// Exposure is the exposure applied and where it came from (issue 12).
 	Exposure ExposureResult
+	// Opcodes is what was done with the DNG's opcode lists (nil without).
+	Opcodes *OpcodesResult `json:",omitempty"`
 }
 
 // StageTiming is the wall time one stage took.
@@ -243,6 +246,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Warnings = j.warnings
 	res.WhiteBalance = j.whiteBalanceResult()
 	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}
+	res.Opcodes = j.opcodesResult()
 	return res, nil
 }
 

@@ -144,6 +144,9 @@ type Settings struct {
 	// Look is the rendering (LookDefault, LookCamera, LookNeutral; "" is
 	// LookDefault).
 	Look Look
+	// DNGOpcodes applies a DNG's opcode lists (OpcodesOn, OpcodesOff; ""
+	// is OpcodesOn; docs/opcodes.md).
+	DNGOpcodes OpcodeMode
 
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
@@ -182,6 +185,7 @@ func DefaultSettings() Settings {
 		Quality:          DefaultQuality,
 		WhiteLevel:       WhiteLevelData,
 		Highlights:       HighlightsReconstruct,
+		DNGOpcodes:       OpcodesOn,
 	}
 }
 
@@ -211,6 +215,9 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("exposure %w", err)
 	}
 	if err := s.validateHighlights(); err != nil {
+		return err
+	}
+	if err := s.validateOpcodes(); err != nil {
 		return err
 	}
 	return CheckVariants(s.OutputVariants())

@@ -31,7 +31,7 @@ type cacheEntry struct {
 
 // CacheKey returns the stage cache key of an input: its content hash (XXH3
 // of the whole file), the settings that change the decode (demosaic, white
-// balance, highlight mode, half size, white level and highlights) and the
+// balance, highlight mode, half size, white level, highlights and DNG opcodes) and the
 // LibRaw version; package cache adds its format version.
 func CacheKey(contentHash string, s Settings) string {
 	return cache.Key(append([]string{contentHash, string(s.Demosaic), s.WhiteBalance.String(), fmt.Sprint(s.Highlight),

@@ -103,9 +103,11 @@ var Stages = []Stage{
 	previewStage,      // the embedded preview, decoded and reduced, when a setting needs it
 	unpackStage,       // LibRaw: unpack the raw data
 	whiteLevelStage,   // white level per CFA channel from the data (RescaleRaw)
+	opcodesRawStage,   // DNG OpcodeList1/2 on the CFA data (GainMap)
 	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
 	demosaicStage,     // LibRaw: black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
 	highlightsStage,   // clipped areas: clip to white or reconstruct
+	opcodesStage,      // DNG OpcodeList3 on camera RGB (FixVignetteRadial, WarpRectilinear, GainMap)
 	anchorStage,       // the preview-anchored exposure correction, measured once on the full camera image
 	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)
 	exposureStage,     // × 2^(EV + BaselineExposure)

@@ -123,6 +123,14 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
+		{Name: "dng-opcodes", Default: string(d.DNGOpcodes), Help: "a DNG's own corrections (opcode lists: GainMap, FixVignetteRadial, WarpRectilinear): on (applied; others reported as not applied) or off",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseOpcodeMode(s); return err }, strings.Split(pipeline.OpcodeNames, "|")...),
+			Apply: func(v value) (err error) {
+				if s.DNGOpcodes, err = pipeline.ParseOpcodeMode(v.String()); err != nil {
+					return fmt.Errorf("--dng-opcodes: %w", err)
+				}
+				return nil
+			}},
 		{Name: "tone", Default: string(d.Tone), Help: "tone curve: default (the DNG's ProfileToneCurve, else rawbatch's curve, mid grey 0.18 → 0.39) or none",
 			Values: accepted(func(s string) error { _, err := pipeline.ParseToneCurve(s); return err }, "default", "none"),
 			Apply: func(v value) (err error) {

@@ -78,6 +78,8 @@ func TestScripts(t *testing.T) {
 			"synthclip":   cmdSynthClip,
 			"clipneutral": cmdClipNeutral,
 			"wbreport":    cmdWBReport,
+			// opcodes_script_test.go (issue 13 point 2)
+			"synthopcode": cmdSynthOpcode,
 		},
 	})
 }

@@ -35,6 +35,9 @@ func lookNote(fr batch.FileResult) string {
 	if ev := fr.Result.Exposure.EV; fr.Result.WhiteBalance != nil && math.Abs(ev) >= 0.005 {
 		parts = append(parts, fmt.Sprintf("EV %+.2f", ev))
 	}
+	if n := opcodeNote(fr); n != "" {
+		parts = append(parts, n)
+	}
 	if len(parts) == 0 {
 		return ""
 	}

@@ -133,6 +133,8 @@ type FileReport struct {
 	// (pipeline.Result.Exposure); converted files only.
 	ExposureEV     *float64 `json:"exposure_ev,omitempty"`
 	ExposureSource string   `json:"exposure_source,omitempty"`
+	// DNGOpcodes is what was done with a converted DNG's opcode lists.
+	DNGOpcodes *ReportOpcodes `json:"dng_opcodes,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -230,6 +232,7 @@ func BuildReport(results []FileResult) Report {
 		}
 		if fr.Status == StatusConverted {
 			f.WhiteBalance = reportWhiteBalance(fr.Result.WhiteBalance)
+			f.DNGOpcodes = reportOpcodes(fr.Result.Opcodes)
 			ev := fr.Result.Exposure.EV
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.TimingsMS = map[string]float64{}

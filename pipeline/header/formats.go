@@ -101,6 +101,9 @@ func parseTIFF(src *source, o *own) {
 	o.checkColourTags(t, ifd0, raw)
 	if o.dng {
 		o.look = readDNGLook(t, ifd0)
+		if raw != nil {
+			o.opcodes = findOpcodeLists(t, raw)
+		}
 	}
 	if o.rw2 {
 		panasonic(t, ifd0, o)

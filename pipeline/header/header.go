@@ -110,6 +110,9 @@ type Header struct {
 	// the DNG BaselineExposureOffset (51109) in EV, 0 when absent.
 	ProfileToneCurve       []float32 `json:",omitempty"`
 	BaselineExposureOffset float64   `json:",omitempty"`
+	// OpcodeLists locates the DNG opcode lists of the raw IFD (nil when
+	// it has none, or the file is not a DNG).
+	OpcodeLists *DNGOpcodeLists `json:",omitempty"`
 	// CRX is the CR3 raw track's crx header (CMP1), nil for other formats.
 	CRX *CRX
 	// SizeFromLibRaw reports that Width/Height are LibRaw's output size.
@@ -385,6 +388,7 @@ func (h *Header) apply(o *own) {
 	h.ActiveArea = o.activeArea
 	h.DefaultCrop = o.defaultCrop
 	h.ProfileToneCurve, h.BaselineExposureOffset = o.look.toneCurve, o.look.exposureOffset
+	h.OpcodeLists = o.opcodes
 	h.Unsupported = o.unsupported
 	if o.haveExif {
 		h.EXIF = o.exif.EXIF

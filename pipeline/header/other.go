@@ -14,6 +14,7 @@ import (
 // own is what a format parser found. Sizes are 0 when unknown.
 type own struct {
 	look            dngLook // DNG ProfileToneCurve, BaselineExposureOffset (dnglook.go)
+	opcodes         *DNGOpcodeLists
 	make, model     string
 	rawW, rawH      int64 // full raw size in pixels
 	w, h            int64 // image area before rotation, 0 = use raw size

@@ -139,6 +139,11 @@ const (
 	// (SRATIONAL, EV): DNG 1.6 §6.2, read by pipeline/header for the look.
 	ProfileToneCurve       = 50940
 	BaselineExposureOffset = 51109
+	// OpcodeList1, 2 and 3 (UNDEFINED, big-endian lists of the raw IFD):
+	// DNG 1.3+ §6, read by pipeline/header for pipeline/dngopcode.
+	OpcodeList1 = 51008
+	OpcodeList2 = 51009
+	OpcodeList3 = 51022
 )
 
 // Sony ARW: the raw IFD's SonyRawFileType (0x7000; ExifTool Sony tags:
@@ -253,6 +258,9 @@ var Tags = []Def{
 	{ActiveArea, "ActiveArea", DirImage},
 	{ProfileToneCurve, "ProfileToneCurve", DirImage},
 	{BaselineExposureOffset, "BaselineExposureOffset", DirImage},
+	{OpcodeList1, "OpcodeList1", DirImage},
+	{OpcodeList2, "OpcodeList2", DirImage},
+	{OpcodeList3, "OpcodeList3", DirImage},
 	{SonyRawFileType, "SonyRawFileType", DirImage},
 
 	{ExposureTime, "ExposureTime", DirExif},

@@ -1,0 +1,57 @@
+package libraw
+
+// Writing the visible area of the unpacked raw CFA data back, for the DNG
+// opcode stage that applies GainMap to the CFA (issue 13).
+
+/*
+#include <string.h>
+#include <libraw/libraw.h>
+
+// rb_raw_store copies src (width × height, row-major) into the visible
+// area of raw_image.
+static void rb_raw_store(libraw_data_t *lr, const ushort *src) {
+	libraw_image_sizes_t *s = &lr->rawdata.sizes;
+	int w = s->width, h = s->height;
+	for (int r = 0; r < h; r++) {
+		ushort *row = (ushort *)((char *)lr->rawdata.raw_image + (size_t)(r + s->top_margin) * s->raw_pitch) + s->left_margin;
+		memcpy(row, src + (size_t)r * w, (size_t)w * sizeof(ushort));
+	}
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// StoreRaw writes src (the visible area, width × height photosites as
+// RawSize gives them, row-major, raw DN including the black level) into
+// the unpacked raw data in place of what CopyRaw read. Call after Unpack
+// and before Process. Errors: ErrNoCFA, ErrWrongThread, a src of another
+// size.
+func (h *Handle) StoreRaw(src []uint16) error {
+	w, h2, err := h.RawSize()
+	if err != nil {
+		return err
+	}
+	if len(src) != w*h2 {
+		return fmt.Errorf("libraw: %d raw values for a %d×%d visible area", len(src), w, h2)
+	}
+	if len(src) > 0 {
+		C.rb_raw_store(h.lr, (*C.ushort)(unsafe.Pointer(&src[0])))
+	}
+	return nil
+}
+
+// RawMargins returns the top and left margins of the visible area in the
+// stored raw image (rawdata.sizes.top_margin, left_margin) in photosites,
+// and the stored raw size (raw_width, raw_height). Errors: ErrNoCFA,
+// ErrWrongThread.
+func (h *Handle) RawMargins() (top, left, rawW, rawH int, err error) {
+	if err := h.checkRaw(); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	s := &h.lr.rawdata.sizes
+	return int(s.top_margin), int(s.left_margin), int(s.raw_width), int(s.raw_height), nil
+}
