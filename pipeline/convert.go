@@ -72,6 +72,10 @@ type job struct {
 	rendered map[string]Image
 
 	lookJob // the embedded preview and the look's state (stage_preview.go)
+
+	// denoiseState: the denoise and capture-sharpen stages' choices
+	// (stage_denoise.go).
+	denoiseState
 }
 
 // Result describes one converted file.
@@ -103,6 +107,10 @@ type Result struct {
 	WhiteBalance *WhiteBalanceUsed `json:",omitempty"`
 	// Exposure is the exposure applied and where it came from (issue 12).
 	Exposure ExposureResult
+	// Denoise and CaptureSharpen are the noise reduction and capture
+	// sharpening applied and why (issue 13; nil if not decoded).
+	Denoise        *DenoiseUsed `json:",omitempty"`
+	CaptureSharpen *SharpenUsed `json:",omitempty"`
 }
 
 // StageTiming is the wall time one stage took.
@@ -243,6 +251,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Warnings = j.warnings
 	res.WhiteBalance = j.whiteBalanceResult()
 	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}
+	res.Denoise, res.CaptureSharpen = j.denoiseResult(), j.sharpenResult()
 	return res, nil
 }
 

@@ -144,6 +144,11 @@ type Settings struct {
 	// Look is the rendering (LookDefault, LookCamera, LookNeutral; "" is
 	// LookDefault).
 	Look Look
+	// Denoise is the noise reduction (--denoise: DenoiseAuto, DenoiseOff
+	// or a strength, ParseDenoise; "" is auto) and CaptureSharpen the
+	// capture sharpening (--capture-sharpen: auto, off or an amount,
+	// ParseCaptureSharpen; "" is auto): docs/denoise.md.
+	Denoise, CaptureSharpen string
 
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
@@ -182,6 +187,8 @@ func DefaultSettings() Settings {
 		Quality:          DefaultQuality,
 		WhiteLevel:       WhiteLevelData,
 		Highlights:       HighlightsReconstruct,
+		Denoise:          DenoiseAuto,
+		CaptureSharpen:   CaptureSharpenAuto,
 	}
 }
 
@@ -211,6 +218,9 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("exposure %w", err)
 	}
 	if err := s.validateHighlights(); err != nil {
+		return err
+	}
+	if err := s.validateDetail(); err != nil {
 		return err
 	}
 	return CheckVariants(s.OutputVariants())

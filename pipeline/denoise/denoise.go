@@ -1,0 +1,344 @@
+// Package denoise reduces the noise of, and sharpens, demosaiced linear
+// camera RGB: W×H×3 float32, interleaved, rows top to bottom, 1.0 the
+// white level of the decode (docs/denoise.md).
+//
+// Noise reduction (Wavelet) is wavelet shrinkage on the à trous
+// ("with holes") stationary wavelet transform with the B3-spline kernel
+// [1 4 6 4 1]/16 (Starck, Murtagh and Bijaoui, Image Processing and Data
+// Analysis, 1998; the scheme of dcraw's wavelet_denoise, -n), applied
+// after a square-root variance-stabilising transform (Anscombe 1948: the
+// variance of Poisson shot noise becomes about constant) to one luminance
+// and two colour-difference planes, each with its own noise estimate: the
+// median absolute deviation of its wavelet coefficients, σ = MAD/0.6745
+// (Donoho and Johnstone 1994). The coefficients are shrunk by the
+// non-negative garrote d·max(0, 1 − T²/d²) (Breiman 1995; Gao 1998), which
+// keeps large coefficients (edges) almost as they are.
+//
+// Capture sharpening (CaptureSharpen) is an unsharp mask of small radius
+// on the square root of luminance, applied to the three channels as one
+// gain per pixel (no colour fringes).
+package denoise
+
+import (
+	"math"
+	"slices"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+)
+
+// Epsilon is the offset of the variance-stabilising transform v = √(x + ε)
+// (x linear, 1 = white): below about ε the transform is nearly linear, so
+// read noise in deep shadows is not blown up.
+const Epsilon = 2e-3
+
+// Levels of the wavelet transform for luminance and for the two colour
+// differences: hole spacings 1, 2, 4, 8 (and 16) pixels. Colour noise after
+// demosaic is coarser than luminance noise, so chroma gets one level more.
+const (
+	LumaLevels   = 4
+	ChromaLevels = 5 // the first of them is the halving (Wavelet)
+)
+
+// Threshold factors: T = strength · k · σ_j, σ_j the noise of level j, k
+// LumaK for the luminance and ChromaK for the colour differences (colour
+// can be smoothed much more than luminance before it shows). Chosen on the
+// measurements in docs/denoise.md.
+const (
+	LumaK   = 1.6
+	ChromaK = 3.0
+)
+
+// whiteNoise[j] is the standard deviation of the level-j detail of the
+// B3-spline à trous transform of unit white noise (Starck et al. 1998,
+// table 2.2): the ratio the per-level noise may reach at most, relative to
+// level 0, times maxCorrelation.
+var whiteNoise = [...]float64{0.889, 0.200, 0.086, 0.041, 0.020, 0.010}
+
+// maxCorrelation bounds each level's measured noise σ_j by maxCorrelation ·
+// σ_0 · whiteNoise[j]/whiteNoise[0]: demosaicked noise is spatially
+// correlated (its coarse levels hold more than white noise would), but a
+// level's MAD that exceeds even this holds texture, not noise.
+const maxCorrelation = 3.0
+
+// Noise is what Wavelet measured: the noise standard deviation of the
+// finest wavelet level in the stabilised domain (√(x+ε)), for the
+// luminance (mean of the three stabilised channels) and for the colour
+// differences R−G and B−G.
+type Noise struct {
+	Luma, Chroma1, Chroma2 float64
+}
+
+// LinearAt converts the stabilised luminance noise to the linear standard
+// deviation of the luminance (R+G+B)/3 at signal level x (1 = white):
+// σ_x ≈ 2·√(x+ε)·σ_v, σ_v = Luma/0.889 (the finest level's share of white
+// noise). For example LinearAt(0.18) is the noise of a mid-grey patch.
+func (n Noise) LinearAt(x float64) float64 {
+	return 2 * math.Sqrt(x+Epsilon) * n.Luma / whiteNoise[0]
+}
+
+// Wavelet denoises pix (w×h×3 float32, interleaved, linear, 1 = white) in
+// place with the given strength (0 or less: pix is left as it is and the
+// Noise is zero; 1: the thresholds LumaK and
+// ChromaK times the measured noise; larger smooths more) and returns the
+// noise it measured. The luminance is shrunk at full resolution through
+// LumaLevels levels; the colour differences at half resolution (2×2 box
+// means: colour detail of one pixel is not seen, and there is a quarter of
+// the work) through ChromaLevels−1 levels, then brought back by bilinear
+// interpolation. Negative input values are taken as 0. It needs three w×h
+// float32 planes (12 bytes a pixel, ScratchBytes) besides pix, and runs on
+// up to GOMAXPROCS goroutines over row bands; the result does not depend
+// on their number. It panics if len(pix) < 3·w·h.
+func Wavelet(pix []float32, w, h int, strength float64) Noise {
+	n := w * h
+	if n == 0 || strength <= 0 {
+		return Noise{}
+	}
+	pix = pix[:3*n]
+	toOpponent(pix)
+	p, a, b := make([]float32, n), make([]float32, n), make([]float32, n)
+	var noise Noise
+	par.Rows(h, func(lo, hi int) {
+		for i := lo * w; i < hi*w; i++ {
+			p[i] = pix[3*i]
+		}
+	})
+	noise.Luma = shrinkPlane(p, a, b, w, h, LumaLevels, LumaK*strength)
+	par.Rows(h, func(lo, hi int) {
+		for i := lo * w; i < hi*w; i++ {
+			pix[3*i] = p[i]
+		}
+	})
+	if w >= 2 && h >= 2 {
+		hw, hh := (w+1)/2, (h+1)/2
+		q, qa, qb := p[:hw*hh], a[:hw*hh], b[:hw*hh]
+		for c := 1; c <= 2; c++ {
+			halve(pix, w, h, c, q)
+			sigma := shrinkPlane(q, qa, qb, hw, hh, ChromaLevels-1, ChromaK*strength)
+			double(q, hw, hh, pix, w, h, c)
+			if c == 1 {
+				noise.Chroma1 = sigma
+			} else {
+				noise.Chroma2 = sigma
+			}
+		}
+	}
+	fromOpponent(pix)
+	return noise
+}
+
+// halve writes the 2×2 box means of channel c of pix (w×h×3) into q
+// ((w+1)/2 × (h+1)/2; an odd last row or column is averaged with itself).
+func halve(pix []float32, w, h, c int, q []float32) {
+	hw, hh := (w+1)/2, (h+1)/2
+	par.Rows(hh, func(lo, hi int) {
+		for y := lo; y < hi; y++ {
+			y0, y1 := 2*y, min(2*y+1, h-1)
+			for x := range hw {
+				x0, x1 := 2*x, min(2*x+1, w-1)
+				q[y*hw+x] = (pix[3*(y0*w+x0)+c] + pix[3*(y0*w+x1)+c] + pix[3*(y1*w+x0)+c] + pix[3*(y1*w+x1)+c]) * 0.25
+			}
+		}
+	})
+}
+
+// double writes q (hw×hh, halve's grid: half-pixel (x, y) centred on
+// full-resolution 2x+0.5, 2y+0.5) into channel c of pix (w×h×3) by
+// bilinear interpolation, edges replicated.
+func double(q []float32, hw, hh int, pix []float32, w, h, c int) {
+	par.Rows(h, func(lo, hi int) {
+		for y := lo; y < hi; y++ {
+			fy := (float32(y) - 0.5) / 2
+			y0 := int(fy+1) - 1 // floor for fy ≥ −1
+			ty := fy - float32(y0)
+			r0, r1 := q[max(y0, 0)*hw:][:hw], q[min(y0+1, hh-1)*hw:][:hw]
+			for x := range w {
+				fx := (float32(x) - 0.5) / 2
+				x0 := int(fx+1) - 1
+				tx := fx - float32(x0)
+				xa, xb := max(x0, 0), min(x0+1, hw-1)
+				top := r0[xa] + tx*(r0[xb]-r0[xa])
+				bot := r1[xa] + tx*(r1[xb]-r1[xa])
+				pix[3*(y*w+x)+c] = top + ty*(bot-top)
+			}
+		}
+	})
+}
+
+// ScratchBytes is the memory Wavelet allocates for a w×h image: three
+// float32 planes, plus a row buffer per goroutine (negligible).
+func ScratchBytes(w, h int) int64 { return 12 * int64(w) * int64(h) }
+
+// toOpponent takes linear RGB to the stabilised opponent space in place:
+// v = √(max(x,0)+ε) per channel, then Y = (vR+vG+vB)/3, C1 = vR−vG,
+// C2 = vB−vG.
+func toOpponent(pix []float32) {
+	n := len(pix) / 3
+	par.Range(n, 1<<14, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			q := pix[3*i : 3*i+3 : 3*i+3]
+			r := float32(math.Sqrt(float64(max(q[0], 0) + Epsilon)))
+			g := float32(math.Sqrt(float64(max(q[1], 0) + Epsilon)))
+			b := float32(math.Sqrt(float64(max(q[2], 0) + Epsilon)))
+			q[0], q[1], q[2] = (r+g+b)/3, r-g, b-g
+		}
+	})
+}
+
+// fromOpponent inverts toOpponent in place (a stabilised value below 0 is
+// taken as 0, so black stays at −ε and is clamped to 0).
+func fromOpponent(pix []float32) {
+	n := len(pix) / 3
+	par.Range(n, 1<<14, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			q := pix[3*i : 3*i+3 : 3*i+3]
+			g := q[0] - (q[1]+q[2])/3
+			r, b := g+q[1], g+q[2]
+			q[0], q[1], q[2] = unstab(r), unstab(g), unstab(b)
+		}
+	})
+}
+
+func unstab(v float32) float32 {
+	v = max(v, 0)
+	return max(v*v-Epsilon, 0)
+}
+
+// shrinkPlane denoises plane p (w×h) in place through levels of the à
+// trous transform, with thresholds k·σ_j; a and b are w×h scratch planes.
+// It returns σ_0, the noise of the finest level.
+func shrinkPlane(p, a, b []float32, w, h, levels int, k float64) float64 {
+	cur := p // the smooth image of the level being split
+	var sigma0 float64
+	for j := range levels {
+		step := 1 << j
+		sigma := levelNoise(cur, w, h, step)
+		if j == 0 {
+			sigma0 = sigma
+		} else {
+			sigma = min(sigma, maxCorrelation*sigma0*whiteNoise[j]/whiteNoise[0])
+		}
+		t2 := float32(k * sigma * k * sigma)
+		next := a
+		if j > 0 && &cur[0] == &a[0] {
+			next = b
+		}
+		if j == 0 {
+			// p is both the input and the sum: smooth all of it first.
+			par.Rows(h, func(lo, hi int) {
+				tmp := make([]float32, w)
+				for y := lo; y < hi; y++ {
+					blurRow(cur, w, h, y, step, tmp, next[y*w:(y+1)*w])
+				}
+			})
+			par.Rows(h, func(lo, hi int) {
+				for i := lo * w; i < hi*w; i++ {
+					p[i] = garrote(p[i]-next[i], t2)
+				}
+			})
+		} else {
+			par.Rows(h, func(lo, hi int) {
+				tmp := make([]float32, w)
+				for y := lo; y < hi; y++ {
+					nr := next[y*w : (y+1)*w]
+					blurRow(cur, w, h, y, step, tmp, nr)
+					row, acc := cur[y*w:(y+1)*w], p[y*w:(y+1)*w]
+					for x := range row {
+						acc[x] += garrote(row[x]-nr[x], t2)
+					}
+				}
+			})
+		}
+		cur = next
+	}
+	par.Rows(h, func(lo, hi int) {
+		for i := lo * w; i < hi*w; i++ {
+			p[i] += cur[i]
+		}
+	})
+	return sigma0
+}
+
+// garrote is the non-negative garrote shrinkage of coefficient d with
+// squared threshold t2: d − t2/d when d² > t2, else 0.
+func garrote(d, t2 float32) float32 {
+	// Branch-free: noise makes the branch unpredictable.
+	return d * max(0, 1-t2/max(d*d, 1e-30))
+}
+
+// blurRow writes row y of the B3-spline smoothing of src (w×h) with holes
+// of step pixels into out, using tmp (w floats) for the vertical pass;
+// borders are mirrored.
+func blurRow(src []float32, w, h, y, step int, tmp, out []float32) {
+	r0 := src[mirror(y-2*step, h)*w:][:w]
+	r1 := src[mirror(y-step, h)*w:][:w]
+	r2 := src[y*w:][:w]
+	r3 := src[mirror(y+step, h)*w:][:w]
+	r4 := src[mirror(y+2*step, h)*w:][:w]
+	for x := range tmp {
+		tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + r2[x]*(6.0/16)
+	}
+	s2 := 2 * step
+	for x := range out {
+		if x >= s2 && x+s2 < w {
+			out[x] = (tmp[x-s2]+tmp[x+s2])*(1.0/16) + (tmp[x-step]+tmp[x+step])*(4.0/16) + tmp[x]*(6.0/16)
+			continue
+		}
+		out[x] = (tmp[mirror(x-s2, w)]+tmp[mirror(x+s2, w)])*(1.0/16) +
+			(tmp[mirror(x-step, w)]+tmp[mirror(x+step, w)])*(4.0/16) + tmp[x]*(6.0/16)
+	}
+}
+
+// mirror reflects i into [0, n) about the edges (…, 2, 1, 0, 1, 2, …).
+func mirror(i, n int) int {
+	if n == 1 {
+		return 0
+	}
+	for i < 0 || i >= n {
+		if i < 0 {
+			i = -i
+		}
+		if i >= n {
+			i = 2*(n-1) - i
+		}
+	}
+	return i
+}
+
+// maxSamples bounds the pixels levelNoise samples: the median of 16384
+// coefficients has a relative standard error of about 1 %.
+const maxSamples = 1 << 14
+
+// levelNoise estimates the noise σ of the detail of src at hole spacing
+// step: MAD/0.6745 of the detail coefficients (src − its B3 smoothing) on a
+// regular grid of at most maxSamples pixels.
+func levelNoise(src []float32, w, h, step int) float64 {
+	stride := 1
+	for (w/stride)*(h/stride) > maxSamples {
+		stride++
+	}
+	var k [5]float32 = [5]float32{1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16}
+	d := make([]float32, 0, (w/stride+1)*(h/stride+1))
+	for y := stride / 2; y < h; y += stride {
+		var rows [5]int
+		for i := range 5 {
+			rows[i] = mirror(y+(i-2)*step, h) * w
+		}
+		for x := stride / 2; x < w; x += stride {
+			var s float32
+			for i := range 5 {
+				var row float32
+				for m := range 5 {
+					row += k[m] * src[rows[i]+mirror(x+(m-2)*step, w)]
+				}
+				s += k[i] * row
+			}
+			v := src[y*w+x] - s
+			d = append(d, max(v, -v))
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return float64(d[len(d)/2]) / 0.6745
+}
