@@ -12,7 +12,7 @@ import (
 // sharpenStage is the capture sharpening (--capture-sharpen,
 // docs/denoise.md) of the full linear camera image, after the noise
 // reduction: an unsharp mask of σ = denoise.SharpenSigma px on the
-// stabilised luminance (denoise.CaptureSharpen), restoring what the
+// luminance (denoise.CaptureSharpen), restoring what the
 // demosaic softened. The per-variant output sharpening after resize
 // (the variant's sharpen=, in the output-space stage) is another step and
 // stays. Like denoise it runs after the stage cache point.
@@ -40,7 +40,7 @@ var captureAmounts = map[Demosaic]float64{"linear": 1.2, "vng": 1.0, "ppg": 1.0,
 
 // ParseCaptureSharpen accepts --capture-sharpen: auto, off
 // (case-insensitive) or an amount from 0 to CaptureSharpenMax (0 is off;
-// the unsharp mask's gain on √luminance, 0.8 is auto's for AHD). It
+// the unsharp mask's gain on luminance, 0.8 is auto's for AHD). It
 // returns the normal form: "auto", "off" or the number as
 // strconv.FormatFloat 'g' writes it.
 func ParseCaptureSharpen(s string) (string, error) {

@@ -30,7 +30,7 @@ func guided(pix []float32, w, h int, k float64, rLuma, rChroma int) {
 		for i := range n {
 			p[i] = pix[3*i+c]
 		}
-		sigma := levelNoise(p, w, h, 1) / whiteNoise[0]
+		sigma := levelNoise(p, 1, w, h, 1) / whiteNoise[0]
 		eps := float32(k * sigma * k * sigma)
 		for i := range n {
 			mm[i] = p[i] * p[i]

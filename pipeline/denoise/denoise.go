@@ -15,8 +15,8 @@
 // keeps large coefficients (edges) almost as they are.
 //
 // Capture sharpening (CaptureSharpen) is an unsharp mask of small radius
-// on the square root of luminance, applied to the three channels as one
-// gain per pixel (no colour fringes).
+// on luminance, applied to the three channels as one gain per pixel (no
+// colour fringes).
 package denoise
 
 import (
@@ -84,8 +84,8 @@ func (n Noise) LinearAt(x float64) float64 {
 // LumaLevels levels; the colour differences at half resolution (2×2 box
 // means: colour detail of one pixel is not seen, and there is a quarter of
 // the work) through ChromaLevels−1 levels, then brought back by bilinear
-// interpolation. Negative input values are taken as 0. It needs three w×h
-// float32 planes (12 bytes a pixel, ScratchBytes) besides pix, and runs on
+// interpolation. Negative input values are taken as 0. It needs two w×h
+// float32 planes (8 bytes a pixel, ScratchBytes) besides pix, and runs on
 // up to GOMAXPROCS goroutines over row bands; the result does not depend
 // on their number. It panics if len(pix) < 3·w·h.
 func Wavelet(pix []float32, w, h int, strength float64) Noise {
@@ -95,25 +95,15 @@ func Wavelet(pix []float32, w, h int, strength float64) Noise {
 	}
 	pix = pix[:3*n]
 	toOpponent(pix)
-	p, a, b := make([]float32, n), make([]float32, n), make([]float32, n)
+	a, b := make([]float32, n), make([]float32, n)
 	var noise Noise
-	par.Rows(h, func(lo, hi int) {
-		for i := lo * w; i < hi*w; i++ {
-			p[i] = pix[3*i]
-		}
-	})
-	noise.Luma = shrinkPlane(p, a, b, w, h, LumaLevels, LumaK*strength)
-	par.Rows(h, func(lo, hi int) {
-		for i := lo * w; i < hi*w; i++ {
-			pix[3*i] = p[i]
-		}
-	})
+	noise.Luma = shrinkPlane(pix, 3, a, b, w, h, LumaLevels, LumaK*strength)
 	if w >= 2 && h >= 2 {
 		hw, hh := (w+1)/2, (h+1)/2
-		q, qa, qb := p[:hw*hh], a[:hw*hh], b[:hw*hh]
+		q, qa, qb := a[:hw*hh], a[hw*hh:2*hw*hh], b[:hw*hh]
 		for c := 1; c <= 2; c++ {
 			halve(pix, w, h, c, q)
-			sigma := shrinkPlane(q, qa, qb, hw, hh, ChromaLevels-1, ChromaK*strength)
+			sigma := shrinkPlane(q, 1, qa, qb, hw, hh, ChromaLevels-1, ChromaK*strength)
 			double(q, hw, hh, pix, w, h, c)
 			if c == 1 {
 				noise.Chroma1 = sigma
@@ -164,9 +154,10 @@ func double(q []float32, hw, hh int, pix []float32, w, h, c int) {
 	})
 }
 
-// ScratchBytes is the memory Wavelet allocates for a w×h image: three
-// float32 planes, plus a row buffer per goroutine (negligible).
-func ScratchBytes(w, h int) int64 { return 12 * int64(w) * int64(h) }
+// ScratchBytes is the memory Wavelet allocates for a w×h image: two
+// float32 planes (the luminance's levels; the half-resolution chroma
+// planes fit in them), plus a row buffer per goroutine (negligible).
+func ScratchBytes(w, h int) int64 { return 8 * int64(w) * int64(h) }
 
 // toOpponent takes linear RGB to the stabilised opponent space in place:
 // v = √(max(x,0)+ε) per channel, then Y = (vR+vG+vB)/3, C1 = vR−vG,
@@ -203,15 +194,16 @@ func unstab(v float32) float32 {
 	return max(v*v-Epsilon, 0)
 }
 
-// shrinkPlane denoises plane p (w×h) in place through levels of the à
-// trous transform, with thresholds k·σ_j; a and b are w×h scratch planes.
-// It returns σ_0, the noise of the finest level.
-func shrinkPlane(p, a, b []float32, w, h, levels int, k float64) float64 {
-	cur := p // the smooth image of the level being split
+// shrinkPlane denoises the w×h plane whose pixel i is p[i·stride] (a
+// channel of an interleaved image, or a plane with stride 1) in place
+// through levels of the à trous transform, with thresholds k·σ_j; a and b
+// are w×h scratch planes. It returns σ_0, the noise of the finest level.
+func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k float64) float64 {
 	var sigma0 float64
+	cur, cs := p, stride // the smooth image of the level being split
 	for j := range levels {
 		step := 1 << j
-		sigma := levelNoise(cur, w, h, step)
+		sigma := levelNoise(cur, cs, w, h, step)
 		if j == 0 {
 			sigma0 = sigma
 		} else {
@@ -227,12 +219,12 @@ func shrinkPlane(p, a, b []float32, w, h, levels int, k float64) float64 {
 			par.Rows(h, func(lo, hi int) {
 				tmp := make([]float32, w)
 				for y := lo; y < hi; y++ {
-					blurRow(cur, w, h, y, step, tmp, next[y*w:(y+1)*w])
+					blurRow(cur, cs, w, h, y, step, tmp, next[y*w:(y+1)*w])
 				}
 			})
 			par.Rows(h, func(lo, hi int) {
 				for i := lo * w; i < hi*w; i++ {
-					p[i] = garrote(p[i]-next[i], t2)
+					p[i*stride] = garrote(p[i*stride]-next[i], t2)
 				}
 			})
 		} else {
@@ -240,19 +232,20 @@ func shrinkPlane(p, a, b []float32, w, h, levels int, k float64) float64 {
 				tmp := make([]float32, w)
 				for y := lo; y < hi; y++ {
 					nr := next[y*w : (y+1)*w]
-					blurRow(cur, w, h, y, step, tmp, nr)
-					row, acc := cur[y*w:(y+1)*w], p[y*w:(y+1)*w]
+					blurRow(cur, 1, w, h, y, step, tmp, nr)
+					row := cur[y*w : (y+1)*w]
+					acc := p[y*w*stride:]
 					for x := range row {
-						acc[x] += garrote(row[x]-nr[x], t2)
+						acc[x*stride] += garrote(row[x]-nr[x], t2)
 					}
 				}
 			})
 		}
-		cur = next
+		cur, cs = next, 1
 	}
 	par.Rows(h, func(lo, hi int) {
 		for i := lo * w; i < hi*w; i++ {
-			p[i] += cur[i]
+			p[i*stride] += cur[i]
 		}
 	})
 	return sigma0
@@ -265,27 +258,44 @@ func garrote(d, t2 float32) float32 {
 	return d * max(0, 1-t2/max(d*d, 1e-30))
 }
 
-// blurRow writes row y of the B3-spline smoothing of src (w×h) with holes
-// of step pixels into out, using tmp (w floats) for the vertical pass;
-// borders are mirrored.
-func blurRow(src []float32, w, h, y, step int, tmp, out []float32) {
-	r0 := src[mirror(y-2*step, h)*w:][:w]
-	r1 := src[mirror(y-step, h)*w:][:w]
-	r2 := src[y*w:][:w]
-	r3 := src[mirror(y+step, h)*w:][:w]
-	r4 := src[mirror(y+2*step, h)*w:][:w]
-	for x := range tmp {
-		tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + r2[x]*(6.0/16)
+// blurRow writes row y of the B3-spline smoothing of the w×h plane
+// whose pixel i is src[i·stride], with holes of step pixels, into out,
+// using tmp (w floats) for the vertical pass; borders are mirrored.
+func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
+	n := (w-1)*stride + 1
+	r0 := src[mirror(y-2*step, h)*w*stride:][:n]
+	r1 := src[mirror(y-step, h)*w*stride:][:n]
+	r2 := src[y*w*stride:][:n]
+	r3 := src[mirror(y+step, h)*w*stride:][:n]
+	r4 := src[mirror(y+2*step, h)*w*stride:][:n]
+	if stride == 1 {
+		for x := range tmp {
+			tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + r2[x]*(6.0/16)
+		}
+	} else {
+		for x := range tmp {
+			i := x * stride
+			tmp[x] = (r0[i]+r4[i])*(1.0/16) + (r1[i]+r3[i])*(4.0/16) + r2[i]*(6.0/16)
+		}
 	}
 	s2 := 2 * step
-	for x := range out {
-		if x >= s2 && x+s2 < w {
-			out[x] = (tmp[x-s2]+tmp[x+s2])*(1.0/16) + (tmp[x-step]+tmp[x+step])*(4.0/16) + tmp[x]*(6.0/16)
-			continue
-		}
-		out[x] = (tmp[mirror(x-s2, w)]+tmp[mirror(x+s2, w)])*(1.0/16) +
-			(tmp[mirror(x-step, w)]+tmp[mirror(x+step, w)])*(4.0/16) + tmp[x]*(6.0/16)
+	lo, hi := min(s2, w), max(w-s2, min(s2, w))
+	for x := 0; x < lo; x++ {
+		out[x] = edgeTap(tmp, w, x, step)
 	}
+	for x := lo; x < hi; x++ {
+		out[x] = (tmp[x-s2]+tmp[x+s2])*(1.0/16) + (tmp[x-step]+tmp[x+step])*(4.0/16) + tmp[x]*(6.0/16)
+	}
+	for x := hi; x < w; x++ {
+		out[x] = edgeTap(tmp, w, x, step)
+	}
+}
+
+// edgeTap is the horizontal B3 tap of blurRow at column x near a border.
+func edgeTap(tmp []float32, w, x, step int) float32 {
+	s2 := 2 * step
+	return (tmp[mirror(x-s2, w)]+tmp[mirror(x+s2, w)])*(1.0/16) +
+		(tmp[mirror(x-step, w)]+tmp[mirror(x+step, w)])*(4.0/16) + tmp[x]*(6.0/16)
 }
 
 // mirror reflects i into [0, n) about the edges (…, 2, 1, 0, 1, 2, …).
@@ -308,31 +318,32 @@ func mirror(i, n int) int {
 // coefficients has a relative standard error of about 1 %.
 const maxSamples = 1 << 14
 
-// levelNoise estimates the noise σ of the detail of src at hole spacing
-// step: MAD/0.6745 of the detail coefficients (src − its B3 smoothing) on a
-// regular grid of at most maxSamples pixels.
-func levelNoise(src []float32, w, h, step int) float64 {
-	stride := 1
-	for (w/stride)*(h/stride) > maxSamples {
-		stride++
+// levelNoise estimates the noise σ of the detail of the w×h plane whose
+// pixel i is src[i·stride] at hole spacing step: MAD/0.6745 of the detail
+// coefficients (the plane minus its B3 smoothing) on a regular grid of at
+// most maxSamples pixels.
+func levelNoise(src []float32, stride, w, h, step int) float64 {
+	every := 1
+	for (w/every)*(h/every) > maxSamples {
+		every++
 	}
-	var k [5]float32 = [5]float32{1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16}
-	d := make([]float32, 0, (w/stride+1)*(h/stride+1))
-	for y := stride / 2; y < h; y += stride {
+	k := [5]float32{1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16}
+	d := make([]float32, 0, (w/every+1)*(h/every+1))
+	for y := every / 2; y < h; y += every {
 		var rows [5]int
 		for i := range 5 {
 			rows[i] = mirror(y+(i-2)*step, h) * w
 		}
-		for x := stride / 2; x < w; x += stride {
+		for x := every / 2; x < w; x += every {
 			var s float32
 			for i := range 5 {
 				var row float32
 				for m := range 5 {
-					row += k[m] * src[rows[i]+mirror(x+(m-2)*step, w)]
+					row += k[m] * src[(rows[i]+mirror(x+(m-2)*step, w))*stride]
 				}
 				s += k[i] * row
 			}
-			v := src[y*w+x] - s
+			v := src[(y*w+x)*stride] - s
 			d = append(d, max(v, -v))
 		}
 	}

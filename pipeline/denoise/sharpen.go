@@ -13,14 +13,14 @@ const SharpenSigma = 0.7
 
 // CaptureSharpen sharpens pix (w×h×3 float32, interleaved, linear, 1 =
 // white) in place with an unsharp mask of a Gaussian of sigma pixels
-// (radius ⌈3σ⌉, at most 3) on the stabilised luminance L = √(Y + ε),
-// Y = (R+G+B)/3: L′ = L + amount·(L − G_σ∗L), and every channel of the
-// pixel is multiplied by Y′/Y, Y′ = max(L′² − ε, 0), so the colour
-// is kept. Working on √Y makes the overshoot at a bright edge about as
-// visible as at a dark one. amount 0 leaves pix as it is; 0.8 is the
-// default at full size (docs/denoise.md). It needs one w×h float32 plane
-// (4 bytes a pixel, SharpenScratchBytes) and runs over row bands on up to
-// GOMAXPROCS goroutines. It panics if len(pix) < 3·w·h.
+// (radius ⌈3σ⌉, at most 3, borders mirrored) on the luminance
+// Y = (R+G+B)/3: Y′ = max(Y + amount·(Y − G_σ∗Y), 0), and every channel
+// of the pixel is multiplied by Y′/Y, so the colour is kept. The mask is
+// linear in Y, so local mean levels are kept (a mask on √Y would brighten
+// texture). amount 0 leaves pix as it is; 0.8 is the default for AHD at
+// full size (docs/denoise.md). It needs one w×h float32 plane (4 bytes a
+// pixel, SharpenScratchBytes) and runs over row bands on up to GOMAXPROCS
+// goroutines. It panics if len(pix) < 3·w·h.
 func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 	n := w * h
 	if n == 0 || amount == 0 || sigma <= 0 {
@@ -42,7 +42,7 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 	par.Rows(h, func(lo, hi int) {
 		for i := lo * w; i < hi*w; i++ {
 			y := (pix[3*i] + pix[3*i+1] + pix[3*i+2]) / 3
-			l[i] = float32(math.Sqrt(float64(max(y, 0) + Epsilon)))
+			l[i] = max(y, 0)
 		}
 	})
 	a := float32(amount)
@@ -78,7 +78,7 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 				if yv <= 0 {
 					continue
 				}
-				g := max(ls*ls-Epsilon, 0) / yv
+				g := ls / yv
 				q[0] *= g
 				q[1] *= g
 				q[2] *= g

@@ -35,24 +35,36 @@ func NoiseSigma(iso int, x float64) float64 {
 
 // NoisyStep returns the Spec of the noisy step DNG at the given ISO
 // (written as EXIF ISOSpeedRatings), with AsShotNeutral the default colour
-// matrix's neutral so the scene is grey after white balance. The noise is
-// Gaussian of NoiseSigma (the normal approximation of the Poisson part:
-// at ISO 6400 a level of 0.12 is 72 photoelectrons), drawn from a hash of
-// (x, y, seed) so it is the same on every call.
+// matrix's neutral so the scene is grey after white balance, and the noise
+// of AddNoise.
 func NoisyStep(iso int, seed uint64) Spec {
 	n := NeutralFor(DefaultColorMatrix)
-	return Spec{
+	return AddNoise(Spec{
 		Width: NoisyW, Height: NoisyH, BlackLevel: NoisyBlack, WhiteLevel: NoisyWhite, Orientation: 1,
-		AsShotNeutral: n, ISO: iso, Model: "Noisy",
+		AsShotNeutral: n, Model: "Noisy",
 		Scene: func(x, y, c int) float64 {
 			level := NoisyLow
 			if x >= NoisyW/2 {
 				level = NoisyHigh
 			}
-			v := level * n[c]
-			return v + NoiseSigma(iso, v)*gauss(uint64(y)*NoisyW+uint64(x), seed)
+			return level * n[c]
 		},
+	}, iso, seed)
+}
+
+// AddNoise returns s at the given ISO (EXIF ISOSpeedRatings) with
+// Poisson-Gaussian noise added to its Scene: Gaussian of NoiseSigma(iso,
+// v) at a site of level v (the normal approximation of the Poisson part:
+// at ISO 6400 a level of 0.12 is 72 photoelectrons), drawn from a hash of
+// (x, y, seed) so that every call for a site gives the same value.
+func AddNoise(s Spec, iso int, seed uint64) Spec {
+	scene, w := s.Scene, uint64(s.Width)
+	s.ISO = iso
+	s.Scene = func(x, y, c int) float64 {
+		v := scene(x, y, c)
+		return v + NoiseSigma(iso, max(v, 0))*gauss(uint64(y)*w+uint64(x), seed)
 	}
+	return s
 }
 
 // gauss is a standard normal deviate from the hash of (i, seed)
