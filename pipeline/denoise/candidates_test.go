@@ -13,6 +13,27 @@ import (
 // space, with the same noise estimate, tuned to about the same flat-patch
 // noise: the candidates other than Wavelet live here only.
 
+// toOpponent takes linear RGB to Wavelet's stabilised opponent space in
+// place (Y, C1, C2 per pixel, at full resolution).
+func toOpponent(pix []float32) {
+	par.Range(len(pix)/3, 1<<14, func(lo, hi int) {
+		for i := 3 * lo; i < 3*hi; i += 3 {
+			r, g, b := stab(pix[i]), stab(pix[i+1]), stab(pix[i+2])
+			pix[i], pix[i+1], pix[i+2] = (r+g+b)/3, r-g, b-g
+		}
+	})
+}
+
+// fromOpponent inverts toOpponent in place.
+func fromOpponent(pix []float32) {
+	par.Range(len(pix)/3, 1<<14, func(lo, hi int) {
+		for i := 3 * lo; i < 3*hi; i += 3 {
+			g := pix[i] - (pix[i+1]+pix[i+2])/3
+			pix[i], pix[i+1], pix[i+2] = unstab(g+pix[i+1]), unstab(g), unstab(g+pix[i+2])
+		}
+	})
+}
+
 // guided is the self-guided filter of He, Sun and Tang (2013) on each
 // opponent plane: a = var/(var+ε), b = (1−a)·mean over a (2r+1)² box,
 // q = mean(a)·p + mean(b), with ε = (k·σ)², σ the plane's pixel noise;

@@ -78,116 +78,110 @@ func (n Noise) LinearAt(x float64) float64 {
 
 // Wavelet denoises pix (w×h×3 float32, interleaved, linear, 1 = white) in
 // place with the given strength (0 or less: pix is left as it is and the
-// Noise is zero; 1: the thresholds LumaK and
-// ChromaK times the measured noise; larger smooths more) and returns the
-// noise it measured. The luminance is shrunk at full resolution through
-// LumaLevels levels; the colour differences at half resolution (2×2 box
-// means: colour detail of one pixel is not seen, and there is a quarter of
-// the work) through ChromaLevels−1 levels, then brought back by bilinear
-// interpolation. Negative input values are taken as 0. It needs two w×h
-// float32 planes (8 bytes a pixel, ScratchBytes) besides pix, and runs on
-// up to GOMAXPROCS goroutines over row bands; the result does not depend
-// on their number. It panics if len(pix) < 3·w·h.
+// Noise is zero; 1: the thresholds LumaK and ChromaK times the measured
+// noise; larger smooths more) and returns the noise it measured. Each
+// pixel is stabilised (v = √(max(x,0)+ε) per channel) and split into the
+// luminance Y = (vR+vG+vB)/3 and the colour differences C1 = vR−vG,
+// C2 = vB−vG. Y is shrunk at full resolution through LumaLevels levels;
+// C1 and C2 at half resolution (2×2 box means: colour detail of one pixel
+// is not seen, and there is a quarter of the work) through ChromaLevels−1
+// levels, then brought back by bilinear interpolation when the pixels are
+// put together again. pix itself is the scratch space of the levels (its
+// pixels are all held in the planes meanwhile), so Wavelet allocates only
+// the planes: 6 bytes a pixel (ScratchBytes). It runs on up to GOMAXPROCS
+// goroutines over row bands; the result does not depend on their number.
+// It panics if len(pix) < 3·w·h.
 func Wavelet(pix []float32, w, h int, strength float64) Noise {
 	n := w * h
 	if n == 0 || strength <= 0 {
 		return Noise{}
 	}
 	pix = pix[:3*n]
-	toOpponent(pix)
-	a, b := make([]float32, n), make([]float32, n)
+	hw, hh := (w+1)/2, (h+1)/2
+	m := hw * hh
+	y, q1, q2 := make([]float32, n), make([]float32, m), make([]float32, m)
+	split(pix, w, h, y, q1, q2)
 	var noise Noise
-	noise.Luma = shrinkPlane(pix, 3, a, b, w, h, LumaLevels, LumaK*strength)
-	if w >= 2 && h >= 2 {
-		hw, hh := (w+1)/2, (h+1)/2
-		q, qa, qb := a[:hw*hh], a[hw*hh:2*hw*hh], b[:hw*hh]
-		for c := 1; c <= 2; c++ {
-			halve(pix, w, h, c, q)
-			sigma := shrinkPlane(q, 1, qa, qb, hw, hh, ChromaLevels-1, ChromaK*strength)
-			double(q, hw, hh, pix, w, h, c)
-			if c == 1 {
-				noise.Chroma1 = sigma
-			} else {
-				noise.Chroma2 = sigma
-			}
-		}
-	}
-	fromOpponent(pix)
+	noise.Luma = shrinkPlane(y, 1, pix[n:2*n], pix[2*n:], w, h, LumaLevels, LumaK*strength)
+	noise.Chroma1 = shrinkPlane(q1, 1, pix[:m], pix[m:2*m], hw, hh, ChromaLevels-1, ChromaK*strength)
+	noise.Chroma2 = shrinkPlane(q2, 1, pix[:m], pix[m:2*m], hw, hh, ChromaLevels-1, ChromaK*strength)
+	merge(y, q1, q2, hw, hh, pix, w, h)
 	return noise
 }
 
-// halve writes the 2×2 box means of channel c of pix (w×h×3) into q
-// ((w+1)/2 × (h+1)/2; an odd last row or column is averaged with itself).
-func halve(pix []float32, w, h, c int, q []float32) {
+// split writes the stabilised luminance of pix (w×h×3) into y (w×h) and
+// the 2×2 box means of its colour differences into q1, q2 ((w+1)/2 ×
+// (h+1)/2; an odd last row or column is averaged with itself).
+func split(pix []float32, w, h int, y, q1, q2 []float32) {
 	hw, hh := (w+1)/2, (h+1)/2
 	par.Rows(hh, func(lo, hi int) {
-		for y := lo; y < hi; y++ {
-			y0, y1 := 2*y, min(2*y+1, h-1)
-			for x := range hw {
-				x0, x1 := 2*x, min(2*x+1, w-1)
-				q[y*hw+x] = (pix[3*(y0*w+x0)+c] + pix[3*(y0*w+x1)+c] + pix[3*(y1*w+x0)+c] + pix[3*(y1*w+x1)+c]) * 0.25
+		for r := lo; r < hi; r++ {
+			q1r, q2r := q1[r*hw:][:hw], q2[r*hw:][:hw]
+			for x := range q1r {
+				q1r[x], q2r[x] = 0, 0
+			}
+			for _, row := range [2]int{2 * r, min(2*r+1, h-1)} {
+				src, yr := pix[3*row*w:][:3*w], y[row*w:][:w]
+				for x := range yr {
+					q := src[3*x : 3*x+3 : 3*x+3]
+					vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
+					yr[x] = (vr + vg + vb) / 3
+					c1, c2 := (vr-vg)*0.25, (vb-vg)*0.25
+					q1r[x/2] += c1
+					q2r[x/2] += c2
+					if x == w-1 && w%2 == 1 {
+						q1r[x/2] += c1
+						q2r[x/2] += c2
+					}
+				}
 			}
 		}
 	})
 }
 
-// double writes q (hw×hh, halve's grid: half-pixel (x, y) centred on
-// full-resolution 2x+0.5, 2y+0.5) into channel c of pix (w×h×3) by
-// bilinear interpolation, edges replicated.
-func double(q []float32, hw, hh int, pix []float32, w, h, c int) {
+// merge writes into pix (w×h×3) the linear RGB of the luminance y (w×h)
+// and the colour differences q1, q2 (hw×hh, split's grid: half-resolution
+// pixel (x, y) centred on full-resolution 2x+0.5, 2y+0.5) interpolated
+// bilinearly, edges replicated: the inverse of split's transform (a
+// stabilised value below 0 is taken as 0, so black comes back as 0).
+func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
 	par.Rows(h, func(lo, hi int) {
-		for y := lo; y < hi; y++ {
-			fy := (float32(y) - 0.5) / 2
+		for r := lo; r < hi; r++ {
+			fy := (float32(r) - 0.5) / 2
 			y0 := int(fy+1) - 1 // floor for fy ≥ −1
 			ty := fy - float32(y0)
-			r0, r1 := q[max(y0, 0)*hw:][:hw], q[min(y0+1, hh-1)*hw:][:hw]
-			for x := range w {
+			a0, a1 := max(y0, 0)*hw, min(y0+1, hh-1)*hw
+			yr, dst := y[r*w:][:w], pix[3*r*w:][:3*w]
+			for x := range yr {
 				fx := (float32(x) - 0.5) / 2
 				x0 := int(fx+1) - 1
 				tx := fx - float32(x0)
 				xa, xb := max(x0, 0), min(x0+1, hw-1)
-				top := r0[xa] + tx*(r0[xb]-r0[xa])
-				bot := r1[xa] + tx*(r1[xb]-r1[xa])
-				pix[3*(y*w+x)+c] = top + ty*(bot-top)
+				c1 := bilerp(q1[a0+xa], q1[a0+xb], q1[a1+xa], q1[a1+xb], tx, ty)
+				c2 := bilerp(q2[a0+xa], q2[a0+xb], q2[a1+xa], q2[a1+xb], tx, ty)
+				g := yr[x] - (c1+c2)/3
+				q := dst[3*x : 3*x+3 : 3*x+3]
+				q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
 			}
 		}
 	})
 }
 
-// ScratchBytes is the memory Wavelet allocates for a w×h image: two
-// float32 planes (the luminance's levels; the half-resolution chroma
-// planes fit in them), plus a row buffer per goroutine (negligible).
-func ScratchBytes(w, h int) int64 { return 8 * int64(w) * int64(h) }
-
-// toOpponent takes linear RGB to the stabilised opponent space in place:
-// v = √(max(x,0)+ε) per channel, then Y = (vR+vG+vB)/3, C1 = vR−vG,
-// C2 = vB−vG.
-func toOpponent(pix []float32) {
-	n := len(pix) / 3
-	par.Range(n, 1<<14, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			q := pix[3*i : 3*i+3 : 3*i+3]
-			r := float32(math.Sqrt(float64(max(q[0], 0) + Epsilon)))
-			g := float32(math.Sqrt(float64(max(q[1], 0) + Epsilon)))
-			b := float32(math.Sqrt(float64(max(q[2], 0) + Epsilon)))
-			q[0], q[1], q[2] = (r+g+b)/3, r-g, b-g
-		}
-	})
+func bilerp(p00, p01, p10, p11, tx, ty float32) float32 {
+	top := p00 + tx*(p01-p00)
+	bot := p10 + tx*(p11-p10)
+	return top + ty*(bot-top)
 }
 
-// fromOpponent inverts toOpponent in place (a stabilised value below 0 is
-// taken as 0, so black stays at −ε and is clamped to 0).
-func fromOpponent(pix []float32) {
-	n := len(pix) / 3
-	par.Range(n, 1<<14, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			q := pix[3*i : 3*i+3 : 3*i+3]
-			g := q[0] - (q[1]+q[2])/3
-			r, b := g+q[1], g+q[2]
-			q[0], q[1], q[2] = unstab(r), unstab(g), unstab(b)
-		}
-	})
+// ScratchBytes is the memory Wavelet allocates for a w×h image: the
+// luminance plane and two quarter-size colour planes (6 bytes a pixel),
+// plus a row buffer per goroutine (negligible).
+func ScratchBytes(w, h int) int64 {
+	return 4*int64(w)*int64(h) + 8*int64((w+1)/2)*int64((h+1)/2)
 }
+
+// stab is the stabilising transform √(max(x,0)+ε).
+func stab(x float32) float32 { return float32(math.Sqrt(float64(max(x, 0) + Epsilon))) }
 
 func unstab(v float32) float32 {
 	v = max(v, 0)
