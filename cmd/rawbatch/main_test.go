@@ -78,6 +78,8 @@ func TestScripts(t *testing.T) {
 			"synthclip":   cmdSynthClip,
 			"clipneutral": cmdClipNeutral,
 			"wbreport":    cmdWBReport,
+			// denoise_script_test.go (issue 13 points 3 and 4)
+			"synthnoisy": cmdSynthNoisy,
 		},
 	})
 }
