@@ -150,9 +150,11 @@ func denoiseStrength(s Settings, iso int) (float64, string) {
 	}
 }
 
-// denoiseCost: denoise.Wavelet's three planes (12 bytes a pixel) when the
-// strength for the file's ISO (from its header; unknown: counted) is not 0,
-// nothing otherwise.
+// denoiseCost: denoise.Wavelet's planes (denoise.ScratchBytes, 6 bytes a
+// pixel) when the strength for the file's ISO is not 0 (a FileInfo without
+// a header: counted), nothing otherwise. (A stage cache hit's copy,
+// ownCamera, is not counted: the estimate cannot know of the hit, and a
+// hit has no decode, whose peak is higher.)
 func denoiseCost(m memCtx) StepMemory {
 	iso := fileISO(m.fi, 0)
 	if m.fi.Header == nil {
