@@ -73,6 +73,10 @@ type job struct {
 	rendered map[string]Image
 
 	lookJob // the embedded preview and the look's state (stage_preview.go)
+
+	// denoiseState: the denoise and capture-sharpen stages' choices
+	// (stage_denoise.go).
+	denoiseState
 }
 
 // Result describes one converted file.
@@ -106,6 +110,10 @@ type Result struct {
 	Exposure ExposureResult
 	// Opcodes is what was done with the DNG's opcode lists (nil without).
 	Opcodes *OpcodesResult `json:",omitempty"`
+	// Denoise and CaptureSharpen are the noise reduction and capture
+	// sharpening applied and why (issue 13; nil if not decoded).
+	Denoise        *DenoiseUsed `json:",omitempty"`
+	CaptureSharpen *SharpenUsed `json:",omitempty"`
 }
 
 // StageTiming is the wall time one stage took.
@@ -247,6 +255,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.WhiteBalance = j.whiteBalanceResult()
 	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}
 	res.Opcodes = j.opcodesResult()
+	res.Denoise, res.CaptureSharpen = j.denoiseResult(), j.sharpenResult()
 	return res, nil
 }
 

@@ -101,6 +101,8 @@ func referenceSettings() Settings {
 	// LibRaw's white level and plain clipping, as dcraw_emu does.
 	s.WhiteLevel, s.Highlights = WhiteLevelLibRaw, HighlightsClip
 	s.Look = LookNeutral // no preview anchoring (issue 12 point 7)
+	// dcraw_emu has no noise reduction or capture sharpening (issue 13).
+	s.Denoise, s.CaptureSharpen = DenoiseOff, CaptureSharpenOff
 	return s
 }
 

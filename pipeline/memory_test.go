@@ -91,7 +91,8 @@ func settingsMatrix() []Settings {
 	return []Settings{j, p, h, d, v, six}
 }
 
-// TestEstimateCalibration: for every sample file and a 12 MP synthetic DNG,
+// TestEstimateCalibration: for every sample file, a 12 MP synthetic DNG
+// and the same at ISO 6400 with noise (so the denoise stage runs),
 // the measured peak memory of a conversion lies within 0.8–1.25× of the
 // estimate, for JPEG, PNG16, half-size, three variants from one decode
 // (full JPEG, 512 px WebP, full TIFF16 in Adobe RGB) and six (sharpening,
@@ -100,7 +101,7 @@ func TestEstimateCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures conversions in child processes")
 	}
-	files := append(rawFiles(t), writeSynthetic(t, t.TempDir(), 4240, 2832))
+	files := append(rawFiles(t), writeSynthetic(t, t.TempDir(), 4240, 2832), writeSyntheticISO(t, t.TempDir(), 4240, 2832, 6400))
 	m := settingsMatrix()
 	calibrate(t, os.Stdout, files, []Settings{m[0], m[1], m[2], m[4], m[5]})
 }

@@ -147,6 +147,11 @@ type Settings struct {
 	// DNGOpcodes applies a DNG's opcode lists (OpcodesOn, OpcodesOff; ""
 	// is OpcodesOn; docs/opcodes.md).
 	DNGOpcodes OpcodeMode
+	// Denoise is the noise reduction (--denoise: DenoiseAuto, DenoiseOff
+	// or a strength, ParseDenoise; "" is auto) and CaptureSharpen the
+	// capture sharpening (--capture-sharpen: auto, off or an amount,
+	// ParseCaptureSharpen; "" is auto): docs/denoise.md.
+	Denoise, CaptureSharpen string
 
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
@@ -186,6 +191,8 @@ func DefaultSettings() Settings {
 		WhiteLevel:       WhiteLevelData,
 		Highlights:       HighlightsReconstruct,
 		DNGOpcodes:       OpcodesOn,
+		Denoise:          DenoiseAuto,
+		CaptureSharpen:   CaptureSharpenAuto,
 	}
 }
 
@@ -218,6 +225,9 @@ func (s Settings) Validate() error {
 		return err
 	}
 	if err := s.validateOpcodes(); err != nil {
+		return err
+	}
+	if err := s.validateDetail(); err != nil {
 		return err
 	}
 	return CheckVariants(s.OutputVariants())

@@ -108,6 +108,8 @@ var Stages = []Stage{
 	demosaicStage,     // LibRaw: black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
 	highlightsStage,   // clipped areas: clip to white or reconstruct
 	opcodesStage,      // DNG OpcodeList3 on camera RGB (FixVignetteRadial, WarpRectilinear, GainMap)
+	denoiseStage,      // ISO-adaptive wavelet noise reduction of luminance and colour (--denoise)
+	sharpenStage,      // capture sharpening: small-radius unsharp mask on luminance (--capture-sharpen)
 	anchorStage,       // the preview-anchored exposure correction, measured once on the full camera image
 	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)
 	exposureStage,     // × 2^(EV + BaselineExposure)

@@ -78,13 +78,13 @@ func TestPlanVariants(t *testing.T) {
 	}
 	// One full-size JPEG: the list in order, no resize, names unprefixed.
 	p := PlanVariants(4000, 3000, variants(t, "main=jpeg"), DefaultSettings())
-	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"; got != want {
+	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise capture-sharpen exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"; got != want {
 		t.Errorf("full JPEG:\n got %s\nwant %s", got, want)
 	}
 	// One thumbnail: resized before the pointwise stages, which run at
 	// its size.
 	p = PlanVariants(4000, 3000, variants(t, "thumb=webp,size=512"), DefaultSettings())
-	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes exposure-anchor resize camera-matrix exposure tone output-space orientation quantise encode"; got != want {
+	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise capture-sharpen exposure-anchor resize camera-matrix exposure tone output-space orientation quantise encode"; got != want {
 		t.Errorf("512 px WebP:\n got %s\nwant %s", got, want)
 	}
 	for _, st := range p.Steps[10:] {
@@ -99,10 +99,10 @@ func TestPlanVariants(t *testing.T) {
 	if got, want := strings.Join(p.Variants, " "), "web print"; got != want {
 		t.Errorf("order %s, want %s", got, want)
 	}
-	if got, want := seq(p, "web"), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes exposure-anchor web/resize web/camera-matrix web/exposure web/tone web/output-space web/orientation web/quantise web/encode"; got != want {
+	if got, want := seq(p, "web"), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise capture-sharpen exposure-anchor web/resize web/camera-matrix web/exposure web/tone web/output-space web/orientation web/quantise web/encode"; got != want {
 		t.Errorf("web:\n got %s\nwant %s", got, want)
 	}
-	if got, want := seq(p, "print"), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes exposure-anchor camera-matrix exposure tone print/output-space print/orientation print/quantise print/encode"; got != want {
+	if got, want := seq(p, "print"), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise capture-sharpen exposure-anchor camera-matrix exposure tone print/output-space print/orientation print/quantise print/encode"; got != want {
 		t.Errorf("print:\n got %s\nwant %s", got, want)
 	}
 	// Renditions grouped: a and c share space, size and sharpening.
@@ -114,7 +114,7 @@ func TestPlanVariants(t *testing.T) {
 	// anchor does nothing with --look neutral or --tone none; the preview
 	// stays for --wb camera (its fallback fits the preview, which only the
 	// file's multipliers tell), and goes with any other --wb.
-	full := "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"
+	full := "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise capture-sharpen exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"
 	for _, tc := range []struct {
 		name string
 		set  func(*Settings)
@@ -129,6 +129,8 @@ func TestPlanVariants(t *testing.T) {
 		{"--look camera --wb auto", func(s *Settings) { s.Look, s.WhiteBalance = LookCamera, WhiteBalance{Mode: "auto"} }, full},
 		{"--dng-opcodes off", func(s *Settings) { s.DNGOpcodes = OpcodesOff },
 			strings.Replace(strings.Replace(full, " opcodes-raw", "", 1), " opcodes", "", 1)},
+		{"--denoise off", func(s *Settings) { s.Denoise = DenoiseOff }, strings.Replace(full, " denoise", "", 1)},
+		{"--capture-sharpen off", func(s *Settings) { s.CaptureSharpen = CaptureSharpenOff }, strings.Replace(full, " capture-sharpen", "", 1)},
 	} {
 		s := DefaultSettings()
 		tc.set(&s)

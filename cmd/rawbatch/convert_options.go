@@ -155,6 +155,22 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
+		{Name: "denoise", Default: d.Denoise, Help: "noise reduction (docs/denoise.md): auto (off up to ISO 400, then stronger with ISO, thresholds scaled by the noise measured in the file), off, or a strength from 0 to 4 (1: auto's at ISO 6400)",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseDenoise(s); return err }, "auto", "off", "0.5", "1", "2"),
+			Apply: func(v value) (err error) {
+				if s.Denoise, err = pipeline.ParseDenoise(v.String()); err != nil {
+					return fmt.Errorf("--denoise: %w", err)
+				}
+				return nil
+			}},
+		{Name: "capture-sharpen", Default: d.CaptureSharpen, Help: "capture sharpening of the full image before resize (docs/denoise.md): auto (0.8 for ahd, less at half size and after noise reduction), off, or an amount from 0 to 4",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseCaptureSharpen(s); return err }, "auto", "off", "0.5", "1"),
+			Apply: func(v value) (err error) {
+				if s.CaptureSharpen, err = pipeline.ParseCaptureSharpen(v.String()); err != nil {
+					return fmt.Errorf("--capture-sharpen: %w", err)
+				}
+				return nil
+			}},
 		{Name: "format", Default: string(d.Format), Help: "output format of the single default output (sRGB, full size): " + pipeline.FormatNames + "; not with --variant or --preset",
 			Values: accepted(func(s string) error { _, err := pipeline.ParseFormat(s); return err }, "jpeg", "png16", "png8", "tiff16", "tiff8", "tiff", "webp"),
 			Apply: func(v value) (err error) {

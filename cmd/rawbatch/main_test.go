@@ -80,6 +80,8 @@ func TestScripts(t *testing.T) {
 			"wbreport":    cmdWBReport,
 			// opcodes_script_test.go (issue 13 point 2)
 			"synthopcode": cmdSynthOpcode,
+			// denoise_script_test.go (issue 13 points 3 and 4)
+			"synthnoisy": cmdSynthNoisy,
 		},
 	})
 }

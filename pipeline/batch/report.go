@@ -135,6 +135,10 @@ type FileReport struct {
 	ExposureSource string   `json:"exposure_source,omitempty"`
 	// DNGOpcodes is what was done with a converted DNG's opcode lists.
 	DNGOpcodes *ReportOpcodes `json:"dng_opcodes,omitempty"`
+	// Denoise and CaptureSharpen are the noise reduction and capture
+	// sharpening applied and why (converted files; report_detail.go).
+	Denoise        *ReportDenoise `json:"denoise,omitempty"`
+	CaptureSharpen *ReportSharpen `json:"capture_sharpen,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -235,6 +239,7 @@ func BuildReport(results []FileResult) Report {
 			f.DNGOpcodes = reportOpcodes(fr.Result.Opcodes)
 			ev := fr.Result.Exposure.EV
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
+			f.Denoise, f.CaptureSharpen = reportDetail(fr.Result)
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)

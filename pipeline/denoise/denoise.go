@@ -1,0 +1,349 @@
+// Package denoise reduces the noise of, and sharpens, demosaiced linear
+// camera RGB: W×H×3 float32, interleaved, rows top to bottom, 1.0 the
+// white level of the decode (docs/denoise.md).
+//
+// Noise reduction (Wavelet) is wavelet shrinkage on the à trous
+// ("with holes") stationary wavelet transform with the B3-spline kernel
+// [1 4 6 4 1]/16 (Starck, Murtagh and Bijaoui, Image Processing and Data
+// Analysis, 1998; the scheme of dcraw's wavelet_denoise, -n), applied
+// after a square-root variance-stabilising transform (Anscombe 1948: the
+// variance of Poisson shot noise becomes about constant) to one luminance
+// and two colour-difference planes, each with its own noise estimate: the
+// median absolute deviation of its wavelet coefficients, σ = MAD/0.6745
+// (Donoho and Johnstone 1994). The coefficients are shrunk by the
+// non-negative garrote d·max(0, 1 − T²/d²) (Breiman 1995; Gao 1998), which
+// keeps large coefficients (edges) almost as they are.
+//
+// Capture sharpening (CaptureSharpen) is an unsharp mask of small radius
+// on luminance, applied to the three channels as one gain per pixel (no
+// colour fringes).
+package denoise
+
+import (
+	"math"
+	"slices"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+)
+
+// Epsilon is the offset of the variance-stabilising transform v = √(x + ε)
+// (x linear, 1 = white): below about ε the transform is nearly linear, so
+// read noise in deep shadows is not blown up.
+const Epsilon = 2e-3
+
+// Levels of the wavelet transform for luminance and for the two colour
+// differences: hole spacings 1, 2, 4, 8 (and 16) pixels. Colour noise after
+// demosaic is coarser than luminance noise, so chroma gets one level more.
+const (
+	LumaLevels   = 4
+	ChromaLevels = 5 // the first of them is the halving (Wavelet)
+)
+
+// Threshold factors: T = strength · k · σ_j, σ_j the noise of level j, k
+// LumaK for the luminance and ChromaK for the colour differences (colour
+// can be smoothed much more than luminance before it shows). Chosen on the
+// measurements in docs/denoise.md.
+const (
+	LumaK   = 1.6
+	ChromaK = 3.0
+)
+
+// whiteNoise[j] is the standard deviation of the level-j detail of the
+// B3-spline à trous transform of unit white noise (Starck et al. 1998,
+// table 2.2): the ratio the per-level noise may reach at most, relative to
+// level 0, times maxCorrelation.
+var whiteNoise = [...]float64{0.889, 0.200, 0.086, 0.041, 0.020, 0.010}
+
+// maxCorrelation bounds each level's measured noise σ_j by maxCorrelation ·
+// σ_0 · whiteNoise[j]/whiteNoise[0]: demosaicked noise is spatially
+// correlated (its coarse levels hold more than white noise would), but a
+// level's MAD that exceeds even this holds texture, not noise.
+const maxCorrelation = 3.0
+
+// Noise is what Wavelet measured: the noise standard deviation of the
+// finest wavelet level in the stabilised domain (√(x+ε)), for the
+// luminance (mean of the three stabilised channels) and for the colour
+// differences R−G and B−G.
+type Noise struct {
+	Luma, Chroma1, Chroma2 float64
+}
+
+// LinearAt converts the stabilised luminance noise to the linear standard
+// deviation of the luminance (R+G+B)/3 at signal level x (1 = white):
+// σ_x ≈ 2·√(x+ε)·σ_v, σ_v = Luma/0.889 (the finest level's share of white
+// noise). For example LinearAt(0.18) is the noise of a mid-grey patch.
+func (n Noise) LinearAt(x float64) float64 {
+	return 2 * math.Sqrt(x+Epsilon) * n.Luma / whiteNoise[0]
+}
+
+// Wavelet denoises pix (w×h×3 float32, interleaved, linear, 1 = white) in
+// place with the given strength (0 or less: pix is left as it is and the
+// Noise is zero; 1: the thresholds LumaK and ChromaK times the measured
+// noise; larger smooths more) and returns the noise it measured. Each
+// pixel is stabilised (v = √(max(x,0)+ε) per channel) and split into the
+// luminance Y = (vR+vG+vB)/3 and the colour differences C1 = vR−vG,
+// C2 = vB−vG. Y is shrunk at full resolution through LumaLevels levels;
+// C1 and C2 at half resolution (2×2 box means: colour detail of one pixel
+// is not seen, and there is a quarter of the work) through ChromaLevels−1
+// levels, then brought back by bilinear interpolation when the pixels are
+// put together again. pix itself is the scratch space of the levels (its
+// pixels are all held in the planes meanwhile), so Wavelet allocates only
+// the planes: 6 bytes a pixel (ScratchBytes). It runs on up to GOMAXPROCS
+// goroutines over row bands; the result does not depend on their number.
+// It panics if len(pix) < 3·w·h.
+func Wavelet(pix []float32, w, h int, strength float64) Noise {
+	n := w * h
+	if n == 0 || strength <= 0 {
+		return Noise{}
+	}
+	pix = pix[:3*n]
+	hw, hh := (w+1)/2, (h+1)/2
+	m := hw * hh
+	y, q1, q2 := make([]float32, n), make([]float32, m), make([]float32, m)
+	split(pix, w, h, y, q1, q2)
+	var noise Noise
+	noise.Luma = shrinkPlane(y, 1, pix[n:2*n], pix[2*n:], w, h, LumaLevels, LumaK*strength)
+	noise.Chroma1 = shrinkPlane(q1, 1, pix[:m], pix[m:2*m], hw, hh, ChromaLevels-1, ChromaK*strength)
+	noise.Chroma2 = shrinkPlane(q2, 1, pix[:m], pix[m:2*m], hw, hh, ChromaLevels-1, ChromaK*strength)
+	merge(y, q1, q2, hw, hh, pix, w, h)
+	return noise
+}
+
+// split writes the stabilised luminance of pix (w×h×3) into y (w×h) and
+// the 2×2 box means of its colour differences into q1, q2 ((w+1)/2 ×
+// (h+1)/2; an odd last row or column is averaged with itself).
+func split(pix []float32, w, h int, y, q1, q2 []float32) {
+	hw, hh := (w+1)/2, (h+1)/2
+	par.Rows(hh, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			q1r, q2r := q1[r*hw:][:hw], q2[r*hw:][:hw]
+			for x := range q1r {
+				q1r[x], q2r[x] = 0, 0
+			}
+			for _, row := range [2]int{2 * r, min(2*r+1, h-1)} {
+				src, yr := pix[3*row*w:][:3*w], y[row*w:][:w]
+				for x := range yr {
+					q := src[3*x : 3*x+3 : 3*x+3]
+					vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
+					yr[x] = (vr + vg + vb) / 3
+					c1, c2 := (vr-vg)*0.25, (vb-vg)*0.25
+					q1r[x/2] += c1
+					q2r[x/2] += c2
+					if x == w-1 && w%2 == 1 {
+						q1r[x/2] += c1
+						q2r[x/2] += c2
+					}
+				}
+			}
+		}
+	})
+}
+
+// merge writes into pix (w×h×3) the linear RGB of the luminance y (w×h)
+// and the colour differences q1, q2 (hw×hh, split's grid: half-resolution
+// pixel (x, y) centred on full-resolution 2x+0.5, 2y+0.5) interpolated
+// bilinearly, edges replicated: the inverse of split's transform (a
+// stabilised value below 0 is taken as 0, so black comes back as 0).
+func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
+	par.Rows(h, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			fy := (float32(r) - 0.5) / 2
+			y0 := int(fy+1) - 1 // floor for fy ≥ −1
+			ty := fy - float32(y0)
+			a0, a1 := max(y0, 0)*hw, min(y0+1, hh-1)*hw
+			yr, dst := y[r*w:][:w], pix[3*r*w:][:3*w]
+			for x := range yr {
+				fx := (float32(x) - 0.5) / 2
+				x0 := int(fx+1) - 1
+				tx := fx - float32(x0)
+				xa, xb := max(x0, 0), min(x0+1, hw-1)
+				c1 := bilerp(q1[a0+xa], q1[a0+xb], q1[a1+xa], q1[a1+xb], tx, ty)
+				c2 := bilerp(q2[a0+xa], q2[a0+xb], q2[a1+xa], q2[a1+xb], tx, ty)
+				g := yr[x] - (c1+c2)/3
+				q := dst[3*x : 3*x+3 : 3*x+3]
+				q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
+			}
+		}
+	})
+}
+
+func bilerp(p00, p01, p10, p11, tx, ty float32) float32 {
+	top := p00 + tx*(p01-p00)
+	bot := p10 + tx*(p11-p10)
+	return top + ty*(bot-top)
+}
+
+// ScratchBytes is the memory Wavelet allocates for a w×h image: the
+// luminance plane and two quarter-size colour planes (6 bytes a pixel),
+// plus a row buffer per goroutine (negligible).
+func ScratchBytes(w, h int) int64 {
+	return 4*int64(w)*int64(h) + 8*int64((w+1)/2)*int64((h+1)/2)
+}
+
+// stab is the stabilising transform √(max(x,0)+ε).
+func stab(x float32) float32 { return float32(math.Sqrt(float64(max(x, 0) + Epsilon))) }
+
+func unstab(v float32) float32 {
+	v = max(v, 0)
+	return max(v*v-Epsilon, 0)
+}
+
+// shrinkPlane denoises the w×h plane whose pixel i is p[i·stride] (a
+// channel of an interleaved image, or a plane with stride 1) in place
+// through levels of the à trous transform, with thresholds k·σ_j; a and b
+// are w×h scratch planes. It returns σ_0, the noise of the finest level.
+func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k float64) float64 {
+	var sigma0 float64
+	cur, cs := p, stride // the smooth image of the level being split
+	for j := range levels {
+		step := 1 << j
+		sigma := levelNoise(cur, cs, w, h, step)
+		if j == 0 {
+			sigma0 = sigma
+		} else {
+			sigma = min(sigma, maxCorrelation*sigma0*whiteNoise[j]/whiteNoise[0])
+		}
+		t2 := float32(k * sigma * k * sigma)
+		next := a
+		if j > 0 && &cur[0] == &a[0] {
+			next = b
+		}
+		if j == 0 {
+			// p is both the input and the sum: smooth all of it first.
+			par.Rows(h, func(lo, hi int) {
+				tmp := make([]float32, w)
+				for y := lo; y < hi; y++ {
+					blurRow(cur, cs, w, h, y, step, tmp, next[y*w:(y+1)*w])
+				}
+			})
+			par.Rows(h, func(lo, hi int) {
+				for i := lo * w; i < hi*w; i++ {
+					p[i*stride] = garrote(p[i*stride]-next[i], t2)
+				}
+			})
+		} else {
+			par.Rows(h, func(lo, hi int) {
+				tmp := make([]float32, w)
+				for y := lo; y < hi; y++ {
+					nr := next[y*w : (y+1)*w]
+					blurRow(cur, 1, w, h, y, step, tmp, nr)
+					row := cur[y*w : (y+1)*w]
+					acc := p[y*w*stride:]
+					for x := range row {
+						acc[x*stride] += garrote(row[x]-nr[x], t2)
+					}
+				}
+			})
+		}
+		cur, cs = next, 1
+	}
+	par.Rows(h, func(lo, hi int) {
+		for i := lo * w; i < hi*w; i++ {
+			p[i*stride] += cur[i]
+		}
+	})
+	return sigma0
+}
+
+// garrote is the non-negative garrote shrinkage of coefficient d with
+// squared threshold t2: d − t2/d when d² > t2, else 0.
+func garrote(d, t2 float32) float32 {
+	// Branch-free: noise makes the branch unpredictable.
+	return d * max(0, 1-t2/max(d*d, 1e-30))
+}
+
+// blurRow writes row y of the B3-spline smoothing of the w×h plane
+// whose pixel i is src[i·stride], with holes of step pixels, into out,
+// using tmp (w floats) for the vertical pass; borders are mirrored.
+func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
+	n := (w-1)*stride + 1
+	r0 := src[mirror(y-2*step, h)*w*stride:][:n]
+	r1 := src[mirror(y-step, h)*w*stride:][:n]
+	r2 := src[y*w*stride:][:n]
+	r3 := src[mirror(y+step, h)*w*stride:][:n]
+	r4 := src[mirror(y+2*step, h)*w*stride:][:n]
+	if stride == 1 {
+		for x := range tmp {
+			tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + r2[x]*(6.0/16)
+		}
+	} else {
+		for x := range tmp {
+			i := x * stride
+			tmp[x] = (r0[i]+r4[i])*(1.0/16) + (r1[i]+r3[i])*(4.0/16) + r2[i]*(6.0/16)
+		}
+	}
+	s2 := 2 * step
+	lo, hi := min(s2, w), max(w-s2, min(s2, w))
+	for x := 0; x < lo; x++ {
+		out[x] = edgeTap(tmp, w, x, step)
+	}
+	for x := lo; x < hi; x++ {
+		out[x] = (tmp[x-s2]+tmp[x+s2])*(1.0/16) + (tmp[x-step]+tmp[x+step])*(4.0/16) + tmp[x]*(6.0/16)
+	}
+	for x := hi; x < w; x++ {
+		out[x] = edgeTap(tmp, w, x, step)
+	}
+}
+
+// edgeTap is the horizontal B3 tap of blurRow at column x near a border.
+func edgeTap(tmp []float32, w, x, step int) float32 {
+	s2 := 2 * step
+	return (tmp[mirror(x-s2, w)]+tmp[mirror(x+s2, w)])*(1.0/16) +
+		(tmp[mirror(x-step, w)]+tmp[mirror(x+step, w)])*(4.0/16) + tmp[x]*(6.0/16)
+}
+
+// mirror reflects i into [0, n) about the edges (…, 2, 1, 0, 1, 2, …).
+func mirror(i, n int) int {
+	if n == 1 {
+		return 0
+	}
+	for i < 0 || i >= n {
+		if i < 0 {
+			i = -i
+		}
+		if i >= n {
+			i = 2*(n-1) - i
+		}
+	}
+	return i
+}
+
+// maxSamples bounds the pixels levelNoise samples: the median of 16384
+// coefficients has a relative standard error of about 1 %.
+const maxSamples = 1 << 14
+
+// levelNoise estimates the noise σ of the detail of the w×h plane whose
+// pixel i is src[i·stride] at hole spacing step: MAD/0.6745 of the detail
+// coefficients (the plane minus its B3 smoothing) on a regular grid of at
+// most maxSamples pixels.
+func levelNoise(src []float32, stride, w, h, step int) float64 {
+	every := 1
+	for (w/every)*(h/every) > maxSamples {
+		every++
+	}
+	k := [5]float32{1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16}
+	d := make([]float32, 0, (w/every+1)*(h/every+1))
+	for y := every / 2; y < h; y += every {
+		var rows [5]int
+		for i := range 5 {
+			rows[i] = mirror(y+(i-2)*step, h) * w
+		}
+		for x := every / 2; x < w; x += every {
+			var s float32
+			for i := range 5 {
+				var row float32
+				for m := range 5 {
+					row += k[m] * src[(rows[i]+mirror(x+(m-2)*step, w))*stride]
+				}
+				s += k[i] * row
+			}
+			v := src[(y*w+x)*stride] - s
+			d = append(d, max(v, -v))
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return float64(d[len(d)/2]) / 0.6745
+}

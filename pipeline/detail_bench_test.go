@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+)
+
+// writeSyntheticISO is writeSynthetic's chart at the given ISO with the
+// Poisson-Gaussian noise of synthdng.AddNoise (so --denoise auto runs
+// above ISO 400).
+func writeSyntheticISO(b testing.TB, dir string, w, h, iso int) string {
+	b.Helper()
+	c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18}}
+	for i := range 12 {
+		x0, y0 := (i%4)*w/4, (i/4)*h/3
+		c.Patches = append(c.Patches, synthdng.Patch{X0: x0, Y0: y0, X1: x0 + w/5, Y1: y0 + h/4,
+			SRGBLinear: [3]float64{0.05 + 0.05*float64(i%4), 0.1 + 0.1*float64(i%3), 0.6 - 0.04*float64(i)}})
+	}
+	cw, ch, scene := synthdng.ChartScene(c, 1, synthdng.DefaultColorMatrix, 1)
+	p := filepath.Join(dir, fmt.Sprintf("synthetic-%dx%d-iso%d.dng", w, h, iso))
+	spec := synthdng.AddNoise(synthdng.Spec{Width: cw, Height: ch, BlackLevel: 512, WhiteLevel: 16383, Scene: scene}, iso, 1)
+	if err := synthdng.WriteFile(p, spec); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// detailExtrasOff turns off, one entry each, the issue-13 stages whose
+// cost BenchmarkDetail24MP measures; the lens stage's "off" joins this
+// list when it is merged.
+var detailExtrasOff = []func(*Settings){
+	func(s *Settings) { s.Denoise = DenoiseOff },
+	func(s *Settings) { s.CaptureSharpen = CaptureSharpenOff },
+}
+
+// detailMaxRatio is issue 13's bound: the pipeline with the extras at
+// their defaults takes at most this times the time without them.
+const detailMaxRatio = 1.5
+
+// BenchmarkDetail24MP converts a synthetic 24 MP DNG at ISO 6400 (noisy,
+// so --denoise auto runs at strength 1) to a JPEG with the issue-13
+// stages at their defaults ("on") and with detailExtrasOff ("off"), in
+// interleaved rounds (on, off, on, off, ...), and reports the median wall
+// time of each, their ratio (fails above detailMaxRatio) and the median
+// time of the denoise and capture-sharpen steps.
+func BenchmarkDetail24MP(b *testing.B) {
+	const rounds = 5
+	dir := b.TempDir()
+	in := writeSyntheticISO(b, dir, 6000, 4000, 6400)
+	out := filepath.Join(dir, "out.jpg")
+	on := DefaultSettings()
+	off := DefaultSettings()
+	for _, f := range detailExtrasOff {
+		f(&off)
+	}
+	run := func(s Settings) (time.Duration, Result) {
+		t0 := time.Now()
+		res, err := ConvertFile(context.Background(), in, out, s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0), res
+	}
+	median := func(d []time.Duration) time.Duration {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	for b.Loop() {
+		var tOn, tOff []time.Duration
+		steps := map[string][]time.Duration{}
+		for range rounds {
+			d, res := run(on)
+			tOn = append(tOn, d)
+			for _, st := range res.Timings {
+				steps[st.Stage] = append(steps[st.Stage], st.Duration)
+			}
+			if res.Denoise == nil || res.Denoise.Strength != 1 {
+				b.Fatalf("denoise did not run at strength 1: %+v", res.Denoise)
+			}
+			d, _ = run(off)
+			tOff = append(tOff, d)
+		}
+		mOn, mOff := median(tOn), median(tOff)
+		ratio := float64(mOn) / float64(mOff)
+		b.ReportMetric(float64(mOn.Milliseconds()), "on-ms")
+		b.ReportMetric(float64(mOff.Milliseconds()), "off-ms")
+		b.ReportMetric(ratio, "ratio")
+		for _, name := range []string{"denoise", "capture-sharpen"} {
+			if len(steps[name]) > 0 {
+				b.ReportMetric(float64(median(steps[name]).Milliseconds()), name+"-ms")
+			}
+		}
+		if ratio > detailMaxRatio {
+			b.Errorf("24 MP at ISO 6400: %v with the issue-13 stages, %v without: %.2f×, want ≤ %.1f×", mOn, mOff, ratio, detailMaxRatio)
+		}
+	}
+}
