@@ -471,4 +471,3 @@ func mlstr(s C.lfMLstr) string {
 	}
 	return C.GoString(C.lf_mlstr_get(s))
 }
-
