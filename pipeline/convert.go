@@ -50,6 +50,7 @@ type job struct {
 	// corrections (WarpRectilinear, FixVignetteRadial, GainMap), so the
 	// lensfun stage does not correct the lens again (issue 13 point 2).
 	lensByOpcodes bool
+	lens          *LensCorrection // what the lens stage did (nil: not run)
 
 	// decoded: LibRaw's decode ran to completion; fromCache: the decoded
 	// image came from the stage cache; decodedW, decodedH: the size the
@@ -103,6 +104,9 @@ type Result struct {
 	WhiteBalance *WhiteBalanceUsed `json:",omitempty"`
 	// Exposure is the exposure applied and where it came from (issue 12).
 	Exposure ExposureResult
+	// Lens is the lens correction applied, or why none (nil: the lens
+	// stage did not run: --lens off, or not decoded).
+	Lens *LensCorrection `json:",omitempty"`
 }
 
 // StageTiming is the wall time one stage took.
@@ -243,6 +247,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Warnings = j.warnings
 	res.WhiteBalance = j.whiteBalanceResult()
 	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}
+	res.Lens = j.lens
 	return res, nil
 }
 

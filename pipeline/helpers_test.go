@@ -101,6 +101,7 @@ func referenceSettings() Settings {
 	// LibRaw's white level and plain clipping, as dcraw_emu does.
 	s.WhiteLevel, s.Highlights = WhiteLevelLibRaw, HighlightsClip
 	s.Look = LookNeutral // no preview anchoring (issue 12 point 7)
+	s.Lens = LensOff     // dcraw_emu corrects no lens (issue 13)
 	return s
 }
 

@@ -144,6 +144,13 @@ type Settings struct {
 	// Look is the rendering (LookDefault, LookCamera, LookNeutral; "" is
 	// LookDefault).
 	Look Look
+	// Lens is the lens correction (--lens: LensAuto or LensOff; "" is
+	// LensAuto); LensDB a directory of extra lensfun XML files (--lens-db,
+	// "" none); LensModel the lens name looked up instead of the file's
+	// (--lens-model, "" the file's). docs/lens.md.
+	Lens      LensMode
+	LensDB    string
+	LensModel string
 
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
@@ -182,6 +189,7 @@ func DefaultSettings() Settings {
 		Quality:          DefaultQuality,
 		WhiteLevel:       WhiteLevelData,
 		Highlights:       HighlightsReconstruct,
+		Lens:             LensAuto,
 	}
 }
 
@@ -211,6 +219,9 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("exposure %w", err)
 	}
 	if err := s.validateHighlights(); err != nil {
+		return err
+	}
+	if err := s.validateLens(); err != nil {
 		return err
 	}
 	return CheckVariants(s.OutputVariants())

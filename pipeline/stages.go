@@ -106,6 +106,7 @@ var Stages = []Stage{
 	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
 	demosaicStage,     // LibRaw: black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
 	highlightsStage,   // clipped areas: clip to white or reconstruct
+	lensStage,         // lensfun: vignetting, distortion, TCA on camera RGB
 	anchorStage,       // the preview-anchored exposure correction, measured once on the full camera image
 	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)
 	exposureStage,     // × 2^(EV + BaselineExposure)

@@ -339,6 +339,7 @@ func SettingsHash(s pipeline.Settings) string {
 		fmt.Sprint(s.StripMetadata), s.Artist, s.Copyright}
 	parts = append(parts, pipeline.RawsideHashParts(s)...)
 	parts = append(parts, lookHashParts(s)...)
+	parts = append(parts, pipeline.LensHashParts(s)...)
 	return state.HashSettings(parts...)
 }
 

@@ -133,6 +133,9 @@ type FileReport struct {
 	// (pipeline.Result.Exposure); converted files only.
 	ExposureEV     *float64 `json:"exposure_ev,omitempty"`
 	ExposureSource string   `json:"exposure_source,omitempty"`
+	// Lens is the lens correction: the profile used, or why none (converted
+	// files, unless --lens off).
+	Lens *ReportLens `json:"lens,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -230,6 +233,7 @@ func BuildReport(results []FileResult) Report {
 		}
 		if fr.Status == StatusConverted {
 			f.WhiteBalance = reportWhiteBalance(fr.Result.WhiteBalance)
+			f.Lens = ReportLensOf(fr.Result.Lens)
 			ev := fr.Result.Exposure.EV
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.TimingsMS = map[string]float64{}

@@ -93,6 +93,13 @@ import (
 	"unsafe"
 )
 
+// loadMu serialises loading and destroying databases within the process:
+// lensfun 0.3.3's loader is not thread-safe (it switches the process's
+// LC_NUMERIC locale while it parses, and GLib's markup parser with it);
+// two files converted at once in one process crashed in lf_db_load
+// (TestParallelOpen).
+var loadMu sync.Mutex
+
 // quiet installs, once, the GLib log handler that keeps lensfun's
 // messages from stderr (rb_lf_log).
 var quiet sync.Once
@@ -154,6 +161,8 @@ type DB struct {
 // lensfun database), or the os error of an unreadable directory.
 func Open(extra ...string) (*DB, error) {
 	quiet.Do(func() { C.rb_lf_quiet() })
+	loadMu.Lock()
+	defer loadMu.Unlock()
 	C.rb_lf_clear_log()
 	d := &DB{db: C.lf_db_new(), tid: C.rb_lf_gettid()}
 	if d.db == nil {
@@ -161,7 +170,7 @@ func Open(extra ...string) (*DB, error) {
 	}
 	sysErr := dbError("the system database", C.lf_db_load(d.db))
 	if sysErr != nil && len(extra) == 0 {
-		d.Close()
+		d.closeLocked()
 		return nil, sysErr
 	}
 	for _, dir := range extra {
@@ -172,7 +181,7 @@ func Open(extra ...string) (*DB, error) {
 			}
 		}
 		if err != nil {
-			d.Close()
+			d.closeLocked()
 			return nil, fmt.Errorf("lensfun database directory: %w", err)
 		}
 		sort.Strings(names)
@@ -180,7 +189,7 @@ func Open(extra ...string) (*DB, error) {
 			cs := C.CString(name)
 			defer C.free(unsafe.Pointer(cs))
 			if err := dbError(name, C.lf_db_load_file(d.db, cs)); err != nil {
-				d.Close()
+				d.closeLocked()
 				return nil, err
 			}
 		}
@@ -194,6 +203,13 @@ func (d *DB) Close() {
 	if d == nil || d.db == nil {
 		return
 	}
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	d.closeLocked()
+}
+
+// closeLocked is Close with loadMu held.
+func (d *DB) closeLocked() {
 	for _, m := range d.mods {
 		m.destroy()
 	}

@@ -236,3 +236,38 @@ func TestOwnerThread(t *testing.T) {
 		t.Error("FindCamera on another thread: no error")
 	}
 }
+
+// TestParallelOpen: databases loaded and used on several threads at once
+// (the in-process runner converts several files at once) do not crash.
+func TestParallelOpen(t *testing.T) {
+	const n = 8
+	errc := make(chan error, n)
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for range 6 {
+				d, err := Open("../../../testdata/lensfun")
+				if err != nil {
+					errc <- err
+					return
+				}
+				cam, err := d.FindCamera("Rawbatch", "Lens Chart")
+				if err == nil && cam == nil {
+					err = errors.New("camera not found")
+				}
+				d.Close()
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range n {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+}
