@@ -58,7 +58,7 @@ static const lfLens *rb_lf_lens_at(const lfLens **l, int i) { return l[i]; }
 // image's per-channel source positions of rows y0..y0+rows-1, one pixel a
 // call: lensfun 0.3.3's lf_modifier_apply_subpixel_geometry_distortion
 // over more than one pixel mixes up the positions of neighbouring pixels
-// and channels when distortion is on (errors of ~0.05 px and false colour
+// and channels when distortion is on (errors up to 0.17 px and false colour
 // fringes; TestCoordinatesPerPixel), while one pixel at a time is exact.
 static int rb_lf_subpixel_rows(lfModifier *m, float y0, int width, int rows, float *res) {
 	for (int r = 0; r < rows; r++) {
