@@ -64,15 +64,18 @@ type LensCorrection struct {
 }
 
 // Summary is the correction in a few words, for the per-file line:
-// "lens Rawbatch Barrel 24mm f/2.8" or "no lens profile for NAME".
+// "lens Rawbatch Barrel 24mm f/2.8", `no lens profile for "NAME"` (with
+// why, when the camera is unknown), or the reason; "" for nil.
 func (l *LensCorrection) Summary() string {
 	switch {
 	case l == nil:
 		return ""
 	case l.Profile != "" && l.Corrections != "":
 		return "lens " + l.Profile
-	case l.Reason == "no lens profile" && l.LookedUp != "":
-		return fmt.Sprintf("no lens profile for %q", l.LookedUp)
+	case strings.HasPrefix(l.Reason, "no lens profile") && l.LookedUp != "":
+		// "no lens profile for "NAME"", and why when there is more to say
+		// (the camera is not in the database).
+		return fmt.Sprintf("no lens profile for %q", l.LookedUp) + strings.TrimPrefix(l.Reason, "no lens profile")
 	}
 	return l.Reason
 }
@@ -86,7 +89,7 @@ type lensLookup struct {
 	focal, aperture, distance float64
 }
 
-// lookup gathers j's camera, lens and shooting parameters, --lens-model
+// lensLookup gathers j's camera, lens and shooting parameters, --lens-model
 // overriding the file's lens name.
 func (j *job) lensLookup() lensLookup {
 	var l lensLookup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -425,5 +426,40 @@ func TestLensAfterCache(t *testing.T) {
 	}
 	if f := run("again", LensAuto, true); f > 0.02 {
 		t.Errorf("corrected from the cache: %.2f %% from flat", 100*f)
+	}
+}
+
+func TestLensSummary(t *testing.T) {
+	for _, tc := range []struct {
+		l    *LensCorrection
+		want string
+	}{
+		{nil, ""},
+		{&LensCorrection{Profile: "Canon EF 24-105mm f/4L IS USM", Corrections: "distortion"}, "lens Canon EF 24-105mm f/4L IS USM"},
+		{&LensCorrection{Reason: "no lens profile", LookedUp: "Acme 50"}, `no lens profile for "Acme 50"`},
+		{&LensCorrection{Reason: "no lens profile (camera not in lensfun's database)", LookedUp: "Acme 50"}, `no lens profile for "Acme 50" (camera not in lensfun's database)`},
+		{&LensCorrection{Reason: "no lens profile (the file names no lens)"}, "no lens profile (the file names no lens)"},
+		{&LensCorrection{Reason: "corrected by the DNG's opcodes"}, "corrected by the DNG's opcodes"},
+	} {
+		if got := tc.l.Summary(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.l, got, tc.want)
+		}
+	}
+}
+
+// TestLensSkipsOpcodeCorrected: when the DNG's own opcodes corrected the
+// lens (job.lensByOpcodes, set by the opcode stages), lensfun is not
+// applied on top, and the result says why.
+func TestLensSkipsOpcodeCorrected(t *testing.T) {
+	img := []float32{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}
+	j := &job{settings: lensChartSettings(LensAuto), lensByOpcodes: true, colors: 3, camera: slices.Clone(img), img: Image{W: 2, H: 1}}
+	if err := stageLens(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if j.lens == nil || j.lens.Reason != "corrected by the DNG's opcodes" || j.lens.Profile != "" {
+		t.Errorf("lens result %+v", j.lens)
+	}
+	if !slices.Equal(j.camera, img) {
+		t.Errorf("the image changed: %v", j.camera)
 	}
 }
