@@ -50,7 +50,8 @@ type job struct {
 	// corrections (WarpRectilinear, FixVignetteRadial, GainMap), so the
 	// lensfun stage does not correct the lens again (issue 13 point 2).
 	lensByOpcodes bool
-	opcodes       opcodeState // the opcode stages' lists and report (stage_opcodes.go)
+	opcodes       opcodeState     // the opcode stages' lists and report (stage_opcodes.go)
+	lens          *LensCorrection // what the lens stage did (nil: not run)
 
 	// decoded: LibRaw's decode ran to completion; fromCache: the decoded
 	// image came from the stage cache; decodedW, decodedH: the size the
@@ -114,6 +115,9 @@ type Result struct {
 	// sharpening applied and why (issue 13; nil if not decoded).
 	Denoise        *DenoiseUsed `json:",omitempty"`
 	CaptureSharpen *SharpenUsed `json:",omitempty"`
+	// Lens is the lens correction applied, or why none (nil: the lens
+	// stage did not run: --lens off, or not decoded).
+	Lens *LensCorrection `json:",omitempty"`
 }
 
 // StageTiming is the wall time one stage took.
@@ -256,6 +260,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}
 	res.Opcodes = j.opcodesResult()
 	res.Denoise, res.CaptureSharpen = j.denoiseResult(), j.sharpenResult()
+	res.Lens = j.lens
 	return res, nil
 }
 

@@ -103,6 +103,7 @@ func referenceSettings() Settings {
 	s.Look = LookNeutral // no preview anchoring (issue 12 point 7)
 	// dcraw_emu has no noise reduction or capture sharpening (issue 13).
 	s.Denoise, s.CaptureSharpen = DenoiseOff, CaptureSharpenOff
+	s.Lens = LensOff // dcraw_emu corrects no lens (issue 13)
 	return s
 }
 

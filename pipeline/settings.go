@@ -152,6 +152,13 @@ type Settings struct {
 	// capture sharpening (--capture-sharpen: auto, off or an amount,
 	// ParseCaptureSharpen; "" is auto): docs/denoise.md.
 	Denoise, CaptureSharpen string
+	// Lens is the lens correction (--lens: LensAuto or LensOff; "" is
+	// LensAuto); LensDB a directory of extra lensfun XML files (--lens-db,
+	// "" none); LensModel the lens name looked up instead of the file's
+	// (--lens-model, "" the file's). docs/lens.md.
+	Lens      LensMode
+	LensDB    string
+	LensModel string
 
 	// Variants are the files written per input; empty means one "main"
 	// variant from Format and Quality (full size, sRGB).
@@ -193,6 +200,7 @@ func DefaultSettings() Settings {
 		DNGOpcodes:       OpcodesOn,
 		Denoise:          DenoiseAuto,
 		CaptureSharpen:   CaptureSharpenAuto,
+		Lens:             LensAuto,
 	}
 }
 
@@ -228,6 +236,9 @@ func (s Settings) Validate() error {
 		return err
 	}
 	if err := s.validateDetail(); err != nil {
+		return err
+	}
+	if err := s.validateLens(); err != nil {
 		return err
 	}
 	return CheckVariants(s.OutputVariants())

@@ -27,6 +27,7 @@ func TestAnchorRealFiles(t *testing.T) {
 		for _, mode := range []string{"none", "neutral", "preview"} {
 			s := DefaultSettings()
 			s.Format = PNG16
+			s.Lens = LensOff // scored against the uncorrected preview
 			switch mode {
 			case "none":
 				s.ExposureAnchor = AnchorNone

@@ -109,6 +109,7 @@ var Stages = []Stage{
 	highlightsStage,   // clipped areas: clip to white or reconstruct
 	opcodesStage,      // DNG OpcodeList3 on camera RGB (FixVignetteRadial, WarpRectilinear, GainMap)
 	denoiseStage,      // ISO-adaptive wavelet noise reduction of luminance and colour (--denoise)
+	lensStage,         // lensfun: vignetting, distortion, TCA on camera RGB
 	sharpenStage,      // capture sharpening: small-radius unsharp mask on luminance (--capture-sharpen)
 	anchorStage,       // the preview-anchored exposure correction, measured once on the full camera image
 	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)

@@ -171,6 +171,18 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
+		{Name: "lens", Default: string(d.Lens), Help: "lens correction with lensfun: auto (vignetting, distortion and chromatic aberration when lensfun has a profile of the file's lens) or off",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseLens(s); return err }, strings.Split(pipeline.LensNames, "|")...),
+			Apply: func(v value) (err error) {
+				if s.Lens, err = pipeline.ParseLens(v.String()); err != nil {
+					return fmt.Errorf("--lens: %w", err)
+				}
+				return nil
+			}},
+		{Name: "lens-db", Default: "", Help: "a directory of extra lensfun XML profiles, used besides lensfun's own database",
+			Apply: func(v value) (err error) { s.LensDB, err = lensDBSetting(v); return err }},
+		{Name: "lens-model", Default: "", Help: "the lens to look up in lensfun instead of the one the file names (for files that name none or a wrong one)",
+			Apply: func(v value) error { s.LensModel = strings.TrimSpace(v.String()); return nil }},
 		{Name: "format", Default: string(d.Format), Help: "output format of the single default output (sRGB, full size): " + pipeline.FormatNames + "; not with --variant or --preset",
 			Values: accepted(func(s string) error { _, err := pipeline.ParseFormat(s); return err }, "jpeg", "png16", "png8", "tiff16", "tiff8", "tiff", "webp"),
 			Apply: func(v value) (err error) {

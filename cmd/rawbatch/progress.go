@@ -141,6 +141,7 @@ type logEvent struct {
 	WhiteBalance   *batch.ReportWhiteBalance `json:"white_balance,omitempty"`
 	ExposureEV     *float64                  `json:"exposure_ev,omitempty"`
 	ExposureSource string                    `json:"exposure_source,omitempty"`
+	Lens           *batch.ReportLens         `json:"lens,omitempty"`
 	// The counts of a summary.
 	Converted *int `json:"converted,omitempty"`
 	Skipped   *int `json:"skipped,omitempty"`
@@ -278,9 +279,10 @@ func (r *reporter) done(fr batch.FileResult) {
 	var text string
 	switch fr.Status {
 	case batch.StatusConverted:
-		text = fmt.Sprintf("[%d/%d] converted %s -> %s in %.1fs%s", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds(), lookNote(fr))
+		text = fmt.Sprintf("[%d/%d] converted %s -> %s in %.1fs%s", r.count, r.total, fr.Input, written(fr), fr.Duration.Seconds(), lookNote(fr)+lensNote(fr))
 		ev.Outputs, ev.OutputsB64 = logPaths(writtenPaths(fr))
 		lookFields(&ev, fr)
+		lensFields(&ev, fr)
 	case batch.StatusFailed:
 		ev.Level, ev.Kind = "error", batch.FailureKind(fr.Err)
 		text = fmt.Sprintf("[%d/%d] failed %v", r.count, r.total, fr.Err)

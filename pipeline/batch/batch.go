@@ -340,6 +340,7 @@ func SettingsHash(s pipeline.Settings) string {
 	parts = append(parts, pipeline.RawsideHashParts(s)...)
 	parts = append(parts, lookHashParts(s)...)
 	parts = append(parts, pipeline.DetailHashParts(s)...)
+	parts = append(parts, pipeline.LensHashParts(s)...)
 	return state.HashSettings(parts...)
 }
 

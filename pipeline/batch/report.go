@@ -139,6 +139,9 @@ type FileReport struct {
 	// sharpening applied and why (converted files; report_detail.go).
 	Denoise        *ReportDenoise `json:"denoise,omitempty"`
 	CaptureSharpen *ReportSharpen `json:"capture_sharpen,omitempty"`
+	// Lens is the lens correction: the profile used, or why none (converted
+	// files, unless --lens off).
+	Lens *ReportLens `json:"lens,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -237,6 +240,7 @@ func BuildReport(results []FileResult) Report {
 		if fr.Status == StatusConverted {
 			f.WhiteBalance = reportWhiteBalance(fr.Result.WhiteBalance)
 			f.DNGOpcodes = reportOpcodes(fr.Result.Opcodes)
+			f.Lens = ReportLensOf(fr.Result.Lens)
 			ev := fr.Result.Exposure.EV
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.Denoise, f.CaptureSharpen = reportDetail(fr.Result)

@@ -1,0 +1,489 @@
+// Package lensfun is rawbatch's small binding to lensfun's C API (Debian:
+// liblensfun-dev 0.3.3, its database liblensfun-data-v1), linked through
+// pkg-config as lensfun. It looks cameras and lenses up in lensfun's XML
+// database and computes, for one image, lensfun's vignetting gains and the
+// per-channel source coordinates of its distortion and transverse
+// chromatic aberration (TCA) corrections; the resampling itself is
+// pipeline/warp's.
+//
+// Rules kept here, as in pipeline/internal/libraw:
+//   - one owner per handle: a DB and the Modifiers made from it are
+//     created, used and closed by one goroutine on one locked OS thread
+//     (every call checks the thread id and refuses others);
+//   - explicit Close, no finalizers; C keeps no Go pointer: pixel and
+//     coordinate buffers are Go memory lent for the duration of one call;
+//   - every C allocation is freed by a defer next to its creation (C
+//     strings, the lists lf_db_find_* return), or by Close for the
+//     handle's own;
+//   - lensfun's return codes become Go errors in one place (errors.go).
+//
+// A Camera, Lens or Modifier points into its DB: it is valid until the
+// DB's Close, which closes the Modifiers still open.
+package lensfun
+
+/*
+#cgo pkg-config: lensfun glib-2.0
+#include <stdlib.h>
+#include <string.h>
+#include <glib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <lensfun.h>
+
+// lensfun reports XML errors through GLib's log (g_warning), which prints
+// to stderr. rb_lf_log keeps the calling thread's last message instead,
+// for the error of the failed call (rb_lf_take_log).
+static __thread char rb_lf_last[512];
+
+static void rb_lf_log(const gchar *domain, GLogLevelFlags level, const gchar *msg, gpointer data) {
+	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING)) {
+		strncpy(rb_lf_last, msg ? msg : "", sizeof rb_lf_last - 1);
+		rb_lf_last[sizeof rb_lf_last - 1] = 0;
+	}
+}
+
+static void rb_lf_quiet(void) {
+	g_log_set_handler(NULL, G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION, rb_lf_log, NULL);
+}
+
+static const char *rb_lf_take_log(void) { return rb_lf_last; }
+static void rb_lf_clear_log(void) { rb_lf_last[0] = 0; }
+
+static long rb_lf_gettid(void) { return syscall(SYS_gettid); }
+
+static const lfCamera *rb_lf_cam_at(const lfCamera **l, int i) { return l[i]; }
+static const lfLens *rb_lf_lens_at(const lfLens **l, int i) { return l[i]; }
+
+// rb_lf_subpixel_rows fills res (width*rows*6 floats) with the corrected
+// image's per-channel source positions of rows y0..y0+rows-1, one pixel a
+// call: lensfun 0.3.3's lf_modifier_apply_subpixel_geometry_distortion
+// over more than one pixel mixes up the positions of neighbouring pixels
+// and channels when distortion is on (errors up to 0.17 px and false colour
+// fringes; TestCoordinatesPerPixel), while one pixel at a time is exact.
+static int rb_lf_subpixel_rows(lfModifier *m, float y0, int width, int rows, float *res) {
+	for (int r = 0; r < rows; r++) {
+		for (int x = 0; x < width; x++) {
+			if (!lf_modifier_apply_subpixel_geometry_distortion(m, (float)x, y0 + r, 1, 1, res)) return 0;
+			res += 6;
+		}
+	}
+	return 1;
+}
+
+static int rb_lf_rgb_role(void) { return LF_CR_3(RED, GREEN, BLUE); }
+
+// rb_lf_counts reports how many calibrations of each kind a lens has.
+static void rb_lf_counts(const lfLens *l, int *dist, int *tca, int *vig) {
+	*dist = 0; *tca = 0; *vig = 0;
+	if (l->CalibDistortion) while (l->CalibDistortion[*dist]) (*dist)++;
+	if (l->CalibTCA) while (l->CalibTCA[*tca]) (*tca)++;
+	if (l->CalibVignetting) while (l->CalibVignetting[*vig]) (*vig)++;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unsafe"
+)
+
+// loadMu serialises loading and destroying databases within the process:
+// lensfun 0.3.3's loader is not thread-safe (it switches the process's
+// LC_NUMERIC locale while it parses, and GLib's markup parser with it);
+// two files converted at once in one process crashed in lf_db_load
+// (TestParallelOpen).
+var loadMu sync.Mutex
+
+// quiet installs, once, the GLib log handler that keeps lensfun's
+// messages from stderr (rb_lf_log).
+var quiet sync.Once
+
+// lastMessage returns and clears the calling thread's last lensfun
+// message ("" if none).
+func lastMessage() string {
+	s := C.GoString(C.rb_lf_take_log())
+	C.rb_lf_clear_log()
+	return s
+}
+
+// Corrections is a set of lensfun's corrections (LF_MODIFY_*).
+type Corrections int
+
+const (
+	// TCA: transverse chromatic aberration (red and blue planes moved
+	// radially against green).
+	TCA Corrections = C.LF_MODIFY_TCA
+	// Vignetting: the radial fall-off of brightness.
+	Vignetting Corrections = C.LF_MODIFY_VIGNETTING
+	// Distortion: radial geometric distortion (barrel, pincushion).
+	Distortion Corrections = C.LF_MODIFY_DISTORTION
+)
+
+func (c Corrections) String() string {
+	var s string
+	for _, p := range []struct {
+		f    Corrections
+		name string
+	}{{Vignetting, "vignetting"}, {Distortion, "distortion"}, {TCA, "TCA"}} {
+		if c&p.f != 0 {
+			if s != "" {
+				s += ", "
+			}
+			s += p.name
+		}
+	}
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// DB is a loaded lensfun database (lfDatabase).
+type DB struct {
+	db   *C.lfDatabase
+	tid  C.long
+	mods []*Modifier
+}
+
+// Open loads lensfun's system database (its version_1 XML files under
+// /usr/share/lensfun; lf_db_load) and then every *.xml file of each
+// directory of extra, in name order (lf_db_load_file), so their cameras
+// and lenses are found too (an extra entry for an existing lens adds to
+// it). It must be called on a locked OS thread, which then owns the DB.
+// Errors name the file and wrap ErrNoDatabase (the system database is
+// missing and no extra directory was given), ErrFormat (a file is not a
+// lensfun database), or the os error of an unreadable directory.
+func Open(extra ...string) (*DB, error) {
+	quiet.Do(func() { C.rb_lf_quiet() })
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	C.rb_lf_clear_log()
+	d := &DB{db: C.lf_db_new(), tid: C.rb_lf_gettid()}
+	if d.db == nil {
+		return nil, fmt.Errorf("lensfun: lf_db_new failed")
+	}
+	sysErr := dbError("the system database", C.lf_db_load(d.db))
+	if sysErr != nil && len(extra) == 0 {
+		d.closeLocked()
+		return nil, sysErr
+	}
+	for _, dir := range extra {
+		names, err := filepath.Glob(filepath.Join(dir, "*.xml"))
+		if err == nil && len(names) == 0 {
+			if _, err = os.Stat(dir); err == nil {
+				err = fmt.Errorf("%s: no *.xml files", dir)
+			}
+		}
+		if err != nil {
+			d.closeLocked()
+			return nil, fmt.Errorf("lensfun database directory: %w", err)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			cs := C.CString(name)
+			defer C.free(unsafe.Pointer(cs))
+			if err := dbError(name, C.lf_db_load_file(d.db, cs)); err != nil {
+				d.closeLocked()
+				return nil, err
+			}
+		}
+	}
+	return d, nil
+}
+
+// Close destroys the database and every Modifier still open; nil-safe and
+// idempotent.
+func (d *DB) Close() {
+	if d == nil || d.db == nil {
+		return
+	}
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	d.closeLocked()
+}
+
+// closeLocked is Close with loadMu held.
+func (d *DB) closeLocked() {
+	for _, m := range d.mods {
+		m.destroy()
+	}
+	d.mods = nil
+	C.lf_db_destroy(d.db)
+	d.db = nil
+}
+
+// check refuses a call from another thread than the owner's, or on a
+// closed DB.
+func (d *DB) check(op string) error {
+	if d == nil || d.db == nil {
+		return fmt.Errorf("lensfun: %s: database closed", op)
+	}
+	if t := C.rb_lf_gettid(); t != d.tid {
+		return fmt.Errorf("lensfun: %s: called on OS thread %d, the database belongs to thread %d", op, t, d.tid)
+	}
+	return nil
+}
+
+// Camera is a camera of the database.
+type Camera struct {
+	Maker, Model, Variant, Mount string
+	// CropFactor is the sensor's crop factor: 43.27 mm (the diagonal of
+	// 36×24 mm) over the sensor's diagonal.
+	CropFactor float64
+	c          *C.lfCamera
+}
+
+// FindCamera returns the database's best match for the EXIF maker and
+// model (lf_db_find_cameras: case and spacing ignored), or nil when it
+// knows no such camera.
+func (d *DB) FindCamera(maker, model string) (*Camera, error) {
+	if err := d.check("find camera"); err != nil {
+		return nil, err
+	}
+	cmk, cmd := cstr(maker), cstr(model)
+	defer C.free(unsafe.Pointer(cmk))
+	defer C.free(unsafe.Pointer(cmd))
+	list := C.lf_db_find_cameras(d.db, cmk, cmd)
+	defer C.lf_free(unsafe.Pointer(list))
+	if list == nil || C.rb_lf_cam_at(list, 0) == nil {
+		return nil, nil
+	}
+	c := C.rb_lf_cam_at(list, 0)
+	return &Camera{Maker: mlstr(c.Maker), Model: mlstr(c.Model), Variant: mlstr(c.Variant),
+		Mount: C.GoString(c.Mount), CropFactor: float64(c.CropFactor), c: (*C.lfCamera)(unsafe.Pointer(c))}, nil
+}
+
+// Lens is a lens of the database with what it is calibrated for.
+type Lens struct {
+	Maker, Model string
+	// MinFocal, MaxFocal: the focal range in mm; CropFactor and
+	// AspectRatio of the sensor it was calibrated on.
+	MinFocal, MaxFocal, CropFactor, AspectRatio float64
+	// Score is lensfun's match score (higher is better).
+	Score int
+	// Has are the corrections the lens has calibrations for.
+	Has Corrections
+	l   *C.lfLens
+}
+
+// Name is the lens as "Maker Model" (Model alone when it starts with
+// Maker or there is none).
+func (l *Lens) Name() string {
+	if l.Maker == "" || len(l.Model) >= len(l.Maker) && l.Model[:len(l.Maker)] == l.Maker {
+		return l.Model
+	}
+	return l.Maker + " " + l.Model
+}
+
+// FindLens returns lensfun's best match for the lens named model (EXIF
+// LensModel or a maker-note lens name; maker may be "") that fits cam's
+// mount (cam may be nil: any mount), or nil when none matches
+// (lf_db_find_lenses_hd, sorted by score).
+func (d *DB) FindLens(cam *Camera, maker, model string) (*Lens, error) {
+	if err := d.check("find lens"); err != nil {
+		return nil, err
+	}
+	if model == "" {
+		return nil, nil
+	}
+	var cc *C.lfCamera
+	if cam != nil {
+		cc = cam.c
+	}
+	cmk, cmd := cstr(maker), cstr(model)
+	defer C.free(unsafe.Pointer(cmk))
+	defer C.free(unsafe.Pointer(cmd))
+	list := C.lf_db_find_lenses_hd(d.db, cc, cmk, cmd, C.LF_SEARCH_SORT_AND_UNIQUIFY)
+	defer C.lf_free(unsafe.Pointer(list))
+	if list == nil || C.rb_lf_lens_at(list, 0) == nil {
+		return nil, nil
+	}
+	// lensfun scores "EF24-105mm f/4L IS USM" the same for the IS USM
+	// and the IS II USM: prefer the candidate whose name is the one looked
+	// up, spacing, case and the maker's name aside; else lensfun's best.
+	l := C.rb_lf_lens_at(list, 0)
+	want := squash(model)
+	for i := 0; C.rb_lf_lens_at(list, C.int(i)) != nil; i++ {
+		c := C.rb_lf_lens_at(list, C.int(i))
+		mk, md := squash(mlstr(c.Maker)), squash(mlstr(c.Model))
+		if md == want || strings.TrimPrefix(md, mk) == want || strings.TrimPrefix(want, mk) == strings.TrimPrefix(md, mk) {
+			l = c
+			break
+		}
+	}
+	var nd, nt, nv C.int
+	C.rb_lf_counts(l, &nd, &nt, &nv)
+	out := &Lens{Maker: mlstr(l.Maker), Model: mlstr(l.Model), MinFocal: float64(l.MinFocal), MaxFocal: float64(l.MaxFocal),
+		CropFactor: float64(l.CropFactor), AspectRatio: float64(l.AspectRatio), Score: int(l.Score), l: (*C.lfLens)(unsafe.Pointer(l))}
+	if nd > 0 {
+		out.Has |= Distortion
+	}
+	if nt > 0 {
+		out.Has |= TCA
+	}
+	if nv > 0 {
+		out.Has |= Vignetting
+	}
+	return out, nil
+}
+
+// Modifier computes one image's corrections (lfModifier).
+type Modifier struct {
+	d    *DB
+	m    *C.lfModifier
+	w, h int
+	// Applied are the corrections lensfun set up (those asked for that
+	// the lens has calibrations for at the focal length).
+	Applied Corrections
+	// Scale is the auto-scale applied with the geometric corrections so
+	// that no output pixel maps outside the image (1: none; > 1 enlarges:
+	// lf_modifier_get_auto_scale).
+	Scale float64
+}
+
+// NewModifier sets up lens's corrections want for a w×h image (pixels, as
+// stored: the sensor's orientation) taken with a camera of crop factor
+// crop at focal length focal (mm), aperture (f-number) and focus distance
+// (m), correcting the image (lensfun's forward direction). With autoScale
+// and a geometric correction, the geometry is scaled about the centre so
+// that no output pixel maps outside the image (no empty corners). The
+// Modifier belongs to d and is closed by d.Close at the latest.
+func (d *DB) NewModifier(lens *Lens, crop float64, w, h int, focal, aperture, distance float64, want Corrections, autoScale bool) (*Modifier, error) {
+	if err := d.check("new modifier"); err != nil {
+		return nil, err
+	}
+	if lens == nil || w < 2 || h < 2 || !(crop > 0) || !(focal > 0) {
+		return nil, fmt.Errorf("lensfun: new modifier: bad arguments (lens %v, %d×%d, crop %g, focal %g mm)", lens != nil, w, h, crop, focal)
+	}
+	cm := C.lf_modifier_new(lens.l, C.float(crop), C.int(w), C.int(h))
+	if cm == nil {
+		return nil, fmt.Errorf("lensfun: lf_modifier_new failed")
+	}
+	m := &Modifier{d: d, m: cm, w: w, h: h, Scale: 1}
+	d.mods = append(d.mods, m)
+	got := C.lf_modifier_initialize(cm, lens.l, C.LF_PF_F32, C.float(focal), C.float(aperture), C.float(distance),
+		1, C.LF_RECTILINEAR, C.int(want), 0)
+	m.Applied = Corrections(got) & want
+	if autoScale && m.Applied&(Distortion|TCA) != 0 {
+		if s := float64(C.lf_modifier_get_auto_scale(cm, 0)); s > 0 && s != 1 {
+			C.lf_modifier_add_coord_callback_scale(cm, C.float(s), 0)
+			m.Scale = s
+		}
+	}
+	return m, nil
+}
+
+// Close destroys the modifier; nil-safe and idempotent.
+func (m *Modifier) Close() {
+	if m == nil || m.d == nil {
+		return
+	}
+	for i, o := range m.d.mods {
+		if o == m {
+			m.d.mods = append(m.d.mods[:i], m.d.mods[i+1:]...)
+			break
+		}
+	}
+	m.destroy()
+}
+
+func (m *Modifier) destroy() {
+	if m.m != nil {
+		C.lf_modifier_destroy(m.m)
+		m.m = nil
+	}
+}
+
+func (m *Modifier) check(op string) error {
+	if m == nil || m.m == nil {
+		return fmt.Errorf("lensfun: %s: modifier closed", op)
+	}
+	return m.d.check(op)
+}
+
+// Devignette multiplies rows y0 … y0+rows−1 of the image (pix: those rows,
+// W×rows×3 float32 RGB interleaved, linear light) by lensfun's
+// vignetting gains, in place. It does nothing without Vignetting in
+// Applied.
+func (m *Modifier) Devignette(pix []float32, y0, rows int) error {
+	if err := m.check("devignette"); err != nil {
+		return err
+	}
+	if m.Applied&Vignetting == 0 || rows == 0 {
+		return nil
+	}
+	if y0 < 0 || rows < 0 || y0+rows > m.h || len(pix) != m.w*rows*3 {
+		return fmt.Errorf("lensfun: devignette: %d values for rows %d..%d of %d×%d×3", len(pix), y0, y0+rows, m.w, m.h)
+	}
+	if C.lf_modifier_apply_color_modification(m.m, unsafe.Pointer(&pix[0]), 0, C.float(y0), C.int(m.w), C.int(rows),
+		C.rb_lf_rgb_role(), C.int(m.w*3*4)) == 0 {
+		return applyError("vignetting")
+	}
+	return nil
+}
+
+// Coordinates fills dst (W×rows×6 float32) with, for every output pixel
+// of rows y0 … y0+rows−1, the source positions (x, y) of its red, green
+// and blue values in the uncorrected image, in pixels with pixel centres
+// at integers (lf_modifier_apply_subpixel_geometry_distortion; the
+// auto-scale included). Without Distortion or TCA in Applied the
+// positions are the pixels' own.
+func (m *Modifier) Coordinates(dst []float32, y0, rows int) error {
+	if err := m.check("coordinates"); err != nil {
+		return err
+	}
+	if y0 < 0 || rows < 0 || y0+rows > m.h || len(dst) != m.w*rows*6 {
+		return fmt.Errorf("lensfun: coordinates: %d values for rows %d..%d of %d×%d×6", len(dst), y0, y0+rows, m.w, m.h)
+	}
+	if rows == 0 {
+		return nil
+	}
+	if m.Applied&(Distortion|TCA) == 0 {
+		for r := 0; r < rows; r++ {
+			for x := 0; x < m.w; x++ {
+				p := dst[(r*m.w+x)*6:]
+				for c := 0; c < 3; c++ {
+					p[2*c], p[2*c+1] = float32(x), float32(y0+r)
+				}
+			}
+		}
+		return nil
+	}
+	if C.rb_lf_subpixel_rows(m.m, C.float(y0), C.int(m.w), C.int(rows), (*C.float)(unsafe.Pointer(&dst[0]))) == 0 {
+		return applyError("geometry")
+	}
+	return nil
+}
+
+// squash is s in lower case without spaces, for comparing lens names.
+func squash(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
+}
+
+// cstr is s as a C string, or NULL for "" (lensfun's "any").
+func cstr(s string) *C.char {
+	if s == "" {
+		return nil
+	}
+	return C.CString(s)
+}
+
+// mlstr is the default (untranslated) value of a lensfun multi-language
+// string.
+func mlstr(s C.lfMLstr) string {
+	if s == nil {
+		return ""
+	}
+	return C.GoString(C.lf_mlstr_get(s))
+}
