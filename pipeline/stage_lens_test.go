@@ -356,7 +356,7 @@ func TestLensCost(t *testing.T) {
 	}
 }
 
-// flatness is the largest departure of any channel from its mean over the
+// lensFlatness is the largest departure of any channel from its mean over the
 // image less a 2 px border.
 func lensFlatness(p [3][]float64, w, h int) float64 {
 	var worst float64
