@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"context"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -68,4 +71,54 @@ func outputLinear(t testing.TB, out string) look.Image {
 		}
 	}
 	return o
+}
+
+// scoreLook is scoreAgainstPreview for an output converted with s, with
+// the preview in the output's geometry: when the conversion corrected the
+// lens's distortion or TCA (the camera's own JPEG of most bodies did not),
+// the preview goes through the same geometric correction first, as the
+// lens stage does for the exposure anchor and the camera look
+// (lensPreview), so that the score compares colour and tone cell by cell
+// and not a 2 % change of scale. geometric reports that it did.
+func scoreLook(t testing.TB, in, out string, s Settings, res Result) (score float64, geometric bool) {
+	t.Helper()
+	if res.Lens == nil || !strings.Contains(res.Lens.Corrections, "distortion") && !strings.Contains(res.Lens.Corrections, "TCA") {
+		return scoreAgainstPreview(t, in, out), false
+	}
+	prev, space := previewInOutputGeometry(t, in, s)
+	sc, err := look.ScorePreview(outputLinear(t, out), colour.SRGB, prev, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, true
+}
+
+// previewInOutputGeometry is in's embedded preview (the preview stage's
+// reduced copy) after the lens stage with s, upright.
+func previewInOutputGeometry(t testing.TB, in string, s Settings) (look.Image, *colour.Space) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	hdr, err := ReadHeader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Settings that keep the preview; the lens geometry does not depend on
+	// the look.
+	s.Look, s.ExposureAnchor = LookDefault, AnchorPreview
+	j := &job{in: in, settings: s, hdr: hdr}
+	defer j.cleanup()
+	for _, st := range activeStages(s) {
+		if err := st.run(context.Background(), j); err != nil {
+			t.Fatalf("%s: %s: %v", in, st.Name, err)
+		}
+		if st.Name == lensStage.Name {
+			break
+		}
+	}
+	if j.preview == nil || j.lens == nil || j.lens.Corrections == "" {
+		t.Fatalf("%s: look %s: no preview kept (%v, %s) or no lens geometry corrected (%+v)", in, s.Look, j.preview != nil, j.previewNote, j.lens)
+	}
+	up := Orient(Image{W: j.preview.Image.W, H: j.preview.Image.H, Pix: j.preview.Image.Pix}, j.info.Flip)
+	return look.Image{W: up.W, H: up.H, Pix: up.Pix}, j.preview.Space
 }

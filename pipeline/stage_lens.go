@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
+	"github.com/rawbatch/rawbatch/pipeline/look"
 	"github.com/rawbatch/rawbatch/pipeline/warp"
 )
 
@@ -231,19 +232,37 @@ func stageLens(ctx context.Context, j *job) error {
 // image's size). Its vignetting is left as the camera rendered it.
 func (j *job) lensPreview(ctx context.Context, db *lensfun.DB, lens *lensfun.Lens, crop float64, lk lensLookup, fix lensfun.Corrections) error {
 	p := j.preview
-	if p == nil || fix == 0 || p.Image.W < 2 || p.Image.H < 2 || len(p.Image.Pix) != p.Image.W*p.Image.H*3 {
+	if p == nil || fix == 0 {
 		return nil
 	}
-	m, err := db.NewModifier(lens, crop, p.Image.W, p.Image.H, lk.focal, lk.aperture, lk.distance, fix, true)
+	// Both the reduced preview and its score grid (Cells, which the
+	// exposure anchor and the camera look compare) are corrected.
+	if p.Image.W < 2 || p.Image.H < 2 || len(p.Image.Pix) != p.Image.W*p.Image.H*3 {
+		return nil
+	}
+	if err := lensWarpImage(ctx, db, lens, crop, lk, fix, &p.Image); err != nil {
+		return err
+	}
+	if p.Cells.W > 0 {
+		cells, _, _ := look.Reduce(p.Image, p.Cells.W, p.Cells.H, 0)
+		p.Cells = cells
+	}
+	return nil
+}
+
+// lensWarpImage puts img (W×H×3 float32) through the geometric corrections
+// fix of the lens at img's size, auto-scaled as the camera image is.
+func lensWarpImage(ctx context.Context, db *lensfun.DB, lens *lensfun.Lens, crop float64, lk lensLookup, fix lensfun.Corrections, img *look.Image) error {
+	m, err := db.NewModifier(lens, crop, img.W, img.H, lk.focal, lk.aperture, lk.distance, fix, true)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	out, err := lensRemap(ctx, p.Image.Pix, p.Image.W, p.Image.H, m.Coordinates)
+	out, err := lensRemap(ctx, img.Pix, img.W, img.H, m.Coordinates)
 	if err != nil {
 		return err
 	}
-	p.Image.Pix = out
+	img.Pix = out
 	return nil
 }
 
