@@ -5,16 +5,26 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // writeSyntheticISO is writeSynthetic's chart at the given ISO with the
 // Poisson-Gaussian noise of synthdng.AddNoise (so --denoise auto runs
 // above ISO 400).
 func writeSyntheticISO(b testing.TB, dir string, w, h, iso int) string {
+	return writeSyntheticISOLens(b, dir, w, h, iso, false)
+}
+
+// writeSyntheticISOLens is writeSyntheticISO; with lens, the file names a
+// body and lens that lensfun's own database knows (Canon EOS 6D, EF
+// 24-105mm f/4L IS USM at 65 mm f/5.6: vignetting, distortion and TCA),
+// so --lens auto corrects all three.
+func writeSyntheticISOLens(b testing.TB, dir string, w, h, iso int, lens bool) string {
 	b.Helper()
 	c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18}}
 	for i := range 12 {
@@ -25,6 +35,11 @@ func writeSyntheticISO(b testing.TB, dir string, w, h, iso int) string {
 	cw, ch, scene := synthdng.ChartScene(c, 1, synthdng.DefaultColorMatrix, 1)
 	p := filepath.Join(dir, fmt.Sprintf("synthetic-%dx%d-iso%d.dng", w, h, iso))
 	spec := synthdng.AddNoise(synthdng.Spec{Width: cw, Height: ch, BlackLevel: 512, WhiteLevel: 16383, Scene: scene}, iso, 1)
+	if lens {
+		p = strings.TrimSuffix(p, ".dng") + "-lens.dng"
+		spec.Make, spec.Model, spec.FocalLength, spec.FNumber = "Canon", "Canon EOS 6D", 65, 5.6
+		spec.Tags = append(spec.Tags, synthdng.Tag{Dir: tifftag.DirExif, ID: tifftag.LensModel, ASCII: "EF24-105mm f/4L IS USM"})
+	}
 	if err := synthdng.WriteFile(p, spec); err != nil {
 		b.Fatal(err)
 	}
@@ -32,11 +47,11 @@ func writeSyntheticISO(b testing.TB, dir string, w, h, iso int) string {
 }
 
 // detailExtrasOff turns off, one entry each, the issue-13 stages whose
-// cost BenchmarkDetail24MP measures; the lens stage's "off" joins this
-// list when it is merged.
+// cost BenchmarkDetail24MP measures.
 var detailExtrasOff = []func(*Settings){
 	func(s *Settings) { s.Denoise = DenoiseOff },
 	func(s *Settings) { s.CaptureSharpen = CaptureSharpenOff },
+	func(s *Settings) { s.Lens = LensOff },
 }
 
 // detailMaxRatio is issue 13's bound: the pipeline with the extras at
@@ -52,7 +67,7 @@ const detailMaxRatio = 1.5
 func BenchmarkDetail24MP(b *testing.B) {
 	const rounds = 5
 	dir := b.TempDir()
-	in := writeSyntheticISO(b, dir, 6000, 4000, 6400)
+	in := writeSyntheticISOLens(b, dir, 6000, 4000, 6400, true)
 	out := filepath.Join(dir, "out.jpg")
 	on := DefaultSettings()
 	off := DefaultSettings()
@@ -84,6 +99,9 @@ func BenchmarkDetail24MP(b *testing.B) {
 			if res.Denoise == nil || res.Denoise.Strength != 1 {
 				b.Fatalf("denoise did not run at strength 1: %+v", res.Denoise)
 			}
+			if res.Lens == nil || res.Lens.Corrections != "vignetting, distortion, TCA" {
+				b.Fatalf("the lens was not corrected: %+v", res.Lens)
+			}
 			d, _ = run(off)
 			tOff = append(tOff, d)
 		}
@@ -92,7 +110,7 @@ func BenchmarkDetail24MP(b *testing.B) {
 		b.ReportMetric(float64(mOn.Milliseconds()), "on-ms")
 		b.ReportMetric(float64(mOff.Milliseconds()), "off-ms")
 		b.ReportMetric(ratio, "ratio")
-		for _, name := range []string{"denoise", "capture-sharpen"} {
+		for _, name := range []string{"denoise", "lens", "capture-sharpen"} {
 			if len(steps[name]) > 0 {
 				b.ReportMetric(float64(median(steps[name]).Milliseconds()), name+"-ms")
 			}

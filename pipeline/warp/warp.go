@@ -98,7 +98,27 @@ func Sample(src []float32, w, h, c, ch int, x, y float32) float32 {
 }
 
 func sample(src []float32, w, h, c, ch int, x, y float32) float32 {
-	// NaN or huge positions clamp like any outside position.
+	if x >= 1 && y >= 1 && x < float32(w-2) && y < float32(h-2) {
+		// All 4×4 taps inside: no clamping (x, y ≥ 1, so truncation is
+		// the floor).
+		ix, iy := int(x), int(y)
+		wx0, wx1, wx2, wx3 := keys4(x - float32(ix))
+		wy0, wy1, wy2, wy3 := keys4(y - float32(iy))
+		stride := w * c
+		base := (iy-1)*stride + (ix-1)*c + ch
+		r := src[base : base+3*stride+3*c+1]
+		c2, c3 := 2*c, 3*c
+		v0 := wx0*r[0] + wx1*r[c] + wx2*r[c2] + wx3*r[c3]
+		r = r[stride:]
+		v1 := wx0*r[0] + wx1*r[c] + wx2*r[c2] + wx3*r[c3]
+		r = r[stride:]
+		v2 := wx0*r[0] + wx1*r[c] + wx2*r[c2] + wx3*r[c3]
+		r = r[stride:]
+		v3 := wx0*r[0] + wx1*r[c] + wx2*r[c2] + wx3*r[c3]
+		return wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
+	}
+	// Near or past the border. NaN or huge positions clamp like any
+	// outside position.
 	if !(x > -2) {
 		x = -2
 	} else if x > float32(w+1) {

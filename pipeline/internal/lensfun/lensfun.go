@@ -70,6 +70,15 @@ static int rb_lf_subpixel_rows(lfModifier *m, float y0, int width, int rows, flo
 	return 1;
 }
 
+// rb_lf_subpixel_points fills res (n*6 floats) with the source positions
+// of the n points (xy: x0, y0, x1, y1, ...), one call each (see above).
+static int rb_lf_subpixel_points(lfModifier *m, const float *xy, int n, float *res) {
+	for (int i = 0; i < n; i++) {
+		if (!lf_modifier_apply_subpixel_geometry_distortion(m, xy[2*i], xy[2*i+1], 1, 1, res + 6*i)) return 0;
+	}
+	return 1;
+}
+
 static int rb_lf_rgb_role(void) { return LF_CR_3(RED, GREEN, BLUE); }
 
 // rb_lf_counts reports how many calibrations of each kind a lens has.
@@ -456,6 +465,36 @@ func (m *Modifier) Coordinates(dst []float32, y0, rows int) error {
 		return nil
 	}
 	if C.rb_lf_subpixel_rows(m.m, C.float(y0), C.int(m.w), C.int(rows), (*C.float)(unsafe.Pointer(&dst[0]))) == 0 {
+		return applyError("geometry")
+	}
+	return nil
+}
+
+// Points fills dst (6 float32 a point) with the source positions (x, y of
+// red, green and blue, as Coordinates gives them) of the output points xy
+// (x0, y0, x1, y1, ...: pixels, centres at integers, anywhere in or at the
+// edge of the image). It lets a caller evaluate the correction on a coarse
+// grid of nodes and interpolate between them.
+func (m *Modifier) Points(dst, xy []float32) error {
+	if err := m.check("points"); err != nil {
+		return err
+	}
+	n := len(xy) / 2
+	if len(xy)%2 != 0 || len(dst) != n*6 {
+		return fmt.Errorf("lensfun: points: %d values for %d coordinates", len(dst), len(xy))
+	}
+	if n == 0 {
+		return nil
+	}
+	if m.Applied&(Distortion|TCA) == 0 {
+		for i := 0; i < n; i++ {
+			for c := 0; c < 3; c++ {
+				dst[6*i+2*c], dst[6*i+2*c+1] = xy[2*i], xy[2*i+1]
+			}
+		}
+		return nil
+	}
+	if C.rb_lf_subpixel_points(m.m, (*C.float)(unsafe.Pointer(&xy[0])), C.int(n), (*C.float)(unsafe.Pointer(&dst[0]))) == 0 {
 		return applyError("geometry")
 	}
 	return nil
