@@ -63,11 +63,11 @@ func (s Settings) highlights() HighlightMode {
 	return s.Highlights
 }
 
-// rawsideParts are the settings of the white-level and highlights stages
-// as strings, for the stage cache key and the output settings hash (both
-// change the decoded image).
+// rawsideParts are the settings of the white-level, crop and highlights
+// stages as strings, for the stage cache key and the output settings hash
+// (all change the decoded image).
 func (s Settings) rawsideParts() []string {
-	return []string{"white-level=" + string(s.whiteLevel()), "highlights=" + string(s.highlights())}
+	return []string{"white-level=" + string(s.whiteLevel()), "highlights=" + string(s.highlights()), "crop=" + string(s.crop())}
 }
 
 // RawsideHashParts returns the white-level and highlight settings of s as

@@ -105,6 +105,7 @@ var Stages = []Stage{
 	whiteLevelStage,   // white level per CFA channel from the data (RescaleRaw)
 	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
 	demosaicStage,     // LibRaw: black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
+	cropStage,         // the camera's picture area (--crop camera), in place
 	highlightsStage,   // clipped areas: clip to white or reconstruct
 	anchorStage,       // the preview-anchored exposure correction, measured once on the full camera image
 	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)

@@ -78,16 +78,16 @@ func TestPlanVariants(t *testing.T) {
 	}
 	// One full-size JPEG: the list in order, no resize, names unprefixed.
 	p := PlanVariants(4000, 3000, variants(t, "main=jpeg"), DefaultSettings())
-	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level white-balance demosaic highlights exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"; got != want {
+	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level white-balance demosaic crop highlights exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"; got != want {
 		t.Errorf("full JPEG:\n got %s\nwant %s", got, want)
 	}
 	// One thumbnail: resized before the pointwise stages, which run at
 	// its size.
 	p = PlanVariants(4000, 3000, variants(t, "thumb=webp,size=512"), DefaultSettings())
-	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level white-balance demosaic highlights exposure-anchor resize camera-matrix exposure tone output-space orientation quantise encode"; got != want {
+	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level white-balance demosaic crop highlights exposure-anchor resize camera-matrix exposure tone output-space orientation quantise encode"; got != want {
 		t.Errorf("512 px WebP:\n got %s\nwant %s", got, want)
 	}
-	for _, st := range p.Steps[8:] {
+	for _, st := range p.Steps[9:] {
 		if st.W != 512 || st.H != 384 || st.Shared() {
 			t.Errorf("thumbnail step %s: %d×%d shared=%v", st.Name, st.W, st.H, st.Shared())
 		}
@@ -99,10 +99,10 @@ func TestPlanVariants(t *testing.T) {
 	if got, want := strings.Join(p.Variants, " "), "web print"; got != want {
 		t.Errorf("order %s, want %s", got, want)
 	}
-	if got, want := seq(p, "web"), "open preview unpack white-level white-balance demosaic highlights exposure-anchor web/resize web/camera-matrix web/exposure web/tone web/output-space web/orientation web/quantise web/encode"; got != want {
+	if got, want := seq(p, "web"), "open preview unpack white-level white-balance demosaic crop highlights exposure-anchor web/resize web/camera-matrix web/exposure web/tone web/output-space web/orientation web/quantise web/encode"; got != want {
 		t.Errorf("web:\n got %s\nwant %s", got, want)
 	}
-	if got, want := seq(p, "print"), "open preview unpack white-level white-balance demosaic highlights exposure-anchor camera-matrix exposure tone print/output-space print/orientation print/quantise print/encode"; got != want {
+	if got, want := seq(p, "print"), "open preview unpack white-level white-balance demosaic crop highlights exposure-anchor camera-matrix exposure tone print/output-space print/orientation print/quantise print/encode"; got != want {
 		t.Errorf("print:\n got %s\nwant %s", got, want)
 	}
 	// Renditions grouped: a and c share space, size and sharpening.
@@ -114,7 +114,7 @@ func TestPlanVariants(t *testing.T) {
 	// anchor does nothing with --look neutral or --tone none; the preview
 	// stays for --wb camera (its fallback fits the preview, which only the
 	// file's multipliers tell), and goes with any other --wb.
-	full := "open preview unpack white-level white-balance demosaic highlights exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"
+	full := "open preview unpack white-level white-balance demosaic crop highlights exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"
 	for _, tc := range []struct {
 		name string
 		set  func(*Settings)
@@ -127,6 +127,7 @@ func TestPlanVariants(t *testing.T) {
 		{"--exposure-anchor none --wb daylight", func(s *Settings) { s.ExposureAnchor, s.WhiteBalance = AnchorNone, WhiteBalance{Mode: "daylight"} },
 			strings.Replace(strings.Replace(full, " exposure-anchor", "", 1), " preview", "", 1)},
 		{"--look camera --wb auto", func(s *Settings) { s.Look, s.WhiteBalance = LookCamera, WhiteBalance{Mode: "auto"} }, full},
+		{"--crop sensor", func(s *Settings) { s.Crop = CropSensor }, strings.Replace(full, " crop", "", 1)},
 	} {
 		s := DefaultSettings()
 		tc.set(&s)
