@@ -283,3 +283,32 @@ func TestCropD30(t *testing.T) {
 		t.Errorf("mean ΔE2000 camera vs sensor at (8, 6) %.3f (max 0.3), at (0, 0) %.3f (want 3× more)", right, wrong)
 	}
 }
+
+// TestCropHalfSizeEstimate: with --crop camera --half-size the D30's plan
+// is the halved picture area (1080×720 at (4, 3)), the stage cache's
+// entry that size, while the demosaic step still allocates LibRaw's
+// halved visible area (1088×724) that the crop stage crops in place.
+func TestCropHalfSizeEstimate(t *testing.T) {
+	fi, err := ReadInfo(filepath.Join(testdata, "raw", "canond30_CRW.CRW"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSettings()
+	s.HalfSize = true
+	if w, h := DecodedSize(fi, s); w != 1080 || h != 720 {
+		t.Errorf("DecodedSize %d×%d, want 1080×720", w, h)
+	}
+	if c, ok := scaledCrop(fi.Header, s, 1088, 724); !ok || c != (Crop{CropFromCanon, 4, 3, 1080, 720}) {
+		t.Errorf("scaledCrop %+v %v", c, ok)
+	}
+	if got, want := CacheEntryBytes(fi, s), int64(12*1080*720); got != want {
+		t.Errorf("cache entry %d bytes, want %d", got, want)
+	}
+	b := EstimateMemory(fi, s, 1)
+	if d := stepMemory(b, "demosaic"); d.Alloc != 12*1088*724 {
+		t.Errorf("demosaic allocates %d bytes, want %d", d.Alloc, 12*1088*724)
+	}
+	if d := stepMemory(b, "crop"); d.Alloc != 0 || d.Scratch != 0 {
+		t.Errorf("crop step %+v, want no buffers", d)
+	}
+}
