@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
@@ -310,5 +312,47 @@ func TestCropHalfSizeEstimate(t *testing.T) {
 	}
 	if d := stepMemory(b, "crop"); d.Alloc != 0 || d.Scratch != 0 {
 		t.Errorf("crop step %+v, want no buffers", d)
+	}
+}
+
+// TestCropStageCache: the stage cache holds the cropped image under a key
+// with the crop setting: --crop camera and --crop sensor of one file are
+// two entries, and each hit gives its own size and crop record.
+func TestCropStageCache(t *testing.T) {
+	dir := t.TempDir()
+	c, err := cache.Open(filepath.Join(dir, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &CacheOptions{Cache: c, Keep: true}
+	in := filepath.Join(testdata, "raw", "canond30_CRW.CRW")
+	cam := DefaultSettings()
+	cam.HalfSize = true // quicker; the same stages run
+	sensor := cam
+	sensor.Crop = CropSensor
+	if CacheKey("xxh3:0", cam) == CacheKey("xxh3:0", sensor) {
+		t.Fatal("the cache key does not depend on --crop")
+	}
+	n := 0
+	for _, tc := range []struct {
+		s      Settings
+		cached bool
+		w, h   int
+		crop   Crop
+	}{
+		{cam, false, 1080, 720, Crop{CropFromCanon, 4, 3, 1080, 720}},
+		{sensor, false, 1088, 724, Crop{CropFromSensor, 0, 0, 1088, 724}},
+		{cam, true, 1080, 720, Crop{CropFromCanon, 4, 3, 1080, 720}},
+		{sensor, true, 1088, 724, Crop{CropFromSensor, 0, 0, 1088, 724}},
+	} {
+		n++
+		out := []OutputSpec{{Variant: Variant{Name: "main", Format: "jpeg", Quality: 90, Space: "srgb"}, Path: filepath.Join(dir, fmt.Sprintf("%d.jpg", n))}}
+		r, err := ConvertVariants(context.Background(), in, out, tc.s, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.FromCache != tc.cached || r.Width != tc.w || r.Height != tc.h || r.Crop == nil || *r.Crop != tc.crop {
+			t.Errorf("run %d (--crop %s): cached %v, %d×%d, crop %+v; want %v, %d×%d, %+v", n, tc.s.crop(), r.FromCache, r.Width, r.Height, r.Crop, tc.cached, tc.w, tc.h, tc.crop)
+		}
 	}
 }
