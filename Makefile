@@ -15,7 +15,7 @@ export LIBRAW
 GOENV     = env $$(scripts/libraw.sh env)
 # The LibRaw-specific tests that CI also runs against the system LibRaw:
 # all of the binding and header packages, and these in the others.
-LIBRAW_TESTS := TestLibRaw|TestColourMatchesDcrawEmu|TestRealFilesOutputSize|TestBadInputErrors|TestSonyLossless|TestScripts/(version|inspect|bad_inputs|convert_samples)$$
+LIBRAW_TESTS := TestLibRaw|TestColourMatchesDcrawEmu|TestRealFilesOutputSize|TestBadInputErrors|TestSonyLossless|TestCrop|TestScripts/(version|inspect|bad_inputs|convert_samples|crop)$$
 
 .PHONY: all build test test-short test-system demo deps libraw lint bench clean
 

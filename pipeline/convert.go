@@ -52,6 +52,7 @@ type job struct {
 	lensByOpcodes bool
 	opcodes       opcodeState     // the opcode stages' lists and report (stage_opcodes.go)
 	lens          *LensCorrection // what the lens stage did (nil: not run)
+	crop          *Crop           // the crop stage's crop (stage_crop.go)
 
 	// decoded: LibRaw's decode ran to completion; fromCache: the decoded
 	// image came from the stage cache; decodedW, decodedH: the size the
@@ -118,6 +119,9 @@ type Result struct {
 	// Lens is the lens correction applied, or why none (nil: the lens
 	// stage did not run: --lens off, or not decoded).
 	Lens *LensCorrection `json:",omitempty"`
+	// Crop is the part of LibRaw's visible area the outputs cover and
+	// where it came from (--crop, docs/crop.md); nil if not decoded.
+	Crop *Crop `json:",omitempty"`
 }
 
 // StageTiming is the wall time one stage took.
@@ -208,11 +212,12 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", in, err)
 		}
-		if j.decodedW != 0 && (j.decodedW != plan.W || j.decodedH != plan.H) {
-			// LibRaw decoded another size than the header said: plan the
-			// rest again for the size it made (the steps so far are
-			// shared and size-independent).
-			again := PlanVariants(j.decodedW, j.decodedH, vs, s)
+		if cw, ch := croppedSize(j.hdr, s, j.decodedW, j.decodedH); j.decodedW != 0 && (cw != plan.W || ch != plan.H) {
+			// LibRaw decoded another size than the header said (after
+			// the crop stage's crop of it): plan the rest again for the
+			// size it made (the steps so far are shared and
+			// size-independent).
+			again := PlanVariants(cw, ch, vs, s)
 			again.Steps = append(plan.Steps[:n+1:n+1], again.Steps[n+1:]...)
 			plan = again
 			j.outs = j.outs[:0]
@@ -257,6 +262,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	j.exposureWithoutAnchor()
 	res.Warnings = j.warnings
 	res.WhiteBalance = j.whiteBalanceResult()
+	res.Crop = j.cropResult()
 	res.Exposure = ExposureResult{EV: j.exposureEV(), Source: j.exposureSource}
 	res.Opcodes = j.opcodesResult()
 	res.Denoise, res.CaptureSharpen = j.denoiseResult(), j.sharpenResult()

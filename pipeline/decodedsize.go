@@ -4,15 +4,18 @@ package pipeline
 // stage hands on, and what LibRaw itself allocates on the way.
 
 // DecodedSize returns the width and height in pixels of the image the
-// decode (demosaic) stage hands on, before orientation and resize: the
-// visible size fi.Width×fi.Height, and with s.HalfSize that size halved
-// rounding up for every file. LibRaw's half_size shrinks only mosaic (CFA)
+// decode (demosaic) and crop stages hand on, before resize: the visible
+// size fi.Width×fi.Height, and with s.HalfSize that size halved rounding
+// up for every file, then with --crop camera the camera's picture area
+// (crop.go: scaledCrop, halved with HalfSize; swapped when fi's size is
+// the visible area rotated). LibRaw's half_size shrinks only mosaic (CFA)
 // data; stageDemosaic halves the rest (linear DNG, Foveon, ...) after the
 // copy, so --half-size means the same output size for every file. The
 // estimate, the stage cache's entry size, the format limits, the dry run
 // and the cache's size check all use it.
 func DecodedSize(fi FileInfo, s Settings) (w, h int) {
-	return halvedIf(s.HalfSize, fi.Width, fi.Height)
+	w, h = halvedIf(s.HalfSize, fi.Width, fi.Height)
+	return plannedCropSize(fi.Header, s, w, h)
 }
 
 // libRawSize returns the width and height in pixels of the image LibRaw

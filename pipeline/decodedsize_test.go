@@ -30,6 +30,7 @@ func TestHalfSizeAgrees(t *testing.T) {
 			}
 			s := DefaultSettings()
 			s.HalfSize = true
+			s.Crop = CropSensor // the visible area; --crop camera: TestCropHalfSizeEstimate
 			w, h := DecodedSize(fi, s)
 			if w != (fi.Width+1)/2 || h != (fi.Height+1)/2 {
 				t.Errorf("DecodedSize %d×%d of %d×%d", w, h, fi.Width, fi.Height)

@@ -90,9 +90,11 @@ func convert(t testing.TB, in, dir string, s Settings) (string, Result) {
 }
 
 // referenceSettings are the settings that correspond to
-// dcraw_emu -w -W -o 1 -q 3 -g 2.4 12.92 -T -6.
+// dcraw_emu -w -W -o 1 -q 3 -g 2.4 12.92 -T -6 (which outputs LibRaw's
+// visible area: --crop sensor).
 func referenceSettings() Settings {
 	s := DefaultSettings()
+	s.Crop = CropSensor
 	s.Format = PNG16
 	s.Tone = ToneNone
 	s.BaselineExposure = false

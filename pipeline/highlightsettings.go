@@ -63,11 +63,11 @@ func (s Settings) highlights() HighlightMode {
 	return s.Highlights
 }
 
-// rawsideParts are the settings of the white-level, highlights and DNG
-// opcode stages as strings, for the stage cache key and the output
+// rawsideParts are the settings of the white-level, crop, highlights and
+// DNG opcode stages as strings, for the stage cache key and the output
 // settings hash (all change the decoded image).
 func (s Settings) rawsideParts() []string {
-	return append([]string{"white-level=" + string(s.whiteLevel()), "highlights=" + string(s.highlights())}, s.opcodeParts()...)
+	return append([]string{"white-level=" + string(s.whiteLevel()), "highlights=" + string(s.highlights()), "crop=" + string(s.crop())}, s.opcodeParts()...)
 }
 
 // RawsideHashParts returns the white-level and highlight settings of s as

@@ -33,6 +33,7 @@ func BenchmarkPreviewField(b *testing.B) {
 				s := DefaultSettings()
 				s.Format = PNG16
 				s.Look = l
+				s.Crop = CropSensor // LibRaw's visible area: what the margins are measured in
 				out := filepath.Join(b.TempDir(), "out.png")
 				if _, err := ConvertFile(context.Background(), in, out, s); err != nil {
 					b.Fatal(err)

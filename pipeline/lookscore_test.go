@@ -47,7 +47,8 @@ func previewUpright(t testing.TB, in string) (look.Image, *colour.Space) {
 	if th.Format == libraw.ThumbBitmap {
 		bw, bh = th.Width, th.Height
 	}
-	p, err := look.DecodePreview(th.Data, bw, bh, th.Colors, j.info.Width, j.info.Height)
+	pw, ph := j.pictureSize() // the output's area (--crop)
+	p, err := look.DecodePreview(th.Data, bw, bh, th.Colors, pw, ph)
 	if err != nil {
 		t.Fatalf("%s: %v", in, err)
 	}

@@ -128,6 +128,9 @@ type Settings struct {
 	// CFA block, without demosaicing (LibRaw half_size): a quarter of the
 	// pixels and of most of the memory.
 	HalfSize bool
+	// Crop is what the output covers (--crop: camera, the camera's
+	// picture area, or sensor, LibRaw's visible area; "" is camera).
+	Crop CropMode
 
 	// StripMetadata keeps in outputs only what colour management needs:
 	// the ICC profile and EXIF Orientation = 1, plus Software = rawbatch
@@ -239,6 +242,9 @@ func (s Settings) Validate() error {
 		return err
 	}
 	if err := s.validateLens(); err != nil {
+		return err
+	}
+	if _, err := ParseCrop(string(s.crop())); err != nil {
 		return err
 	}
 	return CheckVariants(s.OutputVariants())

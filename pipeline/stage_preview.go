@@ -108,8 +108,9 @@ func stagePreview(_ context.Context, j *job) error {
 	}
 	// The fits compare the grid the look score uses (look.ScoreGridSize),
 	// reduced from the decoded preview, not from the kept reduced copy.
-	gw, gh := look.ScoreGridSize(j.info.Width, j.info.Height, j.info.Flip)
-	p, err := look.DecodePreviewGrid(t.Data, bw, bh, t.Colors, j.info.Width, j.info.Height, PreviewMaxLong, gw, gh)
+	pw, ph := j.pictureSize() // the area the outputs cover (--crop)
+	gw, gh := look.ScoreGridSize(pw, ph, j.info.Flip)
+	p, err := look.DecodePreviewGrid(t.Data, bw, bh, t.Colors, pw, ph, PreviewMaxLong, gw, gh)
 	if err != nil {
 		j.previewNote = err.Error()
 		return nil

@@ -13,7 +13,11 @@ func openForPreview(t testing.TB, in string, s Settings) *job {
 	t.Helper()
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
-	j := &job{in: in, settings: s}
+	hdr, err := ReadHeader(in) // as convertFile has it: the picture area (--crop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &job{in: in, settings: s, hdr: hdr}
 	t.Cleanup(j.cleanup)
 	if err := stageOpen(context.Background(), j); err != nil {
 		t.Fatal(err)

@@ -109,6 +109,7 @@ func (j *job) decodedSize() (w, h int, ok bool) {
 		}
 		w, h = halvedIf(true, w, h) // DecodedSize's rule, for every sensor
 	}
+	w, h = croppedSize(j.hdr, j.settings, w, h) // the cache stores the crop stage's image
 	return w, h, true
 }
 

@@ -106,6 +106,7 @@ var Stages = []Stage{
 	opcodesRawStage,   // DNG OpcodeList1/2 on the CFA data (GainMap)
 	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
 	demosaicStage,     // LibRaw: black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
+	cropStage,         // the camera's picture area (--crop camera), in place
 	highlightsStage,   // clipped areas: clip to white or reconstruct
 	opcodesStage,      // DNG OpcodeList3 on camera RGB (FixVignetteRadial, WarpRectilinear, GainMap)
 	denoiseStage,      // ISO-adaptive wavelet noise reduction of luminance and colour (--denoise)

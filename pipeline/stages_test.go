@@ -78,13 +78,13 @@ func TestPlanVariants(t *testing.T) {
 	}
 	// One full-size JPEG: the list in order, no resize, names unprefixed.
 	p := PlanVariants(4000, 3000, variants(t, "main=jpeg"), DefaultSettings())
-	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise lens capture-sharpen exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"; got != want {
+	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level opcodes-raw white-balance demosaic crop highlights opcodes denoise lens capture-sharpen exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"; got != want {
 		t.Errorf("full JPEG:\n got %s\nwant %s", got, want)
 	}
 	// One thumbnail: resized before the pointwise stages, which run at
 	// its size.
 	p = PlanVariants(4000, 3000, variants(t, "thumb=webp,size=512"), DefaultSettings())
-	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise lens capture-sharpen exposure-anchor resize camera-matrix exposure tone output-space orientation quantise encode"; got != want {
+	if got, want := strings.Join(p.Names(), " "), "open preview unpack white-level opcodes-raw white-balance demosaic crop highlights opcodes denoise lens capture-sharpen exposure-anchor resize camera-matrix exposure tone output-space orientation quantise encode"; got != want {
 		t.Errorf("512 px WebP:\n got %s\nwant %s", got, want)
 	}
 	resizeAt := slices.IndexFunc(p.Steps, func(st Step) bool { return st.Stage == "resize" })
@@ -100,10 +100,10 @@ func TestPlanVariants(t *testing.T) {
 	if got, want := strings.Join(p.Variants, " "), "web print"; got != want {
 		t.Errorf("order %s, want %s", got, want)
 	}
-	if got, want := seq(p, "web"), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise lens capture-sharpen exposure-anchor web/resize web/camera-matrix web/exposure web/tone web/output-space web/orientation web/quantise web/encode"; got != want {
+	if got, want := seq(p, "web"), "open preview unpack white-level opcodes-raw white-balance demosaic crop highlights opcodes denoise lens capture-sharpen exposure-anchor web/resize web/camera-matrix web/exposure web/tone web/output-space web/orientation web/quantise web/encode"; got != want {
 		t.Errorf("web:\n got %s\nwant %s", got, want)
 	}
-	if got, want := seq(p, "print"), "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise lens capture-sharpen exposure-anchor camera-matrix exposure tone print/output-space print/orientation print/quantise print/encode"; got != want {
+	if got, want := seq(p, "print"), "open preview unpack white-level opcodes-raw white-balance demosaic crop highlights opcodes denoise lens capture-sharpen exposure-anchor camera-matrix exposure tone print/output-space print/orientation print/quantise print/encode"; got != want {
 		t.Errorf("print:\n got %s\nwant %s", got, want)
 	}
 	// Renditions grouped: a and c share space, size and sharpening.
@@ -115,7 +115,7 @@ func TestPlanVariants(t *testing.T) {
 	// anchor does nothing with --look neutral or --tone none; the preview
 	// stays for --wb camera (its fallback fits the preview, which only the
 	// file's multipliers tell), and goes with any other --wb.
-	full := "open preview unpack white-level opcodes-raw white-balance demosaic highlights opcodes denoise lens capture-sharpen exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"
+	full := "open preview unpack white-level opcodes-raw white-balance demosaic crop highlights opcodes denoise lens capture-sharpen exposure-anchor camera-matrix exposure tone output-space orientation quantise encode"
 	for _, tc := range []struct {
 		name string
 		set  func(*Settings)
@@ -133,6 +133,7 @@ func TestPlanVariants(t *testing.T) {
 		{"--denoise off", func(s *Settings) { s.Denoise = DenoiseOff }, strings.Replace(full, " denoise", "", 1)},
 		{"--capture-sharpen off", func(s *Settings) { s.CaptureSharpen = CaptureSharpenOff }, strings.Replace(full, " capture-sharpen", "", 1)},
 		{"--lens off", func(s *Settings) { s.Lens = LensOff }, strings.Replace(full, " lens", "", 1)},
+		{"--crop sensor", func(s *Settings) { s.Crop = CropSensor }, strings.Replace(full, " crop", "", 1)},
 	} {
 		s := DefaultSettings()
 		tc.set(&s)

@@ -238,6 +238,14 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
+		{Name: "crop", Default: string(pipeline.CropCamera), Help: "what the output covers: camera (the camera's picture area: DNG DefaultCrop, Canon SensorInfo, LibRaw's inset crop) or sensor (LibRaw's visible area)",
+			Values: accepted(func(s string) error { _, err := pipeline.ParseCrop(s); return err }, strings.Split(pipeline.CropNames, "|")...),
+			Apply: func(v value) (err error) {
+				if s.Crop, err = pipeline.ParseCrop(v.String()); err != nil {
+					return fmt.Errorf("--crop: %w", err)
+				}
+				return nil
+			}},
 		{Name: "half-size", Default: false, Help: "decode at half width and height without demosaic (a quarter of the memory)",
 			Apply: boolInto(&s.HalfSize)},
 		{Name: "strip-metadata", Default: false, Help: "write only what colour management needs: the ICC profile and EXIF Orientation; no other EXIF, no GPS, no XMP",

@@ -129,6 +129,9 @@ type FileReport struct {
 	Messages string `json:"messages,omitempty"`
 	// WhiteBalance is the white balance used and why (converted files).
 	WhiteBalance *ReportWhiteBalance `json:"white_balance,omitempty"`
+	// Crop is the part of LibRaw's visible area the outputs cover and
+	// where it came from (converted files; docs/crop.md).
+	Crop *pipeline.Crop `json:"crop,omitempty"`
 	// ExposureEV is the exposure applied in EV and ExposureSource its terms
 	// (pipeline.Result.Exposure); converted files only.
 	ExposureEV     *float64 `json:"exposure_ev,omitempty"`
@@ -241,6 +244,7 @@ func BuildReport(results []FileResult) Report {
 			f.WhiteBalance = reportWhiteBalance(fr.Result.WhiteBalance)
 			f.DNGOpcodes = reportOpcodes(fr.Result.Opcodes)
 			f.Lens = ReportLensOf(fr.Result.Lens)
+			f.Crop = fr.Result.Crop
 			ev := fr.Result.Exposure.EV
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.Denoise, f.CaptureSharpen = reportDetail(fr.Result)

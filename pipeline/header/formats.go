@@ -111,10 +111,11 @@ func parseTIFF(src *source, o *own) {
 	if canon && exifIFD != nil {
 		if e, ok := exifIFD.find(tifftag.MakerNote); ok {
 			if pos, _, ok := t.valueAt(e); ok {
-				rw, rh, w, h, lens := canonSensorInfo(t, pos-t.base)
+				rw, rh, w, h, area, lens := canonSensorInfo(t, pos-t.base)
 				if rw > 0 && rh > 0 && (raw == nil || o.cr2) {
 					o.rawW, o.rawH = rw, rh
 					o.w, o.h = w, h
+					o.sensorArea = area
 				}
 				if lens != "" {
 					o.exif.Lens = lens
@@ -381,8 +382,8 @@ func parseCR3File(src *source, o *own) {
 	}
 	// CMT3: the Canon maker note, as a TIFF whose IFD0 is the note.
 	if t, _ := tiffAt(2); t != nil {
-		_, _, w, h, lens := canonSensorInfo(t, t.ifd0)
-		o.w, o.h = w, h
+		_, _, w, h, area, lens := canonSensorInfo(t, t.ifd0)
+		o.w, o.h, o.sensorArea = w, h, area
 		if o.exif.Lens == "" {
 			o.exif.Lens = lens
 		}

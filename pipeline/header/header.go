@@ -60,8 +60,9 @@ type Header struct {
 	// SensorWidth/Height (RW2), the RAF CFA header (0x100), MRW PRD or the
 	// X3F raw section; else LibRaw's sizes.raw_width/raw_height.
 	RawWidth, RawHeight int
-	// Width, Height: the size of the image rawbatch will produce, after
-	// crop and rotation. When LibRaw opens the file this is its output size
+	// Width, Height: the size of the image rawbatch produces with --crop
+	// sensor, after rotation (with --crop camera, pipeline.DecodedSize
+	// takes the picture area off it). When LibRaw opens the file this is its output size
 	// (sizes.iwidth/iheight after libraw_adjust_sizes_info_only, i.e. the
 	// visible area, Fuji rotation, pixel aspect and the flip). Otherwise:
 	// DNG ActiveArea (50829, top/left/bottom/right) else the raw IFD's full
@@ -105,6 +106,18 @@ type Header struct {
 	// ActiveArea is DNG ActiveArea (50829) of the raw IFD as top, left,
 	// bottom, right in raw pixels, zero when absent.
 	ActiveArea [4]int
+	// SensorArea is the picture area Canon's SensorInfo states (maker
+	// note 0xE0 of CR2 and CR3, CIFF 0x1031 of CRW): left and top border,
+	// right−left+1, bottom−top+1, as x, y, w, h in raw pixels; zero when
+	// absent or malformed.
+	SensorArea [4]int
+	// VisibleArea is LibRaw's visible area (what Width/Height are made
+	// from) as x, y, w, h in raw pixels: sizes.left_margin, top_margin,
+	// width, height, unrotated; InsetCrop is LibRaw's inset crop in raw
+	// pixels (libraw.Info.InsetCrop). Zero when LibRaw did not open the
+	// file. pipeline's crop stage chooses the picture area from these
+	// (docs/crop.md).
+	VisibleArea, InsetCrop [4]int
 	// ProfileToneCurve is the DNG ProfileToneCurve (50940) of IFD0: x, y
 	// pairs in [0, 1] (nil when absent or malformed); BaselineExposureOffset
 	// the DNG BaselineExposureOffset (51109) in EV, 0 when absent.
@@ -387,6 +400,7 @@ func (h *Header) apply(o *own) {
 	h.CRX = o.crx
 	h.ActiveArea = o.activeArea
 	h.DefaultCrop = o.defaultCrop
+	h.SensorArea = o.sensorArea
 	h.ProfileToneCurve, h.BaselineExposureOffset = o.look.toneCurve, o.look.exposureOffset
 	h.OpcodeLists = o.opcodes
 	h.Unsupported = o.unsupported
@@ -418,6 +432,8 @@ func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
 		h.Width, h.Height = ow, oh
 		h.SizeFromLibRaw = true
 		h.ColourMatrix = in.HasColourMatrix()
+		h.VisibleArea = [4]int{in.LeftMargin, in.TopMargin, in.Width, in.Height}
+		h.InsetCrop = in.InsetCrop
 	}
 	if in.Make != "" {
 		h.Make, h.Model = in.Make, in.Model

@@ -30,6 +30,7 @@ type own struct {
 	crx             *CRX
 	activeArea      [4]int
 	defaultCrop     [4]int
+	sensorArea      [4]int
 	hasDefaultCrop  bool
 	dng             bool
 	orf, rw2, cr2   bool
@@ -335,6 +336,7 @@ func crwHeap(src *source, start, end int64, depth int, budget *int, o *own) {
 				o.rawW, o.rawH = v(1), v(2)
 				if l, tp, rt, bt := v(5), v(6), v(7), v(8); rt > l && bt > tp {
 					o.w, o.h = rt-l+1, bt-tp+1
+					o.sensorArea = [4]int{int(l), int(tp), int(rt - l + 1), int(bt - tp + 1)}
 				}
 			}
 		case 0x1810:
@@ -362,8 +364,9 @@ func cString(b []byte) string {
 // canonSensorInfo reads Canon maker-note SensorInfo (0xE0, int16u[17]:
 // [1] SensorWidth, [2] SensorHeight, [5] left, [6] top, [7] right, [8]
 // bottom border, ExifTool Canon SensorInfo) from the maker-note IFD at
-// relative offset off of t. raw is the sensor size; w, h the image area.
-func canonSensorInfo(t *tiffBlock, off int64) (rawW, rawH, w, h int64, lens string) {
+// relative offset off of t. raw is the sensor size; w, h the image area,
+// area the image area as x, y, w, h (Header.SensorArea).
+func canonSensorInfo(t *tiffBlock, off int64) (rawW, rawH, w, h int64, area [4]int, lens string) {
 	d, ok := t.readIFD(off)
 	if !ok {
 		return
@@ -373,6 +376,9 @@ func canonSensorInfo(t *tiffBlock, off int64) (rawW, rawH, w, h int64, lens stri
 			rawW, rawH = int64(v[1]), int64(v[2])
 			if v[7] > v[5] && v[8] > v[6] {
 				w, h = int64(v[7]-v[5]+1), int64(v[8]-v[6]+1)
+				if v[5] >= 0 && v[6] >= 0 {
+					area = [4]int{int(v[5]), int(v[6]), int(w), int(h)}
+				}
 			}
 		}
 	}

@@ -129,6 +129,18 @@ static void rb_hang(void) { for (;;) pause(); }
 
 static float rb_get_rgb_cam(libraw_data_t *lr, int i, int j) { return lr->color.rgb_cam[i][j]; }
 static float rb_get_cam_xyz(libraw_data_t *lr, int i, int j) { return lr->color.cam_xyz[i][j]; }
+
+// rb_inset_crop writes LibRaw's first inset crop (left, top, width,
+// height in raw pixels; 0xffff left/top when unset): sizes.raw_inset_crops[0]
+// since LibRaw 0.21, sizes.raw_inset_crop (one) in 0.20.
+static void rb_inset_crop(libraw_data_t *lr, int *out) {
+#if LIBRAW_VERSION >= LIBRAW_MAKE_VERSION(0, 21, 0)
+	libraw_raw_inset_crop_t *c = &lr->sizes.raw_inset_crops[0];
+#else
+	libraw_raw_inset_crop_t *c = &lr->sizes.raw_inset_crop;
+#endif
+	out[0] = c->cleft; out[1] = c->ctop; out[2] = c->cwidth; out[3] = c->cheight;
+}
 */
 import "C"
 
@@ -263,8 +275,16 @@ type Info struct {
 	Timestamp time.Time
 	// RawWidth, RawHeight are the full sensor size in pixels
 	// (sizes.raw_width/raw_height); Width, Height the visible area
-	// (sizes.width/height).
+	// (sizes.width/height), whose top-left corner is at LeftMargin,
+	// TopMargin of the raw image (sizes.left_margin/top_margin).
 	RawWidth, RawHeight, Width, Height int
+	LeftMargin, TopMargin              int
+	// InsetCrop is LibRaw's inset crop of the raw image as left, top,
+	// width, height in raw pixels (sizes.raw_inset_crops[0] of LibRaw
+	// 0.21, sizes.raw_inset_crop of 0.20; filled from maker notes of some
+	// formats, and from the DNG DefaultCrop by 0.21); zero when LibRaw has
+	// none.
+	InsetCrop [4]int
 	// Flip is LibRaw's orientation code (sizes.flip): bit 2 transposes,
 	// bit 1 mirrors vertically, bit 0 mirrors horizontally, applied in
 	// that order (dcraw's flip_index). EXIF orientation o maps to
@@ -548,6 +568,12 @@ func (h *Handle) readInfo() Info {
 	s := &lr.sizes
 	in.RawWidth, in.RawHeight = int(s.raw_width), int(s.raw_height)
 	in.Width, in.Height = int(s.width), int(s.height)
+	in.LeftMargin, in.TopMargin = int(s.left_margin), int(s.top_margin)
+	var ic [4]C.int
+	C.rb_inset_crop(lr, &ic[0])
+	if ic[0] != 0xffff && ic[1] != 0xffff && ic[2] > 0 && ic[3] > 0 {
+		in.InsetCrop = [4]int{int(ic[0]), int(ic[1]), int(ic[2]), int(ic[3])}
+	}
 	in.Flip = int(s.flip)
 	in.Colors = int(lr.idata.colors)
 	in.Filters = uint32(lr.idata.filters)
