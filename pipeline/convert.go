@@ -53,6 +53,10 @@ type job struct {
 	opcodes       opcodeState     // the opcode stages' lists and report (stage_opcodes.go)
 	lens          *LensCorrection // what the lens stage did (nil: not run)
 	crop          *Crop           // the crop stage's crop (stage_crop.go)
+	// cropFrame is the size of the image the crop was cut from (the
+	// decoded visible area; 0 when not cropped): the frame OpcodeList3
+	// refers to (DNG §6: list 3 runs before the DefaultCrop).
+	cropFrame [2]int
 
 	// decoded: LibRaw's decode ran to completion; fromCache: the decoded
 	// image came from the stage cache; decodedW, decodedH: the size the

@@ -34,6 +34,7 @@ func stageCrop(_ context.Context, j *job) error {
 		}
 		if c, ok := scaledCrop(j.hdr, j.settings, vw, vh); ok && c.W == w && c.H == h {
 			j.crop = &c
+			j.cropFrame = [2]int{vw, vh}
 			return nil
 		}
 		j.crop = &Crop{Source: CropNone, W: w, H: h}
@@ -50,6 +51,7 @@ func stageCrop(_ context.Context, j *job) error {
 	j.camera = cropInPlace(j.camera, w, j.colors, c)
 	j.img = Image{W: c.W, H: c.H}
 	j.crop = &c
+	j.cropFrame = [2]int{w, h}
 	return nil
 }
 

@@ -284,6 +284,12 @@ func stageOpcodes(_ context.Context, j *job) error {
 	}
 	w, h, c := j.img.W, j.img.H, j.colors
 	area := dngopcode.Area{Width: w, Height: h}
+	if j.crop != nil && j.cropFrame[0] > 0 && (j.crop.W != j.cropFrame[0] || j.crop.H != j.cropFrame[1]) {
+		// The crop stage already cut the picture area out: list 3
+		// refers to the uncropped image (DNG §6), the buffer sits in it
+		// at the crop's origin.
+		area = dngopcode.Area{Top: j.crop.Y, Left: j.crop.X, Width: j.cropFrame[0], Height: j.cropFrame[1]}
+	}
 	writable := j.cached == nil
 	own := func() {
 		if !writable {

@@ -333,3 +333,24 @@ func TestOpcodeGainMapList1(t *testing.T) {
 		t.Errorf("Result.Opcodes %+v", res.Opcodes)
 	}
 }
+
+// TestOpcodeVignetteCropped: OpcodeList3 refers to the image before the
+// DNG's DefaultCrop (DNG §6: list 3 runs before the crop), so with
+// --crop camera cutting 16 columns off the left only, the vignette's
+// optical centre stays where the opcode puts it and the field comes out
+// flat; taken relative to the cropped image it is off by 8 pixels.
+func TestOpcodeVignetteCropped(t *testing.T) {
+	spec := synthdng.FlatVignetted()
+	spec.DefaultCropOrigin = [2]int{16, 0}
+	spec.DefaultCropSize = [2]int{synthdng.FlatW - 16, synthdng.FlatH - 4}
+	s := opcodeSettings()
+	s.Crop = CropCamera
+	dev, res := flatness(t, spec, s)
+	t.Logf("vignetted flat field cropped by 16 columns on the left: largest deviation %.2f %% (crop %+v)", 100*dev, res.Crop)
+	if res.Crop == nil || res.Crop.X != 16 || res.Crop.W != synthdng.FlatW-16 {
+		t.Fatalf("the DefaultCrop was not applied: %+v", res.Crop)
+	}
+	if dev > 0.02 {
+		t.Errorf("deviation %.2f %% from flat, want at most 2 %%", 100*dev)
+	}
+}
