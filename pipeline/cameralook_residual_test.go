@@ -28,6 +28,7 @@ func TestCameraLookResidualPredictsRender(t *testing.T) {
 		s := DefaultSettings()
 		s.Format = PNG16
 		s.Look = LookCamera
+		s.Lens = LensOff // the look is measured so (BenchmarkLookTable)
 		out, res := convert(t, in, t.TempDir(), s)
 		m := cvResidualRE.FindStringSubmatch(res.Exposure.Source)
 		if m == nil {
