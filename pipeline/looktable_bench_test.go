@@ -127,7 +127,7 @@ func cameraResidual(b testing.TB, in string) (string, string) {
 	}
 	j := &job{in: in, settings: s, hdr: hdr}
 	defer j.cleanup()
-	for _, st := range Stages {
+	for _, st := range activeStages(s) {
 		if err := st.run(context.Background(), j); err != nil {
 			return "", err.Error()
 		}
