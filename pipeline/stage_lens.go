@@ -27,8 +27,8 @@ var lensStage = Stage{Name: "lens", Scope: PerFile, Kind: Spatial, Linear: true,
 // lensBand is the number of rows devignetted in one lensfun call.
 const lensBand = 32
 
-// lensRemapRows is the number of rows remapped together (W×lensRemapRows×3
-// float32 of scratch before they are copied into the corrected image).
+// lensRemapRows is the number of rows remapped between checks for a cancel
+// (the lens cost still counts a band of W×lensRemapRows×3 float32).
 const lensRemapRows = 256
 
 // lensDBBytes is what loading lensfun's system database costs in memory:
@@ -415,7 +415,8 @@ func (g *lensNodes) row(y, ch int, sx, sy []float32) {
 // that points (lensfun.Modifier.Points) gives at the grid of nodes
 // (lensNodes), interpolated in between; the nodes are computed on the
 // calling goroutine (lensfun's handles belong to its thread), the image is
-// remapped by warp.Remap in parallel, band by band (so a cancel is seen).
+// remapped by warp.RemapInto in parallel, band by band straight into the
+// corrected image (so a cancel is seen).
 func lensRemap(ctx context.Context, src []float32, w, h int, points func(dst, xy []float32) error) ([]float32, error) {
 	g, err := newLensNodes(w, h, points)
 	if err != nil {
@@ -427,8 +428,7 @@ func lensRemap(ctx context.Context, src []float32, w, h int, points func(dst, xy
 			return nil, err
 		}
 		n := min(lensRemapRows, h-y0)
-		band := warp.Remap(src, w, h, 3, w, n, func(y, ch int, sx, sy []float32) { g.row(y0+y, ch, sx, sy) })
-		copy(out[y0*w*3:], band)
+		warp.RemapInto(out[y0*w*3:(y0+n)*w*3], src, w, h, 3, w, n, func(y, ch int, sx, sy []float32) { g.row(y0+y, ch, sx, sy) })
 	}
 	return out, nil
 }

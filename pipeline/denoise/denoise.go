@@ -145,6 +145,15 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 // bilinearly, edges replicated: the inverse of split's transform (a
 // stabilised value below 0 is taken as 0, so black comes back as 0).
 func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
+	// The columns' half-resolution neighbours and weights, the same on
+	// every row.
+	xa, xb, txs := make([]int32, w), make([]int32, w), make([]float32, w)
+	for x := range txs {
+		fx := (float32(x) - 0.5) / 2
+		x0 := int(fx+1) - 1 // floor for fx ≥ −1
+		txs[x] = fx - float32(x0)
+		xa[x], xb[x] = int32(max(x0, 0)), int32(min(x0+1, hw-1))
+	}
 	par.Rows(h, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			fy := (float32(r) - 0.5) / 2
@@ -152,13 +161,12 @@ func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
 			ty := fy - float32(y0)
 			a0, a1 := max(y0, 0)*hw, min(y0+1, hh-1)*hw
 			yr, dst := y[r*w:][:w], pix[3*r*w:][:3*w]
+			q1a, q1b, q2a, q2b := q1[a0:a0+hw], q1[a1:a1+hw], q2[a0:a0+hw], q2[a1:a1+hw]
+			xa, xb, txs := xa[:len(yr)], xb[:len(yr)], txs[:len(yr)]
 			for x := range yr {
-				fx := (float32(x) - 0.5) / 2
-				x0 := int(fx+1) - 1
-				tx := fx - float32(x0)
-				xa, xb := max(x0, 0), min(x0+1, hw-1)
-				c1 := bilerp(q1[a0+xa], q1[a0+xb], q1[a1+xa], q1[a1+xb], tx, ty)
-				c2 := bilerp(q2[a0+xa], q2[a0+xb], q2[a1+xa], q2[a1+xb], tx, ty)
+				ia, ib, tx := xa[x], xb[x], txs[x]
+				c1 := bilerp(q1a[ia], q1a[ib], q1b[ia], q1b[ib], tx, ty)
+				c2 := bilerp(q2a[ia], q2a[ib], q2b[ia], q2b[ib], tx, ty)
 				g := yr[x] - (c1+c2)/3
 				q := dst[3*x : 3*x+3 : 3*x+3]
 				q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
@@ -192,8 +200,16 @@ func unstab(v float32) float32 {
 // channel of an interleaved image, or a plane with stride 1) in place
 // through levels of the à trous transform, with thresholds k·σ_j; a and b
 // are w×h scratch planes. It returns σ_0, the noise of the finest level.
+//
+// p is the input of the first level's smoothing and the sum of the shrunk
+// details and the last smooth image: a level's row is added to p as soon
+// as it is computed, except for the first level's, which waits for the
+// second level's pass (its smoothing reads p's neighbouring rows), and the
+// last smooth image is added in the last level's pass, so there are
+// levels passes over the plane (levels+2 when levels is 1).
 func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k float64) float64 {
 	var sigma0 float64
+	var t20 float32      // the first level's squared threshold
 	cur, cs := p, stride // the smooth image of the level being split
 	for j := range levels {
 		step := 1 << j
@@ -208,27 +224,47 @@ func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k fl
 		if j > 0 && &cur[0] == &a[0] {
 			next = b
 		}
-		if j == 0 {
-			// p is both the input and the sum: smooth all of it first.
+		last := j == levels-1
+		switch {
+		case j == 0:
+			// p is both the input and the sum: smooth all of it first;
+			// its detail is shrunk into p in the next level's pass.
+			t20 = t2
 			par.Rows(h, func(lo, hi int) {
 				tmp := make([]float32, w)
 				for y := lo; y < hi; y++ {
 					blurRow(cur, cs, w, h, y, step, tmp, next[y*w:(y+1)*w])
 				}
 			})
-			par.Rows(h, func(lo, hi int) {
-				for i := lo * w; i < hi*w; i++ {
-					p[i*stride] = garrote(p[i*stride]-next[i], t2)
-				}
-			})
-		} else {
+			if levels == 1 {
+				par.Rows(h, func(lo, hi int) {
+					for i := lo * w; i < hi*w; i++ {
+						p[i*stride] = garrote(p[i*stride]-next[i], t2) + next[i]
+					}
+				})
+			}
+		default:
 			par.Rows(h, func(lo, hi int) {
 				tmp := make([]float32, w)
 				for y := lo; y < hi; y++ {
 					nr := next[y*w : (y+1)*w]
 					blurRow(cur, 1, w, h, y, step, tmp, nr)
 					row := cur[y*w : (y+1)*w]
-					acc := p[y*w*stride:]
+					acc := p[y*w*stride : (y*w+w-1)*stride+1]
+					if j == 1 {
+						// The first level's detail: p minus its smoothing
+						// (row, the smooth image this level splits).
+						for x := range row {
+							acc[x*stride] = garrote(acc[x*stride]-row[x], t20)
+						}
+					}
+					if last {
+						for x := range row {
+							v := acc[x*stride] + garrote(row[x]-nr[x], t2)
+							acc[x*stride] = v + nr[x]
+						}
+						continue
+					}
 					for x := range row {
 						acc[x*stride] += garrote(row[x]-nr[x], t2)
 					}
@@ -237,11 +273,6 @@ func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k fl
 		}
 		cur, cs = next, 1
 	}
-	par.Rows(h, func(lo, hi int) {
-		for i := lo * w; i < hi*w; i++ {
-			p[i*stride] += cur[i]
-		}
-	})
 	return sigma0
 }
 

@@ -75,20 +75,81 @@ func Remap(src []float32, w, h, c, dw, dh int, m RowMap) []float32 {
 		panic(fmt.Sprintf("warp: bad sizes: %d values for %d×%d×%d → %d×%d", len(src), w, h, c, dw, dh))
 	}
 	dst := make([]float32, dw*dh*c)
+	RemapInto(dst, src, w, h, c, dw, dh, m)
+	return dst
+}
+
+// RemapInto is Remap writing into dst (dw×dh×c float32, interleaved; every
+// value is overwritten) instead of a new image; dst must not overlap src.
+// It panics if len(dst) is not dw·dh·c, len(src) not w·h·c, or a size is
+// not positive.
+func RemapInto(dst, src []float32, w, h, c, dw, dh int, m RowMap) {
+	if w <= 0 || h <= 0 || c <= 0 || dw <= 0 || dh <= 0 || len(src) != w*h*c || len(dst) != dw*dh*c {
+		panic(fmt.Sprintf("warp: bad sizes: %d values for %d×%d×%d → %d values for %d×%d", len(src), w, h, c, len(dst), dw, dh))
+	}
 	par.Rows(dh, func(lo, hi int) {
-		sx := make([]float32, dw)
-		sy := make([]float32, dw)
+		// The positions of all c channels of a row: channel ch's at
+		// sx[ch*dw:], sy[ch*dw:].
+		sx := make([]float32, c*dw)
+		sy := make([]float32, c*dw)
 		for y := lo; y < hi; y++ {
 			row := dst[y*dw*c : (y+1)*dw*c]
 			for ch := 0; ch < c; ch++ {
-				m(y, ch, sx, sy)
+				m(y, ch, sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw])
+			}
+			if c == 3 {
+				remapRow3(src, w, h, sx, sy, row)
+				continue
+			}
+			for ch := 0; ch < c; ch++ {
+				px, py := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
 				for x := 0; x < dw; x++ {
-					row[x*c+ch] = sample(src, w, h, c, ch, sx[x], sy[x])
+					row[x*c+ch] = sample(src, w, h, c, ch, px[x], py[x])
 				}
 			}
 		}
 	})
-	return dst
+}
+
+// remapRow3 fills row (dw×3) with src (w×h×3) sampled at the positions of
+// the three channels (sx, sy: channel ch's dw positions at ch·dw), pixel
+// by pixel (the three channels' taps are neighbours in memory). It
+// computes what sample does, in the same order of operations; positions
+// whose 4×4 taps are all inside take the path written out here.
+func remapRow3(src []float32, w, h int, sx, sy, row []float32) {
+	dw := len(row) / 3
+	stride := 3 * w
+	xMax, yMax := float32(w-2), float32(h-2)
+	for ch := 0; ch < 3; ch++ {
+		csx, csy := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
+		out := row[ch:]
+		for x, px := range csx {
+			py := csy[x]
+			if !(px >= 1 && py >= 1 && px < xMax && py < yMax) {
+				out[3*x] = sample(src, w, h, 3, ch, px, py)
+				continue
+			}
+			ix, iy := int(px), int(py)
+			fx, fy := px-float32(ix), py-float32(iy)
+			fx2, fy2 := fx*fx, fy*fy
+			fx3, fy3 := fx2*fx, fy2*fy
+			// keys4's weights, written out.
+			wx0 := -0.5*fx3 + fx2 - 0.5*fx
+			wx1 := 1.5*fx3 - 2.5*fx2 + 1
+			wx2 := -1.5*fx3 + 2*fx2 + 0.5*fx
+			wx3 := 0.5*fx3 - 0.5*fx2
+			base := (iy-1)*stride + (ix-1)*3 + ch
+			r := src[base : base+3*stride+10]
+			v0 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = r[stride:]
+			v1 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = r[stride:]
+			v2 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = r[stride:]
+			v3 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			out[3*x] = (-0.5*fy3+fy2-0.5*fy)*v0 + (1.5*fy3-2.5*fy2+1)*v1 + (-1.5*fy3+2*fy2+0.5*fy)*v2 + (0.5*fy3-0.5*fy2)*v3
+		}
+	}
 }
 
 // Sample returns channel ch of src (w×h×c, interleaved) interpolated at
