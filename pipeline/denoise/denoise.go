@@ -250,6 +250,10 @@ func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k fl
 					nr := next[y*w : (y+1)*w]
 					blurRow(cur, 1, w, h, y, step, tmp, nr)
 					row := cur[y*w : (y+1)*w]
+					if stride == 1 {
+						addDetail(p[y*w:(y+1)*w], row, nr, j == 1, last, t20, t2)
+						continue
+					}
 					acc := p[y*w*stride : (y*w+w-1)*stride+1]
 					if j == 1 {
 						// The first level's detail: p minus its smoothing
@@ -276,6 +280,37 @@ func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k fl
 	return sigma0
 }
 
+// addDetail is a row of shrinkPlane's pass of a level after the first on a
+// plane of stride 1: it adds to acc (a row of the sum) the level's shrunk
+// detail, row (the row of the level's input) minus nr (of its smoothing),
+// with squared threshold t2. With first (the second level's pass), acc
+// holds the input of the first level and is first replaced by its shrunk
+// detail (acc minus row, squared threshold t20); with last, nr (the last
+// smooth image) is added too.
+func addDetail(acc, row, nr []float32, first, last bool, t20, t2 float32) {
+	acc, nr = acc[:len(row)], nr[:len(row)]
+	switch {
+	case first && last:
+		for x, c := range row {
+			v := garrote(acc[x]-c, t20) + garrote(c-nr[x], t2)
+			acc[x] = v + nr[x]
+		}
+	case first:
+		for x, c := range row {
+			acc[x] = garrote(acc[x]-c, t20) + garrote(c-nr[x], t2)
+		}
+	case last:
+		for x, c := range row {
+			v := acc[x] + garrote(c-nr[x], t2)
+			acc[x] = v + nr[x]
+		}
+	default:
+		for x, c := range row {
+			acc[x] += garrote(c-nr[x], t2)
+		}
+	}
+}
+
 // garrote is the non-negative garrote shrinkage of coefficient d with
 // squared threshold t2: d − t2/d when d² > t2, else 0.
 func garrote(d, t2 float32) float32 {
@@ -294,8 +329,9 @@ func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
 	r3 := src[mirror(y+step, h)*w*stride:][:n]
 	r4 := src[mirror(y+2*step, h)*w*stride:][:n]
 	if stride == 1 {
-		for x := range tmp {
-			tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + r2[x]*(6.0/16)
+		tmp, r0, r1, r3, r4 := tmp[:n], r0[:n], r1[:n], r3[:n], r4[:n]
+		for x, c := range r2 {
+			tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + c*(6.0/16)
 		}
 	} else {
 		for x := range tmp {
@@ -308,8 +344,13 @@ func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
 	for x := 0; x < lo; x++ {
 		out[x] = edgeTap(tmp, w, x, step)
 	}
-	for x := lo; x < hi; x++ {
-		out[x] = (tmp[x-s2]+tmp[x+s2])*(1.0/16) + (tmp[x-step]+tmp[x+step])*(4.0/16) + tmp[x]*(6.0/16)
+	if m := hi - lo; m > 0 {
+		// lo = s2 and hi = w − s2 here: every tap inside.
+		t0, t1, t2 := tmp[lo-s2:][:m], tmp[lo-step:][:m], tmp[lo:][:m]
+		t3, t4, o := tmp[lo+step:][:m], tmp[lo+s2:][:m], out[lo:][:m]
+		for x, c := range t2 {
+			o[x] = (t0[x]+t4[x])*(1.0/16) + (t1[x]+t3[x])*(4.0/16) + c*(6.0/16)
+		}
 	}
 	for x := hi; x < w; x++ {
 		out[x] = edgeTap(tmp, w, x, step)
