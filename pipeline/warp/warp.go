@@ -55,13 +55,15 @@ func Keys(x float64) float64 {
 // keys4 gives the four weights of the taps at floor(t)−1 … floor(t)+2 for
 // the fractional part f = t − floor(t) ∈ [0, 1).
 func keys4(f float32) (w0, w1, w2, w3 float32) {
-	// k(1+f), k(f), k(1−f), k(2−f) in closed form; they sum to 1.
-	f2 := f * f
-	f3 := f2 * f
-	w0 = -0.5*f3 + f2 - 0.5*f
-	w1 = 1.5*f3 - 2.5*f2 + 1
-	w2 = -1.5*f3 + 2*f2 + 0.5*f
-	w3 = 0.5*f3 - 0.5*f2
+	// k(1+f), k(f), k(1−f), k(2−f) in factored form (g = 1 − f):
+	// −f·g²/2, 1 + f²(1.5f − 2.5), 1 + g²(1.5g − 2.5), −f²·g/2; they sum
+	// to 1.
+	g := 1 - f
+	h := -0.5 * f * g
+	w0 = h * g
+	w1 = 1 + f*f*(1.5*f-2.5)
+	w2 = 1 + g*g*(1.5*g-2.5)
+	w3 = h * f
 	return
 }
 
@@ -112,10 +114,10 @@ func RemapInto(dst, src []float32, w, h, c, dw, dh int, m RowMap) {
 }
 
 // remapRow3 fills row (dw×3) with src (w×h×3) sampled at the positions of
-// the three channels (sx, sy: channel ch's dw positions at ch·dw), pixel
-// by pixel (the three channels' taps are neighbours in memory). It
-// computes what sample does, in the same order of operations; positions
-// whose 4×4 taps are all inside take the path written out here.
+// the three channels (sx, sy: channel ch's dw positions at ch·dw), channel
+// by channel. It computes what sample does, in the same order of
+// operations; positions whose 4×4 taps are all inside take the path
+// written out here (c = 3 a constant, no call).
 func remapRow3(src []float32, w, h int, sx, sy, row []float32) {
 	dw := len(row) / 3
 	stride := 3 * w
@@ -131,13 +133,8 @@ func remapRow3(src []float32, w, h int, sx, sy, row []float32) {
 			}
 			ix, iy := int(px), int(py)
 			fx, fy := px-float32(ix), py-float32(iy)
-			fx2, fy2 := fx*fx, fy*fy
-			fx3, fy3 := fx2*fx, fy2*fy
-			// keys4's weights, written out.
-			wx0 := -0.5*fx3 + fx2 - 0.5*fx
-			wx1 := 1.5*fx3 - 2.5*fx2 + 1
-			wx2 := -1.5*fx3 + 2*fx2 + 0.5*fx
-			wx3 := 0.5*fx3 - 0.5*fx2
+			wx0, wx1, wx2, wx3 := keys4(fx)
+			wy0, wy1, wy2, wy3 := keys4(fy)
 			base := (iy-1)*stride + (ix-1)*3 + ch
 			r := src[base : base+3*stride+10]
 			v0 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
@@ -147,7 +144,7 @@ func remapRow3(src []float32, w, h int, sx, sy, row []float32) {
 			v2 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
 			r = r[stride:]
 			v3 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
-			out[3*x] = (-0.5*fy3+fy2-0.5*fy)*v0 + (1.5*fy3-2.5*fy2+1)*v1 + (-1.5*fy3+2*fy2+0.5*fy)*v2 + (0.5*fy3-0.5*fy2)*v3
+			out[3*x] = wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
 		}
 	}
 }
