@@ -372,7 +372,7 @@ func newLensNodes(w, h int, points func(dst, xy []float32) error) (*lensNodes, e
 			g.tx[i] = float32(i-g.xs[k]) / float32(g.xs[k+1]-g.xs[k])
 		}
 	}
-	g.scratch.New = func() any { b := make([]float32, 2*nx); return &b }
+	g.scratch.New = func() any { b := make([]float32, 4*nx); return &b }
 	return g, nil
 }
 
@@ -393,21 +393,29 @@ func (g *lensNodes) row(y, ch int, sx, sy []float32) {
 	nx := len(g.xs)
 	bp := g.scratch.Get().(*[]float32)
 	defer g.scratch.Put(bp)
-	if cap(*bp) < 2*nx {
-		*bp = make([]float32, 2*nx)
+	if cap(*bp) < 4*nx {
+		*bp = make([]float32, 4*nx)
 	}
-	line := (*bp)[:2*nx]
+	// line[4k:4k+4]: node k's x, y, and the differences to node k+1's.
+	line := (*bp)[:4*nx]
 	r0, r1 := g.pos[j*nx*6:(j+1)*nx*6], g.pos[j1*nx*6:(j1+1)*nx*6]
 	for k := 0; k < nx; k++ {
 		a, b := r0[k*6+2*ch:k*6+2*ch+2], r1[k*6+2*ch:k*6+2*ch+2]
-		line[2*k] = a[0] + ty*(b[0]-a[0])
-		line[2*k+1] = a[1] + ty*(b[1]-a[1])
+		n := line[4*k : 4*k+4 : 4*k+4]
+		n[0] = a[0] + ty*(b[0]-a[0])
+		n[1] = a[1] + ty*(b[1]-a[1])
+		if k > 0 {
+			line[4*k-2], line[4*k-1] = n[0]-line[4*k-4], n[1]-line[4*k-3]
+		}
 	}
-	for i := range sx {
-		k, t := g.kx[i], g.tx[i]
-		a := line[2*k : 2*k+4]
-		sx[i] = a[0] + t*(a[2]-a[0])
-		sy[i] = a[1] + t*(a[3]-a[1])
+	line[4*nx-2], line[4*nx-1] = 0, 0
+	sy = sy[:len(sx)]
+	kx, tx := g.kx[:len(sx)], g.tx[:len(sx)]
+	for i, k := range kx {
+		t := tx[i]
+		a := line[4*k : 4*k+4 : 4*k+4]
+		sx[i] = a[0] + t*a[2]
+		sy[i] = a[1] + t*a[3]
 	}
 }
 
