@@ -189,11 +189,21 @@ func ScratchBytes(w, h int) int64 {
 }
 
 // stab is the stabilising transform √(max(x,0)+ε).
-func stab(x float32) float32 { return float32(math.Sqrt(float64(max(x, 0) + Epsilon))) }
+func stab(x float32) float32 { return float32(math.Sqrt(float64(pos(x) + Epsilon))) }
 
 func unstab(v float32) float32 {
-	v = max(v, 0)
-	return max(v*v-Epsilon, 0)
+	v = pos(v)
+	return pos(v*v - Epsilon)
+}
+
+// pos is max(x, 0) (NaN stays NaN, −0 gives +0) with a branch instead of
+// the builtin's branch-free sequence: the values it sees are nearly all
+// positive, so the branch is predicted.
+func pos(x float32) float32 {
+	if x > 0 || x != x {
+		return x
+	}
+	return 0
 }
 
 // shrinkPlane denoises the w×h plane whose pixel i is p[i·stride] (a
@@ -314,8 +324,14 @@ func addDetail(acc, row, nr []float32, first, last bool, t20, t2 float32) {
 // garrote is the non-negative garrote shrinkage of coefficient d with
 // squared threshold t2: d − t2/d when d² > t2, else 0.
 func garrote(d, t2 float32) float32 {
-	// Branch-free: noise makes the branch unpredictable.
-	return d * max(0, 1-t2/max(d*d, 1e-30))
+	// max(d², 1e-30) with a branch (d² is rarely that small, so it is
+	// predicted); the shrinkage itself branch-free (max): noise makes
+	// d² > t2 unpredictable.
+	dd := d * d
+	if dd < 1e-30 {
+		dd = 1e-30
+	}
+	return d * max(0, 1-t2/dd)
 }
 
 // blurRow writes row y of the B3-spline smoothing of the w×h plane

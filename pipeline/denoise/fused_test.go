@@ -73,3 +73,14 @@ func TestShrinkPlaneFusedPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestPosIsMax: pos is the builtin max(x, 0), NaN and signed zeros
+// included.
+func TestPosIsMax(t *testing.T) {
+	for _, x := range []float32{1, 1e-30, 0, float32(math.Copysign(0, -1)), -1e-30, -2, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		got, want := pos(x), max(x, 0)
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Errorf("pos(%v) = %v, max gives %v", x, got, want)
+		}
+	}
+}
