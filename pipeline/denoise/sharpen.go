@@ -42,7 +42,7 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 	par.Rows(h, func(lo, hi int) {
 		for i := lo * w; i < hi*w; i++ {
 			y := (pix[3*i] + pix[3*i+1] + pix[3*i+2]) / 3
-			l[i] = max(y, 0)
+			l[i] = pos(y)
 		}
 	})
 	a := float32(amount)
@@ -89,7 +89,7 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 				}
 				i := y*w + x
 				lv := l[i]
-				ls := max(lv+a*(lv-b), 0)
+				ls := pos(lv + a*(lv-b))
 				q := pix[3*i : 3*i+3 : 3*i+3]
 				yv := (q[0] + q[1] + q[2]) / 3
 				if yv <= 0 {
