@@ -27,8 +27,8 @@ var lensStage = Stage{Name: "lens", Scope: PerFile, Kind: Spatial, Linear: true,
 // lensBand is the number of rows devignetted in one lensfun call.
 const lensBand = 32
 
-// lensRemapRows is the number of rows remapped together (W×lensRemapRows×3
-// float32 of scratch before they are copied into the corrected image).
+// lensRemapRows is the number of rows remapped between checks for a cancel
+// (the lens cost still counts a band of W×lensRemapRows×3 float32).
 const lensRemapRows = 256
 
 // lensDBBytes is what loading lensfun's system database costs in memory:
@@ -372,7 +372,7 @@ func newLensNodes(w, h int, points func(dst, xy []float32) error) (*lensNodes, e
 			g.tx[i] = float32(i-g.xs[k]) / float32(g.xs[k+1]-g.xs[k])
 		}
 	}
-	g.scratch.New = func() any { b := make([]float32, 2*nx); return &b }
+	g.scratch.New = func() any { b := make([]float32, 4*nx); return &b }
 	return g, nil
 }
 
@@ -393,21 +393,29 @@ func (g *lensNodes) row(y, ch int, sx, sy []float32) {
 	nx := len(g.xs)
 	bp := g.scratch.Get().(*[]float32)
 	defer g.scratch.Put(bp)
-	if cap(*bp) < 2*nx {
-		*bp = make([]float32, 2*nx)
+	if cap(*bp) < 4*nx {
+		*bp = make([]float32, 4*nx)
 	}
-	line := (*bp)[:2*nx]
+	// line[4k:4k+4]: node k's x, y, and the differences to node k+1's.
+	line := (*bp)[:4*nx]
 	r0, r1 := g.pos[j*nx*6:(j+1)*nx*6], g.pos[j1*nx*6:(j1+1)*nx*6]
 	for k := 0; k < nx; k++ {
 		a, b := r0[k*6+2*ch:k*6+2*ch+2], r1[k*6+2*ch:k*6+2*ch+2]
-		line[2*k] = a[0] + ty*(b[0]-a[0])
-		line[2*k+1] = a[1] + ty*(b[1]-a[1])
+		n := line[4*k : 4*k+4 : 4*k+4]
+		n[0] = a[0] + ty*(b[0]-a[0])
+		n[1] = a[1] + ty*(b[1]-a[1])
+		if k > 0 {
+			line[4*k-2], line[4*k-1] = n[0]-line[4*k-4], n[1]-line[4*k-3]
+		}
 	}
-	for i := range sx {
-		k, t := g.kx[i], g.tx[i]
-		a := line[2*k : 2*k+4]
-		sx[i] = a[0] + t*(a[2]-a[0])
-		sy[i] = a[1] + t*(a[3]-a[1])
+	line[4*nx-2], line[4*nx-1] = 0, 0
+	sy = sy[:len(sx)]
+	kx, tx := g.kx[:len(sx)], g.tx[:len(sx)]
+	for i, k := range kx {
+		t := tx[i]
+		a := line[4*k : 4*k+4 : 4*k+4]
+		sx[i] = a[0] + t*a[2]
+		sy[i] = a[1] + t*a[3]
 	}
 }
 
@@ -415,7 +423,8 @@ func (g *lensNodes) row(y, ch int, sx, sy []float32) {
 // that points (lensfun.Modifier.Points) gives at the grid of nodes
 // (lensNodes), interpolated in between; the nodes are computed on the
 // calling goroutine (lensfun's handles belong to its thread), the image is
-// remapped by warp.Remap in parallel, band by band (so a cancel is seen).
+// remapped by warp.RemapInto in parallel, band by band straight into the
+// corrected image (so a cancel is seen).
 func lensRemap(ctx context.Context, src []float32, w, h int, points func(dst, xy []float32) error) ([]float32, error) {
 	g, err := newLensNodes(w, h, points)
 	if err != nil {
@@ -427,8 +436,7 @@ func lensRemap(ctx context.Context, src []float32, w, h int, points func(dst, xy
 			return nil, err
 		}
 		n := min(lensRemapRows, h-y0)
-		band := warp.Remap(src, w, h, 3, w, n, func(y, ch int, sx, sy []float32) { g.row(y0+y, ch, sx, sy) })
-		copy(out[y0*w*3:], band)
+		warp.RemapInto(out[y0*w*3:(y0+n)*w*3], src, w, h, 3, w, n, func(y, ch int, sx, sy []float32) { g.row(y0+y, ch, sx, sy) })
 	}
 	return out, nil
 }

@@ -145,6 +145,15 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 // bilinearly, edges replicated: the inverse of split's transform (a
 // stabilised value below 0 is taken as 0, so black comes back as 0).
 func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
+	// The columns' half-resolution neighbours and weights, the same on
+	// every row.
+	xa, xb, txs := make([]int32, w), make([]int32, w), make([]float32, w)
+	for x := range txs {
+		fx := (float32(x) - 0.5) / 2
+		x0 := int(fx+1) - 1 // floor for fx ≥ −1
+		txs[x] = fx - float32(x0)
+		xa[x], xb[x] = int32(max(x0, 0)), int32(min(x0+1, hw-1))
+	}
 	par.Rows(h, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			fy := (float32(r) - 0.5) / 2
@@ -152,13 +161,12 @@ func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
 			ty := fy - float32(y0)
 			a0, a1 := max(y0, 0)*hw, min(y0+1, hh-1)*hw
 			yr, dst := y[r*w:][:w], pix[3*r*w:][:3*w]
+			q1a, q1b, q2a, q2b := q1[a0:a0+hw], q1[a1:a1+hw], q2[a0:a0+hw], q2[a1:a1+hw]
+			xa, xb, txs := xa[:len(yr)], xb[:len(yr)], txs[:len(yr)]
 			for x := range yr {
-				fx := (float32(x) - 0.5) / 2
-				x0 := int(fx+1) - 1
-				tx := fx - float32(x0)
-				xa, xb := max(x0, 0), min(x0+1, hw-1)
-				c1 := bilerp(q1[a0+xa], q1[a0+xb], q1[a1+xa], q1[a1+xb], tx, ty)
-				c2 := bilerp(q2[a0+xa], q2[a0+xb], q2[a1+xa], q2[a1+xb], tx, ty)
+				ia, ib, tx := xa[x], xb[x], txs[x]
+				c1 := bilerp(q1a[ia], q1a[ib], q1b[ia], q1b[ib], tx, ty)
+				c2 := bilerp(q2a[ia], q2a[ib], q2b[ia], q2b[ib], tx, ty)
 				g := yr[x] - (c1+c2)/3
 				q := dst[3*x : 3*x+3 : 3*x+3]
 				q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
@@ -181,19 +189,37 @@ func ScratchBytes(w, h int) int64 {
 }
 
 // stab is the stabilising transform √(max(x,0)+ε).
-func stab(x float32) float32 { return float32(math.Sqrt(float64(max(x, 0) + Epsilon))) }
+func stab(x float32) float32 { return float32(math.Sqrt(float64(pos(x) + Epsilon))) }
 
 func unstab(v float32) float32 {
-	v = max(v, 0)
-	return max(v*v-Epsilon, 0)
+	v = pos(v)
+	return pos(v*v - Epsilon)
+}
+
+// pos is max(x, 0) (NaN stays NaN, −0 gives +0) with a branch instead of
+// the builtin's branch-free sequence: the values it sees are nearly all
+// positive, so the branch is predicted.
+func pos(x float32) float32 {
+	if x > 0 || x != x {
+		return x
+	}
+	return 0
 }
 
 // shrinkPlane denoises the w×h plane whose pixel i is p[i·stride] (a
 // channel of an interleaved image, or a plane with stride 1) in place
 // through levels of the à trous transform, with thresholds k·σ_j; a and b
 // are w×h scratch planes. It returns σ_0, the noise of the finest level.
+//
+// p is the input of the first level's smoothing and the sum of the shrunk
+// details and the last smooth image: a level's row is added to p as soon
+// as it is computed, except for the first level's, which waits for the
+// second level's pass (its smoothing reads p's neighbouring rows), and the
+// last smooth image is added in the last level's pass, so there are
+// levels passes over the plane (levels+2 when levels is 1).
 func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k float64) float64 {
 	var sigma0 float64
+	var t20 float32      // the first level's squared threshold
 	cur, cs := p, stride // the smooth image of the level being split
 	for j := range levels {
 		step := 1 << j
@@ -208,27 +234,51 @@ func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k fl
 		if j > 0 && &cur[0] == &a[0] {
 			next = b
 		}
-		if j == 0 {
-			// p is both the input and the sum: smooth all of it first.
+		last := j == levels-1
+		switch {
+		case j == 0:
+			// p is both the input and the sum: smooth all of it first;
+			// its detail is shrunk into p in the next level's pass.
+			t20 = t2
 			par.Rows(h, func(lo, hi int) {
 				tmp := make([]float32, w)
 				for y := lo; y < hi; y++ {
 					blurRow(cur, cs, w, h, y, step, tmp, next[y*w:(y+1)*w])
 				}
 			})
-			par.Rows(h, func(lo, hi int) {
-				for i := lo * w; i < hi*w; i++ {
-					p[i*stride] = garrote(p[i*stride]-next[i], t2)
-				}
-			})
-		} else {
+			if levels == 1 {
+				par.Rows(h, func(lo, hi int) {
+					for i := lo * w; i < hi*w; i++ {
+						p[i*stride] = garrote(p[i*stride]-next[i], t2) + next[i]
+					}
+				})
+			}
+		default:
 			par.Rows(h, func(lo, hi int) {
 				tmp := make([]float32, w)
 				for y := lo; y < hi; y++ {
 					nr := next[y*w : (y+1)*w]
 					blurRow(cur, 1, w, h, y, step, tmp, nr)
 					row := cur[y*w : (y+1)*w]
-					acc := p[y*w*stride:]
+					if stride == 1 {
+						addDetail(p[y*w:(y+1)*w], row, nr, j == 1, last, t20, t2)
+						continue
+					}
+					acc := p[y*w*stride : (y*w+w-1)*stride+1]
+					if j == 1 {
+						// The first level's detail: p minus its smoothing
+						// (row, the smooth image this level splits).
+						for x := range row {
+							acc[x*stride] = garrote(acc[x*stride]-row[x], t20)
+						}
+					}
+					if last {
+						for x := range row {
+							v := acc[x*stride] + garrote(row[x]-nr[x], t2)
+							acc[x*stride] = v + nr[x]
+						}
+						continue
+					}
 					for x := range row {
 						acc[x*stride] += garrote(row[x]-nr[x], t2)
 					}
@@ -237,19 +287,51 @@ func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k fl
 		}
 		cur, cs = next, 1
 	}
-	par.Rows(h, func(lo, hi int) {
-		for i := lo * w; i < hi*w; i++ {
-			p[i*stride] += cur[i]
-		}
-	})
 	return sigma0
+}
+
+// addDetail is a row of shrinkPlane's pass of a level after the first on a
+// plane of stride 1: it adds to acc (a row of the sum) the level's shrunk
+// detail, row (the row of the level's input) minus nr (of its smoothing),
+// with squared threshold t2. With first (the second level's pass), acc
+// holds the input of the first level and is first replaced by its shrunk
+// detail (acc minus row, squared threshold t20); with last, nr (the last
+// smooth image) is added too.
+func addDetail(acc, row, nr []float32, first, last bool, t20, t2 float32) {
+	acc, nr = acc[:len(row)], nr[:len(row)]
+	switch {
+	case first && last:
+		for x, c := range row {
+			v := garrote(acc[x]-c, t20) + garrote(c-nr[x], t2)
+			acc[x] = v + nr[x]
+		}
+	case first:
+		for x, c := range row {
+			acc[x] = garrote(acc[x]-c, t20) + garrote(c-nr[x], t2)
+		}
+	case last:
+		for x, c := range row {
+			v := acc[x] + garrote(c-nr[x], t2)
+			acc[x] = v + nr[x]
+		}
+	default:
+		for x, c := range row {
+			acc[x] += garrote(c-nr[x], t2)
+		}
+	}
 }
 
 // garrote is the non-negative garrote shrinkage of coefficient d with
 // squared threshold t2: d − t2/d when d² > t2, else 0.
 func garrote(d, t2 float32) float32 {
-	// Branch-free: noise makes the branch unpredictable.
-	return d * max(0, 1-t2/max(d*d, 1e-30))
+	// max(d², 1e-30) with a branch (d² is rarely that small, so it is
+	// predicted); the shrinkage itself branch-free (max): noise makes
+	// d² > t2 unpredictable.
+	dd := d * d
+	if dd < 1e-30 {
+		dd = 1e-30
+	}
+	return d * max(0, 1-t2/dd)
 }
 
 // blurRow writes row y of the B3-spline smoothing of the w×h plane
@@ -263,8 +345,9 @@ func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
 	r3 := src[mirror(y+step, h)*w*stride:][:n]
 	r4 := src[mirror(y+2*step, h)*w*stride:][:n]
 	if stride == 1 {
-		for x := range tmp {
-			tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + r2[x]*(6.0/16)
+		tmp, r0, r1, r3, r4 := tmp[:n], r0[:n], r1[:n], r3[:n], r4[:n]
+		for x, c := range r2 {
+			tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + c*(6.0/16)
 		}
 	} else {
 		for x := range tmp {
@@ -277,8 +360,13 @@ func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
 	for x := 0; x < lo; x++ {
 		out[x] = edgeTap(tmp, w, x, step)
 	}
-	for x := lo; x < hi; x++ {
-		out[x] = (tmp[x-s2]+tmp[x+s2])*(1.0/16) + (tmp[x-step]+tmp[x+step])*(4.0/16) + tmp[x]*(6.0/16)
+	if m := hi - lo; m > 0 {
+		// lo = s2 and hi = w − s2 here: every tap inside.
+		t0, t1, t2 := tmp[lo-s2:][:m], tmp[lo-step:][:m], tmp[lo:][:m]
+		t3, t4, o := tmp[lo+step:][:m], tmp[lo+s2:][:m], out[lo:][:m]
+		for x, c := range t2 {
+			o[x] = (t0[x]+t4[x])*(1.0/16) + (t1[x]+t3[x])*(4.0/16) + c*(6.0/16)
+		}
 	}
 	for x := hi; x < w; x++ {
 		out[x] = edgeTap(tmp, w, x, step)

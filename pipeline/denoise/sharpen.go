@@ -42,26 +42,43 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 	par.Rows(h, func(lo, hi int) {
 		for i := lo * w; i < hi*w; i++ {
 			y := (pix[3*i] + pix[3*i+1] + pix[3*i+2]) / 3
-			l[i] = max(y, 0)
+			l[i] = pos(y)
 		}
 	})
 	a := float32(amount)
+	var k7 [7]float32 // the taps of radius 3
+	copy(k7[:], k)
 	par.Rows(h, func(lo, hi int) {
 		tmp := make([]float32, w)
 		for y := lo; y < hi; y++ {
-			for x := range tmp {
-				tmp[x] = 0
-			}
-			for i := -r; i <= r; i++ {
-				row := l[mirror(y+i, h)*w:][:w]
-				ki := k[i+r]
+			if r == 3 {
+				// The default radius (σ 0.7) in one sweep, the taps added
+				// in the order of the loop below.
+				r0, r1, r2 := l[mirror(y-3, h)*w:][:w], l[mirror(y-2, h)*w:][:w], l[mirror(y-1, h)*w:][:w]
+				r3, r4, r5, r6 := l[y*w:][:w], l[mirror(y+1, h)*w:][:w], l[mirror(y+2, h)*w:][:w], l[mirror(y+3, h)*w:][:w]
+				k0, k1, k2, k3, k4, k5, k6 := k[0], k[1], k[2], k[3], k[4], k[5], k[6]
+				tmp := tmp[:w]
 				for x := range tmp {
-					tmp[x] += ki * row[x]
+					tmp[x] = 0 + k0*r0[x] + k1*r1[x] + k2*r2[x] + k3*r3[x] + k4*r4[x] + k5*r5[x] + k6*r6[x]
+				}
+			} else {
+				for x := range tmp {
+					tmp[x] = 0
+				}
+				for i := -r; i <= r; i++ {
+					row := l[mirror(y+i, h)*w:][:w]
+					ki := k[i+r]
+					for x := range tmp {
+						tmp[x] += ki * row[x]
+					}
 				}
 			}
 			for x := range w {
 				var b float32
-				if x >= r && x+r < w {
+				if r == 3 && x >= 3 && x+3 < w {
+					t := tmp[x-3 : x+4 : x+4]
+					b = 0 + k7[0]*t[0] + k7[1]*t[1] + k7[2]*t[2] + k7[3]*t[3] + k7[4]*t[4] + k7[5]*t[5] + k7[6]*t[6]
+				} else if x >= r && x+r < w {
 					for i := -r; i <= r; i++ {
 						b += k[i+r] * tmp[x+i]
 					}
@@ -72,7 +89,7 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 				}
 				i := y*w + x
 				lv := l[i]
-				ls := max(lv+a*(lv-b), 0)
+				ls := pos(lv + a*(lv-b))
 				q := pix[3*i : 3*i+3 : 3*i+3]
 				yv := (q[0] + q[1] + q[2]) / 3
 				if yv <= 0 {

@@ -55,13 +55,15 @@ func Keys(x float64) float64 {
 // keys4 gives the four weights of the taps at floor(t)−1 … floor(t)+2 for
 // the fractional part f = t − floor(t) ∈ [0, 1).
 func keys4(f float32) (w0, w1, w2, w3 float32) {
-	// k(1+f), k(f), k(1−f), k(2−f) in closed form; they sum to 1.
-	f2 := f * f
-	f3 := f2 * f
-	w0 = -0.5*f3 + f2 - 0.5*f
-	w1 = 1.5*f3 - 2.5*f2 + 1
-	w2 = -1.5*f3 + 2*f2 + 0.5*f
-	w3 = 0.5*f3 - 0.5*f2
+	// k(1+f), k(f), k(1−f), k(2−f) in factored form (g = 1 − f):
+	// −f·g²/2, 1 + f²(1.5f − 2.5), 1 + g²(1.5g − 2.5), −f²·g/2; they sum
+	// to 1.
+	g := 1 - f
+	h := -0.5 * f * g
+	w0 = h * g
+	w1 = 1 + f*f*(1.5*f-2.5)
+	w2 = 1 + g*g*(1.5*g-2.5)
+	w3 = h * f
 	return
 }
 
@@ -75,20 +77,76 @@ func Remap(src []float32, w, h, c, dw, dh int, m RowMap) []float32 {
 		panic(fmt.Sprintf("warp: bad sizes: %d values for %d×%d×%d → %d×%d", len(src), w, h, c, dw, dh))
 	}
 	dst := make([]float32, dw*dh*c)
+	RemapInto(dst, src, w, h, c, dw, dh, m)
+	return dst
+}
+
+// RemapInto is Remap writing into dst (dw×dh×c float32, interleaved; every
+// value is overwritten) instead of a new image; dst must not overlap src.
+// It panics if len(dst) is not dw·dh·c, len(src) not w·h·c, or a size is
+// not positive.
+func RemapInto(dst, src []float32, w, h, c, dw, dh int, m RowMap) {
+	if w <= 0 || h <= 0 || c <= 0 || dw <= 0 || dh <= 0 || len(src) != w*h*c || len(dst) != dw*dh*c {
+		panic(fmt.Sprintf("warp: bad sizes: %d values for %d×%d×%d → %d values for %d×%d", len(src), w, h, c, len(dst), dw, dh))
+	}
 	par.Rows(dh, func(lo, hi int) {
-		sx := make([]float32, dw)
-		sy := make([]float32, dw)
+		// The positions of all c channels of a row: channel ch's at
+		// sx[ch*dw:], sy[ch*dw:].
+		sx := make([]float32, c*dw)
+		sy := make([]float32, c*dw)
 		for y := lo; y < hi; y++ {
 			row := dst[y*dw*c : (y+1)*dw*c]
 			for ch := 0; ch < c; ch++ {
-				m(y, ch, sx, sy)
+				m(y, ch, sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw])
+			}
+			if c == 3 {
+				remapRow3(src, w, h, sx, sy, row)
+				continue
+			}
+			for ch := 0; ch < c; ch++ {
+				px, py := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
 				for x := 0; x < dw; x++ {
-					row[x*c+ch] = sample(src, w, h, c, ch, sx[x], sy[x])
+					row[x*c+ch] = sample(src, w, h, c, ch, px[x], py[x])
 				}
 			}
 		}
 	})
-	return dst
+}
+
+// remapRow3 fills row (dw×3) with src (w×h×3) sampled at the positions of
+// the three channels (sx, sy: channel ch's dw positions at ch·dw), channel
+// by channel. It computes what sample does, in the same order of
+// operations; positions whose 4×4 taps are all inside take the path
+// written out here (c = 3 a constant, no call).
+func remapRow3(src []float32, w, h int, sx, sy, row []float32) {
+	dw := len(row) / 3
+	stride := 3 * w
+	xMax, yMax := float32(w-2), float32(h-2)
+	for ch := 0; ch < 3; ch++ {
+		csx, csy := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
+		out := row[ch:]
+		for x, px := range csx {
+			py := csy[x]
+			if !(px >= 1 && py >= 1 && px < xMax && py < yMax) {
+				out[3*x] = sample(src, w, h, 3, ch, px, py)
+				continue
+			}
+			ix, iy := int(px), int(py)
+			fx, fy := px-float32(ix), py-float32(iy)
+			wx0, wx1, wx2, wx3 := keys4(fx)
+			wy0, wy1, wy2, wy3 := keys4(fy)
+			base := (iy-1)*stride + (ix-1)*3 + ch
+			r := src[base : base+3*stride+10]
+			v0 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = r[stride:]
+			v1 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = r[stride:]
+			v2 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = r[stride:]
+			v3 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			out[3*x] = wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
+		}
+	}
 }
 
 // Sample returns channel ch of src (w×h×c, interleaved) interpolated at
