@@ -27,8 +27,7 @@ var lensStage = Stage{Name: "lens", Scope: PerFile, Kind: Spatial, Linear: true,
 // lensBand is the number of rows devignetted in one lensfun call.
 const lensBand = 32
 
-// lensRemapRows is the number of rows remapped between checks for a cancel
-// (the lens cost still counts a band of W×lensRemapRows×3 float32).
+// lensRemapRows is the number of rows remapped between checks for a cancel.
 const lensRemapRows = 256
 
 // lensDBBytes is what loading lensfun's system database costs in memory:
@@ -37,13 +36,15 @@ const lensRemapRows = 256
 const lensDBBytes = 4 << 20
 
 // lensCost: the corrected image (W×H×3 float32) replaces the input, which
-// is freed when the step ends; lensfun's database, the grid of nodes'
-// positions and a band of remapped rows are scratch.
+// is freed when the step ends; lensfun's database, the vignetting gains of
+// every lensNodeStep-th row (W×3 float32 each) and the grid of nodes'
+// positions (6 + 2 float32 a node) are scratch.
 func lensCost(m memCtx) StepMemory {
 	img := 12 * m.px()
-	nodes := int64(m.step.W/lensNodeStep+2) * int64(m.step.H/lensNodeStep+2) * (6*4 + 2*4)
-	band := int64(m.step.W)*lensRemapRows*12 + nodes
-	return StepMemory{Scratch: lensDBBytes + band, Alloc: img, Free: img}
+	rows := int64(m.step.H/lensNodeStep + 2)
+	gains := rows * int64(m.step.W) * 12
+	nodes := int64(m.step.W/lensNodeStep+2) * rows * (6*4 + 2*4)
+	return StepMemory{Scratch: lensDBBytes + gains + nodes, Alloc: img, Free: img}
 }
 
 // LensCorrection is what the lens stage did with a file (Result.Lens).

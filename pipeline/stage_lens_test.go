@@ -342,7 +342,7 @@ func TestLensCost(t *testing.T) {
 		t.Fatalf("no lens step in %+v", m.Steps)
 	}
 	px := int64(24e6)
-	if lens.Alloc != 12*px || lens.Free != 12*px || lens.Scratch != lensDBBytes+6000*lensRemapRows*12+int64(6000/lensNodeStep+2)*int64(4000/lensNodeStep+2)*32 {
+	if lens.Alloc != 12*px || lens.Free != 12*px || lens.Scratch != lensDBBytes+int64(4000/lensNodeStep+2)*(6000*12+int64(6000/lensNodeStep+2)*32) {
 		t.Errorf("lens step %+v", lens)
 	}
 	if lens.Peak <= before.Peak-before.Scratch-before.Alloc+12*px {
