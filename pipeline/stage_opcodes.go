@@ -316,6 +316,9 @@ func stageOpcodes(_ context.Context, j *job) error {
 	}
 	for _, op := range o.lists[2] {
 		switch {
+		case op.Vignette != nil && op.Vignette.CheckGains() != nil:
+			j.skipOpcode(op, 3, op.Vignette.CheckGains().Error())
+			continue
 		case op.Vignette != nil:
 			own()
 			op.Vignette.ApplyImage(j.camera, w, h, c, area)
