@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -32,5 +33,19 @@ func TestOpcodeVignetteImplausible(t *testing.T) {
 		if !strings.Contains(w, "DNG OpcodeList3: FixVignetteRadial not applied: "+c.want) {
 			t.Errorf("k %v: warnings %q", c.k, w)
 		}
+	}
+}
+
+// TestOpcodeLossyDNGOff: with --dng-opcodes off the 6D's lossy-DNG
+// MapPolynomials are still LibRaw's (its decoder applies them anyway),
+// not "not applied".
+func TestOpcodeLossyDNGOff(t *testing.T) {
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	s := opcodeSettings()
+	s.DNGOpcodes, s.HalfSize = OpcodesOff, true
+	_, res := convert(t, in, t.TempDir(), s)
+	want := slices.Repeat([]string{"MapPolynomial (list 2)"}, 3)
+	if res.Opcodes == nil || !slices.Equal(res.Opcodes.ByLibRaw, want) || len(res.Opcodes.NotApplied)+len(res.Opcodes.Applied) != 0 {
+		t.Fatalf("Result.Opcodes %+v", res.Opcodes)
 	}
 }
