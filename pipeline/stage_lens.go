@@ -176,7 +176,7 @@ func stageLens(ctx context.Context, j *job) error {
 		}
 	}
 	if lens == nil {
-		lc.Reason = "no lens profile"
+		lc.Reason = noLensReason(db, cam, lk.lens)
 		if cam == nil && len(lk.cameras) > 0 {
 			lc.Reason = "no lens profile (camera not in lensfun's database)"
 		}

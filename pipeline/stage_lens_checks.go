@@ -68,3 +68,22 @@ func (j *job) skipLensVignetting(lc *LensCorrection, applied lensfun.Corrections
 	j.warnings = append(j.warnings, fmt.Sprintf("lens correction (%s): %s", lc.Profile, note))
 	return true
 }
+
+// noLensReason is Reason when lensfun has no lens named name for cam's
+// mount: "no lens profile", or, when a lens of that name exists for
+// another mount (a --lens-model for the wrong camera), "no lens profile
+// (lensfun's NAME does not fit the Canon EF mount)".
+func noLensReason(db *lensfun.DB, cam *lensfun.Camera, name string) string {
+	if cam == nil || name == "" {
+		return "no lens profile"
+	}
+	other, err := db.FindLens(nil, "", name)
+	if err != nil || other == nil {
+		return "no lens profile"
+	}
+	mount := "the camera's mount"
+	if cam.Mount != "" {
+		mount = "the " + cam.Mount + " mount"
+	}
+	return fmt.Sprintf("no lens profile (lensfun's %s does not fit %s)", other.Name(), mount)
+}
