@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/filehash"
+	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
 )
 
 // LensMode says whether the lens stage corrects the lens with lensfun
@@ -54,8 +55,41 @@ func (s Settings) validateLens() error {
 		if !fi.IsDir() {
 			return fmt.Errorf("lens database %s: not a directory", s.LensDB)
 		}
+		if err := checkLensDB(s.LensDB); err != nil {
+			return fmt.Errorf("lens database: %w", err)
+		}
 	}
 	return nil
+}
+
+// lensDBChecked keeps the result of checkLensDB per directory and
+// listing (names, sizes, modification times), so settings validated
+// several times load the directory once.
+var lensDBChecked sync.Map
+
+// checkLensDB loads the *.xml files of dir with lensfun once
+// (lensfun.CheckDir: regular files only, parsed, closed right away) and
+// returns its error, which names the file.
+func checkLensDB(dir string) error {
+	names, err := lensfun.XMLFiles(dir)
+	if err != nil {
+		return err
+	}
+	key := dir
+	for _, n := range names {
+		fi, err := os.Stat(n)
+		if err != nil {
+			return err
+		}
+		key += fmt.Sprintf("\x00%s %d %d", n, fi.Size(), fi.ModTime().UnixNano())
+	}
+	if v, ok := lensDBChecked.Load(key); ok {
+		err, _ := v.(error)
+		return err
+	}
+	err = lensfun.CheckDir(dir)
+	lensDBChecked.Store(key, err)
+	return err
 }
 
 // LensHashParts returns the lens settings of s as strings for
@@ -71,8 +105,11 @@ func LensHashParts(s Settings) []string {
 	parts = append(parts, "lens-model="+s.LensModel)
 	if s.LensDB != "" {
 		parts = append(parts, "lens-db="+s.LensDB)
-		names, _ := filepath.Glob(filepath.Join(s.LensDB, "*.xml"))
-		sort.Strings(names)
+		// Only regular files are hashed: a named pipe would block.
+		names, err := lensfun.XMLFiles(s.LensDB)
+		if err != nil {
+			parts = append(parts, "lens-db-error="+err.Error())
+		}
 		for _, n := range names {
 			h, _, _, err := filehash.File(n, nil)
 			if err != nil {

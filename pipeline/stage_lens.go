@@ -67,7 +67,9 @@ type LensCorrection struct {
 	// so that no empty corners remain; 1 without geometric corrections).
 	Scale float64 `json:",omitempty"`
 	// Reason says why nothing was corrected: "no lens profile",
-	// "corrected by the DNG's opcodes", "no focal length", ...
+	// "corrected by the DNG's opcodes", "no focal length", ...; or why
+	// a correction of the profile was left out ("vignetting not
+	// applied: gain ≤ 0 at the corners (from r = 0.80)").
 	Reason string `json:",omitempty"`
 }
 
@@ -175,7 +177,7 @@ func stageLens(ctx context.Context, j *job) error {
 		}
 	}
 	if lens == nil {
-		lc.Reason = "no lens profile"
+		lc.Reason = noLensReason(db, cam, lk.lens)
 		if cam == nil && len(lk.cameras) > 0 {
 			lc.Reason = "no lens profile (camera not in lensfun's database)"
 		}
@@ -210,7 +212,7 @@ func stageLens(ctx context.Context, j *job) error {
 			j.camera = slices.Clone(j.camera)
 			j.releaseCached()
 		}
-		if err := lensDevignette(m.Devignette, j.camera, w, h); err != nil {
+		if err := lensDevignette(m.Devignette, j.camera, w, h); err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
 			return fmt.Errorf("lens correction: %w", err)
 		}
 	}
@@ -288,6 +290,9 @@ const lensNodeStep = 8
 // and smooth (a polynomial in r², lensfun's "pa" model), so the
 // interpolation's error is under 0.05 % of the gain (TestLensDevignetteRows:
 // 0.03 % at the corners of the EF 24-105 at 24 mm f/4, gain 6.3).
+// A gain that is implausible on any node row (≤ 0, NaN, Inf or above
+// dngopcode.MaxGain = 16: checkVignetteGains) leaves pix as it was and
+// returns an *implausibleVignetting.
 func lensDevignette(devignette func(pix []float32, y0, rows int) error, pix []float32, w, h int) error {
 	ys := nodeCoords(h)
 	gains := make([]float32, len(ys)*w*3)
@@ -299,6 +304,9 @@ func lensDevignette(devignette func(pix []float32, y0, rows int) error, pix []fl
 		if err := devignette(row, y, 1); err != nil {
 			return err
 		}
+	}
+	if err := checkVignetteGains(gains, ys, w, h); err != nil {
+		return err
 	}
 	par.Rows(h, func(lo, hi int) {
 		for y := lo; y < hi; y++ {

@@ -109,6 +109,13 @@ func opName(op dngopcode.Opcode, list int) string {
 // lossy_dng_load_raw applies as its decoding curve.
 const lossyDNG = 34892
 
+// opcodeByLibRaw says whether LibRaw applies op of list (1..3) itself
+// while decoding: the MapPolynomials of OpcodeList2 in a lossy DNG
+// (lossy_dng_load_raw's curve), whatever --dng-opcodes says.
+func (j *job) opcodeByLibRaw(op dngopcode.Opcode, list int) bool {
+	return op.ID == dngopcode.MapPolynomial && list == 2 && j.hdr.Compression == lossyDNG
+}
+
 // readOpcodes reads and parses the file's opcode lists once (from where
 // the header found them). A list that cannot be read or is corrupt is a
 // warning; the opcodes before the bad one are kept.
@@ -202,7 +209,7 @@ func stageOpcodesRaw(_ context.Context, j *job) error {
 		list := li + 1
 		for _, op := range o.lists[li] {
 			switch {
-			case op.ID == dngopcode.MapPolynomial && list == 2 && j.hdr.Compression == lossyDNG:
+			case j.opcodeByLibRaw(op, list):
 				o.result.ByLibRaw = append(o.result.ByLibRaw, opName(op, list))
 			case op.GainMap != nil && j.cached != nil && j.info.Filters != 0:
 				// Applied to the CFA data when the cached image was
@@ -316,6 +323,9 @@ func stageOpcodes(_ context.Context, j *job) error {
 	}
 	for _, op := range o.lists[2] {
 		switch {
+		case op.Vignette != nil && op.Vignette.CheckGains() != nil:
+			j.skipOpcode(op, 3, op.Vignette.CheckGains().Error())
+			continue
 		case op.Vignette != nil:
 			own()
 			op.Vignette.ApplyImage(j.camera, w, h, c, area)
@@ -339,12 +349,17 @@ func stageOpcodes(_ context.Context, j *job) error {
 
 // opcodesResult is Result.Opcodes: nil when the file has no opcode list.
 // With --dng-opcodes off (the stages not planned) every opcode is listed
-// as not applied.
+// as not applied, but those LibRaw applies while decoding (by_libraw).
 func (j *job) opcodesResult() *OpcodesResult {
 	if j.settings.dngOpcodes() == OpcodesOff {
 		j.readOpcodes()
 		for i, l := range j.opcodes.lists {
 			for _, op := range l {
+				if j.opcodeByLibRaw(op, i+1) {
+					// LibRaw applies them while decoding, off or not.
+					j.opcodes.result.ByLibRaw = append(j.opcodes.result.ByLibRaw, opName(op, i+1))
+					continue
+				}
 				j.opcodes.result.NotApplied = append(j.opcodes.result.NotApplied, opName(op, i+1))
 			}
 		}

@@ -88,3 +88,44 @@ func (v *VignetteParams) ApplyImage(img []float32, w, h, c int, a Area) {
 		}
 	})
 }
+
+// MaxGain is the largest vignetting gain rawbatch applies: 16 (4 EV). A
+// real lens's corners need at most about 3 EV at full aperture (the EF
+// 24-105 at 24 mm f/4, lensfun's profile: gain 6.3); more, or a gain ≤ 0,
+// NaN or Inf, is a broken profile or opcode, which would blow the corners
+// out or turn the frame black outside a circle.
+const MaxGain = 16
+
+// PlausibleGain says why the gain g is not one to apply ("" when it is):
+// ≤ 0, not finite, or above MaxGain.
+func PlausibleGain(g float64) string {
+	switch {
+	case math.IsNaN(g) || math.IsInf(g, 0):
+		return "gain not finite"
+	case g <= 0:
+		return "gain ≤ 0"
+	case g > MaxGain:
+		return fmt.Sprintf("gain above %d (4 EV)", MaxGain)
+	}
+	return ""
+}
+
+// CheckGains returns an error saying where g(r) is implausible
+// (PlausibleGain) for r from 0 to 1 (the farthest corner of the frame,
+// in 1/4096 steps): "gain ≤ 0 at the corners (from r = 0.45)"; nil when it
+// is plausible everywhere. The polynomial is smooth and of degree 10, so
+// the steps do not miss a dip below 0 of any extent that matters.
+func (v *VignetteParams) CheckGains() error {
+	const steps = 4096
+	for i := 0; i <= steps; i++ {
+		r := float64(i) / steps
+		if why := PlausibleGain(v.Gain(r)); why != "" {
+			where := fmt.Sprintf("from r = %.2f of the farthest corner", r)
+			if r > 0.7 {
+				where = fmt.Sprintf("at the corners (from r = %.2f)", r)
+			}
+			return fmt.Errorf("%s %s", why, where)
+		}
+	}
+	return nil
+}

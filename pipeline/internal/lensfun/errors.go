@@ -8,6 +8,8 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"syscall"
 )
 
 // The kinds of lensfun's failures; errors wrap one of them (errors.Is).
@@ -31,10 +33,15 @@ func dbError(what string, e C.lfError) error {
 	case C.LF_NO_DATABASE:
 		return fmt.Errorf("lensfun: %s: %w", what, ErrNoDatabase)
 	case C.LF_WRONG_FORMAT:
-		if msg := lastMessage(); msg != "" {
+		if msg := strings.TrimRight(lastMessage(), "\n"); msg != "" {
 			return fmt.Errorf("lensfun: %s: %w: %s", what, ErrFormat, msg)
 		}
 		return fmt.Errorf("lensfun: %s: %w", what, ErrFormat)
+	}
+	// lensfun 0.3.3 returns -errno for a file it cannot read
+	// (lfError (-ENOENT)), which is 4294967294 read as the unsigned enum.
+	if n := int32(e); n < 0 {
+		return fmt.Errorf("lensfun: %s: %w", what, syscall.Errno(-n))
 	}
 	return fmt.Errorf("lensfun: %s: error code %d", what, int(e))
 }

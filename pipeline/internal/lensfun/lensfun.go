@@ -93,9 +93,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -112,6 +109,9 @@ var loadMu sync.Mutex
 // quiet installs, once, the GLib log handler that keeps lensfun's
 // messages from stderr (rb_lf_log).
 var quiet sync.Once
+
+// beQuiet installs the log handler (quiet), once.
+func beQuiet() { quiet.Do(func() { C.rb_lf_quiet() }) }
 
 // lastMessage returns and clears the calling thread's last lensfun
 // message ("" if none).
@@ -183,17 +183,11 @@ func Open(extra ...string) (*DB, error) {
 		return nil, sysErr
 	}
 	for _, dir := range extra {
-		names, err := filepath.Glob(filepath.Join(dir, "*.xml"))
-		if err == nil && len(names) == 0 {
-			if _, err = os.Stat(dir); err == nil {
-				err = fmt.Errorf("%s: no *.xml files", dir)
-			}
-		}
+		names, err := XMLFiles(dir)
 		if err != nil {
 			d.closeLocked()
-			return nil, fmt.Errorf("lensfun database directory: %w", err)
+			return nil, err
 		}
-		sort.Strings(names)
 		for _, name := range names {
 			cs := C.CString(name)
 			defer C.free(unsafe.Pointer(cs))
