@@ -6,7 +6,7 @@
 GO       ?= go
 BIN      := bin/rawbatch
 PKGS     := ./...
-APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev zlib1g-dev libimage-exiftool-perl pkg-config gcc g++
+APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev zlib1g-dev libimage-exiftool-perl time pkg-config gcc g++
 # LIBRAW is bundled (default) or system.
 LIBRAW   ?= bundled
 export LIBRAW
