@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -182,15 +181,6 @@ func stageDenoise(_ context.Context, j *job) error {
 	j.denoiseUsed.Sigma = n.LinearAt(0.18)
 	j.denoiseUsed.Reason += fmt.Sprintf("; σ %.4f at mid grey", j.denoiseUsed.Sigma)
 	return nil
-}
-
-// ownCamera makes j.camera a buffer of the job's own before a stage
-// changes it in place: a decoded image from the stage cache is mapped
-// read-only.
-func (j *job) ownCamera() {
-	if j.cached != nil && len(j.camera) > 0 && len(j.cached.pix) > 0 && &j.camera[0] == &j.cached.pix[0] {
-		j.camera = slices.Clone(j.camera)
-	}
 }
 
 // denoiseResult is the noise reduction for Result (nil when the file was

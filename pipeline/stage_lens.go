@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -206,12 +205,7 @@ func stageLens(ctx context.Context, j *job) error {
 	}
 	lc.Corrections = m.Applied.String()
 	if m.Applied&lensfun.Vignetting != 0 {
-		if j.cached != nil && j.cached.entry != nil && len(j.camera) > 0 && len(j.cached.pix) > 0 && &j.camera[0] == &j.cached.pix[0] {
-			// The image is the stage cache's read-only mapping: correct
-			// a copy, and give the mapping back.
-			j.camera = slices.Clone(j.camera)
-			j.releaseCached()
-		}
+		j.ownCamera()
 		if err := lensDevignette(m.Devignette, j.camera, w, h); err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
 			return fmt.Errorf("lens correction: %w", err)
 		}

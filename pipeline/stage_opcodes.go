@@ -297,13 +297,6 @@ func stageOpcodes(_ context.Context, j *job) error {
 		// at the crop's origin.
 		area = dngopcode.Area{Top: j.crop.Y, Left: j.crop.X, Width: j.cropFrame[0], Height: j.cropFrame[1]}
 	}
-	writable := j.cached == nil
-	own := func() {
-		if !writable {
-			j.camera = append([]float32(nil), j.camera...)
-			writable = true
-		}
-	}
 	half := j.settings.HalfSize
 	for _, d := range o.deferred {
 		g := *d.op.GainMap
@@ -317,23 +310,27 @@ func stageOpcodes(_ context.Context, j *job) error {
 			j.skipOpcode(d.op, d.list, why)
 			continue
 		}
-		own()
+		j.ownCamera()
 		g.ApplyImage(j.camera, w, h, c, area)
 		j.appliedOpcode(d.op, d.list)
 	}
 	for _, op := range o.lists[2] {
+		var implausible error
+		if op.Vignette != nil {
+			implausible = op.Vignette.CheckGains()
+		}
 		switch {
-		case op.Vignette != nil && op.Vignette.CheckGains() != nil:
-			j.skipOpcode(op, 3, op.Vignette.CheckGains().Error())
+		case implausible != nil:
+			j.skipOpcode(op, 3, implausible.Error())
 			continue
 		case op.Vignette != nil:
-			own()
+			j.ownCamera()
 			op.Vignette.ApplyImage(j.camera, w, h, c, area)
 		case op.Warp != nil:
+			// A new image, the job's own.
 			j.camera = op.Warp.ApplyImage(j.camera, w, h, c, area)
-			writable = true
 		case op.GainMap != nil && !half:
-			own()
+			j.ownCamera()
 			op.GainMap.ApplyImage(j.camera, w, h, c, area)
 		case op.GainMap != nil:
 			j.skipOpcode(op, 3, "its area is in full-size pixels (--half-size)")

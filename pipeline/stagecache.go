@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/internal/filehash"
@@ -126,6 +127,17 @@ func (j *job) storeCache() {
 }
 
 // releaseCached unmaps the cache entry once its pixels have been copied.
+// ownCamera makes j.camera a buffer of the job's own before a stage
+// changes it in place (opcodes, denoise, lens): a decoded image from the
+// stage cache is mapped read-only, so it is copied once, and the mapping
+// given back; a no-op when j.camera is already the job's own.
+func (j *job) ownCamera() {
+	if j.cached != nil && len(j.camera) > 0 && len(j.cached.pix) > 0 && &j.camera[0] == &j.cached.pix[0] {
+		j.camera = slices.Clone(j.camera)
+		j.releaseCached()
+	}
+}
+
 func (j *job) releaseCached() {
 	if j.cached != nil && j.cached.entry != nil {
 		j.cached.entry.Close()
