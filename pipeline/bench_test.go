@@ -14,6 +14,16 @@ import (
 // for benchmarks.
 func writeSynthetic(b testing.TB, dir string, w, h int) string {
 	b.Helper()
+	p := filepath.Join(dir, fmt.Sprintf("synthetic-%dx%d.dng", w, h))
+	if err := synthdng.WriteFile(p, syntheticSpec(w, h)); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// syntheticSpec is writeSynthetic's chart: twelve patches on 18 % grey,
+// black 512, white 16383.
+func syntheticSpec(w, h int) synthdng.Spec {
 	c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18}}
 	for i := range 12 {
 		x0, y0 := (i%4)*w/4, (i/4)*h/3
@@ -21,11 +31,7 @@ func writeSynthetic(b testing.TB, dir string, w, h int) string {
 			SRGBLinear: [3]float64{0.05 + 0.05*float64(i%4), 0.1 + 0.1*float64(i%3), 0.6 - 0.04*float64(i)}})
 	}
 	cw, ch, scene := synthdng.ChartScene(c, 1, synthdng.DefaultColorMatrix, 1)
-	p := filepath.Join(dir, fmt.Sprintf("synthetic-%dx%d.dng", w, h))
-	if err := synthdng.WriteFile(p, synthdng.Spec{Width: cw, Height: ch, BlackLevel: 512, WhiteLevel: 16383, Scene: scene}); err != nil {
-		b.Fatal(err)
-	}
-	return p
+	return synthdng.Spec{Width: cw, Height: ch, BlackLevel: 512, WhiteLevel: 16383, Scene: scene}
 }
 
 // BenchmarkConvert24MP converts one synthetic 6000×4000 DNG to a JPEG and

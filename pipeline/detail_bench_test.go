@@ -26,15 +26,8 @@ func writeSyntheticISO(b testing.TB, dir string, w, h, iso int) string {
 // so --lens auto corrects all three.
 func writeSyntheticISOLens(b testing.TB, dir string, w, h, iso int, lens bool) string {
 	b.Helper()
-	c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18}}
-	for i := range 12 {
-		x0, y0 := (i%4)*w/4, (i/4)*h/3
-		c.Patches = append(c.Patches, synthdng.Patch{X0: x0, Y0: y0, X1: x0 + w/5, Y1: y0 + h/4,
-			SRGBLinear: [3]float64{0.05 + 0.05*float64(i%4), 0.1 + 0.1*float64(i%3), 0.6 - 0.04*float64(i)}})
-	}
-	cw, ch, scene := synthdng.ChartScene(c, 1, synthdng.DefaultColorMatrix, 1)
 	p := filepath.Join(dir, fmt.Sprintf("synthetic-%dx%d-iso%d.dng", w, h, iso))
-	spec := synthdng.AddNoise(synthdng.Spec{Width: cw, Height: ch, BlackLevel: 512, WhiteLevel: 16383, Scene: scene}, iso, 1)
+	spec := synthdng.AddNoise(syntheticSpec(w, h), iso, 1)
 	if lens {
 		p = strings.TrimSuffix(p, ".dng") + "-lens.dng"
 		spec.Make, spec.Model, spec.FocalLength, spec.FNumber = "Canon", "Canon EOS 6D", 65, 5.6
