@@ -32,6 +32,7 @@ type variantJob struct {
 	upright Oriented         // img rotated and mirrored upright
 	quant   image.Image      // the quantised image, for encoders that take a whole image
 	rows    encode.RowsRGB16 // the quantiser of a streamed (TIFF16) variant
+	rows8   encode.RowsRGB8  // the quantiser of a streamed 8-bit (JPEG) variant
 	tmp     string           // temporary output file, renamed into place on success
 }
 
