@@ -1,7 +1,10 @@
-// Package cache keeps decoded, demosaiced, linear float32 images on disk —
-// by default on tmpfs (/dev/shm), i.e. in memory — so that several output
+// Package cache keeps decoded, demosaiced, linear images on disk — by
+// default on tmpfs (/dev/shm), i.e. in memory — so that several output
 // variants of one RAW file, and a later run that adds a variant, never decode
-// the file twice.
+// the file twice. Images go in and come out as float32 samples in [0, 1];
+// they are stored as 16-bit samples, which is lossless for images that
+// came from 16-bit data (k/65535, as LibRaw's are) and rounds any other
+// value by less than 1/131070.
 //
 // # Layout
 //
@@ -10,18 +13,21 @@
 // progress, temporary files named ".rbtmp-*". Any other file is ignored.
 //
 // An entry file is a 96-byte header followed by the payload, the image's
-// float32 samples, interleaved (W×H×C, row-major, C samples per pixel), in
-// the host's byte order:
+// samples as little-endian uint16, interleaved (W×H×C, row-major, C
+// samples per pixel), each round(x·65535) of the float32 sample x clamped
+// to [0, 1] (NaN stored as 0); reading gives back float32(v)·(1/65535)
+// (float32 arithmetic, as LibRaw's copy into float computes it):
 //
 //	offset size field
 //	     0    8 magic "RBCACHE1"
-//	     8    4 format version (uint32, = FormatVersion)
-//	    12    4 flags (uint32; bit 0: payload is big-endian; bit 1: a
-//	              metadata trailer follows the payload)
+//	     8    4 format version (uint32, = FormatVersion; 2 was float32
+//	              samples in the host's byte order)
+//	    12    4 flags (uint32; bit 1: a metadata trailer follows the
+//	              payload; every other bit 0)
 //	    16    8 width W in pixels (uint64)
 //	    24    8 height H in pixels (uint64)
 //	    32    8 channels C (uint64)
-//	    40    8 payload length in bytes (uint64, = W·H·C·4)
+//	    40    8 payload length in bytes (uint64, = W·H·C·2)
 //	    48    8 XXH3-64 of the payload
 //	    56   32 the entry's key (the 32 bytes its 64 hex digits spell)
 //	    88    8 XXH3-64 of header bytes 0..87
@@ -33,6 +39,9 @@
 // end the file. The payload checksum covers the payload and the trailer. The key in the header ties the file to its name: an
 // entry file copied or renamed over another key's name fails [Cache.Get]'s
 // check and is treated as corrupt, never served as the other key's image.
+// An entry of another format version (a float32 entry of version 2) is
+// never read as this one: its key differs (Key mixes in FormatVersion),
+// and under this version's name it fails the version check as corrupt.
 //
 // Only regular files are entries: [Cache.Get] never opens (and so never
 // blocks on) a named pipe, socket or device left under an entry's name.
@@ -42,18 +51,17 @@
 // Several goroutines and several processes may use one directory at once.
 // Put writes a temporary file and renames it over "<key>.rbc", so a reader
 // sees either the old complete file, the new complete file or no file, and
-// concurrent Puts of one key are safe (the last rename wins). An [Entry]
-// returned by Get keeps its mapping valid even if the file is meanwhile
-// replaced, evicted, deleted or cleared: those only unlink the name. (A file
-// truncated in place by something other than this package while mapped would
-// fault the reader with SIGBUS; this package never does that.)
+// concurrent Puts of one key are safe (the last rename wins). [Cache.Get]
+// reads the entry through one open descriptor into memory of the caller's,
+// so a file meanwhile replaced, evicted, deleted or cleared (which only
+// unlink the name) is read whole or not at all; nothing stays mapped.
 //
 // Put does not fsync: the cache holds nothing that cannot be recomputed, on
 // tmpfs fsync does nothing anyway, and on a disk-backed directory a file torn
 // by a power loss fails the checksums and is treated as corrupt (deleted,
 // ErrCorrupt, the caller decodes again).
 //
-// The package is written for Linux and other Unix systems (mmap, statfs).
+// The package is written for Linux and other Unix systems (statfs, futimes).
 package cache
 
 import (
@@ -70,10 +78,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/zeebo/xxh3"
 	"golang.org/x/sys/unix"
@@ -82,8 +88,9 @@ import (
 // FormatVersion is the version of the entry file format and of the key
 // derivation. [Key] mixes it into every key, so bumping it makes every old
 // entry unreachable (old entries then age out through eviction or Clear).
-// Version 2 added the key to the header.
-const FormatVersion = 2
+// Version 2 added the key to the header; version 3 stores 16-bit samples
+// (2 bytes each) instead of float32 (4 bytes).
+const FormatVersion = 3
 
 const (
 	magic      = "RBCACHE1"
@@ -108,8 +115,13 @@ const (
 	// progress keeps its file's mtime fresh with every write.
 	staleTmpAge = time.Minute
 
-	flagBigEndian = 1
-	flagMeta      = 2 // a metadata trailer follows the payload
+	flagMeta = 2 // a metadata trailer follows the payload
+
+	// sampleBytes is the size in bytes of one stored sample (uint16).
+	sampleBytes = 2
+	// chunkBytes is the size of the buffer Put and Get convert samples
+	// through: the only memory they use beside the caller's image.
+	chunkBytes = 256 << 10
 )
 
 var (
@@ -135,40 +147,11 @@ var (
 	ErrNotCache = errors.New("does not look like a rawbatch cache")
 )
 
-// hostBigEndian reports the host's byte order, which is the payload's.
-var hostBigEndian = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 0
-}()
-
 // Cache is a directory of cached images. It is safe for concurrent use by
 // several goroutines, and several processes may open the same directory.
 type Cache struct {
 	dir string
 	max int64
-
-	mu sync.Mutex
-	// verified remembers, per key, the identity of the file whose payload
-	// checksum this Cache has already checked, so that later Gets of an
-	// unchanged file check only the header. Any write to the file changes
-	// its mtime and so forces a full check again.
-	verified map[string]fileID
-}
-
-// fileID identifies one version of one file: a replaced file has a new inode,
-// a file written in place a new mtime.
-type fileID struct {
-	dev, ino uint64
-	size     int64
-	mtime    int64 // Unix nanoseconds
-}
-
-func idOf(fi fs.FileInfo) fileID {
-	id := fileID{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
-	}
-	return id
 }
 
 // DefaultDir returns the default cache directory: /dev/shm/rawbatch-<uid>
@@ -315,7 +298,7 @@ func openDir(dir string, maxBytes int64) (*Cache, error) {
 	if fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("cache: %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
-	return &Cache{dir: dir, max: maxBytes, verified: make(map[string]fileID)}, nil
+	return &Cache{dir: dir, max: maxBytes}, nil
 }
 
 // checkTag returns nil if the directory's CACHEDIR.TAG is a regular file
@@ -459,23 +442,37 @@ func (c *Cache) path(key string) string {
 	return filepath.Join(c.dir, key+entryExt)
 }
 
-// payloadBytes returns W·H·C·4, or an error if a dimension is not positive
-// or the product overflows.
+// payloadBytes returns W·H·C·2, the stored samples' size in bytes, or an
+// error if a dimension is not positive or the product overflows.
 func payloadBytes(w, h, ch int) (int64, error) {
 	if w <= 0 || h <= 0 || ch <= 0 {
 		return 0, fmt.Errorf("cache: bad dimensions %d×%d×%d", w, h, ch)
 	}
-	n := uint64(4)
+	n := uint64(sampleBytes)
 	for _, d := range []int{w, h, ch} {
 		if n > uint64(math.MaxInt64-headerSize)/uint64(d) {
 			return 0, fmt.Errorf("cache: dimensions %d×%d×%d too large", w, h, ch)
 		}
 		n *= uint64(d)
 	}
-	if n > uint64(math.MaxInt) {
+	// Get holds the image as float32: twice the payload must fit an int.
+	if n > uint64(math.MaxInt/2) {
 		return 0, fmt.Errorf("cache: dimensions %d×%d×%d too large", w, h, ch)
 	}
 	return int64(n), nil
+}
+
+// EntryBytes returns the size in bytes of the entry file [Cache.Put]
+// writes for a w×h image of ch channels: the 96-byte header and 2 bytes a
+// sample (metadata from [Cache.PutMeta] adds its length + 8). It is what
+// the entry counts against the cache's cap. It returns 0 for dimensions
+// Put refuses (not positive, or too large).
+func EntryBytes(w, h, ch int) int64 {
+	n, err := payloadBytes(w, h, ch)
+	if err != nil {
+		return 0
+	}
+	return headerSize + n
 }
 
 // keyBytes returns the 32 bytes a well-formed key (checkKey) spells.
@@ -490,9 +487,6 @@ func encodeHeader(key string, w, h, ch int, n int64, sum uint64, meta bool) []by
 	le := binary.LittleEndian
 	le.PutUint32(b[8:], FormatVersion)
 	var flags uint32
-	if hostBigEndian {
-		flags |= flagBigEndian
-	}
 	if meta {
 		flags |= flagMeta
 	}
@@ -509,17 +503,19 @@ func encodeHeader(key string, w, h, ch int, n int64, sum uint64, meta bool) []by
 
 type header struct {
 	w, h, ch int
-	n        int64
+	n        int64 // payload bytes
 	sum      uint64
-	meta     []byte // the metadata trailer's bytes (aliasing b), nil without one
+	metaLen  int64 // M, the metadata's bytes; -1 without a trailer
 }
 
-// parseHeader validates b (the whole file of key's entry) except the
-// payload checksum.
-func parseHeader(b []byte, key string) (header, error) {
-	var hd header
-	if len(b) < headerSize {
-		return hd, fmt.Errorf("truncated: %d bytes, header needs %d", len(b), headerSize)
+// parseHeader validates the header b (the first 96 bytes of key's entry
+// file) against the file's size, and tail (the file's last 8 bytes, nil
+// for a file shorter than 104 bytes), which holds the metadata's length
+// when flag bit 1 is set. It does not check the payload checksum.
+func parseHeader(b []byte, size int64, tail []byte, key string) (header, error) {
+	hd := header{metaLen: -1}
+	if len(b) < headerSize || size < headerSize {
+		return hd, fmt.Errorf("truncated: %d bytes, header needs %d", size, headerSize)
 	}
 	if string(b[:8]) != magic {
 		return hd, fmt.Errorf("bad magic %q", b[:8])
@@ -536,8 +532,8 @@ func parseHeader(b []byte, key string) (header, error) {
 		return hd, fmt.Errorf("the entry of key %s is stored under this name (copied or renamed?)", hex.EncodeToString(got))
 	}
 	flags := le.Uint32(b[12:])
-	if flags&^(flagBigEndian|flagMeta) != 0 || (flags&flagBigEndian != 0) != hostBigEndian {
-		return hd, fmt.Errorf("flags %#x (byte order or unknown flag)", flags)
+	if flags&^flagMeta != 0 {
+		return hd, fmt.Errorf("flags %#x (unknown flag)", flags)
 	}
 	w, h, ch := le.Uint64(b[16:]), le.Uint64(b[24:]), le.Uint64(b[32:])
 	if w > math.MaxInt32 || h > math.MaxInt32 || ch > math.MaxInt32 {
@@ -553,20 +549,18 @@ func parseHeader(b []byte, key string) (header, error) {
 	}
 	want := headerSize + n
 	if flags&flagMeta != 0 {
-		if int64(len(b)) < headerSize+n+8 {
-			return hd, fmt.Errorf("file is %d bytes, want at least %d with a metadata trailer", len(b), headerSize+n+8)
+		if size < headerSize+n+8 || len(tail) != 8 {
+			return hd, fmt.Errorf("file is %d bytes, want at least %d with a metadata trailer", size, headerSize+n+8)
 		}
-		m := le.Uint64(b[len(b)-8:])
+		m := le.Uint64(tail)
 		if m > MaxMetaBytes {
 			return hd, fmt.Errorf("metadata trailer of %d bytes, at most %d", m, MaxMetaBytes)
 		}
 		want += int64(m) + 8
-		if int64(len(b)) == want {
-			hd.meta = b[headerSize+n : headerSize+n+int64(m)]
-		}
+		hd.metaLen = int64(m)
 	}
-	if int64(len(b)) != want {
-		return hd, fmt.Errorf("file is %d bytes, want %d", len(b), want)
+	if size != want {
+		return hd, fmt.Errorf("file is %d bytes, want %d", size, want)
 	}
 	hd.n = n
 	hd.sum = le.Uint64(b[48:])
@@ -575,16 +569,17 @@ func parseHeader(b []byte, key string) (header, error) {
 
 // Put stores the image pix (w×h×ch float32 samples, interleaved, row-major;
 // len(pix) must be w·h·ch, all dimensions positive) under key, replacing any
-// entry of that key. The file takes 96 + w·h·ch·4 bytes; its header records
-// key (see the package documentation).
+// entry of that key. Samples are stored as 16 bits (round(x·65535), x
+// clamped to [0, 1], NaN as 0: see the package documentation), so the file
+// takes [EntryBytes] = 96 + w·h·ch·2 bytes; its header records key.
 //
 // It first evicts least-recently-used entries so that the new entry fits
-// under the cap, writes a temporary file in the directory (header with
-// XXH3-64 checksums of header and payload, then the payload), renames it to
+// under the cap, writes a temporary file in the directory (the payload
+// converted through a 256 KiB buffer, the only memory Put takes, then the
+// header with XXH3-64 checksums of header and payload), renames it to
 // "<key>.rbc", and evicts again (other processes may have added entries
 // meanwhile), never evicting the entry just written. It does not fsync (see
-// the package documentation). On tmpfs it runs at about 1 GB/s (about
-// 90 ms per 100 MB, of which the checksum is about 9 ms).
+// the package documentation).
 //
 // Errors: ErrBadKey; a dimension/length mismatch; ErrTooLarge if the entry
 // alone exceeds the cap; any I/O error (e.g. ENOSPC on a full tmpfs), in which
@@ -614,8 +609,8 @@ func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) er
 	if err != nil {
 		return err
 	}
-	if int64(len(pix)) != n/4 {
-		return fmt.Errorf("cache: %d samples for a %d×%d×%d image, want %d", len(pix), w, h, ch, n/4)
+	if int64(len(pix)) != n/sampleBytes {
+		return fmt.Errorf("cache: %d samples for a %d×%d×%d image, want %d", len(pix), w, h, ch, n/sampleBytes)
 	}
 	var trailer []byte
 	if len(meta) > 0 {
@@ -631,24 +626,13 @@ func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) er
 		// is about to be replaced and does not count.
 		c.evict(c.max-size, key, false)
 	}
-	payload := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(pix))), n)
-	hs := xxh3.New()
-	hs.Write(payload)
-	hs.Write(trailer)
-	hdr := encodeHeader(key, w, h, ch, n, hs.Sum64(), len(trailer) > 0)
 
 	f, err := os.CreateTemp(c.dir, tmpPrefix+key[:16]+"-*")
 	if err != nil {
 		return fmt.Errorf("cache: put: %w", err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(hdr)
-	if err == nil {
-		_, err = f.Write(payload)
-	}
-	if err == nil && len(trailer) > 0 {
-		_, err = f.Write(trailer)
-	}
+	err = writeEntry(f, key, w, h, ch, pix, trailer)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -659,11 +643,39 @@ func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) er
 		os.Remove(tmp)
 		return fmt.Errorf("cache: put %s: %w", key, err)
 	}
-	c.forget(key)
 	if c.max > 0 {
 		c.evict(c.max, key, true)
 	}
 	return nil
+}
+
+// writeEntry writes the entry file to f: a placeholder header, the
+// samples as 16 bits through one chunk buffer, the trailer, then the real
+// header (which needs the payload's checksum) at offset 0.
+func writeEntry(f *os.File, key string, w, h, ch int, pix []float32, trailer []byte) error {
+	if _, err := f.Write(make([]byte, headerSize)); err != nil {
+		return err
+	}
+	hs := xxh3.New()
+	buf := make([]byte, chunkBytes)
+	for rest := pix; len(rest) > 0; {
+		k := min(len(rest), chunkBytes/sampleBytes)
+		b := encodeSamples(buf, rest[:k])
+		hs.Write(b)
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
+		rest = rest[k:]
+	}
+	if len(trailer) > 0 {
+		hs.Write(trailer)
+		if _, err := f.Write(trailer); err != nil {
+			return err
+		}
+	}
+	n := int64(len(pix)) * sampleBytes
+	_, err := f.WriteAt(encodeHeader(key, w, h, ch, n, hs.Sum64(), len(trailer) > 0), 0)
+	return err
 }
 
 type entryInfo struct {
@@ -736,75 +748,45 @@ func (c *Cache) evict(limit int64, keep string, countKeep bool) {
 		err := os.Remove(c.path(e.key))
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			total -= e.size
-			c.forget(e.key)
 		}
 	}
 }
 
-func (c *Cache) forget(key string) {
-	c.mu.Lock()
-	delete(c.verified, key)
-	c.mu.Unlock()
-}
-
-// Entry is a cached image mapped read-only into memory.
+// Entry is a cached image read into memory of the caller's.
 type Entry struct {
 	// W, H and C are the width and height in pixels and the number of
 	// channels (samples per pixel).
 	W, H, C int
-	// Pix holds the W·H·C linear float32 samples, interleaved, row-major
-	// (sample c of pixel (x, y) is Pix[(y*W+x)*C+c]). It aliases a read-only
-	// shared mapping of the entry file: writing to it faults (SIGSEGV), and
-	// after Close any access does too. Copy what must outlive Close.
+	// Pix holds the W·H·C linear float32 samples in [0, 1], interleaved,
+	// row-major (sample c of pixel (x, y) is Pix[(y*W+x)*C+c]), converted
+	// from the stored 16 bits. It is an ordinary slice of the caller's, to
+	// read and write.
 	Pix []float32
-	// Meta is the metadata stored with the entry by [Cache.PutMeta] (a
-	// copy, valid after Close); nil when there is none.
+	// Meta is the metadata stored with the entry by [Cache.PutMeta]; nil
+	// when there is none.
 	Meta []byte
-
-	mu   sync.Mutex
-	data []byte // the whole mapping; nil once closed
 }
 
-// Close unmaps the entry; Pix becomes nil and must not be used afterwards
-// (nor any slice taken from it). Closing twice is harmless.
-func (e *Entry) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.data == nil {
-		return nil
-	}
-	err := unix.Munmap(e.data)
-	e.data, e.Pix = nil, nil
-	if err != nil {
-		return fmt.Errorf("cache: munmap: %w", err)
-	}
-	return nil
-}
-
-// Get returns the entry for key, mapped read-only (mmap, MAP_SHARED); the
-// caller must Close it. It validates the header (magic, format version,
-// header checksum, the key recorded in it against key, byte order,
-// dimensions against payload length and file size) on every call, and the
-// XXH3-64 checksum of the whole payload the first time this Cache gets
-// that file (the same inode, size and mtime verified before is trusted;
-// any write to the file changes its mtime).
-// Measured on tmpfs (2-vCPU AMD EPYC VM, 288 MB entry): a first Get costs
-// about 30 ms per 100 MB, of which the XXH3 checksum is about 9 ms and the
-// rest mapping the pages in (MAP_POPULATE), which a caller reading all of
-// Pix would pay anyway; a Get of an already verified file about 16 ms per
-// 100 MB. Get then sets the file's mtime to now, which is the "last used"
-// time eviction goes by.
+// Get returns the entry for key, read into memory: W·H·C·4 bytes for Pix
+// (the image as float32) and a 256 KiB buffer it reads the file through;
+// nothing of the file stays open or mapped. It validates the header (magic,
+// format version, header checksum, the key recorded in it against key,
+// flags, dimensions against payload length and file size) before reading
+// the payload, and the XXH3-64 checksum of payload and metadata on every
+// call, as it reads them. Get then sets the file's mtime to now, which is
+// the "last used" time eviction goes by.
 //
 // Only a regular file is an entry. Get never opens anything else found
 // under the entry's name, and so never blocks on a named pipe; it never
 // follows a symlink either.
 //
 // Errors: ErrMiss (unwrapped) if there is no entry; an error wrapping
-// ErrCorrupt if the file is invalid — including another key's entry stored
-// under this name, and a named pipe, socket, device or symlink — in which
-// case Get has removed it (unless it was replaced by a new file meanwhile;
-// a directory under the name is left in place); ErrBadKey; other I/O
-// errors.
+// ErrCorrupt if the file is invalid — truncated or extended, another
+// format version (a float32 entry of version 2), another key's entry
+// stored under this name, a payload failing its checksum, and a named
+// pipe, socket, device or symlink — in which case Get has removed it
+// (unless it was replaced by a new file meanwhile; a directory under the
+// name is left in place); ErrBadKey; other I/O errors.
 func (c *Cache) Get(key string) (*Entry, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -847,23 +829,12 @@ func (c *Cache) Get(key string) (*Entry, error) {
 	if size < headerSize {
 		return nil, c.corrupt(key, fi, fmt.Sprintf("truncated: %d bytes", size))
 	}
-	if size > math.MaxInt {
-		return nil, c.corrupt(key, fi, fmt.Sprintf("%d bytes is too large to map", size))
-	}
-	id := idOf(fi)
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED|mapPopulate)
+	e, reason, err := readEntry(f, size, key)
 	if err != nil {
-		return nil, fmt.Errorf("cache: get: mmap %s: %w", p, err)
+		return nil, fmt.Errorf("cache: get %s: %w", p, err)
 	}
-	hd, err := parseHeader(data, key)
-	if err == nil && !c.isVerified(key, id) {
-		if sum := xxh3.Hash(data[headerSize:]); sum != hd.sum {
-			err = fmt.Errorf("payload checksum %016x, header says %016x", sum, hd.sum)
-		}
-	}
-	if err != nil {
-		unix.Munmap(data)
-		return nil, c.corrupt(key, fi, err.Error())
+	if reason != "" {
+		return nil, c.corrupt(key, fi, reason)
 	}
 
 	// Mark as used. By descriptor, so that a file renamed over ours
@@ -875,26 +846,64 @@ func (c *Cache) Get(key string) (*Entry, error) {
 		ts := []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), unix.NsecToTimespec(now.UnixNano())}
 		unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	if fi2, err := f.Stat(); err == nil {
-		id = idOf(fi2)
-	}
-	c.mu.Lock()
-	c.verified[key] = id
-	c.mu.Unlock()
-
-	pix := unsafe.Slice((*float32)(unsafe.Pointer(&data[headerSize])), hd.n/4)
-	var meta []byte
-	if len(hd.meta) > 0 {
-		meta = append([]byte(nil), hd.meta...)
-	}
-	return &Entry{W: hd.w, H: hd.h, C: hd.ch, Pix: pix, Meta: meta, data: data}, nil
+	return e, nil
 }
 
-func (c *Cache) isVerified(key string, id fileID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.verified[key]
-	return ok && v == id
+// readEntry reads the entry file f of size bytes from its start: the
+// header, checked first, then payload and trailer through one chunk
+// buffer, converting the samples to float32 and summing as it goes. A
+// file that is not a valid entry of key gives a reason (and a nil
+// error); a failing read an error.
+func readEntry(f *os.File, size int64, key string) (*Entry, string, error) {
+	hdr := make([]byte, headerSize)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return nil, "", err
+	}
+	var tail []byte
+	if size >= headerSize+8 {
+		tail = make([]byte, 8)
+		if _, err := f.ReadAt(tail, size-8); err != nil {
+			return nil, "", err
+		}
+	}
+	hd, err := parseHeader(hdr, size, tail, key)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	pix := make([]float32, hd.n/sampleBytes)
+	hs := xxh3.New()
+	buf := make([]byte, min(int64(chunkBytes), hd.n))
+	for rest := pix; len(rest) > 0; {
+		k := min(len(rest), len(buf)/sampleBytes)
+		b := buf[:k*sampleBytes]
+		if _, err := io.ReadFull(f, b); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, "truncated while reading", nil
+			}
+			return nil, "", err
+		}
+		hs.Write(b)
+		decodeSamples(rest[:k], b)
+		rest = rest[k:]
+	}
+	var meta []byte
+	if hd.metaLen >= 0 {
+		trailer := make([]byte, hd.metaLen+8)
+		if _, err := io.ReadFull(f, trailer); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, "truncated while reading", nil
+			}
+			return nil, "", err
+		}
+		hs.Write(trailer)
+		if hd.metaLen > 0 {
+			meta = trailer[:hd.metaLen:hd.metaLen]
+		}
+	}
+	if sum := hs.Sum64(); sum != hd.sum {
+		return nil, fmt.Sprintf("payload checksum %016x, header says %016x", sum, hd.sum), nil
+	}
+	return &Entry{W: hd.w, H: hd.h, C: hd.ch, Pix: pix, Meta: meta}, "", nil
 }
 
 // notRegular reports what is under key's name, described by fi, as a
@@ -913,7 +922,6 @@ func (c *Cache) notRegular(key string, fi fs.FileInfo) error {
 	case m&fs.ModeSymlink != 0:
 		what = "a symlink, not an entry file"
 	case m.IsDir():
-		c.forget(key)
 		return fmt.Errorf("%w: %s: a directory, not an entry file (left in place)", ErrCorrupt, c.path(key))
 	}
 	return c.corrupt(key, fi, what)
@@ -922,7 +930,6 @@ func (c *Cache) notRegular(key string, fi fs.FileInfo) error {
 // corrupt deletes the entry file of key if it is still the file described
 // by fi, and returns the ErrCorrupt error to report.
 func (c *Cache) corrupt(key string, fi fs.FileInfo, reason string) error {
-	c.forget(key)
 	p := c.path(key)
 	if cur, err := os.Lstat(p); err == nil && os.SameFile(cur, fi) {
 		os.Remove(p)
@@ -936,7 +943,6 @@ func (c *Cache) Delete(key string) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	c.forget(key)
 	if err := os.Remove(c.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cache: delete: %w", err)
 	}
@@ -990,9 +996,6 @@ func (c *Cache) Clear() (removed int, err error) {
 			}
 		}
 	}
-	c.mu.Lock()
-	clear(c.verified)
-	c.mu.Unlock()
 	c.removeStaleTemps()
 	return removed, err
 }

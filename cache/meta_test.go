@@ -28,14 +28,12 @@ func TestPutMetaRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Close()
 	if !bytes.Equal(e.Meta, meta) {
 		t.Errorf("Meta = %q, want %q", e.Meta, meta)
 	}
 	if e2, err := c.Get(plain); err != nil || e2.Meta != nil {
 		t.Errorf("Put's entry: Meta %q, err %v; want none", e2.Meta, err)
 	} else {
-		e2.Close()
 	}
 	if err := c.PutMeta(Key("big"), 4, 3, 3, pix, make([]byte, MaxMetaBytes+1)); err == nil {
 		t.Error("PutMeta took metadata over MaxMetaBytes")
@@ -46,7 +44,7 @@ func TestPutMetaRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte{'X'}, int64(headerSize+len(pix)*4+3)); err != nil {
+	if _, err := f.WriteAt([]byte{'X'}, int64(headerSize+len(pix)*2+3)); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

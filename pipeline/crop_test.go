@@ -303,7 +303,7 @@ func TestCropHalfSizeEstimate(t *testing.T) {
 	if c, ok := scaledCrop(fi.Header, s, 1088, 724); !ok || c != (Crop{CropFromCanon, 4, 3, 1080, 720}) {
 		t.Errorf("scaledCrop %+v %v", c, ok)
 	}
-	if got, want := CacheEntryBytes(fi, s), int64(12*1080*720); got != want {
+	if got, want := CacheEntryBytes(fi, s), int64(96+6*1080*720); got != want {
 		t.Errorf("cache entry %d bytes, want %d", got, want)
 	}
 	b := EstimateMemory(fi, s, 1)

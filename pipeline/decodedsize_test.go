@@ -39,7 +39,7 @@ func TestHalfSizeAgrees(t *testing.T) {
 			if res.Width*res.Height != w*h {
 				t.Errorf("written %d×%d, DecodedSize %d×%d", res.Width, res.Height, w, h)
 			}
-			if got, want := CacheEntryBytes(fi, s), 12*int64(w)*int64(h); got != want {
+			if got, want := CacheEntryBytes(fi, s), 96+6*int64(w)*int64(h); got != want {
 				t.Errorf("cache entry %d bytes, want %d", got, want)
 			}
 			b := EstimateMemory(fi, s, 1)

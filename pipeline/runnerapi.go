@@ -86,14 +86,6 @@ func pathError(path string, err error) error { return PathReason(path, err) }
 // stay up to date.
 func (v Variant) HashParts() []string { return v.hashParts() }
 
-// CacheEntryBytes is the size in bytes of the stage cache's entry for a
-// file described by fi decoded with s: three float32 channels of its
-// DecodedSize.
-func CacheEntryBytes(fi FileInfo, s Settings) int64 {
-	w, h := DecodedSize(fi, s)
-	return 12 * int64(w) * int64(h)
-}
-
 // RemoveStaleTemp removes the temporary output file at path if its name is
 // one CreateTemp makes, its content is empty or starts like the format of
 // that name's extension, and no live process holds its flock (it was left

@@ -151,9 +151,8 @@ func denoiseStrength(s Settings, iso int) (float64, string) {
 
 // denoiseCost: denoise.Wavelet's planes (denoise.ScratchBytes, 6 bytes a
 // pixel) when the strength for the file's ISO is not 0 (a FileInfo without
-// a header: counted), nothing otherwise. (A stage cache hit's copy,
-// ownCamera, is not counted: the estimate cannot know of the hit, and a
-// hit has no decode, whose peak is higher.)
+// a header: counted), nothing otherwise. (A stage cache hit's image is
+// the job's own, read from the entry: denoised in place like a decode.)
 func denoiseCost(m memCtx) StepMemory {
 	iso := fileISO(m.fi, 0)
 	if m.fi.Header == nil {
@@ -175,7 +174,6 @@ func stageDenoise(_ context.Context, j *job) error {
 		}
 		return nil
 	}
-	j.ownCamera()
 	n := denoise.Wavelet(j.camera, j.img.W, j.img.H, st)
 	j.denoiseUsed.Strength = st
 	j.denoiseUsed.Sigma = n.LinearAt(0.18)

@@ -285,7 +285,7 @@ func TestCaptureAmount(t *testing.T) {
 // TestDenoiseAfterStageCache: denoise and capture sharpening run after
 // the stage cache point: one cache entry serves --denoise off and auto
 // (the setting is not in the key), a hit is denoised like a decode, and
-// the entry (mapped read-only) is not changed by it: a later hit with
+// the entry (read into the job's own buffer) is not changed by it: a later hit with
 // both off writes the first output again, byte for byte.
 func TestDenoiseAfterStageCache(t *testing.T) {
 	dir := t.TempDir()

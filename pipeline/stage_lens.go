@@ -205,7 +205,6 @@ func stageLens(ctx context.Context, j *job) error {
 	}
 	lc.Corrections = m.Applied.String()
 	if m.Applied&lensfun.Vignetting != 0 {
-		j.ownCamera()
 		if err := lensDevignette(m.Devignette, j.camera, w, h); err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
 			return fmt.Errorf("lens correction: %w", err)
 		}

@@ -51,9 +51,8 @@ func opcodesRawCost(m memCtx) StepMemory {
 }
 
 // opcodesCost: with an OpcodeList3, one more camera image (W×H×3 float32)
-// while it runs: WarpRectilinear's output beside its input, or the
-// writable copy of a cached image that GainMap and FixVignetteRadial
-// change in place.
+// while it runs: WarpRectilinear's output beside its input (GainMap and
+// FixVignetteRadial work in place, also on a stage cache hit's image).
 func opcodesCost(m memCtx) StepMemory {
 	l := opcodeListsOf(m.fi)
 	if l == nil || l.Length[2] == 0 && m.fi.CFA {
@@ -310,7 +309,6 @@ func stageOpcodes(_ context.Context, j *job) error {
 			j.skipOpcode(d.op, d.list, why)
 			continue
 		}
-		j.ownCamera()
 		g.ApplyImage(j.camera, w, h, c, area)
 		j.appliedOpcode(d.op, d.list)
 	}
@@ -324,13 +322,11 @@ func stageOpcodes(_ context.Context, j *job) error {
 			j.skipOpcode(op, 3, implausible.Error())
 			continue
 		case op.Vignette != nil:
-			j.ownCamera()
 			op.Vignette.ApplyImage(j.camera, w, h, c, area)
 		case op.Warp != nil:
 			// A new image, the job's own.
 			j.camera = op.Warp.ApplyImage(j.camera, w, h, c, area)
 		case op.GainMap != nil && !half:
-			j.ownCamera()
 			op.GainMap.ApplyImage(j.camera, w, h, c, area)
 		case op.GainMap != nil:
 			j.skipOpcode(op, 3, "its area is in full-size pixels (--half-size)")

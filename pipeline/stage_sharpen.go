@@ -121,7 +121,6 @@ func stageCaptureSharpen(_ context.Context, j *job) error {
 		}
 		return nil
 	}
-	j.ownCamera()
 	denoise.CaptureSharpen(j.camera, j.img.W, j.img.H, a, denoise.SharpenSigma)
 	j.sharpenUsed.Amount, j.sharpenUsed.Sigma = a, denoise.SharpenSigma
 	return nil

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/internal/filehash"
@@ -21,11 +20,12 @@ type CacheOptions struct {
 	Keep  bool
 }
 
-// cacheEntry is a decoded image read from the cache: W×H×C float32,
-// mapped read-only.
+// cacheEntry is a decoded image read from the cache: W×H×C float32 in
+// [0, 1], converted from the entry's 16-bit samples into a buffer of the
+// job's own (nothing of the entry file stays mapped or open), which the
+// stages change in place as they do a decoded image.
 type cacheEntry struct {
-	entry   *cache.Entry
-	pix     []float32
+	pix     []float32 // nil once releaseCached gave it back
 	w, h, c int
 	meta    cacheMeta // what was stored with the image (stagecache_wb.go)
 }
@@ -37,6 +37,15 @@ type cacheEntry struct {
 func CacheKey(contentHash string, s Settings) string {
 	return cache.Key(append([]string{contentHash, string(s.Demosaic), s.WhiteBalance.String(), fmt.Sprint(s.Highlight),
 		fmt.Sprint(s.HalfSize), libraw.Version()}, s.rawsideParts()...)...)
+}
+
+// CacheEntryBytes is the size in bytes of the stage cache's entry for a
+// file described by fi decoded with s: three 16-bit channels of its
+// DecodedSize and the entry's header (cache.EntryBytes; the few hundred
+// bytes of metadata stored with it are not counted).
+func CacheEntryBytes(fi FileInfo, s Settings) int64 {
+	w, h := DecodedSize(fi, s)
+	return cache.EntryBytes(w, h, 3)
 }
 
 // lookupCache computes the file's cache key and reads its entry, if any. A
@@ -61,12 +70,11 @@ func (j *job) lookupCache() error {
 		return nil // a miss or a corrupt entry: decode
 	}
 	if msg := j.cacheMismatch(e.W, e.H, e.C); msg != "" {
-		e.Close()
 		j.cache.Cache.Delete(j.cacheKey)
 		j.warnings = append(j.warnings, "stage cache entry not used, decoded instead: "+msg)
 		return nil
 	}
-	j.cached = &cacheEntry{entry: e, pix: e.Pix, w: e.W, h: e.H, c: e.C, meta: decodeCacheMeta(e.Meta)}
+	j.cached = &cacheEntry{pix: e.Pix, w: e.W, h: e.H, c: e.C, meta: decodeCacheMeta(e.Meta)}
 	return nil
 }
 
@@ -115,8 +123,10 @@ func (j *job) decodedSize() (w, h int, ok bool) {
 }
 
 // storeCache writes the decoded image to the cache (before the camera
-// matrix changes it in place). A failure to cache is not a failure to
-// convert; it becomes a warning.
+// matrix changes it in place), as 16-bit samples: the cache rounds each
+// to the nearest k/65535, which LibRaw's image already is (and a [0, 1]
+// demosaic's output loses less than 1/131070 a sample). A failure to cache
+// is not a failure to convert; it becomes a warning.
 func (j *job) storeCache() {
 	if j.cache == nil || j.cache.Cache == nil || j.cacheKey == "" || !j.cache.Keep {
 		return
@@ -126,22 +136,13 @@ func (j *job) storeCache() {
 	}
 }
 
-// releaseCached unmaps the cache entry once its pixels have been copied.
-// ownCamera makes j.camera a buffer of the job's own before a stage
-// changes it in place (opcodes, denoise, lens): a decoded image from the
-// stage cache is mapped read-only, so it is copied once, and the mapping
-// given back; a no-op when j.camera is already the job's own.
-func (j *job) ownCamera() {
-	if j.cached != nil && len(j.camera) > 0 && len(j.cached.pix) > 0 && &j.camera[0] == &j.cached.pix[0] {
-		j.camera = slices.Clone(j.camera)
-		j.releaseCached()
-	}
-}
-
+// releaseCached drops the job's reference to the cached image's buffer,
+// once the camera matrix has made the working image (in place, or a new
+// buffer), so that the garbage collector can free the buffer when nothing
+// else holds it.
 func (j *job) releaseCached() {
-	if j.cached != nil && j.cached.entry != nil {
-		j.cached.entry.Close()
-		j.cached.entry = nil
+	if j.cached != nil {
+		j.cached.pix = nil
 	}
 }
 

@@ -171,11 +171,12 @@ func TestStageCacheKeepAndCorrupt(t *testing.T) {
 	if err != nil || r2.Decoded || !r2.FromCache {
 		t.Fatalf("second: decoded %v, cached %v, %v", r2.Decoded, r2.FromCache, err)
 	}
-	a, _ := os.ReadFile(filepath.Join(dir, "a.jpg"))
-	b, _ := os.ReadFile(filepath.Join(dir, "b.jpg"))
-	if !bytes.Equal(a, b) {
-		t.Error("the output from the cache differs from the decoded one")
+	// The cache stores 16 bits a sample: highlights reconstructed between
+	// the codes are rounded (TestStageCache16Bit), nothing visible.
+	if mean, worst := deltaEMeanMax(decodeImage(t, filepath.Join(dir, "a.jpg")), decodeImage(t, filepath.Join(dir, "b.jpg"))); mean > 1e-3 || worst > 1 {
+		t.Errorf("the output from the cache differs from the decoded one: ΔE2000 mean %g, max %g", mean, worst)
 	}
+	a, _ := os.ReadFile(filepath.Join(dir, "a.jpg"))
 	// Corrupt the entry: flip a byte in the middle of its pixels.
 	ents, _ := filepath.Glob(filepath.Join(dir, "cache", "*.rbc"))
 	if len(ents) != 1 {

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package cache
-
-const mapPopulate = 0
