@@ -75,9 +75,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -119,9 +121,12 @@ const (
 
 	// sampleBytes is the size in bytes of one stored sample (uint16).
 	sampleBytes = 2
-	// chunkBytes is the size of the buffer Put and Get convert samples
-	// through: the only memory they use beside the caller's image.
+	// chunkBytes is the size of each buffer Put and Get convert samples
+	// through, maxChunks the most buffers they use at once (one for each
+	// CPU, converting in parallel): the only memory they take beside the
+	// caller's image, at most 1 MiB.
 	chunkBytes = 256 << 10
+	maxChunks  = 4
 )
 
 var (
@@ -575,7 +580,8 @@ func parseHeader(b []byte, size int64, tail []byte, key string) (header, error) 
 //
 // It first evicts least-recently-used entries so that the new entry fits
 // under the cap, writes a temporary file in the directory (the payload
-// converted through a 256 KiB buffer, the only memory Put takes, then the
+// converted through at most four 256 KiB buffers in parallel, the only
+// memory Put takes, then the
 // header with XXH3-64 checksums of header and payload), renames it to
 // "<key>.rbc", and evicts again (other processes may have added entries
 // meanwhile), never evicting the entry just written. It does not fsync (see
@@ -649,6 +655,19 @@ func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) er
 	return nil
 }
 
+// chunkBuffers returns the buffers Put and Get convert a payload of n
+// bytes through: one chunk (256 KiB, less for a smaller payload) for each
+// of up to 4 CPUs the Go runtime runs on, converted in parallel.
+func chunkBuffers(n int64) [][]byte {
+	k := max(1, min(runtime.GOMAXPROCS(0), maxChunks, int((n+chunkBytes-1)/chunkBytes)))
+	size := min(int64(chunkBytes), n)
+	bufs := make([][]byte, k)
+	for i := range bufs {
+		bufs[i] = make([]byte, size)
+	}
+	return bufs
+}
+
 // writeEntry writes the entry file to f: a placeholder header, the
 // samples as 16 bits through one chunk buffer, the trailer, then the real
 // header (which needs the payload's checksum) at offset 0.
@@ -657,15 +676,29 @@ func writeEntry(f *os.File, key string, w, h, ch int, pix []float32, trailer []b
 		return err
 	}
 	hs := xxh3.New()
-	buf := make([]byte, chunkBytes)
+	bufs := chunkBuffers(int64(len(pix)) * sampleBytes)
 	for rest := pix; len(rest) > 0; {
-		k := min(len(rest), chunkBytes/sampleBytes)
-		b := encodeSamples(buf, rest[:k])
-		hs.Write(b)
-		if _, err := f.Write(b); err != nil {
-			return err
+		// Convert up to len(bufs) chunks at once, then sum and write them
+		// in order.
+		var parts [][]byte
+		var wg sync.WaitGroup
+		for _, buf := range bufs {
+			if len(rest) == 0 {
+				break
+			}
+			k := min(len(rest), len(buf)/sampleBytes)
+			src, dst := rest[:k], buf[:k*sampleBytes]
+			parts = append(parts, dst)
+			wg.Go(func() { encodeSamples(dst, src) })
+			rest = rest[k:]
 		}
-		rest = rest[k:]
+		wg.Wait()
+		for _, b := range parts {
+			hs.Write(b)
+			if _, err := f.Write(b); err != nil {
+				return err
+			}
+		}
 	}
 	if len(trailer) > 0 {
 		hs.Write(trailer)
@@ -768,7 +801,8 @@ type Entry struct {
 }
 
 // Get returns the entry for key, read into memory: W·H·C·4 bytes for Pix
-// (the image as float32) and a 256 KiB buffer it reads the file through;
+// (the image as float32) and at most four 256 KiB buffers it reads the
+// file through (converted in parallel, one per CPU);
 // nothing of the file stays open or mapped. It validates the header (magic,
 // format version, header checksum, the key recorded in it against key,
 // flags, dimensions against payload length and file size) before reading
@@ -872,19 +906,29 @@ func readEntry(f *os.File, size int64, key string) (*Entry, string, error) {
 	}
 	pix := make([]float32, hd.n/sampleBytes)
 	hs := xxh3.New()
-	buf := make([]byte, min(int64(chunkBytes), hd.n))
+	bufs := chunkBuffers(hd.n)
 	for rest := pix; len(rest) > 0; {
-		k := min(len(rest), len(buf)/sampleBytes)
-		b := buf[:k*sampleBytes]
-		if _, err := io.ReadFull(f, b); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, "truncated while reading", nil
+		// Read and sum up to len(bufs) chunks in order, then convert them
+		// at once.
+		var wg sync.WaitGroup
+		for _, buf := range bufs {
+			if len(rest) == 0 {
+				break
 			}
-			return nil, "", err
+			k := min(len(rest), len(buf)/sampleBytes)
+			src, dst := buf[:k*sampleBytes], rest[:k]
+			if _, err := io.ReadFull(f, src); err != nil {
+				wg.Wait()
+				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+					return nil, "truncated while reading", nil
+				}
+				return nil, "", err
+			}
+			hs.Write(src)
+			wg.Go(func() { decodeSamples(dst, src) })
+			rest = rest[k:]
 		}
-		hs.Write(b)
-		decodeSamples(rest[:k], b)
-		rest = rest[k:]
+		wg.Wait()
 	}
 	var meta []byte
 	if hd.metaLen >= 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
@@ -29,12 +30,14 @@ type measureSpec struct {
 	In, Out  string
 	Settings Settings
 	Threads  int
-	Estimate int64 // bytes, for the memory limit a worker sets
+	Estimate int64  // bytes, for the memory limit a worker sets
+	CacheDir string // a stage cache to use, kept (Keep); "" for none
 }
 
 type measureResult struct {
 	IdleRSS, PeakRSS int64 // bytes: VmRSS before the conversion, VmHWM after
 	Err              string
+	FromCache        bool // the decoded image came from the stage cache
 }
 
 // procStatus returns a field of /proc/self/status in bytes (VmRSS, VmHWM).
@@ -71,10 +74,20 @@ func measureChild(spec string) int {
 			outs = append(outs, OutputSpec{Variant: v, Path: s.Out + v.Suffix()})
 		}
 	}
-	_, err := ConvertOutputs(context.Background(), s.In, outs, s.Settings, ConvertOptions{Threads: s.Threads})
+	opts := ConvertOptions{Threads: s.Threads}
+	if s.CacheDir != "" {
+		c, err := cache.Open(s.CacheDir, 0)
+		if err != nil {
+			fmt.Println(err)
+			return 2
+		}
+		opts.Cache = &CacheOptions{Cache: c, Keep: true}
+	}
+	res, err := ConvertOutputs(context.Background(), s.In, outs, s.Settings, opts)
 	if err != nil {
 		r.Err = err.Error()
 	}
+	r.FromCache = res.FromCache
 	r.PeakRSS = procStatus("VmHWM")
 	json.NewEncoder(os.Stdout).Encode(r)
 	return 0
@@ -84,7 +97,15 @@ func measureChild(spec string) int {
 // growth of its peak RSS over its idle RSS, in bytes.
 func measurePeak(t testing.TB, in, out string, s Settings, threads int, estimate int64) int64 {
 	t.Helper()
-	spec, _ := json.Marshal(measureSpec{In: in, Out: out, Settings: s, Threads: threads, Estimate: estimate})
+	r := measure(t, measureSpec{In: in, Out: out, Settings: s, Threads: threads, Estimate: estimate})
+	return r.PeakRSS - r.IdleRSS
+}
+
+// measure runs the conversion of ms in a fresh child process and returns
+// what it measured.
+func measure(t testing.TB, ms measureSpec) measureResult {
+	t.Helper()
+	spec, _ := json.Marshal(ms)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "RAWBATCH_MEASURE="+string(spec))
 	b, err := cmd.Output()
@@ -98,5 +119,5 @@ func measurePeak(t testing.TB, in, out string, s Settings, threads int, estimate
 	if r.Err != "" {
 		t.Fatalf("measuring child: %s", r.Err)
 	}
-	return r.PeakRSS - r.IdleRSS
+	return r
 }
