@@ -133,14 +133,14 @@ var (
 	// ErrMiss is returned by Get when the cache holds no entry for the key.
 	ErrMiss = errors.New("cache: miss")
 	// ErrCorrupt is returned (wrapped; test with errors.Is) by Get when the
-	// entry's file is truncated, extended, has a bad header, an unknown format
-	// version or byte order, another key in its header (an entry copied or
+	// entry's file is truncated, extended, has a bad header, another format
+	// version (an older float32 entry) or unknown flags, another key in its header (an entry copied or
 	// renamed over this one) or a payload that fails its checksum, or is not
 	// a regular file at all. Get deletes such a file before returning (a
 	// directory excepted); the caller decodes again.
 	ErrCorrupt = errors.New("cache: corrupt entry")
 	// ErrTooLarge is returned (wrapped) by Put when the entry alone
-	// (96 + W·H·C·4 bytes) exceeds the cache's cap; nothing is written or evicted.
+	// ([EntryBytes]: 96 + W·H·C·2 bytes) exceeds the cache's cap; nothing is written or evicted.
 	ErrTooLarge = errors.New("cache: entry larger than the cache cap")
 	// ErrBadKey is returned (wrapped) when a key is not 64 lowercase hex
 	// digits, the form [Key] returns.
@@ -884,8 +884,8 @@ func (c *Cache) Get(key string) (*Entry, error) {
 }
 
 // readEntry reads the entry file f of size bytes from its start: the
-// header, checked first, then payload and trailer through one chunk
-// buffer, converting the samples to float32 and summing as it goes. A
+// header, checked first, then payload and trailer through chunkBuffers,
+// summing in order and converting the samples to float32 in parallel. A
 // file that is not a valid entry of key gives a reason (and a nil
 // error); a failing read an error.
 func readEntry(f *os.File, size int64, key string) (*Entry, string, error) {

@@ -124,9 +124,10 @@ func (j *job) decodedSize() (w, h int, ok bool) {
 
 // storeCache writes the decoded image to the cache (before the camera
 // matrix changes it in place), as 16-bit samples: the cache rounds each
-// to the nearest k/65535, which LibRaw's image already is (and a [0, 1]
-// demosaic's output loses less than 1/131070 a sample). A failure to cache
-// is not a failure to convert; it becomes a warning.
+// to the nearest k/65535, which LibRaw's image already is; reconstructed
+// highlights (and a [0, 1] demosaic of our own) move by less than
+// 1/131070 (TestStageCache16Bit). A failure to cache is not a failure to
+// convert; it becomes a warning.
 func (j *job) storeCache() {
 	if j.cache == nil || j.cache.Cache == nil || j.cacheKey == "" || !j.cache.Keep {
 		return
