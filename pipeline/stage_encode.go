@@ -14,7 +14,7 @@ import (
 )
 
 // encodeStage writes the variant's file (to a temporary name).
-var encodeStage = Stage{Name: "encode", Scope: PerVariant, Kind: IO, Cost: encodeCost, run: stageEncode}
+var encodeStage = Stage{Name: "encode", Scope: PerVariant, Kind: IO, Version: 1, Cost: encodeCost, run: stageEncode}
 
 // encodeCost: the encoder's working memory (encoderCost), and it lets go
 // of the quantised image.
