@@ -69,12 +69,13 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	case "webp":
 		err = encode.WebP(bw, v.quant, quality, false, icc, md)
 	case "jpeg":
+		o := encode.JPEGOptions{Quality: quality, Subsampling: v.spec.Variant.Subsampling}
 		if v.rows8.Row != nil {
-			err = encode.JPEGRows(bw, v.rows8, encode.JPEGOptions{Quality: quality}, icc, md)
+			err = encode.JPEGRows(bw, v.rows8, o, icc, md)
 			v.rows8 = encode.RowsRGB8{}
 			v.dropFloat()
 		} else {
-			err = encode.JPEG(bw, v.quant, quality, icc, md)
+			err = encode.JPEGRows(bw, encode.ImageRows8(v.quant), o, icc, md)
 		}
 	default:
 		err = fmt.Errorf("unknown output format %q", v.spec.Variant.Format)

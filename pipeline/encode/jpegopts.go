@@ -64,9 +64,10 @@ func JPEGWorkingBytes(width, height int, s string, q int) int64 {
 	return jpegturbo.WorkingBytes(width, height, h, v) + int64(3*MaxJPEGRows*width)
 }
 
-// JPEGLibrary describes the libjpeg linked at run time: its version
-// message and the shared object that provides it, e.g.
-// "2.1.5 23-Jan-2023 (/lib/x86_64-linux-gnu/libjpeg.so.62)".
+// JPEGLibrary describes the libjpeg linked at run time: its version, the
+// libjpeg API version compiled against and the shared object that
+// provides it, e.g. "libjpeg-turbo version 2.1.5 (build 20230203), API 62
+// (/lib/x86_64-linux-gnu/libjpeg.so.62)".
 func JPEGLibrary() string {
-	return fmt.Sprintf("%s (%s)", jpegturbo.Version(), jpegturbo.LibraryPath())
+	return fmt.Sprintf("%s, API %d (%s)", jpegturbo.Version(), jpegturbo.APIVersion(), jpegturbo.LibraryPath())
 }

@@ -34,10 +34,13 @@ package jpegturbo
 import "C"
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/cgo"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -281,19 +284,24 @@ func rbJPEGWrite(h C.uintptr_t, p *C.uchar, n C.size_t) (failed C.int) {
 	return 0
 }
 
-// Version returns the version message of the libjpeg linked at run time
-// (its JMSG_VERSION message, e.g. "2.1.5  23-Jan-2023" for libjpeg-turbo
-// 2.1.5), spaces collapsed.
+// Version returns the version of the libjpeg linked at run time:
+// libjpeg-turbo's own version string as its shared object carries it
+// ("libjpeg-turbo version 2.1.5 (build 20230203)": the API offers no
+// call for it, so the file that dladdr names is searched), else the
+// version message of its libjpeg API (JMSG_VERSION, e.g. "6b 27-Mar-1998",
+// which libjpeg-turbo keeps at the emulated libjpeg release), spaces
+// collapsed.
 func Version() string {
-	v := C.GoString(C.rb_jpeg_version())
-	out := make([]byte, 0, len(v))
-	for i := 0; i < len(v); i++ {
-		if v[i] == ' ' && len(out) > 0 && out[len(out)-1] == ' ' {
-			continue
+	if b, err := os.ReadFile(LibraryPath()); err == nil {
+		const sig = "libjpeg-turbo version "
+		if i := bytes.Index(b, []byte(sig)); i >= 0 {
+			v := b[i:]
+			if end := bytes.IndexByte(v, 0); end >= 0 && end < 200 {
+				return string(v[:end])
+			}
 		}
-		out = append(out, v[i])
 	}
-	return string(out)
+	return strings.Join(strings.Fields(C.GoString(C.rb_jpeg_version())), " ")
 }
 
 // LibraryPath returns the file name of the shared object that provides
