@@ -54,7 +54,7 @@ func jpegSampling(s string, q int) (h, v int, err error) {
 // JPEGWorkingBytes is the JPEG encoder's memory in bytes for a
 // width×height image at subsampling s ("" for the default at quality q):
 // libjpeg's whole-image coefficient buffer for its optimised Huffman
-// tables (6, 4 or 3 bytes per pixel at 444, 422, 420) and about 1 MiB
+// tables (6, 4 or 3 bytes per pixel at 444, 422, 420) and about 320 KiB
 // fixed, plus JPEGRows' row buffer (48 bytes per pixel of width).
 func JPEGWorkingBytes(width, height int, s string, q int) int64 {
 	h, v, err := jpegSampling(s, q)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>
+#include <malloc.h>
 #include <jerror.h>
 #include "jpegturbo.h"
 
@@ -174,3 +175,11 @@ const char *rb_jpeg_lib_path(void) {
 // (JPEG_LIB_VERSION: 62 for libjpeg-turbo's default ABI); libjpeg checks
 // it against its own at jpeg_create_compress.
 int rb_jpeg_lib_version(void) { return JPEG_LIB_VERSION; }
+
+// rb_jpeg_heap_in_use is glibc's heap in use (arena and mmapped blocks),
+// in bytes, for this package's tests of libjpeg's working memory and of
+// leaks.
+long long rb_jpeg_heap_in_use(void) {
+	struct mallinfo2 m = mallinfo2();
+	return (long long)m.uordblks + (long long)m.hblkhd;
+}

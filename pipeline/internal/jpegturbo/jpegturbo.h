@@ -40,5 +40,6 @@ void rb_jpeg_free(rb_jpeg *j);
 const char *rb_jpeg_version(void);
 const char *rb_jpeg_lib_path(void);
 int rb_jpeg_lib_version(void);
+long long rb_jpeg_heap_in_use(void);
 int rb_jpeg_comp_samp(rb_jpeg *j, int comp, int *h, int *v);
 #endif
