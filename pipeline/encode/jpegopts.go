@@ -51,6 +51,20 @@ func jpegSampling(s string, q int) (h, v int, err error) {
 	return 0, 0, CheckJPEGSubsampling(s)
 }
 
+// JPEGCoefficientBytes is libjpeg's whole-image coefficient buffer in
+// bytes per image pixel at subsampling s ("" for the default at quality
+// q): 6 at 444, 4 at 422, 3 at 420 (2 bytes per DCT coefficient, one
+// coefficient per sample of the luma and the two chroma planes), kept
+// until the end for the optimised Huffman tables. An unknown s counts as
+// 444, the largest.
+func JPEGCoefficientBytes(s string, q int) float64 {
+	h, v, err := jpegSampling(s, q)
+	if err != nil {
+		h, v = 1, 1
+	}
+	return 2 * (1 + 2/float64(h*v))
+}
+
 // JPEGWorkingBytes is the JPEG encoder's memory in bytes for a
 // width×height image at subsampling s ("" for the default at quality q):
 // libjpeg's whole-image coefficient buffer for its optimised Huffman

@@ -316,3 +316,14 @@ func TestJPEGWorkingBytes(t *testing.T) {
 		t.Error("default at quality 90 is not 444's")
 	}
 }
+
+func TestJPEGCoefficientBytes(t *testing.T) {
+	for s, want := range map[string]float64{"444": 6, "422": 4, "420": 3, "": 6, "bad": 6} {
+		if got := JPEGCoefficientBytes(s, 90); got != want {
+			t.Errorf("%q: %g bytes per pixel, want %g", s, got, want)
+		}
+	}
+	if got := JPEGCoefficientBytes("", 80); got != 3 {
+		t.Errorf("default at 80: %g, want 3 (420)", got)
+	}
+}
