@@ -6,7 +6,7 @@
 GO       ?= go
 BIN      := bin/rawbatch
 PKGS     := ./...
-APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev zlib1g-dev libimage-exiftool-perl time pkg-config gcc g++
+APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev libjpeg62-turbo-dev zlib1g-dev libimage-exiftool-perl time pkg-config gcc g++
 # LIBRAW is bundled (default) or system.
 LIBRAW   ?= bundled
 export LIBRAW
@@ -70,6 +70,7 @@ BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
 bench: libraw
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkDetail24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500|BenchmarkLookTable' ./pipeline/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkJPEG24MP' ./pipeline/encode/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkVariants24MP' ./cmd/rawbatch/
 	PEERS_DOC=docs/performance.md scripts/peers.sh
 

@@ -172,8 +172,8 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
 }
 
 // encoderCost returns a format's quantised bytes per pixel and its
-// encoder's working memory per pixel and fixed: JPEG (image/jpeg works by
-// blocks), 16-bit PNG (image/png and zlib at BestSpeed, measured 2 bytes per
+// encoder's working memory per pixel and fixed: JPEG (libjpeg-turbo: its
+// optimised tables' coefficients, 6, 4 or 3 bytes at 444, 422, 420), 16-bit PNG (image/png and zlib at BestSpeed, measured 2 bytes per
 // pixel and about 1 MiB), 16-bit TIFF (streamed: no quantised image, one
 // strip and the write buffer), WebP (libwebp: the
 // RGBA copy and about 4 bytes per pixel of its own, plus 2 MiB when the
@@ -200,6 +200,8 @@ func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
 		return 4, 8, 24 << 20
 	case "png8":
 		return 4, 1, 1 << 20
+	case "jpeg": // libjpeg-turbo: coefficients for optimised Huffman tables, tables, row and output buffers
+		return 4, encode.JPEGCoefficientBytes(v.Normal().Subsampling, v.Normal().Quality), 1 << 20
 	}
 	return 4, 0, 0
 }

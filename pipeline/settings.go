@@ -115,6 +115,10 @@ type Settings struct {
 	Format           Format
 	// Quality is the JPEG quality, 1..100.
 	Quality int
+	// JPEGSubsampling is the chroma subsampling of JPEG outputs that give
+	// none (--jpeg-subsampling): "444", "422" or "420", or "" for the
+	// default by quality (encode.JPEGSubsamplingFor).
+	JPEGSubsampling string
 	// Highlight is LibRaw's highlight mode; it must be 0 (clip): the
 	// highlights stage does the rest (Highlights). Kept for the API.
 	Highlight int
@@ -184,7 +188,11 @@ func (s Settings) OutputVariants() []Variant {
 	if _, ok := variantFormats[string(s.Format)]; ok {
 		f = string(s.Format)
 	}
-	return []Variant{Variant{Name: "main", Format: f, Quality: s.Quality, Space: "srgb"}.Normal()}
+	v := Variant{Name: "main", Format: f, Quality: s.Quality, Space: "srgb"}
+	if f == "jpeg" {
+		v.Subsampling = s.JPEGSubsampling
+	}
+	return []Variant{v.Normal()}
 }
 
 // DefaultSettings returns the settings of `rawbatch convert` without flags.
@@ -231,6 +239,9 @@ func (s Settings) Validate() error {
 	}
 	if err := CheckExposure(s.Exposure); err != nil {
 		return fmt.Errorf("exposure %w", err)
+	}
+	if err := s.validateJPEG(); err != nil {
+		return err
 	}
 	if err := s.validateHighlights(); err != nil {
 		return err

@@ -13,7 +13,7 @@ func TestOutputVariantsNormal(t *testing.T) {
 	}
 	got := s.OutputVariants()
 	want := []Variant{
-		{Name: "main", Format: "jpeg", Quality: DefaultQuality, Space: "srgb"},
+		{Name: "main", Format: "jpeg", Quality: DefaultQuality, Subsampling: "444", Space: "srgb"},
 		{Name: "t", Format: "tiff16", Space: "srgb"},
 	}
 	for i := range want {
@@ -27,7 +27,7 @@ func TestOutputVariantsNormal(t *testing.T) {
 
 	d := DefaultSettings()
 	d.Quality = 50
-	if v := d.OutputVariants(); len(v) != 1 || v[0] != (Variant{Name: "main", Format: "jpeg", Quality: 50, Space: "srgb"}) {
+	if v := d.OutputVariants(); len(v) != 1 || v[0] != (Variant{Name: "main", Format: "jpeg", Quality: 50, Subsampling: "420", Space: "srgb"}) {
 		t.Errorf("default jpeg: %+v", v)
 	}
 	d.Format = PNG16

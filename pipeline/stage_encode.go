@@ -8,13 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
 )
 
 // encodeStage writes the variant's file (to a temporary name).
-var encodeStage = Stage{Name: "encode", Scope: PerVariant, Kind: IO, Cost: encodeCost, run: stageEncode}
+var encodeStage = Stage{Name: "encode", Scope: PerVariant, Kind: IO, Version: 1, Cost: encodeCost, run: stageEncode}
 
 // encodeCost: the encoder's working memory (encoderCost), and it lets go
 // of the quantised image.
@@ -69,12 +70,18 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	case "webp":
 		err = encode.WebP(bw, v.quant, quality, false, icc, md)
 	case "jpeg":
+		o := encode.JPEGOptions{Quality: quality, Subsampling: v.spec.Variant.Subsampling}
+		// libjpeg's coefficient buffer (encode.JPEGCoefficientBytes) is C
+		// memory, which cannot reuse the pages of Go's garbage: give them
+		// back first, as before LibRaw's allocations, so the peak follows
+		// the estimate (TestEstimateCalibration, canon_eos_6d.dng).
+		debug.FreeOSMemory()
 		if v.rows8.Row != nil {
-			err = encode.JPEGRows(bw, v.rows8, encode.JPEGOptions{Quality: quality}, icc, md)
+			err = encode.JPEGRows(bw, v.rows8, o, icc, md)
 			v.rows8 = encode.RowsRGB8{}
 			v.dropFloat()
 		} else {
-			err = encode.JPEG(bw, v.quant, quality, icc, md)
+			err = encode.JPEGRows(bw, encode.ImageRows8(v.quant), o, icc, md)
 		}
 	default:
 		err = fmt.Errorf("unknown output format %q", v.spec.Variant.Format)

@@ -31,6 +31,10 @@ type Variant struct {
 	// Quality is the JPEG or WebP quality, 1..100 (0: DefaultQuality).
 	// Lossless formats ignore it.
 	Quality int
+	// Subsampling is a JPEG variant's chroma subsampling: "444", "422"
+	// or "420" ("": encode.JPEGSubsamplingFor(Quality), 444 at quality 90
+	// and above, 420 below; Normal fills it in). Other formats have none.
+	Subsampling string
 	// Space is the output colour space: srgb, displayp3, adobergb,
 	// prophoto or rec2020.
 	Space string
@@ -72,7 +76,7 @@ var variantSpaces = map[string]*colour.Space{
 }
 
 // VariantSyntax is the syntax of a variant spec (--variant, variants:).
-const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none]"
+const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none]"
 
 // ParseVariant parses NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE]
 // [,sharpen=AMOUNT], the syntax of --variant. A lossy variant that gives no
@@ -84,6 +88,23 @@ func ParseVariant(s string) (Variant, error) {
 // ParseVariantQuality is ParseVariant with quality (1..100; 0 for
 // DefaultQuality) as the quality of a lossy variant that gives none.
 func ParseVariantQuality(s string, quality int) (Variant, error) {
+	return ParseVariantDefaults(s, VariantDefaults{Quality: quality})
+}
+
+// VariantDefaults are the values of the options a variant spec leaves
+// out, from the command's own settings (--quality, --jpeg-subsampling).
+type VariantDefaults struct {
+	// Quality of a lossy variant, 1..100; 0 for DefaultQuality.
+	Quality int
+	// Subsampling of a JPEG variant ("444", "422", "420"); "" for the
+	// default by its quality.
+	Subsampling string
+}
+
+// ParseVariantDefaults is ParseVariant with d as the values of the
+// options the spec leaves out.
+func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
+	quality := d.Quality
 	name, rest, ok := strings.Cut(s, "=")
 	if !ok || name == "" || rest == "" {
 		return Variant{}, fmt.Errorf("variant %q: want %s", s, VariantSyntax)
@@ -94,6 +115,9 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 		format = "jpeg"
 	}
 	v := Variant{Name: strings.TrimSpace(name), Format: format, Space: "srgb", Quality: quality}
+	if format == "jpeg" {
+		v.Subsampling = d.Subsampling
+	}
 	seen := map[string]bool{}
 	for _, p := range parts[1:] {
 		k, val, ok := strings.Cut(p, "=")
@@ -121,6 +145,10 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 			if v.Quality, err = strconv.Atoi(val); err == nil && (v.Quality < 1 || v.Quality > 100) {
 				return Variant{}, fmt.Errorf("variant %q: quality=%s out of range 1..100 (leave quality out for the default, %d)", s, val, DefaultQuality)
 			}
+		case "subsampling":
+			if v.Subsampling = val; v.Format != "jpeg" {
+				return Variant{}, fmt.Errorf("variant %q: subsampling= is for jpeg, not %s", s, v.Format)
+			}
 		case "space":
 			v.Space = strings.ToLower(val)
 		case "sharpen":
@@ -130,7 +158,7 @@ func ParseVariantQuality(s string, quality int) (Variant, error) {
 		case "predictor":
 			v.Predictor = strings.ToLower(val)
 		default:
-			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, space, sharpen, compress, predictor)", s, k)
+			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, subsampling, space, sharpen, compress, predictor)", s, k)
 		}
 		if err != nil {
 			return Variant{}, fmt.Errorf("variant %q: %s=%q is not a number", s, k, val)
@@ -174,7 +202,8 @@ func (v Variant) TIFFOptions() encode.TIFFOptions {
 
 // Normal returns v in its canonical form, so that variants that write the
 // same file compare (and hash) equal: a lossy format's quality 0 becomes
-// DefaultQuality, a lossless format's quality 0 (it has none), a size
+// DefaultQuality, a lossless format's quality 0 (it has none), a JPEG's
+// subsampling "" the default for its quality (other formats' ""), a size
 // below 1 is 0 (full size), a square box is a long edge, 100 % (and more
 // without Upscale) is the full size, a sharpening of -0 is 0, compress=none is no
 // compression (and no predictor), and a compressed TIFF's predictor
@@ -185,6 +214,12 @@ func (v Variant) Normal() Variant {
 		v.Quality = 0
 	case v.Quality == 0:
 		v.Quality = DefaultQuality
+	}
+	switch {
+	case v.Format != "jpeg":
+		v.Subsampling = ""
+	case v.Subsampling == "":
+		v.Subsampling = encode.JPEGSubsamplingFor(v.Quality)
 	}
 	if v.Size < 0 {
 		v.Size = 0
@@ -228,6 +263,14 @@ func (v Variant) Validate() error {
 	if v.Quality < 0 || v.Quality > 100 {
 		return fmt.Errorf("variant %s: quality %d out of range 1..100", v.Name, v.Quality)
 	}
+	if v.Subsampling != "" {
+		if v.Format != "jpeg" {
+			return fmt.Errorf("variant %s: subsampling %s is for jpeg, not %s", v.Name, v.Subsampling, v.Format)
+		}
+		if err := encode.CheckJPEGSubsampling(v.Subsampling); err != nil {
+			return fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+	}
 	if !(v.Sharpen >= 0 && v.Sharpen <= 10) {
 		return fmt.Errorf("variant %s: sharpen %g out of range 0..10", v.Name, v.Sharpen)
 	}
@@ -262,6 +305,13 @@ const PresetNames = "web, print or archive"
 // Preset returns the variants of the preset name, Normal; quality, when
 // not 0, replaces the quality of its lossy variants.
 func Preset(name string, quality int) ([]Variant, error) {
+	return PresetDefaults(name, VariantDefaults{Quality: quality})
+}
+
+// PresetDefaults is Preset with d's quality (when not 0) and JPEG
+// subsampling (when not "") replacing the preset's.
+func PresetDefaults(name string, d VariantDefaults) ([]Variant, error) {
+	quality := d.Quality
 	vs, ok := Presets[strings.ToLower(name)]
 	if !ok {
 		return nil, fmt.Errorf("preset %q: want %s", name, PresetNames)
@@ -270,6 +320,9 @@ func Preset(name string, quality int) ([]Variant, error) {
 	for i, v := range vs {
 		if quality != 0 && lossyFormats[v.Format] {
 			v.Quality = quality
+		}
+		if d.Subsampling != "" && v.Format == "jpeg" {
+			v.Subsampling = d.Subsampling
 		}
 		out[i] = v.Normal()
 	}
@@ -306,6 +359,9 @@ func CheckVariants(vs []Variant) error {
 func (v Variant) hashParts() []string {
 	v = v.Normal()
 	parts := v.sizeHashParts()
+	if v.Format == "jpeg" && v.Subsampling != encode.JPEGSubsamplingFor(v.Quality) {
+		parts = append(parts, "subsampling="+v.Subsampling)
+	}
 	if v.Compress == "" {
 		return parts
 	}

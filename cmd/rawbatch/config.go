@@ -108,7 +108,7 @@ func variants(v value, s pipeline.Settings) ([]pipeline.Variant, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: %v is not a preset name: want %s", what(key), v.Other(key).Raw(), pipeline.PresetNames)
 		}
-		vs, err := pipeline.Preset(p, quality)
+		vs, err := pipeline.PresetDefaults(p, pipeline.VariantDefaults{Quality: quality, Subsampling: s.JPEGSubsampling})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what(key), err)
 		}
@@ -123,7 +123,7 @@ func variants(v value, s pipeline.Settings) ([]pipeline.Variant, error) {
 	}
 	var out []pipeline.Variant
 	for _, sp := range specs {
-		vv, err := pipeline.ParseVariantQuality(sp, quality)
+		vv, err := pipeline.ParseVariantDefaults(sp, pipeline.VariantDefaults{Quality: quality, Subsampling: s.JPEGSubsampling})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what(key), err)
 		}

@@ -215,6 +215,14 @@ func (c *ConvertConfig) settings() []setting {
 				// the pipeline's one rule of each.
 				return s.Validate()
 			}},
+		{Name: "jpeg-subsampling", Default: "auto", Help: "chroma subsampling of JPEG outputs: 444 (full colour resolution), 422 (half across), 420 (half both ways), or auto: 444 at quality 90 and above, 420 below; also the default of JPEG variants",
+			Values: func() []string { return strings.Split(pipeline.JPEGSubsamplingNames, "|") },
+			Apply: func(v value) (err error) {
+				if s.JPEGSubsampling, err = pipeline.ParseJPEGSubsampling(v.String()); err != nil {
+					return fmt.Errorf("--jpeg-subsampling %w", err)
+				}
+				return nil
+			}},
 		{Name: "jobs", Short: "j", Default: 0, Help: "most files converted at once (default: number of CPUs)",
 			Apply: func(v value) (err error) {
 				if c.Jobs, err = wholeNumber(v); err != nil {

@@ -56,6 +56,7 @@ func resolvedSettings(v *settings, cmd *cobra.Command, s pipeline.Settings) map[
 		}
 	})
 	out["variant"], out["preset"] = variantSettings(v, s)
+	out["jpeg-subsampling"] = jpegSubsamplingSetting(s)
 	if used := v.ConfigFileUsed(); used != "" {
 		if _, err := os.Stat(used); err == nil { // the default one may not exist
 			var b64 string

@@ -54,6 +54,9 @@ func variantSpec(v pipeline.Variant) string {
 	if v.Quality > 0 {
 		parts = append(parts, "quality="+strconv.Itoa(v.Quality))
 	}
+	if v.Subsampling != "" {
+		parts = append(parts, "subsampling="+v.Subsampling)
+	}
 	parts = append(parts, "space="+v.Space)
 	if v.Sharpen != 0 {
 		parts = append(parts, fmt.Sprintf("sharpen=%g", v.Sharpen))
@@ -62,4 +65,18 @@ func variantSpec(v pipeline.Variant) string {
 		parts = append(parts, "compress="+v.Compress, "predictor="+v.Predictor)
 	}
 	return strings.Join(parts, ",")
+}
+
+// jpegSubsamplingSetting is the report's jpeg-subsampling setting: the
+// subsampling the single default output was written with when it is a
+// JPEG (444 or 420 by quality for auto), else the setting as given
+// ("auto" or a value; each JPEG variant's spec names its own).
+func jpegSubsamplingSetting(s pipeline.Settings) string {
+	if vs := s.OutputVariants(); len(s.Variants) == 0 && len(vs) == 1 && vs[0].Format == "jpeg" {
+		return vs[0].Subsampling
+	}
+	if s.JPEGSubsampling == "" {
+		return "auto"
+	}
+	return s.JPEGSubsampling
 }

@@ -67,7 +67,8 @@ func newVersionCmd() *cobra.Command {
 	}
 }
 
-// runVersion prints the versions of rawbatch, Go and the LibRaw linked.
+// runVersion prints the versions of rawbatch, Go, and the LibRaw and
+// libjpeg linked (read at run time).
 func runVersion(_ context.Context, opts GlobalOptions, _ []string) error {
 	lib := pipeline.LibRawInfo()
 	ts := "no (libraw, not thread-safe)"
@@ -83,5 +84,6 @@ func runVersion(_ context.Context, opts GlobalOptions, _ []string) error {
 		fmt.Fprintf(out, "libraw   %s (system, %s)\n", lib.Version, lib.Path)
 	}
 	fmt.Fprintf(out, "libraw_r %s\n", ts)
+	fmt.Fprintf(out, "libjpeg  %s\n", pipeline.JPEGLibrary())
 	return nil
 }

@@ -1,13 +1,13 @@
 package encode
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"image"
-	"image/draw"
-	"image/jpeg"
 	"io"
+	"runtime"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/jpegturbo"
 )
 
 // JPEG marker and ICC embedding constants.
@@ -24,46 +24,88 @@ const (
 	exifSig     = "Exif\x00\x00"
 )
 
-// JPEG encodes img as a baseline 4:2:0 JPEG with the standard library
-// encoder at quality 1..100 (the libjpeg/IJG quality scale of image/jpeg),
-// inserting right after SOI an APP1 "Exif\0\0" segment holding EXIF(md) and,
-// when icc is non-empty, the profile in APP2 "ICC_PROFILE\0" segments
-// (ICC.1:2010 Annex B.4: chunks of at most 65519 bytes, each preceded by its
-// 1-based sequence number and the chunk count, at most 255 chunks).
-//
-// img must be upright and already in the colour space described by icc; it
-// is encoded as 8 bits per channel. *image.RGBA, *image.YCbCr, *image.Gray
-// and opaque *image.NRGBA are encoded without conversion or copying;
-// *image.NRGBA64 and *image.RGBA64 are rounded to 8 bits
-// (round(v·255/65535)) in a tight loop; other types go through draw.Draw.
-// JPEG has no alpha: translucent pixels are composited over black. Output
-// is buffered; w is written with large writes.
+// JPEG encodes img at quality 1..100 with the default subsampling for
+// that quality (JPEGSubsamplingFor): JPEGRows over ImageRows8(img), for
+// callers that hold a whole image. img must be upright and already in the
+// colour space described by icc; see ImageRows8 for the pixel types.
 func JPEG(w io.Writer, img image.Image, quality int, icc []byte, md Metadata) error {
-	if quality < 1 || quality > 100 {
-		return fmt.Errorf("encode: JPEG quality %d outside 1..100", quality)
-	}
-	b := img.Bounds()
-	if b.Empty() {
+	if img.Bounds().Empty() {
 		return errors.New("encode: empty image")
+	}
+	return JPEGRows(w, ImageRows8(img), JPEGOptions{Quality: quality}, icc, md)
+}
+
+// JPEGRows encodes src as a baseline JPEG with libjpeg-turbo
+// (pipeline/internal/jpegturbo) at o.Quality (1..100, the IJG scale) and
+// o.Subsampling ("" for JPEGSubsamplingFor(o.Quality)), with optimised
+// Huffman tables, not progressive. Right after SOI it writes an APP1
+// "Exif\0\0" segment holding EXIF(md), the APP1 XMP packet when md has
+// one and, when icc is non-empty, the profile in APP2 "ICC_PROFILE\0"
+// segments (ICC.1:2010 Annex B.4: chunks of at most 65519 bytes, each
+// preceded by its 1-based sequence number and the chunk count, at most
+// 255 chunks); no JFIF APP0.
+//
+// The rows are asked for in order, MaxJPEGRows at a time into one reused
+// buffer (3·W·16 bytes), and compressed as they come; the output goes to
+// w in 64 KiB writes, the last ones at the end (optimised tables need the
+// whole image's coefficients: JPEGWorkingBytes). The goroutine holds its
+// OS thread for the call (libjpeg's object lives on one thread). Errors:
+// a bad quality, subsampling or size, an oversized EXIF/XMP/ICC block,
+// libjpeg's own, and w's, wrapped (errors.Is finds them).
+func JPEGRows(w io.Writer, src RowsRGB8, o JPEGOptions, icc []byte, md Metadata) error {
+	if src.W <= 0 || src.H <= 0 || src.Row == nil {
+		return errors.New("encode: empty image")
+	}
+	if o.Quality < 1 || o.Quality > 100 {
+		return fmt.Errorf("encode: JPEG quality %d outside 1..100", o.Quality)
+	}
+	hs, vs, err := jpegSampling(o.Subsampling, o.Quality)
+	if err != nil {
+		return err
 	}
 	segs, err := jpegHeaderSegments(icc, md)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	sw := &spliceWriter{w: bw, head: 2, insert: segs, check: func(h []byte) error {
-		if h[0] != 0xFF || h[1] != 0xD8 {
-			return errors.New("encode: JPEG encoder output does not start with SOI")
+	markers := splitSegments(segs)
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c, err := jpegturbo.New()
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	defer c.Close()
+	if err := c.Start(w, src.W, src.H, jpegturbo.Options{Quality: o.Quality, HSamp: hs, VSamp: vs}, markers); err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	stride := 3 * src.W
+	buf := make([]byte, jpegturbo.MaxRows*stride)
+	for y := 0; y < src.H; y += jpegturbo.MaxRows {
+		n := min(jpegturbo.MaxRows, src.H-y)
+		for i := range n {
+			src.Row(y+i, buf[i*stride:(i+1)*stride])
 		}
-		return nil
-	}}
-	if err := jpeg.Encode(sw, jpegSource(img), &jpeg.Options{Quality: quality}); err != nil {
-		return err
+		if err := c.WriteRows(buf, n, stride); err != nil {
+			return fmt.Errorf("encode: %w", err)
+		}
 	}
-	if !sw.done {
-		return errors.New("encode: JPEG encoder wrote no SOI")
+	if err := c.Finish(); err != nil {
+		return fmt.Errorf("encode: %w", err)
 	}
-	return bw.Flush()
+	return nil
+}
+
+// splitSegments cuts the marker segments that jpegHeaderSegments built
+// (FF xx, big-endian length, payload) into libjpeg markers.
+func splitSegments(b []byte) []jpegturbo.Marker {
+	var out []jpegturbo.Marker
+	for len(b) >= 4 {
+		n := int(b[2])<<8 | int(b[3])
+		out = append(out, jpegturbo.Marker{Code: b[1], Data: b[4 : 2+n]})
+		b = b[2+n:]
+	}
+	return out
 }
 
 // jpegHeaderSegments returns the APP1 Exif and APP2 ICC marker segments.
@@ -106,27 +148,6 @@ func appendSegment(out []byte, marker byte, parts ...[]byte) []byte {
 	return out
 }
 
-// jpegSource returns img or an equivalent image of a type for which
-// image/jpeg has a fast path (*image.RGBA, *image.YCbCr, *image.Gray).
-func jpegSource(img image.Image) image.Image {
-	switch m := img.(type) {
-	case *image.RGBA, *image.YCbCr, *image.Gray:
-		return m
-	case *image.NRGBA:
-		if m.Opaque() { // identical bytes when alpha = 255: alias, no copy
-			return &image.RGBA{Pix: m.Pix, Stride: m.Stride, Rect: m.Rect}
-		}
-	case *image.NRGBA64:
-		return rgba64ToRGBA(m.Pix, m.Stride, m.Rect, true)
-	case *image.RGBA64:
-		return rgba64ToRGBA(m.Pix, m.Stride, m.Rect, false)
-	}
-	b := img.Bounds()
-	dst := image.NewRGBA(b)
-	draw.Draw(dst, b, img, b.Min, draw.Src)
-	return dst
-}
-
 // rgba64ToRGBA converts 16-bit RGBA pixel data (big-endian, 8 bytes per
 // pixel, premultiplied unless nonPremul) to *image.RGBA with
 // round(v·255/65535) per channel.
@@ -153,42 +174,4 @@ func rgba64ToRGBA(pix []byte, stride int, r image.Rectangle, nonPremul bool) *im
 		}
 	}
 	return dst
-}
-
-// spliceWriter passes the first head bytes written through to w, checks
-// them, writes insert, and then passes everything else through.
-type spliceWriter struct {
-	w      io.Writer
-	head   int
-	seen   []byte
-	insert []byte
-	check  func(head []byte) error
-	done   bool
-}
-
-func (s *spliceWriter) Write(p []byte) (int, error) {
-	n := 0
-	if !s.done {
-		k := min(len(p), s.head-len(s.seen))
-		s.seen = append(s.seen, p[:k]...)
-		if _, err := s.w.Write(p[:k]); err != nil {
-			return 0, err
-		}
-		n, p = k, p[k:]
-		if len(s.seen) < s.head {
-			return n, nil
-		}
-		if err := s.check(s.seen); err != nil {
-			return n, err
-		}
-		if _, err := s.w.Write(s.insert); err != nil {
-			return n, err
-		}
-		s.done = true
-	}
-	if len(p) == 0 {
-		return n, nil
-	}
-	m, err := s.w.Write(p)
-	return n + m, err
 }

@@ -1,9 +1,7 @@
 package encode
 
 import (
-	"errors"
 	"image"
-	"io"
 )
 
 // RowsRGB8 is an opaque 8-bit RGB image of W×H pixels delivered one row at
@@ -20,28 +18,31 @@ type JPEGOptions struct {
 	// Quality on the libjpeg/IJG scale, 1..100.
 	Quality int
 	// Subsampling of the chroma planes: "444", "422", "420", or "" for
-	// the default by quality.
+	// the default by quality (JPEGSubsamplingFor).
 	Subsampling string
 }
 
-// JPEGRows encodes src as a JPEG with o's settings, the EXIF metadata md
-// and the ICC profile icc, asking for the rows in order.
-//
-// Bridge implementation (until the libjpeg-turbo encoder of issue 14): it
-// gathers the rows into an image and calls JPEG; o.Subsampling is not yet
-// honoured.
-func JPEGRows(w io.Writer, src RowsRGB8, o JPEGOptions, icc []byte, md Metadata) error {
-	if src.W <= 0 || src.H <= 0 || src.Row == nil {
-		return errors.New("encode: empty image")
+// ImageRows8 returns img as 8-bit RGB rows: *image.RGBA and
+// *image.NRGBA that are opaque are read in place; *image.NRGBA64 and
+// *image.RGBA64 are rounded to 8 bits (round(v·255/65535)) and other types
+// drawn into an *image.RGBA first (rgb8Source). Translucent pixels are
+// composited over black (JPEG has no alpha). Rows are counted from the top
+// of img's bounds.
+func ImageRows8(img image.Image) RowsRGB8 {
+	b := img.Bounds()
+	var pix []byte
+	var stride int
+	switch m := rgb8Source(img).(type) {
+	case *image.RGBA:
+		pix, stride = m.Pix[m.PixOffset(b.Min.X, b.Min.Y):], m.Stride
+	case *image.NRGBA:
+		pix, stride = m.Pix[m.PixOffset(b.Min.X, b.Min.Y):], m.Stride
 	}
-	img := image.NewRGBA(image.Rect(0, 0, src.W, src.H))
-	row := make([]byte, 3*src.W)
-	for y := range src.H {
-		src.Row(y, row)
-		o := img.Pix[y*img.Stride:]
-		for x := range src.W {
-			o[4*x], o[4*x+1], o[4*x+2], o[4*x+3] = row[3*x], row[3*x+1], row[3*x+2], 0xff
+	w := b.Dx()
+	return RowsRGB8{W: w, H: b.Dy(), Row: func(y int, dst []byte) {
+		s := pix[y*stride : y*stride+4*w]
+		for x := range w {
+			dst[3*x], dst[3*x+1], dst[3*x+2] = s[4*x], s[4*x+1], s[4*x+2]
 		}
-	}
-	return JPEG(w, img, o.Quality, icc, md)
+	}}
 }
