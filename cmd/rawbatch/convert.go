@@ -39,7 +39,8 @@ tiff8, tiff16, webp, png8, png16), or several outputs from one decode with
 --preset web|print|archive (see docs/variants.md).
 
 Files run in worker processes, as many at once as --jobs and --mem-budget
-allow; a crash or a hang (--timeout) fails that file only. Outputs are written
+allow, each on its share of the CPUs (all of them for a file that runs
+alone); a crash or a hang (--timeout) fails that file only. Outputs are written
 through a temporary file and renamed into place. OUTDIR/.rawbatch keeps a
 record of every output, so a re-run converts only what is new or changed
 (--force converts again), and a lock per output, so overlapping runs never
