@@ -257,7 +257,9 @@ func roundAll(d []time.Duration) []time.Duration {
 // admission), so the default must be no slower than --jobs 1: it fails
 // above 1.10× (the machine is shared; the medians of single runs vary by
 // a few per cent). It prints the medians of wall and CPU time, the ratio
-// and the most files run at once.
+// and the most files run at once. RAWBATCH_BENCH_BEFORE=BIN adds a third
+// run, interleaved with the others: the rawbatch binary BIN (say, built
+// from the commit before a change) with the default --jobs.
 func BenchmarkThreads45MP(b *testing.B) {
 	bin := rawbatchBinary(b)
 	in := b.TempDir()
@@ -267,12 +269,13 @@ func BenchmarkThreads45MP(b *testing.B) {
 		slices.Sort(d)
 		return d[len(d)/2]
 	}
-	runs := []struct {
-		name string
-		args []string
-	}{
-		{"default --jobs", nil},
-		{"--jobs 1", []string{"--jobs", "1"}},
+	type config struct {
+		name, bin string
+		args      []string
+	}
+	runs := []config{{"default --jobs", bin, nil}, {"--jobs 1", bin, []string{"--jobs", "1"}}}
+	if before := os.Getenv("RAWBATCH_BENCH_BEFORE"); before != "" {
+		runs = append(runs, config{"default --jobs, $RAWBATCH_BENCH_BEFORE", before, nil})
 	}
 	for b.Loop() {
 		walls, cpus := make([][]time.Duration, len(runs)), make([][]time.Duration, len(runs))
@@ -280,7 +283,7 @@ func BenchmarkThreads45MP(b *testing.B) {
 		for range 3 {
 			for i, r := range runs {
 				args := append(append([]string{"convert", "-q", "--mem-budget", "1536MiB"}, r.args...), in, "-o", b.TempDir())
-				cmd, stderr := benchCmd(bin, args)
+				cmd, stderr := benchCmd(r.bin, args)
 				t0 := time.Now()
 				if err := cmd.Run(); err != nil {
 					b.Fatalf("rawbatch %v: %v\n%s", args, err, stderr.String())
@@ -292,12 +295,15 @@ func BenchmarkThreads45MP(b *testing.B) {
 				}
 			}
 		}
-		fmt.Printf("%-36s %8s %8s %8s  %s\n", "4 × 45 MP, --mem-budget 1536MiB", "wall", "CPU", "at once", "wall runs")
+		fmt.Printf("%-44s %8s %8s %8s  %s\n", "4 × 45 MP, --mem-budget 1536MiB", "wall", "CPU", "at once", "wall runs")
 		for i, r := range runs {
-			fmt.Printf("%-36s %7.1fs %7.1fs %8s  %v\n", r.name, median(walls[i]).Seconds(), median(cpus[i]).Seconds(), atOnce[i], roundAll(walls[i]))
+			fmt.Printf("%-44s %7.1fs %7.1fs %8s  %v\n", r.name, median(walls[i]).Seconds(), median(cpus[i]).Seconds(), atOnce[i], roundAll(walls[i]))
 		}
 		ratio := median(walls[0]).Seconds() / median(walls[1]).Seconds()
 		fmt.Printf("default / --jobs 1: %.2f× wall\n", ratio)
+		if len(runs) > 2 {
+			fmt.Printf("default / before: %.2f× wall\n", median(walls[0]).Seconds()/median(walls[2]).Seconds())
+		}
 		if ratio > 1.10 {
 			b.Errorf("the default --jobs took %.2f× the wall time of --jobs 1 (want ≤ 1.10×)", ratio)
 		}

@@ -239,8 +239,15 @@ func TestThreadsMoreJobsThanCores(t *testing.T) {
 // TestThreadsEstimateAtAdmission: a file whose estimate Inspect made (at
 // one thread) is estimated again at the thread count it is admitted with:
 // the Job's Estimate, the FileResult's and the bytes admitted are those
-// at that count.
+// at that count; also when ResolveNames (a {camera} template) read the
+// headers instead of Inspect.
 func TestThreadsEstimateAtAdmission(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		t.Run(fmt.Sprintf("named=%v", named), func(t *testing.T) { testEstimateAtAdmission(t, named) })
+	}
+}
+
+func testEstimateAtAdmission(t *testing.T, named bool) {
 	in, out := t.TempDir(), t.TempDir()
 	f := filepath.Join(in, "a.dng")
 	if err := synthdng.WriteFile(f, synthdng.Spec{Width: 512, Height: 384, BlackLevel: 512, WhiteLevel: 16383,
@@ -252,7 +259,17 @@ func TestThreadsEstimateAtAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := pipeline.DefaultSettings()
-	p.Inspect(s, 1, 1)
+	if named {
+		n, err := ParseNameTemplate("{camera}/{stem}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.ResolveNames(PlanOptions{Name: n}, out, []string{".jpg"}, s, 0, 1, 1) {
+			t.Fatal("ResolveNames did not read the headers")
+		}
+	} else {
+		p.Inspect(s, 1, 1)
+	}
 	at1, at3 := pipeline.EstimateMemory(p.Tasks[0].Info, s, 1), pipeline.EstimateMemory(p.Tasks[0].Info, s, 3)
 	if p.Tasks[0].Estimate.Total != at1.Total || at3.Total <= at1.Total {
 		t.Fatalf("estimates: inspected %d, at 1 thread %d, at 3 %d; want the per-thread AHD tile to count", p.Tasks[0].Estimate.Total, at1.Total, at3.Total)

@@ -247,9 +247,10 @@ type Runner struct {
 	// Jobs is the most files converted at once (≥ 1).
 	Jobs int
 	// Budget is the memory budget in bytes: a file starts only when its
-	// estimate (Task.Estimate, from Plan.Inspect) fits beside those
-	// running; a file whose estimate exceeds the whole budget fails with
-	// budget.ErrOverBudget. 0 means no budget.
+	// estimate (Task.Estimate, from Plan.Inspect, at one thread) fits
+	// beside those running, and then holds its estimate at the thread
+	// count it gets (admit.go); a file whose estimate exceeds the whole
+	// budget fails with budget.ErrOverBudget. 0 means no budget.
 	Budget int64
 	// Threads, when > 0, is every conversion's thread count (Job.Threads:
 	// LibRaw's OpenMP threads and a worker's GOMAXPROCS), whatever runs
