@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,7 +260,8 @@ func roundAll(d []time.Duration) []time.Duration {
 // a few per cent). It prints the medians of wall and CPU time, the ratio
 // and the most files run at once. RAWBATCH_BENCH_BEFORE=BIN adds a third
 // run, interleaved with the others: the rawbatch binary BIN (say, built
-// from the commit before a change) with the default --jobs.
+// from the commit before a change) with the default --jobs;
+// RAWBATCH_BENCH_ROUNDS=N runs N rounds instead of three.
 func BenchmarkThreads45MP(b *testing.B) {
 	bin := rawbatchBinary(b)
 	in := b.TempDir()
@@ -280,7 +282,11 @@ func BenchmarkThreads45MP(b *testing.B) {
 	for b.Loop() {
 		walls, cpus := make([][]time.Duration, len(runs)), make([][]time.Duration, len(runs))
 		atOnce := make([]string, len(runs))
-		for range 3 {
+		rounds := 3
+		if n, err := strconv.Atoi(os.Getenv("RAWBATCH_BENCH_ROUNDS")); err == nil && n > 0 {
+			rounds = n
+		}
+		for range rounds {
 			for i, r := range runs {
 				args := append(append([]string{"convert", "-q", "--mem-budget", "1536MiB"}, r.args...), in, "-o", b.TempDir())
 				cmd, stderr := benchCmd(r.bin, args)
