@@ -1,5 +1,6 @@
 // Package budget runs as many conversions at once as fit in a memory
-// budget (Scheduler), and reads, parses and prints byte sizes. It imports
+// budget (Scheduler), giving each its share of the cores as it starts
+// (Scheduler.Admit, ShareThreads), and reads, parses and prints byte sizes. It imports
 // nothing else of rawbatch; what one conversion needs is estimated by the
 // caller (package pipeline: EstimateMemory, from its stages' declared
 // costs).
@@ -35,14 +36,18 @@ func (e *OverBudgetError) Unwrap() error { return ErrOverBudget }
 // byte budget, through a weighted semaphore. Requests are served in the
 // order they are made (golang.org/x/sync/semaphore is FIFO), so a large
 // request waits for room without being overtaken by smaller ones behind it:
-// files start in input order and large files are not starved.
+// files start in input order and large files are not starved. With
+// SetCores it also shares the machine's cores: Admit decides each
+// conversion's thread count as it admits it (ShareThreads).
 type Scheduler struct {
 	sem    *semaphore.Weighted
 	budget int64
 
-	mu            sync.Mutex
-	inUse, peak   int64
-	running, maxN int
+	mu             sync.Mutex
+	inUse, peak    int64
+	running, maxN  int
+	cores          int // shared by Admit (SetCores); 0: none
+	held, peakHeld int // threads of the conversions admitted (Admit)
 }
 
 // NewScheduler returns a scheduler for a budget in bytes.

@@ -15,7 +15,7 @@ type ConvertOptions struct {
 	Cache *CacheOptions
 	// Threads caps the OpenMP threads of LibRaw's processing (demosaic and
 	// the rest of dcraw_process) for this conversion; 0 leaves OpenMP's
-	// default (one per CPU). The runner gives each of its --jobs
-	// conversions its share of the CPUs (batch.Threads).
+	// default (one per CPU). The runner gives each conversion its share
+	// of the CPUs as it admits it (batch.Runner.Threads).
 	Threads int
 }

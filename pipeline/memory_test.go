@@ -21,7 +21,7 @@ import (
 // It returns the ratios measured/estimate.
 func calibrate(t testing.TB, w io.Writer, files []string, settings []Settings) []float64 {
 	dir := t.TempDir()
-	threads := max(1, runtime.NumCPU()/runtime.NumCPU()) // one job per CPU (batch.Threads)
+	threads := max(1, runtime.NumCPU()/runtime.NumCPU()) // one job per CPU (threads at admission)
 	var ratios []float64
 	fmt.Fprintf(w, "%-38s %-6s %-5s %5s %10s %10s %6s\n", "file", "format", "alg", "MP", "estimate", "measured", "ratio")
 	for _, f := range files {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -248,4 +249,69 @@ func roundAll(d []time.Duration) []time.Duration {
 		r[i] = x.Round(100 * time.Millisecond)
 	}
 	return r
+}
+
+// BenchmarkThreads45MP (issue 14): four synthetic 45 MP DNGs under
+// --mem-budget 1536MiB, which admits one at a time, with the default
+// --jobs (the CPUs) against --jobs 1, interleaved over three rounds. Each
+// file now gets every core as it starts alone (threads decided at
+// admission), so the default must be no slower than --jobs 1: it fails
+// above 1.10× (the machine is shared; the medians of single runs vary by
+// a few per cent). It prints the medians of wall and CPU time, the ratio
+// and the most files run at once. RAWBATCH_BENCH_BEFORE=BIN adds a third
+// run, interleaved with the others: the rawbatch binary BIN (say, built
+// from the commit before a change) with the default --jobs;
+// RAWBATCH_BENCH_ROUNDS=N runs N rounds instead of three.
+func BenchmarkThreads45MP(b *testing.B) {
+	bin := rawbatchBinary(b)
+	in := b.TempDir()
+	writeSynth(b, in, 4, 8256, 5504)
+	median := func(d []time.Duration) time.Duration {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	type config struct {
+		name, bin string
+		args      []string
+	}
+	runs := []config{{"default --jobs", bin, nil}, {"--jobs 1", bin, []string{"--jobs", "1"}}}
+	if before := os.Getenv("RAWBATCH_BENCH_BEFORE"); before != "" {
+		runs = append(runs, config{"default --jobs, $RAWBATCH_BENCH_BEFORE", before, nil})
+	}
+	for b.Loop() {
+		walls, cpus := make([][]time.Duration, len(runs)), make([][]time.Duration, len(runs))
+		atOnce := make([]string, len(runs))
+		rounds := 3
+		if n, err := strconv.Atoi(os.Getenv("RAWBATCH_BENCH_ROUNDS")); err == nil && n > 0 {
+			rounds = n
+		}
+		for range rounds {
+			for i, r := range runs {
+				args := append(append([]string{"convert", "-q", "--mem-budget", "1536MiB"}, r.args...), in, "-o", b.TempDir())
+				cmd, stderr := benchCmd(r.bin, args)
+				t0 := time.Now()
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("rawbatch %v: %v\n%s", args, err, stderr.String())
+				}
+				walls[i] = append(walls[i], time.Since(t0))
+				cpus[i] = append(cpus[i], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+				if m := atOnceRE.FindStringSubmatch(stderr.String()); m != nil {
+					atOnce[i] = m[1]
+				}
+			}
+		}
+		fmt.Printf("%-44s %8s %8s %8s  %s\n", "4 × 45 MP, --mem-budget 1536MiB", "wall", "CPU", "at once", "wall runs")
+		for i, r := range runs {
+			fmt.Printf("%-44s %7.1fs %7.1fs %8s  %v\n", r.name, median(walls[i]).Seconds(), median(cpus[i]).Seconds(), atOnce[i], roundAll(walls[i]))
+		}
+		ratio := median(walls[0]).Seconds() / median(walls[1]).Seconds()
+		fmt.Printf("default / --jobs 1: %.2f× wall\n", ratio)
+		if len(runs) > 2 {
+			fmt.Printf("default / before: %.2f× wall\n", median(walls[0]).Seconds()/median(walls[2]).Seconds())
+		}
+		if ratio > 1.10 {
+			b.Errorf("the default --jobs took %.2f× the wall time of --jobs 1 (want ≤ 1.10×)", ratio)
+		}
+	}
 }

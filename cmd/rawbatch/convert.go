@@ -39,7 +39,8 @@ tiff8, tiff16, webp, png8, png16), or several outputs from one decode with
 --preset web|print|archive (see docs/variants.md).
 
 Files run in worker processes, as many at once as --jobs and --mem-budget
-allow; a crash or a hang (--timeout) fails that file only. Outputs are written
+allow, each on its share of the CPUs (all of them for a file that runs
+alone); a crash or a hang (--timeout) fails that file only. Outputs are written
 through a temporary file and renamed into place. OUTDIR/.rawbatch keeps a
 record of every output, so a re-run converts only what is new or changed
 (--force converts again), and a lock per output, so overlapping runs never
@@ -151,7 +152,12 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		return err
 	}
 	jobs := min(cfg.Jobs, max(1, len(plan.Tasks)))
-	threads := batch.Threads(runtime.NumCPU(), jobs)
+	// Each file's threads are decided as the budget admits it (the
+	// runner's Threads 0: all the CPUs for a file that starts alone, a
+	// share when several run); the plan's estimates are at one thread,
+	// the fewest a file gets, and the runner estimates a file again at
+	// the count it gets.
+	const estThreads = 1
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
@@ -180,7 +186,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 			cfg.CacheDir = ""
 		}
 	}
-	r := cfg.runner(threads, exe, od)
+	r := cfg.runner(0, exe, od)
 	if planHook != nil {
 		planHook(ctx)
 	}
@@ -199,7 +205,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	// headers are read (and the report path is checked against them).
 	inspected := false
 	if ctx.Err() == nil {
-		inspected = plan.ResolveNames(planOptions(cfg), cfg.OutDir, suffixes, cfg.Settings, cfg.MinAge, threads, runtime.NumCPU())
+		inspected = plan.ResolveNames(planOptions(cfg), cfg.OutDir, suffixes, cfg.Settings, cfg.MinAge, estThreads, runtime.NumCPU())
 	}
 	if inspected && cfg.Report != "" {
 		if err := batch.CheckReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
@@ -212,7 +218,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		r.Triage(plan)
 	}
 	if ctx.Err() == nil && !inspected {
-		plan.Inspect(cfg.Settings, threads, runtime.NumCPU())
+		plan.Inspect(cfg.Settings, estThreads, runtime.NumCPU())
 	}
 	plan.Headers.Close()
 	if ctx.Err() == nil {
@@ -223,7 +229,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		var files []batch.PlannedFile
 		if ctx.Err() == nil {
 			r.CheckReplaced(plan) // an output edited keeping its size and time: would fail
-			files, err = dryRun(cfg.Stdout, rep, plan, cfg, jobs, threads)
+			files, err = dryRun(cfg.Stdout, rep, plan, cfg, jobs, runtime.NumCPU())
 		}
 		if cfg.Report != "" {
 			rr.warnings, rr.written = rep.warnings, true
@@ -294,7 +300,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 // File names are escaped as in the per-file lines (clean). What each file
 // would do is batch.DryPlan's; after the table come the distinct stage
 // plans (printStagePlans). It returns DryPlan's files.
-func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, jobs, threads int) ([]batch.PlannedFile, error) {
+func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, jobs, cpus int) ([]batch.PlannedFile, error) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if !rep.json {
 		fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
@@ -357,11 +363,12 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, job
 	}
 	// A file that failed at planning (outside --base, a listed file that
 	// is missing, ...) is one of the files, and would fail.
-	rep.note(fmt.Sprintf("%s, %d would fail; memory budget %s, %s, LibRaw threads per job: %d",
-		plural(int64(len(plan.Tasks)+len(plan.Problems)), "file"), fail+len(plan.Problems), budget.FormatSize(cfg.MemBudget), plural(int64(jobs), "job"), threads))
+	rep.note(fmt.Sprintf("%s, %d would fail; memory budget %s, %s, %s shared: each file's threads decided as it starts",
+		plural(int64(len(plan.Tasks)+len(plan.Problems)), "file"), fail+len(plan.Problems), budget.FormatSize(cfg.MemBudget), plural(int64(jobs), "job"), plural(int64(cpus), "CPU")))
 	if largest > 0 {
-		rep.note(fmt.Sprintf("largest estimate %s (including the worker process): %d of those at once fit the budget, %d run at once at most",
-			budget.FormatSize(largest), cfg.MemBudget/largest, min(int64(jobs), max(1, cfg.MemBudget/largest))))
+		atOnce := min(int64(jobs), max(1, cfg.MemBudget/largest))
+		rep.note(fmt.Sprintf("largest estimate %s (including the worker process, at one thread): %d of those at once fit the budget, %d run at once at most, on %s each",
+			budget.FormatSize(largest), cfg.MemBudget/largest, atOnce, plural(int64(budget.ShareThreads(cpus, 0, int(atOnce))), "thread")))
 	}
 	if fail+len(plan.Problems) > 0 {
 		return files, &batchOutcome{failed: fail + len(plan.Problems)} // exit status 3, as the run would (and inspect does)

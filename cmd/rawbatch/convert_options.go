@@ -374,7 +374,8 @@ func cacheDirSetting(apply func(value) error) setting {
 }
 
 // runner is the batch runner of c: the one place where convert's options
-// become the runner's fields. threads is LibRaw's threads per file, exe
+// become the runner's fields. threads fixes every file's threads (0:
+// decided as the budget admits each, batch.Runner.Threads), exe
 // the executable the workers run, od the opened OUTDIR (its records and
 // locks; nil in a dry run).
 func (c ConvertConfig) runner(threads int, exe string, od *batch.OutDir) *batch.Runner {

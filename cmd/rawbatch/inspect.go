@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"time"
 
@@ -106,7 +105,7 @@ func runInspect(_ context.Context, opts InspectOptions, args []string) error {
 	var recs []inspectRecord
 	failed := 0
 	s := pipeline.DefaultSettings()
-	threads := batch.Threads(runtime.NumCPU(), runtime.NumCPU())
+	const threads = 1 // the estimate at one thread, as the dry run's
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the rawbatch executable for its header helper: %w", err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,7 @@ func TestScripts(t *testing.T) {
 			// Scripts convert files they have just copied; settle.txtar
 			// tests --min-age itself.
 			env.Setenv("RAWBATCH_MIN_AGE", "0s")
+			env.Setenv("NCPU", strconv.Itoa(runtime.NumCPU())) // threads_admission.txtar
 			return nil
 		},
 		Condition: libRawCondition,

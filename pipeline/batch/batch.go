@@ -59,6 +59,10 @@ type Task struct {
 	Info     pipeline.FileInfo
 	Estimate pipeline.Memory
 	Err      error
+	// estThreads is the thread count Estimate was made for (Inspect; 0:
+	// set by hand, the same at every count); threads, set at admission,
+	// is the conversion's (Job.Threads).
+	estThreads, threads int
 	// Done, set by Runner.Triage, is the outcome of a task that needs no
 	// conversion (up to date, still being written); Inspect and Run pass
 	// it by.
@@ -134,7 +138,8 @@ type Plan struct {
 // Inspect reads the header of every task not yet settled (Done or Err
 // set), in parallel, jobs at a time, and fills Info and Estimate for
 // settings s with LibRaw using threads OpenMP threads, or Err for a file
-// that cannot be converted. It decodes nothing.
+// that cannot be converted. It decodes nothing. Runner.Run estimates a
+// file again at the thread count it gets when it is admitted.
 func (p *Plan) Inspect(s pipeline.Settings, threads, jobs int) {
 	var g errgroup.Group
 	g.SetLimit(max(1, jobs))
@@ -149,17 +154,13 @@ func (p *Plan) Inspect(s pipeline.Settings, threads, jobs int) {
 				t.Err = err
 				return nil
 			}
-			t.Info, t.Estimate = fi, pipeline.EstimateMemory(fi, s, threads)
+			t.Info, t.Estimate, t.estThreads = fi, pipeline.EstimateMemory(fi, s, max(1, threads)), max(1, threads)
 			t.Err = pipeline.CheckOutputLimits(t.Input, fi, s)
 			return nil
 		})
 	}
 	g.Wait()
 }
-
-// Threads returns how many OpenMP threads LibRaw may use per conversion so
-// that jobs × threads does not exceed cpus.
-func Threads(cpus, jobs int) int { return max(1, cpus/max(1, jobs)) }
 
 // Status is the outcome of one file.
 type Status string
@@ -199,6 +200,9 @@ type FileResult struct {
 	Reason string
 	// Decoded reports that LibRaw decoded the file in this run.
 	Decoded bool
+	// Threads is the thread count the conversion ran with (Job.Threads:
+	// decided at admission, or Runner.Threads); 0 when it did not start.
+	Threads int
 }
 
 // WorkerRSS is the resident memory of a worker process before it converts
@@ -243,13 +247,20 @@ type Runner struct {
 	// Jobs is the most files converted at once (≥ 1).
 	Jobs int
 	// Budget is the memory budget in bytes: a file starts only when its
-	// estimate (Task.Estimate, from Plan.Inspect) fits beside those
-	// running; a file whose estimate exceeds the whole budget fails with
-	// budget.ErrOverBudget. 0 means no budget.
+	// estimate (Task.Estimate, from Plan.Inspect, at one thread) fits
+	// beside those running, and then holds its estimate at the thread
+	// count it gets (admit.go); a file whose estimate exceeds the whole
+	// budget fails with budget.ErrOverBudget. 0 means no budget.
 	Budget int64
-	// Threads caps LibRaw's OpenMP threads per conversion (0: OpenMP's
-	// default).
+	// Threads, when > 0, is every conversion's thread count (Job.Threads:
+	// LibRaw's OpenMP threads and a worker's GOMAXPROCS), whatever runs
+	// beside it. 0 (the rawbatch command's) decides each conversion's
+	// threads as the budget admits it, sharing Cores among the files
+	// running (see Run).
 	Threads int
+	// Cores is the number of cores the conversions share when Threads is
+	// 0 (0: runtime.NumCPU()).
+	Cores int
 	// Scheduler, when set after Run, reports the peak admitted bytes and
 	// concurrency (budget.Scheduler.Stats).
 	Scheduler *budget.Scheduler
@@ -436,7 +447,9 @@ func transient(err error) bool {
 // (Problems first). Tasks are admitted in plan order: for each, an
 // up-to-date check and a settle check, a job slot, the input's lock (a
 // locked file goes to the back of the queue until LockWait), a second
-// up-to-date check under the lock, then the memory budget. When ctx ends, no
+// up-to-date check under the lock, then the memory budget, which also
+// decides the file's threads (admit: all of Cores for a file that starts
+// alone, a share when others run or are about to). When ctx ends, no
 // new file starts, files in flight get Grace to finish and are then
 // aborted, and the rest are StatusSkipped.
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
@@ -455,11 +468,11 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		if lk != nil && !b.prepareUnderLock(it, &t, lk) {
 			continue
 		}
-		need, ok := b.admitMemory(it, t, lk)
+		g, ok := b.admitMemory(it, &t, lk)
 		if !ok {
 			continue
 		}
-		b.start(it.i, t, lk, need)
+		b.start(it.i, t, lk, g)
 	}
 	b.wg.Wait()
 	return append(append([]FileResult(nil), p.Problems...), b.results...)
@@ -503,6 +516,9 @@ func (r *Runner) startRun(ctx context.Context, p *Plan) *batchRun {
 		budgetBytes = math.MaxInt64
 	}
 	r.Scheduler = budget.NewScheduler(budgetBytes)
+	if r.Threads <= 0 {
+		r.Scheduler.SetCores(r.cores())
+	}
 	b := &batchRun{r: r, ctx: ctx, p: p, results: make([]FileResult, len(p.Tasks)), slots: make(chan struct{}, max(1, r.Jobs))}
 	// A different photograph at an output name used before: moved to a
 	// free STEM-N name before its locks are taken.
@@ -693,43 +709,37 @@ func (b *batchRun) prepareUnderLock(it queued, t *Task, lk lock.Held) bool {
 }
 
 // admitMemory waits until t's memory fits in the budget beside the files
-// in flight: its estimate, the executor's own overhead (a worker process)
-// and, with a kept stage cache, its decoded image (tmpfs is memory). It
-// returns the bytes admitted; on failure (over budget, or interrupted) it
-// releases lk and the slot, finishes the task and returns false.
-func (b *batchRun) admitMemory(it queued, t Task, lk lock.Held) (int64, bool) {
-	r := b.r
-	need := t.Estimate.Total + r.executor().Overhead()
-	if r.CacheDir != "" && r.KeepCache {
-		// The decoded image kept in the stage cache: tmpfs is memory.
-		need += r.cacheBytes(t)
-	}
-	err := r.Scheduler.Acquire(b.ctx, need)
+// in flight and decides its threads (admit); it sets t's threads and its
+// Estimate at them, and returns the grant. On failure (over budget, or
+// interrupted) it releases lk and the slot, finishes the task and returns
+// false.
+func (b *batchRun) admitMemory(it queued, t *Task, lk lock.Held) (budget.Grant, bool) {
+	g, err := b.admit(t)
 	if err == nil {
-		return need, true
+		return g, true
 	}
 	if lk != nil {
 		lk.Unlock()
 	}
 	<-b.slots
 	if b.ctx.Err() != nil {
-		b.skip(it.i, t)
+		b.skip(it.i, *t)
 	} else {
-		b.fail(it.i, t, fmt.Errorf("%s: %w", t.Input, err))
+		b.fail(it.i, *t, fmt.Errorf("%s: %w", t.Input, err))
 	}
-	return 0, false
+	return budget.Grant{}, false
 }
 
 // start converts task i on its own goroutine (convertRetrying), then
-// drops the claims its records did not replace, releases its memory, lock
-// and slot, and finishes it.
-func (b *batchRun) start(i int, t Task, lk lock.Held, need int64) {
+// drops the claims its records did not replace, releases its memory and
+// threads (g), lock and slot, and finishes it.
+func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 	r := b.r
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
 		defer func() { <-b.slots }()
-		defer r.Scheduler.Release(need)
+		defer r.Scheduler.ReleaseGrant(g)
 		if lk != nil {
 			defer lk.Unlock()
 		}
@@ -1024,7 +1034,11 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	if timeout == 0 {
 		timeout = DefaultTimeout(float64(t.Info.Width) * float64(t.Info.Height) / 1e6)
 	}
-	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: r.Threads, Header: t.Info.Header,
+	threads := t.threads // decided at admission
+	if threads == 0 {    // a Runner used without Run
+		threads = r.Threads
+	}
+	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: threads, Header: t.Info.Header,
 		Cache: r.cacheRequest(), Estimate: t.Estimate.Total, Timeout: timeout, Grace: r.Grace, Abort: r.Abort}
 	for _, o := range t.pending() {
 		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path), Temp: pipeline.TempPattern(o.Path)})
@@ -1044,7 +1058,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		}
 	}
 	fr.Result, fr.Duration = res, time.Since(t0)
-	fr.Decoded = res.Decoded
+	fr.Decoded, fr.Threads = res.Decoded, j.Threads
 	switch {
 	case err == nil:
 		fr.Status = StatusConverted

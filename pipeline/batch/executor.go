@@ -43,8 +43,10 @@ type Job struct {
 	// Settings are the develop settings (what the outputs look like).
 	Settings pipeline.Settings
 	// Threads caps LibRaw's OpenMP threads for this conversion (0:
-	// OpenMP's default; Runner.Threads); a worker process also runs its Go
-	// stages on as many CPUs (GOMAXPROCS).
+	// OpenMP's default), decided by the runner as it admits the file (or
+	// Runner.Threads); a worker process also runs its Go stages on as many
+	// CPUs (GOMAXPROCS). InProcess leaves GOMAXPROCS alone: it is the
+	// process's, shared by the conversions running in it.
 	Threads int
 	// Header is the file's header when already read in this process (nil:
 	// read by the executor); executors in other processes ignore it.

@@ -284,7 +284,7 @@ func (p *Plan) ResolveNames(o PlanOptions, outDir string, suffixes []string, s p
 	tmp.Inspect(s, threads, jobs)
 	for i, t := range tmp.Tasks {
 		if t.Done == nil {
-			p.Tasks[i].Info, p.Tasks[i].Estimate, p.Tasks[i].Err = t.Info, t.Estimate, t.Err
+			p.Tasks[i].Info, p.Tasks[i].Estimate, p.Tasks[i].estThreads, p.Tasks[i].Err = t.Info, t.Estimate, t.estThreads, t.Err
 		}
 	}
 	p.Warnings = append(p.Warnings, p.mapOutputs(o, outDir, suffixes)...)

@@ -125,6 +125,10 @@ type FileReport struct {
 	EstimatedBytes int64 `json:"estimated_bytes"`
 	PeakBytes      int64 `json:"peak_bytes"`
 	DurationMS     int64 `json:"duration_ms"`
+	// Threads is the thread count the conversion ran with (FileResult.
+	// Threads: LibRaw's OpenMP threads and its worker's GOMAXPROCS,
+	// decided as the file was admitted; 0, left out: it did not start).
+	Threads int `json:"threads,omitempty"`
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string `json:"messages,omitempty"`
 	// WhiteBalance is the white balance used and why (converted files).
@@ -219,7 +223,7 @@ func BuildReport(results []FileResult) Report {
 	for _, fr := range results {
 		f := FileReport{Status: fr.Status, Outputs: reportOutputs(fr),
 			EstimatedBytes: fr.Estimate.Total, PeakBytes: fr.PeakBytes,
-			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages}
+			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Threads: fr.Threads}
 		f.Input, f.InputB64 = ReportPath(fr.Input)
 		if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker
 			f.EstimatedBytes = WorkerBytes(fr.Estimate)

@@ -44,7 +44,7 @@ func TestRunnerHandsThreadsBesideSettings(t *testing.T) {
 // (newWorkerRequest, workerMain, run here in process so the hook sees
 // LibRaw's thread), with more threads than CPUs so OpenMP's default
 // cannot pass for it, and another count for each (a thread's OpenMP cap
-// outlives a conversion on it).
+// outlives a conversion on it); a worker's GOMAXPROCS is Threads too.
 func TestThreadsReachLibRaw(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "tiny.dng")
@@ -52,11 +52,11 @@ func TestThreadsReachLibRaw(t *testing.T) {
 		Scene: func(x, y, c int) float64 { return 0.3 }}); err != nil {
 		t.Fatal(err)
 	}
-	got := -1
+	got, procs := -1, -1
 	old := fault.Hook
 	fault.Hook = func(point, input string) {
 		if point == fault.Decoded && input == in {
-			got = libraw.MaxThreads()
+			got, procs = libraw.MaxThreads(), runtime.GOMAXPROCS(0)
 		}
 	}
 	defer func() { fault.Hook = old }()
@@ -95,6 +95,9 @@ func TestThreadsReachLibRaw(t *testing.T) {
 		}
 		if got != n {
 			t.Errorf("%s: Threads %d, LibRaw processed with %d OpenMP threads", name, n, got)
+		}
+		if name == "worker" && procs != n { // the Go stages' row loops (par.Rows)
+			t.Errorf("worker: Threads %d, GOMAXPROCS %d", n, procs)
 		}
 	}
 	for _, f := range []string{"a.jpg", "b.jpg"} {

@@ -212,9 +212,10 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 	in := string(req.Input)
 	fault.At(fault.Decode, in)
 	if req.Threads > 0 {
-		// The conversion's share of the CPUs, as for LibRaw's OpenMP
-		// threads: the Go stages' row loops (par.Rows) use as many, so
-		// that --jobs workers at once do not oversubscribe the machine.
+		// The conversion's share of the CPUs, decided at its admission,
+		// as for LibRaw's OpenMP threads: the Go stages' row loops
+		// (par.Rows) use as many, so that the workers running at once do
+		// not oversubscribe the machine and one running alone uses all.
 		runtime.GOMAXPROCS(req.Threads)
 	}
 	pipeline.LimitMemory(req.Estimate)
