@@ -121,6 +121,15 @@ func TestFusedPassMatchesStages(t *testing.T) {
 			if !slices.Equal(timingNames(fres), timingNames(rres)) {
 				t.Errorf("steps differ:\n fused  %q\n stages %q", timingNames(fres), timingNames(rres))
 			}
+			fi, err := ReadInfo(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, st := range PlanStages(fi, s).Steps {
+				if i < len(fres.Timings) && fres.Timings[i].Pass != st.Pass {
+					t.Errorf("step %s ran in pass %d, planned in %d", st.Name, fres.Timings[i].Pass, st.Pass)
+				}
+			}
 			for i, v := range vs {
 				bits := 8
 				if bits16(v.Format) {
@@ -133,5 +142,112 @@ func TestFusedPassMatchesStages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFusedPassOtherChannels: a monochrome or four-channel camera image
+// runs its camera-matrix step alone (cameraMatrixRow refuses it) and the
+// rest of the pass still fuses: its pixels are the steps' run one by one,
+// within one code value, for 8 and 16 bits and a rotated view.
+func TestFusedPassOtherChannels(t *testing.T) {
+	const w, h = 37, 23
+	for _, nc := range []int{1, 4} {
+		for _, spec := range []string{"a=png8,space=adobergb", "a=png16"} {
+			s := DefaultSettings()
+			s.Exposure = 0.6
+			vs := variants(t, spec)
+			plan := PlanVariants(w, h, vs, s)
+			var steps []Step
+			for _, st := range plan.Steps {
+				if st.Stage == cameraMatrixStage.Name || len(steps) > 0 && st.Stage != encodeStage.Name {
+					steps = append(steps, st)
+				}
+			}
+			if len(steps) != 6 || steps[0].Pass == 0 || steps[0].Pass != steps[5].Pass {
+				t.Fatalf("steps %+v", steps)
+			}
+			newJob := func() *job {
+				j := &job{settings: s, colors: nc, img: Image{W: w, H: h}, camera: make([]float32, w*h*nc)}
+				j.info.Flip = 6
+				for k := range 3 {
+					j.info.RGBCam[k][k] = 1
+				}
+				j.info.RGBCam[0][3] = 0.2
+				for i := range j.camera {
+					j.camera[i] = float32(i%97) / 60
+				}
+				j.outs = []*variantJob{{spec: OutputSpec{Variant: vs[0]}}}
+				return j
+			}
+			fj, sj := newJob(), newJob()
+			tims, err := fj.runPass(context.Background(), steps, fj.outs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tims[0].Pass != 0 || tims[1].Pass == 0 || tims[5].Pass == 0 {
+				t.Errorf("%d channels: camera-matrix should run alone, the rest fused: %+v", nc, tims)
+			}
+			for _, st := range steps {
+				sj.cur = nil
+				if st.v >= 0 {
+					sj.cur = sj.outs[0]
+				}
+				if err := st.stage.run(context.Background(), sj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, b := fj.outs[0].quant, sj.outs[0].quant
+			bits := 8
+			if bits16(vs[0].Format) {
+				bits = 16
+			}
+			if a == nil || b == nil {
+				t.Fatalf("no quantised image: %v %v", a == nil, b == nil)
+			}
+			if d := maxCodeDiff(a, b, bits); d < 0 || d > 1 {
+				t.Errorf("%d channels, %s: fused differs from the steps one by one by %d", nc, spec, d)
+			}
+		}
+	}
+}
+
+// TestEstimateFusedRender: the estimate counts what the fused passes
+// allocate: for a JPEG a band of quantised rows, not a 4-byte-per-pixel
+// image, with the float image let go at encode; no full-size variant's
+// output-space copies the shared image, and the last full-size variant
+// lets it go; a sharpened variant (not fused) still copies it when a
+// later variant reads it.
+func TestEstimateFusedRender(t *testing.T) {
+	fi := FileInfo{RawWidth: 6000, RawHeight: 4000, Width: 6000, Height: 4000, CFA: true}
+	const px = 6000 * 4000
+	s := DefaultSettings()
+	m := EstimateMemory(fi, s, 1)
+	if q := stepMemory(m, "quantise"); q.Alloc > 64*3*6000 || q.Free != 0 {
+		t.Errorf("single JPEG quantise %+v, want a band of rows and nothing freed", q)
+	}
+	if e := stepMemory(m, "encode"); e.Free != 12*px {
+		t.Errorf("single JPEG encode %+v, want the float image freed", e)
+	}
+	s.Variants = variants(t, "a=jpeg", "b=png16,space=adobergb", "c=tiff16,space=prophoto", "d=png8")
+	m = EstimateMemory(fi, s, 1)
+	var freed int64
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if o := stepMemory(m, n+"/output-space"); o.Alloc != 0 {
+			t.Errorf("%s/output-space %+v: a fused variant makes no image", n, o)
+		}
+		freed += stepMemory(m, n+"/quantise").Free + stepMemory(m, n+"/encode").Free
+	}
+	// Quantised images freed (b's 8, d's 4 bytes per pixel) and the shared
+	// float image once.
+	if want := int64(8+4+12) * px; freed != want {
+		t.Errorf("variants free %d bytes, want %d", freed, want)
+	}
+	s.Variants = variants(t, "a=png8,sharpen=1", "b=png8")
+	m = EstimateMemory(fi, s, 1)
+	if o := stepMemory(m, "a/output-space"); o.Alloc != 12*px {
+		t.Errorf("sharpened a/output-space %+v, want its own copy", o)
+	}
+	if o := stepMemory(m, "b/output-space"); o.Alloc != 0 {
+		t.Errorf("b/output-space %+v, want none", o)
 	}
 }
