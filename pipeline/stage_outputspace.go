@@ -133,12 +133,23 @@ func outputSpaceKernel(sp *colour.Space, clip, gamut bool) rowKernel {
 		}
 	}
 	lum := spaceLuminance(sp)
+	if clip && gamut {
+		return func(px []float32) {
+			for i := 0; i+2 < len(px); i += 3 {
+				r, g, b := px[i], px[i+1], px[i+2]
+				px[i] = mf[0][0]*r + mf[0][1]*g + mf[0][2]*b
+				px[i+1] = mf[1][0]*r + mf[1][1]*g + mf[1][2]*b
+				px[i+2] = mf[2][0]*r + mf[2][1]*g + mf[2][2]*b
+				gamutInto(px[i:i+3:i+3], lum)
+			}
+		}
+	}
 	return func(px []float32) {
 		for i := 0; i+2 < len(px); i += 3 {
 			r, g, b := px[i], px[i+1], px[i+2]
 			for c := range 3 {
 				x := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
-				if clip && !gamut {
+				if clip {
 					if !(x > 0) {
 						x = 0
 					} else if x > 1 {
@@ -146,9 +157,6 @@ func outputSpaceKernel(sp *colour.Space, clip, gamut bool) rowKernel {
 					}
 				}
 				px[i+c] = x
-			}
-			if clip && gamut {
-				gamutInto(px[i:i+3], lum)
 			}
 		}
 	}
