@@ -177,7 +177,7 @@ func (j *job) runPass(ctx context.Context, steps []Step, asked []*variantJob) ([
 
 // movePassTime moves the time the current variant's encoder spent waiting
 // for its streamed rows (the fused pass, computed as the rows are asked
-// for) from the encode step's timing, the last of tims, to the timing of
+// for, a band ahead) from the encode step's timing, the last of tims, to the timing of
 // the pass's quantise step, so that encode is the encoder's own time.
 func (j *job) movePassTime(tims []StageTiming) {
 	v := j.cur

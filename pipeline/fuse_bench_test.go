@@ -12,7 +12,7 @@ import (
 // the other (ConvertOptions.unfused), alternately, so that both see the
 // same load, and reports per conversion the time of the per-pixel steps
 // after demosaic (camera-matrix to quantise: the fused pass, including the
-// time its rows took inside encode) and of encode, for each.
+// time the encoder waited for its rows) and of encode, for each.
 func BenchmarkFusedVsStages(b *testing.B) {
 	dir := b.TempDir()
 	in := writeSynthetic(b, dir, 6000, 4000)

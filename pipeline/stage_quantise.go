@@ -40,28 +40,50 @@ func quantiseCost(m memCtx) StepMemory {
 const streamRows = 64
 
 // bandRows returns the Row function of a streamed variant of h rows of
-// rowBytes bytes: the encoder asks for rows in order; they are made
-// streamRows at a time, in parallel (par.Rows), by fill(y, out, lin, u16)
-// (lin: room for a row of 3·w float32 samples, u16: for 3·w uint16) into
-// a buffer, and copied out from there. The time spent making them is
-// added to v.passTime.
+// rowBytes bytes: the encoder asks for rows in order, each once; they are
+// made streamRows at a time, in parallel (par.Rows), by fill(y, out, lin,
+// u16) (lin: room for a row of 3·w float32 samples, u16: for 3·w uint16)
+// into one of two buffers, and copied out from there. While the encoder
+// reads one band the next is made on another goroutine, so the pass and
+// the encoder overlap. The time the encoder waits for a band is added to
+// v.passTime.
 func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, lin []float32, u16 []uint16)) func(y int, dst []byte) {
-	buf := make([]byte, streamRows*rowBytes)
-	first := -streamRows // the row in buf[0:rowBytes]
+	fillBand := func(buf []byte, y0 int) {
+		par.Rows(min(streamRows, h-y0), func(lo, hi int) {
+			lin, u16 := make([]float32, w*3), make([]uint16, w*3)
+			for r := lo; r < hi; r++ {
+				fill(y0+r, buf[r*rowBytes:(r+1)*rowBytes], lin, u16)
+			}
+		})
+	}
+	cur, next := make([]byte, streamRows*rowBytes), make([]byte, streamRows*rowBytes)
+	first := -streamRows    // the row in cur[0:rowBytes]
+	var ahead chan struct{} // closed when next holds the band after cur
 	return func(y int, dst []byte) {
 		if y < first || y >= first+streamRows {
 			t0 := time.Now()
-			first = y
-			n := min(streamRows, h-y)
-			par.Rows(n, func(lo, hi int) {
-				lin, u16 := make([]float32, w*3), make([]uint16, w*3)
-				for r := lo; r < hi; r++ {
-					fill(first+r, buf[r*rowBytes:(r+1)*rowBytes], lin, u16)
+			if ahead != nil && y == first+streamRows {
+				<-ahead
+				cur, next = next, cur
+			} else {
+				if ahead != nil {
+					<-ahead // out of order: let the band ahead finish first
 				}
-			})
+				fillBand(cur, y)
+			}
+			first, ahead = y, nil
+			if y0 := y + streamRows; y0 < h {
+				done := make(chan struct{})
+				buf := next
+				go func() {
+					defer close(done)
+					fillBand(buf, y0)
+				}()
+				ahead = done
+			}
 			v.passTime += time.Since(t0)
 		}
-		copy(dst, buf[(y-first)*rowBytes:(y-first+1)*rowBytes])
+		copy(dst, cur[(y-first)*rowBytes:(y-first+1)*rowBytes])
 	}
 }
 
@@ -162,8 +184,9 @@ func stageQuantise(_ context.Context, j *job) error {
 	case v.spec.Variant.Format == "tiff16":
 		// Rows are asked for in order; they are quantised streamRows at a
 		// time, in parallel (bandRows).
+		up := v.upright // read by the band made ahead, which may outlive the encode
 		v.rows = encode.RowsRGB16{W: w, H: h, Row: v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
-			v.quantRow16(u16, v.upright.RowView(y, lin))
+			v.quantRow16(u16, up.RowView(y, lin))
 			putRow16(out, u16)
 		})}
 		return nil // the float image is kept until stageEncode
