@@ -117,27 +117,28 @@ func (j *job) lookCameraToWorking() [3][4]float64 {
 	return out
 }
 
-// lookSaturate scales img's chroma about its luminance by the camera
-// look's saturation factor, in place, before the tone curve: s' = Y +
-// k·(s − Y) with Y the working space's luminance; a linear map that is the
-// same in every RGB space sharing white and luminance, so it equals the
-// fit's (done in the preview's space).
-func (j *job) lookSaturate(img Image) {
+// lookSaturateRow returns the kernel that scales pixels' chroma about
+// their luminance by the camera look's saturation factor, in place, before
+// the tone curve: s' = Y + k·(s − Y) with Y the working space's luminance;
+// a linear map that is the same in every RGB space sharing white and
+// luminance, so it equals the fit's (done in the preview's space). nil
+// without a look or at factor 1.
+func (j *job) lookSaturateRow() rowKernel {
 	l := j.cameraLook
 	if l == nil || l.Saturation == 1 {
-		return
+		return nil
 	}
 	k := float32(l.Saturation)
 	var lum [3]float32
 	for c := range 3 {
 		lum[c] = float32(WorkingSpace.ToXYZ[1][c])
 	}
-	img.parallel(func(pix []float32) {
+	return func(pix []float32) {
 		for i := 0; i+2 < len(pix); i += 3 {
 			y := lum[0]*pix[i] + lum[1]*pix[i+1] + lum[2]*pix[i+2]
 			for c := range 3 {
 				pix[i+c] = y + k*(pix[i+c]-y)
 			}
 		}
-	})
+	}
 }

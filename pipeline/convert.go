@@ -32,6 +32,9 @@ type job struct {
 	settings Settings
 	cache    *CacheOptions
 	threads  int // LibRaw's OpenMP threads (ConvertOptions.Threads)
+	// unfused runs every step alone, fused passes too (ConvertOptions'
+	// unfused: the tests' reference).
+	unfused  bool
 	cacheKey string
 	cached   *cacheEntry // the decoded image read from the stage cache
 	// inputHash is the input's content hash taken just before decoding
@@ -128,10 +131,18 @@ type Result struct {
 	Crop *Crop `json:",omitempty"`
 }
 
-// StageTiming is the wall time one stage took.
+// StageTiming is the wall time one step of the plan took.
 type StageTiming struct {
 	Stage    string
 	Duration time.Duration
+	// Pass is the step's fused pass (Step.Pass; 0: it ran alone). The
+	// pixel work of a pass is timed in one of its steps: the last one
+	// when the pass writes the image back, quantise when quantise ends
+	// it (with a streamed encoder, the time the encoder waited for its
+	// rows, taken out of the encode step's time; the part of the pass
+	// that overlapped the encoder is in neither); the other steps of the
+	// pass show only their preparation.
+	Pass int `json:",omitempty"`
 }
 
 // ConvertFile converts the RAW file in to the output file out with settings
@@ -170,7 +181,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	j := &job{in: in, settings: s, hdr: o.Header, cache: o.Cache, threads: o.Threads}
+	j := &job{in: in, settings: s, hdr: o.Header, cache: o.Cache, threads: o.Threads, unfused: o.unfused}
 	asked := make([]*variantJob, 0, len(outs)) // the order asked for, for the result
 	for _, o := range outs {
 		v := &variantJob{spec: o}
@@ -209,9 +220,23 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 		if st.v >= 0 {
 			j.cur = asked[st.v]
 		}
-		t0 := time.Now()
-		err := st.stage.run(ctx, j)
-		res.Timings = append(res.Timings, StageTiming{st.Name, time.Since(t0)})
+		var err error
+		if st.Pass > 0 && !j.unfused {
+			// A fused pass: its steps run as one (runPass).
+			m := n
+			for m+1 < len(plan.Steps) && plan.Steps[m+1].Pass == st.Pass {
+				m++
+			}
+			var tims []StageTiming
+			tims, err = j.runPass(ctx, plan.Steps[n:m+1], asked)
+			res.Timings = append(res.Timings, tims...)
+			n, st = m, plan.Steps[m]
+		} else {
+			t0 := time.Now()
+			err = st.stage.run(ctx, j)
+			res.Timings = append(res.Timings, StageTiming{Stage: st.Name, Duration: time.Since(t0)})
+			j.movePassTime(res.Timings)
+		}
 		res.Decoded, res.FromCache = j.decoded, j.fromCache
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", in, err)

@@ -18,4 +18,7 @@ type ConvertOptions struct {
 	// default (one per CPU). The runner gives each conversion its share
 	// of the CPUs as it admits it (batch.Runner.Threads).
 	Threads int
+	// unfused runs the steps of fused passes one after the other, each
+	// over the whole image (the tests' reference for the fused pass).
+	unfused bool
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"image"
+	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
@@ -34,6 +35,11 @@ type variantJob struct {
 	rows    encode.RowsRGB16 // the quantiser of a streamed (TIFF16) variant
 	rows8   encode.RowsRGB8  // the quantiser of a streamed 8-bit (JPEG) variant
 	tmp     string           // temporary output file, renamed into place on success
+	// pass is the fused pass that quantise ends (Step.Pass), passTime the
+	// time its streamed rows took so far (moved from encode's timing to
+	// the pass's: job.movePassTime).
+	pass     int
+	passTime time.Duration
 }
 
 // image returns the image the current step works on: the variant's own

@@ -9,7 +9,7 @@ import (
 
 // cameraMatrixStage takes camera RGB to the linear working space, in
 // place (a new buffer for a non-RGB camera image).
-var cameraMatrixStage = Stage{Name: "camera-matrix", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: noBuffers, run: stageCameraMatrix}
+var cameraMatrixStage = Stage{Name: "camera-matrix", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: noBuffers, run: stageCameraMatrix, Row: cameraMatrixRow}
 
 // CameraToWorking returns the 3×4 matrix from white-balanced linear camera
 // RGB to the linear working space: M(sRGB→Rec.2020) · rgb_cam, where rgb_cam
@@ -47,6 +47,46 @@ func stageCameraMatrix(_ context.Context, j *job) error {
 	j.camera = nil
 	j.releaseCached()
 	return nil
+}
+
+// cameraMatrixRow is the stage's fused form (Stage.Row): the image of the
+// step (the shared camera image, or the resized variant's) becomes the
+// working-space image the pass works on, and the kernel applies
+// CameraToWorking's matrix. It fuses for three-channel camera images only
+// (a monochrome or four-channel image changes its layout: run converts
+// it). A cache hit's image is the job's own buffer (the stage cache reads
+// its entry into it), so it is worked on like a decoded one.
+func cameraMatrixRow(j *job, p *fusePass) (rowKernel, bool) {
+	if j.colors != 3 {
+		return nil, false
+	}
+	if w := noMatrixWarning(j.info); w != "" && !j.matrixWarned {
+		j.warnings = append(j.warnings, w)
+		j.matrixWarned = true
+	}
+	if v := j.cur; v != nil {
+		v.img = Image{W: v.img.W, H: v.img.H, Pix: v.camera[:v.img.W*v.img.H*3]}
+		v.camera = nil
+	} else {
+		j.img = Image{W: j.img.W, H: j.img.H, Pix: j.camera[:j.img.W*j.img.H*3]}
+		j.camera = nil
+		j.releaseCached()
+	}
+	m := j.lookCameraToWorking()
+	var mf [3][3]float32
+	for i := range 3 {
+		for k := range 3 {
+			mf[i][k] = float32(m[i][k])
+		}
+	}
+	return func(px []float32) {
+		for i := 0; i+2 < len(px); i += 3 {
+			r, g, b := px[i], px[i+1], px[i+2]
+			px[i] = mf[0][0]*r + mf[0][1]*g + mf[0][2]*b
+			px[i+1] = mf[1][0]*r + mf[1][1]*g + mf[1][2]*b
+			px[i+2] = mf[2][0]*r + mf[2][1]*g + mf[2][2]*b
+		}
+	}, true
 }
 
 // toWorking converts a w×h camera-RGB image of nc channels to the linear

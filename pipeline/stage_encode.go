@@ -18,11 +18,15 @@ import (
 var encodeStage = Stage{Name: "encode", Scope: PerVariant, Kind: IO, Version: 1, Cost: encodeCost, run: stageEncode}
 
 // encodeCost: the encoder's working memory (encoderCost), and it lets go
-// of the quantised image.
+// of the quantised image, or for a streamed format (streamedRows) of the
+// float image when floatFreed says so.
 func encodeCost(m memCtx) StepMemory {
 	q, e, ef := encoderCost(m.v)
+	if streamedRows(m) {
+		q = 0
+	}
 	sm := StepMemory{Scratch: int64(e*float64(m.px())) + ef, Free: int64(q) * m.px()}
-	if m.v.Format == "tiff16" && !m.step.keep {
+	if streamedRows(m) && floatFreed(m) {
 		sm.Free += 12 * m.px()
 	}
 	return sm

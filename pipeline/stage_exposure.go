@@ -9,7 +9,7 @@ import (
 // exposureStage multiplies by 2^EV, in place: EV = --exposure +
 // BaselineExposure (+ BaselineExposureOffset) + the preview anchor
 // (job.exposureEV).
-var exposureStage = Stage{Name: "exposure", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: noBuffers, run: stageExposure}
+var exposureStage = Stage{Name: "exposure", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: noBuffers, run: stageExposure, Row: exposureRow}
 
 // ExposureEV returns the exposure change applied to a file: the --exposure
 // value plus, when enabled, the DNG BaselineExposure (LibRaw reports -999
@@ -23,20 +23,23 @@ func ExposureEV(s Settings, in libraw.Info) float64 {
 }
 
 func stageExposure(_ context.Context, j *job) error {
-	j.expose(j.image())
+	if k, _ := exposureRow(j, nil); k != nil {
+		j.image().parallel(k)
+	}
 	return nil
 }
 
-// expose multiplies img by the exposure gain 2^j.exposureEV().
-func (j *job) expose(img Image) {
+// exposureRow is the stage's kernel (Stage.Row): a multiplication by the
+// exposure gain 2^j.exposureEV(); nil for 0 EV.
+func exposureRow(j *job, _ *fusePass) (rowKernel, bool) {
 	ev := j.exposureEV()
 	if ev == 0 {
-		return
+		return nil, true
 	}
 	g := exposureGain(ev)
-	img.parallel(func(pix []float32) {
-		for i := range pix {
-			pix[i] *= g
+	return func(px []float32) {
+		for i := range px {
+			px[i] *= g
 		}
-	})
+	}, true
 }

@@ -11,15 +11,17 @@ import (
 // outputSpaceStage converts to the variant's linear space, sharpens and
 // clips; a full-size variant gets its own copy of the shared image unless
 // it takes the shared image over or shares an earlier variant's.
-var outputSpaceStage = Stage{Name: "output-space", Scope: PerVariant, Kind: Spatial, Cost: outputSpaceCost, run: stageOutputSpace}
+var outputSpaceStage = Stage{Name: "output-space", Scope: PerVariant, Kind: Spatial, Cost: outputSpaceCost, run: stageOutputSpace,
+	Row: outputSpaceRow, fuses: func(_ Settings, v Variant) bool { return v.Sharpen == 0 }}
 
-// outputSpaceCost: a full-size variant's copy (12 bytes per pixel) unless
+// outputSpaceCost: nothing in a fused pass (it reads the shared or its
+// resized image in place); otherwise a full-size variant's copy (12 bytes per pixel) unless
 // it converts the shared image in place or reuses its rendition's; the
 // unsharp mask's rows (about five rows of 12 bytes per pixel per band, a
 // band per thread).
 func outputSpaceCost(m memCtx) StepMemory {
 	var sm StepMemory
-	if !m.resized && !m.step.takesShared && !m.step.reuses {
+	if !m.resized && !m.step.takesShared && !m.step.reuses && !m.step.renderFused {
 		sm.Alloc = 12 * m.px()
 	}
 	if m.v.Sharpen > 0 {
@@ -59,18 +61,12 @@ func stageOutputSpace(_ context.Context, j *job) error {
 		}
 		j.release(v)
 	}()
-	m := colour.ConvertMatrix(WorkingSpace, v.space)
-	var mf [3][3]float32
-	for i := range 3 {
-		for k := range 3 {
-			mf[i][k] = float32(m[i][k])
-		}
-	}
 	src := v.img.Pix
 	dst := src
+	inPlace := true
 	if !v.owned {
 		if j.laterNeedsShared(v, key) {
-			dst = make([]float32, len(src))
+			dst, inPlace = make([]float32, len(src)), false
 		} else {
 			// No later variant renders from the shared image: take it
 			// over and convert it in place (each pixel is read before it
@@ -80,30 +76,16 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	}
 	sharpen := v.spec.Variant.Sharpen > 0
 	gamut := j.settings.compressGamut()
-	var lum [3]float32
-	for k := range 3 {
-		lum[k] = float32(v.space.ToXYZ[1][k])
-	}
+	lum := spaceLuminance(v.space)
+	// Sharpening clips after it: the matrix alone first.
+	k := outputSpaceKernel(v.space, !sharpen, gamut && !sharpen)
 	row := v.img.W * 3
 	par.Rows(v.img.H, func(lo, hi int) {
 		src, dst := src[lo*row:hi*row], dst[lo*row:hi*row]
-		for i := 0; i+2 < len(src); i += 3 {
-			r, g, b := src[i], src[i+1], src[i+2]
-			for c := range 3 {
-				x := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
-				if !sharpen && !gamut { // clip now; sharpening clips after
-					if !(x > 0) {
-						x = 0
-					} else if x > 1 {
-						x = 1
-					}
-				}
-				dst[i+c] = x
-			}
-			if gamut && !sharpen {
-				gamutInto(dst[i:i+3], lum)
-			}
+		if !inPlace {
+			copy(dst, src)
 		}
+		k(dst)
 	})
 	v.img = Image{W: v.img.W, H: v.img.H, Pix: dst}
 	if sharpen {
@@ -127,6 +109,74 @@ func stageOutputSpace(_ context.Context, j *job) error {
 		})
 	}
 	return nil
+}
+
+// spaceLuminance returns the row of sp's RGB→XYZ matrix that gives Y.
+func spaceLuminance(sp *colour.Space) [3]float32 {
+	var lum [3]float32
+	for k := range 3 {
+		lum[k] = float32(sp.ToXYZ[1][k])
+	}
+	return lum
+}
+
+// outputSpaceKernel returns the kernel that converts working-space pixels
+// to sp's linear RGB (ConvertMatrix) and, with clip, brings them into
+// [0, 1]: by gamutInto with gamut, each channel clipped otherwise (NaN to
+// 0).
+func outputSpaceKernel(sp *colour.Space, clip, gamut bool) rowKernel {
+	m := colour.ConvertMatrix(WorkingSpace, sp)
+	var mf [3][3]float32
+	for i := range 3 {
+		for k := range 3 {
+			mf[i][k] = float32(m[i][k])
+		}
+	}
+	lum := spaceLuminance(sp)
+	if clip && gamut {
+		return func(px []float32) {
+			for i := 0; i+2 < len(px); i += 3 {
+				r, g, b := px[i], px[i+1], px[i+2]
+				px[i] = mf[0][0]*r + mf[0][1]*g + mf[0][2]*b
+				px[i+1] = mf[1][0]*r + mf[1][1]*g + mf[1][2]*b
+				px[i+2] = mf[2][0]*r + mf[2][1]*g + mf[2][2]*b
+				gamutInto(px[i:i+3:i+3], lum)
+			}
+		}
+	}
+	return func(px []float32) {
+		for i := 0; i+2 < len(px); i += 3 {
+			r, g, b := px[i], px[i+1], px[i+2]
+			for c := range 3 {
+				x := mf[c][0]*r + mf[c][1]*g + mf[c][2]*b
+				if clip {
+					if !(x > 0) {
+						x = 0
+					} else if x > 1 {
+						x = 1
+					}
+				}
+				px[i+c] = x
+			}
+		}
+	}
+}
+
+// outputSpaceRow is the stage's fused form (Stage.Row), for a variant
+// without sharpening: the variant reads the shared image (a full-size
+// variant: no copy, since the pass only reads it) or its own resized one,
+// and the kernel is outputSpaceKernel's conversion and clip.
+func outputSpaceRow(j *job, p *fusePass) (rowKernel, bool) {
+	v := j.cur
+	if p.writes && !v.owned {
+		return nil, false // would write the shared image: run copies it
+	}
+	v.space = variantSpace(v.spec.Variant)
+	if !v.owned {
+		v.img = j.img
+		j.release(v)
+	}
+	return outputSpaceKernel(v.space, true, j.settings.compressGamut()), true
 }
 
 // unsharp sharpens img in place by an unsharp mask: x + amount·(x − blur(x)),

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"image"
 	"math"
+	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
@@ -12,21 +13,158 @@ import (
 )
 
 // quantiseStage applies the transfer function and rounds to 8 or 16 bits.
-var quantiseStage = Stage{Name: "quantise", Scope: PerVariant, Kind: Pointwise, Cost: quantiseCost, run: stageQuantise}
+var quantiseStage = Stage{Name: "quantise", Scope: PerVariant, Kind: Pointwise, Cost: quantiseCost, run: stageQuantise, Row: quantiseRow}
 
-// quantiseCost: the quantised image (encoderCost's bytes per pixel; TIFF16
-// only a band of rows, streamed into its encoder), after which the float
-// image is let go (a TIFF16's at encode), unless a later variant of its
-// rendition shares it.
+// quantiseCost: the quantised image (encoderCost's bytes per pixel; for
+// the streamed formats, TIFF16 and JPEG, only a band of rows), after which
+// the float image is let go (a streamed one's at encode) when floatFreed
+// says so.
 func quantiseCost(m memCtx) StepMemory {
 	q, _, _ := encoderCost(m.v)
+	if streamedRows(m) {
+		bpp := int64(3)
+		if bits16(m.v.Format) {
+			bpp = 6
+		}
+		return StepMemory{Alloc: streamRows * bpp * int64(m.step.W)}
+	}
 	sm := StepMemory{Alloc: int64(q) * m.px()}
-	if m.v.Format == "tiff16" {
-		sm.Alloc = 64 * 6 * int64(m.step.W)
-	} else if !m.step.keep {
+	if floatFreed(m) {
 		sm.Free = 12 * m.px()
 	}
 	return sm
+}
+
+// streamRows is how many rows a streamed variant makes at a time (in
+// parallel) before its encoder asks for them.
+const streamRows = 64
+
+// bandRows returns the Row function of a streamed variant of h rows of
+// rowBytes bytes: the encoder asks for rows in order, each once; they are
+// made streamRows at a time, in parallel (par.Rows), by fill(y, out, lin,
+// u16) (lin: room for a row of 3·w float32 samples, u16: for 3·w uint16)
+// into one of two buffers, and copied out from there. While the encoder
+// reads one band the next is made on another goroutine, so the pass and
+// the encoder overlap. The time the encoder waits for a band is added to
+// v.passTime.
+func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, lin []float32, u16 []uint16)) func(y int, dst []byte) {
+	fillBand := func(buf []byte, y0 int) {
+		par.Rows(min(streamRows, h-y0), func(lo, hi int) {
+			lin, u16 := make([]float32, w*3), make([]uint16, w*3)
+			for r := lo; r < hi; r++ {
+				fill(y0+r, buf[r*rowBytes:(r+1)*rowBytes], lin, u16)
+			}
+		})
+	}
+	cur, next := make([]byte, streamRows*rowBytes), make([]byte, streamRows*rowBytes)
+	first := -streamRows    // the row in cur[0:rowBytes]
+	var ahead chan struct{} // closed when next holds the band after cur
+	return func(y int, dst []byte) {
+		if y < first || y >= first+streamRows {
+			t0 := time.Now()
+			if ahead != nil && y == first+streamRows {
+				<-ahead
+				cur, next = next, cur
+			} else {
+				if ahead != nil {
+					<-ahead // out of order: let the band ahead finish first
+				}
+				fillBand(cur, y)
+			}
+			first, ahead = y, nil
+			if y0 := y + streamRows; y0 < h {
+				done := make(chan struct{})
+				buf := next
+				go func() {
+					defer close(done)
+					fillBand(buf, y0)
+				}()
+				ahead = done
+			}
+			v.passTime += time.Since(t0)
+		}
+		copy(dst, cur[(y-first)*rowBytes:(y-first+1)*rowBytes])
+	}
+}
+
+// putRow16 writes the samples s big-endian into out.
+func putRow16(out []byte, s []uint16) {
+	for i, x := range s {
+		binary.BigEndian.PutUint16(out[2*i:], x)
+	}
+}
+
+// quantiseRow ends a fused pass (Stage.Row): it makes the variant's
+// quantised rows from its upright view (orientationRow) of the image the
+// pass reads, each row gathered, put through the pass's kernels in order
+// and quantised as stageQuantise does. JPEG and TIFF16 rows are made as
+// their encoder asks for them (v.rows8, v.rows), the other formats' whole
+// image here, in one parallel pass; the float image is only read.
+func quantiseRow(j *job, p *fusePass) (rowKernel, bool) {
+	if p.writes {
+		return nil, false
+	}
+	v := j.cur
+	v.pass = p.id
+	up, kernels := v.upright, p.kernels
+	w, h := up.W, up.H
+	render := func(y int, lin []float32) []float32 {
+		up.Row(y, lin)
+		for _, k := range kernels {
+			k(lin)
+		}
+		return lin
+	}
+	switch f := v.spec.Variant.Format; {
+	case f == "jpeg":
+		v.rows8 = encode.RowsRGB8{W: w, H: h, Row: v.bandRows(w, h, 3*w, func(y int, out []byte, lin []float32, _ []uint16) {
+			v.quantRow8(out, render(y, lin))
+		})}
+		return nil, true // the float image is kept until stageEncode
+	case f == "tiff16":
+		v.rows = encode.RowsRGB16{W: w, H: h, Row: v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
+			v.quantRow16(u16, render(y, lin))
+			putRow16(out, u16)
+		})}
+		return nil, true
+	case bits16(f):
+		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
+		par.Rows(h, func(lo, hi int) {
+			lin, row := make([]float32, w*3), make([]uint16, w*3)
+			for y := lo; y < hi; y++ {
+				v.quantRow16(row, render(y, lin))
+				put16RGBA(q.Pix[y*q.Stride:y*q.Stride+w*8], row)
+			}
+		})
+		v.quant = q
+	default:
+		q := image.NewRGBA(image.Rect(0, 0, w, h))
+		par.Rows(h, func(lo, hi int) {
+			lin, row := make([]float32, w*3), make([]uint8, w*3)
+			for y := lo; y < hi; y++ {
+				v.quantRow8(row, render(y, lin))
+				put8RGBA(q.Pix[y*q.Stride:], row)
+			}
+		})
+		v.quant = q
+	}
+	v.dropFloat()
+	return nil, true
+}
+
+// put16RGBA sets the NRGBA64 pixels o to the 16-bit RGB samples s, opaque.
+func put16RGBA(o []byte, s []uint16) {
+	for x := range len(s) / 3 {
+		p, c := o[x*8:x*8+8], s[x*3:x*3+3]
+		p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = byte(c[0]>>8), byte(c[0]), byte(c[1]>>8), byte(c[1]), byte(c[2]>>8), byte(c[2]), 0xff, 0xff
+	}
+}
+
+// put8RGBA sets the RGBA pixels o to the 8-bit RGB samples s, opaque.
+func put8RGBA(o []byte, s []uint8) {
+	for x := range len(s) / 3 {
+		o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = s[x*3], s[x*3+1], s[x*3+2], 0xff
+	}
 }
 
 // bits16 reports whether a format stores 16 bits per channel.
@@ -45,28 +183,12 @@ func stageQuantise(_ context.Context, j *job) error {
 	switch {
 	case v.spec.Variant.Format == "tiff16":
 		// Rows are asked for in order; they are quantised streamRows at a
-		// time, in parallel (par.Rows), into buf, and handed out from there.
-		const streamRows = 64
-		rowBytes := 6 * w
-		buf := make([]byte, streamRows*rowBytes)
-		first := -streamRows // the row in buf[0:rowBytes]
-		v.rows = encode.RowsRGB16{W: w, H: h, Row: func(y int, dst []byte) {
-			if y < first || y >= first+streamRows {
-				first = y
-				n := min(streamRows, h-y)
-				par.Rows(n, func(lo, hi int) {
-					lin, row := make([]float32, w*3), make([]uint16, w*3)
-					for r := lo; r < hi; r++ {
-						v.quantRow16(row, v.upright.RowView(first+r, lin))
-						out := buf[r*rowBytes : (r+1)*rowBytes]
-						for i, s := range row {
-							binary.BigEndian.PutUint16(out[2*i:], s)
-						}
-					}
-				})
-			}
-			copy(dst, buf[(y-first)*rowBytes:(y-first+1)*rowBytes])
-		}}
+		// time, in parallel (bandRows).
+		up := v.upright // read by the band made ahead, which may outlive the encode
+		v.rows = encode.RowsRGB16{W: w, H: h, Row: v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
+			v.quantRow16(u16, up.RowView(y, lin))
+			putRow16(out, u16)
+		})}
 		return nil // the float image is kept until stageEncode
 	case bits16(v.spec.Variant.Format):
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))

@@ -81,6 +81,19 @@ type Stage struct {
 	// run executes the stage on j: on the shared image when j.cur is nil,
 	// on variant j.cur's own image otherwise.
 	run func(ctx context.Context, j *job) error
+	// Row, set for a pointwise stage that can run inside a fused pass
+	// (the executor's one pass over the image for a run of such steps,
+	// StagePlan's Step.Pass; docs/pipeline.md), prepares the step about to
+	// run on j as run would, without touching pixels, and returns its
+	// kernel: applied in place to rows of the image the step works on, in
+	// stage-list order after the pass's earlier kernels (nil: the step
+	// changes no pixel). ok false: the step cannot fuse for this file
+	// (decided before anything is done), and run runs it alone.
+	Row func(j *job, p *fusePass) (k rowKernel, ok bool)
+	// fuses reports whether a step of the stage for variant v (zero for a
+	// shared step) may be planned into a fused pass with settings s; nil:
+	// whenever Row is set.
+	fuses func(s Settings, v Variant) bool
 }
 
 // activeStages is Stages without the stages inactive for s (Stage.Active).
@@ -151,6 +164,15 @@ type Step struct {
 	// image an earlier variant of its rendition made; keep: a later
 	// variant shares its image.
 	takesShared, reuses, keep bool
+	// renderFused: the variant's output-space step is in a fused pass, so
+	// it reads the shared (or its resized) image in place and makes no
+	// image of its own; lastFull: the step is of the last full-size
+	// variant, the last to read the shared image.
+	renderFused, lastFull bool
+	// Pass numbers, from 1, the fused pass the step runs in (markPasses):
+	// consecutive steps with the same Pass run as one pass over the image
+	// (runPass); 0 for a step that runs alone.
+	Pass int
 }
 
 // Shared reports whether the step is shared by several variants (run once).
@@ -262,6 +284,7 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 		p.Variants = append(p.Variants, vs[vi].Name)
 	}
 	p.markRenditions(vs, len(small))
+	p.markPasses(vs, s)
 	return p
 }
 
@@ -345,7 +368,8 @@ func (p StagePlan) Names() []string {
 }
 
 // String is the plan as text, one step a line, for --dry-run: the step's
-// name, its size, and whether it is shared by the variants after it.
+// name, its size, whether it is shared by the variants after it, and the
+// fused pass it runs in ("pass N").
 func (p StagePlan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "decoded %d×%d; variants in order: %s\n", p.W, p.H, strings.Join(p.Variants, ", "))
@@ -353,6 +377,9 @@ func (p StagePlan) String() string {
 		who := "shared"
 		if !st.Shared() {
 			who = st.Variant
+		}
+		if st.Pass > 0 {
+			who = fmt.Sprintf("%-8s pass %d", who, st.Pass)
 		}
 		fmt.Fprintf(&b, "  %-26s %-11s %s\n", st.Name, fmt.Sprintf("%d×%d", st.W, st.H), who)
 	}

@@ -143,8 +143,8 @@ func TestPlanVariants(t *testing.T) {
 	}
 }
 
-// TestPlanString: the text form lists every step with its size and who
-// it is for.
+// TestPlanString: the text form lists every step with its size, who it
+// is for and the fused pass it runs in.
 func TestPlanString(t *testing.T) {
 	p := PlanVariants(4000, 3000, variants(t, "print=tiff16", "web=jpeg,size=2048"), DefaultSettings())
 	s := p.String()
@@ -152,7 +152,7 @@ func TestPlanString(t *testing.T) {
 	if lines[0] != "decoded 4000×3000; variants in order: web, print" {
 		t.Errorf("first line %q", lines[0])
 	}
-	for _, want := range []string{"web/resize 2048×1536 web", "camera-matrix 4000×3000 shared", "print/encode 4000×3000 print"} {
+	for _, want := range []string{"web/resize 2048×1536 web", "web/tone 2048×1536 web pass 1", "camera-matrix 4000×3000 shared pass 2", "print/quantise 4000×3000 print pass 2", "print/encode 4000×3000 print"} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Join(strings.Fields(l), " ") == want }) {
 			t.Errorf("text form lacks %q:\n%s", want, s)
 		}

@@ -93,32 +93,36 @@ func applyTone(img Image, c look.Curve) {
 		return
 	}
 	lut := toneLUT(c)
-	img.parallel(func(pix []float32) {
-		for i := 0; i+2 < len(pix); i += 3 {
-			p := pix[i : i+3 : i+3]
-			for k, v := range p {
-				if v != v { // NaN
-					p[k] = 0
-				}
+	img.parallel(func(pix []float32) { toneRows(lut, pix) })
+}
+
+// toneRows applies the curve tabulated in lut (toneLUT) in place to the
+// pixels pix (interleaved RGB) as applyTone describes.
+func toneRows(lut []float32, pix []float32) {
+	for i := 0; i+2 < len(pix); i += 3 {
+		p := pix[i : i+3 : i+3]
+		for k, v := range p {
+			if v != v { // NaN
+				p[k] = 0
 			}
-			hi, mid, lo := 0, 1, 2
-			if p[hi] < p[mid] {
-				hi, mid = mid, hi
-			}
-			if p[mid] < p[lo] {
-				mid, lo = lo, mid
-			}
-			if p[hi] < p[mid] {
-				hi, mid = mid, hi
-			}
-			vh, vl := lutAt(lut, p[hi]), lutAt(lut, p[lo])
-			vm := vl
-			if d := p[hi] - p[lo]; d > 0 {
-				vm = vl + (vh-vl)*(p[mid]-p[lo])/d
-			}
-			p[hi], p[mid], p[lo] = vh, vm, vl
 		}
-	})
+		hi, mid, lo := 0, 1, 2
+		if p[hi] < p[mid] {
+			hi, mid = mid, hi
+		}
+		if p[mid] < p[lo] {
+			mid, lo = lo, mid
+		}
+		if p[hi] < p[mid] {
+			hi, mid = mid, hi
+		}
+		vh, vl := lutAt(lut, p[hi]), lutAt(lut, p[lo])
+		vm := vl
+		if d := p[hi] - p[lo]; d > 0 {
+			vm = vl + (vh-vl)*(p[mid]-p[lo])/d
+		}
+		p[hi], p[mid], p[lo] = vh, vm, vl
+	}
 }
 
 // exposureGain returns 2^ev, the linear gain of an exposure change of ev EV.
