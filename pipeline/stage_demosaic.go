@@ -10,7 +10,8 @@ import (
 
 // demosaicStage is LibRaw's processing of the unpacked data: black level,
 // white balance, demosaic, copied into float32 camera RGB (or the stage
-// cache's copy).
+// cache's copy); with --demosaic rcd on Bayer data, rawbatch's own
+// normalisation and RCD instead (pipeline/rcd.go).
 var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Cost: demosaicCost, run: stageDemosaic}
 
 // ahdTile is dcraw/LibRaw's AHD tile size TS; each thread's tile buffer is
@@ -36,6 +37,9 @@ var scratchPerPixel = map[string]float64{"dcb": 24, "dht": 13.2, "aahd": 39.3}
 // Peak: the unpacked raw data (unpackCost) + image + max(scratch, copy);
 // after: the copy, the raw data freed with the handle.
 func demosaicCost(m memCtx) StepMemory {
+	if ownDemosaic(m.s) && m.fi.CFA && !maybeXTrans(m.fi) {
+		return rcdCost(m)
+	}
 	lw, lh := libRawSize(m.fi, m.s)
 	px := int64(lw) * int64(lh)
 	img := 8 * px
@@ -63,6 +67,22 @@ func stageDemosaic(ctx context.Context, j *job) error {
 		j.decodedW, j.decodedH = j.img.W, j.img.H
 		fault.At(fault.Decoded, j.in)
 		return nil
+	}
+	if ownDemosaic(j.settings) {
+		handled, why, err := j.demosaicOwn()
+		if err != nil {
+			return err
+		}
+		if handled {
+			// The LibRaw handle and its raw data are no longer needed.
+			j.h.Close()
+			j.h = nil
+			j.decoded = true
+			j.decodedW, j.decodedH = j.img.W, j.img.H
+			fault.At(fault.Decoded, j.in)
+			return nil
+		}
+		j.warnings = append(j.warnings, "--demosaic rcd: "+why+"; demosaiced by LibRaw's AHD")
 	}
 	stop := context.AfterFunc(ctx, j.h.Cancel)
 	defer stop()

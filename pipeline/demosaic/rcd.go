@@ -70,6 +70,11 @@ func RCD(c CFA, dst []float32) error {
 // span is the side of a tile's window, s its row stride.
 const span = tile + 2*margin
 
+// TileBytes is the memory in bytes of one goroutine's tile planes (eight
+// float32 planes and a colour plane of span² photosites); RCD allocates
+// one set per band it runs.
+const TileBytes = span * span * (8*4 + 1)
+
 // rcdTile holds one window's planes, span×span each.
 type rcdTile struct {
 	rgb    [3][]float32

@@ -1,0 +1,163 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline/demosaic"
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+)
+
+// decodeCamera runs the per-file steps of s's plan for in up to and
+// including the demosaic stage and returns the demosaiced camera RGB
+// (W×H×3, [0, 1]) with the job (warnings, white balance).
+func decodeCamera(t testing.TB, in string, s Settings) ([]float32, int, int, *job) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	hdr, err := ReadHeader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &job{in: in, settings: s, hdr: hdr}
+	defer j.cleanup()
+	for _, st := range PlanStages(InfoFromHeader(hdr), s).Steps {
+		if err := st.stage.run(context.Background(), j); err != nil {
+			t.Fatalf("%s: %s: %v", in, st.Name, err)
+		}
+		if st.Name == "demosaic" {
+			if j.colors != 3 {
+				t.Fatalf("%s: %d colours", in, j.colors)
+			}
+			return j.camera, j.img.W, j.img.H, j
+		}
+	}
+	t.Fatalf("%s: no demosaic step", in)
+	return nil, 0, 0, nil
+}
+
+// bayerSamples are the sample files with Bayer data.
+func bayerSamples() []string {
+	return []string{filepath.Join(testdata, "raw", "canon550d_colorchart.dng"), filepath.Join(testdata, "raw", "canond30_CRW.CRW")}
+}
+
+// rcdSettings is s with --demosaic d.
+func withDemosaic(s Settings, d Demosaic) Settings {
+	s.Demosaic = d
+	return s
+}
+
+// TestRCDLevelsMatchLibRaw: our black level, white level, white balance
+// and visible area are LibRaw's. At every photosite one channel of our
+// image (its own sample, which RCD keeps) equals the same channel of
+// LibRaw's --demosaic linear image (which keeps it too) within LibRaw's
+// 16-bit rounding, for the Bayer sample files and a synthetic DNG with a
+// black level and an orientation, with each white-level mode and white
+// balance, and the white-balance multipliers reported are LibRaw's.
+func TestRCDLevelsMatchLibRaw(t *testing.T) {
+	dir := t.TempDir()
+	syn := filepath.Join(dir, "syn.dng")
+	spec := synthdng.SoftStep()
+	spec.BlackLevel, spec.WhiteLevel, spec.Orientation = 256, 16383, 6
+	if err := synthdng.WriteFile(syn, spec); err != nil {
+		t.Fatal(err)
+	}
+	base := DefaultSettings()
+	custom := base
+	custom.WhiteBalance = WhiteBalance{Mode: "custom", Multipliers: [3]float64{2.1, 1, 1.4}}
+	daylight := base
+	daylight.WhiteBalance = WhiteBalance{Mode: "daylight"}
+	librawWhite := base
+	librawWhite.WhiteLevel = WhiteLevelLibRaw
+	cases := map[string]Settings{"default": base, "custom wb": custom, "daylight": daylight, "white-level libraw": librawWhite}
+	for _, in := range append(bayerSamples(), syn) {
+		for name, s := range cases {
+			ref, rw, rh, rj := decodeCamera(t, in, withDemosaic(s, "linear"))
+			got, w, h, gj := decodeCamera(t, in, withDemosaic(s, "rcd"))
+			tag := filepath.Base(in) + " " + name
+			if w != rw || h != rh {
+				t.Fatalf("%s: %d×%d, LibRaw %d×%d", tag, w, h, rw, rh)
+			}
+			for _, wn := range gj.warnings {
+				if strings.Contains(wn, "--demosaic rcd") {
+					t.Fatalf("%s: fell back to LibRaw: %s", tag, wn)
+				}
+			}
+			for k := range 3 {
+				if math.Abs(gj.wb.Multipliers[k]-rj.wb.Multipliers[k]) > 1e-4*rj.wb.Multipliers[k] {
+					t.Errorf("%s: multipliers %v, LibRaw's %v", tag, gj.wb.Multipliers, rj.wb.Multipliers)
+					break
+				}
+			}
+			bad := 0
+			var sumDiff float64
+			for i := range w * h {
+				best := math.Inf(1)
+				for c := range 3 {
+					d := math.Abs(float64(got[i*3+c] - ref[i*3+c]))
+					best = min(best, d)
+					sumDiff += d
+				}
+				if best > 1.01/65535 {
+					if bad < 3 {
+						t.Errorf("%s: pixel (%d,%d): %v, LibRaw %v", tag, i%w, i/w, got[i*3:i*3+3], ref[i*3:i*3+3])
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%s: %d of %d pixels have no channel of LibRaw's value", tag, bad, w*h)
+			}
+			// The interpolated channels differ (RCD against bilinear) but
+			// stay close on average.
+			if m := sumDiff / float64(3*w*h); m > 0.01 {
+				t.Errorf("%s: mean difference %.4f from LibRaw's linear demosaic", tag, m)
+			}
+		}
+	}
+}
+
+// TestRCDFallsBack: --wb auto (LibRaw's grey world) and half size keep
+// LibRaw's processing, the first with a warning saying why.
+func TestRCDFallsBack(t *testing.T) {
+	in := bayerSamples()[1]
+	s := withDemosaic(DefaultSettings(), "rcd")
+	s.WhiteBalance = WhiteBalance{Mode: "auto"}
+	_, _, _, j := decodeCamera(t, in, s)
+	found := false
+	for _, w := range j.warnings {
+		found = found || strings.Contains(w, "--demosaic rcd: the white balance is LibRaw's grey world")
+	}
+	if !found {
+		t.Errorf("--wb auto: warnings %q, want the fallback named", j.warnings)
+	}
+	s = withDemosaic(DefaultSettings(), "rcd")
+	s.HalfSize = true
+	_, w, h, _ := decodeCamera(t, in, s)
+	_, rw, rh, _ := decodeCamera(t, in, withDemosaic(s, "ahd"))
+	if w != rw || h != rh {
+		t.Errorf("half size: %d×%d, want LibRaw's %d×%d", w, h, rw, rh)
+	}
+}
+
+// TestRCDCost: on the RCD path the demosaic step holds the raw data, the
+// float image and the tile planes, not LibRaw's 8-byte image; Fujifilm
+// files (maybe X-Trans) keep LibRaw's cost.
+func TestRCDCost(t *testing.T) {
+	fi := FileInfo{Make: "Canon", RawWidth: 6000, RawHeight: 4000, CFA: true, Width: 6000, Height: 4000}
+	s := withDemosaic(DefaultSettings(), "rcd")
+	m := demosaicCost(memCtx{fi: fi, s: s, threads: 2})
+	peak := unpackCost(memCtx{fi: fi, s: s}).Alloc + m.Scratch + m.Alloc
+	if want := int64(24e6*(2+12)) + 2*int64(demosaic.TileBytes); peak != want {
+		t.Errorf("24 MP RCD: peak %d, want %d", peak, want)
+	}
+	fi.Make = "Fujifilm"
+	ahd := demosaicCost(memCtx{fi: fi, s: withDemosaic(s, "ahd"), threads: 2})
+	if got := demosaicCost(memCtx{fi: fi, s: s, threads: 2}); got != ahd {
+		t.Errorf("Fujifilm RCD cost %+v, want LibRaw's AHD %+v", got, ahd)
+	}
+}
