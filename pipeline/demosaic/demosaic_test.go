@@ -208,3 +208,15 @@ func TestSmallAndInvalid(t *testing.T) {
 		t.Error("short input accepted")
 	}
 }
+
+// BenchmarkRCD demosaics a 12 MP zone plate.
+func BenchmarkRCD(b *testing.B) {
+	const w, h = 4000, 3000
+	c := mosaic(zonePlate(w, h), w, h, phases["RGGB"])
+	dst := make([]float32, w*h*3)
+	for b.Loop() {
+		if err := RCD(c, dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -71,9 +71,9 @@ func RCD(c CFA, dst []float32) error {
 const span = tile + 2*margin
 
 // TileBytes is the memory in bytes of one goroutine's tile planes (eight
-// float32 planes and a colour plane of span² photosites); RCD allocates
-// one set per band it runs.
-const TileBytes = span * span * (8*4 + 1)
+// float32 planes of span² photosites); RCD allocates one set per band it
+// runs.
+const TileBytes = span * span * 8 * 4
 
 // rcdTile holds one window's planes, span×span each.
 type rcdTile struct {
@@ -90,7 +90,7 @@ type rcdTile struct {
 func newRCDTile() *rcdTile {
 	n := span * span
 	mk := func() []float32 { return make([]float32, n) }
-	return &rcdTile{rgb: [3][]float32{mk(), mk(), mk()}, cfa: mk(), vh: mk(), pq: mk(), lpf: mk(), bufA: mk(), bufB: mk(), colour: make([]uint8, n)}
+	return &rcdTile{rgb: [3][]float32{mk(), mk(), mk()}, cfa: mk(), vh: mk(), pq: mk(), lpf: mk(), bufA: mk(), bufB: mk()}
 }
 
 func sq(v float32) float32 { return v * v }
@@ -105,6 +105,16 @@ func abs(v float32) float32 {
 // blend returns a·b + (1 − a)·c.
 func blend(a, b, c float32) float32 { return a*(b-c) + c }
 
+// firstNonGreen returns the first column ≥ lo of window row y whose
+// photosite is red or blue (every second one from there).
+func (t *rcdTile) firstNonGreen(c *CFA, y, lo int) int {
+	p := 0
+	if c.Colour[(y&1)*2] == 1 {
+		p = 1
+	}
+	return lo + (lo^p)&1
+}
+
 // run demosaics the tile whose top-left output photosite is (ox, oy).
 func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	const s = span
@@ -116,16 +126,14 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	// window parity equals image parity.
 	for wy := range s {
 		y := reflect(t.y0+wy, c.H)
-		c.normRow(y, t.x0, cfa[wy*s:(wy+1)*s])
+		row := cfa[wy*s : (wy+1)*s]
+		c.normRow(y, t.x0, row)
 		ph := (y & 1) * 2
-		for wx := range s {
-			t.colour[wy*s+wx] = c.Colour[ph+(t.x0+wx)&1]
+		for wx, v := range row {
+			i := wy*s + wx
+			R[i], G[i], B[i] = 0, 0, 0
+			rgb[c.Colour[ph+wx&1]][i] = v
 		}
-	}
-	for i, v := range cfa {
-		k := t.colour[i]
-		R[i], G[i], B[i] = 0, 0, 0
-		rgb[k][i] = v
 	}
 
 	// Step 1: vertical and horizontal discrimination.
@@ -148,22 +156,16 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 
 	// Step 2: low-pass filter (needed at red and blue sites).
 	for y := 1; y < s-1; y++ {
-		for x := 1; x < s-1; x++ {
+		for x := t.firstNonGreen(c, y, 1); x < s-1; x += 2 {
 			i := y*s + x
-			if t.colour[i] == 1 {
-				continue
-			}
 			lpf[i] = cfa[i] + 0.5*(cfa[i-s]+cfa[i+s]+cfa[i-1]+cfa[i+1]) + 0.25*(cfa[i-s-1]+cfa[i-s+1]+cfa[i+s-1]+cfa[i+s+1])
 		}
 	}
 
 	// Step 3: green at red and blue sites.
 	for y := 5; y < s-5; y++ {
-		for x := 5; x < s-5; x++ {
+		for x := t.firstNonGreen(c, y, 5); x < s-5; x += 2 {
 			i := y*s + x
-			if t.colour[i] == 1 {
-				continue
-			}
 			c0 := cfa[i]
 			nG := eps + abs(cfa[i-s]-cfa[i+s]) + abs(c0-cfa[i-2*s]) + abs(cfa[i-s]-cfa[i-3*s]) + abs(cfa[i-2*s]-cfa[i-4*s])
 			sG := eps + abs(cfa[i-s]-cfa[i+s]) + abs(c0-cfa[i+2*s]) + abs(cfa[i+s]-cfa[i+3*s]) + abs(cfa[i+2*s]-cfa[i+4*s])
@@ -201,13 +203,10 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 
 	// Step 4.2: red at blue and blue at red sites.
 	for y := 7; y < s-7; y++ {
-		for x := 7; x < s-7; x++ {
+		x0 := t.firstNonGreen(c, y, 7)
+		o := rgb[2-c.Colour[(y&1)*2+x0&1]]
+		for x := x0; x < s-7; x += 2 {
 			i := y*s + x
-			own := t.colour[i]
-			if own == 1 {
-				continue
-			}
-			o := rgb[2-own]
 			g0 := G[i]
 			nwG := eps + abs(o[i-s-1]-o[i+s+1]) + abs(o[i-s-1]-o[i-3*s-3]) + abs(g0-G[i-2*s-2])
 			neG := eps + abs(o[i-s+1]-o[i+s-1]) + abs(o[i-s+1]-o[i-3*s+3]) + abs(g0-G[i-2*s+2])
@@ -227,11 +226,8 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	// Step 4.3: red and blue at green sites; only the tile's own
 	// photosites are needed from here on.
 	for y := margin; y < s-margin; y++ {
-		for x := margin; x < s-margin; x++ {
+		for x := t.firstNonGreen(c, y, margin) ^ 1; x < s-margin; x += 2 {
 			i := y*s + x
-			if t.colour[i] != 1 {
-				continue
-			}
 			g0 := G[i]
 			d := refined(vh, i, s)
 			for _, o := range [2][]float32{R, B} {
