@@ -30,7 +30,7 @@ type truthImage struct {
 
 // quality is one demosaic's scores on one ground truth.
 type quality struct {
-	cpsnr, meanDE, maxEdgeDE float64
+	cpsnr, meanDE, maxEdgeDE, meanEdgeDE float64
 }
 
 // measureDemosaic re-mosaics truth into a DNG in dir, demosaics it with d
@@ -39,7 +39,7 @@ type quality struct {
 // pixel at least qualityBorder from the edges, peak 1), mean CIEDE2000
 // (camera RGB taken as linear sRGB, which it is for these files: white
 // balance 1 and the truth's own values), and the max CIEDE2000 over the
-// truth's edge pixels.
+// truth's edge pixels (and their mean).
 func measureDemosaic(t testing.TB, dir string, truth truthImage, d Demosaic) quality {
 	t.Helper()
 	p := filepath.Join(dir, truth.name+".dng")
@@ -59,8 +59,8 @@ func measureDemosaic(t testing.TB, dir string, truth truthImage, d Demosaic) qua
 	if w != tw&^1 || h != truth.img.H&^1 {
 		t.Fatalf("%s %s: decoded %d×%d of %d×%d", truth.name, d, w, h, tw, truth.img.H)
 	}
-	var se, de float64
-	var n int
+	var se, de, edgeDE float64
+	var n, edges int
 	var q quality
 	for y := qualityBorder; y < h-qualityBorder; y++ {
 		for x := qualityBorder; x < w-qualityBorder; x++ {
@@ -75,11 +75,14 @@ func measureDemosaic(t testing.TB, dir string, truth truthImage, d Demosaic) qua
 			n++
 			if truth.edges != nil && truth.edges[y*tw+x] {
 				q.maxEdgeDE = max(q.maxEdgeDE, e)
+				edgeDE += e
+				edges++
 			}
 		}
 	}
 	q.cpsnr = 10 * math.Log10(float64(3*n)/max(se, 1e-30))
 	q.meanDE = de / float64(n)
+	q.meanEdgeDE = edgeDE / float64(max(edges, 1))
 	return q
 }
 
@@ -183,7 +186,7 @@ func BenchmarkDemosaicQuality(b *testing.B) {
 				q := measureDemosaic(b, dir, truth, d)
 				fmt.Fprintf(&sb, "%.2f / %.2f|", q.cpsnr, q.meanDE)
 				if truth.edges != nil {
-					fmt.Fprintf(&star, "%s %.1f; ", d, q.maxEdgeDE)
+					fmt.Fprintf(&star, "%s %.1f (mean %.2f); ", d, q.maxEdgeDE, q.meanEdgeDE)
 				}
 			}
 			sb.WriteString("\n")
@@ -260,4 +263,30 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRCDDecodePeak prints the peak resident memory of the decode
+// (the steps up to the demosaic stage, RCD) of a 24 MP synthetic DNG in
+// bytes per pixel, with the raw rows released as RCD passes them
+// (released) or not (kept). Run each in its own process, as a worker is
+// (a Go heap that has held and freed memory zeroes it again when reused,
+// touching every page): `go test -c -o rb.test ./pipeline && ./rb.test
+// -test.run '^$' -test.bench 'BenchmarkRCDDecodePeak/kept'` and
+// '.../released'.
+func BenchmarkRCDDecodePeak(b *testing.B) {
+	for _, keep := range []bool{true, false} {
+		name := map[bool]string{true: "kept", false: "released"}[keep]
+		b.Run(name, func(b *testing.B) {
+			in := writeSynthetic(b, b.TempDir(), 6000, 4000)
+			for b.Loop() {
+				keepRawRows = keep
+				defer func() { keepRawRows = false }()
+				base := settledRSS()
+				pix, w, h, _ := decodeCamera(b, in, DefaultSettings())
+				peak := procStatus("VmHWM")
+				runtime.KeepAlive(pix)
+				fmt.Printf("RCD decode of 24 MP, raw rows %s: peak %.0f MB above the start, %.2f bytes per pixel\n", name, float64(peak-base)/1e6, float64(peak-base)/float64(w*h))
+			}
+		})
+	}
 }

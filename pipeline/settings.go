@@ -193,7 +193,9 @@ func (s Settings) OutputVariants() []Variant {
 // DefaultSettings returns the settings of `rawbatch convert` without flags.
 func DefaultSettings() Settings {
 	return Settings{
-		Demosaic:         "ahd",
+		// RCD: faster than LibRaw's AHD and better on every ground truth
+		// of docs/pipeline.md's demosaic table (issue 14 point 4).
+		Demosaic:         "rcd",
 		WhiteBalance:     WhiteBalance{Mode: "camera"},
 		BaselineExposure: true,
 		ExposureAnchor:   AnchorPreview,

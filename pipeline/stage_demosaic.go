@@ -12,7 +12,8 @@ import (
 // white balance, demosaic, copied into float32 camera RGB (or the stage
 // cache's copy); with --demosaic rcd on Bayer data, rawbatch's own
 // normalisation and RCD instead (pipeline/rcd.go).
-var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Cost: demosaicCost, run: stageDemosaic}
+// Version 1: RCD, rawbatch's own, is the default demosaic (issue 14).
+var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Version: 1, Cost: demosaicCost, run: stageDemosaic}
 
 // ahdTile is dcraw/LibRaw's AHD tile size TS; each thread's tile buffer is
 // 26·TS² bytes (malloc(26*TS*TS) in ahd_interpolate), of which only the

@@ -40,6 +40,11 @@ type CFA struct {
 	// Scale is the factor (1/DN) of each phase, indexed as Colour: the
 	// white-balance multiplier over (white − black).
 	Scale [4]float32
+	// Done, when not nil, is called by RCD with a row y (increasing from
+	// call to call, at most H) once no rows above y are read any more, so
+	// that their memory can be released while the rest is demosaiced. It
+	// is called from RCD's goroutines, one call at a time.
+	Done func(y int)
 }
 
 // ErrNotBayer is returned for a Colour that is not a 2×2 Bayer pattern of

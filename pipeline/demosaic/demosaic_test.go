@@ -220,3 +220,32 @@ func BenchmarkRCD(b *testing.B) {
 		}
 	}
 }
+
+// TestDone: RCD reports rows it no longer reads in increasing order, up
+// to H, and never one it reads afterwards (rows above a reported y are
+// poisoned when reported: the output stays the same).
+func TestDone(t *testing.T) {
+	const w, h = 300, 700
+	c := mosaic(zonePlate(w, h), w, h, phases["GRBG"])
+	want := run(t, RCD, c)
+	poisoned := mosaic(zonePlate(w, h), w, h, phases["GRBG"])
+	var ys []int
+	poisoned.Done = func(y int) {
+		if len(ys) > 0 && y <= ys[len(ys)-1] {
+			t.Errorf("Done(%d) after Done(%d)", y, ys[len(ys)-1])
+		}
+		ys = append(ys, y)
+		for i := range y * w {
+			poisoned.Pix[i] = 65535
+		}
+	}
+	prev := runtime.GOMAXPROCS(1) // reported rows are poisoned without a lock
+	got := run(t, RCD, poisoned)
+	runtime.GOMAXPROCS(prev)
+	if len(ys) < 3 || ys[len(ys)-1] != h {
+		t.Errorf("Done calls %v, want several ending at %d", ys, h)
+	}
+	if !slices.Equal(got, want) {
+		t.Error("a row reported done was read afterwards")
+	}
+}

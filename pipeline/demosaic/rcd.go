@@ -1,6 +1,8 @@
 package demosaic
 
 import (
+	"sync"
+
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
@@ -56,15 +58,48 @@ func RCD(c CFA, dst []float32) error {
 		return Bilinear(c, dst)
 	}
 	tx, ty := (c.W+tile-1)/tile, (c.H+tile-1)/tile
+	p := progress{done: make([]bool, ty), f: c.Done}
 	par.Range(ty, 1, func(lo, hi int) {
 		t := newRCDTile()
 		for by := lo; by < hi; by++ {
 			for bx := range tx {
 				t.run(&c, bx*tile, by*tile, dst)
 			}
+			p.finished(by, c.H)
 		}
 	})
 	return nil
+}
+
+// progress tracks which bands of tiles are done, for CFA.Done: band b
+// reads rows b·tile − margin to (b+1)·tile + margin, so when every band
+// before b is done no row above b·tile − margin is read again.
+type progress struct {
+	mu       sync.Mutex
+	done     []bool
+	next     int // the first band not done
+	released int
+	f        func(y int)
+}
+
+func (p *progress) finished(band, h int) {
+	if p.f == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done[band] = true
+	for p.next < len(p.done) && p.done[p.next] {
+		p.next++
+	}
+	y := h
+	if p.next < len(p.done) {
+		y = max(0, p.next*tile-margin)
+	}
+	if y > p.released {
+		p.released = y
+		p.f(y)
+	}
 }
 
 // span is the side of a tile's window, s its row stride.

@@ -45,6 +45,9 @@ import "C"
 
 import (
 	"fmt"
+	"os"
+	"sync"
+	"syscall"
 	"unsafe"
 )
 
@@ -143,4 +146,55 @@ func (h *Handle) ReleaseRaw() error {
 	}
 	C.libraw_recycle(h.lr)
 	return nil
+}
+
+// RawDiscarder gives the memory of LibRaw's raw rows back to the system
+// while rawbatch's demosaic runs through them top to bottom
+// (madvise(MADV_DONTNEED) on the whole pages of the raw buffer above a
+// row): the pages read as zeros afterwards, so nothing may read those rows
+// again. Its Discard may be called from any goroutine (it does not touch
+// the handle), only while the handle is open and before its next Process
+// or CopyImage.
+type RawDiscarder struct {
+	mu    sync.Mutex
+	start unsafe.Pointer // the raw buffer's first byte (raw row 0)
+	pitch int            // bytes per raw row
+	top   int            // top_margin: raw rows above the visible area
+	rows  int            // raw rows in the buffer
+	done  int            // bytes from start already discarded (page-aligned end)
+	page  int
+}
+
+// RawDiscarder returns the discarder of the handle's unpacked raw data,
+// after Unpack; errors as Bayer's.
+func (h *Handle) RawDiscarder() (*RawDiscarder, error) {
+	if _, err := h.Bayer(); err != nil {
+		return nil, err
+	}
+	s := &h.lr.rawdata.sizes
+	return &RawDiscarder{start: unsafe.Pointer(h.lr.rawdata.raw_image), pitch: int(s.raw_pitch), top: int(s.top_margin),
+		rows: int(s.raw_height), page: os.Getpagesize()}, nil
+}
+
+// Discard releases the pages that lie wholly within the raw rows above
+// visible row y (the margin rows above the visible area included). It
+// returns the bytes released by this call.
+func (d *RawDiscarder) Discard(y int) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	end := min(d.top+y, d.rows) * d.pitch
+	// Whole pages only: the first page may hold malloc's chunk header,
+	// the last one the next chunk.
+	first := (d.page - int(uintptr(d.start))%d.page) % d.page
+	lo := max(first, d.done)
+	hi := end - (int(uintptr(d.start))+end)%d.page
+	if hi <= lo {
+		return 0
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(d.start, lo)), hi-lo)
+	if syscall.Madvise(b, syscall.MADV_DONTNEED) != nil {
+		return 0
+	}
+	d.done = hi
+	return hi - lo
 }
