@@ -177,33 +177,47 @@ func dataMaximum(v libraw.BayerView, black [4]float64) float64 {
 	return math.Floor(dmax)
 }
 
-// demosaicOwn demosaics j's unpacked Bayer data with RCD into j.camera. It
-// returns handled false, with why, when the file is not for it (see
-// libraw.Handle.Bayer, bayerCFA); the demosaic stage then runs LibRaw's.
-func (j *job) demosaicOwn() (handled bool, why string, err error) {
+// rcdInput returns the CFA RCD demosaics for j (the unpacked data in
+// place, normalised by bayerCFA, on j.threads goroutines, releasing the
+// raw rows it has passed) and the multipliers applied, or why the file is
+// not for RCD.
+func (j *job) rcdInput() (c demosaic.CFA, mul [4]float64, why string, err error) {
 	v, err := j.h.Bayer()
 	if errors.Is(err, libraw.ErrNoCFA) {
-		return false, err.Error(), nil
+		return c, mul, err.Error(), nil
 	}
 	if err != nil {
-		return false, "", fmt.Errorf("%s: %w", j.in, err)
+		return c, mul, "", fmt.Errorf("%s: %w", j.in, err)
 	}
-	c, mul, err := bayerCFA(v, j.params)
+	c, mul, err = bayerCFA(v, j.params)
 	if errors.Is(err, errLibRawWB) {
-		return false, err.Error(), nil
+		return c, mul, err.Error(), nil
 	}
 	if err != nil {
-		return false, "", fmt.Errorf("%s: %w", j.in, err)
+		return c, mul, "", fmt.Errorf("%s: %w", j.in, err)
 	}
+	// The per-file thread count LibRaw's processing would get.
+	c.Threads = j.threads
 	// The raw rows RCD has passed go back to the system as it works down
 	// the image, so the raw data and the camera image are not both
 	// resident in full (issue 14 point 5).
 	d, err := j.h.RawDiscarder()
 	if err != nil {
-		return false, "", fmt.Errorf("%s: %w", j.in, err)
+		return c, mul, "", fmt.Errorf("%s: %w", j.in, err)
 	}
 	if !keepRawRows {
 		c.Done = func(y int) { d.Discard(y) }
+	}
+	return c, mul, "", nil
+}
+
+// demosaicOwn demosaics j's unpacked Bayer data with RCD into j.camera. It
+// returns handled false, with why, when the file is not for it (see
+// libraw.Handle.Bayer, bayerCFA); the demosaic stage then runs LibRaw's.
+func (j *job) demosaicOwn() (handled bool, why string, err error) {
+	c, mul, why, err := j.rcdInput()
+	if why != "" || err != nil {
+		return false, why, err
 	}
 	pix := make([]float32, c.W*c.H*3)
 	if err := demosaic.RCD(c, pix); err != nil {

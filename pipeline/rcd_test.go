@@ -182,3 +182,37 @@ func TestRCDDefault(t *testing.T) {
 		t.Error("a default decode is not RCD's")
 	}
 }
+
+// TestRCDThreads: the RCD path runs on the conversion's thread count
+// (ConvertOptions.Threads, as LibRaw's processing would) and releases the
+// raw rows it passes.
+func TestRCDThreads(t *testing.T) {
+	in := bayerSamples()[1]
+	s := DefaultSettings()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	hdr, err := ReadHeader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &job{in: in, settings: s, hdr: hdr, threads: 3}
+	defer j.cleanup()
+	for _, st := range PlanStages(InfoFromHeader(hdr), s).Steps {
+		if st.Name == "demosaic" {
+			break
+		}
+		if err := st.stage.run(context.Background(), j); err != nil {
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+	}
+	c, _, why, err := j.rcdInput()
+	if err != nil || why != "" {
+		t.Fatalf("rcdInput: %q, %v", why, err)
+	}
+	if c.Threads != 3 {
+		t.Errorf("RCD on %d threads, want the conversion's 3", c.Threads)
+	}
+	if c.Done == nil {
+		t.Error("RCD does not release the raw rows")
+	}
+}

@@ -13,7 +13,8 @@ func Bilinear(c CFA, dst []float32) error {
 		return err
 	}
 	w, h := c.W, c.H
-	par.Rows(h, func(lo, hi int) {
+	rows(c.Threads, (h+par.Block-1)/par.Block, func(blo, bhi int) {
+		lo, hi := blo*par.Block, min(bhi*par.Block, h)
 		// Three normalised rows around y (nil outside the image).
 		rows := [3][]float32{make([]float32, w), make([]float32, w), make([]float32, w)}
 		load := func(i, y int) {

@@ -16,6 +16,10 @@ package demosaic
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
 // CFA is one Bayer mosaic of three colours and the levels that normalise
@@ -45,6 +49,9 @@ type CFA struct {
 	// that their memory can be released while the rest is demosaiced. It
 	// is called from RCD's goroutines, one call at a time.
 	Done func(y int)
+	// Threads caps the goroutines RCD and Bilinear run on; 0:
+	// runtime.GOMAXPROCS(0).
+	Threads int
 }
 
 // ErrNotBayer is returned for a Colour that is not a 2×2 Bayer pattern of
@@ -129,4 +136,37 @@ func clamp01(v float32) float32 {
 		return 1
 	}
 	return v
+}
+
+// rows calls f(lo, hi) for ranges of [0, n) one index at a time: with
+// threads ≤ 0 through par.Range (GOMAXPROCS goroutines), else on at most
+// threads goroutines handing out indexes in increasing order.
+func rows(threads, n int, f func(lo, hi int)) {
+	if threads <= 0 {
+		par.Range(n, 1, f)
+		return
+	}
+	workers := min(threads, n)
+	if workers <= 1 {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i, i+1)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -1,10 +1,6 @@
 package demosaic
 
-import (
-	"sync"
-
-	"github.com/rawbatch/rawbatch/pipeline/internal/par"
-)
+import "sync"
 
 // RCD's steps, as L. Sanz Rodríguez describes the algorithm (2017; the
 // default demosaic of RawTherapee and darktable), for each photosite of a
@@ -46,8 +42,8 @@ const (
 
 // RCD demosaics c into dst (W×H×3 float32, interleaved, at least 3·W·H
 // values) by Ratio Corrected Demosaicing, in parallel over bands of tile
-// rows (par.Range, up to GOMAXPROCS goroutines, each with its own ~0.7 MB
-// of tile planes). Results do not depend on the number of goroutines.
+// rows, top to bottom (up to c.Threads or GOMAXPROCS goroutines, each with
+// its own TileBytes of tile planes). Results do not depend on the number of goroutines.
 // Images narrower or lower than 2 photosites are demosaiced bilinearly.
 // Errors: an invalid CFA (ErrNotBayer, sizes).
 func RCD(c CFA, dst []float32) error {
@@ -59,7 +55,7 @@ func RCD(c CFA, dst []float32) error {
 	}
 	tx, ty := (c.W+tile-1)/tile, (c.H+tile-1)/tile
 	p := progress{done: make([]bool, ty), f: c.Done}
-	par.Range(ty, 1, func(lo, hi int) {
+	rows(c.Threads, ty, func(lo, hi int) {
 		t := newRCDTile()
 		for by := lo; by < hi; by++ {
 			for bx := range tx {
