@@ -46,8 +46,10 @@ var errLibRawWB = errors.New("the white balance is LibRaw's grey world (--wb aut
 //     highlight mode 0);
 //   - each photosite: clamp((raw − black)·m_colour/white, 0, 1).
 //
-// Errors: errLibRawWB for --wb auto, or the camera's multipliers unusable
-// to LibRaw (it would estimate its own).
+// Errors (the file then keeps LibRaw's processing): errLibRawWB for --wb
+// auto, or the camera's multipliers unusable to LibRaw (it would estimate
+// its own); multipliers that are not positive; a white level at or below
+// the black level.
 func bayerCFA(v libraw.BayerView, p libraw.Params) (demosaic.CFA, [4]float64, error) {
 	var pre [4]float64
 	switch p.WB {
@@ -187,14 +189,13 @@ func (j *job) rcdInput() (c demosaic.CFA, mul [4]float64, why string, err error)
 		return c, mul, err.Error(), nil
 	}
 	if err != nil {
-		return c, mul, "", fmt.Errorf("%s: %w", j.in, err)
+		return c, mul, "", fmt.Errorf("rcd: %w", err)
 	}
 	c, mul, err = bayerCFA(v, j.params)
-	if errors.Is(err, errLibRawWB) {
-		return c, mul, err.Error(), nil
-	}
 	if err != nil {
-		return c, mul, "", fmt.Errorf("%s: %w", j.in, err)
+		// LibRaw's processing handles these its own way (its grey world,
+		// unit scale for a white level at black).
+		return c, mul, err.Error(), nil
 	}
 	// The per-file thread count LibRaw's processing would get.
 	c.Threads = j.threads
@@ -203,7 +204,7 @@ func (j *job) rcdInput() (c demosaic.CFA, mul [4]float64, why string, err error)
 	// resident in full (issue 14 point 5).
 	d, err := j.h.RawDiscarder()
 	if err != nil {
-		return c, mul, "", fmt.Errorf("%s: %w", j.in, err)
+		return c, mul, "", fmt.Errorf("rcd: %w", err)
 	}
 	if !keepRawRows {
 		c.Done = func(y int) { d.Discard(y) }
@@ -221,7 +222,7 @@ func (j *job) demosaicOwn() (handled bool, why string, err error) {
 	}
 	pix := make([]float32, c.W*c.H*3)
 	if err := demosaic.RCD(c, pix); err != nil {
-		return false, "", fmt.Errorf("%s: %w", j.in, err)
+		return false, "", fmt.Errorf("rcd: %w", err)
 	}
 	j.wb.Multipliers = [3]float64{mul[0] / mul[1], 1, mul[2] / mul[1]}
 	j.camera, j.colors = pix, 3

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -214,5 +216,55 @@ func TestRCDThreads(t *testing.T) {
 	}
 	if c.Done == nil {
 		t.Error("RCD does not release the raw rows")
+	}
+}
+
+// TestBayerCFALevels: LibRaw's rules for the black levels, the white
+// level and the multipliers (adjust_bl, adjust_maximum, scale_colors),
+// on views the sample files do not cover: a 2×2 cblack pattern folded in
+// by position (LibRaw files the second green's cell under colour 3, which
+// its copy never reads), a 4×1 one kept per photosite less its smallest
+// cell, the common part out of the white level, the data maximum, and the
+// fallbacks.
+func TestBayerCFALevels(t *testing.T) {
+	pix := []uint16{600, 700, 800, 900, 1000, 1100, 1200, 1300}
+	v := libraw.BayerView{Pix: pix, Stride: 4, W: 4, H: 2, Colour: [4]uint8{0, 1, 1, 2},
+		Black: 100, CBlack: [4]float64{10, 20, 30, 40}, Pattern: []float64{1, 2, 3, 4}, PatternRows: 2, PatternCols: 2,
+		Maximum: 4200, CamMul: [4]float64{2, 1, 1.5, 0}, PreMul: [4]float64{1.8, 1, 1.2, 1}}
+	c, mul, err := bayerCFA(v, libraw.Params{WB: libraw.WBCamera})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mul != [4]float64{2, 1, 1.5, 1} {
+		t.Errorf("multipliers %v, want cam_mul with G2 = G", mul)
+	}
+	// Per colour index (R, G, B, G2): 10+1, 20+2, 30+4 (blue at (1,1)),
+	// 40+3 (the second green's cell, under colour 3, unread); common part
+	// 11: black 111, white 4200 − 111.
+	if want := [4]float32{111, 122, 122, 134}; c.Black != want || c.BlackPattern != nil {
+		t.Errorf("blacks %v (pattern %v), want %v", c.Black, c.BlackPattern, want)
+	}
+	if want := float32(2 / 4089.0); math.Abs(float64(c.Scale[0]-want)) > 1e-9 || c.Colour != [4]uint8{0, 1, 1, 2} {
+		t.Errorf("scale %v colours %v, want R %g", c.Scale, c.Colour, want)
+	}
+	// A 4×1 pattern stays per photosite, its smallest cell in the black.
+	v.Pattern, v.PatternRows, v.PatternCols = []float64{5, 7, 6, 9}, 4, 1
+	c, _, _ = bayerCFA(v, libraw.Params{WB: libraw.WBDaylight})
+	if want := []float32{0, 2, 1, 4}; !slices.Equal(c.BlackPattern, want) || c.Black != [4]float32{115, 125, 125, 135} {
+		t.Errorf("4×1 pattern: blacks %v pattern %v", c.Black, c.BlackPattern)
+	}
+	// The data maximum replaces the white level within 75..100 % of it.
+	v.Pattern = nil
+	v.AdjustMaximum, v.Maximum = 0.75, 1500
+	c, _, _ = bayerCFA(v, libraw.Params{WB: libraw.WBUser, Multipliers: [4]float32{1, 1, 1, 1}})
+	if want := float32(1 / 1170.0); math.Abs(float64(c.Scale[0]-want)) > 1e-9 { // 1300 − 130 (blue at (3,1)) of 1500 − 110
+		t.Errorf("adjusted white: scale %g, want %g", c.Scale[0], want)
+	}
+	if _, _, err := bayerCFA(v, libraw.Params{WB: libraw.WBAuto}); !errors.Is(err, errLibRawWB) {
+		t.Errorf("--wb auto: %v", err)
+	}
+	v.CamMul[0] = 0
+	if _, _, err := bayerCFA(v, libraw.Params{WB: libraw.WBCamera}); !errors.Is(err, errLibRawWB) {
+		t.Errorf("no cam_mul: %v", err)
 	}
 }
