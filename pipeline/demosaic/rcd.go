@@ -214,17 +214,18 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 		}
 	}
 
-	// Step 4.1: diagonal discrimination (needed at red and blue sites).
+	// Step 4.1: diagonal discrimination, needed at red and blue sites
+	// (whose diagonal neighbours are red and blue sites too).
 	p, q := t.bufA, t.bufB
 	for y := 3; y < s-3; y++ {
-		for x := 3; x < s-3; x++ {
+		for x := t.firstNonGreen(c, y, 3); x < s-3; x += 2 {
 			i := y*s + x
 			p[i] = sq(cfa[i-3*s-3] - 3*cfa[i-2*s-2] - cfa[i-s-1] + 6*cfa[i] - cfa[i+s+1] - 3*cfa[i+2*s+2] + cfa[i+3*s+3])
 			q[i] = sq(cfa[i-3*s+3] - 3*cfa[i-2*s+2] - cfa[i-s+1] + 6*cfa[i] - cfa[i+s-1] - 3*cfa[i+2*s-2] + cfa[i+3*s-3])
 		}
 	}
 	for y := 4; y < s-4; y++ {
-		for x := 4; x < s-4; x++ {
+		for x := t.firstNonGreen(c, y, 4); x < s-4; x += 2 {
 			i := y*s + x
 			ps := max(epsSq, p[i-s-1]+p[i]+p[i+s+1])
 			qs := max(epsSq, q[i-s+1]+q[i]+q[i+s-1])
