@@ -47,7 +47,7 @@ func demosaicCost(m memCtx) StepMemory {
 	var scratch int64
 	if m.fi.CFA && !m.s.HalfSize {
 		switch string(m.s.Demosaic) {
-		case "ahd", "":
+		case "ahd", "rcd", "": // rcd: LibRaw's AHD for the files RCD does not take
 			scratch = 26 * min(px, ahdTile*ahdTile) * int64(max(1, m.threads))
 		default:
 			scratch = int64(float64(px) * scratchPerPixel[string(m.s.Demosaic)])
