@@ -137,17 +137,6 @@ func (h *Handle) Bayer() (BayerView, error) {
 	return v, nil
 }
 
-// ReleaseRaw frees LibRaw's unpacked raw data (and the decoded image, if
-// any: libraw_recycle), after rawbatch's own demosaic has read it; the
-// handle must be opened again for another decode.
-func (h *Handle) ReleaseRaw() error {
-	if err := h.checkThread(); err != nil {
-		return err
-	}
-	C.libraw_recycle(h.lr)
-	return nil
-}
-
 // RawDiscarder gives the memory of LibRaw's raw rows back to the system
 // while rawbatch's demosaic runs through them top to bottom
 // (madvise(MADV_DONTNEED) on the whole pages of the raw buffer above a
