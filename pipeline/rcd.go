@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -215,13 +216,16 @@ func (j *job) rcdInput() (c demosaic.CFA, mul [4]float64, why string, err error)
 // demosaicOwn demosaics j's unpacked Bayer data with RCD into j.camera. It
 // returns handled false, with why, when the file is not for it (see
 // libraw.Handle.Bayer, bayerCFA); the demosaic stage then runs LibRaw's.
-func (j *job) demosaicOwn() (handled bool, why string, err error) {
+func (j *job) demosaicOwn(ctx context.Context) (handled bool, why string, err error) {
 	c, mul, why, err := j.rcdInput()
 	if why != "" || err != nil {
 		return false, why, err
 	}
+	c.Stop = func() bool { return ctx.Err() != nil }
 	pix := make([]float32, c.W*c.H*3)
-	if err := demosaic.RCD(c, pix); err != nil {
+	if err := demosaic.RCD(c, pix); errors.Is(err, demosaic.ErrStopped) {
+		return false, "", ctx.Err()
+	} else if err != nil {
 		return false, "", fmt.Errorf("rcd: %w", err)
 	}
 	j.wb.Multipliers = [3]float64{mul[0] / mul[1], 1, mul[2] / mul[1]}

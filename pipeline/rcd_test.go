@@ -269,3 +269,36 @@ func TestBayerCFALevels(t *testing.T) {
 		t.Errorf("no cam_mul: %v", err)
 	}
 }
+
+// TestRCDCancelled: a cancelled conversion stops RCD and the demosaic
+// stage returns the context's error.
+func TestRCDCancelled(t *testing.T) {
+	in := bayerSamples()[1]
+	s := DefaultSettings()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	hdr, err := ReadHeader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &job{in: in, settings: s, hdr: hdr}
+	defer j.cleanup()
+	for _, st := range PlanStages(InfoFromHeader(hdr), s).Steps {
+		ctx := context.Background()
+		if st.Name == "demosaic" {
+			c, cancel := context.WithCancel(ctx)
+			cancel()
+			ctx = c
+		}
+		err := st.stage.run(ctx, j)
+		if st.Name == "demosaic" {
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled demosaic: %v, want context.Canceled", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func stageDemosaic(ctx context.Context, j *job) error {
 		return nil
 	}
 	if ownDemosaic(j.settings) {
-		handled, why, err := j.demosaicOwn()
+		handled, why, err := j.demosaicOwn(ctx)
 		if err != nil {
 			return err
 		}

@@ -52,7 +52,14 @@ type CFA struct {
 	// Threads caps the goroutines RCD and Bilinear run on; 0:
 	// runtime.GOMAXPROCS(0).
 	Threads int
+	// Stop, when not nil, is asked before each band of tiles; once it
+	// reports true RCD skips the remaining bands and returns ErrStopped.
+	Stop func() bool
 }
+
+// ErrStopped is returned by RCD when CFA.Stop asked it to stop; the
+// output is then incomplete.
+var ErrStopped = errors.New("demosaic: stopped")
 
 // ErrNotBayer is returned for a Colour that is not a 2×2 Bayer pattern of
 // red, two greens and blue.

@@ -251,3 +251,22 @@ func TestDone(t *testing.T) {
 		t.Error("a row reported done was read afterwards")
 	}
 }
+
+// TestStop: RCD stops between bands when asked, with ErrStopped.
+func TestStop(t *testing.T) {
+	const w, h = 200, 600
+	c := mosaic(smooth(w, h), w, h, phases["RGGB"])
+	bands := 0
+	c.Stop = func() bool { bands++; return bands > 2 }
+	c.Threads = 1
+	if err := RCD(c, make([]float32, w*h*3)); !errors.Is(err, ErrStopped) {
+		t.Errorf("RCD asked to stop: %v, want ErrStopped", err)
+	}
+	if bands != 3 {
+		t.Errorf("Stop asked %d times, want 3 (two bands run)", bands)
+	}
+	c.Stop = func() bool { return false }
+	if err := RCD(c, make([]float32, w*h*3)); err != nil {
+		t.Error(err)
+	}
+}

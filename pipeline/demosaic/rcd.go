@@ -1,6 +1,9 @@
 package demosaic
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // RCD's steps, as L. Sanz Rodríguez describes the algorithm (2017; the
 // default demosaic of RawTherapee and darktable), for each photosite of a
@@ -55,15 +58,23 @@ func RCD(c CFA, dst []float32) error {
 	}
 	tx, ty := (c.W+tile-1)/tile, (c.H+tile-1)/tile
 	p := progress{done: make([]bool, ty), f: c.Done}
+	var stopped atomic.Bool
 	rows(c.Threads, ty, func(lo, hi int) {
 		t := newRCDTile()
 		for by := lo; by < hi; by++ {
+			if stopped.Load() || c.Stop != nil && c.Stop() {
+				stopped.Store(true)
+				return
+			}
 			for bx := range tx {
 				t.run(&c, bx*tile, by*tile, dst)
 			}
 			p.finished(by, c.H)
 		}
 	})
+	if stopped.Load() {
+		return ErrStopped
+	}
 	return nil
 }
 
