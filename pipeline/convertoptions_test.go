@@ -32,6 +32,7 @@ func librawThreadsAt(t *testing.T, o ConvertOptions) int {
 	}
 	defer func() { fault.Hook = old }()
 	s := DefaultSettings()
+	s.Demosaic = "ahd" // LibRaw's processing (RCD's threads: TestRCDThreads)
 	outs := []OutputSpec{{Variant: s.OutputVariants()[0], Path: filepath.Join(dir, "tiny.jpg")}}
 	if _, err := ConvertOutputs(context.Background(), in, outs, s, o); err != nil {
 		t.Fatal(err)

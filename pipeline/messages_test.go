@@ -31,7 +31,7 @@ func TestSettingErrorsOneStyle(t *testing.T) {
 	if got := wantList(HighlightNames); got != "clip or reconstruct" {
 		t.Errorf("wantList(%q) = %q", HighlightNames, got)
 	}
-	if got := wantList(DemosaicNames); got != "linear, vng, ppg, ahd, dcb, dht or aahd" {
+	if got := wantList(DemosaicNames); got != "linear, vng, ppg, ahd, dcb, dht, aahd or rcd" {
 		t.Errorf("wantList(%q) = %q", DemosaicNames, got)
 	}
 }

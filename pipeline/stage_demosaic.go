@@ -10,8 +10,10 @@ import (
 
 // demosaicStage is LibRaw's processing of the unpacked data: black level,
 // white balance, demosaic, copied into float32 camera RGB (or the stage
-// cache's copy).
-var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Cost: demosaicCost, run: stageDemosaic}
+// cache's copy); with --demosaic rcd on Bayer data, rawbatch's own
+// normalisation and RCD instead (pipeline/rcd.go).
+// Version 1: RCD, rawbatch's own, is the default demosaic (issue 14).
+var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Version: 1, Cost: demosaicCost, run: stageDemosaic}
 
 // ahdTile is dcraw/LibRaw's AHD tile size TS; each thread's tile buffer is
 // 26·TS² bytes (malloc(26*TS*TS) in ahd_interpolate), of which only the
@@ -36,13 +38,16 @@ var scratchPerPixel = map[string]float64{"dcb": 24, "dht": 13.2, "aahd": 39.3}
 // Peak: the unpacked raw data (unpackCost) + image + max(scratch, copy);
 // after: the copy, the raw data freed with the handle.
 func demosaicCost(m memCtx) StepMemory {
+	if ownDemosaic(m.s) && m.fi.CFA && !maybeXTrans(m.fi) {
+		return rcdCost(m)
+	}
 	lw, lh := libRawSize(m.fi, m.s)
 	px := int64(lw) * int64(lh)
 	img := 8 * px
 	var scratch int64
 	if m.fi.CFA && !m.s.HalfSize {
 		switch string(m.s.Demosaic) {
-		case "ahd", "":
+		case "ahd", "rcd", "": // rcd: LibRaw's AHD for the files RCD does not take
 			scratch = 26 * min(px, ahdTile*ahdTile) * int64(max(1, m.threads))
 		default:
 			scratch = int64(float64(px) * scratchPerPixel[string(m.s.Demosaic)])
@@ -63,6 +68,22 @@ func stageDemosaic(ctx context.Context, j *job) error {
 		j.decodedW, j.decodedH = j.img.W, j.img.H
 		fault.At(fault.Decoded, j.in)
 		return nil
+	}
+	if ownDemosaic(j.settings) {
+		handled, why, err := j.demosaicOwn(ctx)
+		if err != nil {
+			return err
+		}
+		if handled {
+			// The LibRaw handle and its raw data are no longer needed.
+			j.h.Close()
+			j.h = nil
+			j.decoded = true
+			j.decodedW, j.decodedH = j.img.W, j.img.H
+			fault.At(fault.Decoded, j.in)
+			return nil
+		}
+		j.warnings = append(j.warnings, "--demosaic rcd: "+why+"; demosaiced by LibRaw's AHD")
 	}
 	stop := context.AfterFunc(ctx, j.h.Cancel)
 	defer stop()

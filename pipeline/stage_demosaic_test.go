@@ -52,7 +52,8 @@ func TestDemosaicCost(t *testing.T) {
 func TestEstimateFromSteps(t *testing.T) {
 	fi := FileInfo{RawWidth: 6000, RawHeight: 4000, CFA: true, Width: 6000, Height: 4000}
 	s := DefaultSettings()
-	s.Lens = LensOff // the lens step's peak is above the decode's (TestLensCost)
+	s.Lens = LensOff   // the lens step's peak is above the decode's (TestLensCost)
+	s.Demosaic = "ahd" // LibRaw's decode (RCD's: TestRCDCost)
 	m := EstimateMemory(fi, s, 1)
 	if len(m.Steps) != len(PlanStages(fi, s).Steps) {
 		t.Fatalf("%d step costs for %d steps", len(m.Steps), len(PlanStages(fi, s).Steps))

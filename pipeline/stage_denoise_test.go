@@ -231,7 +231,7 @@ func rise1090(prof []float64) (rise, overshoot float64) {
 
 // TestCaptureSharpenSoftStep is issue 13 point 4's test: on the soft step
 // DNG (an edge blurred by σ = 0.7 photosites, synthdng.SoftStep)
-// --capture-sharpen auto (AHD: amount 0.8) shortens the 10–90 % rise
+// --capture-sharpen auto (RCD, the default: amount 0.8) shortens the 10–90 % rise
 // by at least 15 % (measured 2.24 → 1.81 px, 19 %: docs/denoise.md) with
 // an overshoot under 5 % of the step (measured 2.3 %), and --capture-sharpen off plans no capture-sharpen step
 // and reports amount 0.
@@ -258,8 +258,8 @@ func TestCaptureSharpenSoftStep(t *testing.T) {
 	if o1 > 0.05 {
 		t.Errorf("capture sharpening overshoot %.3f of the step, want < 0.05", o1)
 	}
-	if c := res1.CaptureSharpen; c == nil || c.Amount != 0.8 || c.Reason != "auto: ahd 0.80" {
-		t.Errorf("Result.CaptureSharpen = %+v, want auto's 0.8 for ahd", c)
+	if c := res1.CaptureSharpen; c == nil || c.Amount != 0.8 || c.Reason != "auto: rcd 0.80" {
+		t.Errorf("Result.CaptureSharpen = %+v, want auto's 0.8 for rcd (the default)", c)
 	}
 	if c := res0.CaptureSharpen; c == nil || c.Amount != 0 || containsStep(res0, "capture-sharpen") {
 		t.Errorf("--capture-sharpen off: %+v, steps %v", c, res0.Timings)

@@ -36,7 +36,7 @@ const (
 
 // captureAmounts are auto's amounts per demosaic at full size: the plain
 // interpolations soften more than the adaptive ones.
-var captureAmounts = map[Demosaic]float64{"linear": 1.2, "vng": 1.0, "ppg": 1.0, "ahd": 0.8, "dcb": 0.8, "dht": 0.8, "aahd": 0.8}
+var captureAmounts = map[Demosaic]float64{"linear": 1.2, "vng": 1.0, "ppg": 1.0, "ahd": 0.8, "dcb": 0.8, "dht": 0.8, "aahd": 0.8, "rcd": 0.8}
 
 // ParseCaptureSharpen accepts --capture-sharpen: auto, off
 // (case-insensitive) or an amount from 0 to CaptureSharpenMax (0 is off;

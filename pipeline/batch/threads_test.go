@@ -62,6 +62,7 @@ func TestThreadsReachLibRaw(t *testing.T) {
 	defer func() { fault.Hook = old }()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // workerMain sets it to Threads
 	s := pipeline.DefaultSettings()
+	s.Demosaic = "ahd" // LibRaw's processing (RCD's threads: pipeline.TestRCDThreads)
 	job := func(name string, n int) Job {
 		o := filepath.Join(dir, name)
 		return Job{Input: []byte(in), Output: []byte(o), Settings: s, Threads: n,
