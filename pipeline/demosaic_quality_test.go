@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -256,13 +255,6 @@ func timeDemosaic(t testing.TB, in string, s Settings, threads int) (wall, cpu t
 	}
 	t.Fatalf("%s: no demosaic step", in)
 	return 0, 0
-}
-
-// cpuTime is the process's user + system time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRCDDecodePeak prints the peak resident memory of the decode
