@@ -149,6 +149,12 @@ func stageLens(ctx context.Context, j *job) error {
 	}
 	lk := j.lensLookup()
 	lc.LookedUp = lk.lens
+	if lk.lens == "" {
+		// Nothing to look up: lensfun's database (about 0.1 s to load,
+		// once per worker process) is not opened.
+		lc.Reason = "no lens profile (the file names no lens)"
+		return nil
+	}
 	var extra []string
 	if j.settings.LensDB != "" {
 		extra = append(extra, j.settings.LensDB)
