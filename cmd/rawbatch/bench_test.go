@@ -21,7 +21,7 @@ import (
 // (TestMain dispatches on the program name). It is a hard link, not a
 // symbolic one: the workers are started through os.Executable, which
 // resolves symbolic links to the test binary's own name.
-func rawbatchBinary(b *testing.B) string {
+func rawbatchBinary(b testing.TB) string {
 	p := filepath.Join(b.TempDir(), "rawbatch")
 	if err := os.Link(os.Args[0], p); err != nil {
 		data, rerr := os.ReadFile(os.Args[0])
@@ -33,7 +33,7 @@ func rawbatchBinary(b *testing.B) string {
 }
 
 // writeSynth writes n synthetic w×h DNGs into dir.
-func writeSynth(b *testing.B, dir string, n, w, h int) {
+func writeSynth(b testing.TB, dir string, n, w, h int) {
 	c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18},
 		Patches: []synthdng.Patch{{X0: w / 4, Y0: h / 4, X1: w / 2, Y1: h / 2, SRGBLinear: [3]float64{0.5, 0.2, 0.1}}}}
 	cw, ch, scene := synthdng.ChartScene(c, 1, synthdng.DefaultColorMatrix, 1)
