@@ -86,6 +86,8 @@ type job struct {
 	// denoiseState: the denoise and capture-sharpen stages' choices
 	// (stage_denoise.go).
 	denoiseState
+	// demosaicState: the demosaic the file got (demosaicused.go).
+	demosaicState
 }
 
 // Result describes one converted file.
@@ -129,6 +131,10 @@ type Result struct {
 	// Crop is the part of LibRaw's visible area the outputs cover and
 	// where it came from (--crop, docs/crop.md); nil if not decoded.
 	Crop *Crop `json:",omitempty"`
+	// Demosaic is the demosaic the decoded image actually got (DemosaicUsed:
+	// "rcd", LibRaw's "ahd", ..., "xtrans", or "none"), also on a stage
+	// cache hit; "" if not decoded.
+	Demosaic string `json:",omitempty"`
 }
 
 // StageTiming is the wall time one step of the plan took.
@@ -296,6 +302,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	res.Opcodes = j.opcodesResult()
 	res.Denoise, res.CaptureSharpen = j.denoiseResult(), j.sharpenResult()
 	res.Lens = j.lens
+	res.Demosaic = j.demosaicResult()
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 )
@@ -10,21 +11,27 @@ import (
 // messages and help: auto is the default by quality.
 const JPEGSubsamplingNames = "auto|" + encode.JPEGSubsamplingNames
 
-// ParseJPEGSubsampling parses a --jpeg-subsampling value: "444", "422",
-// "420", or "auto" (or "") for the default by quality, returned as "".
+// ParseJPEGSubsampling parses a --jpeg-subsampling (or a variant's
+// subsampling=) value, in any case: "444", "422", "420", or "auto" for the
+// default by quality, returned as "". An empty value is refused, as
+// --demosaic "" is: auto is spelled out.
 func ParseJPEGSubsampling(s string) (string, error) {
-	if s == "" || s == "auto" {
+	v := strings.ToLower(strings.TrimSpace(s))
+	if v == "auto" {
 		return "", nil
 	}
-	if err := encode.CheckJPEGSubsampling(s); err != nil {
+	if v == "" || encode.CheckJPEGSubsampling(v) != nil {
 		return "", fmt.Errorf("%q: want auto (444 at quality 90 and above, 420 below), 444, 422 or 420", s)
 	}
-	return s, nil
+	return v, nil
 }
 
 // validateJPEG reports a JPEGSubsampling that is not one of
-// JPEGSubsamplingNames.
+// JPEGSubsamplingNames ("" is auto).
 func (s Settings) validateJPEG() error {
+	if s.JPEGSubsampling == "" {
+		return nil
+	}
 	if _, err := ParseJPEGSubsampling(s.JPEGSubsampling); err != nil {
 		return fmt.Errorf("jpeg subsampling %w", err)
 	}

@@ -27,7 +27,7 @@ func TestVariantSubsampling(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ spec, msg string }{
-		{"m=jpeg,subsampling=411", `JPEG subsampling "411": want 444, 422 or 420`},
+		{"m=jpeg,subsampling=411", `subsampling="411": want auto (444 at quality 90 and above, 420 below), 444, 422 or 420`},
 		{"m=webp,subsampling=444", "subsampling= is for jpeg, not webp"},
 		{"m=jpeg,subsampling=444,subsampling=420", "subsampling given twice"},
 	} {
@@ -68,9 +68,37 @@ func TestVariantSubsampling(t *testing.T) {
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "jpeg subsampling") {
 		t.Errorf("settings with subsampling 4:2:0: %v", err)
 	}
-	for in, want := range map[string]string{"": "", "auto": "", "444": "444", "420": "420"} {
+	for in, want := range map[string]string{"auto": "", "AUTO": "", "Auto": "", "444": "444", "420": "420"} {
 		if got, err := ParseJPEGSubsampling(in); err != nil || got != want {
 			t.Errorf("ParseJPEGSubsampling(%q) = %q, %v", in, got, err)
 		}
+	}
+	for _, in := range []string{"", " ", "4:2:0", "411"} {
+		if got, err := ParseJPEGSubsampling(in); err == nil {
+			t.Errorf("ParseJPEGSubsampling(%q) = %q, want an error", in, got)
+		}
+	}
+}
+
+// TestVariantSubsamplingAuto: a variant's subsampling=auto (any case) is
+// the default by the variant's own quality, even under another
+// --jpeg-subsampling; an empty subsampling= is refused (issue 14 fix
+// point 2).
+func TestVariantSubsamplingAuto(t *testing.T) {
+	for spec, want := range map[string]string{
+		"w=jpeg,quality=80,subsampling=auto": "420", "w=jpeg,quality=95,subsampling=AUTO": "444",
+		"w=jpeg,quality=80": "422", "w=jpeg,subsampling=420": "420",
+	} {
+		v, err := ParseVariantDefaults(spec, VariantDefaults{Quality: 90, Subsampling: "422"})
+		if err != nil {
+			t.Errorf("%s: %v", spec, err)
+			continue
+		}
+		if got := v.Normal().Subsampling; got != want {
+			t.Errorf("%s under --jpeg-subsampling 422: subsampling %q, want %q", spec, got, want)
+		}
+	}
+	if _, err := ParseVariantDefaults("w=jpeg,subsampling=", VariantDefaults{}); err == nil || !strings.Contains(err.Error(), "want auto") {
+		t.Errorf("empty subsampling=: %v", err)
 	}
 }

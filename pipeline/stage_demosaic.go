@@ -65,12 +65,16 @@ func stageDemosaic(ctx context.Context, j *job) error {
 		j.camera, j.colors = j.cached.pix, j.cached.c
 		j.img = Image{W: j.cached.w, H: j.cached.h}
 		j.fromCache = true
+		j.cachedDemosaic()
 		j.decodedW, j.decodedH = j.img.W, j.img.H
 		fault.At(fault.Decoded, j.in)
 		return nil
 	}
+	var why string // why rcd did not take the file
 	if ownDemosaic(j.settings) {
-		handled, why, err := j.demosaicOwn(ctx)
+		var handled bool
+		var err error
+		handled, why, err = j.demosaicOwn(ctx)
 		if err != nil {
 			return err
 		}
@@ -79,11 +83,17 @@ func stageDemosaic(ctx context.Context, j *job) error {
 			j.h.Close()
 			j.h = nil
 			j.decoded = true
+			j.demosaicUsed = "rcd"
 			j.decodedW, j.decodedH = j.img.W, j.img.H
 			fault.At(fault.Decoded, j.in)
 			return nil
 		}
-		j.warnings = append(j.warnings, "--demosaic rcd: "+why+"; demosaiced by LibRaw's AHD")
+	}
+	j.demosaicUsed = libRawDemosaic(j.info, j.settings)
+	if ownDemosaic(j.settings) {
+		// rcd fell back to LibRaw's (AHD, or what LibRaw runs instead).
+		j.demosaicFallback = "--demosaic rcd: " + why + "; " + libRawDemosaicNote(j.demosaicUsed)
+		j.warnings = append(j.warnings, j.demosaicFallback)
 	}
 	stop := context.AfterFunc(ctx, j.h.Cancel)
 	defer stop()

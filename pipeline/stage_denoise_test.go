@@ -276,7 +276,7 @@ func TestCaptureAmount(t *testing.T) {
 		want float64
 	}{{"ahd", false, 0, 0.8}, {"linear", false, 0, 1.2}, {"vng", false, 0, 1}, {"ahd", true, 0, 0.3}, {"ahd", false, 1, 0.4}, {"ahd", false, 1.5, 0.2}, {"ahd", true, 1, 0.15}} {
 		s.Demosaic, s.HalfSize = c.dem, c.half
-		if got, why := captureAmount(s, c.dn); math.Abs(got-c.want) > 1e-9 {
+		if got, why := captureAmount(s, "", c.dn); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("%s half=%v denoise %g: amount %g (%s), want %g", c.dem, c.half, c.dn, got, why, c.want)
 		}
 	}

@@ -36,7 +36,7 @@ const (
 
 // captureAmounts are auto's amounts per demosaic at full size: the plain
 // interpolations soften more than the adaptive ones.
-var captureAmounts = map[Demosaic]float64{"linear": 1.2, "vng": 1.0, "ppg": 1.0, "ahd": 0.8, "dcb": 0.8, "dht": 0.8, "aahd": 0.8, "rcd": 0.8}
+var captureAmounts = map[Demosaic]float64{"linear": 1.2, "vng": 1.0, "ppg": 1.0, "ahd": 0.8, "dcb": 0.8, "dht": 0.8, "aahd": 0.8, "rcd": 0.8, DemosaicXTrans: 0.8}
 
 // ParseCaptureSharpen accepts --capture-sharpen: auto, off
 // (case-insensitive) or an amount from 0 to CaptureSharpenMax (0 is off;
@@ -85,13 +85,22 @@ type SharpenUsed struct {
 }
 
 // captureAmount is the amount the settings ask for after a noise
-// reduction of strength dn, and why.
-func captureAmount(s Settings, dn float64) (float64, string) {
+// reduction of strength dn, and why. used is the demosaic the file
+// actually got (Result.Demosaic; "" before it is known: s.Demosaic's):
+// auto's amount is that algorithm's in captureAmounts, and the reason
+// names it; one without an amount of its own (none at full size: a
+// linear DNG) keeps the amount s.Demosaic asks for.
+func captureAmount(s Settings, used string, dn float64) (float64, string) {
 	switch v := s.captureSharpen(); v {
 	case CaptureSharpenOff:
 		return 0, "--capture-sharpen off"
 	case CaptureSharpenAuto:
 		base, what := captureAmounts[s.Demosaic], string(s.Demosaic)
+		if a, ok := captureAmounts[Demosaic(used)]; ok {
+			base, what = a, used
+		} else if used != "" {
+			what = used
+		}
 		if s.HalfSize {
 			base, what = CaptureSharpenHalf, "half size"
 		}
@@ -113,7 +122,7 @@ func captureSharpenCost(m memCtx) StepMemory {
 }
 
 func stageCaptureSharpen(_ context.Context, j *job) error {
-	a, why := captureAmount(j.settings, j.denoiseUsed.Strength)
+	a, why := captureAmount(j.settings, j.demosaicUsed, j.denoiseUsed.Strength)
 	j.sharpenUsed = SharpenUsed{Reason: why}
 	if a == 0 || j.colors != 3 {
 		if a != 0 {
@@ -134,7 +143,7 @@ func (j *job) sharpenResult() *SharpenUsed {
 	}
 	u := j.sharpenUsed
 	if u.Reason == "" {
-		_, u.Reason = captureAmount(j.settings, 0)
+		_, u.Reason = captureAmount(j.settings, j.demosaicUsed, 0)
 	}
 	return &u
 }

@@ -7,14 +7,18 @@ import (
 
 // cacheMeta is what the stage cache stores with a decoded image besides its
 // pixels (cache.PutMeta, as JSON): the white balance chosen when the image
-// was decoded, so that a later hit reports it (issue 12 fix point 1).
+// was decoded, so that a later hit reports it (issue 12 fix point 1), and
+// the demosaic it got with the warning of rcd's fallback, so that a hit
+// reports and repeats them (issue 14 fix point 1; demosaicused.go).
 type cacheMeta struct {
-	WhiteBalance *WhiteBalanceUsed `json:"white_balance,omitempty"`
+	WhiteBalance     *WhiteBalanceUsed `json:"white_balance,omitempty"`
+	Demosaic         string            `json:"demosaic,omitempty"`
+	DemosaicFallback string            `json:"demosaic_fallback,omitempty"`
 }
 
 // encodeCacheMeta returns the metadata stored with the file's cache entry.
 func (j *job) encodeCacheMeta() []byte {
-	b, err := json.Marshal(cacheMeta{WhiteBalance: j.whiteBalanceResult()})
+	b, err := json.Marshal(cacheMeta{WhiteBalance: j.whiteBalanceResult(), Demosaic: j.demosaicUsed, DemosaicFallback: j.demosaicFallback})
 	if err != nil {
 		return nil // cannot happen for these types; the entry is stored without it
 	}

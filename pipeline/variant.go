@@ -76,7 +76,7 @@ var variantSpaces = map[string]*colour.Space{
 }
 
 // VariantSyntax is the syntax of a variant spec (--variant, variants:).
-const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none]"
+const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=auto|444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none]"
 
 // ParseVariant parses NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE]
 // [,sharpen=AMOUNT], the syntax of --variant. A lossy variant that gives no
@@ -146,8 +146,13 @@ func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
 				return Variant{}, fmt.Errorf("variant %q: quality=%s out of range 1..100 (leave quality out for the default, %d)", s, val, DefaultQuality)
 			}
 		case "subsampling":
-			if v.Subsampling = val; v.Format != "jpeg" {
+			if v.Format != "jpeg" {
 				return Variant{}, fmt.Errorf("variant %q: subsampling= is for jpeg, not %s", s, v.Format)
+			}
+			// auto: by the variant's own quality, whatever
+			// --jpeg-subsampling says.
+			if v.Subsampling, err = ParseJPEGSubsampling(val); err != nil {
+				return Variant{}, fmt.Errorf("variant %q: subsampling=%w", s, err)
 			}
 		case "space":
 			v.Space = strings.ToLower(val)

@@ -91,7 +91,7 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return err
 			}},
-		{Name: "demosaic", Default: string(d.Demosaic), Help: "demosaic algorithm: " + pipeline.DemosaicNames,
+		{Name: "demosaic", Default: string(d.Demosaic), Help: "demosaic algorithm: " + pipeline.DemosaicNames + "; rcd (rawbatch's own) is for Bayer files: others, and --wb auto, get LibRaw's AHD (X-Trans its X-Trans demosaic) with a warning",
 			Values: accepted(func(s string) error { _, err := pipeline.ParseDemosaic(s); return err }, strings.Split(pipeline.DemosaicNames, "|")...),
 			Apply: func(v value) (err error) {
 				if s.Demosaic, err = pipeline.ParseDemosaic(v.String()); err != nil {

@@ -23,16 +23,22 @@ import (
 type inspectRecord struct {
 	// Path is the file's path for display; PathB64, set only when it is
 	// not valid UTF-8, its exact bytes in base64 (as in convert's report).
-	Path            string  `json:"path"`
-	PathB64         string  `json:"path_b64,omitempty"`
-	Format          string  `json:"format"`
-	Variant         string  `json:"variant,omitempty"`
-	Make            string  `json:"make"`
-	Model           string  `json:"model"`
-	RawWidth        int     `json:"raw_width"`
-	RawHeight       int     `json:"raw_height"`
+	Path      string `json:"path"`
+	PathB64   string `json:"path_b64,omitempty"`
+	Format    string `json:"format"`
+	Variant   string `json:"variant,omitempty"`
+	Make      string `json:"make"`
+	Model     string `json:"model"`
+	RawWidth  int    `json:"raw_width"`
+	RawHeight int    `json:"raw_height"`
+	// Width and Height are the size convert writes with the default
+	// settings (--crop camera: the camera's picture area, after rotation;
+	// pipeline.DecodedSize); UncroppedWidth and UncroppedHeight LibRaw's
+	// whole visible area, after rotation: the size with --crop sensor.
 	Width           int     `json:"width"`
 	Height          int     `json:"height"`
+	UncroppedWidth  int     `json:"uncropped_width"`
+	UncroppedHeight int     `json:"uncropped_height"`
 	Orientation     int     `json:"orientation"`
 	BitsPerSample   int     `json:"bits_per_sample,omitempty"`
 	SamplesPerPixel int     `json:"samples_per_pixel,omitempty"`
@@ -72,7 +78,9 @@ func newInspectCmd() *cobra.Command {
 		Use:   "inspect [--json] FILE|DIR...",
 		Short: "Print RAW header fields and the memory estimate, without decoding",
 		Long: `Print what rawbatch reads from each file's header without decoding pixels:
-format, camera, raw and output size (after crop and rotation), orientation,
+format, camera, raw and output size (after the default --crop camera and
+rotation; with LibRaw's whole visible area, --crop sensor's, when that
+differs), orientation,
 sample layout, compression, capture EXIF, and the estimated peak memory of
 converting it with the default settings. A directory is walked as convert
 walks it: recursively, in lexical order, taking the files with a RAW
@@ -84,7 +92,9 @@ shown escaped as convert's lines show them (control characters as \n or
 \x1b, bytes that are not UTF-8 as \xNN). With --json, print a JSON array of
 objects with the fields path (and path_b64, its exact bytes in base64, when
 it is not valid UTF-8), format, make, model (as the file has them: "NIKON
-CORPORATION", "NIKON D70"), raw_width, raw_height, width, height, orientation,
+CORPORATION", "NIKON D70"), raw_width, raw_height, width, height (the size
+convert writes by default), uncropped_width, uncropped_height (with --crop
+sensor), orientation,
 estimated_bytes, and more; a file that cannot be read has an "error".
 
 Exit status: 0 every file read, 3 some could not be, 1 bad usage.`,
@@ -153,7 +163,10 @@ func inspectFile(hr *batch.HeaderReader, path string, s pipeline.Settings, threa
 		if r.Make == "" && r.Model == "" {
 			r.Make, r.Model = h.Make, h.Model
 		}
-		r.RawWidth, r.RawHeight, r.Width, r.Height = h.RawWidth, h.RawHeight, h.Width, h.Height
+		r.RawWidth, r.RawHeight, r.UncroppedWidth, r.UncroppedHeight = h.RawWidth, h.RawHeight, h.Width, h.Height
+		// The size convert writes by default: the camera's picture
+		// area, as its plan computes it from this header.
+		r.Width, r.Height = pipeline.DecodedSize(pipeline.InfoFromHeader(h), s)
 		r.Orientation, r.BitsPerSample, r.SamplesPerPixel, r.Compression = h.Orientation, h.BitsPerSample, h.SamplesPerPixel, h.Compression
 		e := h.EXIF
 		r.Lens, r.ExposureTime, r.FNumber, r.ISO, r.FocalLength = e.Lens, e.ExposureTime, e.FNumber, e.ISO, e.FocalLength
@@ -193,7 +206,11 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 		fmt.Fprintf(w, "  format:       %s\n", format)
 		fmt.Fprintf(w, "  camera:       %s\n", clean(header.CameraName(r.Make, r.Model)))
 		fmt.Fprintf(w, "  raw size:     %d x %d\n", r.RawWidth, r.RawHeight)
-		fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
+		if r.Width != r.UncroppedWidth || r.Height != r.UncroppedHeight {
+			fmt.Fprintf(w, "  output size:  %d x %d (orientation %d; --crop camera, the default; %d x %d with --crop sensor)\n", r.Width, r.Height, r.Orientation, r.UncroppedWidth, r.UncroppedHeight)
+		} else {
+			fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
+		}
 		if r.SamplesPerPixel > 0 || r.BitsPerSample > 0 { // not known for every format (CRW, ...)
 			fmt.Fprintf(w, "  samples:      %d x %d bits, compression %d\n", r.SamplesPerPixel, r.BitsPerSample, r.Compression)
 		}

@@ -54,8 +54,9 @@ func TestBarWidth(t *testing.T) {
 }
 
 // TestRateCountsDecodedMegapixels: MP/s counts the megapixels LibRaw
-// decoded (the raw image), not those of the outputs, and nothing for a
-// file that was not decoded (a stage-cache hit, a skip).
+// decoded (the raw image), not those of the outputs, the same for a file
+// served from the stage cache, and nothing for a file that was not
+// converted (a skip, a failure before its decode).
 func TestRateCountsDecodedMegapixels(t *testing.T) {
 	r := newReporter(io.Discard, io.Discard, true, logText, 3)
 	fr := batch.FileResult{Status: batch.StatusConverted, Decoded: true}
@@ -63,10 +64,13 @@ func TestRateCountsDecodedMegapixels(t *testing.T) {
 	fr.Result.Width, fr.Result.Height = 512, 341 // a thumbnail
 	r.done(fr)
 	cached := fr
-	cached.Decoded = false
+	cached.Decoded, cached.Result.FromCache = false, true
 	r.done(cached)
 	r.done(batch.FileResult{Status: batch.StatusSkipped, Reason: "up to date"})
-	if want := 6048 * 4024 / 1e6; math.Abs(r.mpix-want) > 1e-9 {
+	failed := fr
+	failed.Status, failed.Decoded = batch.StatusFailed, false
+	r.done(failed)
+	if want := 2 * 6048 * 4024 / 1e6; math.Abs(r.mpix-want) > 1e-9 {
 		t.Errorf("counted %.3f MP, want %.3f", r.mpix, want)
 	}
 }

@@ -146,6 +146,11 @@ type FileReport struct {
 	// sharpening applied and why (converted files; report_detail.go).
 	Denoise        *ReportDenoise `json:"denoise,omitempty"`
 	CaptureSharpen *ReportSharpen `json:"capture_sharpen,omitempty"`
+	// Demosaic is the demosaic the file actually got (pipeline.Result.
+	// Demosaic: "rcd", LibRaw's "ahd", "vng", ..., "xtrans", or "none" for
+	// a half-size decode or a file without a CFA), also when served from
+	// the stage cache; converted files only.
+	Demosaic string `json:"demosaic,omitempty"`
 	// Lens is the lens correction: the profile used, or why none (converted
 	// files, unless --lens off).
 	Lens *ReportLens `json:"lens,omitempty"`
@@ -252,6 +257,7 @@ func BuildReport(results []FileResult) Report {
 			ev := fr.Result.Exposure.EV
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.Denoise, f.CaptureSharpen = reportDetail(fr.Result)
+			f.Demosaic = fr.Result.Demosaic
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)
