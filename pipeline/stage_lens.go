@@ -38,12 +38,21 @@ const lensDBBytes = 4 << 20
 // is freed when the step ends; lensfun's database, the vignetting gains of
 // every lensNodeStep-th row (W×3 float32 each) and the grid of nodes'
 // positions (6 + 2 float32 a node) are scratch.
+//
+// lensfun's database is loaded only when there is a lens name to look up
+// (stageLens): a file whose header names none (header.EXIF.Lens), without
+// --lens-model, is counted without it. Its corrected copy stays counted,
+// since LibRaw may still find a lens name when it opens the file.
 func lensCost(m memCtx) StepMemory {
+	db := int64(lensDBBytes)
+	if m.fi.Header != nil && strings.TrimSpace(m.fi.Header.EXIF.Lens) == "" && m.s.LensModel == "" {
+		db = 0
+	}
 	img := 12 * m.px()
 	rows := int64(m.step.H/lensNodeStep + 2)
 	gains := rows * int64(m.step.W) * 12
 	nodes := int64(m.step.W/lensNodeStep+2) * rows * (6*4 + 2*4)
-	return StepMemory{Scratch: lensDBBytes + gains + nodes, Alloc: img, Free: img}
+	return StepMemory{Scratch: db + gains + nodes, Alloc: img, Free: img}
 }
 
 // LensCorrection is what the lens stage did with a file (Result.Lens).
