@@ -16,8 +16,6 @@ package demosaic
 import (
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
@@ -145,35 +143,7 @@ func clamp01(v float32) float32 {
 	return v
 }
 
-// rows calls f(lo, hi) for ranges of [0, n) one index at a time: with
-// threads ≤ 0 through par.Range (GOMAXPROCS goroutines), else on at most
-// threads goroutines handing out indexes in increasing order.
-func rows(threads, n int, f func(lo, hi int)) {
-	if threads <= 0 {
-		par.Range(n, 1, f)
-		return
-	}
-	workers := min(threads, n)
-	if workers <= 1 {
-		if n > 0 {
-			f(0, n)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				f(i, i+1)
-			}
-		}()
-	}
-	wg.Wait()
-}
+// rows calls f(lo, hi) for ranges of [0, n) one index at a time, in
+// increasing order, on at most threads goroutines (threads ≤ 0:
+// GOMAXPROCS).
+func rows(threads, n int, f func(lo, hi int)) { par.RangeOn(threads, n, 1, f) }

@@ -21,9 +21,16 @@ func Rows(n int, f func(lo, hi int)) { Range(n, Block, f) }
 
 // Range is Rows with block indexes at a time instead of Block: Range(n, 1,
 // f) runs every index as its own task.
-func Range(n, block int, f func(lo, hi int)) {
+func Range(n, block int, f func(lo, hi int)) { RangeOn(runtime.GOMAXPROCS(0), n, block, f) }
+
+// RangeOn is Range on at most threads goroutines instead of GOMAXPROCS
+// (a stage told its thread count; threads ≤ 0: GOMAXPROCS).
+func RangeOn(threads, n, block int, f func(lo, hi int)) {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
 	block = max(block, 1)
-	workers := min(runtime.GOMAXPROCS(0), (n+block-1)/block)
+	workers := min(threads, (n+block-1)/block)
 	if workers <= 1 {
 		if n > 0 {
 			f(0, n)
