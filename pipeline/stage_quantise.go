@@ -107,7 +107,6 @@ func quantiseRow(j *job, p *fusePass) (rowKernel, bool) {
 	v := j.cur
 	v.pass = p.id
 	up, kernels := v.upright, p.kernels
-	w, h := up.W, up.H
 	render := func(y int, lin []float32) []float32 {
 		up.Row(y, lin)
 		for _, k := range kernels {
@@ -115,18 +114,31 @@ func quantiseRow(j *job, p *fusePass) (rowKernel, bool) {
 		}
 		return lin
 	}
+	v.quantiseFrom(render)
+	return nil, true
+}
+
+// quantiseFrom makes the variant's quantised rows from render(y, lin),
+// which returns upright row y of its linear image (in lin, or a view of
+// the image): for JPEG and TIFF16 as their encoder asks for them (v.rows8,
+// v.rows; the float image is kept until stageEncode), for the other
+// formats the whole image here, in one parallel pass, after which the float
+// image is let go. render is called from the bands' goroutines, also after
+// dropFloat, so it must hold what it reads.
+func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
+	w, h := v.upright.W, v.upright.H
 	switch f := v.spec.Variant.Format; {
 	case f == "jpeg":
 		v.rows8 = encode.RowsRGB8{W: w, H: h, Row: v.bandRows(w, h, 3*w, func(y int, out []byte, lin []float32, _ []uint16) {
 			v.quantRow8(out, render(y, lin))
 		})}
-		return nil, true // the float image is kept until stageEncode
+		return
 	case f == "tiff16":
 		v.rows = encode.RowsRGB16{W: w, H: h, Row: v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
 			v.quantRow16(u16, render(y, lin))
 			putRow16(out, u16)
 		})}
-		return nil, true
+		return
 	case bits16(f):
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
 		par.Rows(h, func(lo, hi int) {
@@ -149,7 +161,6 @@ func quantiseRow(j *job, p *fusePass) (rowKernel, bool) {
 		v.quant = q
 	}
 	v.dropFloat()
-	return nil, true
 }
 
 // put16RGBA sets the NRGBA64 pixels o to the 16-bit RGB samples s, opaque.
@@ -174,51 +185,13 @@ func bits16(format string) bool { return format == "tiff16" || format == "png16"
 // to 8 or 16 bits: through tables for the sRGB curve (sRGB, Display P3;
 // exact for 8 bits, within one code value for 16 bits), per sample through
 // the space's Encode otherwise (Adobe RGB gamma 563/256, ROMM, BT.2020).
-// A TIFF16 variant is quantised as it is encoded, row by row
-// (encode.TIFF16Rows), so its 16-bit image is never held whole; the other
-// formats' encoders take a whole image, made here.
+// JPEG and TIFF16 variants are quantised as they are encoded, row by row
+// (encode.RowsRGB8, encode.RowsRGB16), so their quantised image is never
+// held whole; the other formats' encoders take a whole image, made here
+// (quantiseFrom, which the fused pass's quantiseRow shares).
 func stageQuantise(_ context.Context, j *job) error {
-	v := j.cur
-	w, h := v.upright.W, v.upright.H
-	switch {
-	case v.spec.Variant.Format == "tiff16":
-		// Rows are asked for in order; they are quantised streamRows at a
-		// time, in parallel (bandRows).
-		up := v.upright // read by the band made ahead, which may outlive the encode
-		v.rows = encode.RowsRGB16{W: w, H: h, Row: v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
-			v.quantRow16(u16, up.RowView(y, lin))
-			putRow16(out, u16)
-		})}
-		return nil // the float image is kept until stageEncode
-	case bits16(v.spec.Variant.Format):
-		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
-		par.Rows(h, func(lo, hi int) {
-			lin, row := make([]float32, w*3), make([]uint16, w*3)
-			for y := lo; y < hi; y++ {
-				v.quantRow16(row, v.upright.RowView(y, lin))
-				o := q.Pix[y*q.Stride : y*q.Stride+w*8]
-				for x := range w {
-					p, s := o[x*8:x*8+8], row[x*3:x*3+3]
-					p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = byte(s[0]>>8), byte(s[0]), byte(s[1]>>8), byte(s[1]), byte(s[2]>>8), byte(s[2]), 0xff, 0xff
-				}
-			}
-		})
-		v.quant = q
-	default:
-		q := image.NewRGBA(image.Rect(0, 0, w, h))
-		par.Rows(h, func(lo, hi int) {
-			lin, row := make([]float32, w*3), make([]uint8, w*3)
-			for y := lo; y < hi; y++ {
-				v.quantRow8(row, v.upright.RowView(y, lin))
-				o := q.Pix[y*q.Stride:]
-				for x := range w {
-					o[x*4], o[x*4+1], o[x*4+2], o[x*4+3] = row[x*3], row[x*3+1], row[x*3+2], 0xff
-				}
-			}
-		})
-		v.quant = q
-	}
-	v.dropFloat()
+	up := j.cur.upright // read by the band made ahead, which may outlive the encode
+	j.cur.quantiseFrom(up.RowView)
 	return nil
 }
 
