@@ -73,10 +73,17 @@ func cameraMatrixRow(j *job, p *fusePass) (rowKernel, bool) {
 		j.releaseCached()
 	}
 	m := j.lookCameraToWorking()
+	return matrixKernel(func(i, k int) float64 { return m[i][k] }), true
+}
+
+// matrixKernel returns the kernel that multiplies each pixel (r, g, b) by
+// the 3×3 matrix whose element (i, k) is at(i, k), in float32: output
+// channel i = Σ_k at(i, k)·input channel k.
+func matrixKernel(at func(i, k int) float64) rowKernel {
 	var mf [3][3]float32
 	for i := range 3 {
 		for k := range 3 {
-			mf[i][k] = float32(m[i][k])
+			mf[i][k] = float32(at(i, k))
 		}
 	}
 	return func(px []float32) {
@@ -86,7 +93,7 @@ func cameraMatrixRow(j *job, p *fusePass) (rowKernel, bool) {
 			px[i+1] = mf[1][0]*r + mf[1][1]*g + mf[1][2]*b
 			px[i+2] = mf[2][0]*r + mf[2][1]*g + mf[2][2]*b
 		}
-	}, true
+	}
 }
 
 // toWorking converts a w×h camera-RGB image of nc channels to the linear

@@ -134,12 +134,10 @@ func outputSpaceKernel(sp *colour.Space, clip, gamut bool) rowKernel {
 	}
 	lum := spaceLuminance(sp)
 	if clip && gamut {
+		convert := matrixKernel(func(i, k int) float64 { return m[i][k] })
 		return func(px []float32) {
+			convert(px)
 			for i := 0; i+2 < len(px); i += 3 {
-				r, g, b := px[i], px[i+1], px[i+2]
-				px[i] = mf[0][0]*r + mf[0][1]*g + mf[0][2]*b
-				px[i+1] = mf[1][0]*r + mf[1][1]*g + mf[1][2]*b
-				px[i+2] = mf[2][0]*r + mf[2][1]*g + mf[2][2]*b
 				gamutInto(px[i:i+3:i+3], lum)
 			}
 		}
