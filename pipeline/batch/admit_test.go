@@ -290,3 +290,24 @@ func testEstimateAtAdmission(t *testing.T, named bool) {
 		t.Errorf("admitted %d bytes, want %d", peak, at3.Total)
 	}
 }
+
+// TestLargestFirst: files start in the order of their estimates, largest
+// first (plan order among equals), so that small files fill the cores at
+// the end of a batch; results keep plan order.
+func TestLargestFirst(t *testing.T) {
+	names := []string{"a.dng", "b.dng", "c.dng", "d.dng"}
+	est := map[string]int64{"a.dng": 100, "b.dng": 300, "c.dng": 200, "d.dng": 300}
+	ex := newGated(t, 1, names...)
+	wait := gatedBatch(t, ex, 1, 0, est, names...)
+	for _, n := range []string{"b.dng", "d.dng", "c.dng", "a.dng"} {
+		ex.next(n)
+		ex.release(n)
+	}
+	res := wait()
+	ex.done(res)
+	for i, fr := range res {
+		if got := filepath.Base(fr.Input); got != names[i] {
+			t.Errorf("result %d is %s, want %s (plan order)", i, got, names[i])
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -531,7 +533,20 @@ func (r *Runner) startRun(ctx context.Context, p *Plan) *batchRun {
 	for i := range p.Tasks {
 		b.queue = append(b.queue, queued{i: i})
 	}
+	largestFirst(b.queue, p.Tasks)
 	return b
+}
+
+// largestFirst orders the queue by the tasks' memory estimate (which grows
+// with their pixels and variants, so with their work), largest first, in
+// plan order among equals: the longest-processing-time-first rule (Graham,
+// 1969), so that a batch of a few large and many small files ends with
+// small files filling the cores instead of one large file running alone
+// on the threads it was admitted with. Results keep plan order.
+func largestFirst(q []queued, tasks []Task) {
+	slices.SortStableFunc(q, func(a, b queued) int {
+		return cmp.Compare(tasks[b.i].Estimate.Total, tasks[a.i].Estimate.Total)
+	})
 }
 
 // finish records fr as the result of task i and reports it (Runner.Done).
