@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -71,13 +72,66 @@ func TestAnchorFitsMatchReference(t *testing.T) {
 	}
 }
 
+// TestWBFitMatchesReference: the white balance fitted to the preview of
+// the D30 CRW (no usable as-shot multipliers) by look.FitWB (columns
+// premultiplied, early stops, candidates on two threads) equals the
+// direct search's (FitWBReference): gains and residual within 1e-9.
+func TestWBFitMatchesReference(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	in := filepath.Join(testdata, "raw", "canond30_CRW.CRW")
+	j := runUntil(t, in, DefaultSettings(), "white-balance")
+	wb, note := j.previewWBInputs()
+	j.cleanup()
+	if note != "" {
+		t.Fatal(note)
+	}
+	wb.cells.Threads = 2
+	got, err := look.FitWB(wb.cam, wb.toSpace, wb.cells, look.DefaultCurve, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := look.FitWBReference(wb.cam, wb.toSpace, wb.cells, look.DefaultCurve, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FitWB %+v, reference %+v", got, want)
+	for k := range 3 {
+		if math.Abs(got.Gains[k]-want.Gains[k]) > 1e-9 {
+			t.Errorf("gains %v, reference %v", got.Gains, want.Gains)
+		}
+	}
+	if math.Abs(got.Residual-want.Residual) > 1e-9 || got.Cells != want.Cells {
+		t.Errorf("residual %.12f over %d cells, reference %.12f over %d", got.Residual, got.Cells, want.Residual, want.Cells)
+	}
+}
+
 // BenchmarkPreviewFits times the preview fits of the two sample files with
-// a preview on their real grids, each alone: the default look's exposure
-// search (anchor), and its direct reference (anchor-ref).
+// a preview on their real grids, each alone: the white balance fitted to
+// the D30's preview (wb) and the default look's exposure search (anchor),
+// on one and two threads.
 func BenchmarkPreviewFits(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	t := &testing.T{}
+	crw := filepath.Join(testdata, "raw", "canond30_CRW.CRW")
+	j := runUntil(t, crw, DefaultSettings(), "white-balance")
+	wb, note := j.previewWBInputs()
+	j.cleanup()
+	if note != "" {
+		b.Fatal(note)
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("canond30_CRW.CRW/wb-%dthread", threads), func(b *testing.B) {
+			c := wb.cells
+			c.Threads = threads
+			for b.Loop() {
+				if _, err := look.FitWB(wb.cam, wb.toSpace, c, look.DefaultCurve, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	for _, in := range previewSamples() {
 		j := runUntil(t, in, DefaultSettings(), "exposure-anchor")
 		cells, err := j.anchorCells(j.preview)
