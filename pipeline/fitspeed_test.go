@@ -106,10 +106,66 @@ func TestWBFitMatchesReference(t *testing.T) {
 	}
 }
 
+// TestCameraFitMatchesReference: on the two sample files with a preview,
+// --look camera's fit (look.FitCamera on its prepared objectives, early
+// stops, two threads) finds the look the direct implementation finds
+// (FitOptions.Reference): gains, EV, saturation, the curve and matrix
+// weights within 1e-9, the colour matrix and the curve (at 2^-10 … 1 by
+// 1/4 EV) within 1e-9, the residuals within 1e-6 mean ΔE2000.
+func TestCameraFitMatchesReference(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s := DefaultSettings()
+	s.Look = LookCamera
+	for _, in := range previewSamples() {
+		j := runUntil(t, in, s, "exposure-anchor")
+		fit, err := j.cameraFitInputs()
+		j.cleanup()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fit.cells.Threads = 2
+		got, err := look.FitCamera(fit.camera, fit.toSpace, j.preview.Space, fit.cells, fit.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := fit.opts
+		ref.Reference = true
+		want, err := look.FitCamera(fit.camera, fit.toSpace, j.preview.Space, fit.cells, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(in)
+		t.Logf("%s: gains %v EV %.4f sat %.2f curve %.1f matrix %.1f residual %.6f fit %.6f; reference gains %v EV %.4f sat %.2f curve %.1f matrix %.1f residual %.6f fit %.6f",
+			name, got.Gains, got.EV, got.Saturation, got.CurveWeight, got.MatrixWeight, got.Residual, got.FitResidual,
+			want.Gains, want.EV, want.Saturation, want.CurveWeight, want.MatrixWeight, want.Residual, want.FitResidual)
+		params := func(l look.CameraLook) []float64 {
+			p := []float64{l.Gains[0], l.Gains[1], l.Gains[2], l.EV, l.Saturation, l.CurveWeight, l.MatrixWeight}
+			for r := range 3 {
+				p = append(p, l.Matrix[r][:]...)
+			}
+			for e := -10.0; e <= 0; e += 0.25 {
+				p = append(p, l.Curve.Apply(math.Exp2(e)))
+			}
+			return p
+		}
+		g, w := params(got), params(want)
+		for i := range g {
+			if math.Abs(g[i]-w[i]) > 1e-9 {
+				t.Errorf("%s: parameter %d %.12f, reference %.12f", name, i, g[i], w[i])
+			}
+		}
+		if math.Abs(got.Residual-want.Residual) > 1e-6 || math.Abs(got.FitResidual-want.FitResidual) > 1e-6 || got.Cells != want.Cells {
+			t.Errorf("%s: residual %.9f (fit %.9f) on %d cells, reference %.9f (fit %.9f) on %d", name, got.Residual, got.FitResidual, got.Cells, want.Residual, want.FitResidual, want.Cells)
+		}
+	}
+}
+
 // BenchmarkPreviewFits times the preview fits of the two sample files with
 // a preview on their real grids, each alone: the white balance fitted to
-// the D30's preview (wb) and the default look's exposure search (anchor),
-// on one and two threads.
+// the D30's preview (wb), the default look's exposure search (anchor) and
+// --look camera's fit (camera), on one and two threads, and their direct
+// references (the implementations before issue 14), on one.
 func BenchmarkPreviewFits(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -121,15 +177,16 @@ func BenchmarkPreviewFits(b *testing.B) {
 	if note != "" {
 		b.Fatal(note)
 	}
+	cpuBench(b, "canond30_CRW.CRW/wb-reference", func() error {
+		_, err := look.FitWBReference(wb.cam, wb.toSpace, wb.cells, look.DefaultCurve, nil)
+		return err
+	})
 	for _, threads := range []int{1, 2} {
-		b.Run(fmt.Sprintf("canond30_CRW.CRW/wb-%dthread", threads), func(b *testing.B) {
-			c := wb.cells
-			c.Threads = threads
-			for b.Loop() {
-				if _, err := look.FitWB(wb.cam, wb.toSpace, c, look.DefaultCurve, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+		c := wb.cells
+		c.Threads = threads
+		cpuBench(b, fmt.Sprintf("canond30_CRW.CRW/wb-%dthread", threads), func() error {
+			_, err := look.FitWB(wb.cam, wb.toSpace, c, look.DefaultCurve, nil)
+			return err
 		})
 	}
 	for _, in := range previewSamples() {
@@ -140,21 +197,51 @@ func BenchmarkPreviewFits(b *testing.B) {
 			b.Fatal(err)
 		}
 		name := filepath.Base(in)
-		b.Run(name+"/anchor", func(b *testing.B) {
-			for b.Loop() {
-				if _, err := look.AnchorExposureDeltaE(cells, j.toneCurve(), j.preview.Space, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+		s := DefaultSettings()
+		s.Look = LookCamera
+		cj := runUntil(t, in, s, "exposure-anchor")
+		fit, err := cj.cameraFitInputs()
+		cj.cleanup()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpuBench(b, name+"/anchor-reference", func() error {
+			_, err := look.AnchorExposureDeltaEReference(cells, j.toneCurve(), j.preview.Space, nil)
+			return err
 		})
-		b.Run(name+"/anchor-1thread", func(b *testing.B) {
+		ref := fit.opts
+		ref.Reference = true
+		cpuBench(b, name+"/camera-reference", func() error {
+			_, err := look.FitCamera(fit.camera, fit.toSpace, cj.preview.Space, fit.cells, ref)
+			return err
+		})
+		for _, threads := range []int{1, 2} {
 			c := cells
-			c.Threads = 1
-			for b.Loop() {
-				if _, err := look.AnchorExposureDeltaE(c, j.toneCurve(), j.preview.Space, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+			c.Threads = threads
+			cpuBench(b, fmt.Sprintf("%s/anchor-%dthread", name, threads), func() error {
+				_, err := look.AnchorExposureDeltaE(c, j.toneCurve(), j.preview.Space, nil)
+				return err
+			})
+			fc := fit.cells
+			fc.Threads = threads
+			cpuBench(b, fmt.Sprintf("%s/camera-%dthread", name, threads), func() error {
+				_, err := look.FitCamera(fit.camera, fit.toSpace, cj.preview.Space, fc, fit.opts)
+				return err
+			})
+		}
 	}
+}
+
+// cpuBench runs f as sub-benchmark name and reports its CPU time
+// (user + system of the process) per call, cpu-ms/op.
+func cpuBench(b *testing.B, name string, f func() error) {
+	b.Run(name, func(b *testing.B) {
+		c0 := cpuTime()
+		for b.Loop() {
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	})
 }

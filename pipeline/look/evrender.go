@@ -36,8 +36,7 @@ type evRender struct {
 }
 
 // evChunk is how many cells one goroutine of evRender.score sums at a
-// time; the score is the sum of the chunk sums in chunk order, whatever
-// the thread count.
+// time (chunkedMean).
 const evChunk = 1024
 
 type evCell struct {
@@ -108,30 +107,42 @@ func (r *evRender) cellDE(c *evCell, g, gg float64) float64 {
 	return c.ref.To(r.space.LinearToLab(IntoCube(p, r.lum)))
 }
 
-// score is the mean ΔE2000 of the cells rendered at 2^ev: the sums of
-// chunks of evChunk cells, added in chunk order (the same on any number
-// of threads). It returns +Inf as soon as the mean is sure to be at least
-// bound: the terms are non-negative, so the sum of the chunks done so far
-// (in whatever order they finished) bounds the total from below up to
-// rounding, which the margin of 1e-9 covers; a search that keeps only a
-// strictly lower score loses nothing by stopping there.
+// score is the mean ΔE2000 of the cells rendered at 2^ev (chunkedMean:
+// +Inf once it is sure to be at least bound).
 func (r *evRender) score(ev, bound float64) float64 {
 	g := math.Exp2(ev)
 	var gg float64
 	if r.isPar {
 		gg = math.Pow(g, r.par.Gamma)
 	}
-	n := len(r.cells)
-	nc := (n + evChunk - 1) / evChunk
-	if cap(r.sums) < nc {
-		r.sums = make([]float64, nc)
+	var m float64
+	m, r.sums = chunkedMean(len(r.cells), evChunk, r.threads, bound, r.sums, func(i int) float64 {
+		return r.cellDE(&r.cells[i], g, gg)
+	})
+	return m
+}
+
+// chunkedMean is the mean of f(0) … f(n−1), non-negative terms, summed in
+// chunks of chunk indexes on up to threads goroutines (≤ 0:
+// GOMAXPROCS), the chunk sums added in chunk order, so that it is the
+// same on any number of threads. It returns +Inf as soon as the mean is
+// sure to be at least bound: a sum of non-negative terms never decreases,
+// so the chunks done so far (added in whatever order they finished)
+// bound the total from below up to rounding, which the margin of 1e-9
+// covers; a search that keeps only a strictly lower mean loses nothing by
+// stopping there. sums is scratch space for the chunk sums (returned,
+// grown as needed).
+func chunkedMean(n, chunk, threads int, bound float64, sums []float64, f func(i int) float64) (float64, []float64) {
+	nc := (n + chunk - 1) / chunk
+	if cap(sums) < nc {
+		sums = make([]float64, nc)
 	}
-	sums := r.sums[:nc]
+	sums = sums[:nc]
 	limit := bound * float64(n)
 	var mu sync.Mutex
 	var done float64
 	stop := false
-	par.RangeOn(r.threads, nc, 1, func(lo, hi int) {
+	par.RangeOn(threads, nc, 1, func(lo, hi int) {
 		for ci := lo; ci < hi; ci++ {
 			mu.Lock()
 			s := stop
@@ -140,8 +151,8 @@ func (r *evRender) score(ev, bound float64) float64 {
 				return
 			}
 			var sum float64
-			for i := ci * evChunk; i < min(n, (ci+1)*evChunk); i++ {
-				sum += r.cellDE(&r.cells[i], g, gg)
+			for i := ci * chunk; i < min(n, (ci+1)*chunk); i++ {
+				sum += f(i)
 			}
 			sums[ci] = sum
 			mu.Lock()
@@ -153,11 +164,11 @@ func (r *evRender) score(ev, bound float64) float64 {
 		}
 	})
 	if stop {
-		return math.Inf(1)
+		return math.Inf(1), sums
 	}
 	var sum float64
 	for _, s := range sums {
 		sum += s
 	}
-	return sum / float64(n)
+	return sum / float64(n), sums
 }

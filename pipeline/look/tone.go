@@ -167,7 +167,17 @@ func (t *Table) Apply(x float64) float64 {
 	if x >= t.X[n-1] {
 		return t.Y[n-1]
 	}
-	i := sort.SearchFloat64s(t.X, x) - 1
+	// The segment: sort.SearchFloat64s(t.X, x) − 1, without its closure.
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.X[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	i := lo - 1
 	h := t.X[i+1] - t.X[i]
 	s := (x - t.X[i]) / h
 	s2, s3 := s*s, s*s*s
