@@ -30,6 +30,7 @@ var (
 	cos30, sin30 = math.Cos(30 * math.Pi / 180), math.Sin(30 * math.Pi / 180)
 	cos6, sin6   = math.Cos(6 * math.Pi / 180), math.Sin(6 * math.Pi / 180)
 	cos63, sin63 = math.Cos(63 * math.Pi / 180), math.Sin(63 * math.Pi / 180)
+	cos117       = math.Cos(117 * math.Pi / 180)
 )
 
 // To returns DeltaE2000(lab, r's colour) (the difference is symmetric).
@@ -51,7 +52,8 @@ func (r DeltaE2000Ref) To(lab Lab) float64 {
 	}
 	// The sum of the unit hue vectors: its direction is h̄′; near zero
 	// (hues nearly opposite) that direction is ill-conditioned.
-	vx, vy := a1p/C1p+a2p/C2p, b1/C1p+b2/C2p
+	i1, i2 := 1/C1p, 1/C2p
+	vx, vy := a1p*i1+a2p*i2, b1*i1+b2*i2
 	v2 := vx*vx + vy*vy
 	if v2 < 1e-6 {
 		return DeltaE2000K(lab, r.lab, 1, 1, 1)
@@ -71,18 +73,23 @@ func (r DeltaE2000Ref) To(lab Lab) float64 {
 			dHp = -dHp
 		}
 	}
-	v := math.Sqrt(v2)
-	c1, s1 := vx/v, vy/v // cos h̄′, sin h̄′
-	hbar := math.Atan2(vy, vx) * 180 / math.Pi
-	if hbar < 0 {
-		hbar += 360
+	iv := 1 / math.Sqrt(v2)
+	c1, s1 := vx*iv, vy*iv // cos h̄′, sin h̄′
+	// The rotation term's 30·exp(−((h̄′ − 275°)/25°)²) is below 1e-16
+	// for h̄′ < 117° (sin h̄′ > 0 and cos h̄′ > cos 117°): no angle needed.
+	var dTheta float64
+	if !(s1 > 0 && c1 > cos117) {
+		hbar := math.Atan2(vy, vx) * 180 / math.Pi
+		if hbar < 0 {
+			hbar += 360
+		}
+		q := (hbar - 275) / 25
+		dTheta = 30 * math.Exp(-q*q)
 	}
 	c2, s2 := c1*c1-s1*s1, 2*s1*c1
 	c3, s3 := c2*c1-s2*s1, s2*c1+c2*s1
 	c4, s4 := c2*c2-s2*s2, 2*s2*c2
 	T := 1 - 0.17*(c1*cos30+s1*sin30) + 0.24*c2 + 0.32*(c3*cos6-s3*sin6) - 0.20*(c4*cos63+s4*sin63)
-	q := (hbar - 275) / 25
-	dTheta := 30 * math.Exp(-q*q)
 	Cbarp := (C1p + C2p) / 2
 	cp2 := Cbarp * Cbarp
 	cp7 := cp2 * cp2 * cp2 * Cbarp
@@ -92,9 +99,20 @@ func (r DeltaE2000Ref) To(lab Lab) float64 {
 	SL := 1 + 0.015*l50/math.Sqrt(20+l50)
 	SC := 1 + 0.045*Cbarp
 	SH := 1 + 0.015*Cbarp*T
-	RT := -math.Sin(2*dTheta*math.Pi/180) * RC
+	var RT float64
+	if dTheta > 0 {
+		RT = -math.Sin(2*dTheta*math.Pi/180) * RC
+	}
 	tL := (L2 - L1) / SL
 	tC := (C2p - C1p) / SC
 	tH := dHp / SH
 	return math.Sqrt(tL*tL + tC*tC + tH*tH + RT*tC*tH)
+}
+
+// LabOfRelative is XYZToLab of XYZ already divided by the reference
+// white (X/Xn, Y/Yn, Z/Zn): for a caller that folds the division into
+// its own matrix.
+func LabOfRelative(t [3]float64) Lab {
+	fx, fy, fz := labF(t[0]), labF(t[1]), labF(t[2])
+	return Lab{116*fy - 16, 500 * (fx - fy), 200 * (fy - fz)}
 }

@@ -24,11 +24,15 @@ import (
 type evRender struct {
 	cells []evCell
 	one   [3]float64 // fromTone·(1, 1, 1)
-	curve Curve
-	par   Parametric
-	isPar bool
-	space *colour.Space
-	lum   [3]float64
+	// toRel is the preview space's RGB → XYZ with each row divided by
+	// the white's (colour.LabOfRelative's input); oneRel is toRel·one.
+	toRel  colour.Mat3
+	oneRel [3]float64
+	curve  Curve
+	par    Parametric
+	isPar  bool
+	space  *colour.Space
+	lum    [3]float64
 	// threads is how many goroutines score runs on (≤ 0: GOMAXPROCS);
 	// sums holds the chunk sums of one score.
 	threads int
@@ -43,6 +47,7 @@ type evCell struct {
 	xh, xl float64    // the largest and smallest channel in the tone space, ≥ 0
 	uh, ul float64    // (x/White)^Gamma of them (Parametric)
 	w      [3]float64 // fromTone·(e_hi + f·e_mid)
+	wRel   [3]float64 // toRel·w
 	ref    colour.DeltaE2000Ref
 }
 
@@ -54,6 +59,12 @@ func newEVRender(scene, preview Image, ks []int, curve Curve, space *colour.Spac
 	if model.convert {
 		r.one = model.fromTone.Apply([3]float64{1, 1, 1})
 	}
+	for i := range 3 {
+		for j := range 3 {
+			r.toRel[i][j] = space.ToXYZ[i][j] / space.White[i]
+		}
+	}
+	r.oneRel = r.toRel.Apply(r.one)
 	for i, k := range ks {
 		t := scene.cell(k)
 		if model.convert {
@@ -70,7 +81,7 @@ func newEVRender(scene, preview Image, ks []int, curve Curve, space *colour.Spac
 		if model.convert {
 			w = model.fromTone.Apply(w)
 		}
-		c := evCell{xh: max(t[hi], 0), xl: max(t[lo], 0), w: w,
+		c := evCell{xh: max(t[hi], 0), xl: max(t[lo], 0), w: w, wRel: r.toRel.Apply(w),
 			ref: colour.NewDeltaE2000Ref(space.LinearToLab(clampCube(preview.cell(k))))}
 		if r.isPar {
 			c.uh = math.Pow(c.xh/r.par.White, r.par.Gamma)
@@ -104,7 +115,15 @@ func (r *evRender) cellDE(c *evCell, g, gg float64) float64 {
 	vl := r.apply(g*c.xl, c.ul, gg)
 	d := vh - vl
 	p := [3]float64{vl*r.one[0] + d*c.w[0], vl*r.one[1] + d*c.w[1], vl*r.one[2] + d*c.w[2]}
-	return c.ref.To(r.space.LinearToLab(IntoCube(p, r.lum)))
+	var t [3]float64
+	if p[0] >= 0 && p[0] <= 1 && p[1] >= 0 && p[1] <= 1 && p[2] >= 0 && p[2] <= 1 {
+		// Inside the cube (IntoCube leaves it): XYZ/white from the
+		// prepared columns.
+		t = [3]float64{vl*r.oneRel[0] + d*c.wRel[0], vl*r.oneRel[1] + d*c.wRel[1], vl*r.oneRel[2] + d*c.wRel[2]}
+	} else {
+		t = r.toRel.Apply(IntoCube(p, r.lum))
+	}
+	return c.ref.To(colour.LabOfRelative(t))
 }
 
 // score is the mean ΔE2000 of the cells rendered at 2^ev (chunkedMean:
