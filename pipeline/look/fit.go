@@ -285,22 +285,29 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 		blends = append(blends, t)
 	}
 	chooseCurve := func() {
-		best := math.Inf(1)
-		for i, t := range blends {
-			l.Curve = t
-			if v := meanDE(sub, l.Saturation, best); v < best {
-				best, l.CurveWeight = v, float64(i)*curveBlendStep
-			}
-		}
-		l.Curve = blends[int(math.Round(l.CurveWeight/curveBlendStep))]
+		seed := int(math.Round(l.CurveWeight / curveBlendStep))
+		i, _ := argminFirst(len(blends), seed, func(i int, bound float64) float64 {
+			l.Curve = blends[i]
+			return meanDE(sub, l.Saturation, bound)
+		})
+		l.CurveWeight = float64(i) * curveBlendStep
+		l.Curve = blends[i]
+	}
+	var sats []float64
+	for sat := satMin; sat <= satMax+1e-9; sat += satStep {
+		sats = append(sats, sat)
 	}
 	chooseSat := func() {
-		best := math.Inf(1)
-		for sat := satMin; sat <= satMax+1e-9; sat += satStep {
-			if v := meanDE(sub, sat, best); v < best {
-				best, l.Saturation = v, sat
+		seed := 0
+		for i, sat := range sats {
+			if math.Abs(sat-l.Saturation) < math.Abs(sats[seed]-l.Saturation) {
+				seed = i
 			}
 		}
+		i, _ := argminFirst(len(sats), seed, func(i int, bound float64) float64 {
+			return meanDE(sub, sats[i], bound)
+		})
+		l.Saturation = sats[i]
 	}
 	l.Saturation = 1
 	chooseCurve()
@@ -327,6 +334,33 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	l.Residual = meanDE(scoreCells, l.Saturation, math.Inf(1))
 	l.Cells = len(scoreCells)
 	return l, nil
+}
+
+// argminFirst returns the first index of the lowest of f(0) … f(n−1) and
+// that value, as a loop over i keeping only strictly lower values finds
+// them, evaluating f(seed) first so that its value bounds the early stops
+// of the others: f(i, bound) may return +Inf once its value is sure to be
+// at least bound, and the bound is what i must beat (strictly below the
+// best so far; before the seed, also at most the seed's value, which it
+// ties to win: bound is then a hair above the seed's value, and a stop
+// there means above it).
+func argminFirst(n, seed int, f func(i int, bound float64) float64) (int, float64) {
+	vs := f(seed, math.Inf(1))
+	best, bestV := -1, math.Inf(1)
+	for i := range n {
+		v := vs
+		if i != seed {
+			bound := bestV
+			if i < seed {
+				bound = min(bound, vs*(1+1e-12))
+			}
+			v = f(i, bound)
+		}
+		if v < bestV || best < 0 && i == seed {
+			best, bestV = i, v
+		}
+	}
+	return best, bestV
 }
 
 // fitMatrix returns the least-squares colour correction D (matrixFit)
