@@ -70,6 +70,7 @@ BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
 bench: libraw
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkDetail24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500|BenchmarkLookTable|BenchmarkFusedPass24MP' ./pipeline/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkSampleFiles|BenchmarkPreviewFits' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkJPEG24MP' ./pipeline/encode/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkDemosaicQuality|BenchmarkDemosaic24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkVariants24MP' ./cmd/rawbatch/

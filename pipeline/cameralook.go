@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 
+	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
@@ -30,26 +31,11 @@ func (j *job) fitCameraLook() string {
 	if j.settings.Tone == ToneNone {
 		return fallback("--tone none")
 	}
-	cells, err := j.anchorCells(j.preview)
+	in, err := j.cameraFitInputs()
 	if err != nil {
 		return fallback(err.Error())
 	}
-	// The gains are fitted on the white-balanced camera grid: they
-	// correct the white balance applied (1, 1, 1 when it was right).
-	camGrid, err := j.cameraGrid(cells.Scene.W, cells.Scene.H)
-	if err != nil {
-		return fallback(err.Error())
-	}
-	// A white balance the photographer chose (--wb other than camera)
-	// is kept: the fit then leaves the gains at 1.
-	var opts look.FitOptions
-	if j.settings.WhiteBalance.Mode != "camera" {
-		opts.Gains = [3]float64{1, 1, 1}
-	}
-	if opts.Sub, err = j.cameraSubGrid(cells.Scene.W, cells.Scene.H); err != nil {
-		return fallback(err.Error())
-	}
-	l, err := look.FitCamera(camGrid, j.cameraToSpace(j.preview.Space), j.preview.Space, cells, opts)
+	l, err := look.FitCamera(in.camera, in.toSpace, j.preview.Space, in.cells, in.opts)
 	if err != nil {
 		return fallback(err.Error())
 	}
@@ -60,6 +46,38 @@ func (j *job) fitCameraLook() string {
 	j.cameraLook = &l
 	j.anchorEV = l.EV
 	return fmt.Sprintf("gains %.3f/%.3f/%.3f, saturation %.2f, curve weight %.1f, matrix weight %.1f, cross-validated mean ΔE2000 %.2f on %d cells", l.Gains[0], l.Gains[1], l.Gains[2], l.Saturation, l.CurveWeight, l.MatrixWeight, l.Residual, l.Cells)
+}
+
+// cameraFit are look.FitCamera's inputs (fitCameraLook).
+type cameraFit struct {
+	camera  look.Image
+	toSpace colour.Mat3
+	cells   look.Cells
+	opts    look.FitOptions
+}
+
+// cameraFitInputs builds FitCamera's grids from the camera image and the
+// preview: the anchor's cells, the white-balanced camera grid on which
+// the gains are fitted (they correct the white balance applied: 1, 1, 1
+// when it was right), its sub-grid, and the gains fixed at 1 when the
+// photographer chose the white balance (--wb other than camera).
+func (j *job) cameraFitInputs() (cameraFit, error) {
+	cells, err := j.anchorCells(j.preview)
+	if err != nil {
+		return cameraFit{}, err
+	}
+	camGrid, err := j.cameraGrid(cells.Scene.W, cells.Scene.H)
+	if err != nil {
+		return cameraFit{}, err
+	}
+	var opts look.FitOptions
+	if j.settings.WhiteBalance.Mode != "camera" {
+		opts.Gains = [3]float64{1, 1, 1}
+	}
+	if opts.Sub, err = j.cameraSubGrid(cells.Scene.W, cells.Scene.H); err != nil {
+		return cameraFit{}, err
+	}
+	return cameraFit{camera: camGrid, toSpace: j.cameraToSpace(j.preview.Space), cells: cells, opts: opts}, nil
 }
 
 // cameraGrid is the camera image (white balanced, 1 = clip) reduced to

@@ -181,7 +181,7 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 			scene.Pix[i+c] = float32(v[c] * g)
 		}
 	}
-	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], ToneSpace: WorkingSpace}, nil
+	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], ToneSpace: WorkingSpace, Threads: j.threads}, nil
 }
 
 // cameraToSpace is the 3×3 matrix from white-balanced camera RGB (three

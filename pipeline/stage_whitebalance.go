@@ -229,22 +229,45 @@ func (j *job) wbNeedsPreview() bool {
 // (M(sRGB→space) · rgb_cam) and the inverse of look.DefaultCurve. It
 // returns the fit, or why there is none ("" when there is).
 func (j *job) previewWB() (look.WBFit, string) {
+	in, note := j.previewWBInputs()
+	if note != "" {
+		return look.WBFit{}, note
+	}
+	fit, err := look.FitWB(in.cam, in.toSpace, in.cells, look.DefaultCurve, nil)
+	if err != nil {
+		return fit, err.Error()
+	}
+	if fit.Residual > maxPreviewWBResidual {
+		return fit, fmt.Sprintf("the preview does not match the raw (residual %.3f, over %g)", fit.Residual, maxPreviewWBResidual)
+	}
+	return fit, ""
+}
+
+// wbInputs are previewWB's grids and model (look.FitWB's arguments).
+type wbInputs struct {
+	cam     look.Image
+	toSpace colour.Mat3
+	cells   look.Cells
+}
+
+// previewWBInputs builds previewWB's grids, or says why it cannot.
+func (j *job) previewWBInputs() (wbInputs, string) {
 	p := j.preview
 	switch {
 	case p == nil && j.previewNote != "":
-		return look.WBFit{}, j.previewNote
+		return wbInputs{}, j.previewNote
 	case p == nil:
-		return look.WBFit{}, "no embedded preview"
+		return wbInputs{}, "no embedded preview"
 	case !j.levels.ok:
-		return look.WBFit{}, "no mosaic data"
+		return wbInputs{}, "no mosaic data"
 	}
 	raw, w, h, err := j.h.CopyRaw(nil)
 	if err != nil {
-		return look.WBFit{}, err.Error()
+		return wbInputs{}, err.Error()
 	}
 	pat, err := j.h.CFAPattern(48, 48)
 	if err != nil {
-		return look.WBFit{}, err.Error()
+		return wbInputs{}, err.Error()
 	}
 	colourOf := func(r, c int) int { return int(pat[(r%48)*48+c%48]) }
 	step := max(1, w/(4*look.GridWidth))
@@ -252,19 +275,19 @@ func (j *job) previewWB() (look.WBFit, string) {
 	raw = nil
 	qw, qh := (w-1+2*step-1)/(2*step), (h-1+2*step-1)/(2*step)
 	if qw <= 0 || qh <= 0 || len(quads) != 3*qw*qh {
-		return look.WBFit{}, "not a Bayer mosaic"
+		return wbInputs{}, "not a Bayer mosaic"
 	}
 	gw, gh := look.GridSize(qw, qh, min(look.GridWidth, p.Image.W))
 	if gh > p.Image.H || gh > qh {
-		return look.WBFit{}, "the preview is too small for the grid"
+		return wbInputs{}, "the preview is too small for the grid"
 	}
 	cam, clipped, err := look.Reduce(look.Image{W: qw, H: qh, Pix: quads}, gw, gh, 0.95)
 	if err != nil {
-		return look.WBFit{}, err.Error()
+		return wbInputs{}, err.Error()
 	}
 	prev, err := p.Grid(gw, gh)
 	if err != nil {
-		return look.WBFit{}, err.Error()
+		return wbInputs{}, err.Error()
 	}
 	var rgbCam colour.Mat3
 	for i := range 3 {
@@ -273,12 +296,5 @@ func (j *job) previewWB() (look.WBFit, string) {
 		}
 	}
 	toSpace := colour.ConvertMatrix(colour.SRGB, p.Space).Mul(rgbCam)
-	fit, err := look.FitWB(cam, toSpace, look.Cells{Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1]}, look.DefaultCurve, nil)
-	if err != nil {
-		return fit, err.Error()
-	}
-	if fit.Residual > maxPreviewWBResidual {
-		return fit, fmt.Sprintf("the preview does not match the raw (residual %.3f, over %g)", fit.Residual, maxPreviewWBResidual)
-	}
-	return fit, ""
+	return wbInputs{cam: cam, toSpace: toSpace, cells: look.Cells{Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], Threads: j.threads}}, ""
 }

@@ -26,6 +26,18 @@ const (
 // the one at which the picture as a whole matches best (docs/look.md: on
 // the 6D DNG the median made the score worse). Errors as AnchorExposure's.
 func AnchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool) (Exposure, error) {
+	return anchorExposureDeltaE(c, curve, space, mask, false)
+}
+
+// AnchorExposureDeltaEReference is AnchorExposureDeltaE rendering every
+// cell directly (renderModel.render, colour.DeltaE2000) at every exposure
+// searched, with no early stop: the reference that the prepared render
+// (evRender) must match (tests; TestAnchorFitsMatchReference).
+func AnchorExposureDeltaEReference(c Cells, curve Curve, space *colour.Space, mask []bool) (Exposure, error) {
+	return anchorExposureDeltaE(c, curve, space, mask, true)
+}
+
+func anchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool, reference bool) (Exposure, error) {
 	e, err := AnchorExposure(c, curve, mask)
 	if err != nil || e.Cells == 0 {
 		return e, err
@@ -36,32 +48,22 @@ func AnchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 			cells = append(cells, k)
 		}
 	}
-	pLab := make([]colour.Lab, len(cells))
-	for i, k := range cells {
-		pLab[i] = space.LinearToLab(clampCube(c.Preview.cell(k)))
-	}
 	model := newRenderModel(space, c.ToneSpace, c.Lum)
-	score := func(ev float64) float64 {
-		g := math.Exp2(ev)
-		var sum float64
-		for i, k := range cells {
-			s := c.Scene.cell(k)
-			t := model.render(curve, [3]float64{s[0] * g, s[1] * g, s[2] * g})
-			sum += colour.DeltaE2000(space.LinearToLab(t), pLab[i])
-		}
-		return sum / float64(len(cells))
+	score := newEVRender(c.Scene, c.Preview, cells, curve, space, model, c.Threads).score
+	if reference {
+		score = referenceEVScore(c, cells, curve, space, model)
 	}
-	best, bestScore := e.Raw, score(e.Raw)
+	best, bestScore := e.Raw, score(e.Raw, math.Inf(1))
 	search := func(lo, hi, step float64) {
 		for ev := lo; ev <= hi+1e-9; ev += step {
-			if s := score(ev); s < bestScore {
+			if s := score(ev, bestScore); s < bestScore {
 				best, bestScore = ev, s
 			}
 		}
 	}
 	search(e.Raw-anchorSearchEV, e.Raw+anchorSearchEV, anchorCoarseEV)
 	search(best-anchorCoarseEV, best+anchorCoarseEV, anchorFineEV)
-	e.Raw = best
+	e.Raw, e.Score = best, bestScore
 	e.EV = min(max(best, -MaxAnchorEV), MaxAnchorEV)
 	return e, nil
 }

@@ -48,6 +48,9 @@ type Exposure struct {
 	Spread float64
 	// Cells is the number of cells used.
 	Cells int
+	// Score is the mean ΔE2000 at Raw over the cells scored
+	// (AnchorExposureDeltaE; 0 from AnchorExposure).
+	Score float64
 	// Consistent is Cells ≥ MinAnchorCells and Spread ≤ MaxAnchorSpread:
 	// only then should a stage apply EV (and only when |EV| ≥ MinApplyEV).
 	Consistent bool
@@ -78,6 +81,9 @@ type Cells struct {
 	// preview's space. AnchorExposureDeltaE and FitCamera score their
 	// fits through it, so that they score what the conversion writes.
 	ToneSpace *colour.Space
+	// Threads is how many goroutines the fits may use (≤ 0: GOMAXPROCS);
+	// their results do not depend on it.
+	Threads int
 }
 
 func (c Cells) check() error {

@@ -139,6 +139,12 @@ type FitOptions struct {
 	// cell, as the look score reduces the conversion's output; without
 	// it each cell's mean is rendered.
 	Sub SubGrid
+	// Reference, when set, fits with the direct implementations
+	// (FitWBReference, AnchorExposureDeltaEReference, every objective
+	// rendered cell by cell through renderCell and colour.DeltaE2000, no
+	// early stop): the reference of the prepared objectives (tests;
+	// TestCameraFitMatchesReference).
+	Reference bool
 }
 
 // CVMask returns the fit half of the cross-validation split of a w×h grid
@@ -181,7 +187,11 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	model := newRenderModel(space, c.ToneSpace, c.Lum)
 	l.Gains = opts.Gains
 	if l.Gains == ([3]float64{}) {
-		wb, err := FitWB(camera, toSpace, c, DefaultCurve, fitMask)
+		fitWB := FitWB
+		if opts.Reference {
+			fitWB = FitWBReference
+		}
+		wb, err := fitWB(camera, toSpace, c, DefaultCurve, fitMask)
 		if err != nil {
 			return CameraLook{}, err
 		}
@@ -195,7 +205,7 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 		scene.Pix[3*k], scene.Pix[3*k+1], scene.Pix[3*k+2] = float32(s[0]), float32(s[1]), float32(s[2])
 	}
 	c.Scene = scene
-	ex, err := AnchorExposureDeltaE(c, DefaultCurve, space, fitMask)
+	ex, err := anchorExposureDeltaE(c, DefaultCurve, space, fitMask, opts.Reference)
 	if err != nil {
 		return CameraLook{}, err
 	}
@@ -233,24 +243,34 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	}
 	sub := thin(fitCells, fitMaxCells)
 	useSub := opts.Sub.ok(camera.W, camera.H)
-	render := func(m colour.Mat3, k int, sat float64) [3]float64 {
-		if !useSub {
-			return renderCell(m, model, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
-		}
-		var out [3]float64
-		opts.Sub.each(k, func(v [3]float64, w float64) {
-			r := renderCell(m, model, v, l.Gains, l.EV, sat, l.Curve)
-			out[0], out[1], out[2] = out[0]+w*r[0], out[1]+w*r[1], out[2]+w*r[2]
-		})
-		return out
+	// meanDE is the objective: the mean ΔE2000 over cells of the look
+	// with l's matrix, curve, gains and EV at saturation sat; +Inf once it
+	// is sure to be at least bound (the searches keep only a strictly
+	// lower one).
+	fast := newCamRender(camera, opts.Sub, useSub, model, space, c.Preview, c.Threads)
+	meanDE := func(cells []int, sat, bound float64) float64 {
+		return fast.meanDE(cells, l.Matrix.Mul(toSpace), l.Gains, l.EV, sat, l.Curve, bound)
 	}
-	meanDE := func(cells []int, sat float64) float64 {
-		m := l.Matrix.Mul(toSpace)
-		var s float64
-		for _, k := range cells {
-			s += colour.DeltaE2000(space.LinearToLab(render(m, k, sat)), space.LinearToLab(clampCube(c.Preview.cell(k))))
+	if opts.Reference {
+		render := func(m colour.Mat3, k int, sat float64) [3]float64 {
+			if !useSub {
+				return renderCell(m, model, camera.cell(k), l.Gains, l.EV, sat, l.Curve)
+			}
+			var out [3]float64
+			opts.Sub.each(k, func(v [3]float64, w float64) {
+				r := renderCell(m, model, v, l.Gains, l.EV, sat, l.Curve)
+				out[0], out[1], out[2] = out[0]+w*r[0], out[1]+w*r[1], out[2]+w*r[2]
+			})
+			return out
 		}
-		return s / float64(len(cells))
+		meanDE = func(cells []int, sat, _ float64) float64 {
+			m := l.Matrix.Mul(toSpace)
+			var s float64
+			for _, k := range cells {
+				s += colour.DeltaE2000(space.LinearToLab(render(m, k, sat)), space.LinearToLab(clampCube(c.Preview.cell(k))))
+			}
+			return s / float64(len(cells))
+		}
 	}
 	// The curve: the fitted one blended in L* with DefaultCurve, the
 	// weight chosen on the fit half by the mean ΔE2000 (weight 0 is the
@@ -265,22 +285,29 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 		blends = append(blends, t)
 	}
 	chooseCurve := func() {
-		best := math.Inf(1)
-		for i, t := range blends {
-			l.Curve = t
-			if v := meanDE(sub, l.Saturation); v < best {
-				best, l.CurveWeight = v, float64(i)*curveBlendStep
-			}
-		}
-		l.Curve = blends[int(math.Round(l.CurveWeight/curveBlendStep))]
+		seed := int(math.Round(l.CurveWeight / curveBlendStep))
+		i, _ := argminFirst(len(blends), seed, func(i int, bound float64) float64 {
+			l.Curve = blends[i]
+			return meanDE(sub, l.Saturation, bound)
+		})
+		l.CurveWeight = float64(i) * curveBlendStep
+		l.Curve = blends[i]
+	}
+	var sats []float64
+	for sat := satMin; sat <= satMax+1e-9; sat += satStep {
+		sats = append(sats, sat)
 	}
 	chooseSat := func() {
-		best := math.Inf(1)
-		for sat := satMin; sat <= satMax+1e-9; sat += satStep {
-			if v := meanDE(sub, sat); v < best {
-				best, l.Saturation = v, sat
+		seed := 0
+		for i, sat := range sats {
+			if math.Abs(sat-l.Saturation) < math.Abs(sats[seed]-l.Saturation) {
+				seed = i
 			}
 		}
+		i, _ := argminFirst(len(sats), seed, func(i int, bound float64) float64 {
+			return meanDE(sub, sats[i], bound)
+		})
+		l.Saturation = sats[i]
 	}
 	l.Saturation = 1
 	chooseCurve()
@@ -289,11 +316,11 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 	// The colour matrix, shrunk toward the identity by a weight chosen
 	// on the fit half; then the saturation and the curve again.
 	if d := l.fitMatrix(scene, c, fitCells, model); d != (colour.Mat3{}) {
-		best := meanDE(sub, l.Saturation)
+		best := meanDE(sub, l.Saturation, math.Inf(1))
 		for i := 1; i <= int(math.Round(1/matrixBlendStep)); i++ {
 			w := float64(i) * matrixBlendStep
 			l.Matrix = blendMatrix(d, w)
-			if v := meanDE(sub, l.Saturation); v < best {
+			if v := meanDE(sub, l.Saturation, best); v < best {
 				best, l.MatrixWeight = v, w
 			}
 		}
@@ -303,10 +330,37 @@ func FitCamera(camera Image, toSpace colour.Mat3, space *colour.Space, c Cells, 
 			chooseCurve()
 		}
 	}
-	l.FitResidual = meanDE(fitCells, l.Saturation)
-	l.Residual = meanDE(scoreCells, l.Saturation)
+	l.FitResidual = meanDE(fitCells, l.Saturation, math.Inf(1))
+	l.Residual = meanDE(scoreCells, l.Saturation, math.Inf(1))
 	l.Cells = len(scoreCells)
 	return l, nil
+}
+
+// argminFirst returns the first index of the lowest of f(0) … f(n−1) and
+// that value, as a loop over i keeping only strictly lower values finds
+// them, evaluating f(seed) first so that its value bounds the early stops
+// of the others: f(i, bound) may return +Inf once its value is sure to be
+// at least bound, and the bound is what i must beat (strictly below the
+// best so far; before the seed, also at most the seed's value, which it
+// ties to win: bound is then a hair above the seed's value, and a stop
+// there means above it).
+func argminFirst(n, seed int, f func(i int, bound float64) float64) (int, float64) {
+	vs := f(seed, math.Inf(1))
+	best, bestV := -1, math.Inf(1)
+	for i := range n {
+		v := vs
+		if i != seed {
+			bound := bestV
+			if i < seed {
+				bound = min(bound, vs*(1+1e-12))
+			}
+			v = f(i, bound)
+		}
+		if v < bestV || best < 0 && i == seed {
+			best, bestV = i, v
+		}
+	}
+	return best, bestV
 }
 
 // fitMatrix returns the least-squares colour correction D (matrixFit)

@@ -157,3 +157,28 @@ func TestFitCameraScoresEveryCell(t *testing.T) {
 		t.Errorf("saturation %.2f, want 1.25 ± 0.1: the clipped cells pulled the fit", l.Saturation)
 	}
 }
+
+// TestArgminFirst: argminFirst finds the first lowest value, as a plain
+// loop keeping strictly lower values does, from every seed, with ties and
+// with an f that stops (+Inf) whenever its value is at least the bound.
+func TestArgminFirst(t *testing.T) {
+	for _, vals := range [][]float64{{3, 1, 2, 1, 5}, {2, 2, 2}, {5, 4, 3, 2, 1}, {1, 2, 3}, {4, 1, 1, 0.5, 0.5, 7}} {
+		want, wantV := -1, math.Inf(1)
+		for i, v := range vals {
+			if v < wantV {
+				want, wantV = i, v
+			}
+		}
+		for seed := range vals {
+			got, gotV := argminFirst(len(vals), seed, func(i int, bound float64) float64 {
+				if vals[i] >= bound {
+					return math.Inf(1)
+				}
+				return vals[i]
+			})
+			if got != want || gotV != wantV {
+				t.Errorf("%v seed %d: %d (%g), want %d (%g)", vals, seed, got, gotV, want, wantV)
+			}
+		}
+	}
+}

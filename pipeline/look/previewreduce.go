@@ -81,36 +81,84 @@ func DecodePreviewGrid(data []byte, bitmapW, bitmapH, colors, rawW, rawH, maxLon
 			ow, oh = max(1, int(math.Round(float64(maxLong)*float64(cw)/float64(ch)))), maxLong
 		}
 	}
-	p.Image = boxReduce8(src, &lut, x0, y0, cw, ch, ow, oh)
 	if gw > 0 && gh > 0 {
-		p.Cells = boxReduce8(src, &lut, x0, y0, cw, ch, min(gw, cw), min(gh, ch))
+		r := boxReduce8(src, &lut, x0, y0, cw, ch, [][2]int{{ow, oh}, {min(gw, cw), min(gh, ch)}})
+		p.Image, p.Cells = r[0], r[1]
+	} else {
+		p.Image = boxReduce8(src, &lut, x0, y0, cw, ch, [][2]int{{ow, oh}})[0]
 	}
 	return p, nil
 }
 
-// boxReduce8 box-filters the cw×ch rectangle at (x0, y0) of src to ow×oh
-// cells in linear light (lut: 8-bit code → linear), as Reduce does.
-func boxReduce8(src pixels8, lut *[256]float32, x0, y0, cw, ch, ow, oh int) Image {
-	out := Image{W: ow, H: oh, Pix: make([]float32, 3*ow*oh)}
-	for j := range oh {
-		sy0, sy1 := y0+j*ch/oh, y0+(j+1)*ch/oh
+// boxReduce8 box-filters the cw×ch rectangle at (x0, y0) of src to each
+// of the sizes (ow, oh) of cells in linear light (lut: 8-bit code →
+// linear), as Reduce does, in one pass over src (each pixel is read and
+// converted once, however many sizes): every cell still sums its pixels
+// row by row, left to right, in float32, and divides by their count.
+func boxReduce8(src pixels8, lut *[256]float32, x0, y0, cw, ch int, sizes [][2]int) []Image {
+	rs := make([]boxRows, len(sizes))
+	for k, sz := range sizes {
+		ow, oh := sz[0], sz[1]
+		r := boxRows{out: Image{W: ow, H: oh, Pix: make([]float32, 3*ow*oh)}, col: make([]int, cw), acc: make([]float32, 3*ow), cw: cw, ch: ch}
 		for i := range ow {
-			sx0, sx1 := x0+i*cw/ow, x0+(i+1)*cw/ow
-			var s [3]float32
-			for y := sy0; y < sy1; y++ {
-				for x := sx0; x < sx1; x++ {
-					r, g, b := src(x, y)
-					s[0] += lut[r]
-					s[1] += lut[g]
-					s[2] += lut[b]
-				}
+			for x := i * cw / ow; x < (i+1)*cw/ow; x++ {
+				r.col[x] = i
 			}
-			n := float32((sy1 - sy0) * (sx1 - sx0))
-			o := 3 * (j*ow + i)
-			out.Pix[o], out.Pix[o+1], out.Pix[o+2] = s[0]/n, s[1]/n, s[2]/n
+		}
+		rs[k] = r
+	}
+	for y := range ch {
+		for k := range rs {
+			for r := &rs[k]; y >= (r.j+1)*ch/r.out.H; {
+				r.flush()
+			}
+		}
+		for x := range cw {
+			cr, cg, cb := src(x0+x, y0+y)
+			lr, lg, lb := lut[cr], lut[cg], lut[cb]
+			for k := range rs {
+				r := &rs[k]
+				a := r.acc[3*r.col[x] : 3*r.col[x]+3]
+				a[0] += lr
+				a[1] += lg
+				a[2] += lb
+			}
 		}
 	}
+	out := make([]Image, len(rs))
+	for k := range rs {
+		r := &rs[k]
+		for r.j < r.out.H {
+			r.flush()
+		}
+		out[k] = r.out
+	}
 	return out
+}
+
+// boxRows is one reduction of boxReduce8: its output, the cell column of
+// each crop column, the sums of the current cell row j.
+type boxRows struct {
+	out    Image
+	col    []int
+	acc    []float32
+	j      int
+	cw, ch int
+}
+
+// flush ends cell row r.j: each cell's sums over its pixel count into the
+// output, the sums reset.
+func (r *boxRows) flush() {
+	ow, oh := r.out.W, r.out.H
+	rows := (r.j+1)*r.ch/oh - r.j*r.ch/oh
+	for i := range ow {
+		n := float32(rows * ((i+1)*r.cw/ow - i*r.cw/ow))
+		o := 3 * (r.j*ow + i)
+		a := r.acc[3*i : 3*i+3]
+		r.out.Pix[o], r.out.Pix[o+1], r.out.Pix[o+2] = a[0]/n, a[1]/n, a[2]/n
+		a[0], a[1], a[2] = 0, 0, 0
+	}
+	r.j++
 }
 
 // pixels8 returns the 8-bit R, G, B of pixel (x, y), from the top left.

@@ -89,7 +89,15 @@ func (p Parametric) Inverse(y float64) float64 {
 type Table struct {
 	X, Y []float64
 	m    []float64 // Hermite slopes at the points
+	// seg[b] is the last point below the start of bucket b of
+	// tableBuckets equal buckets of [X[0], X[n−1]] (where Apply starts
+	// looking for x's segment), scale the buckets per unit of x.
+	seg   []int32
+	scale float64
 }
+
+// tableBuckets is the number of buckets of Table.seg.
+const tableBuckets = 1024
 
 // NewTable builds a Table from the points. Errors: fewer than 2 points,
 // different lengths, X not strictly increasing or outside [0, 1], Y
@@ -109,6 +117,16 @@ func NewTable(x, y []float64) (*Table, error) {
 	}
 	t := &Table{X: append([]float64(nil), x...), Y: append([]float64(nil), y...)}
 	t.m = hermiteSlopes(t.X, t.Y)
+	t.scale = tableBuckets / (t.X[n-1] - t.X[0])
+	t.seg = make([]int32, tableBuckets)
+	i := 0
+	for b := range t.seg {
+		start := t.X[0] + float64(b)/t.scale
+		for i+1 < n-1 && t.X[i+1] < start {
+			i++
+		}
+		t.seg[b] = int32(i)
+	}
 	return t, nil
 }
 
@@ -167,7 +185,18 @@ func (t *Table) Apply(x float64) float64 {
 	if x >= t.X[n-1] {
 		return t.Y[n-1]
 	}
-	i := sort.SearchFloat64s(t.X, x) - 1
+	// The segment: the last point below x (sort.SearchFloat64s(t.X, x)
+	// − 1), from its bucket's.
+	i := 0
+	if t.seg != nil {
+		i = int(t.seg[min(int((x-t.X[0])*t.scale), tableBuckets-1)])
+		for i > 0 && t.X[i] >= x {
+			i--
+		}
+	}
+	for t.X[i+1] < x {
+		i++
+	}
 	h := t.X[i+1] - t.X[i]
 	s := (x - t.X[i]) / h
 	s2, s3 := s*s, s*s*s

@@ -2,6 +2,8 @@ package look
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -75,6 +77,55 @@ func TestRGBToneKeepsHueAndInverts(t *testing.T) {
 		for c := range 3 {
 			if math.Abs(back[c]-rgb[c]) > 1e-9 {
 				t.Errorf("InverseRGBTone(RGBTone(%v)) = %v", rgb, back)
+			}
+		}
+	}
+}
+
+// TestTableSegments: Table.Apply's bucketed segment search gives what the
+// binary search of the points gives (the Hermite value on the segment of
+// the last point below x), at the points, between them and at random x,
+// for a curve with points crowded near 0 and one with few.
+func TestTableSegments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	xs, ys := []float64{0}, []float64{0}
+	for e := -10.0; e < 0; e += 0.25 {
+		xs, ys = append(xs, math.Exp2(e)), append(ys, math.Pow(math.Exp2(e), 0.45))
+	}
+	xs, ys = append(xs, 1), append(ys, 1)
+	dense, err := NewTable(xs, ys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sparse, err := NewTable([]float64{0, 0.3, 1}, []float64{0, 0.5, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range []*Table{dense, sparse} {
+		binary := func(x float64) float64 {
+			n := len(tb.X)
+			if x <= tb.X[0] {
+				return tb.Y[0]
+			}
+			if x >= tb.X[n-1] {
+				return tb.Y[n-1]
+			}
+			i := sort.SearchFloat64s(tb.X, x) - 1
+			h := tb.X[i+1] - tb.X[i]
+			s := (x - tb.X[i]) / h
+			s2, s3 := s*s, s*s*s
+			return (2*s3-3*s2+1)*tb.Y[i] + (s3-2*s2+s)*h*tb.m[i] + (-2*s3+3*s2)*tb.Y[i+1] + (s3-s2)*h*tb.m[i+1]
+		}
+		var probe []float64
+		for _, x := range tb.X {
+			probe = append(probe, x, math.Nextafter(x, 2), math.Nextafter(x, -1))
+		}
+		for range 100000 {
+			probe = append(probe, rng.Float64(), math.Exp2(-14*rng.Float64()))
+		}
+		for _, x := range probe {
+			if got, want := tb.Apply(x), binary(x); got != want {
+				t.Fatalf("Apply(%g) = %.17g, binary search %.17g", x, got, want)
 			}
 		}
 	}
