@@ -119,44 +119,83 @@ func (p *progress) finished(band, h int) {
 	}
 }
 
-// span is the side of a tile's window, s its row stride.
-const span = tile + 2*margin
+// span is the side of a tile's window, s its row stride; plane the
+// photosites of one window plane.
+const (
+	span  = tile + 2*margin
+	plane = span * span
+)
 
-// tilePlanes is the number of float32 planes of span² photosites a tile
-// holds (rcdTile).
-const tilePlanes = 9
+// The planes of a tile, in the order they lie in rcdTile.buf: red, green
+// and blue, the normalised CFA, the V/(V+H) and P/(P+Q) discriminations,
+// the low-pass filter, and two planes for the squared filter responses
+// (V and H in step 1, P and Q in step 4.1).
+const (
+	planeR = iota
+	planeG
+	planeB
+	planeCFA
+	planeVH
+	planePQ
+	planeLPF
+	planeA
+	planeB2
+	tilePlanes
+)
 
 // TileBytes is the memory in bytes of one goroutine's tile planes
-// (tilePlanes float32 planes of span² photosites); RCD allocates one set
-// per goroutine and reuses it from tile to tile.
-const TileBytes = span * span * tilePlanes * 4
+// (tilePlanes float32 planes of span² photosites and 8 padding rows); RCD
+// allocates one set per goroutine and reuses it from tile to tile.
+const TileBytes = (tilePlanes*plane + 8*span) * 4
 
-// wrow is one row of a window plane. The kernel reads and writes planes
-// through *wrow, so that an index proven below span needs no bounds check.
-type wrow = [span]float32
-
-// rowOf returns row y of the window plane p.
-func rowOf(p []float32, y int) *wrow { return (*wrow)(p[y*span : (y+1)*span]) }
+// A window row w (rcdTile.win) sees every plane from 4 rows above a row y
+// to 4 rows below it through one array: photosite (x, y + dy) of plane k
+// is w[k*plane + (4+dy)*span + x]. The offsets o* below are those of row
+// y, column 0, of each plane. Indexing one fixed-size array with x plus
+// a constant, x bounded by its loop, needs no bounds check, and the whole
+// kernel addresses its planes from one base register.
+const (
+	winLen = (tilePlanes-1)*plane + 9*span
+	oR     = planeR*plane + 4*span
+	oG     = planeG*plane + 4*span
+	oB     = planeB*plane + 4*span
+	oCFA   = planeCFA*plane + 4*span
+	oVH    = planeVH*plane + 4*span
+	oPQ    = planePQ*plane + 4*span
+	oLPF   = planeLPF*plane + 4*span
+	oA     = planeA*plane + 4*span
+	oB2    = planeB2*plane + 4*span
+)
 
 // rcdTile holds one window's planes, span×span each. Every step writes
 // each photosite it later reads within the same tile, so the planes need
 // no clearing between tiles.
 type rcdTile struct {
+	// buf holds the planes in the order of planeR..planeB2, after 4
+	// padding rows and followed by 4 more, so that every row's window
+	// (win) lies inside it.
+	buf    []float32
 	rgb    [3][]float32
 	cfa    []float32
-	vh, pq []float32
-	lpf    []float32
-	bufA   []float32
-	bufB   []float32
 	x0, y0 int // the image position of window (0, 0)
 }
 
 func newRCDTile() *rcdTile {
-	n := span * span
-	buf := make([]float32, tilePlanes*n)
-	mk := func(k int) []float32 { return buf[k*n : (k+1)*n : (k+1)*n] }
-	return &rcdTile{rgb: [3][]float32{mk(0), mk(1), mk(2)}, cfa: mk(3), vh: mk(4), pq: mk(5), lpf: mk(6), bufA: mk(7), bufB: mk(8)}
+	buf := make([]float32, tilePlanes*plane+8*span)
+	mk := func(k int) []float32 { return buf[4*span+k*plane : 4*span+(k+1)*plane : 4*span+(k+1)*plane] }
+	return &rcdTile{buf: buf, rgb: [3][]float32{mk(planeR), mk(planeG), mk(planeB)}, cfa: mk(planeCFA)}
 }
+
+// win returns the window of row y (see winLen).
+func (t *rcdTile) win(y int) *[winLen]float32 {
+	return (*[winLen]float32)(t.buf[y*span : y*span+winLen])
+}
+
+// wrow is one row of a window plane.
+type wrow = [span]float32
+
+// rowOf returns row y of the window plane p.
+func rowOf(p []float32, y int) *wrow { return (*wrow)(p[y*span : (y+1)*span]) }
 
 func sq(v float32) float32 { return v * v }
 
@@ -180,33 +219,25 @@ func refined(c, n float32) float32 {
 	return math.Float32frombits(r)
 }
 
-// diagMean is the mean of the four diagonal neighbours of column x of
-// row c, from the rows above (u) and below (d).
-func diagMean(u, d *wrow, x int) float32 { return 0.25 * (u[x-1] + u[x+1] + d[x-1] + d[x+1]) }
-
-// nonGreen returns the first column ≥ lo of window row y whose photosite
-// is red or blue (every second one from there): lo or lo + 1.
-func nonGreen(c *CFA, y, lo int) int {
-	p := 0
+// greenFirst is 1 when window row y starts with a green photosite, else 0.
+func greenFirst(c *CFA, y int) int {
 	if c.Colour[(y&1)*2] == 1 {
-		p = 1
+		return 1
 	}
-	return lo + (lo^p)&1
+	return 0
 }
 
 // run demosaics the tile whose top-left output photosite is (ox, oy).
 func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	const s = span
 	t.x0, t.y0 = ox-margin, oy-margin
-	cfa, vh, pq, lpf := t.cfa, t.vh, t.pq, t.lpf
-	R, G, B := t.rgb[0], t.rgb[1], t.rgb[2]
 	rgb := t.rgb
 	// The window's CFA, mirrored at the image's edges, and each sample in
 	// its own colour's plane. margin and tile are even, so window parity
 	// equals image parity.
 	for wy := range s {
 		y := reflect(t.y0+wy, c.H)
-		cr := rowOf(cfa, wy)
+		cr := rowOf(t.cfa, wy)
 		c.normRow(y, t.x0, cr[:])
 		ph := (y & 1) * 2
 		p0, p1 := rowOf(rgb[c.Colour[ph]], wy), rowOf(rgb[c.Colour[ph+1]], wy)
@@ -215,142 +246,127 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 		}
 	}
 
-	// Step 1: vertical and horizontal discrimination; the V/(V+H) of row
-	// y − 1 as soon as the filter responses of row y are there.
-	v, h := t.bufA, t.bufB
+	// Step 1: vertical and horizontal discrimination (V in planeA, H in
+	// planeB2); the V/(V+H) of row y − 1 as soon as the filter responses
+	// of row y are there.
 	for y := 3; y < s-3; y++ {
-		c3u, c2u, c1u, c0 := rowOf(cfa, y-3), rowOf(cfa, y-2), rowOf(cfa, y-1), rowOf(cfa, y)
-		c1d, c2d, c3d := rowOf(cfa, y+1), rowOf(cfa, y+2), rowOf(cfa, y+3)
-		vr, hr := rowOf(v, y), rowOf(h, y)
+		w := t.win(y)
 		for x := 3; x < s-3; x++ {
-			vr[x] = sq(c3u[x] - 3*c2u[x] - c1u[x] + 6*c0[x] - c1d[x] - 3*c2d[x] + c3d[x])
-			hr[x] = sq(c0[x-3] - 3*c0[x-2] - c0[x-1] + 6*c0[x] - c0[x+1] - 3*c0[x+2] + c0[x+3])
+			w[oA+x] = sq(w[oCFA-3*s+x] - 3*w[oCFA-2*s+x] - w[oCFA-s+x] + 6*w[oCFA+x] - w[oCFA+s+x] - 3*w[oCFA+2*s+x] + w[oCFA+3*s+x])
+			w[oB2+x] = sq(w[oCFA+x-3] - 3*w[oCFA+x-2] - w[oCFA+x-1] + 6*w[oCFA+x] - w[oCFA+x+1] - 3*w[oCFA+x+2] + w[oCFA+x+3])
 		}
-		if yy := y - 1; yy >= 4 {
-			vu, vc, vd, hc, o := rowOf(v, yy-1), rowOf(v, yy), vr, rowOf(h, yy), rowOf(vh, yy)
+		if y-1 >= 4 {
+			w := t.win(y - 1)
 			for x := 4; x < s-4; x++ {
-				vs := max(epsSq, vu[x]+vc[x]+vd[x])
-				hs := max(epsSq, hc[x-1]+hc[x]+hc[x+1])
-				o[x] = vs / (vs + hs)
+				vs := max(epsSq, w[oA-s+x]+w[oA+x]+w[oA+s+x])
+				hs := max(epsSq, w[oB2+x-1]+w[oB2+x]+w[oB2+x+1])
+				w[oVH+x] = vs / (vs + hs)
 			}
 		}
 	}
 
 	// Step 2: low-pass filter (needed at red and blue sites).
 	for y := 1; y < s-1; y++ {
-		u, c0, d, l := rowOf(cfa, y-1), rowOf(cfa, y), rowOf(cfa, y+1), rowOf(lpf, y)
-		for x := nonGreen(c, y, 1); x < s-1; x += 2 {
-			l[x] = c0[x] + 0.5*(u[x]+d[x]+c0[x-1]+c0[x+1]) + 0.25*(u[x-1]+u[x+1]+d[x-1]+d[x+1])
+		w := t.win(y)
+		for x := 1 + (1^greenFirst(c, y))&1; x < s-1; x += 2 {
+			w[oLPF+x] = w[oCFA+x] + 0.5*(w[oCFA-s+x]+w[oCFA+s+x]+w[oCFA+x-1]+w[oCFA+x+1]) +
+				0.25*(w[oCFA-s+x-1]+w[oCFA-s+x+1]+w[oCFA+s+x-1]+w[oCFA+s+x+1])
 		}
 	}
 
 	// Step 3: green at red and blue sites.
 	for y := 5; y < s-5; y++ {
-		c4u, c3u, c2u, c1u, c0 := rowOf(cfa, y-4), rowOf(cfa, y-3), rowOf(cfa, y-2), rowOf(cfa, y-1), rowOf(cfa, y)
-		c1d, c2d, c3d, c4d := rowOf(cfa, y+1), rowOf(cfa, y+2), rowOf(cfa, y+3), rowOf(cfa, y+4)
-		l2u, l0, l2d := rowOf(lpf, y-2), rowOf(lpf, y), rowOf(lpf, y+2)
-		du, dc, dd := rowOf(vh, y-1), rowOf(vh, y), rowOf(vh, y+1)
-		g := rowOf(G, y)
-		for x := nonGreen(c, y, 5); x < s-5; x += 2 {
-			cc := c0[x]
-			vg := abs(c1u[x] - c1d[x])
-			hg := abs(c0[x-1] - c0[x+1])
-			nG := eps + vg + abs(cc-c2u[x]) + abs(c1u[x]-c3u[x]) + abs(c2u[x]-c4u[x])
-			sG := eps + vg + abs(cc-c2d[x]) + abs(c1d[x]-c3d[x]) + abs(c2d[x]-c4d[x])
-			wG := eps + hg + abs(cc-c0[x-2]) + abs(c0[x-1]-c0[x-3]) + abs(c0[x-2]-c0[x-4])
-			eG := eps + hg + abs(cc-c0[x+2]) + abs(c0[x+1]-c0[x+3]) + abs(c0[x+2]-c0[x+4])
-			l := l0[x]
-			nE := c1u[x] * (1 + (l-l2u[x])/(eps+l+l2u[x]))
-			sE := c1d[x] * (1 + (l-l2d[x])/(eps+l+l2d[x]))
-			wE := c0[x-1] * (1 + (l-l0[x-2])/(eps+l+l0[x-2]))
-			eE := c0[x+1] * (1 + (l-l0[x+2])/(eps+l+l0[x+2]))
+		w := t.win(y)
+		for x := 5 + (5^greenFirst(c, y))&1; x < s-5; x += 2 {
+			cc := w[oCFA+x]
+			vg := abs(w[oCFA-s+x] - w[oCFA+s+x])
+			hg := abs(w[oCFA+x-1] - w[oCFA+x+1])
+			nG := eps + vg + abs(cc-w[oCFA-2*s+x]) + abs(w[oCFA-s+x]-w[oCFA-3*s+x]) + abs(w[oCFA-2*s+x]-w[oCFA-4*s+x])
+			sG := eps + vg + abs(cc-w[oCFA+2*s+x]) + abs(w[oCFA+s+x]-w[oCFA+3*s+x]) + abs(w[oCFA+2*s+x]-w[oCFA+4*s+x])
+			wG := eps + hg + abs(cc-w[oCFA+x-2]) + abs(w[oCFA+x-1]-w[oCFA+x-3]) + abs(w[oCFA+x-2]-w[oCFA+x-4])
+			eG := eps + hg + abs(cc-w[oCFA+x+2]) + abs(w[oCFA+x+1]-w[oCFA+x+3]) + abs(w[oCFA+x+2]-w[oCFA+x+4])
+			l := w[oLPF+x]
+			ln, ls, lw, le := w[oLPF-2*s+x], w[oLPF+2*s+x], w[oLPF+x-2], w[oLPF+x+2]
+			nE := w[oCFA-s+x] * (1 + (l-ln)/(eps+l+ln))
+			sE := w[oCFA+s+x] * (1 + (l-ls)/(eps+l+ls))
+			wE := w[oCFA+x-1] * (1 + (l-lw)/(eps+l+lw))
+			eE := w[oCFA+x+1] * (1 + (l-le)/(eps+l+le))
 			vE := (sG*nE + nG*sE) / (nG + sG)
 			hE := (eG*wE + wG*eE) / (eG + wG)
-			d := refined(dc[x], diagMean(du, dd, x))
-			g[x] = clamp01(blend(d, hE, vE))
+			d := refined(w[oVH+x], 0.25*(w[oVH-s+x-1]+w[oVH-s+x+1]+w[oVH+s+x-1]+w[oVH+s+x+1]))
+			w[oG+x] = clamp01(blend(d, hE, vE))
 		}
 	}
 
 	// Step 4.1: diagonal discrimination, needed at red and blue sites
-	// (whose diagonal neighbours are red and blue sites too); P/(P+Q) of
-	// row y − 1 as soon as the responses of row y are there.
-	p, q := t.bufA, t.bufB
+	// (whose diagonal neighbours are red and blue sites too), P in planeA
+	// and Q in planeB2; P/(P+Q) of row y − 1 as soon as the responses of
+	// row y are there.
 	for y := 3; y < s-3; y++ {
-		c3u, c2u, c1u, c0 := rowOf(cfa, y-3), rowOf(cfa, y-2), rowOf(cfa, y-1), rowOf(cfa, y)
-		c1d, c2d, c3d := rowOf(cfa, y+1), rowOf(cfa, y+2), rowOf(cfa, y+3)
-		pr, qr := rowOf(p, y), rowOf(q, y)
-		for x := nonGreen(c, y, 3); x < s-3; x += 2 {
-			pr[x] = sq(c3u[x-3] - 3*c2u[x-2] - c1u[x-1] + 6*c0[x] - c1d[x+1] - 3*c2d[x+2] + c3d[x+3])
-			qr[x] = sq(c3u[x+3] - 3*c2u[x+2] - c1u[x+1] + 6*c0[x] - c1d[x-1] - 3*c2d[x-2] + c3d[x-3])
+		w := t.win(y)
+		for x := 3 + (3^greenFirst(c, y))&1; x < s-3; x += 2 {
+			w[oA+x] = sq(w[oCFA-3*s+x-3] - 3*w[oCFA-2*s+x-2] - w[oCFA-s+x-1] + 6*w[oCFA+x] - w[oCFA+s+x+1] - 3*w[oCFA+2*s+x+2] + w[oCFA+3*s+x+3])
+			w[oB2+x] = sq(w[oCFA-3*s+x+3] - 3*w[oCFA-2*s+x+2] - w[oCFA-s+x+1] + 6*w[oCFA+x] - w[oCFA+s+x-1] - 3*w[oCFA+2*s+x-2] + w[oCFA+3*s+x-3])
 		}
 		if yy := y - 1; yy >= 4 {
-			pu, pc, pd := rowOf(p, yy-1), rowOf(p, yy), pr
-			qu, qc, qd := rowOf(q, yy-1), rowOf(q, yy), qr
-			o := rowOf(pq, yy)
-			for x := nonGreen(c, yy, 4); x < s-4; x += 2 {
-				ps := max(epsSq, pu[x-1]+pc[x]+pd[x+1])
-				qs := max(epsSq, qu[x+1]+qc[x]+qd[x-1])
-				o[x] = ps / (ps + qs)
+			w := t.win(yy)
+			for x := 4 + (4^greenFirst(c, yy))&1; x < s-4; x += 2 {
+				ps := max(epsSq, w[oA-s+x-1]+w[oA+x]+w[oA+s+x+1])
+				qs := max(epsSq, w[oB2-s+x+1]+w[oB2+x]+w[oB2+s+x-1])
+				w[oPQ+x] = ps / (ps + qs)
 			}
 		}
 	}
 
 	// Step 4.2: red at blue and blue at red sites.
 	for y := 7; y < s-7; y++ {
-		x0 := nonGreen(c, y, 7)
-		op := rgb[2-c.Colour[(y&1)*2+x0&1]]
-		o3u, o1u, oc, o1d, o3d := rowOf(op, y-3), rowOf(op, y-1), rowOf(op, y), rowOf(op, y+1), rowOf(op, y+3)
-		g2u, g1u, g0, g1d, g2d := rowOf(G, y-2), rowOf(G, y-1), rowOf(G, y), rowOf(G, y+1), rowOf(G, y+2)
-		du, dc, dd := rowOf(pq, y-1), rowOf(pq, y), rowOf(pq, y+1)
-		for x := x0; x < s-7; x += 2 {
-			gc := g0[x]
-			nwo, neo, swo, seo := o1u[x-1], o1u[x+1], o1d[x-1], o1d[x+1]
-			pg, qg := abs(nwo-seo), abs(neo-swo)
-			nwG := eps + pg + abs(nwo-o3u[x-3]) + abs(gc-g2u[x-2])
-			neG := eps + qg + abs(neo-o3u[x+3]) + abs(gc-g2u[x+2])
-			swG := eps + qg + abs(swo-o3d[x-3]) + abs(gc-g2d[x-2])
-			seG := eps + pg + abs(seo-o3d[x+3]) + abs(gc-g2d[x+2])
-			nwE := nwo - g1u[x-1]
-			neE := neo - g1u[x+1]
-			swE := swo - g1d[x-1]
-			seE := seo - g1d[x+1]
-			pE := (nwG*seE + seG*nwE) / (nwG + seG)
-			qE := (neG*swE + swG*neE) / (neG + swG)
-			d := refined(dc[x], diagMean(du, dd, x))
-			oc[x] = clamp01(gc + blend(d, qE, pE))
+		w := t.win(y)
+		x0 := 7 + (7^greenFirst(c, y))&1
+		o := oR // the colour to interpolate: the opposite of the site's
+		if c.Colour[(y&1)*2+x0&1] == 0 {
+			o = oB
 		}
+		rcdOpposite(w, (*[7 * s]float32)(w[o-3*s:o+4*s]), x0)
 	}
 
 	// Step 4.3: red and blue at green sites; only the tile's own
 	// photosites are needed from here on.
 	for y := margin; y < s-margin; y++ {
-		g2u, g1u, g0, g1d, g2d := rowOf(G, y-2), rowOf(G, y-1), rowOf(G, y), rowOf(G, y+1), rowOf(G, y+2)
-		du, dc, dd := rowOf(vh, y-1), rowOf(vh, y), rowOf(vh, y+1)
-		for x := nonGreen(c, y, margin) ^ 1; x < s-margin; x += 2 {
-			gc := g0[x]
-			d := refined(dc[x], diagMean(du, dd, x))
-			gn, gs, gw, ge := eps+abs(gc-g2u[x]), eps+abs(gc-g2d[x]), eps+abs(gc-g0[x-2]), eps+abs(gc-g0[x+2])
-			for k := 0; k < 3; k += 2 {
-				op := rgb[k]
-				o3u, o1u, oc, o1d, o3d := rowOf(op, y-3), rowOf(op, y-1), rowOf(op, y), rowOf(op, y+1), rowOf(op, y+3)
-				on, os, ow, oe := o1u[x], o1d[x], oc[x-1], oc[x+1]
+		w := t.win(y)
+		for x := margin + (margin^greenFirst(c, y)^1)&1; x < s-margin; x += 2 {
+			gc := w[oG+x]
+			d := refined(w[oVH+x], 0.25*(w[oVH-s+x-1]+w[oVH-s+x+1]+w[oVH+s+x-1]+w[oVH+s+x+1]))
+			gn, gs, gw, ge := eps+abs(gc-w[oG-2*s+x]), eps+abs(gc-w[oG+2*s+x]), eps+abs(gc-w[oG+x-2]), eps+abs(gc-w[oG+x+2])
+			gnE, gsE, gwE, geE := w[oG-s+x], w[oG+s+x], w[oG+x-1], w[oG+x+1]
+			{
+				on, os, ow, oe := w[oR-s+x], w[oR+s+x], w[oR+x-1], w[oR+x+1]
 				vg, hg := abs(on-os), abs(ow-oe)
-				nG := gn + vg + abs(on-o3u[x])
-				sG := gs + vg + abs(os-o3d[x])
-				wG := gw + hg + abs(ow-oc[x-3])
-				eG := ge + hg + abs(oe-oc[x+3])
-				nE := on - g1u[x]
-				sE := os - g1d[x]
-				wE := ow - g0[x-1]
-				eE := oe - g0[x+1]
+				nG := gn + vg + abs(on-w[oR-3*s+x])
+				sG := gs + vg + abs(os-w[oR+3*s+x])
+				wG := gw + hg + abs(ow-w[oR+x-3])
+				eG := ge + hg + abs(oe-w[oR+x+3])
+				nE, sE, wE, eE := on-gnE, os-gsE, ow-gwE, oe-geE
 				vE := (nG*sE + sG*nE) / (nG + sG)
 				hE := (eG*wE + wG*eE) / (eG + wG)
-				oc[x] = clamp01(gc + blend(d, hE, vE))
+				w[oR+x] = clamp01(gc + blend(d, hE, vE))
+			}
+			{
+				on, os, ow, oe := w[oB-s+x], w[oB+s+x], w[oB+x-1], w[oB+x+1]
+				vg, hg := abs(on-os), abs(ow-oe)
+				nG := gn + vg + abs(on-w[oB-3*s+x])
+				sG := gs + vg + abs(os-w[oB+3*s+x])
+				wG := gw + hg + abs(ow-w[oB+x-3])
+				eG := ge + hg + abs(oe-w[oB+x+3])
+				nE, sE, wE, eE := on-gnE, os-gsE, ow-gwE, oe-geE
+				vE := (nG*sE + sG*nE) / (nG + sG)
+				hE := (eG*wE + wG*eE) / (eG + wG)
+				w[oB+x] = clamp01(gc + blend(d, hE, vE))
 			}
 		}
 	}
 
 	// Out: the tile's photosites inside the image.
+	R, G, B := rgb[0], rgb[1], rgb[2]
 	for y := margin; y < s-margin; y++ {
 		iy := t.y0 + y
 		if iy >= c.H {
@@ -362,5 +378,31 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 		for x := 0; x < n && x+margin < s; x++ {
 			o[3*x], o[3*x+1], o[3*x+2] = r[x+margin], g[x+margin], b[x+margin]
 		}
+	}
+}
+
+// rcdOpposite is step 4.2 on one window row w (red at blue sites, or blue
+// at red), its red and blue sites from column x0 on: the colour
+// differences of the four diagonal neighbours, weighted by the gradients
+// toward each, blended by P/(P+Q). op holds the rows y − 3 to y + 3 of the
+// colour's plane (photosite (x, y + dy) at op[(3+dy)*span + x]).
+func rcdOpposite(w *[winLen]float32, op *[7 * span]float32, x0 int) {
+	const s, o = span, 3 * span
+	for x := max(x0, 7); x < s-7; x += 2 {
+		gc := w[oG+x]
+		nwo, neo, swo, seo := op[o-s+x-1], op[o-s+x+1], op[o+s+x-1], op[o+s+x+1]
+		pg, qg := abs(nwo-seo), abs(neo-swo)
+		nwG := eps + pg + abs(nwo-op[o-3*s+x-3]) + abs(gc-w[oG-2*s+x-2])
+		neG := eps + qg + abs(neo-op[o-3*s+x+3]) + abs(gc-w[oG-2*s+x+2])
+		swG := eps + qg + abs(swo-op[o+3*s+x-3]) + abs(gc-w[oG+2*s+x-2])
+		seG := eps + pg + abs(seo-op[o+3*s+x+3]) + abs(gc-w[oG+2*s+x+2])
+		nwE := nwo - w[oG-s+x-1]
+		neE := neo - w[oG-s+x+1]
+		swE := swo - w[oG+s+x-1]
+		seE := seo - w[oG+s+x+1]
+		pE := (nwG*seE + seG*nwE) / (nwG + seG)
+		qE := (neG*swE + swG*neE) / (neG + swG)
+		d := refined(w[oPQ+x], 0.25*(w[oPQ-s+x-1]+w[oPQ-s+x+1]+w[oPQ+s+x-1]+w[oPQ+s+x+1]))
+		op[o+x] = clamp01(gc + blend(d, qE, pE))
 	}
 }
