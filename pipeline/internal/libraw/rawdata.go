@@ -14,7 +14,8 @@ package libraw
 // are rare). Such files keep LibRaw's own white level.
 //
 // Every function here copies or changes data inside one C call and keeps no
-// pointer; none of them allocates C memory.
+// pointer; none of them allocates C memory (RescaleRaw's table is Go
+// memory lent for the call).
 
 /*
 #include <stdlib.h>
@@ -65,7 +66,10 @@ static void rb_raw_histogram(libraw_data_t *lr, unsigned *hist) {
 	for (int r = 0; r < h; r++) {
 		const ushort *p = rb_raw_row(lr, r);
 		const unsigned char *pr = pat[r % 48];
-		for (int c = 0; c < w; c++) hist[(size_t)pr[c % 48] * 65536 + p[c]]++;
+		for (int c0 = 0; c0 < w; c0 += 48) {
+			int n = w - c0 < 48 ? w - c0 : 48;
+			for (int j = 0; j < n; j++) hist[(size_t)pr[j] * 65536 + p[c0 + j]]++;
+		}
 	}
 }
 
@@ -73,21 +77,27 @@ static void rb_raw_histogram(libraw_data_t *lr, unsigned *hist) {
 // black[k] + v·gain[k], clamped to at most clip[k], over the whole raw
 // buffer's visible area, then sets the white level LibRaw will use
 // (rawdata.color.maximum, restored into color by Process) and turns off
-// its data-maximum adjustment.
-static void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white) {
+// its data-maximum adjustment. The mapping of each colour's 65536 values
+// is tabulated first in lut (4 × 65536, the caller's), so the pass over
+// the data is one look-up per photosite.
+static void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white, ushort *lut) {
 	int w = lr->rawdata.sizes.width, h = lr->rawdata.sizes.height;
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < 65536; i++) {
+			double v = i;
+			if (v > black[k]) v = black[k] + (v - black[k]) * gain[k];
+			if (v > clip[k]) v = clip[k];
+			lut[k * 65536 + i] = (ushort)(v + 0.5);
+		}
 	unsigned char pat[48][48];
 	for (int r = 0; r < 48; r++)
 		for (int c = 0; c < 48; c++) pat[r][c] = (unsigned char)(libraw_COLOR(lr, r, c) & 3);
 	for (int r = 0; r < h; r++) {
 		ushort *p = rb_raw_row(lr, r);
 		const unsigned char *pr = pat[r % 48];
-		for (int c = 0; c < w; c++) {
-			int k = pr[c % 48];
-			double v = p[c];
-			if (v > black[k]) v = black[k] + (v - black[k]) * gain[k];
-			if (v > clip[k]) v = clip[k];
-			p[c] = (ushort)(v + 0.5);
+		for (int c0 = 0; c0 < w; c0 += 48) {
+			int n = w - c0 < 48 ? w - c0 : 48;
+			for (int j = 0; j < n; j++) p[c0 + j] = lut[(size_t)pr[j] * 65536 + p[c0 + j]];
 		}
 	}
 	lr->rawdata.color.maximum = white;
@@ -218,10 +228,17 @@ func (h *Handle) RawHistogram() (hist [4][]uint32, err error) {
 // (rawdata.color; see RawLevels). DataMaximum is computed from the data
 // (one pass over it). Errors: ErrNoCFA, ErrWrongThread.
 func (h *Handle) Levels() (RawLevels, error) {
+	l, _, err := h.LevelsAndHistogram()
+	return l, err
+}
+
+// LevelsAndHistogram returns Levels and the RawHistogram it counted them
+// from (one pass over the data for both). Errors: as Levels.
+func (h *Handle) LevelsAndHistogram() (RawLevels, [4][]uint32, error) {
 	var l RawLevels
 	hist, err := h.RawHistogram()
 	if err != nil {
-		return l, err
+		return l, hist, err
 	}
 	col := &h.lr.rawdata.color
 	base := float64(col.black)
@@ -253,7 +270,7 @@ func (h *Handle) Levels() (RawLevels, error) {
 			}
 		}
 	}
-	return l, nil
+	return l, hist, nil
 }
 
 // RescaleRaw changes the raw data in place before Process so that LibRaw
@@ -280,7 +297,8 @@ func (h *Handle) RescaleRaw(black, gain [4]float64, clip [4]int, white int) erro
 	if white < 1 || white > 65535 {
 		return fmt.Errorf("libraw: white level %d outside 1..65535", white)
 	}
-	C.rb_raw_rescale(h.lr, &cb[0], &cg[0], &cc[0], C.uint(white))
+	lut := make([]uint16, 4*65536)
+	C.rb_raw_rescale(h.lr, &cb[0], &cg[0], &cc[0], C.uint(white), (*C.ushort)(unsafe.Pointer(&lut[0])))
 	return nil
 }
 
