@@ -17,14 +17,14 @@ import (
 // sRAW, Foveon) keep LibRaw's. Nothing to do on a stage cache hit.
 var whiteLevelStage = Stage{Name: "white-level", Scope: PerFile, Kind: Pointwise, Cost: whiteLevelCost, run: stageWhiteLevel}
 
-// whiteLevelCost: one histogram of 4 × 65536 counters (1 MiB) and
-// RescaleRaw's table of 4 × 65536 values (512 KiB), the data changed in
-// place.
+// whiteLevelCost: the histogram of 4 × 65536 counters (1 MiB) of each of
+// the file's threads (RawHistogramOn) and RescaleRaw's table of 4 × 65536
+// values (512 KiB), the data changed in place.
 func whiteLevelCost(m memCtx) StepMemory {
 	if !m.fi.CFA {
 		return StepMemory{}
 	}
-	return StepMemory{Scratch: 3 << 19}
+	return StepMemory{Scratch: int64(max(1, m.threads))<<20 + 1<<19}
 }
 
 // rawLevels are what the white-level stage found, for the white-balance
@@ -44,7 +44,7 @@ func stageWhiteLevel(_ context.Context, j *job) error {
 	}
 	// One pass over the data counts the histogram both the levels and
 	// the pile search read.
-	lv, hist, err := j.h.LevelsAndHistogram()
+	lv, hist, err := j.h.LevelsAndHistogram(j.threads)
 	if errors.Is(err, libraw.ErrNoCFA) {
 		return nil
 	}

@@ -52,18 +52,18 @@ static void rb_raw_colours(libraw_data_t *lr, int rows, int cols, unsigned char 
 		for (int c = 0; c < cols; c++) dst[r * cols + c] = (unsigned char)libraw_COLOR(lr, r, c);
 }
 
-// rb_raw_histogram counts the raw values of the visible area per colour
-// index (libraw_COLOR, 0..3): hist has 4 × 65536 counters, zeroed here.
-static void rb_raw_histogram(libraw_data_t *lr, unsigned *hist) {
-	int w = lr->rawdata.sizes.width, h = lr->rawdata.sizes.height;
-	memset(hist, 0, sizeof(unsigned) * 4 * 65536);
+// rb_raw_histogram counts the raw values of visible rows r0..r1−1 per
+// colour index (libraw_COLOR, 0..3) into hist, 4 × 65536 counters, which
+// it adds to (the caller zeroes them).
+static void rb_raw_histogram(libraw_data_t *lr, int r0, int r1, unsigned *hist) {
+	int w = lr->rawdata.sizes.width;
 	// The colour pattern repeats with a period dividing 48 in both
 	// directions for every pattern LibRaw knows (2×2 Bayer, 6×6 X-Trans,
 	// 16×16 Leaf is 16; 48 is their common multiple).
 	unsigned char pat[48][48];
 	for (int r = 0; r < 48; r++)
 		for (int c = 0; c < 48; c++) pat[r][c] = (unsigned char)(libraw_COLOR(lr, r, c) & 3);
-	for (int r = 0; r < h; r++) {
+	for (int r = r0; r < r1; r++) {
 		const ushort *p = rb_raw_row(lr, r);
 		const unsigned char *pr = pat[r % 48];
 		for (int c0 = 0; c0 < w; c0 += 48) {
@@ -116,6 +116,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -212,12 +214,44 @@ func (h *Handle) CFAPattern(rows, cols int) ([]uint8, error) {
 // area per colour index 0..3 of CFAPattern: hist[k][v] is the number of
 // photosites of colour k with value v. Counted in C without copying the
 // data (4 × 65536 counters, 1 MiB). Errors: ErrNoCFA, ErrWrongThread.
-func (h *Handle) RawHistogram() (hist [4][]uint32, err error) {
+func (h *Handle) RawHistogram() (hist [4][]uint32, err error) { return h.RawHistogramOn(1) }
+
+// RawHistogramOn is RawHistogram counted on up to threads goroutines
+// (≤ 0: GOMAXPROCS) over bands of rows, each into its own 1 MiB of
+// counters, summed at the end: the same counts.
+func (h *Handle) RawHistogramOn(threads int) (hist [4][]uint32, err error) {
 	if err := h.checkRaw(); err != nil {
 		return hist, err
 	}
-	buf := make([]uint32, 4*65536)
-	C.rb_raw_histogram(h.lr, (*C.uint)(unsafe.Pointer(&buf[0])))
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	rows := int(h.lr.rawdata.sizes.height)
+	threads = max(1, min(threads, rows/64))
+	bufs := make([][]uint32, threads)
+	var wg sync.WaitGroup
+	for i := range bufs {
+		bufs[i] = make([]uint32, 4*65536)
+		r0, r1 := rows*i/threads, rows*(i+1)/threads
+		count := func() { C.rb_raw_histogram(h.lr, C.int(r0), C.int(r1), (*C.uint)(unsafe.Pointer(&bufs[i][0]))) }
+		if i == threads-1 {
+			count() // the last band on the handle's own thread
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Reads the raw data only; the handle is not used otherwise.
+			count()
+		}()
+	}
+	wg.Wait()
+	buf := bufs[0]
+	for _, b := range bufs[1:] {
+		for v, n := range b {
+			buf[v] += n
+		}
+	}
 	for k := range 4 {
 		hist[k] = buf[k*65536 : (k+1)*65536 : (k+1)*65536]
 	}
@@ -228,15 +262,16 @@ func (h *Handle) RawHistogram() (hist [4][]uint32, err error) {
 // (rawdata.color; see RawLevels). DataMaximum is computed from the data
 // (one pass over it). Errors: ErrNoCFA, ErrWrongThread.
 func (h *Handle) Levels() (RawLevels, error) {
-	l, _, err := h.LevelsAndHistogram()
+	l, _, err := h.LevelsAndHistogram(1)
 	return l, err
 }
 
 // LevelsAndHistogram returns Levels and the RawHistogram it counted them
-// from (one pass over the data for both). Errors: as Levels.
-func (h *Handle) LevelsAndHistogram() (RawLevels, [4][]uint32, error) {
+// from (one pass over the data for both), counted on up to threads
+// goroutines as RawHistogramOn. Errors: as Levels.
+func (h *Handle) LevelsAndHistogram(threads int) (RawLevels, [4][]uint32, error) {
 	var l RawLevels
-	hist, err := h.RawHistogram()
+	hist, err := h.RawHistogramOn(threads)
 	if err != nil {
 		return l, hist, err
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
@@ -69,6 +70,58 @@ func TestRescaleRawTable(t *testing.T) {
 			want := rescaleFormula(before[y*w+x], black[k], gain[k], clip[k])
 			if got := after[y*w+x]; got != want {
 				t.Fatalf("(%d,%d) colour %d: %d became %d, want %d", x, y, k, before[y*w+x], got, want)
+			}
+		}
+	}
+}
+
+// TestRawHistogramOn: the histogram counted over bands of rows on several
+// goroutines is the one counted in one pass, for band counts that do and
+// do not divide the rows.
+func TestRawHistogramOn(t *testing.T) {
+	const w, h = 250, 390
+	path := filepath.Join(t.TempDir(), "raw.dng")
+	err := synthdng.WriteFile(path, synthdng.Spec{
+		Width: w, Height: h, BlackLevel: 0, WhiteLevel: 65535,
+		Scene: func(x, y, c int) float64 { return float64((x*977+y*65519)%4096) / 4096 },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	hd, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hd.Close()
+	if err := hd.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := hd.Unpack(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := hd.RawHistogram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int
+	for k := range 4 {
+		for _, n := range want[k] {
+			total += int(n)
+		}
+	}
+	if total != w*h {
+		t.Fatalf("one pass counts %d photosites, want %d", total, w*h)
+	}
+	for _, th := range []int{2, 3, 5, 0} {
+		got, err := hd.RawHistogramOn(th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 4 {
+			if !slices.Equal(got[k], want[k]) {
+				t.Fatalf("%d threads: colour %d differs from one pass", th, k)
 			}
 		}
 	}
