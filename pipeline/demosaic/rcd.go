@@ -265,12 +265,26 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 		}
 	}
 
-	// Step 2: low-pass filter (needed at red and blue sites).
+	// Step 2: low-pass filter (needed at red and blue sites); and for
+	// step 3's gradients, which sum differences of photosites two apart,
+	// each such difference once: |CFA(x, y) − CFA(x, y + 2)| in planeA and
+	// |CFA(x, y) − CFA(x + 2, y)| in planeB2 (V and H are no longer
+	// needed).
 	for y := 1; y < s-1; y++ {
 		w := t.win(y)
 		for x := 1 + (1^greenFirst(c, y))&1; x < s-1; x += 2 {
 			w[oLPF+x] = w[oCFA+x] + 0.5*(w[oCFA-s+x]+w[oCFA+s+x]+w[oCFA+x-1]+w[oCFA+x+1]) +
 				0.25*(w[oCFA-s+x-1]+w[oCFA-s+x+1]+w[oCFA+s+x-1]+w[oCFA+s+x+1])
+		}
+		if y < s-3 {
+			for x := 5; x < s-5; x++ {
+				w[oA+x] = abs(w[oCFA+x] - w[oCFA+2*s+x])
+			}
+		}
+		if y >= 5 && y < s-5 {
+			for x := 1; x < s-3; x++ {
+				w[oB2+x] = abs(w[oCFA+x] - w[oCFA+x+2])
+			}
 		}
 	}
 
@@ -278,13 +292,14 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	for y := 5; y < s-5; y++ {
 		w := t.win(y)
 		for x := 5 + (5^greenFirst(c, y))&1; x < s-5; x += 2 {
-			cc := w[oCFA+x]
-			vg := abs(w[oCFA-s+x] - w[oCFA+s+x])
-			hg := abs(w[oCFA+x-1] - w[oCFA+x+1])
-			nG := eps + vg + abs(cc-w[oCFA-2*s+x]) + abs(w[oCFA-s+x]-w[oCFA-3*s+x]) + abs(w[oCFA-2*s+x]-w[oCFA-4*s+x])
-			sG := eps + vg + abs(cc-w[oCFA+2*s+x]) + abs(w[oCFA+s+x]-w[oCFA+3*s+x]) + abs(w[oCFA+2*s+x]-w[oCFA+4*s+x])
-			wG := eps + hg + abs(cc-w[oCFA+x-2]) + abs(w[oCFA+x-1]-w[oCFA+x-3]) + abs(w[oCFA+x-2]-w[oCFA+x-4])
-			eG := eps + hg + abs(cc-w[oCFA+x+2]) + abs(w[oCFA+x+1]-w[oCFA+x+3]) + abs(w[oCFA+x+2]-w[oCFA+x+4])
+			// |CFA(y − 1) − CFA(y + 1)|, |CFA(y) − CFA(y − 2)|, ... as
+			// step 2 stored them (planeA vertical, planeB2 horizontal).
+			vg := w[oA-s+x]
+			hg := w[oB2+x-1]
+			nG := eps + vg + w[oA-2*s+x] + w[oA-3*s+x] + w[oA-4*s+x]
+			sG := eps + vg + w[oA+x] + w[oA+s+x] + w[oA+2*s+x]
+			wG := eps + hg + w[oB2+x-2] + w[oB2+x-3] + w[oB2+x-4]
+			eG := eps + hg + w[oB2+x] + w[oB2+x+1] + w[oB2+x+2]
 			l := w[oLPF+x]
 			ln, ls, lw, le := w[oLPF-2*s+x], w[oLPF+2*s+x], w[oLPF+x-2], w[oLPF+x+2]
 			nE := w[oCFA-s+x] * (1 + (l-ln)/(eps+l+ln))
@@ -330,7 +345,24 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	}
 
 	// Step 4.3: red and blue at green sites; only the tile's own
-	// photosites are needed from here on.
+	// photosites are needed from here on. Its gradients sum differences of
+	// red (blue) photosites two apart, each such difference computed once
+	// here into planes no longer needed: |R(x, y) − R(x, y + 2)| in
+	// planeCFA, |R(x, y) − R(x + 2, y)| in planeLPF, blue's in planeA and
+	// planeB2.
+	for y := margin - 3; y <= s-margin; y++ {
+		w := t.win(y)
+		for x := margin; x < s-margin; x++ {
+			w[oCFA+x] = abs(w[oR+x] - w[oR+2*s+x])
+			w[oA+x] = abs(w[oB+x] - w[oB+2*s+x])
+		}
+		if y >= margin && y < s-margin {
+			for x := margin - 3; x <= s-margin; x++ {
+				w[oLPF+x] = abs(w[oR+x] - w[oR+x+2])
+				w[oB2+x] = abs(w[oB+x] - w[oB+x+2])
+			}
+		}
+	}
 	for y := margin; y < s-margin; y++ {
 		w := t.win(y)
 		for x := margin + (margin^greenFirst(c, y)^1)&1; x < s-margin; x += 2 {
@@ -340,11 +372,11 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 			gnE, gsE, gwE, geE := w[oG-s+x], w[oG+s+x], w[oG+x-1], w[oG+x+1]
 			{
 				on, os, ow, oe := w[oR-s+x], w[oR+s+x], w[oR+x-1], w[oR+x+1]
-				vg, hg := abs(on-os), abs(ow-oe)
-				nG := gn + vg + abs(on-w[oR-3*s+x])
-				sG := gs + vg + abs(os-w[oR+3*s+x])
-				wG := gw + hg + abs(ow-w[oR+x-3])
-				eG := ge + hg + abs(oe-w[oR+x+3])
+				vg, hg := w[oCFA-s+x], w[oLPF+x-1]
+				nG := gn + vg + w[oCFA-3*s+x]
+				sG := gs + vg + w[oCFA+s+x]
+				wG := gw + hg + w[oLPF+x-3]
+				eG := ge + hg + w[oLPF+x+1]
 				nE, sE, wE, eE := on-gnE, os-gsE, ow-gwE, oe-geE
 				vE := (nG*sE + sG*nE) / (nG + sG)
 				hE := (eG*wE + wG*eE) / (eG + wG)
@@ -352,11 +384,11 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 			}
 			{
 				on, os, ow, oe := w[oB-s+x], w[oB+s+x], w[oB+x-1], w[oB+x+1]
-				vg, hg := abs(on-os), abs(ow-oe)
-				nG := gn + vg + abs(on-w[oB-3*s+x])
-				sG := gs + vg + abs(os-w[oB+3*s+x])
-				wG := gw + hg + abs(ow-w[oB+x-3])
-				eG := ge + hg + abs(oe-w[oB+x+3])
+				vg, hg := w[oA-s+x], w[oB2+x-1]
+				nG := gn + vg + w[oA-3*s+x]
+				sG := gs + vg + w[oA+s+x]
+				wG := gw + hg + w[oB2+x-3]
+				eG := ge + hg + w[oB2+x+1]
 				nE, sE, wE, eE := on-gnE, os-gsE, ow-gwE, oe-geE
 				vE := (nG*sE + sG*nE) / (nG + sG)
 				hE := (eG*wE + wG*eE) / (eG + wG)
