@@ -72,7 +72,9 @@ bench: libraw
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkDetail24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500|BenchmarkLookTable|BenchmarkFusedPass24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkSampleFiles|BenchmarkPreviewFits' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkJPEG24MP' ./pipeline/encode/
-	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkDemosaicQuality|BenchmarkDemosaic24MP' ./pipeline/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkDemosaicQuality|BenchmarkDemosaic24MP|BenchmarkDemosaicSmall' ./pipeline/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRawPath24MP' ./pipeline/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkRCDKernel' ./pipeline/demosaic/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkVariants24MP' ./cmd/rawbatch/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkThreads45MP' ./cmd/rawbatch/
 	PEERS_DOC=docs/performance.md scripts/peers.sh

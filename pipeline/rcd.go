@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
 // rawbatch's own demosaic (--demosaic rcd, issue 14 point 4): the demosaic
@@ -52,6 +54,12 @@ var errLibRawWB = errors.New("the white balance is LibRaw's grey world (--wb aut
 // its own); multipliers that are not positive; a white level at or below
 // the black level.
 func bayerCFA(v libraw.BayerView, p libraw.Params) (demosaic.CFA, [4]float64, error) {
+	return bayerCFAOn(v, p, 0)
+}
+
+// bayerCFAOn is bayerCFA reading the data on up to threads goroutines (≤ 0:
+// GOMAXPROCS).
+func bayerCFAOn(v libraw.BayerView, p libraw.Params, threads int) (demosaic.CFA, [4]float64, error) {
 	var pre [4]float64
 	switch p.WB {
 	case libraw.WBUser:
@@ -152,7 +160,7 @@ func bayerCFA(v libraw.BayerView, p libraw.Params) (demosaic.CFA, [4]float64, er
 		if thr > 0.99999 {
 			thr = 0.75 // LIBRAW_DEFAULT_ADJUST_MAXIMUM_THRESHOLD
 		}
-		if dmax := dataMaximum(v, phaseBlack); dmax > 0 && dmax < white && dmax > white*thr {
+		if dmax := dataMaximum(v, phaseBlack, threads); dmax > 0 && dmax < white && dmax > white*thr {
 			white = dmax
 		}
 	}
@@ -166,16 +174,35 @@ func bayerCFA(v libraw.BayerView, p libraw.Params) (demosaic.CFA, [4]float64, er
 }
 
 // dataMaximum is LibRaw's data_maximum: the largest sample above its
-// phase's black level, less that level (copy_bayer).
-func dataMaximum(v libraw.BayerView, black [4]float64) float64 {
-	var dmax float64
-	for y := range v.H {
-		row := v.Pix[y*v.Stride : y*v.Stride+v.W]
-		for x, s := range row {
-			if d := float64(s) - black[(y&1)*2+x&1]; d > dmax {
-				dmax = d
+// phase's black level, less that level (copy_bayer). The black level is
+// one per phase, so that is the largest of each phase's largest sample
+// less its level: the samples are compared as integers, rows in parallel
+// on threads goroutines (≤ 0: GOMAXPROCS).
+func dataMaximum(v libraw.BayerView, black [4]float64, threads int) float64 {
+	var mu sync.Mutex
+	var top [4]uint16 // the largest sample of each phase
+	par.RangeOn(threads, v.H, 64, func(lo, hi int) {
+		var m [4]uint16
+		for y := lo; y < hi; y++ {
+			row := v.Pix[y*v.Stride : y*v.Stride+v.W]
+			e, o := &m[(y&1)*2], &m[(y&1)*2+1]
+			x := 0
+			for ; x+1 < len(row); x += 2 {
+				*e, *o = max(*e, row[x]), max(*o, row[x+1])
+			}
+			if x < len(row) {
+				*e = max(*e, row[x])
 			}
 		}
+		mu.Lock()
+		for p := range 4 {
+			top[p] = max(top[p], m[p])
+		}
+		mu.Unlock()
+	})
+	var dmax float64 // a phase the image lacks has 0 − black < 0
+	for p := range 4 {
+		dmax = max(dmax, float64(top[p])-black[p])
 	}
 	return math.Floor(dmax)
 }
@@ -192,7 +219,7 @@ func (j *job) rcdInput() (c demosaic.CFA, mul [4]float64, why string, err error)
 	if err != nil {
 		return c, mul, "", fmt.Errorf("rcd: %w", err)
 	}
-	c, mul, err = bayerCFA(v, j.params)
+	c, mul, err = bayerCFAOn(v, j.params, j.threads)
 	if err != nil {
 		// LibRaw's processing handles these its own way (its grey world,
 		// unit scale for a white level at black).

@@ -17,13 +17,14 @@ import (
 // sRAW, Foveon) keep LibRaw's. Nothing to do on a stage cache hit.
 var whiteLevelStage = Stage{Name: "white-level", Scope: PerFile, Kind: Pointwise, Cost: whiteLevelCost, run: stageWhiteLevel}
 
-// whiteLevelCost: two histograms of 4 × 65536 counters (1 MiB each: Levels'
-// and the pile search's), the data changed in place.
+// whiteLevelCost: the histogram of 4 × 65536 counters (1 MiB) of each of
+// the file's threads (RawHistogramOn) and RescaleRaw's table of 4 × 65536
+// values (512 KiB), the data changed in place.
 func whiteLevelCost(m memCtx) StepMemory {
 	if !m.fi.CFA {
 		return StepMemory{}
 	}
-	return StepMemory{Scratch: 2 << 20}
+	return StepMemory{Scratch: int64(max(1, m.threads))<<20 + 1<<19}
 }
 
 // rawLevels are what the white-level stage found, for the white-balance
@@ -41,7 +42,9 @@ func stageWhiteLevel(_ context.Context, j *job) error {
 	if j.cached != nil {
 		return nil
 	}
-	lv, err := j.h.Levels()
+	// One pass over the data counts the histogram both the levels and
+	// the pile search read.
+	lv, hist, err := j.h.LevelsAndHistogram(j.threads)
 	if errors.Is(err, libraw.ErrNoCFA) {
 		return nil
 	}
@@ -51,10 +54,6 @@ func stageWhiteLevel(_ context.Context, j *job) error {
 	j.levels = rawLevels{ok: true, black: lv.Black, white: float64(lv.White)}
 	if j.settings.whiteLevel() != WhiteLevelData {
 		return nil
-	}
-	hist, err := j.h.RawHistogram()
-	if err != nil {
-		return err
 	}
 	r := highlight.RescaleFromHistogram(hist, lv.White, lv.Black)
 	if r.White <= 0 || r.White > 65535 {

@@ -16,6 +16,7 @@ package demosaic
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
@@ -98,12 +99,28 @@ func (c *CFA) colourAt(x, y int) int { return int(c.Colour[(y&1)*2+(x&1)]) }
 // (each reflected into the image: reflect), into out.
 func (c *CFA) normRow(y, x0 int, out []float32) {
 	row := c.Pix[y*c.Stride : y*c.Stride+c.W]
+	ph := (y & 1) * 2
+	if c.BlackPattern == nil && x0 >= 0 && x0+len(out) <= c.W {
+		// Inside the image, one black level and scale per column parity.
+		src := row[x0 : x0+len(out)]
+		p := ph + x0&1
+		b0, s0 := c.Black[p], c.Scale[p]
+		b1, s1 := c.Black[p^1], c.Scale[p^1]
+		i := 0
+		for ; i+1 < len(src) && i+1 < len(out); i += 2 {
+			out[i] = clamp01((float32(src[i]) - b0) * s0)
+			out[i+1] = clamp01((float32(src[i+1]) - b1) * s1)
+		}
+		if i < len(src) && i < len(out) {
+			out[i] = clamp01((float32(src[i]) - b0) * s0)
+		}
+		return
+	}
 	var pat []float32
 	if c.BlackPattern != nil {
 		r := y % c.PatternRows
 		pat = c.BlackPattern[r*c.PatternCols : (r+1)*c.PatternCols]
 	}
-	ph := (y & 1) * 2
 	for i := range out {
 		x := reflect(x0+i, c.W)
 		p := ph + x&1
@@ -133,14 +150,14 @@ func reflect(i, n int) int {
 	return i
 }
 
+// clamp01 clamps v (not NaN) to [0, 1], without a branch: on the bits, a
+// negative float has the sign bit set and non-negative floats order as
+// their bits do.
 func clamp01(v float32) float32 {
-	if v < 0 {
-		return 0
-	}
-	if v > 1 {
-		return 1
-	}
-	return v
+	b := int32(math.Float32bits(v))
+	b &^= b >> 31
+	b = min(b, 0x3f800000)
+	return math.Float32frombits(uint32(b))
 }
 
 // rows calls f(lo, hi) for ranges of [0, n) one index at a time, in

@@ -1,6 +1,7 @@
 package demosaic
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -35,7 +36,7 @@ import (
 // its first and last rows and columns, which keeps the colour pattern, so
 // borders are demosaiced by the same steps.
 const (
-	tile   = 128
+	tile   = 192
 	margin = 10
 	// eps keeps the ratios and gradient weights finite on black areas;
 	// epsSq is its square, for the squared filter responses.
@@ -59,8 +60,17 @@ func RCD(c CFA, dst []float32) error {
 	tx, ty := (c.W+tile-1)/tile, (c.H+tile-1)/tile
 	p := progress{done: make([]bool, ty), f: c.Done}
 	var stopped atomic.Bool
+	// One set of tile planes per goroutine, taken for each band and
+	// handed back after it: at most as many as bands run at once.
+	free := make(chan *rcdTile, ty)
 	rows(c.Threads, ty, func(lo, hi int) {
-		t := newRCDTile()
+		var t *rcdTile
+		select {
+		case t = <-free:
+		default:
+			t = newRCDTile()
+		}
+		defer func() { free <- t }()
 		for by := lo; by < hi; by++ {
 			if stopped.Load() || c.Stop != nil && c.Stop() {
 				stopped.Store(true)
@@ -109,212 +119,322 @@ func (p *progress) finished(band, h int) {
 	}
 }
 
-// span is the side of a tile's window, s its row stride.
-const span = tile + 2*margin
+// span is the side of a tile's window, s its row stride; plane the
+// photosites of one window plane.
+const (
+	span  = tile + 2*margin
+	plane = span * span
+)
 
-// TileBytes is the memory in bytes of one goroutine's tile planes (eight
-// float32 planes of span² photosites); RCD allocates one set per band it
-// runs.
-const TileBytes = span * span * 8 * 4
+// The planes of a tile, in the order they lie in rcdTile.buf: red, green
+// and blue, the normalised CFA, the V/(V+H) and P/(P+Q) discriminations,
+// the low-pass filter, and two planes for the squared filter responses
+// (V and H in step 1, P and Q in step 4.1).
+const (
+	planeR = iota
+	planeG
+	planeB
+	planeCFA
+	planeVH
+	planePQ
+	planeLPF
+	planeA
+	planeB2
+	tilePlanes
+)
 
-// rcdTile holds one window's planes, span×span each.
+// TileBytes is the memory in bytes of one goroutine's tile planes
+// (tilePlanes float32 planes of span² photosites and 8 padding rows); RCD
+// allocates one set per goroutine and reuses it from tile to tile.
+const TileBytes = (tilePlanes*plane + 8*span) * 4
+
+// A window row w (rcdTile.win) sees every plane from 4 rows above a row y
+// to 4 rows below it through one array: photosite (x, y + dy) of plane k
+// is w[k*plane + (4+dy)*span + x]. The offsets o* below are those of row
+// y, column 0, of each plane. Indexing one fixed-size array with x plus
+// a constant, x bounded by its loop, needs no bounds check, and the whole
+// kernel addresses its planes from one base register.
+const (
+	winLen = (tilePlanes-1)*plane + 9*span
+	oR     = planeR*plane + 4*span
+	oG     = planeG*plane + 4*span
+	oB     = planeB*plane + 4*span
+	oCFA   = planeCFA*plane + 4*span
+	oVH    = planeVH*plane + 4*span
+	oPQ    = planePQ*plane + 4*span
+	oLPF   = planeLPF*plane + 4*span
+	oA     = planeA*plane + 4*span
+	oB2    = planeB2*plane + 4*span
+)
+
+// rcdTile holds one window's planes, span×span each. Every step writes
+// each photosite it later reads within the same tile, so the planes need
+// no clearing between tiles.
 type rcdTile struct {
+	// buf holds the planes in the order of planeR..planeB2, after 4
+	// padding rows and followed by 4 more, so that every row's window
+	// (win) lies inside it.
+	buf    []float32
 	rgb    [3][]float32
 	cfa    []float32
-	vh, pq []float32
-	lpf    []float32
-	bufA   []float32
-	bufB   []float32
-	colour []uint8 // per window photosite
-	x0, y0 int     // the image position of window (0, 0)
+	x0, y0 int // the image position of window (0, 0)
 }
 
 func newRCDTile() *rcdTile {
-	n := span * span
-	mk := func() []float32 { return make([]float32, n) }
-	return &rcdTile{rgb: [3][]float32{mk(), mk(), mk()}, cfa: mk(), vh: mk(), pq: mk(), lpf: mk(), bufA: mk(), bufB: mk()}
+	buf := make([]float32, tilePlanes*plane+8*span)
+	mk := func(k int) []float32 { return buf[4*span+k*plane : 4*span+(k+1)*plane : 4*span+(k+1)*plane] }
+	return &rcdTile{buf: buf, rgb: [3][]float32{mk(planeR), mk(planeG), mk(planeB)}, cfa: mk(planeCFA)}
 }
+
+// win returns the window of row y (see winLen).
+func (t *rcdTile) win(y int) *[winLen]float32 {
+	return (*[winLen]float32)(t.buf[y*span : y*span+winLen])
+}
+
+// wrow is one row of a window plane.
+type wrow = [span]float32
+
+// rowOf returns row y of the window plane p.
+func rowOf(p []float32, y int) *wrow { return (*wrow)(p[y*span : (y+1)*span]) }
 
 func sq(v float32) float32 { return v * v }
 
-func abs(v float32) float32 {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
+// abs is |v| without a branch (a branch mispredicts on noisy data).
+func abs(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
 // blend returns a·b + (1 − a)·c.
 func blend(a, b, c float32) float32 { return a*(b-c) + c }
 
-// firstNonGreen returns the first column ≥ lo of window row y whose
-// photosite is red or blue (every second one from there).
-func (t *rcdTile) firstNonGreen(c *CFA, y, lo int) int {
-	p := 0
-	if c.Colour[(y&1)*2] == 1 {
-		p = 1
+// refined returns the discrimination of a photosite: its own value c, or
+// n, the mean of its four diagonal neighbours, when that lies further from
+// ½ (more decided). Branchless: the magnitudes of non-negative floats
+// order as their bits do.
+func refined(c, n float32) float32 {
+	a := math.Float32bits(0.5-c) &^ (1 << 31)
+	b := math.Float32bits(0.5-n) &^ (1 << 31)
+	r := math.Float32bits(c)
+	if a < b {
+		r = math.Float32bits(n)
 	}
-	return lo + (lo^p)&1
+	return math.Float32frombits(r)
+}
+
+// greenFirst is 1 when window row y starts with a green photosite, else 0.
+func greenFirst(c *CFA, y int) int {
+	if c.Colour[(y&1)*2] == 1 {
+		return 1
+	}
+	return 0
 }
 
 // run demosaics the tile whose top-left output photosite is (ox, oy).
 func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	const s = span
 	t.x0, t.y0 = ox-margin, oy-margin
-	cfa, vh, pq, lpf := t.cfa, t.vh, t.pq, t.lpf
-	R, G, B := t.rgb[0], t.rgb[1], t.rgb[2]
 	rgb := t.rgb
-	// The window's CFA, mirrored at the image's edges. margin is even, so
-	// window parity equals image parity.
+	// The window's CFA, mirrored at the image's edges, and each sample in
+	// its own colour's plane. margin and tile are even, so window parity
+	// equals image parity.
 	for wy := range s {
 		y := reflect(t.y0+wy, c.H)
-		row := cfa[wy*s : (wy+1)*s]
-		c.normRow(y, t.x0, row)
+		cr := rowOf(t.cfa, wy)
+		c.normRow(y, t.x0, cr[:])
 		ph := (y & 1) * 2
-		for wx, v := range row {
-			i := wy*s + wx
-			R[i], G[i], B[i] = 0, 0, 0
-			rgb[c.Colour[ph+wx&1]][i] = v
+		p0, p1 := rowOf(rgb[c.Colour[ph]], wy), rowOf(rgb[c.Colour[ph+1]], wy)
+		for x := 0; x+1 < s; x += 2 {
+			p0[x], p1[x+1] = cr[x], cr[x+1]
 		}
 	}
 
-	// Step 1: vertical and horizontal discrimination.
-	v, h := t.bufA, t.bufB
+	// Step 1: vertical and horizontal discrimination (V in planeA, H in
+	// planeB2); the V/(V+H) of row y − 1 as soon as the filter responses
+	// of row y are there.
 	for y := 3; y < s-3; y++ {
+		w := t.win(y)
 		for x := 3; x < s-3; x++ {
-			i := y*s + x
-			v[i] = sq(cfa[i-3*s] - 3*cfa[i-2*s] - cfa[i-s] + 6*cfa[i] - cfa[i+s] - 3*cfa[i+2*s] + cfa[i+3*s])
-			h[i] = sq(cfa[i-3] - 3*cfa[i-2] - cfa[i-1] + 6*cfa[i] - cfa[i+1] - 3*cfa[i+2] + cfa[i+3])
+			w[oA+x] = sq(w[oCFA-3*s+x] - 3*w[oCFA-2*s+x] - w[oCFA-s+x] + 6*w[oCFA+x] - w[oCFA+s+x] - 3*w[oCFA+2*s+x] + w[oCFA+3*s+x])
+			w[oB2+x] = sq(w[oCFA+x-3] - 3*w[oCFA+x-2] - w[oCFA+x-1] + 6*w[oCFA+x] - w[oCFA+x+1] - 3*w[oCFA+x+2] + w[oCFA+x+3])
 		}
-	}
-	for y := 4; y < s-4; y++ {
-		for x := 4; x < s-4; x++ {
-			i := y*s + x
-			vs := max(epsSq, v[i-s]+v[i]+v[i+s])
-			hs := max(epsSq, h[i-1]+h[i]+h[i+1])
-			vh[i] = vs / (vs + hs)
+		if y-1 >= 4 {
+			w := t.win(y - 1)
+			for x := 4; x < s-4; x++ {
+				vs := max(epsSq, w[oA-s+x]+w[oA+x]+w[oA+s+x])
+				hs := max(epsSq, w[oB2+x-1]+w[oB2+x]+w[oB2+x+1])
+				w[oVH+x] = vs / (vs + hs)
+			}
 		}
 	}
 
-	// Step 2: low-pass filter (needed at red and blue sites).
+	// Step 2: low-pass filter (needed at red and blue sites); and for
+	// step 3's gradients, which sum differences of photosites two apart,
+	// each such difference once: |CFA(x, y) − CFA(x, y + 2)| in planeA and
+	// |CFA(x, y) − CFA(x + 2, y)| in planeB2 (V and H are no longer
+	// needed).
 	for y := 1; y < s-1; y++ {
-		for x := t.firstNonGreen(c, y, 1); x < s-1; x += 2 {
-			i := y*s + x
-			lpf[i] = cfa[i] + 0.5*(cfa[i-s]+cfa[i+s]+cfa[i-1]+cfa[i+1]) + 0.25*(cfa[i-s-1]+cfa[i-s+1]+cfa[i+s-1]+cfa[i+s+1])
+		w := t.win(y)
+		for x := 1 + (1^greenFirst(c, y))&1; x < s-1; x += 2 {
+			w[oLPF+x] = w[oCFA+x] + 0.5*(w[oCFA-s+x]+w[oCFA+s+x]+w[oCFA+x-1]+w[oCFA+x+1]) +
+				0.25*(w[oCFA-s+x-1]+w[oCFA-s+x+1]+w[oCFA+s+x-1]+w[oCFA+s+x+1])
+		}
+		if y < s-3 {
+			for x := 5; x < s-5; x++ {
+				w[oA+x] = abs(w[oCFA+x] - w[oCFA+2*s+x])
+			}
+		}
+		if y >= 5 && y < s-5 {
+			for x := 1; x < s-3; x++ {
+				w[oB2+x] = abs(w[oCFA+x] - w[oCFA+x+2])
+			}
 		}
 	}
 
 	// Step 3: green at red and blue sites.
 	for y := 5; y < s-5; y++ {
-		for x := t.firstNonGreen(c, y, 5); x < s-5; x += 2 {
-			i := y*s + x
-			c0 := cfa[i]
-			nG := eps + abs(cfa[i-s]-cfa[i+s]) + abs(c0-cfa[i-2*s]) + abs(cfa[i-s]-cfa[i-3*s]) + abs(cfa[i-2*s]-cfa[i-4*s])
-			sG := eps + abs(cfa[i-s]-cfa[i+s]) + abs(c0-cfa[i+2*s]) + abs(cfa[i+s]-cfa[i+3*s]) + abs(cfa[i+2*s]-cfa[i+4*s])
-			wG := eps + abs(cfa[i-1]-cfa[i+1]) + abs(c0-cfa[i-2]) + abs(cfa[i-1]-cfa[i-3]) + abs(cfa[i-2]-cfa[i-4])
-			eG := eps + abs(cfa[i-1]-cfa[i+1]) + abs(c0-cfa[i+2]) + abs(cfa[i+1]-cfa[i+3]) + abs(cfa[i+2]-cfa[i+4])
-			l := lpf[i]
-			nE := cfa[i-s] * (1 + (l-lpf[i-2*s])/(eps+l+lpf[i-2*s]))
-			sE := cfa[i+s] * (1 + (l-lpf[i+2*s])/(eps+l+lpf[i+2*s]))
-			wE := cfa[i-1] * (1 + (l-lpf[i-2])/(eps+l+lpf[i-2]))
-			eE := cfa[i+1] * (1 + (l-lpf[i+2])/(eps+l+lpf[i+2]))
+		w := t.win(y)
+		for x := 5 + (5^greenFirst(c, y))&1; x < s-5; x += 2 {
+			// |CFA(y − 1) − CFA(y + 1)|, |CFA(y) − CFA(y − 2)|, ... as
+			// step 2 stored them (planeA vertical, planeB2 horizontal).
+			vg := w[oA-s+x]
+			hg := w[oB2+x-1]
+			nG := eps + vg + w[oA-2*s+x] + w[oA-3*s+x] + w[oA-4*s+x]
+			sG := eps + vg + w[oA+x] + w[oA+s+x] + w[oA+2*s+x]
+			wG := eps + hg + w[oB2+x-2] + w[oB2+x-3] + w[oB2+x-4]
+			eG := eps + hg + w[oB2+x] + w[oB2+x+1] + w[oB2+x+2]
+			l := w[oLPF+x]
+			ln, ls, lw, le := w[oLPF-2*s+x], w[oLPF+2*s+x], w[oLPF+x-2], w[oLPF+x+2]
+			nE := w[oCFA-s+x] * (1 + (l-ln)/(eps+l+ln))
+			sE := w[oCFA+s+x] * (1 + (l-ls)/(eps+l+ls))
+			wE := w[oCFA+x-1] * (1 + (l-lw)/(eps+l+lw))
+			eE := w[oCFA+x+1] * (1 + (l-le)/(eps+l+le))
 			vE := (sG*nE + nG*sE) / (nG + sG)
 			hE := (eG*wE + wG*eE) / (eG + wG)
-			d := refined(vh, i, s)
-			G[i] = clamp01(blend(d, hE, vE))
+			d := refined(w[oVH+x], 0.25*(w[oVH-s+x-1]+w[oVH-s+x+1]+w[oVH+s+x-1]+w[oVH+s+x+1]))
+			w[oG+x] = clamp01(blend(d, hE, vE))
 		}
 	}
 
 	// Step 4.1: diagonal discrimination, needed at red and blue sites
-	// (whose diagonal neighbours are red and blue sites too).
-	p, q := t.bufA, t.bufB
+	// (whose diagonal neighbours are red and blue sites too), P in planeA
+	// and Q in planeB2; P/(P+Q) of row y − 1 as soon as the responses of
+	// row y are there.
 	for y := 3; y < s-3; y++ {
-		for x := t.firstNonGreen(c, y, 3); x < s-3; x += 2 {
-			i := y*s + x
-			p[i] = sq(cfa[i-3*s-3] - 3*cfa[i-2*s-2] - cfa[i-s-1] + 6*cfa[i] - cfa[i+s+1] - 3*cfa[i+2*s+2] + cfa[i+3*s+3])
-			q[i] = sq(cfa[i-3*s+3] - 3*cfa[i-2*s+2] - cfa[i-s+1] + 6*cfa[i] - cfa[i+s-1] - 3*cfa[i+2*s-2] + cfa[i+3*s-3])
+		w := t.win(y)
+		for x := 3 + (3^greenFirst(c, y))&1; x < s-3; x += 2 {
+			w[oA+x] = sq(w[oCFA-3*s+x-3] - 3*w[oCFA-2*s+x-2] - w[oCFA-s+x-1] + 6*w[oCFA+x] - w[oCFA+s+x+1] - 3*w[oCFA+2*s+x+2] + w[oCFA+3*s+x+3])
+			w[oB2+x] = sq(w[oCFA-3*s+x+3] - 3*w[oCFA-2*s+x+2] - w[oCFA-s+x+1] + 6*w[oCFA+x] - w[oCFA+s+x-1] - 3*w[oCFA+2*s+x-2] + w[oCFA+3*s+x-3])
 		}
-	}
-	for y := 4; y < s-4; y++ {
-		for x := t.firstNonGreen(c, y, 4); x < s-4; x += 2 {
-			i := y*s + x
-			ps := max(epsSq, p[i-s-1]+p[i]+p[i+s+1])
-			qs := max(epsSq, q[i-s+1]+q[i]+q[i+s-1])
-			pq[i] = ps / (ps + qs)
+		if yy := y - 1; yy >= 4 {
+			w := t.win(yy)
+			for x := 4 + (4^greenFirst(c, yy))&1; x < s-4; x += 2 {
+				ps := max(epsSq, w[oA-s+x-1]+w[oA+x]+w[oA+s+x+1])
+				qs := max(epsSq, w[oB2-s+x+1]+w[oB2+x]+w[oB2+s+x-1])
+				w[oPQ+x] = ps / (ps + qs)
+			}
 		}
 	}
 
 	// Step 4.2: red at blue and blue at red sites.
 	for y := 7; y < s-7; y++ {
-		x0 := t.firstNonGreen(c, y, 7)
-		o := rgb[2-c.Colour[(y&1)*2+x0&1]]
-		for x := x0; x < s-7; x += 2 {
-			i := y*s + x
-			g0 := G[i]
-			nwG := eps + abs(o[i-s-1]-o[i+s+1]) + abs(o[i-s-1]-o[i-3*s-3]) + abs(g0-G[i-2*s-2])
-			neG := eps + abs(o[i-s+1]-o[i+s-1]) + abs(o[i-s+1]-o[i-3*s+3]) + abs(g0-G[i-2*s+2])
-			swG := eps + abs(o[i-s+1]-o[i+s-1]) + abs(o[i+s-1]-o[i+3*s-3]) + abs(g0-G[i+2*s-2])
-			seG := eps + abs(o[i-s-1]-o[i+s+1]) + abs(o[i+s+1]-o[i+3*s+3]) + abs(g0-G[i+2*s+2])
-			nwE := o[i-s-1] - G[i-s-1]
-			neE := o[i-s+1] - G[i-s+1]
-			swE := o[i+s-1] - G[i+s-1]
-			seE := o[i+s+1] - G[i+s+1]
-			pE := (nwG*seE + seG*nwE) / (nwG + seG)
-			qE := (neG*swE + swG*neE) / (neG + swG)
-			d := refined(pq, i, s)
-			o[i] = clamp01(g0 + blend(d, qE, pE))
+		w := t.win(y)
+		x0 := 7 + (7^greenFirst(c, y))&1
+		o := oR // the colour to interpolate: the opposite of the site's
+		if c.Colour[(y&1)*2+x0&1] == 0 {
+			o = oB
 		}
+		rcdOpposite(w, (*[7 * s]float32)(w[o-3*s:o+4*s]), x0)
 	}
 
 	// Step 4.3: red and blue at green sites; only the tile's own
-	// photosites are needed from here on.
+	// photosites are needed from here on. Its gradients sum differences of
+	// red (blue) photosites two apart, each such difference computed once
+	// here into planes no longer needed: |R(x, y) − R(x, y + 2)| in
+	// planeCFA, |R(x, y) − R(x + 2, y)| in planeLPF, blue's in planeA and
+	// planeB2.
+	for y := margin - 3; y <= s-margin; y++ {
+		w := t.win(y)
+		for x := margin; x < s-margin; x++ {
+			w[oCFA+x] = abs(w[oR+x] - w[oR+2*s+x])
+			w[oA+x] = abs(w[oB+x] - w[oB+2*s+x])
+		}
+		if y >= margin && y < s-margin {
+			for x := margin - 3; x <= s-margin; x++ {
+				w[oLPF+x] = abs(w[oR+x] - w[oR+x+2])
+				w[oB2+x] = abs(w[oB+x] - w[oB+x+2])
+			}
+		}
+	}
 	for y := margin; y < s-margin; y++ {
-		for x := t.firstNonGreen(c, y, margin) ^ 1; x < s-margin; x += 2 {
-			i := y*s + x
-			g0 := G[i]
-			d := refined(vh, i, s)
-			for _, o := range [2][]float32{R, B} {
-				nG := eps + abs(g0-G[i-2*s]) + abs(o[i-s]-o[i+s]) + abs(o[i-s]-o[i-3*s])
-				sG := eps + abs(g0-G[i+2*s]) + abs(o[i+s]-o[i-s]) + abs(o[i+s]-o[i+3*s])
-				wG := eps + abs(g0-G[i-2]) + abs(o[i-1]-o[i+1]) + abs(o[i-1]-o[i-3])
-				eG := eps + abs(g0-G[i+2]) + abs(o[i+1]-o[i-1]) + abs(o[i+1]-o[i+3])
-				nE := o[i-s] - G[i-s]
-				sE := o[i+s] - G[i+s]
-				wE := o[i-1] - G[i-1]
-				eE := o[i+1] - G[i+1]
+		w := t.win(y)
+		for x := margin + (margin^greenFirst(c, y)^1)&1; x < s-margin; x += 2 {
+			gc := w[oG+x]
+			d := refined(w[oVH+x], 0.25*(w[oVH-s+x-1]+w[oVH-s+x+1]+w[oVH+s+x-1]+w[oVH+s+x+1]))
+			gn, gs, gw, ge := eps+abs(gc-w[oG-2*s+x]), eps+abs(gc-w[oG+2*s+x]), eps+abs(gc-w[oG+x-2]), eps+abs(gc-w[oG+x+2])
+			gnE, gsE, gwE, geE := w[oG-s+x], w[oG+s+x], w[oG+x-1], w[oG+x+1]
+			{
+				on, os, ow, oe := w[oR-s+x], w[oR+s+x], w[oR+x-1], w[oR+x+1]
+				vg, hg := w[oCFA-s+x], w[oLPF+x-1]
+				nG := gn + vg + w[oCFA-3*s+x]
+				sG := gs + vg + w[oCFA+s+x]
+				wG := gw + hg + w[oLPF+x-3]
+				eG := ge + hg + w[oLPF+x+1]
+				nE, sE, wE, eE := on-gnE, os-gsE, ow-gwE, oe-geE
 				vE := (nG*sE + sG*nE) / (nG + sG)
 				hE := (eG*wE + wG*eE) / (eG + wG)
-				o[i] = clamp01(g0 + blend(d, hE, vE))
+				w[oR+x] = clamp01(gc + blend(d, hE, vE))
+			}
+			{
+				on, os, ow, oe := w[oB-s+x], w[oB+s+x], w[oB+x-1], w[oB+x+1]
+				vg, hg := w[oA-s+x], w[oB2+x-1]
+				nG := gn + vg + w[oA-3*s+x]
+				sG := gs + vg + w[oA+s+x]
+				wG := gw + hg + w[oB2+x-3]
+				eG := ge + hg + w[oB2+x+1]
+				nE, sE, wE, eE := on-gnE, os-gsE, ow-gwE, oe-geE
+				vE := (nG*sE + sG*nE) / (nG + sG)
+				hE := (eG*wE + wG*eE) / (eG + wG)
+				w[oB+x] = clamp01(gc + blend(d, hE, vE))
 			}
 		}
 	}
 
 	// Out: the tile's photosites inside the image.
+	R, G, B := rgb[0], rgb[1], rgb[2]
 	for y := margin; y < s-margin; y++ {
 		iy := t.y0 + y
 		if iy >= c.H {
 			break
 		}
-		for x := margin; x < s-margin; x++ {
-			ix := t.x0 + x
-			if ix >= c.W {
-				break
-			}
-			i := y*s + x
-			o := dst[(iy*c.W+ix)*3 : (iy*c.W+ix)*3+3]
-			o[0], o[1], o[2] = R[i], G[i], B[i]
+		n := min(tile, c.W-ox)
+		r, g, b := rowOf(R, y), rowOf(G, y), rowOf(B, y)
+		o := dst[(iy*c.W+ox)*3 : (iy*c.W+ox+n)*3]
+		for x := 0; x < n && x+margin < s; x++ {
+			o[3*x], o[3*x+1], o[3*x+2] = r[x+margin], g[x+margin], b[x+margin]
 		}
 	}
 }
 
-// refined returns the discrimination at i: its own value d, or the mean
-// of its four diagonal neighbours when that lies further from ½ (more
-// decided).
-func refined(d []float32, i, s int) float32 {
-	c := d[i]
-	n := 0.25 * (d[i-s-1] + d[i-s+1] + d[i+s-1] + d[i+s+1])
-	if abs(0.5-c) < abs(0.5-n) {
-		return n
+// rcdOpposite is step 4.2 on one window row w (red at blue sites, or blue
+// at red), its red and blue sites from column x0 on: the colour
+// differences of the four diagonal neighbours, weighted by the gradients
+// toward each, blended by P/(P+Q). op holds the rows y − 3 to y + 3 of the
+// colour's plane (photosite (x, y + dy) at op[(3+dy)*span + x]).
+func rcdOpposite(w *[winLen]float32, op *[7 * span]float32, x0 int) {
+	const s, o = span, 3 * span
+	for x := max(x0, 7); x < s-7; x += 2 {
+		gc := w[oG+x]
+		nwo, neo, swo, seo := op[o-s+x-1], op[o-s+x+1], op[o+s+x-1], op[o+s+x+1]
+		pg, qg := abs(nwo-seo), abs(neo-swo)
+		nwG := eps + pg + abs(nwo-op[o-3*s+x-3]) + abs(gc-w[oG-2*s+x-2])
+		neG := eps + qg + abs(neo-op[o-3*s+x+3]) + abs(gc-w[oG-2*s+x+2])
+		swG := eps + qg + abs(swo-op[o+3*s+x-3]) + abs(gc-w[oG+2*s+x-2])
+		seG := eps + pg + abs(seo-op[o+3*s+x+3]) + abs(gc-w[oG+2*s+x+2])
+		nwE := nwo - w[oG-s+x-1]
+		neE := neo - w[oG-s+x+1]
+		swE := swo - w[oG+s+x-1]
+		seE := seo - w[oG+s+x+1]
+		pE := (nwG*seE + seG*nwE) / (nwG + seG)
+		qE := (neG*swE + swG*neE) / (neG + swG)
+		d := refined(w[oPQ+x], 0.25*(w[oPQ-s+x-1]+w[oPQ-s+x+1]+w[oPQ+s+x-1]+w[oPQ+s+x+1]))
+		op[o+x] = clamp01(gc + blend(d, qE, pE))
 	}
-	return c
 }

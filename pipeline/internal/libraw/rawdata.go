@@ -14,7 +14,8 @@ package libraw
 // are rare). Such files keep LibRaw's own white level.
 //
 // Every function here copies or changes data inside one C call and keeps no
-// pointer; none of them allocates C memory.
+// pointer; none of them allocates C memory (RescaleRaw's table is Go
+// memory lent for the call).
 
 /*
 #include <stdlib.h>
@@ -51,21 +52,24 @@ static void rb_raw_colours(libraw_data_t *lr, int rows, int cols, unsigned char 
 		for (int c = 0; c < cols; c++) dst[r * cols + c] = (unsigned char)libraw_COLOR(lr, r, c);
 }
 
-// rb_raw_histogram counts the raw values of the visible area per colour
-// index (libraw_COLOR, 0..3): hist has 4 × 65536 counters, zeroed here.
-static void rb_raw_histogram(libraw_data_t *lr, unsigned *hist) {
-	int w = lr->rawdata.sizes.width, h = lr->rawdata.sizes.height;
-	memset(hist, 0, sizeof(unsigned) * 4 * 65536);
+// rb_raw_histogram counts the raw values of visible rows r0..r1−1 per
+// colour index (libraw_COLOR, 0..3) into hist, 4 × 65536 counters, which
+// it adds to (the caller zeroes them).
+static void rb_raw_histogram(libraw_data_t *lr, int r0, int r1, unsigned *hist) {
+	int w = lr->rawdata.sizes.width;
 	// The colour pattern repeats with a period dividing 48 in both
 	// directions for every pattern LibRaw knows (2×2 Bayer, 6×6 X-Trans,
 	// 16×16 Leaf is 16; 48 is their common multiple).
 	unsigned char pat[48][48];
 	for (int r = 0; r < 48; r++)
 		for (int c = 0; c < 48; c++) pat[r][c] = (unsigned char)(libraw_COLOR(lr, r, c) & 3);
-	for (int r = 0; r < h; r++) {
+	for (int r = r0; r < r1; r++) {
 		const ushort *p = rb_raw_row(lr, r);
 		const unsigned char *pr = pat[r % 48];
-		for (int c = 0; c < w; c++) hist[(size_t)pr[c % 48] * 65536 + p[c]]++;
+		for (int c0 = 0; c0 < w; c0 += 48) {
+			int n = w - c0 < 48 ? w - c0 : 48;
+			for (int j = 0; j < n; j++) hist[(size_t)pr[j] * 65536 + p[c0 + j]]++;
+		}
 	}
 }
 
@@ -73,21 +77,27 @@ static void rb_raw_histogram(libraw_data_t *lr, unsigned *hist) {
 // black[k] + v·gain[k], clamped to at most clip[k], over the whole raw
 // buffer's visible area, then sets the white level LibRaw will use
 // (rawdata.color.maximum, restored into color by Process) and turns off
-// its data-maximum adjustment.
-static void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white) {
+// its data-maximum adjustment. The mapping of each colour's 65536 values
+// is tabulated first in lut (4 × 65536, the caller's), so the pass over
+// the data is one look-up per photosite.
+static void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white, ushort *lut) {
 	int w = lr->rawdata.sizes.width, h = lr->rawdata.sizes.height;
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < 65536; i++) {
+			double v = i;
+			if (v > black[k]) v = black[k] + (v - black[k]) * gain[k];
+			if (v > clip[k]) v = clip[k];
+			lut[k * 65536 + i] = (ushort)(v + 0.5);
+		}
 	unsigned char pat[48][48];
 	for (int r = 0; r < 48; r++)
 		for (int c = 0; c < 48; c++) pat[r][c] = (unsigned char)(libraw_COLOR(lr, r, c) & 3);
 	for (int r = 0; r < h; r++) {
 		ushort *p = rb_raw_row(lr, r);
 		const unsigned char *pr = pat[r % 48];
-		for (int c = 0; c < w; c++) {
-			int k = pr[c % 48];
-			double v = p[c];
-			if (v > black[k]) v = black[k] + (v - black[k]) * gain[k];
-			if (v > clip[k]) v = clip[k];
-			p[c] = (ushort)(v + 0.5);
+		for (int c0 = 0; c0 < w; c0 += 48) {
+			int n = w - c0 < 48 ? w - c0 : 48;
+			for (int j = 0; j < n; j++) p[c0 + j] = lut[(size_t)pr[j] * 65536 + p[c0 + j]];
 		}
 	}
 	lr->rawdata.color.maximum = white;
@@ -106,6 +116,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -202,12 +214,44 @@ func (h *Handle) CFAPattern(rows, cols int) ([]uint8, error) {
 // area per colour index 0..3 of CFAPattern: hist[k][v] is the number of
 // photosites of colour k with value v. Counted in C without copying the
 // data (4 × 65536 counters, 1 MiB). Errors: ErrNoCFA, ErrWrongThread.
-func (h *Handle) RawHistogram() (hist [4][]uint32, err error) {
+func (h *Handle) RawHistogram() (hist [4][]uint32, err error) { return h.RawHistogramOn(1) }
+
+// RawHistogramOn is RawHistogram counted on up to threads goroutines
+// (≤ 0: GOMAXPROCS) over bands of rows, each into its own 1 MiB of
+// counters, summed at the end: the same counts.
+func (h *Handle) RawHistogramOn(threads int) (hist [4][]uint32, err error) {
 	if err := h.checkRaw(); err != nil {
 		return hist, err
 	}
-	buf := make([]uint32, 4*65536)
-	C.rb_raw_histogram(h.lr, (*C.uint)(unsafe.Pointer(&buf[0])))
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	rows := int(h.lr.rawdata.sizes.height)
+	threads = max(1, min(threads, rows/64))
+	bufs := make([][]uint32, threads)
+	var wg sync.WaitGroup
+	for i := range bufs {
+		bufs[i] = make([]uint32, 4*65536)
+		r0, r1 := rows*i/threads, rows*(i+1)/threads
+		count := func() { C.rb_raw_histogram(h.lr, C.int(r0), C.int(r1), (*C.uint)(unsafe.Pointer(&bufs[i][0]))) }
+		if i == threads-1 {
+			count() // the last band on the handle's own thread
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Reads the raw data only; the handle is not used otherwise.
+			count()
+		}()
+	}
+	wg.Wait()
+	buf := bufs[0]
+	for _, b := range bufs[1:] {
+		for v, n := range b {
+			buf[v] += n
+		}
+	}
 	for k := range 4 {
 		hist[k] = buf[k*65536 : (k+1)*65536 : (k+1)*65536]
 	}
@@ -218,10 +262,18 @@ func (h *Handle) RawHistogram() (hist [4][]uint32, err error) {
 // (rawdata.color; see RawLevels). DataMaximum is computed from the data
 // (one pass over it). Errors: ErrNoCFA, ErrWrongThread.
 func (h *Handle) Levels() (RawLevels, error) {
+	l, _, err := h.LevelsAndHistogram(1)
+	return l, err
+}
+
+// LevelsAndHistogram returns Levels and the RawHistogram it counted them
+// from (one pass over the data for both), counted on up to threads
+// goroutines as RawHistogramOn. Errors: as Levels.
+func (h *Handle) LevelsAndHistogram(threads int) (RawLevels, [4][]uint32, error) {
 	var l RawLevels
-	hist, err := h.RawHistogram()
+	hist, err := h.RawHistogramOn(threads)
 	if err != nil {
-		return l, err
+		return l, hist, err
 	}
 	col := &h.lr.rawdata.color
 	base := float64(col.black)
@@ -253,7 +305,7 @@ func (h *Handle) Levels() (RawLevels, error) {
 			}
 		}
 	}
-	return l, nil
+	return l, hist, nil
 }
 
 // RescaleRaw changes the raw data in place before Process so that LibRaw
@@ -280,7 +332,8 @@ func (h *Handle) RescaleRaw(black, gain [4]float64, clip [4]int, white int) erro
 	if white < 1 || white > 65535 {
 		return fmt.Errorf("libraw: white level %d outside 1..65535", white)
 	}
-	C.rb_raw_rescale(h.lr, &cb[0], &cg[0], &cc[0], C.uint(white))
+	lut := make([]uint16, 4*65536)
+	C.rb_raw_rescale(h.lr, &cb[0], &cg[0], &cc[0], C.uint(white), (*C.ushort)(unsafe.Pointer(&lut[0])))
 	return nil
 }
 
