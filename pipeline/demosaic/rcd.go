@@ -127,6 +127,9 @@ type rcdTile struct {
 	bufB   []float32
 	colour []uint8 // per window photosite
 	x0, y0 int     // the image position of window (0, 0)
+
+	// out, when set, stores the tile instead of run's dst (band.go).
+	out func(t *rcdTile)
 }
 
 func newRCDTile() *rcdTile {
@@ -290,6 +293,10 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	}
 
 	// Out: the tile's photosites inside the image.
+	if t.out != nil { // a band's own placement (band.go)
+		t.out(t)
+		return
+	}
 	for y := margin; y < s-margin; y++ {
 		iy := t.y0 + y
 		if iy >= c.H {
