@@ -127,6 +127,9 @@ type memCtx struct {
 	v       Variant // the step's variant; zero for a shared step
 	// resized: the step's variant has its own, resized image.
 	resized bool
+	// streamed: the step is part of a streamed conversion (Step.Stream,
+	// and streamPredicted says the file will stream).
+	streamed bool
 }
 
 // px is the step's image size in pixels.
@@ -145,13 +148,20 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
 	vs := s.OutputVariants()
 	m := Memory{Fixed: conversionFixedBytes}
 	var live, pending int64
+	streamed := streamPredicted(fi, s)
 	for n, st := range p.Steps {
-		c := memCtx{fi: fi, s: s, threads: threads, step: st}
+		c := memCtx{fi: fi, s: s, threads: threads, step: st, streamed: streamed && st.Stream}
 		if st.v >= 0 {
 			c.v = vs[st.v]
 			c.resized = st.W != p.W || st.H != p.H
 		}
-		sm := st.stage.Cost(c)
+		var sm StepMemory
+		if !c.streamed || st.Pass > 0 || st.Stage == demosaicStage.Name || st.Stage == encodeStage.Name {
+			// A streamed file's band steps hold their rows in the
+			// demosaic step's buffers (streamCost); the other steps
+			// between demosaic and the pass are idle for it.
+			sm = st.stage.Cost(c)
+		}
 		sm.Step = st.Name
 		sm.Peak = live + sm.Scratch + sm.Alloc
 		m.Total = max(m.Total, sm.Peak)

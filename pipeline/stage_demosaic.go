@@ -62,6 +62,9 @@ var scratchPerPixel = map[string]float64{"dcb": 24, "dht": 13.2, "aahd": 39.3}
 // Peak: the unpacked raw data (unpackCost) + image + max(scratch, copy);
 // after: the copy, the raw data freed with the handle.
 func demosaicCost(m memCtx) StepMemory {
+	if m.streamed {
+		return streamCost(m)
+	}
 	if ownDemosaic(m.s) && m.fi.CFA && !maybeXTrans(m.fi) {
 		return rcdCost(m)
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"strings"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
+	"github.com/rawbatch/rawbatch/pipeline/highlight"
 	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 )
 
@@ -314,4 +316,64 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 	for i := n; i < len(p.Steps); i++ {
 		p.Steps[i].Stream = true
 	}
+}
+
+// streamPredicted reports whether a file described by fi streams with
+// settings s when its plan says it may (Step.Stream), as far as its header
+// tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no embedded
+// preview when the settings measure one (Header.NoPreview: only a DNG
+// tells), no OpcodeList3, no noise reduction at its ISO, no lens named
+// for lensfun. The estimate of a file that streams counts its buffers
+// (streamCost), of one that does not its whole image.
+func streamPredicted(fi FileInfo, s Settings) bool {
+	hd := fi.Header
+	if !fi.CFA || maybeXTrans(fi) || hd == nil {
+		return false
+	}
+	if s.needsPreview() && !hd.NoPreview {
+		return false
+	}
+	if opcodesActive(s) && hd.OpcodeLists != nil && hd.OpcodeLists.Length[2] > 0 {
+		return false
+	}
+	if st, _ := denoiseStrength(s, fileISO(fi, 0)); st != 0 && denoiseStage.Active(s) {
+		return false
+	}
+	return !lensStage.Active(s) || strings.TrimSpace(hd.EXIF.Lens) == "" && s.LensModel == ""
+}
+
+// streamCost is the demosaic step's memory in a streamed conversion:
+// every goroutine's tile planes while it runs (demosaic.TileBytes), and
+// the stream's buffers (streamBufferBytes), held until the encode step
+// ends; the raw data stays (released as RCD passes it only when the
+// orientation keeps its row order), and no image is made.
+func streamCost(m memCtx) StepMemory {
+	return StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
+}
+
+// streamBufferBytes is what a streamed conversion holds from its demosaic
+// to its encode, for rows as long as the longer side L of the step's
+// image (the orientation is the file's): the window of rows (see
+// stream.start: the encoder's band, the band stages' lookahead and a
+// demosaic band, rounded up to whole demosaic bands; 12 bytes a pixel),
+// reconstruct's box sums (40 bytes a pixel of 2r+1 rows and two more
+// rows, a flag a row), the sharpener's luminance (a demosaic band and 4
+// radii of rows, 4 bytes a pixel).
+func streamBufferBytes(m memCtx) int64 {
+	w, h := m.step.W, m.step.H
+	long := int64(max(w, h))
+	la, box := 0, int64(0)
+	if m.s.highlights() == HighlightsReconstruct {
+		r := highlight.ReconstructRadius(w, h)
+		la += 2 * r
+		box = 40*int64(2*r+3)*long + int64(max(w, h))
+	}
+	var lum int64
+	if m.s.captureSharpenActive() {
+		la += 3
+		lum = 4 * int64(streamBand+12) * long
+	}
+	need := streamRows + la + streamBand
+	rows := int64((need + streamBand - 1) / streamBand * streamBand)
+	return 12*rows*long + box + lum
 }
