@@ -163,8 +163,15 @@ func (s *stream) ensure(y0, y1 int) {
 			return
 		}
 		s.made = n1
+		if streamBandHook != nil {
+			streamBandHook(n1)
+		}
 	}
 }
+
+// streamBandHook, when set (tests), is called with the rows made so far
+// after each demosaic band of a streamed conversion.
+var streamBandHook func(made int)
 
 // render returns the fused pass's row function on the stream: upright row
 // y of the final rows, through the pass's kernels.

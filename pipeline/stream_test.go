@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -169,5 +170,34 @@ func TestStreamNotTaken(t *testing.T) {
 	s.Variants = variants(t, "a=jpeg", "b=jpeg,size=50%")
 	if p := PlanStages(fi, s).String(); strings.Contains(p, "streamed") {
 		t.Errorf("plan of two variants streams:\n%s", p)
+	}
+}
+
+// TestStreamCancelled: a conversion cancelled while it streams (after its
+// first demosaic band) fails with the context's error, leaves no output
+// and no temporary file.
+func TestStreamCancelled(t *testing.T) {
+	dir := t.TempDir()
+	in := writeClipped(t, dir, 300, 600, 1, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bands := 0
+	streamBandHook = func(int) {
+		bands++
+		cancel()
+	}
+	defer func() { streamBandHook = nil }()
+	out := filepath.Join(dir, "out", "x.jpg")
+	os.MkdirAll(filepath.Dir(out), 0o755)
+	s := DefaultSettings()
+	res, err := convertFile(ctx, in, []OutputSpec{{Variant: s.OutputVariants()[0], Path: out}}, s, ConvertOptions{})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), in) {
+		t.Fatalf("err %v, want context.Canceled naming the input", err)
+	}
+	if bands != 1 || res.Streamed || res.Decoded {
+		t.Errorf("%d bands made after the cancel, streamed %v, decoded %v", bands, res.Streamed, res.Decoded)
+	}
+	if left, _ := os.ReadDir(filepath.Dir(out)); len(left) != 0 {
+		t.Errorf("left %v", left)
 	}
 }
