@@ -15,11 +15,16 @@ import (
 
 // writeClipped writes syntheticSpec's chart at w×h with orientation o and
 // bright discs, clipped in the raw data, whose rows cross the borders of
-// the bands the tests stream in (rows 37, 64, 128 and near the bottom).
-func writeClipped(t testing.TB, dir string, w, h, o int, preview bool) string {
+// the bands the tests stream in (rows 37, 64, 128 and near the bottom);
+// with crop, a DNG DefaultCrop at an odd corner, of odd size.
+func writeClipped(t testing.TB, dir string, w, h, o int, preview bool, crop ...bool) string {
 	t.Helper()
 	sp := syntheticSpec(w, h)
 	sp.Orientation, sp.ThumbnailIFD0 = o, preview
+	cropped := len(crop) > 0 && crop[0]
+	if cropped {
+		sp.DefaultCropOrigin, sp.DefaultCropSize = [2]int{7, 5}, [2]int{sp.Width - 20, sp.Height - 12}
+	}
 	scene := sp.Scene
 	discs := [][3]int{{40, 37, 9}, {150, 64, 14}, {260, 128, 20}, {90, 200, 12}, {30, h - 3, 6}}
 	sp.Scene = func(x, y, c int) float64 {
@@ -30,7 +35,7 @@ func writeClipped(t testing.TB, dir string, w, h, o int, preview bool) string {
 		}
 		return scene(x, y, c)
 	}
-	p := filepath.Join(dir, fmt.Sprintf("clipped-o%d-p%v.dng", o, preview))
+	p := filepath.Join(dir, fmt.Sprintf("clipped-o%d-p%v-c%v.dng", o, preview, cropped))
 	if err := synthdng.WriteFile(p, sp); err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +91,13 @@ func TestStreamMatchesWholeImage(t *testing.T) {
 			cases = append(cases, tc{o, hl, sh, spec, []int{128, 37, 5}[(i+k)%3]})
 		}
 	}
-	cases = append(cases, tc{1, HighlightsReconstruct, "auto", "main=jpeg", 64}, tc{6, HighlightsReconstruct, "auto", "main=tiff16", 5})
-	files := map[int]string{}
+	cases = append(cases, tc{1, HighlightsReconstruct, "auto", "main=jpeg", 64}, tc{6, HighlightsReconstruct, "auto", "main=tiff16", 5},
+		tc{0, HighlightsReconstruct, "auto", "main=jpeg", 128})
+	// o 0: a real camera file without preview, cropped by its DefaultCrop.
+	files := map[int]string{0: filepath.Join(testdata, "raw", "canon550d_colorchart.dng")}
 	for _, c := range cases {
 		if files[c.o] == "" {
-			files[c.o] = writeClipped(t, dir, 300, 222, c.o, false)
+			files[c.o] = writeClipped(t, dir, 300, 222, c.o, false, c.o != 1)
 		}
 		name := fmt.Sprintf("o%d_%s_sharpen-%s_%s_band%d", c.o, c.highlight, c.sharpen, strings.SplitN(strings.TrimPrefix(c.spec, "main="), ",", 2)[0], c.band)
 		t.Run(name, func(t *testing.T) {
