@@ -34,13 +34,9 @@ type job struct {
 	threads  int // LibRaw's OpenMP threads (ConvertOptions.Threads)
 	// unfused runs every step alone, fused passes too (ConvertOptions'
 	// unfused: the tests' reference).
-	unfused bool
-	// wholeImage: never stream (ConvertOptions' wholeImage); stream: the
-	// streamed conversion running (stream.go), nil otherwise.
-	wholeImage bool
-	stream     *stream
-	cacheKey   string
-	cached     *cacheEntry // the decoded image read from the stage cache
+	unfused  bool
+	cacheKey string
+	cached   *cacheEntry // the decoded image read from the stage cache
 	// inputHash is the input's content hash taken just before decoding
 	// (decodedHash; "" when unread): the record's InputHash and the stage
 	// cache's key, so the input is read once for both.
@@ -92,6 +88,11 @@ type job struct {
 	denoiseState
 	// demosaicState: the demosaic the file got (demosaicused.go).
 	demosaicState
+
+	// wholeImage: never stream (ConvertOptions' wholeImage); stream: the
+	// streamed conversion running (stream.go), nil otherwise.
+	wholeImage bool
+	stream     *stream
 }
 
 // Result describes one converted file.

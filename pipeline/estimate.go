@@ -98,6 +98,10 @@ type Memory struct {
 	Fixed int64
 	// Steps are the plan's steps in order, with their costs.
 	Steps []StepMemory
+	// Whole is Total on the whole-image path: the same as Total unless
+	// the file is expected to stream (streamPredicted), which it does
+	// not when the stage cache keeps its decoded image or has it already.
+	Whole int64
 }
 
 // StepMemory is the memory one step of a plan needs, in bytes.
@@ -144,11 +148,22 @@ func (m memCtx) px() int64 { return int64(m.step.W) * int64(m.step.H) }
 // last step has run (Go's collector reclaims them then: convertFile runs
 // runtime.GC between variants). The formulas are in docs/memory.md.
 func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
+	streamed := streamPredicted(fi, s)
+	m := estimateMemory(fi, s, threads, streamed)
+	m.Whole = m.Total
+	if streamed {
+		m.Whole = estimateMemory(fi, s, threads, false).Total
+	}
+	return m
+}
+
+// estimateMemory is EstimateMemory with the streamed steps' costs
+// (Step.Stream) as streamed or not.
+func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory {
 	p := PlanStages(fi, s)
 	vs := s.OutputVariants()
 	m := Memory{Fixed: conversionFixedBytes}
 	var live, pending int64
-	streamed := streamPredicted(fi, s)
 	for n, st := range p.Steps {
 		c := memCtx{fi: fi, s: s, threads: threads, step: st, streamed: streamed && st.Stream}
 		if st.v >= 0 {
