@@ -63,13 +63,13 @@ type stream struct {
 	w, h    int
 	filters []*bandFilter
 	// win holds rows as a ring of capRows rows (a multiple of
-	// demosaic.BandRows): row y at (y mod capRows)·3w; the demosaic has
-	// made rows up to made−1.
+	// streamBand): row y at (y mod capRows)·3w; the demosaic has made
+	// rows up to made−1, in srcDur (added to the first step's timing, the
+	// demosaic's).
 	win     []float32
 	capRows int
 	made    int
 	srcDur  time.Duration
-	srcStep int
 	// cur is the index of the step being prepared (for addFilter).
 	cur int
 	err error
@@ -268,7 +268,7 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 	}
 	// The demosaic and band stages' work, moved out of the pass's time.
 	work := s.srcDur
-	tims[s.srcStep].Duration += s.srcDur
+	tims[0].Duration += s.srcDur
 	for _, f := range s.filters {
 		tims[f.step].Duration += f.dur
 		work += f.dur
