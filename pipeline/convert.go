@@ -88,6 +88,11 @@ type job struct {
 	denoiseState
 	// demosaicState: the demosaic the file got (demosaicused.go).
 	demosaicState
+
+	// wholeImage: never stream (ConvertOptions' wholeImage); stream: the
+	// streamed conversion running (stream.go), nil otherwise.
+	wholeImage bool
+	stream     *stream
 }
 
 // Result describes one converted file.
@@ -108,6 +113,10 @@ type Result struct {
 	// completion, even if a later stage failed; FromCache that the decoded
 	// image came from the stage cache instead.
 	Decoded, FromCache bool
+	// Streamed reports that the conversion ran from demosaic to encode in
+	// row bands, without a full-size image (docs/pipeline.md
+	// "Streaming").
+	Streamed bool `json:",omitempty"`
 	// Variants are the files written, in the order asked.
 	Variants []VariantResult
 	// InputHash is the hash of the input's content taken just before it
@@ -187,7 +196,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	j := &job{in: in, settings: s, hdr: o.Header, cache: o.Cache, threads: o.Threads, unfused: o.unfused}
+	j := &job{in: in, settings: s, hdr: o.Header, cache: o.Cache, threads: o.Threads, unfused: o.unfused, wholeImage: o.wholeImage}
 	asked := make([]*variantJob, 0, len(outs)) // the order asked for, for the result
 	for _, o := range outs {
 		v := &variantJob{spec: o}
@@ -227,6 +236,18 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 			j.cur = asked[st.v]
 		}
 		var err error
+		if st.Stream && st.Stage == demosaicStage.Name {
+			// From demosaic on in row bands, if the file allows (stream.go).
+			tims, handled, err := j.runStream(ctx, plan, n, asked)
+			res.Timings = append(res.Timings, tims...)
+			if handled {
+				res.Decoded, res.Streamed = j.decoded, err == nil
+				if err != nil {
+					return res, fmt.Errorf("%s: %w", in, err)
+				}
+				break
+			}
+		}
 		if st.Pass > 0 && !j.unfused {
 			// A fused pass: its steps run as one (runPass).
 			m := n

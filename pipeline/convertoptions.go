@@ -21,4 +21,7 @@ type ConvertOptions struct {
 	// unfused runs the steps of fused passes one after the other, each
 	// over the whole image (the tests' reference for the fused pass).
 	unfused bool
+	// wholeImage runs a conversion that would stream (stream.go) on the
+	// whole image instead (the tests' reference for the streamed path).
+	wholeImage bool
 }

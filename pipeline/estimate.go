@@ -98,6 +98,10 @@ type Memory struct {
 	Fixed int64
 	// Steps are the plan's steps in order, with their costs.
 	Steps []StepMemory
+	// Whole is Total on the whole-image path: the same as Total unless
+	// the file is expected to stream (streamPredicted), which it does
+	// not when the stage cache keeps its decoded image or has it already.
+	Whole int64
 }
 
 // StepMemory is the memory one step of a plan needs, in bytes.
@@ -127,6 +131,9 @@ type memCtx struct {
 	v       Variant // the step's variant; zero for a shared step
 	// resized: the step's variant has its own, resized image.
 	resized bool
+	// streamed: the step is part of a streamed conversion (Step.Stream,
+	// and streamPredicted says the file will stream).
+	streamed bool
 }
 
 // px is the step's image size in pixels.
@@ -141,17 +148,35 @@ func (m memCtx) px() int64 { return int64(m.step.W) * int64(m.step.H) }
 // last step has run (Go's collector reclaims them then: convertFile runs
 // runtime.GC between variants). The formulas are in docs/memory.md.
 func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
+	streamed := streamPredicted(fi, s)
+	m := estimateMemory(fi, s, threads, streamed)
+	m.Whole = m.Total
+	if streamed {
+		m.Whole = estimateMemory(fi, s, threads, false).Total
+	}
+	return m
+}
+
+// estimateMemory is EstimateMemory with the streamed steps' costs
+// (Step.Stream) as streamed or not.
+func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory {
 	p := PlanStages(fi, s)
 	vs := s.OutputVariants()
 	m := Memory{Fixed: conversionFixedBytes}
 	var live, pending int64
 	for n, st := range p.Steps {
-		c := memCtx{fi: fi, s: s, threads: threads, step: st}
+		c := memCtx{fi: fi, s: s, threads: threads, step: st, streamed: streamed && st.Stream}
 		if st.v >= 0 {
 			c.v = vs[st.v]
 			c.resized = st.W != p.W || st.H != p.H
 		}
-		sm := st.stage.Cost(c)
+		var sm StepMemory
+		if !c.streamed || st.Pass > 0 || st.Stage == demosaicStage.Name || st.Stage == encodeStage.Name {
+			// A streamed file's band steps hold their rows in the
+			// demosaic step's buffers (streamCost); the other steps
+			// between demosaic and the pass are idle for it.
+			sm = st.stage.Cost(c)
+		}
 		sm.Step = st.Name
 		sm.Peak = live + sm.Scratch + sm.Alloc
 		m.Total = max(m.Total, sm.Peak)

@@ -35,6 +35,9 @@ type variantJob struct {
 	rows    encode.RowsRGB16 // the quantiser of a streamed (TIFF16) variant
 	rows8   encode.RowsRGB8  // the quantiser of a streamed 8-bit (JPEG) variant
 	tmp     string           // temporary output file, renamed into place on success
+	// prepare, when set, makes the rows y0 to y1−1 a streamed variant's
+	// quantiser reads ready before they are read (stream.ensure).
+	prepare func(y0, y1 int)
 	// pass is the fused pass that quantise ends (Step.Pass), passTime the
 	// time its streamed rows took so far (moved from encode's timing to
 	// the pass's: job.movePassTime).

@@ -68,7 +68,10 @@ func cameraMatrixRow(j *job, p *fusePass) (rowKernel, bool) {
 		v.img = Image{W: v.img.W, H: v.img.H, Pix: v.camera[:v.img.W*v.img.H*3]}
 		v.camera = nil
 	} else {
-		j.img = Image{W: j.img.W, H: j.img.H, Pix: j.camera[:j.img.W*j.img.H*3]}
+		j.img = Image{W: j.img.W, H: j.img.H, Pix: j.camera}
+		if j.camera != nil { // nil: streamed (stream.go)
+			j.img.Pix = j.camera[:j.img.W*j.img.H*3]
+		}
 		j.camera = nil
 		j.releaseCached()
 	}

@@ -48,7 +48,9 @@ func stageCrop(_ context.Context, j *job) error {
 		j.crop = &Crop{Source: CropNone, W: w, H: h}
 		return nil
 	}
-	j.camera = cropInPlace(j.camera, w, j.colors, c)
+	if j.camera != nil { // nil: streamed, the crop is the demosaic's region (stream.go)
+		j.camera = cropInPlace(j.camera, w, j.colors, c)
+	}
 	j.img = Image{W: c.W, H: c.H}
 	j.crop = &c
 	j.cropFrame = [2]int{w, h}

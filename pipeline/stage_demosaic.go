@@ -13,7 +13,31 @@ import (
 // cache's copy); with --demosaic rcd on Bayer data, rawbatch's own
 // normalisation and RCD instead (pipeline/rcd.go).
 // Version 1: RCD, rawbatch's own, is the default demosaic (issue 14).
-var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Version: 1, Cost: demosaicCost, run: stageDemosaic}
+var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Version: 1, Cost: demosaicCost, run: stageDemosaic, Band: demosaicBand}
+
+// demosaicBand is the demosaic's band form (Stage.Band): RCD in bands of
+// upright rows (demosaic.Bands, made by the stream once every step is
+// prepared; margin: RCD's own, inside its tiles), for a file RCD takes
+// whose demosaiced image is neither read from the stage cache nor to be
+// stored in it.
+func demosaicBand(j *job, s *stream) (bandPrepare, bool) {
+	if j.cached != nil || !ownDemosaic(j.settings) || j.cacheStores() {
+		return nil, false
+	}
+	c, mul, why, err := j.rcdInput()
+	if why != "" || err != nil {
+		return nil, false // the whole-image path says why, or fails
+	}
+	s.cfa = c
+	return func(ctx context.Context, s *stream) error {
+		s.cfa.Stop = func() bool { return ctx.Err() != nil }
+		j.wb.Multipliers = [3]float64{mul[0] / mul[1], 1, mul[2] / mul[1]}
+		j.camera, j.colors = nil, 3
+		j.img = Image{W: c.W, H: c.H}
+		j.demosaicUsed = "rcd"
+		return nil
+	}, true
+}
 
 // ahdTile is dcraw/LibRaw's AHD tile size TS; each thread's tile buffer is
 // 26·TS² bytes (malloc(26*TS*TS) in ahd_interpolate), of which only the
@@ -38,6 +62,9 @@ var scratchPerPixel = map[string]float64{"dcb": 24, "dht": 13.2, "aahd": 39.3}
 // Peak: the unpacked raw data (unpackCost) + image + max(scratch, copy);
 // after: the copy, the raw data freed with the handle.
 func demosaicCost(m memCtx) StepMemory {
+	if m.streamed {
+		return streamCost(m)
+	}
 	if ownDemosaic(m.s) && m.fi.CFA && !maybeXTrans(m.fi) {
 		return rcdCost(m)
 	}

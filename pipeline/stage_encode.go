@@ -26,6 +26,11 @@ func encodeCost(m memCtx) StepMemory {
 		q = 0
 	}
 	sm := StepMemory{Scratch: int64(e*float64(m.px())) + ef, Free: int64(q) * m.px()}
+	if m.streamed {
+		// No float image: the stream's buffers and the raw data go.
+		sm.Free = streamBufferBytes(m) + rawDataBytes(m.fi)
+		return sm
+	}
 	if streamedRows(m) && floatFreed(m) {
 		sm.Free += 12 * m.px()
 	}

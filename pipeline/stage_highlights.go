@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
 // highlightsStage is the highlight mode (--highlights) on the demosaiced,
@@ -12,19 +13,43 @@ import (
 // (colour from the unclipped neighbours, highlight.Reconstruct). Then the
 // image goes to the stage cache (its key has the mode); a cached image has
 // had it already. Images with other than 3 channels are left alone.
-var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Cost: highlightsCost, run: stageHighlights}
+var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Cost: highlightsCost, run: stageHighlights, Band: highlightsBand}
 
-// highlightsCost: reconstruct's mask (1 byte per pixel) and its box sums
-// (2r+1 rows in a ring plus a prefix and a vertical sum, 40 bytes a pixel
-// of a row each: 40·(2r+3)·W, r = highlight.ReconstructRadius); clip works
-// in place.
+// highlightsBand is the stage's band form (Stage.Band): clip row by row
+// (margin 0, in parallel), or reconstruct row by row
+// (highlight.Reconstructor, margin its Lookahead: twice the radius, at
+// most 64 rows). The stream never stores a cache entry (demosaicBand).
+func highlightsBand(j *job, _ *stream) (bandPrepare, bool) {
+	return func(_ context.Context, s *stream) error {
+		w, h := s.upright()
+		switch j.settings.highlights() {
+		case HighlightsClip:
+			s.addFilter(0, func(y0, y1 int, row func(y int) []float32) {
+				par.Rows(y1-y0, func(lo, hi int) {
+					for y := y0 + lo; y < y0+hi; y++ {
+						highlight.Clip(row(y), w, 1, highlight.DefaultThreshold)
+					}
+				})
+			})
+		case HighlightsReconstruct:
+			rc := highlight.NewReconstructor(w, h, highlight.DefaultThreshold)
+			s.addFilter(rc.Lookahead(), func(_, y1 int, row func(y int) []float32) { rc.Rows(y1, row) })
+		}
+		return nil
+	}, true
+}
+
+// highlightsCost: reconstruct's clipped flag per row (1 byte a row) and
+// its box sums (2r+1 rows in a ring plus a prefix and a vertical sum, 40
+// bytes a pixel of a row each: 40·(2r+3)·W, r =
+// highlight.ReconstructRadius); clip works in place.
 func highlightsCost(m memCtx) StepMemory {
 	if m.s.highlights() != HighlightsReconstruct {
 		return noBuffers(m)
 	}
 	w, h := int64(m.step.W), int64(m.step.H)
 	r := int64(highlight.ReconstructRadius(m.step.W, m.step.H))
-	return StepMemory{Scratch: w*h + 40*(2*r+3)*w}
+	return StepMemory{Scratch: h + 40*(2*r+3)*w}
 }
 
 func stageHighlights(_ context.Context, j *job) error {

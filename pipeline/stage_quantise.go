@@ -49,6 +49,9 @@ const streamRows = 64
 // v.passTime.
 func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, lin []float32, u16 []uint16)) func(y int, dst []byte) {
 	fillBand := func(buf []byte, y0 int) {
+		if v.prepare != nil {
+			v.prepare(y0, min(h, y0+streamRows))
+		}
 		par.Rows(min(streamRows, h-y0), func(lo, hi int) {
 			lin, u16 := make([]float32, w*3), make([]uint16, w*3)
 			for r := lo; r < hi; r++ {
@@ -113,6 +116,10 @@ func quantiseRow(j *job, p *fusePass) (rowKernel, bool) {
 			k(lin)
 		}
 		return lin
+	}
+	if s := j.stream; s != nil {
+		// Streamed (stream.go): the rows come from the stream's window.
+		render, v.prepare = s.render(kernels), s.ensure
 	}
 	v.quantiseFrom(render)
 	return nil, true

@@ -16,7 +16,21 @@ import (
 // demosaic softened. The per-variant output sharpening after resize
 // (the variant's sharpen=, in the output-space stage) is another step and
 // stays. Like denoise it runs after the stage cache point.
-var sharpenStage = Stage{Name: "capture-sharpen", Scope: PerFile, Kind: Spatial, Cost: captureSharpenCost, Active: Settings.captureSharpenActive, run: stageCaptureSharpen}
+var sharpenStage = Stage{Name: "capture-sharpen", Scope: PerFile, Kind: Spatial, Cost: captureSharpenCost, Active: Settings.captureSharpenActive, run: stageCaptureSharpen, Band: captureSharpenBand}
+
+// captureSharpenBand is the stage's band form (Stage.Band): the unsharp
+// mask row by row (denoise.Sharpener, margin its Lookahead: the mask's
+// radius, 3 rows), in parallel over the rows of a band.
+func captureSharpenBand(j *job, _ *stream) (bandPrepare, bool) {
+	return func(_ context.Context, s *stream) error {
+		if a := j.captureSharpenAmount(); a != 0 {
+			w, h := s.upright()
+			sh := denoise.NewSharpener(w, h, a, denoise.SharpenSigma)
+			s.addFilter(sh.Lookahead(), func(_, y1 int, row func(y int) []float32) { sh.Rows(y1, row) })
+		}
+		return nil
+	}, true
+}
 
 // Capture sharpening settings (Settings.CaptureSharpen).
 const (
@@ -122,17 +136,25 @@ func captureSharpenCost(m memCtx) StepMemory {
 }
 
 func stageCaptureSharpen(_ context.Context, j *job) error {
+	if a := j.captureSharpenAmount(); a != 0 {
+		denoise.CaptureSharpen(j.camera, j.img.W, j.img.H, a, denoise.SharpenSigma)
+	}
+	return nil
+}
+
+// captureSharpenAmount decides the capture sharpening of j and records it
+// (j.sharpenUsed): the amount to apply, 0 for none.
+func (j *job) captureSharpenAmount() float64 {
 	a, why := captureAmount(j.settings, j.demosaicUsed, j.denoiseUsed.Strength)
 	j.sharpenUsed = SharpenUsed{Reason: why}
 	if a == 0 || j.colors != 3 {
 		if a != 0 {
 			j.sharpenUsed.Reason += fmt.Sprintf("; not applied to a %d-channel image", j.colors)
 		}
-		return nil
+		return 0
 	}
-	denoise.CaptureSharpen(j.camera, j.img.W, j.img.H, a, denoise.SharpenSigma)
 	j.sharpenUsed.Amount, j.sharpenUsed.Sigma = a, denoise.SharpenSigma
-	return nil
+	return a
 }
 
 // sharpenResult is the capture sharpening for Result (nil when the file

@@ -129,7 +129,7 @@ func (j *job) decodedSize() (w, h int, ok bool) {
 // 1/131070 (TestStageCache16Bit). A failure to cache is not a failure to
 // convert; it becomes a warning.
 func (j *job) storeCache() {
-	if j.cache == nil || j.cache.Cache == nil || j.cacheKey == "" || !j.cache.Keep {
+	if !j.cacheStores() {
 		return
 	}
 	if err := j.cache.Cache.PutMeta(j.cacheKey, j.img.W, j.img.H, j.colors, j.camera, j.encodeCacheMeta()); err != nil {
@@ -153,4 +153,10 @@ func (j *job) finishCache() {
 	if j.cache != nil && j.cache.Cache != nil && !j.cache.Keep && j.cacheKey != "" {
 		j.cache.Cache.Delete(j.cacheKey)
 	}
+}
+
+// cacheStores reports whether the highlights stage stores the decoded
+// image in the stage cache (the cache is kept after the run).
+func (j *job) cacheStores() bool {
+	return j.cache != nil && j.cache.Cache != nil && j.cacheKey != "" && j.cache.Keep
 }

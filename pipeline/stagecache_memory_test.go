@@ -30,7 +30,7 @@ func TestStageCacheHitMemory(t *testing.T) {
 	}
 	s := DefaultSettings()
 	threads := 1
-	est := EstimateMemory(fi, s, threads).Total
+	est := EstimateMemory(fi, s, threads).Whole // a kept cache entry: not streamed
 	spec := measureSpec{In: in, Out: filepath.Join(dir, "out.jpg"), Settings: s, Threads: threads, Estimate: est, CacheDir: filepath.Join(dir, "cache")}
 	if d, err := os.MkdirTemp("/dev/shm", "rawbatch-hitmem-*"); err == nil {
 		// tmpfs, as the default cache directory is.

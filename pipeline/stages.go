@@ -90,6 +90,15 @@ type Stage struct {
 	// changes no pixel). ok false: the step cannot fuse for this file
 	// (decided before anything is done), and run runs it alone.
 	Row func(j *job, p *fusePass) (k rowKernel, ok bool)
+	// Band, set for a stage that can run on row bands in a streamed
+	// conversion (stream.go, docs/pipeline.md "Streaming"), reports
+	// whether the step can for j, deciding before anything runs (no pixel
+	// touched, nothing recorded on j; it may note on s what later steps'
+	// forms need, like the demosaic's input or the crop's region), and
+	// returns the step's band form, which runs at the step's turn instead
+	// of run. A stage that keeps no row window has a margin of 0; others
+	// declare theirs in the form (stream.addFilter's lookahead).
+	Band func(j *job, s *stream) (bandPrepare, bool)
 	// fuses reports whether a step of the stage for variant v (zero for a
 	// shared step) may be planned into a fused pass with settings s; nil:
 	// whenever Row is set.
@@ -169,6 +178,11 @@ type Step struct {
 	// image of its own; lastFull: the step is of the last full-size
 	// variant, the last to read the shared image.
 	renderFused, lastFull bool
+	// Stream: the step is part of a streamed conversion when the file
+	// allows (markStream; the file's decode decides, job.streams): from
+	// demosaic to encode, row bands go to the encoder, no full-size
+	// float image is made.
+	Stream bool
 	// Pass numbers, from 1, the fused pass the step runs in (markPasses):
 	// consecutive steps with the same Pass run as one pass over the image
 	// (runPass); 0 for a step that runs alone.
@@ -285,6 +299,7 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 	}
 	p.markRenditions(vs, len(small))
 	p.markPasses(vs, s)
+	p.markStream(vs, s)
 	return p
 }
 
@@ -382,6 +397,15 @@ func (p StagePlan) String() string {
 			who = fmt.Sprintf("%-8s pass %d", who, st.Pass)
 		}
 		fmt.Fprintf(&b, "  %-26s %-11s %s\n", st.Name, fmt.Sprintf("%d×%d", st.W, st.H), who)
+	}
+	var streamed []string
+	for _, st := range p.Steps {
+		if st.Stream {
+			streamed = append(streamed, st.Name)
+		}
+	}
+	if len(streamed) > 0 {
+		fmt.Fprintf(&b, "  streamed in row bands, when the file needs no whole image: %s\n", strings.Join(streamed, ", "))
 	}
 	return b.String()
 }

@@ -51,7 +51,8 @@ func (r *Runner) estimateAt(t Task, threads int) pipeline.Memory {
 func (r *Runner) needAt(t Task, threads int) int64 {
 	need := r.estimateAt(t, threads).Total + r.executor().Overhead()
 	if r.CacheDir != "" && r.KeepCache {
-		need += r.cacheBytes(t)
+		// A kept decoded image is made whole: the file does not stream.
+		need = r.estimateAt(t, threads).Whole + r.executor().Overhead() + r.cacheBytes(t)
 	}
 	return need
 }

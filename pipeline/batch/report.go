@@ -151,6 +151,9 @@ type FileReport struct {
 	// a half-size decode or a file without a CFA), also when served from
 	// the stage cache; converted files only.
 	Demosaic string `json:"demosaic,omitempty"`
+	// Streamed: the conversion ran from demosaic to encode in row bands,
+	// without a full-size image (pipeline.Result.Streamed).
+	Streamed bool `json:"streamed,omitempty"`
 	// Lens is the lens correction: the profile used, or why none (converted
 	// files, unless --lens off).
 	Lens *ReportLens `json:"lens,omitempty"`
@@ -258,6 +261,7 @@ func BuildReport(results []FileResult) Report {
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.Denoise, f.CaptureSharpen = reportDetail(fr.Result)
 			f.Demosaic = fr.Result.Demosaic
+			f.Streamed = fr.Result.Streamed
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)

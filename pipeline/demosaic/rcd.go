@@ -178,6 +178,9 @@ type rcdTile struct {
 	rgb    [3][]float32
 	cfa    []float32
 	x0, y0 int // the image position of window (0, 0)
+
+	// out, when set, stores the tile instead of run's dst (band.go).
+	out func(t *rcdTile)
 }
 
 func newRCDTile() *rcdTile {
@@ -398,6 +401,10 @@ func (t *rcdTile) run(c *CFA, ox, oy int, dst []float32) {
 	}
 
 	// Out: the tile's photosites inside the image.
+	if t.out != nil { // a band's own placement (band.go)
+		t.out(t)
+		return
+	}
 	R, G, B := rgb[0], rgb[1], rgb[2]
 	for y := margin; y < s-margin; y++ {
 		iy := t.y0 + y

@@ -27,6 +27,31 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 		return
 	}
 	pix = pix[:3*n]
+	s := NewSharpener(w, h, amount, sigma)
+	s.lum = make([]float32, n) // the whole plane at once
+	s.Rows(h, func(y int) []float32 { return pix[3*y*w : 3*(y+1)*w : 3*(y+1)*w] })
+}
+
+// Sharpener is CaptureSharpen on an image given row by row, top to bottom,
+// for a conversion that streams its image in row bands: Rows finishes the
+// next rows in place, reading rows up to Lookahead below the last one, and
+// keeps the luminance of the rows the next call needs (Lookahead rows
+// above its first). The result is the same for any split of the image into
+// calls of Rows. Memory: the luminance of the rows of a call and
+// 2·Lookahead more (4 bytes a pixel).
+type Sharpener struct {
+	w, h, r int
+	k       []float32
+	a       float32
+	// lum holds the luminance of rows lumLo to lumHi−1.
+	lum          []float32
+	lumLo, lumHi int
+	next         int
+}
+
+// NewSharpener returns the row-by-row CaptureSharpen of a w×h image
+// (w, h > 0, amount ≠ 0, sigma > 0).
+func NewSharpener(w, h int, amount, sigma float64) *Sharpener {
 	r := min(3, int(math.Ceil(3*sigma)))
 	k := make([]float32, 2*r+1)
 	var sum float64
@@ -38,24 +63,63 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 	for i := range k {
 		k[i] /= float32(sum)
 	}
-	l := make([]float32, n)
-	par.Rows(h, func(lo, hi int) {
-		for i := lo * w; i < hi*w; i++ {
-			y := (pix[3*i] + pix[3*i+1] + pix[3*i+2]) / 3
-			l[i] = pos(y)
+	return &Sharpener{w: w, h: h, r: r, k: k, a: float32(amount)}
+}
+
+// Lookahead is how many rows below the last row a call of Rows finishes
+// (and above its first) the mask reads: its radius.
+func (s *Sharpener) Lookahead() int { return s.r }
+
+// Next is the first row not finished yet.
+func (s *Sharpener) Next() int { return s.next }
+
+// Rows finishes rows Next() to y1−1 in place, in parallel (par.Rows).
+// row(y) returns row y (3·w float32) for every y from Next() to
+// min(h, y1+Lookahead())−1, not yet sharpened; rows above Next() are not
+// read again.
+func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
+	w, h, r := s.w, s.h, s.r
+	y0, y1 := s.next, min(y1, s.h)
+	if y0 >= y1 {
+		return
+	}
+	// The luminance of rows max(0, y0−r) .. min(h, y1+r)−1 (mirrored rows
+	// fall inside), those not made yet from row(y).
+	lo, hi := max(0, y0-r), min(h, y1+r)
+	if s.lum == nil || len(s.lum) < (hi-lo)*w {
+		keep := s.lum
+		s.lum = make([]float32, (hi-lo+2*r)*w)
+		if s.lumHi > lo {
+			copy(s.lum, keep[(lo-s.lumLo)*w:(s.lumHi-s.lumLo)*w])
+		}
+	} else if s.lumLo < lo && s.lumHi > lo {
+		copy(s.lum, s.lum[(lo-s.lumLo)*w:(s.lumHi-s.lumLo)*w])
+	}
+	from := max(lo, s.lumHi)
+	if s.lumHi < lo {
+		from = lo
+	}
+	s.lumLo, s.lumHi = lo, hi
+	lum := func(y int) []float32 { return s.lum[(y-lo)*w : (y-lo+1)*w] }
+	par.Rows(hi-from, func(a, b int) {
+		for y := from + a; y < from+b; y++ {
+			p, l := row(y), lum(y)
+			for x := range l {
+				l[x] = pos((p[3*x] + p[3*x+1] + p[3*x+2]) / 3)
+			}
 		}
 	})
-	a := float32(amount)
+	k, a := s.k, s.a
 	var k7 [7]float32 // the taps of radius 3
 	copy(k7[:], k)
-	par.Rows(h, func(lo, hi int) {
+	par.Rows(y1-y0, func(lo, hi int) {
 		tmp := make([]float32, w)
-		for y := lo; y < hi; y++ {
+		for y := y0 + lo; y < y0+hi; y++ {
 			if r == 3 {
 				// The default radius (σ 0.7) in one sweep, the taps added
 				// in the order of the loop below.
-				r0, r1, r2 := l[mirror(y-3, h)*w:][:w], l[mirror(y-2, h)*w:][:w], l[mirror(y-1, h)*w:][:w]
-				r3, r4, r5, r6 := l[y*w:][:w], l[mirror(y+1, h)*w:][:w], l[mirror(y+2, h)*w:][:w], l[mirror(y+3, h)*w:][:w]
+				r0, r1, r2 := lum(mirror(y-3, h)), lum(mirror(y-2, h)), lum(mirror(y-1, h))
+				r3, r4, r5, r6 := lum(y), lum(mirror(y+1, h)), lum(mirror(y+2, h)), lum(mirror(y+3, h))
 				k0, k1, k2, k3, k4, k5, k6 := k[0], k[1], k[2], k[3], k[4], k[5], k[6]
 				tmp := tmp[:w]
 				for x := range tmp {
@@ -66,13 +130,14 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 					tmp[x] = 0
 				}
 				for i := -r; i <= r; i++ {
-					row := l[mirror(y+i, h)*w:][:w]
+					row := lum(mirror(y+i, h))
 					ki := k[i+r]
 					for x := range tmp {
 						tmp[x] += ki * row[x]
 					}
 				}
 			}
+			ly, px := lum(y), row(y)
 			for x := range w {
 				var b float32
 				if r == 3 && x >= 3 && x+3 < w {
@@ -87,10 +152,9 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 						b += k[i+r] * tmp[mirror(x+i, w)]
 					}
 				}
-				i := y*w + x
-				lv := l[i]
+				lv := ly[x]
 				ls := pos(lv + a*(lv-b))
-				q := pix[3*i : 3*i+3 : 3*i+3]
+				q := px[3*x : 3*x+3 : 3*x+3]
 				yv := (q[0] + q[1] + q[2]) / 3
 				if yv <= 0 {
 					continue
@@ -102,6 +166,7 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 			}
 		}
 	})
+	s.next = y1
 }
 
 // SharpenScratchBytes is the memory CaptureSharpen allocates for a w×h

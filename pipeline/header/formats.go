@@ -100,6 +100,7 @@ func parseTIFF(src *source, o *own) {
 	}
 	o.checkColourTags(t, ifd0, raw)
 	if o.dng {
+		o.noPreview = raw != nil && onlyRaw(all, raw)
 		o.look = readDNGLook(t, ifd0)
 		if raw != nil {
 			o.opcodes = findOpcodeLists(t, raw)
@@ -438,4 +439,15 @@ func (o *own) mergeExif(r exifResult) {
 	if e.orientation == 0 {
 		e.orientation = r.orientation
 	}
+}
+
+// onlyRaw reports whether no IFD of all but raw holds an image (has a
+// size).
+func onlyRaw(all []*ifd, raw *ifd) bool {
+	for _, d := range all {
+		if d != raw && (d.width > 0 || d.height > 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -126,6 +126,10 @@ type Header struct {
 	// OpcodeLists locates the DNG opcode lists of the raw IFD (nil when
 	// it has none, or the file is not a DNG).
 	OpcodeLists *DNGOpcodeLists `json:",omitempty"`
+	// NoPreview: a DNG whose IFDs hold no image besides the raw data
+	// (no preview IFD, no JPEG thumbnail), so it has no embedded preview;
+	// false when it has one or the format does not tell.
+	NoPreview bool `json:",omitempty"`
 	// CRX is the CR3 raw track's crx header (CMP1), nil for other formats.
 	CRX *CRX
 	// SizeFromLibRaw reports that Width/Height are LibRaw's output size.
@@ -403,6 +407,7 @@ func (h *Header) apply(o *own) {
 	h.SensorArea = o.sensorArea
 	h.ProfileToneCurve, h.BaselineExposureOffset = o.look.toneCurve, o.look.exposureOffset
 	h.OpcodeLists = o.opcodes
+	h.NoPreview = o.noPreview
 	h.Unsupported = o.unsupported
 	if o.haveExif {
 		h.EXIF = o.exif.EXIF

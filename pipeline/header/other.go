@@ -15,6 +15,7 @@ import (
 type own struct {
 	look            dngLook // DNG ProfileToneCurve, BaselineExposureOffset (dnglook.go)
 	opcodes         *DNGOpcodeLists
+	noPreview       bool // a DNG with no image besides its raw IFD (Header.NoPreview)
 	make, model     string
 	rawW, rawH      int64 // full raw size in pixels
 	w, h            int64 // image area before rotation, 0 = use raw size

@@ -72,103 +72,204 @@ func Reconstruct(pix []float32, w, h int, threshold float32) []float32 {
 	if n <= 0 || len(pix) < 3*n {
 		return pix
 	}
-	r := ReconstructRadius(w, h)
-	clipped := make([]bool, n)
-	any := false
-	for i := range n {
-		p := pix[3*i : 3*i+3 : 3*i+3]
-		if p[0] >= threshold || p[1] >= threshold || p[2] >= threshold {
-			clipped[i] = true
-			any = true
-		}
-	}
-	if !any {
-		return pix
-	}
-	// Box sums over the (2r+1)² window of: the chromaticity of unclipped
-	// bright pixels (3), their count, and the count of unclipped pixels.
-	// Horizontal sums per row, kept for the 2r+1 rows of the window in a
-	// ring, and a running vertical sum of them: memory O(r·w), not O(w·h).
-	win := 2*r + 1
-	ring := make([][][5]float64, win)
-	for k := range ring {
-		ring[k] = make([][5]float64, w)
-	}
-	prefix := make([][5]float64, w+1)
-	rowSums := func(y int, dst [][5]float64) {
-		for x := range w {
-			var f [5]float64
-			i := y*w + x
-			if !clipped[i] {
-				f[4] = 1
-				p := pix[3*i : 3*i+3 : 3*i+3]
-				if m := max(p[0], p[1], p[2]); m > minChromaLevel {
-					for c := range 3 {
-						f[c] = float64(max(p[c], 0) / m)
-					}
-					f[3] = 1
-				}
-			}
-			for k := range f {
-				prefix[x+1][k] = prefix[x][k] + f[k]
-			}
-		}
-		for x := range w {
-			x0, x1 := max(0, x-r), min(w-1, x+r)
-			for k := range 5 {
-				dst[x][k] = prefix[x1+1][k] - prefix[x0][k]
-			}
-		}
-	}
-	vert := make([][5]float64, w)
-	addRow := func(row [][5]float64, sign float64) {
-		for x := range vert {
-			for k := range 5 {
-				vert[x][k] += sign * row[x][k]
-			}
-		}
-	}
-	for y := range min(r, h) {
-		rowSums(y, ring[y%win])
-		addRow(ring[y%win], 1)
-	}
-	for y := range h {
-		// The window now holds rows y−r .. y+r (those that exist). The
-		// chromaticity comes only from unclipped pixels, which this loop
-		// never changes, so working in place is safe.
-		if out := y - r - 1; out >= 0 {
-			addRow(ring[out%win], -1)
-		}
-		if in := y + r; in < h {
-			rowSums(in, ring[in%win])
-			addRow(ring[in%win], 1)
-		}
-		y0, y1 := max(0, y-r), min(h-1, y+r)
-		for x := range w {
-			i := y*w + x
-			if !clipped[i] {
-				continue
-			}
-			x0, x1 := max(0, x-r), min(w-1, x+r)
-			s := vert[x]
-			p := pix[3*i : 3*i+3 : 3*i+3]
-			v := math.Min(float64(max(p[0], p[1], p[2])), 1)
-			var rho [3]float64
-			a := 0.0
-			if s[3] > 0 {
-				rho = [3]float64{s[0] / s[3], s[1] / s[3], s[2] / s[3]}
-				if m := math.Max(rho[0], math.Max(rho[1], rho[2])); m > 0 {
-					for c := range rho {
-						rho[c] /= m
-					}
-					area := float64((x1 - x0 + 1) * (y1 - y0 + 1))
-					a = math.Min(1, 2*s[4]/area)
-				}
-			}
-			for c := range 3 {
-				p[c] = float32(v * ((1 - a) + a*rho[c]))
-			}
-		}
-	}
+	r := NewReconstructor(w, h, threshold)
+	r.Rows(h, func(y int) []float32 { return pix[3*y*w : 3*(y+1)*w : 3*(y+1)*w] })
 	return pix
+}
+
+// Reconstructor is Reconstruct on an image given row by row, top to
+// bottom, for a conversion that streams its image in row bands: Rows
+// finishes the next rows in place, reading rows up to Lookahead below
+// the last one, so only those rows need be held. The result is the same
+// for any split of the image into calls of Rows. Memory: the clipped
+// flag of each row (h bytes) and, once a clipped pixel is near, the box
+// sums of 2·radius+1 rows (40 bytes a pixel of a row each) and two rows
+// more.
+type Reconstructor struct {
+	w, h, r int
+	thr     float32
+	// flagged rows (0..flagged−1) have clippedRow set: the row has a
+	// pixel at or above the threshold.
+	clippedRow []bool
+	flagged    int
+	// next is the first row not finished.
+	next int
+	// The box sums (see Reconstruct): ring holds the horizontal sums of
+	// the rows in the window (valid marks those computed; a row is
+	// computed only when a clipped row lies within r of it, since only a
+	// clipped pixel reads the sums), vert their running vertical sum,
+	// inWin how many rows in it are valid; added is the next row to enter
+	// the window.
+	ring   [][][5]float64
+	valid  []bool
+	prefix [][5]float64
+	vert   [][5]float64
+	inWin  int
+	added  int
+}
+
+// NewReconstructor returns the row-by-row Reconstruct of a w×h image
+// (w, h > 0) with the given threshold.
+func NewReconstructor(w, h int, threshold float32) *Reconstructor {
+	return &Reconstructor{w: w, h: h, r: ReconstructRadius(w, h), thr: threshold, clippedRow: make([]bool, h)}
+}
+
+// Lookahead is how many rows below the last row a call of Rows finishes
+// it reads: twice ReconstructRadius (the box's rows, and whether the rows
+// of their boxes are clipped).
+func (rc *Reconstructor) Lookahead() int { return 2 * rc.r }
+
+// Next is the first row not finished yet.
+func (rc *Reconstructor) Next() int { return rc.next }
+
+// Rows finishes rows Next() to y1−1 in place. row(y) returns row y of the
+// image (3·w float32, white-balanced camera RGB, clip level 1) for every
+// y from Next() to min(h, y1+Lookahead())−1, as the demosaic made it (rows
+// at or after Next() are not yet changed); rows above Next() are not read
+// again.
+func (rc *Reconstructor) Rows(y1 int, row func(y int) []float32) {
+	y1 = min(y1, rc.h)
+	for y := rc.next; y < y1; y++ {
+		rc.flag(min(rc.h, y+2*rc.r+1), row)
+		rc.slide(y, row)
+		if rc.clippedRow[y] {
+			rc.finish(y, row(y))
+		}
+	}
+	rc.next = max(rc.next, y1)
+}
+
+// flag sets clippedRow of the rows up to y1−1.
+func (rc *Reconstructor) flag(y1 int, row func(y int) []float32) {
+	for ; rc.flagged < y1; rc.flagged++ {
+		p := row(rc.flagged)
+		for i := 0; i+2 < len(p); i += 3 {
+			if p[i] >= rc.thr || p[i+1] >= rc.thr || p[i+2] >= rc.thr {
+				rc.clippedRow[rc.flagged] = true
+				break
+			}
+		}
+	}
+}
+
+// nearClipped reports whether a row within r of y is clipped (all of
+// them flagged).
+func (rc *Reconstructor) nearClipped(y int) bool {
+	for k := max(0, y-rc.r); k <= min(rc.h-1, y+rc.r); k++ {
+		if rc.clippedRow[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// slide moves the box window to rows y−r .. y+r (those that exist).
+func (rc *Reconstructor) slide(y int, row func(y int) []float32) {
+	win := 2*rc.r + 1
+	if rc.ring == nil {
+		rc.valid = make([]bool, win)
+		rc.vert = make([][5]float64, rc.w)
+		rc.prefix = make([][5]float64, rc.w+1)
+		rc.ring = make([][][5]float64, win)
+	}
+	for ; rc.added <= min(y+rc.r, rc.h-1); rc.added++ {
+		in := rc.added
+		if out := in - win; out >= 0 && rc.valid[out%win] {
+			rc.addRow(rc.ring[out%win], -1)
+			rc.valid[out%win] = false
+			rc.inWin--
+			if rc.inWin == 0 {
+				clear(rc.vert) // nothing left: exactly zero again
+			}
+		}
+		if !rc.nearClipped(in) {
+			continue
+		}
+		k := in % win
+		if rc.ring[k] == nil {
+			rc.ring[k] = make([][5]float64, rc.w)
+		}
+		rc.rowSums(row(in), rc.ring[k])
+		rc.addRow(rc.ring[k], 1)
+		rc.valid[k] = true
+		rc.inWin++
+	}
+	// The row leaving the window when y+r is past the last row.
+	if out := y - rc.r - 1; out >= 0 && out+win >= rc.added && rc.valid[out%win] {
+		rc.addRow(rc.ring[out%win], -1)
+		rc.valid[out%win] = false
+		rc.inWin--
+		if rc.inWin == 0 {
+			clear(rc.vert)
+		}
+	}
+}
+
+// rowSums sets dst to the horizontal box sums of row p: the chromaticity
+// of unclipped bright pixels (3), their count, and the count of unclipped
+// pixels.
+func (rc *Reconstructor) rowSums(p []float32, dst [][5]float64) {
+	w, r, prefix := rc.w, rc.r, rc.prefix
+	for x := range w {
+		var f [5]float64
+		q := p[3*x : 3*x+3 : 3*x+3]
+		if !(q[0] >= rc.thr || q[1] >= rc.thr || q[2] >= rc.thr) {
+			f[4] = 1
+			if m := max(q[0], q[1], q[2]); m > minChromaLevel {
+				for c := range 3 {
+					f[c] = float64(max(q[c], 0) / m)
+				}
+				f[3] = 1
+			}
+		}
+		for k := range f {
+			prefix[x+1][k] = prefix[x][k] + f[k]
+		}
+	}
+	for x := range w {
+		x0, x1 := max(0, x-r), min(w-1, x+r)
+		for k := range 5 {
+			dst[x][k] = prefix[x1+1][k] - prefix[x0][k]
+		}
+	}
+}
+
+func (rc *Reconstructor) addRow(row [][5]float64, sign float64) {
+	for x := range rc.vert {
+		for k := range 5 {
+			rc.vert[x][k] += sign * row[x][k]
+		}
+	}
+}
+
+// finish reconstructs the clipped pixels of row y (pix) from the window's
+// sums. The chromaticity comes only from unclipped pixels, which this
+// never changes, so working in place is safe.
+func (rc *Reconstructor) finish(y int, pix []float32) {
+	w, h, r := rc.w, rc.h, rc.r
+	y0, y1 := max(0, y-r), min(h-1, y+r)
+	for x := range w {
+		p := pix[3*x : 3*x+3 : 3*x+3]
+		if !(p[0] >= rc.thr || p[1] >= rc.thr || p[2] >= rc.thr) {
+			continue
+		}
+		x0, x1 := max(0, x-r), min(w-1, x+r)
+		s := rc.vert[x]
+		v := math.Min(float64(max(p[0], p[1], p[2])), 1)
+		var rho [3]float64
+		a := 0.0
+		if s[3] > 0 {
+			rho = [3]float64{s[0] / s[3], s[1] / s[3], s[2] / s[3]}
+			if m := math.Max(rho[0], math.Max(rho[1], rho[2])); m > 0 {
+				for c := range rho {
+					rho[c] /= m
+				}
+				area := float64((x1 - x0 + 1) * (y1 - y0 + 1))
+				a = math.Min(1, 2*s[4]/area)
+			}
+		}
+		for c := range 3 {
+			p[c] = float32(v * ((1 - a) + a*rho[c]))
+		}
+	}
 }

@@ -1,0 +1,386 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"strings"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/demosaic"
+	"github.com/rawbatch/rawbatch/pipeline/highlight"
+	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
+)
+
+// The streamed conversion (issue 14 point 5, docs/pipeline.md
+// "Streaming"): a file with one full-size JPEG or TIFF16 output whose
+// demosaic is our RCD and whose steps between demosaic and the fused pass
+// can all run on row bands (Stage.Band) is never held as a full-size float
+// image. The demosaic makes upright rows (crop and orientation applied as
+// it places its tiles, demosaic.Bands) into a window of a few hundred rows;
+// the band stages (highlights, capture sharpening) finish them in place as
+// soon as the rows below them they need are there; the fused pass's
+// kernels and quantise read the finished rows as the encoder asks for
+// them. Only LibRaw's raw data (2 bytes a pixel, released as RCD passes
+// it when the orientation keeps its row order) and the encoder's own
+// buffers are full size.
+
+// streamBand is how many rows the demosaic makes at a time in a streamed
+// conversion: one row of RCD's tiles (tests try others).
+var streamBand = demosaic.BandRows
+
+// bandPrepare is a step's band form (Stage.Band): it runs at the step's
+// turn in a streamed conversion instead of the stage's run, recording
+// what run records, and adds the step's row work to the stream
+// (stream.addFilter), touching no pixels.
+type bandPrepare func(ctx context.Context, s *stream) error
+
+// bandFilter is one band stage's row work: rows(y0, y1, row) finishes
+// rows y0 to y1−1 in place (y0 the first row it has not finished; calls
+// in order), reading rows up to lookahead below y1−1 (row(y) returns row
+// y of the window).
+type bandFilter struct {
+	lookahead int
+	rows      func(y0, y1 int, row func(y int) []float32)
+	done      int
+	step      int // the step's index in the stream's timings
+	dur       time.Duration
+}
+
+// stream is the state of a streamed conversion.
+type stream struct {
+	j   *job
+	ctx context.Context
+	// cfa is the demosaic's input (set by the demosaic's Band), region
+	// the part of it the output covers (the crop's Band; empty: all),
+	// flip the orientation (LibRaw's flip code).
+	cfa    demosaic.CFA
+	region image.Rectangle
+	flip   int
+	src    *demosaic.Bands
+	// w, h: the upright size of the output.
+	w, h    int
+	filters []*bandFilter
+	// win holds rows as a ring of capRows rows (a multiple of
+	// streamBand): row y at (y mod capRows)·3w; the demosaic has made
+	// rows up to made−1, in srcDur (added to the first step's timing, the
+	// demosaic's).
+	win     []float32
+	capRows int
+	made    int
+	srcDur  time.Duration
+	// cur is the index of the step being prepared (for addFilter).
+	cur int
+	err error
+}
+
+// upright returns the output size of the stream's region for its flip.
+func (s *stream) upright() (int, int) {
+	r := s.region
+	if r.Empty() {
+		r = image.Rect(0, 0, s.cfa.W, s.cfa.H)
+	}
+	if s.flip&4 != 0 {
+		return r.Dy(), r.Dx()
+	}
+	return r.Dx(), r.Dy()
+}
+
+// addFilter adds the current step's row work (bandFilter) after the
+// filters added so far.
+func (s *stream) addFilter(lookahead int, rows func(y0, y1 int, row func(y int) []float32)) {
+	s.filters = append(s.filters, &bandFilter{lookahead: lookahead, rows: rows, step: s.cur})
+}
+
+// start makes the demosaic's bands and the window, once every step is
+// prepared.
+func (s *stream) start() error {
+	b, err := demosaic.NewBands(s.cfa, s.region, s.flip)
+	if err != nil {
+		return fmt.Errorf("rcd: %w", err)
+	}
+	s.src, s.w, s.h = b, b.W, b.H
+	la := 0
+	for _, f := range s.filters {
+		la += f.lookahead
+	}
+	// The rows held at most: a band the encoder asks for, the filters'
+	// lookahead and the demosaic band made last, each band of the
+	// demosaic in one piece of the ring.
+	need := streamRows + la + streamBand
+	s.capRows = (need + streamBand - 1) / streamBand * streamBand
+	s.win = make([]float32, s.capRows*s.w*3)
+	return nil
+}
+
+// row returns row y of the window.
+func (s *stream) row(y int) []float32 {
+	i := y % s.capRows * s.w * 3
+	return s.win[i : i+s.w*3 : i+s.w*3]
+}
+
+// ensure makes rows y0 to y1−1 final (every band stage done with them), the
+// rows above y0 being read no more. Errors are kept in s.err (the rows
+// are then left as they are).
+func (s *stream) ensure(y0, y1 int) {
+	if s.err != nil {
+		return
+	}
+	y1 = min(y1, s.h)
+	for {
+		avail := s.made
+		for _, f := range s.filters {
+			target := avail - f.lookahead
+			if avail >= s.h {
+				target = s.h
+			}
+			if target > f.done {
+				t0 := time.Now()
+				f.rows(f.done, target, s.row)
+				f.dur += time.Since(t0)
+				f.done = target
+			}
+			avail = f.done
+		}
+		if avail >= y1 {
+			return
+		}
+		n0, n1 := s.made, min(s.h, s.made+streamBand)
+		if n1-y0 > s.capRows {
+			s.err = fmt.Errorf("stream: rows %d to %d do not fit %d rows from %d", n0, n1, s.capRows, y0)
+			return
+		}
+		t0 := time.Now()
+		i := n0 % s.capRows * s.w * 3
+		err := s.src.Rows(n0, n1, s.win[i:i+(n1-n0)*s.w*3])
+		s.srcDur += time.Since(t0)
+		if err != nil {
+			if errors.Is(err, demosaic.ErrStopped) && s.ctx.Err() != nil {
+				err = s.ctx.Err()
+			}
+			s.err = err
+			return
+		}
+		s.made = n1
+		if streamBandHook != nil {
+			streamBandHook(n1)
+		}
+	}
+}
+
+// streamBandHook, when set (tests), is called with the rows made so far
+// after each demosaic band of a streamed conversion.
+var streamBandHook func(made int)
+
+// render returns the fused pass's row function on the stream: upright row
+// y of the final rows, through the pass's kernels.
+func (s *stream) render(kernels []rowKernel) func(y int, lin []float32) []float32 {
+	return func(y int, lin []float32) []float32 {
+		copy(lin, s.row(y))
+		for _, k := range kernels {
+			k(lin)
+		}
+		return lin
+	}
+}
+
+// streams reports whether the steps from n on (the demosaic step) stream
+// for j: the plan marks them (Step.Stream), the file's steps between
+// demosaic and the fused pass all can (Stage.Band), the pass ends in
+// quantise and is followed by the encode step only. It returns the steps' band forms.
+func (j *job) streams(plan StagePlan, n int, s *stream) (preps []bandPrepare, k, m int, ok bool) {
+	steps := plan.Steps
+	if !steps[n].Stream || j.unfused || j.wholeImage {
+		return nil, 0, 0, false
+	}
+	k = n
+	for ; k < len(steps) && steps[k].Pass == 0; k++ {
+		st := steps[k]
+		if st.stage.Band == nil {
+			return nil, 0, 0, false
+		}
+		p, ok := st.stage.Band(j, s)
+		if !ok {
+			return nil, 0, 0, false
+		}
+		preps = append(preps, p)
+	}
+	m = k
+	for m+1 < len(steps) && steps[m+1].Pass == steps[k].Pass && steps[k].Pass > 0 {
+		m++
+	}
+	if k == len(steps) || steps[m].Stage != quantiseStage.Name || m+2 != len(steps) || steps[m+1].Stage != encodeStage.Name {
+		return nil, 0, 0, false
+	}
+	// The plan's size may be the header's guess (a rotated file's is
+	// turned): the steps and their names do not depend on it.
+	if s.cfa.W < 2 || s.cfa.H < 2 {
+		return nil, 0, 0, false
+	}
+	return preps, k, m, true
+}
+
+// runStream runs the steps from n (the demosaic step) to the end as a
+// streamed conversion when j streams (j.streams); handled false
+// otherwise, with nothing done. The timings name every step; a band
+// stage's is its preparation and its row work over all bands, the pass's
+// quantise step the time the encoder waited for rows beyond the band
+// stages' and the demosaic's work.
+func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*variantJob) (tims []StageTiming, handled bool, err error) {
+	s := &stream{j: j, ctx: ctx, flip: j.info.Flip & 7}
+	preps, k, m, ok := j.streams(plan, n, s)
+	if !ok {
+		return nil, false, nil
+	}
+	j.stream = s
+	defer func() { j.stream = nil }()
+	steps := plan.Steps
+	for i, p := range preps {
+		j.cur = nil
+		s.cur = len(tims)
+		t0 := time.Now()
+		err := p(ctx, s)
+		tims = append(tims, StageTiming{Stage: steps[n+i].Name, Duration: time.Since(t0)})
+		if err != nil {
+			return tims, true, err
+		}
+	}
+	if err := s.start(); err != nil {
+		return tims, true, err
+	}
+	ptims, err := j.runPass(ctx, steps[k:m+1], asked)
+	tims = append(tims, ptims...)
+	if err != nil {
+		return tims, true, err
+	}
+	enc := steps[m+1]
+	j.cur = asked[enc.v]
+	t0 := time.Now()
+	err = enc.stage.run(ctx, j)
+	tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+	j.movePassTime(tims)
+	if err == nil {
+		err = s.err
+	}
+	if err != nil {
+		return tims, true, err
+	}
+	// The demosaic and band stages' work, moved out of the pass's time.
+	work := s.srcDur
+	tims[0].Duration += s.srcDur
+	for _, f := range s.filters {
+		tims[f.step].Duration += f.dur
+		work += f.dur
+	}
+	for i := range tims {
+		if tims[i].Stage == steps[m].Name {
+			tims[i].Duration = max(0, tims[i].Duration-work)
+		}
+	}
+	// The LibRaw handle and its raw data are no longer needed.
+	j.h.Close()
+	j.h = nil
+	j.decoded = true
+	fault.At(fault.Decoded, j.in)
+	return tims, true, nil
+}
+
+// streamable reports whether a plan's steps from demosaic on may stream
+// (Step.Stream): a single full-size variant written as its rows are made
+// (JPEG, TIFF16), RCD asked for, every step between demosaic and the
+// fused pass with a band form, and the pass ending in quantise right
+// before the last step, encode. Whether the file streams is decided when
+// it is decoded (job.streams).
+func (p *StagePlan) markStream(vs []Variant, s Settings) {
+	if len(vs) != 1 || !streamedRows(memCtx{v: vs[0]}) || !ownDemosaic(s) {
+		return
+	}
+	n := -1
+	for i, st := range p.Steps {
+		if st.Stage == demosaicStage.Name {
+			n = i
+		}
+	}
+	if n < 0 || len(p.Steps) < 2 || p.Steps[len(p.Steps)-1].Stage != encodeStage.Name || p.Steps[len(p.Steps)-2].Stage != quantiseStage.Name {
+		return
+	}
+	k := n
+	for ; k < len(p.Steps) && p.Steps[k].Pass == 0; k++ {
+		if p.Steps[k].stage.Band == nil {
+			return
+		}
+	}
+	last := len(p.Steps) - 2
+	if k > last || p.Steps[k].Pass == 0 {
+		return
+	}
+	for i := k; i <= last; i++ {
+		if p.Steps[i].Pass != p.Steps[k].Pass || p.Steps[i].W != p.W || p.Steps[i].H != p.H {
+			return
+		}
+	}
+	for i := n; i < len(p.Steps); i++ {
+		p.Steps[i].Stream = true
+	}
+}
+
+// streamPredicted reports whether a file described by fi streams with
+// settings s when its plan says it may (Step.Stream), as far as its header
+// tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no embedded
+// preview when the settings measure one (Header.NoPreview: only a DNG
+// tells), no OpcodeList3, no noise reduction at its ISO, no lens named
+// for lensfun. The estimate of a file that streams counts its buffers
+// (streamCost), of one that does not its whole image.
+func streamPredicted(fi FileInfo, s Settings) bool {
+	hd := fi.Header
+	if !fi.CFA || maybeXTrans(fi) || hd == nil {
+		return false
+	}
+	if s.needsPreview() && !hd.NoPreview {
+		return false
+	}
+	if opcodesActive(s) && hd.OpcodeLists != nil && hd.OpcodeLists.Length[2] > 0 {
+		return false
+	}
+	if st, _ := denoiseStrength(s, fileISO(fi, 0)); st != 0 && denoiseStage.Active(s) {
+		return false
+	}
+	return !lensStage.Active(s) || strings.TrimSpace(hd.EXIF.Lens) == "" && s.LensModel == ""
+}
+
+// streamCost is the demosaic step's memory in a streamed conversion:
+// every goroutine's tile planes while it runs (demosaic.TileBytes), and
+// the stream's buffers (streamBufferBytes), held until the encode step
+// ends; the raw data stays (released as RCD passes it only when the
+// orientation keeps its row order), and no image is made.
+func streamCost(m memCtx) StepMemory {
+	return StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
+}
+
+// streamBufferBytes is what a streamed conversion holds from its demosaic
+// to its encode, for rows as long as the longer side L of the step's
+// image (the orientation is the file's): the window of rows (see
+// stream.start: the encoder's band, the band stages' lookahead and a
+// demosaic band, rounded up to whole demosaic bands; 12 bytes a pixel),
+// reconstruct's box sums (40 bytes a pixel of 2r+1 rows and two more
+// rows, a flag a row), the sharpener's luminance (a demosaic band and 4
+// radii of rows, 4 bytes a pixel).
+func streamBufferBytes(m memCtx) int64 {
+	w, h := m.step.W, m.step.H
+	long := int64(max(w, h))
+	la, box := 0, int64(0)
+	if m.s.highlights() == HighlightsReconstruct {
+		r := highlight.ReconstructRadius(w, h)
+		la += 2 * r
+		box = 40*int64(2*r+3)*long + int64(max(w, h))
+	}
+	var lum int64
+	if m.s.captureSharpenActive() {
+		la += 3
+		lum = 4 * int64(streamBand+12) * long
+	}
+	need := streamRows + la + streamBand
+	rows := int64((need + streamBand - 1) / streamBand * streamBand)
+	return 12*rows*long + box + lum
+}
