@@ -757,8 +757,11 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		defer func() { <-b.slots }()
+		// The grant is released after the slot (defers run last first),
+		// so that a file the freed memory admits counts only the files
+		// still in flight (atOnce counts slots) and gets their threads.
 		defer r.Scheduler.ReleaseGrant(g)
+		defer func() { <-b.slots }()
 		if lk != nil {
 			defer lk.Unlock()
 		}
