@@ -29,6 +29,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "peers_synth: N %q: want a positive count\n", os.Args[2])
 		os.Exit(2)
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "peers_synth: %v\n", err)
+		os.Exit(1)
+	}
 	const w, h = 6000, 4000
 	for k := 1; k <= n; k++ {
 		c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18}}
