@@ -17,7 +17,6 @@ func init() {
 		opcodesStage.Name: opcodesIdle,
 		denoiseStage.Name: denoiseIdle,
 		lensStage.Name:    lensIdle,
-		anchorStage.Name:  anchorIdle,
 	}
 	for i := range Stages {
 		st := &Stages[i]
@@ -26,6 +25,9 @@ func init() {
 		}
 		if st.Name == cropStage.Name {
 			st.Band = cropBand
+		}
+		if st.Name == anchorStage.Name {
+			st.Band = anchorBand // stream_twopass.go
 		}
 	}
 }
