@@ -184,10 +184,17 @@ func TestStreamNotTaken(t *testing.T) {
 
 // TestStreamCancelled: a conversion cancelled while it streams (after its
 // first demosaic band) fails with the context's error, leaves no output
-// and no temporary file.
+// and no temporary file; also in the first pass of a two-pass stream (a
+// file with a preview).
 func TestStreamCancelled(t *testing.T) {
+	for _, preview := range []bool{false, true} {
+		t.Run(fmt.Sprintf("preview=%v", preview), func(t *testing.T) { streamCancelled(t, preview) })
+	}
+}
+
+func streamCancelled(t *testing.T, preview bool) {
 	dir := t.TempDir()
-	in := writeClipped(t, dir, 300, 600, 1, false)
+	in := writeClipped(t, dir, 300, 600, 1, preview)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	bands := 0

@@ -81,6 +81,7 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	s.two.pre = s.srcDur
 	for _, f := range s.filters {
 		s.two.pre += f.dur
+		f.rows = nil // its buffers (box sums, luminance) are done with
 	}
 	// The image the anchor measures is the region in sensor orientation
 	// (as the whole-image path's j.camera), stored upright.
