@@ -127,8 +127,12 @@ func (s *stream) row(y int) []float32 {
 // rows above y0 being read no more. Errors are kept in s.err (the rows
 // are then left as they are).
 func (s *stream) ensure(y0, y1 int) {
-	if s.err != nil || s.two != nil && s.two.img.Pix != nil {
-		return // pass 2 of a two-pass stream: every row is stored
+	if s.two != nil && s.two.img.Rows != nil {
+		s.two.release(y0) // pass 2 of a two-pass stream: every row is stored
+		return
+	}
+	if s.err != nil {
+		return
 	}
 	y1 = min(y1, s.h)
 	for {
@@ -277,6 +281,9 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 	if err == nil {
 		err = s.err
 	}
+	if err == nil && s.two != nil && s.two.reread.Load() {
+		err = fmt.Errorf("stream: a row was asked for after its band was let go")
+	}
 	if err != nil {
 		return tims, true, err
 	}
@@ -372,10 +379,12 @@ func streamPredicted(fi FileInfo, s Settings) bool {
 func streamCost(m memCtx) StepMemory {
 	sm := StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
 	if twoPassPredicted(m.fi, m.s) {
-		// The two-pass stream's stored rows (6 bytes a pixel), held to
-		// the end; the raw data let go after the first pass.
-		sm.Alloc += stored16Bytes(m.step.W, m.step.H)
-		sm.Free = rawDataBytes(m.fi)
+		// The two-pass stream's stored rows (6 bytes a pixel); the raw
+		// data let go after the first pass, and the rows as they are
+		// encoded (twoPass.release).
+		stored := stored16Bytes(m.step.W, m.step.H)
+		sm.Alloc += stored
+		sm.Free = rawDataBytes(m.fi) + storedReleased(stored, m)
 	}
 	return sm
 }

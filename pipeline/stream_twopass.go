@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
@@ -36,6 +38,13 @@ type twoPass struct {
 	run    func(ctx context.Context, j *job) error
 	// pre is the demosaic and band stages' work done in pass 1.
 	pre time.Duration
+	// freed is how many bands of img pass 2 has let go (the encoder is
+	// done with them), unreturned the bytes let go since memory was last
+	// given back to the system; reread is set when a row of a band let go
+	// was asked for (an error: rows are read in order).
+	freed      int
+	unreturned int64
+	reread     atomic.Bool
 }
 
 // anchorBand is the exposure anchor's band form: at its turn it records
@@ -59,7 +68,7 @@ func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
 // timing, with the storing of the rows).
 func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	w, h := s.w, s.h
-	pix := make([]uint16, stored16Bytes(w, h)/2)
+	var bands [][]uint16
 	var store time.Duration
 	for y0 := 0; y0 < h; y0 += streamRows {
 		y1 := min(h, y0+streamRows)
@@ -71,9 +80,11 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 			return store, err
 		}
 		t0 := time.Now()
+		band := make([]uint16, stored16Bytes(w, y1-y0)/2)
+		bands = append(bands, band)
 		par.Rows(y1-y0, func(lo, hi int) {
 			for y := y0 + lo; y < y0+hi; y++ {
-				put16(pix[3*y*w:3*(y+1)*w], s.row(y))
+				put16(band[3*(y-y0)*w:3*(y-y0+1)*w], s.row(y))
 			}
 		})
 		store += time.Since(t0)
@@ -89,7 +100,7 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	if s.flip&4 != 0 {
 		rw, rh = rh, rw
 	}
-	s.two.img = look.Image16{W: rw, H: rh, Pix: pix, Scale: stream16Scale, Flip: s.flip}
+	s.two.img = look.Image16{W: rw, H: rh, Rows: bands, Band: streamRows, Scale: stream16Scale, Flip: s.flip}
 	s.win, s.src, s.cfa.Pix = nil, nil, nil
 	j := s.j
 	if j.h != nil {
@@ -112,19 +123,44 @@ func put16(dst []uint16, row []float32) {
 	}
 }
 
-// row16 decodes upright row y of the stored image into lin.
+// row16 decodes upright row y of the stored image into lin (zeros, and
+// t.reread set, when its band was let go).
 func (t *twoPass) row16(y int, lin []float32) {
-	n := len(lin)
-	src := t.img.Pix[y*n : (y+1)*n]
-	for i, c := range src {
+	if y/t.img.Band < t.freed {
+		t.reread.Store(true)
+		clear(lin)
+		return
+	}
+	for i, c := range t.img.Row(y) {
 		lin[i] = float32(c) * stream16Scale
+	}
+}
+
+// release lets go of the stored bands wholly above row y0 (pass 2 asks
+// for rows in order, each band of the encoder's after the one before it
+// is made: stream.ensure), and gives the memory back to the system
+// (debug.FreeOSMemory) each time an eighth of the image has been let go,
+// so that libjpeg's coefficients (C memory, growing as the rows are
+// encoded) reuse the pages: the stored rows and the coefficients are
+// never both resident in full.
+func (t *twoPass) release(y0 int) {
+	for ; t.freed < y0/t.img.Band; t.freed++ {
+		t.unreturned += int64(2 * len(t.img.Rows[t.freed]))
+		t.img.Rows[t.freed] = nil
+		if twoPassReleaseHook != nil {
+			twoPassReleaseHook(t.freed+1, len(t.img.Rows))
+		}
+	}
+	if total := stored16Bytes(t.img.W, t.img.H); t.unreturned > 0 && t.unreturned >= total/8 {
+		t.unreturned = 0
+		debug.FreeOSMemory()
 	}
 }
 
 // cameraImage16 is the stored camera image of a two-pass stream, when the
 // anchor's step runs on one.
 func (j *job) cameraImage16() (look.Image16, bool) {
-	if j.stream == nil || j.stream.two == nil || j.stream.two.img.Pix == nil {
+	if j.stream == nil || j.stream.two == nil || j.stream.two.img.Rows == nil {
 		return look.Image16{}, false
 	}
 	return j.stream.two.img, true
@@ -154,6 +190,28 @@ func (j *job) reduceCameraSub(gw, gh, maxSub int) (look.SubGrid, error) {
 // does not say it has none (Header.NoPreview: only a DNG tells).
 func twoPassPredicted(fi FileInfo, s Settings) bool {
 	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview)
+}
+
+// twoPassReleaseHook, when set (tests), is called with the number of
+// stored bands let go so far and of all bands, each time pass 2 lets one
+// go.
+var twoPassReleaseHook func(freed, bands int)
+
+// storedReleased is how much of a two-pass stream's stored rows (stored
+// bytes) the estimate lets go before its encoder: the stored rows are let
+// go as the encoder's own buffer (libjpeg's coefficients, e bytes a pixel
+// of the single variant, encoderCost) grows, and given back to the system
+// an eighth of the image at a time, so that pass 2 holds at most
+// max(stored, coefficients) + stored/8; the encoder's step adds the
+// coefficients.
+func storedReleased(stored int64, m memCtx) int64 {
+	vs := m.s.OutputVariants()
+	if len(vs) != 1 {
+		return 0
+	}
+	_, e, _ := encoderCost(vs[0])
+	coef := int64(e * float64(m.step.W) * float64(m.step.H))
+	return max(0, min(stored, coef)-stored/8)
 }
 
 // stored16Bytes is the size in bytes of a two-pass stream's stored rows

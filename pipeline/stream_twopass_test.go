@@ -59,3 +59,34 @@ func terms(src string) string {
 	}
 	return src
 }
+
+// TestStreamTwoPassReleases: pass 2 lets the stored bands go as the
+// encoder is done with them (all but the last before the last is read),
+// and the output is the same as when they are all kept.
+func TestStreamTwoPassReleases(t *testing.T) {
+	dir := t.TempDir()
+	in := writeClipped(t, dir, 700, 520, 1, true)
+	freed, bands := 0, 0
+	twoPassReleaseHook = func(f, n int) { freed, bands = f, n }
+	got, res := convertOpts(t, in, dir, "stream", DefaultSettings(), ConvertOptions{}, "main=jpeg")
+	twoPassReleaseHook = nil
+	if !res.Streamed || bands != (520+streamRows-1)/streamRows || freed != bands-1 {
+		t.Fatalf("streamed %v: %d of %d stored bands let go, want all but the last of %d", res.Streamed, freed, bands, (520+streamRows-1)/streamRows)
+	}
+	want, _ := convertOpts(t, in, dir, "tiff", DefaultSettings(), ConvertOptions{}, "main=tiff16")
+	a, b := decodeImage(t, got[0]), decodeImage(t, want[0])
+	if a.Bounds() != b.Bounds() {
+		t.Fatalf("JPEG %v, TIFF16 %v", a.Bounds(), b.Bounds())
+	}
+	var sum float64
+	for y := range a.Bounds().Dy() {
+		for x := range a.Bounds().Dx() {
+			r1, g1, b1, _ := a.At(x, y).RGBA()
+			r2, g2, b2, _ := b.At(x, y).RGBA()
+			sum += math.Abs(float64(r1)-float64(r2)) + math.Abs(float64(g1)-float64(g2)) + math.Abs(float64(b1)-float64(b2))
+		}
+	}
+	if mean := sum / 257 / float64(3*a.Bounds().Dx()*a.Bounds().Dy()); mean > 1 {
+		t.Errorf("JPEG differs from the TIFF16 by %.2f code values on average", mean)
+	}
+}

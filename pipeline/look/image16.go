@@ -7,18 +7,28 @@ import (
 
 // Image16 is a linear-light RGB image stored compactly as 16-bit codes
 // and possibly turned: the image it stands for is W×H pixels whose value
-// is code·Scale, and Pix holds it turned upright by Flip (a LibRaw flip
-// code, as pipeline.Oriented reads an image: bit 2 swaps rows and
-// columns, then bit 1 mirrors vertically and bit 0 horizontally), row
-// after row of interleaved R, G, B codes: UW×UH×3 values, UW, UH = W, H
-// (swapped when Flip&4). A streamed conversion that must measure the
-// whole camera image (the exposure anchor, the camera look) keeps its
-// finished rows so, 6 bytes a pixel, in the order it makes them.
+// is code·Scale, stored turned upright by Flip (a LibRaw flip code, as
+// pipeline.Oriented reads an image: bit 2 swaps rows and columns, then
+// bit 1 mirrors vertically and bit 0 horizontally) as UH rows of UW
+// pixels of interleaved R, G, B codes (UW, UH = W, H, swapped when
+// Flip&4), in bands of Band rows: stored row y is
+// Rows[y/Band][3·UW·(y mod Band) : 3·UW·(y mod Band + 1)]. A streamed
+// conversion that must measure the whole camera image (the exposure
+// anchor, the camera look) keeps its finished rows so, 6 bytes a pixel,
+// in the order it makes them, and lets each band go once it is encoded.
 type Image16 struct {
 	W, H  int
-	Pix   []uint16
+	Rows  [][]uint16
+	Band  int
 	Scale float64
 	Flip  int
+}
+
+// Row returns stored row y (3·UW codes; a view).
+func (m Image16) Row(y int) []uint16 {
+	uw, _ := m.upright()
+	i := 3 * uw * (y % m.Band)
+	return m.Rows[y/m.Band][i : i+3*uw : i+3*uw]
 }
 
 // upright returns the size of the stored (turned) image.
@@ -30,8 +40,17 @@ func (m Image16) upright() (int, int) {
 }
 
 func (m Image16) check() error {
-	if m.W <= 0 || m.H <= 0 || len(m.Pix) < 3*m.W*m.H || !(m.Scale > 0) {
-		return fmt.Errorf("look: 16-bit image %d×%d with %d values and scale %g, want W×H×3 and a scale > 0", m.W, m.H, len(m.Pix), m.Scale)
+	if m.W <= 0 || m.H <= 0 || m.Band <= 0 || !(m.Scale > 0) {
+		return fmt.Errorf("look: 16-bit image %d×%d in bands of %d rows with scale %g, want sizes and a scale > 0", m.W, m.H, m.Band, m.Scale)
+	}
+	uw, uh := m.upright()
+	if len(m.Rows) != (uh+m.Band-1)/m.Band {
+		return fmt.Errorf("look: 16-bit image of %d rows in %d bands of %d", uh, len(m.Rows), m.Band)
+	}
+	for k, b := range m.Rows {
+		if n := min(m.Band, uh-k*m.Band); len(b) < 3*uw*n {
+			return fmt.Errorf("look: 16-bit image's band %d has %d values, want %d", k, len(b), 3*uw*n)
+		}
 	}
 	return nil
 }
@@ -77,7 +96,6 @@ func Reduce16(m Image16, gw, gh int, clip float32) (Image, []float32, error) {
 			count, clipCode = true, uint16(c)
 		}
 	}
-	uw, _ := m.upright()
 	for j := range gh {
 		b0, b1 := j*m.H/gh, (j+1)*m.H/gh
 		for i := range gw {
@@ -86,7 +104,7 @@ func Reduce16(m Image16, gw, gh int, clip float32) (Image, []float32, error) {
 			var s [3]uint64
 			nclip := 0
 			for y := y0; y < y1; y++ {
-				row := m.Pix[3*(y*uw+x0) : 3*(y*uw+x1)]
+				row := m.Row(y)[3*x0 : 3*x1]
 				for k := 0; k+2 < len(row); k += 3 {
 					r, g, b := row[k], row[k+1], row[k+2]
 					s[0] += uint64(r)

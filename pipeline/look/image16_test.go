@@ -8,8 +8,9 @@ import (
 
 // turn16 stores the codes of the w×h float image pix upright by flip, as
 // pipeline.Oriented reads an image: upright (column c, row r) is sensor
-// (r, c) when flip&4 swaps, then mirrored by bits 1 and 0.
-func turn16(pix []float32, w, h, flip int, scale float64) Image16 {
+// (r, c) when flip&4 swaps, then mirrored by bits 1 and 0; in bands of
+// band rows.
+func turn16(pix []float32, w, h, flip int, scale float64, band int) Image16 {
 	uw, uh := w, h
 	if flip&4 != 0 {
 		uw, uh = h, w
@@ -33,7 +34,11 @@ func turn16(pix []float32, w, h, flip int, scale float64) Image16 {
 			}
 		}
 	}
-	return Image16{W: w, H: h, Pix: out, Scale: scale, Flip: flip}
+	var rows [][]uint16
+	for y := 0; y < uh; y += band {
+		rows = append(rows, out[3*uw*y:3*uw*min(uh, y+band)])
+	}
+	return Image16{W: w, H: h, Rows: rows, Band: band, Scale: scale, Flip: flip}
 }
 
 // TestReduce16MatchesReduce: the 16-bit image's cells, sub-cells and
@@ -62,7 +67,7 @@ func TestReduce16MatchesReduce(t *testing.T) {
 	wantDec, wantDecClip, _ := Reduce(Image{W: w, H: h, Pix: dec}, 40, 27, 0.999)
 	wantSub, _ := ReduceSub(Image{W: w, H: h, Pix: dec}, 40, 27, MaxSub)
 	for flip := range 8 {
-		m := turn16(pix, w, h, flip, scale)
+		m := turn16(pix, w, h, flip, scale, 1+5*flip)
 		got, clip, err := Reduce16(m, 40, 27, 0.999)
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +98,7 @@ func TestReduce16MatchesReduce(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := Reduce16(Image16{W: 2, H: 2, Pix: make([]uint16, 12)}, 1, 1, 0); err == nil {
+	if _, _, err := Reduce16(Image16{W: 2, H: 2, Rows: [][]uint16{make([]uint16, 12)}, Band: 2}, 1, 1, 0); err == nil {
 		t.Error("Reduce16 with scale 0: no error")
 	}
 }
