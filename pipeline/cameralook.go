@@ -84,7 +84,7 @@ func (j *job) cameraFitInputs() (cameraFit, error) {
 // gw×gh and scaled by the EV of the baseline (not --exposure, which is
 // applied on top of the fit), as anchorCells' scene before its matrix.
 func (j *job) cameraGrid(gw, gh int) (look.Image, error) {
-	g, _, err := look.Reduce(look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}, gw, gh, 0)
+	g, _, err := j.reduceCamera(gw, gh, 0)
 	if err != nil {
 		return look.Image{}, err
 	}
@@ -99,7 +99,7 @@ func (j *job) cameraGrid(gw, gh int) (look.Image, error) {
 // per cell (look.ReduceSub), at the same scale: what the camera look's
 // fit renders, as the conversion renders every pixel.
 func (j *job) cameraSubGrid(gw, gh int) (look.SubGrid, error) {
-	g, err := look.ReduceSub(look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}, gw, gh, look.MaxSub)
+	g, err := j.reduceCameraSub(gw, gh, look.MaxSub)
 	if err != nil {
 		return look.SubGrid{}, err
 	}

@@ -168,8 +168,7 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 		}
 	}
 	gw, gh := prev.W, prev.H
-	cam := look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}
-	scene, clipped, err := look.Reduce(cam, gw, gh, anchorClip)
+	scene, clipped, err := j.reduceCamera(gw, gh, anchorClip)
 	if err != nil {
 		return look.Cells{}, err
 	}

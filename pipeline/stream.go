@@ -73,6 +73,9 @@ type stream struct {
 	// cur is the index of the step being prepared (for addFilter).
 	cur int
 	err error
+	// two is set when the stream runs in two passes (stream_twopass.go:
+	// the anchor measures the whole image).
+	two *twoPass
 }
 
 // upright returns the output size of the stream's region for its flip.
@@ -124,6 +127,10 @@ func (s *stream) row(y int) []float32 {
 // rows above y0 being read no more. Errors are kept in s.err (the rows
 // are then left as they are).
 func (s *stream) ensure(y0, y1 int) {
+	if s.two != nil && s.two.img.Rows != nil {
+		s.two.release(y0) // pass 2 of a two-pass stream: every row is stored
+		return
+	}
 	if s.err != nil {
 		return
 	}
@@ -177,7 +184,11 @@ var streamBandHook func(made int)
 // y of the final rows, through the pass's kernels.
 func (s *stream) render(kernels []rowKernel) func(y int, lin []float32) []float32 {
 	return func(y int, lin []float32) []float32 {
-		copy(lin, s.row(y))
+		if s.two != nil {
+			s.two.row16(y, lin)
+		} else {
+			copy(lin, s.row(y))
+		}
 		for _, k := range kernels {
 			k(lin)
 		}
@@ -249,6 +260,13 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 	if err := s.start(); err != nil {
 		return tims, true, err
 	}
+	if s.two != nil {
+		d, err := s.firstPass(ctx)
+		tims[s.two.anchor].Duration += d
+		if err != nil {
+			return tims, true, err
+		}
+	}
 	ptims, err := j.runPass(ctx, steps[k:m+1], asked)
 	tims = append(tims, ptims...)
 	if err != nil {
@@ -263,6 +281,9 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 	if err == nil {
 		err = s.err
 	}
+	if err == nil && s.two != nil && s.two.reread.Load() {
+		err = fmt.Errorf("stream: a row was asked for after its band was let go")
+	}
 	if err != nil {
 		return tims, true, err
 	}
@@ -273,16 +294,22 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 		tims[f.step].Duration += f.dur
 		work += f.dur
 	}
+	if s.two != nil {
+		work -= s.two.pre // done before the pass
+	}
 	for i := range tims {
 		if tims[i].Stage == steps[m].Name {
 			tims[i].Duration = max(0, tims[i].Duration-work)
 		}
 	}
-	// The LibRaw handle and its raw data are no longer needed.
-	j.h.Close()
-	j.h = nil
-	j.decoded = true
-	fault.At(fault.Decoded, j.in)
+	// The LibRaw handle and its raw data are no longer needed (a
+	// two-pass stream let them go after its first pass).
+	if s.two == nil {
+		j.h.Close()
+		j.h = nil
+		j.decoded = true
+		fault.At(fault.Decoded, j.in)
+	}
 	return tims, true, nil
 }
 
@@ -327,17 +354,12 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 
 // streamPredicted reports whether a file described by fi streams with
 // settings s when its plan says it may (Step.Stream), as far as its header
-// tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no embedded
-// preview when the settings measure one (Header.NoPreview: only a DNG
-// tells), no OpcodeList3, no noise reduction at its ISO, no lens named
+// tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no OpcodeList3, no noise reduction at its ISO, no lens named
 // for lensfun. The estimate of a file that streams counts its buffers
 // (streamCost), of one that does not its whole image.
 func streamPredicted(fi FileInfo, s Settings) bool {
 	hd := fi.Header
 	if !fi.CFA || maybeXTrans(fi) || hd == nil {
-		return false
-	}
-	if s.needsPreview() && !hd.NoPreview {
 		return false
 	}
 	if opcodesActive(s) && hd.OpcodeLists != nil && hd.OpcodeLists.Length[2] > 0 {
@@ -355,7 +377,16 @@ func streamPredicted(fi FileInfo, s Settings) bool {
 // ends; the raw data stays (released as RCD passes it only when the
 // orientation keeps its row order), and no image is made.
 func streamCost(m memCtx) StepMemory {
-	return StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
+	sm := StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
+	if twoPassPredicted(m.fi, m.s) {
+		// The two-pass stream's stored rows (6 bytes a pixel); the raw
+		// data let go after the first pass, and the rows as they are
+		// encoded (twoPass.release).
+		stored := stored16Bytes(m.step.W, m.step.H)
+		sm.Alloc += stored
+		sm.Free = rawDataBytes(m.fi) + storedReleased(stored, m)
+	}
+	return sm
 }
 
 // streamBufferBytes is what a streamed conversion holds from its demosaic

@@ -7,9 +7,10 @@ import (
 
 // The band forms (Stage.Band) of the stages of other files that a
 // streamed conversion passes through without pixels of their own: the
-// crop (a region of the demosaic, no copy), and the opcode, denoise, lens
-// and exposure-anchor steps when they have nothing to do for the file
-// (then their run, which touches no pixel in that case, records why).
+// crop (a region of the demosaic, no copy), and the opcode, denoise and
+// lens steps when they have nothing to do for the file (then their run,
+// which touches no pixel in that case, records why); the exposure
+// anchor's is anchorBand (stream_twopass.go).
 // They are set here, on the stage list, so that the streaming path is in
 // one place while those stages' own files change in parallel work.
 func init() {
@@ -17,7 +18,6 @@ func init() {
 		opcodesStage.Name: opcodesIdle,
 		denoiseStage.Name: denoiseIdle,
 		lensStage.Name:    lensIdle,
-		anchorStage.Name:  anchorIdle,
 	}
 	for i := range Stages {
 		st := &Stages[i]
@@ -26,6 +26,9 @@ func init() {
 		}
 		if st.Name == cropStage.Name {
 			st.Band = cropBand
+		}
+		if st.Name == anchorStage.Name {
+			st.Band = anchorBand // stream_twopass.go
 		}
 	}
 }

@@ -145,7 +145,6 @@ func TestStreamNotTaken(t *testing.T) {
 		specs    []string
 	}{
 		{"two variants", plain, []string{"a=jpeg", "b=tiff16"}},
-		{"preview anchor", withPreview, []string{"main=jpeg"}},
 		{"png", plain, []string{"main=png8"}},
 	} {
 		got, res := convertOpts(t, c.in, dir, c.name+"/a", s, ConvertOptions{}, c.specs...)
@@ -158,13 +157,16 @@ func TestStreamNotTaken(t *testing.T) {
 				t.Errorf("%s: differs from the whole-image run by %d", c.name, d)
 			}
 		}
-		if c.name == "preview anchor" && !strings.Contains(res.Exposure.Source, "preview") {
-			t.Errorf("%s: exposure %q, want the preview's anchor measured", c.name, res.Exposure.Source)
-		}
 	}
 	_, res := convertOpts(t, plain, dir, "single", s, ConvertOptions{}, "main=jpeg")
 	if !res.Streamed {
 		t.Error("a single JPEG of a file without preview did not stream")
+	}
+	// A file with a preview streams too, in two passes (stream_twopass.go,
+	// TestStreamTwoPass).
+	_, res = convertOpts(t, withPreview, dir, "preview", s, ConvertOptions{}, "main=jpeg")
+	if !res.Streamed || !strings.Contains(res.Exposure.Source, "preview") {
+		t.Errorf("a single JPEG of a file with a preview: streamed %v, exposure %q, want streamed with the preview's anchor measured", res.Streamed, res.Exposure.Source)
 	}
 	fi, err := ReadInfo(plain)
 	if err != nil {
@@ -182,10 +184,17 @@ func TestStreamNotTaken(t *testing.T) {
 
 // TestStreamCancelled: a conversion cancelled while it streams (after its
 // first demosaic band) fails with the context's error, leaves no output
-// and no temporary file.
+// and no temporary file; also in the first pass of a two-pass stream (a
+// file with a preview).
 func TestStreamCancelled(t *testing.T) {
+	for _, preview := range []bool{false, true} {
+		t.Run(fmt.Sprintf("preview=%v", preview), func(t *testing.T) { streamCancelled(t, preview) })
+	}
+}
+
+func streamCancelled(t *testing.T, preview bool) {
 	dir := t.TempDir()
-	in := writeClipped(t, dir, 300, 600, 1, false)
+	in := writeClipped(t, dir, 300, 600, 1, preview)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	bands := 0

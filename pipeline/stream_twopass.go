@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"context"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/look"
+)
+
+// The two-pass streamed conversion (issue 14, docs/pipeline.md
+// "Streaming"): a file whose exposure anchor or --look camera fit measures
+// the whole camera image (it has an embedded preview) streams too. Pass 1
+// runs the streamed demosaic and band stages as a one-pass stream does,
+// and stores each finished row, rounded to 16 bits, in one full-size
+// image (look.Image16, 6 bytes a pixel, upright as the rows are made);
+// LibRaw's raw data is then released, and the anchor's step runs on that
+// image (look.Reduce16 and look.ReduceSub16 in its own orientation, the
+// cells of the float image within the rounding). Pass 2 runs the fused
+// pass from the stored rows, decoded band by band, to the encoder.
+
+// stream16Scale is the value of one code of the stored rows: the band
+// stages' rows are in [0, 1] after highlights, capture sharpening's
+// overshoot goes above 1, so the codes span [0, 2] (a step of 1/32767.5;
+// the stage cache's k/65535 loses ΔE2000 ≤ 0.011, TestStageCache16Bit).
+const stream16Scale = 2.0 / 65535
+
+// twoPass is the state of a two-pass stream (stream.two).
+type twoPass struct {
+	// img holds the finished rows once pass 1 is done.
+	img look.Image16
+	// anchor is the index of the anchor step in the stream's timings;
+	// run the anchor's run, deferred from its turn to the end of pass 1.
+	anchor int
+	run    func(ctx context.Context, j *job) error
+	// pre is the demosaic and band stages' work done in pass 1.
+	pre time.Duration
+	// freed is how many bands of img pass 2 has let go (the encoder is
+	// done with them), unreturned the bytes let go since memory was last
+	// given back to the system; reread is set when a row of a band let go
+	// was asked for (an error: rows are read in order).
+	freed      int
+	unreturned int64
+	reread     atomic.Bool
+}
+
+// anchorBand is the exposure anchor's band form: at its turn it records
+// nothing when no usable preview was kept (its run, which then measures
+// nothing); else it makes the stream two-pass and runs once pass 1 has
+// stored the image.
+func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
+	if anchorIdle(j) {
+		return func(ctx context.Context, s *stream) error { return anchorStage.run(ctx, s.j) }, true
+	}
+	return func(_ context.Context, s *stream) error {
+		s.two = &twoPass{anchor: s.cur, run: anchorStage.run}
+		return nil
+	}, true
+}
+
+// firstPass runs pass 1 of a two-pass stream: every row made and finished
+// by the band stages, stored in s.two.img; then the window, the demosaic
+// and the LibRaw handle (its raw data) are let go, and the deferred
+// anchor runs on the image. It returns the anchor's time (its step's
+// timing, with the storing of the rows).
+func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
+	w, h := s.w, s.h
+	var bands [][]uint16
+	var store time.Duration
+	for y0 := 0; y0 < h; y0 += streamRows {
+		y1 := min(h, y0+streamRows)
+		s.ensure(y0, y1)
+		if s.err != nil {
+			return store, s.err
+		}
+		if err := ctx.Err(); err != nil {
+			return store, err
+		}
+		t0 := time.Now()
+		band := make([]uint16, stored16Bytes(w, y1-y0)/2)
+		bands = append(bands, band)
+		par.Rows(y1-y0, func(lo, hi int) {
+			for y := y0 + lo; y < y0+hi; y++ {
+				put16(band[3*(y-y0)*w:3*(y-y0+1)*w], s.row(y))
+			}
+		})
+		store += time.Since(t0)
+	}
+	s.two.pre = s.srcDur
+	for _, f := range s.filters {
+		s.two.pre += f.dur
+		f.rows = nil // its buffers (box sums, luminance) are done with
+	}
+	// The image the anchor measures is the region in sensor orientation
+	// (as the whole-image path's j.camera), stored upright.
+	rw, rh := s.w, s.h
+	if s.flip&4 != 0 {
+		rw, rh = rh, rw
+	}
+	s.two.img = look.Image16{W: rw, H: rh, Rows: bands, Band: streamRows, Scale: stream16Scale, Flip: s.flip}
+	s.win, s.src, s.cfa.Pix = nil, nil, nil
+	j := s.j
+	if j.h != nil {
+		j.h.Close()
+		j.h = nil
+	}
+	j.decoded = true
+	fault.At(fault.Decoded, j.in)
+	t0 := time.Now()
+	err := s.two.run(ctx, j)
+	return store + time.Since(t0), err
+}
+
+// put16 rounds the row's values to codes of stream16Scale (clamped to the
+// codes' range).
+func put16(dst []uint16, row []float32) {
+	const inv = 1 / stream16Scale
+	for i, v := range row {
+		dst[i] = uint16(min(max(v*inv+0.5, 0), 65535))
+	}
+}
+
+// row16 decodes upright row y of the stored image into lin (zeros, and
+// t.reread set, when its band was let go).
+func (t *twoPass) row16(y int, lin []float32) {
+	if y/t.img.Band < t.freed {
+		t.reread.Store(true)
+		clear(lin)
+		return
+	}
+	for i, c := range t.img.Row(y) {
+		lin[i] = float32(c) * stream16Scale
+	}
+}
+
+// release lets go of the stored bands wholly above row y0 (pass 2 asks
+// for rows in order, each band of the encoder's after the one before it
+// is made: stream.ensure), and gives the memory back to the system
+// (debug.FreeOSMemory) each time an eighth of the image has been let go,
+// so that libjpeg's coefficients (C memory, growing as the rows are
+// encoded) reuse the pages: the stored rows and the coefficients are
+// never both resident in full.
+func (t *twoPass) release(y0 int) {
+	for ; t.freed < y0/t.img.Band; t.freed++ {
+		t.unreturned += int64(2 * len(t.img.Rows[t.freed]))
+		t.img.Rows[t.freed] = nil
+		if twoPassReleaseHook != nil {
+			twoPassReleaseHook(t.freed+1, len(t.img.Rows))
+		}
+	}
+	if total := stored16Bytes(t.img.W, t.img.H); t.unreturned > 0 && t.unreturned >= total/8 {
+		t.unreturned = 0
+		debug.FreeOSMemory()
+	}
+}
+
+// cameraImage16 is the stored camera image of a two-pass stream, when the
+// anchor's step runs on one.
+func (j *job) cameraImage16() (look.Image16, bool) {
+	if j.stream == nil || j.stream.two == nil || j.stream.two.img.Rows == nil {
+		return look.Image16{}, false
+	}
+	return j.stream.two.img, true
+}
+
+// reduceCamera is look.Reduce of the demosaiced camera image (j.camera,
+// or a two-pass stream's stored rows: look.Reduce16).
+func (j *job) reduceCamera(gw, gh int, clip float32) (look.Image, []float32, error) {
+	if m, ok := j.cameraImage16(); ok {
+		return look.Reduce16(m, gw, gh, clip)
+	}
+	return look.Reduce(look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}, gw, gh, clip)
+}
+
+// reduceCameraSub is look.ReduceSub of the demosaiced camera image, as
+// reduceCamera.
+func (j *job) reduceCameraSub(gw, gh, maxSub int) (look.SubGrid, error) {
+	if m, ok := j.cameraImage16(); ok {
+		return look.ReduceSub16(m, gw, gh, maxSub)
+	}
+	return look.ReduceSub(look.Image{W: j.img.W, H: j.img.H, Pix: j.camera}, gw, gh, maxSub)
+}
+
+// twoPassPredicted reports whether a file described by fi that streams
+// with settings s is expected to stream in two passes: the settings
+// measure an embedded preview (the anchor, --look camera) and its header
+// does not say it has none (Header.NoPreview: only a DNG tells).
+func twoPassPredicted(fi FileInfo, s Settings) bool {
+	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview)
+}
+
+// twoPassReleaseHook, when set (tests), is called with the number of
+// stored bands let go so far and of all bands, each time pass 2 lets one
+// go.
+var twoPassReleaseHook func(freed, bands int)
+
+// storedReleased is how much of a two-pass stream's stored rows (stored
+// bytes) the estimate lets go before its encoder: the stored rows are let
+// go as the encoder's own buffer (libjpeg's coefficients, e bytes a pixel
+// of the single variant, encoderCost) grows, and given back to the system
+// an eighth of the image at a time, so that pass 2 holds at most
+// max(stored, coefficients) + stored/8; the encoder's step adds the
+// coefficients.
+func storedReleased(stored int64, m memCtx) int64 {
+	vs := m.s.OutputVariants()
+	if len(vs) != 1 {
+		return 0
+	}
+	_, e, _ := encoderCost(vs[0])
+	coef := int64(e * float64(m.step.W) * float64(m.step.H))
+	return max(0, min(stored, coef)-stored/8)
+}
+
+// stored16Bytes is the size in bytes of a two-pass stream's stored rows
+// for a w×h image: 3 codes of 2 bytes a pixel.
+func stored16Bytes(w, h int) int64 { return 6 * int64(w) * int64(h) }
