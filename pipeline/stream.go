@@ -320,7 +320,9 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 // before the last step, encode. Whether the file streams is decided when
 // it is decoded (job.streams).
 func (p *StagePlan) markStream(vs []Variant, s Settings) {
-	if len(vs) != 1 || !streamedRows(memCtx{v: vs[0]}) || !ownDemosaic(s) {
+	// --wb auto: LibRaw's grey world, which only its own processing
+	// computes (errLibRawWB): the file is demosaiced by LibRaw, whole.
+	if len(vs) != 1 || !streamedRows(memCtx{v: vs[0]}) || !ownDemosaic(s) || s.WhiteBalance.Mode == "auto" {
 		return
 	}
 	n := -1

@@ -217,3 +217,42 @@ func streamCancelled(t *testing.T, preview bool) {
 		t.Errorf("left %v", left)
 	}
 }
+
+// TestStreamNotPlannedWBAuto: --wb auto is LibRaw's grey world, which only
+// LibRaw's processing computes, so the file is demosaiced whole: the plan
+// marks no step streamed, the estimate is the whole-image one, and the
+// conversion does not stream (a streamed estimate for it let a batch
+// overshoot --mem-budget).
+func TestStreamNotPlannedWBAuto(t *testing.T) {
+	dir := t.TempDir()
+	plain := writeClipped(t, dir, 160, 120, 1, false)
+	fi, err := ReadInfo(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSettings()
+	streamed := func(s Settings) (n int) {
+		for _, st := range PlanStages(fi, s).Steps {
+			if st.Stream {
+				n++
+			}
+		}
+		return n
+	}
+	if streamed(s) == 0 {
+		t.Fatal("camera WB: no step planned to stream")
+	}
+	if e := EstimateMemory(fi, s, 1); e.Whole == e.Total {
+		t.Fatalf("camera WB: estimate %d, the same as the whole-image one", e.Total)
+	}
+	s.WhiteBalance.Mode = "auto"
+	if n := streamed(s); n != 0 {
+		t.Errorf("--wb auto: %d steps planned to stream", n)
+	}
+	if e := EstimateMemory(fi, s, 1); e.Total != e.Whole {
+		t.Errorf("--wb auto: estimate %d, want the whole-image %d", e.Total, e.Whole)
+	}
+	if _, res := convertOpts(t, plain, dir, "auto", s, ConvertOptions{}, "main=jpeg"); res.Streamed {
+		t.Error("--wb auto: streamed")
+	}
+}

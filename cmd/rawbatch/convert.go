@@ -220,6 +220,9 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	if ctx.Err() == nil && !inspected {
 		plan.Inspect(cfg.Settings, estThreads, runtime.NumCPU())
 	}
+	if cfg.KeepCache && cfg.CacheDir != "" {
+		plan.WholeEstimates() // a kept cache's image is whole: nothing streams
+	}
 	plan.Headers.Close()
 	if ctx.Err() == nil {
 		r.Relocate(plan) // another photograph's export at an output name: STEM-N

@@ -50,7 +50,7 @@ func (r *Runner) estimateAt(t Task, threads int) pipeline.Memory {
 // cache, its decoded image (tmpfs is memory).
 func (r *Runner) needAt(t Task, threads int) int64 {
 	need := r.estimateAt(t, threads).Total + r.executor().Overhead()
-	if r.CacheDir != "" && r.KeepCache {
+	if r.keepsWhole() {
 		// A kept decoded image is made whole: the file does not stream.
 		need = r.estimateAt(t, threads).Whole + r.executor().Overhead() + r.cacheBytes(t)
 	}
@@ -79,7 +79,23 @@ func (b *batchRun) admit(t *Task) (budget.Grant, error) {
 	if n := max(1, t.threads); t.estThreads != 0 && t.estThreads != n {
 		t.Estimate, t.estThreads = r.estimateAt(*t, n), n
 	}
+	if r.keepsWhole() {
+		t.Estimate.Total = t.Estimate.Whole // what it was admitted at (needAt)
+	}
 	return g, nil
+}
+
+// keepsWhole reports whether every conversion makes its decoded image
+// whole, whatever its plan: a kept stage cache stores it.
+func (r *Runner) keepsWhole() bool { return r.CacheDir != "" && r.KeepCache }
+
+// readsCache reports whether t's conversion is given the stage cache: not
+// when it was admitted at the estimate of a streamed conversion
+// (pipeline.Memory.Whole above Total) and the cache is not kept, since an
+// entry left by a kept run would be read whole, beyond what was admitted;
+// the file then streams from its raw data.
+func (r *Runner) readsCache(t Task) bool {
+	return r.CacheDir != "" && (r.KeepCache || t.Estimate.Whole <= t.Estimate.Total)
 }
 
 // atOnce returns how many files are expected to run at once once the file

@@ -164,6 +164,17 @@ func (p *Plan) Inspect(s pipeline.Settings, threads, jobs int) {
 	g.Wait()
 }
 
+// WholeEstimates makes every task's estimate its whole-image one
+// (pipeline.Memory.Whole): with a kept stage cache no conversion streams,
+// so that the dry run and the report show what admission holds.
+func (p *Plan) WholeEstimates() {
+	for i := range p.Tasks {
+		if e := &p.Tasks[i].Estimate; e.Whole > e.Total {
+			e.Total = e.Whole
+		}
+	}
+}
+
 // Status is the outcome of one file.
 type Status string
 
@@ -1061,7 +1072,10 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		threads = r.Threads
 	}
 	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: threads, Header: t.Info.Header,
-		Cache: r.cacheRequest(), Estimate: t.Estimate.Total, Timeout: timeout, Grace: r.Grace, Abort: r.Abort}
+		Estimate: t.Estimate.Total, Timeout: timeout, Grace: r.Grace, Abort: r.Abort}
+	if r.readsCache(t) {
+		j.Cache = r.cacheRequest()
+	}
 	for _, o := range t.pending() {
 		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path), Temp: pipeline.TempPattern(o.Path)})
 	}
