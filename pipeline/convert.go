@@ -15,6 +15,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 // WorkingSpace is the linear RGB space from the camera-matrix stage to
@@ -246,6 +247,12 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 					return res, fmt.Errorf("%s: %w", in, err)
 				}
 				break
+			}
+			if o.Admitted > 0 && o.Whole > o.Admitted {
+				// Admitted to stream, it must be made whole: not within
+				// what it was admitted with (ConvertOptions.Admitted).
+				return res, fmt.Errorf("%s: %w (%.0f MiB admitted, %.0f MiB needed)", in, rawerr.ErrNeedsWhole,
+					float64(o.Admitted)/(1<<20), float64(o.Whole)/(1<<20))
 			}
 		}
 		if st.Pass > 0 && !j.unfused {

@@ -18,6 +18,14 @@ type ConvertOptions struct {
 	// default (one per CPU). The runner gives each conversion its share
 	// of the CPUs as it admits it (batch.Runner.Threads).
 	Threads int
+	// Admitted and Whole are the bytes the conversion was admitted with
+	// (its estimate, pipeline.Memory.Total) and its whole-image estimate
+	// (Memory.Whole). When Whole is above Admitted (> 0) and a conversion
+	// planned to stream (Step.Stream) finds at its demosaic that it cannot
+	// (a fallback to LibRaw's demosaic, a stage cache hit), it stops with
+	// rawerr.ErrNeedsWhole before making the whole image, so that its
+	// caller can admit it again at Whole. 0: no check.
+	Admitted, Whole int64
 	// unfused runs the steps of fused passes one after the other, each
 	// over the whole image (the tests' reference for the fused pass).
 	unfused bool

@@ -50,9 +50,12 @@ func (r *Runner) estimateAt(t Task, threads int) pipeline.Memory {
 // cache, its decoded image (tmpfs is memory).
 func (r *Runner) needAt(t Task, threads int) int64 {
 	need := r.estimateAt(t, threads).Total + r.executor().Overhead()
-	if r.keepsWhole() {
+	switch {
+	case r.keepsWhole():
 		// A kept decoded image is made whole: the file does not stream.
 		need = r.estimateAt(t, threads).Whole + r.executor().Overhead() + r.cacheBytes(t)
+	case t.whole:
+		need = r.estimateAt(t, threads).Whole + r.executor().Overhead()
 	}
 	return need
 }

@@ -65,6 +65,10 @@ type Task struct {
 	// set by hand, the same at every count); threads, set at admission,
 	// is the conversion's (Job.Threads).
 	estThreads, threads int
+	// whole: the task is admitted at its whole-image estimate
+	// (Estimate.Whole) after a conversion admitted to stream could not
+	// (rawerr.ErrNeedsWhole; admitWhole).
+	whole bool
 	// Done, set by Runner.Triage, is the outcome of a task that needs no
 	// conversion (up to date, still being written); Inspect and Run pass
 	// it by.
@@ -771,7 +775,12 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 		// The grant is released after the slot (defers run last first),
 		// so that a file the freed memory admits counts only the files
 		// still in flight (atOnce counts slots) and gets their threads.
-		defer r.Scheduler.ReleaseGrant(g)
+		held := true
+		defer func() {
+			if held {
+				r.Scheduler.ReleaseGrant(g)
+			}
+		}()
 		defer func() { <-b.slots }()
 		if lk != nil {
 			defer lk.Unlock()
@@ -780,6 +789,22 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 			r.Started(t)
 		}
 		fr := r.convertRetrying(b.ctx, t)
+		if errors.Is(fr.Err, rawerr.ErrNeedsWhole) && !t.whole {
+			// Admitted to stream, it must be made whole: admitted
+			// again at its whole-image estimate, and converted again.
+			r.Scheduler.ReleaseGrant(g)
+			held = false
+			var err error
+			if g, err = b.admitWhole(&t); err != nil {
+				fr = FileResult{Task: t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err)}
+				if b.ctx.Err() != nil {
+					fr.Status, fr.Reason = StatusSkipped, ReasonNotStarted
+				}
+			} else {
+				held = true
+				fr = r.convertRetrying(b.ctx, t)
+			}
+		}
 		if lk != nil {
 			r.unclaim(t) // claims the conversion did not replace by records
 		}
@@ -791,6 +816,34 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 		// they are pointer-free, so a collection is cheap.
 		runtime.GC()
 	}()
+}
+
+// admitWhole admits t again at its whole-image estimate
+// (pipeline.Memory.Whole), after its conversion, admitted at the estimate
+// of a streamed one, found it must make the whole image
+// (rawerr.ErrNeedsWhole): it waits until that fits beside the files in
+// flight (counted by their job slots; the queue is the Run loop's), then
+// sets t's threads and its estimate. Errors: over the budget, or ctx
+// ended.
+func (b *batchRun) admitWhole(t *Task) (budget.Grant, error) {
+	r := b.r
+	t.whole = true
+	t.Estimate.Total = t.Estimate.Whole
+	need := func(n int) int64 {
+		if r.Threads > 0 {
+			n = r.Threads
+		}
+		return r.needAt(*t, n)
+	}
+	g, err := r.Scheduler.Admit(b.ctx, need, func(int64) int { return len(b.slots) })
+	if err != nil {
+		return g, err
+	}
+	t.threads = g.Threads
+	if r.Threads > 0 {
+		t.threads = r.Threads
+	}
+	return g, nil
 }
 
 // Triage marks the tasks that need no conversion (Task.Done): outputs that
@@ -1072,7 +1125,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		threads = r.Threads
 	}
 	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: threads, Header: t.Info.Header,
-		Estimate: t.Estimate.Total, Timeout: timeout, Grace: r.Grace, Abort: r.Abort}
+		Estimate: t.Estimate.Total, Whole: t.Estimate.Whole, Timeout: timeout, Grace: r.Grace, Abort: r.Abort}
 	if r.readsCache(t) {
 		j.Cache = r.cacheRequest()
 	}

@@ -54,8 +54,11 @@ type Job struct {
 	// Cache is the stage cache to use (nil: none).
 	Cache *CacheRequest
 	// Estimate is the conversion's memory estimate in bytes (0: none),
-	// which a worker process sets as its Go memory limit.
-	Estimate int64
+	// which a worker process sets as its Go memory limit; Whole is its
+	// whole-image estimate (pipeline.Memory.Whole): above Estimate, the
+	// conversion stops with rawerr.ErrNeedsWhole if it cannot stream
+	// (pipeline.ConvertOptions.Admitted).
+	Estimate, Whole int64
 	// Timeout bounds the conversion (0: none); Grace is how long it may
 	// finish after ctx ends, and closing Abort (nil: never) stops it at
 	// once.

@@ -51,7 +51,7 @@ func (InProcess) Overhead() int64 { return 0 }
 // Execute converts j in this process.
 func (InProcess) Execute(ctx context.Context, j Job) Outcome {
 	copts, cacheWarn := openCache(string(j.Cache.dir()), j.Cache.max(), j.Cache != nil && j.Cache.Keep)
-	res, err := pipeline.ConvertOutputs(ctx, string(j.Input), j.specs(), j.Settings, pipeline.ConvertOptions{Header: j.Header, Cache: copts, Threads: j.Threads})
+	res, err := pipeline.ConvertOutputs(ctx, string(j.Input), j.specs(), j.Settings, pipeline.ConvertOptions{Header: j.Header, Cache: copts, Threads: j.Threads, Admitted: j.Estimate, Whole: j.Whole})
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -56,8 +57,9 @@ type workerRequest struct {
 	// (Job.Threads; 0: the defaults), beside Settings.
 	Threads int
 	Cache   *CacheRequest
-	// Estimate is the conversion's memory estimate in bytes (0: none).
-	Estimate int64
+	// Estimate is the conversion's memory estimate in bytes (0: none),
+	// Whole its whole-image estimate (Job.Whole).
+	Estimate, Whole int64
 	// Identify, when set, makes the worker a header helper: it reads the
 	// header of this path with LibRaw instead of converting anything (see
 	// HeaderReader), then serves further such requests.
@@ -149,6 +151,9 @@ func newReply(res pipeline.Result, err error) workerReply {
 	rep.Result = res
 	if err != nil {
 		rep.Err, rep.Kind = []byte(err.Error()), rawerr.Kind(err)
+		if errors.Is(err, rawerr.ErrNeedsWhole) {
+			rep.Kind = rawerr.KindNeedsWhole
+		}
 		if transient(err) {
 			rep.Kind = rawerr.KindTransient
 		}
@@ -224,7 +229,7 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 		outs = append(outs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path)})
 	}
 	copts, cacheWarn := openCache(string(req.Cache.dir()), req.Cache.max(), req.Cache != nil && req.Cache.Keep)
-	res, err := pipeline.ConvertOutputs(context.Background(), in, outs, req.Settings, pipeline.ConvertOptions{Cache: copts, Threads: req.Threads})
+	res, err := pipeline.ConvertOutputs(context.Background(), in, outs, req.Settings, pipeline.ConvertOptions{Cache: copts, Threads: req.Threads, Admitted: req.Estimate, Whole: req.Whole})
 	fault.At(fault.Converted, in)
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
@@ -258,7 +263,7 @@ const maxStderr = 16 << 10
 
 // newWorkerRequest is the request that asks a worker to convert j.
 func newWorkerRequest(j Job) workerRequest {
-	req := workerRequest{Version: wireVersion, Input: j.Input, Settings: j.Settings, Threads: j.Threads, Cache: j.Cache, Estimate: j.Estimate}
+	req := workerRequest{Version: wireVersion, Input: j.Input, Settings: j.Settings, Threads: j.Threads, Cache: j.Cache, Estimate: j.Estimate, Whole: j.Whole}
 	for _, o := range j.Outputs {
 		req.Outputs = append(req.Outputs, workerOutput{Variant: o.Variant, Path: o.Path})
 	}

@@ -38,6 +38,14 @@ var (
 	// timeouts (pipeline.ErrTransient). Its name travels on the worker
 	// wire only; the report calls such a failure "error".
 	ErrTransient = errors.New("transient failure")
+	// ErrNeedsWhole: a conversion admitted at the memory estimate of a
+	// streamed conversion found, once its file was read, that it must
+	// make the whole image (a fallback to LibRaw's demosaic the header did
+	// not predict, a stage cache hit), which its admission does not cover:
+	// it stops before allocating it, and the runner admits the file again
+	// at its whole-image estimate (pipeline.Memory.Whole) and converts it
+	// again. Its name travels on the worker wire only.
+	ErrNeedsWhole = errors.New("needs its whole-image memory, more than it was admitted with")
 	// ErrNotOurs: an output path holds a file rawbatch did not write
 	// (pipeline.ErrNotOurs).
 	ErrNotOurs = errors.New("not written by rawbatch")
@@ -65,10 +73,14 @@ var kinds = []struct {
 	{ErrUnsupported, "unsupported", false},
 	{ErrCorrupt, "corrupt", false},
 	{ErrTransient, KindTransient, true},
+	{ErrNeedsWhole, KindNeedsWhole, true},
 }
 
 // KindTransient is the wire name of ErrTransient (see FromKind).
 const KindTransient = "transient"
+
+// KindNeedsWhole is the wire name of ErrNeedsWhole (see FromKind).
+const KindNeedsWhole = "needs-whole"
 
 // Kind returns a short machine-readable name of err's kind, as the report
 // and failed.jsonl give it: "not-ours", "record-not-saved",
