@@ -17,7 +17,8 @@ import (
 // every variant's exposure step applies the same EV. It writes no pixels.
 // Version 1: the fits compare the look score's grid (Preview.Cells), the
 // camera look renders sub-cells and fits a colour matrix.
-var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 1, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor}
+var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 1, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
+	Band: anchorBand} // stream_twopass.go
 
 // anchorClip is the camera value (1 = the white level after white
 // balance) at or above which a photosite counts as clipped for the
@@ -196,3 +197,7 @@ func (j *job) cameraToSpace(space *colour.Space) colour.Mat3 {
 	}
 	return colour.ConvertMatrix(WorkingSpace, space).Mul(m3)
 }
+
+// anchorIdle: the exposure anchor and the camera look measure nothing: no
+// usable embedded preview was kept.
+func anchorIdle(j *job) bool { return j.preview == nil }

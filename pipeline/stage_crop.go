@@ -13,7 +13,8 @@ import (
 // exposure anchor, the look fits and every later stage see the picture
 // area.
 var cropStage = Stage{Name: "crop", Scope: PerFile, Kind: Spatial, Linear: true, Cost: noBuffers,
-	Active: func(s Settings) bool { return s.crop() == CropCamera }, run: stageCrop}
+	Active: func(s Settings) bool { return s.crop() == CropCamera }, run: stageCrop,
+	Band: cropBand} // stream_stages.go
 
 // stageCrop crops j.camera to the picture area (scaledCrop) and records
 // the crop used (Result.Crop). A cached image is cropped already; an

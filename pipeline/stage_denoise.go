@@ -17,7 +17,8 @@ import (
 // thresholds proportional to the noise measured in the file. It runs after
 // the stage cache point (the highlights stage), so its setting is in the
 // settings hash of the records, not in the cache key.
-var denoiseStage = Stage{Name: "denoise", Scope: PerFile, Kind: Spatial, Cost: denoiseCost, Active: Settings.denoiseActive, run: stageDenoise}
+var denoiseStage = Stage{Name: "denoise", Scope: PerFile, Kind: Spatial, Cost: denoiseCost, Active: Settings.denoiseActive, run: stageDenoise,
+	Band: idleBand(stageDenoise, denoiseIdle)}
 
 // Denoise settings (Settings.Denoise).
 const (
@@ -192,4 +193,10 @@ func (j *job) denoiseResult() *DenoiseUsed {
 		_, d.Reason = denoiseStrength(j.settings, 0)
 	}
 	return &d
+}
+
+// denoiseIdle: the noise reduction's strength for the file is 0.
+func denoiseIdle(j *job) bool {
+	st, _ := denoiseStrength(j.settings, fileISO(FileInfo{Header: j.hdr}, j.info.ISO))
+	return st == 0
 }

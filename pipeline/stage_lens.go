@@ -21,7 +21,8 @@ import (
 // the stage cache point: the cached image is the uncorrected one, and the
 // lens settings are in the settings hash, not the cache key.
 var lensStage = Stage{Name: "lens", Scope: PerFile, Kind: Spatial, Linear: true, Cost: lensCost,
-	Active: func(s Settings) bool { return s.lens() != LensOff }, run: stageLens}
+	Active: func(s Settings) bool { return s.lens() != LensOff }, run: stageLens,
+	Band: idleBand(stageLens, lensIdle)}
 
 // lensBand is the number of rows devignetted in one lensfun call.
 const lensBand = 32
@@ -456,4 +457,10 @@ func lensRemap(ctx context.Context, src []float32, w, h int, points func(dst, xy
 		warp.RemapInto(out[y0*w*3:(y0+n)*w*3], src, w, h, 3, w, n, func(y, ch int, sx, sy []float32) { g.row(y0+y, ch, sx, sy) })
 	}
 	return out, nil
+}
+
+// lensIdle: the lens stage corrects nothing without looking lensfun up:
+// the DNG's opcodes corrected the lens, or the file names no lens.
+func lensIdle(j *job) bool {
+	return j.lensByOpcodes || j.lensLookup().lens == ""
 }

@@ -31,7 +31,7 @@ var opcodesRawStage = Stage{Name: "opcodes-raw", Scope: PerFile, Kind: Spatial, 
 // CFA data, which LibRaw hands over as RGB) to j.camera. It runs after the
 // stage cache point: a cached image has not had them.
 var opcodesStage = Stage{Name: "opcodes", Scope: PerFile, Kind: Spatial, Cost: opcodesCost,
-	Active: opcodesActive, run: stageOpcodes}
+	Active: opcodesActive, run: stageOpcodes, Band: idleBand(stageOpcodes, opcodesIdle)}
 
 func opcodesActive(s Settings) bool { return s.dngOpcodes() == OpcodesOn }
 
@@ -362,4 +362,10 @@ func (j *job) opcodesResult() *OpcodesResult {
 	}
 	r := j.opcodes.result
 	return &r
+}
+
+// opcodesIdle: the file has no OpcodeList3 and no gain map deferred to it.
+func opcodesIdle(j *job) bool {
+	j.readOpcodes()
+	return len(j.opcodes.lists[2]) == 0 && len(j.opcodes.deferred) == 0
 }

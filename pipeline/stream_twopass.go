@@ -53,10 +53,10 @@ type twoPass struct {
 // stored the image.
 func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
 	if anchorIdle(j) {
-		return func(ctx context.Context, s *stream) error { return anchorStage.run(ctx, s.j) }, true
+		return func(ctx context.Context, s *stream) error { return stageExposureAnchor(ctx, s.j) }, true
 	}
 	return func(_ context.Context, s *stream) error {
-		s.two = &twoPass{anchor: s.cur, run: anchorStage.run}
+		s.two = &twoPass{anchor: s.cur, run: stageExposureAnchor}
 		return nil
 	}, true
 }
