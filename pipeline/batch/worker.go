@@ -364,6 +364,9 @@ wait:
 		sig := ws.Signal()
 		if sig == syscall.SIGKILL && oomKills() > oomBefore {
 			run.err = fmt.Errorf("%w: killed by the kernel OOM killer (peak %d MiB)", ErrCrashed, run.peak>>20)
+		} else if sig == syscall.SIGKILL || sig == syscall.SIGTERM || sig == syscall.SIGINT {
+			// A signal a process sends, not a fault of the decoder's.
+			run.err = fmt.Errorf("%w: its worker was killed by signal %d (%s), which rawbatch did not send", ErrCrashed, int(sig), sig)
 		} else {
 			run.err = fmt.Errorf("%w (signal %d, %s)", ErrCrashed, int(sig), sig)
 		}

@@ -15,16 +15,17 @@ import (
 )
 
 // TestWorkerCrashAndHang: with the test-only fault hook, the decode of one
-// file crashes with SIGSEGV in C code and another hangs; the batch
-// finishes, those fail with "decoder crashed (signal 11 ...)" and "timed
-// out", leave no output or temporary file, and the others convert.
+// file crashes with SIGSEGV in C code, another hangs and a third's worker
+// is killed from outside (SIGKILL); the batch finishes, those fail with
+// "decoder crashed (signal 11 ...)", "timed out" and "killed by signal 9
+// ..., which rawbatch did not send", leave no output or temporary file, and the others convert.
 func TestWorkerCrashAndHang(t *testing.T) {
 	in := t.TempDir()
 	out := t.TempDir()
-	for _, name := range []string{"ok1.dng", "crash.dng", "hang.dng", "ok2.dng"} {
+	for _, name := range []string{"ok1.dng", "crash.dng", "hang.dng", "killed.dng", "ok2.dng"} {
 		touch(t, filepath.Join(in, name), mustRead(t, filepath.Join(testdata, "raw", "adobesdk_05_PGTM2_unsigned8.dng")))
 	}
-	t.Setenv(FaultEnv, "crash=crash.dng,hang=hang.dng")
+	t.Setenv(FaultEnv, "crash=crash.dng,hang=hang.dng,killed=killed.dng")
 	p, err := PlanBatch([]string{in}, out, ".jpg")
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +38,9 @@ func TestWorkerCrashAndHang(t *testing.T) {
 	}
 	if fr := got["crash.dng"]; !errors.Is(fr.Err, ErrCrashed) || !strings.Contains(fr.Err.Error(), "signal 11") {
 		t.Errorf("crash.dng: %v", fr.Err)
+	}
+	if fr := got["killed.dng"]; !errors.Is(fr.Err, ErrCrashed) || !strings.Contains(fr.Err.Error(), "killed by signal 9 (killed), which rawbatch did not send") {
+		t.Errorf("killed.dng: %v", fr.Err)
 	}
 	if fr := got["hang.dng"]; !errors.Is(fr.Err, ErrTimeout) || !strings.Contains(fr.Err.Error(), "timed out after 3 s") {
 		t.Errorf("hang.dng: %v", fr.Err)

@@ -6,6 +6,8 @@
 //
 //   - crash=NAME: the worker converting NAME dies of SIGSEGV (a null-pointer
 //     write in C code, as a decoder bug would);
+//   - killed=NAME: the worker converting NAME is killed by SIGKILL before
+//     decoding, as `kill -9` from another process would;
 //   - hang=NAME: the worker converting NAME blocks forever before decoding;
 //   - delete=NAME: the worker converting NAME deletes it first (before
 //     LibRaw opens it), deleteafter=NAME once it has converted it;
@@ -35,6 +37,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
@@ -110,6 +113,9 @@ func hook(point, input string) {
 			gate()
 		case point == fault.Decoded && kind == "rewrite":
 			rewriteInPlace(input)
+		case point == fault.Decode && kind == "killed":
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
 		case point == fault.Decode && kind == "hang":
 			select {}
 		case point == fault.Decode && kind == "delete", point == fault.Converted && kind == "deleteafter":
