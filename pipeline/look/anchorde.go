@@ -54,8 +54,22 @@ func anchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 		score = referenceEVScore(c, cells, curve, space, model)
 	}
 	best, bestScore := e.Raw, score(e.Raw, math.Inf(1))
+	// The EVs scored so far (anchorEVKey): the coarse grid takes in the
+	// start and the fine grid the coarse best and its two neighbours; an
+	// EV scored again could only tie with its own earlier score, which
+	// did not win or is the best, so the prepared search skips it (the
+	// reference scores it again).
+	scored := map[int64]bool{anchorEVKey(e.Raw, e.Raw): true}
 	search := func(lo, hi, step float64) {
 		for ev := lo; ev <= hi+1e-9; ev += step {
+			if !reference {
+				k := anchorEVKey(ev, e.Raw)
+				if scored[k] {
+					continue
+				}
+				scored[k] = true
+			}
+			anchorScoreHook(ev)
 			if s := score(ev, bestScore); s < bestScore {
 				best, bestScore = ev, s
 			}
@@ -67,6 +81,17 @@ func anchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 	e.EV = min(max(best, -MaxAnchorEV), MaxAnchorEV)
 	return e, nil
 }
+
+// anchorEVKey identifies an EV of the search by its offset from the
+// start in steps of 1e-6 EV: far below the fine step (anchorFineEV), far
+// above the rounding that adding the steps accumulates.
+func anchorEVKey(ev, start float64) int64 {
+	return int64(math.Round((ev - start) / 1e-6))
+}
+
+// anchorScoreHook is called with each EV that the search scores after the
+// start (tests).
+var anchorScoreHook = func(float64) {}
 
 // scored reports whether cell k counts in AnchorExposureDeltaE's score:
 // unclipped in the raw and above the noise (MinSceneLum), at any preview
