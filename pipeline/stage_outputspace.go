@@ -91,11 +91,7 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	if sharpen {
 		unsharp(v.img, float32(v.spec.Variant.Sharpen))
 		if gamut {
-			v.img.parallel(func(pix []float32) {
-				for i := 0; i+2 < len(pix); i += 3 {
-					gamutInto(pix[i:i+3], lum)
-				}
-			})
+			v.img.parallel(func(pix []float32) { gamutRows(pix, lum) })
 			return nil
 		}
 		v.img.parallel(func(pix []float32) {
@@ -137,9 +133,7 @@ func outputSpaceKernel(sp *colour.Space, clip, gamut bool) rowKernel {
 		convert := matrixKernel(func(i, k int) float64 { return m[i][k] })
 		return func(px []float32) {
 			convert(px)
-			for i := 0; i+2 < len(px); i += 3 {
-				gamutInto(px[i:i+3:i+3], lum)
-			}
+			gamutRows(px, lum)
 		}
 	}
 	return func(px []float32) {

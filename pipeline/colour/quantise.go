@@ -80,13 +80,19 @@ func QuantiseSRGB8(l float32) uint8 {
 	if l >= 1 {
 		return 255
 	}
-	r := int(q8lut[int(l*q8N+0.5)])
-	if l >= q8thr[r+1] {
-		r++
-	} else if l < q8thr[r] {
-		r--
+	r := q8lut[int(l*q8N+0.5)]
+	// One correction at most (q8thr rises), as flags, not branches: the
+	// estimate is off in few but unpredictable places.
+	return r + b2u8(l >= q8thr[int(r)+1]) - b2u8(l < q8thr[r])
+}
+
+// b2u8 returns 1 for true, 0 for false.
+func b2u8(b bool) uint8 {
+	var u uint8
+	if b {
+		u = 1
 	}
-	return uint8(r)
+	return u
 }
 
 // QuantiseSRGB16 returns round(65535·SRGBEncode(l)) for linear l, with l ≤ 0
