@@ -102,6 +102,10 @@ type Memory struct {
 	// the file is expected to stream (streamPredicted), which it does
 	// not when the stage cache keeps its decoded image or has it already.
 	Whole int64
+	// Streamed: Total is the estimate of a conversion streamed in row
+	// bands (its plan marks steps Step.Stream and its header predicts it
+	// streams: streamPredicted).
+	Streamed bool
 }
 
 // StepMemory is the memory one step of a plan needs, in bytes.
@@ -153,6 +157,11 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
 	m.Whole = m.Total
 	if streamed {
 		m.Whole = estimateMemory(fi, s, threads, false).Total
+	}
+	if streamed {
+		for _, st := range PlanStages(fi, s).Steps {
+			m.Streamed = m.Streamed || st.Stream
+		}
 	}
 	return m
 }

@@ -19,7 +19,9 @@ type PlannedFile struct {
 	// the skip reason or the failure's text.
 	Kind, Reason string
 	// Note is the table's note for the file's outputs to write: "" (would
-	// be written), "would fail: ..." or "over budget".
+	// be written), "streams" (would be written, its estimate that of a
+	// conversion streamed in row bands, as its header predicts:
+	// pipeline.Memory.Streamed), "would fail: ..." or "over budget".
 	Note string
 	// NeedBytes is the memory the conversion would take, worker process
 	// included (WorkerBytes); 0 when unknown (the header could not be
@@ -101,6 +103,9 @@ func DryPlan(p *Plan, s pipeline.Settings, memBudget int64) (files []PlannedFile
 		default:
 			largest = max(largest, need)
 			f.Stages = pendingStagePlan(t, outs, pending, s)
+			if t.Estimate.Streamed {
+				f.Note = "streams"
+			}
 		}
 		if t.Err == nil {
 			f.NeedBytes = need
