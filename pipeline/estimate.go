@@ -158,16 +158,11 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
 	if streamed {
 		m.Whole = estimateMemory(fi, s, threads, false).Total
 	}
-	if streamed {
-		for _, st := range PlanStages(fi, s).Steps {
-			m.Streamed = m.Streamed || st.Stream
-		}
-	}
 	return m
 }
 
 // estimateMemory is EstimateMemory with the streamed steps' costs
-// (Step.Stream) as streamed or not.
+// (Step.Stream) as streamed or not (Memory.Streamed: some were).
 func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory {
 	p := PlanStages(fi, s)
 	vs := s.OutputVariants()
@@ -175,6 +170,7 @@ func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory 
 	var live, pending int64
 	for n, st := range p.Steps {
 		c := memCtx{fi: fi, s: s, threads: threads, step: st, streamed: streamed && st.Stream}
+		m.Streamed = m.Streamed || c.streamed
 		if st.v >= 0 {
 			c.v = vs[st.v]
 			c.resized = st.W != p.W || st.H != p.H

@@ -78,6 +78,8 @@ func (r *camRender) meanDE(cells []int, m colour.Mat3, gains [3]float64, ev, sat
 		if !r.useSub {
 			out = r.render(&a, curve, r.camera.cell(c))
 		} else {
+			// SubGrid.each, written out: through its closure the camera
+			// look's fit is about 8 % slower (BenchmarkPreviewFits).
 			g := r.sub
 			x, y := c%g.W, c/g.W
 			sw := g.Sub * g.W

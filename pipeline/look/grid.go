@@ -59,6 +59,15 @@ func ScoreGridSize(w, h, flip int) (gw, gh int) {
 	return GridSize(w, h, GridWidth)
 }
 
+// reducible reports why a w×h image cannot be reduced to gw×gh cells
+// (nil if it can: 0 < gw ≤ w, 0 < gh ≤ h).
+func reducible(w, h, gw, gh int) error {
+	if gw <= 0 || gh <= 0 || gw > w || gh > h {
+		return fmt.Errorf("look: cannot reduce %d×%d to %d×%d", w, h, gw, gh)
+	}
+	return nil
+}
+
 // Reduce box-filters m (linear light, so averages are physical) to gw×gh
 // cells: cell (i, j) is the mean of the pixels x in [⌊i·W/gw⌋, ⌊(i+1)·W/gw⌋)
 // and y likewise. gw ≤ W and gh ≤ H are required; the result is a
@@ -68,8 +77,8 @@ func Reduce(m Image, gw, gh int, clip float32) (Image, []float32, error) {
 	if err := m.check(); err != nil {
 		return Image{}, nil, err
 	}
-	if gw <= 0 || gh <= 0 || gw > m.W || gh > m.H {
-		return Image{}, nil, fmt.Errorf("look: cannot reduce %d×%d to %d×%d", m.W, m.H, gw, gh)
+	if err := reducible(m.W, m.H, gw, gh); err != nil {
+		return Image{}, nil, err
 	}
 	out := Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}
 	var frac []float32

@@ -81,8 +81,8 @@ func Reduce16(m Image16, gw, gh int, clip float32) (Image, []float32, error) {
 	if err := m.check(); err != nil {
 		return Image{}, nil, err
 	}
-	if gw <= 0 || gh <= 0 || gw > m.W || gh > m.H {
-		return Image{}, nil, fmt.Errorf("look: cannot reduce %d×%d to %d×%d", m.W, m.H, gw, gh)
+	if err := reducible(m.W, m.H, gw, gh); err != nil {
+		return Image{}, nil, err
 	}
 	out := Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}
 	var frac []float32
@@ -134,13 +134,8 @@ func ReduceSub16(m Image16, gw, gh, maxSub int) (SubGrid, error) {
 	if err := m.check(); err != nil {
 		return SubGrid{}, err
 	}
-	if gw <= 0 || gh <= 0 || gw > m.W || gh > m.H {
-		return SubGrid{}, fmt.Errorf("look: cannot reduce %d×%d to %d×%d", m.W, m.H, gw, gh)
-	}
-	sub := max(1, min(maxSub, m.W/gw, m.H/gh))
-	img, _, err := Reduce16(m, sub*gw, sub*gh, 0)
-	if err != nil {
-		return SubGrid{}, err
-	}
-	return SubGrid{Image: img, W: gw, H: gh, Sub: sub, wx: shares(m.W, gw, sub), wy: shares(m.H, gh, sub)}, nil
+	return subGridOf(m.W, m.H, gw, gh, maxSub, func(sw, sh int) (Image, error) {
+		img, _, err := Reduce16(m, sw, sh, 0)
+		return img, err
+	})
 }

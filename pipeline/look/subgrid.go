@@ -1,7 +1,5 @@
 package look
 
-import "fmt"
-
 // MaxSub is the most sub-cells per grid cell along each axis of a SubGrid
 // (4×4 = 16 renders per cell; on the D30 CRW, 2176 pixels over 256 cells,
 // a sub-cell is about 2×2 pixels).
@@ -33,15 +31,24 @@ func ReduceSub(m Image, gw, gh, maxSub int) (SubGrid, error) {
 	if err := m.check(); err != nil {
 		return SubGrid{}, err
 	}
-	if gw <= 0 || gh <= 0 || gw > m.W || gh > m.H {
-		return SubGrid{}, fmt.Errorf("look: cannot reduce %d×%d to %d×%d", m.W, m.H, gw, gh)
+	return subGridOf(m.W, m.H, gw, gh, maxSub, func(sw, sh int) (Image, error) {
+		img, _, err := Reduce(m, sw, sh, 0)
+		return img, err
+	})
+}
+
+// subGridOf is ReduceSub of a w×h image that reduce box-filters to sw×sh
+// cells (Reduce, Reduce16).
+func subGridOf(w, h, gw, gh, maxSub int, reduce func(sw, sh int) (Image, error)) (SubGrid, error) {
+	if err := reducible(w, h, gw, gh); err != nil {
+		return SubGrid{}, err
 	}
-	sub := max(1, min(maxSub, m.W/gw, m.H/gh))
-	img, _, err := Reduce(m, sub*gw, sub*gh, 0)
+	sub := max(1, min(maxSub, w/gw, h/gh))
+	img, err := reduce(sub*gw, sub*gh)
 	if err != nil {
 		return SubGrid{}, err
 	}
-	return SubGrid{Image: img, W: gw, H: gh, Sub: sub, wx: shares(m.W, gw, sub), wy: shares(m.H, gh, sub)}, nil
+	return SubGrid{Image: img, W: gw, H: gh, Sub: sub, wx: shares(w, gw, sub), wy: shares(h, gh, sub)}, nil
 }
 
 // shares returns, for the sub·n sub-intervals of Reduce's split of N
