@@ -1,14 +1,16 @@
 #!/bin/sh
 # peers.sh: the side-by-side benchmark of issue 14 (docs/performance.md).
 #
-# The same inputs (three synthetic 6000x4000 DNGs from scripts/peers_synth.go
-# and the real files in testdata/raw) go to full-size JPEG quality 90
-# through each peer in one timed command:
+# The same inputs go to full-size JPEG quality 90 through each peer in one
+# timed command per input set: the synthetic 6000x4000 DNGs from
+# scripts/peers_synth.go (three by default: the set issue 14's wall-time
+# target is about) and, separately, the real files in testdata/raw:
 #   rawbatch     rawbatch convert IN -o OUT --quality 90 (defaults otherwise)
 #   dcraw_emu    dcraw_emu -w -q 3 -Z - F | cjpeg -quality 90, xargs -P$(nproc)
 #   rawtherapee  rawtherapee-cli -o OUT -j90 -js1 -c FILES
 #   darktable    darktable-cli F OUT/F.jpg --core --configdir TMP (quality 90)
-# Rounds are interleaved (round 1: every peer, round 2: every peer, ...).
+# Rounds are interleaved (round 1: every peer on each set, round 2: every
+# peer on each set, ...); each set gets a table of its own.
 # Each run is measured with GNU time (wall, user+sys of the process tree,
 # max RSS of the largest process) and, where a memory cgroup (v1) can be
 # created, the peak of the whole tree (memory.max_usage_in_bytes, which
@@ -22,12 +24,13 @@
 # Environment: PEERS_ROUNDS (default 3), PEERS_DOC (docs/performance.md to
 # update it), PEERS_ONLY (space-separated subset of peers), PEERS_SYNTH
 # (number of synthetic DNGs, default 3),
-# PEERS_DARKTABLE_REAL_ONLY=1 (darktable gets the real files only).
+# PEERS_DARKTABLE_REAL_ONLY=1 (darktable is timed on the real set only).
 set -eu
 
-# run_peer PEER OUT: PEER converts every input into OUT (the timed command).
+# run_peer PEER IN OUT: PEER converts every file of IN into OUT (the timed
+# command).
 run_peer() {
-	p=$1 out=$2
+	p=$1 in=$2 out=$3
 	case $p in
 	rawbatch)
 		"$work/rawbatch" convert "$in" -o "$out" --quality 90 ;;
@@ -36,11 +39,9 @@ run_peer() {
 	rawtherapee)
 		rawtherapee-cli -o "$out" -j90 -js1 -c "$in"/* ;;
 	darktable)
-		src=$in
-		[ "${PEERS_DARKTABLE_REAL_ONLY:-}" = 1 ] && src=$realin
 		rm -rf "$work/dtconf"
 		failed=0
-		for f in "$src"/*; do
+		for f in "$in"/*; do
 			darktable-cli "$f" "$out/$(basename "$f").jpg" --core --configdir "$work/dtconf" \
 				--conf plugins/imageio/format/jpeg/quality=90 || failed=1
 		done
@@ -48,10 +49,10 @@ run_peer() {
 	esac
 }
 
-# The timed child: scripts/peers.sh --run CGROUP PEER OUT.
+# The timed child: scripts/peers.sh --run CGROUP PEER IN OUT.
 if [ "${1:-}" = --run ]; then
 	[ -n "$2" ] && echo $$ >"$2/cgroup.procs"
-	run_peer "$3" "$4"
+	run_peer "$3" "$4" "$5"
 	exit
 fi
 
@@ -91,18 +92,19 @@ need() {
 
 need /usr/bin/time time || { say "GNU time cannot be installed: no measurements"; exit 1; }
 
-# The inputs.
-in=$work/in
-mkdir -p "$in"
+# The inputs: the set "synthetic" (PEERS_SYNTH DNGs) and the set "real".
+synthin=$work/in-synthetic
+realin=$work/in-real
+mkdir -p "$synthin" "$realin"
+sets=
 if [ "$nsynth" -gt 0 ]; then
 	say "writing $nsynth synthetic 24 MP DNGs"
-	env $(scripts/libraw.sh env) go run ./scripts/peers_synth.go "$in" "$nsynth"
+	env $(scripts/libraw.sh env) go run ./scripts/peers_synth.go "$synthin" "$nsynth"
+	sets=synthetic
 fi
-cp testdata/raw/* "$in/"
-realin=$work/in-real
-mkdir -p "$realin"
 cp testdata/raw/* "$realin/"
-ninputs=$(ls "$in" | wc -l)
+nreal=$(ls "$realin" | wc -l)
+sets="$sets real"
 
 say "building rawbatch"
 env $(scripts/libraw.sh env) go build -trimpath -o "$work/rawbatch" ./cmd/rawbatch
@@ -126,11 +128,17 @@ if [ -w /sys/fs/cgroup/memory ] && mkdir "/sys/fs/cgroup/memory/rawbatch-peers-$
 fi
 
 results=$work/results
-: >"$results"
+for set in $sets; do : >"$results.$set"; done
 r=1
 while [ "$r" -le "$rounds" ]; do
 	for p in $active; do
-		out=$work/out-$p-$r
+	for set in $sets; do
+		if [ "$set" = synthetic ] && [ "$p" = darktable ] && [ "${PEERS_DARKTABLE_REAL_ONLY:-}" = 1 ]; then
+			continue
+		fi
+		in=$synthin
+		[ "$set" = real ] && in=$realin
+		out=$work/out-$p-$set-$r
 		rm -rf "$out"
 		mkdir -p "$out"
 		# Cold page cache is not attempted; every peer reads the same warm inputs.
@@ -139,9 +147,9 @@ while [ "$r" -le "$rounds" ]; do
 		if [ -n "$cg" ]; then
 			echo 0 >"$cg/memory.max_usage_in_bytes" 2>/dev/null || true
 		fi
-		export work in realin nproc
+		export work nproc
 		status=0
-		/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$script" --run "$cg" "$p" "$out" >"$out.log" 2>&1 || status=$?
+		/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$script" --run "$cg" "$p" "$in" "$out" >"$out.log" 2>&1 || status=$?
 		if [ "$status" -ne 0 ]; then
 			say "round $r $p failed (status $status):"
 			tail -n 5 "$out.log" >&2
@@ -152,15 +160,16 @@ while [ "$r" -le "$rounds" ]; do
 		n=$(find "$out" -name '*.jpg' -size +0 | wc -l)
 		set -- $(tail -n 1 "$work/time")
 		cpu=$(echo "$2 $3" | awk '{printf "%.2f", $1 + $2}')
-		say "round $r $p: status $status, $n JPEGs, wall $1 s, cpu $cpu s, max RSS $4 KiB, tree peak $tree KiB"
-		echo "$p $r $1 $cpu $4 $tree $n $status" >>"$results"
+		say "round $r $p $set: status $status, $n JPEGs, wall $1 s, cpu $cpu s, max RSS $4 KiB, tree peak $tree KiB"
+		echo "$p $r $1 $cpu $4 $tree $n $status" >>"$results.$set"
 		rm -rf "$out" "$out.log"
+	done
 	done
 	r=$((r + 1))
 done
 
-# The table: medians per peer over the rounds, and the ratios to rawbatch.
-table=$work/table
+# table RESULTS: the medians of one set's runs and the ratios to rawbatch.
+table() {
 awk -v rounds="$rounds" '
 function median(list,   n, a, i, j, t) {
 	n = split(list, a, " ")
@@ -185,13 +194,22 @@ END {
 		if (bw > 0) printf "| %s | %d | %.1f | %.1f | %.0f | %.0f | %.2f | %.2f | %.2f | %s |\n", name, files[p], w, c, r / 1024, t / 1024, w / bw, c / bc, r / br, (bt > 0 ? sprintf("%.2f", t / bt) : "-")
 		else printf "| %s | %d | %.1f | %.1f | %.0f | %.0f | - | - | - | - |\n", name, files[p], w, c, r / 1024, t / 1024
 	}
-}' "$results" >"$table"
+}' "$1"
+}
 
 {
-	echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -srm), $nproc CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), load before the run $load; $rounds interleaved rounds, $ninputs inputs ($nsynth synthetic 6000×4000 DNGs and the $(ls "$realin" | wc -l) files of testdata/raw)."
-	[ "${PEERS_DARKTABLE_REAL_ONLY:-}" = 1 ] && echo "darktable converted the files of testdata/raw only (its JPEG count shows it)."
-	echo
-	cat "$table"
+	echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -srm), $nproc CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), load before the run $load; $rounds interleaved rounds, each peer timed on each input set in one command."
+	[ "${PEERS_DARKTABLE_REAL_ONLY:-}" = 1 ] && echo "darktable converted the real files only."
+	for set in $sets; do
+		echo
+		if [ "$set" = synthetic ]; then
+			echo "**$nsynth synthetic 6000×4000 DNGs** (scripts/peers_synth.go; issue 14's wall-time target):"
+		else
+			echo "**The $nreal files of testdata/raw** (real cameras and Adobe DNG SDK samples, 0.04 to 3.2 MP):"
+		fi
+		echo
+		table "$results.$set"
+	done
 } >"$work/section"
 cat "$work/section"
 
