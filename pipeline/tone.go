@@ -96,14 +96,27 @@ func applyTone(img Image, c look.Curve) {
 	img.parallel(func(pix []float32) { toneRows(lut, pix) })
 }
 
+// toneFinite bounds the channels toneRows works with: an infinite channel
+// counts as ±toneFinite, so that the middle channel's fraction between the
+// others stays a number (∞/∞ would be NaN) and the result stays in [0, 1].
+const toneFinite = 1e30
+
 // toneRows applies the curve tabulated in lut (toneLUT) in place to the
-// pixels pix (interleaved RGB) as applyTone describes.
+// pixels pix (interleaved RGB) as applyTone describes (an infinite channel
+// counts as a very large one).
 func toneRows(lut []float32, pix []float32) {
 	for i := 0; i+2 < len(pix); i += 3 {
 		p := pix[i : i+3 : i+3]
 		for k, v := range p {
-			if v != v { // NaN
-				p[k] = 0
+			if !(v >= -toneFinite && v <= toneFinite) { // NaN or beyond ±toneFinite
+				switch {
+				case v > 0:
+					p[k] = toneFinite
+				case v < 0:
+					p[k] = -toneFinite
+				default:
+					p[k] = 0
+				}
 			}
 		}
 		hi, mid, lo := 0, 1, 2

@@ -31,6 +31,26 @@ func TestApplyToneIsRGBTone(t *testing.T) {
 	}
 }
 
+// TestToneNonFinite: toneRows keeps its promise of [0, 1] for pixels with
+// NaN and infinite channels (two infinite channels made ∞/∞ = NaN before).
+func TestToneNonFinite(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	px := [][3]float32{
+		{inf, inf, 0.2}, {inf, 0.5, 0.1}, {-inf, inf, 0.3}, {-inf, -inf, 0.5},
+		{nan, inf, 0.1}, {nan, nan, nan}, {inf, inf, inf}, {0.2, -inf, 0.4},
+	}
+	lut := toneLUT(look.DefaultCurve)
+	for _, p := range px {
+		got := p
+		toneRows(lut, got[:])
+		for c, v := range got {
+			if !(v >= 0 && v <= 1) {
+				t.Errorf("%v → %v: channel %d outside [0, 1]", p, got, c)
+			}
+		}
+	}
+}
+
 // TestProfileToneCurve: the header reads a DNG's ProfileToneCurve (the
 // Adobe SDK sample carries the identity, 0 0 1 1), and the default tone
 // then applies it instead of the default curve: the output equals --tone
