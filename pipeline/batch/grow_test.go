@@ -218,3 +218,27 @@ func TestWorkerToldThreads(t *testing.T) {
 		t.Errorf("the file did not stream (the per-band count is the streamed demosaic's)")
 	}
 }
+
+// TestWriteWorkerInput: the parent writes a worker's request, then one
+// "threads N" line per raised count, and closes the worker's stdin when
+// the counts end; a worker reads back the counts and skips other lines.
+func TestWriteWorkerInput(t *testing.T) {
+	pr, pw := io.Pipe()
+	more := make(chan int, 2)
+	more <- 2
+	more <- 3
+	close(more)
+	go writeWorkerInput(pw, []byte(`{"Version":1}`), more, make(chan struct{}))
+	b, err := io.ReadAll(pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\"Version\":1}threads 2\nthreads 3\n"; string(b) != want {
+		t.Errorf("stdin %q, want %q", b, want)
+	}
+	w := &workerThreads{n: 1, max: 1}
+	w.read(bytes.NewReader([]byte("threads 2\nthreads x\nhello 5\nthreads 0\nthreads 4\nthreads 3\n")), false)
+	if w.now() != 4 || w.peak() != 4 {
+		t.Errorf("after the lines: %d threads, peak %d; want 4, 4 (never lowered, other lines skipped)", w.now(), w.peak())
+	}
+}
