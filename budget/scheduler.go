@@ -1,6 +1,7 @@
 // Package budget runs as many conversions at once as fit in a memory
 // budget (Scheduler), giving each its share of the cores as it starts
-// (Scheduler.Admit, ShareThreads), and reads, parses and prints byte sizes. It imports
+// (Scheduler.Admit, ShareThreads) and more when cores free up
+// (Scheduler.Grow), and reads, parses and prints byte sizes. It imports
 // nothing else of rawbatch; what one conversion needs is estimated by the
 // caller (package pipeline: EstimateMemory, from its stages' declared
 // costs).

@@ -33,6 +33,7 @@ type job struct {
 	settings Settings
 	cache    *CacheOptions
 	threads  int // LibRaw's OpenMP threads (ConvertOptions.Threads)
+	live     liveThreads
 	// unfused runs every step alone, fused passes too (ConvertOptions'
 	// unfused: the tests' reference).
 	unfused  bool
@@ -118,6 +119,10 @@ type Result struct {
 	// row bands, without a full-size image (docs/pipeline.md
 	// "Streaming").
 	Streamed bool `json:",omitempty"`
+	// ThreadsMax is the largest thread count the conversion's steps
+	// read while it ran (ConvertOptions.LiveThreads, at least Threads; 0
+	// when neither was given).
+	ThreadsMax int `json:",omitempty"`
 	// Variants are the files written, in the order asked.
 	Variants []VariantResult
 	// InputHash is the hash of the input's content taken just before it
@@ -197,7 +202,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	j := &job{in: in, settings: s, hdr: o.Header, cache: o.Cache, threads: o.Threads, unfused: o.unfused, wholeImage: o.wholeImage}
+	j := &job{in: in, settings: s, hdr: o.Header, cache: o.Cache, threads: o.Threads, live: liveThreads{f: o.LiveThreads}, unfused: o.unfused, wholeImage: o.wholeImage}
 	asked := make([]*variantJob, 0, len(outs)) // the order asked for, for the result
 	for _, o := range outs {
 		v := &variantJob{spec: o}
@@ -206,6 +211,7 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 	}
 	defer j.cleanup()
 	res = Result{Input: in, Output: outs[0].Path}
+	defer func() { res.ThreadsMax = j.live.peak(j.threads) }()
 	j.inputHash = decodedHash(in)
 	res.InputHash = j.inputHash
 	// The plan needs the decoded size: from the header, read here unless

@@ -18,6 +18,13 @@ type ConvertOptions struct {
 	// default (one per CPU). The runner gives each conversion its share
 	// of the CPUs as it admits it (batch.Runner.Threads).
 	Threads int
+	// LiveThreads, when not nil, is the conversion's thread count now,
+	// which may grow while it runs (never below Threads; the runner gives
+	// a running conversion the cores others have freed: batch.Job.
+	// MoreThreads): the steps that split their work per band (the
+	// streamed demosaic's bands) read it as they go. LibRaw's OpenMP
+	// threads stay at Threads. nil: Threads throughout.
+	LiveThreads func() int
 	// Admitted and Whole are the bytes the conversion was admitted with
 	// (its estimate, pipeline.Memory.Total) and its whole-image estimate
 	// (Memory.Whole). When Whole is above Admitted (> 0) and a conversion

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -222,8 +223,8 @@ func TestEstimateFusedRender(t *testing.T) {
 	const px = 6000 * 4000
 	s := DefaultSettings()
 	m := EstimateMemory(fi, s, 1)
-	if q := stepMemory(m, "quantise"); q.Alloc > 64*3*6000 || q.Free != 0 {
-		t.Errorf("single JPEG quantise %+v, want a band of rows and nothing freed", q)
+	if q := stepMemory(m, "quantise"); q.Alloc != encode.OverlapBytes(64, 3*6000) || q.Free != 0 {
+		t.Errorf("single JPEG quantise %+v, want the encoder's queue of bands of rows and nothing freed", q)
 	}
 	if e := stepMemory(m, "encode"); e.Free != 12*px {
 		t.Errorf("single JPEG encode %+v, want the float image freed", e)

@@ -227,6 +227,9 @@ func (j *job) rcdInput() (c demosaic.CFA, mul [4]float64, why string, err error)
 	}
 	// The per-file thread count LibRaw's processing would get.
 	c.Threads = j.threads
+	if j.live.f != nil {
+		c.ThreadsNow = j.threadsNow // may grow while the bands run
+	}
 	// The raw rows RCD has passed go back to the system as it works down
 	// the image, so the raw data and the camera image are not both
 	// resident in full (issue 14 point 5).

@@ -16,17 +16,19 @@ import (
 var quantiseStage = Stage{Name: "quantise", Scope: PerVariant, Kind: Pointwise, Cost: quantiseCost, run: stageQuantise, Row: quantiseRow}
 
 // quantiseCost: the quantised image (encoderCost's bytes per pixel; for
-// the streamed formats, TIFF16 and JPEG, only a band of rows), after which
+// the streamed formats, TIFF16 and JPEG, only the bands of rows queued for
+// their encoder, encode.OverlapBytes), after which
 // the float image is let go (a streamed one's at encode) when floatFreed
 // says so.
 func quantiseCost(m memCtx) StepMemory {
 	q, _, _ := encoderCost(m.v)
 	if streamedRows(m) {
-		bpp := int64(3)
+		bpp := 3
 		if bits16(m.v.Format) {
 			bpp = 6
 		}
-		return StepMemory{Alloc: streamRows * bpp * int64(m.step.W)}
+		// The bands queued for the encoder, which runs beside the pass.
+		return StepMemory{Alloc: encode.OverlapBytes(streamRows, bpp*m.step.W)}
 	}
 	sm := StepMemory{Alloc: int64(q) * m.px()}
 	if floatFreed(m) {
@@ -39,15 +41,17 @@ func quantiseCost(m memCtx) StepMemory {
 // parallel) before its encoder asks for them.
 const streamRows = 64
 
-// bandRows returns the Row function of a streamed variant of h rows of
-// rowBytes bytes: the encoder asks for rows in order, each once; they are
-// made streamRows at a time, in parallel (par.Rows), by fill(y, out, lin,
-// u16) (lin: room for a row of 3·w float32 samples, u16: for 3·w uint16)
-// into one of two buffers, and copied out from there. While the encoder
-// reads one band the next is made on another goroutine, so the pass and
-// the encoder overlap. The time the encoder waits for a band is added to
-// v.passTime.
-func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, lin []float32, u16 []uint16)) func(y int, dst []byte) {
+// bandRows returns the Row function and the Bands of a streamed variant
+// of h rows of rowBytes bytes, made streamRows at a time, in parallel
+// (par.Rows), by fill(y, out, lin, u16) (lin: room for a row of 3·w
+// float32 samples, u16: for 3·w uint16). The encoders take the Bands
+// (encode.Bands): they run on their own goroutine while the caller's
+// makes the bands (the time it takes is added to v.passTime). Through
+// Row (asked in order, each row once) the bands are made into one of two
+// buffers, allocated at the first call, and copied out from there; while
+// the caller reads one band the next is made on another goroutine (the
+// time the caller waits for a band is added to v.passTime).
+func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, lin []float32, u16 []uint16)) (func(y int, dst []byte), encode.Bands) {
 	fillBand := func(buf []byte, y0 int) {
 		if v.prepare != nil {
 			v.prepare(y0, min(h, y0+streamRows))
@@ -59,10 +63,18 @@ func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, l
 			}
 		})
 	}
-	cur, next := make([]byte, streamRows*rowBytes), make([]byte, streamRows*rowBytes)
+	bands := encode.Bands{Rows: streamRows, Fill: func(y0 int, dst []byte) {
+		t0 := time.Now()
+		fillBand(dst, y0)
+		v.passTime += time.Since(t0)
+	}}
+	var cur, next []byte
 	first := -streamRows    // the row in cur[0:rowBytes]
 	var ahead chan struct{} // closed when next holds the band after cur
 	return func(y int, dst []byte) {
+		if cur == nil {
+			cur, next = make([]byte, streamRows*rowBytes), make([]byte, streamRows*rowBytes)
+		}
 		if y < first || y >= first+streamRows {
 			t0 := time.Now()
 			if ahead != nil && y == first+streamRows {
@@ -87,7 +99,7 @@ func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, l
 			v.passTime += time.Since(t0)
 		}
 		copy(dst, cur[(y-first)*rowBytes:(y-first+1)*rowBytes])
-	}
+	}, bands
 }
 
 // putRow16 writes the samples s big-endian into out.
@@ -136,15 +148,17 @@ func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
 	w, h := v.upright.W, v.upright.H
 	switch f := v.spec.Variant.Format; {
 	case f == "jpeg":
-		v.rows8 = encode.RowsRGB8{W: w, H: h, Row: v.bandRows(w, h, 3*w, func(y int, out []byte, lin []float32, _ []uint16) {
+		row, bands := v.bandRows(w, h, 3*w, func(y int, out []byte, lin []float32, _ []uint16) {
 			v.quantRow8(out, render(y, lin))
-		})}
+		})
+		v.rows8 = encode.RowsRGB8{W: w, H: h, Row: row, Bands: bands}
 		return
 	case f == "tiff16":
-		v.rows = encode.RowsRGB16{W: w, H: h, Row: v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
+		row, bands := v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
 			v.quantRow16(u16, render(y, lin))
 			putRow16(out, u16)
-		})}
+		})
+		v.rows = encode.RowsRGB16{W: w, H: h, Row: row, Bands: bands}
 		return
 	case bits16(f):
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))

@@ -16,9 +16,11 @@ import (
 // of the queue that would be admitted before any of them ends (atOnce). A
 // file that starts alone (the budget or --jobs admits one at a time, or it
 // is the only one) gets every core; files admitted together share them;
-// each keeps its threads until it ends, and the threads of the files
-// running never sum to more than the cores, except that a file admitted
-// when every core is taken runs on one thread.
+// the threads of the files running never sum to more than the cores,
+// except that a file admitted when every core is taken runs on one
+// thread. A file keeps its threads until it ends, or until files end
+// with none left to start: then it grows to its share of the cores freed
+// (grow.go).
 //
 // Memory: a file is admitted when its estimate at one thread fits; it
 // then holds its estimate at the thread count it gets (AHD's tile buffer

@@ -69,6 +69,9 @@ type Task struct {
 	// (Estimate.Whole) after a conversion admitted to stream could not
 	// (rawerr.ErrNeedsWhole; admitWhole).
 	whole bool
+	// more tells the conversion raised thread counts (Job.MoreThreads;
+	// grow.go), set when it is admitted.
+	more <-chan int
 	// Done, set by Runner.Triage, is the outcome of a task that needs no
 	// conversion (up to date, still being written); Inspect and Run pass
 	// it by.
@@ -219,7 +222,10 @@ type FileResult struct {
 	Decoded bool
 	// Threads is the thread count the conversion ran with (Job.Threads:
 	// decided at admission, or Runner.Threads); 0 when it did not start.
-	Threads int
+	// ThreadsMax is the most threads it ran on: above Threads when it was
+	// given more while it ran (Job.MoreThreads) and its executor reports
+	// using them (pipeline.Result.ThreadsMax); else Threads.
+	Threads, ThreadsMax int
 }
 
 // WorkerRSS is the resident memory of a worker process before it converts
@@ -476,6 +482,7 @@ func transient(err error) bool {
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 	b := r.startRun(ctx, p)
 	for len(b.queue) > 0 {
+		b.setWaiting(len(b.queue)) // the task taken now counts until it starts
 		it := b.queue[0]
 		b.queue = b.queue[1:]
 		t := p.Tasks[it.i]
@@ -495,6 +502,8 @@ func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 		}
 		b.start(it.i, t, lk, g)
 	}
+	b.setWaiting(0)
+	b.offer() // the cores freed while tasks were waiting
 	b.wg.Wait()
 	return append(append([]FileResult(nil), p.Problems...), b.results...)
 }
@@ -510,6 +519,7 @@ type batchRun struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex // guards results
 	results []FileResult
+	grow    growState // conversions in flight, whose threads may grow
 }
 
 // queued is a task waiting in Run's queue: its index in the plan, and its
@@ -776,9 +786,10 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 		// so that a file the freed memory admits counts only the files
 		// still in flight (atOnce counts slots) and gets their threads.
 		held := true
+		c := b.track(&t, g)
 		defer func() {
 			if held {
-				r.Scheduler.ReleaseGrant(g)
+				b.release(c)
 			}
 		}()
 		defer func() { <-b.slots }()
@@ -792,7 +803,7 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 		if errors.Is(fr.Err, rawerr.ErrNeedsWhole) && !t.whole {
 			// Admitted to stream, it must be made whole: admitted
 			// again at its whole-image estimate, and converted again.
-			r.Scheduler.ReleaseGrant(g)
+			b.release(c)
 			held = false
 			var err error
 			if g, err = b.admitWhole(&t); err != nil {
@@ -802,8 +813,13 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 				}
 			} else {
 				held = true
+				c = b.track(&t, g)
 				fr = r.convertRetrying(b.ctx, t)
 			}
+		}
+		if n := b.threadsNow(c); n > fr.Threads && fr.Threads > 0 && !t.whole && !r.keepsWhole() {
+			// It grew: its estimate at the most threads it held.
+			fr.Task.Estimate = r.estimateAt(t, n)
 		}
 		if lk != nil {
 			r.unclaim(t) // claims the conversion did not replace by records
@@ -1125,7 +1141,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		threads = r.Threads
 	}
 	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: threads, Header: t.Info.Header,
-		Estimate: t.Estimate.Total, Whole: t.Estimate.Whole, Timeout: timeout, Grace: r.Grace, Abort: r.Abort}
+		Estimate: t.Estimate.Total, Whole: t.Estimate.Whole, Timeout: timeout, Grace: r.Grace, Abort: r.Abort, MoreThreads: t.more}
 	if r.readsCache(t) {
 		j.Cache = r.cacheRequest()
 	}
@@ -1148,6 +1164,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	}
 	fr.Result, fr.Duration = res, time.Since(t0)
 	fr.Decoded, fr.Threads = res.Decoded, j.Threads
+	fr.ThreadsMax = max(j.Threads, res.ThreadsMax)
 	switch {
 	case err == nil:
 		fr.Status = StatusConverted

@@ -48,6 +48,14 @@ type Job struct {
 	// CPUs (GOMAXPROCS). InProcess leaves GOMAXPROCS alone: it is the
 	// process's, shared by the conversions running in it.
 	Threads int
+	// MoreThreads, when not nil, delivers raised thread counts while the
+	// conversion runs (each above the ones before; the runner gives it
+	// cores other files have freed, budget.Scheduler.Grow): a worker is
+	// told each ("threads N" on its stdin) and raises its GOMAXPROCS and
+	// the count its pipeline reads at each band
+	// (pipeline.ConvertOptions.LiveThreads); InProcess raises only the
+	// latter. LibRaw's OpenMP threads stay at Threads.
+	MoreThreads <-chan int
 	// Header is the file's header when already read in this process (nil:
 	// read by the executor); executors in other processes ignore it.
 	Header *header.Header

@@ -51,7 +51,29 @@ func (InProcess) Overhead() int64 { return 0 }
 // Execute converts j in this process.
 func (InProcess) Execute(ctx context.Context, j Job) Outcome {
 	copts, cacheWarn := openCache(string(j.Cache.dir()), j.Cache.max(), j.Cache != nil && j.Cache.Keep)
-	res, err := pipeline.ConvertOutputs(ctx, string(j.Input), j.specs(), j.Settings, pipeline.ConvertOptions{Header: j.Header, Cache: copts, Threads: j.Threads, Admitted: j.Estimate, Whole: j.Whole})
+	o := pipeline.ConvertOptions{Header: j.Header, Cache: copts, Threads: j.Threads, Admitted: j.Estimate, Whole: j.Whole}
+	if j.MoreThreads != nil && j.Threads > 0 {
+		// Raised counts while it runs (Job.MoreThreads): the pipeline's,
+		// not the process's GOMAXPROCS.
+		live := &workerThreads{n: j.Threads, max: j.Threads}
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			for {
+				select {
+				case n, ok := <-j.MoreThreads:
+					if !ok {
+						return
+					}
+					live.raise(n, false)
+				case <-stop:
+					return
+				}
+			}
+		}()
+		o.LiveThreads = live.now
+	}
+	res, err := pipeline.ConvertOutputs(ctx, string(j.Input), j.specs(), j.Settings, o)
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
 	}

@@ -129,6 +129,10 @@ type FileReport struct {
 	// Threads: LibRaw's OpenMP threads and its worker's GOMAXPROCS,
 	// decided as the file was admitted; 0, left out: it did not start).
 	Threads int `json:"threads,omitempty"`
+	// ThreadsMax is the most threads it ran on (FileResult.ThreadsMax):
+	// above Threads when cores other files freed were given to it while
+	// it ran; left out when it did not start.
+	ThreadsMax int `json:"threads_max,omitempty"`
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string `json:"messages,omitempty"`
 	// WhiteBalance is the white balance used and why (converted files).
@@ -231,7 +235,7 @@ func BuildReport(results []FileResult) Report {
 	for _, fr := range results {
 		f := FileReport{Status: fr.Status, Outputs: reportOutputs(fr),
 			EstimatedBytes: fr.Estimate.Total, PeakBytes: fr.PeakBytes,
-			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Threads: fr.Threads}
+			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Threads: fr.Threads, ThreadsMax: fr.ThreadsMax}
 		f.Input, f.InputB64 = ReportPath(fr.Input)
 		if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker
 			f.EstimatedBytes = WorkerBytes(fr.Estimate)

@@ -215,7 +215,6 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 		return identifyLoop(dec, req, w, errw)
 	}
 	in := string(req.Input)
-	fault.At(fault.Decode, in)
 	if req.Threads > 0 {
 		// The conversion's share of the CPUs, decided at its admission,
 		// as for LibRaw's OpenMP threads: the Go stages' row loops
@@ -223,13 +222,25 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 		// not oversubscribe the machine and one running alone uses all.
 		runtime.GOMAXPROCS(req.Threads)
 	}
+	// The parent may raise the threads while the file converts: "threads
+	// N" lines after the request (workerthreads.go).
+	live := &workerThreads{n: req.Threads, max: req.Threads}
+	var liveNow func() int
+	if req.Threads > 0 {
+		go live.read(io.MultiReader(dec.Buffered(), r), true)
+		liveNow = live.now
+	}
+	fault.At(fault.Decode, in)
 	pipeline.LimitMemory(req.Estimate)
 	var outs []pipeline.OutputSpec
 	for _, o := range req.Outputs {
 		outs = append(outs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path)})
 	}
 	copts, cacheWarn := openCache(string(req.Cache.dir()), req.Cache.max(), req.Cache != nil && req.Cache.Keep)
-	res, err := pipeline.ConvertOutputs(context.Background(), in, outs, req.Settings, pipeline.ConvertOptions{Cache: copts, Threads: req.Threads, Admitted: req.Estimate, Whole: req.Whole})
+	res, err := pipeline.ConvertOutputs(context.Background(), in, outs, req.Settings, pipeline.ConvertOptions{Cache: copts, Threads: req.Threads, LiveThreads: liveNow, Admitted: req.Estimate, Whole: req.Whole})
+	// The Go stages' row loops read GOMAXPROCS at each loop: the largest
+	// count set counts as used.
+	res.ThreadsMax = max(res.ThreadsMax, live.peak())
 	fault.At(fault.Converted, in)
 	if cacheWarn != "" {
 		res.Warnings = append(res.Warnings, cacheWarn)
@@ -270,6 +281,30 @@ func newWorkerRequest(j Job) workerRequest {
 	return req
 }
 
+// writeWorkerInput writes a worker's stdin: the request, then a "threads
+// N" line for each count received from more (nil: none), until more is
+// closed or the worker has exited; then it closes stdin. A failed write
+// (the worker died) ends it: the wait reports why.
+func writeWorkerInput(stdin io.WriteCloser, req []byte, more <-chan int, exited <-chan struct{}) {
+	defer stdin.Close()
+	if _, err := stdin.Write(req); err != nil {
+		return
+	}
+	for {
+		select {
+		case n, ok := <-more:
+			if !ok {
+				return
+			}
+			if _, err := io.WriteString(stdin, threadsLine(n)); err != nil {
+				return
+			}
+		case <-exited:
+			return
+		}
+	}
+}
+
 // runWorker converts j in a child process exe ("exe worker"), killing it
 // after j.Timeout (0: no timeout) or when ctx ends (after j.Grace, or at
 // once when j.Abort is closed; it may be nil).
@@ -286,7 +321,12 @@ func runWorker(ctx context.Context, exe string, j Job) workerRun {
 	cmd := exec.Command(exe, "worker")
 	// A crash prints the signal and no goroutine dumps (parsed by crashSignal).
 	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
-	cmd.Stdin = bytes.NewReader(req)
+	// Stdin stays open after the request: the runner may raise the
+	// conversion's threads while it runs ("threads N", workerthreads.go).
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
+	}
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	// The child's stderr is a file it can read back itself: libjpeg's
@@ -306,6 +346,9 @@ func runWorker(ctx context.Context, exe string, j Job) workerRun {
 	if err := cmd.Start(); err != nil {
 		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
 	}
+	exited := make(chan struct{})
+	defer close(exited)
+	go writeWorkerInput(stdin, req, j.MoreThreads, exited)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 

@@ -89,7 +89,8 @@ var ErrBandOrder = errors.New("demosaic: band rows not asked in order")
 
 // Rows demosaics upright rows y0 to y1−1 into dst ((y1−y0)×W×3 float32,
 // interleaved, linear camera RGB in [0, 1]), on up to c.Threads goroutines
-// (the band's tiles in parallel). Rows are asked in order: y0 is the row
+// (c.ThreadsNow() when set, read at each call; the band's tiles in
+// parallel). Rows are asked in order: y0 is the row
 // after the previous call's last. When the flip keeps the CFA's row order
 // (no transpose, no vertical mirror), c.Done is told each raw row no later
 // band reads. Errors: ErrBandOrder, ErrStopped (c.Stop), a short dst.
@@ -132,7 +133,11 @@ func (b *Bands) Rows(y0, y1 int, dst []float32) error {
 	lo, hi := src.Min.Add(b.rect.Min), src.Max.Add(b.rect.Min)
 	gx, gy := lo.X&^1, lo.Y&^1
 	tx, ty := (hi.X-gx+tile-1)/tile, (hi.Y-gy+tile-1)/tile
-	rows(b.c.Threads, tx*ty, func(n0, n1 int) {
+	threads := b.c.Threads
+	if b.c.ThreadsNow != nil {
+		threads = b.c.ThreadsNow() // the conversion's threads may grow
+	}
+	rows(threads, tx*ty, func(n0, n1 int) {
 		t := b.tiles.Get().(*rcdTile)
 		defer b.tiles.Put(t)
 		for n := n0; n < n1; n++ {

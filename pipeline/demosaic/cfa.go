@@ -51,6 +51,10 @@ type CFA struct {
 	// Threads caps the goroutines RCD and Bilinear run on; 0:
 	// runtime.GOMAXPROCS(0).
 	Threads int
+	// ThreadsNow, when not nil, is the thread count now of a conversion
+	// whose threads may grow while it runs: Bands reads it at each band
+	// instead of Threads.
+	ThreadsNow func() int
 	// Stop, when not nil, is asked before each band of tiles; once it
 	// reports true RCD skips the remaining bands and returns ErrStopped.
 	Stop func() bool

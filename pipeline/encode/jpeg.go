@@ -52,7 +52,22 @@ func JPEG(w io.Writer, img image.Image, quality int, icc []byte, md Metadata) er
 // OS thread for the call (libjpeg's object lives on one thread). Errors:
 // a bad quality, subsampling or size, an oversized EXIF/XMP/ICC block,
 // libjpeg's own, and w's, wrapped (errors.Is finds them).
+//
+// With src.Bands set the encoder runs on a goroutine of its own (locked
+// to its thread, its libjpeg object created, used and closed there), fed
+// the bands src.Bands.Fill makes on the caller's goroutine through a
+// queue of QueueBands; the file is the same byte for byte.
 func JPEGRows(w io.Writer, src RowsRGB8, o JPEGOptions, icc []byte, md Metadata) error {
+	if src.Bands.Fill != nil && src.W > 0 && src.H > 0 {
+		return overlapped(src.H, 3*src.W, src.Bands, func(row func(y int, dst []byte)) error {
+			return jpegRows(w, RowsRGB8{W: src.W, H: src.H, Row: row}, o, icc, md)
+		})
+	}
+	return jpegRows(w, src, o, icc, md)
+}
+
+// jpegRows is JPEGRows through src.Row on the caller's goroutine.
+func jpegRows(w io.Writer, src RowsRGB8, o JPEGOptions, icc []byte, md Metadata) error {
 	if src.W <= 0 || src.H <= 0 || src.Row == nil {
 		return errors.New("encode: empty image")
 	}

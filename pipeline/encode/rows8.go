@@ -11,6 +11,10 @@ import (
 type RowsRGB8 struct {
 	W, H int
 	Row  func(y int, dst []byte)
+	// Bands, when its Fill is set, makes the same rows a band at a time:
+	// the JPEG encoder then runs on its own goroutine beside the caller's,
+	// which fills the bands (overlap.go), and Row is not called.
+	Bands Bands
 }
 
 // JPEGOptions are the settings of a JPEG encode.

@@ -85,6 +85,10 @@ func TIFF16(w io.Writer, img image.Image, icc []byte, md Metadata, deflate bool)
 type RowsRGB16 struct {
 	W, H int
 	Row  func(y int, dst []byte)
+	// Bands, when its Fill is set, makes the same rows a band at a time:
+	// the TIFF encoder then runs on its own goroutine beside the
+	// caller's, which fills the bands (overlap.go), and Row is not called.
+	Bands Bands
 }
 
 // TIFF16Rows is TIFF16 for an image produced row by row: src.Row is called
@@ -114,6 +118,14 @@ func (p tiffParams) compressed() bool { return p.compression != tiffCompressionN
 // writeTIFF writes the TIFF of src (rows of 3·bytesPerSample·W bytes) as
 // TIFF16Rows describes, with p's sample size and compression.
 func writeTIFF(w io.Writer, src RowsRGB16, icc []byte, md Metadata, p tiffParams) error {
+	if src.Bands.Fill != nil && src.W > 0 && src.H > 0 {
+		b := src.Bands
+		src.Bands = Bands{}
+		return overlapped(src.H, 3*p.bytesPerSample*src.W, b, func(row func(y int, dst []byte)) error {
+			src.Row = row
+			return writeTIFF(w, src, icc, md, p)
+		})
+	}
 	if src.W <= 0 || src.H <= 0 {
 		return errors.New("encode: empty image")
 	}
