@@ -1,0 +1,225 @@
+package pipeline
+
+import (
+	"fmt"
+	"image"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+)
+
+// streamLensXML is a made-up lens with all three corrections (written into
+// a --lens-db directory by the tests): a barrel distortion, a vignetting
+// of gain 1.33 at the corners (within lensTwoPassMaxGain, so a file with
+// a preview streams too) and a TCA; "Strong" has gain 3 at the corners.
+const streamLensXML = `<lensdatabase version="1">
+    <lens>
+        <maker>Rawbatch</maker>
+        <model>Rawbatch Stream 28mm f/2.8</model>
+        <mount>Rawbatch Mount</mount>
+        <cropfactor>1.5</cropfactor>
+        <calibration>
+            <distortion model="poly3" focal="28" k1="-0.025"/>
+            <tca model="linear" focal="28" kr="1.0008" kb="0.9993"/>
+            <vignetting model="pa" focal="28" aperture="2.8" distance="1000" k1="-0.3" k2="0.1" k3="-0.05"/>
+        </calibration>
+    </lens>
+    <lens>
+        <maker>Rawbatch</maker>
+        <model>Rawbatch Strong 28mm f/2.8</model>
+        <mount>Rawbatch Mount</mount>
+        <cropfactor>1.5</cropfactor>
+        <calibration>
+            <distortion model="poly3" focal="28" k1="-0.025"/>
+            <vignetting model="pa" focal="28" aperture="2.8" distance="1000" k1="-0.8" k2="0.2" k3="-0.07"/>
+        </calibration>
+    </lens>
+</lensdatabase>
+`
+
+// streamLensDB writes the test profiles (testdata/lensfun's camera and
+// streamLensXML's lenses) into a directory for --lens-db.
+func streamLensDB(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "lensdb")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.ReadFile(filepath.Join(lensTestDB, "rawbatch-test.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"a-base.xml": base, "b-stream.xml": []byte(streamLensXML)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// writeLensChart writes a w×h grid chart photographed through the stream
+// lens (lens named in EXIF LensModel), with orientation o, an embedded
+// preview when preview, a DefaultCrop at an odd corner when crop.
+func writeLensChart(t testing.TB, dir, lens string, w, h, o int, preview, crop bool) string {
+	t.Helper()
+	c := synthdng.LensChart{Width: w, Height: h, Spacing: 21, LineSigma: 1.3, K1: -0.025, KR: 1.0008, KB: 0.9993,
+		Vignetting: [3]float64{-0.3, 0.1, -0.05}, Level: 0.6, Make: "Rawbatch", Model: "Lens Chart", Lens: lens, FocalLength: 28, FNumber: 2.8}
+	sp := c.Spec()
+	sp.Orientation, sp.ThumbnailIFD0 = o, preview
+	if crop {
+		sp.DefaultCropOrigin, sp.DefaultCropSize = [2]int{7, 5}, [2]int{w - 20, h - 12}
+	}
+	p := filepath.Join(dir, fmt.Sprintf("lens-o%d-p%v-c%v-%s.dng", o, preview, crop, strings.Fields(lens)[1]))
+	if err := synthdng.WriteFile(p, sp); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// imagePSNR is the PSNR in dB of b against a (16-bit values, peak 65535),
+// and the mean and largest CIEDE2000.
+func imagePSNR(t testing.TB, a, b image.Image) (p, meanDE, maxDE float64) {
+	t.Helper()
+	if a.Bounds().Size() != b.Bounds().Size() {
+		t.Fatalf("sizes differ: %v vs %v", a.Bounds().Size(), b.Bounds().Size())
+	}
+	var se float64
+	n := 0
+	for y := range a.Bounds().Dy() {
+		for x := range a.Bounds().Dx() {
+			r1, g1, b1 := rgb16(a, x, y)
+			r2, g2, b2 := rgb16(b, x, y)
+			for _, d := range []float64{float64(r1) - float64(r2), float64(g1) - float64(g2), float64(b1) - float64(b2)} {
+				se += (d / 65535) * (d / 65535)
+				n++
+			}
+		}
+	}
+	meanDE, maxDE = deltaEMeanMax(a, b)
+	if se == 0 {
+		return math.Inf(1), meanDE, maxDE
+	}
+	return 10 * math.Log10(float64(n)/se), meanDE, maxDE
+}
+
+// TestStreamLensMatchesWholeImage: a file the lens stage corrects
+// (vignetting, distortion and TCA) streams (Result.Streamed), and its
+// output is the whole-image path's within PSNR ≥ 60 dB and mean ΔE2000 ≤
+// 0.01: synthetic grids in orientations 1, 3, 6, 8, with a DefaultCrop,
+// with a preview (a two-pass stream), in JPEG and TIFF16, demosaic bands
+// that do not divide the image; and the Canon D30's CRW (a real camera
+// file with a preview) with --lens-model a lens lensfun has for it.
+func TestStreamLensMatchesWholeImage(t *testing.T) {
+	dir := t.TempDir()
+	db := streamLensDB(t)
+	defer func(b int) { streamBand = b }(streamBand)
+	type tc struct {
+		name, in, spec string
+		band           int
+		model          string
+	}
+	var cases []tc
+	for i, o := range []int{1, 3, 6, 8} {
+		for _, crop := range []bool{false, true} {
+			preview := i%2 == 1 && crop
+			in := writeLensChart(t, dir, "Rawbatch Stream 28mm f/2.8", 360, 250, o, preview, crop)
+			spec := []string{"main=tiff16", "main=jpeg"}[(i+len(cases))%2]
+			cases = append(cases, tc{fmt.Sprintf("o%d_crop%v_preview%v_%s", o, crop, preview, strings.TrimPrefix(spec, "main=")), in, spec, []int{128, 37}[i%2], ""})
+		}
+	}
+	cases = append(cases, tc{"canond30", filepath.Join(testdata, "raw", "canond30_CRW.CRW"), "main=tiff16", 128, "Canon EF 16-35mm f/2.8L USM"})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := DefaultSettings()
+			s.LensDB, s.LensModel = db, c.model
+			streamBand = c.band
+			got, sres := convertOpts(t, c.in, dir, c.name+"/stream", s, ConvertOptions{}, c.spec)
+			want, wres := convertOpts(t, c.in, dir, c.name+"/whole", s, ConvertOptions{wholeImage: true}, c.spec)
+			if !sres.Streamed || wres.Streamed {
+				t.Fatalf("streamed %v, whole-image reference streamed %v (lens %+v)", sres.Streamed, wres.Streamed, sres.Lens)
+			}
+			if sres.Lens == nil || !strings.Contains(sres.Lens.Corrections, "distortion") || fmt.Sprint(sres.Lens) != fmt.Sprint(wres.Lens) {
+				t.Fatalf("lens: stream %+v, whole %+v", sres.Lens, wres.Lens)
+			}
+			if !slices.Equal(timingNames(sres), timingNames(wres)) {
+				t.Errorf("steps differ:\n stream %q\n whole  %q", timingNames(sres), timingNames(wres))
+			}
+			if sres.Exposure != wres.Exposure && math.Abs(sres.Exposure.EV-wres.Exposure.EV) > 0.01 {
+				t.Errorf("exposure: stream %+v, whole %+v", sres.Exposure, wres.Exposure)
+			}
+			a, b := decodeImage(t, got[0]), decodeImage(t, want[0])
+			p, mean, worst := imagePSNR(t, b, a)
+			bits := 8
+			if strings.Contains(c.spec, "tiff16") {
+				bits = 16
+			}
+			t.Logf("streamed vs whole: PSNR %.1f dB, ΔE2000 mean %.4f max %.3f, max code difference %d (%d bits); lens %+v", p, mean, worst, maxCodeDiff(a, b, bits), bits, sres.Lens)
+			if p < 60 || mean > 0.01 {
+				t.Errorf("streamed output: PSNR %.1f dB (want ≥ 60), mean ΔE2000 %.4f (want ≤ 0.01) against the whole image's", p, mean)
+			}
+		})
+	}
+}
+
+// TestStreamLensNotTaken: a lens correction that moves rows farther than
+// lensStreamMaxShift, or, in a two-pass stream (a file with a preview),
+// has gains above lensTwoPassMaxGain (the stored rows' range), converts
+// the whole image, as before, with the same output; each streams when
+// the bound is not passed.
+func TestStreamLensNotTaken(t *testing.T) {
+	dir := t.TempDir()
+	db := streamLensDB(t)
+	defer func(m int) { lensStreamMaxShift = m }(lensStreamMaxShift)
+	plain := writeLensChart(t, dir, "Rawbatch Stream 28mm f/2.8", 300, 200, 6, false, false)
+	strong := writeLensChart(t, dir, "Rawbatch Strong 28mm f/2.8", 300, 200, 1, true, false)
+	strongNoPreview := writeLensChart(t, dir, "Rawbatch Strong 28mm f/2.8", 300, 200, 1, false, false)
+	s := DefaultSettings()
+	s.LensDB = db
+	// The largest displacement of the plain file, upright (orientation 6
+	// transposes: the sensor's columns are its rows).
+	var shift int
+	for _, c := range []struct {
+		name, in string
+		max      int
+		streams  bool
+	}{
+		{"plain", plain, 512, true},
+		{"plain, bound below its shift", plain, -1, false},
+		{"plain, bound at its shift", plain, 0, true},
+		{"strong vignetting, preview", strong, 512, false},
+		{"strong vignetting, no preview", strongNoPreview, 512, true},
+	} {
+		lensStreamMaxShift = c.max
+		switch c.max {
+		case -1:
+			lensStreamMaxShift = shift - 1
+		case 0:
+			lensStreamMaxShift = shift
+		}
+		var rows int
+		lensShiftHook = func(d int) { rows = d }
+		got, res := convertOpts(t, c.in, dir, c.name+"/a", s, ConvertOptions{}, "main=jpeg")
+		lensShiftHook = nil
+		if c.name == "plain" {
+			shift = rows
+			if shift < 5 {
+				t.Fatalf("the plain file's rows move by %d rows: the test shows nothing", shift)
+			}
+		}
+		if res.Streamed != c.streams {
+			t.Errorf("%s (bound %d rows, shift %d): streamed %v, want %v", c.name, lensStreamMaxShift, rows, res.Streamed, c.streams)
+		}
+		want, wres := convertOpts(t, c.in, dir, c.name+"/b", s, ConvertOptions{wholeImage: true}, "main=jpeg")
+		if res.Lens == nil || fmt.Sprint(res.Lens) != fmt.Sprint(wres.Lens) || !strings.Contains(res.Lens.Corrections, "vignetting") {
+			t.Errorf("%s: lens %+v, whole image %+v", c.name, res.Lens, wres.Lens)
+		}
+		if p, mean, _ := imagePSNR(t, decodeImage(t, want[0]), decodeImage(t, got[0])); p < 60 || mean > 0.01 {
+			t.Errorf("%s: PSNR %.1f dB, mean ΔE2000 %.4f against the whole image's", c.name, p, mean)
+		}
+	}
+}
