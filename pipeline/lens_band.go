@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
@@ -28,14 +27,22 @@ import (
 // window has let go (the rows the remap still reads above the row it
 // writes).
 
-// lensStreamMaxShift is the largest vertical displacement (upright rows,
-// all channels) of a lens correction that streams: a larger one (a
-// fisheye, a very strong correction) converts the whole image, as before.
-// The filter holds about twice that many rows (its copy above the row it
-// writes and the window's lookahead below), 12 bytes a pixel each: at 512
-// rows of 6000 pixels 74 MB, a sixth of the whole-image path's two images.
-// A variable for the tests.
-var lensStreamMaxShift = 512
+// lensMaxShift is the largest vertical displacement in upright rows (all
+// channels) of a lens correction that streams, for an image whose longer
+// side is long pixels (lensShiftBound; a variable for the tests): a
+// larger one (a fisheye's, a very strong correction) converts the whole
+// image, as before.
+var lensMaxShift = lensShiftBound
+
+// lensShiftBound is 2.5 % of the longer side, at least 32 rows (150 rows
+// of a 6000-pixel side). Rectilinear lenses stay well within it (on
+// 6000×4000: the EF 24-105 f/4L at 24 mm 59 rows, 88 on a portrait
+// frame; the EF 16-35 f/2.8L at 16 mm 53; the EF 8-15 fisheye at 8 mm
+// 435 goes whole). The filter holds about twice that many rows (its copy
+// above the row it writes and the window's lookahead below), 12 bytes a
+// pixel each: at most 13 MB at 6000 pixels, against the whole-image
+// path's second full-size image.
+func lensShiftBound(long int) int { return max(32, long/40) }
 
 // lensShiftHook, when set (tests), is called with the displacement in
 // rows (lensShiftRows) of each file the band form sets up.
@@ -45,18 +52,6 @@ var lensShiftHook func(rows int)
 // parallel): its copy of the input holds that many rows beyond the
 // displacement's.
 const lensBandChunk = 32
-
-// keysOvershoot is the largest value the Keys bicubic (a = −0.5) makes from
-// values in [0, 1]: the sum of its positive weights at the worst phase,
-// 1.125, squared for the two dimensions.
-const keysOvershoot = 1.125 * 1.125
-
-// lensTwoPassMaxGain is the largest vignetting gain of a two-pass stream
-// (stream_twopass.go): its stored rows hold values up to 2 (stream16Scale)
-// and clamp above, while the whole-image path keeps values of up to gain ×
-// keysOvershoot (the rows are in [0, 1] before the lens), so a file whose
-// gains may take a value past 1.9 converts its whole image.
-const lensTwoPassMaxGain = 1.9 / keysOvershoot
 
 // lensBandRows is the lens correction of a streamed conversion's upright
 // rows (w×h; the sensor's frame sw×sh, the flip between them).
@@ -131,9 +126,8 @@ func lensShiftRows(g *lensNodes, transposed bool) (int, bool) {
 // (lensIdle) runs the stage at its turn; else lensfun is looked up and
 // the corrections set up as stageLens sets them up, for the region in the
 // sensor's frame, and computed into tables; the step streams when the
-// displacement is at most lensStreamMaxShift rows and, in a two-pass
-// stream, the gains at most lensTwoPassMaxGain. The time taken here is
-// the step's.
+// displacement is at most lensMaxShift rows. The time taken here is the
+// step's.
 func lensBand(j *job, s *stream) (bandPrepare, bool) {
 	if lensIdle(j) {
 		return func(ctx context.Context, s *stream) error { return stageLens(ctx, s.j) }, true
@@ -170,9 +164,6 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 				if len(b.gains) < len(gains) {
 					b.gc = 1
 				}
-				if j.settings.needsPreview() && !anchorIdle(j) && slices.Max(b.gains) > lensTwoPassMaxGain {
-					return nil, false
-				}
 			}
 		}
 		if fix := m.Applied &^ lensfun.Vignetting; fix != 0 {
@@ -184,7 +175,7 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 			if lensShiftHook != nil {
 				lensShiftHook(b.d)
 			}
-			if !ok || b.d > lensStreamMaxShift {
+			if !ok || b.d > lensMaxShift(max(w, h)) {
 				return nil, false
 			}
 			if j.preview != nil {
