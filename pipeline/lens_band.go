@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/header"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
@@ -34,15 +37,15 @@ import (
 // image, as before.
 var lensMaxShift = lensShiftBound
 
-// lensShiftBound is 2.5 % of the longer side, at least 32 rows (150 rows
-// of a 6000-pixel side). Rectilinear lenses stay well within it (on
-// 6000×4000: the EF 24-105 f/4L at 24 mm 59 rows, 88 on a portrait
-// frame; the EF 16-35 f/2.8L at 16 mm 53; the EF 8-15 fisheye at 8 mm
-// 435 goes whole). The filter holds about twice that many rows (its copy
-// above the row it writes and the window's lookahead below), 12 bytes a
-// pixel each: at most 13 MB at 6000 pixels, against the whole-image
-// path's second full-size image.
-func lensShiftBound(long int) int { return max(32, long/40) }
+// lensShiftBound is a 48th of the longer side (about 2 %), at least 32
+// rows (125 rows of a 6000-pixel side). Rectilinear lenses stay within
+// it (on 6000×4000: the EF 24-105 f/4L at 24 mm 59 rows, 88 on a
+// portrait frame; the EF 16-35 f/2.8L at 16 mm 53; the EF 8-15 fisheye
+// at 8 mm 435 goes whole). The filter holds about twice that many rows
+// (its copy above the row it writes and the window's lookahead below),
+// 12 bytes a pixel each: at most 18 MB at 6000 pixels, against the
+// whole-image path's second full-size image (288 MB).
+func lensShiftBound(long int) int { return max(32, long/48) }
 
 // lensShiftHook, when set (tests), is called with the displacement in
 // rows (lensShiftRows) of each file the band form sets up.
@@ -443,4 +446,65 @@ func (b *lensBandRows) col(x, ch int, sx, sy []float32, sc *lensBandScratch) {
 		sx[y] = cx[j] + ty*(cx[j1]-cx[j])
 		sy[y] = cy[j] + ty*(cy[j1]-cy[j])
 	}
+}
+
+// lensStreamPredicted reports whether, as far as the header hd tells, the
+// lens stage lets a file stream with settings s: no lens correction asked
+// for, none named (EXIF LensModel, --lens-model), or a lens that is not a
+// fisheye (whose correction moves rows farther than lensMaxShift: the
+// name says "fisheye" or "fish-eye"). The estimate of a streamed file
+// counts the lens's buffers (lensStreamBytes).
+func lensStreamPredicted(hd *header.Header, s Settings) bool {
+	if !lensStage.Active(s) {
+		return true
+	}
+	name := strings.ToLower(lensNamed(hd, s))
+	return !strings.Contains(name, "fisheye") && !strings.Contains(name, "fish-eye")
+}
+
+// lensNamed is the lens name the header or the settings give: --lens-model,
+// else the header's EXIF lens ("" when neither names one).
+func lensNamed(hd *header.Header, s Settings) string {
+	if s.LensModel != "" {
+		return s.LensModel
+	}
+	if hd == nil {
+		return ""
+	}
+	return strings.TrimSpace(hd.EXIF.Lens)
+}
+
+// lensStreamRows is the lens band form's lookahead that the estimate
+// counts in the stream's window for a step of w×h pixels with settings s
+// and header hd: lensShiftBound's rows and the kernel's 2 (0 when no lens
+// is named: nothing is corrected).
+func lensStreamRows(hd *header.Header, s Settings, w, h int) int {
+	if !lensStage.Active(s) || lensNamed(hd, s) == "" {
+		return 0
+	}
+	return lensShiftBound(max(w, h)) + 2
+}
+
+// lensStreamBytes is what the lens band form holds while the file streams,
+// beyond the window's rows (lensStreamRows), for a step of w×h pixels (the
+// sensor's orientation; rows counted as long as the longer side L): its
+// copy of the rows above (lensShiftBound + 1 + lensBandChunk rows, 12
+// bytes a pixel), the grid of nodes (24 bytes a node, lensNodeStep apart,
+// and 8 bytes a column), the node rows' gains (4 bytes a pixel of every
+// lensNodeStep-th row: lensfun's vignetting is one gain for the three
+// channels), each sensor row's node and fraction (8 bytes a row), each
+// goroutine's positions (8 float32 a pixel of a row), and lensfun's
+// database (lensDBBytes, loaded while the step is set up). 0 when no lens
+// is named.
+func lensStreamBytes(hd *header.Header, s Settings, w, h, threads int) int64 {
+	if lensStreamRows(hd, s, w, h) == 0 {
+		return 0
+	}
+	long := int64(max(w, h))
+	ring := int64(lensShiftBound(max(w, h))+1+lensBandChunk) * long * 12
+	nodeRows := int64(h/lensNodeStep + 2)
+	nodes := int64(w/lensNodeStep+2)*nodeRows*24 + 8*int64(w)
+	gains := nodeRows * int64(w) * 4
+	scratch := int64(max(1, threads)) * 8 * long * 4
+	return ring + nodes + gains + 8*int64(h) + scratch + lensDBBytes
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
 // streamLensXML is a made-up lens with all three corrections (written into
@@ -213,7 +214,7 @@ func TestStreamLensNotTaken(t *testing.T) {
 			t.Errorf("%s: PSNR %.1f dB, mean ΔE2000 %.4f against the whole image's", c.name, p, mean)
 		}
 	}
-	if b := lensShiftBound(6000); b != 150 || lensShiftBound(300) != 32 {
+	if b := lensShiftBound(6000); b != 125 || lensShiftBound(300) != 32 {
 		t.Errorf("bound %d rows at 6000 px, %d at 300", b, lensShiftBound(300))
 	}
 }
@@ -250,5 +251,84 @@ func TestStreamLensBrightCorners(t *testing.T) {
 		if p < 60 || mean > 0.01 {
 			t.Errorf("%+.0f EV: PSNR %.1f dB (want ≥ 60), mean ΔE2000 %.4f (want ≤ 0.01)", ev, p, mean)
 		}
+	}
+}
+
+// writeSyntheticLens is writeSynthetic's chart taken with the 6D and the
+// EF 24-105 at 24 mm f/4 (a lens lensfun has: vignetting, distortion, TCA),
+// orientation o, with an embedded preview when preview.
+func writeSyntheticLens(t testing.TB, dir string, w, h, o int, preview bool) string {
+	t.Helper()
+	sp := syntheticSpec(w, h)
+	sp.Make, sp.Model, sp.FocalLength, sp.FNumber = "Canon", "Canon EOS 6D", 24, 4
+	sp.Orientation, sp.ThumbnailIFD0 = o, preview
+	sp.Tags = append(sp.Tags, synthdng.Tag{Dir: tifftag.DirExif, ID: tifftag.LensModel, ASCII: "EF24-105mm f/4L IS USM"})
+	p := filepath.Join(dir, fmt.Sprintf("lens-%dx%d-o%d-p%v.dng", w, h, o, preview))
+	if err := synthdng.WriteFile(p, sp); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestEstimateCalibrationLens: a 12 MP file lensfun corrects (the 6D's EF
+// 24-105 at 24 mm), without and with a preview (one and two passes) and
+// in orientation 6, is predicted to stream (Memory.Streamed: its lens is
+// no fisheye) and does; its measured peak lies within 0.8–1.25× of the
+// estimate (calibrate, as TestEstimateCalibration), for the streamed JPEG
+// and the whole-image PNG16. A fisheye named is predicted whole.
+func TestEstimateCalibrationLens(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures conversions in child processes")
+	}
+	dir := t.TempDir()
+	var files []string
+	for _, c := range []struct {
+		o       int
+		preview bool
+	}{{1, false}, {1, true}, {6, false}} {
+		f := writeSyntheticLens(t, dir, 4240, 2832, c.o, c.preview)
+		fi, err := ReadInfo(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := DefaultSettings()
+		if m := EstimateMemory(fi, s, 1); !m.Streamed || m.Whole <= m.Total {
+			t.Errorf("%s: estimate streamed %v, %d bytes (whole image %d)", f, m.Streamed, m.Total, m.Whole)
+		}
+		if _, res := convertOpts(t, f, dir, "out-"+filepath.Base(f), s, ConvertOptions{}, "main=jpeg"); !res.Streamed || res.Lens == nil || res.Lens.Corrections != "vignetting, distortion, TCA" {
+			t.Errorf("%s: streamed %v, lens %+v", f, res.Streamed, res.Lens)
+		}
+		s.LensModel = "Canon EF 8-15mm f/4L Fisheye USM"
+		if m := EstimateMemory(fi, s, 1); m.Streamed {
+			t.Errorf("%s with a fisheye: estimate streamed", f)
+		}
+		files = append(files, f)
+	}
+	m := settingsMatrix()
+	calibrate(t, os.Stdout, files, []Settings{m[0], m[1]})
+	// The lens's part of the streamed estimate (its rows and tables:
+	// lensStreamRows, lensStreamBytes) covers what the lens adds to the
+	// measured peak of the same file with no lens named (orientation 6:
+	// the raw data is held to the end).
+	plain := writeSynthetic(t, dir, 4240, 2832)
+	sp := syntheticSpec(4240, 2832)
+	sp.Orientation = 6
+	if err := synthdng.WriteFile(plain, sp); err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSettings()
+	est := func(f string) int64 {
+		fi, err := ReadInfo(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return EstimateMemory(fi, s, 1).Total
+	}
+	ew, eo := est(files[2]), est(plain)
+	pw := measurePeak(t, files[2], filepath.Join(dir, "with.jpg"), s, 1, ew)
+	po := measurePeak(t, plain, filepath.Join(dir, "without.jpg"), s, 1, eo)
+	t.Logf("the lens adds %.1f MB to the measured peak (%.1f to %.1f MB), %.1f MB to the estimate", float64(pw-po)/1e6, float64(po)/1e6, float64(pw)/1e6, float64(ew-eo)/1e6)
+	if ew-eo < pw-po {
+		t.Errorf("the lens adds %d bytes to the measured peak, only %d to the estimate", pw-po, ew-eo)
 	}
 }
