@@ -17,7 +17,8 @@ import (
 // streamLensXML is a made-up lens with all three corrections (written into
 // a --lens-db directory by the tests): a barrel distortion, a vignetting
 // of gain 1.33 at the corners and a TCA; "Strong" has gain 3 at the
-// corners and no TCA.
+// corners and no TCA; "Broken" an implausible vignetting (gains ≤ 0:
+// not applied, with a warning) and the distortion.
 const streamLensXML = `<lensdatabase version="1">
     <lens>
         <maker>Rawbatch</maker>
@@ -28,6 +29,16 @@ const streamLensXML = `<lensdatabase version="1">
             <distortion model="poly3" focal="28" k1="-0.025"/>
             <tca model="linear" focal="28" kr="1.0008" kb="0.9993"/>
             <vignetting model="pa" focal="28" aperture="2.8" distance="1000" k1="-0.3" k2="0.1" k3="-0.05"/>
+        </calibration>
+    </lens>
+    <lens>
+        <maker>Rawbatch</maker>
+        <model>Rawbatch Broken 28mm f/2.8</model>
+        <mount>Rawbatch Mount</mount>
+        <cropfactor>1.5</cropfactor>
+        <calibration>
+            <distortion model="poly3" focal="28" k1="-0.025"/>
+            <vignetting model="pa" focal="28" aperture="2.8" distance="1000" k1="-5" k2="0" k3="0"/>
         </calibration>
     </lens>
     <lens>
@@ -114,7 +125,9 @@ func imagePSNR(t testing.TB, a, b image.Image) (p, meanDE, maxDE float64) {
 // 0.01: synthetic grids in orientations 1, 3, 6, 8, with a DefaultCrop,
 // with a preview (a two-pass stream), in JPEG and TIFF16, demosaic bands
 // that do not divide the image; and the Canon D30's CRW (a real camera
-// file with a preview) with --lens-model a lens lensfun has for it.
+// file with a preview) with --lens-model a lens lensfun has for it; a
+// profile whose vignetting is implausible gets the same warning and only
+// the distortion corrected.
 func TestStreamLensMatchesWholeImage(t *testing.T) {
 	dir := t.TempDir()
 	db := streamLensDB(t)
@@ -133,6 +146,7 @@ func TestStreamLensMatchesWholeImage(t *testing.T) {
 			cases = append(cases, tc{fmt.Sprintf("o%d_crop%v_preview%v_%s", o, crop, preview, strings.TrimPrefix(spec, "main=")), in, spec, []int{128, 37}[i%2], ""})
 		}
 	}
+	cases = append(cases, tc{"broken_vignetting_o8", writeLensChart(t, dir, "Rawbatch Broken 28mm f/2.8", 360, 250, 8, false, false), "main=tiff16", 128, ""})
 	cases = append(cases, tc{"canond30", filepath.Join(testdata, "raw", "canond30_CRW.CRW"), "main=tiff16", 128, "Canon EF 16-35mm f/2.8L USM"})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,6 +160,9 @@ func TestStreamLensMatchesWholeImage(t *testing.T) {
 			}
 			if sres.Lens == nil || !strings.Contains(sres.Lens.Corrections, "distortion") || fmt.Sprint(sres.Lens) != fmt.Sprint(wres.Lens) {
 				t.Fatalf("lens: stream %+v, whole %+v", sres.Lens, wres.Lens)
+			}
+			if !slices.Equal(sres.Warnings, wres.Warnings) {
+				t.Errorf("warnings differ:\n stream %q\n whole  %q", sres.Warnings, wres.Warnings)
 			}
 			if !slices.Equal(timingNames(sres), timingNames(wres)) {
 				t.Errorf("steps differ:\n stream %q\n whole  %q", timingNames(sres), timingNames(wres))
