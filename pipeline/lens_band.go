@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/header"
-
 	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/look"
@@ -43,7 +42,7 @@ var lensMaxShift = lensShiftBound
 // portrait frame; the EF 16-35 f/2.8L at 16 mm 53; the EF 8-15 fisheye
 // at 8 mm 435 goes whole). The filter holds about twice that many rows
 // (its copy above the row it writes and the window's lookahead below),
-// 12 bytes a pixel each: at most 18 MB at 6000 pixels, against the
+// 12 bytes a pixel each: at most 21 MB at 6000 pixels, against the
 // whole-image path's second full-size image (288 MB).
 func lensShiftBound(long int) int { return max(32, long/48) }
 
@@ -77,7 +76,8 @@ type lensBandRows struct {
 	ringRows int
 	copied   int
 	vig      int
-	tab      [][]float32
+	// tab: the rows a chunk reads (warp.Window.Rows), reused.
+	tab [][]float32
 	// ky, ty: for each sensor row, the node row above it and the
 	// fraction of the way to the next (as lensNodes.row computes them).
 	ky      []int32
