@@ -155,7 +155,7 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 	var preview *look.Preview
 	if m := st.m; m != nil {
 		if m.Applied&lensfun.Vignetting != 0 {
-			gains, ys, err := lensNodeGains(m.Devignette, sw, sh)
+			gains, gc, ys, err := lensNodeGainsCompact(m.Devignette, sw, sh)
 			var bad *implausibleVignetting
 			switch {
 			case errors.As(err, &bad):
@@ -163,10 +163,7 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 			case err != nil:
 				return nil, false
 			default:
-				b.gains, b.gc, b.ys = compactGains(gains), 3, ys
-				if len(b.gains) < len(gains) {
-					b.gc = 1
-				}
+				b.gains, b.gc, b.ys = gains, gc, ys
 			}
 		}
 		if fix := m.Applied &^ lensfun.Vignetting; fix != 0 {
@@ -211,20 +208,35 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 	}, true
 }
 
-// compactGains returns the node rows' gains with one value a pixel when
-// lensfun gave the three channels the same gain everywhere (its
-// vignetting models are of brightness), gains itself otherwise.
-func compactGains(gains []float32) []float32 {
-	for i := 0; i < len(gains); i += 3 {
-		if gains[i] != gains[i+1] || gains[i] != gains[i+2] {
-			return gains
+// lensNodeGainsCompact is lensNodeGains with one gain a pixel (gc 1)
+// when lensfun gives the three channels the same gain everywhere (its
+// vignetting models are of brightness), computed row by row so that the
+// three channels' gains are never held whole; gc 3 (lensNodeGains)
+// otherwise.
+func lensNodeGainsCompact(devignette func(pix []float32, y0, rows int) error, w, h int) (gains []float32, gc int, ys []int, err error) {
+	ys = nodeCoords(h)
+	gains = make([]float32, len(ys)*w)
+	row := make([]float32, w*3)
+	for k, y := range ys {
+		for i := range row {
+			row[i] = 1
+		}
+		if err := devignette(row, y, 1); err != nil {
+			return nil, 0, nil, err
+		}
+		one := gains[k*w : (k+1)*w]
+		for x := range one {
+			if row[3*x] != row[3*x+1] || row[3*x] != row[3*x+2] {
+				g, ys, err := lensNodeGains(devignette, w, h)
+				return g, 3, ys, err
+			}
+			one[x] = row[3*x]
 		}
 	}
-	one := make([]float32, len(gains)/3)
-	for i := range one {
-		one[i] = gains[3*i]
+	if err := checkVignetteGainsN(gains, 1, ys, w, h); err != nil {
+		return nil, 0, nil, err
 	}
-	return one
+	return gains, 1, ys, nil
 }
 
 // start makes the filter's buffers.

@@ -86,11 +86,11 @@ func BenchmarkLensStream(b *testing.B) {
 			for b.Loop() {
 				copy(img, src)
 				lb := &lensBandRows{w: uw, h: uh, sw: w, sh: h, flip: flip}
-				gains, ys, err := lensNodeGains(devignette, w, h)
+				gains, gc, ys, err := lensNodeGainsCompact(devignette, w, h)
 				if err != nil {
 					b.Fatal(err)
 				}
-				lb.gains, lb.ys, lb.gc = compactGains(gains), ys, 1
+				lb.gains, lb.ys, lb.gc = gains, ys, gc
 				if lb.g, err = newLensNodes(w, h, points); err != nil {
 					b.Fatal(err)
 				}
