@@ -22,10 +22,7 @@ import (
 // lens settings are in the settings hash, not the cache key.
 var lensStage = Stage{Name: "lens", Scope: PerFile, Kind: Spatial, Linear: true, Cost: lensCost,
 	Active: func(s Settings) bool { return s.lens() != LensOff }, run: stageLens,
-	Band: idleBand(stageLens, lensIdle)}
-
-// lensBand is the number of rows devignetted in one lensfun call.
-const lensBand = 32
+	Band: lensBand} // lens_band.go
 
 // lensRemapRows is the number of rows remapped between checks for a cancel.
 const lensRemapRows = 256
@@ -146,24 +143,49 @@ func (j *job) lensLookup() lensLookup {
 	return l
 }
 
-func stageLens(ctx context.Context, j *job) error {
+// lensSetup is the lens stage's decision for a file (job.lensOpen): lc
+// records it; m, when not nil, sets up the corrections to apply
+// (m.Applied ≠ 0), made from db for lens on cam with the lookup lk.
+type lensSetup struct {
+	lc   *LensCorrection
+	db   *lensfun.DB
+	cam  *lensfun.Camera
+	lens *lensfun.Lens
+	lk   lensLookup
+	m    *lensfun.Modifier
+}
+
+// close closes the modifier and the database (nil-safe).
+func (st *lensSetup) close() {
+	st.m.Close()
+	st.db.Close()
+}
+
+// lensOpen looks j's camera and lens up in lensfun (opening its database
+// only when there is a lens name) and sets up the corrections for an image
+// of w×h pixels (the sensor's orientation, after the crop) of colors
+// channels. It always returns a setup whose lc says what is done; st.m is
+// nil when nothing is corrected (lc.Reason says why). Errors (wrapped
+// "lens correction: ...") come from lensfun; the caller closes st.
+func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 	lc := &LensCorrection{}
-	j.lens = lc
+	st := &lensSetup{lc: lc}
 	if j.lensByOpcodes {
 		lc.Reason = "corrected by the DNG's opcodes"
-		return nil
+		return st, nil
 	}
-	if j.colors != 3 {
-		lc.Reason = fmt.Sprintf("%d colour channels", j.colors)
-		return nil
+	if colors != 3 {
+		lc.Reason = fmt.Sprintf("%d colour channels", colors)
+		return st, nil
 	}
 	lk := j.lensLookup()
+	st.lk = lk
 	lc.LookedUp = lk.lens
 	if lk.lens == "" {
 		// Nothing to look up: lensfun's database (about 0.1 s to load,
 		// once per worker process) is not opened.
 		lc.Reason = "no lens profile (the file names no lens)"
-		return nil
+		return st, nil
 	}
 	var extra []string
 	if j.settings.LensDB != "" {
@@ -171,13 +193,13 @@ func stageLens(ctx context.Context, j *job) error {
 	}
 	db, err := lensfun.Open(extra...)
 	if err != nil {
-		return fmt.Errorf("lens correction: %w", err)
+		return st, fmt.Errorf("lens correction: %w", err)
 	}
-	defer db.Close()
+	st.db = db
 	var cam *lensfun.Camera
 	for _, c := range lk.cameras {
 		if cam, err = db.FindCamera(c[0], c[1]); err != nil {
-			return fmt.Errorf("lens correction: %w", err)
+			return st, fmt.Errorf("lens correction: %w", err)
 		} else if cam != nil {
 			break
 		}
@@ -188,7 +210,7 @@ func stageLens(ctx context.Context, j *job) error {
 	var lens *lensfun.Lens
 	if cam != nil && lk.lens != "" {
 		if lens, err = db.FindLens(cam, "", lk.lens); err != nil {
-			return fmt.Errorf("lens correction: %w", err)
+			return st, fmt.Errorf("lens correction: %w", err)
 		}
 	}
 	if lens == nil {
@@ -199,27 +221,40 @@ func stageLens(ctx context.Context, j *job) error {
 		if lk.lens == "" {
 			lc.Reason = "no lens profile (the file names no lens)"
 		}
-		return nil
+		return st, nil
 	}
+	st.cam, st.lens = cam, lens
 	lc.Profile = lens.Name()
 	if !(lk.focal > 0) {
 		lc.Reason = "no focal length"
-		return nil
+		return st, nil
 	}
 	lc.FocalLength, lc.Aperture, lc.Distance = lk.focal, lk.aperture, lk.distance
-	w, h := j.img.W, j.img.H
 	m, err := db.NewModifier(lens, cam.CropFactor, w, h, lk.focal, lk.aperture, lk.distance,
 		lensfun.Vignetting|lensfun.Distortion|lensfun.TCA, true)
 	if err != nil {
-		return fmt.Errorf("lens correction: %w", err)
+		return st, fmt.Errorf("lens correction: %w", err)
 	}
-	defer m.Close()
 	lc.Scale = m.Scale
 	if m.Applied == 0 {
+		m.Close()
 		lc.Reason = fmt.Sprintf("the profile has no calibration at %g mm", lk.focal)
-		return nil
+		return st, nil
 	}
+	st.m = m
 	lc.Corrections = m.Applied.String()
+	return st, nil
+}
+
+func stageLens(ctx context.Context, j *job) error {
+	w, h := j.img.W, j.img.H
+	st, err := j.lensOpen(w, h, j.colors)
+	defer st.close()
+	j.lens = st.lc
+	if err != nil || st.m == nil {
+		return err
+	}
+	m, lc := st.m, st.lc
 	if m.Applied&lensfun.Vignetting != 0 {
 		if err := lensDevignette(m.Devignette, j.camera, w, h); err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
 			return fmt.Errorf("lens correction: %w", err)
@@ -233,7 +268,7 @@ func stageLens(ctx context.Context, j *job) error {
 		return fmt.Errorf("lens correction: %w", err)
 	}
 	j.camera = out
-	if err := j.lensPreview(ctx, db, lens, cam.CropFactor, lk, m.Applied&^lensfun.Vignetting); err != nil {
+	if err := j.lensPreview(ctx, st.db, st.lens, st.cam.CropFactor, st.lk, m.Applied&^lensfun.Vignetting); err != nil {
 		return fmt.Errorf("lens correction of the embedded preview: %w", err)
 	}
 	return nil
@@ -250,19 +285,31 @@ func (j *job) lensPreview(ctx context.Context, db *lensfun.DB, lens *lensfun.Len
 	if p == nil || fix == 0 {
 		return nil
 	}
+	fixed, ok, err := lensPreviewFixed(ctx, db, lens, crop, lk, fix, *p)
+	if err != nil || !ok {
+		return err
+	}
+	*p = fixed
+	return nil
+}
+
+// lensPreviewFixed returns p with its reduced image and its score grid
+// corrected as lensPreview corrects them (p itself is left as it was);
+// ok false when p has no image to correct.
+func lensPreviewFixed(ctx context.Context, db *lensfun.DB, lens *lensfun.Lens, crop float64, lk lensLookup, fix lensfun.Corrections, p look.Preview) (look.Preview, bool, error) {
 	// Both the reduced preview and its score grid (Cells, which the
 	// exposure anchor and the camera look compare) are corrected.
 	if p.Image.W < 2 || p.Image.H < 2 || len(p.Image.Pix) != p.Image.W*p.Image.H*3 {
-		return nil
+		return p, false, nil
 	}
 	if err := lensWarpImage(ctx, db, lens, crop, lk, fix, &p.Image); err != nil {
-		return err
+		return p, false, err
 	}
 	if p.Cells.W > 0 {
 		cells, _, _ := look.Reduce(p.Image, p.Cells.W, p.Cells.H, 0)
 		p.Cells = cells
 	}
-	return nil
+	return p, true, nil
 }
 
 // lensWarpImage puts img (W×H×3 float32) through the geometric corrections
@@ -303,18 +350,8 @@ const lensNodeStep = 8
 // dngopcode.MaxGain = 16: checkVignetteGains) leaves pix as it was and
 // returns an *implausibleVignetting.
 func lensDevignette(devignette func(pix []float32, y0, rows int) error, pix []float32, w, h int) error {
-	ys := nodeCoords(h)
-	gains := make([]float32, len(ys)*w*3)
-	for k, y := range ys {
-		row := gains[k*w*3 : (k+1)*w*3]
-		for i := range row {
-			row[i] = 1
-		}
-		if err := devignette(row, y, 1); err != nil {
-			return err
-		}
-	}
-	if err := checkVignetteGains(gains, ys, w, h); err != nil {
+	gains, ys, err := lensNodeGains(devignette, w, h)
+	if err != nil {
 		return err
 	}
 	par.Rows(h, func(lo, hi int) {
@@ -336,6 +373,29 @@ func lensDevignette(devignette func(pix []float32, y0, rows int) error, pix []fl
 		}
 	})
 	return nil
+}
+
+// lensNodeGains returns lensfun's vignetting gains (devignette:
+// lensfun.Modifier.Devignette) of a w×h image on its node rows ys
+// (nodeCoords: every lensNodeStep-th row and the last), w×3 float32 a
+// row, from a row of ones; an *implausibleVignetting when a gain is
+// implausible (checkVignetteGains), lensfun's error otherwise.
+func lensNodeGains(devignette func(pix []float32, y0, rows int) error, w, h int) ([]float32, []int, error) {
+	ys := nodeCoords(h)
+	gains := make([]float32, len(ys)*w*3)
+	for k, y := range ys {
+		row := gains[k*w*3 : (k+1)*w*3]
+		for i := range row {
+			row[i] = 1
+		}
+		if err := devignette(row, y, 1); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := checkVignetteGains(gains, ys, w, h); err != nil {
+		return nil, nil, err
+	}
+	return gains, ys, nil
 }
 
 // lensNodes is the grid of nodes of a w×h image: columns 0, step, 2·step,

@@ -25,6 +25,12 @@ func (e *implausibleVignetting) Error() string { return e.why }
 // diagonal) for the first implausible gain nearest the centre; nil when
 // all are plausible.
 func checkVignetteGains(gains []float32, ys []int, w, h int) error {
+	return checkVignetteGainsN(gains, 3, ys, w, h)
+}
+
+// checkVignetteGainsN is checkVignetteGains for gains of gc values a
+// pixel (1: one gain for the three channels; 3).
+func checkVignetteGainsN(gains []float32, gc int, ys []int, w, h int) error {
 	cx, cy := float64(w-1)/2, float64(h-1)/2
 	half := math.Hypot(cx, cy)
 	if !(half > 0) {
@@ -32,10 +38,10 @@ func checkVignetteGains(gains []float32, ys []int, w, h int) error {
 	}
 	why, rmin := "", math.Inf(1)
 	for k, y := range ys {
-		row := gains[k*w*3 : (k+1)*w*3]
+		row := gains[k*w*gc : (k+1)*w*gc]
 		for i, g := range row {
 			if s := dngopcode.PlausibleGain(float64(g)); s != "" {
-				if r := math.Hypot(float64(i/3)-cx, float64(y)-cy) / half; r < rmin {
+				if r := math.Hypot(float64(i/gc)-cx, float64(y)-cy) / half; r < rmin {
 					why, rmin = s, r
 				}
 			}

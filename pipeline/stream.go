@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"strings"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
@@ -357,7 +356,7 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 // streamPredicted reports whether a file described by fi streams with
 // settings s when its plan says it may (Step.Stream), as far as its header
 // tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no OpcodeList3, no noise reduction at its ISO, no lens named
-// for lensfun. The estimate of a file that streams counts its buffers
+// for lensfun or one that is no fisheye (lensStreamPredicted). The estimate of a file that streams counts its buffers
 // (streamCost), of one that does not its whole image.
 func streamPredicted(fi FileInfo, s Settings) bool {
 	hd := fi.Header
@@ -370,7 +369,7 @@ func streamPredicted(fi FileInfo, s Settings) bool {
 	if st, _ := denoiseStrength(s, fileISO(fi, 0)); st != 0 && denoiseStage.Active(s) {
 		return false
 	}
-	return !lensStage.Active(s) || strings.TrimSpace(hd.EXIF.Lens) == "" && s.LensModel == ""
+	return lensStreamPredicted(hd, s)
 }
 
 // streamCost is the demosaic step's memory in a streamed conversion:
@@ -398,7 +397,8 @@ func streamCost(m memCtx) StepMemory {
 // demosaic band, rounded up to whole demosaic bands; 12 bytes a pixel),
 // reconstruct's box sums (40 bytes a pixel of 2r+1 rows and two more
 // rows, a flag a row), the sharpener's luminance (a demosaic band and 4
-// radii of rows, 4 bytes a pixel).
+// radii of rows, 4 bytes a pixel), the lens's rows and tables
+// (lensStreamRows, lensStreamBytes).
 func streamBufferBytes(m memCtx) int64 {
 	w, h := m.step.W, m.step.H
 	long := int64(max(w, h))
@@ -413,7 +413,8 @@ func streamBufferBytes(m memCtx) int64 {
 		la += 3
 		lum = 4 * int64(streamBand+12) * long
 	}
+	la += lensStreamRows(m.fi.Header, m.s, w, h)
 	need := streamRows + la + streamBand
 	rows := int64((need + streamBand - 1) / streamBand * streamBand)
-	return 12*rows*long + box + lum
+	return 12*rows*long + box + lum + lensStreamBytes(m.fi.Header, m.s, w, h, m.threads)
 }

@@ -1,0 +1,522 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/look"
+	"github.com/rawbatch/rawbatch/pipeline/warp"
+)
+
+// The lens stage's band form (docs/pipeline.md "Streaming"): the
+// devignetting and the remap of stage_lens.go on the stream's upright
+// rows. Everything lensfun computes (its handles belong to the job's
+// thread, the rows are finished on others) is computed before the stream
+// starts, exactly as the whole-image path computes it in the sensor's
+// frame: the vignetting gains of the node rows and the grid of nodes'
+// source positions. A row's sensor pixels are found through the flip
+// (the inverse of demosaic.Bands' placing), their gains and source
+// positions taken from those tables as lensDevignette and lensNodes.row
+// take them, and the positions turned upright again; the bicubic samples
+// the upright rows, of which the filter keeps its own copy of those the
+// window has let go (the rows the remap still reads above the row it
+// writes).
+
+// lensMaxShift is the largest vertical displacement in upright rows (all
+// channels) of a lens correction that streams, for an image whose longer
+// side is long pixels (lensShiftBound; a variable for the tests): a
+// larger one (a fisheye's, a very strong correction) converts the whole
+// image, as before.
+var lensMaxShift = lensShiftBound
+
+// lensShiftBound is a 48th of the longer side (about 2 %), at least 32
+// rows (125 rows of a 6000-pixel side). Rectilinear lenses stay within
+// it (on 6000×4000: the EF 24-105 f/4L at 24 mm 59 rows, 88 on a
+// portrait frame; the EF 16-35 f/2.8L at 16 mm 53; the EF 8-15 fisheye
+// at 8 mm 435 goes whole). The filter holds about twice that many rows
+// (its copy above the row it writes and the window's lookahead below),
+// 12 bytes a pixel each: at most 21 MB at 6000 pixels, against the
+// whole-image path's second full-size image (288 MB).
+func lensShiftBound(long int) int { return max(32, long/48) }
+
+// lensShiftHook, when set (tests), is called with the displacement in
+// rows (lensShiftRows) of each file the band form sets up.
+var lensShiftHook func(rows int)
+
+// lensBandChunk is how many rows the band form remaps at a time (in
+// parallel): its copy of the input holds that many rows beyond the
+// displacement's.
+const lensBandChunk = 32
+
+// lensBandRows is the lens correction of a streamed conversion's upright
+// rows (w×h; the sensor's frame sw×sh, the flip between them).
+type lensBandRows struct {
+	w, h, sw, sh, flip int
+	// gains: the vignetting gains of the node rows ys (lensNodeGains),
+	// gc values a pixel (1 when lensfun's three are equal, 3 otherwise);
+	// nil without vignetting.
+	gains []float32
+	gc    int
+	ys    []int
+	// g: the grid of nodes (nil without distortion and TCA); d the rows
+	// a source position lies at most above or below its output row
+	// (lensShiftRows).
+	g *lensNodes
+	d int
+	// ring holds the input rows copied (copied so far), ringRows of them
+	// (row y at y mod ringRows); vig: the rows devignetted so far.
+	ring     []float32
+	ringRows int
+	copied   int
+	vig      int
+	// tab: the rows a chunk reads (warp.Window.Rows), reused.
+	tab [][]float32
+	// ky, ty: for each sensor row, the node row above it and the
+	// fraction of the way to the next (as lensNodes.row computes them).
+	ky      []int32
+	ty      []float32
+	scratch sync.Pool // *lensBandScratch
+}
+
+// lensBandScratch is one goroutine's positions: upright (3 channels of w)
+// and in the sensor's frame (max(sw, sh)), and a column of nodes.
+type lensBandScratch struct{ sx, sy, tx, ty, cx, cy []float32 }
+
+// lookahead is the rows below a row the filter reads.
+func (b *lensBandRows) lookahead() int {
+	if b.g == nil {
+		return 0
+	}
+	return b.d + 2
+}
+
+// lensShiftRows is the number of rows d such that every source position
+// of the grid g (of an sw×sh image; upright transposed when the flip has
+// bit 2) lies within d rows of its output row in the upright image: the
+// largest displacement over the nodes (a pixel's is interpolated
+// bilinearly between its four nodes', so none is larger), rounded up,
+// plus one for the rounding of the interpolation. ok false when a
+// position is not finite.
+func lensShiftRows(g *lensNodes, transposed bool) (int, bool) {
+	nx := len(g.xs)
+	worst := 0.0
+	for j, y := range g.ys {
+		for k, x := range g.xs {
+			node := g.pos[(j*nx+k)*6 : (j*nx+k)*6+6]
+			for ch := 0; ch < 3; ch++ {
+				d := float64(node[2*ch+1]) - float64(y)
+				if transposed {
+					d = float64(node[2*ch]) - float64(x)
+				}
+				worst = max(worst, math.Abs(d))
+			}
+		}
+	}
+	if math.IsNaN(worst) || math.IsInf(worst, 0) || worst > float64(1<<30) {
+		return 0, false
+	}
+	return int(math.Ceil(worst)) + 1, true
+}
+
+// lensBand is the lens stage's band form (Stage.Band): nothing to do
+// (lensIdle) runs the stage at its turn; else lensfun is looked up and
+// the corrections set up as stageLens sets them up, for the region in the
+// sensor's frame, and computed into tables; the step streams when the
+// displacement is at most lensMaxShift rows. The time taken here is the
+// step's.
+func lensBand(j *job, s *stream) (bandPrepare, bool) {
+	if lensIdle(j) {
+		return func(ctx context.Context, s *stream) error { return stageLens(ctx, s.j) }, true
+	}
+	t0 := time.Now()
+	w, h := s.upright()
+	sw, sh := w, h
+	if s.flip&4 != 0 {
+		sw, sh = h, w
+	}
+	st, err := j.lensOpen(sw, sh, 3)
+	defer st.close()
+	if err != nil {
+		return nil, false // the whole-image path fails with it
+	}
+	lc, applied := st.lc, lensfun.Corrections(0)
+	if st.m != nil {
+		applied = st.m.Applied
+	}
+	b := &lensBandRows{w: w, h: h, sw: sw, sh: sh, flip: s.flip}
+	var skipped error // the vignetting not applied (implausible gains)
+	var preview *look.Preview
+	if m := st.m; m != nil {
+		if m.Applied&lensfun.Vignetting != 0 {
+			gains, gc, ys, err := lensNodeGainsCompact(m.Devignette, sw, sh)
+			var bad *implausibleVignetting
+			switch {
+			case errors.As(err, &bad):
+				skipped = err
+			case err != nil:
+				return nil, false
+			default:
+				b.gains, b.gc, b.ys = gains, gc, ys
+			}
+		}
+		if fix := m.Applied &^ lensfun.Vignetting; fix != 0 {
+			if b.g, err = newLensNodes(sw, sh, m.Points); err != nil {
+				return nil, false
+			}
+			var ok bool
+			b.d, ok = lensShiftRows(b.g, s.flip&4 != 0)
+			if lensShiftHook != nil {
+				lensShiftHook(b.d)
+			}
+			if !ok || b.d > lensMaxShift(max(w, h)) {
+				return nil, false
+			}
+			if j.preview != nil {
+				p, ok, err := lensPreviewFixed(context.Background(), st.db, st.lens, st.cam.CropFactor, st.lk, fix, *j.preview)
+				if err != nil {
+					return nil, false
+				}
+				if ok {
+					preview = &p
+				}
+			}
+		}
+	}
+	setup := time.Since(t0)
+	return func(_ context.Context, s *stream) error {
+		j.lens = lc
+		if skipped != nil {
+			j.skipLensVignetting(lc, applied, skipped)
+		}
+		if preview != nil {
+			*j.preview = *preview
+		}
+		if b.gains == nil && b.g == nil {
+			return nil
+		}
+		b.start()
+		s.addFilter(b.lookahead(), b.rows)
+		s.filters[len(s.filters)-1].dur += setup
+		return nil
+	}, true
+}
+
+// lensNodeGainsCompact is lensNodeGains with one gain a pixel (gc 1)
+// when lensfun gives the three channels the same gain everywhere (its
+// vignetting models are of brightness), computed row by row so that the
+// three channels' gains are never held whole; gc 3 (lensNodeGains)
+// otherwise.
+func lensNodeGainsCompact(devignette func(pix []float32, y0, rows int) error, w, h int) (gains []float32, gc int, ys []int, err error) {
+	ys = nodeCoords(h)
+	gains = make([]float32, len(ys)*w)
+	row := make([]float32, w*3)
+	for k, y := range ys {
+		for i := range row {
+			row[i] = 1
+		}
+		if err := devignette(row, y, 1); err != nil {
+			return nil, 0, nil, err
+		}
+		one := gains[k*w : (k+1)*w]
+		for x := range one {
+			if row[3*x] != row[3*x+1] || row[3*x] != row[3*x+2] {
+				g, ys, err := lensNodeGains(devignette, w, h)
+				return g, 3, ys, err
+			}
+			one[x] = row[3*x]
+		}
+	}
+	if err := checkVignetteGainsN(gains, 1, ys, w, h); err != nil {
+		return nil, 0, nil, err
+	}
+	return gains, 1, ys, nil
+}
+
+// start makes the filter's buffers.
+func (b *lensBandRows) start() {
+	b.ky, b.ty = make([]int32, b.sh), make([]float32, b.sh)
+	ys := nodeCoords(b.sh) // the node rows of the gains and of the grid
+	for y := 0; y < b.sh; y++ {
+		k, _, t := nodeRowOf(ys, y)
+		b.ky[y], b.ty[y] = int32(k), t
+	}
+	if b.g == nil {
+		return
+	}
+	b.ringRows = b.d + 1 + lensBandChunk
+	b.ring = make([]float32, b.ringRows*b.w*3)
+	b.tab = make([][]float32, 0, lensBandChunk+2*b.d+3)
+	n := max(b.sw, b.sh)
+	nys := len(b.g.ys)
+	b.scratch.New = func() any {
+		return &lensBandScratch{sx: make([]float32, 3*b.w), sy: make([]float32, 3*b.w),
+			tx: make([]float32, n), ty: make([]float32, n), cx: make([]float32, nys), cy: make([]float32, nys)}
+	}
+}
+
+// nodeRowOf is the node row k above row y of the node rows ys, the next
+// one k1 and the fraction t of the way to it, as lensDevignette and
+// lensNodes.row compute them.
+func nodeRowOf(ys []int, y int) (k, k1 int, t float32) {
+	if len(ys) > 1 {
+		k = min(y/lensNodeStep, len(ys)-2)
+	}
+	k1 = min(k+1, len(ys)-1)
+	if ys[k1] > ys[k] {
+		t = float32(y-ys[k]) / float32(ys[k1]-ys[k])
+	}
+	return k, k1, t
+}
+
+// ringRow is the filter's copy of input row y.
+func (b *lensBandRows) ringRow(y int) []float32 {
+	i := y % b.ringRows * b.w * 3
+	return b.ring[i : i+b.w*3 : i+b.w*3]
+}
+
+// rows is the filter (bandFilter.rows): rows y0 to y1−1 finished in
+// place, devignetting every row it may read first (up to its lookahead
+// below y1−1), then remapping lensBandChunk rows at a time, each after
+// its input is copied.
+func (b *lensBandRows) rows(y0, y1 int, row func(y int) []float32) {
+	avail := min(b.h, y1+b.lookahead())
+	if b.gains != nil && b.vig < avail {
+		v0 := b.vig
+		par.Rows(avail-v0, func(lo, hi int) {
+			for y := v0 + lo; y < v0+hi; y++ {
+				b.devignetteRow(y, row(y))
+			}
+		})
+		b.vig = avail
+	}
+	if b.g == nil {
+		return
+	}
+	for a := y0; a < y1; a += lensBandChunk {
+		e := min(y1, a+lensBandChunk)
+		for ; b.copied < e; b.copied++ {
+			copy(b.ringRow(b.copied), row(b.copied))
+		}
+		lo, hi := max(0, a-b.d-1), min(b.h, e+b.d+2)
+		tab := b.tab[:0]
+		for y := lo; y < hi; y++ {
+			if y < e {
+				tab = append(tab, b.ringRow(y))
+			} else {
+				tab = append(tab, row(y))
+			}
+		}
+		win := warp.Window{W: b.w, H: b.h, Lo: lo, Rows: tab}
+		par.Rows(e-a, func(l, h int) {
+			sc := b.scratch.Get().(*lensBandScratch)
+			defer b.scratch.Put(sc)
+			for y := a + l; y < a+h; y++ {
+				for ch := 0; ch < 3; ch++ {
+					b.positions(y, ch, sc.sx[ch*b.w:(ch+1)*b.w], sc.sy[ch*b.w:(ch+1)*b.w], sc)
+				}
+				win.SampleRow3(sc.sx, sc.sy, row(y))
+			}
+		})
+	}
+}
+
+// sensorLine returns, for upright row uy, the sensor row it is (transposed
+// false) or the sensor column (transposed true).
+func (b *lensBandRows) sensorLine(uy int) (int, bool) {
+	if b.flip&4 == 0 {
+		if b.flip&2 != 0 {
+			return b.sh - 1 - uy, false
+		}
+		return uy, false
+	}
+	if b.flip&1 != 0 {
+		return b.sw - 1 - uy, true
+	}
+	return uy, true
+}
+
+// devignetteRow multiplies upright row uy (in place) by its pixels' gains,
+// interpolated between the node rows as lensDevignette does.
+func (b *lensBandRows) devignetteRow(uy int, row []float32) {
+	line, transposed := b.sensorLine(uy)
+	gc, rw := b.gc, b.sw*b.gc
+	if !transposed {
+		k, k1 := int(b.ky[line]), min(int(b.ky[line])+1, len(b.ys)-1)
+		t := b.ty[line]
+		g0, g1 := b.gains[k*rw:(k+1)*rw], b.gains[k1*rw:(k1+1)*rw]
+		if b.flip&1 == 0 && gc == 3 {
+			for i := range row {
+				row[i] *= g0[i] + t*(g1[i]-g0[i])
+			}
+			return
+		}
+		for ux := 0; ux < b.w; ux++ {
+			x := ux
+			if b.flip&1 != 0 {
+				x = b.sw - 1 - ux
+			}
+			p := row[3*ux : 3*ux+3 : 3*ux+3]
+			for c := range p {
+				i := x*gc + c%gc
+				p[c] *= g0[i] + t*(g1[i]-g0[i])
+			}
+		}
+		return
+	}
+	x := line
+	for ux := 0; ux < b.w; ux++ {
+		y := ux
+		if b.flip&2 != 0 {
+			y = b.sh - 1 - ux
+		}
+		k, k1 := int(b.ky[y]), min(int(b.ky[y])+1, len(b.ys)-1)
+		t := b.ty[y]
+		g0, g1 := b.gains[k*rw:(k+1)*rw], b.gains[k1*rw:(k1+1)*rw]
+		p := row[3*ux : 3*ux+3 : 3*ux+3]
+		for c := range p {
+			i := x*gc + c%gc
+			p[c] *= g0[i] + t*(g1[i]-g0[i])
+		}
+	}
+}
+
+// positions fills usx, usy (w each) with the upright source positions of
+// channel ch for upright row uy: the sensor pixels' positions from the
+// grid (lensNodes.row along a sensor row, lensNodes.col along a column),
+// turned upright.
+func (b *lensBandRows) positions(uy, ch int, usx, usy []float32, sc *lensBandScratch) {
+	line, transposed := b.sensorLine(uy)
+	fw, fh := float32(b.sw-1), float32(b.sh-1)
+	mx, my := b.flip&1 != 0, b.flip&2 != 0
+	if !transposed {
+		if !mx && !my {
+			b.g.row(line, ch, usx, usy)
+			return
+		}
+		tx, ty := sc.tx[:b.sw], sc.ty[:b.sw]
+		b.g.row(line, ch, tx, ty)
+		for ux := range usx {
+			x := ux
+			if mx {
+				x = b.sw - 1 - ux
+			}
+			qx, qy := tx[x], ty[x]
+			if mx {
+				qx = fw - qx
+			}
+			if my {
+				qy = fh - qy
+			}
+			usx[ux], usy[ux] = qx, qy
+		}
+		return
+	}
+	tx, ty := sc.tx[:b.sh], sc.ty[:b.sh]
+	b.col(line, ch, tx, ty, sc)
+	for ux := range usx {
+		y := ux
+		if my {
+			y = b.sh - 1 - ux
+		}
+		qx, qy := tx[y], ty[y]
+		if mx {
+			qx = fw - qx
+		}
+		if my {
+			qy = fh - qy
+		}
+		usx[ux], usy[ux] = qy, qx
+	}
+}
+
+// col fills sx, sy (sh each) with the interpolated source positions of
+// channel ch for sensor column x: the grid's node rows interpolated in x
+// at x (into sc.cx, sc.cy), then each row between its two node rows.
+func (b *lensBandRows) col(x, ch int, sx, sy []float32, sc *lensBandScratch) {
+	g := b.g
+	nx := len(g.xs)
+	k, t := int(g.kx[x]), g.tx[x]
+	cx, cy := sc.cx[:len(g.ys)], sc.cy[:len(g.ys)]
+	for j := range g.ys {
+		a := g.pos[(j*nx+k)*6+2*ch:]
+		c := g.pos[(j*nx+k+1)*6+2*ch:]
+		cx[j] = a[0] + t*(c[0]-a[0])
+		cy[j] = a[1] + t*(c[1]-a[1])
+	}
+	last := len(g.ys) - 1
+	for y := range sx {
+		j := int(b.ky[y])
+		j1 := min(j+1, last)
+		ty := b.ty[y]
+		sx[y] = cx[j] + ty*(cx[j1]-cx[j])
+		sy[y] = cy[j] + ty*(cy[j1]-cy[j])
+	}
+}
+
+// lensStreamPredicted reports whether, as far as the header hd tells, the
+// lens stage lets a file stream with settings s: no lens correction asked
+// for, none named (EXIF LensModel, --lens-model), or a lens that is not a
+// fisheye (whose correction moves rows farther than lensMaxShift: the
+// name says "fisheye" or "fish-eye"). The estimate of a streamed file
+// counts the lens's buffers (lensStreamBytes).
+func lensStreamPredicted(hd *header.Header, s Settings) bool {
+	if !lensStage.Active(s) {
+		return true
+	}
+	name := strings.ToLower(lensNamed(hd, s))
+	return !strings.Contains(name, "fisheye") && !strings.Contains(name, "fish-eye")
+}
+
+// lensNamed is the lens name the header or the settings give: --lens-model,
+// else the header's EXIF lens ("" when neither names one).
+func lensNamed(hd *header.Header, s Settings) string {
+	if s.LensModel != "" {
+		return s.LensModel
+	}
+	if hd == nil {
+		return ""
+	}
+	return strings.TrimSpace(hd.EXIF.Lens)
+}
+
+// lensStreamRows is the lens band form's lookahead that the estimate
+// counts in the stream's window for a step of w×h pixels with settings s
+// and header hd: lensShiftBound's rows and the kernel's 2 (0 when no lens
+// is named: nothing is corrected).
+func lensStreamRows(hd *header.Header, s Settings, w, h int) int {
+	if !lensStage.Active(s) || lensNamed(hd, s) == "" {
+		return 0
+	}
+	return lensShiftBound(max(w, h)) + 2
+}
+
+// lensStreamBytes is what the lens band form holds while the file streams,
+// beyond the window's rows (lensStreamRows), for a step of w×h pixels (the
+// sensor's orientation; rows counted as long as the longer side L): its
+// copy of the rows above (lensShiftBound + 1 + lensBandChunk rows, 12
+// bytes a pixel), the grid of nodes (24 bytes a node, lensNodeStep apart,
+// and 8 bytes a column), the node rows' gains (4 bytes a pixel of every
+// lensNodeStep-th row: lensfun's vignetting is one gain for the three
+// channels), each sensor row's node and fraction (8 bytes a row), each
+// goroutine's positions (8 float32 a pixel of a row), and lensfun's
+// database (lensDBBytes, loaded while the step is set up). 0 when no lens
+// is named.
+func lensStreamBytes(hd *header.Header, s Settings, w, h, threads int) int64 {
+	if lensStreamRows(hd, s, w, h) == 0 {
+		return 0
+	}
+	long := int64(max(w, h))
+	ring := int64(lensShiftBound(max(w, h))+1+lensBandChunk) * long * 12
+	nodeRows := int64(h/lensNodeStep + 2)
+	nodes := int64(w/lensNodeStep+2)*nodeRows*24 + 8*int64(w)
+	gains := nodeRows * int64(w) * 4
+	scratch := int64(max(1, threads)) * 8 * long * 4
+	return ring + nodes + gains + 8*int64(h) + scratch + lensDBBytes
+}

@@ -1,0 +1,89 @@
+package warp
+
+import "math"
+
+// Window is a run of rows of a W×H image of 3 interleaved channels
+// (float32) that is never held whole, such as a streamed conversion's rows:
+// Rows[i] is row Lo+i (W×3 values), for the rows Lo to Lo+len(Rows)−1,
+// which may lie in different buffers.
+type Window struct {
+	W, H int
+	Lo   int
+	Rows [][]float32
+}
+
+// SampleRow3 fills row (dw×3, interleaved) with the window's image
+// sampled at the positions of the three channels (sx, sy: channel ch's dw
+// positions at ch·dw, in pixels of the whole image, centres at integers),
+// with the kernel and border rule of the package documentation and, for
+// taps inside the window, in the same order of operations as RemapInto
+// on the whole image (so the values are the same). A tap on a row of the
+// image outside the window takes the window's nearest row: the caller
+// holds every row its positions reach (±2 rows of the kernel).
+func (win Window) SampleRow3(sx, sy, row []float32) {
+	dw := len(row) / 3
+	w, h := win.W, win.H
+	xMax, yMax := float32(w-2), float32(h-2)
+	lo, hi := win.Lo, win.Lo+len(win.Rows)
+	for ch := 0; ch < 3; ch++ {
+		csx, csy := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
+		out := row[ch:]
+		for x, px := range csx {
+			py := csy[x]
+			if !(px >= 1 && py >= 1 && px < xMax && py < yMax) || int(py)-1 < lo || int(py)+2 >= hi {
+				out[3*x] = win.sample(ch, px, py)
+				continue
+			}
+			ix, iy := int(px), int(py)
+			fx, fy := px-float32(ix), py-float32(iy)
+			wx0, wx1, wx2, wx3 := keys4(fx)
+			wy0, wy1, wy2, wy3 := keys4(fy)
+			c := (ix-1)*3 + ch
+			rows := win.Rows[iy-1-lo : iy+3-lo : iy+3-lo]
+			r := rows[0][c : c+10]
+			v0 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = rows[1][c : c+10]
+			v1 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = rows[2][c : c+10]
+			v2 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			r = rows[3][c : c+10]
+			v3 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+			out[3*x] = wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
+		}
+	}
+}
+
+// sample is the package's sample on the window: the border path, its
+// rows clamped to the image and then to the window.
+func (win Window) sample(ch int, x, y float32) float32 {
+	w, h := win.W, win.H
+	if !(x > -2) {
+		x = -2
+	} else if x > float32(w+1) {
+		x = float32(w + 1)
+	}
+	if !(y > -2) {
+		y = -2
+	} else if y > float32(h+1) {
+		y = float32(h + 1)
+	}
+	fx := float32(math.Floor(float64(x)))
+	fy := float32(math.Floor(float64(y)))
+	ix, iy := int(fx), int(fy)
+	wx0, wx1, wx2, wx3 := keys4(x - fx)
+	wy0, wy1, wy2, wy3 := keys4(y - fy)
+	var cols [4]int
+	for k := range cols {
+		cols[k] = clamp(ix-1+k, w)*3 + ch
+	}
+	var acc float32
+	wy := [4]float32{wy0, wy1, wy2, wy3}
+	for k := 0; k < 4; k++ {
+		i := clamp(iy-1+k, h) - win.Lo
+		i = min(max(i, 0), len(win.Rows)-1)
+		r := win.Rows[i]
+		v := wx0*r[cols[0]] + wx1*r[cols[1]] + wx2*r[cols[2]] + wx3*r[cols[3]]
+		acc += wy[k] * v
+	}
+	return acc
+}
