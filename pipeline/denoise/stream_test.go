@@ -1,0 +1,120 @@
+package denoise
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// textured is a w×h noisy image with edges and texture (a noisy step,
+// brighter squares, a gradient), so that every level's detail and
+// threshold matters.
+func textured(w, h int, seed uint64) []float32 {
+	pix, _ := stepImage(w, h, 0.05, 0.4, [3]float64{0.6, 1, 0.8}, seed)
+	for y := range h {
+		for x := range w {
+			for c := range 3 {
+				i := 3*(y*w+x) + c
+				if (x/7+y/5)%3 == 0 {
+					pix[i] *= 1.5
+				}
+				pix[i] += float32(x+y) / float32(4*(w+h))
+			}
+		}
+	}
+	return pix
+}
+
+// streamSizes are the image sizes the streaming tests try: odd and even
+// widths and heights, ones below every level's support (mirrored edges
+// bounce more than once), a single row and a single column.
+var streamSizes = [][2]int{{97, 203}, {96, 130}, {64, 61}, {33, 17}, {5, 3}, {8, 1}, {1, 7}, {2, 2}, {130, 96}}
+
+// TestNoiseMeterMatchesWavelet: NoiseMeter, fed the rows in bands of any
+// height (reading each row once, none above its band), measures exactly
+// the Noise Wavelet measures on the whole image.
+func TestNoiseMeterMatchesWavelet(t *testing.T) {
+	for _, sz := range streamSizes {
+		w, h := sz[0], sz[1]
+		src := textured(w, h, uint64(w*1000+h))
+		want := Wavelet(slices.Clone(src), w, h, 1)
+		for _, band := range []int{1, 2, 5, 31, 64, h} {
+			m := NewNoiseMeter(w, h)
+			lo := 0
+			row := func(y int) []float32 {
+				if y < lo || y >= lo+band {
+					t.Fatalf("%d×%d band %d: row %d read while in rows %d..%d", w, h, band, y, lo, lo+band-1)
+				}
+				return src[3*y*w : 3*(y+1)*w]
+			}
+			for lo = 0; lo < h; lo += band {
+				if _, ok := m.Levels(); ok {
+					t.Fatalf("%d×%d: levels before the last row", w, h)
+				}
+				m.Rows(lo+band, row)
+			}
+			l, ok := m.Levels()
+			if !ok || l.Noise() != want {
+				t.Errorf("%d×%d band %d: meter %+v (ok %v), Wavelet %+v", w, h, band, l.Noise(), ok, want)
+			}
+		}
+	}
+}
+
+// TestDenoiserMatchesWavelet: the Denoiser, with the noise NoiseMeter
+// measured, gives Wavelet's pixels on the whole image (identical), for
+// bands of any height, reading only the rows it may (from its next row to
+// Lookahead below its band) and at strengths 0.5 and 2.
+func TestDenoiserMatchesWavelet(t *testing.T) {
+	for _, sz := range streamSizes {
+		w, h := sz[0], sz[1]
+		src := textured(w, h, uint64(w+h))
+		m := NewNoiseMeter(w, h)
+		m.Rows(h, func(y int) []float32 { return src[3*y*w : 3*(y+1)*w] })
+		l, _ := m.Levels()
+		for _, st := range []float64{0.5, 2} {
+			whole := slices.Clone(src)
+			Wavelet(whole, w, h, st)
+			if w*h > 16 && slices.Equal(whole, src) {
+				t.Fatalf("%d×%d: nothing denoised", w, h)
+			}
+			for _, band := range []int{1, 3, 32, 64, 128, h} {
+				name := fmt.Sprintf("%d×%d strength %g band %d", w, h, st, band)
+				pix := slices.Clone(src)
+				d := NewDenoiser(w, h, st, l)
+				lo := 0
+				row := func(y int) []float32 {
+					if y < lo || y >= lo+band+d.Lookahead() {
+						t.Fatalf("%s: row %d read while finishing from %d", name, y, lo)
+					}
+					return pix[3*y*w : 3*(y+1)*w]
+				}
+				for lo = 0; lo < h; lo += band {
+					d.Rows(lo+band, row)
+					if d.Next() != min(h, lo+band) {
+						t.Fatalf("%s: next %d after rows to %d", name, d.Next(), lo+band)
+					}
+				}
+				worst := float32(0)
+				for i := range pix {
+					worst = max(worst, pix[i]-whole[i], whole[i]-pix[i])
+				}
+				if worst != 0 {
+					t.Errorf("%s: differs from Wavelet by up to %g", name, worst)
+				}
+			}
+		}
+	}
+}
+
+// TestDenoiserZeroStrength: strength 0 leaves the rows as they are.
+func TestDenoiserZeroStrength(t *testing.T) {
+	const w, h = 40, 30
+	src := textured(w, h, 9)
+	pix := slices.Clone(src)
+	d := NewDenoiser(w, h, 0, NoiseLevels{})
+	d.Rows(h, func(y int) []float32 { return pix[3*y*w : 3*(y+1)*w] })
+	if !slices.Equal(pix, src) || d.Next() != h {
+		t.Error("strength 0 changed the rows")
+	}
+}
