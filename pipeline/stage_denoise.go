@@ -18,7 +18,7 @@ import (
 // the stage cache point (the highlights stage), so its setting is in the
 // settings hash of the records, not in the cache key.
 var denoiseStage = Stage{Name: "denoise", Scope: PerFile, Kind: Spatial, Cost: denoiseCost, Active: Settings.denoiseActive, run: stageDenoise,
-	Band: idleBand(stageDenoise, denoiseIdle)}
+	Band: denoiseBand}
 
 // Denoise settings (Settings.Denoise).
 const (

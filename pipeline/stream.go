@@ -104,8 +104,14 @@ func (s *stream) start() error {
 		return fmt.Errorf("rcd: %w", err)
 	}
 	s.src, s.w, s.h = b, b.W, b.H
+	s.makeWindow()
+	return nil
+}
+
+// makeWindow makes the window of the running pass's filters (active).
+func (s *stream) makeWindow() {
 	la := 0
-	for _, f := range s.filters {
+	for _, f := range s.active() {
 		la += f.lookahead
 	}
 	// The rows held at most: a band the encoder asks for, the filters'
@@ -114,7 +120,6 @@ func (s *stream) start() error {
 	need := streamRows + la + streamBand
 	s.capRows = (need + streamBand - 1) / streamBand * streamBand
 	s.win = make([]float32, s.capRows*s.w*3)
-	return nil
 }
 
 // row returns row y of the window.
@@ -127,8 +132,8 @@ func (s *stream) row(y int) []float32 {
 // rows above y0 being read no more. Errors are kept in s.err (the rows
 // are then left as they are).
 func (s *stream) ensure(y0, y1 int) {
-	if s.two != nil && s.two.img.Rows != nil {
-		s.two.release(y0) // pass 2 of a two-pass stream: every row is stored
+	if s.two != nil && s.two.final {
+		s.two.release(y0) // the last pass of a two-pass stream: every row is stored
 		return
 	}
 	if s.err != nil {
@@ -137,7 +142,7 @@ func (s *stream) ensure(y0, y1 int) {
 	y1 = min(y1, s.h)
 	for {
 		avail := s.made
-		for _, f := range s.filters {
+		for _, f := range s.active() {
 			target := avail - f.lookahead
 			if avail >= s.h {
 				target = s.h
@@ -160,7 +165,7 @@ func (s *stream) ensure(y0, y1 int) {
 		}
 		t0 := time.Now()
 		i := n0 % s.capRows * s.w * 3
-		err := s.src.Rows(n0, n1, s.win[i:i+(n1-n0)*s.w*3])
+		err := s.fill(n0, n1, s.win[i:i+(n1-n0)*s.w*3])
 		s.srcDur += time.Since(t0)
 		if err != nil {
 			if errors.Is(err, demosaic.ErrStopped) && s.ctx.Err() != nil {
@@ -184,7 +189,7 @@ var streamBandHook func(made int)
 // y of the final rows, through the pass's kernels.
 func (s *stream) render(kernels []rowKernel) func(y int, lin []float32) []float32 {
 	return func(y int, lin []float32) []float32 {
-		if s.two != nil {
+		if s.two != nil && s.two.final {
 			s.two.row16(y, lin)
 		} else {
 			copy(lin, s.row(y))
@@ -262,7 +267,7 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 	}
 	if s.two != nil {
 		d, err := s.firstPass(ctx)
-		tims[s.two.anchor].Duration += d
+		tims[s.two.timing()].Duration += d
 		if err != nil {
 			return tims, true, err
 		}
@@ -356,7 +361,7 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 
 // streamPredicted reports whether a file described by fi streams with
 // settings s when its plan says it may (Step.Stream), as far as its header
-// tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no OpcodeList3, no noise reduction at its ISO, no lens named
+// tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no OpcodeList3, no lens named
 // for lensfun. The estimate of a file that streams counts its buffers
 // (streamCost), of one that does not its whole image.
 func streamPredicted(fi FileInfo, s Settings) bool {
@@ -365,9 +370,6 @@ func streamPredicted(fi FileInfo, s Settings) bool {
 		return false
 	}
 	if opcodesActive(s) && hd.OpcodeLists != nil && hd.OpcodeLists.Length[2] > 0 {
-		return false
-	}
-	if st, _ := denoiseStrength(s, fileISO(fi, 0)); st != 0 && denoiseStage.Active(s) {
 		return false
 	}
 	return !lensStage.Active(s) || strings.TrimSpace(hd.EXIF.Lens) == "" && s.LensModel == ""

@@ -21,6 +21,7 @@ package denoise
 
 import (
 	"math"
+	"slices"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
@@ -119,7 +120,7 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 			clear(q1r)
 			clear(q2r)
 			for _, row := range [2]int{2 * r, min(2*r+1, h-1)} {
-				splitRow(pix[3*row*w:][:3*w], y[row*w:][:w], q1r, q2r)
+				splitRow(pix[3*row*w:][:3*w], y[row*w:][:w], q1r, q2r, 0)
 			}
 		}
 	})
@@ -127,10 +128,13 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 
 // splitRow is split's work on one full-resolution row src (3·w, RGB): its
 // stabilised luminance into yr (w), a quarter of its colour differences
-// added to the half-resolution rows q1r, q2r ((w+1)/2; an odd last column
-// counted twice). A half-resolution row is its two full rows added in
-// order onto zeros (the last row twice when h is odd).
-func splitRow(src, yr, q1r, q2r []float32) {
+// added to the half-resolution rows q1r, q2r ((w+px+1)/2): column x to
+// half column (x+px)/2, a column without a partner (an odd last one;
+// with px 1, column 0) counted twice. A half-resolution row is its two
+// full rows added in order onto zeros (the last row twice when h is
+// odd). px is 0 for Wavelet's grid, 1 for that grid seen mirrored in x
+// (Turn).
+func splitRow(src, yr, q1r, q2r []float32, px int) {
 	w := len(yr)
 	src = src[:3*w]
 	for x := range yr {
@@ -138,11 +142,12 @@ func splitRow(src, yr, q1r, q2r []float32) {
 		vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
 		yr[x] = (vr + vg + vb) / 3
 		c1, c2 := (vr-vg)*0.25, (vb-vg)*0.25
-		q1r[x/2] += c1
-		q2r[x/2] += c2
-		if x == w-1 && w%2 == 1 {
-			q1r[x/2] += c1
-			q2r[x/2] += c2
+		k := (x + px) / 2
+		q1r[k] += c1
+		q2r[k] += c2
+		if x == w-1 && (w+px)%2 == 1 || x == 0 && px == 1 {
+			q1r[k] += c1
+			q2r[k] += c2
 		}
 	}
 }
@@ -153,10 +158,10 @@ func splitRow(src, yr, q1r, q2r []float32) {
 // bilinearly, edges replicated: the inverse of split's transform (a
 // stabilised value below 0 is taken as 0, so black comes back as 0).
 func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
-	cols := mergeColumns(w, hw)
+	cols := mergeColumns(w, hw, 0)
 	par.Rows(h, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			a0, a1, ty := mergeRows(r, hh)
+			a0, a1, ty := mergeRows(r, hh, 0)
 			a0, a1 = a0*hw, a1*hw
 			mergeRow(y[r*w:][:w], q1[a0:a0+hw], q1[a1:a1+hw], q2[a0:a0+hw], q2[a1:a1+hw], cols, ty, pix[3*r*w:][:3*w])
 		}
@@ -170,10 +175,12 @@ type mergeCols struct {
 	txs    []float32
 }
 
-func mergeColumns(w, hw int) mergeCols {
+// mergeColumns returns them for w columns of which hw half columns were
+// made with phase px (splitRow).
+func mergeColumns(w, hw, px int) mergeCols {
 	xa, xb, txs := make([]int32, w), make([]int32, w), make([]float32, w)
 	for x := range txs {
-		fx := (float32(x) - 0.5) / 2
+		fx := (float32(x+px) - 0.5) / 2
 		x0 := int(fx+1) - 1 // floor for fx ≥ −1
 		txs[x] = fx - float32(x0)
 		xa[x], xb[x] = int32(max(x0, 0)), int32(min(x0+1, hw-1))
@@ -181,10 +188,11 @@ func mergeColumns(w, hw int) mergeCols {
 	return mergeCols{xa, xb, txs}
 }
 
-// mergeRows returns the half-resolution rows a0, a1 (of hh) that full
-// row r interpolates between, and the weight ty of a1.
-func mergeRows(r, hh int) (a0, a1 int, ty float32) {
-	fy := (float32(r) - 0.5) / 2
+// mergeRows returns the half-resolution rows a0, a1 (of hh, made with
+// phase py) that full row r interpolates between, and the weight ty of
+// a1.
+func mergeRows(r, hh, py int) (a0, a1 int, ty float32) {
+	fy := (float32(r+py) - 0.5) / 2
 	y0 := int(fy+1) - 1 // floor for fy ≥ −1
 	return max(y0, 0), min(y0+1, hh-1), fy - float32(y0)
 }
@@ -451,15 +459,34 @@ const maxSamples = 1 << 14
 func levelNoise(src []float32, stride, w, h, step int) float64 {
 	every := sampleEvery(w, h)
 	n := (w-1)*stride + 1
-	d := make([]float32, 0, (w/every+1)*(h/every+1))
-	for y := every / 2; y < h; y += every {
+	xs := sampleAt(w, every, false)
+	d := make([]float32, 0, len(xs)*(h/every+1))
+	for _, y := range sampleAt(h, every, false) {
 		var r [5][]float32
 		for i := range r {
 			r[i] = src[mirror(y+(i-2)*step, h)*w*stride:][:n]
 		}
-		d = sampleRow(d, r, stride, w, step, every)
+		d = sampleRow(d, r, stride, w, step, xs)
 	}
 	return madSigma(d)
+}
+
+// sampleAt returns the grid positions along an axis of n pixels, in
+// increasing order: every/2 + i·every, or with rev the same positions
+// counted from the other end (n−1 − every/2 − i·every: the grid of the
+// image seen mirrored).
+func sampleAt(n, every int, rev bool) []int {
+	var p []int
+	for i := every / 2; i < n; i += every {
+		p = append(p, i)
+	}
+	if rev {
+		for k, i := range p {
+			p[k] = n - 1 - i
+		}
+		slices.Reverse(p)
+	}
+	return p
 }
 
 // sampleEvery is levelNoise's grid spacing for a w×h plane: the smallest
@@ -474,10 +501,11 @@ func sampleEvery(w, h int) int {
 }
 
 // sampleRow appends to d the absolute detail coefficients of levelNoise's
-// grid points on one row, r being the rows it reads as in blurRows.
-func sampleRow(d []float32, r [5][]float32, stride, w, step, every int) []float32 {
+// grid points on one row (at columns xs), r being the rows it reads as in
+// blurRows.
+func sampleRow(d []float32, r [5][]float32, stride, w, step int, xs []int) []float32 {
 	k := [5]float32{1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16}
-	for x := every / 2; x < w; x += every {
+	for _, x := range xs {
 		var s float32
 		for i := range 5 {
 			var row float32

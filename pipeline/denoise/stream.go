@@ -34,6 +34,40 @@ func (l NoiseLevels) Noise() Noise {
 	return Noise{Luma: l.Luma[0], Chroma1: l.Chroma[0][0], Chroma2: l.Chroma[1][0]}
 }
 
+// Turn says how the rows given to NoiseMeter and Denoiser are turned from
+// the image whose Wavelet they must match (a streamed conversion's upright
+// rows, Wavelet's grids being laid on the sensor's image): RevX, RevY,
+// its upright x or y axis runs the other way along the axis of that image
+// it comes from (a transposition needs nothing else: Wavelet's grids are
+// the same along both axes). The noise's sample grid and the colour
+// planes' 2×2 grid are then laid where Wavelet lays them on that image, so
+// the same photosites are sampled (demosaicked noise differs from one CFA
+// site to the next) and the same pixels averaged. The zero Turn is
+// Wavelet's own.
+type Turn struct{ RevX, RevY bool }
+
+// TurnOf is the Turn of rows made upright by a LibRaw flip code (bit 2:
+// rows and columns swapped, then bit 1 mirrored vertically and bit 0
+// horizontally, as pipeline's orientation reads an image).
+func TurnOf(flip int) Turn {
+	if flip&4 != 0 {
+		return Turn{RevX: flip&2 != 0, RevY: flip&1 != 0}
+	}
+	return Turn{RevX: flip&1 != 0, RevY: flip&2 != 0}
+}
+
+// phases are the colour grid's phases along x and y for a w×h image
+// (splitRow's px): 1 along a reversed axis of odd size.
+func (t Turn) phases(w, h int) (px, py int) {
+	if t.RevX && w%2 == 1 {
+		px = 1
+	}
+	if t.RevY && h%2 == 1 {
+		py = 1
+	}
+	return px, py
+}
+
 // StreamLookahead is how many rows below the last row a call of
 // Denoiser.Rows finishes it reads: the luminance's support, 2·(1+2+4+8)
 // = 30 rows, is exceeded by the colour planes': 30 half-resolution rows
@@ -128,6 +162,7 @@ func (c *cascade) check(j, y1 int) {
 // full rows are in).
 type ingest struct {
 	w, h, hw, hh int
+	px, py       int // the colour grid's phases (Turn.phases)
 	luma, c1, c2 *cascade
 	next         int // the first full row not split yet
 }
@@ -139,37 +174,39 @@ func (in *ingest) rows(y1 int, row func(y int) []float32) {
 		return
 	}
 	in.luma.check(0, y1)
-	in.c1.check(0, (y1+1)/2)
-	in.c2.check(0, (y1+1)/2)
+	py := in.py
+	r0, r1 := (y0+py)/2, (y1-1+py)/2+1
+	in.c1.check(0, r1)
+	in.c2.check(0, r1)
 	// In parallel over the half rows touched, each one's full rows in
 	// order onto zeros: split's sums.
-	r0, r1 := y0/2, (y1+1)/2
 	par.Rows(r1-r0, func(lo, hi int) {
 		for r := r0 + lo; r < r0+hi; r++ {
 			q1r, q2r := in.c1.row(0, r), in.c2.row(0, r)
-			a, b := 2*r, min(2*r+1, in.h-1)
+			a, b := max(0, 2*r-py), min(2*r+1-py, in.h-1)
 			if a >= y0 {
 				clear(q1r)
 				clear(q2r)
-				splitRow(row(a), in.luma.row(0, a), q1r, q2r)
+				splitRow(row(a), in.luma.row(0, a), q1r, q2r, in.px)
 			}
 			if b < y1 && (b != a || a >= y0) {
-				splitRow(row(b), in.luma.row(0, b), q1r, q2r)
+				splitRow(row(b), in.luma.row(0, b), q1r, q2r, in.px)
 			}
 		}
 	})
 	in.next = y1
 	in.luma.made[0] = y1
-	half := y1 / 2
+	half := (y1 + py) / 2
 	if y1 >= in.h {
 		half = in.hh
 	}
 	in.c1.made[0], in.c2.made[0] = half, half
 }
 
-func newIngest(w, h, lumaLevels, lumaRows, chromaLevels, chromaRows int) *ingest {
-	hw, hh := (w+1)/2, (h+1)/2
-	return &ingest{w: w, h: h, hw: hw, hh: hh, luma: newCascade(w, h, lumaLevels, lumaRows),
+func newIngest(w, h int, t Turn, lumaLevels, lumaRows, chromaLevels, chromaRows int) *ingest {
+	px, py := t.phases(w, h)
+	hw, hh := (w+px+1)/2, (h+py+1)/2
+	return &ingest{w: w, h: h, hw: hw, hh: hh, px: px, py: py, luma: newCascade(w, h, lumaLevels, lumaRows),
 		c1: newCascade(hw, hh, chromaLevels, chromaRows), c2: newCascade(hw, hh, chromaLevels, chromaRows)}
 }
 
@@ -185,24 +222,28 @@ func (in *ingest) planes() [3]*cascade { return [3]*cascade{in.luma, in.c1, in.c
 // luminance, 32 half rows per level of each colour plane), and the
 // samples (at most 16384 per level and plane).
 type NoiseMeter struct {
-	in      *ingest
-	every   [3]int
-	sampled [3][]int       // per plane and level: the next grid row to sample
-	samples [3][][]float32 // per plane and level: the coefficients so far
+	in *ingest
+	// xs, ys: per plane, the grid's columns and rows; sampled: per plane
+	// and level, how many of its rows are sampled; samples: the
+	// coefficients so far.
+	xs, ys  [3][]int
+	sampled [3][]int
+	samples [3][][]float32
 }
 
-// NewNoiseMeter returns the meter of a w×h image (w, h > 0).
-func NewNoiseMeter(w, h int) *NoiseMeter {
+// NewNoiseMeter returns the meter of a w×h image (w, h > 0) turned by t
+// from the image whose noise it measures.
+func NewNoiseMeter(w, h int, t Turn) *NoiseMeter {
 	lr, cr := meterRows()
-	m := &NoiseMeter{in: newIngest(w, h, LumaLevels, lr, ChromaLevels-1, cr)}
+	m := &NoiseMeter{in: newIngest(w, h, t, LumaLevels, lr, ChromaLevels-1, cr)}
 	for p, c := range m.in.planes() {
-		m.every[p] = sampleEvery(c.w, c.h)
+		every := sampleEvery(c.w, c.h)
+		m.xs[p], m.ys[p] = sampleAt(c.w, every, t.RevX), sampleAt(c.h, every, t.RevY)
 		n := len(c.made)
 		m.sampled[p] = make([]int, n)
 		m.samples[p] = make([][]float32, n)
 		for j := range n {
-			m.sampled[p][j] = m.every[p] / 2
-			m.samples[p][j] = make([]float32, 0, (c.w/m.every[p]+1)*(c.h/m.every[p]+1))
+			m.samples[p][j] = make([]float32, 0, len(m.xs[p])*len(m.ys[p]))
 		}
 	}
 	return m
@@ -225,12 +266,12 @@ func (m *NoiseMeter) Rows(y1 int, row func(y int) []float32) {
 	for m.in.next < y1 {
 		y := min(y1, m.in.next+streamChunk)
 		for p, c := range m.in.planes() {
-			m.setKeep(c, m.sampled[p])
+			m.setKeep(p, c)
 		}
 		m.in.rows(y, row)
 		for p, c := range m.in.planes() {
 			for {
-				m.setKeep(c, m.sampled[p])
+				m.setKeep(p, c)
 				made := c.advance()
 				if !m.sample(p, c) && !made {
 					break
@@ -242,9 +283,13 @@ func (m *NoiseMeter) Rows(y1 int, row func(y int) []float32) {
 
 // setKeep marks the rows of each level still needed: those the next
 // level's smoothing and the level's next grid row read.
-func (m *NoiseMeter) setKeep(c *cascade, sampled []int) {
+func (m *NoiseMeter) setKeep(p int, c *cascade) {
 	for j := range c.made {
-		k := sampled[j] - 2<<j
+		k := c.h
+		if i := m.sampled[p][j]; i < len(m.ys[p]) {
+			k = m.ys[p][i]
+		}
+		k -= 2 << j
 		if j+1 < len(c.made) {
 			k = min(k, c.made[j+1]-2<<j)
 		}
@@ -256,10 +301,11 @@ func (m *NoiseMeter) setKeep(c *cascade, sampled []int) {
 // whether it took any.
 func (m *NoiseMeter) sample(p int, c *cascade) bool {
 	took := false
+	ys := m.ys[p]
 	for j := range c.made {
-		for sy := m.sampled[p][j]; sy < c.h && (c.made[j] >= c.h || sy+2<<j < c.made[j]); sy += m.every[p] {
-			m.samples[p][j] = sampleRow(m.samples[p][j], c.taps(j, sy), 1, c.w, 1<<j, m.every[p])
-			m.sampled[p][j] = sy + m.every[p]
+		for i := m.sampled[p][j]; i < len(ys) && (c.made[j] >= c.h || ys[i]+2<<j < c.made[j]); i++ {
+			m.samples[p][j] = sampleRow(m.samples[p][j], c.taps(j, ys[i]), 1, c.w, 1<<j, m.xs[p])
+			m.sampled[p][j] = i + 1
 			took = true
 		}
 	}
@@ -310,18 +356,19 @@ type Denoiser struct {
 	cols  mergeCols
 }
 
-// NewDenoiser returns the row-by-row Wavelet of a w×h image (w, h > 0)
-// with the given strength (0 or less: Rows leaves the rows as they are)
-// and noise levels l.
-func NewDenoiser(w, h int, strength float64, l NoiseLevels) *Denoiser {
+// NewDenoiser returns the row-by-row Wavelet of a w×h image (w, h > 0),
+// turned by t from the image whose Wavelet it must give, with the given
+// strength (0 or less: Rows leaves the rows as they are) and noise levels
+// l.
+func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
 	lr, cr := denoiserRows()
-	d := &Denoiser{in: newIngest(w, h, LumaLevels+1, lr, ChromaLevels, cr), off: strength <= 0}
+	d := &Denoiser{in: newIngest(w, h, t, LumaLevels+1, lr, ChromaLevels, cr), off: strength <= 0}
 	d.t[0] = thresholds(l.Luma[:], LumaK*strength)
 	d.t[1] = thresholds(l.Chroma[0][:], ChromaK*strength)
 	d.t[2] = thresholds(l.Chroma[1][:], ChromaK*strength)
 	d.crows = min(cr, d.in.hh)
 	d.cout = [2][]float32{make([]float32, d.crows*d.in.hw), make([]float32, d.crows*d.in.hw)}
-	d.cols = mergeColumns(w, d.in.hw)
+	d.cols = mergeColumns(w, d.in.hw, d.in.px)
 	return d
 }
 
@@ -361,7 +408,6 @@ func (d *Denoiser) Rows(y1 int, row func(y int) []float32) {
 		y := min(y1, d.out+streamChunk)
 		// The rows above the chunk its merge and the smoothings still
 		// read.
-		a0, _, _ := mergeRows(d.out, in.hh)
 		for p, c := range in.planes() {
 			first := d.out
 			if p > 0 {
@@ -380,7 +426,8 @@ func (d *Denoiser) Rows(y1 int, row func(y int) []float32) {
 			c.advance()
 		}
 		// The shrunk colour half rows the chunk's merge reads.
-		_, a1, _ := mergeRows(y-1, in.hh)
+		a0, _, _ := mergeRows(d.out, in.hh, in.py)
+		_, a1, _ := mergeRows(y-1, in.hh, in.py)
 		d.shrinkChroma(a1+1, a0)
 		d.merge(d.out, y, row)
 		d.out = y
@@ -457,7 +504,7 @@ func (d *Denoiser) merge(y0, y1 int, row func(y int) []float32) {
 		yr := make([]float32, in.w)
 		for r := y0 + lo; r < y0+hi; r++ {
 			sumDetails(in.luma, r, d.t[0], yr)
-			a0, a1, ty := mergeRows(r, in.hh)
+			a0, a1, ty := mergeRows(r, in.hh, in.py)
 			i0, i1 := a0%d.crows*hw, a1%d.crows*hw
 			mergeRow(yr, d.cout[0][i0:i0+hw], d.cout[0][i1:i1+hw], d.cout[1][i0:i0+hw], d.cout[1][i1:i1+hw], d.cols, ty, row(r))
 		}
