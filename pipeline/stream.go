@@ -117,8 +117,9 @@ func (s *stream) makeWindow() {
 	// The rows held at most: a band the encoder asks for, the filters'
 	// lookahead and the demosaic band made last, each band of the
 	// demosaic in one piece of the ring.
-	need := streamRows + la + streamBand
-	s.capRows = (need + streamBand - 1) / streamBand * streamBand
+	band := s.fillRows()
+	need := streamRows + la + band
+	s.capRows = (need + band - 1) / band * band
 	s.win = make([]float32, s.capRows*s.w*3)
 }
 
@@ -158,7 +159,7 @@ func (s *stream) ensure(y0, y1 int) {
 		if avail >= y1 {
 			return
 		}
-		n0, n1 := s.made, min(s.h, s.made+streamBand)
+		n0, n1 := s.made, min(s.h, s.made+s.fillRows())
 		if n1-y0 > s.capRows {
 			s.err = fmt.Errorf("stream: rows %d to %d do not fit %d rows from %d", n0, n1, s.capRows, y0)
 			return
@@ -378,7 +379,8 @@ func streamPredicted(fi FileInfo, s Settings) bool {
 // streamCost is the demosaic step's memory in a streamed conversion:
 // every goroutine's tile planes while it runs (demosaic.TileBytes), and
 // the stream's buffers (streamBufferBytes), held until the encode step
-// ends; the raw data stays (released as RCD passes it only when the
+// ends, and while pass 1 runs a denoise's noise meter
+// (denoiseMeterBytes); the raw data stays (released as RCD passes it only when the
 // orientation keeps its row order), and no image is made.
 func streamCost(m memCtx) StepMemory {
 	sm := StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
@@ -390,6 +392,7 @@ func streamCost(m memCtx) StepMemory {
 		sm.Alloc += stored
 		sm.Free = rawDataBytes(m.fi) + storedReleased(stored, m)
 	}
+	sm.Scratch += denoiseMeterBytes(m)
 	return sm
 }
 

@@ -63,3 +63,32 @@ func denoiseBand(j *job, s *stream) (bandPrepare, bool) {
 		return nil
 	}, true
 }
+
+// denoiseStreamCost is denoiseCost's streamed form, for rows as long as
+// the longer side of the step's image (streamBufferBytes' rule): from
+// pass 2 to the encoder, the denoiser's rings (denoise.StreamScratchBytes)
+// and its lookahead's rows of the window (12 bytes a pixel; pass 2 fills
+// it in stored bands, fillRows).
+func denoiseStreamCost(m memCtx) StepMemory {
+	long := max(m.step.W, m.step.H)
+	rows := (denoise.StreamLookahead + streamRows - 1) / streamRows * streamRows
+	return StepMemory{Alloc: denoise.StreamScratchBytes(long) + 12*int64(rows)*int64(long)}
+}
+
+// denoiseMeterBytes is what a streamed denoise adds to pass 1 (the
+// demosaic step's Scratch, streamCost): the noise meter's rings
+// (denoise.MeterScratchBytes) for a file it applies to
+// (denoisePredicted), 0 otherwise.
+func denoiseMeterBytes(m memCtx) int64 {
+	if !denoisePredicted(m.fi, m.s) {
+		return 0
+	}
+	return denoise.MeterScratchBytes(max(m.step.W, m.step.H))
+}
+
+// denoisePredicted reports whether a file described by fi gets noise
+// reduction with settings s, as far as its header's ISO tells (no header:
+// it does): a streamed one then runs in two passes (twoPassPredicted).
+func denoisePredicted(fi FileInfo, s Settings) bool {
+	return denoiseCost(memCtx{fi: fi, s: s, step: Step{W: 1, H: 1}}) != StepMemory{}
+}

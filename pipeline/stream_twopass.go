@@ -84,6 +84,15 @@ func (s *stream) active() []*bandFilter {
 	return s.filters[:s.two.split]
 }
 
+// fillRows is how many rows fill makes at a time: a demosaic band, or in
+// pass 2 a stored band of the encoder's height (a smaller window).
+func (s *stream) fillRows() int {
+	if s.two != nil && s.two.second {
+		return streamRows
+	}
+	return streamBand
+}
+
 // fill makes rows n0 to n1−1 of the running pass into dst: the
 // demosaic's, or in pass 2 the stored rows, decoded (and, when no later
 // pass reads them, the stored bands wholly read let go).
@@ -165,10 +174,14 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	if t.split > 0 {
 		t0 := time.Now()
 		err := t.atSplit()
+		t.atSplit = nil // what it holds (the meter) is done with
 		store += time.Since(t0)
 		if err != nil {
 			return store, err
 		}
+		// Pass 1's window and buffers given back before pass 2 makes
+		// its own.
+		debug.FreeOSMemory()
 		t.second, s.made = true, 0
 		s.makeWindow()
 		src1 := s.srcDur
@@ -186,7 +199,11 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 			t.pre += f.dur
 			f.rows = nil
 		}
+		// Pass 2's window and rings are let go and given back before
+		// the encoder's coefficients grow (as the stored rows are let go,
+		// twoPass.release).
 		s.win = nil
+		debug.FreeOSMemory()
 	}
 	t.final = true
 	t0 := time.Now()
@@ -298,9 +315,11 @@ func (j *job) reduceCameraSub(gw, gh, maxSub int) (look.SubGrid, error) {
 // twoPassPredicted reports whether a file described by fi that streams
 // with settings s is expected to stream in two passes: the settings
 // measure an embedded preview (the anchor, --look camera) and its header
-// does not say it has none (Header.NoPreview: only a DNG tells).
+// does not say it has none (Header.NoPreview: only a DNG tells), or it
+// gets noise reduction (denoisePredicted: the stream is split at the
+// denoise step).
 func twoPassPredicted(fi FileInfo, s Settings) bool {
-	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview)
+	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview) || denoisePredicted(fi, s)
 }
 
 // twoPassReleaseHook, when set (tests), is called with the number of

@@ -384,7 +384,7 @@ func thresholds(sigmas []float64, k float64) []float32 {
 // denoiserRows is the size of Denoiser's rings of full and half rows: a
 // chunk, the lookahead and the rows above the chunk still read.
 func denoiserRows() (luma, chroma int) {
-	return streamChunk + StreamLookahead + 4<<(LumaLevels-1) + 2, streamChunk/2 + StreamLookahead/2 + 4<<(ChromaLevels-2) + 4
+	return streamChunk + StreamLookahead + 2<<(LumaLevels-1) + 2, streamChunk/2 + StreamLookahead/2 + 2<<(ChromaLevels-2) + 4
 }
 
 // Lookahead is how many rows below the last row it finishes a call of
