@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/pipeline/denoise"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -131,5 +132,52 @@ func TestStreamDenoise(t *testing.T) {
 				t.Errorf("streamed output against the whole image's: PSNR %.1f dB (want ≥ 50), mean ΔE2000 %.4f (want ≤ %g)", p, de, c.maxDE)
 			}
 		})
+	}
+}
+
+// TestStreamDenoiseEstimate: the estimate of a file with noise reduction
+// is the streamed one (Memory.Streamed, below the whole-image estimate)
+// with its two passes' stored rows, pass 1's noise meter in the demosaic
+// step and the denoise step's own streamed buffers (denoiseCost's
+// streamed form, not Wavelet's 6 bytes a pixel), and the file streams.
+func TestStreamDenoiseEstimate(t *testing.T) {
+	dir := t.TempDir()
+	in := writeNoisyStream(t, dir, 1200, 800, 1, 1600, false)
+	fi, err := ReadInfo(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSettings()
+	e := EstimateMemory(fi, s, 1)
+	if !e.Streamed || e.Total >= e.Whole {
+		t.Fatalf("estimate streamed %v, %d against the whole image's %d", e.Streamed, e.Total, e.Whole)
+	}
+	off := s
+	off.Denoise = DenoiseOff
+	eo := EstimateMemory(fi, off, 1)
+	step := func(m Memory, name string) StepMemory {
+		for _, st := range m.Steps {
+			if st.Step == name {
+				return st
+			}
+		}
+		t.Fatalf("no step %s in %+v", name, m.Steps)
+		return StepMemory{}
+	}
+	d, do := step(e, "demosaic"), step(eo, "demosaic")
+	p := PlanStages(fi, s)
+	w, h := p.W, p.H
+	long := max(w, h)
+	if got, want := d.Scratch-do.Scratch, denoise.MeterScratchBytes(long); got != want {
+		t.Errorf("demosaic step's scratch grows by %d with the denoise, want the meter's %d", got, want)
+	}
+	if !eo.Streamed || !twoPassPredicted(fi, s) || twoPassPredicted(fi, off) {
+		t.Errorf("two passes predicted %v (denoise off: %v, streamed %v)", twoPassPredicted(fi, s), twoPassPredicted(fi, off), eo.Streamed)
+	}
+	if got := step(e, "denoise"); got.Scratch != 0 || got.Alloc == 0 || got.Alloc >= denoise.ScratchBytes(w, h) {
+		t.Errorf("denoise step %+v: want its streamed buffers (rings and rows, under Wavelet's %d)", got, denoise.ScratchBytes(w, h))
+	}
+	if _, res := convertOpts(t, in, dir, "out", s, ConvertOptions{}, "main=jpeg"); !res.Streamed || res.Denoise == nil || res.Denoise.Strength == 0 {
+		t.Errorf("streamed %v, denoise %+v", res.Streamed, res.Denoise)
 	}
 }
