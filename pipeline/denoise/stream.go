@@ -2,6 +2,7 @@ package denoise
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
@@ -90,6 +91,10 @@ type cascade struct {
 	// keep[j] is the first row of c_j still needed (set by the owner
 	// before rows are made; checked against the ring's size).
 	keep []int
+	// tmp holds rows of w float32 for the goroutines' vertical passes,
+	// reused from call to call (no garbage per band: the collector would
+	// let it pile up to the worker's memory limit).
+	tmp sync.Pool
 }
 
 // newCascade returns a cascade of levels smooth images c_0..c_{levels−1}
@@ -99,6 +104,7 @@ func newCascade(w, h, levels, rows int) *cascade {
 	for range levels {
 		c.ring = append(c.ring, make([]float32, c.rows*w))
 	}
+	c.tmp.New = func() any { return make([]float32, w) }
 	return c
 }
 
@@ -137,10 +143,11 @@ func (c *cascade) advance() bool {
 			continue
 		}
 		par.Rows(y1-y0, func(lo, hi int) {
-			tmp := make([]float32, c.w)
+			tmp := c.tmp.Get().([]float32)
 			for y := y0 + lo; y < y0+hi; y++ {
 				blurRows(c.taps(j, y), 1, c.w, 1<<j, tmp, c.row(j+1, y))
 			}
+			c.tmp.Put(tmp)
 		})
 		c.made[j+1] = y1
 		progress = true
@@ -501,7 +508,8 @@ func (d *Denoiser) merge(y0, y1 int, row func(y int) []float32) {
 	}
 	hw := in.hw
 	par.Rows(y1-y0, func(lo, hi int) {
-		yr := make([]float32, in.w)
+		yr := in.luma.tmp.Get().([]float32)
+		defer in.luma.tmp.Put(yr)
 		for r := y0 + lo; r < y0+hi; r++ {
 			sumDetails(in.luma, r, d.t[0], yr)
 			a0, a1, ty := mergeRows(r, in.hh, in.py)
