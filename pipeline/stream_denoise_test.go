@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"image"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -179,5 +182,39 @@ func TestStreamDenoiseEstimate(t *testing.T) {
 	}
 	if _, res := convertOpts(t, in, dir, "out", s, ConvertOptions{}, "main=jpeg"); !res.Streamed || res.Denoise == nil || res.Denoise.Strength == 0 {
 		t.Errorf("streamed %v, denoise %+v", res.Streamed, res.Denoise)
+	}
+}
+
+// TestStreamDenoiseCancelled: a streamed denoise cancelled in its second
+// pass (the stored rows read back through the shrinkage, with and without
+// the anchor's third pass) fails with the context's error naming the
+// input and leaves no output.
+func TestStreamDenoiseCancelled(t *testing.T) {
+	for _, preview := range []bool{false, true} {
+		t.Run(fmt.Sprintf("preview=%v", preview), func(t *testing.T) {
+			dir := t.TempDir()
+			in := writeNoisyStream(t, dir, 300, 600, 1, 1600, preview)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			last, second := 0, false
+			streamBandHook = func(made int) {
+				if made < last { // pass 2 starts over from the first row
+					second = true
+					cancel()
+				}
+				last = made
+			}
+			defer func() { streamBandHook = nil }()
+			out := filepath.Join(dir, "out", "x.jpg")
+			os.MkdirAll(filepath.Dir(out), 0o755)
+			s := DefaultSettings()
+			_, err := convertFile(ctx, in, []OutputSpec{{Variant: s.OutputVariants()[0], Path: out}}, s, ConvertOptions{})
+			if !second || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), in) {
+				t.Fatalf("pass 2 reached %v, err %v, want context.Canceled naming the input", second, err)
+			}
+			if left, _ := os.ReadDir(filepath.Dir(out)); len(left) != 0 {
+				t.Errorf("left %v", left)
+			}
+		})
 	}
 }

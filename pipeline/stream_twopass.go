@@ -101,6 +101,9 @@ func (s *stream) fill(n0, n1 int, dst []float32) error {
 	if t == nil || !t.second {
 		return s.src.Rows(n0, n1, dst)
 	}
+	if err := s.ctx.Err(); err != nil {
+		return err // cancelled in pass 2 (the demosaic checks in pass 1)
+	}
 	n := 3 * s.w
 	par.Rows(n1-n0, func(lo, hi int) {
 		for y := n0 + lo; y < n0+hi; y++ {
