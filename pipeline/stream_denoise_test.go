@@ -41,9 +41,9 @@ func writeNoisyStream(t testing.TB, dir string, w, h, o, iso int, preview bool) 
 	return p
 }
 
-// imagePSNR is the PSNR in dB (peak 1) of b against a, both read as 16-bit
+// denoisePSNR is the PSNR in dB (peak 1) of b against a, both read as 16-bit
 // RGB.
-func imagePSNR(a, b image.Image) float64 {
+func denoisePSNR(a, b image.Image) float64 {
 	var se float64
 	n := 0
 	for y := range a.Bounds().Dy() {
@@ -128,7 +128,7 @@ func TestStreamDenoise(t *testing.T) {
 			if a.Bounds() != b.Bounds() {
 				t.Fatalf("sizes %v, %v", a.Bounds(), b.Bounds())
 			}
-			p := imagePSNR(b, a)
+			p := denoisePSNR(b, a)
 			de, worst := deltaEMeanMax(a, b)
 			t.Logf("σ %.5f / %.5f, PSNR %.1f dB, ΔE2000 mean %.4f max %.2f", sd.Sigma, wd.Sigma, p, de, worst)
 			if p < 50 || de > c.maxDE {
