@@ -20,7 +20,12 @@ import (
 // LibRaw's raw data is then released, and the anchor's step runs on that
 // image (look.Reduce16 and look.ReduceSub16 in its own orientation, the
 // cells of the float image within the rounding). Pass 2 runs the fused
-// pass from the stored rows, decoded band by band, to the encoder.
+// pass from the stored rows, decoded band by band, to the encoder. A
+// stream split at its denoise step (stream_denoise.go, twoPass.split)
+// runs only the filters before the split in pass 1; pass 2 reads the
+// stored rows into a window of its own through the filters from the split
+// on, into the fused pass, or back into the stored rows when the anchor
+// measures them, the fused pass then being a third pass.
 
 // stream16Scale is the value of one code of the stored rows: the band
 // stages' rows are in [0, 1] after highlights, capture sharpening's
