@@ -76,6 +76,8 @@ func TestStreamDenoise(t *testing.T) {
 	dir := t.TempDir()
 	forced := DefaultSettings()
 	forced.Denoise = "2"
+	real := DefaultSettings()
+	real.Denoise = "1"
 	for _, c := range []struct {
 		name     string
 		o, iso   int
@@ -95,9 +97,16 @@ func TestStreamDenoise(t *testing.T) {
 		{"o6-preview-jpeg", 6, 1600, true, DefaultSettings(), "main=jpeg", false, 0.1},
 		{"o6-tiff16", 6, 3200, false, DefaultSettings(), "main=tiff16", false, 0.05},
 		{"o1-forced-iso100", 1, 100, false, forced, "main=jpeg", true, 0.05},
+		// A real camera file with an embedded preview (three passes),
+		// whose ISO 100 gets a strength given (the 6D sample at ISO 1000
+		// is a linear DNG: no CFA to stream).
+		{"canond30_CRW", 0, 0, true, real, "main=tiff16", false, 0.05},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			in := writeNoisyStream(t, dir, 300, 224, c.o, c.iso, c.preview)
+			in := filepath.Join(testdata, "raw", "canond30_CRW.CRW")
+			if c.o != 0 {
+				in = writeNoisyStream(t, dir, 300, 224, c.o, c.iso, c.preview)
+			}
 			got, sres := convertOpts(t, in, dir, c.name+"/stream", c.s, ConvertOptions{}, c.spec)
 			want, wres := convertOpts(t, in, dir, c.name+"/whole", c.s, ConvertOptions{wholeImage: true}, c.spec)
 			if !sres.Streamed || wres.Streamed {
