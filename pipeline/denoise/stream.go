@@ -91,6 +91,10 @@ type cascade struct {
 	// keep[j] is the first row of c_j still needed (set by the owner
 	// before rows are made; checked against the ring's size).
 	keep []int
+	// need[j], when not nil, marks the rows of c_j that are read (the
+	// others are not made: NoiseMeter's coarse levels are read only
+	// around its sample grid's rows); nil: every row.
+	need [][]bool
 	// tmp holds rows of w float32 for the goroutines' vertical passes,
 	// reused from call to call (no garbage per band: the collector would
 	// let it pile up to the worker's memory limit).
@@ -142,10 +146,16 @@ func (c *cascade) advance() bool {
 		if y1 <= y0 {
 			continue
 		}
+		var need []bool
+		if c.need != nil {
+			need = c.need[j+1]
+		}
 		par.Rows(y1-y0, func(lo, hi int) {
 			tmp := c.tmp.Get().([]float32)
 			for y := y0 + lo; y < y0+hi; y++ {
-				blurRows(c.taps(j, y), 1, c.w, 1<<j, tmp, c.row(j+1, y))
+				if need == nil || need[y] {
+					blurRows(c.taps(j, y), 1, c.w, 1<<j, tmp, c.row(j+1, y))
+				}
 			}
 			c.tmp.Put(tmp)
 		})
@@ -252,8 +262,37 @@ func NewNoiseMeter(w, h int, t Turn) *NoiseMeter {
 		for j := range n {
 			m.samples[p][j] = make([]float32, 0, len(m.xs[p])*len(m.ys[p]))
 		}
+		c.need = neededRows(c.h, n, m.ys[p])
 	}
 	return m
+}
+
+// neededRows marks, for each level j ≥ 1 of levels smooth images of a
+// plane of h rows sampled at rows ys, the rows of c_j that are read: the
+// taps of level j's samples and of the rows of c_{j+1} that are read
+// themselves (level 0's rows are all made anyway). The rows left out are
+// never read, so the noise is the same.
+func neededRows(h, levels int, ys []int) [][]bool {
+	need := make([][]bool, levels)
+	for j := levels - 1; j >= 1; j-- {
+		need[j] = make([]bool, h)
+		mark := func(y int) {
+			for i := range 5 {
+				need[j][mirror(y+(i-2)<<j, h)] = true
+			}
+		}
+		for _, y := range ys {
+			mark(y)
+		}
+		if j+1 < levels {
+			for y, n := range need[j+1] {
+				if n {
+					mark(y)
+				}
+			}
+		}
+	}
+	return need
 }
 
 // meterRows is the size of NoiseMeter's rings of full and half rows: a
