@@ -18,7 +18,7 @@ import (
 // the stage cache point (the highlights stage), so its setting is in the
 // settings hash of the records, not in the cache key.
 var denoiseStage = Stage{Name: "denoise", Scope: PerFile, Kind: Spatial, Cost: denoiseCost, Active: Settings.denoiseActive, run: stageDenoise,
-	Band: idleBand(stageDenoise, denoiseIdle)}
+	Band: denoiseBand}
 
 // Denoise settings (Settings.Denoise).
 const (
@@ -154,6 +154,10 @@ func denoiseStrength(s Settings, iso int) (float64, string) {
 // pixel) when the strength for the file's ISO is not 0 (a FileInfo without
 // a header: counted), nothing otherwise. (A stage cache hit's image is
 // the job's own, read from the entry: denoised in place like a decode.)
+// Streamed (m.streamed), its streamed form (stream_denoise.go): the
+// denoiser's rings and its lookahead's rows of the window, from pass 2 to
+// the encoder (Alloc; pass 1's noise meter is the demosaic step's,
+// streamCost).
 func denoiseCost(m memCtx) StepMemory {
 	iso := fileISO(m.fi, 0)
 	if m.fi.Header == nil {
@@ -161,6 +165,9 @@ func denoiseCost(m memCtx) StepMemory {
 	}
 	if st, _ := denoiseStrength(m.s, iso); st == 0 {
 		return StepMemory{}
+	}
+	if m.streamed {
+		return denoiseStreamCost(m)
 	}
 	return StepMemory{Scratch: denoise.ScratchBytes(m.step.W, m.step.H)}
 }

@@ -103,17 +103,23 @@ func (s *stream) start() error {
 		return fmt.Errorf("rcd: %w", err)
 	}
 	s.src, s.w, s.h = b, b.W, b.H
+	s.makeWindow()
+	return nil
+}
+
+// makeWindow makes the window of the running pass's filters (active).
+func (s *stream) makeWindow() {
 	la := 0
-	for _, f := range s.filters {
+	for _, f := range s.active() {
 		la += f.lookahead
 	}
 	// The rows held at most: a band the encoder asks for, the filters'
 	// lookahead and the demosaic band made last, each band of the
 	// demosaic in one piece of the ring.
-	need := streamRows + la + streamBand
-	s.capRows = (need + streamBand - 1) / streamBand * streamBand
+	band := s.fillRows()
+	need := streamRows + la + band
+	s.capRows = (need + band - 1) / band * band
 	s.win = make([]float32, s.capRows*s.w*3)
-	return nil
 }
 
 // row returns row y of the window.
@@ -126,8 +132,8 @@ func (s *stream) row(y int) []float32 {
 // rows above y0 being read no more. Errors are kept in s.err (the rows
 // are then left as they are).
 func (s *stream) ensure(y0, y1 int) {
-	if s.two != nil && s.two.img.Rows != nil {
-		s.two.release(y0) // pass 2 of a two-pass stream: every row is stored
+	if s.two != nil && s.two.final {
+		s.two.release(y0) // the last pass of a two-pass stream: every row is stored
 		return
 	}
 	if s.err != nil {
@@ -136,7 +142,7 @@ func (s *stream) ensure(y0, y1 int) {
 	y1 = min(y1, s.h)
 	for {
 		avail := s.made
-		for _, f := range s.filters {
+		for _, f := range s.active() {
 			target := avail - f.lookahead
 			if avail >= s.h {
 				target = s.h
@@ -152,14 +158,14 @@ func (s *stream) ensure(y0, y1 int) {
 		if avail >= y1 {
 			return
 		}
-		n0, n1 := s.made, min(s.h, s.made+streamBand)
+		n0, n1 := s.made, min(s.h, s.made+s.fillRows())
 		if n1-y0 > s.capRows {
 			s.err = fmt.Errorf("stream: rows %d to %d do not fit %d rows from %d", n0, n1, s.capRows, y0)
 			return
 		}
 		t0 := time.Now()
 		i := n0 % s.capRows * s.w * 3
-		err := s.src.Rows(n0, n1, s.win[i:i+(n1-n0)*s.w*3])
+		err := s.fill(n0, n1, s.win[i:i+(n1-n0)*s.w*3])
 		s.srcDur += time.Since(t0)
 		if err != nil {
 			if errors.Is(err, demosaic.ErrStopped) && s.ctx.Err() != nil {
@@ -183,7 +189,7 @@ var streamBandHook func(made int)
 // y of the final rows, through the pass's kernels.
 func (s *stream) render(kernels []rowKernel) func(y int, lin []float32) []float32 {
 	return func(y int, lin []float32) []float32 {
-		if s.two != nil {
+		if s.two != nil && s.two.final {
 			s.two.row16(y, lin)
 		} else {
 			copy(lin, s.row(y))
@@ -261,7 +267,7 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 	}
 	if s.two != nil {
 		d, err := s.firstPass(ctx)
-		tims[s.two.anchor].Duration += d
+		tims[s.two.timing()].Duration += d
 		if err != nil {
 			return tims, true, err
 		}
@@ -355,7 +361,7 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 
 // streamPredicted reports whether a file described by fi streams with
 // settings s when its plan says it may (Step.Stream), as far as its header
-// tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no OpcodeList3, no noise reduction at its ISO, no lens named
+// tells: a Bayer CFA (not a Fujifilm mosaic, maybe X-Trans), no OpcodeList3, no lens named
 // for lensfun or one that is no fisheye (lensStreamPredicted). The estimate of a file that streams counts its buffers
 // (streamCost), of one that does not its whole image.
 func streamPredicted(fi FileInfo, s Settings) bool {
@@ -366,16 +372,14 @@ func streamPredicted(fi FileInfo, s Settings) bool {
 	if opcodesActive(s) && hd.OpcodeLists != nil && hd.OpcodeLists.Length[2] > 0 {
 		return false
 	}
-	if st, _ := denoiseStrength(s, fileISO(fi, 0)); st != 0 && denoiseStage.Active(s) {
-		return false
-	}
 	return lensStreamPredicted(hd, s)
 }
 
 // streamCost is the demosaic step's memory in a streamed conversion:
 // every goroutine's tile planes while it runs (demosaic.TileBytes), and
 // the stream's buffers (streamBufferBytes), held until the encode step
-// ends; the raw data stays (released as RCD passes it only when the
+// ends, and while pass 1 runs a denoise's noise meter
+// (denoiseMeterBytes); the raw data stays (released as RCD passes it only when the
 // orientation keeps its row order), and no image is made.
 func streamCost(m memCtx) StepMemory {
 	sm := StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
@@ -387,6 +391,7 @@ func streamCost(m memCtx) StepMemory {
 		sm.Alloc += stored
 		sm.Free = rawDataBytes(m.fi) + storedReleased(stored, m)
 	}
+	sm.Scratch += denoiseMeterBytes(m)
 	return sm
 }
 

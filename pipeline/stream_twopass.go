@@ -20,13 +20,24 @@ import (
 // LibRaw's raw data is then released, and the anchor's step runs on that
 // image (look.Reduce16 and look.ReduceSub16 in its own orientation, the
 // cells of the float image within the rounding). Pass 2 runs the fused
-// pass from the stored rows, decoded band by band, to the encoder.
+// pass from the stored rows, decoded band by band, to the encoder. A
+// stream split at its denoise step (stream_denoise.go, twoPass.split)
+// runs only the filters before the split in pass 1; pass 2 reads the
+// stored rows into a window of its own through the filters from the split
+// on, into the fused pass, or back into the stored rows when the anchor
+// measures them, the fused pass then being a third pass.
 
 // stream16Scale is the value of one code of the stored rows: the band
 // stages' rows are in [0, 1] after highlights, capture sharpening's
 // overshoot goes above 1, so the codes span [0, 2] (a step of 1/32767.5;
 // the stage cache's k/65535 loses ΔE2000 ≤ 0.011, TestStageCache16Bit).
 const stream16Scale = 2.0 / 65535
+
+// split16Scale is the code of the rows stored by pass 1 of a stream split
+// at its denoise step: the rows of highlights (and idle stages) are in
+// [0, 1] there, and the denoise's square-root stabilisation magnifies
+// their rounding near black, so the codes span [0, 1] (half the rounding).
+const split16Scale = 1.0 / 65535
 
 // twoPass is the state of a two-pass stream (stream.two).
 type twoPass struct {
@@ -45,6 +56,69 @@ type twoPass struct {
 	freed      int
 	unreturned int64
 	reread     atomic.Bool
+	// split, when not 0, is the index of the first filter of pass 2 (the
+	// filters before it run in pass 1), splitStep the index of its step
+	// (the denoise's: stream_denoise.go) in the stream's timings, atSplit
+	// what that step does once pass 1 is done (the thresholds from the
+	// noise measured). second: pass 2 is running (the window is filled
+	// from img); final: the fused pass reads img itself (the last pass).
+	split, splitStep int
+	atSplit          func() error
+	second, final    bool
+}
+
+// timing is the index of the step whose timing gets the passes' time
+// before the fused pass: the anchor's, else the split's.
+func (t *twoPass) timing() int {
+	if t.run != nil {
+		return t.anchor
+	}
+	return t.splitStep
+}
+
+// active returns the filters of the running pass: all of them, unless the
+// stream is split (twoPass.split): then pass 1's before the split, pass
+// 2's from it.
+func (s *stream) active() []*bandFilter {
+	switch {
+	case s.two == nil || s.two.split == 0:
+		return s.filters
+	case s.two.second:
+		return s.filters[s.two.split:]
+	}
+	return s.filters[:s.two.split]
+}
+
+// fillRows is how many rows fill makes at a time: a demosaic band, or in
+// pass 2 a stored band of the encoder's height (a smaller window).
+func (s *stream) fillRows() int {
+	if s.two != nil && s.two.second {
+		return streamRows
+	}
+	return streamBand
+}
+
+// fill makes rows n0 to n1−1 of the running pass into dst: the
+// demosaic's, or in pass 2 the stored rows, decoded (and, when no later
+// pass reads them, the stored bands wholly read let go).
+func (s *stream) fill(n0, n1 int, dst []float32) error {
+	t := s.two
+	if t == nil || !t.second {
+		return s.src.Rows(n0, n1, dst)
+	}
+	if err := s.ctx.Err(); err != nil {
+		return err // cancelled in pass 2 (the demosaic checks in pass 1)
+	}
+	n := 3 * s.w
+	par.Rows(n1-n0, func(lo, hi int) {
+		for y := n0 + lo; y < n0+hi; y++ {
+			t.row16(y, dst[(y-n0)*n:(y-n0+1)*n])
+		}
+	})
+	if t.run == nil {
+		t.release(n1)
+	}
+	return nil
 }
 
 // anchorBand is the exposure anchor's band form: at its turn it records
@@ -56,42 +130,38 @@ func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
 		return func(ctx context.Context, s *stream) error { return stageExposureAnchor(ctx, s.j) }, true
 	}
 	return func(_ context.Context, s *stream) error {
-		s.two = &twoPass{anchor: s.cur, run: stageExposureAnchor}
+		if s.two == nil {
+			s.two = &twoPass{}
+		}
+		s.two.anchor, s.two.run = s.cur, stageExposureAnchor
 		return nil
 	}, true
 }
 
 // firstPass runs pass 1 of a two-pass stream: every row made and finished
-// by the band stages, stored in s.two.img; then the window, the demosaic
-// and the LibRaw handle (its raw data) are let go, and the deferred
-// anchor runs on the image. It returns the anchor's time (its step's
-// timing, with the storing of the rows).
+// by pass 1's band stages, stored in s.two.img; then the window, the
+// demosaic and the LibRaw handle (its raw data) are let go. A stream
+// split at its denoise step (twoPass.split) then runs the split's step
+// and makes the window of pass 2 (the stored rows through the filters
+// from the split on): read by the fused pass when no anchor measures the
+// image; else run here, writing its finished rows back into s.two.img.
+// Last the deferred anchor runs on the image. It returns the passes' time
+// before the fused pass (the anchor's or the split step's timing, with
+// the storing of the rows).
 func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
-	w, h := s.w, s.h
-	var bands [][]uint16
+	t := s.two
 	var store time.Duration
-	for y0 := 0; y0 < h; y0 += streamRows {
-		y1 := min(h, y0+streamRows)
-		s.ensure(y0, y1)
-		if s.err != nil {
-			return store, s.err
-		}
-		if err := ctx.Err(); err != nil {
-			return store, err
-		}
-		t0 := time.Now()
-		band := make([]uint16, stored16Bytes(w, y1-y0)/2)
-		bands = append(bands, band)
-		par.Rows(y1-y0, func(lo, hi int) {
-			for y := y0 + lo; y < y0+hi; y++ {
-				put16(band[3*(y-y0)*w:3*(y-y0+1)*w], s.row(y))
-			}
-		})
-		store += time.Since(t0)
+	scale := stream16Scale
+	if t.split > 0 {
+		scale = split16Scale
 	}
-	s.two.pre = s.srcDur
-	for _, f := range s.filters {
-		s.two.pre += f.dur
+	bands, err := s.storeRows(ctx, nil, scale, &store)
+	if err != nil {
+		return store, err
+	}
+	t.pre = s.srcDur
+	for _, f := range s.active() {
+		t.pre += f.dur
 		f.rows = nil // its buffers (box sums, luminance) are done with
 	}
 	// The image the anchor measures is the region in sensor orientation
@@ -100,7 +170,7 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	if s.flip&4 != 0 {
 		rw, rh = rh, rw
 	}
-	s.two.img = look.Image16{W: rw, H: rh, Rows: bands, Band: streamRows, Scale: stream16Scale, Flip: s.flip}
+	t.img = look.Image16{W: rw, H: rh, Rows: bands, Band: streamRows, Scale: scale, Flip: s.flip}
 	s.win, s.src, s.cfa.Pix = nil, nil, nil
 	j := s.j
 	if j.h != nil {
@@ -109,15 +179,80 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	}
 	j.decoded = true
 	fault.At(fault.Decoded, j.in)
+	if t.split > 0 {
+		t0 := time.Now()
+		err := t.atSplit()
+		t.atSplit = nil // what it holds (the meter) is done with
+		store += time.Since(t0)
+		if err != nil {
+			return store, err
+		}
+		// Pass 1's window and buffers given back before pass 2 makes
+		// its own.
+		debug.FreeOSMemory()
+		t.second, s.made = true, 0
+		s.makeWindow()
+		src1 := s.srcDur
+		if t.run == nil {
+			return store, nil // the fused pass reads pass 2's rows
+		}
+		// Written back at the codes of the finished rows (capture
+		// sharpening overshoots 1), each row once pass 2 has read it.
+		if _, err := s.storeRows(ctx, t.img.Rows, stream16Scale, &store); err != nil {
+			return store, err
+		}
+		t.img.Scale = stream16Scale
+		t.pre += s.srcDur - src1
+		for _, f := range s.active() {
+			t.pre += f.dur
+			f.rows = nil
+		}
+		// Pass 2's window and rings are let go and given back before
+		// the encoder's coefficients grow (as the stored rows are let go,
+		// twoPass.release).
+		s.win = nil
+		debug.FreeOSMemory()
+	}
+	t.final = true
 	t0 := time.Now()
-	err := s.two.run(ctx, j)
+	err = t.run(ctx, j)
 	return store + time.Since(t0), err
 }
 
-// put16 rounds the row's values to codes of stream16Scale (clamped to the
-// codes' range).
-func put16(dst []uint16, row []float32) {
-	const inv = 1 / stream16Scale
+// storeRows makes every row of the running pass final and stores it, a
+// band of streamRows rows at a time, into bands (nil: new ones; else the
+// stored rows being read, each row written back once final) at codes of
+// scale, adding the storing's time to store.
+func (s *stream) storeRows(ctx context.Context, bands [][]uint16, scale float64, store *time.Duration) ([][]uint16, error) {
+	w, h := s.w, s.h
+	for k, y0 := 0, 0; y0 < h; k, y0 = k+1, y0+streamRows {
+		y1 := min(h, y0+streamRows)
+		s.ensure(y0, y1)
+		if s.err != nil {
+			return bands, s.err
+		}
+		if err := ctx.Err(); err != nil {
+			return bands, err
+		}
+		t0 := time.Now()
+		if k == len(bands) {
+			bands = append(bands, make([]uint16, stored16Bytes(w, y1-y0)/2))
+		}
+		band := bands[k]
+		par.Rows(y1-y0, func(lo, hi int) {
+			for y := y0 + lo; y < y0+hi; y++ {
+				put16(band[3*(y-y0)*w:3*(y-y0+1)*w], s.row(y), scale)
+			}
+		})
+		*store += time.Since(t0)
+	}
+	return bands, nil
+}
+
+// put16 rounds the row's values to codes of scale (clamped to the codes'
+// range).
+func put16(dst []uint16, row []float32, scale float64) {
+	inv := float32(1 / scale)
 	for i, v := range row {
 		dst[i] = uint16(min(max(v*inv+0.5, 0), 65535))
 	}
@@ -131,8 +266,9 @@ func (t *twoPass) row16(y int, lin []float32) {
 		clear(lin)
 		return
 	}
+	sc := float32(t.img.Scale)
 	for i, c := range t.img.Row(y) {
-		lin[i] = float32(c) * stream16Scale
+		lin[i] = float32(c) * sc
 	}
 }
 
@@ -187,9 +323,11 @@ func (j *job) reduceCameraSub(gw, gh, maxSub int) (look.SubGrid, error) {
 // twoPassPredicted reports whether a file described by fi that streams
 // with settings s is expected to stream in two passes: the settings
 // measure an embedded preview (the anchor, --look camera) and its header
-// does not say it has none (Header.NoPreview: only a DNG tells).
+// does not say it has none (Header.NoPreview: only a DNG tells), or it
+// gets noise reduction (denoisePredicted: the stream is split at the
+// denoise step).
 func twoPassPredicted(fi FileInfo, s Settings) bool {
-	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview)
+	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview) || denoisePredicted(fi, s)
 }
 
 // twoPassReleaseHook, when set (tests), is called with the number of

@@ -21,6 +21,7 @@ package denoise
 
 import (
 	"math"
+	"slices"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
@@ -116,26 +117,39 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 	par.Rows(hh, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			q1r, q2r := q1[r*hw:][:hw], q2[r*hw:][:hw]
-			for x := range q1r {
-				q1r[x], q2r[x] = 0, 0
-			}
+			clear(q1r)
+			clear(q2r)
 			for _, row := range [2]int{2 * r, min(2*r+1, h-1)} {
-				src, yr := pix[3*row*w:][:3*w], y[row*w:][:w]
-				for x := range yr {
-					q := src[3*x : 3*x+3 : 3*x+3]
-					vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
-					yr[x] = (vr + vg + vb) / 3
-					c1, c2 := (vr-vg)*0.25, (vb-vg)*0.25
-					q1r[x/2] += c1
-					q2r[x/2] += c2
-					if x == w-1 && w%2 == 1 {
-						q1r[x/2] += c1
-						q2r[x/2] += c2
-					}
-				}
+				splitRow(pix[3*row*w:][:3*w], y[row*w:][:w], q1r, q2r, 0)
 			}
 		}
 	})
+}
+
+// splitRow is split's work on one full-resolution row src (3·w, RGB): its
+// stabilised luminance into yr (w), a quarter of its colour differences
+// added to the half-resolution rows q1r, q2r ((w+px+1)/2): column x to
+// half column (x+px)/2, a column without a partner (an odd last one;
+// with px 1, column 0) counted twice. A half-resolution row is its two
+// full rows added in order onto zeros (the last row twice when h is
+// odd). px is 0 for Wavelet's grid, 1 for that grid seen mirrored in x
+// (Turn).
+func splitRow(src, yr, q1r, q2r []float32, px int) {
+	w := len(yr)
+	src = src[:3*w]
+	for x := range yr {
+		q := src[3*x : 3*x+3 : 3*x+3]
+		vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
+		yr[x] = (vr + vg + vb) / 3
+		c1, c2 := (vr-vg)*0.25, (vb-vg)*0.25
+		k := (x + px) / 2
+		q1r[k] += c1
+		q2r[k] += c2
+		if x == w-1 && (w+px)%2 == 1 || x == 0 && px == 1 {
+			q1r[k] += c1
+			q2r[k] += c2
+		}
+	}
 }
 
 // merge writes into pix (w×h×3) the linear RGB of the luminance y (w×h)
@@ -144,34 +158,58 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 // bilinearly, edges replicated: the inverse of split's transform (a
 // stabilised value below 0 is taken as 0, so black comes back as 0).
 func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
-	// The columns' half-resolution neighbours and weights, the same on
-	// every row.
+	cols := mergeColumns(w, hw, 0)
+	par.Rows(h, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a0, a1, ty := mergeRows(r, hh, 0)
+			a0, a1 = a0*hw, a1*hw
+			mergeRow(y[r*w:][:w], q1[a0:a0+hw], q1[a1:a1+hw], q2[a0:a0+hw], q2[a1:a1+hw], cols, ty, pix[3*r*w:][:3*w])
+		}
+	})
+}
+
+// mergeCols are merge's half-resolution neighbours and weights of each
+// full-resolution column, the same on every row.
+type mergeCols struct {
+	xa, xb []int32
+	txs    []float32
+}
+
+// mergeColumns returns them for w columns of which hw half columns were
+// made with phase px (splitRow).
+func mergeColumns(w, hw, px int) mergeCols {
 	xa, xb, txs := make([]int32, w), make([]int32, w), make([]float32, w)
 	for x := range txs {
-		fx := (float32(x) - 0.5) / 2
+		fx := (float32(x+px) - 0.5) / 2
 		x0 := int(fx+1) - 1 // floor for fx ≥ −1
 		txs[x] = fx - float32(x0)
 		xa[x], xb[x] = int32(max(x0, 0)), int32(min(x0+1, hw-1))
 	}
-	par.Rows(h, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			fy := (float32(r) - 0.5) / 2
-			y0 := int(fy+1) - 1 // floor for fy ≥ −1
-			ty := fy - float32(y0)
-			a0, a1 := max(y0, 0)*hw, min(y0+1, hh-1)*hw
-			yr, dst := y[r*w:][:w], pix[3*r*w:][:3*w]
-			q1a, q1b, q2a, q2b := q1[a0:a0+hw], q1[a1:a1+hw], q2[a0:a0+hw], q2[a1:a1+hw]
-			xa, xb, txs := xa[:len(yr)], xb[:len(yr)], txs[:len(yr)]
-			for x := range yr {
-				ia, ib, tx := xa[x], xb[x], txs[x]
-				c1 := bilerp(q1a[ia], q1a[ib], q1b[ia], q1b[ib], tx, ty)
-				c2 := bilerp(q2a[ia], q2a[ib], q2b[ia], q2b[ib], tx, ty)
-				g := yr[x] - (c1+c2)/3
-				q := dst[3*x : 3*x+3 : 3*x+3]
-				q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
-			}
-		}
-	})
+	return mergeCols{xa, xb, txs}
+}
+
+// mergeRows returns the half-resolution rows a0, a1 (of hh, made with
+// phase py) that full row r interpolates between, and the weight ty of
+// a1.
+func mergeRows(r, hh, py int) (a0, a1 int, ty float32) {
+	fy := (float32(r+py) - 0.5) / 2
+	y0 := int(fy+1) - 1 // floor for fy ≥ −1
+	return max(y0, 0), min(y0+1, hh-1), fy - float32(y0)
+}
+
+// mergeRow is merge's row: the luminance row yr and the colour rows a0
+// (q1a, q2a) and a1 (q1b, q2b) of weight ty, into dst (3·w).
+func mergeRow(yr, q1a, q1b, q2a, q2b []float32, c mergeCols, ty float32, dst []float32) {
+	dst = dst[:3*len(yr)]
+	xa, xb, txs := c.xa[:len(yr)], c.xb[:len(yr)], c.txs[:len(yr)]
+	for x := range yr {
+		ia, ib, tx := xa[x], xb[x], txs[x]
+		c1 := bilerp(q1a[ia], q1a[ib], q1b[ia], q1b[ib], tx, ty)
+		c2 := bilerp(q2a[ia], q2a[ib], q2b[ia], q2b[ib], tx, ty)
+		g := yr[x] - (c1+c2)/3
+		q := dst[3*x : 3*x+3 : 3*x+3]
+		q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
+	}
 }
 
 func bilerp(p00, p01, p10, p11, tx, ty float32) float32 {
@@ -225,10 +263,8 @@ func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k fl
 		sigma := levelNoise(cur, cs, w, h, step)
 		if j == 0 {
 			sigma0 = sigma
-		} else {
-			sigma = min(sigma, maxCorrelation*sigma0*whiteNoise[j]/whiteNoise[0])
 		}
-		t2 := float32(k * sigma * k * sigma)
+		t2 := levelThreshold(j, sigma, sigma0, k)
 		next := a
 		if j > 0 && &cur[0] == &a[0] {
 			next = b
@@ -289,6 +325,16 @@ func shrinkPlane(p []float32, stride int, a, b []float32, w, h, levels int, k fl
 	return sigma0
 }
 
+// levelThreshold is the squared threshold (k·σ)² of level j whose measured
+// noise is sigma, σ_0 being sigma0: above level 0, σ is at most
+// maxCorrelation times white noise's share of σ_0 at that level.
+func levelThreshold(j int, sigma, sigma0, k float64) float32 {
+	if j > 0 {
+		sigma = min(sigma, maxCorrelation*sigma0*whiteNoise[j]/whiteNoise[0])
+	}
+	return float32(k * sigma * k * sigma)
+}
+
 // addDetail is a row of shrinkPlane's pass of a level after the first on a
 // plane of stride 1: it adds to acc (a row of the sum) the level's shrunk
 // detail, row (the row of the level's input) minus nr (of its smoothing),
@@ -338,11 +384,18 @@ func garrote(d, t2 float32) float32 {
 // using tmp (w floats) for the vertical pass; borders are mirrored.
 func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
 	n := (w-1)*stride + 1
-	r0 := src[mirror(y-2*step, h)*w*stride:][:n]
-	r1 := src[mirror(y-step, h)*w*stride:][:n]
-	r2 := src[y*w*stride:][:n]
-	r3 := src[mirror(y+step, h)*w*stride:][:n]
-	r4 := src[mirror(y+2*step, h)*w*stride:][:n]
+	var r [5][]float32
+	for i := range r {
+		r[i] = src[mirror(y+(i-2)*step, h)*w*stride:][:n]
+	}
+	blurRows(r, stride, w, step, tmp, out)
+}
+
+// blurRows is blurRow from the rows it reads: r[i] the row y+(i−2)·step
+// (mirrored), each of w pixels i at r[i][i·stride].
+func blurRows(r [5][]float32, stride, w, step int, tmp, out []float32) {
+	n := (w-1)*stride + 1
+	r0, r1, r2, r3, r4 := r[0][:n], r[1][:n], r[2][:n], r[3][:n], r[4][:n]
 	if stride == 1 {
 		tmp, r0, r1, r3, r4 := tmp[:n], r0[:n], r1[:n], r3[:n], r4[:n]
 		for x, c := range r2 {
@@ -402,32 +455,74 @@ const maxSamples = 1 << 14
 // levelNoise estimates the noise σ of the detail of the w×h plane whose
 // pixel i is src[i·stride] at hole spacing step: MAD/0.6745 of the detail
 // coefficients (the plane minus its B3 smoothing) on a regular grid of at
-// most maxSamples pixels.
+// most maxSamples pixels (sampleEvery).
 func levelNoise(src []float32, stride, w, h, step int) float64 {
+	every := sampleEvery(w, h)
+	n := (w-1)*stride + 1
+	xs := sampleAt(w, every, false)
+	d := make([]float32, 0, len(xs)*(h/every+1))
+	for _, y := range sampleAt(h, every, false) {
+		var r [5][]float32
+		for i := range r {
+			r[i] = src[mirror(y+(i-2)*step, h)*w*stride:][:n]
+		}
+		d = sampleRow(d, r, stride, w, step, xs)
+	}
+	return madSigma(d)
+}
+
+// sampleAt returns the grid positions along an axis of n pixels, in
+// increasing order: every/2 + i·every, or with rev the same positions
+// counted from the other end (n−1 − every/2 − i·every: the grid of the
+// image seen mirrored).
+func sampleAt(n, every int, rev bool) []int {
+	var p []int
+	for i := every / 2; i < n; i += every {
+		p = append(p, i)
+	}
+	if rev {
+		for k, i := range p {
+			p[k] = n - 1 - i
+		}
+		slices.Reverse(p)
+	}
+	return p
+}
+
+// sampleEvery is levelNoise's grid spacing for a w×h plane: the smallest
+// with at most maxSamples pixels; the grid's rows and columns are
+// every/2 + i·every.
+func sampleEvery(w, h int) int {
 	every := 1
 	for (w/every)*(h/every) > maxSamples {
 		every++
 	}
+	return every
+}
+
+// sampleRow appends to d the absolute detail coefficients of levelNoise's
+// grid points on one row (at columns xs), r being the rows it reads as in
+// blurRows.
+func sampleRow(d []float32, r [5][]float32, stride, w, step int, xs []int) []float32 {
 	k := [5]float32{1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16}
-	d := make([]float32, 0, (w/every+1)*(h/every+1))
-	for y := every / 2; y < h; y += every {
-		var rows [5]int
+	for _, x := range xs {
+		var s float32
 		for i := range 5 {
-			rows[i] = mirror(y+(i-2)*step, h) * w
-		}
-		for x := every / 2; x < w; x += every {
-			var s float32
-			for i := range 5 {
-				var row float32
-				for m := range 5 {
-					row += k[m] * src[(rows[i]+mirror(x+(m-2)*step, w))*stride]
-				}
-				s += k[i] * row
+			var row float32
+			for m := range 5 {
+				row += k[m] * r[i][mirror(x+(m-2)*step, w)*stride]
 			}
-			v := src[(y*w+x)*stride] - s
-			d = append(d, max(v, -v))
+			s += k[i] * row
 		}
+		v := r[2][x*stride] - s
+		d = append(d, max(v, -v))
 	}
+	return d
+}
+
+// madSigma is MAD/0.6745 of the absolute coefficients d (reordered), 0
+// for none.
+func madSigma(d []float32) float64 {
 	if len(d) == 0 {
 		return 0
 	}

@@ -1,0 +1,568 @@
+package denoise
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+)
+
+// The streamed form of Wavelet (issue 14, docs/denoise.md "Streaming"):
+// the image comes row by row, top to bottom, as a streamed conversion
+// makes it, and is never held whole. The smoothings c_{j+1} = B3_j ∗ c_j
+// of the à trous cascade depend on the input alone, not on any
+// threshold, so the noise of every level (what Wavelet measures before it
+// shrinks anything) can be measured in one pass over the rows
+// (NoiseMeter), and the image denoised in a second pass with the
+// thresholds known (Denoiser). Both keep each level's smooth rows in a
+// ring of their own (the rows above the caller's first are gone), compute
+// every row with Wavelet's own row functions in the same order, and so
+// give Wavelet's Noise and pixels exactly.
+
+// NoiseLevels is the noise σ_j that Wavelet measures at each level j of
+// its three planes (stabilised luminance at full resolution, the two
+// colour differences at half resolution), from the input alone: the MAD
+// estimate on a regular grid of the plane's level-j detail c_j − c_{j+1}
+// (levelNoise). NoiseMeter measures it row by row; Denoiser shrinks with
+// the thresholds it gives.
+type NoiseLevels struct {
+	Luma   [LumaLevels]float64
+	Chroma [2][ChromaLevels - 1]float64
+}
+
+// Noise is the finest levels' noise, as Wavelet returns it.
+func (l NoiseLevels) Noise() Noise {
+	return Noise{Luma: l.Luma[0], Chroma1: l.Chroma[0][0], Chroma2: l.Chroma[1][0]}
+}
+
+// Turn says how the rows given to NoiseMeter and Denoiser are turned from
+// the image whose Wavelet they must match (a streamed conversion's upright
+// rows, Wavelet's grids being laid on the sensor's image): RevX, RevY,
+// its upright x or y axis runs the other way along the axis of that image
+// it comes from (a transposition needs nothing else: Wavelet's grids are
+// the same along both axes). The noise's sample grid and the colour
+// planes' 2×2 grid are then laid where Wavelet lays them on that image, so
+// the same photosites are sampled (demosaicked noise differs from one CFA
+// site to the next) and the same pixels averaged. The zero Turn is
+// Wavelet's own.
+type Turn struct{ RevX, RevY bool }
+
+// TurnOf is the Turn of rows made upright by a LibRaw flip code (bit 2:
+// rows and columns swapped, then bit 1 mirrored vertically and bit 0
+// horizontally, as pipeline's orientation reads an image).
+func TurnOf(flip int) Turn {
+	if flip&4 != 0 {
+		return Turn{RevX: flip&2 != 0, RevY: flip&1 != 0}
+	}
+	return Turn{RevX: flip&1 != 0, RevY: flip&2 != 0}
+}
+
+// phases are the colour grid's phases along x and y for a w×h image
+// (splitRow's px): 1 along a reversed axis of odd size.
+func (t Turn) phases(w, h int) (px, py int) {
+	if t.RevX && w%2 == 1 {
+		px = 1
+	}
+	if t.RevY && h%2 == 1 {
+		py = 1
+	}
+	return px, py
+}
+
+// StreamLookahead is how many rows below the last row a call of
+// Denoiser.Rows finishes it reads: the luminance's support, 2·(1+2+4+8)
+// = 30 rows, is exceeded by the colour planes': 30 half-resolution rows
+// (60 full rows) below the half row that the last full row interpolates
+// from, and the two full rows of each half row.
+const StreamLookahead = 2*(1<<(ChromaLevels-1)-1)*2 + 2
+
+// streamChunk is how many full rows Denoiser and NoiseMeter work on at a
+// time (each level's rows in parallel), whatever the caller's bands: it
+// bounds their rings.
+const streamChunk = 32
+
+// cascade is the à trous cascade of one plane (w×h) given row by row:
+// ring[j] holds the recent rows of c_j (row y at (y mod rows)·w), made[j]
+// of them are done (c_0's are written by the caller).
+type cascade struct {
+	w, h, rows int
+	ring       [][]float32
+	made       []int
+	// keep[j] is the first row of c_j still needed (set by the owner
+	// before rows are made; checked against the ring's size).
+	keep []int
+	// need[j], when not nil, marks the rows of c_j that are read (the
+	// others are not made: NoiseMeter's coarse levels are read only
+	// around its sample grid's rows); nil: every row.
+	need [][]bool
+	// tmp holds rows of w float32 for the goroutines' vertical passes,
+	// reused from call to call (no garbage per band: the collector would
+	// let it pile up to the worker's memory limit).
+	tmp sync.Pool
+}
+
+// newCascade returns a cascade of levels smooth images c_0..c_{levels−1}
+// of a w×h plane, each in a ring of rows rows.
+func newCascade(w, h, levels, rows int) *cascade {
+	c := &cascade{w: w, h: h, rows: min(rows, h), made: make([]int, levels), keep: make([]int, levels)}
+	for range levels {
+		c.ring = append(c.ring, make([]float32, c.rows*w))
+	}
+	c.tmp.New = func() any { return make([]float32, w) }
+	return c
+}
+
+// row returns row y of c_j.
+func (c *cascade) row(j, y int) []float32 {
+	i := y % c.rows * c.w
+	return c.ring[j][i : i+c.w : i+c.w]
+}
+
+// taps returns the five rows of c_j that row y of c_{j+1} reads.
+func (c *cascade) taps(j, y int) [5][]float32 {
+	step := 1 << j
+	var r [5][]float32
+	for i := range r {
+		r[i] = c.row(j, mirror(y+(i-2)*step, c.h))
+	}
+	return r
+}
+
+// ready is how many rows of c_{j+1} the rows made of c_j let be made.
+func (c *cascade) ready(j int) int {
+	if c.made[j] >= c.h {
+		return c.h
+	}
+	return max(0, c.made[j]-2<<j)
+}
+
+// advance makes the rows of c_1..c_{levels−1} that the rows made of the
+// level before allow, as far as each ring holds them (from keep on), each
+// level's in parallel; it reports whether it made any.
+func (c *cascade) advance() bool {
+	progress := false
+	for j := 0; j+1 < len(c.made); j++ {
+		y0, y1 := c.made[j+1], min(c.ready(j), c.keep[j+1]+c.rows)
+		if y1 <= y0 {
+			continue
+		}
+		var need []bool
+		if c.need != nil {
+			need = c.need[j+1]
+		}
+		par.Rows(y1-y0, func(lo, hi int) {
+			tmp := c.tmp.Get().([]float32)
+			for y := y0 + lo; y < y0+hi; y++ {
+				if need == nil || need[y] {
+					blurRows(c.taps(j, y), 1, c.w, 1<<j, tmp, c.row(j+1, y))
+				}
+			}
+			c.tmp.Put(tmp)
+		})
+		c.made[j+1] = y1
+		progress = true
+	}
+	return progress
+}
+
+// check panics if making the rows of c_j up to y1−1 would overwrite one
+// still needed (a ring too small: a bug, not bad input).
+func (c *cascade) check(j, y1 int) {
+	if y1-c.keep[j] > c.rows {
+		panic(fmt.Sprintf("denoise: level %d ring of %d rows cannot hold rows %d to %d", j, c.rows, c.keep[j], y1-1))
+	}
+}
+
+// ingest is the input side of NoiseMeter and Denoiser: it splits the
+// input's rows as Wavelet's split does, into the luminance's c_0 (full
+// rows) and the colour planes' (half rows, each complete once its two
+// full rows are in).
+type ingest struct {
+	w, h, hw, hh int
+	px, py       int // the colour grid's phases (Turn.phases)
+	luma, c1, c2 *cascade
+	next         int // the first full row not split yet
+}
+
+// rows splits full rows in.next to y1−1 (row(y) the input row, 3·w).
+func (in *ingest) rows(y1 int, row func(y int) []float32) {
+	y0 := in.next
+	if y1 <= y0 {
+		return
+	}
+	in.luma.check(0, y1)
+	py := in.py
+	r0, r1 := (y0+py)/2, (y1-1+py)/2+1
+	in.c1.check(0, r1)
+	in.c2.check(0, r1)
+	// In parallel over the half rows touched, each one's full rows in
+	// order onto zeros: split's sums.
+	par.Rows(r1-r0, func(lo, hi int) {
+		for r := r0 + lo; r < r0+hi; r++ {
+			q1r, q2r := in.c1.row(0, r), in.c2.row(0, r)
+			a, b := max(0, 2*r-py), min(2*r+1-py, in.h-1)
+			if a >= y0 {
+				clear(q1r)
+				clear(q2r)
+				splitRow(row(a), in.luma.row(0, a), q1r, q2r, in.px)
+			}
+			if b < y1 && (b != a || a >= y0) {
+				splitRow(row(b), in.luma.row(0, b), q1r, q2r, in.px)
+			}
+		}
+	})
+	in.next = y1
+	in.luma.made[0] = y1
+	half := (y1 + py) / 2
+	if y1 >= in.h {
+		half = in.hh
+	}
+	in.c1.made[0], in.c2.made[0] = half, half
+}
+
+func newIngest(w, h int, t Turn, lumaLevels, lumaRows, chromaLevels, chromaRows int) *ingest {
+	px, py := t.phases(w, h)
+	hw, hh := (w+px+1)/2, (h+py+1)/2
+	return &ingest{w: w, h: h, hw: hw, hh: hh, px: px, py: py, luma: newCascade(w, h, lumaLevels, lumaRows),
+		c1: newCascade(hw, hh, chromaLevels, chromaRows), c2: newCascade(hw, hh, chromaLevels, chromaRows)}
+}
+
+// planes returns the three cascades: luminance, colour differences.
+func (in *ingest) planes() [3]*cascade { return [3]*cascade{in.luma, in.c1, in.c2} }
+
+// NoiseMeter measures, row by row, the noise that Wavelet measures on the
+// whole image (NoiseLevels): Rows reads each row once (lookahead 0, no
+// row changed, the rows above its first not read again); once every row
+// has been read, Levels gives Wavelet's σ of every level exactly.
+// Memory: each level's smooth rows over its support and a chunk of rows
+// (MeterScratchBytes: about 64 rows of 4 bytes a pixel per level of the
+// luminance, 32 half rows per level of each colour plane), and the
+// samples (at most 16384 per level and plane).
+type NoiseMeter struct {
+	in *ingest
+	// xs, ys: per plane, the grid's columns and rows; sampled: per plane
+	// and level, how many of its rows are sampled; samples: the
+	// coefficients so far.
+	xs, ys  [3][]int
+	sampled [3][]int
+	samples [3][][]float32
+}
+
+// NewNoiseMeter returns the meter of a w×h image (w, h > 0) turned by t
+// from the image whose noise it measures.
+func NewNoiseMeter(w, h int, t Turn) *NoiseMeter {
+	lr, cr := meterRows()
+	m := &NoiseMeter{in: newIngest(w, h, t, LumaLevels, lr, ChromaLevels-1, cr)}
+	for p, c := range m.in.planes() {
+		every := sampleEvery(c.w, c.h)
+		m.xs[p], m.ys[p] = sampleAt(c.w, every, t.RevX), sampleAt(c.h, every, t.RevY)
+		n := len(c.made)
+		m.sampled[p] = make([]int, n)
+		m.samples[p] = make([][]float32, n)
+		for j := range n {
+			m.samples[p][j] = make([]float32, 0, len(m.xs[p])*len(m.ys[p]))
+		}
+		c.need = neededRows(c.h, n, m.ys[p])
+	}
+	return m
+}
+
+// neededRows marks, for each level j ≥ 1 of levels smooth images of a
+// plane of h rows sampled at rows ys, the rows of c_j that are read: the
+// taps of level j's samples and of the rows of c_{j+1} that are read
+// themselves (level 0's rows are all made anyway). The rows left out are
+// never read, so the noise is the same.
+func neededRows(h, levels int, ys []int) [][]bool {
+	need := make([][]bool, levels)
+	for j := levels - 1; j >= 1; j-- {
+		need[j] = make([]bool, h)
+		mark := func(y int) {
+			for i := range 5 {
+				need[j][mirror(y+(i-2)<<j, h)] = true
+			}
+		}
+		for _, y := range ys {
+			mark(y)
+		}
+		if j+1 < levels {
+			for y, n := range need[j+1] {
+				if n {
+					mark(y)
+				}
+			}
+		}
+	}
+	return need
+}
+
+// meterRows is the size of NoiseMeter's rings of full and half rows: a
+// chunk and, for the coarsest level, its samples' reach (2·step rows)
+// above the rows it smooths, and the same below.
+func meterRows() (luma, chroma int) {
+	return streamChunk + 4<<(LumaLevels-1) + 2, streamChunk/2 + 4<<(ChromaLevels-2) + 2
+}
+
+// Next is the first row not read yet.
+func (m *NoiseMeter) Next() int { return m.in.next }
+
+// Rows reads rows Next() to y1−1 (row(y) returns row y, 3·w float32,
+// linear RGB as Wavelet takes it), in chunks.
+func (m *NoiseMeter) Rows(y1 int, row func(y int) []float32) {
+	y1 = min(y1, m.in.h)
+	for m.in.next < y1 {
+		y := min(y1, m.in.next+streamChunk)
+		for p, c := range m.in.planes() {
+			m.setKeep(p, c)
+		}
+		m.in.rows(y, row)
+		for p, c := range m.in.planes() {
+			for {
+				m.setKeep(p, c)
+				made := c.advance()
+				if !m.sample(p, c) && !made {
+					break
+				}
+			}
+		}
+	}
+}
+
+// setKeep marks the rows of each level still needed: those the next
+// level's smoothing and the level's next grid row read.
+func (m *NoiseMeter) setKeep(p int, c *cascade) {
+	for j := range c.made {
+		k := c.h
+		if i := m.sampled[p][j]; i < len(m.ys[p]) {
+			k = m.ys[p][i]
+		}
+		k -= 2 << j
+		if j+1 < len(c.made) {
+			k = min(k, c.made[j+1]-2<<j)
+		}
+		c.keep[j] = max(0, k)
+	}
+}
+
+// sample takes the grid rows of plane p whose taps are made; it reports
+// whether it took any.
+func (m *NoiseMeter) sample(p int, c *cascade) bool {
+	took := false
+	ys := m.ys[p]
+	for j := range c.made {
+		for i := m.sampled[p][j]; i < len(ys) && (c.made[j] >= c.h || ys[i]+2<<j < c.made[j]); i++ {
+			m.samples[p][j] = sampleRow(m.samples[p][j], c.taps(j, ys[i]), 1, c.w, 1<<j, m.xs[p])
+			m.sampled[p][j] = i + 1
+			took = true
+		}
+	}
+	return took
+}
+
+// Levels returns the noise of every level once every row has been read;
+// ok false before.
+func (m *NoiseMeter) Levels() (l NoiseLevels, ok bool) {
+	if m.in.next < m.in.h {
+		return l, false
+	}
+	for j := range l.Luma {
+		l.Luma[j] = madSigma(m.samples[0][j])
+	}
+	for p := range l.Chroma {
+		for j := range l.Chroma[p] {
+			l.Chroma[p][j] = madSigma(m.samples[p+1][j])
+		}
+	}
+	return l, true
+}
+
+// MeterScratchBytes is what NoiseMeter holds for an image w pixels wide:
+// its rings (the samples, at most 3·4·16384 float32, aside).
+func MeterScratchBytes(w int) int64 {
+	lr, cr := meterRows()
+	return 4*int64(w)*int64(LumaLevels*lr) + 8*int64((w+1)/2)*int64((ChromaLevels-1)*cr)
+}
+
+// Denoiser is Wavelet on an image given row by row, top to bottom, with
+// the noise measured beforehand (NoiseMeter, or Wavelet's own
+// measurement: the same numbers): Rows finishes the next rows in place,
+// reading rows up to Lookahead below the last one, and keeps in rings of
+// its own the smooth rows of every level that later rows need. The result
+// is Wavelet's for any split of the image into calls of Rows (the same
+// row functions in the same order). Memory: StreamScratchBytes.
+type Denoiser struct {
+	in  *ingest
+	t   [3][]float32 // squared thresholds per plane and level
+	off bool
+	// cout holds the shrunk colour planes' half rows (cmade of them
+	// done), out the next full row to finish.
+	cout  [2][]float32
+	crows int
+	cmade int
+	out   int
+	cols  mergeCols
+}
+
+// NewDenoiser returns the row-by-row Wavelet of a w×h image (w, h > 0),
+// turned by t from the image whose Wavelet it must give, with the given
+// strength (0 or less: Rows leaves the rows as they are) and noise levels
+// l.
+func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
+	lr, cr := denoiserRows()
+	d := &Denoiser{in: newIngest(w, h, t, LumaLevels+1, lr, ChromaLevels, cr), off: strength <= 0}
+	d.t[0] = thresholds(l.Luma[:], LumaK*strength)
+	d.t[1] = thresholds(l.Chroma[0][:], ChromaK*strength)
+	d.t[2] = thresholds(l.Chroma[1][:], ChromaK*strength)
+	d.crows = min(cr, d.in.hh)
+	d.cout = [2][]float32{make([]float32, d.crows*d.in.hw), make([]float32, d.crows*d.in.hw)}
+	d.cols = mergeColumns(w, d.in.hw, d.in.px)
+	return d
+}
+
+// thresholds are shrinkPlane's squared thresholds for measured sigmas.
+func thresholds(sigmas []float64, k float64) []float32 {
+	t := make([]float32, len(sigmas))
+	for j, s := range sigmas {
+		t[j] = levelThreshold(j, s, sigmas[0], k)
+	}
+	return t
+}
+
+// denoiserRows is the size of Denoiser's rings of full and half rows: a
+// chunk, the lookahead and the rows above the chunk still read.
+func denoiserRows() (luma, chroma int) {
+	return streamChunk + StreamLookahead + 2<<(LumaLevels-1) + 2, streamChunk/2 + StreamLookahead/2 + 2<<(ChromaLevels-2) + 4
+}
+
+// Lookahead is how many rows below the last row it finishes a call of
+// Rows reads (StreamLookahead).
+func (d *Denoiser) Lookahead() int { return StreamLookahead }
+
+// Next is the first row not finished yet.
+func (d *Denoiser) Next() int { return d.out }
+
+// Rows finishes rows Next() to y1−1 in place. row(y) returns row y (3·w
+// float32) for every y from Next() to min(h, y1+Lookahead())−1, not yet
+// denoised; rows above Next() are not read again.
+func (d *Denoiser) Rows(y1 int, row func(y int) []float32) {
+	in := d.in
+	y1 = min(y1, in.h)
+	if d.off {
+		d.out = max(d.out, y1)
+		return
+	}
+	for d.out < y1 {
+		y := min(y1, d.out+streamChunk)
+		// The rows above the chunk its merge and the smoothings still
+		// read.
+		for p, c := range in.planes() {
+			first := d.out
+			if p > 0 {
+				first = d.cmade
+			}
+			for j := range c.made {
+				k := first
+				if j+1 < len(c.made) {
+					k = min(k, c.made[j+1]-2<<j)
+				}
+				c.keep[j] = max(0, k)
+			}
+		}
+		in.rows(min(in.h, y+StreamLookahead), row)
+		for _, c := range in.planes() {
+			c.advance()
+		}
+		// The shrunk colour half rows the chunk's merge reads.
+		a0, _, _ := mergeRows(d.out, in.hh, in.py)
+		_, a1, _ := mergeRows(y-1, in.hh, in.py)
+		d.shrinkChroma(a1+1, a0)
+		d.merge(d.out, y, row)
+		d.out = y
+	}
+}
+
+// shrinkChroma makes the shrunk colour half rows up to r1−1 (keeping
+// those from keep on).
+func (d *Denoiser) shrinkChroma(r1, keep int) {
+	r0 := d.cmade
+	if r1 <= r0 {
+		return
+	}
+	if r1-keep > d.crows {
+		panic(fmt.Sprintf("denoise: colour ring of %d rows cannot hold rows %d to %d", d.crows, keep, r1-1))
+	}
+	c1, c2 := d.in.c1, d.in.c2
+	L := len(c1.made) - 1
+	if c1.made[L] < r1 || c2.made[L] < r1 {
+		panic(fmt.Sprintf("denoise: colour rows up to %d needed, %d made", r1-1, min(c1.made[L], c2.made[L])))
+	}
+	hw := d.in.hw
+	par.Rows(r1-r0, func(lo, hi int) {
+		for r := r0 + lo; r < r0+hi; r++ {
+			i := r % d.crows * hw
+			sumDetails(c1, r, d.t[1], d.cout[0][i:i+hw])
+			sumDetails(c2, r, d.t[2], d.cout[1][i:i+hw])
+		}
+	})
+	d.cmade = r1
+}
+
+// sumDetails writes into out row y of shrinkPlane's result on cascade c:
+// the shrunk details of its levels, added from the finest in the order
+// shrinkPlane adds them, plus the last smooth image.
+func sumDetails(c *cascade, y int, t2 []float32, out []float32) {
+	L := len(c.made) - 1
+	if L == 4 {
+		c0, c1, c2, c3, c4 := c.row(0, y), c.row(1, y), c.row(2, y), c.row(3, y), c.row(4, y)
+		c1, c2, c3, c4, out = c1[:len(c0)], c2[:len(c0)], c3[:len(c0)], c4[:len(c0)], out[:len(c0)]
+		t0, t1, t2v, t3 := t2[0], t2[1], t2[2], t2[3]
+		for x, a := range c0 {
+			v := garrote(a-c1[x], t0) + garrote(c1[x]-c2[x], t1)
+			v += garrote(c2[x]-c3[x], t2v)
+			v = v + garrote(c3[x]-c4[x], t3)
+			out[x] = v + c4[x]
+		}
+		return
+	}
+	rows := make([][]float32, L+1)
+	for j := range rows {
+		rows[j] = c.row(j, y)
+	}
+	for x := range out {
+		v := garrote(rows[0][x]-rows[1][x], t2[0])
+		for j := 1; j < L; j++ {
+			v += garrote(rows[j][x]-rows[j+1][x], t2[j])
+		}
+		out[x] = v + rows[L][x]
+	}
+}
+
+// merge finishes full rows y0 to y1−1: the shrunk luminance (made here,
+// row by row) and the shrunk colour half rows, put back together as
+// Wavelet's merge does.
+func (d *Denoiser) merge(y0, y1 int, row func(y int) []float32) {
+	in := d.in
+	L := len(in.luma.made) - 1
+	if in.luma.made[L] < y1 {
+		panic(fmt.Sprintf("denoise: luminance rows up to %d needed, %d made", y1-1, in.luma.made[L]))
+	}
+	hw := in.hw
+	par.Rows(y1-y0, func(lo, hi int) {
+		yr := in.luma.tmp.Get().([]float32)
+		defer in.luma.tmp.Put(yr)
+		for r := y0 + lo; r < y0+hi; r++ {
+			sumDetails(in.luma, r, d.t[0], yr)
+			a0, a1, ty := mergeRows(r, in.hh, in.py)
+			i0, i1 := a0%d.crows*hw, a1%d.crows*hw
+			mergeRow(yr, d.cout[0][i0:i0+hw], d.cout[0][i1:i1+hw], d.cout[1][i0:i0+hw], d.cout[1][i1:i1+hw], d.cols, ty, row(r))
+		}
+	})
+}
+
+// StreamScratchBytes is what a Denoiser holds for an image w pixels wide:
+// its rings of every level's smooth rows (4 bytes a pixel) and of the
+// shrunk colour half rows.
+func StreamScratchBytes(w int) int64 {
+	lr, cr := denoiserRows()
+	hw := int64((w + 1) / 2)
+	return 4*int64(w)*int64((LumaLevels+1)*lr) + 8*hw*int64(ChromaLevels*cr) + 8*hw*int64(cr)
+}
