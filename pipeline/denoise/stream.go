@@ -235,9 +235,10 @@ func (in *ingest) planes() [3]*cascade { return [3]*cascade{in.luma, in.c1, in.c
 // row changed, the rows above its first not read again); once every row
 // has been read, Levels gives Wavelet's σ of every level exactly.
 // Memory: each level's smooth rows over its support and a chunk of rows
-// (MeterScratchBytes: about 64 rows of 4 bytes a pixel per level of the
-// luminance, 32 half rows per level of each colour plane), and the
-// samples (at most 16384 per level and plane).
+// (MeterScratchBytes: 66 rows of 4 bytes a pixel per level of the
+// luminance, 50 half rows per level of each colour plane), and the
+// samples (at most 16384 per level and plane). Of the levels above the
+// first it makes only the rows its samples read (neededRows).
 type NoiseMeter struct {
 	in *ingest
 	// xs, ys: per plane, the grid's columns and rows; sampled: per plane
