@@ -159,10 +159,11 @@ type StageTiming struct {
 	// Pass is the step's fused pass (Step.Pass; 0: it ran alone). The
 	// pixel work of a pass is timed in one of its steps: the last one
 	// when the pass writes the image back, quantise when quantise ends
-	// it (with a streamed encoder, the time the encoder waited for its
-	// rows, taken out of the encode step's time; the part of the pass
-	// that overlapped the encoder is in neither); the other steps of the
-	// pass show only their preparation.
+	// it (with a streamed encoder, the time spent making the encoder's
+	// bands, taken out of the encode step's time, which is then what the
+	// encoder took beyond it: the encoder runs beside the making of the
+	// bands, encode.Bands); the other steps of the pass show only their
+	// preparation.
 	Pass int `json:",omitempty"`
 }
 

@@ -175,10 +175,11 @@ func (j *job) runPass(ctx context.Context, steps []Step, asked []*variantJob) ([
 	return tims, nil
 }
 
-// movePassTime moves the time the current variant's encoder spent waiting
-// for its streamed rows (the fused pass, computed as the rows are asked
-// for, a band ahead) from the encode step's timing, the last of tims, to the timing of
-// the pass's quantise step, so that encode is the encoder's own time.
+// movePassTime moves the time spent making the current variant's
+// streamed rows (the fused pass, computed band by band beside the
+// encoder) from the encode step's timing, the last of tims, to the timing
+// of the pass's quantise step, so that encode is what the encoder took
+// beyond it.
 func (j *job) movePassTime(tims []StageTiming) {
 	v := j.cur
 	if v == nil || v.passTime == 0 || v.pass == 0 || len(tims) == 0 {

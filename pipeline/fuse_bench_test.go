@@ -11,8 +11,8 @@ import (
 // full-size JPEG with the fused pass and with the same steps run one after
 // the other (ConvertOptions.unfused), alternately, so that both see the
 // same load, and reports per conversion the time of the per-pixel steps
-// after demosaic (camera-matrix to quantise: the fused pass, including the
-// time the encoder waited for its rows) and of encode, for each.
+// after demosaic (camera-matrix to quantise: the fused pass, the time
+// spent making the encoder's bands) and of encode, for each.
 func BenchmarkFusedVsStages(b *testing.B) {
 	dir := b.TempDir()
 	in := writeSynthetic(b, dir, 6000, 4000)

@@ -241,8 +241,8 @@ func (j *job) streams(plan StagePlan, n int, s *stream) (preps []bandPrepare, k,
 // streamed conversion when j streams (j.streams); handled false
 // otherwise, with nothing done. The timings name every step; a band
 // stage's is its preparation and its row work over all bands, the pass's
-// quantise step the time the encoder waited for rows beyond the band
-// stages' and the demosaic's work.
+// quantise step the time spent making the encoder's bands beyond the
+// band stages' and the demosaic's work.
 func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*variantJob) (tims []StageTiming, handled bool, err error) {
 	s := &stream{j: j, ctx: ctx, flip: j.info.Flip & 7}
 	preps, k, m, ok := j.streams(plan, n, s)
