@@ -12,8 +12,8 @@ import (
 
 // TestPeersTable runs peers.sh with rawbatch alone over the files of
 // testdata/raw (no synthetic DNGs, so it stays small) and checks the page
-// it rewrites: the text outside the markers is kept, the line before the
-// table names the rounds and inputs, and rawbatch's row counts every
+// it rewrites: the text outside the markers is kept, the lines before the
+// table name the rounds and the input set (the real files alone), and rawbatch's row counts every
 // input's JPEG with ratios of 1 to itself.
 func TestPeersTable(t *testing.T) {
 	if testing.Short() {
@@ -45,8 +45,11 @@ func TestPeersTable(t *testing.T) {
 	if !strings.HasPrefix(page, before) || !strings.HasSuffix(page, after) || strings.Contains(page, "old table") {
 		t.Errorf("the page outside the markers changed, or the old table stayed:\n%s", page)
 	}
-	if !regexp.MustCompile(`3 interleaved rounds, \d+ inputs \(0 synthetic`).MatchString(page) {
-		t.Errorf("no line naming the rounds and inputs:\n%s", page)
+	if !strings.Contains(page, "3 interleaved rounds, each peer timed on each input set") {
+		t.Errorf("no line naming the rounds:\n%s", page)
+	}
+	if want := "**The " + strconv.Itoa(len(real)) + " files of testdata/raw**"; !strings.Contains(page, want) || strings.Contains(page, "synthetic 6000×4000 DNGs**") {
+		t.Errorf("want one table, headed %q (no synthetic set with PEERS_SYNTH=0):\n%s", want, page)
 	}
 	row := regexp.MustCompile(`(?m)^\| rawbatch \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| (\d+) \| (\d+) \| 1\.00 \| 1\.00 \| 1\.00 \| (1\.00|-) \|$`).FindStringSubmatch(page)
 	if row == nil {
