@@ -175,8 +175,15 @@ func sample(src []float32, w, h, c, ch int, x, y float32) float32 {
 		v3 := wx0*r[0] + wx1*r[c] + wx2*r[c2] + wx3*r[c3]
 		return wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
 	}
-	// Near or past the border. NaN or huge positions clamp like any
-	// outside position.
+	// Near or past the border.
+	return borderSample(w, h, c, ch, x, y, func(i int) []float32 { return src[i*w*c:] })
+}
+
+// borderSample is the border path of the samplers: channel ch of a w×h
+// image of c interleaved channels whose row i (0 ≤ i < h) row returns, at
+// (x, y), every tap's row and column clamped to the image. NaN or huge
+// positions clamp like any outside position.
+func borderSample(w, h, c, ch int, x, y float32, row func(i int) []float32) float32 {
 	if !(x > -2) {
 		x = -2
 	} else if x > float32(w+1) {
@@ -194,12 +201,12 @@ func sample(src []float32, w, h, c, ch int, x, y float32) float32 {
 	wy0, wy1, wy2, wy3 := keys4(y - fy)
 	var cols [4]int
 	for k := range cols {
-		cols[k] = (clamp(ix-1+k, w)*c + ch)
+		cols[k] = clamp(ix-1+k, w)*c + ch
 	}
 	var acc float32
 	wy := [4]float32{wy0, wy1, wy2, wy3}
 	for k := 0; k < 4; k++ {
-		r := src[clamp(iy-1+k, h)*w*c:]
+		r := row(clamp(iy-1+k, h))
 		v := wx0*r[cols[0]] + wx1*r[cols[1]] + wx2*r[cols[2]] + wx3*r[cols[3]]
 		acc += wy[k] * v
 	}

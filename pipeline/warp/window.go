@@ -1,7 +1,5 @@
 package warp
 
-import "math"
-
 // Window is a run of rows of a W×H image of 3 interleaved channels
 // (float32) that is never held whole, such as a streamed conversion's rows:
 // Rows[i] is row Lo+i (W×3 values), for the rows Lo to Lo+len(Rows)−1,
@@ -56,34 +54,7 @@ func (win Window) SampleRow3(sx, sy, row []float32) {
 // sample is the package's sample on the window: the border path, its
 // rows clamped to the image and then to the window.
 func (win Window) sample(ch int, x, y float32) float32 {
-	w, h := win.W, win.H
-	if !(x > -2) {
-		x = -2
-	} else if x > float32(w+1) {
-		x = float32(w + 1)
-	}
-	if !(y > -2) {
-		y = -2
-	} else if y > float32(h+1) {
-		y = float32(h + 1)
-	}
-	fx := float32(math.Floor(float64(x)))
-	fy := float32(math.Floor(float64(y)))
-	ix, iy := int(fx), int(fy)
-	wx0, wx1, wx2, wx3 := keys4(x - fx)
-	wy0, wy1, wy2, wy3 := keys4(y - fy)
-	var cols [4]int
-	for k := range cols {
-		cols[k] = clamp(ix-1+k, w)*3 + ch
-	}
-	var acc float32
-	wy := [4]float32{wy0, wy1, wy2, wy3}
-	for k := 0; k < 4; k++ {
-		i := clamp(iy-1+k, h) - win.Lo
-		i = min(max(i, 0), len(win.Rows)-1)
-		r := win.Rows[i]
-		v := wx0*r[cols[0]] + wx1*r[cols[1]] + wx2*r[cols[2]] + wx3*r[cols[3]]
-		acc += wy[k] * v
-	}
-	return acc
+	return borderSample(win.W, win.H, 3, ch, x, y, func(i int) []float32 {
+		return win.Rows[min(max(i-win.Lo, 0), len(win.Rows)-1)]
+	})
 }
