@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
@@ -184,7 +185,11 @@ func TestWorkerToldThreads(t *testing.T) {
 			if _, err := io.WriteString(pw, threadsLine(3)+"unknown line\n"); err != nil {
 				t.Error(err)
 			}
-			<-told
+			select {
+			case <-told:
+			case <-time.After(30 * time.Second): // a watchdog, not a timing: the reader never took the line
+				t.Error("the worker did not read the threads line")
+			}
 		case fault.Decoded:
 			procs = runtime.GOMAXPROCS(0)
 		}
