@@ -72,8 +72,9 @@ func fileKind(m fs.FileMode) string {
 // database, without lensfun's system database, and destroys it: the check
 // of a --lens-db directory before any file is converted. It locks the
 // calling goroutine to its OS thread for the time of the load. Errors
-// name the file and wrap ErrFormat (a file lensfun cannot parse, with
-// its parser's message) or the os error of an unreadable file.
+// name the file and wrap ErrFormat (a file that is not well-formed XML,
+// with Go's parser's message, wellFormed; or one lensfun cannot parse,
+// with its parser's message) or the os error of an unreadable file.
 func CheckDir(dir string) error {
 	names, err := XMLFiles(dir)
 	if err != nil {
@@ -91,6 +92,9 @@ func CheckDir(dir string) error {
 	}
 	defer C.lf_db_destroy(db)
 	for _, name := range names {
+		if err := wellFormed(name); err != nil {
+			return err
+		}
 		cs := C.CString(name)
 		e := C.lf_db_load_file(db, cs)
 		C.free(unsafe.Pointer(cs))

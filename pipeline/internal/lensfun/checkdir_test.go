@@ -26,6 +26,13 @@ func TestCheckDir(t *testing.T) {
 	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "x.xml") || strings.HasSuffix(err.Error(), "\n") {
 		t.Errorf("malformed XML: %q", err)
 	}
+	// A truncated file (it ends inside an element): lensfun's loader
+	// takes it without a word.
+	cut := t.TempDir()
+	os.WriteFile(filepath.Join(cut, "cut.xml"), []byte("<lensdatabase><lens><maker>X</maker>\n"), 0o644)
+	if err := CheckDir(cut); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "cut.xml") || !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Errorf("truncated XML: %v", err)
+	}
 	cases := map[string]func(p string) error{
 		"named pipe":       func(p string) error { return syscall.Mkfifo(p, 0o644) },
 		"directory":        func(p string) error { return os.Mkdir(p, 0o755) },
