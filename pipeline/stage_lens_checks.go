@@ -75,10 +75,14 @@ func (j *job) skipLensVignetting(lc *LensCorrection, applied lensfun.Corrections
 	return true
 }
 
-// noLensReason is Reason when lensfun has no lens named name for cam's
-// mount: "no lens profile", or, when a lens of that name exists for
-// another mount (a --lens-model for the wrong camera), "no lens profile
-// (lensfun's NAME does not fit the Canon EF mount)".
+// noLensReason is Reason when lensfun has no lens named name for cam:
+// "no lens profile", or, when a lens of that name exists but lensfun
+// does not match it to cam, why: a lens profiled on a smaller sensor
+// than cam's (a larger crop factor, by more than 1 %: lensfun does not
+// use it on a larger sensor) gives "no lens profile (lensfun's NAME is
+// profiled for crop factor 1.5, larger than the Canon EOS 6D's 1.0)";
+// any other (a --lens-model for another camera's mount) "no lens
+// profile (lensfun's NAME does not fit the Canon EF mount)".
 func noLensReason(db *lensfun.DB, cam *lensfun.Camera, name string) string {
 	if cam == nil || name == "" {
 		return "no lens profile"
@@ -86,6 +90,9 @@ func noLensReason(db *lensfun.DB, cam *lensfun.Camera, name string) string {
 	other, err := db.FindLens(nil, "", name)
 	if err != nil || other == nil {
 		return "no lens profile"
+	}
+	if cam.CropFactor > 0 && other.CropFactor > cam.CropFactor*1.01 {
+		return fmt.Sprintf("no lens profile (lensfun's %s is profiled for crop factor %.1f, larger than the %s %s's %.1f)", other.Name(), other.CropFactor, cam.Maker, cam.Model, cam.CropFactor)
 	}
 	mount := "the camera's mount"
 	if cam.Mount != "" {
