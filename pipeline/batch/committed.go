@@ -1,6 +1,9 @@
 package batch
 
-import "os"
+import (
+	"fmt"
+	"os"
+)
 
 // A worker commits a file's outputs by renaming each temporary file into
 // place, then replies. A worker stopped between the two (a second
@@ -51,21 +54,20 @@ func (before outputsBefore) committed(outs []Output) []Output {
 // (killed, or died) before it replied, from the outputs it committed
 // (before.committed): all of them committed make fr converted (its
 // records are then saved as for a reply), with a warning that the
-// worker's reply was lost; only some of them are removed, as the stopped
-// conversion's, so that the file is left with no new output and the next
-// run converts it again. It returns whether fr became converted.
+// worker's reply was lost. Only some of them committed leave fr as it is
+// (the file is not converted: the next run makes the others) and the
+// committed ones in place, complete and unrecorded, each a rawbatch file
+// (its EXIF Software), which the next run converts again; fr's reason
+// says how many are in place. Removing them would lose an output: an
+// earlier run's file at that path was already replaced. It returns
+// whether fr became converted.
 func settleStopped(fr *FileResult, outs []Output, before outputsBefore, r *Runner) bool {
 	done := before.committed(outs)
 	if len(done) == 0 {
 		return false
 	}
 	if len(done) < len(outs) {
-		for _, o := range done {
-			os.Remove(o.Path)
-			if r.State != nil {
-				r.State.Remove(o.Rel)
-			}
-		}
+		fr.Reason = fmt.Sprintf("%s; %d of its %d outputs were already in place, complete, and are kept (the next run converts it again)", fr.Reason, len(done), len(outs))
 		return false
 	}
 	fr.Status, fr.Err, fr.Reason = StatusConverted, nil, ""

@@ -3,6 +3,7 @@ package batch
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,17 +39,18 @@ func TestCommittedOutputs(t *testing.T) {
 		t.Fatalf("committed = %v, want replaced.jpg and fresh.jpg", got)
 	}
 
-	// All committed: converted. Some: none kept, not converted.
+	// All committed: converted. Some: not converted, the committed ones
+	// kept (an earlier output at their paths is already replaced).
 	fr := FileResult{Status: StatusSkipped, Reason: ReasonCancelled}
 	if !settleStopped(&fr, []Output{replaced, fresh}, before[1:3], &Runner{}) || fr.Status != StatusConverted || fr.Reason != "" {
 		t.Fatalf("all committed: %+v, want converted", fr)
 	}
 	fr = FileResult{Status: StatusSkipped, Reason: ReasonCancelled}
-	if settleStopped(&fr, []Output{fresh, never}, before[2:], &Runner{}) || fr.Status != StatusSkipped {
-		t.Fatalf("some committed: %+v, want skipped", fr)
+	if settleStopped(&fr, []Output{fresh, never}, before[2:], &Runner{}) || fr.Status != StatusSkipped || !strings.Contains(fr.Reason, "1 of its 2 outputs") {
+		t.Fatalf("some committed: %+v, want skipped, saying 1 of 2 outputs is in place", fr)
 	}
-	if _, err := os.Lstat(fresh.Path); err == nil {
-		t.Fatalf("some committed: %s kept, want removed", fresh.Rel)
+	if b, err := os.ReadFile(fresh.Path); err != nil || string(b) != "this job's" {
+		t.Fatalf("some committed: %s = %q, %v; want it kept", fresh.Rel, b, err)
 	}
 	if _, err := os.Lstat(old.Path); err != nil {
 		t.Fatalf("%s (not this job's) removed: %v", old.Rel, err)
