@@ -366,7 +366,7 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, job
 	}
 	// A file that failed at planning (outside --base, a listed file that
 	// is missing, ...) is one of the files, and would fail.
-	rep.note(fmt.Sprintf("%s, %d would fail; memory budget %s, %s, %s shared: each file's threads decided as it starts",
+	rep.note(fmt.Sprintf("%s, %d would fail; memory budget %s, %s, %s shared: each file's threads decided as it starts, growing when other files end and cores free up",
 		plural(int64(len(plan.Tasks)+len(plan.Problems)), "file"), fail+len(plan.Problems), budget.FormatSize(cfg.MemBudget), plural(int64(jobs), "job"), plural(int64(cpus), "CPU")))
 	if largest > 0 {
 		atOnce := min(int64(jobs), max(1, cfg.MemBudget/largest))

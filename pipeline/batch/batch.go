@@ -1149,6 +1149,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path), Temp: pipeline.TempPattern(o.Path)})
 	}
 	ex := r.executor()
+	before := statOutputs(t.pending()) // committed.go
 	out := ex.Execute(ctx, j)
 	res, err := out.Result, out.Err
 	fr.PeakBytes, fr.Messages = out.PeakBytes, out.Messages
@@ -1172,6 +1173,9 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		fr.Status, fr.Err, fr.Reason = StatusSkipped, err, ReasonCancelled
 	default:
 		fr.Status, fr.Err = StatusFailed, err
+	}
+	if out.Stopped && err != nil {
+		settleStopped(&fr, t.pending(), before, r) // its outputs may be in place
 	}
 	return fr
 }

@@ -156,8 +156,10 @@ type FileReport struct {
 	// the stage cache; converted files only.
 	Demosaic string `json:"demosaic,omitempty"`
 	// Streamed: the conversion ran from demosaic to encode in row bands,
-	// without a full-size image (pipeline.Result.Streamed).
-	Streamed bool `json:"streamed,omitempty"`
+	// without a full-size image (pipeline.Result.Streamed); false when it
+	// made the whole image. Set for every converted file, nil (left out)
+	// for the others.
+	Streamed *bool `json:"streamed,omitempty"`
 	// Lens is the lens correction: the profile used, or why none (converted
 	// files, unless --lens off).
 	Lens *ReportLens `json:"lens,omitempty"`
@@ -265,7 +267,8 @@ func BuildReport(results []FileResult) Report {
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.Denoise, f.CaptureSharpen = reportDetail(fr.Result)
 			f.Demosaic = fr.Result.Demosaic
-			f.Streamed = fr.Result.Streamed
+			streamed := fr.Result.Streamed
+			f.Streamed = &streamed
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)

@@ -14,6 +14,10 @@
 //   - hangtemp=NAME: the conversion of NAME blocks for ever once its
 //     temporary outputs are written, before they are renamed into place
 //     (appending its pid to $RAWBATCH_TEST_FAULT_PIDS, as hangheader);
+//   - hangconverted=NAME: the conversion of NAME blocks for ever once its
+//     outputs are renamed into place, before the worker replies (appending
+//     its pid to $RAWBATCH_TEST_FAULT_PIDS, as hangheader): scripts stop
+//     such a worker, whose outputs are committed but not yet recorded;
 //   - crashtemp=NAME: the worker converting NAME dies of SIGSEGV (as
 //     crash) once its temporary outputs are written, before they are
 //     renamed into place: scripts check that a worker killed with its
@@ -120,7 +124,8 @@ func hook(point, input string) {
 			select {}
 		case point == fault.Decode && kind == "delete", point == fault.Converted && kind == "deleteafter":
 			os.Remove(input)
-		case point == fault.Header && kind == "hangheader", point == fault.Renaming && kind == "hangtemp":
+		case point == fault.Header && kind == "hangheader", point == fault.Renaming && kind == "hangtemp",
+			point == fault.Converted && kind == "hangconverted":
 			if p := os.Getenv(PIDFileEnv); p != "" {
 				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 					f.WriteString(strconv.Itoa(os.Getpid()) + "\n")

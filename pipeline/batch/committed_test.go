@@ -1,0 +1,58 @@
+package batch
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommittedOutputs: only an output path that holds another file than
+// at the job's start counts as the job's commit; the file that was there
+// before (an earlier run's output, being converted again) does not.
+func TestCommittedOutputs(t *testing.T) {
+	dir := t.TempDir()
+	old := Output{Path: filepath.Join(dir, "old.jpg"), Rel: "old.jpg"}
+	replaced := Output{Path: filepath.Join(dir, "replaced.jpg"), Rel: "replaced.jpg"}
+	fresh := Output{Path: filepath.Join(dir, "fresh.jpg"), Rel: "fresh.jpg"}
+	never := Output{Path: filepath.Join(dir, "never.jpg"), Rel: "never.jpg"}
+	for _, o := range []Output{old, replaced} {
+		if err := os.WriteFile(o.Path, []byte("earlier run"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outs := []Output{old, replaced, fresh, never}
+	before := statOutputs(outs)
+	// The job's commits: a temporary file renamed over replaced.jpg, and
+	// fresh.jpg where there was none.
+	for _, o := range []Output{replaced, fresh} {
+		tmp := o.Path + ".tmp"
+		if err := os.WriteFile(tmp, []byte("this job's"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, o.Path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := before.committed(outs)
+	if len(got) != 2 || got[0] != replaced || got[1] != fresh {
+		t.Fatalf("committed = %v, want replaced.jpg and fresh.jpg", got)
+	}
+
+	// All committed: converted. Some: not converted, the committed ones
+	// kept (an earlier output at their paths is already replaced).
+	fr := FileResult{Status: StatusSkipped, Reason: ReasonCancelled}
+	if !settleStopped(&fr, []Output{replaced, fresh}, before[1:3], &Runner{}) || fr.Status != StatusConverted || fr.Reason != "" {
+		t.Fatalf("all committed: %+v, want converted", fr)
+	}
+	fr = FileResult{Status: StatusSkipped, Reason: ReasonCancelled}
+	if settleStopped(&fr, []Output{fresh, never}, before[2:], &Runner{}) || fr.Status != StatusSkipped || !strings.Contains(fr.Reason, "1 of its 2 outputs") {
+		t.Fatalf("some committed: %+v, want skipped, saying 1 of 2 outputs is in place", fr)
+	}
+	if b, err := os.ReadFile(fresh.Path); err != nil || string(b) != "this job's" {
+		t.Fatalf("some committed: %s = %q, %v; want it kept", fresh.Rel, b, err)
+	}
+	if _, err := os.Lstat(old.Path); err != nil {
+		t.Fatalf("%s (not this job's) removed: %v", old.Rel, err)
+	}
+}
