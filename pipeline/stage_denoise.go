@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -183,6 +184,10 @@ func stageDenoise(_ context.Context, j *job) error {
 		return nil
 	}
 	n := denoise.Wavelet(j.camera, j.img.W, j.img.H, st)
+	// Its planes are garbage now: give them back to the system before
+	// the next steps allocate, as the lens stage does its input
+	// (denoiseCost; TestEstimateCalibrationLensWhole).
+	debug.FreeOSMemory()
 	j.denoiseUsed.Strength = st
 	j.denoiseUsed.Sigma = n.LinearAt(0.18)
 	j.denoiseUsed.Reason += fmt.Sprintf("; σ %.4f at mid grey", j.denoiseUsed.Sigma)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -268,6 +269,12 @@ func stageLens(ctx context.Context, j *job) error {
 		return fmt.Errorf("lens correction: %w", err)
 	}
 	j.camera = out
+	// The input is garbage now: give it back to the system before the
+	// next steps allocate (the collector would return it only once they
+	// have, and freed pages it keeps are not those a larger buffer takes),
+	// so the peak stays the lens step's (lensCost;
+	// TestEstimateCalibrationLensWhole).
+	debug.FreeOSMemory()
 	if err := j.lensPreview(ctx, st.db, st.lens, st.cam.CropFactor, st.lk, m.Applied&^lensfun.Vignetting); err != nil {
 		return fmt.Errorf("lens correction of the embedded preview: %w", err)
 	}
