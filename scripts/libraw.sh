@@ -153,10 +153,21 @@ do_env() {
 	if [ "${LIBRAW:-bundled}" = system ] || [ ! -f "$stamp" ]; then
 		return 0
 	fi
-	# CGO_CPPFLAGS repeats the define of libraw_r.pc because Go's build
-	# cache keys on it but not on pkg-config's output: without it a system
-	# build could reuse the bundled build's cached package, or the reverse.
-	echo "PKG_CONFIG_PATH=$dir/pkgconfig PATH=$dir/bin:$PATH RAWBATCH_LIBRAW=bundled CGO_CPPFLAGS=-DRB_LIBRAW_BUNDLED=1${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}"
+	# CGO_CPPFLAGS repeats the define of libraw_r.pc, and CGO_LDFLAGS its
+	# library directory, because Go's build cache keys on them but not on
+	# pkg-config's output: without the define a system build could reuse
+	# the bundled build's cached package, or the reverse; without the
+	# directory a -trimpath build (whose key leaves out the source
+	# directory) in one checkout could reuse another checkout's package
+	# and link against that checkout's library, or a missing one.
+	# (The output is split into words by `env $(scripts/libraw.sh env)`: a
+	# CGO_LDFLAGS of the caller's own, which may hold several words, is
+	# left as it is in the environment rather than printed.)
+	ld=
+	if [ -z "${CGO_LDFLAGS:-}" ] || [ "$CGO_LDFLAGS" = "-L$dir/lib" ]; then
+		ld=" CGO_LDFLAGS=-L$dir/lib"
+	fi
+	echo "PKG_CONFIG_PATH=$dir/pkgconfig PATH=$dir/bin:$PATH RAWBATCH_LIBRAW=bundled CGO_CPPFLAGS=-DRB_LIBRAW_BUNDLED=1${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}$ld"
 }
 
 case "${1:-}" in
