@@ -3,6 +3,7 @@ package dngopcode
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
@@ -60,8 +61,11 @@ func parseGainMap(b []byte) (*GainMapParams, error) {
 	if !(g.SpacingV > 0) || !(g.SpacingH > 0) {
 		return nil, fmt.Errorf("map spacing %g, %g must be positive", g.SpacingV, g.SpacingH)
 	}
-	n := uint64(g.PointsV) * uint64(g.PointsH) * uint64(g.MapPlanes)
-	if have := uint64(len(r.b)) / 4; n != have || uint64(len(r.b))%4 != 0 {
+	// The points of the map: PointsV·PointsH fits 64 bits, times MapPlanes
+	// it may not (a product that wrapped around would let a short list of
+	// gains pass for a huge map, and Gain index outside it).
+	hi, n := bits.Mul64(uint64(g.PointsV)*uint64(g.PointsH), uint64(g.MapPlanes))
+	if have := uint64(len(r.b)) / 4; hi != 0 || n != have || uint64(len(r.b))%4 != 0 {
 		return nil, fmt.Errorf("map of %d×%d×%d gains, %d bytes of gains", g.PointsV, g.PointsH, g.MapPlanes, len(r.b))
 	}
 	g.Gains = make([]float32, n)
