@@ -86,9 +86,9 @@ func BenchmarkFusedPass24MP(b *testing.B) {
 						b.Fatal(err)
 					}
 					r := j.outs[0].rows8
-					row := make([]byte, 3*r.W)
-					for y := range r.H {
-						r.Row(y, row)
+					band := make([]byte, r.Bands.Rows*3*r.W)
+					for y0 := 0; y0 < r.H; y0 += r.Bands.Rows {
+						r.Bands.Fill(y0, band[:min(r.Bands.Rows, r.H-y0)*3*r.W])
 					}
 				} else {
 					for _, st := range steps {

@@ -85,7 +85,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		// back first, as before LibRaw's allocations, so the peak follows
 		// the estimate (TestEstimateCalibration, canon_eos_6d.dng).
 		debug.FreeOSMemory()
-		if v.rows8.Row != nil {
+		if v.rows8.Bands.Fill != nil {
 			err = encode.JPEGRows(bw, v.rows8, o, icc, md)
 			v.rows8 = encode.RowsRGB8{}
 			v.dropFloat()

@@ -41,65 +41,26 @@ func quantiseCost(m memCtx) StepMemory {
 // parallel) before its encoder asks for them.
 const streamRows = 64
 
-// bandRows returns the Row function and the Bands of a streamed variant
-// of h rows of rowBytes bytes, made streamRows at a time, in parallel
-// (par.Rows), by fill(y, out, lin, u16) (lin: room for a row of 3·w
-// float32 samples, u16: for 3·w uint16). The encoders take the Bands
-// (encode.Bands): they run on their own goroutine while the caller's
-// makes the bands (the time it takes is added to v.passTime). Through
-// Row (asked in order, each row once) the bands are made into one of two
-// buffers, allocated at the first call, and copied out from there; while
-// the caller reads one band the next is made on another goroutine (the
-// time the caller waits for a band is added to v.passTime).
-func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, lin []float32, u16 []uint16)) (func(y int, dst []byte), encode.Bands) {
-	fillBand := func(buf []byte, y0 int) {
+// bandRows returns the Bands of a streamed variant of h rows of rowBytes
+// bytes, made streamRows at a time, in parallel (par.Rows), by fill(y,
+// out, lin, u16) (lin: room for a row of 3·w float32 samples, u16: for
+// 3·w uint16). The encoders take the Bands (encode.Bands): they run on
+// their own goroutine while the caller's makes the bands (the time it
+// takes is added to v.passTime).
+func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, lin []float32, u16 []uint16)) encode.Bands {
+	return encode.Bands{Rows: streamRows, Fill: func(y0 int, dst []byte) {
+		t0 := time.Now()
 		if v.prepare != nil {
 			v.prepare(y0, min(h, y0+streamRows))
 		}
 		par.Rows(min(streamRows, h-y0), func(lo, hi int) {
 			lin, u16 := make([]float32, w*3), make([]uint16, w*3)
 			for r := lo; r < hi; r++ {
-				fill(y0+r, buf[r*rowBytes:(r+1)*rowBytes], lin, u16)
+				fill(y0+r, dst[r*rowBytes:(r+1)*rowBytes], lin, u16)
 			}
 		})
-	}
-	bands := encode.Bands{Rows: streamRows, Fill: func(y0 int, dst []byte) {
-		t0 := time.Now()
-		fillBand(dst, y0)
 		v.passTime += time.Since(t0)
 	}}
-	var cur, next []byte
-	first := -streamRows    // the row in cur[0:rowBytes]
-	var ahead chan struct{} // closed when next holds the band after cur
-	return func(y int, dst []byte) {
-		if cur == nil {
-			cur, next = make([]byte, streamRows*rowBytes), make([]byte, streamRows*rowBytes)
-		}
-		if y < first || y >= first+streamRows {
-			t0 := time.Now()
-			if ahead != nil && y == first+streamRows {
-				<-ahead
-				cur, next = next, cur
-			} else {
-				if ahead != nil {
-					<-ahead // out of order: let the band ahead finish first
-				}
-				fillBand(cur, y)
-			}
-			first, ahead = y, nil
-			if y0 := y + streamRows; y0 < h {
-				done := make(chan struct{})
-				buf := next
-				go func() {
-					defer close(done)
-					fillBand(buf, y0)
-				}()
-				ahead = done
-			}
-			v.passTime += time.Since(t0)
-		}
-		copy(dst, cur[(y-first)*rowBytes:(y-first+1)*rowBytes])
-	}, bands
 }
 
 // putRow16 writes the samples s big-endian into out.
@@ -148,17 +109,17 @@ func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
 	w, h := v.upright.W, v.upright.H
 	switch f := v.spec.Variant.Format; {
 	case f == "jpeg":
-		row, bands := v.bandRows(w, h, 3*w, func(y int, out []byte, lin []float32, _ []uint16) {
+		bands := v.bandRows(w, h, 3*w, func(y int, out []byte, lin []float32, _ []uint16) {
 			v.quantRow8(out, render(y, lin))
 		})
-		v.rows8 = encode.RowsRGB8{W: w, H: h, Row: row, Bands: bands}
+		v.rows8 = encode.RowsRGB8{W: w, H: h, Bands: bands}
 		return
 	case f == "tiff16":
-		row, bands := v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
+		bands := v.bandRows(w, h, 6*w, func(y int, out []byte, lin []float32, u16 []uint16) {
 			v.quantRow16(u16, render(y, lin))
 			putRow16(out, u16)
 		})
-		v.rows = encode.RowsRGB16{W: w, H: h, Row: row, Bands: bands}
+		v.rows = encode.RowsRGB16{W: w, H: h, Bands: bands}
 		return
 	case bits16(f):
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
