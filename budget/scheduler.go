@@ -86,6 +86,13 @@ func (s *Scheduler) Release(need int64) {
 	s.sem.Release(need)
 }
 
+// InUse returns the bytes held now by the conversions admitted.
+func (s *Scheduler) InUse() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inUse
+}
+
 // Stats returns the largest sum of estimates admitted at once (bytes) and
 // the largest number of conversions running at once.
 func (s *Scheduler) Stats() (peakBytes int64, peakRunning int) {
