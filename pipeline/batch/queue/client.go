@@ -287,6 +287,31 @@ func validID(id string) bool {
 	return true
 }
 
+// Why the jobs stream refused a message.
+const (
+	refusedOther  = iota
+	refusedQueued // the job's subject has its message: already queued
+	refusedFull   // the queue is at its bound (QueueMax)
+)
+
+// refusal tells a full queue from a job already queued by the error of a
+// publish. Both servers (2.9.10, 2.15) answer with the store failure code
+// 10077 and the store's message, "maximum messages per subject exceeded"
+// or "maximum messages exceeded".
+func refusal(err error) int {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return refusedOther
+	}
+	switch d := strings.ToLower(apiErr.Description); {
+	case strings.Contains(d, "maximum messages per subject exceeded"):
+		return refusedQueued
+	case strings.Contains(d, "maximum messages exceeded"):
+		return refusedFull
+	}
+	return refusedOther
+}
+
 // publish queues j with the de-duplication id msgID (j.ID when empty).
 func (c *Client) publish(ctx context.Context, j Job, msgID string) (bool, error) {
 	if !validID(j.ID) {
@@ -344,11 +369,10 @@ func (c *Client) publish(ctx context.Context, j Job, msgID string) (bool, error)
 			}
 			break
 		}
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "per subject") {
+		switch refusal(err) {
+		case refusedQueued:
 			return false, nil // queued meanwhile by another submit
-		}
-		if !errors.As(err, &apiErr) || !strings.Contains(apiErr.Description, "maximum messages exceeded") {
+		case refusedOther:
 			return false, fmt.Errorf("queue: publishing job %s of %s: %w", j.ID, j.Input, unavailable(err))
 		}
 		// The queue is full: wait for room (backpressure).

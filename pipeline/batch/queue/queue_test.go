@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/rawbatch/rawbatch/budget"
 )
 
@@ -392,5 +395,44 @@ func testWorkerOutcomes(t *testing.T, url string) {
 	tw.stop(t)
 	if !tw.logged("attempt 3: done") {
 		t.Error("the worker did not log the flaky job's success")
+	}
+}
+
+// TestRefusals: the server's answers to a publish onto a queued job's
+// subject and into a full queue are told apart (the race that Publish's
+// look-up before publishing does not cover).
+func TestRefusals(t *testing.T) {
+	b, _ := startTestBroker(t)
+	testRefusals(t, b.URL())
+}
+
+func testRefusals(t *testing.T, url string) {
+	o := testOptions(url)
+	o.QueueMax = 2
+	c := connectT(t, o)
+	ctx := context.Background()
+	pub := func(subj, msgID string) error {
+		_, err := c.js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: []byte("{}")}, jetstream.WithMsgID(msgID))
+		return err
+	}
+	s1, s2, s3 := jobSubject("le256m", "a1"), jobSubject("le256m", "a2"), jobSubject("le1g", "a3")
+	if err := pub(s1, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	err := pub(s1, "m2")
+	if refusal(err) != refusedQueued {
+		t.Errorf("a second message on a job's subject: %v (%d), want refused as already queued", err, refusal(err))
+	}
+	if err := pub(s2, "m3"); err != nil {
+		t.Fatal(err)
+	}
+	err = pub(s3, "m4")
+	if refusal(err) != refusedFull {
+		t.Errorf("a message into a full queue: %v (%d), want refused as full", err, refusal(err))
+	}
+	// The de-duplication id: the same id again is a duplicate, not stored.
+	ack, err := c.js.PublishMsg(ctx, &nats.Msg{Subject: s3, Data: []byte("{}")}, jetstream.WithMsgID("m1"))
+	if err != nil || !ack.Duplicate {
+		t.Errorf("a message with a known id: %+v, %v; want a duplicate", ack, err)
 	}
 }
