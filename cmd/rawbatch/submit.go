@@ -16,6 +16,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/batch"
 	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 // SubmitOptions are the options of `rawbatch submit`: convert's, the
@@ -200,10 +201,13 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		case t.Done != nil:
 			settle(*t.Done)
 			continue
-		case t.Err != nil:
+		case t.Err != nil && !fileKind(t.Err):
 			settle(batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
 			continue
 		}
+		// A file whose header failed (corrupt, not raw, ...) is queued
+		// all the same: its worker finds it so again, and it goes to the
+		// dead letters with its reason, where every failed job is.
 		job, err := submitJob(r, t, name)
 		if err != nil {
 			return err
@@ -255,6 +259,16 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		}
 	}
 	return out
+}
+
+// fileKind reports whether err is a failure of the file itself (empty,
+// not raw, unsupported, corrupt), which a worker reading it finds again.
+func fileKind(err error) bool {
+	switch rawerr.Kind(err) {
+	case "empty", "not-raw", "unsupported", "corrupt":
+		return true
+	}
+	return false
 }
 
 // submitJob returns the job of task t, planned by r, in batch name. Its
