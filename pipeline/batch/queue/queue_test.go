@@ -116,11 +116,17 @@ type testWorker struct {
 
 func startWorker(t *testing.T, c *Client, jobs int, convert func(ctx context.Context, d Delivery) Outcome) *testWorker {
 	t.Helper()
+	return startWorkerBudget(t, c, jobs, 4<<30, convert)
+}
+
+// startWorkerBudget starts a worker with a budget of budget bytes.
+func startWorkerBudget(t *testing.T, c *Client, jobs int, budgetBytes int64, convert func(ctx context.Context, d Delivery) Outcome) *testWorker {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tw := &testWorker{cancel: cancel, done: make(chan error, 1)}
 	tw.w = &Worker{
-		Client: c, Sched: budget.NewScheduler(4 << 30), Jobs: jobs, Convert: convert,
-		Grace: 200 * time.Millisecond, Metrics: NewMetrics(c, nil),
+		Client: c, Sched: budget.NewScheduler(budgetBytes), Jobs: jobs, Convert: convert,
+		Grace: 200 * time.Millisecond,
 		Log: func(s string) {
 			tw.mu.Lock()
 			tw.logs = append(tw.logs, s)

@@ -400,7 +400,11 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	close(beatDone)
 	<-beatStopped
 
-	if out.Result != Done && l.isLost() {
+	if l.isLost() {
+		// Whatever Convert says, another worker may own the job now: no
+		// ack, no status, no dead letter (never both a commit and a dead
+		// letter). A conversion that committed before the loss is found
+		// up to date by the redelivery.
 		out.Result = Fenced
 	}
 	switch out.Result {
