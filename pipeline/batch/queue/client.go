@@ -427,20 +427,63 @@ func (c *Client) statuses(ctx context.Context, batch string) ([]Status, error) {
 }
 
 func (c *Client) watchStatuses(ctx context.Context, batch string, fn func(Status) bool) error {
-	err := c.watchKV(ctx, c.status, true, func(e jetstream.KeyValueEntry) bool {
-		var st Status
-		if json.Unmarshal(e.Value(), &st) != nil || batch != "" && st.Batch != batch {
+	// The watch starts again after each reconnect (a broker restarted on
+	// its store), skipping the revisions already seen.
+	seen := map[string]uint64{}
+	for {
+		reconnects := c.nc.Stats().Reconnects
+		wctx, cancel := context.WithCancel(ctx)
+		stopped := false
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-wctx.Done():
+					return
+				case <-t.C:
+					if c.nc.Stats().Reconnects != reconnects && c.nc.IsConnected() {
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+		err := c.watchKV(wctx, c.status, true, func(e jetstream.KeyValueEntry) bool {
+			if e.Revision() <= seen[e.Key()] {
+				return true
+			}
+			seen[e.Key()] = e.Revision()
+			var st Status
+			if json.Unmarshal(e.Value(), &st) != nil || batch != "" && st.Batch != batch {
+				return true
+			}
+			if !fn(st) {
+				stopped = true
+				return false
+			}
 			return true
+		})
+		cancel()
+		<-done
+		switch {
+		case ctx.Err() != nil || stopped:
+			return nil
+		case err == nil || errors.Is(err, context.Canceled):
+			continue // a reconnect: watch again
+		case errors.Is(err, ErrUnavailable):
+			select { // the broker is away: wait for it
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		default:
+			return fmt.Errorf("queue: watching statuses: %w", err)
 		}
-		return fn(st)
-	})
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("queue: watching statuses: %w", err)
-	}
-	return nil
 }
 
 // watchKV calls fn with each value of bucket kv (not the deleted ones):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -440,5 +441,69 @@ func testRefusals(t *testing.T, url string) {
 	ack, err := c.js.PublishMsg(ctx, &nats.Msg{Subject: s3, Data: []byte("{}")}, jetstream.WithMsgID("m1"))
 	if err != nil || !ack.Duplicate {
 		t.Errorf("a message with a known id: %+v, %v; want a duplicate", ack, err)
+	}
+}
+
+// TestWatchStatuses: the current statuses, then each change, including
+// after a restart of the broker (the watch starts again, without
+// repeating what it gave).
+func TestWatchStatuses(t *testing.T) {
+	store := t.TempDir()
+	b, err := StartBroker(BrokerOptions{Store: store, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Shutdown() })
+	c := connectT(t, testOptions(b.URL()))
+	j1, j2 := testJob("w1.dng", 1<<20), testJob("w2.dng", 1<<20)
+	publishT(t, c, j1)
+	other := testJob("other.dng", 1<<20)
+	other.Batch = "b2"
+	publishT(t, c, other)
+	var mu sync.Mutex
+	var got []string
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- c.WatchStatuses(ctx, "b1", func(s Status) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, strings.TrimPrefix(s.Input, "/in/")+":"+string(s.State))
+			return s.ID != j2.ID || s.State != Processed
+		})
+	}()
+	seen := func(want string) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Contains(got, want)
+		}
+	}
+	waitFor(t, "the current status", seen("w1.dng:queued"))
+	b.Shutdown()
+	if b, err = StartBroker(BrokerOptions{Store: store, Listen: strings.TrimPrefix(c.o.URL, "nats://")}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the client reconnected", c.nc.IsConnected)
+	publishT(t, c, j2)
+	waitFor(t, "a new status after the restart", seen("w2.dng:queued"))
+	st := statusOf(t, c, j2.ID)
+	st.State = Processed
+	if err := c.putStatus(st); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WatchStatuses did not return when fn returned false")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, " ") != "w1.dng:queued w2.dng:queued w2.dng:processed" {
+		t.Errorf("watched %v, want w1 queued, w2 queued, w2 processed, once each, not the other batch", got)
 	}
 }
