@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -505,5 +509,76 @@ func TestWatchStatuses(t *testing.T) {
 	defer mu.Unlock()
 	if strings.Join(got, " ") != "w1.dng:queued w2.dng:queued w2.dng:processed" {
 		t.Errorf("watched %v, want w1 queued, w2 queued, w2 processed, once each, not the other batch", got)
+	}
+}
+
+// TestConnectErrors: no broker is ErrUnavailable; a server without
+// JetStream is named; inconsistent timings are refused.
+func TestConnectErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := Connect(ctx, testOptions("nats://"+addr)); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Connect with no broker: %v, want ErrUnavailable", err)
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("plain NATS server not ready")
+	}
+	if _, err := Connect(ctx, testOptions(srv.ClientURL())); err == nil || !strings.Contains(err.Error(), "no JetStream") {
+		t.Errorf("Connect to a server without JetStream: %v, want it named", err)
+	}
+	o := testOptions(srv.ClientURL())
+	o.AckWait = o.LeaseTTL
+	if _, err := Connect(ctx, o); err == nil || !strings.Contains(err.Error(), "must be longer") {
+		t.Errorf("Connect with AckWait = LeaseTTL: %v, want refused", err)
+	}
+}
+
+// TestServeMetrics: Serve answers /metrics until its context ends.
+func TestServeMetrics(t *testing.T) {
+	b, _ := startTestBroker(t)
+	c := connectT(t, testOptions(b.URL()))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- NewMetrics(c, budget.NewScheduler(1<<30)).Serve(ctx, addr) }()
+	var body string
+	waitFor(t, "/metrics answering", func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		bb, _ := io.ReadAll(resp.Body)
+		body = string(bb)
+		return resp.StatusCode == 200
+	})
+	if !strings.Contains(body, "rawbatch_memory_budget_bytes 1073741824\n") || !strings.Contains(body, `rawbatch_queue_depth{class="huge"} 0`) {
+		t.Errorf("/metrics:\n%s", body)
+	}
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
 	}
 }
