@@ -31,6 +31,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -97,6 +98,9 @@ type Client struct {
 	workers jetstream.KeyValue
 	cons    map[string]jetstream.Consumer // by class
 	timeout time.Duration                 // of each broker call
+	// logf, when set (by a running Worker), receives the connection's
+	// events (disconnected, reconnected).
+	logf atomic.Pointer[func(string)]
 }
 
 // Connect connects to the broker at o.URL and creates the streams,

@@ -123,13 +123,24 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		dial = max(time.Until(d), 10*time.Millisecond)
 	}
 	wait := min(max(o.Beat/2, 250*time.Millisecond), time.Second)
+	c := &Client{o: o, timeout: opTimeout, cons: map[string]jetstream.Consumer{}}
 	nc, err := nats.Connect(o.URL, nats.Name(o.Name), nats.MaxReconnects(-1),
 		nats.ReconnectWait(wait), nats.Timeout(dial), nats.PingInterval(max(o.Beat, time.Second)),
-		nats.MaxPingsOutstanding(3), nats.ReconnectBufSize(8<<20))
+		nats.MaxPingsOutstanding(3), nats.ReconnectBufSize(8<<20),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				c.event(fmt.Sprintf("broker unreachable, retrying (%v)", err))
+			} else {
+				c.event("broker unreachable, retrying")
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			c.event("reconnected to the broker at " + nc.ConnectedUrlRedacted())
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, o.URL, err)
 	}
-	c := &Client{o: o, nc: nc, timeout: opTimeout, cons: map[string]jetstream.Consumer{}}
+	c.nc = nc
 	if err := c.setup(ctx); err != nil {
 		nc.Close()
 		return nil, err
@@ -261,6 +272,13 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// event passes a connection event to the running worker's log.
+func (c *Client) event(s string) {
+	if f := c.logf.Load(); f != nil {
+		(*f)(s)
+	}
 }
 
 func (c *Client) close() {
