@@ -83,6 +83,13 @@ type Options struct {
 	QueueMax int
 	// Name identifies this client (a worker: host:pid) on the broker.
 	Name string
+	// SetTimings (rawbatch work): Connect applies AckWait, LeaseTTL,
+	// Beat and MaxDeliver to the consumers and buckets that exist
+	// already. Otherwise (submit, status, dead) it creates what is missing
+	// with them but adopts the timings of what exists (the workers'), so
+	// that a command run with the default timings does not change those
+	// the workers run with.
+	SetTimings bool
 }
 
 // Client is a connection to the broker with the queue's streams, consumers

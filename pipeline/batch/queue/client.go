@@ -198,7 +198,33 @@ func (c *Client) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("queue: stream %s at %s: %w", deadStream, url, unavailable(err))
 	}
+	// The timings of what exists, unless this client sets them.
+	if !c.o.SetTimings {
+		if b, err := js.KeyValue(octx, leasesBucket); err == nil {
+			if st, err := b.Status(octx); err == nil && st.TTL() > 0 {
+				c.o.LeaseTTL = st.TTL()
+			}
+		}
+		if b, err := js.KeyValue(octx, workersBucket); err == nil {
+			if st, err := b.Status(octx); err == nil && st.TTL() > 0 {
+				c.o.Beat = st.TTL() / 3
+			}
+		}
+		if cons, err := js.Consumer(octx, jobsStream, consumerPre+allClasses()[0]); err == nil {
+			if cfg := cons.CachedInfo().Config; cfg.AckWait > 0 && cfg.MaxDeliver > 2 {
+				c.o.AckWait, c.o.MaxDeliver = cfg.AckWait, cfg.MaxDeliver-2
+			}
+		}
+		if c.o.AckWait <= c.o.LeaseTTL || c.o.Beat >= c.o.LeaseTTL {
+			return fmt.Errorf("queue: the broker at %s has inconsistent timings (ack wait %v, lease TTL %v, beat %v): start a worker with consistent ones", url, c.o.AckWait, c.o.LeaseTTL, c.o.Beat)
+		}
+	}
 	kv := func(name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
+		if !c.o.SetTimings {
+			if b, err := js.KeyValue(octx, name); err == nil {
+				return b, nil
+			}
+		}
 		b, err := js.CreateOrUpdateKeyValue(octx, jetstream.KeyValueConfig{
 			Bucket: name, Description: desc, History: 1, TTL: ttl,
 			Storage: jetstream.FileStorage, Replicas: 1,
@@ -218,6 +244,12 @@ func (c *Client) setup(ctx context.Context) error {
 		return err
 	}
 	for _, class := range allClasses() {
+		if !c.o.SetTimings {
+			if cons, err := js.Consumer(octx, jobsStream, consumerPre+class); err == nil {
+				c.cons[class] = cons
+				continue
+			}
+		}
 		cons, err := js.CreateOrUpdateConsumer(octx, jobsStream, jetstream.ConsumerConfig{
 			Durable:       consumerPre + class,
 			Description:   "rawbatch workers taking jobs of class " + class,

@@ -582,3 +582,34 @@ func TestServeMetrics(t *testing.T) {
 		t.Fatal("Serve did not return after its context ended")
 	}
 }
+
+// TestTimingsOwnedByWorkers: a client without SetTimings (submit, status)
+// adopts the broker's timings; one with it (a worker) sets them.
+func TestTimingsOwnedByWorkers(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	o.SetTimings = true
+	connectT(t, o) // a worker with the short timings
+	def := Options{URL: b.URL(), Name: "status"}
+	c := connectT(t, def) // the default timings: adopted, not applied
+	if c.o.AckWait != o.AckWait || c.o.LeaseTTL != o.LeaseTTL || c.o.Beat != o.Beat || c.o.MaxDeliver != o.MaxDeliver {
+		t.Errorf("adopted timings %v %v %v %d, want the worker's %v %v %v %d", c.o.AckWait, c.o.LeaseTTL, c.o.Beat, c.o.MaxDeliver, o.AckWait, o.LeaseTTL, o.Beat, o.MaxDeliver)
+	}
+	ci, err := c.cons["le1g"].Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.Config.AckWait != o.AckWait || ci.Config.MaxDeliver != o.MaxDeliver+2 {
+		t.Errorf("consumer's ack wait %v, max deliver %d after a default client: want %v, %d", ci.Config.AckWait, ci.Config.MaxDeliver, o.AckWait, o.MaxDeliver+2)
+	}
+	o2 := o
+	o2.AckWait = 3 * time.Second
+	connectT(t, o2) // another worker changes them
+	ci, err = c.cons["le1g"].Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.Config.AckWait != o2.AckWait {
+		t.Errorf("consumer's ack wait %v after a worker set %v", ci.Config.AckWait, o2.AckWait)
+	}
+}

@@ -416,6 +416,11 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		if err := c.putStatus(st); err != nil {
 			w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
 		}
+		// A dead letter of an earlier submit of the same job (queued
+		// again after the de-duplication window) goes: never both.
+		if err := c.removeDead(context.Background(), j.ID); err != nil {
+			w.logf("job %s (%s): %v", j.ID, j.Input, err)
+		}
 		ack()
 		if m != nil {
 			m.done(out)
