@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -138,12 +139,17 @@ func TestMaxDeliver(t *testing.T) {
 // job is redelivered and done once, by the next delivery.
 func TestFencing(t *testing.T) {
 	b, _ := startTestBroker(t)
-	c := connectT(t, testOptions(b.URL()))
+	o := testOptions(b.URL())
+	c := connectT(t, o)
 	var cs counts
 	taken := make(chan struct{}, 1)
 	fenceErr := make(chan error, 1)
+	var thief atomic.Bool // the thief holds the lease
 	tw := startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
 		if d.Attempt > 1 {
+			if thief.Load() {
+				t.Error("a delivery converted while another worker held the job's lease")
+			}
 			if err := d.Fence(); err != nil {
 				t.Errorf("Fence of a delivery holding its lease: %v", err)
 			}
@@ -166,9 +172,25 @@ func TestFencing(t *testing.T) {
 	j := testJob("stolen.dng", 1<<20)
 	publishT(t, c, j)
 	<-taken
-	if _, err := c.leases.Put(context.Background(), j.ID, []byte(`{"worker":"thief"}`)); err != nil {
-		t.Fatal(err)
-	}
+	// The thief takes the lease over and keeps it until a redelivery was
+	// handed back for it.
+	thief.Store(true)
+	stole := make(chan struct{})
+	go func() {
+		defer thief.Store(false)
+		for first := true; first || !tw.logged("leased by another worker"); first = false {
+			if _, err := c.leases.Put(context.Background(), j.ID, []byte(`{"worker":"thief"}`)); err != nil {
+				t.Error(err)
+				return
+			}
+			if first {
+				close(stole)
+			}
+			time.Sleep(o.Beat)
+		}
+		// Let the thief's lease go as a dead thief's would: by its TTL.
+	}()
+	<-stole
 	if err := <-fenceErr; !errors.Is(err, ErrFenced) {
 		t.Errorf("Fence after the take-over: %v, want ErrFenced", err)
 	}
