@@ -47,6 +47,10 @@ func (w *Worker) run(ctx context.Context) error {
 	c := w.Client
 	ws := &workerState{w: w, c: c, name: c.o.Name, run: map[string]running{}, freed: make(chan struct{}, 1)}
 	jobs := max(w.Jobs, 1)
+	if w.Log != nil {
+		c.logf.Store(&w.Log)
+		defer c.logf.CompareAndSwap(&w.Log, nil)
+	}
 
 	// The jobs' context outlives ctx by Grace.
 	jobCtx, jobCancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -96,10 +100,10 @@ func (w *Worker) run(ctx context.Context) error {
 		}
 		took, err := ws.takeOne(jobCtx)
 		if err != nil {
-			if !away {
-				w.logf("broker unreachable, retrying: %v", err)
-				away = true
+			if !away && c.nc.IsConnected() { // (a disconnect is logged by the connection's handler)
+				w.logf("taking jobs failed, retrying: %v", err)
 			}
+			away = true
 			select {
 			case <-ctx.Done():
 			case <-time.After(delay):
@@ -107,10 +111,7 @@ func (w *Worker) run(ctx context.Context) error {
 			delay = min(2*delay, 2*time.Second)
 			continue
 		}
-		if away {
-			w.logf("reconnected to the broker")
-			away = false
-		}
+		away = false
 		delay = idleWait
 		if !took {
 			select {
@@ -317,12 +318,6 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	if m != nil && attempt > 1 {
 		m.redelivered()
 	}
-	if attempt > c.o.MaxDeliver {
-		reason := fmt.Sprintf("delivered %d times without finishing (it killed or stalled its workers); not converted again", attempt-1)
-		ws.fail(msg, j, base, attempt, "redelivered", reason, ack)
-		return
-	}
-
 	// The lease.
 	val, _ := json.Marshal(struct {
 		Worker  string    `json:"worker"`
@@ -365,6 +360,14 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	})
 	defer l.release()
 
+	// Past MaxDeliver: to the dead letters without converting (under the
+	// lease, so that no earlier holder still running can commit too).
+	if attempt > c.o.MaxDeliver {
+		reason := fmt.Sprintf("delivered %d times without finishing (it killed or stalled its workers); not converted again", attempt-1)
+		ws.fail(msg, j, base, attempt, "redelivered", reason, ack)
+		return
+	}
+
 	st := base
 	st.State, st.Started = Processing, time.Now()
 	if err := c.putStatus(st); err != nil {
@@ -400,8 +403,24 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	close(beatDone)
 	<-beatStopped
 
-	if out.Result != Done && l.isLost() {
+	if l.isLost() {
+		// Whatever Convert says, another worker may own the job now: no
+		// ack, no status, no dead letter (never both a commit and a dead
+		// letter). A conversion that committed before the loss is found
+		// up to date by the redelivery.
 		out.Result = Fenced
+	}
+	// stillOurs renews the lease before a dead letter: one must not race
+	// another holder's commit.
+	stillOurs := func(kind string) bool {
+		err := l.renew()
+		if err != nil {
+			w.logf("job %s (%s): attempt %d: failed (%s) but %v: not dead-lettered, handed back", j.ID, j.Input, attempt, kind, err)
+			if m != nil {
+				m.file("fenced")
+			}
+		}
+		return err == nil
 	}
 	switch out.Result {
 	case Done:
@@ -411,12 +430,20 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		if err := c.putStatus(st); err != nil {
 			w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
 		}
+		// A dead letter of an earlier submit of the same job (queued
+		// again after the de-duplication window) goes: never both.
+		if err := c.removeDead(context.Background(), j.ID); err != nil {
+			w.logf("job %s (%s): %v", j.ID, j.Input, err)
+		}
 		ack()
 		if m != nil {
 			m.done(out)
 		}
 		w.logf("job %s (%s): attempt %d: done", j.ID, j.Input, attempt)
 	case Permanent:
+		if !stillOurs(out.Kind) {
+			return
+		}
 		st.Result, st.Stages = out.Report, out.Stages
 		ws.fail(msg, j, st, attempt, out.Kind, out.Reason, ack)
 	case Transient:
@@ -441,6 +468,9 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		kind := out.Kind
 		if kind == "" {
 			kind = "transient"
+		}
+		if !stillOurs(kind) {
+			return
 		}
 		st.Result, st.Stages = out.Report, out.Stages
 		ws.fail(msg, j, st, attempt, kind, fmt.Sprintf("transient failure persisted after %d attempts: %s", attempt, out.Reason), ack)
