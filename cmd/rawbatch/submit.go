@@ -168,6 +168,10 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 	defer c.Close()
 	if opts.Wait {
 		rep.start(len(plan.Tasks) + len(plan.Problems))
+	} else { // the files' count for the failures' lines, no progress bar
+		rep.mu.Lock()
+		rep.total = len(plan.Tasks) + len(plan.Problems)
+		rep.mu.Unlock()
 	}
 	// Files settled at planning (up to date, failed), in the report as
 	// convert's run reports them.
