@@ -18,6 +18,10 @@ import (
 // it can take had a job.
 const idleWait = 250 * time.Millisecond
 
+// maxIdleWait is how long a worker that found no job for a while waits
+// between looks (a new job waits at most this long for an idle worker).
+const maxIdleWait = time.Second
+
 // running is a job a worker runs.
 type running struct {
 	job     Job
@@ -94,6 +98,7 @@ func (w *Worker) run(ctx context.Context) error {
 
 	away := false     // the broker is unreachable
 	delay := idleWait // before the next try after an error
+	idle := idleWait  // before the next look when there was no job
 	for ctx.Err() == nil {
 		ws.mu.Lock()
 		n := len(ws.run)
@@ -127,8 +132,11 @@ func (w *Worker) run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 			case <-ws.freed:
-			case <-time.After(idleWait):
+			case <-time.After(idle):
 			}
+			idle = min(2*idle, maxIdleWait) // an idle worker asks less often
+		} else {
+			idle = idleWait
 		}
 	}
 	ws.wg.Wait()
