@@ -31,12 +31,24 @@
 //     keeping its modification time, as `cp -p` or `rsync -a --inplace` of
 //     another photograph of the same size would (RewriteEnv);
 //   - hangheader=NAME: LibRaw's header open of NAME never returns (a C call
-//     that blocks forever, as LibRaw's open does on some damaged CR3 files).
+//     that blocks forever, as LibRaw's open does on some damaged CR3 files);
+//   - transient=NAME:N: the conversion of NAME fails with "no space left on
+//     device" (ENOSPC, a transient failure) when its temporary outputs are
+//     written, before they are renamed into place (fault.Fail at Renaming),
+//     on its first N attempts, counted across processes in the file
+//     $RAWBATCH_TEST_FAULT_DIR/transient.NAME (one byte appended per
+//     attempt, CountDirEnv); later attempts succeed. Without
+//     $RAWBATCH_TEST_FAULT_DIR every attempt fails;
+//   - killworker=NAME: the worker converting NAME kills its parent (the
+//     rawbatch process that started it: `rawbatch work` or `convert`) with
+//     SIGKILL, then itself, before decoding: a file that kills its worker
+//     every time.
 //
 // A release binary does not import this package, so it has no hooks.
 package faulttest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,7 +75,68 @@ const GateEnv = "RAWBATCH_TEST_GATE"
 // RewriteEnv names the file whose content the rewrite fault writes.
 const RewriteEnv = "RAWBATCH_TEST_REWRITE"
 
-func init() { fault.Hook = hook }
+// CountDirEnv names the directory of the transient fault's attempt
+// counters (one file per input name, shared by every process).
+const CountDirEnv = "RAWBATCH_TEST_FAULT_DIR"
+
+func init() {
+	fault.Hook = hook
+	fault.FailHook = fail
+}
+
+// fail is fault.FailHook: the transient fault.
+func fail(point, input string) error {
+	spec := os.Getenv(Env)
+	if spec == "" || point != fault.Renaming {
+		return nil
+	}
+	base := filepath.Base(input)
+	for _, f := range strings.Split(spec, ",") {
+		kind, arg, _ := strings.Cut(f, "=")
+		if kind != "transient" {
+			continue
+		}
+		i := strings.LastIndexByte(arg, ':')
+		if i < 0 || arg[:i] != base {
+			continue
+		}
+		n, err := strconv.Atoi(arg[i+1:])
+		if err != nil {
+			continue
+		}
+		attempt := countAttempt(base)
+		if attempt > n {
+			return nil
+		}
+		return fmt.Errorf("test fault transient=%s (attempt %d, failing the first %d): %w", arg, attempt, n,
+			&os.PathError{Op: "write", Path: input, Err: syscall.ENOSPC})
+	}
+	return nil
+}
+
+// countAttempt appends a byte to $RAWBATCH_TEST_FAULT_DIR/transient.NAME
+// and returns the file's size after it: the attempt's number (1 for the
+// first), or 0 when there is no counter (no directory set, or it cannot
+// be written).
+func countAttempt(base string) int {
+	dir := os.Getenv(CountDirEnv)
+	if dir == "" {
+		return 0
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "transient."+base), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte{'.'}); err != nil {
+		return 0
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return int(st.Size())
+}
 
 // gate announces that it is waiting and waits for the gate to open
 // (polling every 10 ms; no limit: the run's --timeout kills a worker left
@@ -117,6 +190,10 @@ func hook(point, input string) {
 			gate()
 		case point == fault.Decoded && kind == "rewrite":
 			rewriteInPlace(input)
+		case point == fault.Decode && kind == "killworker":
+			syscall.Kill(os.Getppid(), syscall.SIGKILL)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
 		case point == fault.Decode && kind == "killed":
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
