@@ -61,6 +61,8 @@ type cluster struct {
 	broker  *exec.Cmd
 	brokerN int
 	workers []*worker
+	bg      []*exec.Cmd // background commands (submit --wait)
+	qc      *queue.Client
 	done    bool
 }
 
@@ -287,8 +289,11 @@ func (w *worker) started() int {
 func (c *cluster) stop() {
 	c.mu.Lock()
 	c.done = true
-	ws, b := c.workers, c.broker
+	ws, b, bg := c.workers, c.broker, c.bg
 	c.mu.Unlock()
+	for _, cmd := range bg {
+		cmd.Process.Kill()
+	}
 	for _, w := range ws {
 		w.mu.Lock()
 		cmd, exited := w.cmd, w.exited
@@ -663,4 +668,162 @@ func parentOf(t *testing.T, pid int) int {
 		t.Fatal(err)
 	}
 	return ppid
+}
+
+// client returns a queue client of the cluster's broker with the tests'
+// timings (the same as the workers', so that connecting changes no
+// consumer), connected on first use and closed at the test's end; the
+// tests read the queue's state (depth, workers, statuses) through it.
+func (c *cluster) client() *queue.Client {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.qc != nil {
+		return c.qc
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	qc, err := queue.Connect(ctx, queue.Options{URL: c.url, AckWait: 3 * time.Second, LeaseTTL: 2 * time.Second,
+		Beat: 500 * time.Millisecond, MaxDeliver: 5, Backoff: []time.Duration{500 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond},
+		Name: "test " + c.t.Name()})
+	if err != nil {
+		c.t.Fatalf("queue.Connect %s: %v", c.url, err)
+	}
+	c.qc = qc
+	c.t.Cleanup(qc.Close)
+	return qc
+}
+
+// info returns the queue's state (nil error or the test fails).
+func (c *cluster) info() queue.QueueInfo {
+	c.t.Helper()
+	qi, err := c.tryInfo()
+	if err != nil {
+		c.t.Fatalf("queue info: %v", err)
+	}
+	return qi
+}
+
+// tryInfo returns the queue's state or the error (for goroutines other
+// than the test's; the client must be connected already).
+func (c *cluster) tryInfo() (queue.QueueInfo, error) {
+	c.mu.Lock()
+	qc := c.qc
+	c.mu.Unlock()
+	if qc == nil {
+		return queue.QueueInfo{}, errors.New("queue client not connected")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return qc.Info(ctx)
+}
+
+// statuses returns the jobs' statuses by input base name.
+func (c *cluster) statuses() map[string]queue.Status {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sts, err := c.client().Statuses(ctx, "")
+	if err != nil {
+		c.t.Fatalf("queue statuses: %v", err)
+	}
+	m := map[string]queue.Status{}
+	for _, s := range sts {
+		m[filepath.Base(s.Input)] = s
+	}
+	return m
+}
+
+// waitWorkers waits until n workers are in the registry.
+func (c *cluster) waitWorkers(n int) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("%d workers registered", n), func() bool { return len(c.info().Workers) >= n })
+}
+
+// depth is the number of jobs waiting, all classes.
+func depth(qi queue.QueueInfo) int {
+	n := 0
+	for _, d := range qi.Depth {
+		n += d
+	}
+	return n
+}
+
+// pids returns the pids in the fault hooks' pid file (gate, hangtemp,
+// hangconverted append theirs).
+func (c *cluster) pids() []int {
+	b, _ := os.ReadFile(filepath.Join(c.dir, "faults", "pids"))
+	var ps []int
+	for _, f := range strings.Fields(string(b)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// openGate opens the gate of the gate fault.
+func (c *cluster) openGate() {
+	c.t.Helper()
+	if err := os.WriteFile(filepath.Join(c.dir, "faults", "gate"), nil, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// background runs rawbatch ARGS in the background; wait returns its exit
+// code and output, running whether it is still running.
+func (c *cluster) background(args ...string) (wait func() (int, string), running func() bool) {
+	type res struct {
+		code int
+		out  string
+	}
+	ch := make(chan res, 1)
+	go func() {
+		cmd := c.command(nil, args...)
+		var out lockedBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		code := -1
+		if err := cmd.Start(); err == nil {
+			c.mu.Lock()
+			c.bg = append(c.bg, cmd)
+			c.mu.Unlock()
+			err = cmd.Wait()
+			code = 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+		} else {
+			out.Write([]byte(err.Error()))
+		}
+		ch <- res{code, out.String()}
+	}()
+	var got *res
+	wait = func() (int, string) {
+		c.t.Helper()
+		if got != nil {
+			return got.code, got.out
+		}
+		select {
+		case r := <-ch:
+			got = &r
+			return r.code, r.out
+		case <-time.After(distDeadline):
+			c.t.Fatalf("rawbatch %s ran past %v", strings.Join(args, " "), distDeadline)
+		}
+		return 0, ""
+	}
+	running = func() bool {
+		if got != nil {
+			return false
+		}
+		select {
+		case r := <-ch:
+			got = &r
+			return false
+		default:
+			return true
+		}
+	}
+	return wait, running
 }

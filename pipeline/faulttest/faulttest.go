@@ -23,9 +23,11 @@
 //     renamed into place: scripts check that a worker killed with its
 //     temporary files on disk leaves none behind;
 //   - gate=NAME: the worker converting NAME creates the file
-//     $RAWBATCH_TEST_GATE.ready, then waits before decoding until the file
-//     $RAWBATCH_TEST_GATE exists (GateEnv): scripts hold one run in the
-//     middle of a conversion, its locks taken, while another run starts;
+//     $RAWBATCH_TEST_GATE.ready (and appends its pid to
+//     $RAWBATCH_TEST_FAULT_PIDS when set, as hangheader), then waits before
+//     decoding until the file $RAWBATCH_TEST_GATE exists (GateEnv): scripts
+//     hold one run in the middle of a conversion, its locks taken, while
+//     another run starts; several gate=NAME share the one gate;
 //   - rewrite=NAME: once NAME is decoded, the worker rewrites it in place
 //     (same inode) with the content of the file $RAWBATCH_TEST_REWRITE,
 //     keeping its modification time, as `cp -p` or `rsync -a --inplace` of
@@ -147,6 +149,7 @@ func gate() {
 		return
 	}
 	os.WriteFile(g+".ready", nil, 0o644)
+	notePID()
 	for {
 		if _, err := os.Stat(g); err == nil {
 			return
@@ -169,6 +172,16 @@ func rewriteInPlace(in string) {
 	}
 	if os.WriteFile(in, b, 0o644) == nil {
 		os.Chtimes(in, time.Now(), st.ModTime())
+	}
+}
+
+// notePID appends this process's id to $RAWBATCH_TEST_FAULT_PIDS, if set.
+func notePID() {
+	if p := os.Getenv(PIDFileEnv); p != "" {
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+			f.Close()
+		}
 	}
 }
 
@@ -203,12 +216,7 @@ func hook(point, input string) {
 			os.Remove(input)
 		case point == fault.Header && kind == "hangheader", point == fault.Renaming && kind == "hangtemp",
 			point == fault.Converted && kind == "hangconverted":
-			if p := os.Getenv(PIDFileEnv); p != "" {
-				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
-					f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
-					f.Close()
-				}
-			}
+			notePID()
 			libraw.HangForTest()
 		}
 	}
