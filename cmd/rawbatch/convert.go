@@ -100,6 +100,14 @@ func runConvert(ctx context.Context, opts ConvertConfig, args []string) error {
 	sig := watchInterrupts(ctx, cfg.Grace, rep.note)
 	defer sig.stop()
 	err := convertBatch(cfg, rep, sig, rr)
+	fallbackReport(cfg, rep, sig, rr, err)
+	return err
+}
+
+// fallbackReport writes the --report of a run that stopped before its own
+// (err): no RAW file with --fail-if-empty, an input or OUTDIR that cannot
+// be used, so that a previous run's report never stands for this one.
+func fallbackReport(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport, err error) {
 	if cfg.Report != "" && !rr.written && !rr.refused {
 		// A run that stopped before its report (no RAW file with
 		// --fail-if-empty, an input or OUTDIR that cannot be used) still
@@ -115,24 +123,43 @@ func runConvert(ctx context.Context, opts ConvertConfig, args []string) error {
 			}
 		}
 	}
-	return err
 }
 
-// convertBatch is the run of runConvert; it sets rr.written when it wrote
-// the report, and rr.refused when the report's path must not be written.
-func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport) error {
+// plannedBatch is a batch planned by planBatch: the plan after Relocate,
+// the runner over it, the opened OUTDIR, the rawbatch executable, the
+// outputs' suffixes and the jobs to run at once.
+type plannedBatch struct {
+	plan     *batch.Plan
+	r        *batch.Runner
+	od       *batch.OutDir
+	exe      string
+	suffixes []string
+	jobs     int
+}
+
+// planBatch is the planning that convert and submit share: it checks the
+// inputs and OUTDIR, walks and names the files (planInputs, ResolveNames),
+// checks the report's path, opens OUTDIR (its records and locks; cleaning
+// killed runs' temporary files), settles recent files (--min-age), triages
+// what is up to date, reads the headers (estimates) and moves another
+// photograph's export out of the way (Relocate). A signal (sig) stops it
+// between steps: the plan is then partial and the caller's run starts
+// nothing. It sets rr.refused when the report's path must not be written.
+// Errors: an input or OUTDIR that cannot be used, a refused report path,
+// nothing to convert with --fail-if-empty.
+func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport) (*plannedBatch, error) {
 	ctx := sig.Ctx
 	for _, in := range cfg.Inputs {
 		if _, err := os.Stat(in); err != nil {
-			return fmt.Errorf("input %s: %w", in, err)
+			return nil, fmt.Errorf("input %s: %w", in, err)
 		}
 	}
 	if !cfg.DryRun { // a dry run creates nothing, not even OUTDIR
 		if err := batch.CheckOutDir(cfg.OutDir); err != nil {
-			return err
+			return nil, err
 		}
 	} else if err := batch.CheckOutDirDry(cfg.OutDir); err != nil {
-		return err // exit status 1, as the run would
+		return nil, err // exit status 1, as the run would
 	}
 	var suffixes []string
 	for _, v := range cfg.Settings.OutputVariants() {
@@ -140,16 +167,16 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	}
 	plan, err := planInputs(cfg.Stdin, cfg, suffixes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if cfg.Report != "" {
 		if err := batch.CheckReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
 			rr.refused = true
-			return err
+			return nil, err
 		}
 	}
 	if err := checkEmpty(rep, cfg, plan); err != nil {
-		return err
+		return nil, err
 	}
 	jobs := min(cfg.Jobs, max(1, len(plan.Tasks)))
 	// Each file's threads are decided as the budget admits it (the
@@ -160,12 +187,11 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	const estThreads = 1
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
+		return nil, fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
 	}
-	meta := batch.MetaDir(cfg.OutDir)
 	od, err := batch.OpenOutDir(cfg.OutDir, cfg.DryRun)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if od.RemovedTemps > 0 {
 		rep.aside(fmt.Sprintf("removed %s (%s) left by killed runs", plural(int64(od.RemovedTemps), "temporary file"), budget.FormatSize(od.RemovedBytes)))
@@ -211,7 +237,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		if err := batch.CheckReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
 			plan.Headers.Close()
 			rr.refused = true
-			return err
+			return nil, err
 		}
 	}
 	if ctx.Err() == nil {
@@ -227,6 +253,18 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	if ctx.Err() == nil {
 		r.Relocate(plan) // another photograph's export at an output name: STEM-N
 	}
+	return &plannedBatch{plan: plan, r: r, od: od, exe: exe, suffixes: suffixes, jobs: jobs}, nil
+}
+
+// convertBatch is the run of runConvert; it sets rr.written when it wrote
+// the report, and rr.refused when the report's path must not be written.
+func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport) error {
+	ctx := sig.Ctx
+	pb, err := planBatch(cfg, rep, sig, rr)
+	if err != nil {
+		return err
+	}
+	plan, r, jobs, meta := pb.plan, pb.r, pb.jobs, batch.MetaDir(cfg.OutDir)
 	if cfg.DryRun {
 		var err error = &batchOutcome{interrupted: true}
 		var files []batch.PlannedFile

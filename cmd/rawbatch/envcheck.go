@@ -20,7 +20,7 @@ import (
 // (RAWBATCH_TEST_*) are left alone.
 func checkEnvNames(cmd *cobra.Command, decls []setting) []string {
 	known := map[string]bool{"RAWBATCH_CONFIG": true, batch.FaultEnv: true}
-	for _, k := range settingKeys(decls) {
+	for _, k := range append(settingKeys(decls), queueCommandKeys()...) { // the multi-host commands' too
 		known[envName(k)] = true
 	}
 	var names []string

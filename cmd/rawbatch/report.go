@@ -81,7 +81,12 @@ type runReport struct {
 
 // build makes the report of results with exit status code.
 func (rr runReport) build(results []batch.FileResult, interrupted, dryRun bool, code int) batch.Report {
-	rep := batch.BuildReport(results)
+	return rr.buildFrom(batch.BuildReport(results), interrupted, dryRun, code)
+}
+
+// buildFrom completes rep, batch.BuildReport's (or BuildReportOf's), with
+// the run's versions, settings, times, exit status code and warnings.
+func (rr runReport) buildFrom(rep batch.Report, interrupted, dryRun bool, code int) batch.Report {
 	rep.RawbatchVersion = Version()
 	rep.LibRawVersion = pipeline.LibRawInfo().Version
 	rep.DryRun = dryRun

@@ -84,7 +84,7 @@ func loadSettings(cmd *cobra.Command, decls []setting, strict bool) (*settings, 
 	}
 	// Reject keys that are not settings: a typo in a config file must not
 	// be silently ignored.
-	keys := settingKeys(decls)
+	keys := append(settingKeys(decls), queueCommandKeys()...) // one config file serves every command
 	for _, k := range v.AllKeys() {
 		if !slices.Contains(keys, k) {
 			return nil, fmt.Errorf("config file %s: unknown key %q (keys are the flag names of '%s')", path, k, cmd.CommandPath())

@@ -110,6 +110,15 @@ type interrupts struct {
 // is --grace, named in the message of the first signal. note receives the
 // messages said on a signal; stop removes the handlers.
 func watchInterrupts(parent context.Context, grace time.Duration, note func(string)) *interrupts {
+	return watchSignals(parent, func(sig os.Signal) string {
+		return fmt.Sprintf("%s: starting no more files; the ones in progress get up to %s to finish (--grace); send it again (Ctrl-C) to stop them now", sig, grace)
+	}, "stopping the files in progress now", note)
+}
+
+// watchSignals is watchInterrupts with its messages: first(sig) on the
+// first signal, second on the second (the other commands that handle
+// signals: broker, work, submit).
+func watchSignals(parent context.Context, first func(os.Signal) string, second string, note func(string)) *interrupts {
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -124,14 +133,14 @@ func watchInterrupts(parent context.Context, grace time.Duration, note func(stri
 		select {
 		case sig := <-in.sigs:
 			in.got.Store(true)
-			in.say(fmt.Sprintf("%s: starting no more files; the ones in progress get up to %s to finish (--grace); send it again (Ctrl-C) to stop them now", sig, grace))
+			in.say(first(sig))
 			cancel()
 		case <-in.finished:
 			return
 		}
 		select {
 		case <-in.sigs:
-			in.say("stopping the files in progress now")
+			in.say(second)
 			close(in.Abort)
 		case <-in.finished:
 		}

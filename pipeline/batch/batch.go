@@ -291,6 +291,20 @@ type Runner struct {
 	// Scheduler, when set after Run, reports the peak admitted bytes and
 	// concurrency (budget.Scheduler.Stats).
 	Scheduler *budget.Scheduler
+	// Shared, when set, is a scheduler shared by several Runs at once (a
+	// `rawbatch work` process running several jobs): Run admits into it
+	// instead of making its own over Budget (which it then ignores), and
+	// leaves its cores alone (its owner called SetCores), so the files of
+	// every Run share its bytes and cores, each file's threads counting
+	// the threads the others hold. Scheduler is then Shared.
+	Shared *budget.Scheduler
+	// Fence, when set, is called after a conversion's outputs are in
+	// place and before its records are written (the multi-host mode's
+	// lease check: queue.Delivery.Fence). An error writes no record,
+	// keeps the outputs (the next conversion of the file replaces them and
+	// records) and fails the file with an error naming the input and
+	// wrapping ErrFenced and Fence's error.
+	Fence func() error
 	// Exe, when set, is the rawbatch executable: each file is converted
 	// in a child process `Exe worker` (see WorkerMain), so a crash or hang
 	// of LibRaw fails that file only. Empty converts in this process.
@@ -542,13 +556,17 @@ func (r *Runner) startRun(ctx context.Context, p *Plan) *batchRun {
 		r.started = time.Now()
 	}
 	r.expand(p)
-	budgetBytes := r.Budget
-	if budgetBytes <= 0 {
-		budgetBytes = math.MaxInt64
-	}
-	r.Scheduler = budget.NewScheduler(budgetBytes)
-	if r.Threads <= 0 {
-		r.Scheduler.SetCores(r.cores())
+	if r.Shared != nil {
+		r.Scheduler = r.Shared // its owner set its cores
+	} else {
+		budgetBytes := r.Budget
+		if budgetBytes <= 0 {
+			budgetBytes = math.MaxInt64
+		}
+		r.Scheduler = budget.NewScheduler(budgetBytes)
+		if r.Threads <= 0 {
+			r.Scheduler.SetCores(r.cores())
+		}
 	}
 	b := &batchRun{r: r, ctx: ctx, p: p, results: make([]FileResult, len(p.Tasks)), slots: make(chan struct{}, max(1, r.Jobs))}
 	// A different photograph at an output name used before: moved to a
@@ -1065,8 +1083,11 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 	if fr.Status == StatusFailed && inputDeleted(t.Input) {
 		fr.Status, fr.Err, fr.Reason = StatusSkipped, nil, reasonDeleted
 	}
-	if fr.Status != StatusConverted || r.State == nil {
+	if fr.Status != StatusConverted {
 		return fr
+	}
+	if r.State == nil {
+		return r.fence(fr)
 	}
 	checked := time.Now()
 	hash, size, mtime, err := state.HashFile(t.Input)
@@ -1086,6 +1107,9 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 			fr.Reason = reasonDeleted
 		}
 		return fr
+	}
+	if fr = r.fence(fr); fr.Status != StatusConverted {
+		return fr // no record: the outputs stay, unrecorded
 	}
 	var failed []error
 	for _, o := range t.pending() {
@@ -1109,6 +1133,19 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 	if len(failed) > 0 {
 		fr.Status = StatusFailed
 		fr.Err = fmt.Errorf("%s: converted, but %w (the output is kept; the next run converts it again): %w", t.Input, ErrRecordNotSaved, errors.Join(failed...))
+	}
+	return fr
+}
+
+// fence calls Fence for a converted fr, whose outputs are in place and
+// not yet recorded: on its error, fr fails (ErrFenced, naming the input).
+func (r *Runner) fence(fr FileResult) FileResult {
+	if r.Fence == nil {
+		return fr
+	}
+	if err := r.Fence(); err != nil {
+		fr.Status = StatusFailed
+		fr.Err = fmt.Errorf("%s: converted, but %w: %w", fr.Input, ErrFenced, err)
 	}
 	return fr
 }

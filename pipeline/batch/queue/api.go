@@ -33,6 +33,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/rawbatch/rawbatch/budget"
 )
 
@@ -83,8 +87,16 @@ type Options struct {
 // Client is a connection to the broker with the queue's streams, consumers
 // and buckets ensured. Safe for concurrent use.
 type Client struct {
-	o Options
-	// the implementation's fields
+	o       Options
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	jobs    jetstream.Stream
+	deadS   jetstream.Stream
+	leases  jetstream.KeyValue
+	status  jetstream.KeyValue
+	workers jetstream.KeyValue
+	cons    map[string]jetstream.Consumer // by class
+	timeout time.Duration                 // of each broker call
 }
 
 // Connect connects to the broker at o.URL and creates the streams,
@@ -93,11 +105,11 @@ type Client struct {
 // the broker cannot be reached within ctx, and naming what it lacks (no
 // JetStream, a server older than 2.9).
 func Connect(ctx context.Context, o Options) (*Client, error) {
-	return nil, errors.New("queue: not implemented")
+	return connect(ctx, o)
 }
 
 // Close closes the connection (pending acks are flushed first).
-func (c *Client) Close() {}
+func (c *Client) Close() { c.close() }
 
 // ErrUnavailable: the broker cannot be reached (or timed out).
 var ErrUnavailable = errors.New("NATS broker unavailable")
@@ -130,7 +142,9 @@ type Job struct {
 // settings whose hash is settingsHash: 32 hex digits of a hash of the
 // four. A re-submit of an unchanged file with the same settings has the
 // same id.
-func JobID(input string, size int64, mtime time.Time, settingsHash string) string { return "" }
+func JobID(input string, size int64, mtime time.Time, settingsHash string) string {
+	return jobID(input, size, mtime, settingsHash)
+}
 
 // Classes are the size classes' upper bounds in bytes, smallest first: a
 // job is in the first class whose bound is at least its Estimate, the
@@ -141,7 +155,7 @@ var Classes = []int64{256 << 20, 512 << 20, 1 << 30, 2 << 30, 4 << 30, 8 << 30, 
 
 // ClassOf returns the class name of a job of estimate bytes: "le256m",
 // "le512m", "le1g", "le2g", "le4g", "le8g", "le16g" or "huge".
-func ClassOf(estimate int64) string { return "" }
+func ClassOf(estimate int64) string { return classOf(estimate) }
 
 // Publish queues j and sets its status to queued. It returns queued false
 // and no error when the job is already in the queue (the same ID: a
@@ -149,7 +163,7 @@ func ClassOf(estimate int64) string { return "" }
 // with backoff, until there is room or ctx ends (backpressure). Errors wrap
 // ErrUnavailable when the broker is gone.
 func (c *Client) Publish(ctx context.Context, j Job) (queued bool, err error) {
-	return false, errors.New("queue: not implemented")
+	return c.publish(ctx, j, "")
 }
 
 // State is a job's state in its Status.
@@ -192,13 +206,13 @@ type Status struct {
 
 // Statuses returns the status of every job (of batch, when not empty).
 func (c *Client) Statuses(ctx context.Context, batch string) ([]Status, error) {
-	return nil, errors.New("queue: not implemented")
+	return c.statuses(ctx, batch)
 }
 
 // WatchStatuses calls fn with each status as it is set (after the current
 // ones), until ctx ends or fn returns false.
 func (c *Client) WatchStatuses(ctx context.Context, batch string, fn func(Status) bool) error {
-	return errors.New("queue: not implemented")
+	return c.watchStatuses(ctx, batch, fn)
 }
 
 // DeadLetter is a job in the dead letters, with why.
@@ -213,24 +227,20 @@ type DeadLetter struct {
 
 // Dead returns the dead letters (of batch, when not empty), oldest first.
 func (c *Client) Dead(ctx context.Context, batch string) ([]DeadLetter, error) {
-	return nil, errors.New("queue: not implemented")
+	return c.dead(ctx, batch)
 }
 
 // DeadLetterOf returns the dead letter of job id (an error wrapping
 // ErrNotFound when there is none).
 func (c *Client) DeadLetterOf(ctx context.Context, id string) (DeadLetter, error) {
-	return DeadLetter{}, errors.New("queue: not implemented")
+	return c.deadLetterOf(ctx, id)
 }
 
 // Retry publishes the dead job id again (status queued, attempts from 1)
 // and removes its dead letter; Purge removes its dead letter and sets its
 // status aside (deleted).
-func (c *Client) Retry(ctx context.Context, id string) error {
-	return errors.New("queue: not implemented")
-}
-func (c *Client) Purge(ctx context.Context, id string) error {
-	return errors.New("queue: not implemented")
-}
+func (c *Client) Retry(ctx context.Context, id string) error { return c.retry(ctx, id) }
+func (c *Client) Purge(ctx context.Context, id string) error { return c.purge(ctx, id) }
 
 // ErrNotFound: no such job or dead letter.
 var ErrNotFound = errors.New("not found")
@@ -261,9 +271,7 @@ type WorkerInfo struct {
 }
 
 // Info returns the queue's state.
-func (c *Client) Info(ctx context.Context) (QueueInfo, error) {
-	return QueueInfo{}, errors.New("queue: not implemented")
-}
+func (c *Client) Info(ctx context.Context) (QueueInfo, error) { return c.info(ctx) }
 
 // Delivery is one delivery of a job to a worker, as Worker gives it to
 // Convert.
@@ -341,21 +349,19 @@ type Worker struct {
 // Run takes and runs jobs until ctx ends: then it takes no more, lets the
 // running ones finish within Grace, hands the rest back for immediate
 // redelivery (Nak) and returns. It survives broker restarts (reconnecting).
-func (w *Worker) Run(ctx context.Context) error { return errors.New("queue: not implemented") }
+func (w *Worker) Run(ctx context.Context) error { return w.run(ctx) }
 
 // Metrics are a worker's counters in Prometheus' text format (see
 // docs/distributed.md for each name).
 type Metrics struct {
-	// the implementation's fields
+	m *metrics
 }
 
 // NewMetrics returns metrics for a worker with the queue c and budget s.
-func NewMetrics(c *Client, s *budget.Scheduler) *Metrics { return &Metrics{} }
+func NewMetrics(c *Client, s *budget.Scheduler) *Metrics { return newMetrics(c, s) }
 
 // Serve serves the metrics at addr under /metrics until ctx ends.
-func (m *Metrics) Serve(ctx context.Context, addr string) error {
-	return errors.New("queue: not implemented")
-}
+func (m *Metrics) Serve(ctx context.Context, addr string) error { return m.serve(ctx, addr) }
 
 // BrokerOptions configure an embedded JetStream server (rawbatch broker).
 type BrokerOptions struct {
@@ -367,14 +373,14 @@ type BrokerOptions struct {
 
 // Broker is an embedded JetStream server.
 type Broker struct {
-	// the implementation's fields
+	srv *server.Server
 }
 
 // StartBroker starts an embedded server and waits until it is ready.
-func StartBroker(o BrokerOptions) (*Broker, error) { return nil, errors.New("queue: not implemented") }
+func StartBroker(o BrokerOptions) (*Broker, error) { return startBroker(o) }
 
 // URL returns the client URL of the broker.
-func (b *Broker) URL() string { return "" }
+func (b *Broker) URL() string { return b.srv.ClientURL() }
 
 // Shutdown stops the broker (flushing its store).
-func (b *Broker) Shutdown() {}
+func (b *Broker) Shutdown() { b.shutdown() }

@@ -1,0 +1,447 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+)
+
+// SubmitOptions are the options of `rawbatch submit`: convert's, the
+// queue's, and submit's own.
+type SubmitOptions struct {
+	ConvertConfig
+	Queue QueueOptions
+	// Batch names the submit's jobs (--batch; default defaultBatchName
+	// of OUTDIR); QueueMax bounds the jobs waiting in the queue (0: no
+	// bound); Wait waits for the jobs and reports them as convert does.
+	Batch    string
+	QueueMax int
+	Wait     bool
+}
+
+// AddFlags adds the flags of submit's settings to f.
+func (o *SubmitOptions) AddFlags(f *pflag.FlagSet) { addFlags(f, o.settings()) }
+
+// settings are convert's settings, the queue's and submit's own.
+func (o *SubmitOptions) settings() []setting {
+	return append(append(o.ConvertConfig.settings(), o.Queue.settings()...), o.ownSettings()...)
+}
+
+// ownSettings declares submit's own settings into o, once.
+func (o *SubmitOptions) ownSettings() []setting {
+	return []setting{
+		batchSetting(&o.Batch, "name of this submit's jobs, for status and dead (default: OUTDIR's name and a short hash of its path)"),
+		{Name: "queue-max", Default: 0, Help: "most jobs waiting in the queue (0: no bound); when it is full, submit waits for room (backpressure)",
+			Apply: func(v value) (err error) {
+				if o.QueueMax, err = wholeNumber(v); err == nil && o.QueueMax < 0 {
+					err = fmt.Errorf("--queue-max %d: want 0 or more", o.QueueMax)
+				}
+				return err
+			}},
+		{Name: "wait", Default: false, Help: "wait until every job of this submit is processed or failed, showing progress as convert does, then write the summary, --report and convert's exit status",
+			Apply: func(v value) error {
+				if err := boolInto(&o.Wait)(v); err != nil {
+					return err
+				}
+				if o.Report != "" && !o.Wait {
+					return fmt.Errorf("--report needs --wait (the report is written once the jobs are done)")
+				}
+				if o.DryRun {
+					return fmt.Errorf("--dry-run: submit publishes jobs; 'rawbatch convert --dry-run' shows the plan")
+				}
+				return nil
+			}},
+	}
+}
+
+// newSubmitCmd is `rawbatch submit`: convert's planning, then one job per
+// file that needs work, published to the broker.
+func newSubmitCmd() *cobra.Command {
+	var opts SubmitOptions
+	cmd := &cobra.Command{
+		Use:   "submit [flags] INPUT... -o OUTDIR [--batch NAME] [--queue-max N] [--wait]",
+		Short: "Queue the files of INPUT for 'rawbatch work' processes on many hosts (multi-host mode)",
+		Long: `Plan the files of INPUT exactly as convert does (walk, filters, names and
+collisions, --min-age, header sizing, the up-to-date check against OUTDIR's
+records), then publish one job per file that needs work to the broker (--nats),
+where 'rawbatch work' processes on any host take them. Files already up to date
+are not published; a file already queued is not queued twice, so submitting a
+folder again adds only what is new. When the queue is full (--queue-max),
+submit waits for room.
+
+Every convert flag applies: the settings travel with each job, and every host
+must run the same rawbatch version. INPUT and OUTDIR are made absolute: they
+must be shared storage mounted at the same place on every host (or mapped
+with 'rawbatch work --path-map').
+
+--wait shows progress until every job is processed or failed, then the
+summary, writes --report as convert does (files up to date at submit count as
+skipped) and exits with convert's exit status. Ctrl-C stops the waiting only:
+the jobs stay queued. See docs/distributed.md.
+
+` + exitHelp,
+		Example: `  rawbatch submit /nas/card -o /nas/export --nats nats://broker:4222 --wait
+  rawbatch submit --preset web /nas/incoming -o /nas/web --batch incoming --queue-max 100`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.GlobalOptions = globalOptions(cmd)
+			opts.Inputs, opts.Settings = args, pipeline.DefaultSettings()
+			st, err := resolve(cmd, opts.settings(), true)
+			if err != nil {
+				return err
+			}
+			opts.Resolved = resolvedSettings(st, cmd, opts.Settings)
+			opts.Warnings = st.warnings
+			return runSubmit(cmd.Context(), opts, args)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	registerCompletions(cmd, opts.settings())
+	return cmd
+}
+
+// runSubmit plans and publishes the INPUT args, and with --wait follows
+// the jobs to the end.
+func runSubmit(ctx context.Context, opts SubmitOptions, args []string) error {
+	cfg := opts.ConvertConfig
+	cfg.Inputs = nil
+	for _, in := range args { // other hosts read these paths
+		abs, err := filepath.Abs(in)
+		if err != nil {
+			return fmt.Errorf("input %s: %w", in, err)
+		}
+		cfg.Inputs = append(cfg.Inputs, abs)
+	}
+	abs, err := filepath.Abs(cfg.OutDir)
+	if err != nil {
+		return fmt.Errorf("output directory %s: %w", cfg.OutDir, err)
+	}
+	cfg.OutDir = abs
+	opts.ConvertConfig = cfg
+	rr := &runReport{start: time.Now(), cfg: cfg}
+	rep := newReporter(cfg.Stdout, cfg.Stderr, cfg.Quiet, cfg.LogFormat, 0)
+	for _, w := range cfg.Warnings {
+		rep.warn(w)
+	}
+	sig := watchSignals(ctx, func(s os.Signal) string {
+		return fmt.Sprintf("%s: stopping (jobs already queued stay queued; the workers convert them)", s)
+	}, "stopping now", rep.note)
+	defer sig.stop()
+	err = submitBatch(opts, rep, sig, rr)
+	fallbackReport(cfg, rep, sig, rr, err)
+	return err
+}
+
+// submitBatch is the run of runSubmit.
+func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runReport) error {
+	cfg := opts.ConvertConfig
+	ctx := sig.Ctx
+	pb, err := planBatch(cfg, rep, sig, rr)
+	if err != nil {
+		return err
+	}
+	plan, r := pb.plan, pb.r
+	name := opts.Batch
+	if name == "" {
+		name = defaultBatchName(cfg.OutDir)
+	}
+	c, err := opts.Queue.connect(ctx, "submit", opts.QueueMax)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &batchOutcome{interrupted: true}
+		}
+		return err
+	}
+	defer c.Close()
+	if opts.Wait {
+		rep.start(len(plan.Tasks) + len(plan.Problems))
+	}
+	// Files settled at planning (up to date, failed), in the report as
+	// convert's run reports them.
+	var settled []batch.JobReport
+	failed, upToDate := 0, 0
+	settle := func(fr batch.FileResult) {
+		settled = append(settled, batch.JobReportOf(fr))
+		if fr.Status == batch.StatusFailed {
+			failed++
+		} else {
+			upToDate++
+		}
+		if opts.Wait || fr.Status == batch.StatusFailed {
+			rep.done(fr)
+		}
+	}
+	for _, w := range plan.Warnings {
+		rep.warn(w)
+	}
+	for _, pr := range plan.Problems {
+		settle(pr)
+	}
+	var ids []string
+	inputs := map[string]string{} // job id → input
+	queued, already := 0, 0
+	for _, t := range plan.Tasks {
+		if ctx.Err() != nil {
+			break
+		}
+		switch {
+		case t.Done != nil:
+			settle(*t.Done)
+			continue
+		case t.Err != nil:
+			settle(batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
+			continue
+		}
+		job, err := submitJob(r, t, name)
+		if err != nil {
+			return err
+		}
+		ok, err := c.Publish(ctx, job)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return fmt.Errorf("%s: queueing it: %w", t.Input, err)
+		}
+		if ok {
+			queued++
+		} else {
+			already++
+		}
+		ids = append(ids, job.ID)
+		inputs[job.ID] = t.Input
+	}
+	summary := fmt.Sprintf("batch %s: queued %d, already queued %d, up to date %d", name, queued, already, upToDate)
+	if failed > 0 {
+		summary += fmt.Sprintf(", failed %d", failed)
+	}
+	rep.note(summary)
+	if !opts.Wait || ctx.Err() != nil {
+		return &batchOutcome{failed: failed, interrupted: sig.interrupted()}
+	}
+	jobs := waitJobs(ctx, c, ids, rep)
+	all := append(settled, jobs...)
+	ended := map[string]bool{}
+	for _, j := range jobs {
+		ended[j.File.Input] = true
+	}
+	for _, id := range ids { // Ctrl-C: the jobs not ended yet
+		if in := inputs[id]; !ended[in] {
+			jr := batch.JobReport{File: batch.FileReport{Status: batch.StatusSkipped, Reason: "still queued (submit stopped waiting)", Outputs: []batch.ReportOutput{}}}
+			jr.File.Input, jr.File.InputB64 = batch.ReportPath(in)
+			all = append(all, jr)
+		}
+	}
+	sum := batch.BuildReportOf(all).Summary
+	out := &batchOutcome{interrupted: sig.interrupted(), converted: sum.Converted, failed: sum.Failed, locked: sum.Locked, skipped: sum.Skipped}
+	rep.jobSummary(out, all)
+	if cfg.Report != "" {
+		rr.warnings, rr.written = rep.warnings, true
+		report := rr.buildFrom(batch.BuildReportOf(all), sig.interrupted(), false, exitCode(out))
+		if err := batch.WriteJSON(cfg.Report, report); err != nil {
+			rep.warn("writing the report: " + err.Error())
+		}
+	}
+	return out
+}
+
+// submitJob returns the job of task t, planned by r, in batch name. Its
+// id hashes the input's absolute path, size and time with the settings
+// hash, the output directory and the first output's path (the same file
+// submitted into two output directories is two jobs).
+func submitJob(r *batch.Runner, t batch.Task, name string) (queue.Job, error) {
+	q := r.QueueTask(t)
+	payload, err := json.Marshal(q)
+	if err != nil {
+		return queue.Job{}, fmt.Errorf("%s: encoding its job: %w", t.Input, err)
+	}
+	in := t.InputAbs
+	if in == "" {
+		in = t.Input
+	}
+	id := queue.JobID(in, t.Size, t.ModTime, r.SettingsHash+"\n"+r.OutDir+"\n"+t.Output)
+	return queue.Job{ID: id, Batch: name, Input: t.Input, OutDir: r.OutDir, Estimate: q.Estimate,
+		Class: queue.ClassOf(q.Estimate), Submitted: time.Now().UTC(), Submitter: hostPID(), Payload: payload}, nil
+}
+
+// waitJobs follows the statuses of the jobs ids until each is processed
+// or failed, or ctx ends, reporting each as it ends (jobDone); it returns
+// their report entries in the order they ended. Statuses come from the
+// broker's watch, and from a poll every 2 s in case a watch misses one
+// (a reconnect).
+func waitJobs(ctx context.Context, c *queue.Client, ids []string, rep *reporter) []batch.JobReport {
+	pending := map[string]bool{}
+	for _, id := range ids {
+		pending[id] = true
+	}
+	var out []batch.JobReport
+	take := func(st queue.Status) {
+		if !pending[st.ID] || (st.State != queue.Processed && st.State != queue.Failed) {
+			return
+		}
+		delete(pending, st.ID)
+		jr := jobReport(st)
+		out = append(out, jr)
+		rep.jobDone(jr, st)
+	}
+	poll := func() {
+		sts, err := c.Statuses(ctx, "")
+		if err != nil {
+			return // the broker away: the next poll or the watch
+		}
+		for _, st := range sts {
+			take(st)
+		}
+	}
+	poll()
+	if len(pending) == 0 {
+		return out
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan queue.Status, 64)
+	go c.WatchStatuses(wctx, "", func(st queue.Status) bool {
+		select {
+		case ch <- st:
+			return true
+		case <-wctx.Done():
+			return false
+		}
+	})
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for len(pending) > 0 {
+		select {
+		case st := <-ch:
+			take(st)
+		case <-tick.C:
+			poll()
+		case <-ctx.Done():
+			return out
+		}
+	}
+	return out
+}
+
+// jobReport is the report entry of a finished job: its worker's
+// (Status.Result), made a failure with the status's reason when the job
+// failed (in the dead letters), or an entry of its own when no worker
+// converted it (a job dead-lettered without a conversion). A failure kind
+// the report does not know (redelivered, transient, fenced, ...) is
+// "error", the reason saying more.
+func jobReport(st queue.Status) batch.JobReport {
+	var jr batch.JobReport
+	if len(st.Result) == 0 || json.Unmarshal(st.Result, &jr) != nil || jr.File.Input == "" {
+		jr = batch.JobReport{File: batch.FileReport{Input: st.Input, Outputs: []batch.ReportOutput{}}}
+		jr.File.Input, jr.File.InputB64 = batch.ReportPath(st.Input)
+	}
+	if st.State == queue.Failed {
+		f := &jr.File
+		f.Status, f.Outputs = batch.StatusFailed, []batch.ReportOutput{}
+		f.Kind = st.Kind
+		if !slices.Contains(batch.FailureKinds(), f.Kind) {
+			f.Kind = "error"
+		}
+		if st.Reason != "" {
+			f.Reason = batch.ReportText(st.Reason)
+		}
+		if f.Reason == "" {
+			f.Reason = "failed on the workers"
+		}
+	}
+	return jr
+}
+
+// jobDone reports a finished job as done reports a file: "[3/10]
+// converted IN -> OUT on WORKER in 1.2s", a failure with its reason.
+func (r *reporter) jobDone(jr batch.JobReport, st queue.Status) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.count++
+	f := jr.File
+	d := time.Duration(f.DurationMS) * time.Millisecond
+	ev := logEvent{Level: "info", Event: string(f.Status), N: r.count, Total: r.total, Input: f.Input, InputB64: f.InputB64,
+		DurationMS: ms(d)}
+	var outs []string
+	for _, o := range f.Outputs {
+		if o.Written {
+			outs = append(outs, o.Path)
+		}
+	}
+	var text string
+	switch f.Status {
+	case batch.StatusConverted:
+		ev.Outputs = outs
+		text = fmt.Sprintf("[%d/%d] converted %s -> %s on %s in %.1fs", r.count, r.total, f.Input, strings.Join(outs, ", "), st.Worker, d.Seconds())
+	case batch.StatusFailed:
+		ev.Level, ev.Kind, ev.Message = "error", f.Kind, f.Reason
+		text = fmt.Sprintf("[%d/%d] failed %s", r.count, r.total, f.Reason)
+	default:
+		ev.Reason = f.Reason
+		text = fmt.Sprintf("[%d/%d] skipped %s (%s)", r.count, r.total, f.Input, f.Reason)
+	}
+	serious := f.Status == batch.StatusFailed
+	switch {
+	case r.bar != nil && isTerminal(r.out):
+		if serious {
+			r.emit(false, ev, "failed: "+f.Reason)
+		}
+	case !r.quiet || serious:
+		r.emit(true, ev, clean(text))
+	}
+	for _, w := range f.Warnings {
+		r.emit(false, logEvent{Level: "warning", Event: "warning", Input: f.Input, InputB64: f.InputB64, Message: w}, fmt.Sprintf("warning: %s: %s", f.Input, w))
+	}
+	if r.bar != nil {
+		r.bar.Add(1)
+	}
+}
+
+// jobSummary is summary for a submit's jobs: the counts, then every
+// failure with its reason.
+func (r *reporter) jobSummary(b *batchOutcome, jobs []batch.JobReport) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bar != nil {
+		r.bar.Finish()
+		r.bar.Clear()
+		r.bar = nil
+	}
+	el := time.Since(r.begin)
+	tail := fmt.Sprintf(" in %.1fs", el.Seconds())
+	if r.json {
+		ev := summaryEvent(b, el, tail)
+		ev.Interrupted = b.interrupted
+		for _, j := range jobs {
+			if j.File.Status == batch.StatusFailed {
+				ev.FailedFiles = append(ev.FailedFiles, failedLine{Input: j.File.Input, InputB64: j.File.InputB64, Kind: j.File.Kind, Message: j.File.Reason})
+			}
+		}
+		r.emit(false, ev, "")
+		return
+	}
+	r.emitSummary(b, el, tail)
+	if b.failed > 0 {
+		r.emit(false, logEvent{}, "failed files:")
+		for _, j := range jobs {
+			if j.File.Status == batch.StatusFailed {
+				r.emit(false, logEvent{}, "  "+clean(j.File.Reason))
+			}
+		}
+	}
+	if b.interrupted {
+		r.emit(false, logEvent{}, "interrupted: stopped waiting; the jobs not done yet stay queued")
+	}
+}

@@ -1,0 +1,646 @@
+package queue
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zeebo/xxh3"
+)
+
+// Names on the broker.
+const (
+	jobsStream    = "RAWBATCH_JOBS"
+	deadStream    = "RAWBATCH_DEAD"
+	jobsPrefix    = "rawbatch.job."
+	deadPrefix    = "rawbatch.dead."
+	leasesBucket  = "rawbatch_leases"
+	statusBucket  = "rawbatch_status"
+	workersBucket = "rawbatch_workers"
+	consumerPre   = "class-"
+	// opTimeout bounds every broker call, so that nothing blocks while the
+	// broker is stopped (SIGSTOP) or away.
+	opTimeout = 5 * time.Second
+	// maxAckPending is how many jobs of a class may be delivered and not
+	// acked at once, over all workers.
+	maxAckPending = 10000
+)
+
+// classNames are the names of Classes' classes, then the huge class.
+var classNames = []string{"le256m", "le512m", "le1g", "le2g", "le4g", "le8g", "le16g", "huge"}
+
+func classOf(estimate int64) string {
+	for i, b := range Classes {
+		if estimate <= b && i < len(classNames)-1 {
+			return classNames[i]
+		}
+	}
+	return classNames[len(classNames)-1]
+}
+
+// allClasses returns every class name, smallest first (one more than
+// Classes: the huge class).
+func allClasses() []string { return classNames[:len(Classes)+1] }
+
+func jobID(input string, size int64, mtime time.Time, settingsHash string) string {
+	var b strings.Builder
+	b.WriteString(input)
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatInt(size, 10))
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatInt(mtime.UnixNano(), 10))
+	b.WriteByte(0)
+	b.WriteString(settingsHash)
+	h := xxh3.HashString128(b.String()).Bytes()
+	return hex.EncodeToString(h[:])
+}
+
+// withDefaults returns o with its zero fields set to their defaults.
+func (o Options) withDefaults() Options {
+	if o.URL == "" {
+		o.URL = "nats://127.0.0.1:4222"
+	}
+	if o.AckWait <= 0 {
+		o.AckWait = DefaultAckWait
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.Beat <= 0 {
+		o.Beat = DefaultBeat
+	}
+	if o.MaxDeliver <= 0 {
+		o.MaxDeliver = DefaultMaxDeliver
+	}
+	if len(o.Backoff) == 0 {
+		o.Backoff = DefaultBackoff
+	}
+	if o.Name == "" {
+		host, _ := os.Hostname()
+		o.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	return o
+}
+
+// unavailable wraps err with ErrUnavailable when it says the broker
+// cannot be reached or did not answer in time.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrConnectionClosed) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoHeartbeat) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
+}
+
+// op returns ctx bounded by the client's call timeout.
+func (c *Client) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.timeout)
+}
+
+func connect(ctx context.Context, o Options) (*Client, error) {
+	o = o.withDefaults()
+	if o.AckWait <= o.LeaseTTL {
+		return nil, fmt.Errorf("queue: ack wait %v must be longer than the lease TTL %v", o.AckWait, o.LeaseTTL)
+	}
+	if o.Beat >= o.LeaseTTL {
+		return nil, fmt.Errorf("queue: beat %v must be shorter than the lease TTL %v", o.Beat, o.LeaseTTL)
+	}
+	dial := 2 * time.Second
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < dial {
+		dial = max(time.Until(d), 10*time.Millisecond)
+	}
+	wait := min(max(o.Beat/2, 250*time.Millisecond), time.Second)
+	nc, err := nats.Connect(o.URL, nats.Name(o.Name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(wait), nats.Timeout(dial), nats.PingInterval(max(o.Beat, time.Second)),
+		nats.MaxPingsOutstanding(3), nats.ReconnectBufSize(8<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, o.URL, err)
+	}
+	c := &Client{o: o, nc: nc, timeout: opTimeout, cons: map[string]jetstream.Consumer{}}
+	if err := c.setup(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// minServer is the oldest nats-server the queue runs on (Debian 12's).
+var minServer = [2]int{2, 9}
+
+// serverVersion parses "2.9.10" into its major and minor numbers.
+func serverVersion(v string) ([2]int, bool) {
+	f := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(f) < 2 {
+		return [2]int{}, false
+	}
+	maj, err1 := strconv.Atoi(f[0])
+	mnr, err2 := strconv.Atoi(f[1])
+	return [2]int{maj, mnr}, err1 == nil && err2 == nil
+}
+
+// setup checks the server and creates or updates the streams, consumers
+// and buckets.
+func (c *Client) setup(ctx context.Context) error {
+	url := c.nc.ConnectedUrlRedacted()
+	v := c.nc.ConnectedServerVersion()
+	if got, ok := serverVersion(v); ok && (got[0] < minServer[0] || got[0] == minServer[0] && got[1] < minServer[1]) {
+		return fmt.Errorf("queue: the NATS server at %s is version %s; rawbatch needs %d.%d or newer", url, v, minServer[0], minServer[1])
+	}
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return fmt.Errorf("queue: %s: %w", url, err)
+	}
+	c.js = js
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	if _, err := js.AccountInfo(octx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return fmt.Errorf("queue: the NATS server at %s has no JetStream (start it with -js): %w", url, err)
+		}
+		return fmt.Errorf("queue: JetStream at %s: %w", url, unavailable(err))
+	}
+	if err := c.ensureJobs(octx); err != nil {
+		return fmt.Errorf("queue: stream %s at %s: %w", jobsStream, url, unavailable(err))
+	}
+	c.deadS, err = js.CreateOrUpdateStream(octx, jetstream.StreamConfig{
+		Name:              deadStream,
+		Description:       "rawbatch dead letters: jobs that failed for good, with why",
+		Subjects:          []string{deadPrefix + ">"},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		MaxMsgsPerSubject: 1,
+		Replicas:          1,
+	})
+	if err != nil {
+		return fmt.Errorf("queue: stream %s at %s: %w", deadStream, url, unavailable(err))
+	}
+	kv := func(name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
+		b, err := js.CreateOrUpdateKeyValue(octx, jetstream.KeyValueConfig{
+			Bucket: name, Description: desc, History: 1, TTL: ttl,
+			Storage: jetstream.FileStorage, Replicas: 1,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("queue: bucket %s at %s: %w", name, url, unavailable(err))
+		}
+		return b, nil
+	}
+	if c.leases, err = kv(leasesBucket, "rawbatch: the lease of each running job", c.o.LeaseTTL); err != nil {
+		return err
+	}
+	if c.status, err = kv(statusBucket, "rawbatch: each job's status", 0); err != nil {
+		return err
+	}
+	if c.workers, err = kv(workersBucket, "rawbatch: the workers alive", 3*c.o.Beat); err != nil {
+		return err
+	}
+	for _, class := range allClasses() {
+		cons, err := js.CreateOrUpdateConsumer(octx, jobsStream, jetstream.ConsumerConfig{
+			Durable:       consumerPre + class,
+			Description:   "rawbatch workers taking jobs of class " + class,
+			FilterSubject: jobsPrefix + class + ".>",
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       c.o.AckWait,
+			MaxDeliver:    c.o.MaxDeliver + 2,
+			MaxAckPending: maxAckPending,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		if err != nil {
+			return fmt.Errorf("queue: consumer %s%s at %s: %w", consumerPre, class, url, unavailable(err))
+		}
+		c.cons[class] = cons
+	}
+	return nil
+}
+
+// ensureJobs creates the jobs stream or updates its bound.
+func (c *Client) ensureJobs(ctx context.Context) error {
+	cfg := jetstream.StreamConfig{
+		Name:                 jobsStream,
+		Description:          "rawbatch jobs: one per input file to convert",
+		Subjects:             []string{jobsPrefix + ">"},
+		Retention:            jetstream.WorkQueuePolicy,
+		Storage:              jetstream.FileStorage,
+		MaxMsgsPerSubject:    1,
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		MaxMsgs:              -1,
+		Replicas:             1,
+	}
+	s, err := c.js.Stream(ctx, jobsStream)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		if c.o.QueueMax > 0 {
+			cfg.MaxMsgs = int64(c.o.QueueMax)
+		}
+		c.jobs, err = c.js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // created meanwhile
+			c.jobs, err = c.js.Stream(ctx, jobsStream)
+		}
+		return err
+	case err != nil:
+		return err
+	}
+	c.jobs = s
+	old := s.CachedInfo().Config
+	if c.o.QueueMax > 0 && old.MaxMsgs != int64(c.o.QueueMax) {
+		old.MaxMsgs = int64(c.o.QueueMax)
+		c.jobs, err = c.js.UpdateStream(ctx, old)
+		return err
+	}
+	return nil
+}
+
+func (c *Client) close() {
+	if c == nil || c.nc == nil {
+		return
+	}
+	_ = c.nc.FlushTimeout(time.Second)
+	c.nc.Close()
+}
+
+func jobSubject(class, id string) string { return jobsPrefix + class + "." + id }
+func deadSubject(id string) string       { return deadPrefix + id }
+
+// validID: a job id is one subject token and one KV key.
+func validID(id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Why the jobs stream refused a message.
+const (
+	refusedOther  = iota
+	refusedQueued // the job's subject has its message: already queued
+	refusedFull   // the queue is at its bound (QueueMax)
+)
+
+// refusal tells a full queue from a job already queued by the error of a
+// publish. Both servers (2.9.10, 2.15) answer with the store failure code
+// 10077 and the store's message, "maximum messages per subject exceeded"
+// or "maximum messages exceeded".
+func refusal(err error) int {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return refusedOther
+	}
+	switch d := strings.ToLower(apiErr.Description); {
+	case strings.Contains(d, "maximum messages per subject exceeded"):
+		return refusedQueued
+	case strings.Contains(d, "maximum messages exceeded"):
+		return refusedFull
+	}
+	return refusedOther
+}
+
+// publish queues j with the de-duplication id msgID (j.ID when empty).
+func (c *Client) publish(ctx context.Context, j Job, msgID string) (bool, error) {
+	if !validID(j.ID) {
+		return false, fmt.Errorf("queue: job id %q of %s: not a valid id (JobID's hex digits)", j.ID, j.Input)
+	}
+	if j.Class == "" {
+		j.Class = classOf(j.Estimate)
+	}
+	if _, ok := c.cons[j.Class]; !ok {
+		return false, fmt.Errorf("queue: job %s of %s: unknown class %q", j.ID, j.Input, j.Class)
+	}
+	if j.Submitted.IsZero() {
+		j.Submitted = time.Now()
+	}
+	if j.Submitter == "" {
+		j.Submitter = c.o.Name
+	}
+	if msgID == "" {
+		msgID = j.ID
+	}
+	subj := jobSubject(j.Class, j.ID)
+	data, err := json.Marshal(j)
+	if err != nil {
+		return false, fmt.Errorf("queue: job %s of %s: %w", j.ID, j.Input, err)
+	}
+	// Already queued (or running)? The one message per subject says so;
+	// asking first tells it from a full queue on every server version.
+	octx, cancel := c.op(ctx)
+	_, err = c.jobs.GetLastMsgForSubject(octx, subj)
+	cancel()
+	if err == nil {
+		return false, nil
+	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, fmt.Errorf("queue: job %s of %s: %w", j.ID, j.Input, unavailable(err))
+	}
+	// The status's revision before publishing: after it, the status is set
+	// to queued only if no worker has written it meanwhile.
+	var rev uint64
+	octx, cancel = c.op(ctx)
+	e, err := c.status.Get(octx, j.ID)
+	cancel()
+	if err == nil {
+		rev = e.Revision()
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, fmt.Errorf("queue: status of job %s of %s: %w", j.ID, j.Input, unavailable(err))
+	}
+	delay := 100 * time.Millisecond
+	for {
+		octx, cancel = c.op(ctx)
+		ack, err := c.js.PublishMsg(octx, &nats.Msg{Subject: subj, Data: data}, jetstream.WithMsgID(msgID))
+		cancel()
+		if err == nil {
+			if ack.Duplicate {
+				return false, nil
+			}
+			break
+		}
+		switch refusal(err) {
+		case refusedQueued:
+			return false, nil // queued meanwhile by another submit
+		case refusedOther:
+			return false, fmt.Errorf("queue: publishing job %s of %s: %w", j.ID, j.Input, unavailable(err))
+		}
+		// The queue is full: wait for room (backpressure).
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("queue: publishing job %s of %s: waiting for room in the queue: %w", j.ID, j.Input, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+	st := Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, State: Queued, Queued: j.Submitted}
+	b, _ := json.Marshal(st)
+	octx, cancel = c.op(ctx)
+	defer cancel()
+	if rev == 0 {
+		_, err = c.status.Create(octx, j.ID, b)
+	} else {
+		_, err = c.status.Update(octx, j.ID, b, rev)
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return true, fmt.Errorf("queue: status of job %s of %s: %w", j.ID, j.Input, unavailable(err))
+	}
+	return true, nil
+}
+
+// putStatus writes st (bounded by the call timeout, whatever ctx).
+func (c *Client) putStatus(st Status) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	octx, cancel := c.op(context.Background())
+	defer cancel()
+	_, err = c.status.Put(octx, st.ID, b)
+	return unavailable(err)
+}
+
+// statuses reads every status (of batch) once.
+func (c *Client) statuses(ctx context.Context, batch string) ([]Status, error) {
+	var r []Status
+	err := c.watchKV(ctx, c.status, false, func(e jetstream.KeyValueEntry) bool {
+		var st Status
+		if json.Unmarshal(e.Value(), &st) == nil && (batch == "" || st.Batch == batch) {
+			r = append(r, st)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: statuses: %w", err)
+	}
+	return r, nil
+}
+
+func (c *Client) watchStatuses(ctx context.Context, batch string, fn func(Status) bool) error {
+	err := c.watchKV(ctx, c.status, true, func(e jetstream.KeyValueEntry) bool {
+		var st Status
+		if json.Unmarshal(e.Value(), &st) != nil || batch != "" && st.Batch != batch {
+			return true
+		}
+		return fn(st)
+	})
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("queue: watching statuses: %w", err)
+	}
+	return nil
+}
+
+// watchKV calls fn with each value of bucket kv (not the deleted ones):
+// the current ones, then, when live, each new one until ctx ends or fn
+// returns false. Reading the current ones is bounded by the call timeout
+// when ctx has no deadline.
+func (c *Client) watchKV(ctx context.Context, kv jetstream.KeyValue, live bool, fn func(jetstream.KeyValueEntry) bool) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := kv.WatchAll(wctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return unavailable(err)
+	}
+	defer w.Stop()
+	initial := time.NewTimer(c.timeout)
+	defer initial.Stop()
+	for {
+		var timeout <-chan time.Time
+		if !live {
+			timeout = initial.C
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout:
+			return fmt.Errorf("%w: reading bucket %s: %w", ErrUnavailable, kv.Bucket(), context.DeadlineExceeded)
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("%w: watch of bucket %s ended", ErrUnavailable, kv.Bucket())
+			}
+			if e == nil { // the current values are all in
+				if !live {
+					return nil
+				}
+				initial.Stop()
+				continue
+			}
+			if !fn(e) {
+				return nil
+			}
+		}
+	}
+}
+
+// deadLetter publishes dl (replacing an older one of the same job).
+func (c *Client) deadLetter(dl DeadLetter) error {
+	b, err := json.Marshal(dl)
+	if err != nil {
+		return err
+	}
+	octx, cancel := c.op(context.Background())
+	defer cancel()
+	_, err = c.js.Publish(octx, deadSubject(dl.Job.ID), b)
+	return unavailable(err)
+}
+
+func (c *Client) dead(ctx context.Context, batch string) ([]DeadLetter, error) {
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	info, err := c.deadS.Info(octx)
+	if err != nil {
+		return nil, fmt.Errorf("queue: dead letters: %w", unavailable(err))
+	}
+	if info.State.Msgs == 0 {
+		return nil, nil
+	}
+	oc, err := c.js.OrderedConsumer(octx, deadStream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("queue: dead letters: %w", unavailable(err))
+	}
+	var r []DeadLetter
+	for {
+		mb, err := oc.Fetch(100, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("queue: dead letters: %w", unavailable(err))
+		}
+		n, last := 0, false
+		for m := range mb.Messages() {
+			n++
+			var dl DeadLetter
+			if json.Unmarshal(m.Data(), &dl) == nil && (batch == "" || dl.Job.Batch == batch) {
+				r = append(r, dl)
+			}
+			if md, err := m.Metadata(); err == nil && md.NumPending == 0 {
+				last = true
+			}
+		}
+		if err := mb.Error(); err != nil {
+			return nil, fmt.Errorf("queue: dead letters: %w", unavailable(err))
+		}
+		if last || n == 0 {
+			return r, nil
+		}
+		if octx.Err() != nil {
+			return nil, fmt.Errorf("queue: dead letters: %w", unavailable(octx.Err()))
+		}
+	}
+}
+
+func (c *Client) deadLetterOf(ctx context.Context, id string) (DeadLetter, error) {
+	if !validID(id) {
+		return DeadLetter{}, fmt.Errorf("queue: dead letter %q: %w", id, ErrNotFound)
+	}
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	m, err := c.deadS.GetLastMsgForSubject(octx, deadSubject(id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, ErrNotFound)
+	} else if err != nil {
+		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, unavailable(err))
+	}
+	var dl DeadLetter
+	if err := json.Unmarshal(m.Data, &dl); err != nil {
+		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, err)
+	}
+	return dl, nil
+}
+
+func (c *Client) removeDead(ctx context.Context, id string) error {
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	if err := c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(id))); err != nil {
+		return fmt.Errorf("queue: removing the dead letter of job %s: %w", id, unavailable(err))
+	}
+	return nil
+}
+
+func (c *Client) retry(ctx context.Context, id string) error {
+	dl, err := c.deadLetterOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	j := dl.Job
+	j.Submitted = time.Now()
+	// A new de-duplication id: the job's own may still be in the window.
+	if _, err := c.publish(ctx, j, fmt.Sprintf("%s-retry-%d", j.ID, time.Now().UnixNano())); err != nil {
+		return err
+	}
+	return c.removeDead(ctx, id)
+}
+
+func (c *Client) purge(ctx context.Context, id string) error {
+	if _, err := c.deadLetterOf(ctx, id); err != nil {
+		return err
+	}
+	if err := c.removeDead(ctx, id); err != nil {
+		return err
+	}
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	if err := c.status.Delete(octx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("queue: status of job %s: %w", id, unavailable(err))
+	}
+	return nil
+}
+
+func (c *Client) info(ctx context.Context) (QueueInfo, error) {
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	qi := QueueInfo{Depth: map[string]int{}}
+	for _, class := range allClasses() {
+		ci, err := c.cons[class].Info(octx)
+		if err != nil {
+			return QueueInfo{}, fmt.Errorf("queue: consumer %s%s: %w", consumerPre, class, unavailable(err))
+		}
+		qi.Depth[class] = int(ci.NumPending)
+		qi.InFlight += ci.NumAckPending
+	}
+	si, err := c.jobs.Info(octx)
+	if err != nil {
+		return QueueInfo{}, fmt.Errorf("queue: stream %s: %w", jobsStream, unavailable(err))
+	}
+	if si.State.Msgs > 0 && !si.State.FirstTime.IsZero() {
+		qi.Oldest = max(time.Since(si.State.FirstTime).Seconds(), 0)
+	}
+	di, err := c.deadS.Info(octx)
+	if err != nil {
+		return QueueInfo{}, fmt.Errorf("queue: stream %s: %w", deadStream, unavailable(err))
+	}
+	qi.Dead = int(di.State.Msgs)
+	err = c.watchKV(octx, c.workers, false, func(e jetstream.KeyValueEntry) bool {
+		var wi WorkerInfo
+		if json.Unmarshal(e.Value(), &wi) == nil {
+			qi.Workers = append(qi.Workers, wi)
+		}
+		return true
+	})
+	if err != nil {
+		return QueueInfo{}, fmt.Errorf("queue: workers: %w", err)
+	}
+	return qi, nil
+}
+
+// workerKey is a worker name as a KV key (host:pid has a colon).
+func workerKey(name string) string {
+	b := []byte(name)
+	for i, r := range b {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			b[i] = '_'
+		}
+	}
+	return strings.Trim(string(b), ".")
+}

@@ -1,0 +1,485 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// idleWait is how long the worker waits before asking again when no class
+// it can take had a job.
+const idleWait = 250 * time.Millisecond
+
+// running is a job a worker runs.
+type running struct {
+	job     Job
+	attempt int
+}
+
+// workerState is what one Run keeps.
+type workerState struct {
+	w    *Worker
+	c    *Client
+	name string
+
+	mu       sync.Mutex
+	run      map[string]running
+	reserved int64         // the estimates of the running jobs, bytes
+	freed    chan struct{} // a job ended (buffered 1)
+	wg       sync.WaitGroup
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.Log != nil {
+		w.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+func (w *Worker) run(ctx context.Context) error {
+	if w.Client == nil || w.Sched == nil || w.Convert == nil {
+		return errors.New("queue: Worker needs Client, Sched and Convert")
+	}
+	c := w.Client
+	ws := &workerState{w: w, c: c, name: c.o.Name, run: map[string]running{}, freed: make(chan struct{}, 1)}
+	jobs := max(w.Jobs, 1)
+
+	// The jobs' context outlives ctx by Grace.
+	jobCtx, jobCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer jobCancel()
+	stopGrace := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(w.Grace, jobCancel)
+		context.AfterFunc(jobCtx, func() { t.Stop() })
+	})
+	defer stopGrace()
+
+	// The registry, every beat until Run returns.
+	regDone := make(chan struct{})
+	regStopped := make(chan struct{})
+	go func() {
+		defer close(regStopped)
+		t := time.NewTicker(c.o.Beat)
+		defer t.Stop()
+		for {
+			ws.register()
+			select {
+			case <-regDone:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	defer func() {
+		close(regDone)
+		<-regStopped
+		octx, cancel := c.op(context.Background())
+		_ = c.workers.Delete(octx, workerKey(ws.name))
+		cancel()
+	}()
+
+	away := false     // the broker is unreachable
+	delay := idleWait // before the next try after an error
+	for ctx.Err() == nil {
+		ws.mu.Lock()
+		n := len(ws.run)
+		ws.mu.Unlock()
+		if n >= jobs {
+			select {
+			case <-ctx.Done():
+			case <-ws.freed:
+			}
+			continue
+		}
+		took, err := ws.takeOne(jobCtx)
+		if err != nil {
+			if !away {
+				w.logf("broker unreachable, retrying: %v", err)
+				away = true
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, 2*time.Second)
+			continue
+		}
+		if away {
+			w.logf("reconnected to the broker")
+			away = false
+		}
+		delay = idleWait
+		if !took {
+			select {
+			case <-ctx.Done():
+			case <-ws.freed:
+			case <-time.After(idleWait):
+			}
+		}
+	}
+	ws.wg.Wait()
+	return nil
+}
+
+// free returns the bytes of the budget a new job may take: the budget
+// less what the scheduler holds or the running jobs' estimates, whichever
+// is more (a job just taken has not been admitted yet).
+func (ws *workerState) free() int64 {
+	s := ws.w.Sched
+	ws.mu.Lock()
+	used := max(s.InUse(), ws.reserved)
+	ws.mu.Unlock()
+	return s.Budget() - used
+}
+
+// takeOne fetches at most one job, from the largest class that fits the
+// free budget down to the smallest, and starts it. It returns whether it
+// took one; an error means the broker did not answer.
+func (ws *workerState) takeOne(jobCtx context.Context) (bool, error) {
+	c := ws.c
+	if !c.nc.IsConnected() {
+		return false, fmt.Errorf("%w: %s", ErrUnavailable, c.nc.Status())
+	}
+	free := ws.free()
+	budget := ws.w.Sched.Budget()
+	classes := allClasses()
+	var failed error
+	for i := len(classes) - 1; i >= 0; i-- {
+		class := classes[i]
+		// A job of a bounded class fits when its bound does; a job of the
+		// huge class is taken only with room for the largest bound and its
+		// own estimate. (Fetching a job that does not fit and handing it
+		// back would count a delivery against its MaxDeliver.)
+		if i < len(Classes) && Classes[i] > min(free, budget) || i == len(Classes) && free < Classes[len(Classes)-1] {
+			continue
+		}
+		mb, err := c.cons[class].FetchNoWait(1)
+		if err != nil {
+			failed = err
+			continue
+		}
+		var msg jetstream.Msg
+		for m := range mb.Messages() {
+			msg = m
+		}
+		if err := mb.Error(); err != nil && msg == nil {
+			failed = err
+			continue
+		}
+		if msg == nil {
+			continue
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			_ = msg.Term()
+			ws.w.logf("job %s: no metadata: %v (dropped)", msg.Subject(), err)
+			continue
+		}
+		var j Job
+		if err := json.Unmarshal(msg.Data(), &j); err != nil || !validID(j.ID) {
+			_ = msg.Term()
+			ws.w.logf("job %s: not a job: %v (dropped)", msg.Subject(), err)
+			continue
+		}
+		if j.Estimate > free {
+			// It does not fit now: hand it back, try a smaller class.
+			_ = msg.NakWithDelay(c.o.Beat)
+			continue
+		}
+		ws.start(jobCtx, msg, j, int(md.NumDelivered))
+		return true, nil
+	}
+	if failed != nil {
+		return false, unavailable(failed)
+	}
+	return false, nil
+}
+
+func (ws *workerState) start(jobCtx context.Context, msg jetstream.Msg, j Job, attempt int) {
+	ws.mu.Lock()
+	ws.run[j.ID] = running{job: j, attempt: attempt}
+	ws.reserved += j.Estimate
+	ws.mu.Unlock()
+	ws.wg.Add(1)
+	go func() {
+		defer ws.wg.Done()
+		ws.handle(jobCtx, msg, j, attempt)
+		ws.mu.Lock()
+		delete(ws.run, j.ID)
+		ws.reserved -= j.Estimate
+		ws.mu.Unlock()
+		select {
+		case ws.freed <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// register writes the worker's entry in the registry.
+func (ws *workerState) register() {
+	wi := WorkerInfo{Name: ws.name, Budget: ws.w.Sched.Budget(), InUse: ws.w.Sched.InUse(), Jobs: max(ws.w.Jobs, 1), Seen: time.Now()}
+	ws.mu.Lock()
+	for id, r := range ws.run {
+		wi.Running = append(wi.Running, id)
+		wi.Inputs = append(wi.Inputs, r.job.Input)
+	}
+	ws.mu.Unlock()
+	b, _ := json.Marshal(wi)
+	octx, cancel := ws.c.op(context.Background())
+	defer cancel()
+	_, _ = ws.c.workers.Put(octx, workerKey(ws.name), b)
+}
+
+// lease is one delivery's lease: its revision is the fencing token.
+type lease struct {
+	c      *Client
+	id     string
+	val    []byte
+	mu     sync.Mutex
+	rev    uint64
+	lost   bool
+	ch     chan struct{} // closed when lost
+	dead   *time.Timer   // fences when no renewal succeeded for LeaseTTL − Beat
+	ok     time.Time     // the last successful renewal (or the creation)
+	onLost func()
+}
+
+func (l *lease) setLost() {
+	if !l.lost {
+		l.lost = true
+		close(l.ch)
+		l.dead.Stop()
+		if l.onLost != nil {
+			go l.onLost()
+		}
+	}
+}
+
+// renew renews the lease now; nil when it is still this delivery's.
+func (l *lease) renew() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost {
+		return fmt.Errorf("job %s: %w", l.id, ErrFenced)
+	}
+	c := l.c
+	octx, cancel := context.WithTimeout(context.Background(), min(c.timeout, c.o.Beat))
+	defer cancel()
+	rev, err := c.leases.Update(octx, l.id, l.val, l.rev)
+	if err == nil {
+		l.rev, l.ok = rev, time.Now()
+		l.dead.Reset(c.o.LeaseTTL - c.o.Beat)
+		return nil
+	}
+	var apiErr *jetstream.APIError
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) ||
+		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		l.setLost()
+		return fmt.Errorf("job %s: lease taken over: %w", l.id, ErrFenced)
+	}
+	// Not renewed (the broker is away): not safe to commit now, but the
+	// lease may still be ours until the deadline timer says otherwise.
+	return fmt.Errorf("job %s: lease not renewed: %w: %w", l.id, ErrFenced, unavailable(err))
+}
+
+func (l *lease) isLost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+// release deletes the lease if it is still this delivery's.
+func (l *lease) release() {
+	l.mu.Lock()
+	rev := l.rev
+	l.dead.Stop()
+	l.mu.Unlock()
+	octx, cancel := l.c.op(context.Background())
+	defer cancel()
+	_ = l.c.leases.Delete(octx, l.id, jetstream.LastRevision(rev))
+}
+
+// handle runs one delivery to its end.
+func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, attempt int) {
+	w, c := ws.w, ws.c
+	m := w.Metrics
+	base := Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, Queued: j.Submitted, Attempt: attempt, Worker: ws.name}
+	ack := func() {
+		octx, cancel := c.op(context.Background())
+		defer cancel()
+		if err := msg.DoubleAck(octx); err != nil {
+			w.logf("job %s (%s): ack failed: %v (its redelivery will find it done)", j.ID, j.Input, err)
+		}
+	}
+	if m != nil && attempt > 1 {
+		m.redelivered()
+	}
+	if attempt > c.o.MaxDeliver {
+		reason := fmt.Sprintf("delivered %d times without finishing (it killed or stalled its workers); not converted again", attempt-1)
+		ws.fail(msg, j, base, attempt, "redelivered", reason, ack)
+		return
+	}
+
+	// The lease.
+	val, _ := json.Marshal(struct {
+		Worker  string    `json:"worker"`
+		Attempt int       `json:"attempt"`
+		Since   time.Time `json:"since"`
+	}{ws.name, attempt, time.Now()})
+	octx, cancel := c.op(context.Background())
+	rev, err := c.leases.Create(octx, j.ID, val)
+	cancel()
+	if err != nil {
+		delay := c.o.Beat
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			octx, cancel := c.op(context.Background())
+			if e, gerr := c.leases.Get(octx, j.ID); gerr == nil {
+				if rest := c.o.LeaseTTL - time.Since(e.Created()); rest > 0 {
+					delay = rest + 100*time.Millisecond
+				}
+			}
+			cancel()
+			w.logf("job %s (%s): attempt %d: leased by another worker; handed back for %v", j.ID, j.Input, attempt, delay.Round(time.Millisecond))
+		} else {
+			w.logf("job %s (%s): attempt %d: no lease: %v; handed back", j.ID, j.Input, attempt, err)
+		}
+		_ = msg.NakWithDelay(delay)
+		return
+	}
+	l := &lease{c: c, id: j.ID, val: val, rev: rev, ch: make(chan struct{}), ok: time.Now()}
+	l.onLost = func() {
+		if m != nil {
+			m.leaseLost()
+		}
+		w.logf("job %s (%s): attempt %d: lease lost (fenced): stopping, committing nothing", j.ID, j.Input, attempt)
+	}
+	l.dead = time.AfterFunc(c.o.LeaseTTL-c.o.Beat, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if time.Since(l.ok) >= c.o.LeaseTTL-c.o.Beat { // not renewed meanwhile
+			l.setLost()
+		}
+	})
+	defer l.release()
+
+	st := base
+	st.State, st.Started = Processing, time.Now()
+	if err := c.putStatus(st); err != nil {
+		w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
+	}
+	w.logf("job %s (%s): attempt %d: taken", j.ID, j.Input, attempt)
+	if m != nil {
+		m.inflight(1)
+		defer m.inflight(-1)
+	}
+
+	// The beat: renew the lease and extend the ack deadline.
+	beatDone := make(chan struct{})
+	beatStopped := make(chan struct{})
+	go func() {
+		defer close(beatStopped)
+		t := time.NewTicker(c.o.Beat)
+		defer t.Stop()
+		for {
+			select {
+			case <-beatDone:
+				return
+			case <-l.ch:
+				return
+			case <-t.C:
+			}
+			if err := l.renew(); err == nil {
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	out := w.Convert(jobCtx, Delivery{Job: j, Attempt: attempt, Lost: l.ch, Fence: l.renew})
+	close(beatDone)
+	<-beatStopped
+
+	if l.isLost() {
+		// Whatever Convert says, another worker may own the job now: no
+		// ack, no status, no dead letter (never both a commit and a dead
+		// letter). A conversion that committed before the loss is found
+		// up to date by the redelivery.
+		out.Result = Fenced
+	}
+	switch out.Result {
+	case Done:
+		st.State, st.Ended = Processed, time.Now()
+		st.Kind, st.Reason = "", ""
+		st.Result, st.Stages = out.Report, out.Stages
+		if err := c.putStatus(st); err != nil {
+			w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
+		}
+		ack()
+		if m != nil {
+			m.done(out)
+		}
+		w.logf("job %s (%s): attempt %d: done", j.ID, j.Input, attempt)
+	case Permanent:
+		st.Result, st.Stages = out.Report, out.Stages
+		ws.fail(msg, j, st, attempt, out.Kind, out.Reason, ack)
+	case Transient:
+		if attempt <= len(c.o.Backoff) {
+			d := c.o.Backoff[attempt-1]
+			st.State, st.Kind = Retrying, out.Kind
+			if st.Kind == "" {
+				st.Kind = "transient"
+			}
+			st.Reason = fmt.Sprintf("%s; next attempt in %v", out.Reason, d)
+			st.Result, st.Stages = out.Report, out.Stages
+			if err := c.putStatus(st); err != nil {
+				w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
+			}
+			_ = msg.NakWithDelay(d)
+			if m != nil {
+				m.file("retried")
+			}
+			w.logf("job %s (%s): attempt %d: transient failure: %s; retry in %v", j.ID, j.Input, attempt, out.Reason, d)
+			return
+		}
+		kind := out.Kind
+		if kind == "" {
+			kind = "transient"
+		}
+		st.Result, st.Stages = out.Report, out.Stages
+		ws.fail(msg, j, st, attempt, kind, fmt.Sprintf("transient failure persisted after %d attempts: %s", attempt, out.Reason), ack)
+	case Fenced:
+		if m != nil {
+			m.file("fenced")
+		}
+		w.logf("job %s (%s): attempt %d: fenced: nothing committed, not acked", j.ID, j.Input, attempt)
+	case Stopped:
+		st.State, st.Started = Queued, time.Time{}
+		if err := c.putStatus(st); err != nil {
+			w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
+		}
+		_ = msg.Nak()
+		w.logf("job %s (%s): attempt %d: stopped (shutting down): handed back", j.ID, j.Input, attempt)
+	}
+}
+
+// fail dead-letters the job, sets its status failed and acks it, in this
+// order: a crash in between leaves it redelivered, never lost.
+func (ws *workerState) fail(msg jetstream.Msg, j Job, st Status, attempt int, kind, reason string, ack func()) {
+	w, c := ws.w, ws.c
+	now := time.Now()
+	if err := c.deadLetter(DeadLetter{Job: j, Kind: kind, Reason: reason, Attempts: attempt, Worker: ws.name, Time: now}); err != nil {
+		w.logf("job %s (%s): dead letter not written: %v; handed back", j.ID, j.Input, err)
+		_ = msg.NakWithDelay(c.o.Beat)
+		return
+	}
+	st.State, st.Kind, st.Reason, st.Ended = Failed, kind, reason, now
+	if err := c.putStatus(st); err != nil {
+		w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
+	}
+	ack()
+	if w.Metrics != nil {
+		w.Metrics.file("failed")
+	}
+	w.logf("job %s (%s): attempt %d: failed (%s): %s", j.ID, j.Input, attempt, kind, reason)
+}
