@@ -60,7 +60,7 @@ type cluster struct {
 	mu      sync.Mutex
 	broker  *exec.Cmd
 	brokerN int
-	workers []*worker
+	workers []*distWorker
 	bg      []*exec.Cmd // background commands (submit --wait)
 	qc      *queue.Client
 	done    bool
@@ -190,9 +190,9 @@ func (c *cluster) signalBroker(sig syscall.Signal) {
 	}
 }
 
-// worker is one supervised `rawbatch work` process: restarted when it
+// distWorker is one supervised `rawbatch work` process: restarted when it
 // dies of a signal while restart is set.
-type worker struct {
+type distWorker struct {
 	c     *cluster
 	n     int
 	args  []string
@@ -209,17 +209,17 @@ type worker struct {
 // extra is added to the environment of its first run only (a restarted
 // worker runs without it). With restart set, a run that dies of a signal
 // is started again after 100 ms (systemd's Restart=always).
-func (c *cluster) startWorker(restart bool, extra []string, args ...string) *worker {
+func (c *cluster) startWorker(restart bool, extra []string, args ...string) *distWorker {
 	c.t.Helper()
 	c.mu.Lock()
-	w := &worker{c: c, n: len(c.workers), args: args, extra: extra, restart: restart}
+	w := &distWorker{c: c, n: len(c.workers), args: args, extra: extra, restart: restart}
 	c.workers = append(c.workers, w)
 	c.mu.Unlock()
 	w.start()
 	return w
 }
 
-func (w *worker) start() {
+func (w *distWorker) start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.runs++
@@ -257,7 +257,7 @@ func (w *worker) start() {
 }
 
 // pid is the process id of the worker's current run.
-func (w *worker) pid() int {
+func (w *distWorker) pid() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cmd.Process.Pid
@@ -265,7 +265,7 @@ func (w *worker) pid() int {
 
 // kill sends SIGKILL to the worker's current run and waits for its end
 // (the supervisor then restarts it if restart is set).
-func (w *worker) kill() {
+func (w *distWorker) kill() {
 	w.mu.Lock()
 	cmd, exited := w.cmd, w.exited
 	w.mu.Unlock()
@@ -278,7 +278,7 @@ func (w *worker) kill() {
 }
 
 // runs returns how many times the worker was started.
-func (w *worker) started() int {
+func (w *distWorker) started() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.runs
@@ -511,7 +511,7 @@ func (c *cluster) temps() []string {
 
 // workerLogs returns the text of every run's log of worker w (all
 // workers when w is nil).
-func (c *cluster) workerLogs(w *worker) string {
+func (c *cluster) workerLogs(w *distWorker) string {
 	pattern := "worker*.log"
 	if w != nil {
 		pattern = fmt.Sprintf("worker%d.*.log", w.n)
@@ -526,18 +526,19 @@ func (c *cluster) workerLogs(w *worker) string {
 	return b.String()
 }
 
-// commitLineRE matches a worker's log line of a job it converted and
-// committed (outputs and records written): the commits counted by the
-// checks. A conversion that was fenced, failed or found up to date logs
-// something else.
-var commitLineRE = regexp.MustCompile(`(?m)^.*\bconverted\b.*$`)
+// commitLineRE matches a worker's log line of a job whose outputs and
+// records it wrote (`rawbatch work` logs "job ID (INPUT): attempt N:
+// committed" after the runner wrote the records): the commits counted by
+// the checks. A conversion that was fenced, failed or found up to date
+// logs no such line.
+var commitLineRE = regexp.MustCompile(`(?m)^.*: attempt \d+: committed$`)
 
 // commits counts, per input base name, the commit lines in logs.
 func commits(logs string, names []string) map[string]int {
 	n := map[string]int{}
 	for _, line := range commitLineRE.FindAllString(logs, -1) {
 		for _, name := range names {
-			if strings.Contains(line, name) {
+			if strings.Contains(line, string(filepath.Separator)+name+")") {
 				n[name]++
 			}
 		}
@@ -697,6 +698,7 @@ func (c *cluster) client() *queue.Client {
 // info returns the queue's state (nil error or the test fails).
 func (c *cluster) info() queue.QueueInfo {
 	c.t.Helper()
+	c.client()
 	qi, err := c.tryInfo()
 	if err != nil {
 		c.t.Fatalf("queue info: %v", err)

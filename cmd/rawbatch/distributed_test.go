@@ -42,7 +42,7 @@ var convertCountsRE = regexp.MustCompile(`(\d+) converted, (\d+) skipped`)
 // against the broker c runs: 60 commits, every worker did some, no dead
 // letter, a second submit queues nothing, convert then converts nothing.
 func basicRun(t *testing.T, c *cluster) {
-	ws := []*worker{c.startWorker(false, nil), c.startWorker(false, nil), c.startWorker(false, nil)}
+	ws := []*distWorker{c.startWorker(false, nil), c.startWorker(false, nil), c.startWorker(false, nil)}
 	c.waitWorkers(3)
 	names := c.synthInputs(distFiles)
 	code, stdout, stderr := c.submit("--wait", "--report", filepath.Join(c.dir, "report.json"))
@@ -190,7 +190,7 @@ func TestDistributedBrokerKilled(t *testing.T) {
 	c := newCluster(t)
 	c.startBroker()
 	const held = "f020.dng"
-	var ws []*worker
+	var ws []*distWorker
 	for range 3 {
 		ws = append(ws, c.startWorker(false, []string{"RAWBATCH_TEST_FAULT=gate=" + held}))
 	}
@@ -248,7 +248,7 @@ func TestDistributedPoisonSet(t *testing.T) {
 	c.synthInput("killer.dng", 73)
 	names = append(names, "truncated.dng", "crash.dng", "flaky.dng", "killer.dng")
 	c.env = append(c.env, "RAWBATCH_TEST_FAULT=crash=crash.dng,transient=flaky.dng:2,killworker=killer.dng")
-	ws := []*worker{c.startWorker(true, nil), c.startWorker(true, nil), c.startWorker(true, nil)}
+	ws := []*distWorker{c.startWorker(true, nil), c.startWorker(true, nil), c.startWorker(true, nil)}
 	c.waitWorkers(3)
 	code, stdout, stderr := c.submit("--wait")
 	if code != 1 {
@@ -293,7 +293,7 @@ func TestDistributedPartition(t *testing.T) {
 	c.startBroker()
 	held := []string{"f005.dng", "f006.dng", "f007.dng"}
 	fault := "RAWBATCH_TEST_FAULT=gate=" + strings.Join(held, ",gate=")
-	var ws []*worker
+	var ws []*distWorker
 	for range 3 {
 		ws = append(ws, c.startWorker(false, []string{fault}))
 	}
