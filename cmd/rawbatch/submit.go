@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/batch"
 	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 // SubmitOptions are the options of `rawbatch submit`: convert's, the
@@ -200,10 +202,15 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		case t.Done != nil:
 			settle(*t.Done)
 			continue
-		case t.Err != nil:
+		case t.Err != nil && !errors.Is(t.Err, rawerr.ErrCorrupt) && !errors.Is(t.Err, rawerr.ErrUnsupported):
 			settle(batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
 			continue
 		}
+		// A file whose header is corrupt or unsupported is queued all the
+		// same: a worker finds it so on its first attempt and puts it in
+		// the dead letters with the reason (issue 15: every submitted job
+		// ends processed or dead-lettered).
+		t.Err = nil
 		job, err := submitJob(r, t, name)
 		if err != nil {
 			return err
