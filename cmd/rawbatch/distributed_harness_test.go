@@ -84,6 +84,12 @@ func newCluster(t *testing.T) *cluster {
 	}
 	c.env = append(os.Environ(),
 		"RAWBATCH_NATS="+c.url,
+		// Every client sets the consumers' ack wait and redelivery
+		// bound when it connects (the last one wins): submit, status and
+		// dead must have the workers' timings, as the docs tell a
+		// studio to set them on every host.
+		"RAWBATCH_ACK_WAIT=3s", "RAWBATCH_LEASE_TTL=2s", "RAWBATCH_BEAT=500ms", "RAWBATCH_MAX_DELIVER=5",
+		"RAWBATCH_RETRY_BACKOFF=500ms,500ms,500ms",
 		"RAWBATCH_MIN_AGE=0s",
 		"RAWBATCH_CACHE_DIR="+filepath.Join(dir, "cache"),
 		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
@@ -740,6 +746,26 @@ func (c *cluster) statuses() map[string]queue.Status {
 func (c *cluster) waitWorkers(n int) {
 	c.t.Helper()
 	c.waitFor(fmt.Sprintf("%d workers registered", n), func() bool { return len(c.info().Workers) >= n })
+}
+
+// waitWorkersBack waits until n workers have refreshed their registry
+// entry after t0 (they reach the broker again: reconnected by
+// themselves).
+func (c *cluster) waitWorkersBack(n int, t0 time.Time) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("%d workers back in the registry", n), func() bool {
+		qi, err := c.tryInfo()
+		if err != nil {
+			return false
+		}
+		k := 0
+		for _, w := range qi.Workers {
+			if w.Seen.After(t0) {
+				k++
+			}
+		}
+		return k >= n
+	})
 }
 
 // depth is the number of jobs waiting, all classes.
