@@ -218,6 +218,8 @@ func TestDistributedBrokerKilled(t *testing.T) {
 	c.waitWorkersBack(len(ws), restarted)
 	if st := c.statuses()[held]; st.State != queue.Processed {
 		t.Errorf("%s: status %s, want processed", held, st.State)
+	} else {
+		t.Logf("%s: processed at attempt %d, %v after the broker's restart", held, st.Attempt, st.Ended.Sub(restarted).Round(10*time.Millisecond))
 	}
 }
 
@@ -339,6 +341,7 @@ func TestDistributedPartition(t *testing.T) {
 		if rs := c.records()[h]; len(rs) == 1 && rs[0].Written.Before(resumed) {
 			t.Errorf("%s: record written at %v, before the broker resumed (%v)", h, rs[0].Written, resumed)
 		}
+		t.Logf("%s: attempt %d started %v after the broker resumed", h, sts[h].Attempt, sts[h].Started.Sub(resumed).Round(10*time.Millisecond))
 	}
 	c.waitWorkersBack(len(ws), resumed)
 	t.Logf("workers fenced %v after the broker stopped", fenced.Round(10*time.Millisecond))
