@@ -31,6 +31,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -82,6 +83,13 @@ type Options struct {
 	QueueMax int
 	// Name identifies this client (a worker: host:pid) on the broker.
 	Name string
+	// SetTimings (rawbatch work): Connect applies AckWait, LeaseTTL,
+	// Beat and MaxDeliver to the consumers and buckets that exist
+	// already. Otherwise (submit, status, dead) it creates what is missing
+	// with them but adopts the timings of what exists (the workers'), so
+	// that a command run with the default timings does not change those
+	// the workers run with.
+	SetTimings bool
 }
 
 // Client is a connection to the broker with the queue's streams, consumers
@@ -97,6 +105,9 @@ type Client struct {
 	workers jetstream.KeyValue
 	cons    map[string]jetstream.Consumer // by class
 	timeout time.Duration                 // of each broker call
+	// logf, when set (by a running Worker), receives the connection's
+	// events (disconnected, reconnected).
+	logf atomic.Pointer[func(string)]
 }
 
 // Connect connects to the broker at o.URL and creates the streams,

@@ -123,13 +123,24 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		dial = max(time.Until(d), 10*time.Millisecond)
 	}
 	wait := min(max(o.Beat/2, 250*time.Millisecond), time.Second)
+	c := &Client{o: o, timeout: opTimeout, cons: map[string]jetstream.Consumer{}}
 	nc, err := nats.Connect(o.URL, nats.Name(o.Name), nats.MaxReconnects(-1),
 		nats.ReconnectWait(wait), nats.Timeout(dial), nats.PingInterval(max(o.Beat, time.Second)),
-		nats.MaxPingsOutstanding(3), nats.ReconnectBufSize(8<<20))
+		nats.MaxPingsOutstanding(3), nats.ReconnectBufSize(8<<20),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				c.event(fmt.Sprintf("broker unreachable, retrying (%v)", err))
+			} else {
+				c.event("broker unreachable, retrying")
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			c.event("reconnected to the broker at " + nc.ConnectedUrlRedacted())
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, o.URL, err)
 	}
-	c := &Client{o: o, nc: nc, timeout: opTimeout, cons: map[string]jetstream.Consumer{}}
+	c.nc = nc
 	if err := c.setup(ctx); err != nil {
 		nc.Close()
 		return nil, err
@@ -187,7 +198,33 @@ func (c *Client) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("queue: stream %s at %s: %w", deadStream, url, unavailable(err))
 	}
+	// The timings of what exists, unless this client sets them.
+	if !c.o.SetTimings {
+		if b, err := js.KeyValue(octx, leasesBucket); err == nil {
+			if st, err := b.Status(octx); err == nil && st.TTL() > 0 {
+				c.o.LeaseTTL = st.TTL()
+			}
+		}
+		if b, err := js.KeyValue(octx, workersBucket); err == nil {
+			if st, err := b.Status(octx); err == nil && st.TTL() > 0 {
+				c.o.Beat = st.TTL() / 3
+			}
+		}
+		if cons, err := js.Consumer(octx, jobsStream, consumerPre+allClasses()[0]); err == nil {
+			if cfg := cons.CachedInfo().Config; cfg.AckWait > 0 && cfg.MaxDeliver > 2 {
+				c.o.AckWait, c.o.MaxDeliver = cfg.AckWait, cfg.MaxDeliver-2
+			}
+		}
+		if c.o.AckWait <= c.o.LeaseTTL || c.o.Beat >= c.o.LeaseTTL {
+			return fmt.Errorf("queue: the broker at %s has inconsistent timings (ack wait %v, lease TTL %v, beat %v): start a worker with consistent ones", url, c.o.AckWait, c.o.LeaseTTL, c.o.Beat)
+		}
+	}
 	kv := func(name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
+		if !c.o.SetTimings {
+			if b, err := js.KeyValue(octx, name); err == nil {
+				return b, nil
+			}
+		}
 		b, err := js.CreateOrUpdateKeyValue(octx, jetstream.KeyValueConfig{
 			Bucket: name, Description: desc, History: 1, TTL: ttl,
 			Storage: jetstream.FileStorage, Replicas: 1,
@@ -207,6 +244,12 @@ func (c *Client) setup(ctx context.Context) error {
 		return err
 	}
 	for _, class := range allClasses() {
+		if !c.o.SetTimings {
+			if cons, err := js.Consumer(octx, jobsStream, consumerPre+class); err == nil {
+				c.cons[class] = cons
+				continue
+			}
+		}
 		cons, err := js.CreateOrUpdateConsumer(octx, jobsStream, jetstream.ConsumerConfig{
 			Durable:       consumerPre + class,
 			Description:   "rawbatch workers taking jobs of class " + class,
@@ -261,6 +304,13 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// event passes a connection event to the running worker's log.
+func (c *Client) event(s string) {
+	if f := c.logf.Load(); f != nil {
+		(*f)(s)
+	}
 }
 
 func (c *Client) close() {
@@ -427,20 +477,63 @@ func (c *Client) statuses(ctx context.Context, batch string) ([]Status, error) {
 }
 
 func (c *Client) watchStatuses(ctx context.Context, batch string, fn func(Status) bool) error {
-	err := c.watchKV(ctx, c.status, true, func(e jetstream.KeyValueEntry) bool {
-		var st Status
-		if json.Unmarshal(e.Value(), &st) != nil || batch != "" && st.Batch != batch {
+	// The watch starts again after each reconnect (a broker restarted on
+	// its store), skipping the revisions already seen.
+	seen := map[string]uint64{}
+	for {
+		reconnects := c.nc.Stats().Reconnects
+		wctx, cancel := context.WithCancel(ctx)
+		stopped := false
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-wctx.Done():
+					return
+				case <-t.C:
+					if c.nc.Stats().Reconnects != reconnects && c.nc.IsConnected() {
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+		err := c.watchKV(wctx, c.status, true, func(e jetstream.KeyValueEntry) bool {
+			if e.Revision() <= seen[e.Key()] {
+				return true
+			}
+			seen[e.Key()] = e.Revision()
+			var st Status
+			if json.Unmarshal(e.Value(), &st) != nil || batch != "" && st.Batch != batch {
+				return true
+			}
+			if !fn(st) {
+				stopped = true
+				return false
+			}
 			return true
+		})
+		cancel()
+		<-done
+		switch {
+		case ctx.Err() != nil || stopped:
+			return nil
+		case err == nil || errors.Is(err, context.Canceled):
+			continue // a reconnect: watch again
+		case errors.Is(err, ErrUnavailable):
+			select { // the broker is away: wait for it
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		default:
+			return fmt.Errorf("queue: watching statuses: %w", err)
 		}
-		return fn(st)
-	})
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("queue: watching statuses: %w", err)
-	}
-	return nil
 }
 
 // watchKV calls fn with each value of bucket kv (not the deleted ones):

@@ -1,11 +1,14 @@
 package queue
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +19,13 @@ import (
 // queue's feature floor) with JetStream on a free port and its store in a
 // temporary directory; under CI a missing nats-server fails the test.
 func startNatsServer(t *testing.T) string {
+	t.Helper()
+	url, _ := startNatsServerCmd(t)
+	return url
+}
+
+// startNatsServerCmd is startNatsServer, also returning its process.
+func startNatsServerCmd(t *testing.T) (string, *exec.Cmd) {
 	t.Helper()
 	exe := testtool.Need(t, "nats-server")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -51,7 +61,7 @@ func startNatsServer(t *testing.T) string {
 		}
 		return err == nil
 	})
-	return "nats://" + addr
+	return "nats://" + addr, cmd
 }
 
 // TestExternalServer runs the publish, backpressure and worker-loop tests
@@ -67,4 +77,64 @@ func TestExternalServer(t *testing.T) {
 	})
 	t.Run("refusals", func(t *testing.T) { testRefusals(t, startNatsServer(t)) })
 	t.Run("worker", func(t *testing.T) { testWorkerOutcomes(t, url) })
+}
+
+// TestPartition: the broker stopped (SIGSTOP) for twice the ack deadline
+// with a job running: the worker is fenced (Lost closed, Fence fails) and
+// commits nothing; after SIGCONT the job is redelivered and done once, and
+// the worker carries on by itself.
+func TestPartition(t *testing.T) {
+	url, cmd := startNatsServerCmd(t)
+	o := testOptions(url)
+	c := connectT(t, o)
+	var cs counts
+	taken := make(chan struct{}, 1)
+	j := testJob("partitioned.dng", 1<<20)
+	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
+		if d.Job.ID == j.ID && d.Attempt == 1 {
+			taken <- struct{}{}
+			select {
+			case <-d.Lost:
+			case <-time.After(20 * time.Second):
+				t.Error("Lost not closed while the broker was stopped")
+			}
+			if err := d.Fence(); !errors.Is(err, ErrFenced) {
+				t.Errorf("Fence while stopped: %v, want ErrFenced", err)
+			}
+			cs.add(d, "fenced")
+			return Outcome{Result: Fenced}
+		}
+		if err := d.Fence(); err != nil {
+			cs.add(d, "fenced")
+			return Outcome{Result: Fenced}
+		}
+		cs.add(d, "done")
+		return Outcome{Result: Done, Converted: true}
+	})
+	publishT(t, c, j)
+	<-taken
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	waitFor(t, "the worker fenced", func() bool { return cs.n("#1:fenced") == 1 })
+	// Stopped for twice the ack deadline (the partition's length is the
+	// point here, not a wait for a state).
+	time.Sleep(2 * o.AckWait)
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	waitFor(t, "the job done after the partition", func() bool { return statusOf(t, c, j.ID).State == Processed })
+	if n := cs.n(":done"); n != 1 {
+		t.Errorf("done %d times, want once (%v)", n, cs.get())
+	}
+	j2 := testJob("after.dng", 1<<20)
+	publishT(t, c, j2)
+	waitFor(t, "a new job done after the partition", func() bool { return statusOf(t, c, j2.ID).State == Processed })
 }

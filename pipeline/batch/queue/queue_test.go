@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -440,5 +445,171 @@ func testRefusals(t *testing.T, url string) {
 	ack, err := c.js.PublishMsg(ctx, &nats.Msg{Subject: s3, Data: []byte("{}")}, jetstream.WithMsgID("m1"))
 	if err != nil || !ack.Duplicate {
 		t.Errorf("a message with a known id: %+v, %v; want a duplicate", ack, err)
+	}
+}
+
+// TestWatchStatuses: the current statuses, then each change, including
+// after a restart of the broker (the watch starts again, without
+// repeating what it gave).
+func TestWatchStatuses(t *testing.T) {
+	store := t.TempDir()
+	b, err := StartBroker(BrokerOptions{Store: store, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Shutdown() })
+	c := connectT(t, testOptions(b.URL()))
+	j1, j2 := testJob("w1.dng", 1<<20), testJob("w2.dng", 1<<20)
+	publishT(t, c, j1)
+	other := testJob("other.dng", 1<<20)
+	other.Batch = "b2"
+	publishT(t, c, other)
+	var mu sync.Mutex
+	var got []string
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- c.WatchStatuses(ctx, "b1", func(s Status) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, strings.TrimPrefix(s.Input, "/in/")+":"+string(s.State))
+			return s.ID != j2.ID || s.State != Processed
+		})
+	}()
+	seen := func(want string) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Contains(got, want)
+		}
+	}
+	waitFor(t, "the current status", seen("w1.dng:queued"))
+	b.Shutdown()
+	if b, err = StartBroker(BrokerOptions{Store: store, Listen: strings.TrimPrefix(c.o.URL, "nats://")}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the client reconnected", c.nc.IsConnected)
+	publishT(t, c, j2)
+	waitFor(t, "a new status after the restart", seen("w2.dng:queued"))
+	st := statusOf(t, c, j2.ID)
+	st.State = Processed
+	if err := c.putStatus(st); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WatchStatuses did not return when fn returned false")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, " ") != "w1.dng:queued w2.dng:queued w2.dng:processed" {
+		t.Errorf("watched %v, want w1 queued, w2 queued, w2 processed, once each, not the other batch", got)
+	}
+}
+
+// TestConnectErrors: no broker is ErrUnavailable; a server without
+// JetStream is named; inconsistent timings are refused.
+func TestConnectErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := Connect(ctx, testOptions("nats://"+addr)); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Connect with no broker: %v, want ErrUnavailable", err)
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("plain NATS server not ready")
+	}
+	if _, err := Connect(ctx, testOptions(srv.ClientURL())); err == nil || !strings.Contains(err.Error(), "no JetStream") {
+		t.Errorf("Connect to a server without JetStream: %v, want it named", err)
+	}
+	o := testOptions(srv.ClientURL())
+	o.AckWait = o.LeaseTTL
+	if _, err := Connect(ctx, o); err == nil || !strings.Contains(err.Error(), "must be longer") {
+		t.Errorf("Connect with AckWait = LeaseTTL: %v, want refused", err)
+	}
+}
+
+// TestServeMetrics: Serve answers /metrics until its context ends.
+func TestServeMetrics(t *testing.T) {
+	b, _ := startTestBroker(t)
+	c := connectT(t, testOptions(b.URL()))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- NewMetrics(c, budget.NewScheduler(1<<30)).Serve(ctx, addr) }()
+	var body string
+	waitFor(t, "/metrics answering", func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		bb, _ := io.ReadAll(resp.Body)
+		body = string(bb)
+		return resp.StatusCode == 200
+	})
+	if !strings.Contains(body, "rawbatch_memory_budget_bytes 1073741824\n") || !strings.Contains(body, `rawbatch_queue_depth{class="huge"} 0`) {
+		t.Errorf("/metrics:\n%s", body)
+	}
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+}
+
+// TestTimingsOwnedByWorkers: a client without SetTimings (submit, status)
+// adopts the broker's timings; one with it (a worker) sets them.
+func TestTimingsOwnedByWorkers(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	o.SetTimings = true
+	connectT(t, o) // a worker with the short timings
+	def := Options{URL: b.URL(), Name: "status"}
+	c := connectT(t, def) // the default timings: adopted, not applied
+	if c.o.AckWait != o.AckWait || c.o.LeaseTTL != o.LeaseTTL || c.o.Beat != o.Beat || c.o.MaxDeliver != o.MaxDeliver {
+		t.Errorf("adopted timings %v %v %v %d, want the worker's %v %v %v %d", c.o.AckWait, c.o.LeaseTTL, c.o.Beat, c.o.MaxDeliver, o.AckWait, o.LeaseTTL, o.Beat, o.MaxDeliver)
+	}
+	ci, err := c.cons["le1g"].Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.Config.AckWait != o.AckWait || ci.Config.MaxDeliver != o.MaxDeliver+2 {
+		t.Errorf("consumer's ack wait %v, max deliver %d after a default client: want %v, %d", ci.Config.AckWait, ci.Config.MaxDeliver, o.AckWait, o.MaxDeliver+2)
+	}
+	o2 := o
+	o2.AckWait = 3 * time.Second
+	connectT(t, o2) // another worker changes them
+	ci, err = c.cons["le1g"].Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.Config.AckWait != o2.AckWait {
+		t.Errorf("consumer's ack wait %v after a worker set %v", ci.Config.AckWait, o2.AckWait)
 	}
 }

@@ -47,6 +47,10 @@ func (w *Worker) run(ctx context.Context) error {
 	c := w.Client
 	ws := &workerState{w: w, c: c, name: c.o.Name, run: map[string]running{}, freed: make(chan struct{}, 1)}
 	jobs := max(w.Jobs, 1)
+	if w.Log != nil {
+		c.logf.Store(&w.Log)
+		defer c.logf.CompareAndSwap(&w.Log, nil)
+	}
 
 	// The jobs' context outlives ctx by Grace.
 	jobCtx, jobCancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -96,10 +100,10 @@ func (w *Worker) run(ctx context.Context) error {
 		}
 		took, err := ws.takeOne(jobCtx)
 		if err != nil {
-			if !away {
-				w.logf("broker unreachable, retrying: %v", err)
-				away = true
+			if !away && c.nc.IsConnected() { // (a disconnect is logged by the connection's handler)
+				w.logf("taking jobs failed, retrying: %v", err)
 			}
+			away = true
 			select {
 			case <-ctx.Done():
 			case <-time.After(delay):
@@ -107,10 +111,7 @@ func (w *Worker) run(ctx context.Context) error {
 			delay = min(2*delay, 2*time.Second)
 			continue
 		}
-		if away {
-			w.logf("reconnected to the broker")
-			away = false
-		}
+		away = false
 		delay = idleWait
 		if !took {
 			select {
@@ -414,6 +415,11 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		st.Result, st.Stages = out.Report, out.Stages
 		if err := c.putStatus(st); err != nil {
 			w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
+		}
+		// A dead letter of an earlier submit of the same job (queued
+		// again after the de-duplication window) goes: never both.
+		if err := c.removeDead(context.Background(), j.ID); err != nil {
+			w.logf("job %s (%s): %v", j.ID, j.Input, err)
 		}
 		ack()
 		if m != nil {

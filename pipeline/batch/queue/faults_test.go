@@ -1,0 +1,498 @@
+package queue
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// counts counts a Convert's calls per attempt and result.
+type counts struct {
+	mu    sync.Mutex
+	calls []string // "input#attempt:result"
+}
+
+func (c *counts) add(d Delivery, r string) {
+	c.mu.Lock()
+	c.calls = append(c.calls, d.Job.Input+"#"+string(rune('0'+d.Attempt))+":"+r)
+	c.mu.Unlock()
+}
+
+func (c *counts) get() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
+func (c *counts) n(sub string) int {
+	k := 0
+	for _, s := range c.get() {
+		if strings.Contains(s, sub) {
+			k++
+		}
+	}
+	return k
+}
+
+func streamMsgs(t *testing.T, c *Client) uint64 {
+	t.Helper()
+	si, err := c.jobs.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return si.State.Msgs
+}
+
+// TestVanishedWorker: a worker whose Convert never returns loses its
+// connection (it vanished without acking): the job is redelivered after
+// the ack deadline to another worker and done once; the vanished one is
+// fenced (Lost closed) and commits nothing.
+func TestVanishedWorker(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	sub := connectT(t, o)
+	oa := o
+	oa.Name = "a"
+	ca := connectT(t, oa)
+	var cs counts
+	taken := make(chan struct{})
+	startWorker(t, ca, 1, func(ctx context.Context, d Delivery) Outcome {
+		close(taken)
+		select { // hangs until fenced (or the test's end)
+		case <-d.Lost:
+			cs.add(d, "lost")
+			if err := d.Fence(); !errors.Is(err, ErrFenced) {
+				t.Errorf("Fence after Lost: %v, want ErrFenced", err)
+			}
+			return Outcome{Result: Fenced}
+		case <-ctx.Done():
+			cs.add(d, "stopped")
+			return Outcome{Result: Stopped}
+		}
+	})
+	j := testJob("hang.dng", 1<<20)
+	publishT(t, sub, j)
+	<-taken
+	ca.nc.Close() // the worker's host vanishes: no ack, no renewal
+	waitFor(t, "the vanished worker fenced", func() bool { return cs.n("#1:lost") == 1 })
+
+	ob := o
+	ob.Name = "b"
+	cb := connectT(t, ob)
+	startWorker(t, cb, 1, func(ctx context.Context, d Delivery) Outcome {
+		cs.add(d, "done")
+		return Outcome{Result: Done, Converted: true}
+	})
+	waitFor(t, "the job done by the other worker", func() bool { return statusOf(t, sub, j.ID).State == Processed })
+	st := statusOf(t, sub, j.ID)
+	if st.Worker != "b" || st.Attempt < 2 {
+		t.Errorf("status = %+v, want processed by b on a redelivery", st)
+	}
+	if got := cs.n(":done"); got != 1 {
+		t.Errorf("done %d times, want once (%v)", got, cs.get())
+	}
+	if n := streamMsgs(t, sub); n != 0 {
+		t.Errorf("%d jobs left in the stream, want 0", n)
+	}
+}
+
+// TestMaxDeliver: a job handed back on every delivery (here: the worker
+// stops each time) reaches the dead letters on its delivery after
+// MaxDeliver, without another Convert.
+func TestMaxDeliver(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	o.MaxDeliver = 2
+	c := connectT(t, o)
+	var cs counts
+	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
+		cs.add(d, "stopped")
+		return Outcome{Result: Stopped} // handed back: redelivered at once
+	})
+	j := testJob("killer.dng", 1<<20)
+	publishT(t, c, j)
+	waitFor(t, "the job in the dead letters", func() bool { return statusOf(t, c, j.ID).State == Failed })
+	dl, err := c.DeadLetterOf(context.Background(), j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dl.Kind != "redelivered" || !strings.Contains(dl.Reason, "delivered 2 times") || dl.Attempts != 3 {
+		t.Errorf("dead letter = %+v, want redelivered after 2 deliveries, on the third", dl)
+	}
+	if got := strings.Join(cs.get(), " "); got != "/in/killer.dng#1:stopped /in/killer.dng#2:stopped" {
+		t.Errorf("converted %s, want attempts 1 and 2 only", got)
+	}
+	if n := streamMsgs(t, c); n != 0 {
+		t.Errorf("%d jobs left in the stream, want 0 (acked)", n)
+	}
+}
+
+// TestFencing: the lease of a running job taken over (its key
+// overwritten) closes Lost, makes Fence fail, and nothing is acked: the
+// job is redelivered and done once, by the next delivery.
+func TestFencing(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	c := connectT(t, o)
+	var cs counts
+	taken := make(chan struct{}, 1)
+	fenceErr := make(chan error, 1)
+	var thief atomic.Bool // the thief holds the lease
+	tw := startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
+		if d.Attempt > 1 {
+			if thief.Load() {
+				t.Error("a delivery converted while another worker held the job's lease")
+			}
+			if err := d.Fence(); err != nil {
+				t.Errorf("Fence of a delivery holding its lease: %v", err)
+			}
+			cs.add(d, "done")
+			return Outcome{Result: Done, Converted: true}
+		}
+		if err := d.Fence(); err != nil {
+			t.Errorf("Fence of a fresh lease: %v", err)
+		}
+		taken <- struct{}{}
+		select {
+		case <-d.Lost:
+		case <-time.After(20 * time.Second):
+			t.Error("Lost not closed after the lease was taken over")
+		}
+		fenceErr <- d.Fence()
+		cs.add(d, "fenced")
+		return Outcome{Result: Done} // even a Done after Lost: the worker must not ack it as done
+	})
+	j := testJob("stolen.dng", 1<<20)
+	publishT(t, c, j)
+	<-taken
+	// The thief takes the lease over and keeps it until a redelivery was
+	// handed back for it.
+	thief.Store(true)
+	stole := make(chan struct{})
+	go func() {
+		defer thief.Store(false)
+		for first := true; first || !tw.logged("leased by another worker"); first = false {
+			if _, err := c.leases.Put(context.Background(), j.ID, []byte(`{"worker":"thief"}`)); err != nil {
+				t.Error(err)
+				return
+			}
+			if first {
+				close(stole)
+			}
+			time.Sleep(o.Beat)
+		}
+		// Let the thief's lease go as a dead thief's would: by its TTL.
+	}()
+	<-stole
+	if err := <-fenceErr; !errors.Is(err, ErrFenced) {
+		t.Errorf("Fence after the take-over: %v, want ErrFenced", err)
+	}
+	waitFor(t, "the fenced attempt ended", func() bool { return cs.n("#1:fenced") == 1 })
+	if st := statusOf(t, c, j.ID); st.State == Processed {
+		t.Errorf("status after the fenced attempt = %+v, want not processed", st)
+	}
+	if n := streamMsgs(t, c); n != 1 {
+		t.Errorf("%d jobs in the stream after the fenced attempt, want 1 (not acked)", n)
+	}
+	// The thief's lease expires (TTL); the redelivery does it.
+	waitFor(t, "the job done on a redelivery", func() bool { return statusOf(t, c, j.ID).State == Processed })
+	if got := cs.n(":done"); got != 1 {
+		t.Errorf("done %d times, want once (%v)", got, cs.get())
+	}
+	var text bytes.Buffer
+	if err := tw.w.Metrics.WriteText(context.Background(), &text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rawbatch_leases_lost_total 1\n", `rawbatch_files_total{result="fenced"} 1` + "\n", "rawbatch_redeliveries_total "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, text.String())
+		}
+	}
+	if strings.Contains(text.String(), "rawbatch_redeliveries_total 0\n") {
+		t.Error("a redelivery not counted")
+	}
+}
+
+// TestBrokerRestart: jobs queued survive a restart of the broker on its
+// store; the clients and the worker reconnect by themselves; a job in
+// flight during the restart is done once.
+func TestBrokerRestart(t *testing.T) {
+	store := t.TempDir()
+	b, err := StartBroker(BrokerOptions{Store: store, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := b.URL()
+	addr := strings.TrimPrefix(url, "nats://")
+	restart := func() {
+		t.Helper()
+		b.Shutdown()
+		if b, err = StartBroker(BrokerOptions{Store: store, Listen: addr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { b.Shutdown() })
+	o := testOptions(url)
+	sub := connectT(t, o)
+	wc := connectT(t, o)
+	j1, j2, j3 := testJob("one.dng", 1<<20), testJob("two.dng", 1<<20), testJob("three.dng", 1<<20)
+	publishT(t, sub, j1)
+	publishT(t, sub, j2)
+	restart()
+	waitFor(t, "the submitter reconnected", func() bool { return sub.nc.IsConnected() })
+	qi, err := sub.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qi.Depth["le256m"] != 2 {
+		t.Fatalf("depth after the restart = %v, want the 2 jobs queued before it", qi.Depth)
+	}
+	var cs counts
+	gate := make(chan struct{})
+	inThree := make(chan struct{}, 1)
+	tw := startWorker(t, wc, 1, func(ctx context.Context, d Delivery) Outcome {
+		if d.Job.ID == j3.ID {
+			select {
+			case inThree <- struct{}{}:
+			default:
+			}
+			<-gate
+			if d.Fence() != nil {
+				cs.add(d, "fenced")
+				return Outcome{Result: Fenced}
+			}
+		}
+		cs.add(d, "done")
+		return Outcome{Result: Done, Converted: true}
+	})
+	waitFor(t, "the kept jobs done", func() bool {
+		return statusOf(t, sub, j1.ID).State == Processed && statusOf(t, sub, j2.ID).State == Processed
+	})
+	publishT(t, sub, j3)
+	<-inThree
+	restart() // with a job in flight
+	close(gate)
+	waitFor(t, "the job in flight done", func() bool {
+		st := statusOf(t, sub, j3.ID)
+		return st.State == Processed
+	})
+	if n := cs.n("three.dng#") - cs.n(":fenced"); n != 1 {
+		t.Errorf("the job in flight was done %d times, want once (%v)", n, cs.get())
+	}
+	if n := streamMsgs(t, sub); n != 0 {
+		t.Errorf("%d jobs left, want 0", n)
+	}
+	waitFor(t, "the worker's reconnect logged", func() bool { return tw.logged("reconnected") })
+}
+
+// TestShutdownHandsBack: when Run's context ends, a job still running
+// after Grace is stopped and handed back (status queued), Run returns, and
+// the next worker takes it at once.
+func TestShutdownHandsBack(t *testing.T) {
+	b, _ := startTestBroker(t)
+	c := connectT(t, testOptions(b.URL()))
+	var cs counts
+	taken := make(chan struct{}, 1)
+	tw := startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
+		taken <- struct{}{}
+		<-ctx.Done() // ends Grace after Run's context
+		cs.add(d, "stopped")
+		return Outcome{Result: Stopped}
+	})
+	j := testJob("long.dng", 1<<20)
+	publishT(t, c, j)
+	<-taken
+	tw.stop(t)
+	if st := statusOf(t, c, j.ID); st.State != Queued {
+		t.Errorf("status after the shutdown = %+v, want queued", st)
+	}
+	if cs.n("#1:stopped") != 1 {
+		t.Errorf("calls %v, want attempt 1 stopped", cs.get())
+	}
+	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
+		cs.add(d, "done")
+		return Outcome{Result: Done, Converted: true}
+	})
+	waitFor(t, "the job done by the next worker", func() bool { return statusOf(t, c, j.ID).State == Processed })
+	if cs.n("#2:done") != 1 {
+		t.Errorf("calls %v, want attempt 2 done", cs.get())
+	}
+}
+
+// TestClassesAndBudget: a worker takes only jobs whose class fits its
+// budget; a bigger worker takes the rest.
+func TestClassesAndBudget(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	sub := connectT(t, o)
+	small, big := testJob("small.dng", 200<<20), testJob("big.dng", 3<<30)
+	publishT(t, sub, big)
+	publishT(t, sub, small)
+	var cs counts
+	convert := func(ctx context.Context, d Delivery) Outcome {
+		cs.add(d, "done")
+		return Outcome{Result: Done, Converted: true}
+	}
+	oa := o
+	oa.Name = "small-worker"
+	ca := connectT(t, oa)
+	startWorkerBudget(t, ca, 2, 1<<30, convert)
+	waitFor(t, "the small job done", func() bool { return statusOf(t, sub, small.ID).State == Processed })
+	// Let the small worker look at the queue a few more rounds: two
+	// refreshes of its registry entry.
+	seen := func() time.Time {
+		qi, err := sub.Info(context.Background())
+		if err != nil || len(qi.Workers) == 0 {
+			return time.Time{}
+		}
+		return qi.Workers[0].Seen
+	}
+	s0 := seen()
+	waitFor(t, "two beats of the small worker", func() bool { return seen().Sub(s0) >= 2*o.Beat })
+	if st := statusOf(t, sub, big.ID); st.State != Queued {
+		t.Fatalf("the big job on a 1 GiB worker: %+v, want still queued", st)
+	}
+	ob := o
+	ob.Name = "big-worker"
+	cb := connectT(t, ob)
+	startWorkerBudget(t, cb, 2, 8<<30, convert)
+	waitFor(t, "the big job done", func() bool { return statusOf(t, sub, big.ID).State == Processed })
+	if st := statusOf(t, sub, big.ID); st.Worker != "big-worker" || st.Attempt != 1 {
+		t.Errorf("the big job: %+v, want done by the big worker on its first delivery", st)
+	}
+	if st := statusOf(t, sub, small.ID); st.Worker != "small-worker" {
+		t.Errorf("the small job: %+v, want done by the small worker", st)
+	}
+}
+
+var metricLine = regexp.MustCompile(`^([a-z_]+)(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? (-?[0-9.e+]+|\+Inf)$`)
+
+// TestMetricsText: the metrics parse as Prometheus' text format and have
+// every name of the issue, with the queue's gauges from the broker.
+func TestMetricsText(t *testing.T) {
+	b, _ := startTestBroker(t)
+	c := connectT(t, testOptions(b.URL()))
+	publishT(t, c, testJob("waiting.dng", 600<<20))
+	m := NewMetrics(c, nil)
+	m.done(Outcome{Result: Done, Converted: true, Stages: map[string]float64{"decode": 0.3, "encode": 70}})
+	m.file("failed")
+	var text bytes.Buffer
+	if err := m.WriteText(context.Background(), &text); err != nil {
+		t.Fatal(err)
+	}
+	typed := map[string]string{}
+	samples := map[string]string{}
+	sc := bufio.NewScanner(&text)
+	for sc.Scan() {
+		l := sc.Text()
+		if f := strings.Fields(l); len(f) == 4 && f[0] == "#" && f[1] == "TYPE" {
+			typed[f[2]] = f[3]
+			continue
+		}
+		if strings.HasPrefix(l, "# HELP ") {
+			continue
+		}
+		mm := metricLine.FindStringSubmatch(l)
+		if mm == nil {
+			t.Errorf("not a sample line: %q", l)
+			continue
+		}
+		samples[mm[1]+mm[2]] = mm[4]
+	}
+	for name, typ := range map[string]string{
+		"rawbatch_queue_depth": "gauge", "rawbatch_jobs_inflight": "gauge", "rawbatch_oldest_job_age_seconds": "gauge",
+		"rawbatch_dead_jobs": "gauge", "rawbatch_files_total": "counter", "rawbatch_stage_seconds": "histogram",
+		"rawbatch_redeliveries_total": "counter", "rawbatch_leases_lost_total": "counter",
+		"rawbatch_memory_budget_bytes": "gauge", "rawbatch_memory_in_use_bytes": "gauge",
+	} {
+		if typed[name] != typ {
+			t.Errorf("%s: type %q, want %s", name, typed[name], typ)
+		}
+	}
+	for k, want := range map[string]string{
+		`rawbatch_queue_depth{class="le1g"}`:                      "1",
+		`rawbatch_queue_depth{class="le256m"}`:                    "0",
+		`rawbatch_files_total{result="converted"}`:                "1",
+		`rawbatch_files_total{result="failed"}`:                   "1",
+		`rawbatch_stage_seconds_bucket{stage="decode",le="0.25"}`: "0",
+		`rawbatch_stage_seconds_bucket{stage="decode",le="0.5"}`:  "1",
+		`rawbatch_stage_seconds_bucket{stage="encode",le="60"}`:   "0",
+		`rawbatch_stage_seconds_bucket{stage="encode",le="+Inf"}`: "1",
+		`rawbatch_stage_seconds_count{stage="encode"}`:            "1",
+		`rawbatch_dead_jobs`:                                      "0",
+	} {
+		if samples[k] != want {
+			t.Errorf("%s = %q, want %s", k, samples[k], want)
+		}
+	}
+	if samples["rawbatch_oldest_job_age_seconds"] == "0" || samples["rawbatch_oldest_job_age_seconds"] == "" {
+		t.Errorf("oldest job's age = %q, want > 0", samples["rawbatch_oldest_job_age_seconds"])
+	}
+}
+
+// TestDoneRemovesOldDeadLetter: a job queued again while a dead letter of
+// it remains (a re-submit after the de-duplication window) and then
+// converted leaves no dead letter: never both.
+func TestDoneRemovesOldDeadLetter(t *testing.T) {
+	b, _ := startTestBroker(t)
+	c := connectT(t, testOptions(b.URL()))
+	j := testJob("again.dng", 1<<20)
+	if err := c.deadLetter(DeadLetter{Job: j, Kind: "corrupt", Reason: "an earlier attempt", Attempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.publish(context.Background(), j, j.ID+"-later"); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome { return Outcome{Result: Done, Converted: true} })
+	waitFor(t, "the job done", func() bool { return statusOf(t, c, j.ID).State == Processed })
+	if _, err := c.DeadLetterOf(context.Background(), j.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("dead letter of a job converted since: %v, want ErrNotFound", err)
+	}
+}
+
+// TestLongJob: a job running for longer than the ack deadline (the beat
+// renews its lease and extends the deadline with InProgress) is neither
+// redelivered nor fenced.
+func TestLongJob(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	c := connectT(t, o)
+	var cs counts
+	tw := startWorker(t, c, 2, func(ctx context.Context, d Delivery) Outcome {
+		end := time.Now().Add(2*o.AckWait + o.AckWait/2) // the job's own work: longer than the deadline
+		for time.Now().Before(end) {
+			select {
+			case <-d.Lost:
+				cs.add(d, "lost")
+				return Outcome{Result: Fenced}
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if err := d.Fence(); err != nil {
+			cs.add(d, "fenced")
+			return Outcome{Result: Fenced}
+		}
+		cs.add(d, "done")
+		return Outcome{Result: Done, Converted: true}
+	})
+	j := testJob("long.dng", 1<<20)
+	publishT(t, c, j)
+	waitFor(t, "the long job done", func() bool { return statusOf(t, c, j.ID).State == Processed })
+	if got := strings.Join(cs.get(), " "); got != "/in/long.dng#1:done" {
+		t.Errorf("calls %s, want attempt 1 done only", got)
+	}
+	var text bytes.Buffer
+	if err := tw.w.Metrics.WriteText(context.Background(), &text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "rawbatch_redeliveries_total 0\n") || !strings.Contains(text.String(), "rawbatch_leases_lost_total 0\n") {
+		t.Errorf("a long job was redelivered or fenced:\n%s", text.String())
+	}
+}
