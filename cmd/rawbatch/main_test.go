@@ -84,6 +84,9 @@ func TestScripts(t *testing.T) {
 			"synthopcode": cmdSynthOpcode,
 			// denoise_script_test.go (issue 13 points 3 and 4)
 			"synthnoisy": cmdSynthNoisy,
+			// queue_script_test.go (issue 15: queue_basic.txtar)
+			"freeport": cmdFreePort,
+			"waitport": cmdWaitPort,
 		},
 	})
 }

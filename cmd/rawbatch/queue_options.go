@@ -95,11 +95,15 @@ func (o QueueOptions) options(name string, queueMax int) queue.Options {
 }
 
 // connect connects to the broker as role (submit, work, ...) within a
-// bounded time; the error names the URL.
+// bounded time; the error names the URL. Only work applies its timings
+// to the queue's consumers and buckets (queue.Options.SetTimings): the
+// others adopt those in place.
 func (o QueueOptions) connect(ctx context.Context, role string, queueMax int) (*queue.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := queue.Connect(ctx, o.options(clientName(role), queueMax))
+	qo := o.options(clientName(role), queueMax)
+	qo.SetTimings = role == "work"
+	c, err := queue.Connect(ctx, qo)
 	if err != nil {
 		return nil, fmt.Errorf("broker %s: %w", o.NATS, err)
 	}

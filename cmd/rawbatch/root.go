@@ -17,6 +17,10 @@ only what is new or changed, overlapping runs can share an output folder, and a
 file that crashes or hangs the decoder fails alone. inspect shows what rawbatch
 reads from a file's header; cache manages the stage cache of decoded images.
 
+On many hosts: submit queues the files on a NATS JetStream broker (broker runs
+one), work converts them on each host, status shows the queue and dead lists
+the files that failed for good (docs/distributed.md).
+
 Settings come from flags, then RAWBATCH_* environment variables (RAWBATCH_QUALITY,
 RAWBATCH_BASELINE_EXPOSURE, ...), then the config file (--config FILE, default
 $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.

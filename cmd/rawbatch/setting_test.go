@@ -22,6 +22,23 @@ func commandSettings() []struct {
 } {
 	var c ConvertConfig
 	var k CacheOptions
+	var (
+		b  BrokerOptions
+		sb SubmitOptions
+		w  WorkOptions
+		st StatusOptions
+		d  DeadOptions
+	)
+	sub := func(parent func() *cobra.Command, name string) func() *cobra.Command {
+		return func() *cobra.Command {
+			for _, c := range parent().Commands() {
+				if c.Name() == name {
+					return c
+				}
+			}
+			panic("no subcommand " + name)
+		}
+	}
 	return []struct {
 		name  string
 		decls []setting
@@ -36,6 +53,12 @@ func commandSettings() []struct {
 			}
 			panic("no cache stats")
 		}},
+		{"broker", b.settings(), newBrokerCmd},
+		{"submit", sb.settings(), newSubmitCmd},
+		{"work", w.settings(), newWorkCmd},
+		{"status", st.settings(), newStatusCmd},
+		{"dead list", d.settings(), sub(newDeadCmd, "list")},
+		{"dead retry", append(d.settings(), d.allSetting()), sub(newDeadCmd, "retry")},
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -202,15 +201,13 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		case t.Done != nil:
 			settle(*t.Done)
 			continue
-		case t.Err != nil && !errors.Is(t.Err, rawerr.ErrCorrupt) && !errors.Is(t.Err, rawerr.ErrUnsupported):
+		case t.Err != nil && !fileKind(t.Err):
 			settle(batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
 			continue
 		}
-		// A file whose header is corrupt or unsupported is queued all the
-		// same: a worker finds it so on its first attempt and puts it in
-		// the dead letters with the reason (issue 15: every submitted job
-		// ends processed or dead-lettered).
-		t.Err = nil
+		// A file whose header failed (corrupt, not raw, ...) is queued
+		// all the same: its worker finds it so again, and it goes to the
+		// dead letters with its reason, where every failed job is.
 		job, err := submitJob(r, t, name)
 		if err != nil {
 			return err
@@ -262,6 +259,16 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		}
 	}
 	return out
+}
+
+// fileKind reports whether err is a failure of the file itself (empty,
+// not raw, unsupported, corrupt), which a worker reading it finds again.
+func fileKind(err error) bool {
+	switch rawerr.Kind(err) {
+	case "empty", "not-raw", "unsupported", "corrupt":
+		return true
+	}
+	return false
 }
 
 // submitJob returns the job of task t, planned by r, in batch name. Its

@@ -302,7 +302,10 @@ func (w *worker) convert(ctx context.Context, d queue.Delivery) queue.Outcome {
 		// line per commit, which the end-to-end tests count).
 		w.logf(fmt.Sprintf("job %s (%s): attempt %d: committed", d.Job.ID, d.Job.Input, d.Attempt))
 	}
-	return jobOutcome(res[len(res)-1], lost(d.Lost), ctx.Err() != nil)
+	// Stopping: the shutdown's grace is over, or a second signal stopped
+	// the conversions at once (abort): what they failed with is no
+	// verdict on the file.
+	return jobOutcome(res[len(res)-1], lost(d.Lost), ctx.Err() != nil || lost(w.abort))
 }
 
 // lost reports whether ch is closed.
@@ -317,7 +320,8 @@ func lost(ch <-chan struct{}) bool {
 
 // jobOutcome maps a job's FileResult to the queue's Outcome: converted or
 // up to date → Done; the lease lost (fenced: Fence refused, or the lease
-// was lost while it ran) → Fenced; stopped by the worker's shutdown →
+// was lost while it ran) → Fenced; stopped by the worker's shutdown
+// (interrupted, or failed while stopping: killed by a second signal) →
 // Stopped; locked by another run, or a transient failure (no space,
 // interrupted I/O: batch.IsTransient) → Transient; any other failure
 // (corrupt, unsupported, crashed, timeout, over-budget, not-ours, ...), or
@@ -346,7 +350,7 @@ func jobOutcome(fr batch.FileResult, leaseLost, stopping bool) queue.Outcome {
 		o.Result, o.Converted = queue.Done, true
 	case fr.Status == batch.StatusSkipped && (fr.Reason == batch.ReasonCancelled || fr.Reason == batch.ReasonNotStarted):
 		o.Result, o.Reason = queue.Stopped, reason
-	case stopping && fr.Status != batch.StatusConverted && (errors.Is(fr.Err, context.Canceled) || errors.Is(fr.Err, context.DeadlineExceeded)):
+	case stopping && fr.Status == batch.StatusFailed:
 		o.Result, o.Reason = queue.Stopped, reason
 	case fr.Status == batch.StatusSkipped && strings.HasPrefix(fr.Reason, "up to date"), fr.Status == batch.StatusSkipped && strings.Contains(fr.Reason, "--no-recreate"):
 		o.Result = queue.Done

@@ -538,8 +538,8 @@ func (c *Client) watchStatuses(ctx context.Context, batch string, fn func(Status
 
 // watchKV calls fn with each value of bucket kv (not the deleted ones):
 // the current ones, then, when live, each new one until ctx ends or fn
-// returns false. Reading the current ones is bounded by the call timeout
-// when ctx has no deadline.
+// returns false. Reading the current ones fails when the broker is
+// silent for the call timeout.
 func (c *Client) watchKV(ctx context.Context, kv jetstream.KeyValue, live bool, fn func(jetstream.KeyValueEntry) bool) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -570,6 +570,15 @@ func (c *Client) watchKV(ctx context.Context, kv jetstream.KeyValue, live bool, 
 				}
 				initial.Stop()
 				continue
+			}
+			if !live { // the bound is on silence, not on the whole read
+				if !initial.Stop() {
+					select {
+					case <-initial.C:
+					default:
+					}
+				}
+				initial.Reset(c.timeout)
 			}
 			if !fn(e) {
 				return nil

@@ -318,12 +318,6 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	if m != nil && attempt > 1 {
 		m.redelivered()
 	}
-	if attempt > c.o.MaxDeliver {
-		reason := fmt.Sprintf("delivered %d times without finishing (it killed or stalled its workers); not converted again", attempt-1)
-		ws.fail(msg, j, base, attempt, "redelivered", reason, ack)
-		return
-	}
-
 	// The lease.
 	val, _ := json.Marshal(struct {
 		Worker  string    `json:"worker"`
@@ -365,6 +359,14 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		}
 	})
 	defer l.release()
+
+	// Past MaxDeliver: to the dead letters without converting (under the
+	// lease, so that no earlier holder still running can commit too).
+	if attempt > c.o.MaxDeliver {
+		reason := fmt.Sprintf("delivered %d times without finishing (it killed or stalled its workers); not converted again", attempt-1)
+		ws.fail(msg, j, base, attempt, "redelivered", reason, ack)
+		return
+	}
 
 	st := base
 	st.State, st.Started = Processing, time.Now()
@@ -408,6 +410,18 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		// up to date by the redelivery.
 		out.Result = Fenced
 	}
+	// stillOurs renews the lease before a dead letter: one must not race
+	// another holder's commit.
+	stillOurs := func(kind string) bool {
+		err := l.renew()
+		if err != nil {
+			w.logf("job %s (%s): attempt %d: failed (%s) but %v: not dead-lettered, handed back", j.ID, j.Input, attempt, kind, err)
+			if m != nil {
+				m.file("fenced")
+			}
+		}
+		return err == nil
+	}
 	switch out.Result {
 	case Done:
 		st.State, st.Ended = Processed, time.Now()
@@ -427,6 +441,9 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		}
 		w.logf("job %s (%s): attempt %d: done", j.ID, j.Input, attempt)
 	case Permanent:
+		if !stillOurs(out.Kind) {
+			return
+		}
 		st.Result, st.Stages = out.Report, out.Stages
 		ws.fail(msg, j, st, attempt, out.Kind, out.Reason, ack)
 	case Transient:
@@ -451,6 +468,9 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		kind := out.Kind
 		if kind == "" {
 			kind = "transient"
+		}
+		if !stillOurs(kind) {
+			return
 		}
 		st.Result, st.Stages = out.Report, out.Stages
 		ws.fail(msg, j, st, attempt, kind, fmt.Sprintf("transient failure persisted after %d attempts: %s", attempt, out.Reason), ack)

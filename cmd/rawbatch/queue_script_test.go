@@ -1,0 +1,42 @@
+package main
+
+import (
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// freeport NAME: set $NAME to a TCP port free on 127.0.0.1 (for a broker
+// the script starts; queue_basic.txtar).
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: freeport NAME")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := l.Addr().(*net.TCPAddr).Port
+	ts.Check(l.Close())
+	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// waitport ADDR: wait until something accepts TCP connections on ADDR (a
+// broker started in the background), for up to 60 s.
+func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitport HOST:PORT")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", args[0], time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens on %s after 60 s: %v", args[0], err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

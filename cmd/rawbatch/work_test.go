@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+)
+
+// jobOutcome maps each way a file can end on a worker to the queue's
+// outcome: converted or up to date → Done; fenced (Fence refused, or the
+// lease lost while it ran) → Fenced; stopped by the shutdown → Stopped;
+// locked or transient → Transient; the rest → Permanent with the rawerr
+// kind and the error's text; the report is the file's JobReport.
+func TestJobOutcome(t *testing.T) {
+	task := batch.Task{Input: "/nas/in/a.dng", Output: "/nas/out/a.jpg"}
+	fail := func(err error) batch.FileResult {
+		return batch.FileResult{Task: task, Status: batch.StatusFailed, Err: fmt.Errorf("%s: %w", task.Input, err)}
+	}
+	skip := func(reason string) batch.FileResult {
+		return batch.FileResult{Task: task, Status: batch.StatusSkipped, Reason: reason}
+	}
+	converted := batch.FileResult{Task: task, Status: batch.StatusConverted, Decoded: true,
+		Result: pipeline.Result{Timings: []pipeline.StageTiming{{Stage: "demosaic", Duration: 1500 * time.Millisecond}, {Stage: "encode", Duration: time.Second}}}}
+	for _, c := range []struct {
+		name             string
+		fr               batch.FileResult
+		leaseLost, stops bool
+		want             queue.Result
+		kind             string
+	}{
+		{"converted", converted, false, false, queue.Done, ""},
+		{"up to date", skip("up to date"), false, false, queue.Done, ""},
+		{"no-recreate", skip("output deleted; --no-recreate"), false, false, queue.Done, ""},
+		{"fence refused", fail(fmt.Errorf("converted, but %w: %w", batch.ErrFenced, queue.ErrFenced)), false, false, queue.Fenced, "fenced"},
+		{"lease lost while converting", fail(rawerr.ErrCrashed), true, false, queue.Fenced, "fenced"},
+		{"stopped by the shutdown", skip(batch.ReasonCancelled), false, true, queue.Stopped, ""},
+		{"not started", skip(batch.ReasonNotStarted), false, true, queue.Stopped, ""},
+		{"cancelled", fail(context.Canceled), false, true, queue.Stopped, ""},
+		{"killed by a second signal", fail(errors.New("worker killed")), false, true, queue.Stopped, ""},
+		{"locked", batch.FileResult{Task: task, Status: batch.StatusLocked, Err: errors.New("locked by another run")}, false, false, queue.Transient, "locked"},
+		{"no space", fail(syscall.ENOSPC), false, false, queue.Transient, rawerr.KindTransient},
+		{"transient", fail(rawerr.ErrTransient), false, false, queue.Transient, rawerr.KindTransient},
+		{"corrupt", fail(rawerr.ErrCorrupt), false, false, queue.Permanent, "corrupt"},
+		{"crashed", fail(rawerr.ErrCrashed), false, false, queue.Permanent, "crashed"},
+		{"timeout", fail(rawerr.ErrTimeout), false, false, queue.Permanent, "timeout"},
+		{"other develop", fail(batch.ErrOtherDevelop), false, false, queue.Permanent, "error"},
+		{"deleted since submitted", skip("deleted or moved since the run started"), false, false, queue.Permanent, "changed"},
+	} {
+		o := jobOutcome(c.fr, c.leaseLost, c.stops)
+		if o.Result != c.want || o.Kind != c.kind {
+			t.Errorf("%s: result %d kind %q, want %d %q", c.name, o.Result, o.Kind, c.want, c.kind)
+		}
+		if c.want == queue.Permanent && (o.Reason == "" || o.Reason[:len(task.Input)] != task.Input) {
+			t.Errorf("%s: reason %q does not name the input", c.name, o.Reason)
+		}
+		var jr batch.JobReport
+		if err := json.Unmarshal(o.Report, &jr); err != nil || jr.File.Input != task.Input || jr.File.Status != c.fr.Status {
+			t.Errorf("%s: report %s (%v), want the file's entry", c.name, o.Report, err)
+		}
+	}
+	o := jobOutcome(converted, false, false)
+	if !o.Converted || o.Stages["demosaic"] != 1.5 || o.Stages["encode"] != 1 {
+		t.Errorf("converted: Converted %v, stages %v", o.Converted, o.Stages)
+	}
+	var jr batch.JobReport
+	if json.Unmarshal(o.Report, &jr); !jr.Decoded {
+		t.Error("converted: the report does not say it was decoded")
+	}
+	if jobOutcome(skip("up to date"), false, false).Converted {
+		t.Error("up to date: Converted")
+	}
+}
+
+// A finished job's status becomes its report entry: the worker's, made a
+// failure with the status's reason when it is in the dead letters, with a
+// kind the report knows.
+func TestJobReport(t *testing.T) {
+	fr := batch.FileResult{Task: batch.Task{Input: "/nas/in/a.dng", Output: "/nas/out/a.jpg"}, Status: batch.StatusConverted}
+	b, _ := json.Marshal(batch.JobReportOf(fr))
+	jr := jobReport(queue.Status{ID: "x", Input: fr.Input, State: queue.Processed, Result: b})
+	if jr.File.Status != batch.StatusConverted || len(jr.File.Outputs) != 1 || !jr.File.Outputs[0].Written {
+		t.Errorf("processed: %+v", jr.File)
+	}
+	jr = jobReport(queue.Status{ID: "x", Input: fr.Input, State: queue.Failed, Kind: "redelivered", Reason: "delivered 6 times without finishing"})
+	if f := jr.File; f.Status != batch.StatusFailed || f.Kind != "error" || f.Reason != "delivered 6 times without finishing" || f.Input != fr.Input || f.Outputs == nil {
+		t.Errorf("dead-lettered without a conversion: %+v", f)
+	}
+	jr = jobReport(queue.Status{ID: "x", Input: fr.Input, State: queue.Failed, Kind: "corrupt", Reason: "corrupt or truncated data", Result: b})
+	if f := jr.File; f.Status != batch.StatusFailed || f.Kind != "corrupt" || len(f.Outputs) != 0 {
+		t.Errorf("failed: %+v", f)
+	}
+}
