@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -494,5 +495,84 @@ func TestLongJob(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "rawbatch_redeliveries_total 0\n") || !strings.Contains(text.String(), "rawbatch_leases_lost_total 0\n") {
 		t.Errorf("a long job was redelivered or fenced:\n%s", text.String())
+	}
+}
+
+// TestManyWorkers: three workers and 60 jobs: each job done once, every
+// worker took some, nothing dead, nothing left; publishing them all again
+// queues nothing.
+func TestManyWorkers(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	sub := connectT(t, o)
+	const n = 60
+	var jobs []Job
+	for i := range n {
+		j := testJob(fmt.Sprintf("many%02d.dng", i), int64(i%3)*300<<20)
+		jobs = append(jobs, j)
+		if !publishT(t, sub, j) {
+			t.Fatalf("job %d not queued", i)
+		}
+	}
+	var mu sync.Mutex
+	done := map[string]int{}
+	byWorker := map[string]int{}
+	var barrier sync.WaitGroup // the first three jobs run at once, one per worker
+	barrier.Add(3)
+	var first atomic.Int32
+	for w := range 3 {
+		ow := o
+		ow.Name = fmt.Sprintf("w%d", w)
+		cw := connectT(t, ow)
+		name := ow.Name
+		startWorker(t, cw, 1, func(ctx context.Context, d Delivery) Outcome {
+			if first.Add(1) <= 3 {
+				barrier.Done()
+				barrier.Wait()
+			}
+			if err := d.Fence(); err != nil {
+				return Outcome{Result: Fenced}
+			}
+			mu.Lock()
+			done[d.Job.ID]++
+			byWorker[name]++
+			mu.Unlock()
+			return Outcome{Result: Done, Converted: true}
+		})
+	}
+	waitFor(t, "every job processed", func() bool {
+		sts, err := sub.Statuses(context.Background(), "b1")
+		if err != nil {
+			return false
+		}
+		k := 0
+		for _, s := range sts {
+			if s.State == Processed {
+				k++
+			}
+		}
+		return k == n
+	})
+	mu.Lock()
+	for _, j := range jobs {
+		if done[j.ID] != 1 {
+			t.Errorf("%s done %d times, want once", j.Input, done[j.ID])
+		}
+	}
+	if len(byWorker) != 3 {
+		t.Errorf("jobs by worker %v, want every worker some", byWorker)
+	}
+	mu.Unlock()
+	qi, err := sub.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qi.Dead != 0 || qi.InFlight != 0 || streamMsgs(t, sub) != 0 {
+		t.Errorf("info %+v, %d left: want nothing dead, in flight or left", qi, streamMsgs(t, sub))
+	}
+	for _, j := range jobs[:5] {
+		if publishT(t, sub, j) {
+			t.Errorf("%s queued again right after it was done (de-duplication window)", j.Input)
+		}
 	}
 }

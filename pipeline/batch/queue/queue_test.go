@@ -613,3 +613,53 @@ func TestTimingsOwnedByWorkers(t *testing.T) {
 		t.Errorf("consumer's ack wait %v after a worker set %v", ci.Config.AckWait, o2.AckWait)
 	}
 }
+
+// TestBrokerOptions: the listen and monitor addresses, a store is
+// required, and the broker syncs every write (its /jsz says so).
+func TestBrokerOptions(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		host string
+		port int
+	}{{"", "127.0.0.1", 4222}, {":5000", "127.0.0.1", 5000}, {"0.0.0.0:4333", "0.0.0.0", 4333}, {"10.0.0.2", "10.0.0.2", 4222}, {"127.0.0.1:0", "127.0.0.1", server.RANDOM_PORT}} {
+		h, p, err := hostPort(c.in, "127.0.0.1", 4222)
+		if err != nil || h != c.host || p != c.port {
+			t.Errorf("hostPort(%q) = %s %d %v, want %s %d", c.in, h, p, err, c.host, c.port)
+		}
+	}
+	if _, _, err := hostPort("h:port", "127.0.0.1", 4222); err == nil {
+		t.Error("hostPort of a port that is no number: no error")
+	}
+	if _, err := StartBroker(BrokerOptions{Listen: "127.0.0.1:0"}); err == nil {
+		t.Error("StartBroker without a store: no error")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mon := ln.Addr().String()
+	ln.Close()
+	b, err := StartBroker(BrokerOptions{Store: t.TempDir(), Listen: "127.0.0.1:0", Monitor: mon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	resp, err := http.Get("http://" + mon + "/jsz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var jsz struct {
+		Config struct {
+			SyncAlways bool   `json:"sync_always"`
+			StoreDir   string `json:"store_dir"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(body, &jsz); resp.StatusCode != 200 || err != nil || !jsz.Config.SyncAlways {
+		t.Errorf("monitor /jsz: %d %v, want JetStream with sync always: %s", resp.StatusCode, err, body)
+	}
+	if !strings.HasPrefix(b.URL(), "nats://127.0.0.1:") {
+		t.Errorf("URL = %s", b.URL())
+	}
+}
