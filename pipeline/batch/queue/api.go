@@ -262,7 +262,9 @@ type QueueInfo struct {
 	// or redelivery due); InFlight the jobs delivered and not acked.
 	Depth    map[string]int `json:"depth"`
 	InFlight int            `json:"in_flight"`
-	// Oldest is the age in seconds of the oldest waiting job (0: none).
+	// Oldest is the age in seconds of the oldest job in the queue (0:
+	// none): the first message of the jobs stream, waiting, waiting for
+	// a retry or running (a work queue keeps a job until it is acked).
 	Oldest float64 `json:"oldest_seconds"`
 	// Dead is the number of dead letters.
 	Dead int `json:"dead"`

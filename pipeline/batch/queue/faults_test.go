@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -328,7 +329,7 @@ func TestShutdownHandsBack(t *testing.T) {
 }
 
 // TestClassesAndBudget: a worker takes only jobs whose class fits its
-// budget; a bigger worker takes the rest.
+// budget while a bigger worker is alive; the bigger one takes the rest.
 func TestClassesAndBudget(t *testing.T) {
 	b, _ := startTestBroker(t)
 	o := testOptions(b.URL())
@@ -336,6 +337,24 @@ func TestClassesAndBudget(t *testing.T) {
 	small, big := testJob("small.dng", 200<<20), testJob("big.dng", 3<<30)
 	publishT(t, sub, big)
 	publishT(t, sub, small)
+	// A bigger worker is alive (its registry entry, kept fresh).
+	stopBig := make(chan struct{})
+	bigAlive := make(chan struct{})
+	go func() {
+		defer close(bigAlive)
+		for {
+			wi, _ := json.Marshal(WorkerInfo{Name: "elsewhere", Budget: 8 << 30, Seen: time.Now()})
+			if _, err := sub.workers.Put(context.Background(), "elsewhere", wi); err != nil {
+				t.Error(err)
+				return
+			}
+			select {
+			case <-stopBig:
+				return
+			case <-time.After(o.Beat):
+			}
+		}
+	}()
 	var cs counts
 	convert := func(ctx context.Context, d Delivery) Outcome {
 		cs.add(d, "done")
@@ -344,19 +363,9 @@ func TestClassesAndBudget(t *testing.T) {
 	oa := o
 	oa.Name = "small-worker"
 	ca := connectT(t, oa)
-	startWorkerBudget(t, ca, 2, 1<<30, convert)
+	tw := startWorkerBudget(t, ca, 2, 1<<30, convert)
 	waitFor(t, "the small job done", func() bool { return statusOf(t, sub, small.ID).State == Processed })
-	// Let the small worker look at the queue a few more rounds: two
-	// refreshes of its registry entry.
-	seen := func() time.Time {
-		qi, err := sub.Info(context.Background())
-		if err != nil || len(qi.Workers) == 0 {
-			return time.Time{}
-		}
-		return qi.Workers[0].Seen
-	}
-	s0 := seen()
-	waitFor(t, "two beats of the small worker", func() bool { return seen().Sub(s0) >= 2*o.Beat })
+	waitFor(t, "the small worker leaving the big job to a bigger worker", func() bool { return tw.logged("for a bigger worker") })
 	if st := statusOf(t, sub, big.ID); st.State != Queued {
 		t.Fatalf("the big job on a 1 GiB worker: %+v, want still queued", st)
 	}
@@ -365,11 +374,44 @@ func TestClassesAndBudget(t *testing.T) {
 	cb := connectT(t, ob)
 	startWorkerBudget(t, cb, 2, 8<<30, convert)
 	waitFor(t, "the big job done", func() bool { return statusOf(t, sub, big.ID).State == Processed })
+	close(stopBig)
+	<-bigAlive
 	if st := statusOf(t, sub, big.ID); st.Worker != "big-worker" || st.Attempt != 1 {
 		t.Errorf("the big job: %+v, want done by the big worker on its first delivery", st)
 	}
 	if st := statusOf(t, sub, small.ID); st.Worker != "small-worker" {
 		t.Errorf("the small job: %+v, want done by the small worker", st)
+	}
+}
+
+// TestOverEveryBudget: with no bigger worker alive, the largest worker
+// runs a job of a class over its budget whose own estimate fits, and sends
+// one over its budget to the dead letters (over_budget), without a
+// conversion.
+func TestOverEveryBudget(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	c := connectT(t, o)
+	fits, over := testJob("fits.dng", 1200<<20), testJob("over.dng", 3<<30) // classes le2g and le4g
+	publishT(t, c, fits)
+	publishT(t, c, over)
+	var cs counts
+	startWorkerBudget(t, c, 2, 1500<<20, func(ctx context.Context, d Delivery) Outcome {
+		cs.add(d, "done")
+		return Outcome{Result: Done, Converted: true}
+	})
+	waitFor(t, "both jobs ended", func() bool {
+		return statusOf(t, c, fits.ID).State == Processed && statusOf(t, c, over.ID).State == Failed
+	})
+	if got := strings.Join(cs.get(), " "); got != "/in/fits.dng#1:done" {
+		t.Errorf("converted %s, want fits.dng only", got)
+	}
+	dl, err := c.DeadLetterOf(context.Background(), over.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dl.Kind != "over_budget" || !strings.Contains(dl.Reason, "every worker") {
+		t.Errorf("dead letter %+v, want over_budget, over every worker's budget", dl)
 	}
 }
 

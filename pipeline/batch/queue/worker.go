@@ -5,15 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	rbudget "github.com/rawbatch/rawbatch/budget"
 )
 
 // idleWait is how long the worker waits before asking again when no class
 // it can take had a job.
 const idleWait = 250 * time.Millisecond
+
+// maxIdleWait is how long a worker that found no job for a while waits
+// between looks (a new job waits at most this long for an idle worker).
+const maxIdleWait = time.Second
 
 // running is a job a worker runs.
 type running struct {
@@ -32,6 +39,10 @@ type workerState struct {
 	reserved int64         // the estimates of the running jobs, bytes
 	freed    chan struct{} // a job ended (buffered 1)
 	wg       sync.WaitGroup
+
+	started   time.Time // when Run started
+	lastLarge time.Time // the last look at the classes over the budget
+	told      string    // the last "waiting for a bigger worker" logged
 }
 
 func (w *Worker) logf(format string, args ...any) {
@@ -45,7 +56,7 @@ func (w *Worker) run(ctx context.Context) error {
 		return errors.New("queue: Worker needs Client, Sched and Convert")
 	}
 	c := w.Client
-	ws := &workerState{w: w, c: c, name: c.o.Name, run: map[string]running{}, freed: make(chan struct{}, 1)}
+	ws := &workerState{w: w, c: c, name: c.o.Name, run: map[string]running{}, freed: make(chan struct{}, 1), started: time.Now()}
 	jobs := max(w.Jobs, 1)
 	if w.Log != nil {
 		c.logf.Store(&w.Log)
@@ -87,6 +98,7 @@ func (w *Worker) run(ctx context.Context) error {
 
 	away := false     // the broker is unreachable
 	delay := idleWait // before the next try after an error
+	idle := idleWait  // before the next look when there was no job
 	for ctx.Err() == nil {
 		ws.mu.Lock()
 		n := len(ws.run)
@@ -113,12 +125,18 @@ func (w *Worker) run(ctx context.Context) error {
 		}
 		away = false
 		delay = idleWait
+		if !took && ws.idleFor() {
+			took = ws.takeLarge(jobCtx)
+		}
 		if !took {
 			select {
 			case <-ctx.Done():
 			case <-ws.freed:
-			case <-time.After(idleWait):
+			case <-time.After(idle):
 			}
+			idle = min(2*idle, maxIdleWait) // an idle worker asks less often
+		} else {
+			idle = idleWait
 		}
 	}
 	ws.wg.Wait()
@@ -200,6 +218,12 @@ func (ws *workerState) takeOne(jobCtx context.Context) (bool, error) {
 }
 
 func (ws *workerState) start(jobCtx context.Context, msg jetstream.Msg, j Job, attempt int) {
+	ws.startWith(jobCtx, msg, j, attempt, nil)
+}
+
+// startWith starts the job; with override set, its outcome is override
+// instead of a conversion's.
+func (ws *workerState) startWith(jobCtx context.Context, msg jetstream.Msg, j Job, attempt int, override *Outcome) {
 	ws.mu.Lock()
 	ws.run[j.ID] = running{job: j, attempt: attempt}
 	ws.reserved += j.Estimate
@@ -207,7 +231,7 @@ func (ws *workerState) start(jobCtx context.Context, msg jetstream.Msg, j Job, a
 	ws.wg.Add(1)
 	go func() {
 		defer ws.wg.Done()
-		ws.handle(jobCtx, msg, j, attempt)
+		ws.handle(jobCtx, msg, j, attempt, override)
 		ws.mu.Lock()
 		delete(ws.run, j.ID)
 		ws.reserved -= j.Estimate
@@ -304,7 +328,7 @@ func (l *lease) release() {
 }
 
 // handle runs one delivery to its end.
-func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, attempt int) {
+func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, attempt int, override *Outcome) {
 	w, c := ws.w, ws.c
 	m := w.Metrics
 	base := Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, Queued: j.Submitted, Attempt: attempt, Worker: ws.name}
@@ -399,7 +423,12 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 			}
 		}
 	}()
-	out := w.Convert(jobCtx, Delivery{Job: j, Attempt: attempt, Lost: l.ch, Fence: l.renew})
+	var out Outcome
+	if override != nil {
+		out = *override
+	} else {
+		out = w.Convert(jobCtx, Delivery{Job: j, Attempt: attempt, Lost: l.ch, Fence: l.renew})
+	}
 	close(beatDone)
 	<-beatStopped
 
@@ -508,4 +537,91 @@ func (ws *workerState) fail(msg jetstream.Msg, j Job, st Status, attempt int, ki
 		w.Metrics.file("failed")
 	}
 	w.logf("job %s (%s): attempt %d: failed (%s): %s", j.ID, j.Input, attempt, kind, reason)
+}
+
+// idleFor says whether the worker runs nothing, has run long enough for
+// the registry to list every worker alive (3 beats), and has not looked
+// at the classes over its budget for a beat.
+func (ws *workerState) idleFor() bool {
+	o := ws.c.o
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return len(ws.run) == 0 && time.Since(ws.started) >= 3*o.Beat && time.Since(ws.lastLarge) >= o.Beat
+}
+
+// takeLarge looks at the classes no worker of this budget takes: when jobs
+// wait there and no worker alive has a larger budget than this one, a job
+// that fits the budget after all (the classes are coarse) is run, and one
+// over it goes to the dead letters ("over_budget": over every worker's
+// budget). Otherwise it logs, once per change, what waits for a bigger
+// worker. It returns whether it took a job.
+func (ws *workerState) takeLarge(jobCtx context.Context) bool {
+	c, w := ws.c, ws.w
+	ws.mu.Lock()
+	ws.lastLarge = time.Now()
+	ws.mu.Unlock()
+	budget := w.Sched.Budget()
+	octx, cancel := c.op(context.Background())
+	defer cancel()
+	var classes []string
+	waiting := 0
+	all := allClasses()
+	for i := len(all) - 1; i >= 0; i-- {
+		if i < len(Classes) && Classes[i] <= budget || i == len(Classes) && budget >= Classes[len(Classes)-1] {
+			continue // taken by takeOne
+		}
+		ci, err := c.cons[all[i]].Info(octx)
+		if err != nil {
+			return false
+		}
+		if ci.NumPending > 0 {
+			classes = append(classes, all[i])
+			waiting += int(ci.NumPending)
+		}
+	}
+	if len(classes) == 0 {
+		ws.told = ""
+		return false
+	}
+	largest := true
+	_ = c.watchKV(octx, c.workers, false, func(e jetstream.KeyValueEntry) bool {
+		var wi WorkerInfo
+		if json.Unmarshal(e.Value(), &wi) == nil && wi.Name != ws.name && wi.Budget > budget {
+			largest = false
+		}
+		return largest
+	})
+	if !largest {
+		if tell := fmt.Sprint(waiting, classes); tell != ws.told {
+			ws.told = tell
+			jobs := "1 job waits"
+			if waiting != 1 {
+				jobs = fmt.Sprintf("%d jobs wait", waiting)
+			}
+			w.logf("%s in size class %s, over this worker's memory budget (%s), for a bigger worker", jobs, strings.Join(classes, ", "), rbudget.FormatSize(budget))
+		}
+		return false
+	}
+	for _, class := range classes {
+		mb, err := c.cons[class].FetchNoWait(1)
+		if err != nil {
+			return false
+		}
+		for msg := range mb.Messages() {
+			md, err := msg.Metadata()
+			var j Job
+			if err != nil || json.Unmarshal(msg.Data(), &j) != nil || !validID(j.ID) {
+				_ = msg.Term()
+				continue
+			}
+			if j.Estimate <= budget {
+				ws.start(jobCtx, msg, j, int(md.NumDelivered))
+				return true
+			}
+			ws.startWith(jobCtx, msg, j, int(md.NumDelivered), &Outcome{Result: Permanent, Kind: "over_budget",
+				Reason: fmt.Sprintf("needs an estimated %s of memory, more than the memory budget of every worker (the largest: %s, %s)", rbudget.FormatSize(j.Estimate), rbudget.FormatSize(budget), ws.name)})
+			return true
+		}
+	}
+	return false
 }
