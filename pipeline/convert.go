@@ -314,6 +314,11 @@ func convertFile(ctx context.Context, in string, outs []OutputSpec, s Settings, 
 		}
 	}
 	fault.At(fault.Renaming, in)
+	if err := fault.Fail(fault.Renaming, in); err != nil {
+		// A test's injected write failure (faulttest's transient): the
+		// temporary outputs are removed as for a real one (j.cleanup).
+		return res, fmt.Errorf("%s: %w", in, err)
+	}
 	for _, v := range asked {
 		// A file replaced keeps its permissions (a user's chmod 600).
 		if fi, err := os.Lstat(v.spec.Path); err == nil && fi.Mode().IsRegular() {

@@ -297,6 +297,11 @@ func (w *worker) convert(ctx context.Context, d queue.Delivery) queue.Outcome {
 	if len(res) == 0 {
 		return queue.Outcome{Result: queue.Permanent, Kind: "error", Reason: q.Input + ": no result"}
 	}
+	if res[len(res)-1].Status == batch.StatusConverted {
+		// Its outputs and records are written: the job's commit (one
+		// line per commit, which the end-to-end tests count).
+		w.logf(fmt.Sprintf("job %s (%s): attempt %d: committed", d.Job.ID, d.Job.Input, d.Attempt))
+	}
 	// Stopping: the shutdown's grace is over, or a second signal stopped
 	// the conversions at once (abort): what they failed with is no
 	// verdict on the file.

@@ -1,11 +1,14 @@
 // Package fault is the seam of rawbatch's fault hooks: the places where a
 // test can make a conversion crash or hang call At, which does nothing
-// unless Hook is set. Only package pipeline/faulttest sets it, and only test
-// binaries import that package, so a release build of rawbatch has no fault
-// hook at all (cmd/rawbatch TestReleaseHasNoFaultHook checks its imports).
+// unless Hook is set, and the place where a test can make it fail with an
+// error (package pipeline's output writing, at Renaming) calls Fail, which
+// returns nil unless FailHook is set. Only package pipeline/faulttest sets
+// them, and only test binaries import that package, so a release build of
+// rawbatch has no fault hook at all (cmd/rawbatch TestReleaseHasNoFaultHook
+// checks its imports).
 package fault
 
-// Points where At is called.
+// Points where At (and, at Renaming, Fail) is called.
 const (
 	// Decode: a worker is about to convert an input (before LibRaw opens it).
 	Decode = "decode"
@@ -31,4 +34,17 @@ func At(point, input string) {
 	if Hook != nil {
 		Hook(point, input)
 	}
+}
+
+// FailHook is called by Fail; nil (the default) means no fault.
+var FailHook func(point, input string) error
+
+// Fail returns FailHook's error, if any, for point and input (the input's
+// path): the conversion of input fails with it there, as with a real I/O
+// error. Nil when no hook is set or the hook has no fault for input.
+func Fail(point, input string) error {
+	if FailHook != nil {
+		return FailHook(point, input)
+	}
+	return nil
 }
