@@ -378,6 +378,11 @@ func jobReport(st queue.Status) batch.JobReport {
 		if f.Reason == "" {
 			f.Reason = "failed on the workers"
 		}
+		if !strings.Contains(f.Reason, f.Input) {
+			// The queue's own reasons (redelivered, over every
+			// worker's budget, ...) do not name the file.
+			f.Reason = f.Input + ": " + f.Reason
+		}
 	}
 	return jr
 }

@@ -91,8 +91,13 @@ func TestJobReport(t *testing.T) {
 		t.Errorf("processed: %+v", jr.File)
 	}
 	jr = jobReport(queue.Status{ID: "x", Input: fr.Input, State: queue.Failed, Kind: "redelivered", Reason: "delivered 6 times without finishing"})
-	if f := jr.File; f.Status != batch.StatusFailed || f.Kind != "error" || f.Reason != "delivered 6 times without finishing" || f.Input != fr.Input || f.Outputs == nil {
+	if f := jr.File; f.Status != batch.StatusFailed || f.Kind != "error" || f.Reason != "/nas/in/a.dng: delivered 6 times without finishing" || f.Input != fr.Input || f.Outputs == nil {
 		t.Errorf("dead-lettered without a conversion: %+v", f)
+	}
+	// A reason naming the file already is kept as it is.
+	jr = jobReport(queue.Status{ID: "x", Input: fr.Input, State: queue.Failed, Kind: "corrupt", Reason: "/nas/in/a.dng: corrupt or truncated data", Result: b})
+	if f := jr.File; f.Reason != "/nas/in/a.dng: corrupt or truncated data" {
+		t.Errorf("a reason naming the file: %q", f.Reason)
 	}
 	jr = jobReport(queue.Status{ID: "x", Input: fr.Input, State: queue.Failed, Kind: "corrupt", Reason: "corrupt or truncated data", Result: b})
 	if f := jr.File; f.Status != batch.StatusFailed || f.Kind != "corrupt" || len(f.Outputs) != 0 {

@@ -197,21 +197,7 @@ func BuildReportOf(jobs []JobReport) Report {
 		for _, w := range f.Warnings {
 			rep.Warnings = append(rep.Warnings, ReportWarning{Input: f.Input, InputB64: f.InputB64, Message: w})
 		}
-		if j.Decoded {
-			rep.Summary.Decodes++
-		}
-		switch f.Status {
-		case StatusConverted:
-			rep.Summary.Converted++
-		case StatusFailed:
-			rep.Summary.Failed++
-		case StatusLocked:
-			rep.Summary.Locked++
-		case StatusPlanned:
-			rep.Summary.Planned++
-		default:
-			rep.Summary.Skipped++
-		}
+		rep.Summary.count(f.Status, j.Decoded)
 		rep.Files = append(rep.Files, f)
 	}
 	return rep

@@ -275,24 +275,29 @@ func BuildReport(results []FileResult) Report {
 				f.Steps = append(f.Steps, st.Stage)
 			}
 		}
-		if fr.Decoded {
-			rep.Summary.Decodes++
-		}
-		switch fr.Status {
-		case StatusConverted:
-			rep.Summary.Converted++
-		case StatusFailed:
-			rep.Summary.Failed++
-		case StatusLocked:
-			rep.Summary.Locked++
-		case StatusPlanned:
-			rep.Summary.Planned++
-		default:
-			rep.Summary.Skipped++
-		}
+		rep.Summary.count(fr.Status, fr.Decoded)
 		rep.Files = append(rep.Files, f)
 	}
 	return rep
+}
+
+// count adds a file of status st to s (decoded: LibRaw decoded it).
+func (s *ReportSummary) count(st Status, decoded bool) {
+	if decoded {
+		s.Decodes++
+	}
+	switch st {
+	case StatusConverted:
+		s.Converted++
+	case StatusFailed:
+		s.Failed++
+	case StatusLocked:
+		s.Locked++
+	case StatusPlanned:
+		s.Planned++
+	default:
+		s.Skipped++
+	}
 }
 
 // WriteJSON writes v as indented JSON to path atomically (temporary file in
