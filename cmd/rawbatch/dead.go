@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -108,20 +109,25 @@ func runDeadList(ctx context.Context, c *queue.Client, opts DeadOptions, _ []str
 		return nil
 	}
 	tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tINPUT\tKIND\tATTEMPTS\tWHEN\tREASON")
+	fmt.Fprintln(tw, "ID\tBATCH\tINPUT\tKIND\tATTEMPTS\tWHEN\tREASON")
 	for _, d := range dl {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.Job.ID, clean(d.Job.Input), d.Kind, d.Attempts, d.Time.UTC().Format(time.RFC3339), clean(d.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.Job.ID, clean(d.Job.Batch), clean(d.Job.Input), d.Kind, d.Attempts, d.Time.UTC().Format(time.RFC3339), clean(d.Reason))
 	}
 	tw.Flush()
 	fmt.Fprintf(opts.Stderr, "%s\n", plural(int64(len(dl)), "dead letter"))
 	return nil
 }
 
-// runDeadShow prints one dead letter.
+// runDeadShow prints one dead letter, named by its id or a unique prefix
+// of it (deadByPrefix).
 func runDeadShow(ctx context.Context, c *queue.Client, opts DeadOptions, args []string) error {
-	d, err := c.DeadLetterOf(ctx, args[0])
+	id, err := deadByPrefix(ctx, c, args[0])
 	if err != nil {
-		return fmt.Errorf("dead letter %s: %w", args[0], err)
+		return err
+	}
+	d, err := c.DeadLetterOf(ctx, id)
+	if err != nil {
+		return fmt.Errorf("dead letter %s: %w", id, err)
 	}
 	if opts.JSON {
 		b, _ := json.MarshalIndent(d, "", "  ")
@@ -132,6 +138,41 @@ func runDeadShow(ctx context.Context, c *queue.Client, opts DeadOptions, args []
 		d.Job.ID, clean(d.Job.Batch), clean(d.Job.Input), clean(d.Job.OutDir), d.Kind, clean(d.Reason), d.Attempts, clean(d.Worker),
 		d.Time.UTC().Format(time.RFC3339), d.Job.Submitted.UTC().Format(time.RFC3339), clean(d.Job.Submitter))
 	return nil
+}
+
+// minDeadPrefix is the fewest hex digits of a job id that dead show
+// accepts as a prefix (as git accepts a short commit id).
+const minDeadPrefix = 6
+
+// deadByPrefix returns the id of the one dead letter whose id is arg or
+// starts with arg (at least minDeadPrefix hex digits). Errors: arg too
+// short or not hex, no dead letter has it, or several do (the error lists
+// them).
+func deadByPrefix(ctx context.Context, c *queue.Client, arg string) (string, error) {
+	prefix := strings.ToLower(strings.TrimSpace(arg))
+	if len(prefix) < minDeadPrefix || strings.Trim(prefix, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("dead letter %q: want a job id, or at least %d of its first hex digits", arg, minDeadPrefix)
+	}
+	dl, err := c.Dead(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("the dead letters: %w", err)
+	}
+	var matches []string
+	for _, d := range dl {
+		if d.Job.ID == prefix {
+			return d.Job.ID, nil
+		}
+		if strings.HasPrefix(d.Job.ID, prefix) {
+			matches = append(matches, fmt.Sprintf("%s (%s)", d.Job.ID, clean(d.Job.Input)))
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("dead letter %s: no dead letter has this id ('rawbatch dead list' shows them)", arg)
+	case 1:
+		return strings.Fields(matches[0])[0], nil
+	}
+	return "", fmt.Errorf("dead letter %s is ambiguous: %d dead letters start with it: %s", arg, len(matches), strings.Join(matches, ", "))
 }
 
 // deadIDs returns args, or with --all the ids of every dead letter (of

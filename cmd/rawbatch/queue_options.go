@@ -5,8 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,7 +41,7 @@ func (o *QueueOptions) settings() []setting {
 				if o.NATS = strings.TrimSpace(v.String()); o.NATS == "" {
 					return fmt.Errorf("--nats: want the broker's URL (nats://host:4222)")
 				}
-				return nil
+				return checkNATSURLs(o.NATS)
 			}},
 		{Name: "ack-wait", Default: queue.DefaultAckWait, Help: "advanced: how long a job taken by a worker may go without news (a beat) before the broker hands it to another worker; longer than --lease-ttl",
 			Apply: durationInto(&o.AckWait)},
@@ -78,6 +82,37 @@ func (o *QueueOptions) settings() []setting {
 	}
 }
 
+// natsSchemes are the URL schemes of a NATS server's client ports.
+var natsSchemes = []string{"nats", "tls", "ws", "wss"}
+
+// checkNATSURLs checks urls (separated by commas): each a nats://, tls://,
+// ws:// or wss:// URL with a host, or host:port. The error names the
+// first bad one and what is wanted.
+func checkNATSURLs(urls string) error {
+	for _, u := range strings.Split(urls, ",") {
+		u = strings.TrimSpace(u)
+		bad := fmt.Errorf("--nats %q: want nats://host:port (or tls://, ws://, wss://), or host:port", u)
+		if scheme, _, ok := strings.Cut(u, "://"); ok {
+			if !slices.Contains(natsSchemes, strings.ToLower(scheme)) {
+				return bad
+			}
+			pu, err := url.Parse(u)
+			if err != nil || pu.Hostname() == "" {
+				return bad
+			}
+			continue
+		}
+		host, port, err := net.SplitHostPort(u)
+		if err != nil || host == "" || port == "" {
+			return bad
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return bad
+		}
+	}
+	return nil
+}
+
 // backoffText is ds as --retry-backoff writes it: "15s,2m0s,10m0s".
 func backoffText(ds []time.Duration) string {
 	var parts []string
@@ -87,8 +122,8 @@ func backoffText(ds []time.Duration) string {
 	return strings.Join(parts, ",")
 }
 
-// options are o as queue.Options for a client named name, with a bound
-// of queueMax waiting jobs (0: none).
+// options are o as queue.Options for a client named name; queueMax is
+// queue.Options.QueueMax (0: leave the broker's bound, < 0: remove it).
 func (o QueueOptions) options(name string, queueMax int) queue.Options {
 	return queue.Options{URL: o.NATS, AckWait: o.AckWait, LeaseTTL: o.LeaseTTL, Beat: o.Beat,
 		MaxDeliver: o.MaxDeliver, Backoff: o.Backoff, QueueMax: queueMax, Name: name}

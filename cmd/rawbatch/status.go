@@ -116,7 +116,8 @@ func runStatus(ctx context.Context, opts StatusOptions, _ []string) error {
 	}
 }
 
-// queueStatus gathers the queue's state and the statuses of batch's jobs.
+// queueStatus gathers the queue's state and the statuses of batch's jobs;
+// with a batch, Queue.Dead counts that batch's dead letters only.
 func queueStatus(ctx context.Context, c *queue.Client, batchName string) (statusReport, error) {
 	info, err := c.Info(ctx)
 	if err != nil {
@@ -133,6 +134,13 @@ func queueStatus(ctx context.Context, c *queue.Client, batchName string) (status
 	}
 	if sr.Queue.Workers == nil {
 		sr.Queue.Workers = []queue.WorkerInfo{}
+	}
+	if batchName != "" { // the batch's dead letters, not every batch's
+		dl, err := c.Dead(ctx, batchName)
+		if err != nil {
+			return statusReport{}, fmt.Errorf("the dead letters: %w", err)
+		}
+		sr.Queue.Dead = len(dl)
 	}
 	samples := map[string][]float64{}
 	for _, st := range sts {

@@ -25,8 +25,11 @@ type SubmitOptions struct {
 	ConvertConfig
 	Queue QueueOptions
 	// Batch names the submit's jobs (--batch; default defaultBatchName
-	// of OUTDIR); QueueMax bounds the jobs waiting in the queue (0: no
-	// bound); Wait waits for the jobs and reports them as convert does.
+	// of OUTDIR); QueueMax is queue.Options.QueueMax, the bound of the
+	// broker's queue (jobs waiting) that stays for later submits: 0
+	// leaves it as it is (--queue-max not given), < 0 removes it
+	// (--queue-max 0), N sets it; Wait waits for the jobs and reports
+	// them as convert does.
 	Batch    string
 	QueueMax int
 	Wait     bool
@@ -44,12 +47,25 @@ func (o *SubmitOptions) settings() []setting {
 func (o *SubmitOptions) ownSettings() []setting {
 	return []setting{
 		batchSetting(&o.Batch, "name of this submit's jobs, for status and dead (default: OUTDIR's name and a short hash of its path)"),
-		{Name: "queue-max", Default: 0, Help: "most jobs waiting in the queue (0: no bound); when it is full, submit waits for room (backpressure)",
-			Apply: func(v value) (err error) {
-				if o.QueueMax, err = wholeNumber(v); err == nil && o.QueueMax < 0 {
-					err = fmt.Errorf("--queue-max %d: want 0 or more", o.QueueMax)
+		{Name: "queue-max", Default: "", Help: "most jobs waiting in the broker's queue, kept there for every later submit until one changes it: N sets it, 0 removes the bound, not given leaves it; when the queue is full, submit waits for room (backpressure)",
+			Apply: func(v value) error {
+				text := strings.TrimSpace(v.String())
+				if text == "" {
+					o.QueueMax = 0 // leave the broker's bound
+					return nil
 				}
-				return err
+				n, err := wholeNumber(v)
+				switch {
+				case err != nil:
+					return err
+				case n < 0:
+					return fmt.Errorf("--queue-max %d: want 0 (no bound) or more", n)
+				case n == 0:
+					o.QueueMax = -1 // remove the bound
+				default:
+					o.QueueMax = n
+				}
+				return nil
 			}},
 		{Name: "wait", Default: false, Help: "wait until every job of this submit is processed or failed, showing progress as convert does, then write the summary, --report and convert's exit status",
 			Apply: func(v value) error {
@@ -197,16 +213,17 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 	var ids []string
 	inputs := map[string]string{} // job id → input
 	queued, already := 0, 0
+	var notQueued []string // inputs never published (interrupted)
 	for _, t := range plan.Tasks {
-		if ctx.Err() != nil {
-			break
-		}
 		switch {
 		case t.Done != nil:
 			settle(*t.Done)
 			continue
 		case t.Err != nil && !fileKind(t.Err):
 			settle(batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
+			continue
+		case ctx.Err() != nil:
+			notQueued = append(notQueued, t.Input)
 			continue
 		}
 		// A file whose header failed (corrupt, not raw, ...) is queued
@@ -219,7 +236,8 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		ok, err := c.Publish(ctx, job)
 		if err != nil {
 			if ctx.Err() != nil {
-				break
+				notQueued = append(notQueued, t.Input)
+				continue
 			}
 			return fmt.Errorf("%s: queueing it: %w", t.Input, err)
 		}
@@ -236,21 +254,37 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		summary += fmt.Sprintf(", failed %d", failed)
 	}
 	rep.note(summary)
-	if !opts.Wait || ctx.Err() != nil {
+	if len(notQueued) > 0 {
+		rep.note(fmt.Sprintf("interrupted while queuing: %d of %d files not queued; submit again to queue them",
+			len(notQueued), len(notQueued)+len(ids)))
+	}
+	if !opts.Wait {
 		return &batchOutcome{failed: failed, interrupted: sig.interrupted()}
 	}
-	jobs := waitJobs(ctx, c, ids, rep)
-	all := append(settled, jobs...)
+	var jobs []batch.JobReport
 	ended := map[string]bool{}
-	for _, j := range jobs {
-		ended[j.File.Input] = true
+	stillQueued := "still queued (submit stopped waiting)"
+	if len(notQueued) > 0 {
+		// Stopped before waiting: what the broker knows of the queued
+		// jobs already, in a short look.
+		jobs, ended = endedJobs(c, ids)
+		stillQueued = "queued (submit stopped before they ended)"
+	} else {
+		jobs, ended = waitJobs(ctx, c, ids, rep)
+	}
+	all := append(settled, jobs...)
+	skipped := func(in, reason string) {
+		jr := batch.JobReport{File: batch.FileReport{Status: batch.StatusSkipped, Reason: reason, Outputs: []batch.ReportOutput{}}}
+		jr.File.Input, jr.File.InputB64 = batch.ReportPath(in)
+		all = append(all, jr)
 	}
 	for _, id := range ids { // Ctrl-C: the jobs not ended yet
-		if in := inputs[id]; !ended[in] {
-			jr := batch.JobReport{File: batch.FileReport{Status: batch.StatusSkipped, Reason: "still queued (submit stopped waiting)", Outputs: []batch.ReportOutput{}}}
-			jr.File.Input, jr.File.InputB64 = batch.ReportPath(in)
-			all = append(all, jr)
+		if !ended[id] {
+			skipped(inputs[id], stillQueued)
 		}
+	}
+	for _, in := range notQueued {
+		skipped(in, "not queued (interrupted)")
 	}
 	sum := batch.BuildReportOf(all).Summary
 	out := &batchOutcome{interrupted: sig.interrupted(), converted: sum.Converted, failed: sum.Failed, locked: sum.Locked, skipped: sum.Skipped}
@@ -294,12 +328,39 @@ func submitJob(r *batch.Runner, t batch.Task, name string) (queue.Job, error) {
 		Class: queue.ClassOf(q.Estimate), Submitted: time.Now().UTC(), Submitter: hostPID(), Payload: payload}, nil
 }
 
+// endedJobs returns the report entries of the jobs of ids that have
+// ended (processed or failed) as the broker knows them now, within a few
+// seconds, and the ids of those; nothing when the broker does not answer.
+func endedJobs(c *queue.Client, ids []string) ([]batch.JobReport, map[string]bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	ended := map[string]bool{}
+	var out []batch.JobReport
+	sts, err := c.Statuses(ctx, "")
+	if err != nil {
+		return nil, ended
+	}
+	for _, st := range sts {
+		if want[st.ID] && !ended[st.ID] && (st.State == queue.Processed || st.State == queue.Failed) {
+			ended[st.ID] = true
+			out = append(out, jobReport(st))
+		}
+	}
+	return out, ended
+}
+
 // waitJobs follows the statuses of the jobs ids until each is processed
 // or failed, or ctx ends, reporting each as it ends (jobDone); it returns
-// their report entries in the order they ended. Statuses come from the
+// their report entries in the order they ended and the ids of the jobs
+// that ended (the entries name the submitter's paths). Statuses come from the
 // broker's watch, and from a poll every 2 s in case a watch misses one
 // (a reconnect).
-func waitJobs(ctx context.Context, c *queue.Client, ids []string, rep *reporter) []batch.JobReport {
+func waitJobs(ctx context.Context, c *queue.Client, ids []string, rep *reporter) ([]batch.JobReport, map[string]bool) {
+	ended := map[string]bool{}
 	pending := map[string]bool{}
 	for _, id := range ids {
 		pending[id] = true
@@ -310,6 +371,7 @@ func waitJobs(ctx context.Context, c *queue.Client, ids []string, rep *reporter)
 			return
 		}
 		delete(pending, st.ID)
+		ended[st.ID] = true
 		jr := jobReport(st)
 		out = append(out, jr)
 		rep.jobDone(jr, st)
@@ -325,7 +387,7 @@ func waitJobs(ctx context.Context, c *queue.Client, ids []string, rep *reporter)
 	}
 	poll()
 	if len(pending) == 0 {
-		return out
+		return out, ended
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -347,10 +409,10 @@ func waitJobs(ctx context.Context, c *queue.Client, ids []string, rep *reporter)
 		case <-tick.C:
 			poll()
 		case <-ctx.Done():
-			return out
+			return out, ended
 		}
 	}
-	return out
+	return out, ended
 }
 
 // jobReport is the report entry of a finished job: its worker's
@@ -362,7 +424,9 @@ func waitJobs(ctx context.Context, c *queue.Client, ids []string, rep *reporter)
 func jobReport(st queue.Status) batch.JobReport {
 	var jr batch.JobReport
 	if len(st.Result) == 0 || json.Unmarshal(st.Result, &jr) != nil || jr.File.Input == "" {
-		jr = batch.JobReport{File: batch.FileReport{Input: st.Input, Outputs: []batch.ReportOutput{}}}
+		jr = batch.JobReport{File: batch.FileReport{Outputs: []batch.ReportOutput{}}}
+	}
+	if st.Input != "" { // the submitter's path, whatever the worker's mount
 		jr.File.Input, jr.File.InputB64 = batch.ReportPath(st.Input)
 	}
 	if st.State == queue.Failed {

@@ -270,8 +270,7 @@ func (w *worker) convert(ctx context.Context, d queue.Delivery) queue.Outcome {
 	}
 	od, err := w.outDir(q.OutDir)
 	if err != nil {
-		// The shared storage away (unmounted, stale handle): later.
-		return queue.Outcome{Result: queue.Transient, Kind: rawerr.KindTransient, Reason: err.Error()}
+		return outDirOutcome(q.OutDir, err)
 	}
 	abort := make(chan struct{})
 	stop := make(chan struct{})
@@ -305,7 +304,24 @@ func (w *worker) convert(ctx context.Context, d queue.Delivery) queue.Outcome {
 	// Stopping: the shutdown's grace is over, or a second signal stopped
 	// the conversions at once (abort): what they failed with is no
 	// verdict on the file.
-	return jobOutcome(res[len(res)-1], lost(d.Lost), ctx.Err() != nil || lost(w.abort))
+	o := jobOutcome(res[len(res)-1], lost(d.Lost), ctx.Err() != nil || lost(w.abort))
+	o.Report = w.opts.PathMap.ReverseReport(o.Report)
+	return o
+}
+
+// outDirOutcome is the Outcome of a job whose output directory dir cannot
+// be opened (err): transient while the shared storage is away (unmounted,
+// stale handle, server down: batch.StorageAway), permanent when it
+// refuses (permission denied, read-only), the reason naming dir.
+func outDirOutcome(dir string, err error) queue.Outcome {
+	reason := err.Error()
+	if !strings.Contains(reason, dir) {
+		reason = "output directory " + dir + ": " + reason
+	}
+	if batch.StorageAway(err) {
+		return queue.Outcome{Result: queue.Transient, Kind: rawerr.KindTransient, Reason: reason}
+	}
+	return queue.Outcome{Result: queue.Permanent, Kind: rawerr.Kind(err), Reason: reason}
 }
 
 // lost reports whether ch is closed.

@@ -1,10 +1,13 @@
 package batch
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline"
@@ -139,6 +142,43 @@ func (m PathMap) Path(p string) string {
 	return p
 }
 
+// Reverse returns m with each entry's sides swapped: it maps this host's
+// paths back to the submitter's.
+func (m PathMap) Reverse() PathMap {
+	out := make(PathMap, len(m))
+	for i, e := range m {
+		out[i] = PathMapping{From: e.To, To: e.From}
+	}
+	return out
+}
+
+// ReverseReport returns report, a JobReport as JSON made on this host,
+// with its input and output paths mapped back to the submitter's
+// (Reverse), so that the submitter's report names the files as its host
+// knows them; report itself when m is empty or report is not a JobReport.
+func (m PathMap) ReverseReport(report []byte) []byte {
+	if len(m) == 0 || len(report) == 0 {
+		return report
+	}
+	var jr JobReport
+	if json.Unmarshal(report, &jr) != nil {
+		return report
+	}
+	back := m.Reverse()
+	f := &jr.File
+	if f.Input != "" {
+		f.Input, f.InputB64 = ReportPath(back.Path(f.Input))
+	}
+	for i := range f.Outputs {
+		f.Outputs[i].Path = back.Path(f.Outputs[i].Path)
+	}
+	b, err := json.Marshal(jr)
+	if err != nil {
+		return report
+	}
+	return b
+}
+
 // Apply returns q with its paths (Input, Output, Stem, OutDir, Paths,
 // Outputs) mapped; the paths relative to OUTDIR stay as they are.
 func (m PathMap) Apply(q QueuedTask) QueuedTask {
@@ -201,4 +241,20 @@ func BuildReportOf(jobs []JobReport) Report {
 		rep.Files = append(rep.Files, f)
 	}
 	return rep
+}
+
+// StorageAway reports whether err, from opening or writing an output
+// directory, says the shared storage is away for a while (unmounted, the
+// server down or unreachable) rather than refusing for good: a missing
+// path (ENOENT: the mount gone), ESTALE, EIO, ENOTCONN, EHOSTDOWN,
+// ETIMEDOUT, and what IsTransient reports (ENOSPC, ErrTransient, ...). A
+// refusal (EACCES, EPERM, EROFS, ENOTDIR, ...) is permanent: retrying
+// finds it again.
+func StorageAway(err error) bool {
+	for _, e := range []error{os.ErrNotExist, syscall.ESTALE, syscall.EIO, syscall.ENOTCONN, syscall.EHOSTDOWN, syscall.ETIMEDOUT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return IsTransient(err)
 }
