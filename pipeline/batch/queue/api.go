@@ -78,9 +78,23 @@ type Options struct {
 	// Backoff is the delay before each redelivery after a transient
 	// failure (DefaultBackoff).
 	Backoff []time.Duration
-	// QueueMax bounds the jobs waiting in the queue (0: unbounded); when
-	// set, Connect applies it to the stream (MaxMsgs, discard new).
+	// QueueMax is the bound on the jobs in the queue (waiting or in
+	// flight), the broker's: kept on the stream (MaxMsgs, discard new)
+	// for every later client until changed. > 0: Connect sets it to
+	// QueueMax; 0: Connect leaves it as it is; < 0: Connect removes it
+	// (unbounded).
 	QueueMax int
+	// Log, when set, receives the client's events, one line each: the
+	// connection's (unreachable, retrying, reconnected, and the NATS
+	// library's asynchronous errors, which it never prints) and
+	// Publish's "the queue is full (N jobs waiting): waiting for room"
+	// (once per wait). Nil: they are dropped.
+	Log func(string)
+	// Retry (rawbatch work): Connect keeps trying to reach the broker
+	// (backoff up to 5 s, logging "broker unreachable at URL: retrying"
+	// once, then "connected to the broker at URL") until it answers or
+	// ctx ends. Otherwise Connect fails at once with ErrUnavailable.
+	Retry bool
 	// Name identifies this client (a worker: host:pid) on the broker.
 	Name string
 	// SetTimings (rawbatch work): Connect applies AckWait, LeaseTTL,
@@ -111,10 +125,11 @@ type Client struct {
 }
 
 // Connect connects to the broker at o.URL and creates the streams,
-// consumers and buckets that are missing (updating the queue's bound when
-// o.QueueMax is set). It fails with an error wrapping ErrUnavailable when
-// the broker cannot be reached within ctx, and naming what it lacks (no
-// JetStream, a server older than 2.9).
+// consumers and buckets that are missing (setting or removing the queue's
+// bound as o.QueueMax says). It fails with an error wrapping
+// ErrUnavailable when the broker cannot be reached (at once, or, with
+// o.Retry, when ctx ends first), and naming what it lacks (no JetStream,
+// a server older than 2.9).
 func Connect(ctx context.Context, o Options) (*Client, error) {
 	return connect(ctx, o)
 }
@@ -124,6 +139,10 @@ func (c *Client) Close() { c.close() }
 
 // ErrUnavailable: the broker cannot be reached (or timed out).
 var ErrUnavailable = errors.New("NATS broker unavailable")
+
+// ErrDead: Publish of a job that has a dead letter (the error's text
+// gives its kind and reason and says how to queue it again).
+var ErrDead = errors.New("job in the dead letters")
 
 // Job is one input file to convert, as published by submit.
 type Job struct {
@@ -169,12 +188,19 @@ var Classes = []int64{256 << 20, 512 << 20, 1 << 30, 2 << 30, 4 << 30, 8 << 30, 
 func ClassOf(estimate int64) string { return classOf(estimate) }
 
 // Publish queues j and sets its status to queued. It returns queued false
-// and no error when the job is already in the queue (the same ID: a
-// re-submit). When the queue is full (Options.QueueMax) it waits, retrying
-// with backoff, until there is room or ctx ends (backpressure). Errors wrap
-// ErrUnavailable when the broker is gone.
+// and no error when the job is already in the queue (the same ID, its
+// message still in the stream: waiting or in flight). A job that was
+// processed, or whose dead letter was purged, is queued again (each call
+// has its own de-duplication id: the broker's de-duplication window only
+// absorbs a resend of this call's message after a lost ack). A job that
+// has a dead letter is not queued: the error wraps ErrDead and gives the
+// dead letter's kind and reason (`rawbatch dead retry ID` queues it
+// again: Retry). When the queue is full (Options.QueueMax) it waits,
+// retrying with backoff, until there is room or ctx ends (backpressure),
+// logging "the queue is full (N jobs waiting): waiting for room" once per
+// wait to Options.Log. Errors wrap ErrUnavailable when the broker is gone.
 func (c *Client) Publish(ctx context.Context, j Job) (queued bool, err error) {
-	return c.publish(ctx, j, "")
+	return c.publish(ctx, j, false)
 }
 
 // State is a job's state in its Status.

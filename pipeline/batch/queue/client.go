@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -124,7 +125,68 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 	}
 	wait := min(max(o.Beat/2, 250*time.Millisecond), time.Second)
 	c := &Client{o: o, timeout: opTimeout, cons: map[string]jetstream.Consumer{}}
+	dialOnce := func() (*nats.Conn, error) { return c.dial(o, dial, wait) }
+	nc, err := dialOnce()
+	if err != nil && o.Retry {
+		nc, err = c.retryConnect(ctx, dialOnce, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.nc = nc
+	for {
+		err := c.setup(ctx)
+		if err == nil {
+			break
+		}
+		// A broker just started may not have JetStream ready yet.
+		if !o.Retry || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+			nc.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			nc.Close()
+			return nil, err
+		case <-time.After(time.Second):
+		}
+	}
+	return c, nil
+}
+
+// retryConnect dials again with backoff (up to 5 s) until the broker
+// answers or ctx ends, logging once that it is unreachable and then that
+// it is connected.
+func (c *Client) retryConnect(ctx context.Context, dial func() (*nats.Conn, error), err error) (*nats.Conn, error) {
+	c.note(fmt.Sprintf("broker unreachable at %s: retrying", c.o.URL))
+	delay := 250 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (gave up: %w)", err, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+		nc, err2 := dial()
+		if err2 == nil {
+			c.note("connected to the broker at " + nc.ConnectedUrlRedacted())
+			return nc, nil
+		}
+		err = err2
+	}
+}
+
+// dial connects once; the connection's events and the library's
+// asynchronous errors go to event (the library prints nothing).
+func (c *Client) dial(o Options, dial, wait time.Duration) (*nats.Conn, error) {
 	nc, err := nats.Connect(o.URL, nats.Name(o.Name), nats.MaxReconnects(-1),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				c.event(fmt.Sprintf("broker connection: %s: %v", sub.Subject, err))
+			} else {
+				c.event(fmt.Sprintf("broker connection: %v", err))
+			}
+		}),
 		nats.ReconnectWait(wait), nats.Timeout(dial), nats.PingInterval(max(o.Beat, time.Second)),
 		nats.MaxPingsOutstanding(3), nats.ReconnectBufSize(8<<20),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
@@ -140,12 +202,7 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, o.URL, err)
 	}
-	c.nc = nc
-	if err := c.setup(ctx); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	return c, nil
+	return nc, nil
 }
 
 // minServer is the oldest nats-server the queue runs on (Debian 12's).
@@ -298,18 +355,38 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 	}
 	c.jobs = s
 	old := s.CachedInfo().Config
-	if c.o.QueueMax > 0 && old.MaxMsgs != int64(c.o.QueueMax) {
-		old.MaxMsgs = int64(c.o.QueueMax)
-		c.jobs, err = c.js.UpdateStream(ctx, old)
-		return err
+	want := old.MaxMsgs
+	switch {
+	case c.o.QueueMax > 0:
+		want = int64(c.o.QueueMax)
+	case c.o.QueueMax < 0:
+		want = -1
 	}
-	return nil
+	if want <= 0 {
+		want = -1
+	}
+	if old.MaxMsgs <= 0 && want == -1 || old.MaxMsgs == want {
+		return nil
+	}
+	old.MaxMsgs = want
+	c.jobs, err = c.js.UpdateStream(ctx, old)
+	return err
 }
 
-// event passes a connection event to the running worker's log.
+// event passes a connection event to the running worker's log, else to
+// Options.Log.
 func (c *Client) event(s string) {
 	if f := c.logf.Load(); f != nil {
 		(*f)(s)
+	} else if c.o.Log != nil {
+		c.o.Log(s)
+	}
+}
+
+// note passes a line to Options.Log.
+func (c *Client) note(s string) {
+	if c.o.Log != nil {
+		c.o.Log(s)
 	}
 }
 
@@ -319,6 +396,13 @@ func (c *Client) close() {
 	}
 	_ = c.nc.FlushTimeout(time.Second)
 	c.nc.Close()
+}
+
+// nonce returns 16 random hex digits.
+func nonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func jobSubject(class, id string) string { return jobsPrefix + class + "." + id }
@@ -362,8 +446,11 @@ func refusal(err error) int {
 	return refusedOther
 }
 
-// publish queues j with the de-duplication id msgID (j.ID when empty).
-func (c *Client) publish(ctx context.Context, j Job, msgID string) (bool, error) {
+// publish queues j with a de-duplication id of its own (j.ID, "/", a
+// nonce): a resend of this call's message after a lost ack is absorbed by
+// the broker, a later call's is not. Unless retry (dead retry), a job
+// with a dead letter is refused with ErrDead.
+func (c *Client) publish(ctx context.Context, j Job, retry bool) (bool, error) {
 	if !validID(j.ID) {
 		return false, fmt.Errorf("queue: job id %q of %s: not a valid id (JobID's hex digits)", j.ID, j.Input)
 	}
@@ -379,9 +466,7 @@ func (c *Client) publish(ctx context.Context, j Job, msgID string) (bool, error)
 	if j.Submitter == "" {
 		j.Submitter = c.o.Name
 	}
-	if msgID == "" {
-		msgID = j.ID
-	}
+	msgID := j.ID + "/" + nonce()
 	subj := jobSubject(j.Class, j.ID)
 	data, err := json.Marshal(j)
 	if err != nil {
@@ -397,6 +482,15 @@ func (c *Client) publish(ctx context.Context, j Job, msgID string) (bool, error)
 	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, fmt.Errorf("queue: job %s of %s: %w", j.ID, j.Input, unavailable(err))
 	}
+	if !retry {
+		dl, err := c.deadLetterOf(ctx, j.ID)
+		switch {
+		case err == nil:
+			return false, fmt.Errorf("queue: job %s of %s: %w (%s: %s): `rawbatch dead retry %s` queues it again", j.ID, j.Input, ErrDead, dl.Kind, dl.Reason, j.ID)
+		case !errors.Is(err, ErrNotFound):
+			return false, err
+		}
+	}
 	// The status's revision before publishing: after it, the status is set
 	// to queued only if no worker has written it meanwhile.
 	var rev uint64
@@ -408,7 +502,7 @@ func (c *Client) publish(ctx context.Context, j Job, msgID string) (bool, error)
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return false, fmt.Errorf("queue: status of job %s of %s: %w", j.ID, j.Input, unavailable(err))
 	}
-	delay := 100 * time.Millisecond
+	delay, told := 100*time.Millisecond, false
 	for {
 		octx, cancel = c.op(ctx)
 		ack, err := c.js.PublishMsg(octx, &nats.Msg{Subject: subj, Data: data}, jetstream.WithMsgID(msgID))
@@ -426,6 +520,16 @@ func (c *Client) publish(ctx context.Context, j Job, msgID string) (bool, error)
 			return false, fmt.Errorf("queue: publishing job %s of %s: %w", j.ID, j.Input, unavailable(err))
 		}
 		// The queue is full: wait for room (backpressure).
+		if !told {
+			told = true
+			n := "?"
+			ictx, icancel := c.op(ctx)
+			if si, err := c.jobs.Info(ictx); err == nil {
+				n = strconv.FormatUint(si.State.Msgs, 10)
+			}
+			icancel()
+			c.note(fmt.Sprintf("the queue is full (%s jobs waiting): waiting for room", n))
+		}
 		select {
 		case <-ctx.Done():
 			return false, fmt.Errorf("queue: publishing job %s of %s: waiting for room in the queue: %w", j.ID, j.Input, ctx.Err())
@@ -677,8 +781,7 @@ func (c *Client) retry(ctx context.Context, id string) error {
 	}
 	j := dl.Job
 	j.Submitted = time.Now()
-	// A new de-duplication id: the job's own may still be in the window.
-	if _, err := c.publish(ctx, j, fmt.Sprintf("%s-retry-%d", j.ID, time.Now().UnixNano())); err != nil {
+	if _, err := c.publish(ctx, j, true); err != nil {
 		return err
 	}
 	return c.removeDead(ctx, id)

@@ -490,7 +490,7 @@ func TestDoneRemovesOldDeadLetter(t *testing.T) {
 	if err := c.deadLetter(DeadLetter{Job: j, Kind: "corrupt", Reason: "an earlier attempt", Attempts: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.publish(context.Background(), j, j.ID+"-later"); err != nil {
+	if _, err := c.publish(context.Background(), j, true); err != nil {
 		t.Fatal(err)
 	}
 	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome { return Outcome{Result: Done, Converted: true} })
