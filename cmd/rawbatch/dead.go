@@ -72,7 +72,7 @@ again (after fixing their cause), purge forgets them.`,
 				if all && opts.All == (len(args) > 0) {
 					return fmt.Errorf("give the job IDs or --all (not both)")
 				}
-				c, err := opts.Queue.connect(cmd.Context(), "dead", 0)
+				c, err := opts.Queue.connect(cmd.Context(), "dead", 0, nil)
 				if err != nil {
 					return err
 				}

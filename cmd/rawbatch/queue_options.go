@@ -129,15 +129,23 @@ func (o QueueOptions) options(name string, queueMax int) queue.Options {
 		MaxDeliver: o.MaxDeliver, Backoff: o.Backoff, QueueMax: queueMax, Name: name}
 }
 
-// connect connects to the broker as role (submit, work, ...) within a
-// bounded time; the error names the URL. Only work applies its timings
-// to the queue's consumers and buckets (queue.Options.SetTimings): the
-// others adopt those in place.
-func (o QueueOptions) connect(ctx context.Context, role string, queueMax int) (*queue.Client, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
+// connect connects to the broker as role (submit, work, ...); log, when
+// not nil, receives the client's events (queue.Options.Log: the
+// connection's, the NATS library's errors, "the queue is full"). work
+// applies its timings to the queue's consumers and buckets
+// (queue.Options.SetTimings), the others adopt those in place; work keeps
+// trying to reach the broker until ctx ends (queue.Options.Retry), the
+// others give up within 30 s. The error names the URL.
+func (o QueueOptions) connect(ctx context.Context, role string, queueMax int, log func(string)) (*queue.Client, error) {
 	qo := o.options(clientName(role), queueMax)
 	qo.SetTimings = role == "work"
+	qo.Retry = role == "work"
+	qo.Log = log
+	if !qo.Retry {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
 	c, err := queue.Connect(ctx, qo)
 	if err != nil {
 		return nil, fmt.Errorf("broker %s: %w", o.NATS, err)

@@ -86,7 +86,7 @@ type stageTimes struct {
 
 // runStatus prints the queue's state, once or every 2 s.
 func runStatus(ctx context.Context, opts StatusOptions, _ []string) error {
-	c, err := opts.Queue.connect(ctx, "status", 0)
+	c, err := opts.Queue.connect(ctx, "status", 0, nil)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -174,7 +175,7 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 	if name == "" {
 		name = defaultBatchName(cfg.OutDir)
 	}
-	c, err := opts.Queue.connect(ctx, "submit", opts.QueueMax)
+	c, err := opts.Queue.connect(ctx, "submit", opts.QueueMax, rep.note)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &batchOutcome{interrupted: true}
@@ -234,6 +235,15 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 			return err
 		}
 		ok, err := c.Publish(ctx, job)
+		if errors.Is(err, queue.ErrDead) {
+			// In the dead letters: failed, not queued again ('dead
+			// retry' is the way), not waited for.
+			jr := deadJobReport(ctx, c, job, err)
+			settled = append(settled, jr)
+			failed++
+			rep.jobDone(jr, queue.Status{})
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				notQueued = append(notQueued, t.Input)
@@ -297,6 +307,25 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		}
 	}
 	return out
+}
+
+// deadJobReport is the report entry of job, which Publish refused with
+// err (wrapping queue.ErrDead) as it has a dead letter: failed, with the
+// dead letter's kind (when the report knows it; else "error") and err's
+// text as the reason (the input, the dead letter's reason, and that
+// `rawbatch dead retry ID` queues it again).
+func deadJobReport(ctx context.Context, c *queue.Client, job queue.Job, err error) batch.JobReport {
+	jr := batch.JobReport{File: batch.FileReport{Status: batch.StatusFailed, Kind: "error", Outputs: []batch.ReportOutput{}}}
+	jr.File.Input, jr.File.InputB64 = batch.ReportPath(job.Input)
+	if d, derr := c.DeadLetterOf(ctx, job.ID); derr == nil && slices.Contains(batch.FailureKinds(), d.Kind) {
+		jr.File.Kind = d.Kind
+	}
+	reason := strings.TrimPrefix(err.Error(), "queue: ")
+	if !strings.Contains(reason, job.Input) {
+		reason = job.Input + ": " + reason
+	}
+	jr.File.Reason = batch.ReportText(reason)
+	return jr
 }
 
 // fileKind reports whether err is a failure of the file itself (empty,

@@ -189,8 +189,14 @@ func runWork(ctx context.Context, opts WorkOptions, _ []string) error {
 			opts.CacheDir = ""
 		}
 	}
-	c, err := opts.Queue.connect(sig.Ctx, "work", 0)
+	// A worker started before its broker waits for it (Retry), until a
+	// signal ends it.
+	c, err := opts.Queue.connect(sig.Ctx, "work", 0, logf)
 	if err != nil {
+		if sig.Ctx.Err() != nil {
+			logf("worker stopped before the broker answered")
+			return nil
+		}
 		return err
 	}
 	defer c.Close()
