@@ -70,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"jsonl":     cmdJSONLines,
 			"dryreal":   cmdDryReal,
 			"waitfile":  cmdWaitFile,
+			"setfrom":   cmdSetFrom,
 			"imgdiff":   cmdImgDiff,
 			"synthat":   cmdSynthDNGAt,
 			"nomatrix":  cmdNoMatrix,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -39,4 +40,20 @@ func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// setfrom NAME REGEXP: set $NAME to the first group of REGEXP's first
+// match in the last command's standard output (a job id that dead list
+// printed, for dead show); fail when it does not match.
+func cmdSetFrom(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: setfrom NAME REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	m := re.FindStringSubmatch(ts.ReadFile("stdout"))
+	if len(m) < 2 {
+		ts.Fatalf("setfrom: %q does not match the standard output", args[1])
+	}
+	ts.Setenv(args[0], m[1])
 }

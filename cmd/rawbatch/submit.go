@@ -311,18 +311,20 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 
 // deadJobReport is the report entry of job, which Publish refused with
 // err (wrapping queue.ErrDead) as it has a dead letter: failed, with the
-// dead letter's kind (when the report knows it; else "error") and err's
-// text as the reason (the input, the dead letter's reason, and that
-// `rawbatch dead retry ID` queues it again).
+// dead letter's kind (when the report knows it; else "error") and a
+// reason naming the input, the dead letter's kind and reason, and that
+// `rawbatch dead retry ID` queues it again (err's text when the dead
+// letter cannot be read).
 func deadJobReport(ctx context.Context, c *queue.Client, job queue.Job, err error) batch.JobReport {
 	jr := batch.JobReport{File: batch.FileReport{Status: batch.StatusFailed, Kind: "error", Outputs: []batch.ReportOutput{}}}
 	jr.File.Input, jr.File.InputB64 = batch.ReportPath(job.Input)
-	if d, derr := c.DeadLetterOf(ctx, job.ID); derr == nil && slices.Contains(batch.FailureKinds(), d.Kind) {
-		jr.File.Kind = d.Kind
-	}
-	reason := strings.TrimPrefix(err.Error(), "queue: ")
-	if !strings.Contains(reason, job.Input) {
-		reason = job.Input + ": " + reason
+	reason := job.Input + ": " + strings.TrimPrefix(err.Error(), "queue: ")
+	if d, derr := c.DeadLetterOf(ctx, job.ID); derr == nil {
+		if slices.Contains(batch.FailureKinds(), d.Kind) {
+			jr.File.Kind = d.Kind
+		}
+		reason = fmt.Sprintf("%s: in the dead letters (%s: %s); `rawbatch dead retry %s` queues it again",
+			job.Input, d.Kind, d.Reason, job.ID)
 	}
 	jr.File.Reason = batch.ReportText(reason)
 	return jr

@@ -311,7 +311,9 @@ func (w *worker) convert(ctx context.Context, d queue.Delivery) queue.Outcome {
 	// the conversions at once (abort): what they failed with is no
 	// verdict on the file.
 	o := jobOutcome(res[len(res)-1], lost(d.Lost), ctx.Err() != nil || lost(w.abort))
+	// The submitter's paths, in its report and the dead letters.
 	o.Report = w.opts.PathMap.ReverseReport(o.Report)
+	o.Reason = w.opts.PathMap.ReverseText(o.Reason)
 	return o
 }
 

@@ -179,6 +179,21 @@ func (m PathMap) ReverseReport(report []byte) []byte {
 	return b
 }
 
+// ReverseText returns s, a message made on this host (a failure's
+// reason), with the paths under each entry's To written as the
+// submitter's (under From).
+func (m PathMap) ReverseText(s string) string {
+	sep := string(filepath.Separator)
+	for _, e := range m {
+		to := strings.TrimSuffix(e.To, sep)
+		if to == "" || to == "." {
+			continue
+		}
+		s = strings.ReplaceAll(s, to+sep, strings.TrimSuffix(e.From, sep)+sep)
+	}
+	return s
+}
+
 // Apply returns q with its paths (Input, Output, Stem, OutDir, Paths,
 // Outputs) mapped; the paths relative to OUTDIR stay as they are.
 func (m PathMap) Apply(q QueuedTask) QueuedTask {
