@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -102,5 +105,42 @@ func TestJobReport(t *testing.T) {
 	jr = jobReport(queue.Status{ID: "x", Input: fr.Input, State: queue.Failed, Kind: "corrupt", Reason: "corrupt or truncated data", Result: b})
 	if f := jr.File; f.Status != batch.StatusFailed || f.Kind != "corrupt" || len(f.Outputs) != 0 {
 		t.Errorf("failed: %+v", f)
+	}
+}
+
+// TestOutDirOutcome: an output directory that cannot be opened is retried
+// (Transient) only while the shared storage is away; one that refuses
+// (permission denied, read-only) is a permanent failure, its reason
+// naming the directory. The refusals are real ones where the test can
+// make them (a file where the directory should be), wrapped errno values
+// otherwise (the tests run as root, where EACCES does not happen).
+func TestOutDirOutcome(t *testing.T) {
+	dir := "/nas/export"
+	away := []error{syscall.ESTALE, syscall.EIO, syscall.ENOTCONN, syscall.EHOSTDOWN, syscall.ETIMEDOUT, syscall.ENOSPC, syscall.ENOENT, rawerr.ErrTransient}
+	for _, e := range away {
+		err := fmt.Errorf("output directory %s: %w", dir, &os.PathError{Op: "mkdir", Path: dir, Err: e})
+		if o := outDirOutcome(dir, err); o.Result != queue.Transient || o.Kind != rawerr.KindTransient {
+			t.Errorf("%v: %+v, want transient", e, o)
+		}
+	}
+	for _, e := range []error{syscall.EACCES, syscall.EPERM, syscall.EROFS} {
+		err := &os.PathError{Op: "open", Path: dir + "/.rawbatch-probe-1", Err: e}
+		o := outDirOutcome(dir, err)
+		if o.Result != queue.Permanent || o.Kind == rawerr.KindTransient || !strings.Contains(o.Reason, dir) {
+			t.Errorf("%v: %+v, want a permanent failure naming %s", e, o, dir)
+		}
+	}
+	// A real refusal: a file in the directory's place.
+	file := filepath.Join(t.TempDir(), "export")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &worker{outDirs: map[string]*batch.OutDir{}, logf: func(string) {}}
+	_, err := w.outDir(filepath.Join(file, "sub"))
+	if err == nil {
+		t.Fatal("outDir under a file: no error")
+	}
+	if o := outDirOutcome(filepath.Join(file, "sub"), err); o.Result != queue.Permanent || !strings.Contains(o.Reason, file) {
+		t.Errorf("outDir under a file: %+v (%v), want permanent, naming it", o, err)
 	}
 }

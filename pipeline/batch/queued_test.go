@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,5 +310,53 @@ func TestPathMap(t *testing.T) {
 	}
 	if e, err := ParsePathMapping("/mnt/nas/=/Volumes/nas"); err != nil || e.From != "/mnt/nas" || e.To != "/Volumes/nas" {
 		t.Errorf("ParsePathMapping: %+v %v", e, err)
+	}
+}
+
+// TestPathMapReverse: a worker's report and failure reasons, made with
+// its own paths (PathMap applied), are mapped back to the submitter's:
+// the input, every output, and paths inside a message; a path outside
+// the mappings and a report that is not a JobReport stay as they are.
+func TestPathMapReverse(t *testing.T) {
+	m := PathMap{{From: "/mnt/nas", To: "/Volumes/nas"}}
+	jr := JobReport{File: FileReport{Input: "/Volumes/nas/in/a.dng", Status: StatusConverted,
+		Outputs: []ReportOutput{{Path: "/Volumes/nas/out/a.jpg", Written: true}, {Path: "/elsewhere/a.png"}}}}
+	b, err := json.Marshal(jr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got JobReport
+	if err := json.Unmarshal(m.ReverseReport(b), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.File.Input != "/mnt/nas/in/a.dng" || got.File.Outputs[0].Path != "/mnt/nas/out/a.jpg" || got.File.Outputs[1].Path != "/elsewhere/a.png" || !got.File.Outputs[0].Written {
+		t.Errorf("ReverseReport: %+v", got.File)
+	}
+	if r := m.Reverse(); len(r) != 1 || r[0] != (PathMapping{From: "/Volumes/nas", To: "/mnt/nas"}) {
+		t.Errorf("Reverse: %+v", r)
+	}
+	if s := m.ReverseText("/Volumes/nas/in/a.dng: corrupt (/Volumes/nasty/x)"); s != "/mnt/nas/in/a.dng: corrupt (/Volumes/nasty/x)" {
+		t.Errorf("ReverseText: %q", s)
+	}
+	if out := m.ReverseReport([]byte("not json")); string(out) != "not json" {
+		t.Errorf("ReverseReport of not a report: %q", out)
+	}
+	if out := (PathMap{}).ReverseReport(b); string(out) != string(b) {
+		t.Errorf("an empty map changed the report")
+	}
+}
+
+// TestStorageAway: the errors of shared storage that is away for a while
+// are transient, refusals are not.
+func TestStorageAway(t *testing.T) {
+	for _, e := range []error{syscall.ENOENT, syscall.ESTALE, syscall.EIO, syscall.ENOTCONN, syscall.EHOSTDOWN, syscall.ETIMEDOUT, syscall.ENOSPC, ErrTransient} {
+		if !StorageAway(&os.PathError{Op: "mkdir", Path: "/nas/out", Err: e}) {
+			t.Errorf("%v: not away", e)
+		}
+	}
+	for _, e := range []error{syscall.EACCES, syscall.EPERM, syscall.EROFS, syscall.ENOTDIR, errors.New("other")} {
+		if StorageAway(&os.PathError{Op: "mkdir", Path: "/nas/out", Err: e}) {
+			t.Errorf("%v: away", e)
+		}
 	}
 }
