@@ -391,3 +391,74 @@ func TestDistributedBackpressure(t *testing.T) {
 		t.Errorf("dead letters: %v", dead)
 	}
 }
+
+// TestDistributedBrokerStoreLost: the records in OUTDIR stay the source
+// of truth. A batch done by two workers; the broker killed, its store
+// deleted, a new broker on an empty store (the workers keep running); the
+// user deletes three outputs and rewrites one input with new content; a
+// submit of the same folder queues exactly those four (the others are up
+// to date by their records), the workers convert only them, each once.
+func TestDistributedBrokerStoreLost(t *testing.T) {
+	skipShortDist(t)
+	c := newCluster(t)
+	c.startBroker()
+	ws := []*distWorker{c.startWorker(false, nil), c.startWorker(false, nil)}
+	c.waitWorkers(len(ws))
+	const n = 12
+	names := c.synthInputs(n)
+	if code, stdout, stderr := c.submit("--wait"); code != 0 {
+		t.Fatalf("first submit --wait exited %d\n%s\n%s", code, stdout, stderr)
+	}
+	if dead, _ := c.checkInvariant(names); len(dead) != 0 {
+		t.Fatalf("first batch: dead letters: %v", dead)
+	}
+
+	c.signalBroker(syscall.SIGKILL)
+	if err := os.RemoveAll(filepath.Join(c.dir, "store")); err != nil {
+		t.Fatal(err)
+	}
+	c.startBroker()
+	c.dropClient()
+	if qi := c.info(); depth(qi) != 0 || len(c.statuses()) != 0 {
+		t.Fatalf("the new broker's store is not empty: depth %v, %d statuses", qi.Depth, len(c.statuses()))
+	}
+
+	recs := c.records()
+	redo := map[string]bool{"f002.dng": true, "f005.dng": true, "f009.dng": true, "f004.dng": true}
+	for _, name := range []string{"f002.dng", "f005.dng", "f009.dng"} {
+		if err := os.Remove(filepath.Join(c.out, filepath.FromSlash(recs[name][0].Output))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.synthInput("f004.dng", 40) // new content (another patch), a new mtime
+	c.commitBase = commits(c.workerLogs(nil), names)
+
+	code, stdout, stderr := c.submit("--wait")
+	if code != 0 {
+		t.Fatalf("submit --wait after the store's loss exited %d\n%s\n%s", code, stdout, stderr)
+	}
+	if q, a, u := submitCounts(t, stdout+stderr); q != len(redo) || a != 0 || u != n-len(redo) {
+		t.Errorf("submit after the store's loss: queued %d, already queued %d, up to date %d; want %d, 0, %d", q, a, u, len(redo), n-len(redo))
+	}
+	dead, again := c.checkInvariant(names)
+	if len(dead) != 0 {
+		t.Errorf("dead letters: %v", dead)
+	}
+	for _, name := range names {
+		if want := map[bool]int{true: 1, false: 0}[redo[name]]; again[name] != want {
+			t.Errorf("%s: converted %d times after the store's loss, want %d", name, again[name], want)
+		}
+	}
+	sts := c.statuses()
+	if len(sts) != len(redo) {
+		t.Errorf("%d statuses on the new broker, want %d (only the jobs of the rebuilt queue)", len(sts), len(redo))
+	}
+	for name := range redo {
+		if st := sts[name]; st.State != queue.Processed {
+			t.Errorf("%s: status %q on the new broker, want processed", name, st.State)
+		}
+	}
+	if rs := c.records()["f004.dng"]; len(rs) == 1 && !rs[0].Written.After(recs["f004.dng"][0].Written) {
+		t.Errorf("f004.dng (new content): its record was not rewritten (%v)", rs[0].Written)
+	}
+}
