@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"strings"
@@ -247,28 +246,56 @@ func TestConnectRetry(t *testing.T) {
 	}
 }
 
-// captureStderr runs fn with os.Stderr to a pipe and returns what was
-// written to it.
-func captureStderr(t *testing.T, fn func()) string {
+// stderrCapture is os.Stderr redirected to a pipe, read as it comes.
+type stderrCapture struct {
+	old  *os.File
+	w    *os.File
+	done chan struct{}
+	mu   sync.Mutex
+	b    strings.Builder
+}
+
+// captureStderr redirects os.Stderr until stop.
+func captureStderr(t *testing.T) *stderrCapture {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := os.Stderr
+	sc := &stderrCapture{old: os.Stderr, w: w, done: make(chan struct{})}
 	os.Stderr = w
-	out := make(chan string)
 	go func() {
-		b, _ := io.ReadAll(r)
-		out <- string(b)
+		defer close(sc.done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			sc.mu.Lock()
+			sc.b.Write(buf[:n])
+			sc.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
 	}()
-	defer func() {
-		os.Stderr = old
-	}()
-	fn()
-	os.Stderr = old
-	w.Close()
-	return <-out
+	t.Cleanup(func() { sc.stop() })
+	return sc
+}
+
+// text returns what was written so far.
+func (sc *stderrCapture) text() string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.b.String()
+}
+
+// stop restores os.Stderr and returns everything written.
+func (sc *stderrCapture) stop() string {
+	if os.Stderr == sc.w {
+		os.Stderr = sc.old
+		sc.w.Close()
+		<-sc.done
+	}
+	return sc.text()
 }
 
 // TestLibraryPrintsNothing: the NATS library's asynchronous errors (here
@@ -279,29 +306,32 @@ func TestLibraryPrintsNothing(t *testing.T) {
 	var ls lines
 	o := testOptions(b.URL())
 	o.Log = ls.log
-	printed := captureStderr(t, func() {
-		c := connectT(t, o)
-		block := make(chan struct{})
-		sub, err := c.nc.Subscribe("rawbatch.test.slow", func(*nats.Msg) { <-block })
-		if err != nil {
+	sc := captureStderr(t)
+	c := connectT(t, o)
+	block := make(chan struct{})
+	sub, err := c.nc.Subscribe("rawbatch.test.slow", func(*nats.Msg) { <-block })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.SetPendingLimits(1, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := c.nc.Publish("rawbatch.test.slow", []byte("x")); err != nil {
 			t.Fatal(err)
 		}
-		if err := sub.SetPendingLimits(1, 1<<20); err != nil {
-			t.Fatal(err)
-		}
-		for range 5 {
-			if err := c.nc.Publish("rawbatch.test.slow", []byte("x")); err != nil {
-				t.Fatal(err)
-			}
-		}
-		_ = c.nc.Flush()
-		waitFor(t, "the slow consumer error in the log", func() bool { return ls.count(nats.ErrSlowConsumer.Error()) > 0 })
-		close(block)
-		// A broker stop: the disconnection goes to the log too.
-		b.Shutdown()
-		waitFor(t, "the disconnection in the log", func() bool { return ls.count("broker unreachable") > 0 })
-	})
-	if printed != "" {
+	}
+	_ = c.nc.Flush()
+	slow := nats.ErrSlowConsumer.Error()
+	waitFor(t, "the slow consumer error", func() bool { return ls.count(slow) > 0 || strings.Contains(sc.text(), slow) })
+	close(block)
+	// A broker stop: the disconnection goes to the log too.
+	b.Shutdown()
+	waitFor(t, "the disconnection", func() bool { return ls.count("broker unreachable") > 0 || sc.text() != "" })
+	if printed := sc.stop(); printed != "" {
 		t.Errorf("the library printed on stderr: %q", printed)
+	}
+	if ls.count(slow) == 0 || ls.count("broker unreachable") == 0 {
+		t.Errorf("the log lacks the slow consumer or the disconnection: %q", ls.l)
 	}
 }
