@@ -45,7 +45,11 @@ func (ls *lines) count(sub string) int {
 // duplicate of the first publish.
 func TestRepublishAfterProcessed(t *testing.T) {
 	b, _ := startTestBroker(t)
-	c := connectT(t, testOptions(b.URL()))
+	testRepublishAfterProcessed(t, b.URL())
+}
+
+func testRepublishAfterProcessed(t *testing.T, url string) {
+	c := connectT(t, testOptions(url))
 	j := testJob("again.dng", 1<<20)
 	var converted atomic.Int32
 	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
@@ -152,7 +156,11 @@ func TestQueueMaxTriState(t *testing.T) {
 // its publish, and dead-lettered (over_budget) after it.
 func TestOverBudgetGrace(t *testing.T) {
 	b, _ := startTestBroker(t)
-	o := testOptions(b.URL())
+	testOverBudgetGrace(t, b.URL())
+}
+
+func testOverBudgetGrace(t *testing.T, url string) {
+	o := testOptions(url)
 	c := connectT(t, o)
 	over := testJob("over.dng", 3<<30)
 	over.Submitted = time.Now()
@@ -161,7 +169,7 @@ func TestOverBudgetGrace(t *testing.T) {
 		t.Errorf("converted %s, over the budget", d.Job.Input)
 		return Outcome{Result: Done}
 	})
-	waitFor(t, "the worker leaving the job within the grace", func() bool { return tw.logged("for a bigger worker") })
+	waitFor(t, "the worker leaving the job within the grace", func() bool { return tw.logged("for a bigger worker (none alive: over_budget") })
 	if st := statusOf(t, c, over.ID).State; st != Queued && time.Since(over.Submitted) < o.overBudgetGrace() {
 		t.Fatalf("within the grace the job is %s, want queued", st)
 	}

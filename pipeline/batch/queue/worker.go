@@ -616,6 +616,7 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 		}
 		return grace - time.Since(t)
 	}
+	inGrace := false
 	if largest {
 		// Leave the classes whose oldest job is still within the grace.
 		var due []string
@@ -626,7 +627,7 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 			}
 		}
 		if len(due) == 0 {
-			largest = false // as if for a bigger worker, until the grace ends
+			largest, inGrace = false, true // as if for a bigger worker, until the grace ends
 		} else {
 			classes = due
 		}
@@ -638,7 +639,11 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 			if waiting != 1 {
 				jobs = fmt.Sprintf("%d jobs wait", waiting)
 			}
-			w.logf("%s in size class %s, over this worker's memory budget (%s), for a bigger worker", jobs, strings.Join(classes, ", "), rbudget.FormatSize(budget))
+			more := ""
+			if inGrace {
+				more = fmt.Sprintf(" (none alive: over_budget %v after its publish unless one comes)", grace)
+			}
+			w.logf("%s in size class %s, over this worker's memory budget (%s), for a bigger worker%s", jobs, strings.Join(classes, ", "), rbudget.FormatSize(budget), more)
 		}
 		return false
 	}
