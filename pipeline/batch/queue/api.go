@@ -13,9 +13,12 @@
 //
 //   - stream RAWBATCH_JOBS (work-queue retention, file storage, subjects
 //     rawbatch.job.<class>.<id>, at most one message per subject with
-//     discard-new per subject, so a job queued twice is refused, and
-//     Nats-Msg-Id de-duplication; MaxMsgs = the queue's bound with
-//     discard new: a full queue refuses, Publish waits);
+//     discard-new per subject, so a job queued twice is refused while
+//     its message is in the stream, and Nats-Msg-Id de-duplication with
+//     one id per Publish call (job id "/" nonce: only a resend after a
+//     lost ack is absorbed); MaxMsgs = the queue's bound, kept until a
+//     client changes it, with discard new: a full queue refuses, Publish
+//     waits);
 //   - one durable pull consumer per size class, "class-<class>", shared
 //     by every worker (explicit ack, AckWait, MaxDeliver);
 //   - stream RAWBATCH_DEAD (limits retention, subjects rawbatch.dead.<id>,
@@ -88,7 +91,9 @@ type Options struct {
 	// connection's (unreachable, retrying, reconnected, and the NATS
 	// library's asynchronous errors, which it never prints) and
 	// Publish's "the queue is full (N jobs waiting): waiting for room"
-	// (once per wait). Nil: they are dropped.
+	// (once per wait). While a Worker runs on the client, the
+	// connection's events go to Worker.Log instead. Nil: they are
+	// dropped.
 	Log func(string)
 	// Retry (rawbatch work): Connect keeps trying to reach the broker
 	// (backoff up to 5 s, logging "broker unreachable at URL: retrying"
@@ -274,7 +279,8 @@ func (c *Client) DeadLetterOf(ctx context.Context, id string) (DeadLetter, error
 }
 
 // Retry publishes the dead job id again (status queued, attempts from 1)
-// and removes its dead letter; Purge removes its dead letter and sets its
+// and removes its dead letter: the way to run a dead job again (Publish
+// refuses it with ErrDead); Purge removes its dead letter and sets its
 // status aside (deleted).
 func (c *Client) Retry(ctx context.Context, id string) error { return c.retry(ctx, id) }
 func (c *Client) Purge(ctx context.Context, id string) error { return c.purge(ctx, id) }
@@ -364,7 +370,12 @@ const (
 
 // Worker takes jobs from the queue and runs them through Convert, at most
 // Jobs at once and only while its memory budget (Sched) has room for the
-// job's class.
+// job's class. A job over its budget is left to a bigger worker alive;
+// when none is, the worker with the largest budget runs it if its own
+// estimate fits, else dead-letters it as over_budget, but only once no
+// bigger worker has been seen for 2 × AckWait since the job was
+// published (the stream message's time): a bigger worker restarting
+// meanwhile takes it.
 type Worker struct {
 	Client *Client
 	// Sched is the worker's memory budget, shared with the conversions

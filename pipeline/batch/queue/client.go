@@ -505,12 +505,11 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool) (bool, error) {
 	delay, told := 100*time.Millisecond, false
 	for {
 		octx, cancel = c.op(ctx)
-		ack, err := c.js.PublishMsg(octx, &nats.Msg{Subject: subj, Data: data}, jetstream.WithMsgID(msgID))
+		_, err := c.js.PublishMsg(octx, &nats.Msg{Subject: subj, Data: data}, jetstream.WithMsgID(msgID))
 		cancel()
 		if err == nil {
-			if ack.Duplicate {
-				return false, nil
-			}
+			// Even when ack.Duplicate: the id is this call's own, so the
+			// message in is this call's (a resend by the library's retry).
 			break
 		}
 		switch refusal(err) {

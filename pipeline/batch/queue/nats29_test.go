@@ -77,6 +77,8 @@ func TestExternalServer(t *testing.T) {
 	})
 	t.Run("refusals", func(t *testing.T) { testRefusals(t, startNatsServer(t)) })
 	t.Run("worker", func(t *testing.T) { testWorkerOutcomes(t, url) })
+	t.Run("republish", func(t *testing.T) { testRepublishAfterProcessed(t, startNatsServer(t)) })
+	t.Run("over-budget-grace", func(t *testing.T) { testOverBudgetGrace(t, startNatsServer(t)) })
 }
 
 // TestPartition: the broker stopped (SIGSTOP) for twice the ack deadline

@@ -43,7 +43,16 @@ type workerState struct {
 	started   time.Time // when Run started
 	lastLarge time.Time // the last look at the classes over the budget
 	told      string    // the last "waiting for a bigger worker" logged
+	// largestSince is since when takeLarge has seen no bigger worker
+	// alive (zero: one was seen at its last look).
+	largestSince time.Time
 }
+
+// overBudgetGrace is how long a job over every live worker's budget waits,
+// from when it was published (and from when no bigger worker was seen),
+// before it is dead-lettered as over_budget: a bigger worker restarting
+// (away for less) takes it meanwhile.
+func (o Options) overBudgetGrace() time.Duration { return 2 * o.AckWait }
 
 func (w *Worker) logf(format string, args ...any) {
 	if w.Log != nil {
@@ -553,7 +562,9 @@ func (ws *workerState) idleFor() bool {
 // wait there and no worker alive has a larger budget than this one, a job
 // that fits the budget after all (the classes are coarse) is run, and one
 // over it goes to the dead letters ("over_budget": over every worker's
-// budget). Otherwise it logs, once per change, what waits for a bigger
+// budget), but only once no bigger worker has been seen for the grace
+// (2 × AckWait) since the job was published (its message's time in the
+// stream): a bigger worker away for less (restarting) takes it. Otherwise it logs, once per change, what waits for a bigger
 // worker. It returns whether it took a job.
 func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 	c, w := ws.c, ws.w
@@ -592,13 +603,47 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 		return largest
 	})
 	if !largest {
+		ws.largestSince = time.Time{}
+	} else if ws.largestSince.IsZero() {
+		ws.largestSince = time.Now()
+	}
+	grace := c.o.overBudgetGrace()
+	// wait is how long the job published at t still waits for a bigger
+	// worker (> 0: leave it).
+	wait := func(t time.Time) time.Duration {
+		if t.Before(ws.largestSince) {
+			t = ws.largestSince
+		}
+		return grace - time.Since(t)
+	}
+	inGrace := false
+	if largest {
+		// Leave the classes whose oldest job is still within the grace.
+		var due []string
+		for _, class := range classes {
+			m, err := c.jobs.GetMsg(octx, 1, jetstream.WithGetMsgSubject(jobsPrefix+class+".>"))
+			if err != nil || wait(m.Time) <= 0 {
+				due = append(due, class)
+			}
+		}
+		if len(due) == 0 {
+			largest, inGrace = false, true // as if for a bigger worker, until the grace ends
+		} else {
+			classes = due
+		}
+	}
+	if !largest {
 		if tell := fmt.Sprint(waiting, classes); tell != ws.told {
 			ws.told = tell
 			jobs := "1 job waits"
 			if waiting != 1 {
 				jobs = fmt.Sprintf("%d jobs wait", waiting)
 			}
-			w.logf("%s in size class %s, over this worker's memory budget (%s), for a bigger worker", jobs, strings.Join(classes, ", "), rbudget.FormatSize(budget))
+			more := ""
+			if inGrace {
+				more = fmt.Sprintf(" (none alive: over_budget %v after its publish unless one comes)", grace)
+			}
+			w.logf("%s in size class %s, over this worker's memory budget (%s), for a bigger worker%s", jobs, strings.Join(classes, ", "), rbudget.FormatSize(budget), more)
 		}
 		return false
 	}
@@ -617,6 +662,10 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 			if j.Estimate <= budget {
 				ws.start(jobCtx, msg, j, int(md.NumDelivered))
 				return true
+			}
+			if d := wait(md.Timestamp); d > 0 { // within the grace after all
+				_ = msg.NakWithDelay(d)
+				continue
 			}
 			ws.startWith(jobCtx, msg, j, int(md.NumDelivered), &Outcome{Result: Permanent, Kind: "over_budget",
 				Reason: fmt.Sprintf("needs an estimated %s of memory, more than the memory budget of every worker (the largest: %s, %s)", rbudget.FormatSize(j.Estimate), rbudget.FormatSize(budget), ws.name)})
