@@ -472,6 +472,17 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("queue: job %s of %s: %w", j.ID, j.Input, err)
 	}
+	// A dead job is queued again only by Retry (dead retry), even while
+	// its message is still in the stream (being dead-lettered).
+	if !retry {
+		dl, err := c.deadLetterOf(ctx, j.ID)
+		switch {
+		case err == nil:
+			return false, fmt.Errorf("queue: job %s of %s: %w (%s: %s): `rawbatch dead retry %s` queues it again", j.ID, j.Input, ErrDead, dl.Kind, dl.Reason, j.ID)
+		case !errors.Is(err, ErrNotFound):
+			return false, err
+		}
+	}
 	// Already queued (or running)? The one message per subject says so;
 	// asking first tells it from a full queue on every server version.
 	octx, cancel := c.op(ctx)
@@ -481,15 +492,6 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool) (bool, error) {
 		return false, nil
 	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, fmt.Errorf("queue: job %s of %s: %w", j.ID, j.Input, unavailable(err))
-	}
-	if !retry {
-		dl, err := c.deadLetterOf(ctx, j.ID)
-		switch {
-		case err == nil:
-			return false, fmt.Errorf("queue: job %s of %s: %w (%s: %s): `rawbatch dead retry %s` queues it again", j.ID, j.Input, ErrDead, dl.Kind, dl.Reason, j.ID)
-		case !errors.Is(err, ErrNotFound):
-			return false, err
-		}
 	}
 	// The status's revision before publishing: after it, the status is set
 	// to queued only if no worker has written it meanwhile.

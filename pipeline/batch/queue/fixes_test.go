@@ -59,7 +59,10 @@ func testRepublishAfterProcessed(t *testing.T, url string) {
 	if !publishT(t, c, j) {
 		t.Fatal("a new job was not queued")
 	}
-	waitFor(t, "the first conversion", func() bool { return converted.Load() == 1 && statusOf(t, c, j.ID).State == Processed })
+	// Processed and acked (out of the stream: no longer "already queued").
+	waitFor(t, "the first conversion", func() bool {
+		return converted.Load() == 1 && statusOf(t, c, j.ID).State == Processed && streamMsgs(t, c) == 0
+	})
 	if !publishT(t, c, j) {
 		t.Fatal("a processed job published again within the de-duplication window was not queued")
 	}
@@ -96,6 +99,7 @@ func TestRepublishDeadAndPurged(t *testing.T) {
 	if n := converted.Load(); n != 1 {
 		t.Errorf("converted %d times after the refused publish, want 1", n)
 	}
+	waitFor(t, "the dead job out of the stream", func() bool { return streamMsgs(t, c) == 0 })
 	if err := c.Purge(context.Background(), j.ID); err != nil {
 		t.Fatal(err)
 	}

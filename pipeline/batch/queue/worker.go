@@ -621,8 +621,11 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 		// Leave the classes whose oldest job is still within the grace.
 		var due []string
 		for _, class := range classes {
+			// The class's oldest job: due when it fits this budget after
+			// all (run at once) or its grace is over.
 			m, err := c.jobs.GetMsg(octx, 1, jetstream.WithGetMsgSubject(jobsPrefix+class+".>"))
-			if err != nil || wait(m.Time) <= 0 {
+			var head Job
+			if err != nil || wait(m.Time) <= 0 || json.Unmarshal(m.Data, &head) != nil || head.Estimate <= budget {
 				due = append(due, class)
 			}
 		}
