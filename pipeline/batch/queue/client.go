@@ -346,10 +346,14 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 			cfg.MaxMsgs = int64(c.o.QueueMax)
 		}
 		c.jobs, err = c.js.CreateStream(ctx, cfg)
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // created meanwhile
-			c.jobs, err = c.js.Stream(ctx, jobsStream)
+		if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return err
 		}
-		return err
+		// Created meanwhile by another client (with another bound):
+		// apply this one's as below.
+		if s, err = c.js.Stream(ctx, jobsStream); err != nil {
+			return err
+		}
 	case err != nil:
 		return err
 	}
