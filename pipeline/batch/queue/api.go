@@ -204,8 +204,18 @@ func ClassOf(estimate int64) string { return classOf(estimate) }
 // retrying with backoff, until there is room or ctx ends (backpressure),
 // logging "the queue is full (N jobs waiting): waiting for room" once per
 // wait to Options.Log. Errors wrap ErrUnavailable when the broker is gone.
+//
+// A broker that does not answer for a moment (restarting, recovering its
+// streams, a loaded machine) is asked again, with backoff, for up to
+// unavailableWait; the same call's message id keeps a retry from
+// queuing the job twice.
 func (c *Client) Publish(ctx context.Context, j Job) (queued bool, err error) {
-	return c.publish(ctx, j, false)
+	msgID := j.ID + "/" + nonce()
+	err = c.whileUnavailable(ctx, func() (err error) {
+		queued, err = c.publish(ctx, j, false, msgID)
+		return err
+	})
+	return queued, err
 }
 
 // State is a job's state in its Status.
@@ -247,8 +257,15 @@ type Status struct {
 }
 
 // Statuses returns the status of every job (of batch, when not empty).
-func (c *Client) Statuses(ctx context.Context, batch string) ([]Status, error) {
-	return c.statuses(ctx, batch)
+//
+// A broker that does not answer for a moment is asked again for up to
+// unavailableWait, as by Publish.
+func (c *Client) Statuses(ctx context.Context, batch string) (sts []Status, err error) {
+	err = c.whileUnavailable(ctx, func() (err error) {
+		sts, err = c.statuses(ctx, batch)
+		return err
+	})
+	return sts, err
 }
 
 // WatchStatuses calls fn with each status as it is set (after the current

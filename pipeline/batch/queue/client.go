@@ -106,6 +106,28 @@ func unavailable(err error) error {
 	return err
 }
 
+// unavailableWait bounds how long whileUnavailable asks a broker that
+// does not answer again.
+const unavailableWait = 30 * time.Second
+
+// whileUnavailable runs f again, with backoff (100 ms doubling to 1 s),
+// while it fails with ErrUnavailable, for up to unavailableWait or until
+// ctx ends; it returns f's last error.
+func (c *Client) whileUnavailable(ctx context.Context, f func() error) error {
+	end := time.Now().Add(unavailableWait)
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		err := f()
+		if err == nil || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil || time.Now().Add(delay).After(end) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+	}
+}
+
 // op returns ctx bounded by the client's call timeout.
 func (c *Client) op(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, c.timeout)
@@ -454,7 +476,7 @@ func refusal(err error) int {
 // nonce): a resend of this call's message after a lost ack is absorbed by
 // the broker, a later call's is not. Unless retry (dead retry), a job
 // with a dead letter is refused with ErrDead.
-func (c *Client) publish(ctx context.Context, j Job, retry bool) (bool, error) {
+func (c *Client) publish(ctx context.Context, j Job, retry bool, msgID string) (bool, error) {
 	if !validID(j.ID) {
 		return false, fmt.Errorf("queue: job id %q of %s: not a valid id (JobID's hex digits)", j.ID, j.Input)
 	}
@@ -470,7 +492,6 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool) (bool, error) {
 	if j.Submitter == "" {
 		j.Submitter = c.o.Name
 	}
-	msgID := j.ID + "/" + nonce()
 	subj := jobSubject(j.Class, j.ID)
 	data, err := json.Marshal(j)
 	if err != nil {
@@ -490,10 +511,12 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool) (bool, error) {
 	// Already queued (or running)? The one message per subject says so;
 	// asking first tells it from a full queue on every server version.
 	octx, cancel := c.op(ctx)
-	_, err = c.jobs.GetLastMsgForSubject(octx, subj)
+	last, err := c.jobs.GetLastMsgForSubject(octx, subj)
 	cancel()
 	if err == nil {
-		return false, nil
+		// This call's own message (stored before a lost answer, then
+		// asked again: whileUnavailable) is queued by this call.
+		return last.Header.Get(jetstream.MsgIDHeader) == msgID, nil
 	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, fmt.Errorf("queue: job %s of %s: %w", j.ID, j.Input, unavailable(err))
 	}
@@ -786,7 +809,7 @@ func (c *Client) retry(ctx context.Context, id string) error {
 	}
 	j := dl.Job
 	j.Submitted = time.Now()
-	if _, err := c.publish(ctx, j, true); err != nil {
+	if _, err := c.publish(ctx, j, true, j.ID+"/"+nonce()); err != nil {
 		return err
 	}
 	return c.removeDead(ctx, id)

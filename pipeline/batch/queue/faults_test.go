@@ -490,7 +490,7 @@ func TestDoneRemovesOldDeadLetter(t *testing.T) {
 	if err := c.deadLetter(DeadLetter{Job: j, Kind: "corrupt", Reason: "an earlier attempt", Attempts: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.publish(context.Background(), j, true); err != nil {
+	if _, err := c.publish(context.Background(), j, true, j.ID+"/"+nonce()); err != nil {
 		t.Fatal(err)
 	}
 	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome { return Outcome{Result: Done, Converted: true} })
@@ -617,5 +617,59 @@ func TestManyWorkers(t *testing.T) {
 		if !publishT(t, sub, j) {
 			t.Errorf("%s not queued again right after it was done (taken for a duplicate within the de-duplication window)", j.Input)
 		}
+	}
+}
+
+// TestPublishWhileBrokerAway: a Publish made while the broker is down
+// asks again until it is back (whileUnavailable) and queues the job once,
+// and a status read then works too; a broker that stays away makes it
+// fail with ErrUnavailable (checked with a short ctx).
+func TestPublishWhileBrokerAway(t *testing.T) {
+	store := t.TempDir()
+	b, err := StartBroker(BrokerOptions{Store: store, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := b.URL()
+	addr := strings.TrimPrefix(url, "nats://")
+	c := connectT(t, testOptions(url))
+	b.Shutdown()
+	j := testJob("away.dng", 1<<20)
+	type res struct {
+		queued bool
+		err    error
+	}
+	done := make(chan res, 1)
+	go func() {
+		q, err := c.Publish(context.Background(), j)
+		done <- res{q, err}
+	}()
+	time.Sleep(1500 * time.Millisecond) // the broker away for longer than a call's answer takes
+	b2, err := StartBroker(BrokerOptions{Store: store, Listen: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b2.Shutdown)
+	var r res
+	select {
+	case r = <-done:
+	case <-time.After(2 * unavailableWait):
+		t.Fatal("Publish did not return after the broker came back")
+	}
+	if r.err != nil || !r.queued {
+		t.Fatalf("Publish across a broker restart = %v, %v; want queued", r.queued, r.err)
+	}
+	if q, err := c.Publish(context.Background(), j); err != nil || q {
+		t.Fatalf("a second Publish = %v, %v; want already queued", q, err)
+	}
+	sts, err := c.Statuses(context.Background(), "")
+	if err != nil || len(sts) != 1 || sts[0].State != Queued {
+		t.Fatalf("statuses after the restart = %+v, %v; want the one job queued", sts, err)
+	}
+	b2.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := c.Publish(ctx, testJob("never.dng", 1<<20)); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Publish with the broker gone = %v; want ErrUnavailable", err)
 	}
 }
