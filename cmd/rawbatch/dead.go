@@ -179,7 +179,16 @@ func deadByPrefix(ctx context.Context, c *queue.Client, arg string) (string, err
 // --batch).
 func deadIDs(ctx context.Context, c *queue.Client, opts DeadOptions, args []string) ([]string, error) {
 	if !opts.All {
-		return args, nil
+		// Each a whole id or a unique prefix of one, as dead show takes.
+		ids := make([]string, 0, len(args))
+		for _, a := range args {
+			id, err := deadByPrefix(ctx, c, a)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		return ids, nil
 	}
 	dl, err := c.Dead(ctx, opts.Batch)
 	if err != nil {

@@ -211,7 +211,10 @@ func (c *Client) dial(o Options, dial, wait time.Duration) (*nats.Conn, error) {
 		}),
 		nats.ReconnectWait(wait), nats.Timeout(dial), nats.PingInterval(max(o.Beat, time.Second)),
 		nats.MaxPingsOutstanding(3), nats.ReconnectBufSize(8<<20),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if nc.IsClosed() {
+				return // Close: not an outage
+			}
 			if err != nil {
 				c.event(fmt.Sprintf("broker unreachable, retrying (%v)", err))
 			} else {

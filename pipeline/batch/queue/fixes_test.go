@@ -347,3 +347,27 @@ func TestLibraryPrintsNothing(t *testing.T) {
 		t.Errorf("the log lacks the slow consumer or the disconnection: %q", ls.l)
 	}
 }
+
+// TestCloseIsNoOutage: a client's own Close logs no "broker unreachable"
+// (it did, as the last line of every submit and worker: a second trial).
+func TestCloseIsNoOutage(t *testing.T) {
+	b, _ := startTestBroker(t)
+	var mu sync.Mutex
+	var events []string
+	o := testOptions(b.URL())
+	o.Log = func(s string) { mu.Lock(); events = append(events, s); mu.Unlock() }
+	c, err := Connect(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	// The library calls its handlers on a goroutine of its own, at once.
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, e := range events {
+		if strings.Contains(e, "unreachable") {
+			t.Fatalf("Close logged %q", e)
+		}
+	}
+}
