@@ -87,6 +87,17 @@ func (s *Scheduler) ReleaseGrant(g Grant) {
 	s.Release(g.Bytes)
 }
 
+// ReleaseThreads returns the threads of *g alone (its bytes stay held
+// until ReleaseGrant, which then returns only them): a conversion that
+// has ended gives its cores back before it lets the next file start, so
+// that the next one's threads do not count cores no one uses any more.
+func (s *Scheduler) ReleaseThreads(g *Grant) {
+	s.mu.Lock()
+	s.held -= g.Threads
+	g.Threads = 0
+	s.mu.Unlock()
+}
+
 // PeakThreads returns the largest sum of the threads of the conversions
 // admitted at once (through Admit).
 func (s *Scheduler) PeakThreads() int {

@@ -89,3 +89,22 @@ func TestAdmitThreads(t *testing.T) {
 		t.Fatalf("no cores: %+v, %v", g, err)
 	}
 }
+
+// TestReleaseThreads: the threads of a grant go back alone (its bytes
+// stay held), and ReleaseGrant then returns only the bytes.
+func TestReleaseThreads(t *testing.T) {
+	s := NewScheduler(100)
+	s.SetCores(2)
+	g, err := s.Admit(context.Background(), func(int) int64 { return 40 }, func(int64) int { return 1 })
+	if err != nil || g.Threads != 2 {
+		t.Fatalf("Admit = %+v, %v; want 2 threads", g, err)
+	}
+	s.ReleaseThreads(&g)
+	if g.Threads != 0 || s.FreeCores() != 2 || s.InUse() != 40 {
+		t.Fatalf("after ReleaseThreads: grant %+v, %d cores free, %d bytes in use; want 0 threads, 2 free, 40 bytes", g, s.FreeCores(), s.InUse())
+	}
+	s.ReleaseGrant(g)
+	if s.FreeCores() != 2 || s.InUse() != 0 {
+		t.Fatalf("after ReleaseGrant: %d cores free, %d bytes in use; want 2, 0", s.FreeCores(), s.InUse())
+	}
+}

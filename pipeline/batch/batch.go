@@ -816,6 +816,14 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 			}
 		}()
 		defer func() { <-b.slots }()
+		// Its threads go back before its slot does: a file that the slot
+		// lets start then shares only the cores still held (otherwise it
+		// got one thread beyond the cores: TestThreadsGrowAtTheEnd).
+		defer func() {
+			if held {
+				b.releaseThreads(c)
+			}
+		}()
 		if lk != nil {
 			defer lk.Unlock()
 		}

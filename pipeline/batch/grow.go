@@ -68,6 +68,15 @@ func (b *batchRun) release(c *growing) {
 	}
 }
 
+// releaseThreads returns c's threads to the scheduler, before its job
+// slot lets the next file start (start); its bytes stay held until
+// release.
+func (b *batchRun) releaseThreads(c *growing) {
+	b.grow.mu.Lock()
+	b.r.Scheduler.ReleaseThreads(&c.g)
+	b.grow.mu.Unlock()
+}
+
 // releasedHook, when set (tests), is called with a conversion's input
 // once its grant is released and its cores offered (release).
 var releasedHook func(input string)
