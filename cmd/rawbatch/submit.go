@@ -323,8 +323,9 @@ func deadJobReport(ctx context.Context, c *queue.Client, job queue.Job, err erro
 		if slices.Contains(batch.FailureKinds(), d.Kind) {
 			jr.File.Kind = d.Kind
 		}
+		// The line names the file once: a worker's reason starts with it.
 		reason = fmt.Sprintf("%s: in the dead letters (%s: %s); `rawbatch dead retry %s` queues it again",
-			job.Input, d.Kind, d.Reason, job.ID)
+			job.Input, d.Kind, strings.TrimPrefix(d.Reason, job.Input+": "), job.ID)
 	}
 	jr.File.Reason = batch.ReportText(reason)
 	return jr
