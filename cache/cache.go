@@ -353,7 +353,7 @@ func (c *Cache) checkOnlyCacheFiles() error {
 
 // writeTag writes CACHEDIR.TAG if absent, atomically (temp file + rename),
 // so a concurrent Open never sees a partial tag. Its temp-and-rename (and
-// Put's) is not pipeline/internal/atomicfile: cache imports nothing of
+// Put's) is not internal/atomicfile: cache imports nothing of
 // rawbatch, and it skips the fsyncs on purpose (the cache is a
 // discardable copy, usually on tmpfs).
 func (c *Cache) writeTag() error {

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rawbatch/rawbatch/internal/fault"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
-	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 // WorkingSpace is the linear RGB space from the camera-matrix stage to

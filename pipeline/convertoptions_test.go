@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
+	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )

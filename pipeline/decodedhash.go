@@ -1,6 +1,6 @@
 package pipeline
 
-import "github.com/rawbatch/rawbatch/pipeline/internal/filehash"
+import "github.com/rawbatch/rawbatch/internal/filehash"
 
 // decodedHash hashes the input just before LibRaw opens it
 // (filehash.File: XXH3-64, "xxh3:<16 hex>"), so that the record keeps the

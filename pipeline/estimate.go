@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 // FileInfo is what rawbatch knows about an input before decoding it.

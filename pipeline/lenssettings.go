@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/filehash"
+	"github.com/rawbatch/rawbatch/internal/filehash"
 	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
 )
 

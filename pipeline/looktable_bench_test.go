@@ -12,8 +12,15 @@ import (
 )
 
 // lookCorpus is the real-file folder the look table also reads when it
-// exists (read-only third-party files; docs/pipeline.md).
-const lookCorpus = "/work/shared/rawcorpus"
+// exists (read-only third-party files; docs/pipeline.md): $RAWBATCH_CORPUS
+// (the Makefile sets it to ../shared/rawcorpus beside the repository),
+// else that folder found from this package's directory.
+func lookCorpus() string {
+	if d := os.Getenv("RAWBATCH_CORPUS"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "shared", "rawcorpus")
+}
 
 // BenchmarkLookTable is issue 12's look table (make bench): for every
 // sample file with a usable embedded preview (testdata/raw, and the real
@@ -33,7 +40,8 @@ const lookCorpus = "/work/shared/rawcorpus"
 // stages); not timed.
 func BenchmarkLookTable(b *testing.B) {
 	files, _ := filepath.Glob(filepath.Join(testdata, "raw", "*"))
-	for _, dir := range []string{lookCorpus, filepath.Join(lookCorpus, "stubs")} {
+	corpus := lookCorpus()
+	for _, dir := range []string{corpus, filepath.Join(corpus, "stubs")} {
 		more, _ := filepath.Glob(filepath.Join(dir, "*"))
 		for _, f := range more {
 			if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(f, ".md") {

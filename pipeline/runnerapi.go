@@ -10,7 +10,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
-// What the batch runner (pipeline/batch) asks of the per-file pipeline
+// What the batch runner (batch) asks of the per-file pipeline
 // beyond converting: the pieces of a file's develop that the runner needs
 // to plan, admit and clean up after a conversion, without knowing how
 // it is done.

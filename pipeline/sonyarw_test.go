@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
+	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/rawbatch/rawbatch/internal/fileperm"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
-	"github.com/rawbatch/rawbatch/pipeline/internal/fileperm"
 )
 
 // encodeStage writes the variant's file (to a temporary name).

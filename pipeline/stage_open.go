@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 // openStage opens the file with LibRaw (identify) and looks the decoded

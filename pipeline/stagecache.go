@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rawbatch/rawbatch/cache"
-	"github.com/rawbatch/rawbatch/pipeline/internal/filehash"
+	"github.com/rawbatch/rawbatch/internal/filehash"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 

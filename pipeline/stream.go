@@ -7,9 +7,9 @@ import (
 	"image"
 	"time"
 
+	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
-	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
 )
 
 // The streamed conversion (issue 14 point 5, docs/pipeline.md

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rawbatch/rawbatch/cache"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
 
 // TestNeedsWholeStops: a conversion admitted at a streamed estimate below

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
+	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )

@@ -18,8 +18,8 @@ import (
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
-	"github.com/rawbatch/rawbatch/pipeline/state"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/state"
 )
 
 // TestConvertVariantsOneDecode: one decode writes four variants of

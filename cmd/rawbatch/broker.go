@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // BrokerOptions are the options of `rawbatch broker`.

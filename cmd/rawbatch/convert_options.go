@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cast"
 	"github.com/spf13/pflag"
 
+	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 // ConvertConfig are the options of `rawbatch convert`: each field is filled

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // DeadOptions are the options of `rawbatch dead list|show|retry|purge`.

@@ -29,10 +29,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/internal/faulttest"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
-	"github.com/rawbatch/rawbatch/pipeline/faulttest"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // The queue's timings in these tests (design.md: short, so that
@@ -453,7 +453,7 @@ func submitCounts(t *testing.T, out string) (queued, already, upToDate int) {
 }
 
 // record is the part of a record in OUTDIR/.rawbatch/state that the
-// checks read (pipeline/state's Record: its JSON names).
+// checks read (state's Record: its JSON names).
 type record struct {
 	Input      string    `json:"input"`
 	Output     string    `json:"output"`

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // synthInputWH writes one synthetic DNG of w×h displayed pixels named

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/internal/testtool"
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // distFiles is how many inputs each test converts (the 60).

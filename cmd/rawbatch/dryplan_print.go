@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/batch"
 )
 
 // printStagePlans prints, after a dry run's table, each distinct stage

@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/batch"
 )
 
 // Exit statuses of rawbatch (documented in `rawbatch --help` and

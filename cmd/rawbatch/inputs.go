@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/batch"
 )
 
 // FindOptions are the convert settings that choose the input files:

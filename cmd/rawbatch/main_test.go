@@ -21,8 +21,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch"
-	"github.com/rawbatch/rawbatch/pipeline/faulttest" // the fault hooks, in test binaries only
+	"github.com/rawbatch/rawbatch/batch"
+	"github.com/rawbatch/rawbatch/internal/faulttest" // the fault hooks, in test binaries only
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 

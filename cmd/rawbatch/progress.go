@@ -16,9 +16,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sys/unix"
 
+	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/budget"
-	"github.com/rawbatch/rawbatch/pipeline/batch"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
 
 // reporter shows the progress of a batch. Per-file results ("[3/10]

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/batch"
 )
 
 // lensNote is the lens part of a converted file's text line: " [lens

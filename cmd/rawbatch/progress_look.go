@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/batch"
 )
 
 // lookFields sets a converted file's white balance and exposure on its JSON

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/batch"
 )
 
 // opcodeNote is the part of a converted file's text line that names the

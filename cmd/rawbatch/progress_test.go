@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/batch"
 )
 
 func TestCleanEscapesControlCharacters(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // QueueOptions are the settings of the multi-host mode's commands

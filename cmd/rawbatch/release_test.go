@@ -12,7 +12,7 @@ import (
 
 // TestReleaseHasNoFaultHook builds rawbatch as a user would (`go build`,
 // no test files) and shows that the fault hooks are not in it: it does not
-// link package pipeline/faulttest, and with RAWBATCH_TEST_FAULT asking
+// link package internal/faulttest, and with RAWBATCH_TEST_FAULT asking
 // files to crash, hang or hang in their header read, they convert as usual.
 func TestReleaseHasNoFaultHook(t *testing.T) {
 	gobin, err := exec.LookPath("go")
@@ -27,7 +27,7 @@ func TestReleaseHasNoFaultHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(deps), "/faulttest") {
-		t.Error("a release build links pipeline/faulttest")
+		t.Error("a release build links internal/faulttest")
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "rawbatch")

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/batch"
+	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

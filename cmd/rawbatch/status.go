@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rawbatch/rawbatch/budget"
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // StatusOptions are the options of `rawbatch status`.

@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rawbatch/rawbatch/batch"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/batch"
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // SubmitOptions are the options of `rawbatch submit`: convert's, the

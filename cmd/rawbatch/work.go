@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/budget"
-	"github.com/rawbatch/rawbatch/pipeline/batch"
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // WorkOptions are the options of `rawbatch work`.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/batch"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline"
-	"github.com/rawbatch/rawbatch/pipeline/batch"
-	"github.com/rawbatch/rawbatch/pipeline/batch/queue"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/queue"
 )
 
 // jobOutcome maps each way a file can end on a worker to the queue's

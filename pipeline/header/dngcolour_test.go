@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 

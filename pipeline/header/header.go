@@ -36,9 +36,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/fault"
+	"github.com/rawbatch/rawbatch/internal/fault"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 // Header is what Read found. Sizes are in pixels.
@@ -183,7 +183,39 @@ func Read(path string) (*Header, error) { return readFile(path, true, nil) }
 // what LibRaw read (as LibRawIdentify does): its metadata and its output
 // width and height in pixels. Errors are LibRaw's (wrapping rawerr kinds)
 // or ones wrapping ErrHeaderTimeout.
-type IdentifyFunc func(path string) (in libraw.Info, outW, outH int, err error)
+type IdentifyFunc func(path string) (in Identity, outW, outH int, err error)
+
+// Identity is what Read takes from LibRaw's identify (libraw_data_t after
+// open_file and adjust_sizes_info_only): header's own copy of the fields of
+// pipeline/internal/libraw's Info that it uses, so that callers outside
+// pipeline (a header helper process and its parent) carry it without
+// importing the binding. Units and sources as in libraw.Info.
+type Identity struct {
+	Make, Model, Lens string
+	// ISO speed, shutter time in seconds, aperture as f-number, focal
+	// length in mm; zero when unknown.
+	ISO, Shutter, Aperture, FocalLength float64
+	Timestamp                           time.Time
+	// Sensor size, visible area and its top-left corner, in raw pixels.
+	RawWidth, RawHeight, Width, Height, LeftMargin, TopMargin int
+	// InsetCrop is LibRaw's inset crop as left, top, width, height in raw
+	// pixels; zero when it has none.
+	InsetCrop [4]int
+	// Flip is LibRaw's orientation code (sizes.flip).
+	Flip int
+	// Filters is the CFA pattern code (idata.filters; 0 for linear data).
+	Filters         uint32
+	HasColourMatrix bool
+}
+
+// identityOf copies the fields header uses out of LibRaw's Info.
+func identityOf(in libraw.Info) Identity {
+	return Identity{Make: in.Make, Model: in.Model, Lens: in.Lens,
+		ISO: in.ISO, Shutter: in.Shutter, Aperture: in.Aperture, FocalLength: in.FocalLength, Timestamp: in.Timestamp,
+		RawWidth: in.RawWidth, RawHeight: in.RawHeight, Width: in.Width, Height: in.Height,
+		LeftMargin: in.LeftMargin, TopMargin: in.TopMargin, InsetCrop: in.InsetCrop, Flip: in.Flip,
+		Filters: in.Filters, HasColourMatrix: in.HasColourMatrix()}
+}
 
 // ReadWith is Read with LibRaw's open done by identify instead of in this
 // process: rawbatch's parent process passes one that runs it in a helper
@@ -197,9 +229,10 @@ func ReadWith(path string, identify IdentifyFunc) (*Header, error) {
 // LibRawIdentify is the LibRaw call of Read: libraw.Identify (open, then
 // libraw_adjust_sizes_info_only; no unpack) of path, in this process and
 // unbounded. It is what a header helper process runs for its parent.
-func LibRawIdentify(path string) (libraw.Info, int, int, error) {
+func LibRawIdentify(path string) (Identity, int, int, error) {
 	fault.At(fault.Header, path)
-	return libraw.Identify(path)
+	in, w, h, err := libraw.Identify(path)
+	return identityOf(in), w, h, err
 }
 
 // readFile is Read; withLibRaw false skips LibRaw (tests use it to check
@@ -282,7 +315,7 @@ func (h *Header) read(src *source, withLibRaw bool, identify IdentifyFunc) error
 	}
 
 	lerr := errNotAsked
-	var info libraw.Info
+	var info Identity
 	var ow, oh int
 	if withLibRaw && !o.unsafeForLibRaw {
 		if identify == nil {
@@ -359,9 +392,9 @@ func HeaderTimeoutError(d time.Duration, detail string) error {
 }
 
 // identifyInProcess is LibRawIdentify bounded by IdentifyTimeout.
-func identifyInProcess(path string) (libraw.Info, int, int, error) {
+func identifyInProcess(path string) (Identity, int, int, error) {
 	type result struct {
-		in   libraw.Info
+		in   Identity
 		w, h int
 		err  error
 	}
@@ -376,7 +409,7 @@ func identifyInProcess(path string) (libraw.Info, int, int, error) {
 	case r := <-ch:
 		return r.in, r.w, r.h, r.err
 	case <-t.C:
-		return libraw.Info{}, 0, 0, HeaderTimeoutError(IdentifyTimeout, "LibRaw's open did not return; the call is left running")
+		return Identity{}, 0, 0, HeaderTimeoutError(IdentifyTimeout, "LibRaw's open did not return; the call is left running")
 	}
 }
 
@@ -431,12 +464,12 @@ func (h *Header) apply(o *own) {
 // "50132467"[o&7]-'0' (libraw_internal.h, tiff.cpp).
 var flipToOrientation = [8]int{1, 2, 4, 3, 5, 8, 6, 7}
 
-func (h *Header) fromLibRaw(in libraw.Info, ow, oh int, o *own) {
+func (h *Header) fromLibRaw(in Identity, ow, oh int, o *own) {
 	h.CFA = in.Filters != 0
 	if ow > 0 && oh > 0 {
 		h.Width, h.Height = ow, oh
 		h.SizeFromLibRaw = true
-		h.ColourMatrix = in.HasColourMatrix()
+		h.ColourMatrix = in.HasColourMatrix
 		h.VisibleArea = [4]int{in.LeftMargin, in.TopMargin, in.Width, in.Height}
 		h.InsetCrop = in.InsetCrop
 	}

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/internal/testtool"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 	"github.com/rwcarlsen/goexif/exif"

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
 
 func TestSniff(t *testing.T) {

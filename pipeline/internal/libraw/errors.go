@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
 
 // ErrCancelled is wrapped by errors of calls stopped through Cancel.

@@ -151,7 +151,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
+	"github.com/rawbatch/rawbatch/internal/fault"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
 
 func init() { C.rb_malloc_setup() }
@@ -630,13 +631,14 @@ func MallocStats() (inUse, freeHeld int64) {
 // the system (malloc_trim(0), which walks every arena).
 func ReleaseFreeMemory() { C.malloc_trim(0) }
 
-// CrashForTest crashes the process with SIGSEGV in C code, as a decoder bug
-// would. Only the worker's test-only fault hook calls it.
-func CrashForTest() { C.rb_crash() }
-
-// HangForTest blocks the calling thread in C code for ever, as LibRaw's open
-// does on some damaged files. Only the test-only fault hook calls it.
-func HangForTest() { C.rb_hang() }
+// The native faults of package fault (fault.Crash, fault.Hang,
+// fault.OpenMPThreads): only the test-only hooks of internal/faulttest call
+// them.
+func init() {
+	fault.Crash = func() { C.rb_crash() }
+	fault.Hang = func() { C.rb_hang() }
+	fault.OpenMPThreads = MaxThreads
+}
 
 // MaxThreads returns how many OpenMP threads a parallel region of LibRaw
 // started from the calling OS thread would use now (omp_get_max_threads:

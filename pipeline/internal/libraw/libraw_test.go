@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/internal/testtool"
-	"github.com/rawbatch/rawbatch/pipeline/rawerr"
 )
 
 const testdata = "../../../testdata"

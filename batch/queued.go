@@ -1,0 +1,275 @@
+package batch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+// QueuedTask is a Task as a job of the multi-host mode carries it to a
+// worker on another host (issue 15, queue: a Job's Payload
+// is it as JSON): what the worker needs to convert the file exactly as
+// `rawbatch convert` would on the submitting host, after its planning
+// (walk, names, collisions, settle, up-to-date triage, Relocate). Paths
+// are as the submitter saw them (shared storage: the same mount on every
+// host, or mapped with PathMap).
+type QueuedTask struct {
+	// Input, Rel, Output, OutputRel, Stem and Paths are the Task's.
+	Input     string   `json:"input"`
+	Rel       string   `json:"rel"`
+	Output    string   `json:"output"`
+	OutputRel string   `json:"output_rel"`
+	Stem      string   `json:"stem"`
+	Paths     []Output `json:"paths,omitempty"`
+	// Outputs are the files of each variant as planned (Relocate may have
+	// moved them to STEM-N); empty: made from Settings' variants.
+	Outputs []Output `json:"outputs,omitempty"`
+	// Size (bytes) and ModTime are the input's when it was planned: the
+	// worker's changed-input check compares them.
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mtime"`
+	// OutDir is the output directory (its records and locks).
+	OutDir string `json:"outdir"`
+	// Settings are the conversion's settings; SettingsHash the
+	// submitter's SettingsHash of them (a worker whose own hash of
+	// Settings differs runs another develop and refuses the job: Check);
+	// Version the submitter's rawbatch version.
+	Settings     pipeline.Settings `json:"settings"`
+	SettingsHash string            `json:"settings_hash"`
+	Version      string            `json:"version"`
+	// The runner flags that change what is written (Runner's fields of
+	// the same names); Timeout and LockWait in nanoseconds (0: default).
+	Force      bool          `json:"force,omitempty"`
+	Overwrite  bool          `json:"overwrite,omitempty"`
+	NoRecreate bool          `json:"no_recreate,omitempty"`
+	Timeout    time.Duration `json:"timeout,omitempty"`
+	LockWait   time.Duration `json:"lock_wait,omitempty"`
+	// Estimate is the submitter's memory estimate of the conversion in a
+	// worker process, at one thread, in bytes (WorkerBytes).
+	Estimate int64 `json:"estimate"`
+	// NewPhoto is the warning of a task Relocate moved to STEM-N;
+	// OtherGone: it takes the name of another photograph's deleted export.
+	NewPhoto  string `json:"new_photo,omitempty"`
+	OtherGone bool   `json:"other_gone,omitempty"`
+}
+
+// QueueTask returns t, planned by r (after Triage, Inspect and Relocate),
+// as a job's task: t's paths and plan, r's settings, hash, version and
+// the flags that change what is written.
+func (r *Runner) QueueTask(t Task) QueuedTask {
+	return QueuedTask{Input: t.Input, Rel: t.Rel, Output: t.Output, OutputRel: t.OutputRel, Stem: t.Stem,
+		Paths: t.Paths, Outputs: t.Outputs, Size: t.Size, ModTime: t.ModTime, OutDir: r.OutDir,
+		Settings: r.Settings, SettingsHash: r.SettingsHash, Version: r.Version,
+		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, Timeout: r.Timeout, LockWait: r.LockWait,
+		Estimate: WorkerBytes(t.Estimate), NewPhoto: t.newPhoto, OtherGone: t.otherGone}
+}
+
+// Task returns q as a Task to plan and run on a worker (Runner.Triage,
+// Plan.Inspect, Runner.Run): its header and estimate are read again there.
+// The input was settled by the submitter (Settled).
+func (q QueuedTask) Task() Task {
+	return Task{Input: q.Input, Rel: q.Rel, Output: q.Output, OutputRel: q.OutputRel, Stem: q.Stem,
+		Paths: q.Paths, Outputs: q.Outputs, Size: q.Size, ModTime: q.ModTime, Settled: true,
+		newPhoto: q.NewPhoto, otherGone: q.OtherGone, relocated: true}
+}
+
+// Configure sets r's fields that q decides (Settings, SettingsHash,
+// Version, OutDir and the flags that change what is written); the local
+// ones (Exe, CacheDir, Grace, State, Locks, ...) are the worker's.
+func (q QueuedTask) Configure(r *Runner) {
+	r.Settings, r.SettingsHash, r.Version, r.OutDir = q.Settings, q.SettingsHash, q.Version, q.OutDir
+	r.Force, r.Overwrite, r.NoRecreate, r.Timeout, r.LockWait = q.Force, q.Overwrite, q.NoRecreate, q.Timeout, q.LockWait
+}
+
+// ErrOtherDevelop: a queued task was submitted by a rawbatch whose develop
+// (settings hash) differs from this one's; every host must run the same
+// rawbatch version.
+var ErrOtherDevelop = errors.New("submitted with another rawbatch develop")
+
+// Check returns an error wrapping ErrOtherDevelop, naming the input and
+// both versions, when SettingsHash of q's Settings computed here is not
+// the submitter's (another rawbatch version, another develop), else nil.
+// version is this rawbatch's.
+func (q QueuedTask) Check(version string) error {
+	if h := SettingsHash(q.Settings); h != q.SettingsHash {
+		return fmt.Errorf("%s: %w: submitted with rawbatch %s's develop (settings hash %s), this worker runs rawbatch %s (%s); run the same rawbatch version on every host",
+			q.Input, ErrOtherDevelop, q.Version, q.SettingsHash, version, h)
+	}
+	return nil
+}
+
+// PathMap maps the paths of queued tasks as the submitter named them to
+// this host's (hosts that mount the shared storage at different places:
+// `rawbatch work --path-map FROM=TO`). The first entry whose From is a
+// whole-component prefix of a path applies.
+type PathMap []PathMapping
+
+// PathMapping is one FROM=TO entry of a PathMap (cleaned absolute or
+// relative paths).
+type PathMapping struct{ From, To string }
+
+// ParsePathMapping parses FROM=TO. Errors: no "=", an empty side.
+func ParsePathMapping(s string) (PathMapping, error) {
+	from, to, ok := strings.Cut(s, "=")
+	if !ok || from == "" || to == "" {
+		return PathMapping{}, fmt.Errorf("path mapping %q: want FROM=TO (two non-empty paths)", s)
+	}
+	return PathMapping{From: filepath.Clean(from), To: filepath.Clean(to)}, nil
+}
+
+// Path returns p mapped: To in place of the first From that is p or a
+// directory above it; p itself when none is.
+func (m PathMap) Path(p string) string {
+	if p == "" {
+		return p
+	}
+	for _, e := range m {
+		if p == e.From {
+			return e.To
+		}
+		prefix := strings.TrimSuffix(e.From, string(filepath.Separator)) + string(filepath.Separator)
+		if strings.HasPrefix(p, prefix) {
+			return filepath.Join(e.To, p[len(prefix):])
+		}
+	}
+	return p
+}
+
+// Reverse returns m with each entry's sides swapped: it maps this host's
+// paths back to the submitter's.
+func (m PathMap) Reverse() PathMap {
+	out := make(PathMap, len(m))
+	for i, e := range m {
+		out[i] = PathMapping{From: e.To, To: e.From}
+	}
+	return out
+}
+
+// ReverseReport returns report, a JobReport as JSON made on this host,
+// with its input and output paths mapped back to the submitter's
+// (Reverse), so that the submitter's report names the files as its host
+// knows them; report itself when m is empty or report is not a JobReport.
+func (m PathMap) ReverseReport(report []byte) []byte {
+	if len(m) == 0 || len(report) == 0 {
+		return report
+	}
+	var jr JobReport
+	if json.Unmarshal(report, &jr) != nil {
+		return report
+	}
+	back := m.Reverse()
+	f := &jr.File
+	if f.Input != "" {
+		f.Input, f.InputB64 = ReportPath(back.Path(f.Input))
+	}
+	for i := range f.Outputs {
+		f.Outputs[i].Path = back.Path(f.Outputs[i].Path)
+	}
+	b, err := json.Marshal(jr)
+	if err != nil {
+		return report
+	}
+	return b
+}
+
+// ReverseText returns s, a message made on this host (a failure's
+// reason), with the paths under each entry's To written as the
+// submitter's (under From).
+func (m PathMap) ReverseText(s string) string {
+	sep := string(filepath.Separator)
+	for _, e := range m {
+		to := strings.TrimSuffix(e.To, sep)
+		if to == "" || to == "." {
+			continue
+		}
+		s = strings.ReplaceAll(s, to+sep, strings.TrimSuffix(e.From, sep)+sep)
+	}
+	return s
+}
+
+// Apply returns q with its paths (Input, Output, Stem, OutDir, Paths,
+// Outputs) mapped; the paths relative to OUTDIR stay as they are.
+func (m PathMap) Apply(q QueuedTask) QueuedTask {
+	if len(m) == 0 {
+		return q
+	}
+	q.Input, q.Output, q.Stem, q.OutDir = m.Path(q.Input), m.Path(q.Output), m.Path(q.Stem), m.Path(q.OutDir)
+	mapOutputs := func(os []Output) []Output {
+		if os == nil {
+			return nil
+		}
+		out := make([]Output, len(os))
+		for i, o := range os {
+			o.Path = m.Path(o.Path)
+			out[i] = o
+		}
+		return out
+	}
+	q.Paths, q.Outputs = mapOutputs(q.Paths), mapOutputs(q.Outputs)
+	return q
+}
+
+// IsTransient reports whether err is a failure worth retrying later (the
+// runner's own retries use the same test): ErrTransient, no space left,
+// interrupted or would-block system calls, I/O timeouts.
+func IsTransient(err error) bool { return transient(err) }
+
+// ErrFenced marks a conversion whose outputs were written but not
+// committed because Runner.Fence refused (the worker's lease was lost):
+// no record was written; the outputs stay for the next delivery.
+var ErrFenced = errors.New("not committed: the job's lease was lost (fenced)")
+
+// JobReport is what a worker keeps of one conversion for the submitter's
+// report (queue.Status.Result as JSON): the file's report entry and
+// whether LibRaw decoded it.
+type JobReport struct {
+	File    FileReport `json:"file"`
+	Decoded bool       `json:"decoded,omitempty"`
+}
+
+// JobReportOf returns fr's JobReport (BuildReport's entry of fr).
+func JobReportOf(fr FileResult) JobReport {
+	return JobReport{File: BuildReport([]FileResult{fr}).Files[0], Decoded: fr.Decoded}
+}
+
+// BuildReportOf summarises the entries of jobs as BuildReport summarises
+// results: Summary (decodes from Decoded), Files, and Warnings with each
+// file's warnings.
+func BuildReportOf(jobs []JobReport) Report {
+	rep := Report{Files: make([]FileReport, 0, len(jobs)), Warnings: []ReportWarning{}, Settings: map[string]any{}}
+	for _, j := range jobs {
+		f := j.File
+		if f.Outputs == nil {
+			f.Outputs = []ReportOutput{}
+		}
+		for _, w := range f.Warnings {
+			rep.Warnings = append(rep.Warnings, ReportWarning{Input: f.Input, InputB64: f.InputB64, Message: w})
+		}
+		rep.Summary.count(f.Status, j.Decoded)
+		rep.Files = append(rep.Files, f)
+	}
+	return rep
+}
+
+// StorageAway reports whether err, from opening or writing an output
+// directory, says the shared storage is away for a while (unmounted, the
+// server down or unreachable) rather than refusing for good: a missing
+// path (ENOENT: the mount gone), ESTALE, EIO, ENOTCONN, EHOSTDOWN,
+// ETIMEDOUT, and what IsTransient reports (ENOSPC, ErrTransient, ...). A
+// refusal (EACCES, EPERM, EROFS, ENOTDIR, ...) is permanent: retrying
+// finds it again.
+func StorageAway(err error) bool {
+	for _, e := range []error{os.ErrNotExist, syscall.ESTALE, syscall.EIO, syscall.ENOTCONN, syscall.EHOSTDOWN, syscall.ETIMEDOUT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return IsTransient(err)
+}
