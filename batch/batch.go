@@ -384,30 +384,15 @@ type Runner struct {
 	started time.Time // when Triage or Run began
 }
 
-// SettingsHash returns the hash of every setting of s that changes an
-// output file (not Jobs, budget, or threads), and of the develop that
-// writes it (pipeline.DevelopVersion: its stages and their versions), for
-// the up-to-date records. Each output's own hash adds its variant's
-// settings (outputHash).
-func SettingsHash(s pipeline.Settings) string {
-	parts := []string{"settings-v2", pipeline.DevelopVersion(), string(s.Demosaic),
-		s.WhiteBalance.String(), fmt.Sprint(s.Exposure), fmt.Sprint(s.BaselineExposure), string(s.Tone),
-		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize),
-		fmt.Sprint(s.StripMetadata), s.Artist, s.Copyright}
-	parts = append(parts, pipeline.RawsideHashParts(s)...)
-	parts = append(parts, lookHashParts(s)...)
-	parts = append(parts, pipeline.DetailHashParts(s)...)
-	parts = append(parts, pipeline.LensHashParts(s)...)
-	return state.HashSettings(parts...)
-}
+// SettingsHash is the hash of the run's settings for the up-to-date
+// records: pipeline.DevelopHash, the develop's own answer to which
+// settings change an output (Jobs, the budget or threads do not). Each
+// output's own hash adds its variant's settings (outputHash).
+func SettingsHash(s pipeline.Settings) string { return pipeline.DevelopHash(s) }
 
-// outputHash is the settings hash of one variant's output: the shared
-// settings and the variant's own (format, size, quality, space, sharpen,
-// and the TIFF compression when there is one).
-func outputHash(base string, v pipeline.Variant) string {
-	parts := []string{base, v.Name, v.Format, fmt.Sprint(v.Size), fmt.Sprint(v.Quality), v.Space, fmt.Sprint(v.Sharpen)}
-	return state.HashSettings(append(parts, v.HashParts()...)...)
-}
+// outputHash is the settings hash of one variant's output
+// (pipeline.OutputHash of the run's SettingsHash).
+func outputHash(base string, v pipeline.Variant) string { return pipeline.OutputHash(base, v) }
 
 // expand fills each task's Outputs from the variants of r.Settings (the
 // first variant's path is Task.Output, as PlanBatch mapped it) and fails a

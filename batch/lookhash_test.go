@@ -6,19 +6,6 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline"
 )
 
-// TestSettingsHashLook: the exposure anchor and the look are part of the
-// settings hash, so changing them converts again.
-func TestSettingsHashLook(t *testing.T) {
-	base := pipeline.DefaultSettings()
-	anchor, look := base, base
-	anchor.ExposureAnchor = pipeline.AnchorNone
-	look.Look = pipeline.LookCamera
-	h := map[string]bool{SettingsHash(base): true, SettingsHash(anchor): true, SettingsHash(look): true}
-	if len(h) != 3 {
-		t.Errorf("hashes of default, anchor none and look camera are not all different: %v", h)
-	}
-}
-
 // TestReportExposure: a converted file's report gives the exposure applied
 // and its source; a failed one gives none.
 func TestReportExposure(t *testing.T) {

@@ -70,11 +70,6 @@ func (s Settings) rawsideParts() []string {
 	return append([]string{"white-level=" + string(s.whiteLevel()), "highlights=" + string(s.highlights()), "crop=" + string(s.crop())}, s.opcodeParts()...)
 }
 
-// RawsideHashParts returns the white-level and highlight settings of s as
-// strings for batch.SettingsHash (defaults spelt out, so the zero value
-// and the default hash alike).
-func RawsideHashParts(s Settings) []string { return s.rawsideParts() }
-
 // validateHighlights reports an invalid WhiteLevel or Highlights, and a
 // LibRaw highlight mode (Highlight) other than 0: the highlights stage
 // needs LibRaw to clip (mode 0) and does the rest itself.

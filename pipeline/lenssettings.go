@@ -3,10 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 
-	"github.com/rawbatch/rawbatch/internal/filehash"
 	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
 )
 
@@ -90,33 +88,4 @@ func checkLensDB(dir string) error {
 	err = lensfun.CheckDir(dir)
 	lensDBChecked.Store(key, err)
 	return err
-}
-
-// LensHashParts returns the lens settings of s as strings for
-// batch.SettingsHash: the mode, the forced lens, and with --lens-db the
-// directory and the content hash of each of its XML files (a changed
-// profile converts the outputs again). Nothing but the mode with --lens
-// off.
-func LensHashParts(s Settings) []string {
-	parts := []string{"lens=" + string(s.lens())}
-	if s.lens() == LensOff {
-		return parts
-	}
-	parts = append(parts, "lens-model="+s.LensModel)
-	if s.LensDB != "" {
-		parts = append(parts, "lens-db="+s.LensDB)
-		// Only regular files are hashed: a named pipe would block.
-		names, err := lensfun.XMLFiles(s.LensDB)
-		if err != nil {
-			parts = append(parts, "lens-db-error="+err.Error())
-		}
-		for _, n := range names {
-			h, _, _, err := filehash.File(n, nil)
-			if err != nil {
-				h = err.Error()
-			}
-			parts = append(parts, filepath.Base(n)+"="+h)
-		}
-	}
-	return parts
 }

@@ -122,23 +122,6 @@ func (v Variant) validateSize() error {
 	return nil
 }
 
-// sizeHashParts are the settings-hash parts of v's box, percentage and
-// upscale: none for a long edge or the full size without upscale (records
-// written before these existed stay valid).
-func (v Variant) sizeHashParts() []string {
-	var parts []string
-	if v.Width > 0 || v.Height > 0 {
-		parts = append(parts, fmt.Sprintf("box=%dx%d", v.Width, v.Height))
-	}
-	if v.Percent > 0 {
-		parts = append(parts, fmt.Sprintf("percent=%g", v.Percent))
-	}
-	if v.Upscale {
-		parts = append(parts, "upscale")
-	}
-	return parts
-}
-
 // sizeKey is v's size in renderKey: variants with equal keys resize alike.
 func (v Variant) sizeKey() string {
 	return fmt.Sprintf("%d/%dx%d/%g%%/%t", v.Size, v.Width, v.Height, v.Percent, v.Upscale)

@@ -87,12 +87,6 @@ func (s Settings) validateDetail() error {
 	return nil
 }
 
-// DetailHashParts returns the denoise and capture-sharpening settings of s
-// for batch.SettingsHash, in normal form (so "" and "auto" hash alike).
-func DetailHashParts(s Settings) []string {
-	return []string{"denoise=" + s.denoise(), "capture-sharpen=" + s.captureSharpen()}
-}
-
 // DenoiseUsed is the noise reduction a conversion applied, and why
 // (Result.Denoise, the report's denoise).
 type DenoiseUsed struct {

@@ -357,18 +357,3 @@ func CheckVariants(vs []Variant) error {
 	}
 	return nil
 }
-
-// hashParts are the settings-hash parts of v's options that were added
-// after the first records were written: none when they have their default
-// values, so that the outputs those records describe stay up to date.
-func (v Variant) hashParts() []string {
-	v = v.Normal()
-	parts := v.sizeHashParts()
-	if v.Format == "jpeg" && v.Subsampling != encode.JPEGSubsamplingFor(v.Quality) {
-		parts = append(parts, "subsampling="+v.Subsampling)
-	}
-	if v.Compress == "" {
-		return parts
-	}
-	return append(parts, "compress="+v.Compress, "predictor="+v.Predictor)
-}

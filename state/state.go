@@ -28,9 +28,7 @@
 package state
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -44,8 +42,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/zeebo/xxh3"
 
 	"github.com/rawbatch/rawbatch/internal/atomicfile"
 	"github.com/rawbatch/rawbatch/internal/filehash"
@@ -627,19 +623,8 @@ func HashFile(path string) (hash string, size int64, mtime time.Time, err error)
 }
 
 // HashSettings returns "xxh3:<16 hex>", the XXH3-64 of parts joined
-// unambiguously: each part is preceded by its length in bytes (8-byte little
-// endian), so ("ab","c") and ("a","bc") differ, as do () and (""). It cannot
-// fail.
-func HashSettings(parts ...string) string {
-	var b bytes.Buffer
-	var n [8]byte
-	for _, p := range parts {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
-		b.Write(n[:])
-		b.WriteString(p)
-	}
-	return filehash.Format(xxh3.Hash(b.Bytes()))
-}
+// unambiguously (filehash.Strings, which it is).
+func HashSettings(parts ...string) string { return filehash.Strings(parts...) }
 
 // jsonForm is s as it reads back from a JSON record: encoding/json stores
 // bytes that are not UTF-8 (possible in file names) as U+FFFD. Records

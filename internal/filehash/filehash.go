@@ -5,6 +5,8 @@
 package filehash
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -79,4 +81,20 @@ func File(path string, afterRead func(f *os.File)) (hash string, size int64, mti
 // "xxh3:<16 hex>".
 func Format(v uint64) string {
 	return fmt.Sprintf("%s%016x", hashPrefix, v)
+}
+
+// Strings returns "xxh3:<16 hex>", the XXH3-64 of parts joined
+// unambiguously: each part is preceded by its length in bytes (8-byte
+// little endian), so ("ab","c") and ("a","bc") differ, as do () and ("").
+// It is the hash of the settings an output was developed with (the
+// records' settings_hash). It cannot fail.
+func Strings(parts ...string) string {
+	var b bytes.Buffer
+	var n [8]byte
+	for _, p := range parts {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
+		b.Write(n[:])
+		b.WriteString(p)
+	}
+	return Format(xxh3.Hash(b.Bytes()))
 }
