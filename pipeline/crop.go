@@ -6,40 +6,11 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
-// This file is the one home of the picture-area rule (--crop, issue 12,
+// This file is the one home of the picture-area rule (--crop,
 // docs/crop.md): which rectangle of LibRaw's visible area the camera calls
 // its picture, where that comes from, when it is believed, and how it
 // scales under --half-size. DecodedSize, the stage cache's size check, the
 // preview's grid and the crop stage (stage_crop.go) all ask it.
-
-// CropMode is what the output covers (--crop).
-type CropMode string
-
-const (
-	// CropCamera: the camera's own picture area (DNG DefaultCrop, Canon
-	// SensorInfo borders, LibRaw's inset crop), when the file states one
-	// and it is plausible. The default.
-	CropCamera CropMode = "camera"
-	// CropSensor: LibRaw's visible area (sizes.width×height), as
-	// raw-identify's and dcraw_emu's output.
-	CropSensor CropMode = "sensor"
-)
-
-// CropNames lists the accepted --crop values.
-const CropNames = "camera|sensor"
-
-// ParseCrop accepts one of CropNames, case-insensitively.
-func ParseCrop(s string) (CropMode, error) {
-	return parseChoice[CropMode]("crop", CropNames, s)
-}
-
-// crop is s.Crop, "" meaning the default (camera).
-func (s Settings) crop() CropMode {
-	if s.Crop == "" {
-		return CropCamera
-	}
-	return s.Crop
-}
 
 // Sources of a Crop (Crop.Source).
 const (

@@ -82,8 +82,7 @@ func TestVariantSubsampling(t *testing.T) {
 
 // TestVariantSubsamplingAuto: a variant's subsampling=auto (any case) is
 // the default by the variant's own quality, even under another
-// --jpeg-subsampling; an empty subsampling= is refused (issue 14 fix
-// point 2).
+// --jpeg-subsampling; an empty subsampling= is refused.
 func TestVariantSubsamplingAuto(t *testing.T) {
 	for spec, want := range map[string]string{
 		"w=jpeg,quality=80,subsampling=auto": "420", "w=jpeg,quality=95,subsampling=AUTO": "444",

@@ -8,54 +8,21 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
 )
 
-// LensMode says whether the lens stage corrects the lens with lensfun
-// (docs/lens.md).
-type LensMode string
-
-const (
-	// LensAuto: look the camera and lens up in lensfun's database and
-	// correct vignetting, distortion and transverse chromatic aberration
-	// when a profile matches. The default.
-	LensAuto LensMode = "auto"
-	// LensOff: no lens correction (the stage is not planned).
-	LensOff LensMode = "off"
-)
-
-// LensNames lists the accepted --lens values.
-const LensNames = "auto|off"
-
-// ParseLens accepts one of LensNames, case-insensitively.
-func ParseLens(s string) (LensMode, error) {
-	return parseChoice[LensMode]("lens correction", LensNames, s)
-}
-
-// lens is s.Lens, "" meaning the default (auto).
-func (s Settings) lens() LensMode {
-	if s.Lens == "" {
-		return LensAuto
+// validateLensDB reports a LensDB that is not a directory of lensfun XML
+// files that load.
+func (s Settings) validateLensDB() error {
+	if s.LensDB == "" {
+		return nil
 	}
-	return s.Lens
-}
-
-// validateLens reports an unknown Lens mode, and a LensDB that is not a
-// directory.
-func (s Settings) validateLens() error {
-	if s.Lens != "" {
-		if _, err := ParseLens(string(s.Lens)); err != nil {
-			return err
-		}
+	fi, err := os.Stat(s.LensDB)
+	if err != nil {
+		return fmt.Errorf("lens database: %w", err)
 	}
-	if s.LensDB != "" {
-		fi, err := os.Stat(s.LensDB)
-		if err != nil {
-			return fmt.Errorf("lens database: %w", err)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("lens database %s: not a directory", s.LensDB)
-		}
-		if err := checkLensDB(s.LensDB); err != nil {
-			return fmt.Errorf("lens database: %w", err)
-		}
+	if !fi.IsDir() {
+		return fmt.Errorf("lens database %s: not a directory", s.LensDB)
+	}
+	if err := checkLensDB(s.LensDB); err != nil {
+		return fmt.Errorf("lens database: %w", err)
 	}
 	return nil
 }

@@ -5,31 +5,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
-// Demosaic names a demosaic algorithm: rawbatch's own "rcd"
-// (pipeline/demosaic, Bayer files) or one of LibRaw's.
-type Demosaic string
-
-// demosaics maps names to LibRaw's user_qual codes; "rcd" to AHD, LibRaw's
-// algorithm for the files RCD does not demosaic (X-Trans, four colours,
-// ...: the demosaic stage names why).
+// demosaics maps the demosaic names (demosaicChoice) to LibRaw's user_qual
+// codes; "rcd" to AHD, LibRaw's algorithm for the files RCD does not
+// demosaic (X-Trans, four colours, ...: the demosaic stage names why).
 var demosaics = map[Demosaic]libraw.Demosaic{
 	"linear": libraw.Linear, "vng": libraw.VNG, "ppg": libraw.PPG, "ahd": libraw.AHD,
 	"dcb": libraw.DCB, "dht": libraw.DHT, "aahd": libraw.AAHD, "rcd": libraw.AHD,
-}
-
-// DemosaicNames lists the accepted --demosaic values.
-const DemosaicNames = "linear|vng|ppg|ahd|dcb|dht|aahd|rcd"
-
-// ParseDemosaic accepts one of DemosaicNames.
-func ParseDemosaic(s string) (Demosaic, error) {
-	d := Demosaic(strings.ToLower(s))
-	if _, ok := demosaics[d]; !ok {
-		return "", fmt.Errorf("unknown demosaic algorithm %q (want %s)", s, wantList(DemosaicNames))
-	}
-	return d, nil
 }
 
 // WhiteBalance chooses the white-balance multipliers.
@@ -198,32 +183,34 @@ func (s Settings) OutputVariants() []Variant {
 	return []Variant{v.Normal()}
 }
 
-// DefaultSettings returns the settings of `rawbatch convert` without flags.
+// DefaultSettings returns the settings of `rawbatch convert` without
+// flags: each Choice's Default, and the defaults of the other settings.
 func DefaultSettings() Settings {
-	return Settings{
-		// RCD: faster than LibRaw's AHD and better on every ground truth
-		// of docs/pipeline.md's demosaic table (issue 14 point 4).
-		Demosaic:         "rcd",
+	s := Settings{
 		WhiteBalance:     WhiteBalance{Mode: "camera"},
 		BaselineExposure: true,
-		ExposureAnchor:   AnchorPreview,
-		Look:             LookDefault,
 		Tone:             ToneDefault,
 		Format:           JPEG,
 		Quality:          DefaultQuality,
-		WhiteLevel:       WhiteLevelData,
-		Highlights:       HighlightsReconstruct,
-		DNGOpcodes:       OpcodesOn,
 		Denoise:          DenoiseAuto,
 		CaptureSharpen:   CaptureSharpenAuto,
-		Lens:             LensAuto,
 	}
+	for _, c := range Choices {
+		v, err := c.Parse(c.Default)
+		if err != nil {
+			panic("pipeline: the default of " + c.Name + ": " + err.Error())
+		}
+		*c.field(&s) = v
+	}
+	return s
 }
 
 // Validate reports the first invalid field.
 func (s Settings) Validate() error {
-	if _, ok := demosaics[s.Demosaic]; !ok {
-		return fmt.Errorf("unknown demosaic algorithm %q (want %s)", s.Demosaic, wantList(DemosaicNames))
+	for _, c := range Choices {
+		if err := c.validate(s); err != nil {
+			return err
+		}
 	}
 	switch s.WhiteBalance.Mode {
 	case "camera", "auto", "daylight", "custom":
@@ -236,31 +223,21 @@ func (s Settings) Validate() error {
 	if _, err := ParseFormat(string(s.Format)); err != nil {
 		return err
 	}
-	if err := s.validateLook(); err != nil {
-		return err
-	}
 	if err := CheckQuality(s.Quality); err != nil {
 		return fmt.Errorf("quality %w", err)
 	}
 	if err := CheckExposure(s.Exposure); err != nil {
 		return fmt.Errorf("exposure %w", err)
 	}
-	if err := s.validateJPEG(); err != nil {
-		return err
-	}
-	if err := s.validateHighlights(); err != nil {
-		return err
-	}
-	if err := s.validateOpcodes(); err != nil {
-		return err
+	if s.Highlight != 0 {
+		// The highlights stage needs LibRaw to clip (mode 0) and does
+		// the rest itself.
+		return fmt.Errorf("LibRaw highlight mode %d: no longer used; LibRaw clips (mode 0) and Highlights (%s) does the rest", s.Highlight, HighlightNames)
 	}
 	if err := s.validateDetail(); err != nil {
 		return err
 	}
-	if err := s.validateLens(); err != nil {
-		return err
-	}
-	if _, err := ParseCrop(string(s.crop())); err != nil {
+	if err := s.validateLensDB(); err != nil {
 		return err
 	}
 	return CheckVariants(s.OutputVariants())
@@ -302,3 +279,8 @@ type LibRaw struct {
 func LibRawInfo() LibRaw {
 	return LibRaw{Version: libraw.Version(), Short: libraw.ShortVersion(), Path: libraw.LibraryPath(), ThreadSafe: libraw.ThreadSafe(), Bundled: libraw.Bundled()}
 }
+
+// JPEGLibrary describes the libjpeg that writes JPEG outputs, as linked at
+// run time (encode.JPEGLibrary: "libjpeg-turbo version 2.1.5 (build
+// 20230203), API 62 (/lib/x86_64-linux-gnu/libjpeg.so.62)").
+func JPEGLibrary() string { return encode.JPEGLibrary() }

@@ -63,13 +63,23 @@ func (c *ConvertConfig) AddFlags(f *pflag.FlagSet) { addFlags(f, c.settings()) }
 // settings declares each setting of convert, once: its flag, config key
 // and environment variable come from its name (setting), and its Apply
 // parses and validates it into c. They are applied in this order, so a
-// setting that depends on others (--variant on --format and --quality,
-// --cache-size on --cache-dir, --base on --files-from and --null) comes
-// after them.
+// setting that depends on others comes after them: --quality validates
+// the picture settings before it, --variant depends on --format,
+// --quality and --jpeg-subsampling, --cache-size on --cache-dir, --base
+// on --files-from and --null.
 func (c *ConvertConfig) settings() []setting {
-	d := pipeline.DefaultSettings()
-	s := &c.Settings
-	var cacheFS int64 // the size of the cache directory's file system
+	decls := c.placeSettings()
+	decls = append(decls, c.pictureSettings()...)
+	decls = append(decls, c.outputSettings()...)
+	decls = append(decls, c.runSettings()...)
+	decls = append(decls, c.rerunSettings()...)
+	decls = append(decls, c.variantSettings()...)
+	decls = append(decls, c.cacheSettings()...)
+	return append(decls, c.findSettings()...)
+}
+
+// placeSettings are where the inputs come from and the outputs go.
+func (c *ConvertConfig) placeSettings() []setting {
 	return []setting{
 		{Name: "files-from", Default: "", Help: "also convert the files listed in this file, one a line ('-': standard input); with --base, their folders are mirrored under OUTDIR",
 			Apply: func(v value) (err error) {
@@ -91,107 +101,32 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return err
 			}},
-		{Name: "demosaic", Default: string(d.Demosaic), Help: "demosaic algorithm: " + pipeline.DemosaicNames + "; rcd (rawbatch's own) is for Bayer files: others, and --wb auto, get LibRaw's AHD (X-Trans its X-Trans demosaic) with a warning",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseDemosaic(s); return err }, strings.Split(pipeline.DemosaicNames, "|")...),
-			Apply: func(v value) (err error) {
-				if s.Demosaic, err = pipeline.ParseDemosaic(v.String()); err != nil {
-					return fmt.Errorf("--demosaic: %w", err)
-				}
-				return nil
-			}},
-		{Name: "wb", Default: d.WhiteBalance.String(), Help: "white balance: camera (as shot; when the file has none usable, fitted to its embedded preview or estimated from the raw data, with a warning), auto (grey world), daylight, or R,G,B multipliers",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseWhiteBalance(s); return err }, "camera", "auto", "daylight"),
-			Apply: func(v value) (err error) {
-				if s.WhiteBalance, err = pipeline.ParseWhiteBalance(v.String()); err != nil {
-					return fmt.Errorf("--wb: %w", err)
-				}
-				return nil
-			}},
-		{Name: "white-level", Default: string(d.WhiteLevel), Help: "raw white level: data (each CFA channel's clipping level in the data, so clipped areas are neutral) or libraw (LibRaw's own, as dcraw_emu)",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseWhiteLevel(s); return err }, strings.Split(pipeline.WhiteLevelNames, "|")...),
-			Apply: func(v value) (err error) {
-				if s.WhiteLevel, err = pipeline.ParseWhiteLevel(v.String()); err != nil {
-					return fmt.Errorf("--white-level: %w", err)
-				}
-				return nil
-			}},
-		{Name: "highlights", Default: string(d.Highlights), Help: "clipped highlights: reconstruct (colour from the unclipped neighbours, fading to white) or clip (neutral white)",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseHighlights(s); return err }, strings.Split(pipeline.HighlightNames, "|")...),
-			Apply: func(v value) (err error) {
-				if s.Highlights, err = pipeline.ParseHighlights(v.String()); err != nil {
-					return fmt.Errorf("--highlights: %w", err)
-				}
-				return nil
-			}},
-		{Name: "dng-opcodes", Default: string(d.DNGOpcodes), Help: "a DNG's own corrections (opcode lists: GainMap, FixVignetteRadial, WarpRectilinear): on (applied; others reported as not applied) or off",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseOpcodeMode(s); return err }, strings.Split(pipeline.OpcodeNames, "|")...),
-			Apply: func(v value) (err error) {
-				if s.DNGOpcodes, err = pipeline.ParseOpcodeMode(v.String()); err != nil {
-					return fmt.Errorf("--dng-opcodes: %w", err)
-				}
-				return nil
-			}},
-		{Name: "tone", Default: string(d.Tone), Help: "tone curve: default (the DNG's ProfileToneCurve, else rawbatch's curve, mid grey 0.18 → 0.39) or none",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseToneCurve(s); return err }, "default", "none"),
-			Apply: func(v value) (err error) {
-				if s.Tone, err = pipeline.ParseToneCurve(v.String()); err != nil {
-					return fmt.Errorf("--tone: %w", err)
-				}
-				return nil
-			}},
-		{Name: "exposure-anchor", Default: string(d.ExposureAnchor), Help: "exposure anchored to the embedded preview: preview (a correction of up to ±1.5 EV when the preview is usable) or none",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseExposureAnchor(s); return err }, strings.Split(pipeline.AnchorNames, "|")...),
-			Apply: func(v value) (err error) {
-				if s.ExposureAnchor, err = pipeline.ParseExposureAnchor(v.String()); err != nil {
-					return fmt.Errorf("--exposure-anchor: %w", err)
-				}
-				return nil
-			}},
-		{Name: "look", Default: string(d.Look), Help: "rendering: default (tone curve, preview-anchored exposure), camera (fitted to the embedded preview per file) or neutral (tone curve, no preview anchoring)",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseLook(s); return err }, strings.Split(pipeline.LookNames, "|")...),
-			Apply: func(v value) (err error) {
-				if s.Look, err = pipeline.ParseLook(v.String()); err != nil {
-					return fmt.Errorf("--look: %w", err)
-				}
-				return nil
-			}},
-		{Name: "denoise", Default: d.Denoise, Help: "noise reduction (docs/denoise.md): auto (off up to ISO 400, then stronger with ISO, thresholds scaled by the noise measured in the file), off, or a strength from 0 to 4 (1: auto's at ISO 6400)",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseDenoise(s); return err }, "auto", "off", "0.5", "1", "2"),
-			Apply: func(v value) (err error) {
-				if s.Denoise, err = pipeline.ParseDenoise(v.String()); err != nil {
-					return fmt.Errorf("--denoise: %w", err)
-				}
-				return nil
-			}},
-		{Name: "capture-sharpen", Default: d.CaptureSharpen, Help: "capture sharpening of the full image before resize (docs/denoise.md): auto (0.8 for ahd, less at half size and after noise reduction), off, or an amount from 0 to 4",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseCaptureSharpen(s); return err }, "auto", "off", "0.5", "1"),
-			Apply: func(v value) (err error) {
-				if s.CaptureSharpen, err = pipeline.ParseCaptureSharpen(v.String()); err != nil {
-					return fmt.Errorf("--capture-sharpen: %w", err)
-				}
-				return nil
-			}},
-		{Name: "lens", Default: string(d.Lens), Help: "lens correction with lensfun: auto (vignetting, distortion and chromatic aberration when lensfun has a profile of the file's lens) or off",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseLens(s); return err }, strings.Split(pipeline.LensNames, "|")...),
-			Apply: func(v value) (err error) {
-				if s.Lens, err = pipeline.ParseLens(v.String()); err != nil {
-					return fmt.Errorf("--lens: %w", err)
-				}
-				return nil
-			}},
-		{Name: "lens-db", Default: "", Help: "a directory of extra lensfun XML profiles, used besides lensfun's own database",
+	}
+}
+
+// pictureSettings are the develop's settings shared by every output: the
+// table of choices (pipeline.Choices), then the others.
+func (c *ConvertConfig) pictureSettings() []setting {
+	d := pipeline.DefaultSettings()
+	s := &c.Settings
+	var decls []setting
+	for _, ch := range pipeline.Choices {
+		decls = append(decls, choiceSetting(ch, s))
+	}
+	return append(decls,
+		parsedSetting("wb", d.WhiteBalance.String(), "white balance: camera (as shot; when the file has none usable, fitted to its embedded preview or estimated from the raw data, with a warning), auto (grey world), daylight, or R,G,B multipliers",
+			&s.WhiteBalance, pipeline.ParseWhiteBalance, "camera", "auto", "daylight"),
+		parsedSetting("tone", string(d.Tone), "tone curve: default (the DNG's ProfileToneCurve, else rawbatch's curve, mid grey 0.18 → 0.39) or none",
+			&s.Tone, pipeline.ParseToneCurve, "default", "none"),
+		parsedSetting("denoise", d.Denoise, "noise reduction (docs/denoise.md): auto (off up to ISO 400, then stronger with ISO, thresholds scaled by the noise measured in the file), off, or a strength from 0 to 4 (1: auto's at ISO 6400)",
+			&s.Denoise, pipeline.ParseDenoise, "auto", "off", "0.5", "1", "2"),
+		parsedSetting("capture-sharpen", d.CaptureSharpen, "capture sharpening of the full image before resize (docs/denoise.md): auto (0.8 for ahd, less at half size and after noise reduction), off, or an amount from 0 to 4",
+			&s.CaptureSharpen, pipeline.ParseCaptureSharpen, "auto", "off", "0.5", "1"),
+		setting{Name: "lens-db", Default: "", Help: "a directory of extra lensfun XML profiles, used besides lensfun's own database",
 			Apply: func(v value) (err error) { s.LensDB, err = lensDBSetting(v); return err }},
-		{Name: "lens-model", Default: "", Help: "the lens to look up in lensfun instead of the one the file names (for files that name none or a wrong one)",
+		setting{Name: "lens-model", Default: "", Help: "the lens to look up in lensfun instead of the one the file names (for files that name none or a wrong one)",
 			Apply: func(v value) error { s.LensModel = strings.TrimSpace(v.String()); return nil }},
-		{Name: "format", Default: string(d.Format), Help: "output format of the single default output (sRGB, full size): " + pipeline.FormatNames + "; not with --variant or --preset",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseFormat(s); return err }, "jpeg", "png16", "png8", "tiff16", "tiff8", "tiff", "webp"),
-			Apply: func(v value) (err error) {
-				if s.Format, err = pipeline.ParseFormat(v.String()); err != nil {
-					return fmt.Errorf("--format: %w", err)
-				}
-				return nil
-			}},
-		{Name: "exposure", Default: d.Exposure, Help: "exposure change in EV",
+		setting{Name: "exposure", Default: d.Exposure, Help: "exposure change in EV",
 			Apply: func(v value) (err error) {
 				if s.Exposure, err = cast.ToFloat64E(v.Raw()); err != nil {
 					return fmt.Errorf("--exposure: %q is not a number of EV", v.String())
@@ -201,8 +136,21 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
-		{Name: "baseline-exposure", Default: d.BaselineExposure, Help: "add the DNG BaselineExposure tag to --exposure",
+		setting{Name: "baseline-exposure", Default: d.BaselineExposure, Help: "add the DNG BaselineExposure tag to --exposure",
 			Apply: boolInto(&s.BaselineExposure)},
+		setting{Name: "half-size", Default: d.HalfSize, Help: "decode at half width and height without demosaic (a quarter of the memory)",
+			Apply: boolInto(&s.HalfSize)},
+	)
+}
+
+// outputSettings are the single default output's format and quality (also
+// the variants' default quality) and the metadata of every output.
+func (c *ConvertConfig) outputSettings() []setting {
+	d := pipeline.DefaultSettings()
+	s := &c.Settings
+	return []setting{
+		parsedSetting("format", string(d.Format), "output format of the single default output (sRGB, full size): "+pipeline.FormatNames+"; not with --variant or --preset",
+			&s.Format, pipeline.ParseFormat, "jpeg", "png16", "png8", "tiff16", "tiff8", "tiff", "webp"),
 		{Name: "quality", Default: d.Quality, Help: "JPEG quality, 1..100; also the default quality of JPEG and WebP variants",
 			Apply: func(v value) (err error) {
 				if s.Quality, err = wholeNumber(v); err != nil {
@@ -215,14 +163,19 @@ func (c *ConvertConfig) settings() []setting {
 				// the pipeline's one rule of each.
 				return s.Validate()
 			}},
-		{Name: "jpeg-subsampling", Default: "auto", Help: "chroma subsampling of JPEG outputs: 444 (full colour resolution), 422 (half across), 420 (half both ways), or auto: 444 at quality 90 and above, 420 below; also the default of JPEG variants",
-			Values: func() []string { return strings.Split(pipeline.JPEGSubsamplingNames, "|") },
-			Apply: func(v value) (err error) {
-				if s.JPEGSubsampling, err = pipeline.ParseJPEGSubsampling(v.String()); err != nil {
-					return fmt.Errorf("--jpeg-subsampling %w", err)
-				}
-				return nil
-			}},
+		{Name: "strip-metadata", Default: d.StripMetadata, Help: "write only what colour management needs: the ICC profile and EXIF Orientation; no other EXIF, no GPS, no XMP",
+			Apply: boolInto(&s.StripMetadata)},
+		{Name: "artist", Default: d.Artist, Help: "EXIF Artist of every output, in place of the raw's",
+			Apply: func(v value) error { s.Artist = v.String(); return nil }},
+		{Name: "copyright", Default: d.Copyright, Help: "EXIF Copyright of every output, in place of the raw's",
+			Apply: func(v value) error { s.Copyright = v.String(); return nil }},
+	}
+}
+
+// runSettings are how the run goes: concurrency, output lines, time
+// limits, the report.
+func (c *ConvertConfig) runSettings() []setting {
+	return []setting{
 		{Name: "jobs", Short: "j", Default: 0, Help: "most files converted at once (default: number of CPUs)",
 			Apply: func(v value) (err error) {
 				if c.Jobs, err = wholeNumber(v); err != nil {
@@ -246,28 +199,28 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
-		{Name: "crop", Default: string(pipeline.CropCamera), Help: "what the output covers: camera (the camera's picture area: DNG DefaultCrop, Canon SensorInfo, LibRaw's inset crop) or sensor (LibRaw's visible area)",
-			Values: accepted(func(s string) error { _, err := pipeline.ParseCrop(s); return err }, strings.Split(pipeline.CropNames, "|")...),
-			Apply: func(v value) (err error) {
-				if s.Crop, err = pipeline.ParseCrop(v.String()); err != nil {
-					return fmt.Errorf("--crop: %w", err)
-				}
-				return nil
-			}},
-		{Name: "half-size", Default: false, Help: "decode at half width and height without demosaic (a quarter of the memory)",
-			Apply: boolInto(&s.HalfSize)},
-		{Name: "strip-metadata", Default: false, Help: "write only what colour management needs: the ICC profile and EXIF Orientation; no other EXIF, no GPS, no XMP",
-			Apply: boolInto(&s.StripMetadata)},
-		{Name: "artist", Default: "", Help: "EXIF Artist of every output, in place of the raw's",
-			Apply: func(v value) error { s.Artist = v.String(); return nil }},
-		{Name: "copyright", Default: "", Help: "EXIF Copyright of every output, in place of the raw's",
-			Apply: func(v value) error { s.Copyright = v.String(); return nil }},
 		{Name: "dry-run", Default: false, Help: "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 1 if OUTDIR cannot be written, as the run would)",
 			Apply: boolInto(&c.DryRun)},
 		{Name: "timeout", Default: time.Duration(0), Help: "longest one file may take before its worker is killed (default 60s + 3s per megapixel)",
 			Apply: durationInto(&c.Timeout)},
 		{Name: "grace", Default: 10 * time.Second, Help: "on SIGINT/SIGTERM, how long files in flight may finish before they are aborted (a second signal aborts them at once)",
 			Apply: durationInto(&c.Grace)},
+		{Name: "retries", Default: 2, Help: "retries of a transient failure (no space left, interrupted I/O)",
+			Apply: func(v value) (err error) {
+				if c.Retries, err = wholeNumber(v); err == nil && c.Retries < 0 {
+					err = fmt.Errorf("--retries %d: want 0 or more", c.Retries)
+				}
+				return err
+			}},
+		{Name: "report", Default: "", Help: "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output, another existing file or a .jpg/.tif/.png/.webp name)",
+			Apply: func(v value) (err error) { c.Report, err = pathSetting(v); return err }},
+	}
+}
+
+// rerunSettings are what a run does with outputs that exist, and with
+// files other runs hold or that are still being written.
+func (c *ConvertConfig) rerunSettings() []setting {
+	return []setting{
 		{Name: "force", Default: false, Help: "convert every file again, even when rawbatch's output is up to date (never over a file rawbatch did not write: see --overwrite)",
 			Apply: boolInto(&c.Force)},
 		{Name: "overwrite", Default: false, Help: "also write over files at output paths that rawbatch did not write, or that changed since it wrote them (never over an input or another input's output)",
@@ -287,15 +240,15 @@ func (c *ConvertConfig) settings() []setting {
 			}},
 		{Name: "min-age", Default: 2 * time.Second, Help: "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile",
 			Apply: durationInto(&c.MinAge)},
-		{Name: "retries", Default: 2, Help: "retries of a transient failure (no space left, interrupted I/O)",
-			Apply: func(v value) (err error) {
-				if c.Retries, err = wholeNumber(v); err == nil && c.Retries < 0 {
-					err = fmt.Errorf("--retries %d: want 0 or more", c.Retries)
-				}
-				return err
-			}},
-		{Name: "report", Default: "", Help: "write the run (with --dry-run: the plan) as JSON to this file, see docs/report.schema.json (never an input, an output, another existing file or a .jpg/.tif/.png/.webp name)",
-			Apply: func(v value) (err error) { c.Report, err = pathSetting(v); return err }},
+	}
+}
+
+// variantSettings are the outputs of each file, when not the single
+// default one: a preset or a list of variants (one choice, with --format:
+// variants).
+func (c *ConvertConfig) variantSettings() []setting {
+	s := &c.Settings
+	return []setting{
 		{Name: "preset", Default: "", Help: "a set of variants: web (2048 px JPEG + 512 px WebP thumb), print (TIFF16 Adobe RGB), archive (TIFF16 ProPhoto)",
 			// One choice with --variant: resolved and checked there.
 			Values: accepted(func(s string) error { _, err := pipeline.Preset(s, 0); return err }, "web", "print", "archive"),
@@ -308,6 +261,13 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return s.Validate()
 			}},
+	}
+}
+
+// cacheSettings are the stage cache's and the memory budget's.
+func (c *ConvertConfig) cacheSettings() []setting {
+	var cacheFS int64 // the size of the cache directory's file system
+	return []setting{
 		cacheDirSetting(func(v value) (err error) {
 			if c.CacheDir, err = pathSetting(v); err != nil || c.CacheDir == "" {
 				return err // "": no cache
@@ -340,6 +300,13 @@ func (c *ConvertConfig) settings() []setting {
 				}
 				return nil
 			}},
+	}
+}
+
+// findSettings choose the input files of the folders walked and name
+// their outputs.
+func (c *ConvertConfig) findSettings() []setting {
+	return []setting{
 		{Name: "include", Default: []string(nil), Help: "take only walked files whose relative path matches this glob at any depth (*, ?, [a-z], ** for any folders; a leading / anchors it to the input root; case-insensitive); repeatable",
 			Apply: func(v value) (err error) { c.Find.Include, err = globList(v); return err }},
 		{Name: "exclude", Default: []string(nil), Help: "skip walked files and folders whose relative path matches this glob at any depth (a leading / anchors it); repeatable",
@@ -365,6 +332,28 @@ func (c *ConvertConfig) settings() []setting {
 				return c.Find.checkBase(v)
 			}},
 	}
+}
+
+// choiceSetting declares the setting of a row of pipeline.Choices: its
+// name, default, help and values are the table's, its Apply the table's
+// parse into s.
+func choiceSetting(ch *pipeline.Choice, s *pipeline.Settings) setting {
+	return setting{Name: ch.Name, Default: ch.Default, Help: ch.Help, Values: ch.List,
+		Apply: func(v value) error { return ch.Set(s, v.String()) }}
+}
+
+// parsedSetting declares a setting of one string parsed into *dst by
+// parse (an error names it: "--tone: ..."), completed with the candidates
+// parse accepts.
+func parsedSetting[T any](name, def, help string, dst *T, parse func(string) (T, error), candidates ...string) setting {
+	return setting{Name: name, Default: def, Help: help,
+		Values: accepted(func(s string) error { _, err := parse(s); return err }, candidates...),
+		Apply: func(v value) (err error) {
+			if *dst, err = parse(v.String()); err != nil {
+				return fmt.Errorf("--%s: %w", name, err)
+			}
+			return nil
+		}}
 }
 
 // cacheDirSetting declares cache-dir, the stage cache directory, for
