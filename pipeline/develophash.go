@@ -109,7 +109,7 @@ func (v Variant) sizeHashParts() []string {
 // files (a changed profile converts the outputs again). Nothing but the
 // mode with --lens off.
 func lensHashParts(s Settings) []string {
-	parts := []string{"lens=" + string(s.lens())}
+	parts := []string{lensChoice.hashPart(s)}
 	if s.lens() == LensOff {
 		return parts
 	}
