@@ -214,6 +214,12 @@ type FileResult struct {
 	Duration time.Duration
 	// PeakBytes is the worker process's peak RSS (0 in process).
 	PeakBytes int64
+	// NeedBytes is what the file held in the memory budget (Runner.Need:
+	// its estimate at the most threads it held, the executor's overhead,
+	// a kept stage cache entry), or what it asked of it when refused over
+	// budget, or, in a dry run's results, its need at one thread; 0 when
+	// it was never weighed (settled before admission, header unreadable).
+	NeedBytes int64
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string
 	// Reason explains a skip ("up to date", "still being written", ...).
@@ -792,9 +798,19 @@ func (b *batchRun) admitMemory(it queued, t *Task, lk lock.Held) (budget.Grant, 
 	if b.ctx.Err() != nil {
 		b.skip(it.i, *t)
 	} else {
-		b.fail(it.i, *t, fmt.Errorf("%s: %w", t.Input, err))
+		b.finish(it.i, FileResult{Task: *t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err), NeedBytes: refusedBytes(err)})
 	}
 	return budget.Grant{}, false
+}
+
+// refusedBytes is the need an over-budget error names (0 for another
+// error).
+func refusedBytes(err error) int64 {
+	var ob *budget.OverBudgetError
+	if errors.As(err, &ob) {
+		return ob.Need
+	}
+	return 0
 }
 
 // start converts task i on its own goroutine (convertRetrying), then
@@ -852,6 +868,11 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 			// It grew: its estimate at the most threads it held.
 			fr.Task.Estimate = r.estimateAt(t, n)
 		}
+		if held {
+			fr.NeedBytes = b.heldBytes(c) // grants only grow: the most it held
+		} else {
+			fr.NeedBytes = refusedBytes(fr.Err)
+		}
 		if lk != nil {
 			r.unclaim(t) // claims the conversion did not replace by records
 		}
@@ -863,34 +884,6 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 		// they are pointer-free, so a collection is cheap.
 		runtime.GC()
 	}()
-}
-
-// admitWhole admits t again at its whole-image estimate
-// (pipeline.Memory.Whole), after its conversion, admitted at the estimate
-// of a streamed one, found it must make the whole image
-// (rawerr.ErrNeedsWhole): it waits until that fits beside the files in
-// flight (counted by their job slots; the queue is the Run loop's), then
-// sets t's threads and its estimate. Errors: over the budget, or ctx
-// ended.
-func (b *batchRun) admitWhole(t *Task) (budget.Grant, error) {
-	r := b.r
-	t.whole = true
-	t.Estimate.Total = t.Estimate.Whole
-	need := func(n int) int64 {
-		if r.Threads > 0 {
-			n = r.Threads
-		}
-		return r.needAt(*t, n)
-	}
-	g, err := r.Scheduler.Admit(b.ctx, need, func(int64) int { return len(b.slots) })
-	if err != nil {
-		return g, err
-	}
-	t.threads = g.Threads
-	if r.Threads > 0 {
-		t.threads = r.Threads
-	}
-	return g, nil
 }
 
 // Triage marks the tasks that need no conversion (Task.Done): outputs that

@@ -121,3 +121,11 @@ func (b *batchRun) threadsNow(c *growing) int {
 	defer b.grow.mu.Unlock()
 	return c.g.Threads
 }
+
+// heldBytes returns the bytes c holds now in the budget: Runner.Need at
+// the threads it holds.
+func (b *batchRun) heldBytes(c *growing) int64 {
+	b.grow.mu.Lock()
+	defer b.grow.mu.Unlock()
+	return c.g.Bytes
+}

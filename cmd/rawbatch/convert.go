@@ -270,11 +270,13 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		var files []batch.PlannedFile
 		if ctx.Err() == nil {
 			r.CheckReplaced(plan) // an output edited keeping its size and time: would fail
-			files, err = dryRun(cfg.Stdout, rep, plan, cfg, jobs, runtime.NumCPU())
+			files, err = dryRun(cfg.Stdout, rep, plan, r, cfg, jobs, runtime.NumCPU())
+		} else {
+			files, _ = r.DryPlan(plan)
 		}
 		if cfg.Report != "" {
 			rr.warnings, rr.written = rep.warnings, true
-			results := planResults(plan, cfg)
+			results := planResults(plan, files)
 			report := rr.build(results, sig.interrupted(), true, exitCode(err))
 			addStagePlans(&report, results, files)
 			if werr := batch.WriteJSON(cfg.Report, report); werr != nil {
@@ -339,9 +341,9 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 // per file instead of the table. The plan's warnings and the planned
 // concurrency go through rep (stderr), as a run's warnings and summary do.
 // File names are escaped as in the per-file lines (clean). What each file
-// would do is batch.DryPlan's; after the table come the distinct stage
+// would do is batch.Runner.DryPlan's (the run's admission rule); after the table come the distinct stage
 // plans (printStagePlans). It returns DryPlan's files.
-func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, jobs, cpus int) ([]batch.PlannedFile, error) {
+func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, r *batch.Runner, cfg ConvertConfig, jobs, cpus int) ([]batch.PlannedFile, error) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if !rep.json {
 		fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
@@ -349,7 +351,7 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, job
 	row := func(in, out, size, est, note string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(in), clean(out), size, est, clean(note))
 	}
-	files, largest := batch.DryPlan(plan, cfg.Settings, cfg.MemBudget)
+	files, largest := r.DryPlan(plan)
 	fail := 0
 	for _, f := range files {
 		ev := planEvent{Level: "info", Event: "plan", Status: string(f.Status), Kind: f.Kind, Reason: f.Reason, EstimatedBytes: f.NeedBytes}
