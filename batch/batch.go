@@ -1189,7 +1189,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		j.Cache = r.cacheRequest()
 	}
 	for _, o := range t.pending() {
-		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path), Temp: pipeline.TempPattern(o.Path)})
+		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path)})
 	}
 	ex := r.executor()
 	before := statOutputs(t.pending()) // committed.go

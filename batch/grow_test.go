@@ -198,7 +198,7 @@ func TestWorkerToldThreads(t *testing.T) {
 	s := pipeline.DefaultSettings()
 	o := filepath.Join(dir, "tall.jpg")
 	j := Job{Input: []byte(in), Output: []byte(o), Settings: s, Threads: 1,
-		Outputs: []JobOutput{{Variant: s.OutputVariants()[0], Path: []byte(o), Temp: pipeline.TempPattern(o)}}}
+		Outputs: []JobOutput{{Variant: s.OutputVariants()[0], Path: []byte(o)}}}
 	req, err := json.Marshal(newWorkerRequest(j))
 	if err != nil {
 		t.Fatal(err)
