@@ -947,106 +947,31 @@ func (r *Runner) lockNote(t Task) string {
 // lock.
 func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int, done bool) {
 	fr = FileResult{Task: t, Status: StatusSkipped}
-	st, err := os.Stat(t.Input)
-	if errors.Is(err, fs.ErrNotExist) && t.Size != 0 {
-		// It was there when the run started: deleted or moved since (a
-		// card being cleared), nothing wrong with it.
-		fr.Reason = "deleted or moved since the run started"
-		return fr, nil, true
-	}
-	if err != nil {
-		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %w", t.Input, pipeline.PathReason(t.Input, err))
-		return fr, nil, true
-	}
-	// A modification time in the future (camera clock or time zone off)
-	// says nothing about the file being written: only a recent one does.
-	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge && !t.Settled {
-		fr.Reason = fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge)
-		return fr, nil, true
-	}
-	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
-		fr.Reason = "still being written (its size or time changed during the run)"
-		return fr, nil, true
-	}
-	// Never the export of one photograph replaced by another's, whatever
-	// the flags (a task Relocate could not move fails here).
-	for _, o := range t.Outputs {
-		if t.otherGone {
-			break // its export was deleted (Relocate): this one takes the name
+	if reason, err := r.inputWaits(t); err != nil || reason != "" {
+		fr.Reason = reason
+		if err != nil {
+			fr.Status, fr.Err = StatusFailed, err
 		}
-		if _, why := r.otherPhotograph(t, o); why != "" {
-			fr.Status, fr.Err = StatusFailed, &wrapped{fmt.Sprintf("%s: its output %s holds the export of another photograph (%s); not replacing it: move it away", t.Input, o.Path, why), ErrOtherPhoto}
-			return fr, nil, true
-		}
+		return fr, nil, true
+	}
+	if err := r.otherPhotoErr(t); err != nil {
+		fr.Status, fr.Err = StatusFailed, err
+		return fr, nil, true
 	}
 	deleted := 0
 	for i, o := range t.Outputs {
-		// Not even --overwrite replaces a directory or other non-file: fail
-		// before decoding, and before any output of the file is written.
-		if fi, err := os.Lstat(o.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
-			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, pipeline.FileKind(fi.Mode()))
+		need, err := r.outputNeed(t, o, underLock)
+		switch {
+		case err != nil:
+			fr.Status, fr.Err = StatusFailed, err
 			return fr, nil, true
-		}
-		own := r.ownerOf(o)
-		if own == outForeign || own == outChanged {
-			// Not even --overwrite writes over another input's output.
-			var other *state.OtherInputError
-			if r.State != nil && errors.As(r.State.CheckOther(r.want(t, o)), &other) {
-				fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
-				return fr, nil, true
-			}
-			if !r.Overwrite {
-				fr.Status, fr.Err = StatusFailed, notOursErr(t, o, own)
-				return fr, nil, true
-			}
+		case need == needChanging:
+			fr.Reason = "still being written (it changed while being read)"
+			return fr, nil, true
+		case need == needWrite:
 			pending = append(pending, i)
-			continue
-		}
-		if own == outDeleted && r.NoRecreate && !t.otherGone {
+		case need == needLeftDeleted:
 			deleted++
-			continue
-		}
-		if r.State == nil {
-			pending = append(pending, i)
-			continue
-		}
-		if r.Force {
-			// Not even --force overwrites another input's output.
-			var other *state.OtherInputError
-			if errors.As(r.State.CheckOther(r.want(t, o)), &other) {
-				fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
-				return fr, nil, true
-			}
-			// --force converts each file once per run: not again when an
-			// overlapping run has just converted it with the same settings.
-			// The same input however it was named (relative, absolute):
-			// same size and modification time.
-			if rec, err := r.State.Load(o.Rel); underLock && err == nil && rec.Written.After(r.started) &&
-				rec.SettingsHash == outputHash(r.SettingsHash, o.Variant) && rec.InputSize == t.Size && rec.InputMTime.Equal(t.ModTime) {
-				continue
-			}
-			pending = append(pending, i)
-			continue
-		}
-		v, err := r.State.Check(r.want(t, o))
-		var other *state.OtherInputError
-		if errors.As(err, &other) {
-			fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
-			return fr, nil, true
-		}
-		if err != nil {
-			if errors.Is(err, state.ErrChanging) {
-				fr.Reason = "still being written (it changed while being read)"
-				return fr, nil, true
-			}
-			pending = append(pending, i) // convert; the record is rewritten after
-			continue
-		}
-		if v.Updated != nil {
-			r.State.Save(v.Updated)
-		}
-		if !v.Fresh {
-			pending = append(pending, i)
 		}
 	}
 	if len(pending) == 0 {
@@ -1059,6 +984,124 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		return fr, nil, true
 	}
 	return fr, pending, false
+}
+
+// inputWaits returns why t's input is left for a later run ("": it is
+// not): deleted or moved since the plan, modified within MinAge, or
+// changed in size or time since the plan; or the error of an input that
+// cannot be read.
+func (r *Runner) inputWaits(t Task) (reason string, err error) {
+	st, err := os.Stat(t.Input)
+	if errors.Is(err, fs.ErrNotExist) && t.Size != 0 {
+		// It was there when the run started: deleted or moved since (a
+		// card being cleared), nothing wrong with it.
+		return "deleted or moved since the run started", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", t.Input, pipeline.PathReason(t.Input, err))
+	}
+	// A modification time in the future (camera clock or time zone off)
+	// says nothing about the file being written: only a recent one does.
+	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge && !t.Settled {
+		return fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge), nil
+	}
+	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
+		return "still being written (its size or time changed during the run)", nil
+	}
+	return "", nil
+}
+
+// otherPhotoErr fails t when an output holds the export of another
+// photograph: never replaced, whatever the flags (a task Relocate could
+// not move fails here), unless the user deleted that export (otherGone).
+func (r *Runner) otherPhotoErr(t Task) error {
+	if t.otherGone {
+		return nil // its export was deleted (Relocate): this one takes the name
+	}
+	for _, o := range t.Outputs {
+		if _, why := r.otherPhotograph(t, o); why != "" {
+			return &wrapped{fmt.Sprintf("%s: its output %s holds the export of another photograph (%s); not replacing it: move it away", t.Input, o.Path, why), ErrOtherPhoto}
+		}
+	}
+	return nil
+}
+
+// outputNeed is what one output of t needs (preflight).
+type outputNeed int
+
+const (
+	needNothing     outputNeed = iota // up to date
+	needWrite                         // to be (re)written
+	needLeftDeleted                   // deleted by the user, left so (--no-recreate)
+	needChanging                      // the input changed while its record was checked
+)
+
+// outputNeed decides what output o of t needs, from what is at its path,
+// its record and the flags (Overwrite, NoRecreate, Force). Errors: the
+// file fails (a directory at the path, another input's output, a file
+// rawbatch did not write without Overwrite).
+func (r *Runner) outputNeed(t Task, o Output, underLock bool) (outputNeed, error) {
+	// Not even --overwrite replaces a directory or other non-file: fail
+	// before decoding, and before any output of the file is written.
+	if fi, err := os.Lstat(o.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return needNothing, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, pipeline.FileKind(fi.Mode()))
+	}
+	own := r.ownerOf(o)
+	if own == outForeign || own == outChanged {
+		// Not even --overwrite writes over another input's output.
+		var other *state.OtherInputError
+		if r.State != nil && errors.As(r.State.CheckOther(r.want(t, o)), &other) {
+			return needNothing, otherInputErr(t, o, other)
+		}
+		if !r.Overwrite {
+			return needNothing, notOursErr(t, o, own)
+		}
+		return needWrite, nil
+	}
+	if own == outDeleted && r.NoRecreate && !t.otherGone {
+		return needLeftDeleted, nil
+	}
+	if r.State == nil {
+		return needWrite, nil
+	}
+	if r.Force {
+		return r.forcedNeed(t, o, underLock)
+	}
+	v, err := r.State.Check(r.want(t, o))
+	var other *state.OtherInputError
+	if errors.As(err, &other) {
+		return needNothing, otherInputErr(t, o, other)
+	}
+	if err != nil {
+		if errors.Is(err, state.ErrChanging) {
+			return needChanging, nil
+		}
+		return needWrite, nil // convert; the record is rewritten after
+	}
+	if v.Updated != nil {
+		r.State.Save(v.Updated)
+	}
+	if !v.Fresh {
+		return needWrite, nil
+	}
+	return needNothing, nil
+}
+
+// forcedNeed is outputNeed under Force: written again, except over
+// another input's output (an error), and except when, under the lock, an
+// overlapping run has just converted it with the same settings from the
+// same input (size and modification time, however it was named): --force
+// converts each file once per run.
+func (r *Runner) forcedNeed(t Task, o Output, underLock bool) (outputNeed, error) {
+	var other *state.OtherInputError
+	if errors.As(r.State.CheckOther(r.want(t, o)), &other) {
+		return needNothing, otherInputErr(t, o, other)
+	}
+	if rec, err := r.State.Load(o.Rel); underLock && err == nil && rec.Written.After(r.started) &&
+		rec.SettingsHash == outputHash(r.SettingsHash, o.Variant) && rec.InputSize == t.Size && rec.InputMTime.Equal(t.ModTime) {
+		return needNothing, nil
+	}
+	return needWrite, nil
 }
 
 // reasonNoRecreate is the skip reason of a file whose outputs the user
