@@ -235,18 +235,10 @@ type FileResult struct {
 }
 
 // WorkerRSS is the resident memory of a worker process before it converts
-// anything (Go runtime, LibRaw and the other libraries), added to each
-// file's estimate when converting in workers. Measured again after issue 14
-// (libjpeg-turbo, lensfun and glib linked; RCD): a 96×64 synthetic DNG's
-// worker peaks at 25.8 MiB against a file estimate of 5.8 MiB; with 20 MiB
-// the 200×200 Adobe SDK sample is estimated at 0.86× its peak and
-// canon_eos_6d.dng at 1.07× (it was 12 MiB, 11.5 measured before, which
-// left those at 1.27×). Measured again after issue 15, which links the
-// NATS client and the embedded NATS server into the one rawbatch binary the
-// workers run (43 MB, from 23): the same worker peaks at 40.6 MiB, of which
-// 28 MiB are pages of the binary and the shared libraries (RssFile) and
-// 3 MiB its own heap; with 36 MiB the Adobe SDK sample is estimated at
-// 1.07× its peak, canon_eos_6d.dng at 0.99× and the 96×64 file at 1.02×.
+// anything (the Go runtime, the pages of the rawbatch binary and of
+// LibRaw and the other linked libraries), added to each file's estimate
+// when converting in workers (Subprocess.Overhead), so that the budget
+// counts every process it starts. docs/memory.md gives its measurement.
 const WorkerRSS = 36 << 20
 
 // WorkerBytes returns the memory in bytes that a conversion whose estimate
@@ -496,12 +488,13 @@ func transient(err error) bool {
 }
 
 // Run converts every task of p and returns the results in plan order
-// (Problems first). Tasks are admitted in plan order: for each, an
-// up-to-date check and a settle check, a job slot, the input's lock (a
-// locked file goes to the back of the queue until LockWait), a second
-// up-to-date check under the lock, then the memory budget, which also
-// decides the file's threads (admit: all of Cores for a file that starts
-// alone, a share when others run or are about to). When ctx ends, no
+// (Problems first). Tasks are admitted largest estimate first (plan order
+// among equals: largestFirst): for each, an up-to-date check and a settle
+// check, a job slot, the input's lock (a locked file goes to the back of
+// the queue until LockWait), a second up-to-date check under the lock,
+// then the memory budget (Runner.Need), which also decides the file's
+// threads (admit: all of Cores for a file that starts alone, a share when
+// others run or are about to). When ctx ends, no
 // new file starts, files in flight get Grace to finish and are then
 // aborted, and the rest are StatusSkipped.
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
@@ -561,7 +554,7 @@ type queued struct {
 // startRun prepares a Run of p: the tasks' outputs (expand), the memory
 // scheduler over Budget, Jobs slots, a different photograph at a used
 // output name moved to a free STEM-N name (Relocate, before any lock is
-// taken), and the queue in plan order.
+// taken), and the queue, largest estimate first (largestFirst).
 func (r *Runner) startRun(ctx context.Context, p *Plan) *batchRun {
 	if r.started.IsZero() {
 		r.started = time.Now()
@@ -678,7 +671,7 @@ func (b *batchRun) checkFresh(it queued, t *Task) bool {
 
 // takeSlot waits for a job slot; false when the run was interrupted
 // meanwhile (the task is skipped). A job slot, the lock, then memory: in
-// plan order.
+// queue order.
 func (b *batchRun) takeSlot(it queued, t Task) bool {
 	select {
 	case b.slots <- struct{}{}:

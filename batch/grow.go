@@ -8,7 +8,7 @@ import (
 	"github.com/rawbatch/rawbatch/budget"
 )
 
-// Threads that grow when cores free up (issue 14). A file admitted while
+// Threads that grow when cores free up. A file admitted while
 // others held the cores runs on fewer threads than its share; when a file
 // ends and no file is left to start (the queue is empty: a file still to
 // start takes the freed cores at its admission), the freed cores are
