@@ -243,8 +243,9 @@ const WorkerRSS = 36 << 20
 
 // WorkerBytes returns the memory in bytes that a conversion whose estimate
 // is b takes when it runs in a worker process: b.Total plus the worker's
-// own WorkerRSS. The scheduler, the overshoot warning, the report, the dry
-// run and inspect all count a worker's memory with it.
+// own WorkerRSS, for callers without a Runner (inspect, a queued job's
+// estimate). A Runner weighs a file by Need, which adds its executor's
+// overhead the same way.
 func WorkerBytes(b pipeline.Memory) int64 { return b.Total + WorkerRSS }
 
 // overshootSlack is how far beyond its estimate a worker's peak memory may
@@ -277,10 +278,11 @@ type Runner struct {
 	// Jobs is the most files converted at once (≥ 1).
 	Jobs int
 	// Budget is the memory budget in bytes: a file starts only when its
-	// estimate (Task.Estimate, from Plan.Inspect, at one thread) fits
-	// beside those running, and then holds its estimate at the thread
-	// count it gets (admit.go); a file whose estimate exceeds the whole
-	// budget fails with budget.ErrOverBudget. 0 means no budget.
+	// need (Need: its estimate from Plan.Inspect, at one thread, with the
+	// executor's overhead and a kept cache entry) fits beside those
+	// running, and then holds its need at the thread count it gets
+	// (admit.go); a file whose need exceeds the whole budget fails with
+	// budget.ErrOverBudget. 0 means no budget.
 	Budget int64
 	// Threads, when > 0, is every conversion's thread count (Job.Threads:
 	// LibRaw's OpenMP threads and a worker's GOMAXPROCS), whatever runs
@@ -313,7 +315,7 @@ type Runner struct {
 	// of LibRaw fails that file only. Empty converts in this process.
 	Exe string
 	// Executor, when set, converts the files instead (Exe is then
-	// unused): a fake in tests, a queue of remote workers later.
+	// unused): a fake in tests.
 	Executor Executor
 	// Timeout bounds one file's conversion in a worker; 0 scales it with
 	// the file's size (DefaultTimeout).

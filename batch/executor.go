@@ -11,10 +11,10 @@ import (
 // The runner hands each admitted file to an Executor: the runner owns
 // planning, freshness, locks, the memory budget, retries, records and the
 // report; the executor only converts the file into its outputs' temporary
-// files and renames them into place, or reports why not. Today's
-// executors are local: Subprocess (a worker process of the rawbatch
-// binary per file, the default of a Runner with Exe) and InProcess. A queue
-// executor (workers on several hosts) implements the same interface.
+// files and renames them into place, or reports why not. Both executors
+// are local: Subprocess (a worker process of the rawbatch binary per file,
+// the default of a Runner with Exe) and InProcess; the multi-host mode
+// runs a Runner on each worker host instead (Runner.Shared).
 
 // Executor converts one file, as Job describes it.
 type Executor interface {
