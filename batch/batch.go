@@ -496,9 +496,9 @@ func transient(err error) bool {
 // the queue until LockWait), a second up-to-date check under the lock,
 // then the memory budget (Runner.Need), which also decides the file's
 // threads (admit: all of Cores for a file that starts alone, a share when
-// others run or are about to). When ctx ends, no
-// new file starts, files in flight get Grace to finish and are then
-// aborted, and the rest are StatusSkipped.
+// others run or are about to). When ctx ends, no new file starts, files
+// in flight get Grace to finish and are then aborted, and the rest are
+// StatusSkipped.
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 	b := r.startRun(ctx, p)
 	for len(b.queue) > 0 {
