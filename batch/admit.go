@@ -1,33 +1,110 @@
 package batch
 
 import (
+	"math"
 	"runtime"
 
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
 )
 
-// Threads at admission (issue 14). A conversion's thread count (LibRaw's
-// OpenMP threads and its worker's GOMAXPROCS, which the Go stages' row
-// loops use) is decided when the memory budget admits the file, not once
-// for the batch: budget.ShareThreads(cores, threads held by the files
-// running, files expected to run at once), where the files expected to
-// run at once are those in flight, this one included, and the next ones
-// of the queue that would be admitted before any of them ends (atOnce). A
-// file that starts alone (the budget or --jobs admits one at a time, or it
-// is the only one) gets every core; files admitted together share them;
-// the threads of the files running never sum to more than the cores,
-// except that a file admitted when every core is taken runs on one
-// thread. A file keeps its threads until it ends, or until files end
-// with none left to start: then it grows to its share of the cores freed
-// (grow.go).
+// Admission into the memory budget, and the threads decided there.
 //
-// Memory: a file is admitted when its estimate at one thread fits; it
-// then holds its estimate at the thread count it gets (AHD's tile buffer
-// per thread, sharpening's rows per band), that count being lowered until
-// it fits (budget.Scheduler.Admit). Its Task.Estimate becomes the estimate
-// at that count, which its worker's memory limit, the overshoot warning
-// and the report use.
+// What a file takes of the budget is answered once, by Runner.Need: the
+// scheduler admits by it (admit, admitWhole, atOnce, grow.go), the dry run
+// plans by it (Runner.DryPlan) and the report shows it
+// (FileResult.NeedBytes), so a dry run and a run cannot disagree on which
+// file fits.
+//
+// A file is admitted when its need at one thread fits beside the files
+// running; it then holds its need at the thread count it gets, that count
+// lowered until it fits (budget.Scheduler.Admit). The count is
+// budget.ShareThreads(cores, threads held by the files running, files
+// expected to run at once): those in flight, this one included, and the
+// next ones of the queue that would be admitted before any of them ends
+// (atOnce). A file that starts alone gets every core; files admitted
+// together share them; the threads of the files running never sum to
+// more than the cores, except that a file admitted when every core is
+// taken runs on one thread. A file keeps its threads until it ends, or
+// until files end with none left to start: then it grows to its share of
+// the cores freed (grow.go). Runner.Threads, when set, fixes every count.
+
+// Admission is the memory budget's verdict on one task at one thread
+// count (Runner.Need).
+type Admission struct {
+	// Need is the bytes the task holds in the budget: Estimate + Overhead
+	// + Cache.
+	Need int64
+	// Estimate is the conversion's memory estimate at Threads, in bytes:
+	// its whole-image one (pipeline.Memory.Whole) when it cannot stream
+	// (Whole), else pipeline.Memory.Total.
+	Estimate int64
+	// Overhead is the executor's own memory per conversion in bytes
+	// (Executor.Overhead: a worker process's WorkerRSS; 0 in process).
+	Overhead int64
+	// Cache is the size in bytes of the task's stage cache entry when the
+	// cache is kept (--keep-cache: its tmpfs is memory), else 0.
+	Cache int64
+	// Threads is the thread count Need is for: the one asked, or
+	// Runner.Threads when set.
+	Threads int
+	// Whole: the estimate is the whole-image one, because a kept stage
+	// cache stores the decoded image whole, or because the conversion,
+	// admitted to stream, found it must be made whole
+	// (rawerr.ErrNeedsWhole).
+	Whole bool
+	// Budget is the whole budget in bytes (math.MaxInt64: none).
+	Budget int64
+}
+
+// Fits reports whether the task's need fits in the whole budget, that is
+// whether it can ever start.
+func (a Admission) Fits() bool { return a.Need <= a.Budget }
+
+// Err is nil when a fits, else the error the scheduler fails the task
+// with: a *budget.OverBudgetError (wrapping budget.ErrOverBudget) naming
+// Need and Budget.
+func (a Admission) Err() error {
+	if a.Fits() {
+		return nil
+	}
+	return &budget.OverBudgetError{Need: a.Need, Budget: a.Budget}
+}
+
+// Need is the admission rule: what t takes of the budget when it
+// converts on threads threads (Runner.Threads when set overrides threads;
+// threads < 1 counts as 1), and whether that fits in the whole budget.
+// It reads t's header (Task.Info) and estimate, the executor's overhead
+// and the stage cache settings; it decides nothing about the files
+// running beside t.
+func (r *Runner) Need(t Task, threads int) Admission {
+	if r.Threads > 0 {
+		threads = r.Threads
+	}
+	threads = max(1, threads)
+	est := r.estimateAt(t, threads)
+	a := Admission{Estimate: est.Total, Overhead: r.executor().Overhead(), Threads: threads, Budget: r.budgetBytes()}
+	if r.keepsWhole() || t.whole {
+		a.Estimate, a.Whole = est.Whole, true
+	}
+	if r.keepsWhole() {
+		a.Cache = r.cacheBytes(t)
+	}
+	a.Need = a.Estimate + a.Overhead + a.Cache
+	return a
+}
+
+// budgetBytes is the whole budget in bytes: the shared scheduler's, else
+// Budget, math.MaxInt64 for none.
+func (r *Runner) budgetBytes() int64 {
+	switch {
+	case r.Shared != nil:
+		return r.Shared.Budget()
+	case r.Budget > 0:
+		return r.Budget
+	}
+	return math.MaxInt64
+}
 
 // cores returns the cores the conversions share: Cores, or the CPUs.
 func (r *Runner) cores() int {
@@ -47,45 +124,54 @@ func (r *Runner) estimateAt(t Task, threads int) pipeline.Memory {
 	return pipeline.EstimateMemory(t.Info, r.Settings, threads)
 }
 
-// needAt is what t takes of the budget on threads threads: its estimate,
-// the executor's own overhead (a worker process) and, with a kept stage
-// cache, its decoded image (tmpfs is memory).
-func (r *Runner) needAt(t Task, threads int) int64 {
-	need := r.estimateAt(t, threads).Total + r.executor().Overhead()
-	switch {
-	case r.keepsWhole():
-		// A kept decoded image is made whole: the file does not stream.
-		need = r.estimateAt(t, threads).Whole + r.executor().Overhead() + r.cacheBytes(t)
-	case t.whole:
-		need = r.estimateAt(t, threads).Whole + r.executor().Overhead()
+// needAt is Need(t, threads).Need: the bytes the scheduler asks for.
+func (r *Runner) needAt(t Task, threads int) int64 { return r.Need(t, threads).Need }
+
+// admit waits until t fits in the budget beside the files in flight and
+// the ones the queue would start with it (atOnce), decides its threads,
+// and sets t's threads and its Estimate at them.
+func (b *batchRun) admit(t *Task) (budget.Grant, error) {
+	g, err := b.admitBy(t, b.atOnce)
+	if err != nil {
+		return g, err
 	}
-	return need
+	r := b.r
+	if n := max(1, t.threads); t.estThreads != 0 && t.estThreads != n {
+		t.Estimate, t.estThreads = r.estimateAt(*t, n), n
+	}
+	if r.keepsWhole() {
+		t.Estimate.Total = t.Estimate.Whole // what it was admitted at (Need)
+	}
+	return g, nil
 }
 
-// admit waits until t fits in the budget and decides its threads
-// (budget.Scheduler.Admit; Runner.Threads when set), then sets t's threads
-// and its Estimate at them.
-func (b *batchRun) admit(t *Task) (budget.Grant, error) {
+// admitWhole admits t again at its whole-image estimate
+// (pipeline.Memory.Whole), after its conversion, admitted at the estimate
+// of a streamed one, found it must make the whole image
+// (rawerr.ErrNeedsWhole): it waits until that fits beside the files in
+// flight (counted by their job slots; the queue is the Run loop's), then
+// sets t's threads and its estimate. Errors: over the budget, or ctx
+// ended.
+func (b *batchRun) admitWhole(t *Task) (budget.Grant, error) {
+	t.whole = true
+	t.Estimate.Total = t.Estimate.Whole
+	return b.admitBy(t, func(int64) int { return len(b.slots) })
+}
+
+// admitBy admits t by Need through the scheduler (budget.Scheduler.Admit,
+// atOnce counting the files expected to run at once) and sets t's threads:
+// the grant's, or Runner.Threads when set. Errors: over the budget
+// (*budget.OverBudgetError), or ctx ended.
+func (b *batchRun) admitBy(t *Task, atOnce func(free int64) int) (budget.Grant, error) {
 	r := b.r
-	need := func(n int) int64 {
-		if r.Threads > 0 {
-			n = r.Threads
-		}
-		return r.needAt(*t, n)
-	}
-	g, err := r.Scheduler.Admit(b.ctx, need, b.atOnce)
+	need := func(n int) int64 { return r.needAt(*t, n) }
+	g, err := r.Scheduler.Admit(b.ctx, need, atOnce)
 	if err != nil {
 		return g, err
 	}
 	t.threads = g.Threads
 	if r.Threads > 0 {
 		t.threads = r.Threads
-	}
-	if n := max(1, t.threads); t.estThreads != 0 && t.estThreads != n {
-		t.Estimate, t.estThreads = r.estimateAt(*t, n), n
-	}
-	if r.keepsWhole() {
-		t.Estimate.Total = t.Estimate.Whole // what it was admitted at (needAt)
 	}
 	return g, nil
 }
@@ -107,7 +193,7 @@ func (r *Runner) readsCache(t Task) bool {
 // being admitted starts, free bytes of the budget left beside it: the
 // files in flight, it included (their job slots), and the next tasks of
 // the queue that would start before any of those ends, taken in queue
-// order while a job slot is free and their estimate at one thread fits in
+// order while a job slot is free and their need at one thread fits in
 // what is left (the scheduler is FIFO: the first that does not fit stops
 // the count). Tasks that will end without converting (Done, Err, over the
 // whole budget) are passed by; a task found up to date or locked only
@@ -123,14 +209,14 @@ func (b *batchRun) atOnce(free int64) int {
 		if t.Done != nil || t.Err != nil {
 			continue
 		}
-		need := b.r.needAt(t, 1)
-		if need > b.r.Scheduler.Budget() {
+		a := b.r.Need(t, 1)
+		if !a.Fits() {
 			continue // fails at its turn
 		}
-		if need > free {
+		if a.Need > free {
 			break
 		}
-		free -= need
+		free -= a.Need
 		n++
 	}
 	return n

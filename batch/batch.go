@@ -214,6 +214,12 @@ type FileResult struct {
 	Duration time.Duration
 	// PeakBytes is the worker process's peak RSS (0 in process).
 	PeakBytes int64
+	// NeedBytes is what the file held in the memory budget (Runner.Need:
+	// its estimate at the most threads it held, the executor's overhead,
+	// a kept stage cache entry), or what it asked of it when refused over
+	// budget, or, in a dry run's results, its need at one thread; 0 when
+	// it was never weighed (settled before admission, header unreadable).
+	NeedBytes int64
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string
 	// Reason explains a skip ("up to date", "still being written", ...).
@@ -229,24 +235,17 @@ type FileResult struct {
 }
 
 // WorkerRSS is the resident memory of a worker process before it converts
-// anything (Go runtime, LibRaw and the other libraries), added to each
-// file's estimate when converting in workers. Measured again after issue 14
-// (libjpeg-turbo, lensfun and glib linked; RCD): a 96×64 synthetic DNG's
-// worker peaks at 25.8 MiB against a file estimate of 5.8 MiB; with 20 MiB
-// the 200×200 Adobe SDK sample is estimated at 0.86× its peak and
-// canon_eos_6d.dng at 1.07× (it was 12 MiB, 11.5 measured before, which
-// left those at 1.27×). Measured again after issue 15, which links the
-// NATS client and the embedded NATS server into the one rawbatch binary the
-// workers run (43 MB, from 23): the same worker peaks at 40.6 MiB, of which
-// 28 MiB are pages of the binary and the shared libraries (RssFile) and
-// 3 MiB its own heap; with 36 MiB the Adobe SDK sample is estimated at
-// 1.07× its peak, canon_eos_6d.dng at 0.99× and the 96×64 file at 1.02×.
+// anything (the Go runtime, the pages of the rawbatch binary and of
+// LibRaw and the other linked libraries), added to each file's estimate
+// when converting in workers (Subprocess.Overhead), so that the budget
+// counts every process it starts. docs/memory.md gives its measurement.
 const WorkerRSS = 36 << 20
 
 // WorkerBytes returns the memory in bytes that a conversion whose estimate
 // is b takes when it runs in a worker process: b.Total plus the worker's
-// own WorkerRSS. The scheduler, the overshoot warning, the report, the dry
-// run and inspect all count a worker's memory with it.
+// own WorkerRSS, for callers without a Runner (inspect, a queued job's
+// estimate). A Runner weighs a file by Need, which adds its executor's
+// overhead the same way.
 func WorkerBytes(b pipeline.Memory) int64 { return b.Total + WorkerRSS }
 
 // overshootSlack is how far beyond its estimate a worker's peak memory may
@@ -279,10 +278,11 @@ type Runner struct {
 	// Jobs is the most files converted at once (≥ 1).
 	Jobs int
 	// Budget is the memory budget in bytes: a file starts only when its
-	// estimate (Task.Estimate, from Plan.Inspect, at one thread) fits
-	// beside those running, and then holds its estimate at the thread
-	// count it gets (admit.go); a file whose estimate exceeds the whole
-	// budget fails with budget.ErrOverBudget. 0 means no budget.
+	// need (Need: its estimate from Plan.Inspect, at one thread, with the
+	// executor's overhead and a kept cache entry) fits beside those
+	// running, and then holds its need at the thread count it gets
+	// (admit.go); a file whose need exceeds the whole budget fails with
+	// budget.ErrOverBudget. 0 means no budget.
 	Budget int64
 	// Threads, when > 0, is every conversion's thread count (Job.Threads:
 	// LibRaw's OpenMP threads and a worker's GOMAXPROCS), whatever runs
@@ -315,7 +315,7 @@ type Runner struct {
 	// of LibRaw fails that file only. Empty converts in this process.
 	Exe string
 	// Executor, when set, converts the files instead (Exe is then
-	// unused): a fake in tests, a queue of remote workers later.
+	// unused): a fake in tests.
 	Executor Executor
 	// Timeout bounds one file's conversion in a worker; 0 scales it with
 	// the file's size (DefaultTimeout).
@@ -475,14 +475,15 @@ func transient(err error) bool {
 }
 
 // Run converts every task of p and returns the results in plan order
-// (Problems first). Tasks are admitted in plan order: for each, an
-// up-to-date check and a settle check, a job slot, the input's lock (a
-// locked file goes to the back of the queue until LockWait), a second
-// up-to-date check under the lock, then the memory budget, which also
-// decides the file's threads (admit: all of Cores for a file that starts
-// alone, a share when others run or are about to). When ctx ends, no
-// new file starts, files in flight get Grace to finish and are then
-// aborted, and the rest are StatusSkipped.
+// (Problems first). Tasks are admitted largest estimate first (plan order
+// among equals: largestFirst): for each, an up-to-date check and a settle
+// check, a job slot, the input's lock (a locked file goes to the back of
+// the queue until LockWait), a second up-to-date check under the lock,
+// then the memory budget (Runner.Need), which also decides the file's
+// threads (admit: all of Cores for a file that starts alone, a share when
+// others run or are about to). When ctx ends, no new file starts, files
+// in flight get Grace to finish and are then aborted, and the rest are
+// StatusSkipped.
 func (r *Runner) Run(ctx context.Context, p *Plan) []FileResult {
 	b := r.startRun(ctx, p)
 	for len(b.queue) > 0 {
@@ -540,7 +541,7 @@ type queued struct {
 // startRun prepares a Run of p: the tasks' outputs (expand), the memory
 // scheduler over Budget, Jobs slots, a different photograph at a used
 // output name moved to a free STEM-N name (Relocate, before any lock is
-// taken), and the queue in plan order.
+// taken), and the queue, largest estimate first (largestFirst).
 func (r *Runner) startRun(ctx context.Context, p *Plan) *batchRun {
 	if r.started.IsZero() {
 		r.started = time.Now()
@@ -657,7 +658,7 @@ func (b *batchRun) checkFresh(it queued, t *Task) bool {
 
 // takeSlot waits for a job slot; false when the run was interrupted
 // meanwhile (the task is skipped). A job slot, the lock, then memory: in
-// plan order.
+// queue order.
 func (b *batchRun) takeSlot(it queued, t Task) bool {
 	select {
 	case b.slots <- struct{}{}:
@@ -777,9 +778,19 @@ func (b *batchRun) admitMemory(it queued, t *Task, lk lock.Held) (budget.Grant, 
 	if b.ctx.Err() != nil {
 		b.skip(it.i, *t)
 	} else {
-		b.fail(it.i, *t, fmt.Errorf("%s: %w", t.Input, err))
+		b.finish(it.i, FileResult{Task: *t, Status: StatusFailed, Err: fmt.Errorf("%s: %w", t.Input, err), NeedBytes: refusedBytes(err)})
 	}
 	return budget.Grant{}, false
+}
+
+// refusedBytes is the need an over-budget error names (0 for another
+// error).
+func refusedBytes(err error) int64 {
+	var ob *budget.OverBudgetError
+	if errors.As(err, &ob) {
+		return ob.Need
+	}
+	return 0
 }
 
 // start converts task i on its own goroutine (convertRetrying), then
@@ -837,6 +848,11 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 			// It grew: its estimate at the most threads it held.
 			fr.Task.Estimate = r.estimateAt(t, n)
 		}
+		if held {
+			fr.NeedBytes = b.heldBytes(c) // grants only grow: the most it held
+		} else {
+			fr.NeedBytes = refusedBytes(fr.Err)
+		}
 		if lk != nil {
 			r.unclaim(t) // claims the conversion did not replace by records
 		}
@@ -848,34 +864,6 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 		// they are pointer-free, so a collection is cheap.
 		runtime.GC()
 	}()
-}
-
-// admitWhole admits t again at its whole-image estimate
-// (pipeline.Memory.Whole), after its conversion, admitted at the estimate
-// of a streamed one, found it must make the whole image
-// (rawerr.ErrNeedsWhole): it waits until that fits beside the files in
-// flight (counted by their job slots; the queue is the Run loop's), then
-// sets t's threads and its estimate. Errors: over the budget, or ctx
-// ended.
-func (b *batchRun) admitWhole(t *Task) (budget.Grant, error) {
-	r := b.r
-	t.whole = true
-	t.Estimate.Total = t.Estimate.Whole
-	need := func(n int) int64 {
-		if r.Threads > 0 {
-			n = r.Threads
-		}
-		return r.needAt(*t, n)
-	}
-	g, err := r.Scheduler.Admit(b.ctx, need, func(int64) int { return len(b.slots) })
-	if err != nil {
-		return g, err
-	}
-	t.threads = g.Threads
-	if r.Threads > 0 {
-		t.threads = r.Threads
-	}
-	return g, nil
 }
 
 // Triage marks the tasks that need no conversion (Task.Done): outputs that
@@ -939,106 +927,31 @@ func (r *Runner) lockNote(t Task) string {
 // lock.
 func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int, done bool) {
 	fr = FileResult{Task: t, Status: StatusSkipped}
-	st, err := os.Stat(t.Input)
-	if errors.Is(err, fs.ErrNotExist) && t.Size != 0 {
-		// It was there when the run started: deleted or moved since (a
-		// card being cleared), nothing wrong with it.
-		fr.Reason = "deleted or moved since the run started"
-		return fr, nil, true
-	}
-	if err != nil {
-		fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: %w", t.Input, pipeline.PathReason(t.Input, err))
-		return fr, nil, true
-	}
-	// A modification time in the future (camera clock or time zone off)
-	// says nothing about the file being written: only a recent one does.
-	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge && !t.Settled {
-		fr.Reason = fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge)
-		return fr, nil, true
-	}
-	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
-		fr.Reason = "still being written (its size or time changed during the run)"
-		return fr, nil, true
-	}
-	// Never the export of one photograph replaced by another's, whatever
-	// the flags (a task Relocate could not move fails here).
-	for _, o := range t.Outputs {
-		if t.otherGone {
-			break // its export was deleted (Relocate): this one takes the name
+	if reason, err := r.inputWaits(t); err != nil || reason != "" {
+		fr.Reason = reason
+		if err != nil {
+			fr.Status, fr.Err = StatusFailed, err
 		}
-		if _, why := r.otherPhotograph(t, o); why != "" {
-			fr.Status, fr.Err = StatusFailed, &wrapped{fmt.Sprintf("%s: its output %s holds the export of another photograph (%s); not replacing it: move it away", t.Input, o.Path, why), ErrOtherPhoto}
-			return fr, nil, true
-		}
+		return fr, nil, true
+	}
+	if err := r.otherPhotoErr(t); err != nil {
+		fr.Status, fr.Err = StatusFailed, err
+		return fr, nil, true
 	}
 	deleted := 0
 	for i, o := range t.Outputs {
-		// Not even --overwrite replaces a directory or other non-file: fail
-		// before decoding, and before any output of the file is written.
-		if fi, err := os.Lstat(o.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
-			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, pipeline.FileKind(fi.Mode()))
+		need, err := r.outputNeed(t, o, underLock)
+		switch {
+		case err != nil:
+			fr.Status, fr.Err = StatusFailed, err
 			return fr, nil, true
-		}
-		own := r.ownerOf(o)
-		if own == outForeign || own == outChanged {
-			// Not even --overwrite writes over another input's output.
-			var other *state.OtherInputError
-			if r.State != nil && errors.As(r.State.CheckOther(r.want(t, o)), &other) {
-				fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
-				return fr, nil, true
-			}
-			if !r.Overwrite {
-				fr.Status, fr.Err = StatusFailed, notOursErr(t, o, own)
-				return fr, nil, true
-			}
+		case need == needChanging:
+			fr.Reason = "still being written (it changed while being read)"
+			return fr, nil, true
+		case need == needWrite:
 			pending = append(pending, i)
-			continue
-		}
-		if own == outDeleted && r.NoRecreate && !t.otherGone {
+		case need == needLeftDeleted:
 			deleted++
-			continue
-		}
-		if r.State == nil {
-			pending = append(pending, i)
-			continue
-		}
-		if r.Force {
-			// Not even --force overwrites another input's output.
-			var other *state.OtherInputError
-			if errors.As(r.State.CheckOther(r.want(t, o)), &other) {
-				fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
-				return fr, nil, true
-			}
-			// --force converts each file once per run: not again when an
-			// overlapping run has just converted it with the same settings.
-			// The same input however it was named (relative, absolute):
-			// same size and modification time.
-			if rec, err := r.State.Load(o.Rel); underLock && err == nil && rec.Written.After(r.started) &&
-				rec.SettingsHash == outputHash(r.SettingsHash, o.Variant) && rec.InputSize == t.Size && rec.InputMTime.Equal(t.ModTime) {
-				continue
-			}
-			pending = append(pending, i)
-			continue
-		}
-		v, err := r.State.Check(r.want(t, o))
-		var other *state.OtherInputError
-		if errors.As(err, &other) {
-			fr.Status, fr.Err = StatusFailed, otherInputErr(t, o, other)
-			return fr, nil, true
-		}
-		if err != nil {
-			if errors.Is(err, state.ErrChanging) {
-				fr.Reason = "still being written (it changed while being read)"
-				return fr, nil, true
-			}
-			pending = append(pending, i) // convert; the record is rewritten after
-			continue
-		}
-		if v.Updated != nil {
-			r.State.Save(v.Updated)
-		}
-		if !v.Fresh {
-			pending = append(pending, i)
 		}
 	}
 	if len(pending) == 0 {
@@ -1051,6 +964,124 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		return fr, nil, true
 	}
 	return fr, pending, false
+}
+
+// inputWaits returns why t's input is left for a later run ("": it is
+// not): deleted or moved since the plan, modified within MinAge, or
+// changed in size or time since the plan; or the error of an input that
+// cannot be read.
+func (r *Runner) inputWaits(t Task) (reason string, err error) {
+	st, err := os.Stat(t.Input)
+	if errors.Is(err, fs.ErrNotExist) && t.Size != 0 {
+		// It was there when the run started: deleted or moved since (a
+		// card being cleared), nothing wrong with it.
+		return "deleted or moved since the run started", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", t.Input, pipeline.PathReason(t.Input, err))
+	}
+	// A modification time in the future (camera clock or time zone off)
+	// says nothing about the file being written: only a recent one does.
+	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge && !t.Settled {
+		return fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge), nil
+	}
+	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
+		return "still being written (its size or time changed during the run)", nil
+	}
+	return "", nil
+}
+
+// otherPhotoErr fails t when an output holds the export of another
+// photograph: never replaced, whatever the flags (a task Relocate could
+// not move fails here), unless the user deleted that export (otherGone).
+func (r *Runner) otherPhotoErr(t Task) error {
+	if t.otherGone {
+		return nil // its export was deleted (Relocate): this one takes the name
+	}
+	for _, o := range t.Outputs {
+		if _, why := r.otherPhotograph(t, o); why != "" {
+			return &wrapped{fmt.Sprintf("%s: its output %s holds the export of another photograph (%s); not replacing it: move it away", t.Input, o.Path, why), ErrOtherPhoto}
+		}
+	}
+	return nil
+}
+
+// outputNeed is what one output of t needs (preflight).
+type outputNeed int
+
+const (
+	needNothing     outputNeed = iota // up to date
+	needWrite                         // to be (re)written
+	needLeftDeleted                   // deleted by the user, left so (--no-recreate)
+	needChanging                      // the input changed while its record was checked
+)
+
+// outputNeed decides what output o of t needs, from what is at its path,
+// its record and the flags (Overwrite, NoRecreate, Force). Errors: the
+// file fails (a directory at the path, another input's output, a file
+// rawbatch did not write without Overwrite).
+func (r *Runner) outputNeed(t Task, o Output, underLock bool) (outputNeed, error) {
+	// Not even --overwrite replaces a directory or other non-file: fail
+	// before decoding, and before any output of the file is written.
+	if fi, err := os.Lstat(o.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return needNothing, fmt.Errorf("%s: its output %s is a %s, not a file; move it away", t.Input, o.Path, pipeline.FileKind(fi.Mode()))
+	}
+	own := r.ownerOf(o)
+	if own == outForeign || own == outChanged {
+		// Not even --overwrite writes over another input's output.
+		var other *state.OtherInputError
+		if r.State != nil && errors.As(r.State.CheckOther(r.want(t, o)), &other) {
+			return needNothing, otherInputErr(t, o, other)
+		}
+		if !r.Overwrite {
+			return needNothing, notOursErr(t, o, own)
+		}
+		return needWrite, nil
+	}
+	if own == outDeleted && r.NoRecreate && !t.otherGone {
+		return needLeftDeleted, nil
+	}
+	if r.State == nil {
+		return needWrite, nil
+	}
+	if r.Force {
+		return r.forcedNeed(t, o, underLock)
+	}
+	v, err := r.State.Check(r.want(t, o))
+	var other *state.OtherInputError
+	if errors.As(err, &other) {
+		return needNothing, otherInputErr(t, o, other)
+	}
+	if err != nil {
+		if errors.Is(err, state.ErrChanging) {
+			return needChanging, nil
+		}
+		return needWrite, nil // convert; the record is rewritten after
+	}
+	if v.Updated != nil {
+		r.State.Save(v.Updated)
+	}
+	if !v.Fresh {
+		return needWrite, nil
+	}
+	return needNothing, nil
+}
+
+// forcedNeed is outputNeed under Force: written again, except over
+// another input's output (an error), and except when, under the lock, an
+// overlapping run has just converted it with the same settings from the
+// same input (size and modification time, however it was named): --force
+// converts each file once per run.
+func (r *Runner) forcedNeed(t Task, o Output, underLock bool) (outputNeed, error) {
+	var other *state.OtherInputError
+	if errors.As(r.State.CheckOther(r.want(t, o)), &other) {
+		return needNothing, otherInputErr(t, o, other)
+	}
+	if rec, err := r.State.Load(o.Rel); underLock && err == nil && rec.Written.After(r.started) &&
+		rec.SettingsHash == outputHash(r.SettingsHash, o.Variant) && rec.InputSize == t.Size && rec.InputMTime.Equal(t.ModTime) {
+		return needNothing, nil
+	}
+	return needWrite, nil
 }
 
 // reasonNoRecreate is the skip reason of a file whose outputs the user
@@ -1181,7 +1212,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 		j.Cache = r.cacheRequest()
 	}
 	for _, o := range t.pending() {
-		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path), Temp: pipeline.TempPattern(o.Path)})
+		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: []byte(o.Path)})
 	}
 	ex := r.executor()
 	before := statOutputs(t.pending()) // committed.go

@@ -27,7 +27,8 @@ func TestDryPlan(t *testing.T) {
 		{Input: "big.dng", Output: "big.jpg", Outputs: outs("big"), Info: fi, Estimate: pipeline.Memory{Total: 1 << 30}},
 		{Input: "bad.dng", Output: "bad.jpg", Outputs: outs("bad"), Err: errors.Join(errors.New("bad.dng: damaged"), rawerr.ErrCorrupt)},
 	}}
-	files, largest := DryPlan(p, s, 512<<20)
+	r := &Runner{Settings: s, Budget: 512 << 20, Exe: "rawbatch"} // in workers
+	files, largest := r.DryPlan(p)
 	if len(files) != 3 {
 		t.Fatalf("%d files", len(files))
 	}

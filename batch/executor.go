@@ -11,10 +11,10 @@ import (
 // The runner hands each admitted file to an Executor: the runner owns
 // planning, freshness, locks, the memory budget, retries, records and the
 // report; the executor only converts the file into its outputs' temporary
-// files and renames them into place, or reports why not. Today's
-// executors are local: Subprocess (a worker process of the rawbatch
-// binary per file, the default of a Runner with Exe) and InProcess. A queue
-// executor (workers on several hosts) implements the same interface.
+// files and renames them into place, or reports why not. Both executors
+// are local: Subprocess (a worker process of the rawbatch binary per file,
+// the default of a Runner with Exe) and InProcess; the multi-host mode
+// runs a Runner on each worker host instead (Runner.Shared).
 
 // Executor converts one file, as Job describes it.
 type Executor interface {
@@ -74,13 +74,12 @@ type Job struct {
 	Abort          <-chan struct{}
 }
 
-// JobOutput is one output of a Job.
+// JobOutput is one output of a Job: its variant, and its final path as
+// bytes (the conversion writes it through a temporary file in the same
+// directory, pipeline.TempPattern).
 type JobOutput struct {
 	Variant pipeline.Variant
-	// Path is the final path as bytes; Temp is the os.CreateTemp pattern
-	// of its temporary file in the same directory (pipeline.TempPattern).
-	Path []byte
-	Temp string
+	Path    []byte
 }
 
 // CacheRequest is the stage cache a conversion uses: its directory (as
@@ -115,13 +114,32 @@ type Outcome struct {
 	Crashed, TimedOut, Interrupted, Stopped bool
 }
 
-// paths returns j's outputs as pipeline.OutputSpecs.
+// specs returns j's outputs as pipeline.OutputSpecs.
 func (j Job) specs() []pipeline.OutputSpec {
 	var specs []pipeline.OutputSpec
 	for _, o := range j.Outputs {
 		specs = append(specs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path)})
 	}
 	return specs
+}
+
+// convertJob converts j's file into its outputs in this process: the one
+// path from a Job to pipeline.ConvertOutputs, for the worker process
+// (workerMain) and InProcess. It opens j's stage cache (one that cannot
+// be used is a warning of the result, not a failure) and passes j's
+// header (nil: read), threads, admitted and whole-image estimates as
+// pipeline.ConvertOptions; live, when not nil, is the thread count raised
+// while the file converts (ConvertOptions.LiveThreads). Errors are
+// ConvertOutputs'.
+func convertJob(ctx context.Context, j Job, live func() int) (pipeline.Result, error) {
+	copts, cacheWarn := openCache(string(j.Cache.dir()), j.Cache.max(), j.Cache != nil && j.Cache.Keep)
+	o := pipeline.ConvertOptions{Header: j.Header, Cache: copts, Threads: j.Threads, LiveThreads: live,
+		Admitted: j.Estimate, Whole: j.Whole}
+	res, err := pipeline.ConvertOutputs(ctx, string(j.Input), j.specs(), j.Settings, o)
+	if cacheWarn != "" {
+		res.Warnings = append(res.Warnings, cacheWarn)
+	}
+	return res, err
 }
 
 // executor returns the Executor of r: Executor when set, else a

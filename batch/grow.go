@@ -8,7 +8,7 @@ import (
 	"github.com/rawbatch/rawbatch/budget"
 )
 
-// Threads that grow when cores free up (issue 14). A file admitted while
+// Threads that grow when cores free up. A file admitted while
 // others held the cores runs on fewer threads than its share; when a file
 // ends and no file is left to start (the queue is empty: a file still to
 // start takes the freed cores at its admission), the freed cores are
@@ -120,4 +120,12 @@ func (b *batchRun) threadsNow(c *growing) int {
 	b.grow.mu.Lock()
 	defer b.grow.mu.Unlock()
 	return c.g.Threads
+}
+
+// heldBytes returns the bytes c holds now in the budget: Runner.Need at
+// the threads it holds.
+func (b *batchRun) heldBytes(c *growing) int64 {
+	b.grow.mu.Lock()
+	defer b.grow.mu.Unlock()
+	return c.g.Bytes
 }

@@ -43,10 +43,9 @@ func (e *heldExecutor) Execute(_ context.Context, j Job) Outcome {
 
 func (e *heldExecutor) Overhead() int64 { return 0 }
 
-// TestThreadsGrowAtTheEnd: three files on 2 cores, two at a time (the
-// lead's case of issue 14): the first two run on one thread each; the
-// third, admitted when the first ends while the second still runs, gets
-// one; when the second ends with nothing left to start, its core goes to
+// TestThreadsGrowAtTheEnd: three files on 2 cores, two at a time: the
+// first two run on one thread each; the third, admitted when the first
+// ends while the second still runs, gets one; when the second ends with nothing left to start, its core goes to
 // the third (Job.MoreThreads says 2), and never more than the cores.
 func TestThreadsGrowAtTheEnd(t *testing.T) {
 	in, out := t.TempDir(), t.TempDir()
@@ -198,7 +197,7 @@ func TestWorkerToldThreads(t *testing.T) {
 	s := pipeline.DefaultSettings()
 	o := filepath.Join(dir, "tall.jpg")
 	j := Job{Input: []byte(in), Output: []byte(o), Settings: s, Threads: 1,
-		Outputs: []JobOutput{{Variant: s.OutputVariants()[0], Path: []byte(o), Temp: pipeline.TempPattern(o)}}}
+		Outputs: []JobOutput{{Variant: s.OutputVariants()[0], Path: []byte(o)}}}
 	req, err := json.Marshal(newWorkerRequest(j))
 	if err != nil {
 		t.Fatal(err)

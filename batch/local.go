@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/rawbatch/rawbatch/pipeline"
 )
 
 // Subprocess is the local Executor of a rawbatch run: each file is
@@ -50,8 +48,7 @@ func (InProcess) Overhead() int64 { return 0 }
 
 // Execute converts j in this process.
 func (InProcess) Execute(ctx context.Context, j Job) Outcome {
-	copts, cacheWarn := openCache(string(j.Cache.dir()), j.Cache.max(), j.Cache != nil && j.Cache.Keep)
-	o := pipeline.ConvertOptions{Header: j.Header, Cache: copts, Threads: j.Threads, Admitted: j.Estimate, Whole: j.Whole}
+	var liveNow func() int
 	if j.MoreThreads != nil && j.Threads > 0 {
 		// Raised counts while it runs (Job.MoreThreads): the pipeline's,
 		// not the process's GOMAXPROCS.
@@ -71,11 +68,8 @@ func (InProcess) Execute(ctx context.Context, j Job) Outcome {
 				}
 			}
 		}()
-		o.LiveThreads = live.now
+		liveNow = live.now
 	}
-	res, err := pipeline.ConvertOutputs(ctx, string(j.Input), j.specs(), j.Settings, o)
-	if cacheWarn != "" {
-		res.Warnings = append(res.Warnings, cacheWarn)
-	}
+	res, err := convertJob(ctx, j, liveNow)
 	return Outcome{Result: res, Err: err}
 }

@@ -41,8 +41,8 @@ func TestNameTemplate(t *testing.T) {
 		t.Errorf("missing fields → %q", got)
 	}
 	// {dir} is nothing at the root, and no name of the expansion starts
-	// with '.' (hidden, or a "._" AppleDouble file): trial of issue 9,
-	// '{dir}_{stem}' wrote "._IMG_1.jpg".
+	// with '.' (hidden, or a "._" AppleDouble file): '{dir}_{stem}' must
+	// not write "._IMG_1.jpg".
 	root := NameFields{Stem: "IMG_1", Dir: "."}
 	for tmpl, want := range map[string]string{
 		"{dir}{stem}": "IMG_1", "{dir}_{stem}": "_IMG_1", "[{dir}]{stem}": "[]IMG_1", "{dir}/{stem}": "IMG_1",

@@ -70,7 +70,6 @@ type PlanOptions struct {
 
 // PlanBatchWith is PlanBatch with the choices o.
 func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...string) (*Plan, error) {
-	filter := walkFilter{include: o.Include, exclude: o.Exclude}
 	for _, g := range append(slices.Clone(o.Include), o.Exclude...) {
 		if err := CheckGlob(g); err != nil {
 			return nil, err
@@ -79,7 +78,6 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 	if len(suffixes) == 0 {
 		return nil, errors.New("PlanBatch: no output suffix")
 	}
-	p := &Plan{}
 	absOut, err := filepath.Abs(outDir)
 	if err != nil {
 		return nil, err
@@ -87,152 +85,16 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 	if r, err := filepath.EvalSymlinks(absOut); err == nil {
 		absOut = r // walked paths are resolved too
 	}
-	problem := func(path string, err error) {
-		p.Problems = append(p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed,
-			Err: fmt.Errorf("%s: %w", path, pipeline.PathReason(path, err))})
-	}
-	// seen maps a file's device and inode to its task, so a file reached
-	// twice is planned once; a path that is not a symbolic link wins over
-	// one that is.
-	seen := map[[2]uint64]int{}
-	add := func(path, rel string, fi fs.FileInfo) {
-		task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			p.Tasks = append(p.Tasks, task)
-			return
-		}
-		k := [2]uint64{uint64(st.Dev), st.Ino}
-		i, dup := seen[k]
-		if !dup {
-			seen[k] = len(p.Tasks)
-			p.Tasks = append(p.Tasks, task)
-			return
-		}
-		kept := p.Tasks[i].Input
-		if pipeline.IsSymlink(kept) && !pipeline.IsSymlink(path) {
-			p.Tasks[i] = task
-			kept, path = path, kept
-		}
-		if kept != path {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%s and %s are the same file; converting it once, as %s", kept, path, kept))
-		}
-	}
+	pl := &planner{p: &Plan{}, filter: walkFilter{include: o.Include, exclude: o.Exclude}, absOut: absOut, seen: map[[2]uint64]int{}}
 	for _, in := range inputs {
-		fi, err := os.Stat(in)
-		if err != nil {
-			problem(in, err)
-			continue
-		}
-		if !fi.IsDir() {
-			if !fi.Mode().IsRegular() {
-				problem(in, header.ErrNotRegular)
-				continue
-			}
-			add(in, filepath.Base(in), fi)
-			continue
-		}
-		// A directory named on the command line is walked even when it is
-		// a symbolic link; links to directories inside it are not followed.
-		root, err := filepath.EvalSymlinks(in)
-		if err != nil {
-			problem(in, err)
-			continue
-		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			rel, rerr := filepath.Rel(root, path)
-			if rerr != nil {
-				rel = filepath.Base(path)
-			}
-			shown := filepath.Join(in, rel) // the path as the user named it
-			if err != nil && d != nil && d.IsDir() && path != root && filter.skipDir(rel, d.Name()) {
-				return fs.SkipDir
-			}
-			if err != nil {
-				problem(shown, err)
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				if path == root {
-					return nil
-				}
-				if a, err := filepath.Abs(path); err == nil && a == absOut {
-					return fs.SkipDir
-				}
-				if filter.skipDir(rel, d.Name()) {
-					if !IsSystemDir(d.Name()) {
-						p.ExcludedDirs++
-					}
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if !filter.takeFile(rel, d.Name()) {
-				if (walkFilter{}).takeFile(rel, d.Name()) {
-					p.Excluded++
-				}
-				return nil
-			}
-			fi, err := os.Stat(path) // follows a symlink to a file
-			if errors.Is(err, syscall.ELOOP) {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: a loop of symbolic links; skipped", shown))
-				return nil
-			}
-			if err != nil {
-				problem(shown, err)
-				return nil
-			}
-			if !fi.Mode().IsRegular() {
-				problem(shown, header.ErrNotRegular)
-				return nil
-			}
-			add(shown, rel, fi)
-			return nil
-		})
-		if err != nil {
+		if err := pl.input(in); err != nil {
 			return nil, err
 		}
 	}
 	if len(o.Files) > 0 {
-		rel := relToBase(o.Base)
-		for _, f := range o.Files {
-			f = filepath.Clean(f)
-			fi, serr := os.Stat(f)
-			if serr == nil && fi.IsDir() {
-				continue // a listed directory (--base itself, as find lists it) is passed over
-			}
-			r, err := rel(f)
-			if err != nil {
-				problem(f, err)
-				continue
-			}
-			if serr != nil {
-				problem(f, serr)
-				continue
-			}
-			if !filter.takeListed(r) {
-				if (walkFilter{}).takeListed(r) {
-					p.Excluded++
-				}
-				continue
-			}
-			if !fi.Mode().IsRegular() {
-				problem(f, header.ErrNotRegular)
-				continue
-			}
-			if IsAppleDouble(filepath.Base(f)) && isAppleDoubleFile(f) {
-				// Named, but macOS metadata (find lists ._IMG_1.CR3 with
-				// IMG_1.CR3): said, not failed.
-				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: an AppleDouble file (macOS metadata, not a photograph); skipped", f))
-				p.SkippedListed++
-				continue
-			}
-			add(f, r, fi)
-		}
+		pl.listed(o.Files, o.Base)
 	}
+	p := pl.p
 	if o.Name != nil && o.Name.NeedsHeader() {
 		// Provisional names, without the header's fields: ResolveNames
 		// names the files once their headers are read.
@@ -240,8 +102,180 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 		return p, nil
 	}
 	p.Warnings = append(p.Warnings, p.mapOutputs(o, outDir, suffixes)...)
-	p.finishOutputs(outDir, seen)
+	p.finishOutputs(outDir, pl.seen)
 	return p, nil
+}
+
+// planner gathers the tasks of PlanBatchWith: the plan so far, the walk's
+// filter, OUTDIR's absolute resolved path (not walked), and each file's
+// device and inode mapped to its task, so that a file reached twice is
+// planned once.
+type planner struct {
+	p      *Plan
+	filter walkFilter
+	absOut string
+	seen   map[[2]uint64]int
+}
+
+// problem records an input that cannot be read at all.
+func (pl *planner) problem(path string, err error) {
+	pl.p.Problems = append(pl.p.Problems, FileResult{Task: Task{Input: path}, Status: StatusFailed,
+		Err: fmt.Errorf("%s: %w", path, pipeline.PathReason(path, err))})
+}
+
+// add plans the file at path (rel to its input root) once: a file reached
+// again keeps one task, a path that is not a symbolic link winning over
+// one that is, with a warning naming both.
+func (pl *planner) add(path, rel string, fi fs.FileInfo) {
+	p := pl.p
+	task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		p.Tasks = append(p.Tasks, task)
+		return
+	}
+	k := [2]uint64{uint64(st.Dev), st.Ino}
+	i, dup := pl.seen[k]
+	if !dup {
+		pl.seen[k] = len(p.Tasks)
+		p.Tasks = append(p.Tasks, task)
+		return
+	}
+	kept := p.Tasks[i].Input
+	if pipeline.IsSymlink(kept) && !pipeline.IsSymlink(path) {
+		p.Tasks[i] = task
+		kept, path = path, kept
+	}
+	if kept != path {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s and %s are the same file; converting it once, as %s", kept, path, kept))
+	}
+}
+
+// input plans one input argument: a file as given, a directory walked.
+// Errors: the walk failed (an input that cannot be read is a Problem).
+func (pl *planner) input(in string) error {
+	fi, err := os.Stat(in)
+	if err != nil {
+		pl.problem(in, err)
+		return nil
+	}
+	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			pl.problem(in, header.ErrNotRegular)
+			return nil
+		}
+		pl.add(in, filepath.Base(in), fi)
+		return nil
+	}
+	// A directory named on the command line is walked even when it is
+	// a symbolic link; links to directories inside it are not followed.
+	root, err := filepath.EvalSymlinks(in)
+	if err != nil {
+		pl.problem(in, err)
+		return nil
+	}
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		return pl.visit(in, root, path, d, err)
+	})
+}
+
+// visit is the WalkDir function of input argument in (resolved to root):
+// it skips OUTDIR, excluded and system folders and files the filter
+// leaves out (counting them), and plans the regular files found (through
+// symbolic links to files), naming each as the user named its root.
+func (pl *planner) visit(in, root, path string, d fs.DirEntry, err error) error {
+	p, filter := pl.p, pl.filter
+	rel, rerr := filepath.Rel(root, path)
+	if rerr != nil {
+		rel = filepath.Base(path)
+	}
+	shown := filepath.Join(in, rel) // the path as the user named it
+	if err != nil && d != nil && d.IsDir() && path != root && filter.skipDir(rel, d.Name()) {
+		return fs.SkipDir
+	}
+	if err != nil {
+		pl.problem(shown, err)
+		if d != nil && d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if d.IsDir() {
+		if path == root {
+			return nil
+		}
+		if a, err := filepath.Abs(path); err == nil && a == pl.absOut {
+			return fs.SkipDir
+		}
+		if filter.skipDir(rel, d.Name()) {
+			if !IsSystemDir(d.Name()) {
+				p.ExcludedDirs++
+			}
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if !filter.takeFile(rel, d.Name()) {
+		if (walkFilter{}).takeFile(rel, d.Name()) {
+			p.Excluded++
+		}
+		return nil
+	}
+	fi, err := os.Stat(path) // follows a symlink to a file
+	if errors.Is(err, syscall.ELOOP) {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: a loop of symbolic links; skipped", shown))
+		return nil
+	}
+	if err != nil {
+		pl.problem(shown, err)
+		return nil
+	}
+	if !fi.Mode().IsRegular() {
+		pl.problem(shown, header.ErrNotRegular)
+		return nil
+	}
+	pl.add(shown, rel, fi)
+	return nil
+}
+
+// listed plans the listed files (PlanOptions.Files) relative to base.
+func (pl *planner) listed(files []string, base string) {
+	p, filter := pl.p, pl.filter
+	rel := relToBase(base)
+	for _, f := range files {
+		f = filepath.Clean(f)
+		fi, serr := os.Stat(f)
+		if serr == nil && fi.IsDir() {
+			continue // a listed directory (--base itself, as find lists it) is passed over
+		}
+		r, err := rel(f)
+		if err != nil {
+			pl.problem(f, err)
+			continue
+		}
+		if serr != nil {
+			pl.problem(f, serr)
+			continue
+		}
+		if !filter.takeListed(r) {
+			if (walkFilter{}).takeListed(r) {
+				p.Excluded++
+			}
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			pl.problem(f, header.ErrNotRegular)
+			continue
+		}
+		if IsAppleDouble(filepath.Base(f)) && isAppleDoubleFile(f) {
+			// Named, but macOS metadata (find lists ._IMG_1.CR3 with
+			// IMG_1.CR3): said, not failed.
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: an AppleDouble file (macOS metadata, not a photograph); skipped", f))
+			p.SkippedListed++
+			continue
+		}
+		pl.add(f, r, fi)
+	}
 }
 
 // finishOutputs fills Task.OutputRel and fails a task whose first output
@@ -431,186 +465,249 @@ func variantOfSuffix(sfx string) (name, ext string) {
 // without a template; the expansion with -1, -2, ... with one.
 func (p *Plan) mapOutputs(o PlanOptions, outDir string, suffixes []string) []string {
 	p.Collisions = map[string][]string{}
-	plain := p.plainNames(o, outDir, suffixes)
-	// owners maps each planned output path, case-folded, to the tasks that
-	// would write it; shown is the path as first planned, for messages.
-	owners := map[string][]int{}
-	shown := map[string]string{}
-	for i := range p.Tasks {
-		for _, n := range plain[i] {
-			path := n.stem + n.tail
-			k := foldPath(path)
-			if o := owners[k]; len(o) == 0 || o[len(o)-1] != i {
-				owners[k] = append(o, i)
-			}
-			if _, ok := shown[k]; !ok {
-				shown[k] = path
-			}
-		}
-	}
-	clash := make([]bool, len(p.Tasks))
-	used := map[string]bool{}
-	for k, o := range owners {
-		if len(o) > 1 {
-			for _, i := range o {
-				clash[i] = true
-			}
-			continue
-		}
-		used[k] = true
-	}
-	final := make([][]planned, len(p.Tasks))
-	var clashing []int
-	for i := range p.Tasks {
-		if !clash[i] {
-			final[i] = plain[i]
-			continue
-		}
-		clashing = append(clashing, i)
-	}
-	// Rename clashing inputs in the stable order, so the names are the
-	// same on every run.
-	var order func(a, b int) int
-	if len(clashing) > 0 {
-		order = collisionOrder(p.Tasks)
-	}
-	slices.SortStableFunc(clashing, func(a, b int) int { return order(a, b) })
+	n := p.newNaming(o, outDir, suffixes)
+	clashing := n.clashing()
 	// The records are read whenever there are any: a file that does not
 	// clash now may hold a collision name from an earlier run.
-	k := keptNamesOf(o, outDir)
-	free := func(ns []planned) bool {
-		for _, n := range ns {
-			if used[foldPath(n.stem+n.tail)] {
-				return false
+	n.kept = keptNamesOf(o, outDir)
+	n.keepRecordedUnclashed()
+	clashing = n.keepRecorded(clashing)
+	n.nameRest(clashing)
+	n.apply()
+	return n.warnings()
+}
+
+// naming is the state of one mapOutputs: each task's plain names (before
+// collisions) and final ones, the tasks planning each output path
+// (case-folded), the paths taken, the records' kept names, and the stable
+// order of colliding inputs.
+type naming struct {
+	p      *Plan
+	o      PlanOptions
+	outDir string
+	plain  [][]planned
+	final  [][]planned
+	// owners maps each planned output path, case-folded, to the tasks that
+	// would write it; shown is the path as first planned, for messages.
+	owners map[string][]int
+	shown  map[string]string
+	clash  []bool          // the task shares an output path with another
+	used   map[string]bool // output paths taken, case-folded
+	kept   *keptNames      // nil: no records
+	order  func(a, b int) int
+}
+
+// newNaming plans every task's plain names and finds which ones clash:
+// the paths planned by one task alone are taken, and those tasks keep
+// their plain names (for now).
+func (p *Plan) newNaming(o PlanOptions, outDir string, suffixes []string) *naming {
+	n := &naming{p: p, o: o, outDir: outDir, plain: p.plainNames(o, outDir, suffixes),
+		owners: map[string][]int{}, shown: map[string]string{}, clash: make([]bool, len(p.Tasks)),
+		used: map[string]bool{}, final: make([][]planned, len(p.Tasks))}
+	for i := range p.Tasks {
+		for _, pl := range n.plain[i] {
+			path := pl.stem + pl.tail
+			k := foldPath(path)
+			if ow := n.owners[k]; len(ow) == 0 || ow[len(ow)-1] != i {
+				n.owners[k] = append(ow, i)
 			}
-		}
-		return true
-	}
-	renamed := func(ns []planned, f func(stem string) string) []planned {
-		out := make([]planned, len(ns))
-		for j, n := range ns {
-			out[j] = planned{f(n.stem), n.tail}
-		}
-		return out
-	}
-	// candidate is the n-th name of clashing task i: its plain name (0),
-	// then STEM.ORIGEXT, STEM.ORIGEXT-2, ... without a template, the
-	// expansion with -1, -2, ... with one.
-	candidate := func(i, n int) []planned {
-		t := p.Tasks[i]
-		switch {
-		case n == 0:
-			return plain[i]
-		case o.Name != nil:
-			return renamed(plain[i], func(stem string) string { return fmt.Sprintf("%s-%d", stem, n) })
-		case n == 1:
-			return renamed(plain[i], func(string) string { return filepath.Join(outDir, t.Rel) })
-		}
-		return renamed(plain[i], func(string) string { return filepath.Join(outDir, fmt.Sprintf("%s-%d", t.Rel, n)) })
-	}
-	// A file that does not clash in this run but whose record holds one of
-	// its collision names (an earlier run had another input of its name:
-	// two cards converted together, then one of them alone) keeps that name
-	// rather than writing a second export of the same photograph under its
-	// plain name.
-	if k != nil {
-		limit := len(k.owner) + 1
-		for i := range p.Tasks {
-			in := inputOf(p.Tasks[i])
-			if clash[i] || !k.hasAny(in) || k.holds(in, plain[i][0].stem+plain[i][0].tail) {
-				continue
-			}
-			for _, n := range plain[i] {
-				delete(used, foldPath(n.stem+n.tail))
-			}
-			for n := 1; n <= limit; n++ {
-				if ns := candidate(i, n); free(ns) && k.holds(in, ns[0].stem+ns[0].tail) {
-					final[i] = ns
-					break
-				}
-			}
-			for _, n := range final[i] {
-				used[foldPath(n.stem+n.tail)] = true
+			if _, ok := n.shown[k]; !ok {
+				n.shown[k] = path
 			}
 		}
 	}
-	// An input whose record holds one of its names keeps it (names stay
-	// the same when inputs are added or removed).
-	if k != nil && len(clashing) > 0 {
-		limit := len(clashing) + len(k.owner) + 1
-		var rest []int
-		for _, i := range clashing {
-			in := inputOf(p.Tasks[i])
-			kept := false
-			for n := 0; n <= limit && k.hasAny(in); n++ {
-				if ns := candidate(i, n); free(ns) && k.holds(in, ns[0].stem+ns[0].tail) {
-					for _, n := range ns {
-						used[foldPath(n.stem+n.tail)] = true
-					}
-					final[i], kept = ns, true
-					break
-				}
+	for k, ow := range n.owners {
+		if len(ow) > 1 {
+			for _, i := range ow {
+				n.clash[i] = true
 			}
-			if !kept {
-				rest = append(rest, i)
-			}
+			continue
 		}
-		clashing = rest
-	}
-	// The others get the free names in the stable order: not another
-	// task's, nor held by a record of another input that still exists.
-	for _, i := range clashing {
-		in := ""
-		if k != nil {
-			in = inputOf(p.Tasks[i])
-		}
-		ns := candidate(i, 1)
-		for n := 2; !free(ns) || k.otherOwns(in, ns[0].stem+ns[0].tail); n++ {
-			ns = candidate(i, n)
-		}
-		for _, n := range ns {
-			used[foldPath(n.stem+n.tail)] = true
-		}
-		final[i] = ns
+		n.used[k] = true
 	}
 	for i := range p.Tasks {
-		t := &p.Tasks[i]
-		t.Stem = final[i][0].stem
-		t.Output = final[i][0].stem + final[i][0].tail
+		if !n.clash[i] {
+			n.final[i] = n.plain[i]
+		}
+	}
+	return n
+}
+
+// clashing returns the clashing tasks in the stable order (collisionOrder),
+// so the names are the same on every run.
+func (n *naming) clashing() []int {
+	var clashing []int
+	for i := range n.p.Tasks {
+		if n.clash[i] {
+			clashing = append(clashing, i)
+		}
+	}
+	if len(clashing) > 0 {
+		n.order = collisionOrder(n.p.Tasks)
+		slices.SortStableFunc(clashing, func(a, b int) int { return n.order(a, b) })
+	}
+	return clashing
+}
+
+// free reports whether none of ns is taken.
+func (n *naming) free(ns []planned) bool {
+	for _, pl := range ns {
+		if n.used[foldPath(pl.stem+pl.tail)] {
+			return false
+		}
+	}
+	return true
+}
+
+// take marks ns as task i's names, taken.
+func (n *naming) take(i int, ns []planned) {
+	for _, pl := range ns {
+		n.used[foldPath(pl.stem+pl.tail)] = true
+	}
+	n.final[i] = ns
+}
+
+// candidate is the c-th name of clashing task i: its plain name (0), then
+// STEM.ORIGEXT, STEM.ORIGEXT-2, ... without a template, the expansion
+// with -1, -2, ... with one.
+func (n *naming) candidate(i, c int) []planned {
+	t := n.p.Tasks[i]
+	var stem func(string) string
+	switch {
+	case c == 0:
+		return n.plain[i]
+	case n.o.Name != nil:
+		stem = func(s string) string { return fmt.Sprintf("%s-%d", s, c) }
+	case c == 1:
+		stem = func(string) string { return filepath.Join(n.outDir, t.Rel) }
+	default:
+		stem = func(string) string { return filepath.Join(n.outDir, fmt.Sprintf("%s-%d", t.Rel, c)) }
+	}
+	out := make([]planned, len(n.plain[i]))
+	for j, pl := range n.plain[i] {
+		out[j] = planned{stem(pl.stem), pl.tail}
+	}
+	return out
+}
+
+// keepRecordedUnclashed: a file that does not clash in this run but whose
+// record holds one of its collision names (an earlier run had another
+// input of its name: two cards converted together, then one of them
+// alone) keeps that name rather than writing a second export of the same
+// photograph under its plain name.
+func (n *naming) keepRecordedUnclashed() {
+	k := n.kept
+	if k == nil {
+		return
+	}
+	limit := len(k.owner) + 1
+	for i := range n.p.Tasks {
+		in := inputOf(n.p.Tasks[i])
+		if n.clash[i] || !k.hasAny(in) || k.holds(in, n.plain[i][0].stem+n.plain[i][0].tail) {
+			continue
+		}
+		for _, pl := range n.plain[i] {
+			delete(n.used, foldPath(pl.stem+pl.tail))
+		}
+		for c := 1; c <= limit; c++ {
+			if ns := n.candidate(i, c); n.free(ns) && k.holds(in, ns[0].stem+ns[0].tail) {
+				n.final[i] = ns
+				break
+			}
+		}
+		n.take(i, n.final[i])
+	}
+}
+
+// keepRecorded gives each clashing input whose record holds one of its
+// names that name (names stay the same when inputs are added or removed),
+// and returns the clashing inputs left to name.
+func (n *naming) keepRecorded(clashing []int) []int {
+	k := n.kept
+	if k == nil || len(clashing) == 0 {
+		return clashing
+	}
+	limit := len(clashing) + len(k.owner) + 1
+	var rest []int
+	for _, i := range clashing {
+		in := inputOf(n.p.Tasks[i])
+		kept := false
+		for c := 0; c <= limit && k.hasAny(in); c++ {
+			if ns := n.candidate(i, c); n.free(ns) && k.holds(in, ns[0].stem+ns[0].tail) {
+				n.take(i, ns)
+				kept = true
+				break
+			}
+		}
+		if !kept {
+			rest = append(rest, i)
+		}
+	}
+	return rest
+}
+
+// nameRest gives the other clashing inputs the free names in the stable
+// order: not another task's, nor held by a record of another input that
+// still exists.
+func (n *naming) nameRest(clashing []int) {
+	for _, i := range clashing {
+		in := ""
+		if n.kept != nil {
+			in = inputOf(n.p.Tasks[i])
+		}
+		ns := n.candidate(i, 1)
+		for c := 2; !n.free(ns) || n.kept.otherOwns(in, ns[0].stem+ns[0].tail); c++ {
+			ns = n.candidate(i, c)
+		}
+		n.take(i, ns)
+	}
+}
+
+// apply sets each task's Stem, Output and (with a {variant} template)
+// Paths from its final names.
+func (n *naming) apply() {
+	for i := range n.p.Tasks {
+		t, f := &n.p.Tasks[i], n.final[i]
+		t.Stem = f[0].stem
+		t.Output = f[0].stem + f[0].tail
 		t.Paths = nil
-		if o.Name != nil && o.Name.hasVariant {
-			for _, n := range final[i] {
-				t.Paths = append(t.Paths, Output{Path: n.stem + n.tail})
+		if n.o.Name != nil && n.o.Name.hasVariant {
+			for _, pl := range f {
+				t.Paths = append(t.Paths, Output{Path: pl.stem + pl.tail})
 			}
 		}
 	}
-	// One warning per set of inputs that clash, naming the first output
-	// they share and every input's new name, in the stable order.
+}
+
+// warnings returns one warning per set of inputs that clash, naming the
+// first output they share and every input's new name, in the stable
+// order, and records each in Plan.Collisions.
+func (n *naming) warnings() []string {
 	var keys []string
-	for k, o := range owners {
-		if len(o) > 1 {
+	for k, ow := range n.owners {
+		if len(ow) > 1 {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b string) int { return strings.Compare(shown[a], shown[b]) })
+	slices.SortFunc(keys, func(a, b string) int { return strings.Compare(n.shown[a], n.shown[b]) })
 	warned := map[string]bool{}
 	var warnings []string
 	for _, k := range keys {
-		o := slices.Clone(owners[k])
-		slices.SortStableFunc(o, func(a, b int) int { return order(a, b) })
-		set := fmt.Sprint(o)
+		ow := slices.Clone(n.owners[k])
+		slices.SortStableFunc(ow, func(a, b int) int { return n.order(a, b) })
+		set := fmt.Sprint(ow)
 		if warned[set] {
 			continue
 		}
 		warned[set] = true
 		var names []string
-		for _, i := range o {
-			names = append(names, fmt.Sprintf("%s → %s", p.Tasks[i].Input, p.Tasks[i].Output))
+		for _, i := range ow {
+			names = append(names, fmt.Sprintf("%s → %s", n.p.Tasks[i].Input, n.p.Tasks[i].Output))
 		}
-		msg := fmt.Sprintf("%d inputs map to %s; writing them as %s", len(o), shown[k], strings.Join(names, ", "))
+		msg := fmt.Sprintf("%d inputs map to %s; writing them as %s", len(ow), n.shown[k], strings.Join(names, ", "))
 		warnings = append(warnings, msg)
-		for _, i := range o {
-			p.Collisions[msg] = append(p.Collisions[msg], p.Tasks[i].Input)
+		for _, i := range ow {
+			n.p.Collisions[msg] = append(n.p.Collisions[msg], n.p.Tasks[i].Input)
 		}
 	}
 	return warnings

@@ -239,7 +239,9 @@ func BuildReport(results []FileResult) Report {
 			EstimatedBytes: fr.Estimate.Total, PeakBytes: fr.PeakBytes,
 			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Threads: fr.Threads, ThreadsMax: fr.ThreadsMax}
 		f.Input, f.InputB64 = ReportPath(fr.Input)
-		if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker
+		if fr.NeedBytes > 0 { // Runner.Need: what the scheduler held
+			f.EstimatedBytes = fr.NeedBytes
+		} else if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker
 			f.EstimatedBytes = WorkerBytes(fr.Estimate)
 		}
 		// Texts that name files show bytes that are not UTF-8 as \xNN,

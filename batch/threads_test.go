@@ -65,7 +65,7 @@ func TestThreadsReachLibRaw(t *testing.T) {
 	job := func(name string, n int) Job {
 		o := filepath.Join(dir, name)
 		return Job{Input: []byte(in), Output: []byte(o), Settings: s, Threads: n,
-			Outputs: []JobOutput{{Variant: s.OutputVariants()[0], Path: []byte(o), Temp: pipeline.TempPattern(o)}}}
+			Outputs: []JobOutput{{Variant: s.OutputVariants()[0], Path: []byte(o)}}}
 	}
 	run := map[string]func(n int) error{
 		"in process": func(n int) error { return InProcess{}.Execute(context.Background(), job("a.jpg", n)).Err },

@@ -232,19 +232,11 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 	}
 	fault.At(fault.Decode, in)
 	pipeline.LimitMemory(req.Estimate)
-	var outs []pipeline.OutputSpec
-	for _, o := range req.Outputs {
-		outs = append(outs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path)})
-	}
-	copts, cacheWarn := openCache(string(req.Cache.dir()), req.Cache.max(), req.Cache != nil && req.Cache.Keep)
-	res, err := pipeline.ConvertOutputs(context.Background(), in, outs, req.Settings, pipeline.ConvertOptions{Cache: copts, Threads: req.Threads, LiveThreads: liveNow, Admitted: req.Estimate, Whole: req.Whole})
+	res, err := convertJob(context.Background(), req.job(), liveNow)
 	// The Go stages' row loops read GOMAXPROCS at each loop: the largest
 	// count set counts as used.
 	res.ThreadsMax = max(res.ThreadsMax, live.peak())
 	fault.At(fault.Converted, in)
-	if cacheWarn != "" {
-		res.Warnings = append(res.Warnings, cacheWarn)
-	}
 	if err := json.NewEncoder(w).Encode(newReply(res, err)); err != nil {
 		return 2
 	}
@@ -271,6 +263,16 @@ type workerRun struct {
 
 // maxStderr bounds the stderr kept from one worker.
 const maxStderr = 16 << 10
+
+// job is the Job a request asks to convert (no header, timeout or
+// thread channel: those stay with the parent).
+func (req workerRequest) job() Job {
+	j := Job{Input: req.Input, Settings: req.Settings, Threads: req.Threads, Cache: req.Cache, Estimate: req.Estimate, Whole: req.Whole}
+	for _, o := range req.Outputs {
+		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: o.Path})
+	}
+	return j
+}
 
 // newWorkerRequest is the request that asks a worker to convert j.
 func newWorkerRequest(j Job) workerRequest {
@@ -309,7 +311,6 @@ func writeWorkerInput(stdin io.WriteCloser, req []byte, more <-chan int, exited 
 // after j.Timeout (0: no timeout) or when ctx ends (after j.Grace, or at
 // once when j.Abort is closed; it may be nil).
 func runWorker(ctx context.Context, exe string, j Job) workerRun {
-	timeout, grace, abort := j.Timeout, j.Grace, j.Abort
 	req, err := json.Marshal(newWorkerRequest(j))
 	if err != nil {
 		return workerRun{err: err}
@@ -318,57 +319,83 @@ func runWorker(ctx context.Context, exe string, j Job) workerRun {
 	// so this goroutine keeps its thread until the child is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	w, err := startWorker(exe)
+	if err != nil {
+		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
+	}
+	defer w.stderr.Close()
+	exited := make(chan struct{})
+	defer close(exited)
+	go writeWorkerInput(w.stdin, req, j.MoreThreads, exited)
+	waitErr, killedFor := w.wait(ctx, j.Timeout, j.Grace, j.Abort)
+	return w.outcome(ctx, waitErr, killedFor)
+}
+
+// workerProc is a worker process started by startWorker: its command, its
+// stdin (open after the request: the runner may raise the conversion's
+// threads while it runs, "threads N", workerthreads.go), its stdout and
+// stderr, and the cgroup's OOM kill count before it started.
+type workerProc struct {
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	stdout    *bytes.Buffer
+	stderr    *os.File
+	oomBefore int64
+}
+
+// startWorker starts "exe worker" in its own process group, killed if
+// this thread ends (Pdeathsig), its stderr an in-memory file. Errors:
+// the pipe, the stderr file or the start failed (the caller names it).
+func startWorker(exe string) (*workerProc, error) {
 	cmd := exec.Command(exe, "worker")
 	// A crash prints the signal and no goroutine dumps (parsed by crashSignal).
 	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
-	// Stdin stays open after the request: the runner may raise the
-	// conversion's threads while it runs ("threads N", workerthreads.go).
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
+		return nil, err
 	}
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
+	w := &workerProc{cmd: cmd, stdin: stdin, stdout: &bytes.Buffer{}}
+	cmd.Stdout = w.stdout
 	// The child's stderr is a file it can read back itself: libjpeg's
 	// corrupt-data warnings appear only there, and the worker must see them
 	// before it writes any output (libraw.Handle.Unpack).
-	stderr, err := stderrFile()
-	if err != nil {
-		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
+	if w.stderr, err = stderrFile(); err != nil {
+		return nil, err
 	}
-	defer stderr.Close()
-	cmd.Stderr = stderr
+	cmd.Stderr = w.stderr
 	// Its own process group: a Ctrl-C in the terminal (sent to the whole
 	// foreground group) reaches only rawbatch, which gives files in flight
 	// their grace period and then kills their workers itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	oomBefore := oomKills()
+	w.oomBefore = oomKills()
 	if err := cmd.Start(); err != nil {
-		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
+		w.stderr.Close()
+		return nil, err
 	}
-	exited := make(chan struct{})
-	defer close(exited)
-	go writeWorkerInput(stdin, req, j.MoreThreads, exited)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	return w, nil
+}
 
+// wait waits for the worker to exit, killing it after timeout (0: none),
+// or once ctx ends after grace (at once when abort is closed). It returns
+// the wait's error and, when it killed the worker, why (ErrTimeout, or
+// ctx's cause).
+func (w *workerProc) wait(ctx context.Context, timeout, grace time.Duration, abort <-chan struct{}) (waitErr, killedFor error) {
+	done := make(chan error, 1)
+	go func() { done <- w.cmd.Wait() }()
 	var timer <-chan time.Time
 	if timeout > 0 {
 		tm := time.NewTimer(timeout)
 		defer tm.Stop()
 		timer = tm.C
 	}
-	var killedFor error
-	var waitErr error
 	ctxDone := ctx.Done()
-wait:
 	for {
 		select {
 		case waitErr = <-done:
-			break wait
+			return waitErr, killedFor
 		case <-timer:
 			killedFor = fmt.Errorf("%w after %s s (raise --timeout if the file is just very large)", ErrTimeout, secondsText(timeout))
-			cmd.Process.Kill()
+			w.cmd.Process.Kill()
 			timer = nil
 		case <-ctxDone:
 			ctxDone = nil
@@ -377,19 +404,25 @@ wait:
 			select {
 			case waitErr = <-done:
 				g.Stop()
-				break wait
+				return waitErr, killedFor
 			case <-g.C:
-				killedFor = context.Cause(ctx)
-				cmd.Process.Kill()
 			case <-abort:
 				g.Stop()
-				killedFor = context.Cause(ctx)
-				cmd.Process.Kill()
 			}
+			killedFor = context.Cause(ctx)
+			w.cmd.Process.Kill()
 		}
 	}
-	run := workerRun{stderr: strings.TrimSpace(readStderr(stderr))}
-	if ps := cmd.ProcessState; ps != nil {
+}
+
+// outcome is the workerRun of an exited worker: its peak RSS and stderr,
+// and its reply, or why there is none: killed (killedFor), signalled
+// (a crash, the OOM killer, or the run being interrupted), or failed
+// without a reply.
+func (w *workerProc) outcome(ctx context.Context, waitErr, killedFor error) workerRun {
+	run := workerRun{stderr: strings.TrimSpace(readStderr(w.stderr))}
+	ps := w.cmd.ProcessState
+	if ps != nil {
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			run.peak = ru.Maxrss * 1024
 		}
@@ -398,24 +431,11 @@ wait:
 		run.err = killedFor
 		return run
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ctx.Err() != nil {
-		// Signalled while the run is being interrupted: not a crash.
-		run.err = context.Cause(ctx)
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		run.err = w.signalled(ctx, ws.Signal(), run.peak)
 		return run
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		sig := ws.Signal()
-		if sig == syscall.SIGKILL && oomKills() > oomBefore {
-			run.err = fmt.Errorf("%w: killed by the kernel OOM killer (peak %d MiB)", ErrCrashed, run.peak>>20)
-		} else if sig == syscall.SIGKILL || sig == syscall.SIGTERM || sig == syscall.SIGINT {
-			// A signal a process sends, not a fault of the decoder's.
-			run.err = fmt.Errorf("%w: its worker was killed by signal %d (%s), which rawbatch did not send", ErrCrashed, int(sig), sig)
-		} else {
-			run.err = fmt.Errorf("%w (signal %d, %s)", ErrCrashed, int(sig), sig)
-		}
-		return run
-	}
-	if waitErr != nil && stdout.Len() == 0 {
+	if waitErr != nil && w.stdout.Len() == 0 {
 		if sig, ok := crashSignal(run.stderr); ok {
 			// The Go runtime caught a fatal signal (in LibRaw's C code or
 			// ours), printed it and exited with status 2.
@@ -425,10 +445,26 @@ wait:
 		}
 		return run
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &run.reply); err != nil {
+	if err := json.Unmarshal(w.stdout.Bytes(), &run.reply); err != nil {
 		run.err = fmt.Errorf("worker reply: %v", err)
 	}
 	return run
+}
+
+// signalled is the error of a worker that died of signal sig with peak
+// bytes of RSS: ctx's cause while the run is being interrupted (not a
+// crash), else ErrCrashed saying by what.
+func (w *workerProc) signalled(ctx context.Context, sig syscall.Signal, peak int64) error {
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case sig == syscall.SIGKILL && oomKills() > w.oomBefore:
+		return fmt.Errorf("%w: killed by the kernel OOM killer (peak %d MiB)", ErrCrashed, peak>>20)
+	case sig == syscall.SIGKILL || sig == syscall.SIGTERM || sig == syscall.SIGINT:
+		// A signal a process sends, not a fault of the decoder's.
+		return fmt.Errorf("%w: its worker was killed by signal %d (%s), which rawbatch did not send", ErrCrashed, int(sig), sig)
+	}
+	return fmt.Errorf("%w (signal %d, %s)", ErrCrashed, int(sig), sig)
 }
 
 var signalRE = regexp.MustCompile(`(?m)(?:\[signal |^)(SIG[A-Z]+)[: ]`)

@@ -10,7 +10,7 @@ import (
 	"sync"
 )
 
-// Threads that grow (issue 14): a conversion admitted on fewer threads
+// Threads that grow: a conversion admitted on fewer threads
 // than its fair share, because other files held the cores, is given more
 // when those end (budget.Scheduler.Grow, Runner's offer). The worker
 // learns it while it converts: after the JSON request its stdin stays

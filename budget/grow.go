@@ -1,8 +1,8 @@
 package budget
 
 // Grow raises the thread count of a running conversion's grant g when
-// cores have come free (issue 14: a file admitted on one thread while
-// others ran need not stay on one once they end). The new count is
+// cores have come free (a file admitted on one thread while others ran
+// need not stay on one once they end). The new count is
 // ShareThreads(cores, threads held by the other conversions, atOnce) —
 // its fair share among the atOnce conversions running (it included), at
 // most the cores the others leave free — lowered until the extra bytes it

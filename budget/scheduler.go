@@ -37,7 +37,8 @@ func (e *OverBudgetError) Unwrap() error { return ErrOverBudget }
 // byte budget, through a weighted semaphore. Requests are served in the
 // order they are made (golang.org/x/sync/semaphore is FIFO), so a large
 // request waits for room without being overtaken by smaller ones behind it:
-// files start in input order and large files are not starved. With
+// files start in the order the caller asks for them (the runner asks
+// largest first) and large files are not starved. With
 // SetCores it also shares the machine's cores: Admit decides each
 // conversion's thread count as it admits it (ShareThreads).
 type Scheduler struct {

@@ -148,18 +148,8 @@ type plannedBatch struct {
 // Errors: an input or OUTDIR that cannot be used, a refused report path,
 // nothing to convert with --fail-if-empty.
 func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport) (*plannedBatch, error) {
-	ctx := sig.Ctx
-	for _, in := range cfg.Inputs {
-		if _, err := os.Stat(in); err != nil {
-			return nil, fmt.Errorf("input %s: %w", in, err)
-		}
-	}
-	if !cfg.DryRun { // a dry run creates nothing, not even OUTDIR
-		if err := batch.CheckOutDir(cfg.OutDir); err != nil {
-			return nil, err
-		}
-	} else if err := batch.CheckOutDirDry(cfg.OutDir); err != nil {
-		return nil, err // exit status 1, as the run would
+	if err := checkTargets(cfg); err != nil {
+		return nil, err
 	}
 	var suffixes []string
 	for _, v := range cfg.Settings.OutputVariants() {
@@ -178,17 +168,42 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 	if err := checkEmpty(rep, cfg, plan); err != nil {
 		return nil, err
 	}
-	jobs := min(cfg.Jobs, max(1, len(plan.Tasks)))
-	// Each file's threads are decided as the budget admits it (the
-	// runner's Threads 0: all the CPUs for a file that starts alone, a
-	// share when several run); the plan's estimates are at one thread,
-	// the fewest a file gets, and the runner estimates a file again at
-	// the count it gets.
-	const estThreads = 1
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding the rawbatch executable for its workers: %w", err)
 	}
+	od, err := openOutDir(&cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	pb := &plannedBatch{plan: plan, r: cfg.runner(0, exe, od), od: od, exe: exe, suffixes: suffixes,
+		jobs: min(cfg.Jobs, max(1, len(plan.Tasks)))}
+	if err := pb.triage(cfg, rep, sig.Ctx, rr); err != nil {
+		return nil, err
+	}
+	return pb, nil
+}
+
+// checkTargets checks that every INPUT exists and that OUTDIR can be used
+// (a dry run creates nothing, not even OUTDIR, but fails as the run
+// would).
+func checkTargets(cfg ConvertConfig) error {
+	for _, in := range cfg.Inputs {
+		if _, err := os.Stat(in); err != nil {
+			return fmt.Errorf("input %s: %w", in, err)
+		}
+	}
+	if cfg.DryRun {
+		return batch.CheckOutDirDry(cfg.OutDir) // exit status 1, as the run would
+	}
+	return batch.CheckOutDir(cfg.OutDir)
+}
+
+// openOutDir opens OUTDIR (its records and locks; cleaning killed runs'
+// temporary files), warns of a budget above the memory available, and
+// trims the stage cache to --cache-size; a cache that cannot be used is
+// dropped from cfg with a warning.
+func openOutDir(cfg *ConvertConfig, rep *reporter) (*batch.OutDir, error) {
 	od, err := batch.OpenOutDir(cfg.OutDir, cfg.DryRun)
 	if err != nil {
 		return nil, err
@@ -212,13 +227,23 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 			cfg.CacheDir = ""
 		}
 	}
-	r := cfg.runner(0, exe, od)
+	return od, nil
+}
+
+// triage settles recent files (--min-age), names the files whose --name
+// template needs their headers (checking the report's path again), marks
+// what is up to date, reads the headers of the rest (estimates, at one
+// thread: the fewest a file gets; the runner estimates a file again at
+// the count it is admitted with) and moves another photograph's export
+// out of the way (Relocate). Up-to-date and still-being-written files go
+// first (stats and records only); a signal (ctx) stops it between steps,
+// and Run then starts nothing. Errors: a refused report path.
+func (pb *plannedBatch) triage(cfg ConvertConfig, rep *reporter, ctx context.Context, rr *runReport) error {
+	const estThreads = 1
+	plan, r := pb.plan, pb.r
 	if planHook != nil {
 		planHook(ctx)
 	}
-	// Up-to-date and still-being-written files first (stats and records
-	// only), then the headers of the rest; a signal stops planning (Run
-	// then starts nothing and reports every file as interrupted).
 	if ctx.Err() == nil {
 		r.SettleWait = func(n int, wait time.Duration) {
 			rep.aside(fmt.Sprintf("waiting %s for %s modified within --min-age %s", batch.DurationText(wait), plural(int64(n), "file"), cfg.MinAge))
@@ -226,18 +251,16 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 		r.Settle(ctx, plan) // recent files get the rest of --min-age
 	}
 	// LibRaw's header reads run in helper processes that can be killed.
-	plan.Headers = &batch.HeaderReader{Exe: exe}
-	// A --name template with header fields names the files once their
-	// headers are read (and the report path is checked against them).
+	plan.Headers = &batch.HeaderReader{Exe: pb.exe}
 	inspected := false
 	if ctx.Err() == nil {
-		inspected = plan.ResolveNames(planOptions(cfg), cfg.OutDir, suffixes, cfg.Settings, cfg.MinAge, estThreads, runtime.NumCPU())
+		inspected = plan.ResolveNames(planOptions(cfg), cfg.OutDir, pb.suffixes, cfg.Settings, cfg.MinAge, estThreads, runtime.NumCPU())
 	}
 	if inspected && cfg.Report != "" {
-		if err := batch.CheckReport(cfg.Report, cfg.OutDir, plan, suffixes); err != nil {
+		if err := batch.CheckReport(cfg.Report, cfg.OutDir, plan, pb.suffixes); err != nil {
 			plan.Headers.Close()
 			rr.refused = true
-			return nil, err
+			return err
 		}
 	}
 	if ctx.Err() == nil {
@@ -253,7 +276,7 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 	if ctx.Err() == nil {
 		r.Relocate(plan) // another photograph's export at an output name: STEM-N
 	}
-	return &plannedBatch{plan: plan, r: r, od: od, exe: exe, suffixes: suffixes, jobs: jobs}, nil
+	return nil
 }
 
 // convertBatch is the run of runConvert; it sets rr.written when it wrote
@@ -270,11 +293,13 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		var files []batch.PlannedFile
 		if ctx.Err() == nil {
 			r.CheckReplaced(plan) // an output edited keeping its size and time: would fail
-			files, err = dryRun(cfg.Stdout, rep, plan, cfg, jobs, runtime.NumCPU())
+			files, err = dryRun(cfg.Stdout, rep, plan, r, cfg, jobs, runtime.NumCPU())
+		} else {
+			files, _ = r.DryPlan(plan)
 		}
 		if cfg.Report != "" {
 			rr.warnings, rr.written = rep.warnings, true
-			results := planResults(plan, cfg)
+			results := planResults(plan, files)
 			report := rr.build(results, sig.interrupted(), true, exitCode(err))
 			addStagePlans(&report, results, files)
 			if werr := batch.WriteJSON(cfg.Report, report); werr != nil {
@@ -339,9 +364,9 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 // per file instead of the table. The plan's warnings and the planned
 // concurrency go through rep (stderr), as a run's warnings and summary do.
 // File names are escaped as in the per-file lines (clean). What each file
-// would do is batch.DryPlan's; after the table come the distinct stage
+// would do is batch.Runner.DryPlan's (the run's admission rule); after the table come the distinct stage
 // plans (printStagePlans). It returns DryPlan's files.
-func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, jobs, cpus int) ([]batch.PlannedFile, error) {
+func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, r *batch.Runner, cfg ConvertConfig, jobs, cpus int) ([]batch.PlannedFile, error) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if !rep.json {
 		fmt.Fprintln(tw, "INPUT\tOUTPUT\tSIZE\tESTIMATE\tNOTE")
@@ -349,7 +374,7 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, cfg ConvertConfig, job
 	row := func(in, out, size, est, note string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(in), clean(out), size, est, clean(note))
 	}
-	files, largest := batch.DryPlan(plan, cfg.Settings, cfg.MemBudget)
+	files, largest := r.DryPlan(plan)
 	fail := 0
 	for _, f := range files {
 		ev := planEvent{Level: "info", Event: "plan", Status: string(f.Status), Kind: f.Kind, Reason: f.Reason, EstimatedBytes: f.NeedBytes}

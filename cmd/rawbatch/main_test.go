@@ -69,6 +69,7 @@ func TestScripts(t *testing.T) {
 			"rbpaths":   cmdReportPaths,
 			"jsonl":     cmdJSONLines,
 			"dryreal":   cmdDryReal,
+			"admitnear": cmdAdmitNear,
 			"waitfile":  cmdWaitFile,
 			"setfrom":   cmdSetFrom,
 			"imgdiff":   cmdImgDiff,

@@ -252,8 +252,8 @@ func (r *reporter) started(batch.Task) {}
 
 // decodedMP is the megapixels converted for fr: the sensor image LibRaw
 // read (before half-size, resizing or cropping of the outputs), whether
-// decoded in this run or served from the stage cache (issue 14 fix point
-// 3: a run of cache hits converts as many megapixels); 0 when nothing was
+// decoded in this run or served from the stage cache (a run of cache hits
+// converts as many megapixels); 0 when nothing was
 // converted from it (a skip, a failure before the decode).
 func decodedMP(fr batch.FileResult) float64 {
 	if !fr.Decoded && !fr.Result.FromCache {

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rawbatch/rawbatch/batch"
-	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
 )
 
@@ -107,26 +106,13 @@ func (rr runReport) buildFrom(rep batch.Report, interrupted, dryRun bool, code i
 	return rep
 }
 
-// planResults turns a dry run's plan into the results a report is made of:
-// up-to-date and still-being-written files as Triage settled them, files
-// that would fail (bad header, over the budget) as failed, the rest
-// batch.StatusPlanned with their pending outputs.
-func planResults(plan *batch.Plan, cfg ConvertConfig) []batch.FileResult {
+// planResults turns a dry run's plan into the results a report is made of,
+// Problems first: each planned file's batch.PlannedFile.Result (files is
+// batch.Runner.DryPlan's of plan, one per task).
+func planResults(plan *batch.Plan, files []batch.PlannedFile) []batch.FileResult {
 	out := append([]batch.FileResult(nil), plan.Problems...)
-	for _, t := range plan.Tasks {
-		need := batch.WorkerBytes(t.Estimate)
-		switch {
-		case t.Done != nil:
-			out = append(out, *t.Done)
-		case t.Err != nil:
-			out = append(out, batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
-		case need > cfg.MemBudget:
-			out = append(out, batch.FileResult{Task: t, Status: batch.StatusFailed,
-				Err: fmt.Errorf("%s: %w: needs an estimated %s, the budget is %s", t.Input, budget.ErrOverBudget,
-					budget.FormatSize(need), budget.FormatSize(cfg.MemBudget))})
-		default:
-			out = append(out, batch.FileResult{Task: t, Status: batch.StatusPlanned})
-		}
+	for _, f := range files {
+		out = append(out, f.Result())
 	}
 	return out
 }

@@ -28,14 +28,14 @@ var (
 
 	// ErrCrashed: the worker converting a file died of a signal it was
 	// not sent by rawbatch (SIGSEGV, SIGBUS, SIGABRT, ...), or was
-	// OOM-killed (pipeline.ErrCrashed).
+	// OOM-killed (batch.ErrCrashed).
 	ErrCrashed = errors.New("decoder crashed")
 	// ErrTimeout: the worker converting a file ran past its timeout and
-	// was killed (pipeline.ErrTimeout).
+	// was killed (batch.ErrTimeout).
 	ErrTimeout = errors.New("timed out")
 	// ErrTransient marks failures worth retrying: no space left on the
 	// output device, interrupted or would-block system calls, I/O
-	// timeouts (pipeline.ErrTransient). Its name travels on the worker
+	// timeouts (batch.ErrTransient). Its name travels on the worker
 	// wire only; the report calls such a failure "error".
 	ErrTransient = errors.New("transient failure")
 	// ErrNeedsWhole: a conversion admitted at the memory estimate of a
@@ -47,10 +47,10 @@ var (
 	// again. Its name travels on the worker wire only.
 	ErrNeedsWhole = errors.New("needs its whole-image memory, more than it was admitted with")
 	// ErrNotOurs: an output path holds a file rawbatch did not write
-	// (pipeline.ErrNotOurs).
+	// (batch.ErrNotOurs).
 	ErrNotOurs = errors.New("not written by rawbatch")
 	// ErrRecordNotSaved: the file was converted but its up-to-date record
-	// could not be saved (pipeline.ErrRecordNotSaved).
+	// could not be saved (batch.ErrRecordNotSaved).
 	ErrRecordNotSaved = errors.New("its up-to-date record could not be saved")
 )
 

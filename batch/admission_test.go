@@ -1,0 +1,81 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/pipeline"
+)
+
+// workerLike converts every job (writing its outputs) and counts a worker
+// process's own memory per conversion, as Subprocess does.
+type workerLike struct{ t *testing.T }
+
+func (workerLike) Overhead() int64 { return WorkerRSS }
+
+func (w workerLike) Execute(_ context.Context, j Job) Outcome { return writeOutputs(w.t, j) }
+
+// TestDryRunAdmitsAsRun: for a file whose need is just within the budget
+// and one just beyond it, with and without a kept stage cache, the dry
+// run's verdict (planned, or failed over budget) is the run's: converted,
+// or failed with budget.ErrOverBudget. The budget is placed one byte
+// either side of the need the dry run reports; a kept cache's entry
+// (tmpfs is memory) must be in both or in neither.
+func TestDryRunAdmitsAsRun(t *testing.T) {
+	s := pipeline.DefaultSettings()
+	fi := pipeline.FileInfo{Width: 600, Height: 400}
+	if pipeline.CacheEntryBytes(fi, s) == 0 {
+		t.Fatal("the file has no cache entry: the kept-cache case would test nothing")
+	}
+	for _, keep := range []bool{false, true} {
+		for _, side := range []int64{-1, 0, +1} { // budget = need + side
+			t.Run(fmt.Sprintf("keep=%v/budget=need%+d", keep, side), func(t *testing.T) {
+				in, out := t.TempDir(), t.TempDir()
+				touch(t, filepath.Join(in, "a.dng"), []byte("not really a raw"))
+				newPlan := func() *Plan {
+					p, err := PlanBatch([]string{in}, out, ".jpg")
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.Tasks[0].Info = fi
+					p.Tasks[0].Estimate = pipeline.Memory{Total: 40 << 20, Whole: 90 << 20, Streamed: true}
+					if keep {
+						p.WholeEstimates() // as planBatch does
+					}
+					return p
+				}
+				runner := func(memBudget int64) *Runner {
+					return &Runner{Settings: s, Jobs: 1, Cores: 1, Budget: memBudget, Executor: workerLike{t}, OutDir: out,
+						SettingsHash: SettingsHash(s), CacheDir: t.TempDir(), KeepCache: keep}
+				}
+				// The need the dry run reports, at an ample budget.
+				probe, _ := runner(1 << 40).DryPlan(newPlan())
+				need := probe[0].NeedBytes
+				if need <= 0 {
+					t.Fatalf("dry run reports no need: %+v", probe[0])
+				}
+				memBudget := need + side
+				dry, _ := runner(memBudget).DryPlan(newPlan())
+				res := runner(memBudget).Run(context.Background(), newPlan())
+				dryFits := dry[0].Status == StatusPlanned
+				runFits := res[0].Status == StatusConverted
+				if dryFits != runFits {
+					t.Fatalf("budget %d (dry run's need %d): dry run %s (%s), run %s (%v)", memBudget, need, dry[0].Status, dry[0].Reason, res[0].Status, res[0].Err)
+				}
+				if wantFits := side >= 0; dryFits != wantFits {
+					t.Errorf("budget need%+d: fits %v, want %v", side, dryFits, wantFits)
+				}
+				if !runFits && (!errors.Is(res[0].Err, budget.ErrOverBudget) || dry[0].Kind != "over-budget") {
+					t.Errorf("refused: run's error %v, dry run's kind %q; want over budget both", res[0].Err, dry[0].Kind)
+				}
+				if res[0].NeedBytes != need {
+					t.Errorf("run held (or was refused) %d bytes, the dry run says %d", res[0].NeedBytes, need)
+				}
+			})
+		}
+	}
+}
