@@ -386,7 +386,7 @@ func TestClassesAndBudget(t *testing.T) {
 
 // TestOverEveryBudget: with no bigger worker alive, the largest worker
 // runs a job of a class over its budget whose own estimate fits, and sends
-// one over its budget to the dead letters (over_budget), without a
+// one over its budget to the dead letters (over-budget), without a
 // conversion.
 func TestOverEveryBudget(t *testing.T) {
 	b, _ := startTestBroker(t)
@@ -410,8 +410,8 @@ func TestOverEveryBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dl.Kind != "over_budget" || !strings.Contains(dl.Reason, "every worker") {
-		t.Errorf("dead letter %+v, want over_budget, over every worker's budget", dl)
+	if dl.Kind != "over-budget" || !strings.Contains(dl.Reason, "every worker") {
+		t.Errorf("dead letter %+v, want over-budget, over every worker's budget", dl)
 	}
 }
 

@@ -12,7 +12,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	rbudget "github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
+
+// kindOverBudget is the failure kind of a job over every live worker's
+// memory budget: rawerr's name, which the report and convert give a file
+// over its budget.
+var kindOverBudget = rawerr.Kind(rbudget.ErrOverBudget)
+
+// kindRedelivered is the failure kind of a job delivered MaxDeliver times
+// without finishing (the queue's own: rawerr has no such kind).
+const kindRedelivered = "redelivered"
 
 // idleWait is how long the worker waits before asking again when no class
 // it can take had a job.
@@ -50,7 +60,7 @@ type workerState struct {
 
 // overBudgetGrace is how long a job over every live worker's budget waits,
 // from when it was published (and from when no bigger worker was seen),
-// before it is dead-lettered as over_budget: a bigger worker restarting
+// before it is dead-lettered as over-budget: a bigger worker restarting
 // (away for less) takes it meanwhile.
 func (o Options) overBudgetGrace() time.Duration { return 2 * o.AckWait }
 
@@ -397,7 +407,7 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	// lease, so that no earlier holder still running can commit too).
 	if attempt > c.o.MaxDeliver {
 		reason := fmt.Sprintf("delivered %d times without finishing (it killed or stalled its workers); not converted again", attempt-1)
-		ws.fail(msg, j, base, attempt, "redelivered", reason, ack)
+		ws.fail(msg, j, base, attempt, kindRedelivered, reason, ack)
 		return
 	}
 
@@ -489,7 +499,7 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 			d := c.o.Backoff[attempt-1]
 			st.State, st.Kind = Retrying, out.Kind
 			if st.Kind == "" {
-				st.Kind = "transient"
+				st.Kind = rawerr.KindTransient
 			}
 			st.Reason = fmt.Sprintf("%s; next attempt in %v", out.Reason, d)
 			st.Result, st.Stages = out.Report, out.Stages
@@ -505,7 +515,7 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 		}
 		kind := out.Kind
 		if kind == "" {
-			kind = "transient"
+			kind = rawerr.KindTransient
 		}
 		if !stillOurs(kind) {
 			return
@@ -561,7 +571,7 @@ func (ws *workerState) idleFor() bool {
 // takeLarge looks at the classes no worker of this budget takes: when jobs
 // wait there and no worker alive has a larger budget than this one, a job
 // that fits the budget after all (the classes are coarse) is run, and one
-// over it goes to the dead letters ("over_budget": over every worker's
+// over it goes to the dead letters ("over-budget": over every worker's
 // budget), but only once no bigger worker has been seen for the grace
 // (2 × AckWait) since the job was published (its message's time in the
 // stream): a bigger worker away for less (restarting) takes it. Otherwise it logs, once per change, what waits for a bigger
@@ -644,7 +654,7 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 			}
 			more := ""
 			if inGrace {
-				more = fmt.Sprintf(" (none alive: over_budget %v after its publish unless one comes)", grace)
+				more = fmt.Sprintf(" (none alive: %s %v after its publish unless one comes)", kindOverBudget, grace)
 			}
 			w.logf("%s in size class %s, over this worker's memory budget (%s), for a bigger worker%s", jobs, strings.Join(classes, ", "), rbudget.FormatSize(budget), more)
 		}
@@ -670,7 +680,7 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 				_ = msg.NakWithDelay(d)
 				continue
 			}
-			ws.startWith(jobCtx, msg, j, int(md.NumDelivered), &Outcome{Result: Permanent, Kind: "over_budget",
+			ws.startWith(jobCtx, msg, j, int(md.NumDelivered), &Outcome{Result: Permanent, Kind: kindOverBudget,
 				Reason: fmt.Sprintf("needs an estimated %s of memory, more than the memory budget of every worker (the largest: %s, %s)", rbudget.FormatSize(j.Estimate), rbudget.FormatSize(budget), ws.name)})
 			return true
 		}
