@@ -1,4 +1,4 @@
-// Package queue is rawbatch's multi-host mode (issue 15): jobs (one per
+// Package queue is rawbatch's multi-host mode: jobs (one per
 // input file) in a NATS JetStream work-queue stream, taken by `rawbatch
 // work` processes on many hosts, with a lease per running job in a KV
 // bucket (its revision is the fencing token), bounded delayed redelivery
@@ -44,7 +44,7 @@ import (
 	"github.com/rawbatch/rawbatch/budget"
 )
 
-// Defaults of Options (issue 15).
+// Defaults of Options.
 const (
 	DefaultAckWait    = 60 * time.Second
 	DefaultLeaseTTL   = 45 * time.Second

@@ -418,7 +418,7 @@ func TestOverEveryBudget(t *testing.T) {
 var metricLine = regexp.MustCompile(`^([a-z_]+)(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? (-?[0-9.e+]+|\+Inf)$`)
 
 // TestMetricsText: the metrics parse as Prometheus' text format and have
-// every name of the issue, with the queue's gauges from the broker.
+// every name docs/distributed.md lists, with the queue's gauges from the broker.
 func TestMetricsText(t *testing.T) {
 	b, _ := startTestBroker(t)
 	c := connectT(t, testOptions(b.URL()))

@@ -349,7 +349,7 @@ func TestLibraryPrintsNothing(t *testing.T) {
 }
 
 // TestCloseIsNoOutage: a client's own Close logs no "broker unreachable"
-// (it did, as the last line of every submit and worker: a second trial).
+// (it would be the last line of every submit and worker).
 func TestCloseIsNoOutage(t *testing.T) {
 	b, _ := startTestBroker(t)
 	var mu sync.Mutex
