@@ -494,7 +494,9 @@ func TestDoneRemovesOldDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome { return Outcome{Result: Done, Converted: true} })
-	waitFor(t, "the job done", func() bool { return statusOf(t, c, j.ID).State == Processed })
+	// The status is written before the old dead letter is removed and the
+	// job acked: wait for the ack (the job out of the stream).
+	waitFor(t, "the job done and acked", func() bool { return statusOf(t, c, j.ID).State == Processed && streamMsgs(t, c) == 0 })
 	if _, err := c.DeadLetterOf(context.Background(), j.ID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("dead letter of a job converted since: %v, want ErrNotFound", err)
 	}
@@ -606,6 +608,8 @@ func TestManyWorkers(t *testing.T) {
 		t.Errorf("jobs by worker %v, want every worker some", byWorker)
 	}
 	mu.Unlock()
+	// A job's status is written before its ack: wait for the acks.
+	waitFor(t, "every job acked", func() bool { return streamMsgs(t, sub) == 0 })
 	qi, err := sub.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)
