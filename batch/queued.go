@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,12 +15,12 @@ import (
 )
 
 // QueuedTask is a Task as a job of the multi-host mode carries it to a
-// worker on another host (issue 15, queue: a Job's Payload
-// is it as JSON): what the worker needs to convert the file exactly as
-// `rawbatch convert` would on the submitting host, after its planning
-// (walk, names, collisions, settle, up-to-date triage, Relocate). Paths
-// are as the submitter saw them (shared storage: the same mount on every
-// host, or mapped with PathMap).
+// worker on another host (a queue.Job's Payload is it as JSON, its paths
+// as bytes: MarshalJSON): what the worker needs to convert the file
+// exactly as `rawbatch convert` would on the submitting host, after its
+// planning (walk, names, collisions, settle, up-to-date triage,
+// Relocate). Paths are as the submitter saw them (shared storage: the
+// same mount on every host, or mapped with PathMap).
 type QueuedTask struct {
 	// Input, Rel, Output, OutputRel, Stem and Paths are the Task's.
 	Input     string   `json:"input"`
@@ -58,6 +59,72 @@ type QueuedTask struct {
 	// OtherGone: it takes the name of another photograph's deleted export.
 	NewPhoto  string `json:"new_photo,omitempty"`
 	OtherGone bool   `json:"other_gone,omitempty"`
+}
+
+// queuedFields is QueuedTask without its methods.
+type queuedFields QueuedTask
+
+// queuedWire is a QueuedTask as JSON: every path as bytes (base64), as the
+// worker wire sends them (a file name need not be UTF-8, and encoding/json
+// would replace such a byte by U+FFFD); the other fields as tagged.
+type queuedWire struct {
+	queuedFields
+	Input     []byte         `json:"input"`
+	Rel       []byte         `json:"rel"`
+	Output    []byte         `json:"output"`
+	OutputRel []byte         `json:"output_rel"`
+	Stem      []byte         `json:"stem"`
+	OutDir    []byte         `json:"outdir"`
+	Paths     []queuedOutput `json:"paths,omitempty"`
+	Outputs   []queuedOutput `json:"outputs,omitempty"`
+}
+
+// queuedOutput is an Output as JSON, its paths as bytes.
+type queuedOutput struct {
+	Variant   pipeline.Variant
+	Path, Rel []byte
+}
+
+func outputsToWire(os []Output) []queuedOutput {
+	if os == nil {
+		return nil
+	}
+	w := make([]queuedOutput, len(os))
+	for i, o := range os {
+		w[i] = queuedOutput{Variant: o.Variant, Path: []byte(o.Path), Rel: []byte(o.Rel)}
+	}
+	return w
+}
+
+func outputsFromWire(w []queuedOutput) []Output {
+	if w == nil {
+		return nil
+	}
+	os := make([]Output, len(w))
+	for i, o := range w {
+		os[i] = Output{Variant: o.Variant, Path: string(o.Path), Rel: string(o.Rel)}
+	}
+	return os
+}
+
+// MarshalJSON writes q with its paths as bytes (queuedWire).
+func (q QueuedTask) MarshalJSON() ([]byte, error) {
+	return json.Marshal(queuedWire{queuedFields: queuedFields(q),
+		Input: []byte(q.Input), Rel: []byte(q.Rel), Output: []byte(q.Output), OutputRel: []byte(q.OutputRel),
+		Stem: []byte(q.Stem), OutDir: []byte(q.OutDir), Paths: outputsToWire(q.Paths), Outputs: outputsToWire(q.Outputs)})
+}
+
+// UnmarshalJSON reads a QueuedTask written by MarshalJSON.
+func (q *QueuedTask) UnmarshalJSON(b []byte) error {
+	var w queuedWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*q = QueuedTask(w.queuedFields)
+	q.Input, q.Rel, q.Output, q.OutputRel = string(w.Input), string(w.Rel), string(w.Output), string(w.OutputRel)
+	q.Stem, q.OutDir = string(w.Stem), string(w.OutDir)
+	q.Paths, q.Outputs = outputsFromWire(w.Paths), outputsFromWire(w.Outputs)
+	return nil
 }
 
 // QueueTask returns t, planned by r (after Triage, Inspect and Relocate),
@@ -167,10 +234,21 @@ func (m PathMap) ReverseReport(report []byte) []byte {
 	back := m.Reverse()
 	f := &jr.File
 	if f.Input != "" {
-		f.Input, f.InputB64 = ReportPath(back.Path(f.Input))
+		in := f.Input
+		if b, err := base64.StdEncoding.DecodeString(f.InputB64); err == nil && f.InputB64 != "" {
+			in = string(b)
+		}
+		f.Input, f.InputB64 = ReportPath(back.Path(in))
 	}
 	for i := range f.Outputs {
-		f.Outputs[i].Path = back.Path(f.Outputs[i].Path)
+		o := &f.Outputs[i]
+		p := o.Path
+		if o.PathB64 != "" { // the exact bytes of a path that is not UTF-8
+			if b, err := base64.StdEncoding.DecodeString(o.PathB64); err == nil {
+				p = string(b)
+			}
+		}
+		o.Path, o.PathB64 = ReportPath(back.Path(p))
 	}
 	b, err := json.Marshal(jr)
 	if err != nil {

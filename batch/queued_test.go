@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -358,5 +359,55 @@ func TestStorageAway(t *testing.T) {
 		if StorageAway(&os.PathError{Op: "mkdir", Path: "/nas/out", Err: e}) {
 			t.Errorf("%v: away", e)
 		}
+	}
+}
+
+// TestQueuedTaskNonUTF8: a task whose paths hold a byte that is not UTF-8
+// keeps every path's bytes through JSON (paths travel as bytes, as on the
+// worker wire), and its JSON holds no U+FFFD.
+func TestQueuedTaskNonUTF8(t *testing.T) {
+	v := pipeline.Variant{Name: "main"}
+	q := QueuedTask{Input: "/in/lat\xe9.dng", Rel: "lat\xe9.dng", Output: "/out/lat\xe9.jpg", OutputRel: "lat\xe9.jpg",
+		Stem: "/out/lat\xe9", OutDir: "/out\xff", Size: 7, Version: "1.2.3",
+		Paths:   []Output{{Variant: v, Path: "/out/lat\xe9.jpg", Rel: "lat\xe9.jpg"}},
+		Outputs: []Output{{Variant: v, Path: "/out/lat\xe9-2.jpg", Rel: "lat\xe9-2.jpg"}}}
+	b, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "\ufffd") || strings.Contains(string(b), `\ufffd`) {
+		t.Errorf("JSON holds U+FFFD: %s", b)
+	}
+	var back QueuedTask
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, q) {
+		t.Errorf("after the round trip:\n%+v\nwant\n%+v", back, q)
+	}
+}
+
+// TestReverseReportNonUTF8: ReverseReport maps the exact bytes of a
+// report's input and outputs that are not UTF-8 (their *_b64), not their
+// display forms.
+func TestReverseReportNonUTF8(t *testing.T) {
+	jr := JobReport{File: FileReport{Status: StatusConverted}}
+	jr.File.Input, jr.File.InputB64 = ReportPath("/Volumes/nas/in/lat\xe9.dng")
+	o := ReportOutput{Written: true}
+	o.Path, o.PathB64 = ReportPath("/Volumes/nas/out/lat\xe9.jpg")
+	jr.File.Outputs = []ReportOutput{o}
+	b, err := json.Marshal(jr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := PathMap{{From: "/mnt/nas", To: "/Volumes/nas"}}
+	var back JobReport
+	if err := json.Unmarshal(m.ReverseReport(b), &back); err != nil {
+		t.Fatal(err)
+	}
+	wantIn, wantIn64 := ReportPath("/mnt/nas/in/lat\xe9.dng")
+	wantOut, wantOut64 := ReportPath("/mnt/nas/out/lat\xe9.jpg")
+	if f := back.File; f.Input != wantIn || f.InputB64 != wantIn64 || f.Outputs[0].Path != wantOut || f.Outputs[0].PathB64 != wantOut64 {
+		t.Errorf("reversed: %+v, want input %q (%s), output %q (%s)", f, wantIn, wantIn64, wantOut, wantOut64)
 	}
 }

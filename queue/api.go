@@ -1,4 +1,4 @@
-// Package queue is rawbatch's multi-host mode (issue 15): jobs (one per
+// Package queue is rawbatch's multi-host mode: jobs (one per
 // input file) in a NATS JetStream work-queue stream, taken by `rawbatch
 // work` processes on many hosts, with a lease per running job in a KV
 // bucket (its revision is the fencing token), bounded delayed redelivery
@@ -44,7 +44,7 @@ import (
 	"github.com/rawbatch/rawbatch/budget"
 )
 
-// Defaults of Options (issue 15).
+// Defaults of Options.
 const (
 	DefaultAckWait    = 60 * time.Second
 	DefaultLeaseTTL   = 45 * time.Second
@@ -245,9 +245,10 @@ type Status struct {
 	Queued  time.Time `json:"queued"`
 	Started time.Time `json:"started,omitzero"`
 	Ended   time.Time `json:"ended,omitzero"`
-	// Kind and Reason say why it failed or is retrying (Kind: a
-	// rawerr kind name: corrupt, unsupported, crashed, timeout,
-	// over_budget, transient, redelivered); Result is the Convert result
+	// Kind and Reason say why it failed or is retrying (Kind: the
+	// Outcome's kind, rawerr's names (corrupt, unsupported, crashed,
+	// timeout, over-budget, transient, ...), or the queue's own
+	// redelivered); Result is the Convert result
 	// of its last attempt (what a report shows: the caller's JSON).
 	Kind   string          `json:"kind,omitempty"`
 	Reason string          `json:"reason,omitempty"`
@@ -389,7 +390,7 @@ const (
 // Jobs at once and only while its memory budget (Sched) has room for the
 // job's class. A job over its budget is left to a bigger worker alive;
 // when none is, the worker with the largest budget runs it if its own
-// estimate fits, else dead-letters it as over_budget, but only once no
+// estimate fits, else dead-letters it as over-budget, but only once no
 // bigger worker has been seen for 2 × AckWait since the job was
 // published (the stream message's time): a bigger worker restarting
 // meanwhile takes it.

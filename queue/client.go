@@ -248,27 +248,16 @@ func serverVersion(v string) ([2]int, bool) {
 // and buckets.
 func (c *Client) setup(ctx context.Context) error {
 	url := c.nc.ConnectedUrlRedacted()
-	v := c.nc.ConnectedServerVersion()
-	if got, ok := serverVersion(v); ok && (got[0] < minServer[0] || got[0] == minServer[0] && got[1] < minServer[1]) {
-		return fmt.Errorf("queue: the NATS server at %s is version %s; rawbatch needs %d.%d or newer", url, v, minServer[0], minServer[1])
-	}
-	js, err := jetstream.New(c.nc)
-	if err != nil {
-		return fmt.Errorf("queue: %s: %w", url, err)
-	}
-	c.js = js
 	octx, cancel := c.op(ctx)
 	defer cancel()
-	if _, err := js.AccountInfo(octx); err != nil {
-		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
-			return fmt.Errorf("queue: the NATS server at %s has no JetStream (start it with -js): %w", url, err)
-		}
-		return fmt.Errorf("queue: JetStream at %s: %w", url, unavailable(err))
+	if err := c.checkServer(octx, url); err != nil {
+		return err
 	}
 	if err := c.ensureJobs(octx); err != nil {
 		return fmt.Errorf("queue: stream %s at %s: %w", jobsStream, url, unavailable(err))
 	}
-	c.deadS, err = js.CreateOrUpdateStream(octx, jetstream.StreamConfig{
+	var err error
+	c.deadS, err = c.js.CreateOrUpdateStream(octx, jetstream.StreamConfig{
 		Name:              deadStream,
 		Description:       "rawbatch dead letters: jobs that failed for good, with why",
 		Subjects:          []string{deadPrefix + ">"},
@@ -280,34 +269,75 @@ func (c *Client) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("queue: stream %s at %s: %w", deadStream, url, unavailable(err))
 	}
-	// The timings of what exists, unless this client sets them.
 	if !c.o.SetTimings {
-		if b, err := js.KeyValue(octx, leasesBucket); err == nil {
-			if st, err := b.Status(octx); err == nil && st.TTL() > 0 {
-				c.o.LeaseTTL = st.TTL()
-			}
-		}
-		if b, err := js.KeyValue(octx, workersBucket); err == nil {
-			if st, err := b.Status(octx); err == nil && st.TTL() > 0 {
-				c.o.Beat = st.TTL() / 3
-			}
-		}
-		if cons, err := js.Consumer(octx, jobsStream, consumerPre+allClasses()[0]); err == nil {
-			if cfg := cons.CachedInfo().Config; cfg.AckWait > 0 && cfg.MaxDeliver > 2 {
-				c.o.AckWait, c.o.MaxDeliver = cfg.AckWait, cfg.MaxDeliver-2
-			}
-		}
-		if c.o.AckWait <= c.o.LeaseTTL || c.o.Beat >= c.o.LeaseTTL {
-			return fmt.Errorf("queue: the broker at %s has inconsistent timings (ack wait %v, lease TTL %v, beat %v): start a worker with consistent ones", url, c.o.AckWait, c.o.LeaseTTL, c.o.Beat)
+		if err := c.adoptTimings(octx, url); err != nil {
+			return err
 		}
 	}
+	if err := c.ensureBuckets(octx, url); err != nil {
+		return err
+	}
+	return c.ensureConsumers(octx, url)
+}
+
+// checkServer checks that the server at url is recent enough and has
+// JetStream, and sets c.js.
+func (c *Client) checkServer(octx context.Context, url string) error {
+	v := c.nc.ConnectedServerVersion()
+	if got, ok := serverVersion(v); ok && (got[0] < minServer[0] || got[0] == minServer[0] && got[1] < minServer[1]) {
+		return fmt.Errorf("queue: the NATS server at %s is version %s; rawbatch needs %d.%d or newer", url, v, minServer[0], minServer[1])
+	}
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return fmt.Errorf("queue: %s: %w", url, err)
+	}
+	c.js = js
+	if _, err := js.AccountInfo(octx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return fmt.Errorf("queue: the NATS server at %s has no JetStream (start it with -js): %w", url, err)
+		}
+		return fmt.Errorf("queue: JetStream at %s: %w", url, unavailable(err))
+	}
+	return nil
+}
+
+// adoptTimings takes the timings of the buckets and consumers that exist
+// (the workers'), for a client that does not set them: the lease TTL, the
+// beat (a third of the registry's TTL), the ack wait and MaxDeliver. It
+// fails when they are inconsistent.
+func (c *Client) adoptTimings(octx context.Context, url string) error {
+	js := c.js
+	if b, err := js.KeyValue(octx, leasesBucket); err == nil {
+		if st, err := b.Status(octx); err == nil && st.TTL() > 0 {
+			c.o.LeaseTTL = st.TTL()
+		}
+	}
+	if b, err := js.KeyValue(octx, workersBucket); err == nil {
+		if st, err := b.Status(octx); err == nil && st.TTL() > 0 {
+			c.o.Beat = st.TTL() / 3
+		}
+	}
+	if cons, err := js.Consumer(octx, jobsStream, consumerPre+allClasses()[0]); err == nil {
+		if cfg := cons.CachedInfo().Config; cfg.AckWait > 0 && cfg.MaxDeliver > 2 {
+			c.o.AckWait, c.o.MaxDeliver = cfg.AckWait, cfg.MaxDeliver-2
+		}
+	}
+	if c.o.AckWait <= c.o.LeaseTTL || c.o.Beat >= c.o.LeaseTTL {
+		return fmt.Errorf("queue: the broker at %s has inconsistent timings (ack wait %v, lease TTL %v, beat %v): start a worker with consistent ones", url, c.o.AckWait, c.o.LeaseTTL, c.o.Beat)
+	}
+	return nil
+}
+
+// ensureBuckets opens or creates the leases, status and workers buckets
+// (with this client's timings when it sets them).
+func (c *Client) ensureBuckets(octx context.Context, url string) error {
 	kv := func(name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
 		if !c.o.SetTimings {
-			if b, err := js.KeyValue(octx, name); err == nil {
+			if b, err := c.js.KeyValue(octx, name); err == nil {
 				return b, nil
 			}
 		}
-		b, err := js.CreateOrUpdateKeyValue(octx, jetstream.KeyValueConfig{
+		b, err := c.js.CreateOrUpdateKeyValue(octx, jetstream.KeyValueConfig{
 			Bucket: name, Description: desc, History: 1, TTL: ttl,
 			Storage: jetstream.FileStorage, Replicas: 1,
 		})
@@ -316,23 +346,28 @@ func (c *Client) setup(ctx context.Context) error {
 		}
 		return b, nil
 	}
+	var err error
 	if c.leases, err = kv(leasesBucket, "rawbatch: the lease of each running job", c.o.LeaseTTL); err != nil {
 		return err
 	}
 	if c.status, err = kv(statusBucket, "rawbatch: each job's status", 0); err != nil {
 		return err
 	}
-	if c.workers, err = kv(workersBucket, "rawbatch: the workers alive", 3*c.o.Beat); err != nil {
-		return err
-	}
+	c.workers, err = kv(workersBucket, "rawbatch: the workers alive", 3*c.o.Beat)
+	return err
+}
+
+// ensureConsumers opens or creates the durable consumer of each class
+// (with this client's timings when it sets them).
+func (c *Client) ensureConsumers(octx context.Context, url string) error {
 	for _, class := range allClasses() {
 		if !c.o.SetTimings {
-			if cons, err := js.Consumer(octx, jobsStream, consumerPre+class); err == nil {
+			if cons, err := c.js.Consumer(octx, jobsStream, consumerPre+class); err == nil {
 				c.cons[class] = cons
 				continue
 			}
 		}
-		cons, err := js.CreateOrUpdateConsumer(octx, jobsStream, jetstream.ConsumerConfig{
+		cons, err := c.js.CreateOrUpdateConsumer(octx, jobsStream, jetstream.ConsumerConfig{
 			Durable:       consumerPre + class,
 			Description:   "rawbatch workers taking jobs of class " + class,
 			FilterSubject: jobsPrefix + class + ".>",
@@ -480,20 +515,9 @@ func refusal(err error) int {
 // the broker, a later call's is not. Unless retry (dead retry), a job
 // with a dead letter is refused with ErrDead.
 func (c *Client) publish(ctx context.Context, j Job, retry bool, msgID string) (bool, error) {
-	if !validID(j.ID) {
-		return false, fmt.Errorf("queue: job id %q of %s: not a valid id (JobID's hex digits)", j.ID, j.Input)
-	}
-	if j.Class == "" {
-		j.Class = classOf(j.Estimate)
-	}
-	if _, ok := c.cons[j.Class]; !ok {
-		return false, fmt.Errorf("queue: job %s of %s: unknown class %q", j.ID, j.Input, j.Class)
-	}
-	if j.Submitted.IsZero() {
-		j.Submitted = time.Now()
-	}
-	if j.Submitter == "" {
-		j.Submitter = c.o.Name
+	j, err := c.complete(j)
+	if err != nil {
+		return false, err
 	}
 	subj := jobSubject(j.Class, j.ID)
 	data, err := json.Marshal(j)
@@ -503,11 +527,7 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool, msgID string) (
 	// A dead job is queued again only by Retry (dead retry), even while
 	// its message is still in the stream (being dead-lettered).
 	if !retry {
-		dl, err := c.deadLetterOf(ctx, j.ID)
-		switch {
-		case err == nil:
-			return false, fmt.Errorf("queue: job %s of %s: %w (%s: %s): `rawbatch dead retry %s` queues it again", j.ID, j.Input, ErrDead, dl.Kind, dl.Reason, j.ID)
-		case !errors.Is(err, ErrNotFound):
+		if err := c.refuseDead(ctx, j); err != nil {
 			return false, err
 		}
 	}
@@ -534,15 +554,60 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool, msgID string) (
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return false, fmt.Errorf("queue: status of job %s of %s: %w", j.ID, j.Input, unavailable(err))
 	}
+	if queued, err := c.publishMsg(ctx, j, &nats.Msg{Subject: subj, Data: data}, msgID); !queued || err != nil {
+		return false, err
+	}
+	return true, c.setQueued(ctx, j, rev)
+}
+
+// complete checks j's id and class and fills in its class, time and
+// submitter when they are not set.
+func (c *Client) complete(j Job) (Job, error) {
+	if !validID(j.ID) {
+		return j, fmt.Errorf("queue: job id %q of %s: not a valid id (JobID's hex digits)", j.ID, j.Input)
+	}
+	if j.Class == "" {
+		j.Class = classOf(j.Estimate)
+	}
+	if _, ok := c.cons[j.Class]; !ok {
+		return j, fmt.Errorf("queue: job %s of %s: unknown class %q", j.ID, j.Input, j.Class)
+	}
+	if j.Submitted.IsZero() {
+		j.Submitted = time.Now()
+	}
+	if j.Submitter == "" {
+		j.Submitter = c.o.Name
+	}
+	return j, nil
+}
+
+// refuseDead returns an error wrapping ErrDead, with the dead letter's
+// kind and reason, when j has a dead letter; nil when it has none.
+func (c *Client) refuseDead(ctx context.Context, j Job) error {
+	dl, err := c.deadLetterOf(ctx, j.ID)
+	switch {
+	case err == nil:
+		return fmt.Errorf("queue: job %s of %s: %w (%s: %s): `rawbatch dead retry %s` queues it again", j.ID, j.Input, ErrDead, dl.Kind, dl.Reason, j.ID)
+	case errors.Is(err, ErrNotFound):
+		return nil
+	}
+	return err
+}
+
+// publishMsg publishes j's message msg with the de-duplication id msgID,
+// waiting with backoff while the queue is full (logging it once) until
+// there is room or ctx ends. It returns false when another submit queued
+// the job meanwhile.
+func (c *Client) publishMsg(ctx context.Context, j Job, msg *nats.Msg, msgID string) (bool, error) {
 	delay, told := 100*time.Millisecond, false
 	for {
-		octx, cancel = c.op(ctx)
-		_, err := c.js.PublishMsg(octx, &nats.Msg{Subject: subj, Data: data}, jetstream.WithMsgID(msgID))
+		octx, cancel := c.op(ctx)
+		_, err := c.js.PublishMsg(octx, msg, jetstream.WithMsgID(msgID))
 		cancel()
 		if err == nil {
 			// Even when ack.Duplicate: the id is this call's own, so the
 			// message in is this call's (a resend by the library's retry).
-			break
+			return true, nil
 		}
 		switch refusal(err) {
 		case refusedQueued:
@@ -553,13 +618,7 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool, msgID string) (
 		// The queue is full: wait for room (backpressure).
 		if !told {
 			told = true
-			n := "?"
-			ictx, icancel := c.op(ctx)
-			if si, err := c.jobs.Info(ictx); err == nil {
-				n = strconv.FormatUint(si.State.Msgs, 10)
-			}
-			icancel()
-			c.note(fmt.Sprintf("the queue is full (%s jobs waiting): waiting for room", n))
+			c.note(fmt.Sprintf("the queue is full (%s jobs waiting): waiting for room", c.depth(ctx)))
 		}
 		select {
 		case <-ctx.Done():
@@ -568,19 +627,37 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool, msgID string) (
 		}
 		delay = min(2*delay, 2*time.Second)
 	}
+}
+
+// depth returns the number of messages in the jobs stream, "?" when the
+// broker does not say.
+func (c *Client) depth(ctx context.Context) string {
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	if si, err := c.jobs.Info(octx); err == nil {
+		return strconv.FormatUint(si.State.Msgs, 10)
+	}
+	return "?"
+}
+
+// setQueued sets the status of j, just published, to queued: created, or
+// updated from revision rev (read before publishing), so that a status a
+// worker wrote meanwhile stays.
+func (c *Client) setQueued(ctx context.Context, j Job, rev uint64) error {
 	st := Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, State: Queued, Queued: j.Submitted}
 	b, _ := json.Marshal(st)
-	octx, cancel = c.op(ctx)
+	octx, cancel := c.op(ctx)
 	defer cancel()
+	var err error
 	if rev == 0 {
 		_, err = c.status.Create(octx, j.ID, b)
 	} else {
 		_, err = c.status.Update(octx, j.ID, b, rev)
 	}
 	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return true, fmt.Errorf("queue: status of job %s of %s: %w", j.ID, j.Input, unavailable(err))
+		return fmt.Errorf("queue: status of job %s of %s: %w", j.ID, j.Input, unavailable(err))
 	}
-	return true, nil
+	return nil
 }
 
 // putStatus writes st (bounded by the call timeout, whatever ctx).

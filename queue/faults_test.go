@@ -386,7 +386,7 @@ func TestClassesAndBudget(t *testing.T) {
 
 // TestOverEveryBudget: with no bigger worker alive, the largest worker
 // runs a job of a class over its budget whose own estimate fits, and sends
-// one over its budget to the dead letters (over_budget), without a
+// one over its budget to the dead letters (over-budget), without a
 // conversion.
 func TestOverEveryBudget(t *testing.T) {
 	b, _ := startTestBroker(t)
@@ -410,15 +410,15 @@ func TestOverEveryBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dl.Kind != "over_budget" || !strings.Contains(dl.Reason, "every worker") {
-		t.Errorf("dead letter %+v, want over_budget, over every worker's budget", dl)
+	if dl.Kind != "over-budget" || !strings.Contains(dl.Reason, "every worker") {
+		t.Errorf("dead letter %+v, want over-budget, over every worker's budget", dl)
 	}
 }
 
 var metricLine = regexp.MustCompile(`^([a-z_]+)(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? (-?[0-9.e+]+|\+Inf)$`)
 
 // TestMetricsText: the metrics parse as Prometheus' text format and have
-// every name of the issue, with the queue's gauges from the broker.
+// every name docs/distributed.md lists, with the queue's gauges from the broker.
 func TestMetricsText(t *testing.T) {
 	b, _ := startTestBroker(t)
 	c := connectT(t, testOptions(b.URL()))
@@ -494,7 +494,9 @@ func TestDoneRemovesOldDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome { return Outcome{Result: Done, Converted: true} })
-	waitFor(t, "the job done", func() bool { return statusOf(t, c, j.ID).State == Processed })
+	// The status is written before the old dead letter is removed and the
+	// job acked: wait for the ack (the job out of the stream).
+	waitFor(t, "the job done and acked", func() bool { return statusOf(t, c, j.ID).State == Processed && streamMsgs(t, c) == 0 })
 	if _, err := c.DeadLetterOf(context.Background(), j.ID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("dead letter of a job converted since: %v, want ErrNotFound", err)
 	}
@@ -606,6 +608,8 @@ func TestManyWorkers(t *testing.T) {
 		t.Errorf("jobs by worker %v, want every worker some", byWorker)
 	}
 	mu.Unlock()
+	// A job's status is written before its ack: wait for the acks.
+	waitFor(t, "every job acked", func() bool { return streamMsgs(t, sub) == 0 })
 	qi, err := sub.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)

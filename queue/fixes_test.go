@@ -157,7 +157,7 @@ func TestQueueMaxTriState(t *testing.T) {
 
 // TestOverBudgetGrace: a job over the budget of the only worker alive is
 // left queued (for a bigger worker) during the grace of 2 × AckWait from
-// its publish, and dead-lettered (over_budget) after it.
+// its publish, and dead-lettered (over-budget) after it.
 func TestOverBudgetGrace(t *testing.T) {
 	b, _ := startTestBroker(t)
 	testOverBudgetGrace(t, b.URL())
@@ -173,7 +173,7 @@ func testOverBudgetGrace(t *testing.T, url string) {
 		t.Errorf("converted %s, over the budget", d.Job.Input)
 		return Outcome{Result: Done}
 	})
-	waitFor(t, "the worker leaving the job within the grace", func() bool { return tw.logged("for a bigger worker (none alive: over_budget") })
+	waitFor(t, "the worker leaving the job within the grace", func() bool { return tw.logged("for a bigger worker (none alive: over-budget") })
 	if st := statusOf(t, c, over.ID).State; st != Queued && time.Since(over.Submitted) < o.overBudgetGrace() {
 		t.Fatalf("within the grace the job is %s, want queued", st)
 	}
@@ -182,8 +182,8 @@ func testOverBudgetGrace(t *testing.T, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dl.Kind != "over_budget" {
-		t.Errorf("dead letter %+v, want over_budget", dl)
+	if dl.Kind != "over-budget" {
+		t.Errorf("dead letter %+v, want over-budget", dl)
 	}
 	if waited := dl.Time.Sub(over.Submitted); waited < o.overBudgetGrace() {
 		t.Errorf("dead-lettered %v after its publish, before the grace of %v", waited, o.overBudgetGrace())
@@ -349,7 +349,7 @@ func TestLibraryPrintsNothing(t *testing.T) {
 }
 
 // TestCloseIsNoOutage: a client's own Close logs no "broker unreachable"
-// (it did, as the last line of every submit and worker: a second trial).
+// (it would be the last line of every submit and worker).
 func TestCloseIsNoOutage(t *testing.T) {
 	b, _ := startTestBroker(t)
 	var mu sync.Mutex

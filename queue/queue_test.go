@@ -360,6 +360,8 @@ func testWorkerOutcomes(t *testing.T, url string) {
 	if dead, err := c.Dead(context.Background(), "other"); err != nil || len(dead) != 0 {
 		t.Errorf("Dead of another batch = %v, %v; want none", dead, err)
 	}
+	// A job's status is written before its ack: wait for the acks.
+	waitFor(t, "every job acked", func() bool { return streamMsgs(t, c) == 0 })
 	qi, err := c.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)

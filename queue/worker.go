@@ -12,7 +12,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	rbudget "github.com/rawbatch/rawbatch/budget"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
+
+// kindOverBudget is the failure kind of a job over every live worker's
+// memory budget: rawerr's name, which the report and convert give a file
+// over its budget.
+var kindOverBudget = rawerr.Kind(rbudget.ErrOverBudget)
+
+// kindRedelivered is the failure kind of a job delivered MaxDeliver times
+// without finishing (the queue's own: rawerr has no such kind).
+const kindRedelivered = "redelivered"
 
 // idleWait is how long the worker waits before asking again when no class
 // it can take had a job.
@@ -50,7 +60,7 @@ type workerState struct {
 
 // overBudgetGrace is how long a job over every live worker's budget waits,
 // from when it was published (and from when no bigger worker was seen),
-// before it is dead-lettered as over_budget: a bigger worker restarting
+// before it is dead-lettered as over-budget: a bigger worker restarting
 // (away for less) takes it meanwhile.
 func (o Options) overBudgetGrace() time.Duration { return 2 * o.AckWait }
 
@@ -81,29 +91,7 @@ func (w *Worker) run(ctx context.Context) error {
 	})
 	defer stopGrace()
 
-	// The registry, every beat until Run returns.
-	regDone := make(chan struct{})
-	regStopped := make(chan struct{})
-	go func() {
-		defer close(regStopped)
-		t := time.NewTicker(c.o.Beat)
-		defer t.Stop()
-		for {
-			ws.register()
-			select {
-			case <-regDone:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	defer func() {
-		close(regDone)
-		<-regStopped
-		octx, cancel := c.op(context.Background())
-		_ = c.workers.Delete(octx, workerKey(ws.name))
-		cancel()
-	}()
+	defer ws.registerEveryBeat()()
 
 	away := false     // the broker is unreachable
 	delay := idleWait // before the next try after an error
@@ -150,6 +138,35 @@ func (w *Worker) run(ctx context.Context) error {
 	}
 	ws.wg.Wait()
 	return nil
+}
+
+// registerEveryBeat writes the worker's entry in the registry now and
+// every beat until the function it returns is called, which removes the
+// entry.
+func (ws *workerState) registerEveryBeat() (stop func()) {
+	c := ws.c
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(c.o.Beat)
+		defer t.Stop()
+		for {
+			ws.register()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		octx, cancel := c.op(context.Background())
+		_ = c.workers.Delete(octx, workerKey(ws.name))
+		cancel()
+	}
 }
 
 // free returns the bytes of the budget a new job may take: the budget
@@ -336,27 +353,101 @@ func (l *lease) release() {
 	_ = l.c.leases.Delete(octx, l.id, jetstream.LastRevision(rev))
 }
 
-// handle runs one delivery to its end.
+// delivery is one delivery of a job that a worker runs, with the status
+// it writes and, once taken, its lease.
+type delivery struct {
+	ws      *workerState
+	msg     jetstream.Msg
+	j       Job
+	attempt int
+	st      Status
+	l       *lease
+}
+
+// handle runs one delivery to its end: the lease, the dead letter of a job
+// past MaxDeliver, the conversion (override's outcome instead when set)
+// under the beat, and what its outcome says to do with the message.
 func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, attempt int, override *Outcome) {
 	w, c := ws.w, ws.c
 	m := w.Metrics
-	base := Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, Queued: j.Submitted, Attempt: attempt, Worker: ws.name}
-	ack := func() {
-		octx, cancel := c.op(context.Background())
-		defer cancel()
-		if err := msg.DoubleAck(octx); err != nil {
-			w.logf("job %s (%s): ack failed: %v (its redelivery will find it done)", j.ID, j.Input, err)
-		}
-	}
+	d := &delivery{ws: ws, msg: msg, j: j, attempt: attempt,
+		st: Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, Queued: j.Submitted, Attempt: attempt, Worker: ws.name}}
 	if m != nil && attempt > 1 {
 		m.redelivered()
 	}
-	// The lease.
+	if !d.takeLease() {
+		return
+	}
+	defer d.l.release()
+
+	// Past MaxDeliver: to the dead letters without converting (under the
+	// lease, so that no earlier holder still running can commit too).
+	if attempt > c.o.MaxDeliver {
+		reason := fmt.Sprintf("delivered %d times without finishing (it killed or stalled its workers); not converted again", attempt-1)
+		ws.fail(msg, j, d.st, attempt, kindRedelivered, reason, d.ack)
+		return
+	}
+
+	d.st.State, d.st.Started = Processing, time.Now()
+	d.putStatus()
+	w.logf("job %s (%s): attempt %d: taken", j.ID, j.Input, attempt)
+	if m != nil {
+		m.inflight(1)
+		defer m.inflight(-1)
+	}
+	out := d.convert(jobCtx, override)
+	switch out.Result {
+	case Done:
+		d.done(out)
+	case Permanent:
+		if d.stillOurs(out.Kind) {
+			d.st.Result, d.st.Stages = out.Report, out.Stages
+			ws.fail(msg, j, d.st, attempt, out.Kind, out.Reason, d.ack)
+		}
+	case Transient:
+		d.transient(out)
+	case Fenced:
+		if m != nil {
+			m.file("fenced")
+		}
+		w.logf("job %s (%s): attempt %d: fenced: nothing committed, not acked", j.ID, j.Input, attempt)
+	case Stopped:
+		d.st.State, d.st.Started = Queued, time.Time{}
+		d.putStatus()
+		_ = msg.Nak()
+		w.logf("job %s (%s): attempt %d: stopped (shutting down): handed back", j.ID, j.Input, attempt)
+	}
+}
+
+// ack acks the message (a double ack: the broker confirms it).
+func (d *delivery) ack() {
+	octx, cancel := d.ws.c.op(context.Background())
+	defer cancel()
+	if err := d.msg.DoubleAck(octx); err != nil {
+		d.ws.w.logf("job %s (%s): ack failed: %v (its redelivery will find it done)", d.j.ID, d.j.Input, err)
+	}
+}
+
+// putStatus writes the delivery's status, logging a failure.
+func (d *delivery) putStatus() {
+	if err := d.ws.c.putStatus(d.st); err != nil {
+		d.ws.w.logf("job %s (%s): status: %v", d.j.ID, d.j.Input, err)
+	}
+}
+
+// takeLease creates the job's lease (d.l), with its deadline timer that
+// fences the delivery when no renewal succeeded for LeaseTTL − Beat. It
+// returns false, having handed the message back, when another worker
+// holds the lease (back after what is left of its TTL) or the broker
+// refused (back after a beat).
+func (d *delivery) takeLease() bool {
+	ws, j := d.ws, d.j
+	w, c := ws.w, ws.c
 	val, _ := json.Marshal(struct {
 		Worker  string    `json:"worker"`
 		Attempt int       `json:"attempt"`
 		Since   time.Time `json:"since"`
-	}{ws.name, attempt, time.Now()})
+	}{ws.name, d.attempt, time.Now()})
 	octx, cancel := c.op(context.Background())
 	rev, err := c.leases.Create(octx, j.ID, val)
 	cancel()
@@ -370,19 +461,19 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 				}
 			}
 			cancel()
-			w.logf("job %s (%s): attempt %d: leased by another worker; handed back for %v", j.ID, j.Input, attempt, delay.Round(time.Millisecond))
+			w.logf("job %s (%s): attempt %d: leased by another worker; handed back for %v", j.ID, j.Input, d.attempt, delay.Round(time.Millisecond))
 		} else {
-			w.logf("job %s (%s): attempt %d: no lease: %v; handed back", j.ID, j.Input, attempt, err)
+			w.logf("job %s (%s): attempt %d: no lease: %v; handed back", j.ID, j.Input, d.attempt, err)
 		}
-		_ = msg.NakWithDelay(delay)
-		return
+		_ = d.msg.NakWithDelay(delay)
+		return false
 	}
 	l := &lease{c: c, id: j.ID, val: val, rev: rev, ch: make(chan struct{}), ok: time.Now()}
 	l.onLost = func() {
-		if m != nil {
-			m.leaseLost()
+		if w.Metrics != nil {
+			w.Metrics.leaseLost()
 		}
-		w.logf("job %s (%s): attempt %d: lease lost (fenced): stopping, committing nothing", j.ID, j.Input, attempt)
+		w.logf("job %s (%s): attempt %d: lease lost (fenced): stopping, committing nothing", j.ID, j.Input, d.attempt)
 	}
 	l.dead = time.AfterFunc(c.o.LeaseTTL-c.o.Beat, func() {
 		l.mu.Lock()
@@ -391,28 +482,18 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 			l.setLost()
 		}
 	})
-	defer l.release()
+	d.l = l
+	return true
+}
 
-	// Past MaxDeliver: to the dead letters without converting (under the
-	// lease, so that no earlier holder still running can commit too).
-	if attempt > c.o.MaxDeliver {
-		reason := fmt.Sprintf("delivered %d times without finishing (it killed or stalled its workers); not converted again", attempt-1)
-		ws.fail(msg, j, base, attempt, "redelivered", reason, ack)
-		return
-	}
-
-	st := base
-	st.State, st.Started = Processing, time.Now()
-	if err := c.putStatus(st); err != nil {
-		w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
-	}
-	w.logf("job %s (%s): attempt %d: taken", j.ID, j.Input, attempt)
-	if m != nil {
-		m.inflight(1)
-		defer m.inflight(-1)
-	}
-
-	// The beat: renew the lease and extend the ack deadline.
+// convert runs the worker's Convert on the delivery (or takes override)
+// while a beat renews the lease and extends the ack deadline. Whatever
+// Convert says, the outcome is Fenced when the lease was lost: another
+// worker may own the job now, so no ack, no status, no dead letter (never
+// both a commit and a dead letter); a conversion that committed before
+// the loss is found up to date by the redelivery.
+func (d *delivery) convert(jobCtx context.Context, override *Outcome) Outcome {
+	c, l := d.ws.c, d.l
 	beatDone := make(chan struct{})
 	beatStopped := make(chan struct{})
 	go func() {
@@ -428,7 +509,7 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 			case <-t.C:
 			}
 			if err := l.renew(); err == nil {
-				_ = msg.InProgress()
+				_ = d.msg.InProgress()
 			}
 		}
 	}()
@@ -436,95 +517,77 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	if override != nil {
 		out = *override
 	} else {
-		out = w.Convert(jobCtx, Delivery{Job: j, Attempt: attempt, Lost: l.ch, Fence: l.renew})
+		out = d.ws.w.Convert(jobCtx, Delivery{Job: d.j, Attempt: d.attempt, Lost: l.ch, Fence: l.renew})
 	}
 	close(beatDone)
 	<-beatStopped
-
 	if l.isLost() {
-		// Whatever Convert says, another worker may own the job now: no
-		// ack, no status, no dead letter (never both a commit and a dead
-		// letter). A conversion that committed before the loss is found
-		// up to date by the redelivery.
 		out.Result = Fenced
 	}
-	// stillOurs renews the lease before a dead letter: one must not race
-	// another holder's commit.
-	stillOurs := func(kind string) bool {
-		err := l.renew()
-		if err != nil {
-			w.logf("job %s (%s): attempt %d: failed (%s) but %v: not dead-lettered, handed back", j.ID, j.Input, attempt, kind, err)
-			if m != nil {
-				m.file("fenced")
-			}
+	return out
+}
+
+// stillOurs renews the lease before a dead letter, which must not race
+// another holder's commit; when it cannot, the job is handed back
+// (unacked) and counted fenced.
+func (d *delivery) stillOurs(kind string) bool {
+	err := d.l.renew()
+	if err != nil {
+		d.ws.w.logf("job %s (%s): attempt %d: failed (%s) but %v: not dead-lettered, handed back", d.j.ID, d.j.Input, d.attempt, kind, err)
+		if d.ws.w.Metrics != nil {
+			d.ws.w.Metrics.file("fenced")
 		}
-		return err == nil
 	}
-	switch out.Result {
-	case Done:
-		st.State, st.Ended = Processed, time.Now()
-		st.Kind, st.Reason = "", ""
-		st.Result, st.Stages = out.Report, out.Stages
-		if err := c.putStatus(st); err != nil {
-			w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
-		}
-		// A dead letter of an earlier submit of the same job (queued
-		// again after the de-duplication window) goes: never both.
-		if err := c.removeDead(context.Background(), j.ID); err != nil {
-			w.logf("job %s (%s): %v", j.ID, j.Input, err)
-		}
-		ack()
-		if m != nil {
-			m.done(out)
-		}
-		w.logf("job %s (%s): attempt %d: done", j.ID, j.Input, attempt)
-	case Permanent:
-		if !stillOurs(out.Kind) {
-			return
-		}
-		st.Result, st.Stages = out.Report, out.Stages
-		ws.fail(msg, j, st, attempt, out.Kind, out.Reason, ack)
-	case Transient:
-		if attempt <= len(c.o.Backoff) {
-			d := c.o.Backoff[attempt-1]
-			st.State, st.Kind = Retrying, out.Kind
-			if st.Kind == "" {
-				st.Kind = "transient"
-			}
-			st.Reason = fmt.Sprintf("%s; next attempt in %v", out.Reason, d)
-			st.Result, st.Stages = out.Report, out.Stages
-			if err := c.putStatus(st); err != nil {
-				w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
-			}
-			_ = msg.NakWithDelay(d)
-			if m != nil {
-				m.file("retried")
-			}
-			w.logf("job %s (%s): attempt %d: transient failure: %s; retry in %v", j.ID, j.Input, attempt, out.Reason, d)
-			return
-		}
-		kind := out.Kind
-		if kind == "" {
-			kind = "transient"
-		}
-		if !stillOurs(kind) {
-			return
-		}
-		st.Result, st.Stages = out.Report, out.Stages
-		ws.fail(msg, j, st, attempt, kind, fmt.Sprintf("transient failure persisted after %d attempts: %s", attempt, out.Reason), ack)
-	case Fenced:
-		if m != nil {
-			m.file("fenced")
-		}
-		w.logf("job %s (%s): attempt %d: fenced: nothing committed, not acked", j.ID, j.Input, attempt)
-	case Stopped:
-		st.State, st.Started = Queued, time.Time{}
-		if err := c.putStatus(st); err != nil {
-			w.logf("job %s (%s): status: %v", j.ID, j.Input, err)
-		}
-		_ = msg.Nak()
-		w.logf("job %s (%s): attempt %d: stopped (shutting down): handed back", j.ID, j.Input, attempt)
+	return err == nil
+}
+
+// done ends a delivery that committed its outputs (or found them up to
+// date): status processed, an older dead letter of the job removed, acked.
+func (d *delivery) done(out Outcome) {
+	w, c, j := d.ws.w, d.ws.c, d.j
+	d.st.State, d.st.Ended = Processed, time.Now()
+	d.st.Kind, d.st.Reason = "", ""
+	d.st.Result, d.st.Stages = out.Report, out.Stages
+	d.putStatus()
+	// A dead letter of an earlier submit of the same job (queued
+	// again after the de-duplication window) goes: never both.
+	if err := c.removeDead(context.Background(), j.ID); err != nil {
+		w.logf("job %s (%s): %v", j.ID, j.Input, err)
 	}
+	d.ack()
+	if w.Metrics != nil {
+		w.Metrics.done(out)
+	}
+	w.logf("job %s (%s): attempt %d: done", j.ID, j.Input, d.attempt)
+}
+
+// transient ends a delivery that failed transiently: handed back after
+// the attempt's Backoff delay (status retrying), or to the dead letters
+// once the delays are used up.
+func (d *delivery) transient(out Outcome) {
+	w, c, j := d.ws.w, d.ws.c, d.j
+	kind := out.Kind
+	if kind == "" {
+		kind = rawerr.KindTransient
+	}
+	if d.attempt <= len(c.o.Backoff) {
+		delay := c.o.Backoff[d.attempt-1]
+		d.st.State, d.st.Kind = Retrying, kind
+		d.st.Reason = fmt.Sprintf("%s; next attempt in %v", out.Reason, delay)
+		d.st.Result, d.st.Stages = out.Report, out.Stages
+		d.putStatus()
+		_ = d.msg.NakWithDelay(delay)
+		if w.Metrics != nil {
+			w.Metrics.file("retried")
+		}
+		w.logf("job %s (%s): attempt %d: transient failure: %s; retry in %v", j.ID, j.Input, d.attempt, out.Reason, delay)
+		return
+	}
+	if !d.stillOurs(kind) {
+		return
+	}
+	d.st.Result, d.st.Stages = out.Report, out.Stages
+	d.ws.fail(d.msg, j, d.st, d.attempt, kind, fmt.Sprintf("transient failure persisted after %d attempts: %s", d.attempt, out.Reason), d.ack)
 }
 
 // fail dead-letters the job, sets its status failed and acks it, in this
@@ -561,41 +624,71 @@ func (ws *workerState) idleFor() bool {
 // takeLarge looks at the classes no worker of this budget takes: when jobs
 // wait there and no worker alive has a larger budget than this one, a job
 // that fits the budget after all (the classes are coarse) is run, and one
-// over it goes to the dead letters ("over_budget": over every worker's
+// over it goes to the dead letters ("over-budget": over every worker's
 // budget), but only once no bigger worker has been seen for the grace
 // (2 × AckWait) since the job was published (its message's time in the
-// stream): a bigger worker away for less (restarting) takes it. Otherwise it logs, once per change, what waits for a bigger
-// worker. It returns whether it took a job.
+// stream): a bigger worker away for less (restarting) takes it. Otherwise
+// it logs, once per change, what waits for a bigger worker. It returns
+// whether it took a job.
 func (ws *workerState) takeLarge(jobCtx context.Context) bool {
-	c, w := ws.c, ws.w
+	c := ws.c
 	ws.mu.Lock()
 	ws.lastLarge = time.Now()
 	ws.mu.Unlock()
-	budget := w.Sched.Budget()
+	budget := ws.w.Sched.Budget()
 	octx, cancel := c.op(context.Background())
 	defer cancel()
-	var classes []string
-	waiting := 0
+	classes, waiting, err := ws.overClasses(octx, budget)
+	if err != nil {
+		return false
+	}
+	if len(classes) == 0 {
+		ws.told = ""
+		return false
+	}
+	largest := ws.largestAlive(octx, budget)
+	inGrace := false
+	if largest {
+		// Leave the classes whose oldest job is still within the grace.
+		if due := ws.dueClasses(octx, classes, budget); len(due) == 0 {
+			largest, inGrace = false, true // as if for a bigger worker, until the grace ends
+		} else {
+			classes = due
+		}
+	}
+	if !largest {
+		ws.tellWaiting(waiting, classes, budget, inGrace)
+		return false
+	}
+	return ws.takeOver(jobCtx, classes, budget)
+}
+
+// overClasses returns the classes over budget (those takeOne never
+// fetches) where jobs wait, largest first, and how many jobs wait there.
+func (ws *workerState) overClasses(octx context.Context, budget int64) (classes []string, waiting int, err error) {
 	all := allClasses()
 	for i := len(all) - 1; i >= 0; i-- {
 		if i < len(Classes) && Classes[i] <= budget || i == len(Classes) && budget >= Classes[len(Classes)-1] {
 			continue // taken by takeOne
 		}
-		ci, err := c.cons[all[i]].Info(octx)
+		ci, err := ws.c.cons[all[i]].Info(octx)
 		if err != nil {
-			return false
+			return nil, 0, err
 		}
 		if ci.NumPending > 0 {
 			classes = append(classes, all[i])
 			waiting += int(ci.NumPending)
 		}
 	}
-	if len(classes) == 0 {
-		ws.told = ""
-		return false
-	}
+	return classes, waiting, nil
+}
+
+// largestAlive reports whether no other worker in the registry has a
+// larger budget than budget, and keeps since when that has been so
+// (largestSince).
+func (ws *workerState) largestAlive(octx context.Context, budget int64) bool {
 	largest := true
-	_ = c.watchKV(octx, c.workers, false, func(e jetstream.KeyValueEntry) bool {
+	_ = ws.c.watchKV(octx, ws.c.workers, false, func(e jetstream.KeyValueEntry) bool {
 		var wi WorkerInfo
 		if json.Unmarshal(e.Value(), &wi) == nil && wi.Name != ws.name && wi.Budget > budget {
 			largest = false
@@ -607,51 +700,61 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 	} else if ws.largestSince.IsZero() {
 		ws.largestSince = time.Now()
 	}
-	grace := c.o.overBudgetGrace()
-	// wait is how long the job published at t still waits for a bigger
-	// worker (> 0: leave it).
-	wait := func(t time.Time) time.Duration {
-		if t.Before(ws.largestSince) {
-			t = ws.largestSince
-		}
-		return grace - time.Since(t)
+	return largest
+}
+
+// graceLeft is how long a job published at t still waits for a bigger
+// worker (> 0: leave it): the grace from t, or from when this worker
+// became the largest alive if that was later.
+func (ws *workerState) graceLeft(t time.Time) time.Duration {
+	if t.Before(ws.largestSince) {
+		t = ws.largestSince
 	}
-	inGrace := false
-	if largest {
-		// Leave the classes whose oldest job is still within the grace.
-		var due []string
-		for _, class := range classes {
-			// The class's oldest job: due when it fits this budget after
-			// all (run at once) or its grace is over.
-			m, err := c.jobs.GetMsg(octx, 1, jetstream.WithGetMsgSubject(jobsPrefix+class+".>"))
-			var head Job
-			if err != nil || wait(m.Time) <= 0 || json.Unmarshal(m.Data, &head) != nil || head.Estimate <= budget {
-				due = append(due, class)
-			}
-		}
-		if len(due) == 0 {
-			largest, inGrace = false, true // as if for a bigger worker, until the grace ends
-		} else {
-			classes = due
-		}
-	}
-	if !largest {
-		if tell := fmt.Sprint(waiting, classes); tell != ws.told {
-			ws.told = tell
-			jobs := "1 job waits"
-			if waiting != 1 {
-				jobs = fmt.Sprintf("%d jobs wait", waiting)
-			}
-			more := ""
-			if inGrace {
-				more = fmt.Sprintf(" (none alive: over_budget %v after its publish unless one comes)", grace)
-			}
-			w.logf("%s in size class %s, over this worker's memory budget (%s), for a bigger worker%s", jobs, strings.Join(classes, ", "), rbudget.FormatSize(budget), more)
-		}
-		return false
-	}
+	return ws.c.o.overBudgetGrace() - time.Since(t)
+}
+
+// dueClasses returns those of classes whose oldest job is due: it fits
+// budget after all (run at once), or its grace is over (or it cannot be
+// read).
+func (ws *workerState) dueClasses(octx context.Context, classes []string, budget int64) []string {
+	var due []string
 	for _, class := range classes {
-		mb, err := c.cons[class].FetchNoWait(1)
+		m, err := ws.c.jobs.GetMsg(octx, 1, jetstream.WithGetMsgSubject(jobsPrefix+class+".>"))
+		var head Job
+		if err != nil || ws.graceLeft(m.Time) <= 0 || json.Unmarshal(m.Data, &head) != nil || head.Estimate <= budget {
+			due = append(due, class)
+		}
+	}
+	return due
+}
+
+// tellWaiting logs, once per change of the count or the classes, that
+// waiting jobs in classes wait for a bigger worker than this one (of
+// budget), and, inGrace, when they go to the dead letters if none comes.
+func (ws *workerState) tellWaiting(waiting int, classes []string, budget int64, inGrace bool) {
+	tell := fmt.Sprint(waiting, classes)
+	if tell == ws.told {
+		return
+	}
+	ws.told = tell
+	jobs := "1 job waits"
+	if waiting != 1 {
+		jobs = fmt.Sprintf("%d jobs wait", waiting)
+	}
+	more := ""
+	if inGrace {
+		more = fmt.Sprintf(" (none alive: %s %v after its publish unless one comes)", kindOverBudget, ws.c.o.overBudgetGrace())
+	}
+	ws.w.logf("%s in size class %s, over this worker's memory budget (%s), for a bigger worker%s", jobs, strings.Join(classes, ", "), rbudget.FormatSize(budget), more)
+}
+
+// takeOver fetches the first job of classes, largest first, as the
+// largest worker alive: one that fits budget is run; one over it is
+// dead-lettered (over-budget) once its grace is over, else handed back
+// until then. It returns whether it took a job.
+func (ws *workerState) takeOver(jobCtx context.Context, classes []string, budget int64) bool {
+	for _, class := range classes {
+		mb, err := ws.c.cons[class].FetchNoWait(1)
 		if err != nil {
 			return false
 		}
@@ -666,11 +769,11 @@ func (ws *workerState) takeLarge(jobCtx context.Context) bool {
 				ws.start(jobCtx, msg, j, int(md.NumDelivered))
 				return true
 			}
-			if d := wait(md.Timestamp); d > 0 { // within the grace after all
+			if d := ws.graceLeft(md.Timestamp); d > 0 { // within the grace after all
 				_ = msg.NakWithDelay(d)
 				continue
 			}
-			ws.startWith(jobCtx, msg, j, int(md.NumDelivered), &Outcome{Result: Permanent, Kind: "over_budget",
+			ws.startWith(jobCtx, msg, j, int(md.NumDelivered), &Outcome{Result: Permanent, Kind: kindOverBudget,
 				Reason: fmt.Sprintf("needs an estimated %s of memory, more than the memory budget of every worker (the largest: %s, %s)", rbudget.FormatSize(j.Estimate), rbudget.FormatSize(budget), ws.name)})
 			return true
 		}

@@ -1,7 +1,7 @@
 package main
 
-// The harness of the multi-host mode's end-to-end tests (distributed_test.go,
-// issue 15's "Shown by" list): real processes of this test binary acting as
+// The harness of the multi-host mode's end-to-end tests (distributed_test.go):
+// real processes of this test binary acting as
 // rawbatch (TestMain puts it in $PATH as "rawbatch"): a broker in its own
 // process (so that it can be killed with SIGKILL and stopped with SIGSTOP),
 // `rawbatch work` processes under a supervisor that restarts a killed one
@@ -557,7 +557,7 @@ func commits(logs string, names []string) map[string]int {
 	return n
 }
 
-// checkInvariant checks issue 15's invariant over the inputs names: every
+// checkInvariant checks the queue's invariant over the inputs names: every
 // job ends either with its outputs and a processed record or in the dead
 // letters with a reason, never both, never neither; no temporary output
 // file is left; each input was committed at most once (exactly once if

@@ -1,6 +1,6 @@
 package main
 
-// More end-to-end tests of the multi-host mode (issue 15), on the harness
+// More end-to-end tests of the multi-host mode, on the harness
 // of distributed_harness_test.go: SIGTERM of a worker in the middle of a
 // file (within and past --grace), and workers of different memory budgets
 // (size classes).

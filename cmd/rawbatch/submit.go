@@ -162,7 +162,8 @@ func runSubmit(ctx context.Context, opts SubmitOptions, args []string) error {
 	return err
 }
 
-// submitBatch is the run of runSubmit.
+// submitBatch is the run of runSubmit: the plan, its jobs published, and
+// with --wait the jobs followed to their end and reported.
 func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runReport) error {
 	cfg := opts.ConvertConfig
 	ctx := sig.Ctx
@@ -190,41 +191,68 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		rep.total = len(plan.Tasks) + len(plan.Problems)
 		rep.mu.Unlock()
 	}
-	// Files settled at planning (up to date, failed), in the report as
-	// convert's run reports them.
-	var settled []batch.JobReport
-	failed, upToDate := 0, 0
-	settle := func(fr batch.FileResult) {
-		settled = append(settled, batch.JobReportOf(fr))
-		if fr.Status == batch.StatusFailed {
-			failed++
-		} else {
-			upToDate++
-		}
-		if opts.Wait || fr.Status == batch.StatusFailed {
-			rep.done(fr)
-		}
-	}
+	s := &submission{rep: rep, wait: opts.Wait, inputs: map[string]string{}}
 	for _, w := range plan.Warnings {
 		rep.warn(w)
 	}
 	for _, pr := range plan.Problems {
-		settle(pr)
+		s.settle(pr)
 	}
-	var ids []string
-	inputs := map[string]string{} // job id → input
-	queued, already := 0, 0
-	var notQueued []string // inputs never published (interrupted)
-	for _, t := range plan.Tasks {
+	if err := s.publish(ctx, c, r, plan.Tasks, name); err != nil {
+		return err
+	}
+	s.tell(name)
+	if !opts.Wait {
+		return &batchOutcome{failed: s.failed, interrupted: sig.interrupted()}
+	}
+	return s.waitAndReport(ctx, c, cfg, sig, rr)
+}
+
+// submission is what a submit keeps of its files: the report entries of
+// those settled at planning (up to date, failed) or refused as dead, the
+// jobs it queued (ids, and each one's input) and the inputs it did not
+// queue (interrupted).
+type submission struct {
+	rep  *reporter
+	wait bool
+
+	settled          []batch.JobReport
+	failed, upToDate int
+	ids              []string
+	inputs           map[string]string // job id → input
+	queued, already  int
+	notQueued        []string
+}
+
+// settle adds fr, a file settled at planning, to the report as convert's
+// run reports it (a line for a failure, or for every file with --wait).
+func (s *submission) settle(fr batch.FileResult) {
+	s.settled = append(s.settled, batch.JobReportOf(fr))
+	if fr.Status == batch.StatusFailed {
+		s.failed++
+	} else {
+		s.upToDate++
+	}
+	if s.wait || fr.Status == batch.StatusFailed {
+		s.rep.done(fr)
+	}
+}
+
+// publish publishes the job of each task of batch name that needs work
+// (settling the others), until ctx ends (the rest are not queued). A job
+// in the dead letters is failed, not queued again. Errors: encoding a
+// job, or the broker refusing one.
+func (s *submission) publish(ctx context.Context, c *queue.Client, r *batch.Runner, tasks []batch.Task, name string) error {
+	for _, t := range tasks {
 		switch {
 		case t.Done != nil:
-			settle(*t.Done)
+			s.settle(*t.Done)
 			continue
 		case t.Err != nil && !fileKind(t.Err):
-			settle(batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
+			s.settle(batch.FileResult{Task: t, Status: batch.StatusFailed, Err: t.Err})
 			continue
 		case ctx.Err() != nil:
-			notQueued = append(notQueued, t.Input)
+			s.notQueued = append(s.notQueued, t.Input)
 			continue
 		}
 		// A file whose header failed (corrupt, not raw, ...) is queued
@@ -239,71 +267,80 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 			// In the dead letters: failed, not queued again ('dead
 			// retry' is the way), not waited for.
 			jr := deadJobReport(ctx, c, job, err)
-			settled = append(settled, jr)
-			failed++
-			rep.jobDone(jr, queue.Status{})
+			s.settled = append(s.settled, jr)
+			s.failed++
+			s.rep.jobDone(jr, queue.Status{})
 			continue
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				notQueued = append(notQueued, t.Input)
+				s.notQueued = append(s.notQueued, t.Input)
 				continue
 			}
 			return fmt.Errorf("%s: queueing it: %w", t.Input, err)
 		}
 		if ok {
-			queued++
+			s.queued++
 		} else {
-			already++
+			s.already++
 		}
-		ids = append(ids, job.ID)
-		inputs[job.ID] = t.Input
+		s.ids = append(s.ids, job.ID)
+		s.inputs[job.ID] = t.Input
 	}
-	summary := fmt.Sprintf("batch %s: queued %d, already queued %d, up to date %d", name, queued, already, upToDate)
-	if failed > 0 {
-		summary += fmt.Sprintf(", failed %d", failed)
+	return nil
+}
+
+// tell notes the counts of batch name, and the files not queued.
+func (s *submission) tell(name string) {
+	summary := fmt.Sprintf("batch %s: queued %d, already queued %d, up to date %d", name, s.queued, s.already, s.upToDate)
+	if s.failed > 0 {
+		summary += fmt.Sprintf(", failed %d", s.failed)
 	}
-	rep.note(summary)
-	if len(notQueued) > 0 {
-		rep.note(fmt.Sprintf("interrupted while queuing: %d of %d files not queued; submit again to queue them",
-			len(notQueued), len(notQueued)+len(ids)))
+	s.rep.note(summary)
+	if len(s.notQueued) > 0 {
+		s.rep.note(fmt.Sprintf("interrupted while queuing: %d of %d files not queued; submit again to queue them",
+			len(s.notQueued), len(s.notQueued)+len(s.ids)))
 	}
-	if !opts.Wait {
-		return &batchOutcome{failed: failed, interrupted: sig.interrupted()}
-	}
+}
+
+// waitAndReport waits for the jobs queued (or, when queuing was
+// interrupted, takes a short look at those that ended), then writes the
+// summary and --report of every file, the jobs not ended and the files
+// not queued as skipped; its outcome is convert's.
+func (s *submission) waitAndReport(ctx context.Context, c *queue.Client, cfg ConvertConfig, sig *interrupts, rr *runReport) error {
 	var jobs []batch.JobReport
-	ended := map[string]bool{}
+	var ended map[string]bool
 	stillQueued := "still queued (submit stopped waiting)"
-	if len(notQueued) > 0 {
+	if len(s.notQueued) > 0 {
 		// Stopped before waiting: what the broker knows of the queued
 		// jobs already, in a short look.
-		jobs, ended = endedJobs(c, ids)
+		jobs, ended = endedJobs(c, s.ids)
 		stillQueued = "queued (submit stopped before they ended)"
 	} else {
-		jobs, ended = waitJobs(ctx, c, ids, rep)
+		jobs, ended = waitJobs(ctx, c, s.ids, s.rep)
 	}
-	all := append(settled, jobs...)
+	all := append(s.settled, jobs...)
 	skipped := func(in, reason string) {
 		jr := batch.JobReport{File: batch.FileReport{Status: batch.StatusSkipped, Reason: reason, Outputs: []batch.ReportOutput{}}}
 		jr.File.Input, jr.File.InputB64 = batch.ReportPath(in)
 		all = append(all, jr)
 	}
-	for _, id := range ids { // Ctrl-C: the jobs not ended yet
+	for _, id := range s.ids { // Ctrl-C: the jobs not ended yet
 		if !ended[id] {
-			skipped(inputs[id], stillQueued)
+			skipped(s.inputs[id], stillQueued)
 		}
 	}
-	for _, in := range notQueued {
+	for _, in := range s.notQueued {
 		skipped(in, "not queued (interrupted)")
 	}
 	sum := batch.BuildReportOf(all).Summary
 	out := &batchOutcome{interrupted: sig.interrupted(), converted: sum.Converted, failed: sum.Failed, locked: sum.Locked, skipped: sum.Skipped}
-	rep.jobSummary(out, all)
+	s.rep.jobSummary(out, all)
 	if cfg.Report != "" {
-		rr.warnings, rr.written = rep.warnings, true
+		rr.warnings, rr.written = s.rep.warnings, true
 		report := rr.buildFrom(batch.BuildReportOf(all), sig.interrupted(), false, exitCode(out))
 		if err := batch.WriteJSON(cfg.Report, report); err != nil {
-			rep.warn("writing the report: " + err.Error())
+			s.rep.warn("writing the report: " + err.Error())
 		}
 	}
 	return out
