@@ -153,6 +153,32 @@ func TestHandleRefusesOtherThreads(t *testing.T) {
 	}
 }
 
+// TestCancelDuringClose: Cancel, which any goroutine may call (a context's
+// AfterFunc does), runs while the owner closes the handle and after it,
+// without touching the freed C state (a data race under -race otherwise).
+func TestCancelDuringClose(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for range 50 {
+		h, err := New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 100 {
+				h.Cancel()
+			}
+		}()
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		h.Cancel()
+	}
+}
+
 func TestOutputSizeMatchesRotation(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
