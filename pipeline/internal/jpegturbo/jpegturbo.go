@@ -217,18 +217,20 @@ func (c *Compressor) Finish() error {
 }
 
 // Warnings is the number of libjpeg warnings of the last compression
-// (never printed; a compression has none in normal use).
+// (never printed; a compression has none in normal use); 0 after Close
+// or on another thread than the Compressor's.
 func (c *Compressor) Warnings() int {
-	if c.j == nil {
+	if c.check() != nil {
 		return 0
 	}
 	return int(c.j.warnings)
 }
 
 // Sampling returns the sampling factors of component comp (0 luma, 1 and
-// 2 chroma) as set for the compression under way or last started.
+// 2 chroma) as set for the compression under way or last started; ok is
+// false after Close or on another thread than the Compressor's.
 func (c *Compressor) Sampling(comp int) (h, v int, ok bool) {
-	if c.j == nil {
+	if c.check() != nil {
 		return 0, 0, false
 	}
 	var ch, cv C.int

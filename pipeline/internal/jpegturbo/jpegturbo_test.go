@@ -165,6 +165,22 @@ func TestWrongThread(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrWrongThread) {
 		t.Errorf("Start from another thread: %v", err)
 	}
+	if err := c.Start(io.Discard, 8, 8, Options{Quality: 90, HSamp: 2, VSamp: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ok := make(chan bool)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		_, _, sampled := c.Sampling(0)
+		ok <- sampled
+	}()
+	if <-ok {
+		t.Error("Sampling from another thread answered")
+	}
+	if h, v, sampled := c.Sampling(0); !sampled || h != 2 || v != 1 {
+		t.Errorf("Sampling(0) on the compressor's thread: %d×%d, %v", h, v, sampled)
+	}
 }
 
 type failAfter struct{ n int }
