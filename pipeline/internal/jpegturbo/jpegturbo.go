@@ -319,9 +319,10 @@ func APIVersion() int { return int(C.rb_jpeg_lib_version()) }
 // WorkingBytes is libjpeg's memory in bytes for a width×height image with
 // optimised Huffman tables and luma sampling hSamp×vSamp: the whole-image
 // coefficient buffer (2 bytes per coefficient, each plane padded to whole
-// MCUs) plus a fixed 256 KiB for its tables and row buffers (measured:
-// about 125 KB) and this package's 64 KiB output buffer. An estimate from libjpeg's design (jccoefct.c), checked
-// against the measured heap growth in this package's tests.
+// MCUs) plus a fixed 256 KiB for its tables and row buffers (about 125 KB
+// in use) and this package's 64 KiB output buffer. An estimate from
+// libjpeg's design (jccoefct.c), checked against the heap growth in this
+// package's tests.
 func WorkingBytes(width, height, hSamp, vSamp int) int64 {
 	mcuW, mcuH := 8*hSamp, 8*vSamp
 	pw := int64((width + mcuW - 1) / mcuW * mcuW)

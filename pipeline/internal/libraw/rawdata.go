@@ -2,7 +2,7 @@ package libraw
 
 // Access to the unpacked raw CFA data between Unpack and Process: the data
 // itself, the colour of each photosite, the black and white levels, and a
-// way to change the white level LibRaw's Process uses (issue 12).
+// way to change the white level LibRaw's Process uses.
 //
 // Supported: single-sample mosaic data in rawdata.raw_image, that is Bayer
 // (filters > 1000) and X-Trans (filters 9) sensors, and Leaf-style 16×16

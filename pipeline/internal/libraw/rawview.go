@@ -2,7 +2,7 @@ package libraw
 
 // In-place access to the unpacked Bayer data and the LibRaw state that
 // decides how LibRaw's own processing would scale it (scale_colors), for
-// rawbatch's own demosaic (issue 14 point 4): the samples are read where
+// rawbatch's own demosaic: the samples are read where
 // LibRaw keeps them, without a copy.
 
 /*

@@ -1,7 +1,7 @@
 package libraw
 
 // Writing the visible area of the unpacked raw CFA data back, for the DNG
-// opcode stage that applies GainMap to the CFA (issue 13).
+// opcode stage that applies GainMap to the CFA.
 
 /*
 #include "rb_libraw.h"
