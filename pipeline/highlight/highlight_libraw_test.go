@@ -27,22 +27,35 @@ func clipDNG(t *testing.T, hot bool) string {
 	return path
 }
 
+// openRaw opens path with LibRaw on the calling goroutine's OS thread,
+// which it locks; done closes the handle and unlocks the thread.
+func openRaw(t *testing.T, path string) (h *libraw.Handle, done func()) {
+	t.Helper()
+	runtime.LockOSThread()
+	h, err := libraw.New()
+	if err != nil {
+		runtime.UnlockOSThread()
+		t.Fatal(err)
+	}
+	done = func() {
+		h.Close()
+		runtime.UnlockOSThread()
+	}
+	if err := h.Open(path); err != nil {
+		done()
+		t.Fatal(err)
+	}
+	return h, done
+}
+
 // decodeClip decodes path through LibRaw with camera white balance and
 // highlight mode 0 (clip), with the data-derived white level applied
 // (fix) or LibRaw's own; it returns the camera RGB (W×H×3, white-balanced,
 // in [0,1]) and the rescale used.
 func decodeClip(t *testing.T, path string, fix bool) ([]float32, int, int, highlight.Rescale) {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := libraw.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	h, done := openRaw(t, path)
+	defer done()
 	if err := h.Unpack(); err != nil {
 		t.Fatal(err)
 	}
@@ -131,16 +144,8 @@ func TestClippedHalfNeutralAfterWhiteLevelFix(t *testing.T) {
 
 func TestCanonD30PileFromTheData(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "raw", "canond30_CRW.CRW")
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := libraw.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	h, done := openRaw(t, path)
+	defer done()
 	if err := h.Unpack(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,16 +171,8 @@ func TestCanonD30PileFromTheData(t *testing.T) {
 // data white level: clipped on the sensor, whatever the decode does.
 func sensorClipped(t *testing.T, path string) []bool {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := libraw.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	h, done := openRaw(t, path)
+	defer done()
 	if err := h.Unpack(); err != nil {
 		t.Fatal(err)
 	}
@@ -246,16 +243,8 @@ func TestCanonD30ClippedGreen(t *testing.T) {
 // JPEG is close to).
 func TestCanonD30AutoWB(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "raw", "canond30_CRW.CRW")
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := libraw.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	h, done := openRaw(t, path)
+	defer done()
 	in := h.Info()
 	tungsten := h.PresetMultipliers(libraw.WBITungsten)
 	daylight := h.PresetMultipliers(libraw.WBIDaylight)
