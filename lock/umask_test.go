@@ -9,8 +9,8 @@ import (
 
 // TestUmaskModes: the lock directory is made 0777 and lock files 0666,
 // both minus the umask, so that a group sharing OUTDIR under umask 002 can
-// lock each other's files (the trial of issue 9: 0755 and 0644 whatever
-// the umask); umask 077 keeps them private. The test changes the
+// lock each other's files (not 0755 and 0644 whatever the umask); umask
+// 077 keeps them private. The test changes the
 // process's umask: it must not run in parallel with others.
 func TestUmaskModes(t *testing.T) {
 	for _, c := range []struct {

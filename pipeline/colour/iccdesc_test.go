@@ -14,7 +14,7 @@ import (
 
 // Every embedded profile carries its full description, a size field equal
 // to its length (a multiple of 4), a tag table whose entries lie inside it,
-// and the profile ID of its bytes (issue 9.31).
+// and the profile ID of its bytes.
 func TestICCDescriptions(t *testing.T) {
 	for _, name := range ICCProfileNames() {
 		p, _ := ICCProfile(name)

@@ -112,7 +112,8 @@ func box(src, dst, tmp []float32, w, h, r int) {
 // TestCandidates prints, for each candidate, the flat patch's noise
 // relative to the input's, the step contrast kept and the time per
 // megapixel on a 2 MP image (go test -run TestCandidates -v). It fails only
-// if the chosen method no longer meets the bar.
+// if the chosen method (the first) does not halve the flat patch's noise
+// while keeping 90 % of the step's contrast.
 func TestCandidates(t *testing.T) {
 	const w, h = 1600, 1200
 	cands := []struct {

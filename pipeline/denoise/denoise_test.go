@@ -61,7 +61,7 @@ func stats(pix []float32, w, h, c, x0, x1 int) (mean, sd float64) {
 	return mean, math.Sqrt(max(s2/float64(n)-mean*mean, 0))
 }
 
-// edgeMeasure is what the issue asks of a denoise on the step image: the
+// edgeMeasure is what a denoise is judged by on the step image: the
 // flat patch's standard deviation (the left half, away from the edge) and
 // the step's contrast as the difference of the mean levels 2..6 pixels
 // each side of the edge, averaged over the channels.

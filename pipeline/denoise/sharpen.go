@@ -52,8 +52,15 @@ type Sharpener struct {
 // NewSharpener returns the row-by-row CaptureSharpen of a w×h image
 // (w, h > 0, amount ≠ 0, sigma > 0).
 func NewSharpener(w, h int, amount, sigma float64) *Sharpener {
-	r := min(3, int(math.Ceil(3*sigma)))
-	k := make([]float32, 2*r+1)
+	k, r := gaussianTaps(sigma)
+	return &Sharpener{w: w, h: h, r: r, k: k, a: float32(amount)}
+}
+
+// gaussianTaps returns the normalised Gaussian of standard deviation sigma
+// (> 0) sampled at −r..r, r = ⌈3σ⌉ capped at 3: k[i+r] is the tap at i.
+func gaussianTaps(sigma float64) (k []float32, r int) {
+	r = min(3, int(math.Ceil(3*sigma)))
+	k = make([]float32, 2*r+1)
 	var sum float64
 	for i := -r; i <= r; i++ {
 		g := math.Exp(-float64(i*i) / (2 * sigma * sigma))
@@ -63,7 +70,7 @@ func NewSharpener(w, h int, amount, sigma float64) *Sharpener {
 	for i := range k {
 		k[i] /= float32(sum)
 	}
-	return &Sharpener{w: w, h: h, r: r, k: k, a: float32(amount)}
+	return k, r
 }
 
 // Lookahead is how many rows below the last row a call of Rows finishes

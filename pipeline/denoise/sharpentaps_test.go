@@ -16,17 +16,7 @@ func captureSharpenLoops(pix []float32, w, h int, amount, sigma float64) {
 		return
 	}
 	pix = pix[:3*n]
-	r := min(3, int(math.Ceil(3*sigma)))
-	k := make([]float32, 2*r+1)
-	var sum float64
-	for i := -r; i <= r; i++ {
-		g := math.Exp(-float64(i*i) / (2 * sigma * sigma))
-		k[i+r] = float32(g)
-		sum += g
-	}
-	for i := range k {
-		k[i] /= float32(sum)
-	}
+	k, r := gaussianTaps(sigma)
 	l := make([]float32, n)
 	par.Rows(h, func(lo, hi int) {
 		for i := lo * w; i < hi*w; i++ {

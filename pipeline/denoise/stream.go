@@ -7,7 +7,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
-// The streamed form of Wavelet (issue 14, docs/denoise.md "Streaming"):
+// The streamed form of Wavelet (docs/denoise.md "Streaming"):
 // the image comes row by row, top to bottom, as a streamed conversion
 // makes it, and is never held whole. The smoothings c_{j+1} = B3_j ∗ c_j
 // of the à trous cascade depend on the input alone, not on any

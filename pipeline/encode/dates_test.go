@@ -6,9 +6,9 @@ import (
 )
 
 // dates copies the strings as given, and only those; a time stamp is used
-// only without any, as DateTimeOriginal. (Before the trial of issue 9,
-// DateTime and DateTimeOriginal stood in for each other: a DNG with only a
-// ModifyDate got it as DateTimeOriginal, a capture time it does not have.)
+// only without any, as DateTimeOriginal. DateTime and DateTimeOriginal do
+// not stand in for each other: a DNG with only a ModifyDate does not get
+// it as DateTimeOriginal, a capture time it does not have.
 func TestEXIFDates(t *testing.T) {
 	ts := time.Date(2021, 3, 14, 2, 30, 15, 250e6, time.UTC)
 	for _, c := range []struct {

@@ -12,17 +12,9 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
-// Tag is one standard EXIF or GPS tag copied from the raw file: its
-// directory (tifftag.DirImage for IFD0, DirExif, DirGPS), number, TIFF
-// field type and value bytes in big-endian order (count = len(Value) /
-// tifftag.TypeSize(Type)). Same fields as header.Tag, so one converts to
-// the other.
-type Tag struct {
-	Dir   tifftag.Dir
-	ID    uint16
-	Type  uint16
-	Value []byte
-}
+// Tag is one standard EXIF or GPS tag copied from the raw file
+// (tifftag.Entry, the type of header.Tag too).
+type Tag = tifftag.Entry
 
 // exifDirs are the entries of the three IFDs an output's EXIF holds, each
 // sorted by tag number; gps may be empty, and exif is empty only when

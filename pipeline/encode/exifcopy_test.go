@@ -13,11 +13,11 @@ import (
 )
 
 func shortTag(d tifftag.Dir, id, v uint16) Tag {
-	return Tag{d, id, tifftag.TypeShort, binary.BigEndian.AppendUint16(nil, v)}
+	return Tag{Dir: d, ID: id, Type: tifftag.TypeShort, Value: binary.BigEndian.AppendUint16(nil, v)}
 }
 
 func asciiTag(d tifftag.Dir, id uint16, s string) Tag {
-	return Tag{d, id, tifftag.TypeASCII, append([]byte(s), 0)}
+	return Tag{Dir: d, ID: id, Type: tifftag.TypeASCII, Value: append([]byte(s), 0)}
 }
 
 // copiedMeta is testMeta with raw tags: an Orientation of 6 and another
@@ -29,12 +29,12 @@ func copiedMeta() Metadata {
 		shortTag(tifftag.DirImage, tifftag.Orientation, 6),
 		asciiTag(tifftag.DirImage, tifftag.Software, "Adobe Photoshop Camera Raw"),
 		asciiTag(tifftag.DirImage, tifftag.Artist, "Ada"),
-		{tifftag.DirExif, tifftag.ExposureTime, tifftag.TypeRational, []byte{0, 0, 0, 10, 0, 0, 0x09, 0xc4}}, // 10/2500
+		{Dir: tifftag.DirExif, ID: tifftag.ExposureTime, Type: tifftag.TypeRational, Value: []byte{0, 0, 0, 10, 0, 0, 0x09, 0xc4}}, // 10/2500
 		shortTag(tifftag.DirExif, 37385, 16),
 		asciiTag(tifftag.DirExif, 42033, "033024001432"),
 		asciiTag(tifftag.DirExif, tifftag.DateTimeDigitized, "\x00\x00\x00"), // empty: not copied
 		asciiTag(tifftag.DirGPS, 1, "N"),
-		{tifftag.DirGPS, 2, tifftag.TypeRational, []byte{0, 0, 0, 48, 0, 0, 0, 1, 0, 0, 0, 51, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 1}},
+		{Dir: tifftag.DirGPS, ID: 2, Type: tifftag.TypeRational, Value: []byte{0, 0, 0, 48, 0, 0, 0, 1, 0, 0, 0, 51, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 1}},
 	}
 	return md
 }
@@ -169,7 +169,7 @@ func TestXMPPacket(t *testing.T) {
 func TestEXIFTooLargeFallsBack(t *testing.T) {
 	md := copiedMeta()
 	for i := 0; i < 9; i++ {
-		md.Tags = append(md.Tags, Tag{tifftag.DirExif, uint16(37510 + i), tifftag.TypeUndefined, make([]byte, 8000)})
+		md.Tags = append(md.Tags, Tag{Dir: tifftag.DirExif, ID: uint16(37510 + i), Type: tifftag.TypeUndefined, Value: make([]byte, 8000)})
 	}
 	b := EXIF(md)
 	if len(b) > 65000 {

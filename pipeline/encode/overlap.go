@@ -1,6 +1,6 @@
 package encode
 
-// Encoding beside row production (issue 14): a producer that makes its
+// Encoding beside row production: a producer that makes its
 // rows a band at a time (Bands) hands them to the encoder through a
 // bounded queue, the encoder running on its own goroutine (JPEG: locked
 // to its OS thread, its libjpeg object created, used and closed there)

@@ -53,6 +53,20 @@ func PNG16(w io.Writer, img image.Image, icc []byte, md Metadata) error {
 // (png.DefaultCompression, png.NoCompression, png.BestSpeed or
 // png.BestCompression).
 func PNG16Level(w io.Writer, img image.Image, icc []byte, md Metadata, level png.CompressionLevel) error {
+	if err := pngBounds(img); err != nil {
+		return err
+	}
+	switch level {
+	case png.DefaultCompression, png.NoCompression, png.BestSpeed, png.BestCompression:
+	default:
+		return fmt.Errorf("encode: invalid PNG compression level %d", level)
+	}
+	return writePNG(w, img, opaque16, level, icc, md)
+}
+
+// pngBounds refuses an image PNG cannot hold: an empty one, or one with a
+// side over 2³¹−1 pixels.
+func pngBounds(img image.Image) error {
 	b := img.Bounds()
 	if b.Empty() {
 		return errors.New("encode: empty image")
@@ -60,11 +74,13 @@ func PNG16Level(w io.Writer, img image.Image, icc []byte, md Metadata, level png
 	if b.Dx() > math.MaxInt32 || b.Dy() > math.MaxInt32 {
 		return errors.New("encode: image too large for PNG")
 	}
-	switch level {
-	case png.DefaultCompression, png.NoCompression, png.BestSpeed, png.BestCompression:
-	default:
-		return fmt.Errorf("encode: invalid PNG compression level %d", level)
-	}
+	return nil
+}
+
+// writePNG writes convert(img) with image/png at level, through a 64 KiB
+// buffer, inserting the iCCP and eXIf chunks of icc and md after its IHDR
+// (pngMetaChunks).
+func writePNG(w io.Writer, img image.Image, convert func(image.Image) image.Image, level png.CompressionLevel, icc []byte, md Metadata) error {
 	extra, err := pngMetaChunks(icc, md)
 	if err != nil {
 		return err
@@ -72,7 +88,7 @@ func PNG16Level(w io.Writer, img image.Image, icc []byte, md Metadata, level png
 	bw := bufio.NewWriterSize(w, 1<<16)
 	sw := &pngSplicer{w: bw, insert: extra}
 	enc := png.Encoder{CompressionLevel: level}
-	if err := enc.Encode(sw, opaque16(img)); err != nil {
+	if err := enc.Encode(sw, convert(img)); err != nil {
 		return err
 	}
 	if !sw.done {

@@ -1,14 +1,10 @@
 package encode
 
 import (
-	"bufio"
 	"bytes"
 	"compress/zlib"
-	"errors"
 	"image"
-	"image/png"
 	"io"
-	"math"
 )
 
 // PNG8 encodes img as an 8-bit-per-channel RGB PNG (IHDR colour type 2,
@@ -23,27 +19,10 @@ import (
 // written as RGB) go through draw.Draw. Translucent pixels are composited
 // over black.
 func PNG8(w io.Writer, img image.Image, icc []byte, md Metadata) error {
-	b := img.Bounds()
-	if b.Empty() {
-		return errors.New("encode: empty image")
-	}
-	if b.Dx() > math.MaxInt32 || b.Dy() > math.MaxInt32 {
-		return errors.New("encode: image too large for PNG")
-	}
-	extra, err := pngMetaChunks(icc, md)
-	if err != nil {
+	if err := pngBounds(img); err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	sw := &pngSplicer{w: bw, insert: extra}
-	enc := png.Encoder{CompressionLevel: DefaultPNGLevel}
-	if err := enc.Encode(sw, rgb8Source(img)); err != nil {
-		return err
-	}
-	if !sw.done {
-		return errors.New("encode: image/png wrote no IHDR")
-	}
-	return bw.Flush()
+	return writePNG(w, img, rgb8Source, DefaultPNGLevel, icc, md)
 }
 
 // pngMetaChunks returns the iCCP (if icc is non-empty) and eXIf chunks that

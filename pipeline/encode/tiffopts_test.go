@@ -93,7 +93,7 @@ var tiffOptionCases = []TIFFOptions{
 // 8- and 16-bit TIFFs with each compression and predictor decode, through
 // x/image/tiff, to the pixels written, on seekable and non-seekable
 // writers; the Compression, Predictor and BitsPerSample tags say what was
-// done (issue 9.29).
+// done.
 func TestTIFFOptionsRoundTrip(t *testing.T) {
 	icc := srgbProfile(t)
 	src16 := gradient64(301, 400) // 3 strips, the last short

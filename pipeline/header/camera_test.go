@@ -3,8 +3,9 @@ package header
 import "testing"
 
 // TestCameraName: Make and Model as the raw has them, the make not
-// repeated (the trial of issue 9: inspect showed LibRaw's "Nikon D70" for
-// NIKON CORPORATION / NIKON D70, and records "Canon Canon EOS 6D").
+// repeated: NIKON CORPORATION / NIKON D70 is "NIKON D70" (not LibRaw's
+// "Nikon D70"), Canon / Canon EOS 6D is "Canon EOS 6D" (not "Canon Canon
+// EOS 6D").
 func TestCameraName(t *testing.T) {
 	for _, c := range []struct{ make, model, want string }{
 		{"Canon", "Canon EOS 6D", "Canon EOS 6D"},

@@ -11,8 +11,8 @@ import (
 // TestCaptureWallClock: the capture time is the camera's wall clock as
 // written, whatever the machine's time zone, also in that zone's
 // daylight-saving gap (2019-03-10 02:30 does not exist in New York,
-// 2019-03-31 02:30 not in Berlin): trial of issue 9, the {date} names and
-// the records' capture time followed the machine's zone.
+// 2019-03-31 02:30 not in Berlin), which the {date} names and the
+// records' capture time use.
 func TestCaptureWallClock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gap.dng")
 	err := synthdng.WriteFile(path, synthdng.Spec{Width: 64, Height: 48, Scene: func(x, y, c int) float64 { return 0.2 },

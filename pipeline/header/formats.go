@@ -31,12 +31,7 @@ func parseTIFF(src *source, o *own) {
 	if !ok {
 		return
 	}
-	head := src.head
-	magic := t.bo.Uint16(head[2:])
-	o.orf = magic == 0x4f52 || magic == 0x5352
-	o.rw2 = magic == 0x55
-	o.cr2 = len(head) >= 11 && string(head[8:10]) == "CR" && head[10] == 2
-	o.iiq = len(head) >= 12 && string(head[8:12]) == "IIII" // Phase One IIQ
+	o.tiffFlavour(t)
 	chain, subs, exifIFD := t.walk()
 	if len(chain) == 0 {
 		if t.ifd0 >= src.size {
@@ -45,21 +40,8 @@ func parseTIFF(src *source, o *own) {
 		return
 	}
 	ifd0 := chain[0]
-	for _, d := range chain {
-		if o.make == "" {
-			o.make = d.make
-		}
-		if o.model == "" {
-			o.model = d.model
-		}
-	}
 	all := append(append([]*ifd{}, chain...), subs...)
-	for _, d := range all {
-		o.dng = o.dng || d.dng
-	}
-	if o.dng && o.make == "" && o.model == "" {
-		o.model = ifd0.uniqueModel
-	}
+	o.identity(chain, all)
 	raw := pickRaw(all, o.dng)
 	if raw == nil && o.dng {
 		raw = pickRaw(all, false)
@@ -76,27 +58,7 @@ func parseTIFF(src *source, o *own) {
 	}
 	canon := strings.HasPrefix(o.make, "Canon")
 	if raw != nil {
-		o.rawW, o.rawH = raw.width, raw.height
-		o.bps, o.samples, o.compression = raw.bps, max(raw.samples, 1), raw.compression
-		if o.compression < 0 {
-			o.compression = 1
-		}
-		if o.dng {
-			if a := raw.activeArea; len(a) == 4 && finite(a) {
-				top, left, bottom, right := int64(a[0]), int64(a[1]), int64(a[2]), int64(a[3])
-				if top >= 0 && left >= 0 && bottom > top && right > left && bottom <= raw.height && right <= raw.width {
-					o.activeArea = [4]int{int(top), int(left), int(bottom), int(right)}
-					o.w, o.h = right-left, bottom-top
-				}
-			}
-			if c, s := raw.cropOrigin, raw.cropSize; len(s) == 2 && finite(s) && s[0] > 0 && s[1] > 0 && s[0] < maxSide && s[1] < maxSide {
-				o.defaultCrop[2], o.defaultCrop[3] = int(math.Round(s[0])), int(math.Round(s[1]))
-				if len(c) == 2 && finite(c) && c[0] >= 0 && c[1] >= 0 && c[0] < maxSide && c[1] < maxSide {
-					o.defaultCrop[0], o.defaultCrop[1] = int(math.Round(c[0])), int(math.Round(c[1]))
-				}
-			}
-		}
-		o.checkData(t, raw)
+		o.rawLayout(t, raw)
 	}
 	o.checkColourTags(t, ifd0, raw)
 	if o.dng {
@@ -110,36 +72,10 @@ func parseTIFF(src *source, o *own) {
 		panasonic(t, ifd0, o)
 	}
 	if canon && exifIFD != nil {
-		if e, ok := exifIFD.find(tifftag.MakerNote); ok {
-			if pos, _, ok := t.valueAt(e); ok {
-				rw, rh, w, h, area, lens := canonSensorInfo(t, pos-t.base)
-				if rw > 0 && rh > 0 && (raw == nil || o.cr2) {
-					o.rawW, o.rawH = rw, rh
-					o.w, o.h = w, h
-					o.sensorArea = area
-				}
-				if lens != "" {
-					o.exif.Lens = lens
-				}
-			}
-		}
+		o.canonMakerNote(t, exifIFD, raw)
 	}
 	if o.cr2 && raw == nil && len(chain) >= 4 {
-		// CR2: IFD3 holds the lossless-JPEG raw without ImageWidth.
-		d := chain[3]
-		o.compression = max(d.compression, 1)
-		o.samples = 1
-		if e, ok := d.find(tifftag.StripOffsets); ok {
-			if off, ok := t.elem(e, 0); ok {
-				if bits, w, h := jpegSOF3(src, off); bits > 0 {
-					o.bps = bits
-					if o.rawW == 0 {
-						o.rawW, o.rawH = w, h
-					}
-				}
-			}
-		}
-		o.checkData(t, d)
+		o.cr2Raw(t, chain[3])
 	}
 	if strings.HasPrefix(strings.ToUpper(o.make), "SONY") && raw != nil {
 		o.variant = sonyVariant(raw)
@@ -150,16 +86,128 @@ func parseTIFF(src *source, o *own) {
 		}
 	}
 	if raw == nil && o.rawW == 0 && o.truncated == "" {
-		for _, d := range all {
-			for _, s := range d.subIFDs {
-				if t.base+s >= src.size {
-					o.truncated = fmt.Sprintf("SubIFD at offset %d (where the raw image is described) lies past the end of the %d-byte file", s, src.size)
+		o.subIFDPastEnd(t, all)
+	}
+	o.readExif(t, chain, exifIFD, canon)
+}
+
+// tiffFlavour sets which TIFF-based format the header's magic and
+// signature name: ORF, RW2, CR2 or Phase One IIQ.
+func (o *own) tiffFlavour(t *tiffBlock) {
+	head := t.src.head
+	magic := t.bo.Uint16(head[2:])
+	o.orf = magic == 0x4f52 || magic == 0x5352
+	o.rw2 = magic == 0x55
+	o.cr2 = len(head) >= 11 && string(head[8:10]) == "CR" && head[10] == 2
+	o.iiq = len(head) >= 12 && string(head[8:12]) == "IIII" // Phase One IIQ
+}
+
+// identity sets the make and model (the first the IFD0 chain gives) and
+// whether any IFD is a DNG's; a DNG without either takes IFD0's
+// UniqueCameraModel as its model.
+func (o *own) identity(chain, all []*ifd) {
+	for _, d := range chain {
+		if o.make == "" {
+			o.make = d.make
+		}
+		if o.model == "" {
+			o.model = d.model
+		}
+	}
+	for _, d := range all {
+		o.dng = o.dng || d.dng
+	}
+	if o.dng && o.make == "" && o.model == "" {
+		o.model = chain[0].uniqueModel
+	}
+}
+
+// rawLayout sets the raw image's size, sample layout and compression from
+// its IFD, for a DNG also its ActiveArea and DefaultCropOrigin/Size, and
+// checks that its data lies within the file.
+func (o *own) rawLayout(t *tiffBlock, raw *ifd) {
+	o.rawW, o.rawH = raw.width, raw.height
+	o.bps, o.samples, o.compression = raw.bps, max(raw.samples, 1), raw.compression
+	if o.compression < 0 {
+		o.compression = 1
+	}
+	if o.dng {
+		if a := raw.activeArea; len(a) == 4 && finite(a) {
+			top, left, bottom, right := int64(a[0]), int64(a[1]), int64(a[2]), int64(a[3])
+			if top >= 0 && left >= 0 && bottom > top && right > left && bottom <= raw.height && right <= raw.width {
+				o.activeArea = [4]int{int(top), int(left), int(bottom), int(right)}
+				o.w, o.h = right-left, bottom-top
+			}
+		}
+		if c, s := raw.cropOrigin, raw.cropSize; len(s) == 2 && finite(s) && s[0] > 0 && s[1] > 0 && s[0] < maxSide && s[1] < maxSide {
+			o.defaultCrop[2], o.defaultCrop[3] = int(math.Round(s[0])), int(math.Round(s[1]))
+			if len(c) == 2 && finite(c) && c[0] >= 0 && c[1] >= 0 && c[0] < maxSide && c[1] < maxSide {
+				o.defaultCrop[0], o.defaultCrop[1] = int(math.Round(c[0])), int(math.Round(c[1]))
+			}
+		}
+	}
+	o.checkData(t, raw)
+}
+
+// canonMakerNote reads the sensor size and area and the lens name from a
+// Canon maker note in the Exif IFD; the sizes replace the raw IFD's for a
+// CR2 or when no raw IFD was found.
+func (o *own) canonMakerNote(t *tiffBlock, exifIFD, raw *ifd) {
+	e, ok := exifIFD.find(tifftag.MakerNote)
+	if !ok {
+		return
+	}
+	pos, _, ok := t.valueAt(e)
+	if !ok {
+		return
+	}
+	rw, rh, w, h, area, lens := canonSensorInfo(t, pos-t.base)
+	if rw > 0 && rh > 0 && (raw == nil || o.cr2) {
+		o.rawW, o.rawH = rw, rh
+		o.w, o.h = w, h
+		o.sensorArea = area
+	}
+	if lens != "" {
+		o.exif.Lens = lens
+	}
+}
+
+// cr2Raw reads a CR2's raw from IFD3 d, which holds the lossless-JPEG raw
+// without ImageWidth: the bit depth (and the size when the maker note gave
+// none) from the JPEG's SOF3.
+func (o *own) cr2Raw(t *tiffBlock, d *ifd) {
+	o.compression = max(d.compression, 1)
+	o.samples = 1
+	if e, ok := d.find(tifftag.StripOffsets); ok {
+		if off, ok := t.elem(e, 0); ok {
+			if bits, w, h := jpegSOF3(t.src, off); bits > 0 {
+				o.bps = bits
+				if o.rawW == 0 {
+					o.rawW, o.rawH = w, h
 				}
 			}
 		}
 	}
-	// EXIF: goexif on the start of the file, up to the last IFD table or
-	// EXIF value it needs.
+	o.checkData(t, d)
+}
+
+// subIFDPastEnd marks the file truncated when a SubIFD pointer (where the
+// raw image would be described) lies past its end.
+func (o *own) subIFDPastEnd(t *tiffBlock, all []*ifd) {
+	for _, d := range all {
+		for _, s := range d.subIFDs {
+			if t.base+s >= t.src.size {
+				o.truncated = fmt.Sprintf("SubIFD at offset %d (where the raw image is described) lies past the end of the %d-byte file", s, t.src.size)
+			}
+		}
+	}
+}
+
+// readExif decodes the EXIF of the IFD0 chain and the Exif IFD with goexif,
+// from the start of the file up to the last IFD table or EXIF value it
+// needs. A lens name found before (Canon's maker note) is kept when EXIF
+// has none.
+func (o *own) readExif(t *tiffBlock, chain []*ifd, exifIFD *ifd, canon bool) {
 	ifds := append([]*ifd{}, chain...)
 	if exifIFD != nil {
 		ifds = append(ifds, exifIFD)
@@ -173,32 +221,17 @@ func parseTIFF(src *source, o *own) {
 			needNote = false
 		}
 	}
-	extent := func(ds []*ifd) int64 {
-		ext := int64(8)
-		for _, d := range ds {
-			ext = max(ext, d.off+2+12*int64(len(d.entries))+4)
-			for _, e := range d.entries {
-				if !exifTags[e.tag] {
-					continue
-				}
-				if pos, n, ok := t.valueAt(e); ok && (e.tag != tifftag.MakerNote || (needNote && n <= maxMakerNoteLen)) {
-					ext = max(ext, pos-t.base+n)
-				}
-			}
-		}
-		return min(ext, maxExifBlob, t.end-t.base)
-	}
 	lens := o.exif.Lens
-	ext := extent(ifds)
+	ext := t.exifExtent(ifds, needNote)
 	var blob []byte
-	if chainExt := extent(chain); exifIFD != nil && !needNote && ext > chainExt+16<<10 {
+	if chainExt := t.exifExtent(chain, needNote); exifIFD != nil && !needNote && ext > chainExt+16<<10 {
 		// The Exif IFD lies far after IFD0 (Adobe DNG Converter puts it
 		// after the previews): give goexif the start of the file plus a
 		// relocated copy of the Exif IFD instead of everything between.
-		if b, err := src.bytes(t.base, chainExt); err == nil {
-			blob = relocateExif(t, b, ifd0, exifIFD)
+		if b, err := t.src.bytes(t.base, chainExt); err == nil {
+			blob = relocateExif(t, b, chain[0], exifIFD)
 		}
-	} else if b, err := src.bytes(t.base, ext); err == nil {
+	} else if b, err := t.src.bytes(t.base, ext); err == nil {
 		blob = b
 	}
 	o.exifBlobIsCanon = canon
@@ -210,6 +243,26 @@ func parseTIFF(src *source, o *own) {
 	if o.exif.Lens == "" {
 		o.exif.Lens = lens
 	}
+}
+
+// exifExtent is the length of the start of the TIFF block that holds the
+// IFD tables of ds and the values of their EXIF tags (exifTags; the maker
+// note only when needNote and at most maxMakerNoteLen bytes long), at
+// least 8 and at most maxExifBlob bytes or the block's end.
+func (t *tiffBlock) exifExtent(ds []*ifd, needNote bool) int64 {
+	ext := int64(8)
+	for _, d := range ds {
+		ext = max(ext, d.off+2+12*int64(len(d.entries))+4)
+		for _, e := range d.entries {
+			if !exifTags[e.tag] {
+				continue
+			}
+			if pos, n, ok := t.valueAt(e); ok && (e.tag != tifftag.MakerNote || (needNote && n <= maxMakerNoteLen)) {
+				ext = max(ext, pos-t.base+n)
+			}
+		}
+	}
+	return min(ext, maxExifBlob, t.end-t.base)
 }
 
 // relocateExif returns a copy of head (the start of the TIFF block, holding

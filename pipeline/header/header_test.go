@@ -694,34 +694,19 @@ func readCorpusFile(p string) ([]byte, error) {
 
 // FuzzRead: whatever the bytes, Read returns (no panic, no hang), within
 // the read budget, with errors wrapping rawerr sentinels.
-func FuzzRead(f *testing.F) {
-	fuzzSeeds(f)
-	dir := f.TempDir()
-	var n int
-	var mu sync.Mutex
-	f.Fuzz(func(t *testing.T, data []byte) {
-		mu.Lock()
-		n++
-		p := filepath.Join(dir, fmt.Sprintf("in%d", n))
-		mu.Unlock()
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		defer os.Remove(p)
-		h, err := Read(p)
-		if h == nil || h.BytesRead > MaxRead {
-			t.Fatalf("header %v", h)
-		}
-		if err != nil && !sentinel(err) {
-			t.Fatalf("error %v wraps no rawerr sentinel", err)
-		}
-	})
-}
+func FuzzRead(f *testing.F) { fuzzHeader(f, Read) }
 
 // FuzzParse is FuzzRead without LibRaw: it exercises this package's own
 // parsers (and goexif) thousands of times faster. Its crashers are kept
 // under testdata/fuzz/FuzzParse; FuzzRead replays them too (seedsFrom).
 func FuzzParse(f *testing.F) {
+	fuzzHeader(f, func(p string) (*Header, error) { return readFile(p, false, nil) })
+}
+
+// fuzzHeader writes each input to a file of its own and checks that read
+// returns a header within the read budget and an error, if any, that
+// wraps a rawerr sentinel.
+func fuzzHeader(f *testing.F, read func(path string) (*Header, error)) {
 	fuzzSeeds(f)
 	dir := f.TempDir()
 	var n int
@@ -735,7 +720,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer os.Remove(p)
-		h, err := readFile(p, false, nil)
+		h, err := read(p)
 		if h == nil || h.BytesRead > MaxRead {
 			t.Fatalf("header %v", h)
 		}

@@ -13,15 +13,8 @@ import (
 )
 
 // Tag is one standard tag (tifftag.Standard) of a raw file, as outputs copy
-// it: its directory (tifftag.DirImage for IFD0, DirExif, DirGPS), number,
-// TIFF field type and value bytes, converted to big-endian order (the
-// count is len(Value) / tifftag.TypeSize(Type)).
-type Tag struct {
-	Dir   tifftag.Dir
-	ID    uint16
-	Type  uint16
-	Value []byte
-}
+// it, its value converted to big-endian order (tifftag.Entry).
+type Tag = tifftag.Entry
 
 // Meta is the metadata of a raw file that its outputs carry beyond
 // Header.EXIF: every standard EXIF and GPS tag, and the rating and label

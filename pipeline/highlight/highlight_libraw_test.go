@@ -13,10 +13,10 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
-// clipDNG writes the issue's synthetic highlight DNG (synthdng.ClippedHalf): 14-bit (white 16383,
-// black 512), the right half saturated at 13500 in every channel, 20 hot
-// photosites at 16383 in the left half (when hot), the left half a dim
-// warm gradient, as-shot multipliers 2.0 / 1.0 / 1.4.
+// clipDNG writes the synthetic highlight DNG (synthdng.ClippedHalf):
+// 14-bit (white 16383, black 512), the right half saturated at 13500 in
+// every channel, 20 hot photosites at 16383 in the left half (when hot),
+// the left half a dim warm gradient, as-shot multipliers 2.0 / 1.0 / 1.4.
 func clipDNG(t *testing.T, hot bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "clip.dng")
@@ -27,22 +27,35 @@ func clipDNG(t *testing.T, hot bool) string {
 	return path
 }
 
+// openRaw opens path with LibRaw on the calling goroutine's OS thread,
+// which it locks; done closes the handle and unlocks the thread.
+func openRaw(t *testing.T, path string) (h *libraw.Handle, done func()) {
+	t.Helper()
+	runtime.LockOSThread()
+	h, err := libraw.New()
+	if err != nil {
+		runtime.UnlockOSThread()
+		t.Fatal(err)
+	}
+	done = func() {
+		h.Close()
+		runtime.UnlockOSThread()
+	}
+	if err := h.Open(path); err != nil {
+		done()
+		t.Fatal(err)
+	}
+	return h, done
+}
+
 // decodeClip decodes path through LibRaw with camera white balance and
 // highlight mode 0 (clip), with the data-derived white level applied
 // (fix) or LibRaw's own; it returns the camera RGB (W×H×3, white-balanced,
 // in [0,1]) and the rescale used.
 func decodeClip(t *testing.T, path string, fix bool) ([]float32, int, int, highlight.Rescale) {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := libraw.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	h, done := openRaw(t, path)
+	defer done()
 	if err := h.Unpack(); err != nil {
 		t.Fatal(err)
 	}
@@ -131,16 +144,8 @@ func TestClippedHalfNeutralAfterWhiteLevelFix(t *testing.T) {
 
 func TestCanonD30PileFromTheData(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "raw", "canond30_CRW.CRW")
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := libraw.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	h, done := openRaw(t, path)
+	defer done()
 	if err := h.Unpack(); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +157,7 @@ func TestCanonD30PileFromTheData(t *testing.T) {
 	levels, found := highlight.WhiteLevels(hist, lv.White, lv.Black)
 	t.Logf("D30: tagged white %d, black %v, data maximum %d; data white levels %v found %v", lv.White, lv.Black, lv.DataMaximum, levels, found)
 	if lv.DataMaximum != 3868 {
-		t.Errorf("data maximum %d, want 3868 (the issue's measurement)", lv.DataMaximum)
+		t.Errorf("data maximum %d, want 3868 (the file's own data)", lv.DataMaximum)
 	}
 	for k := range 4 {
 		if !found[k] || levels[k] < 3790 || levels[k] > 3815 {
@@ -166,16 +171,8 @@ func TestCanonD30PileFromTheData(t *testing.T) {
 // data white level: clipped on the sensor, whatever the decode does.
 func sensorClipped(t *testing.T, path string) []bool {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := libraw.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	h, done := openRaw(t, path)
+	defer done()
 	if err := h.Unpack(); err != nil {
 		t.Fatal(err)
 	}
@@ -242,20 +239,12 @@ func TestCanonD30ClippedGreen(t *testing.T) {
 
 // TestCanonD30AutoWB measures the white balance of the D30 CRW, shot in
 // auto white balance (cam_mul[0] = -1): LibRaw's grey-world fallback,
-// ChooseWB's, and the camera's own Tungsten preset (the issue: the camera
-// JPEG is close to it).
+// ChooseWB's, and the camera's own Tungsten preset (which the camera's
+// JPEG is close to).
 func TestCanonD30AutoWB(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "raw", "canond30_CRW.CRW")
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := libraw.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	h, done := openRaw(t, path)
+	defer done()
 	in := h.Info()
 	tungsten := h.PresetMultipliers(libraw.WBITungsten)
 	daylight := h.PresetMultipliers(libraw.WBIDaylight)

@@ -5,8 +5,8 @@ import (
 	"slices"
 )
 
-// White balance when the file's as-shot multipliers are missing or unusable
-// (issue 12 point 3). Camera RGB here is raw camera RGB before white
+// White balance when the file's as-shot multipliers are missing or
+// unusable. Camera RGB here is raw camera RGB before white
 // balance: (raw − black) / (white − black) per channel, as CFAQuads gives.
 
 // Auto white balance constants (docs/highlights.md).

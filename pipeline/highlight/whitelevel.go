@@ -1,4 +1,4 @@
-// Package highlight holds the raw-level algorithms of issue 12 that make
+// Package highlight holds the raw-level algorithms that make
 // highlights come out right: the white level of each CFA channel found in
 // the data (WhiteLevels, Equalise), the reconstruction of clipped areas
 // after demosaic (Clip, Reconstruct), and the white balance used when a

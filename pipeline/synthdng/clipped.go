@@ -1,6 +1,6 @@
 package synthdng
 
-// The synthetic highlight DNG of issue 12: ClippedW×ClippedH photosites,
+// The synthetic highlight DNG: ClippedW×ClippedH photosites,
 // 14-bit (black ClippedBlack, tagged white ClippedWhite), the right half
 // saturated at ClippedSaturation in every channel, a dim warm gradient on
 // the left, as-shot multipliers 2.0 / 1.0 / 1.4 (AsShotNeutral 0.5, 1,

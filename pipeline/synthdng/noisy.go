@@ -2,7 +2,7 @@ package synthdng
 
 import "math"
 
-// The noisy step DNG of issue 13 (noise reduction): NoisyW×NoisyH
+// The noisy step DNG, for the tests of noise reduction: NoisyW×NoisyH
 // photosites, 14-bit (black NoisyBlack, white NoisyWhite), a neutral grey
 // scene of level NoisyLow (1 = white) left of column NoisyW/2 and
 // NoisyHigh from it on, with Poisson-Gaussian noise of a known σ for the
@@ -88,8 +88,8 @@ func splitmix(z uint64) uint64 {
 // SoftEdgeSigma is the blur, in photosites, of the soft step DNG's edge.
 const SoftEdgeSigma = 0.7
 
-// SoftStep returns the Spec of the soft step DNG of issue 13 (capture
-// sharpening): the noisy step DNG's size and levels at ISO 100 without
+// SoftStep returns the Spec of the soft step DNG, for the tests of capture
+// sharpening: the noisy step DNG's size and levels at ISO 100 without
 // noise, its edge at column NoisyW/2 blurred by a Gaussian of
 // SoftEdgeSigma photosites (level NoisyLow + (NoisyHigh − NoisyLow)·Φ((x −
 // NoisyW/2 + 0.5)/SoftEdgeSigma), Φ the normal distribution).

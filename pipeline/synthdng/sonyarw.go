@@ -37,6 +37,18 @@ type ARWSpec struct {
 // WriteSonyLosslessARW writes spec to path. Errors: invalid sizes or
 // precision, and those of writing the file.
 func WriteSonyLosslessARW(path string, s ARWSpec) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, arwFile(s, s.tiles()), 0o644); err != nil {
+		return fmt.Errorf("synthdng: %w", err)
+	}
+	return nil
+}
+
+// check refuses sizes that are not positive and even, and a precision or
+// levels LibRaw's decoder does not take.
+func (s ARWSpec) check() error {
 	if s.Width <= 0 || s.Height <= 0 || s.TileWidth <= 0 || s.TileLength <= 0 ||
 		s.Width%2 != 0 || s.Height%2 != 0 || s.TileWidth%2 != 0 || s.TileLength%2 != 0 {
 		return fmt.Errorf("synthdng: ARW sizes must be positive and even: %d×%d, tiles %d×%d", s.Width, s.Height, s.TileWidth, s.TileLength)
@@ -44,6 +56,12 @@ func WriteSonyLosslessARW(path string, s ARWSpec) error {
 	if s.Bits < 12 || s.Bits > 16 || s.WhiteLevel <= s.BlackLevel || s.WhiteLevel >= 1<<s.Bits {
 		return fmt.Errorf("synthdng: ARW precision %d bits with levels %d..%d", s.Bits, s.BlackLevel, s.WhiteLevel)
 	}
+	return nil
+}
+
+// tiles encodes the mosaic's tiles in row-major tile order, each a lossless
+// JPEG (ljpegTile); sites past the mosaic's edge hold the black level.
+func (s ARWSpec) tiles() [][]byte {
 	raw := func(x, y int) int {
 		if x >= s.Width || y >= s.Height {
 			return s.BlackLevel
@@ -58,84 +76,99 @@ func WriteSonyLosslessARW(path string, s ARWSpec) error {
 			tiles = append(tiles, ljpegTile(s, tx, ty, raw))
 		}
 	}
-	make_, model := "SONY\x00", s.Model+"\x00"
-	type entry struct {
-		tag, typ uint16
-		vals     []uint32
-		data     []byte
+	return tiles
+}
+
+// arwEntry is one entry of the ARW's IFD: numeric values written as SHORT
+// or LONG by typ (vals), or bytes as they are (data, for ASCII and BYTE).
+type arwEntry struct {
+	tag, typ uint16
+	vals     []uint32
+	data     []byte
+}
+
+// value is the entry's value as it is stored, little-endian.
+func (e arwEntry) value() []byte {
+	if e.data != nil {
+		return e.data
 	}
-	n := len(tiles)
-	entries := []entry{
+	var v []byte
+	for _, x := range e.vals {
+		if e.typ == tifftag.TypeShort {
+			v = binary.LittleEndian.AppendUint16(v, uint16(x))
+		} else {
+			v = binary.LittleEndian.AppendUint32(v, x)
+		}
+	}
+	return v
+}
+
+// count is the entry's TIFF count: bytes of data, or values.
+func (e arwEntry) count() int {
+	if e.data != nil {
+		return len(e.data)
+	}
+	return len(e.vals)
+}
+
+// arwEntries are the IFD of s with tiles (tag order). StripOffsets and
+// TileOffsets are left zero for arwFile to fill in.
+func arwEntries(s ARWSpec, tiles [][]byte) []arwEntry {
+	counts := make([]uint32, len(tiles))
+	for i, t := range tiles {
+		counts[i] = uint32(len(t))
+	}
+	return []arwEntry{
 		{tag: tifftag.NewSubFileType, typ: tifftag.TypeLong, vals: []uint32{0}},
 		{tag: tifftag.ImageWidth, typ: tifftag.TypeLong, vals: []uint32{uint32(s.Width)}},
 		{tag: tifftag.ImageLength, typ: tifftag.TypeLong, vals: []uint32{uint32(s.Height)}},
 		{tag: tifftag.Compression, typ: tifftag.TypeShort, vals: []uint32{7}},
 		{tag: tifftag.PhotometricInterpretation, typ: tifftag.TypeShort, vals: []uint32{32803}},
-		{tag: tifftag.Make, typ: tifftag.TypeASCII, data: []byte(make_)},
-		{tag: tifftag.Model, typ: tifftag.TypeASCII, data: []byte(model)},
-		{tag: tifftag.StripOffsets, typ: tifftag.TypeLong, vals: []uint32{0}}, // patched: tile 0
+		{tag: tifftag.Make, typ: tifftag.TypeASCII, data: []byte("SONY\x00")},
+		{tag: tifftag.Model, typ: tifftag.TypeASCII, data: []byte(s.Model + "\x00")},
+		{tag: tifftag.StripOffsets, typ: tifftag.TypeLong, vals: []uint32{0}}, // tile 0
 		{tag: tifftag.SamplesPerPixel, typ: tifftag.TypeShort, vals: []uint32{1}},
-		{tag: tifftag.StripByteCounts, typ: tifftag.TypeLong, vals: []uint32{uint32(len(tiles[0]))}},
+		{tag: tifftag.StripByteCounts, typ: tifftag.TypeLong, vals: []uint32{counts[0]}},
 		{tag: tifftag.TileWidth, typ: tifftag.TypeShort, vals: []uint32{uint32(s.TileWidth)}},
 		{tag: tifftag.TileLength, typ: tifftag.TypeShort, vals: []uint32{uint32(s.TileLength)}},
-		{tag: tifftag.TileOffsets, typ: tifftag.TypeLong, vals: make([]uint32, n)}, // patched
-		{tag: tifftag.TileByteCounts, typ: tifftag.TypeLong, vals: make([]uint32, n)},
+		{tag: tifftag.TileOffsets, typ: tifftag.TypeLong, vals: make([]uint32, len(tiles))},
+		{tag: tifftag.TileByteCounts, typ: tifftag.TypeLong, vals: counts},
 		{tag: tifftag.CFARepeatPatternDim, typ: tifftag.TypeShort, vals: []uint32{2, 2}},
 		{tag: tifftag.CFAPattern, typ: tifftag.TypeByte, data: []byte{0, 1, 1, 2}},
 	}
-	for i, t := range tiles {
-		entries[13].vals[i] = uint32(len(t))
-	}
+}
+
+// arwFile lays out the little-endian TIFF of s: the header, the one IFD,
+// the values that do not fit in an entry (each padded to an even length),
+// then the tiles, whose offsets it fills in.
+func arwFile(s ARWSpec, tiles [][]byte) []byte {
+	entries := arwEntries(s, tiles)
 	le := binary.LittleEndian
 	ifdSize := 2 + 12*len(entries) + 4
-	// Out-of-line values follow the IFD, then the tiles.
-	extra := 8 + ifdSize
-	valueSize := func(e entry) int {
-		if e.data != nil {
-			return len(e.data)
-		}
-		if e.typ == tifftag.TypeShort {
-			return 2 * len(e.vals)
-		}
-		return 4 * len(e.vals)
-	}
+	next := 8 + ifdSize // where the out-of-line values start
+	extra := next
 	for _, e := range entries {
-		if sz := valueSize(e); sz > 4 {
-			extra += (sz + 1) &^ 1
+		if n := len(e.value()); n > 4 {
+			extra += (n + 1) &^ 1
 		}
 	}
 	off := uint32(extra)
 	for i, t := range tiles {
-		entries[12].vals[i] = off
+		arwEntryOf(entries, tifftag.TileOffsets).vals[i] = off
 		if i == 0 {
-			entries[7].vals[0] = off
+			arwEntryOf(entries, tifftag.StripOffsets).vals[0] = off
 		}
 		off += uint32(len(t))
 	}
-	buf := make([]byte, 0, off)
-	buf = append(buf, 'I', 'I', 42, 0, 8, 0, 0, 0)
 	ifd := make([]byte, ifdSize)
 	le.PutUint16(ifd, uint16(len(entries)))
 	var out []byte
-	next := 8 + ifdSize
 	for i, e := range entries {
 		p := ifd[2+12*i:]
 		le.PutUint16(p, e.tag)
 		le.PutUint16(p[2:], e.typ)
-		var v []byte
-		if e.data != nil {
-			v = e.data
-			le.PutUint32(p[4:], uint32(len(e.data)))
-		} else {
-			le.PutUint32(p[4:], uint32(len(e.vals)))
-			for _, x := range e.vals {
-				if e.typ == tifftag.TypeShort {
-					v = le.AppendUint16(v, uint16(x))
-				} else {
-					v = le.AppendUint32(v, x)
-				}
-			}
-		}
+		le.PutUint32(p[4:], uint32(e.count()))
+		v := e.value()
 		if len(v) <= 4 {
 			copy(p[8:12], v)
 			continue
@@ -146,15 +179,24 @@ func WriteSonyLosslessARW(path string, s ARWSpec) error {
 			out = append(out, 0)
 		}
 	}
+	buf := make([]byte, 0, off)
+	buf = append(buf, 'I', 'I', 42, 0, 8, 0, 0, 0)
 	buf = append(buf, ifd...)
 	buf = append(buf, out...)
 	for _, t := range tiles {
 		buf = append(buf, t...)
 	}
-	if err := os.WriteFile(path, buf, 0o644); err != nil {
-		return fmt.Errorf("synthdng: %w", err)
+	return buf
+}
+
+// arwEntryOf is the entry of tag in entries.
+func arwEntryOf(entries []arwEntry, tag uint16) *arwEntry {
+	for i := range entries {
+		if entries[i].tag == tag {
+			return &entries[i]
+		}
 	}
-	return nil
+	panic(fmt.Sprintf("synthdng: no ARW entry %d", tag))
 }
 
 // ljpegTile encodes the tile at (tx, ty) as a lossless JPEG of four

@@ -263,28 +263,53 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif, gps *ifd, err error) 
 	if r.ThumbnailIFD0 {
 		sub = &ifd{}
 		rawIFD = sub
-		// IFD0: reduced-resolution RGB preview (DNG 1.4 ch. 3, "IFD0").
-		ifd0.longs(tifftag.NewSubFileType, 1)
-		ifd0.longs(tifftag.ImageWidth, uint32(r.pw))
-		ifd0.longs(tifftag.ImageLength, uint32(r.ph))
-		ifd0.shorts(tifftag.BitsPerSample, 8, 8, 8)
-		ifd0.shorts(tifftag.Compression, 1)
-		ifd0.shorts(tifftag.PhotometricInterpretation, 2) // RGB
-		ifd0.longs(tifftag.StripOffsets, uint32(lay.thumb))
-		ifd0.shorts(tifftag.SamplesPerPixel, 3)
-		ifd0.longs(tifftag.RowsPerStrip, uint32(r.ph))
-		ifd0.longs(tifftag.StripByteCounts, uint32(3*r.pw*r.ph))
-		ifd0.shorts(tifftag.PlanarConfiguration, 1)
-		ifd0.longs(tifftag.SubIFDs, uint32(lay.sub))
+		r.previewTags(ifd0, lay)
 	}
+	r.rawTags(rawIFD, lay)
+	if exif, gps, err = r.fileTags(ifd0, lay); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if err := r.dngColourTags(ifd0); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	for _, d := range []*ifd{ifd0, sub, exif, gps} {
+		if d != nil {
+			if err := d.checkUnique(); err != nil {
+				return nil, nil, nil, nil, err
+			}
+		}
+	}
+	return ifd0, sub, exif, gps, nil
+}
 
-	// Raw CFA image (NewSubFileType 0).
-	rawIFD.longs(tifftag.NewSubFileType, 0)
-	rawIFD.longs(tifftag.ImageWidth, uint32(r.Width))
-	rawIFD.longs(tifftag.ImageLength, uint32(r.Height))
-	rawIFD.shorts(tifftag.BitsPerSample, 16)
-	rawIFD.shorts(tifftag.Compression, 1)
-	rawIFD.shorts(tifftag.PhotometricInterpretation, 32803) // CFA (TIFF/EP)
+// previewTags makes d the reduced-resolution RGB preview of IFD0 (DNG 1.4
+// ch. 3, "IFD0"), its pixels at lay.thumb, pointing at the raw SubIFD at
+// lay.sub.
+func (r *resolved) previewTags(d *ifd, lay layout) {
+	d.longs(tifftag.NewSubFileType, 1)
+	d.longs(tifftag.ImageWidth, uint32(r.pw))
+	d.longs(tifftag.ImageLength, uint32(r.ph))
+	d.shorts(tifftag.BitsPerSample, 8, 8, 8)
+	d.shorts(tifftag.Compression, 1)
+	d.shorts(tifftag.PhotometricInterpretation, 2) // RGB
+	d.longs(tifftag.StripOffsets, uint32(lay.thumb))
+	d.shorts(tifftag.SamplesPerPixel, 3)
+	d.longs(tifftag.RowsPerStrip, uint32(r.ph))
+	d.longs(tifftag.StripByteCounts, uint32(3*r.pw*r.ph))
+	d.shorts(tifftag.PlanarConfiguration, 1)
+	d.longs(tifftag.SubIFDs, uint32(lay.sub))
+}
+
+// rawTags describes in d the raw CFA image (NewSubFileType 0): 16-bit RGGB
+// photosites, uncompressed, in strips of r.rps rows from lay.raw, with
+// its levels and default crop.
+func (r *resolved) rawTags(d *ifd, lay layout) {
+	d.longs(tifftag.NewSubFileType, 0)
+	d.longs(tifftag.ImageWidth, uint32(r.Width))
+	d.longs(tifftag.ImageLength, uint32(r.Height))
+	d.shorts(tifftag.BitsPerSample, 16)
+	d.shorts(tifftag.Compression, 1)
+	d.shorts(tifftag.PhotometricInterpretation, 32803) // CFA (TIFF/EP)
 	ns := r.nStrips()
 	offs := make([]uint32, ns)
 	counts := make([]uint32, ns)
@@ -293,21 +318,25 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif, gps *ifd, err error) 
 		rows := min(r.rps, r.Height-i*r.rps)
 		counts[i] = uint32(rows * r.rowLen)
 	}
-	rawIFD.longs(tifftag.StripOffsets, offs...)
-	rawIFD.shorts(tifftag.SamplesPerPixel, 1)
-	rawIFD.longs(tifftag.RowsPerStrip, uint32(r.rps))
-	rawIFD.longs(tifftag.StripByteCounts, counts...)
-	rawIFD.shorts(tifftag.PlanarConfiguration, 1)
-	rawIFD.shorts(tifftag.CFARepeatPatternDim, 2, 2)
-	rawIFD.bytes(tifftag.CFAPattern, 0, 1, 1, 2) // RGGB
-	rawIFD.shorts(tifftag.BlackLevel, r.BlackLevel)
-	rawIFD.shorts(tifftag.WhiteLevel, r.WhiteLevel)
+	d.longs(tifftag.StripOffsets, offs...)
+	d.shorts(tifftag.SamplesPerPixel, 1)
+	d.longs(tifftag.RowsPerStrip, uint32(r.rps))
+	d.longs(tifftag.StripByteCounts, counts...)
+	d.shorts(tifftag.PlanarConfiguration, 1)
+	d.shorts(tifftag.CFARepeatPatternDim, 2, 2)
+	d.bytes(tifftag.CFAPattern, 0, 1, 1, 2) // RGGB
+	d.shorts(tifftag.BlackLevel, r.BlackLevel)
+	d.shorts(tifftag.WhiteLevel, r.WhiteLevel)
 	if r.DefaultCropSize != ([2]int{}) {
-		rawIFD.longs(tifftag.DefaultCropOrigin, uint32(r.DefaultCropOrigin[0]), uint32(r.DefaultCropOrigin[1]))
-		rawIFD.longs(tifftag.DefaultCropSize, uint32(r.DefaultCropSize[0]), uint32(r.DefaultCropSize[1]))
+		d.longs(tifftag.DefaultCropOrigin, uint32(r.DefaultCropOrigin[0]), uint32(r.DefaultCropOrigin[1]))
+		d.longs(tifftag.DefaultCropSize, uint32(r.DefaultCropSize[0]), uint32(r.DefaultCropSize[1]))
 	}
+}
 
-	// IFD0-only (whole-file) tags.
+// fileTags adds IFD0's whole-file tags to ifd0 (make, model, orientation,
+// software, date, the extra image tags of the Spec) and builds the Exif
+// and GPS IFDs, which ifd0 points at (lay.exif, lay.gps) when they exist.
+func (r *resolved) fileTags(ifd0 *ifd, lay layout) (exif, gps *ifd, err error) {
 	ifd0.ascii(tifftag.Make, r.Make)
 	ifd0.ascii(tifftag.Model, r.Model)
 	ifd0.shorts(tifftag.Orientation, uint16(r.Orientation))
@@ -316,22 +345,29 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif, gps *ifd, err error) 
 		ifd0.ascii(tifftag.DateTime, r.Timestamp.Format("2006:01:02 15:04:05"))
 	}
 	if exif, err = r.buildExif(); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, err
 	}
 	if exif != nil {
 		ifd0.longs(tifftag.ExifIFD, uint32(lay.exif))
 	}
 	if gps, err = r.buildGPS(); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, err
 	}
 	if gps != nil {
 		ifd0.longs(tifftag.GPSIFD, uint32(lay.gps))
 	}
 	for _, t := range r.tagsIn(tifftag.DirImage) {
 		if err := t.addTo(ifd0); err != nil {
-			return nil, nil, nil, nil, err
+			return nil, nil, err
 		}
 	}
+	return exif, gps, nil
+}
+
+// dngColourTags adds IFD0's DNG tags: the versions, UniqueCameraModel, and
+// the colour calibration (ColorMatrix1 under D65, AsShotNeutral,
+// BaselineExposure) as fixed-denominator rationals.
+func (r *resolved) dngColourTags(ifd0 *ifd) error {
 	ifd0.bytes(tifftag.DNGVersion, 1, 4, 0, 0)
 	ifd0.bytes(tifftag.DNGBackwardVersion, 1, 1, 0, 0)
 	ifd0.ascii(tifftag.UniqueCameraModel, r.Model)
@@ -340,7 +376,7 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif, gps *ifd, err error) 
 		for j := range 3 {
 			n, err := fixedSRational(r.ColorMatrix1[i][j], ColorMatrixDenominator)
 			if err != nil {
-				return nil, nil, nil, nil, err
+				return err
 			}
 			cm[2*(3*i+j)] = n
 			cm[2*(3*i+j)+1] = ColorMatrixDenominator
@@ -351,26 +387,18 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif, gps *ifd, err error) 
 	for i, v := range r.neutral {
 		n, err := fixedRational(v, NeutralDenominator)
 		if err != nil {
-			return nil, nil, nil, nil, err
+			return err
 		}
 		asn[2*i], asn[2*i+1] = n, NeutralDenominator
 	}
 	ifd0.rationals(tifftag.AsShotNeutral, asn[:]...)
 	be, err := fixedSRational(r.BaselineExposure, BaselineExposureDenominator)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return err
 	}
 	ifd0.srationals(tifftag.BaselineExposure, be, BaselineExposureDenominator)
 	ifd0.shorts(tifftag.CalibrationIlluminant1, 21) // D65 (EXIF LightSource 21)
-
-	for _, d := range []*ifd{ifd0, sub, exif, gps} {
-		if d != nil {
-			if err := d.checkUnique(); err != nil {
-				return nil, nil, nil, nil, err
-			}
-		}
-	}
-	return ifd0, sub, exif, gps, nil
+	return nil
 }
 
 func (r *resolved) buildExif() (*ifd, error) {

@@ -2,8 +2,7 @@ package synthdng
 
 import "math"
 
-// Ground-truth RGB images for demosaic quality measurements (issue 14
-// point 4): an RGB image is re-mosaiced into the RGGB CFA of a DNG
+// Ground-truth RGB images for demosaic quality measurements: an RGB image is re-mosaiced into the RGGB CFA of a DNG
 // (Mosaic), a converter demosaics it, and the result is compared with the
 // image itself.
 

@@ -50,6 +50,17 @@ func TypeSize(typ uint16) int {
 	return 0
 }
 
+// Entry is one tag of a file with its value, as the header reader reads it
+// and the EXIF writer copies it: its directory (DirImage for IFD0,
+// DirExif, DirGPS), number, TIFF field type and value bytes in big-endian
+// order (the count is len(Value) / TypeSize(Type)).
+type Entry struct {
+	Dir   Dir
+	ID    uint16
+	Type  uint16
+	Value []byte
+}
+
 // Dir is the kind of IFD a tag belongs to: tag numbers are unique within
 // one kind only (the makers' directories reuse small numbers).
 type Dir uint8

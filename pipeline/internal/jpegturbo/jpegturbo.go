@@ -217,18 +217,20 @@ func (c *Compressor) Finish() error {
 }
 
 // Warnings is the number of libjpeg warnings of the last compression
-// (never printed; a compression has none in normal use).
+// (never printed; a compression has none in normal use); 0 after Close
+// or on another thread than the Compressor's.
 func (c *Compressor) Warnings() int {
-	if c.j == nil {
+	if c.check() != nil {
 		return 0
 	}
 	return int(c.j.warnings)
 }
 
 // Sampling returns the sampling factors of component comp (0 luma, 1 and
-// 2 chroma) as set for the compression under way or last started.
+// 2 chroma) as set for the compression under way or last started; ok is
+// false after Close or on another thread than the Compressor's.
 func (c *Compressor) Sampling(comp int) (h, v int, ok bool) {
-	if c.j == nil {
+	if c.check() != nil {
 		return 0, 0, false
 	}
 	var ch, cv C.int
@@ -317,9 +319,10 @@ func APIVersion() int { return int(C.rb_jpeg_lib_version()) }
 // WorkingBytes is libjpeg's memory in bytes for a width×height image with
 // optimised Huffman tables and luma sampling hSamp×vSamp: the whole-image
 // coefficient buffer (2 bytes per coefficient, each plane padded to whole
-// MCUs) plus a fixed 256 KiB for its tables and row buffers (measured:
-// about 125 KB) and this package's 64 KiB output buffer. An estimate from libjpeg's design (jccoefct.c), checked
-// against the measured heap growth in this package's tests.
+// MCUs) plus a fixed 256 KiB for its tables and row buffers (about 125 KB
+// in use) and this package's 64 KiB output buffer. An estimate from
+// libjpeg's design (jccoefct.c), checked against the heap growth in this
+// package's tests.
 func WorkingBytes(width, height, hSamp, vSamp int) int64 {
 	mcuW, mcuH := 8*hSamp, 8*vSamp
 	pw := int64((width + mcuW - 1) / mcuW * mcuW)

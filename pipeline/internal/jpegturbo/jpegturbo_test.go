@@ -37,6 +37,15 @@ func encode(w io.Writer, wd, ht int, o Options, markers []Marker, rows func(y in
 	if err := c.Start(w, wd, ht, o, markers); err != nil {
 		return err
 	}
+	if err := writeAll(c, wd, ht, rows); err != nil {
+		return err
+	}
+	return c.Finish()
+}
+
+// writeAll writes the ht rows of a started wd-pixel-wide image, made by
+// rows, MaxRows at a time.
+func writeAll(c *Compressor, wd, ht int, rows func(y int, dst []byte)) error {
 	buf := make([]byte, MaxRows*3*wd)
 	for y := 0; y < ht; y += MaxRows {
 		n := min(MaxRows, ht-y)
@@ -47,7 +56,7 @@ func encode(w io.Writer, wd, ht int, o Options, markers []Marker, rows func(y in
 			return err
 		}
 	}
-	return c.Finish()
+	return nil
 }
 
 // psnrRGB is the PSNR in dB of the decoded img against rows.
@@ -165,6 +174,22 @@ func TestWrongThread(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrWrongThread) {
 		t.Errorf("Start from another thread: %v", err)
 	}
+	if err := c.Start(io.Discard, 8, 8, Options{Quality: 90, HSamp: 2, VSamp: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ok := make(chan bool)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		_, _, sampled := c.Sampling(0)
+		ok <- sampled
+	}()
+	if <-ok {
+		t.Error("Sampling from another thread answered")
+	}
+	if h, v, sampled := c.Sampling(0); !sampled || h != 2 || v != 1 {
+		t.Errorf("Sampling(0) on the compressor's thread: %d×%d, %v", h, v, sampled)
+	}
 }
 
 type failAfter struct{ n int }
@@ -235,15 +260,8 @@ func TestWorkingBytes(t *testing.T) {
 		if err := c.Start(io.Discard, w, h, Options{Quality: 90, HSamp: s[0], VSamp: s[1]}, nil); err != nil {
 			t.Fatal(err)
 		}
-		buf := make([]byte, MaxRows*3*w)
-		for y := 0; y < h; y += MaxRows {
-			n := min(MaxRows, h-y)
-			for i := range n {
-				rows(y+i, buf[i*3*w:(i+1)*3*w])
-			}
-			if err := c.WriteRows(buf, n, 3*w); err != nil {
-				t.Fatal(err)
-			}
+		if err := writeAll(c, w, h, rows); err != nil {
+			t.Fatal(err)
 		}
 		held := cHeapInUse() - before
 		if err := c.Finish(); err != nil {

@@ -1,8 +1,7 @@
 package lensfun
 
 /*
-#include <stdlib.h>
-#include <lensfun.h>
+#include "rb_lensfun.h"
 */
 import "C"
 
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"unsafe"
 )
 
 // XMLFiles returns the paths of the files named *.xml in dir, in name
@@ -95,10 +93,7 @@ func CheckDir(dir string) error {
 		if err := wellFormed(name); err != nil {
 			return err
 		}
-		cs := C.CString(name)
-		e := C.lf_db_load_file(db, cs)
-		C.free(unsafe.Pointer(cs))
-		if err := dbError(name, e); err != nil {
+		if err := loadFile(db, name); err != nil {
 			return err
 		}
 	}

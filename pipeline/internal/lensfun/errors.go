@@ -1,7 +1,7 @@
 package lensfun
 
 /*
-#include <lensfun.h>
+#include "rb_lensfun.h"
 */
 import "C"
 

@@ -24,70 +24,7 @@ package lensfun
 /*
 #cgo pkg-config: lensfun glib-2.0
 #include <stdlib.h>
-#include <string.h>
-#include <glib.h>
-#include <unistd.h>
-#include <sys/syscall.h>
-#include <lensfun.h>
-
-// lensfun reports XML errors through GLib's log (g_warning), which prints
-// to stderr. rb_lf_log keeps the calling thread's last message instead,
-// for the error of the failed call (rb_lf_take_log).
-static __thread char rb_lf_last[512];
-
-static void rb_lf_log(const gchar *domain, GLogLevelFlags level, const gchar *msg, gpointer data) {
-	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING)) {
-		strncpy(rb_lf_last, msg ? msg : "", sizeof rb_lf_last - 1);
-		rb_lf_last[sizeof rb_lf_last - 1] = 0;
-	}
-}
-
-static void rb_lf_quiet(void) {
-	g_log_set_handler(NULL, G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION, rb_lf_log, NULL);
-}
-
-static const char *rb_lf_take_log(void) { return rb_lf_last; }
-static void rb_lf_clear_log(void) { rb_lf_last[0] = 0; }
-
-static long rb_lf_gettid(void) { return syscall(SYS_gettid); }
-
-static const lfCamera *rb_lf_cam_at(const lfCamera **l, int i) { return l[i]; }
-static const lfLens *rb_lf_lens_at(const lfLens **l, int i) { return l[i]; }
-
-// rb_lf_subpixel_rows fills res (width*rows*6 floats) with the corrected
-// image's per-channel source positions of rows y0..y0+rows-1, one pixel a
-// call: lensfun 0.3.3's lf_modifier_apply_subpixel_geometry_distortion
-// over more than one pixel mixes up the positions of neighbouring pixels
-// and channels when distortion is on (errors up to 0.17 px and false colour
-// fringes; TestCoordinatesPerPixel), while one pixel at a time is exact.
-static int rb_lf_subpixel_rows(lfModifier *m, float y0, int width, int rows, float *res) {
-	for (int r = 0; r < rows; r++) {
-		for (int x = 0; x < width; x++) {
-			if (!lf_modifier_apply_subpixel_geometry_distortion(m, (float)x, y0 + r, 1, 1, res)) return 0;
-			res += 6;
-		}
-	}
-	return 1;
-}
-
-// rb_lf_subpixel_points fills res (n*6 floats) with the source positions
-// of the n points (xy: x0, y0, x1, y1, ...), one call each (see above).
-static int rb_lf_subpixel_points(lfModifier *m, const float *xy, int n, float *res) {
-	for (int i = 0; i < n; i++) {
-		if (!lf_modifier_apply_subpixel_geometry_distortion(m, xy[2*i], xy[2*i+1], 1, 1, res + 6*i)) return 0;
-	}
-	return 1;
-}
-
-static int rb_lf_rgb_role(void) { return LF_CR_3(RED, GREEN, BLUE); }
-
-// rb_lf_counts reports how many calibrations of each kind a lens has.
-static void rb_lf_counts(const lfLens *l, int *dist, int *tca, int *vig) {
-	*dist = 0; *tca = 0; *vig = 0;
-	if (l->CalibDistortion) while (l->CalibDistortion[*dist]) (*dist)++;
-	if (l->CalibTCA) while (l->CalibTCA[*tca]) (*tca)++;
-	if (l->CalibVignetting) while (l->CalibVignetting[*vig]) (*vig)++;
-}
+#include "rb_lensfun.h"
 */
 import "C"
 
@@ -169,7 +106,7 @@ type DB struct {
 // missing and no extra directory was given), ErrFormat (a file is not a
 // lensfun database), or the os error of an unreadable directory.
 func Open(extra ...string) (*DB, error) {
-	quiet.Do(func() { C.rb_lf_quiet() })
+	beQuiet()
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	C.rb_lf_clear_log()
@@ -189,9 +126,7 @@ func Open(extra ...string) (*DB, error) {
 			return nil, err
 		}
 		for _, name := range names {
-			cs := C.CString(name)
-			defer C.free(unsafe.Pointer(cs))
-			if err := dbError(name, C.lf_db_load_file(d.db, cs)); err != nil {
+			if err := loadFile(d.db, name); err != nil {
 				d.closeLocked()
 				return nil, err
 			}
@@ -200,15 +135,28 @@ func Open(extra ...string) (*DB, error) {
 	return d, nil
 }
 
+// loadFile loads the lensfun XML file name into db (lf_db_load_file);
+// errors as dbError's.
+func loadFile(db *C.lfDatabase, name string) error {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	return dbError(name, C.lf_db_load_file(db, cs))
+}
+
 // Close destroys the database and every Modifier still open; nil-safe and
-// idempotent.
-func (d *DB) Close() {
+// idempotent. It must run on the owner's thread: from another one it
+// refuses with an error and destroys nothing.
+func (d *DB) Close() error {
 	if d == nil || d.db == nil {
-		return
+		return nil
+	}
+	if err := d.check("close"); err != nil {
+		return err
 	}
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	d.closeLocked()
+	return nil
 }
 
 // closeLocked is Close with loadMu held.
@@ -382,10 +330,14 @@ func (d *DB) NewModifier(lens *Lens, crop float64, w, h int, focal, aperture, di
 	return m, nil
 }
 
-// Close destroys the modifier; nil-safe and idempotent.
-func (m *Modifier) Close() {
-	if m == nil || m.d == nil {
-		return
+// Close destroys the modifier; nil-safe and idempotent. It must run on the
+// DB owner's thread: from another one it refuses with an error.
+func (m *Modifier) Close() error {
+	if m == nil || m.m == nil {
+		return nil
+	}
+	if err := m.d.check("close modifier"); err != nil {
+		return err
 	}
 	for i, o := range m.d.mods {
 		if o == m {
@@ -394,6 +346,7 @@ func (m *Modifier) Close() {
 		}
 	}
 	m.destroy()
+	return nil
 }
 
 func (m *Modifier) destroy() {

@@ -20,7 +20,11 @@ func testDB(t *testing.T) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.Close)
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return d
 }
 
@@ -222,18 +226,39 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// TestOwnerThread: a call from another OS thread is refused.
+// TestOwnerThread: a call from another OS thread is refused, Close
+// included, and the database stays usable on its own thread.
 func TestOwnerThread(t *testing.T) {
 	d := testDB(t)
+	cam, lens := findTest(t, d, "Rawbatch Barrel 24mm f/2.8")
+	m, err := d.NewModifier(lens, cam.CropFactor, w, h, 24, 2.8, 1000, Distortion, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
 	errc := make(chan error)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		_, err := d.FindCamera("Rawbatch", "Lens Chart")
-		errc <- err
-	}()
-	if err := <-errc; err == nil {
-		t.Error("FindCamera on another thread: no error")
+	for _, call := range []struct {
+		name string
+		f    func() error
+	}{
+		{"FindCamera", func() error { _, err := d.FindCamera("Rawbatch", "Lens Chart"); return err }},
+		{"Modifier.Close", m.Close},
+		{"DB.Close", d.Close},
+	} {
+		go func() {
+			runtime.LockOSThread() // a locked goroutine never shares the test's thread
+			defer runtime.UnlockOSThread()
+			errc <- call.f()
+		}()
+		if err := <-errc; err == nil {
+			t.Errorf("%s on another thread: no error", call.name)
+		}
+	}
+	if c, err := d.FindCamera("Rawbatch", "Lens Chart"); err != nil || c == nil {
+		t.Errorf("after the refused calls: camera %v, %v", c, err)
+	}
+	if err := m.Points(make([]float32, 6), []float32{1, 1}); err != nil {
+		t.Errorf("modifier after the refused Close: %v", err)
 	}
 }
 

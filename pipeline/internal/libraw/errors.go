@@ -1,7 +1,7 @@
 package libraw
 
 /*
-#include <libraw/libraw.h>
+#include "rb_libraw.h"
 */
 import "C"
 

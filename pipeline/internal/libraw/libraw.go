@@ -1,8 +1,9 @@
 // Package libraw is rawbatch's thin binding to LibRaw, linked through
 // pkg-config as libraw_r, LibRaw's thread-safe build: by default the
 // bundled static LibRaw 0.21.4 that scripts/libraw.sh builds (its
-// libraw_r.pc), with LIBRAW=system the system's (Debian: libraw-dev). It is
-// the only cgo package of the project.
+// libraw_r.pc), with LIBRAW=system the system's (Debian: libraw-dev). Its
+// C half is in libraw.c, rawdata.c, thumb.c and stream.cpp, declared in
+// rb_libraw.h.
 //
 // Rules kept here:
 //   - one Handle per goroutine, created, used and closed on one locked OS
@@ -21,126 +22,9 @@ package libraw
 /*
 #cgo pkg-config: libraw_r
 #cgo LDFLAGS: -lgomp
-#define _GNU_SOURCE
 #include <stdlib.h>
 #include <malloc.h>
-#include <string.h>
-#include <unistd.h>
-#include <dlfcn.h>
-#include <sys/syscall.h>
-#include <omp.h>
-#include <libraw/libraw.h>
-#include "stream.h"
-
-// rb_ctl is allocated in C memory and shared with LibRaw's callbacks.
-typedef struct {
-	int data_errors;      // calls of the data-error callback
-	int data_offset;      // file offset of the first data error (-1 = EOF)
-	int mem_errors;       // calls of the memory-error callback
-	int cancel;           // set to 1 (atomically) to cancel processing
-} rb_ctl;
-
-static void rb_data_cb(void *data, const char *file, const int offset) {
-	rb_ctl *c = (rb_ctl *)data;
-	if (c->data_errors == 0) c->data_offset = offset;
-	c->data_errors++;
-}
-
-static void rb_mem_cb(void *data, const char *file, const char *where) {
-	rb_ctl *c = (rb_ctl *)data;
-	c->mem_errors++;
-}
-
-static int rb_progress_cb(void *data, enum LibRaw_progress stage, int iteration, int expected) {
-	rb_ctl *c = (rb_ctl *)data;
-	return __atomic_load_n(&c->cancel, __ATOMIC_RELAXED) ? 1 : 0;
-}
-
-static void rb_install(libraw_data_t *lr, rb_ctl *c) {
-	libraw_set_dataerror_handler(lr, rb_data_cb, c);
-#if LIBRAW_VERSION < LIBRAW_MAKE_VERSION(0, 21, 0)
-	// LibRaw 0.21 removed the memory-error callback (it throws instead).
-	libraw_set_memerror_handler(lr, rb_mem_cb, c);
-#endif
-	libraw_set_progress_handler(lr, rb_progress_cb, c);
-}
-
-static void rb_cancel(rb_ctl *c) { __atomic_store_n(&c->cancel, 1, __ATOMIC_RELAXED); }
-
-static long rb_gettid(void) { return syscall(SYS_gettid); }
-
-// rb_set_threads sets the number of OpenMP threads of parallel regions
-// started from the calling thread (libgomp keeps nthreads-var per thread).
-static void rb_set_threads(int n) { omp_set_num_threads(n); }
-static int rb_max_threads(void) { return omp_get_max_threads(); }
-
-// rb_bundled is 1 when the binding is compiled against rawbatch's bundled
-// static libraw_r.a (scripts/libraw.sh's libraw_r.pc defines
-// RB_LIBRAW_BUNDLED), 0 for the system's shared libraw_r.
-#ifdef RB_LIBRAW_BUNDLED
-static int rb_bundled(void) { return 1; }
-#else
-static int rb_bundled(void) { return 0; }
-#endif
-
-// rb_lib_path names the shared object that provides libraw_init.
-static const char *rb_lib_path(void) {
-	Dl_info info;
-	if (dladdr((void *)libraw_init, &info) && info.dli_fname) return info.dli_fname;
-	return "";
-}
-
-// rb_copy_image converts LibRaw's processed image (iwidth x iheight, 4 ushort
-// slots per pixel, the first `colors` used) into interleaved float32 in
-// [0,1] (value / 65535), `colors` channels per pixel, rows top to bottom, no
-// rotation. dst must hold iwidth*iheight*colors floats.
-static void rb_copy_image(libraw_data_t *lr, float *dst, int colors) {
-	size_t n = (size_t)lr->sizes.iwidth * (size_t)lr->sizes.iheight;
-	ushort (*img)[4] = lr->image;
-	const float k = 1.0f / 65535.0f;
-	for (size_t i = 0; i < n; i++) {
-		for (int c = 0; c < colors; c++) dst[i * colors + c] = (float)img[i][c] * k;
-	}
-}
-
-// rb_malloc_setup makes glibc serve every block of 1 MiB or more with its
-// own mmap, returned to the system on free. LibRaw's raw and image buffers
-// are such blocks; by default glibc raises its mmap threshold dynamically
-// up to 32 MiB and keeps freed blocks below it in per-thread arenas, which
-// across LibRaw's and OpenMP's threads grew RSS by ~100 MB over 500
-// conversions without any leak (BenchmarkNoLeak500).
-static void rb_malloc_setup(void) { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
-
-// rb_malloc_stats reports glibc's heap: bytes in use by malloc (arena and
-// mmapped blocks) and free bytes held in the arenas.
-static void rb_malloc_stats(long long *inuse, long long *free_held) {
-	struct mallinfo2 m = mallinfo2();
-	*inuse = (long long)m.uordblks + (long long)m.hblkhd;
-	*free_held = (long long)m.fordblks;
-}
-
-// rb_crash dereferences a null pointer: a real crash in C code, for the
-// worker's test-only fault hook.
-static void rb_crash(void) { *(volatile int *)0 = 0; }
-
-// rb_hang never returns and uses no CPU: a C call that blocks as LibRaw's
-// open does on some damaged files, for the test-only fault hook.
-static void rb_hang(void) { for (;;) pause(); }
-
-static float rb_get_rgb_cam(libraw_data_t *lr, int i, int j) { return lr->color.rgb_cam[i][j]; }
-static float rb_get_cam_xyz(libraw_data_t *lr, int i, int j) { return lr->color.cam_xyz[i][j]; }
-
-// rb_inset_crop writes LibRaw's first inset crop (left, top, width,
-// height in raw pixels; 0xffff left/top when unset): sizes.raw_inset_crops[0]
-// since LibRaw 0.21, sizes.raw_inset_crop (one) in 0.20.
-static void rb_inset_crop(libraw_data_t *lr, int *out) {
-#if LIBRAW_VERSION >= LIBRAW_MAKE_VERSION(0, 21, 0)
-	libraw_raw_inset_crop_t *c = &lr->sizes.raw_inset_crops[0];
-#else
-	libraw_raw_inset_crop_t *c = &lr->sizes.raw_inset_crop;
-#endif
-	out[0] = c->cleft; out[1] = c->ctop; out[2] = c->cwidth; out[3] = c->cheight;
-}
+#include "rb_libraw.h"
 */
 import "C"
 
@@ -148,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -319,8 +204,11 @@ type Info struct {
 // single goroutine that holds its OS thread (runtime.LockOSThread) from New
 // to Close; calls from any other thread fail with ErrWrongThread.
 type Handle struct {
-	lr     *C.libraw_data_t
-	ctl    *C.rb_ctl
+	lr  *C.libraw_data_t
+	ctl *C.rb_ctl
+	// ctlMu orders Cancel, which any goroutine may call, against Close,
+	// which frees ctl.
+	ctlMu  sync.Mutex
 	stream unsafe.Pointer // rb_stream of the open file, freed by Close or the next Open
 	tid    C.long
 	path   string
@@ -359,8 +247,10 @@ func (h *Handle) Close() error {
 	}
 	C.libraw_close(h.lr)
 	h.freeStream()
+	h.ctlMu.Lock()
 	C.free(unsafe.Pointer(h.ctl))
 	h.lr, h.ctl = nil, nil
+	h.ctlMu.Unlock()
 	// Give the freed raw and image buffers back to the system now: glibc
 	// keeps blocks below its mmap threshold (up to 32 MiB) in its arenas.
 	C.malloc_trim(0)
@@ -380,6 +270,18 @@ func (h *Handle) freeStream() {
 	}
 }
 
+// Cancel asks LibRaw to stop processing at its next progress callback; the
+// running call then fails with ErrCancelled. Unlike the other methods it may
+// be called from any goroutine, also during or after Close (then it does
+// nothing).
+func (h *Handle) Cancel() {
+	h.ctlMu.Lock()
+	defer h.ctlMu.Unlock()
+	if h.ctl != nil {
+		C.rb_cancel(h.ctl)
+	}
+}
+
 func (h *Handle) checkThread() error {
 	if h.lr == nil {
 		return errors.New("libraw: handle is closed")
@@ -388,15 +290,6 @@ func (h *Handle) checkThread() error {
 		return ErrWrongThread
 	}
 	return nil
-}
-
-// Cancel asks LibRaw to stop processing at its next progress callback; the
-// running call then fails with ErrCancelled. Unlike the other methods it may
-// be called from any goroutine while the handle is open.
-func (h *Handle) Cancel() {
-	if h.ctl != nil {
-		C.rb_cancel(h.ctl)
-	}
 }
 
 // Open opens path (libraw_open_file) and reads its metadata.
@@ -585,12 +478,12 @@ func (h *Handle) readInfo() Info {
 	}
 	for i := range 3 {
 		for j := range 4 {
-			in.RGBCam[i][j] = float64(C.rb_get_rgb_cam(lr, C.int(i), C.int(j)))
+			in.RGBCam[i][j] = float64(lr.color.rgb_cam[i][j])
 		}
 	}
 	for i := range 4 {
 		for j := range 3 {
-			in.CamXYZ[i][j] = float64(C.rb_get_cam_xyz(lr, C.int(i), C.int(j)))
+			in.CamXYZ[i][j] = float64(lr.color.cam_xyz[i][j])
 		}
 	}
 	in.DNGVersion = uint32(lr.idata.dng_version)

@@ -153,18 +153,35 @@ func TestHandleRefusesOtherThreads(t *testing.T) {
 	}
 }
 
-func TestOutputSizeMatchesRotation(t *testing.T) {
+// TestCancelDuringClose: Cancel, which any goroutine may call (a context's
+// AfterFunc does), runs while the owner closes the handle and after it,
+// without touching the freed C state (a data race under -race otherwise).
+func TestCancelDuringClose(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	h, err := New()
-	if err != nil {
-		t.Fatal(err)
+	for range 50 {
+		h, err := New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 100 {
+				h.Cancel()
+			}
+		}()
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		h.Cancel()
 	}
-	defer h.Close()
+}
+
+func TestOutputSizeMatchesRotation(t *testing.T) {
 	// The iPhone stub's header says 4032x3024 with Orientation 6.
-	if err := h.Open(filepath.Join(testdata, "stubs", "exiv2_IMG_1361_iphone12pro.dng")); err != nil {
-		t.Fatal(err)
-	}
+	h := openFile(t, filepath.Join(testdata, "stubs", "exiv2_IMG_1361_iphone12pro.dng"))
 	w, hh, err := h.OutputSize()
 	if err != nil || w != 3024 || hh != 4032 || h.Info().Flip != 6 {
 		t.Fatalf("OutputSize = %dx%d, flip %d, err %v; want 3024x4032 flip 6", w, hh, h.Info().Flip, err)

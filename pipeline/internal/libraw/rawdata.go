@@ -2,7 +2,7 @@ package libraw
 
 // Access to the unpacked raw CFA data between Unpack and Process: the data
 // itself, the colour of each photosite, the black and white levels, and a
-// way to change the white level LibRaw's Process uses (issue 12).
+// way to change the white level LibRaw's Process uses.
 //
 // Supported: single-sample mosaic data in rawdata.raw_image, that is Bayer
 // (filters > 1000) and X-Trans (filters 9) sensors, and Leaf-style 16×16
@@ -18,97 +18,7 @@ package libraw
 // memory lent for the call).
 
 /*
-#include <stdlib.h>
-#include <string.h>
-#include <libraw/libraw.h>
-
-// rb_raw_ok reports whether raw_image holds single-sample mosaic data
-// (1), or there is nothing rawdata.go can read (0).
-static int rb_raw_ok(libraw_data_t *lr) {
-	if (!lr->rawdata.raw_image) return 0;
-	if (lr->rawdata.color4_image || lr->rawdata.color3_image) return 0;
-	if (lr->idata.filters == 0) return 0;
-	if (lr->rawdata.sizes.raw_pitch < (unsigned)lr->rawdata.sizes.raw_width * 2) return 0;
-	if ((int)lr->rawdata.sizes.top_margin + lr->rawdata.sizes.height > lr->rawdata.sizes.raw_height) return 0;
-	if ((int)lr->rawdata.sizes.left_margin + lr->rawdata.sizes.width > lr->rawdata.sizes.raw_width) return 0;
-	return 1;
-}
-
-static inline ushort *rb_raw_row(libraw_data_t *lr, int row) {
-	libraw_image_sizes_t *s = &lr->rawdata.sizes;
-	return (ushort *)((char *)lr->rawdata.raw_image + (size_t)(row + s->top_margin) * s->raw_pitch) + s->left_margin;
-}
-
-// rb_raw_copy copies the visible area (width × height, row-major) into dst.
-static void rb_raw_copy(libraw_data_t *lr, ushort *dst) {
-	int w = lr->rawdata.sizes.width, h = lr->rawdata.sizes.height;
-	for (int r = 0; r < h; r++) memcpy(dst + (size_t)r * w, rb_raw_row(lr, r), (size_t)w * sizeof(ushort));
-}
-
-// rb_raw_colours writes libraw_COLOR(row, col) for the first rows × cols
-// photosites of the visible area into dst (row-major).
-static void rb_raw_colours(libraw_data_t *lr, int rows, int cols, unsigned char *dst) {
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++) dst[r * cols + c] = (unsigned char)libraw_COLOR(lr, r, c);
-}
-
-// rb_raw_histogram counts the raw values of visible rows r0..r1−1 per
-// colour index (libraw_COLOR, 0..3) into hist, 4 × 65536 counters, which
-// it adds to (the caller zeroes them).
-static void rb_raw_histogram(libraw_data_t *lr, int r0, int r1, unsigned *hist) {
-	int w = lr->rawdata.sizes.width;
-	// The colour pattern repeats with a period dividing 48 in both
-	// directions for every pattern LibRaw knows (2×2 Bayer, 6×6 X-Trans,
-	// 16×16 Leaf is 16; 48 is their common multiple).
-	unsigned char pat[48][48];
-	for (int r = 0; r < 48; r++)
-		for (int c = 0; c < 48; c++) pat[r][c] = (unsigned char)(libraw_COLOR(lr, r, c) & 3);
-	for (int r = r0; r < r1; r++) {
-		const ushort *p = rb_raw_row(lr, r);
-		const unsigned char *pr = pat[r % 48];
-		for (int c0 = 0; c0 < w; c0 += 48) {
-			int n = w - c0 < 48 ? w - c0 : 48;
-			for (int j = 0; j < n; j++) hist[(size_t)pr[j] * 65536 + p[c0 + j]]++;
-		}
-	}
-}
-
-// rb_raw_rescale maps each photosite of colour k from black[k] + v to
-// black[k] + v·gain[k], clamped to at most clip[k], over the whole raw
-// buffer's visible area, then sets the white level LibRaw will use
-// (rawdata.color.maximum, restored into color by Process) and turns off
-// its data-maximum adjustment. The mapping of each colour's 65536 values
-// is tabulated first in lut (4 × 65536, the caller's), so the pass over
-// the data is one look-up per photosite.
-static void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white, ushort *lut) {
-	int w = lr->rawdata.sizes.width, h = lr->rawdata.sizes.height;
-	for (int k = 0; k < 4; k++)
-		for (int i = 0; i < 65536; i++) {
-			double v = i;
-			if (v > black[k]) v = black[k] + (v - black[k]) * gain[k];
-			if (v > clip[k]) v = clip[k];
-			lut[k * 65536 + i] = (ushort)(v + 0.5);
-		}
-	unsigned char pat[48][48];
-	for (int r = 0; r < 48; r++)
-		for (int c = 0; c < 48; c++) pat[r][c] = (unsigned char)(libraw_COLOR(lr, r, c) & 3);
-	for (int r = 0; r < h; r++) {
-		ushort *p = rb_raw_row(lr, r);
-		const unsigned char *pr = pat[r % 48];
-		for (int c0 = 0; c0 < w; c0 += 48) {
-			int n = w - c0 < 48 ? w - c0 : 48;
-			for (int j = 0; j < n; j++) p[c0 + j] = lut[(size_t)pr[j] * 65536 + p[c0 + j]];
-		}
-	}
-	lr->rawdata.color.maximum = white;
-	lr->color.maximum = white;
-	lr->params.adjust_maximum_thr = 0;
-}
-
-static float rb_pre_mul(libraw_data_t *lr, int i) { return lr->color.pre_mul[i]; }
-static int rb_wb_coeff(libraw_data_t *lr, int preset, int i) { return lr->color.WB_Coeffs[preset & 255][i]; }
-static unsigned rb_cblack(libraw_data_t *lr, int i) { return lr->rawdata.color.cblack[i]; }
-static long rb_linear_max(libraw_data_t *lr, int i) { return lr->rawdata.color.linear_max[i]; }
+#include "rb_libraw.h"
 */
 import "C"
 
@@ -276,26 +186,19 @@ func (h *Handle) LevelsAndHistogram(threads int) (RawLevels, [4][]uint32, error)
 		return l, hist, err
 	}
 	col := &h.lr.rawdata.color
-	base := float64(col.black)
-	var pat []float64
-	pr, pc := int(C.rb_cblack(h.lr, 4)), int(C.rb_cblack(h.lr, 5))
+	pat, pr, pc := h.blackPattern()
 	var patMean float64
-	if pr > 0 && pc > 0 && pr*pc <= C.LIBRAW_CBLACK_SIZE-6 {
-		pat = make([]float64, pr*pc)
-		for i := range pat {
-			pat[i] = float64(C.rb_cblack(h.lr, C.int(6+i)))
-			patMean += pat[i]
-		}
+	for _, v := range pat {
+		patMean += v
+	}
+	if len(pat) > 0 {
 		patMean /= float64(len(pat))
 	}
 	for k := range 4 {
-		l.Black[k] = base + float64(C.rb_cblack(h.lr, C.int(k))) + patMean
-		l.LinearMax[k] = int(C.rb_linear_max(h.lr, C.int(k)))
+		l.Black[k] = float64(col.black) + float64(col.cblack[k]) + patMean
+		l.LinearMax[k] = int(col.linear_max[k])
 	}
 	l.BlackPattern, l.BlackPatternRows, l.BlackPatternCols = pat, pr, pc
-	if pat == nil {
-		l.BlackPatternRows, l.BlackPatternCols = 0, 0
-	}
 	l.White = int(col.maximum)
 	for k := range 4 {
 		for v := len(hist[k]) - 1; v > l.DataMaximum; v-- {
@@ -306,6 +209,22 @@ func (h *Handle) LevelsAndHistogram(threads int) (RawLevels, [4][]uint32, error)
 		}
 	}
 	return l, hist, nil
+}
+
+// blackPattern returns LibRaw's black-level pattern of the unpacked data
+// (rawdata.color.cblack[6..], rows × cols cells given by cblack[4] and
+// cblack[5], DN), or nil, 0, 0 when it has none.
+func (h *Handle) blackPattern() (pat []float64, rows, cols int) {
+	cb := &h.lr.rawdata.color.cblack
+	rows, cols = int(cb[4]), int(cb[5])
+	if rows <= 0 || cols <= 0 || rows*cols > C.LIBRAW_CBLACK_SIZE-6 {
+		return nil, 0, 0
+	}
+	pat = make([]float64, rows*cols)
+	for i := range pat {
+		pat[i] = float64(cb[6+i])
+	}
+	return pat, rows, cols
 }
 
 // RescaleRaw changes the raw data in place before Process so that LibRaw
@@ -346,7 +265,7 @@ func (h *Handle) AppliedMultipliers() (mul [4]float64) {
 		return mul
 	}
 	for i := range 4 {
-		mul[i] = float64(C.rb_pre_mul(h.lr, C.int(i)))
+		mul[i] = float64(h.lr.color.pre_mul[i])
 	}
 	return mul
 }
@@ -367,7 +286,7 @@ func (h *Handle) PresetMultipliers(preset int) (mul [4]float64) {
 		return mul
 	}
 	for i := range 4 {
-		mul[i] = float64(C.rb_wb_coeff(h.lr, C.int(preset), C.int(i)))
+		mul[i] = float64(h.lr.color.WB_Coeffs[preset][i])
 	}
 	return mul
 }

@@ -3,7 +3,6 @@ package libraw
 import (
 	"errors"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
@@ -15,24 +14,10 @@ func rawValue(x, y int) int { return 1000 + 7*x + 131*y }
 
 func TestRawData(t *testing.T) {
 	const w, h = 64, 32 // LibRaw refuses images under 22 pixels a side
-	path := filepath.Join(t.TempDir(), "raw.dng")
-	err := synthdng.WriteFile(path, synthdng.Spec{
+	hd := openSynth(t, synthdng.Spec{
 		Width: w, Height: h, BlackLevel: 0, WhiteLevel: 65535,
 		Scene: func(x, y, c int) float64 { return float64(rawValue(x, y)) / 65535 },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	hd, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hd.Close()
-	if err := hd.Open(path); err != nil {
-		t.Fatal(err)
-	}
 	if _, _, _, err := hd.CopyRaw(nil); !errors.Is(err, ErrNoCFA) {
 		t.Errorf("CopyRaw before Unpack: %v, want ErrNoCFA", err)
 	}
@@ -124,16 +109,7 @@ func TestRawData(t *testing.T) {
 }
 
 func TestRawDataRefusesLinearDNG(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	hd, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hd.Close()
-	if err := hd.Open(filepath.Join(testdata, "raw", "adobesdk_05_PGTM2_unsigned8.dng")); err != nil {
-		t.Fatal(err)
-	}
+	hd := openFile(t, filepath.Join(testdata, "raw", "adobesdk_05_PGTM2_unsigned8.dng"))
 	if err := hd.Unpack(); err != nil {
 		t.Fatal(err)
 	}

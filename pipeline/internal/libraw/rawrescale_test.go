@@ -2,8 +2,6 @@ package libraw
 
 import (
 	"math"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -28,24 +26,10 @@ func rescaleFormula(v uint16, black, gain float64, clip int) uint16 {
 // multiple of the colour pattern's 48-column period.
 func TestRescaleRawTable(t *testing.T) {
 	const w, h = 1000, 64
-	path := filepath.Join(t.TempDir(), "raw.dng")
-	err := synthdng.WriteFile(path, synthdng.Spec{
+	hd := openSynth(t, synthdng.Spec{
 		Width: w, Height: h, BlackLevel: 0, WhiteLevel: 65535,
 		Scene: func(x, y, c int) float64 { return float64((x*977+y*65519)%65536) / 65535 },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	hd, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hd.Close()
-	if err := hd.Open(path); err != nil {
-		t.Fatal(err)
-	}
 	if err := hd.Unpack(); err != nil {
 		t.Fatal(err)
 	}
@@ -80,24 +64,10 @@ func TestRescaleRawTable(t *testing.T) {
 // do not divide the rows.
 func TestRawHistogramOn(t *testing.T) {
 	const w, h = 250, 390
-	path := filepath.Join(t.TempDir(), "raw.dng")
-	err := synthdng.WriteFile(path, synthdng.Spec{
+	hd := openSynth(t, synthdng.Spec{
 		Width: w, Height: h, BlackLevel: 0, WhiteLevel: 65535,
 		Scene: func(x, y, c int) float64 { return float64((x*977+y*65519)%4096) / 4096 },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	hd, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hd.Close()
-	if err := hd.Open(path); err != nil {
-		t.Fatal(err)
-	}
 	if err := hd.Unpack(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,44 +2,11 @@ package libraw
 
 // In-place access to the unpacked Bayer data and the LibRaw state that
 // decides how LibRaw's own processing would scale it (scale_colors), for
-// rawbatch's own demosaic (issue 14 point 4): the samples are read where
+// rawbatch's own demosaic: the samples are read where
 // LibRaw keeps them, without a copy.
 
 /*
-#include <libraw/libraw.h>
-
-// rb_bayer_reason returns 0 when raw_image holds 3-colour Bayer data that
-// LibRaw's processing would only black-subtract and scale before its
-// demosaic, else a code naming what differs (see bayerReasons).
-static int rb_bayer_reason(libraw_data_t *lr) {
-	libraw_rawdata_t *rd = &lr->rawdata;
-	if (!rd->raw_image || rd->color4_image || rd->color3_image) return 1;
-	if (lr->idata.filters <= 1000) return 2;
-	if (lr->idata.colors != 3) return 3;
-	if (rd->ioparams.fuji_width) return 4;
-	if (rd->ioparams.zero_is_bad) return 5;
-	if (rd->ph1_cblack || rd->ph1_rblack) return 6;
-	if (lr->sizes.pixel_aspect < 0.999 || lr->sizes.pixel_aspect > 1.001) return 7;
-	if (rd->sizes.raw_pitch < (unsigned)rd->sizes.raw_width * 2) return 1;
-	if ((int)rd->sizes.top_margin + rd->sizes.height > rd->sizes.raw_height) return 1;
-	if ((int)rd->sizes.left_margin + rd->sizes.width > rd->sizes.raw_width) return 1;
-	return 0;
-}
-
-static ushort *rb_visible_origin(libraw_data_t *lr) {
-	libraw_image_sizes_t *s = &lr->rawdata.sizes;
-	return (ushort *)((char *)lr->rawdata.raw_image + (size_t)s->top_margin * s->raw_pitch) + s->left_margin;
-}
-
-static int rb_bv_colour(libraw_data_t *lr, int r, int c) { return libraw_COLOR(lr, r, c); }
-static int rb_fixed_maximum(libraw_data_t *lr) {
-	libraw_decoder_info_t di;
-	if (libraw_get_decoder_info(lr, &di) != LIBRAW_SUCCESS) return 0;
-	return (di.decoder_flags & LIBRAW_DECODER_FIXEDMAXC) != 0;
-}
-static unsigned rb_rd_cblack(libraw_data_t *lr, int i) { return lr->rawdata.color.cblack[i]; }
-static float rb_rd_cam_mul(libraw_data_t *lr, int i) { return lr->rawdata.color.cam_mul[i]; }
-static float rb_rd_pre_mul(libraw_data_t *lr, int i) { return lr->rawdata.color.pre_mul[i]; }
+#include "rb_libraw.h"
 */
 import "C"
 
@@ -116,24 +83,17 @@ func (h *Handle) Bayer() (BayerView, error) {
 	if v.W > 0 && v.H > 0 {
 		v.Pix = unsafe.Slice((*uint16)(unsafe.Pointer(C.rb_visible_origin(h.lr))), (v.H-1)*v.Stride+v.W)
 	}
-	for i := range 4 {
-		v.Colour[i] = uint8(C.rb_bv_colour(h.lr, C.int(i/2), C.int(i%2)))
-		v.CBlack[i] = float64(C.rb_rd_cblack(h.lr, C.int(i)))
-		v.CamMul[i] = float64(C.rb_rd_cam_mul(h.lr, C.int(i)))
-		v.PreMul[i] = float64(C.rb_rd_pre_mul(h.lr, C.int(i)))
-	}
+	C.rb_raw_colours(h.lr, 2, 2, (*C.uchar)(unsafe.Pointer(&v.Colour[0])))
 	col := &h.lr.rawdata.color
+	for i := range 4 {
+		v.CBlack[i] = float64(col.cblack[i])
+		v.CamMul[i] = float64(col.cam_mul[i])
+		v.PreMul[i] = float64(col.pre_mul[i])
+	}
 	v.Black, v.Maximum = float64(col.black), float64(col.maximum)
 	v.AdjustMaximum = float64(h.lr.params.adjust_maximum_thr)
 	v.FixedMaximum = C.rb_fixed_maximum(h.lr) != 0
-	pr, pc := int(C.rb_rd_cblack(h.lr, 4)), int(C.rb_rd_cblack(h.lr, 5))
-	if pr > 0 && pc > 0 && pr*pc <= C.LIBRAW_CBLACK_SIZE-6 {
-		v.Pattern = make([]float64, pr*pc)
-		for i := range v.Pattern {
-			v.Pattern[i] = float64(C.rb_rd_cblack(h.lr, C.int(6+i)))
-		}
-		v.PatternRows, v.PatternCols = pr, pc
-	}
+	v.Pattern, v.PatternRows, v.PatternCols = h.blackPattern()
 	return v, nil
 }
 

@@ -2,8 +2,6 @@ package libraw
 
 import (
 	"errors"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
@@ -14,24 +12,10 @@ import (
 // above a row and leaves the rows below it as they were.
 func TestBayerView(t *testing.T) {
 	const w, h = 640, 480
-	path := filepath.Join(t.TempDir(), "raw.dng")
-	err := synthdng.WriteFile(path, synthdng.Spec{
+	hd := openSynth(t, synthdng.Spec{
 		Width: w, Height: h, BlackLevel: 128, WhiteLevel: 16383, AsShotNeutral: [3]float64{0.5, 1, 0.8},
 		Scene: func(x, y, c int) float64 { return float64(1+(x*7+y*131)%8000) / 16383 },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	hd, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hd.Close()
-	if err := hd.Open(path); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := hd.Bayer(); !errors.Is(err, ErrNoCFA) {
 		t.Errorf("Bayer before Unpack: %v, want ErrNoCFA", err)
 	}

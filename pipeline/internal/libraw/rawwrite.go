@@ -1,22 +1,10 @@
 package libraw
 
 // Writing the visible area of the unpacked raw CFA data back, for the DNG
-// opcode stage that applies GainMap to the CFA (issue 13).
+// opcode stage that applies GainMap to the CFA.
 
 /*
-#include <string.h>
-#include <libraw/libraw.h>
-
-// rb_raw_store copies src (width × height, row-major) into the visible
-// area of raw_image.
-static void rb_raw_store(libraw_data_t *lr, const ushort *src) {
-	libraw_image_sizes_t *s = &lr->rawdata.sizes;
-	int w = s->width, h = s->height;
-	for (int r = 0; r < h; r++) {
-		ushort *row = (ushort *)((char *)lr->rawdata.raw_image + (size_t)(r + s->top_margin) * s->raw_pitch) + s->left_margin;
-		memcpy(row, src + (size_t)r * w, (size_t)w * sizeof(ushort));
-	}
-}
+#include "rb_libraw.h"
 */
 import "C"
 

@@ -4,7 +4,7 @@
 // a truncated file; a decode that keeps reading past the end is truncated.
 #include <new>
 #include <cstdio>
-#include "stream.h"
+#include "rb_libraw.h"
 
 // RB_MAX_EOF_READS bounds the reads past the end of the file in one open or
 // unpack. Some of LibRaw 0.20's parsers loop forever on a truncated file

@@ -1,39 +1,7 @@
 package libraw
 
 /*
-#include <stdlib.h>
-#include <string.h>
-#include <libraw/libraw.h>
-#include "stream.h"
-
-// rb_thumb_pick unpacks the embedded preview: with LibRaw 0.21 or later
-// the largest (by pixel count) of thumbs_list through
-// libraw_unpack_thumb_ex, else (LibRaw 0.20 has no list) the one LibRaw
-// chose at open through libraw_unpack_thumb. *count receives the number of
-// previews LibRaw listed (1 when it cannot list them).
-static int rb_thumb_pick(libraw_data_t *lr, int *count) {
-#if LIBRAW_VERSION >= LIBRAW_MAKE_VERSION(0, 21, 0)
-	int n = lr->thumbs_list.thumbcount;
-	if (n > LIBRAW_THUMBNAIL_MAXCOUNT) n = LIBRAW_THUMBNAIL_MAXCOUNT;
-	*count = n;
-	if (n > 1) {
-		int best = 0;
-		long long bestArea = -1;
-		for (int i = 0; i < n; i++) {
-			libraw_thumbnail_item_t *t = &lr->thumbs_list.thumblist[i];
-			long long a = (long long)t->twidth * (long long)t->theight;
-			if (a > bestArea) { bestArea = a; best = i; }
-		}
-		return libraw_unpack_thumb_ex(lr, best);
-	}
-#else
-	*count = 1;
-#endif
-	return libraw_unpack_thumb(lr);
-}
-
-static int rb_mem_image_type(libraw_processed_image_t *m) { return (int)m->type; }
-static unsigned char *rb_mem_image_data(libraw_processed_image_t *m) { return m->data; }
+#include "rb_libraw.h"
 */
 import "C"
 
@@ -134,9 +102,9 @@ func (h *Handle) Thumbnail() (Thumb, error) {
 		Width:  int(m.width),
 		Height: int(m.height),
 		Count:  int(count),
-		Data:   C.GoBytes(unsafe.Pointer(C.rb_mem_image_data(m)), C.int(m.data_size)),
+		Data:   C.GoBytes(unsafe.Pointer(&m.data[0]), C.int(m.data_size)),
 	}
-	switch C.rb_mem_image_type(m) {
+	switch m._type {
 	case C.LIBRAW_IMAGE_JPEG:
 		t.Format = ThumbJPEG
 	case C.LIBRAW_IMAGE_BITMAP:
@@ -146,7 +114,7 @@ func (h *Handle) Thumbnail() (Thumb, error) {
 			return Thumb{}, fmt.Errorf("%w (bitmap %dx%d, %d colours of %d bits in %d bytes)", ErrNoThumbnail, t.Width, t.Height, t.Colors, t.Bits, len(t.Data))
 		}
 	default:
-		return Thumb{}, fmt.Errorf("%w (image type %d)", ErrNoThumbnail, int(C.rb_mem_image_type(m)))
+		return Thumb{}, fmt.Errorf("%w (image type %d)", ErrNoThumbnail, int(m._type))
 	}
 	return t, nil
 }

@@ -100,13 +100,7 @@ func TestThumbnailWrongThread(t *testing.T) {
 }
 
 func TestThumbnailBeforeOpen(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	h, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := newHandle(t)
 	if _, err := h.Thumbnail(); err == nil {
 		t.Fatal("Thumbnail before Open succeeded")
 	}
