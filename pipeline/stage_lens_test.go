@@ -10,6 +10,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/lens"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -332,21 +333,21 @@ func TestLensCost(t *testing.T) {
 	s := DefaultSettings()
 	s.ExposureAnchor = AnchorNone
 	m := EstimateMemory(fi, s, 1)
-	var lens, before StepMemory
+	var got, before StepMemory
 	for i, st := range m.Steps {
 		if st.Step == "lens" {
-			lens, before = st, m.Steps[i-1]
+			got, before = st, m.Steps[i-1]
 		}
 	}
-	if lens.Step == "" {
+	if got.Step == "" {
 		t.Fatalf("no lens step in %+v", m.Steps)
 	}
 	px := int64(24e6)
-	if lens.Alloc != 12*px || lens.Free != 12*px || lens.Scratch != lensDBBytes+int64(4000/lensNodeStep+2)*(6000*12+int64(6000/lensNodeStep+2)*32) {
-		t.Errorf("lens step %+v", lens)
+	if got.Alloc != 12*px || got.Free != 12*px || got.Scratch != lensDBBytes+int64(4000/lens.Step+2)*(6000*12+int64(6000/lens.Step+2)*32) {
+		t.Errorf("lens step %+v", got)
 	}
-	if lens.Peak <= before.Peak-before.Scratch-before.Alloc+12*px {
-		t.Errorf("lens peak %d does not hold two images (step before: %+v)", lens.Peak, before)
+	if got.Peak <= before.Peak-before.Scratch-before.Alloc+12*px {
+		t.Errorf("lens peak %d does not hold two images (step before: %+v)", got.Peak, before)
 	}
 	s.Lens = LensOff
 	for _, st := range EstimateMemory(fi, s, 1).Steps {
