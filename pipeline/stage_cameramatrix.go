@@ -129,3 +129,13 @@ func (j *job) toWorking(src []float32, nc, w, h int, inPlace bool) Image {
 	})
 	return Image{W: w, H: h, Pix: dst[:n*3]}
 }
+
+// lookCameraToWorking is CameraToWorking with the camera look's gains
+// and colour matrix (CameraLook.Into) when --look camera fitted them.
+func (j *job) lookCameraToWorking() [3][4]float64 {
+	m := CameraToWorking(j.info.RGBCam)
+	if j.cameraLook == nil {
+		return m
+	}
+	return j.cameraLook.Into(m, WorkingSpace)
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
@@ -43,3 +44,6 @@ func exposureRow(j *job, _ *fusePass) (rowKernel, bool) {
 		}
 	}, true
 }
+
+// exposureGain returns 2^ev, the linear gain of an exposure change of ev EV.
+func exposureGain(ev float64) float32 { return float32(math.Exp2(ev)) }
