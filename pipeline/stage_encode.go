@@ -53,7 +53,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	}()
 	// The temporary name has no image extension, so photo importers
 	// watching the folder do not pick it up.
-	f, err := createTemp(filepath.Dir(out), tempPattern(out))
+	f, err := CreateTemp(filepath.Dir(out), TempPattern(out))
 	if err != nil {
 		return err
 	}

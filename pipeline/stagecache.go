@@ -57,7 +57,7 @@ func (j *job) lookupCache() error {
 	if j.cache == nil || j.cache.Cache == nil {
 		return nil
 	}
-	hash := j.inputHash // taken just before decoding (convertFile)
+	hash := j.inputHash // taken just before decoding (ConvertOutputs)
 	if hash == "" {
 		var err error
 		if hash, _, _, err = filehash.File(j.in, nil); err != nil {

@@ -39,10 +39,11 @@ type heldTemp struct {
 	ino uint64
 }
 
-// createTemp is os.CreateTemp(dir, pattern) for a temporary output: the
-// file is locked (see above) until it no longer names the created file
-// (renamed or removed; checked at the next createTemp) or the process ends.
-func createTemp(dir, pattern string) (*os.File, error) {
+// CreateTemp is os.CreateTemp(dir, pattern) for a temporary output: the
+// file is flock-held by this process (see above) until it no longer names
+// the created file (renamed or removed; checked at the next CreateTemp) or
+// the process ends, so that CleanStaleTemps of another run keeps it.
+func CreateTemp(dir, pattern string) (*os.File, error) {
 	releaseTempLocks()
 	for range 16 {
 		f, err := os.CreateTemp(dir, pattern)
@@ -91,7 +92,7 @@ func releaseTempLocks() {
 }
 
 // isTempName reports whether name is a temporary output's name as
-// createTemp makes it (tempPattern): TempPrefix, the stem (tempStem: the
+// CreateTemp makes it (TempPattern): TempPrefix, the stem (tempStem: the
 // base name of an output or report, or its shortened form ending in "~"
 // and 16 hex digits), then "." and os.CreateTemp's digits (a uint32 in
 // decimal). The base name must have an extension rawbatch writes
@@ -170,11 +171,13 @@ func hasTempSignature(ext string, head []byte) bool {
 	return false
 }
 
-// removeIfStale removes the temporary file at path if it is a regular file
-// that createTemp could have made (its name, isTempName, and its first
-// bytes, hasTempSignature) and no live process holds its flock, and
-// returns its size in bytes and whether it was removed.
-func removeIfStale(path string) (int64, bool) {
+// RemoveStaleTemp removes the temporary output file at path if it is a
+// regular file that CreateTemp could have made (its name, isTempName, and
+// its first bytes, hasTempSignature: empty or starting like the format of
+// its extension) and no live process holds its flock (it was left by a
+// killed run), and returns its size in bytes and whether it was removed;
+// anything else is left alone.
+func RemoveStaleTemp(path string) (int64, bool) {
 	ext, ok := tempKind(filepath.Base(path))
 	if !ok {
 		return 0, false

@@ -37,6 +37,7 @@ func tempStem(path string) string {
 	return base[:keep] + sum
 }
 
-// tempPattern is the os.CreateTemp pattern of a temporary file for path
-// (in path's directory).
-func tempPattern(path string) string { return TempPrefix + tempStem(path) + ".*" }
+// TempPattern is the os.CreateTemp pattern of the temporary file for the
+// output at path (in path's directory): TempPrefix, its (possibly
+// shortened) base name, ".*".
+func TempPattern(path string) string { return TempPrefix + tempStem(path) + ".*" }
