@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/rawbatch/rawbatch/internal/fault"
+	"github.com/rawbatch/rawbatch/internal/filehash"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
@@ -90,7 +92,7 @@ type job struct {
 	// denoiseState: the denoise and capture-sharpen stages' choices
 	// (stage_denoise.go).
 	denoiseState
-	// demosaicState: the demosaic the file got (demosaicused.go).
+	// demosaicState: the demosaic the file got (stage_demosaic.go).
 	demosaicState
 
 	// wholeImage: never stream (ConvertOptions' wholeImage); stream: the
@@ -542,3 +544,35 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
+
+// decodedHash hashes the input just before LibRaw opens it
+// (filehash.File: XXH3-64, "xxh3:<16 hex>"), so that the record keeps the
+// hash of the bytes that were decoded rather than of whatever is there
+// after the conversion; "" when it cannot be read (the open then says why).
+func decodedHash(in string) string {
+	h, _, _, err := filehash.File(in, nil)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// LimitMemory sets the Go runtime's soft memory limit of a process that
+// converts one file to its estimate (bytes) plus an eighth (at least
+// gcSlack); 0 sets none. With
+// the default GOGC the heap may grow to twice its live size before a
+// collection, so several variants, each allocating and dropping full-size
+// buffers, would take more than their estimate; the limit makes the
+// collector keep to it. The big buffers hold no pointers, so the extra
+// collections cost little (+2 % time measured on 20 variants).
+func LimitMemory(estimate int64) {
+	if estimate > 0 {
+		debug.SetMemoryLimit(estimate + max(estimate/8, gcSlack))
+	}
+}
+
+// gcSlack is the least a worker's Go memory limit adds to its file's
+// estimate (otherwise an eighth of it), in bytes: room for the runtime's
+// own memory, so collections run when the heap nears the estimate and not
+// constantly.
+const gcSlack = 4 << 20
