@@ -57,7 +57,7 @@ type job struct {
 	wb       WhiteBalanceUsed // the white-balance stage's choice
 	// lensByOpcodes: the DNG opcode stages applied the file's own lens
 	// corrections (WarpRectilinear, FixVignetteRadial, GainMap), so the
-	// lensfun stage does not correct the lens again (issue 13 point 2).
+	// lensfun stage does not correct the lens again.
 	lensByOpcodes bool
 	opcodes       opcodeState     // the opcode stages' lists and report (stage_opcodes.go)
 	lens          *LensCorrection // what the lens stage did (nil: not run)
@@ -136,12 +136,12 @@ type Result struct {
 	InputHash string `json:",omitempty"`
 	// WhiteBalance is the white balance used and why (nil if not decoded).
 	WhiteBalance *WhiteBalanceUsed `json:",omitempty"`
-	// Exposure is the exposure applied and where it came from (issue 12).
+	// Exposure is the exposure applied and where it came from.
 	Exposure ExposureResult
 	// Opcodes is what was done with the DNG's opcode lists (nil without).
 	Opcodes *OpcodesResult `json:",omitempty"`
 	// Denoise and CaptureSharpen are the noise reduction and capture
-	// sharpening applied and why (issue 13; nil if not decoded).
+	// sharpening applied and why (nil if not decoded).
 	Denoise        *DenoiseUsed `json:",omitempty"`
 	CaptureSharpen *SharpenUsed `json:",omitempty"`
 	// Lens is the lens correction applied, or why none (nil: the lens

@@ -142,7 +142,7 @@ func (j *job) anchor() string {
 	return e.String()
 }
 
-// minAnchorEV is the smallest correction applied (issue 12: skipped when
+// minAnchorEV is the smallest correction applied (skipped when
 // tiny; look.MinApplyEV is the estimate's noise, this the visible step).
 const minAnchorEV = 0.1
 

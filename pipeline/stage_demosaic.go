@@ -353,7 +353,7 @@ func maybeXTrans(fi FileInfo) bool {
 // BenchmarkRCDDecodePeak's comparison only.
 var keepRawRows bool
 
-// What a file's demosaic actually was (issue 14 fix point 1): --demosaic
+// What a file's demosaic actually was: --demosaic
 // names what was asked; rcd falls back to LibRaw's AHD for the files it
 // does not take, LibRaw itself takes VNG for four-colour CFAs and its
 // Markesteijn X-Trans demosaic for X-Trans, and a half-size decode or a

@@ -13,7 +13,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
-// The DNG opcode stages (issue 13 point 2, docs/opcodes.md): a DNG's
+// The DNG opcode stages (docs/opcodes.md): a DNG's
 // OpcodeList1 and 2 (tags 51008, 51009) on the CFA data between the
 // white-level stage and LibRaw's processing (opcodes-raw), OpcodeList3
 // (51022) on the demosaiced linear camera RGB after the highlights stage

@@ -12,8 +12,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
 )
 
-// The streamed conversion (issue 14 point 5, docs/pipeline.md
-// "Streaming"): a file with one full-size JPEG or TIFF16 output whose
+// The streamed conversion (docs/pipeline.md "Streaming"): a file with one full-size JPEG or TIFF16 output whose
 // demosaic is our RCD and whose steps between demosaic and the fused pass
 // can all run on row bands (Stage.Band) is never held as a full-size float
 // image. The demosaic makes upright rows (crop and orientation applied as

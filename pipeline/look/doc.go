@@ -1,5 +1,5 @@
 // Package look holds the algorithms of rawbatch's default rendering look
-// (issue 12) as pure functions, for the develop stages to call: the
+// as pure functions, for the develop stages to call: the
 // embedded preview's decoding and usability (preview.go), reduction of
 // images to a grid of cells (grid.go), the preview-anchored exposure
 // (exposure.go), white-balance gains fitted to the preview (wb.go), the
