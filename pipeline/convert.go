@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/internal/filehash"
@@ -170,6 +172,35 @@ type StageTiming struct {
 	// preparation.
 	Pass int `json:",omitempty"`
 }
+
+// Text is a text of a result that may hold a file or lens name: a
+// string of any bytes, written to JSON (the report, the JSON log) with each
+// byte that is not UTF-8 shown as \xNN (Escaped), where json.Marshal would
+// replace it with U+FFFD.
+type Text string
+
+// Escaped is t with each byte that is not UTF-8 shown as \xNN; valid
+// UTF-8 is returned as it is.
+func (t Text) Escaped() string {
+	s := string(t)
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// MarshalJSON writes t as a JSON string of t.Escaped().
+func (t Text) MarshalJSON() ([]byte, error) { return json.Marshal(t.Escaped()) }
 
 // ConvertOutputs converts the RAW file in into every output of outs from
 // one decode, run as o says (o.Header, when set, is the header already

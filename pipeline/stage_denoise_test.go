@@ -103,7 +103,7 @@ func TestDenoiseNoisyStep(t *testing.T) {
 		t.Errorf("step contrast %.4f with --denoise auto, %.4f without: under 90 %%", c1, c0)
 	}
 	d := res.Denoise
-	if d == nil || d.Strength != 1 || d.ISO != 6400 || !strings.HasPrefix(d.Reason, "auto: ISO 6400 → strength 1.00") {
+	if d == nil || d.Strength != 1 || d.ISO != 6400 || !strings.HasPrefix(string(d.Reason), "auto: ISO 6400 → strength 1.00") {
 		t.Fatalf("Result.Denoise = %+v, want strength 1 at ISO 6400 by auto", d)
 	}
 	if !containsStep(res, "denoise") {

@@ -55,27 +55,29 @@ func lensCost(m memCtx) StepMemory {
 // LensCorrection is what the lens stage did with a file (Result.Lens).
 type LensCorrection struct {
 	// Profile is the lensfun lens used ("Maker Model"); "" when none was.
-	Profile string `json:",omitempty"`
+	Profile Text `json:"profile,omitempty"`
 	// Camera is the lensfun camera matched ("Maker Model"); "" when the
 	// camera is not in the database.
-	Camera string `json:",omitempty"`
+	Camera Text `json:"camera,omitempty"`
 	// LookedUp is the lens name looked up: --lens-model, else the file's
 	// (EXIF LensModel, a maker note, or LibRaw's lens name).
-	LookedUp string `json:",omitempty"`
+	LookedUp Text `json:"looked_up,omitempty"`
 	// Corrections are the corrections applied ("vignetting, distortion,
 	// TCA"); "" when none.
-	Corrections string `json:",omitempty"`
+	Corrections string `json:"corrections,omitempty"`
 	// FocalLength (mm), Aperture (f-number) and Distance (m; 1000 when
 	// the file does not say) the profile was interpolated at.
-	FocalLength, Aperture, Distance float64 `json:",omitempty"`
+	FocalLength float64 `json:"focal_length_mm,omitempty"`
+	Aperture    float64 `json:"aperture,omitempty"`
+	Distance    float64 `json:"distance_m,omitempty"`
 	// Scale is the auto-scale of the geometric corrections (> 1 enlarges,
 	// so that no empty corners remain; 1 without geometric corrections).
-	Scale float64 `json:",omitempty"`
+	Scale float64 `json:"scale,omitempty"`
 	// Reason says why nothing was corrected: "no lens profile",
 	// "corrected by the DNG's opcodes", "no focal length", ...; or why
 	// a correction of the profile was left out ("vignetting not
 	// applied: gain ≤ 0 at the corners (from r = 0.80)").
-	Reason string `json:",omitempty"`
+	Reason Text `json:"reason,omitempty"`
 }
 
 // Summary is the correction in a few words, for the per-file line:
@@ -86,13 +88,13 @@ func (l *LensCorrection) Summary() string {
 	case l == nil:
 		return ""
 	case l.Profile != "" && l.Corrections != "":
-		return "lens " + l.Profile
-	case strings.HasPrefix(l.Reason, "no lens profile") && l.LookedUp != "":
+		return "lens " + string(l.Profile)
+	case strings.HasPrefix(string(l.Reason), "no lens profile") && l.LookedUp != "":
 		// "no lens profile for "NAME"", and why when there is more to say
 		// (the camera is not in the database).
-		return fmt.Sprintf("no lens profile for %q", l.LookedUp) + strings.TrimPrefix(l.Reason, "no lens profile")
+		return fmt.Sprintf("no lens profile for %q", l.LookedUp) + strings.TrimPrefix(string(l.Reason), "no lens profile")
 	}
-	return l.Reason
+	return string(l.Reason)
 }
 
 // lensLookup is what the stage looks up for a file: the camera makers and
@@ -174,12 +176,12 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 		return st, nil
 	}
 	if colors != 3 {
-		lc.Reason = fmt.Sprintf("%d colour channels", colors)
+		lc.Reason = Text(fmt.Sprintf("%d colour channels", colors))
 		return st, nil
 	}
 	lk := j.lensLookup()
 	st.lk = lk
-	lc.LookedUp = lk.lens
+	lc.LookedUp = Text(lk.lens)
 	if lk.lens == "" {
 		// Nothing to look up: lensfun's database (about 0.1 s to load,
 		// once per worker process) is not opened.
@@ -204,7 +206,7 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 		}
 	}
 	if cam != nil {
-		lc.Camera = strings.TrimSpace(cam.Maker + " " + cam.Model)
+		lc.Camera = Text(strings.TrimSpace(cam.Maker + " " + cam.Model))
 	}
 	var lens *lensfun.Lens
 	if cam != nil && lk.lens != "" {
@@ -213,7 +215,7 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 		}
 	}
 	if lens == nil {
-		lc.Reason = noLensReason(db, cam, lk.lens)
+		lc.Reason = Text(noLensReason(db, cam, lk.lens))
 		if cam == nil && len(lk.cameras) > 0 {
 			lc.Reason = "no lens profile (camera not in lensfun's database)"
 		}
@@ -223,7 +225,7 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 		return st, nil
 	}
 	st.cam, st.lens = cam, lens
-	lc.Profile = lens.Name()
+	lc.Profile = Text(lens.Name())
 	if !(lk.focal > 0) {
 		lc.Reason = "no focal length"
 		return st, nil
@@ -237,7 +239,7 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 	lc.Scale = m.Scale
 	if m.Applied == 0 {
 		m.Close()
-		lc.Reason = fmt.Sprintf("the profile has no calibration at %g mm", lk.focal)
+		lc.Reason = Text(fmt.Sprintf("the profile has no calibration at %g mm", lk.focal))
 		return st, nil
 	}
 	st.m = m
@@ -495,7 +497,7 @@ func (j *job) skipLensVignetting(lc *LensCorrection, applied lensfun.Corrections
 		lc.Corrections = rest.String()
 	}
 	note := "vignetting not applied: " + bad.Error()
-	lc.Reason = strings.TrimPrefix(lc.Reason+"; "+note, "; ")
+	lc.Reason = Text(strings.TrimPrefix(string(lc.Reason)+"; "+note, "; "))
 	j.warnings = append(j.warnings, fmt.Sprintf("lens correction (%s): %s", lc.Profile, note))
 	return true
 }

@@ -297,7 +297,7 @@ func TestLensNoProfile(t *testing.T) {
 	c := lensChartBase
 	c.Spacing, c.K1, c.Lens, c.FocalLength, c.FNumber = 48, -0.03, "Acme 24mm f/2.8 Unknown", 24, 2.8
 	_, _, _, res := linearPlanes(t, c, lensChartSettings(LensAuto))
-	if res.Lens == nil || res.Lens.Profile != "" || res.Lens.Reason != "no lens profile" || res.Lens.LookedUp != c.Lens {
+	if res.Lens == nil || res.Lens.Profile != "" || res.Lens.Reason != "no lens profile" || string(res.Lens.LookedUp) != c.Lens {
 		t.Errorf("unknown lens: %+v", res.Lens)
 	}
 	if got := res.Lens.Summary(); !strings.Contains(got, "no lens profile") || !strings.Contains(got, c.Lens) {
@@ -306,7 +306,7 @@ func TestLensNoProfile(t *testing.T) {
 	s := lensChartSettings(LensAuto)
 	s.LensModel = "Rawbatch Barrel 24mm f/2.8"
 	_, _, _, res = linearPlanes(t, c, s)
-	if res.Lens == nil || res.Lens.Profile != s.LensModel || res.Lens.LookedUp != s.LensModel {
+	if res.Lens == nil || string(res.Lens.Profile) != s.LensModel || string(res.Lens.LookedUp) != s.LensModel {
 		t.Errorf("--lens-model: %+v", res.Lens)
 	}
 }

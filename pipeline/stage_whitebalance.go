@@ -38,7 +38,7 @@ type WhiteBalanceUsed struct {
 	// Multipliers are the gains applied to camera R, G, B before demosaic,
 	// relative to green (G = 1, dimensionless); zero when unknown (the
 	// decoded image came from a stage cache entry stored without them).
-	Multipliers [3]float64
+	Multipliers [3]float64 `json:"multipliers"`
 	// Source is where they come from: "as shot" (the file's multipliers),
 	// "auto" (estimated from the raw data: highlight.AutoWB), "daylight"
 	// (from the colour matrix), "grey world" (--wb auto: LibRaw's),
@@ -46,15 +46,15 @@ type WhiteBalanceUsed struct {
 	// as-shot multipliers, image read from a stage cache entry stored
 	// without its white balance). On a stage cache hit it is the source
 	// stored with the entry, and Reason ends with "from the stage cache".
-	Source string
+	Source string `json:"source"`
 	// Reason says why, for --wb camera: "as shot", or why the as-shot
 	// multipliers were not used and what was done instead.
-	Reason string
+	Reason Text `json:"reason"`
 	// EstimatedCCT and CorrectedCCT are, for Source "auto", the colour
 	// temperature in kelvin of the estimated illuminant and the one made
 	// neutral (highlight.CorrectedCCT); 0 otherwise.
-	EstimatedCCT float64 `json:",omitempty"`
-	CorrectedCCT float64 `json:",omitempty"`
+	EstimatedCCT float64 `json:"estimated_cct_k,omitempty"`
+	CorrectedCCT float64 `json:"corrected_cct_k,omitempty"`
 }
 
 func stageWhiteBalance(_ context.Context, j *job) error {
@@ -69,11 +69,11 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		return nil
 	case "custom":
 		m := j.settings.WhiteBalance.Multipliers
-		j.wb = WhiteBalanceUsed{Source: "custom", Reason: "--wb " + j.settings.WhiteBalance.String(),
+		j.wb = WhiteBalanceUsed{Source: "custom", Reason: Text("--wb " + j.settings.WhiteBalance.String()),
 			Multipliers: [3]float64{m[0] / m[1], 1, m[2] / m[1]}}
 		return nil
 	default:
-		j.wb = WhiteBalanceUsed{Source: j.settings.WhiteBalance.Mode, Reason: "--wb " + j.settings.WhiteBalance.Mode}
+		j.wb = WhiteBalanceUsed{Source: j.settings.WhiteBalance.Mode, Reason: Text("--wb " + j.settings.WhiteBalance.Mode)}
 		return nil
 	}
 	camXYZ := cameraXYZ(j.info)
@@ -82,7 +82,7 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		j.wb = WhiteBalanceUsed{Source: "as shot", Reason: "as shot", Multipliers: [3]float64{m[0] / m[1], 1, m[2] / m[1]}}
 		return nil
 	} else if j.cached != nil {
-		j.wb = WhiteBalanceUsed{Source: "cached", Reason: why + "; the decoded image is from the stage cache, with the white balance chosen when it was stored"}
+		j.wb = WhiteBalanceUsed{Source: "cached", Reason: Text(why + "; the decoded image is from the stage cache, with the white balance chosen when it was stored")}
 		return nil
 	}
 	_, why := highlight.AsShotUsable(j.info.CamMul)
@@ -99,7 +99,7 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		j.params.WB = libraw.WBUser
 		j.params.Multipliers = [4]float32{float32(g[0]), 1, float32(g[2]), 1}
 		j.wb = WhiteBalanceUsed{Source: "preview", Multipliers: [3]float64{g[0], 1, g[2]},
-			Reason: inParens("fitted to the embedded preview: "+why, fmt.Sprintf("residual %.3f over %d cells", fit.Residual, fit.Cells))}
+			Reason: Text(inParens("fitted to the embedded preview: "+why, fmt.Sprintf("residual %.3f over %d cells", fit.Residual, fit.Cells)))}
 		j.warnings = append(j.warnings, j.wb.note())
 		return nil
 	}
@@ -117,7 +117,7 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 	m := wb.Multipliers
 	j.params.WB = libraw.WBUser
 	j.params.Multipliers = [4]float32{float32(m[0]), float32(m[1]), float32(m[2]), float32(m[3])}
-	j.wb = WhiteBalanceUsed{Source: wb.Source, Reason: wb.Reason, Multipliers: [3]float64{m[0] / m[1], 1, m[2] / m[1]},
+	j.wb = WhiteBalanceUsed{Source: wb.Source, Reason: Text(wb.Reason), Multipliers: [3]float64{m[0] / m[1], 1, m[2] / m[1]},
 		EstimatedCCT: wb.EstimatedCCT, CorrectedCCT: wb.CorrectedCCT}
 	j.warnings = append(j.warnings, j.wb.note())
 	return nil
@@ -130,7 +130,7 @@ func (w WhiteBalanceUsed) note() string {
 	if w.EstimatedCCT > 0 {
 		s += fmt.Sprintf("; illuminant %.0f K, corrected to %.0f K", w.EstimatedCCT, w.CorrectedCCT)
 	}
-	return inParens("white balance "+w.Reason, s)
+	return inParens("white balance "+string(w.Reason), s)
 }
 
 // rawIlluminant estimates the camera RGB of the illuminant from the

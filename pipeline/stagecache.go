@@ -168,14 +168,29 @@ func (j *job) cacheStores() bool {
 // the demosaic it got with the warning of rcd's fallback, so that a hit
 // reports and repeats them.
 type cacheMeta struct {
-	WhiteBalance     *WhiteBalanceUsed `json:"white_balance,omitempty"`
-	Demosaic         string            `json:"demosaic,omitempty"`
-	DemosaicFallback string            `json:"demosaic_fallback,omitempty"`
+	WhiteBalance     *cachedWB `json:"white_balance,omitempty"`
+	Demosaic         string    `json:"demosaic,omitempty"`
+	DemosaicFallback string    `json:"demosaic_fallback,omitempty"`
+}
+
+// cachedWB is a WhiteBalanceUsed as the cache entries store it, under Go's
+// field names: the entries' format, which the names WhiteBalanceUsed has
+// in the report do not change.
+type cachedWB struct {
+	Multipliers  [3]float64
+	Source       string
+	Reason       string
+	EstimatedCCT float64 `json:",omitempty"`
+	CorrectedCCT float64 `json:",omitempty"`
 }
 
 // encodeCacheMeta returns the metadata stored with the file's cache entry.
 func (j *job) encodeCacheMeta() []byte {
-	b, err := json.Marshal(cacheMeta{WhiteBalance: j.whiteBalanceResult(), Demosaic: j.demosaicUsed, DemosaicFallback: j.demosaicFallback})
+	m := cacheMeta{Demosaic: j.demosaicUsed, DemosaicFallback: j.demosaicFallback}
+	if w := j.whiteBalanceResult(); w != nil {
+		m.WhiteBalance = &cachedWB{Multipliers: w.Multipliers, Source: w.Source, Reason: string(w.Reason), EstimatedCCT: w.EstimatedCCT, CorrectedCCT: w.CorrectedCCT}
+	}
+	b, err := json.Marshal(m)
 	if err != nil {
 		return nil // cannot happen for these types; the entry is stored without it
 	}
@@ -201,8 +216,9 @@ func (j *job) cachedWhiteBalance() bool {
 	if j.cached == nil || j.cached.meta.WhiteBalance == nil || j.cached.meta.WhiteBalance.Source == "" {
 		return false
 	}
-	j.wb = *j.cached.meta.WhiteBalance
-	j.wb.Reason = fmt.Sprintf("%s; from the stage cache (chosen when the decoded image was stored)", j.wb.Reason)
+	w := j.cached.meta.WhiteBalance
+	j.wb = WhiteBalanceUsed{Multipliers: w.Multipliers, Source: w.Source, Reason: Text(w.Reason), EstimatedCCT: w.EstimatedCCT, CorrectedCCT: w.CorrectedCCT}
+	j.wb.Reason = Text(fmt.Sprintf("%s; from the stage cache (chosen when the decoded image was stored)", j.wb.Reason))
 	if j.settings.WhiteBalance.Mode == "camera" && j.wb.Source != "as shot" {
 		j.warnings = append(j.warnings, j.wb.note())
 	}

@@ -133,7 +133,7 @@ func TestWBFittedToPreview(t *testing.T) {
 	rbAuto, res := convertRB("nopreview", false, "camera")
 	rbGrey, _ := convertRB("nopreview", false, "auto")
 	t.Logf("without preview: grey R/B %.3f, grey world's %.3f; %+v", rbAuto, rbGrey, res.WhiteBalance)
-	if res.WhiteBalance == nil || res.WhiteBalance.Source != "auto" || !strings.Contains(res.WhiteBalance.Reason, "no embedded preview") {
+	if res.WhiteBalance == nil || res.WhiteBalance.Source != "auto" || !strings.Contains(string(res.WhiteBalance.Reason), "no embedded preview") {
 		t.Errorf("white balance %+v, want auto, saying there is no preview", res.WhiteBalance)
 	}
 	if !(rbAuto > rbGrey*1.05) {
@@ -160,7 +160,7 @@ func TestCanonD30WhiteBalance(t *testing.T) {
 	dist := func(rg, bg float64) float64 {
 		return math.Hypot(math.Log(rg/tungstenRG), math.Log(bg/tungstenBG))
 	}
-	if wb.Source == "as shot" || !strings.Contains(wb.Reason, "cam_mul[0] = -1") {
+	if wb.Source == "as shot" || !strings.Contains(string(wb.Reason), "cam_mul[0] = -1") {
 		t.Errorf("source %q, reason %q: want a fallback because the file has no multipliers", wb.Source, wb.Reason)
 	}
 	ours, grey := dist(wb.Multipliers[0], wb.Multipliers[2]), dist(0.82, 2.24)
@@ -211,7 +211,7 @@ func TestWhiteBalanceFromCache(t *testing.T) {
 		if r2.WhiteBalance.Multipliers != r1.WhiteBalance.Multipliers || r2.WhiteBalance.Multipliers[1] != 1 {
 			t.Errorf("%s from the cache: multipliers %v, the decode chose %v", file, r2.WhiteBalance.Multipliers, r1.WhiteBalance.Multipliers)
 		}
-		if !strings.HasSuffix(r2.WhiteBalance.Reason, "from the stage cache (chosen when the decoded image was stored)") {
+		if !strings.HasSuffix(string(r2.WhiteBalance.Reason), "from the stage cache (chosen when the decoded image was stored)") {
 			t.Errorf("%s from the cache: reason %q does not say so", file, r2.WhiteBalance.Reason)
 		}
 		if m, _ := deltaEStats(t, decodeImage(t, filepath.Join(dir, file+want+"a.png")), decodeImage(t, filepath.Join(dir, file+want+"b.png")), 0); m > 0.01 {
