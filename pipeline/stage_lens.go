@@ -208,13 +208,13 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 	if cam != nil {
 		lc.Camera = Text(strings.TrimSpace(cam.Maker + " " + cam.Model))
 	}
-	var lens *lensfun.Lens
+	var lf *lensfun.Lens
 	if cam != nil && lk.lens != "" {
-		if lens, err = db.FindLens(cam, "", lk.lens); err != nil {
+		if lf, err = db.FindLens(cam, "", lk.lens); err != nil {
 			return st, fmt.Errorf("lens correction: %w", err)
 		}
 	}
-	if lens == nil {
+	if lf == nil {
 		lc.Reason = Text(noLensReason(db, cam, lk.lens))
 		if cam == nil && len(lk.cameras) > 0 {
 			lc.Reason = "no lens profile (camera not in lensfun's database)"
@@ -224,14 +224,14 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 		}
 		return st, nil
 	}
-	st.cam, st.lens = cam, lens
-	lc.Profile = Text(lens.Name())
+	st.cam, st.lens = cam, lf
+	lc.Profile = Text(lf.Name())
 	if !(lk.focal > 0) {
 		lc.Reason = "no focal length"
 		return st, nil
 	}
 	lc.FocalLength, lc.Aperture, lc.Distance = lk.focal, lk.aperture, lk.distance
-	m, err := db.NewModifier(lens, cam.CropFactor, w, h, lk.focal, lk.aperture, lk.distance,
+	m, err := db.NewModifier(lf, cam.CropFactor, w, h, lk.focal, lk.aperture, lk.distance,
 		lensfun.Vignetting|lensfun.Distortion|lensfun.TCA, true)
 	if err != nil {
 		return st, fmt.Errorf("lens correction: %w", err)

@@ -1,3 +1,15 @@
+// Package lens is the pixel work of the lens correction (docs/lens.md),
+// in pure Go: lensfun's source positions, computed on a grid of nodes
+// (Nodes) and interpolated in between, resample the image through
+// pipeline/warp (Remap); lensfun's vignetting gains, taken on the node
+// rows and checked for plausibility, multiply it (Devignette); Band does
+// both on the upright rows of a streamed conversion. lensfun itself is
+// called by pipeline's lens stage, on the thread that owns its handles:
+// the functions here take its results as functions or tables, so that
+// the pixels can be worked on other goroutines.
+//
+// Images are interleaved float32 RGB, W×H×3, rows top to bottom;
+// positions are in pixels of the uncorrected image.
 package lens
 
 import (
