@@ -8,7 +8,8 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
-// gamutIntoRef is gamutInto as it was before issue 14's gamutRows.
+// gamutIntoRef is look.GamutPixel as first written, per pixel: the
+// reference look.GamutRows is checked against.
 func gamutIntoRef(p []float32, lum [3]float32) {
 	r, g, b := p[0], p[1], p[2]
 	if !(r > 0) {

@@ -83,7 +83,7 @@ func convertNoisy(t *testing.T, dir string, iso int, s Settings) ([]float64, int
 	return px, w, h, res
 }
 
-// TestDenoiseNoisyStep is issue 13 point 3's test: the synthetic noisy
+// TestDenoiseNoisyStep: the synthetic noisy
 // step (Poisson-Gaussian noise of known σ, synthdng.NoisyStep) at ISO
 // 6400: with --denoise auto the flat patch's standard deviation is at
 // most half of that with --denoise off, and the step keeps ≥ 90 % of its
@@ -229,7 +229,7 @@ func rise1090(prof []float64) (rise, overshoot float64) {
 	return cross(0.9) - cross(0.1), overshoot
 }
 
-// TestCaptureSharpenSoftStep is issue 13 point 4's test: on the soft step
+// TestCaptureSharpenSoftStep: on the soft step
 // DNG (an edge blurred by σ = 0.7 photosites, synthdng.SoftStep)
 // --capture-sharpen auto (RCD, the default: amount 0.8) shortens the 10–90 % rise
 // by at least 15 % (measured 2.24 → 1.81 px, 19 %: docs/denoise.md) with

@@ -11,7 +11,7 @@ import (
 
 // An output name of up to 255 bytes (NAME_MAX) converts: its temporary
 // file gets a name that fits, and RemoveTemps finds leftovers of it
-// (issue 9.32, the temporary name part).
+// (the temporary name part).
 func TestLongOutputNameTemp(t *testing.T) {
 	dir := t.TempDir()
 	in := writeChart(t, dir, testChart(), 1, 0)

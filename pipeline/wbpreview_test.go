@@ -98,9 +98,8 @@ func greyRB(t *testing.T, path string) float64 {
 }
 
 // TestWBFittedToPreview: --wb camera on a file with no as-shot white
-// balance and a warm embedded preview fits the gains to the preview
-// (issue 12 point 3): the grey comes out warm by about the preview's
-// amount, and Result.WhiteBalance and the warning say it came from the
+// balance and a warm embedded preview fits the gains to the preview:
+// the grey comes out warm by about the preview's amount, and Result.WhiteBalance and the warning say it came from the
 // preview. Without the preview the auto white balance runs and still
 // converts warmer than grey world (--wb auto).
 func TestWBFittedToPreview(t *testing.T) {
@@ -143,7 +142,7 @@ func TestWBFittedToPreview(t *testing.T) {
 
 // TestCanonD30WhiteBalance: the Canon D30 CRW, shot on auto white balance
 // (no as-shot multipliers: cam_mul[0] = -1), gets multipliers near the
-// camera's own Tungsten preset (its JPEG is close to it; issue 12), nearer
+// camera's own Tungsten preset (its JPEG is close to it), nearer
 // than LibRaw's grey world (R/G 0.82, B/G 2.24), in log R/G, log B/G.
 func TestCanonD30WhiteBalance(t *testing.T) {
 	in := filepath.Join("..", "testdata", "raw", "canond30_CRW.CRW")
