@@ -345,7 +345,7 @@ func lensIdle(j *job) bool {
 // channels) of a lens correction that streams, for an image whose longer
 // side is long pixels (lens.ShiftBound; a variable for the tests): a
 // larger one (a fisheye's, a very strong correction) converts the whole
-// image, as before.
+// image.
 var lensMaxShift = lens.ShiftBound
 
 // lensShiftHook, when set (tests), is called with the displacement in
