@@ -1090,7 +1090,7 @@ const reasonNoRecreate = "output deleted; --no-recreate"
 
 func (r *Runner) want(t Task, o Output) state.Want {
 	return state.Want{Input: t.Input, InputAbs: t.absInput(), OutputRel: o.Rel, OutputPath: o.Path,
-		SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawVersion()}
+		SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawInfo().Version}
 }
 
 // convertRetrying converts t, retrying transient failures up to Retries
@@ -1149,7 +1149,7 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 			continue
 		}
 		rec := &state.Record{Input: t.Input, InputAbs: t.absInput(), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
-			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawVersion(),
+			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawInfo().Version,
 			Output: o.Rel, OutputSize: osize, OutputHash: oh, OutputMTime: omtime}
 		rec.CaptureTime, rec.Camera = photoID(t.Info.Header)
 		if err := r.saveRecord(rec); err != nil {

@@ -4,10 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -136,7 +134,7 @@ type FileReport struct {
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string `json:"messages,omitempty"`
 	// WhiteBalance is the white balance used and why (converted files).
-	WhiteBalance *ReportWhiteBalance `json:"white_balance,omitempty"`
+	WhiteBalance *pipeline.WhiteBalanceUsed `json:"white_balance,omitempty"`
 	// Crop is the part of LibRaw's visible area the outputs cover and
 	// where it came from (converted files; docs/crop.md).
 	Crop *pipeline.Crop `json:"crop,omitempty"`
@@ -145,11 +143,11 @@ type FileReport struct {
 	ExposureEV     *float64 `json:"exposure_ev,omitempty"`
 	ExposureSource string   `json:"exposure_source,omitempty"`
 	// DNGOpcodes is what was done with a converted DNG's opcode lists.
-	DNGOpcodes *ReportOpcodes `json:"dng_opcodes,omitempty"`
+	DNGOpcodes *pipeline.OpcodesResult `json:"dng_opcodes,omitempty"`
 	// Denoise and CaptureSharpen are the noise reduction and capture
-	// sharpening applied and why (converted files; report_detail.go).
-	Denoise        *ReportDenoise `json:"denoise,omitempty"`
-	CaptureSharpen *ReportSharpen `json:"capture_sharpen,omitempty"`
+	// sharpening applied and why (converted files).
+	Denoise        *pipeline.DenoiseUsed `json:"denoise,omitempty"`
+	CaptureSharpen *pipeline.SharpenUsed `json:"capture_sharpen,omitempty"`
 	// Demosaic is the demosaic the file actually got (pipeline.Result.
 	// Demosaic: "rcd", LibRaw's "ahd", "vng", ..., "xtrans", or "none" for
 	// a half-size decode or a file without a CFA), also when served from
@@ -162,7 +160,7 @@ type FileReport struct {
 	Streamed *bool `json:"streamed,omitempty"`
 	// Lens is the lens correction: the profile used, or why none (converted
 	// files, unless --lens off).
-	Lens *ReportLens `json:"lens,omitempty"`
+	Lens *pipeline.LensCorrection `json:"lens,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -172,26 +170,13 @@ func ReportPath(path string) (display, b64 string) {
 	if utf8.ValidString(path) {
 		return path, ""
 	}
-	var b strings.Builder
-	for i := 0; i < len(path); {
-		r, n := utf8.DecodeRuneInString(path[i:])
-		if r == utf8.RuneError && n == 1 {
-			fmt.Fprintf(&b, `\x%02x`, path[i])
-		} else {
-			b.WriteString(path[i : i+n])
-		}
-		i += n
-	}
-	return b.String(), base64.StdEncoding.EncodeToString([]byte(path))
+	return pipeline.Text(path).Escaped(), base64.StdEncoding.EncodeToString([]byte(path))
 }
 
 // ReportText is s with each byte that is not UTF-8 shown as \xNN, as
-// ReportPath's display form: for the texts of a report that may hold a
-// file name (reasons, warnings).
-func ReportText(s string) string {
-	d, _ := ReportPath(s)
-	return d
-}
+// ReportPath's display form (pipeline.Text.Escaped): for the texts of a
+// report that may hold a file name (reasons, warnings).
+func ReportText(s string) string { return pipeline.Text(s).Escaped() }
 
 // reportOutputs lists fr's output files: each of the task's outputs,
 // Written when this run wrote it.
@@ -261,13 +246,13 @@ func BuildReport(results []FileResult) Report {
 			rep.Warnings = append(rep.Warnings, ReportWarning{Input: f.Input, InputB64: f.InputB64, Message: w})
 		}
 		if fr.Status == StatusConverted {
-			f.WhiteBalance = reportWhiteBalance(fr.Result.WhiteBalance)
-			f.DNGOpcodes = reportOpcodes(fr.Result.Opcodes)
-			f.Lens = ReportLensOf(fr.Result.Lens)
+			f.WhiteBalance = fr.Result.WhiteBalance
+			f.DNGOpcodes = fr.Result.Opcodes
+			f.Lens = fr.Result.Lens
 			f.Crop = fr.Result.Crop
 			ev := fr.Result.Exposure.EV
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
-			f.Denoise, f.CaptureSharpen = reportDetail(fr.Result)
+			f.Denoise, f.CaptureSharpen = fr.Result.Denoise, fr.Result.CaptureSharpen
 			f.Demosaic = fr.Result.Demosaic
 			streamed := fr.Result.Streamed
 			f.Streamed = &streamed

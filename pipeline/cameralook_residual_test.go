@@ -18,7 +18,7 @@ var cvResidualRE = regexp.MustCompile(`cross-validated mean ΔE2000 ([0-9.]+)`)
 // TestCameraLookResidualPredictsRender: the camera look's cross-validated
 // residual predicts what the conversion writes: on both sample files it
 // is within 0.15 of the full render's look score (scoreAgainstPreview,
-// issue 12's measure). It was 0.56 below it on the D30 when the fit
+// the look's measure). It was 0.56 below it on the D30 when the fit
 // compared a grid of the pipeline's reduced preview (not the score's),
 // of another height than the score's (171 rows against 170), and left
 // the raw-clipped and dark cells out of the score.

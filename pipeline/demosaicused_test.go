@@ -7,7 +7,7 @@ import (
 )
 
 // TestLibRawDemosaic: the demosaic named for a file follows LibRaw 0.21's
-// dcraw_process choice (issue 14 fix point 1).
+// dcraw_process choice.
 func TestLibRawDemosaic(t *testing.T) {
 	bayer := libraw.Info{Filters: 0x94949494, Colors: 3}
 	for _, c := range []struct {

@@ -47,7 +47,7 @@ var detailExtrasOff = []func(*Settings){
 	func(s *Settings) { s.Lens = LensOff },
 }
 
-// detailMaxRatio is issue 13's bound: the pipeline with the extras at
+// detailMaxRatio is the detail stages' time bound: the pipeline with the extras at
 // their defaults takes at most this times the time without them.
 const detailMaxRatio = 1.5
 

@@ -32,18 +32,18 @@ type FileInfo struct {
 //
 // LibRaw's part runs in this process: rawbatch's parent process uses
 // HeaderReader.ReadHeader instead, which runs it in a helper process.
-func ReadHeader(path string) (*header.Header, error) { return readHeader(path, nil) }
+func ReadHeader(path string) (*header.Header, error) { return ReadHeaderWith(path, nil) }
 
-// readHeader is ReadHeader with LibRaw's open done by identify (nil: in
-// process).
-func readHeader(path string, identify header.IdentifyFunc) (*header.Header, error) {
+// ReadHeaderWith is ReadHeader with LibRaw's open done by identify (nil: in
+// process), for the runner's header helper processes.
+func ReadHeaderWith(path string, identify header.IdentifyFunc) (*header.Header, error) {
 	// Sniff first: it never opens a FIFO, and names empty, text and other
 	// non-RAW files plainly. A structural problem it finds (data past the
 	// end of the file) is reported after the header is read, so that
 	// inspect still shows the header.
 	_, serr := header.SniffFile(path)
 	if serr != nil && !errors.Is(serr, rawerr.ErrCorrupt) {
-		return nil, fmt.Errorf("%s: %w", path, pathError(path, serr))
+		return nil, fmt.Errorf("%s: %w", path, PathReason(path, serr))
 	}
 	h, err := header.ReadWith(path, identify)
 	if h != nil && h.Unsupported != "" {
@@ -149,7 +149,7 @@ func (m memCtx) px() int64 { return int64(m.step.W) * int64(m.step.H) }
 // adding what its stage declares (Stage.Cost) to what is alive. A shared
 // step's Free takes effect when it ends (LibRaw's buffers are C memory,
 // freed at once); a variant's own steps free nothing until the variant's
-// last step has run (Go's collector reclaims them then: convertFile runs
+// last step has run (Go's collector reclaims them then: ConvertOutputs runs
 // runtime.GC between variants). The formulas are in docs/memory.md.
 func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
 	streamed := streamPredicted(fi, s)

@@ -165,7 +165,7 @@ func TestCameraFitMatchesReference(t *testing.T) {
 // a preview on their real grids, each alone: the white balance fitted to
 // the D30's preview (wb), the default look's exposure search (anchor) and
 // --look camera's fit (camera), on one and two threads, and their direct
-// references (the implementations before issue 14), on one.
+// references (the straightforward implementations), on one.
 func BenchmarkPreviewFits(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -23,7 +23,7 @@ func BenchmarkFusedVsStages(b *testing.B) {
 	var sum [2]struct{ px, enc time.Duration }
 	for b.Loop() {
 		for k, unfused := range []bool{false, true} {
-			res, err := convertFile(context.Background(), in, outs, s, ConvertOptions{unfused: unfused})
+			res, err := ConvertOutputs(context.Background(), in, outs, s, ConvertOptions{unfused: unfused})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -105,7 +105,7 @@ func TestFusedPassMatchesStages(t *testing.T) {
 					outs = append(outs, OutputSpec{Variant: v, Path: p})
 					paths = append(paths, p)
 				}
-				res, err := convertFile(context.Background(), c.in, outs, s, ConvertOptions{unfused: unfused})
+				res, err := ConvertOutputs(context.Background(), c.in, outs, s, ConvertOptions{unfused: unfused})
 				if err != nil {
 					t.Fatal(err)
 				}

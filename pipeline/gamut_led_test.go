@@ -9,7 +9,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
-// TestGamutBlueLEDs: issue 12 point 6 on the 6D DNG: over the 200 most
+// TestGamutBlueLEDs: the gamut rule on the 6D DNG: over the 200 most
 // saturated blue cells of its preview (its blue LEDs; 256-cell grid) the
 // default look's mean ΔE2000 against the preview is no worse than the
 // per-channel clip's, measured with this rule replaced by the clip: 1.83

@@ -4,9 +4,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
-// gamutIntoRef is gamutInto as it was before issue 14's gamutRows.
+// gamutIntoRef is look.GamutPixel as first written, per pixel: the
+// reference look.GamutRows is checked against.
 func gamutIntoRef(p []float32, lum [3]float32) {
 	r, g, b := p[0], p[1], p[2]
 	if !(r > 0) {
@@ -102,14 +105,14 @@ func TestGamutRowsMatchesReference(t *testing.T) {
 	in := kernelTestPixels(200000)
 	for _, lum := range [][3]float32{{0.2126, 0.7152, 0.0722}, {0.2880, 0.7119, 0.0001}} {
 		got, want := append([]float32(nil), in...), append([]float32(nil), in...)
-		gamutRows(got, lum)
+		look.GamutRows(got, lum)
 		for i := 0; i+2 < len(want); i += 3 {
 			gamutIntoRef(want[i:i+3:i+3], lum)
 		}
 		checkKernelClose(t, "gamutRows", in, got, want)
 		for i := 0; i+2 < len(in); i += 3 {
 			p := append([]float32(nil), in[i:i+3]...)
-			gamutInto(p, lum)
+			look.GamutPixel(p, lum)
 			checkKernelClose(t, "gamutInto", in[i:i+3], p, want[i:i+3])
 		}
 	}
@@ -132,7 +135,7 @@ func BenchmarkGamutKernels(b *testing.B) {
 		name string
 		f    func([]float32)
 	}{
-		{"gamut", func(p []float32) { gamutRows(p, lum) }},
+		{"gamut", func(p []float32) { look.GamutRows(p, lum) }},
 		{"gamutRef", func(p []float32) {
 			for i := 0; i+2 < len(p); i += 3 {
 				gamutIntoRef(p[i:i+3:i+3], lum)

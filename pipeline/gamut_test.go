@@ -22,7 +22,7 @@ func TestGamutInto(t *testing.T) {
 		in := [3]float64{r.Float64()*1.6 - 0.3, r.Float64()*1.6 - 0.3, r.Float64()*1.6 - 0.3}
 		want := look.CompressGamut(id, lum, [3]float64{max(in[0], 0), max(in[1], 0), max(in[2], 0)})
 		got := []float32{float32(in[0]), float32(in[1]), float32(in[2])}
-		gamutInto(got, lf)
+		look.GamutPixel(got, lf)
 		for c := range 3 {
 			if d := float64(got[c]) - want[c]; d > 1e-5 || d < -1e-5 {
 				t.Fatalf("%v → %v, want %v", in, got, want)

@@ -102,10 +102,10 @@ func referenceSettings() Settings {
 	s.Demosaic = "ahd"
 	// LibRaw's white level and plain clipping, as dcraw_emu does.
 	s.WhiteLevel, s.Highlights = WhiteLevelLibRaw, HighlightsClip
-	s.Look = LookNeutral // no preview anchoring (issue 12 point 7)
-	// dcraw_emu has no noise reduction or capture sharpening (issue 13).
+	s.Look = LookNeutral // no preview anchoring
+	// dcraw_emu has no noise reduction or capture sharpening.
 	s.Denoise, s.CaptureSharpen = DenoiseOff, CaptureSharpenOff
-	s.Lens = LensOff // dcraw_emu corrects no lens (issue 13)
+	s.Lens = LensOff // dcraw_emu corrects no lens
 	return s
 }
 

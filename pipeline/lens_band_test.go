@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rawbatch/rawbatch/pipeline/lens"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
@@ -206,7 +207,7 @@ func TestStreamLensNotTaken(t *testing.T) {
 		{"bound below its shift", func(d int) int { return d - 1 }, false},
 		{"bound at its shift", func(d int) int { return d }, true},
 	} {
-		lensMaxShift = lensShiftBound
+		lensMaxShift = lens.ShiftBound
 		if c.bound != nil {
 			lensMaxShift = func(int) int { return c.bound(shift) }
 		}
@@ -231,8 +232,8 @@ func TestStreamLensNotTaken(t *testing.T) {
 			t.Errorf("%s: PSNR %.1f dB, mean ΔE2000 %.4f against the whole image's", c.name, p, mean)
 		}
 	}
-	if b := lensShiftBound(6000); b != 125 || lensShiftBound(300) != 32 {
-		t.Errorf("bound %d rows at 6000 px, %d at 300", b, lensShiftBound(300))
+	if b := lens.ShiftBound(6000); b != 125 || lens.ShiftBound(300) != 32 {
+		t.Errorf("bound %d rows at 6000 px, %d at 300", b, lens.ShiftBound(300))
 	}
 }
 

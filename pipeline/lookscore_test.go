@@ -11,7 +11,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
-// scoreAgainstPreview is issue 12's measure of an output: the mean
+// scoreAgainstPreview is the look's measure of an output (docs/look.md): the mean
 // CIEDE2000 between the 16-bit sRGB image out (upright) and the embedded
 // preview of in (turned upright the same way), both reduced to 256 cells
 // wide in linear light (look.ScorePreview). The preview is decoded at its

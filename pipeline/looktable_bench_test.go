@@ -22,7 +22,7 @@ func lookCorpus() string {
 	return filepath.Join("..", "..", "shared", "rawcorpus")
 }
 
-// BenchmarkLookTable is issue 12's look table (make bench): for every
+// BenchmarkLookTable is the look table of docs/look.md (make bench): for every
 // sample file with a usable embedded preview (testdata/raw, and the real
 // files of lookCorpus when present), the mean CIEDE2000 against the
 // preview (scoreAgainstPreview: both reduced to 256 cells wide in linear
@@ -30,7 +30,7 @@ func lookCorpus() string {
 // cross-validated (fit on one half of the grid's 8×8-cell checkerboard,
 // scored on the other: look.CameraLook.Residual) and as rendered at full
 // resolution, all with --lens off (the camera JPEGs of these bodies keep
-// the lens's distortion: issue 13 has comparisons with a reference run so).
+// the lens's distortion: the colour tests compare with a reference so).
 // The last column is the default as written, with the lens corrected
 // where lensfun knows it ("same" where it does not), against the preview
 // as stored and against the preview in the output's geometry (scoreLook).
@@ -87,7 +87,7 @@ func lookRow(b *testing.B, in string) (row, why string) {
 		s.Format = PNG16
 		s.Look = l
 		// The look is compared with the lens left as the camera's JPEG
-		// left it (its geometry), as issue 13 has the colour tests do.
+		// left it (its geometry), as the colour tests do.
 		s.Lens = LensOff
 		out := filepath.Join(dir, string(l)+".png")
 		res, err := ConvertFile(context.Background(), in, out, s)

@@ -8,8 +8,7 @@ import (
 )
 
 // TestSettingErrorsOneStyle: every refused setting name lists what is
-// accepted in one style, "(want a, b or c)", never "a|b|c" (issue 12 fix
-// point 4).
+// accepted in one style, "(want a, b or c)", never "a|b|c".
 func TestSettingErrorsOneStyle(t *testing.T) {
 	for name, parse := range map[string]func() error{
 		"white level": func() error { _, err := ParseWhiteLevel("x"); return err },
@@ -36,7 +35,7 @@ func TestSettingErrorsOneStyle(t *testing.T) {
 	}
 }
 
-// TestLookMessages: the per-file messages of issue 12 fix point 4, on the
+// TestLookMessages: the look's per-file messages, on the
 // real files: a white-balance warning has one parenthesis (the D30's
 // preview fit); the Kodak C330, which LibRaw has no colour matrix for,
 // says its daylight white is camera RGB taken as sRGB and that there is no

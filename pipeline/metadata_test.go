@@ -41,7 +41,7 @@ func exiftoolTags(t *testing.T, bin, path string, unknownOK bool, tags ...string
 }
 
 // TestMakeModelAsInRaw converts every sample file and compares the
-// output's Make and Model with exiftool's reading of the raw (issue 9.9):
+// output's Make and Model with exiftool's reading of the raw:
 // "Canon EOS 6D", not LibRaw's "EOS 6D". A raw without Make gets none (the
 // trial of issue 9: the Adobe SDK DNGs, with only UniqueCameraModel "Test
 // Camera", got LibRaw's made-up Make "Test"; this test wanted a stand-in
@@ -85,8 +85,8 @@ func TestMakeModelAsInRaw(t *testing.T) {
 }
 
 // TestDatesAsInRaw converts every sample file and compares the output's
-// date tags with the raw's: the same strings, and no others (the trial of
-// issue 9: a DNG with only ModifyDate got it as DateTimeOriginal, and its
+// date tags with the raw's: the same strings, and no others (a trial found
+// it: a DNG with only ModifyDate got it as DateTimeOriginal, and its
 // OffsetTime as OffsetTimeOriginal: photo managers sorted by a capture time
 // that was a modification time). A CRW's CIFF capture time becomes
 // DateTimeOriginal.
@@ -152,7 +152,7 @@ func TestMetadataMakeModelStubs(t *testing.T) {
 
 // TestOutputICCDescriptions converts one synthetic DNG into every colour
 // space and format and reads each output's profile description back with
-// exiftool (issue 9.31): editors show "Adobe RGB (1998) compatible", not
+// exiftool: editors show "Adobe RGB (1998) compatible", not
 // the compact profile's "A98C".
 func TestOutputICCDescriptions(t *testing.T) {
 	bin := testtool.Need(t, "exiftool")

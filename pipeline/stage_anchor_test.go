@@ -9,12 +9,12 @@ import (
 
 // TestAnchorRealFiles: the preview-anchored exposure on the two sample
 // files with a preview. The D30 CRW's JPEG is about 1 EV darker than the
-// default curve makes it (issue 12: −0.81 to −0.99 EV by the method): the
+// default curve makes it (−0.81 to −0.99 EV by the method): the
 // anchor applies −1 ± 0.3 EV, says so in Result.Exposure, and brings the
 // output closer to the preview; on the 6D DNG the exposure that matches
 // the whole picture best is about 0.2 EV under its BaselineExposure
 // (+0.25), so the total is +0.25 − 0.2 ± 0.2 EV. Anchored, both are
-// within issue 12's target (mean ΔE2000 ≤ 5) and closer to the preview
+// within the look's target (mean ΔE2000 ≤ 5) and closer to the preview
 // than unanchored. --exposure-anchor none and --look neutral apply no
 // anchor.
 func TestAnchorRealFiles(t *testing.T) {
@@ -49,7 +49,7 @@ func TestAnchorRealFiles(t *testing.T) {
 			}
 		}
 		if score["preview"] > 5 {
-			t.Errorf("%s: anchored %.2f, issue 12's target is ≤ 5", tc.file, score["preview"])
+			t.Errorf("%s: anchored %.2f, the look's target is ≤ 5", tc.file, score["preview"])
 		}
 		if score["preview"] > score["none"]+0.01 {
 			t.Errorf("%s: anchored %.2f is worse than unanchored %.2f", tc.file, score["preview"], score["none"])

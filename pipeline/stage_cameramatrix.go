@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
@@ -128,4 +130,28 @@ func (j *job) toWorking(src []float32, nc, w, h int, inPlace bool) Image {
 		}
 	})
 	return Image{W: w, H: h, Pix: dst[:n*3]}
+}
+
+// lookCameraToWorking is CameraToWorking with the camera look's gains
+// and colour matrix (CameraLook.Into) when --look camera fitted them.
+func (j *job) lookCameraToWorking() [3][4]float64 {
+	m := CameraToWorking(j.info.RGBCam)
+	if j.cameraLook == nil {
+		return m
+	}
+	return j.cameraLook.Into(m, WorkingSpace)
+}
+
+// noMatrixWarning returns the per-file warning for a camera LibRaw has no
+// colour matrix for (libraw.Info.HasColourMatrix), "" when it has one:
+// the conversion then treats camera RGB as sRGB (identity matrix).
+func noMatrixWarning(in libraw.Info) string {
+	if in.HasColourMatrix() {
+		return ""
+	}
+	cam := strings.TrimSpace(in.Make + " " + in.Model)
+	if cam == "" {
+		cam = "this camera"
+	}
+	return "LibRaw " + libraw.ShortVersion() + " has no colour matrix for " + cam + ": used an identity matrix, colours will be wrong"
 }

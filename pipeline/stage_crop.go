@@ -14,7 +14,7 @@ import (
 // area.
 var cropStage = Stage{Name: "crop", Scope: PerFile, Kind: Spatial, Linear: true, Cost: noBuffers,
 	Active: func(s Settings) bool { return s.crop() == CropCamera }, run: stageCrop,
-	Band: cropBand} // stream_stages.go
+	Band: cropBand} // stream.go
 
 // stageCrop crops j.camera to the picture area (scaledCrop) and records
 // the crop used (Result.Crop). A cached image is cropped already; an

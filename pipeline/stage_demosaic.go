@@ -3,16 +3,24 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
+	"strings"
 
 	"github.com/rawbatch/rawbatch/internal/fault"
+	"github.com/rawbatch/rawbatch/pipeline/demosaic"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
 // demosaicStage is LibRaw's processing of the unpacked data: black level,
 // white balance, demosaic, copied into float32 camera RGB (or the stage
 // cache's copy); with --demosaic rcd on Bayer data, rawbatch's own
-// normalisation and RCD instead (pipeline/rcd.go).
-// Version 1: RCD, rawbatch's own, is the default demosaic (issue 14).
+// normalisation and RCD instead: the stage reads LibRaw's unpacked Bayer
+// data in place (after the white-level stage's rescale and the raw
+// opcodes' gain maps), normalises it as LibRaw's scale_colors would
+// (black, white, white-balance multipliers) and runs pipeline/demosaic's
+// RCD, without LibRaw's processing and its 4×16-bit image.
+// Version 1: RCD, rawbatch's own, is the default demosaic.
 var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Version: 1, Cost: demosaicCost, run: stageDemosaic, Band: demosaicBand}
 
 // demosaicBand is the demosaic's band form (Stage.Band): RCD in bands of
@@ -183,4 +191,260 @@ func halve(src []float32, w, h, nc int) ([]float32, int, int) {
 		}
 	}
 	return dst, hw, hh
+}
+
+// ownDemosaic reports whether the demosaic stage demosaics j's file itself
+// with settings s: --demosaic rcd, not half size (LibRaw's half-size decode
+// does not demosaic) and LibRaw's highlight mode 0 (clip). Whether the
+// file is Bayer data only its decode tells (bayerCFA).
+func ownDemosaic(s Settings) bool {
+	return s.Demosaic == "rcd" && !s.HalfSize && s.Highlight == 0
+}
+
+// errLibRawWB: the white balance is LibRaw's own estimate (grey world),
+// which only its processing computes.
+var errLibRawWB = errors.New("the white balance is LibRaw's grey world (--wb auto)")
+
+// bayerCFA returns the normalised CFA of v for pipeline/demosaic
+// (demosaic.Normalise) and the multipliers applied (rawMultipliers).
+// Errors (the file then keeps LibRaw's processing): errLibRawWB for --wb
+// auto, or the camera's multipliers unusable to LibRaw (it would estimate
+// its own); multipliers that are not positive; a white level at or below
+// the black level.
+func bayerCFA(v libraw.BayerView, p libraw.Params) (demosaic.CFA, [4]float64, error) {
+	return bayerCFAOn(v, p, 0)
+}
+
+// bayerCFAOn is bayerCFA reading the data on up to threads goroutines (≤ 0:
+// GOMAXPROCS).
+func bayerCFAOn(v libraw.BayerView, p libraw.Params, threads int) (demosaic.CFA, [4]float64, error) {
+	mul, err := rawMultipliers(v, p)
+	if err != nil {
+		return demosaic.CFA{}, mul, err
+	}
+	c, err := demosaic.Normalise(mosaicOf(v), mul, threads)
+	return c, mul, err
+}
+
+// rawMultipliers are the white-balance multipliers (R, G, B, G2) LibRaw
+// 0.21's scale_colors applies with p: user_mul (WBUser), cam_mul
+// (WBCamera, when cam_mul[0] and cam_mul[2] are positive), else pre_mul
+// (daylight); a zero green becomes 1, a zero G2 the green; divided by the
+// smallest (LibRaw's highlight mode 0). errLibRawWB when only LibRaw's
+// own estimate would do.
+func rawMultipliers(v libraw.BayerView, p libraw.Params) ([4]float64, error) {
+	var pre [4]float64
+	switch p.WB {
+	case libraw.WBUser:
+		for i := range 4 {
+			pre[i] = float64(p.Multipliers[i])
+		}
+	case libraw.WBCamera:
+		if !(v.CamMul[0] > 1e-5 && v.CamMul[2] > 1e-5) {
+			return pre, errLibRawWB
+		}
+		pre = v.CamMul
+	case libraw.WBAuto:
+		return pre, errLibRawWB
+	default:
+		pre = v.PreMul
+	}
+	if pre[1] == 0 {
+		pre[1] = 1
+	}
+	if pre[3] == 0 {
+		pre[3] = pre[1]
+	}
+	dmin := math.Inf(1)
+	for _, m := range pre {
+		dmin = min(dmin, m)
+	}
+	if !(dmin > 1e-5) || math.IsInf(dmin, 0) {
+		return pre, fmt.Errorf("white-balance multipliers %v", pre)
+	}
+	for i := range pre {
+		pre[i] /= dmin
+	}
+	return pre, nil
+}
+
+// mosaicOf is LibRaw's view of the unpacked Bayer data as demosaic reads it.
+func mosaicOf(v libraw.BayerView) demosaic.Mosaic {
+	return demosaic.Mosaic{Pix: v.Pix, Stride: v.Stride, W: v.W, H: v.H, Colour: v.Colour,
+		Black: v.Black, CBlack: v.CBlack, Pattern: v.Pattern, PatternRows: v.PatternRows, PatternCols: v.PatternCols,
+		Maximum: v.Maximum, AdjustMaximum: v.AdjustMaximum, FixedMaximum: v.FixedMaximum}
+}
+
+// rcdInput returns the CFA RCD demosaics for j (the unpacked data in
+// place, normalised by bayerCFA, on j.threads goroutines, releasing the
+// raw rows it has passed) and the multipliers applied, or why the file is
+// not for RCD.
+func (j *job) rcdInput() (c demosaic.CFA, mul [4]float64, why string, err error) {
+	v, err := j.h.Bayer()
+	if errors.Is(err, libraw.ErrNoCFA) {
+		return c, mul, err.Error(), nil
+	}
+	if err != nil {
+		return c, mul, "", fmt.Errorf("rcd: %w", err)
+	}
+	c, mul, err = bayerCFAOn(v, j.params, j.threads)
+	if err != nil {
+		// LibRaw's processing handles these its own way (its grey world,
+		// unit scale for a white level at black).
+		return c, mul, err.Error(), nil
+	}
+	// The per-file thread count LibRaw's processing would get.
+	c.Threads = j.threads
+	if j.live.f != nil {
+		c.ThreadsNow = j.threadsNow // may grow while the bands run
+	}
+	// The raw rows RCD has passed go back to the system as it works down
+	// the image, so the raw data and the camera image are not both
+	// resident in full.
+	d, err := j.h.RawDiscarder()
+	if err != nil {
+		return c, mul, "", fmt.Errorf("rcd: %w", err)
+	}
+	if !keepRawRows {
+		c.Done = func(y int) { d.Discard(y) }
+	}
+	return c, mul, "", nil
+}
+
+// demosaicOwn demosaics j's unpacked Bayer data with RCD into j.camera. It
+// returns handled false, with why, when the file is not for it (see
+// libraw.Handle.Bayer, bayerCFA); the demosaic stage then runs LibRaw's.
+func (j *job) demosaicOwn(ctx context.Context) (handled bool, why string, err error) {
+	c, mul, why, err := j.rcdInput()
+	if why != "" || err != nil {
+		return false, why, err
+	}
+	c.Stop = func() bool { return ctx.Err() != nil }
+	pix := make([]float32, c.W*c.H*3)
+	if err := demosaic.RCD(c, pix); errors.Is(err, demosaic.ErrStopped) {
+		return false, "", ctx.Err()
+	} else if err != nil {
+		return false, "", fmt.Errorf("rcd: %w", err)
+	}
+	j.wb.Multipliers = [3]float64{mul[0] / mul[1], 1, mul[2] / mul[1]}
+	j.camera, j.colors = pix, 3
+	j.img = Image{W: c.W, H: c.H}
+	return true, "", nil
+}
+
+// rcdCost is the demosaic step's memory on the RCD path: the W×H×3
+// float32 camera image (12 bytes per pixel of the visible area) and each
+// goroutine's tile planes (demosaic.TileBytes); no LibRaw image. After: the
+// image, the raw data freed with the handle.
+func rcdCost(m memCtx) StepMemory {
+	lw, lh := libRawSize(m.fi, m.s)
+	img := 12 * int64(lw) * int64(lh)
+	return StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: img, Free: rawDataBytes(m.fi)}
+}
+
+// maybeXTrans reports whether fi may be a Fujifilm X-Trans file, which
+// keeps LibRaw's demosaic (and its cost): the header does not tell the
+// CFA pattern, so every Fujifilm mosaic counts.
+func maybeXTrans(fi FileInfo) bool {
+	return fi.Header != nil && strings.HasPrefix(strings.ToUpper(fi.Header.Make), "FUJI") || strings.HasPrefix(strings.ToUpper(fi.Make), "FUJI")
+}
+
+// keepRawRows turns the release of the raw rows off, for
+// BenchmarkRCDDecodePeak's comparison only.
+var keepRawRows bool
+
+// What a file's demosaic actually was: --demosaic
+// names what was asked; rcd falls back to LibRaw's AHD for the files it
+// does not take, LibRaw itself takes VNG for four-colour CFAs and its
+// Markesteijn X-Trans demosaic for X-Trans, and a half-size decode or a
+// file without a CFA is not demosaiced at all.
+
+// Names of demosaics a file can get beyond the --demosaic values
+// (Result.Demosaic).
+const (
+	// DemosaicNone: the image was not demosaiced (half-size decode: each
+	// CFA block is one pixel; linear DNG, Foveon, ...: no CFA).
+	DemosaicNone = "none"
+	// DemosaicXTrans: LibRaw's X-Trans demosaic (Markesteijn,
+	// xtrans_interpolate), which it runs for X-Trans files whatever
+	// --demosaic asks beyond linear and VNG.
+	DemosaicXTrans = "xtrans"
+)
+
+// demosaicState is what the demosaic stage (or the stage cache's entry)
+// says of the demosaic: used, the algorithm; fallback, the warning given
+// when --demosaic rcd fell back to LibRaw's ("" otherwise), repeated on a
+// cache hit.
+type demosaicState struct {
+	demosaicUsed     string
+	demosaicFallback string
+}
+
+// libRawDemosaic names the demosaic LibRaw 0.21's dcraw_process runs for a
+// file of info decoded with settings s (rcd counted as its stand-in, AHD):
+// none without a CFA (filters 0) or at half size; linear and VNG as asked;
+// VNG for more than three colours; X-Trans's own for filters 9; else the
+// algorithm asked (PPG only on a Bayer pattern, AHD otherwise).
+func libRawDemosaic(info libraw.Info, s Settings) string {
+	if info.Filters == 0 || s.HalfSize {
+		return DemosaicNone
+	}
+	asked := s.Demosaic
+	if asked == "rcd" || asked == "" {
+		asked = "ahd"
+	}
+	switch {
+	case asked == "linear":
+		return "linear"
+	case asked == "vng" || info.Colors > 3:
+		return "vng"
+	case asked == "ppg" && info.Filters > 1000:
+		return "ppg"
+	case info.Filters == 9:
+		return DemosaicXTrans
+	case asked == "ppg":
+		return "ahd"
+	}
+	return string(asked)
+}
+
+// demosaicResult is the demosaic for Result ("" when the file was not
+// decoded, nor read from the stage cache).
+func (j *job) demosaicResult() string {
+	if !j.decoded && !j.fromCache {
+		return ""
+	}
+	return j.demosaicUsed
+}
+
+// cachedDemosaic sets the demosaic state from the stage cache entry's
+// metadata on a hit, repeating the fallback warning given when the entry
+// was stored. An entry stored without it (an older build) says nothing of
+// a fallback; its demosaic is then what LibRaw would run, or rcd when
+// rawbatch's own would have been tried.
+func (j *job) cachedDemosaic() {
+	m := j.cached.meta
+	j.demosaicUsed, j.demosaicFallback = m.Demosaic, m.DemosaicFallback
+	if j.demosaicUsed == "" {
+		j.demosaicUsed = libRawDemosaic(j.info, j.settings)
+		if ownDemosaic(j.settings) && j.info.Filters > 1000 && j.info.Colors == 3 {
+			j.demosaicUsed = "rcd"
+		}
+	}
+	if j.demosaicFallback != "" {
+		j.warnings = append(j.warnings, j.demosaicFallback)
+	}
+}
+
+// libRawDemosaicNote says in a warning what LibRaw did instead of rcd
+// with its demosaic d: "demosaiced by LibRaw's AHD", "... X-Trans
+// (Markesteijn)", or, for a file without a CFA, that it needed none.
+func libRawDemosaicNote(d string) string {
+	switch d {
+	case DemosaicNone:
+		return "processed by LibRaw, which has nothing to demosaic"
+	case DemosaicXTrans:
+		return "demosaiced by LibRaw's X-Trans (Markesteijn)"
+	}
+	return "demosaiced by LibRaw's " + strings.ToUpper(d)
 }

@@ -91,18 +91,18 @@ func (s Settings) validateDetail() error {
 // (Result.Denoise, the report's denoise).
 type DenoiseUsed struct {
 	// Strength applied (0: none; see ParseDenoise for the scale).
-	Strength float64
+	Strength float64 `json:"strength"`
 	// ISO is the file's ISO speed (EXIF, else LibRaw's); 0 when unknown.
-	ISO int `json:",omitempty"`
+	ISO int `json:"iso,omitempty"`
 	// Sigma is the noise measured in the image before noise reduction: the
 	// standard deviation of the luminance (R+G+B)/3 of camera RGB at mid
 	// grey (0.18, 1 = white level), linear (denoise.Noise.LinearAt); 0 when
 	// not measured.
-	Sigma float64 `json:",omitempty"`
+	Sigma float64 `json:"sigma,omitempty"`
 	// Reason says how the strength was chosen, e.g. "auto: ISO 6400 →
 	// strength 1.00; σ 0.0125 at mid grey" or "auto: off at ISO 100
 	// (≤ 400)" or "--denoise off".
-	Reason string
+	Reason Text `json:"reason"`
 }
 
 // denoiseState is what the denoise and capture-sharpen stages decided
@@ -170,10 +170,10 @@ func denoiseCost(m memCtx) StepMemory {
 func stageDenoise(_ context.Context, j *job) error {
 	iso := fileISO(FileInfo{Header: j.hdr}, j.info.ISO)
 	st, why := denoiseStrength(j.settings, iso)
-	j.denoiseUsed = DenoiseUsed{ISO: iso, Reason: why}
+	j.denoiseUsed = DenoiseUsed{ISO: iso, Reason: Text(why)}
 	if st == 0 || j.colors != 3 {
 		if st != 0 {
-			j.denoiseUsed.Reason += fmt.Sprintf("; not applied to a %d-channel image", j.colors)
+			j.denoiseUsed.Reason += Text(fmt.Sprintf("; not applied to a %d-channel image", j.colors))
 		}
 		return nil
 	}
@@ -184,7 +184,7 @@ func stageDenoise(_ context.Context, j *job) error {
 	debug.FreeOSMemory()
 	j.denoiseUsed.Strength = st
 	j.denoiseUsed.Sigma = n.LinearAt(0.18)
-	j.denoiseUsed.Reason += fmt.Sprintf("; σ %.4f at mid grey", j.denoiseUsed.Sigma)
+	j.denoiseUsed.Reason += Text(fmt.Sprintf("; σ %.4f at mid grey", j.denoiseUsed.Sigma))
 	return nil
 }
 
@@ -196,7 +196,8 @@ func (j *job) denoiseResult() *DenoiseUsed {
 	}
 	d := j.denoiseUsed
 	if d.Reason == "" {
-		_, d.Reason = denoiseStrength(j.settings, 0)
+		_, why := denoiseStrength(j.settings, 0)
+		d.Reason = Text(why)
 	}
 	return &d
 }

@@ -83,7 +83,7 @@ func convertNoisy(t *testing.T, dir string, iso int, s Settings) ([]float64, int
 	return px, w, h, res
 }
 
-// TestDenoiseNoisyStep is issue 13 point 3's test: the synthetic noisy
+// TestDenoiseNoisyStep: the synthetic noisy
 // step (Poisson-Gaussian noise of known σ, synthdng.NoisyStep) at ISO
 // 6400: with --denoise auto the flat patch's standard deviation is at
 // most half of that with --denoise off, and the step keeps ≥ 90 % of its
@@ -103,7 +103,7 @@ func TestDenoiseNoisyStep(t *testing.T) {
 		t.Errorf("step contrast %.4f with --denoise auto, %.4f without: under 90 %%", c1, c0)
 	}
 	d := res.Denoise
-	if d == nil || d.Strength != 1 || d.ISO != 6400 || !strings.HasPrefix(d.Reason, "auto: ISO 6400 → strength 1.00") {
+	if d == nil || d.Strength != 1 || d.ISO != 6400 || !strings.HasPrefix(string(d.Reason), "auto: ISO 6400 → strength 1.00") {
 		t.Fatalf("Result.Denoise = %+v, want strength 1 at ISO 6400 by auto", d)
 	}
 	if !containsStep(res, "denoise") {
@@ -229,7 +229,7 @@ func rise1090(prof []float64) (rise, overshoot float64) {
 	return cross(0.9) - cross(0.1), overshoot
 }
 
-// TestCaptureSharpenSoftStep is issue 13 point 4's test: on the soft step
+// TestCaptureSharpenSoftStep: on the soft step
 // DNG (an edge blurred by σ = 0.7 photosites, synthdng.SoftStep)
 // --capture-sharpen auto (RCD, the default: amount 0.8) shortens the 10–90 % rise
 // by at least 15 % (measured 2.24 → 1.81 px, 19 %: docs/denoise.md) with

@@ -2,15 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"sync"
+	"time"
 
+	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
-	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/lens"
 	"github.com/rawbatch/rawbatch/pipeline/look"
-	"github.com/rawbatch/rawbatch/pipeline/warp"
 )
 
 // lensStage corrects the lens with lensfun (docs/lens.md): on the
@@ -23,10 +24,7 @@ import (
 // lens settings are in the settings hash, not the cache key.
 var lensStage = Stage{Name: "lens", Scope: PerFile, Kind: Spatial, Linear: true, Cost: lensCost,
 	Active: func(s Settings) bool { return s.lens() != LensOff }, run: stageLens,
-	Band: lensBand} // lens_band.go
-
-// lensRemapRows is the number of rows remapped between checks for a cancel.
-const lensRemapRows = 256
+	Band: lensBand}
 
 // lensDBBytes is what loading lensfun's system database costs in memory:
 // its parsed cameras and lenses and the library's pages (VmRSS grew by
@@ -35,7 +33,7 @@ const lensDBBytes = 4 << 20
 
 // lensCost: the corrected image (W×H×3 float32) replaces the input, which
 // is freed when the step ends; lensfun's database, the vignetting gains of
-// every lensNodeStep-th row (W×3 float32 each) and the grid of nodes'
+// every lens.Step-th row (W×3 float32 each) and the grid of nodes'
 // positions (6 + 2 float32 a node) are scratch.
 //
 // lensfun's database is loaded only when there is a lens name to look up
@@ -48,36 +46,38 @@ func lensCost(m memCtx) StepMemory {
 		db = 0
 	}
 	img := 12 * m.px()
-	rows := int64(m.step.H/lensNodeStep + 2)
+	rows := int64(m.step.H/lens.Step + 2)
 	gains := rows * int64(m.step.W) * 12
-	nodes := int64(m.step.W/lensNodeStep+2) * rows * (6*4 + 2*4)
+	nodes := int64(m.step.W/lens.Step+2) * rows * (6*4 + 2*4)
 	return StepMemory{Scratch: db + gains + nodes, Alloc: img, Free: img}
 }
 
 // LensCorrection is what the lens stage did with a file (Result.Lens).
 type LensCorrection struct {
 	// Profile is the lensfun lens used ("Maker Model"); "" when none was.
-	Profile string `json:",omitempty"`
+	Profile Text `json:"profile,omitempty"`
 	// Camera is the lensfun camera matched ("Maker Model"); "" when the
 	// camera is not in the database.
-	Camera string `json:",omitempty"`
+	Camera Text `json:"camera,omitempty"`
 	// LookedUp is the lens name looked up: --lens-model, else the file's
 	// (EXIF LensModel, a maker note, or LibRaw's lens name).
-	LookedUp string `json:",omitempty"`
+	LookedUp Text `json:"looked_up,omitempty"`
 	// Corrections are the corrections applied ("vignetting, distortion,
 	// TCA"); "" when none.
-	Corrections string `json:",omitempty"`
+	Corrections string `json:"corrections,omitempty"`
 	// FocalLength (mm), Aperture (f-number) and Distance (m; 1000 when
 	// the file does not say) the profile was interpolated at.
-	FocalLength, Aperture, Distance float64 `json:",omitempty"`
+	FocalLength float64 `json:"focal_length_mm,omitempty"`
+	Aperture    float64 `json:"aperture,omitempty"`
+	Distance    float64 `json:"distance_m,omitempty"`
 	// Scale is the auto-scale of the geometric corrections (> 1 enlarges,
 	// so that no empty corners remain; 1 without geometric corrections).
-	Scale float64 `json:",omitempty"`
+	Scale float64 `json:"scale,omitempty"`
 	// Reason says why nothing was corrected: "no lens profile",
 	// "corrected by the DNG's opcodes", "no focal length", ...; or why
 	// a correction of the profile was left out ("vignetting not
 	// applied: gain ≤ 0 at the corners (from r = 0.80)").
-	Reason string `json:",omitempty"`
+	Reason Text `json:"reason,omitempty"`
 }
 
 // Summary is the correction in a few words, for the per-file line:
@@ -88,13 +88,13 @@ func (l *LensCorrection) Summary() string {
 	case l == nil:
 		return ""
 	case l.Profile != "" && l.Corrections != "":
-		return "lens " + l.Profile
-	case strings.HasPrefix(l.Reason, "no lens profile") && l.LookedUp != "":
+		return "lens " + string(l.Profile)
+	case strings.HasPrefix(string(l.Reason), "no lens profile") && l.LookedUp != "":
 		// "no lens profile for "NAME"", and why when there is more to say
 		// (the camera is not in the database).
-		return fmt.Sprintf("no lens profile for %q", l.LookedUp) + strings.TrimPrefix(l.Reason, "no lens profile")
+		return fmt.Sprintf("no lens profile for %q", l.LookedUp) + strings.TrimPrefix(string(l.Reason), "no lens profile")
 	}
-	return l.Reason
+	return string(l.Reason)
 }
 
 // lensLookup is what the stage looks up for a file: the camera makers and
@@ -176,12 +176,12 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 		return st, nil
 	}
 	if colors != 3 {
-		lc.Reason = fmt.Sprintf("%d colour channels", colors)
+		lc.Reason = Text(fmt.Sprintf("%d colour channels", colors))
 		return st, nil
 	}
 	lk := j.lensLookup()
 	st.lk = lk
-	lc.LookedUp = lk.lens
+	lc.LookedUp = Text(lk.lens)
 	if lk.lens == "" {
 		// Nothing to look up: lensfun's database (about 0.1 s to load,
 		// once per worker process) is not opened.
@@ -206,16 +206,16 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 		}
 	}
 	if cam != nil {
-		lc.Camera = strings.TrimSpace(cam.Maker + " " + cam.Model)
+		lc.Camera = Text(strings.TrimSpace(cam.Maker + " " + cam.Model))
 	}
-	var lens *lensfun.Lens
+	var lf *lensfun.Lens
 	if cam != nil && lk.lens != "" {
-		if lens, err = db.FindLens(cam, "", lk.lens); err != nil {
+		if lf, err = db.FindLens(cam, "", lk.lens); err != nil {
 			return st, fmt.Errorf("lens correction: %w", err)
 		}
 	}
-	if lens == nil {
-		lc.Reason = noLensReason(db, cam, lk.lens)
+	if lf == nil {
+		lc.Reason = Text(noLensReason(db, cam, lk.lens))
 		if cam == nil && len(lk.cameras) > 0 {
 			lc.Reason = "no lens profile (camera not in lensfun's database)"
 		}
@@ -224,14 +224,14 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 		}
 		return st, nil
 	}
-	st.cam, st.lens = cam, lens
-	lc.Profile = lens.Name()
+	st.cam, st.lens = cam, lf
+	lc.Profile = Text(lf.Name())
 	if !(lk.focal > 0) {
 		lc.Reason = "no focal length"
 		return st, nil
 	}
 	lc.FocalLength, lc.Aperture, lc.Distance = lk.focal, lk.aperture, lk.distance
-	m, err := db.NewModifier(lens, cam.CropFactor, w, h, lk.focal, lk.aperture, lk.distance,
+	m, err := db.NewModifier(lf, cam.CropFactor, w, h, lk.focal, lk.aperture, lk.distance,
 		lensfun.Vignetting|lensfun.Distortion|lensfun.TCA, true)
 	if err != nil {
 		return st, fmt.Errorf("lens correction: %w", err)
@@ -239,7 +239,7 @@ func (j *job) lensOpen(w, h, colors int) (*lensSetup, error) {
 	lc.Scale = m.Scale
 	if m.Applied == 0 {
 		m.Close()
-		lc.Reason = fmt.Sprintf("the profile has no calibration at %g mm", lk.focal)
+		lc.Reason = Text(fmt.Sprintf("the profile has no calibration at %g mm", lk.focal))
 		return st, nil
 	}
 	st.m = m
@@ -257,14 +257,14 @@ func stageLens(ctx context.Context, j *job) error {
 	}
 	m, lc := st.m, st.lc
 	if m.Applied&lensfun.Vignetting != 0 {
-		if err := lensDevignette(m.Devignette, j.camera, w, h); err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
+		if err := lens.Devignette(m.Devignette, j.camera, w, h); err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
 			return fmt.Errorf("lens correction: %w", err)
 		}
 	}
 	if m.Applied&(lensfun.Distortion|lensfun.TCA) == 0 {
 		return nil
 	}
-	out, err := lensRemap(ctx, j.camera, w, h, m.Points)
+	out, err := lens.Remap(ctx, j.camera, w, h, m.Points)
 	if err != nil {
 		return fmt.Errorf("lens correction: %w", err)
 	}
@@ -321,13 +321,13 @@ func lensPreviewFixed(ctx context.Context, db *lensfun.DB, lens *lensfun.Lens, c
 
 // lensWarpImage puts img (W×H×3 float32) through the geometric corrections
 // fix of the lens at img's size, auto-scaled as the camera image is.
-func lensWarpImage(ctx context.Context, db *lensfun.DB, lens *lensfun.Lens, crop float64, lk lensLookup, fix lensfun.Corrections, img *look.Image) error {
-	m, err := db.NewModifier(lens, crop, img.W, img.H, lk.focal, lk.aperture, lk.distance, fix, true)
+func lensWarpImage(ctx context.Context, db *lensfun.DB, lf *lensfun.Lens, crop float64, lk lensLookup, fix lensfun.Corrections, img *look.Image) error {
+	m, err := db.NewModifier(lf, crop, img.W, img.H, lk.focal, lk.aperture, lk.distance, fix, true)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	out, err := lensRemap(ctx, img.Pix, img.W, img.H, m.Points)
+	out, err := lens.Remap(ctx, img.Pix, img.W, img.H, m.Points)
 	if err != nil {
 		return err
 	}
@@ -335,199 +335,195 @@ func lensWarpImage(ctx context.Context, db *lensfun.DB, lens *lensfun.Lens, crop
 	return nil
 }
 
-// lensNodeStep is the spacing in pixels of the grid of nodes at which
-// lensfun computes the source positions; lensRemap interpolates them
-// bilinearly in between. Distortion and TCA are smooth: the error of
-// bilinear interpolation is at most step²/8 times the positions' second
-// derivative, under 0.01 px for the profiles measured
-// (TestLensNodePositions: 0.002 px on the EF 24-105, 0.009 px on the
-// test profile's strong barrel), while lensfun's own per-pixel positions cost
-// 36 ns a pixel (0.9 s on 24 MP, one thread: its handle is not shared).
-const lensNodeStep = 8
-
-// lensDevignette multiplies pix (w×h×3 float32) by lensfun's vignetting
-// gains (devignette: lensfun.Modifier.Devignette). lensfun computes them
-// on one thread, so they are taken on every lensNodeStep-th row (and the
-// last), from a row of ones, and interpolated linearly in y between those
-// rows while the image is multiplied in parallel; the gains are radial
-// and smooth (a polynomial in r², lensfun's "pa" model), so the
-// interpolation's error is under 0.05 % of the gain (TestLensDevignetteRows:
-// 0.03 % at the corners of the EF 24-105 at 24 mm f/4, gain 6.3).
-// A gain that is implausible on any node row (≤ 0, NaN, Inf or above
-// dngopcode.MaxGain = 16: checkVignetteGains) leaves pix as it was and
-// returns an *implausibleVignetting.
-func lensDevignette(devignette func(pix []float32, y0, rows int) error, pix []float32, w, h int) error {
-	gains, ys, err := lensNodeGains(devignette, w, h)
-	if err != nil {
-		return err
-	}
-	par.Rows(h, func(lo, hi int) {
-		for y := lo; y < hi; y++ {
-			k := 0
-			if len(ys) > 1 {
-				k = min(y/lensNodeStep, len(ys)-2)
-			}
-			k1 := min(k+1, len(ys)-1)
-			t := float32(0)
-			if ys[k1] > ys[k] {
-				t = float32(y-ys[k]) / float32(ys[k1]-ys[k])
-			}
-			g0, g1 := gains[k*w*3:(k+1)*w*3], gains[k1*w*3:(k1+1)*w*3]
-			row := pix[y*w*3 : (y+1)*w*3]
-			for i := range row {
-				row[i] *= g0[i] + t*(g1[i]-g0[i])
-			}
-		}
-	})
-	return nil
-}
-
-// lensNodeGains returns lensfun's vignetting gains (devignette:
-// lensfun.Modifier.Devignette) of a w×h image on its node rows ys
-// (nodeCoords: every lensNodeStep-th row and the last), w×3 float32 a
-// row, from a row of ones; an *implausibleVignetting when a gain is
-// implausible (checkVignetteGains), lensfun's error otherwise.
-func lensNodeGains(devignette func(pix []float32, y0, rows int) error, w, h int) ([]float32, []int, error) {
-	ys := nodeCoords(h)
-	gains := make([]float32, len(ys)*w*3)
-	for k, y := range ys {
-		row := gains[k*w*3 : (k+1)*w*3]
-		for i := range row {
-			row[i] = 1
-		}
-		if err := devignette(row, y, 1); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := checkVignetteGains(gains, ys, w, h); err != nil {
-		return nil, nil, err
-	}
-	return gains, ys, nil
-}
-
-// lensNodes is the grid of nodes of a w×h image: columns 0, step, 2·step,
-// …, and w−1 (rows alike), with 6 float32 a node (x, y of red, green and
-// blue in the uncorrected image) from points (lensfun.Modifier.Points).
-type lensNodes struct {
-	xs, ys []int // the nodes' columns and rows
-	pos    []float32
-	// kx, tx: for each column, the node to its left (its right one is
-	// kx+1) and the fraction of the way to the right one.
-	kx      []int32
-	tx      []float32
-	scratch sync.Pool // *[]float32: a row of nodes interpolated in y
-}
-
-func nodeCoords(n int) []int {
-	var c []int
-	for x := 0; x < n-1; x += lensNodeStep {
-		c = append(c, x)
-	}
-	return append(c, n-1)
-}
-
-func newLensNodes(w, h int, points func(dst, xy []float32) error) (*lensNodes, error) {
-	g := &lensNodes{xs: nodeCoords(w), ys: nodeCoords(h)}
-	xy := make([]float32, 0, 2*len(g.xs)*len(g.ys))
-	for _, y := range g.ys {
-		for _, x := range g.xs {
-			xy = append(xy, float32(x), float32(y))
-		}
-	}
-	g.pos = make([]float32, 3*len(xy))
-	if err := points(g.pos, xy); err != nil {
-		return nil, err
-	}
-	if len(g.xs) == 1 {
-		// A one-pixel-wide image: its one node twice.
-		g.xs = append(g.xs, g.xs[0])
-		pos := make([]float32, 0, 2*len(g.pos))
-		for k := 0; k < len(g.ys); k++ {
-			node := g.pos[k*6 : k*6+6]
-			pos = append(append(pos, node...), node...)
-		}
-		g.pos = pos
-	}
-	nx := len(g.xs)
-	g.kx, g.tx = make([]int32, w), make([]float32, w)
-	for i := 0; i < w; i++ {
-		k := min(i/lensNodeStep, nx-2)
-		g.kx[i] = int32(k)
-		if g.xs[k+1] > g.xs[k] {
-			g.tx[i] = float32(i-g.xs[k]) / float32(g.xs[k+1]-g.xs[k])
-		}
-	}
-	g.scratch.New = func() any { b := make([]float32, 4*nx); return &b }
-	return g, nil
-}
-
-// row fills sx, sy with the interpolated source positions of channel ch
-// for output row y: the node rows above and below are interpolated in y
-// once, into scratch, then each pixel between its two nodes in x
-// (precomputed columns: kx, tx).
-func (g *lensNodes) row(y, ch int, sx, sy []float32) {
-	j := 0
-	if len(g.ys) > 1 {
-		j = min(y/lensNodeStep, len(g.ys)-2)
-	}
-	j1 := min(j+1, len(g.ys)-1)
-	ty := float32(0)
-	if g.ys[j1] > g.ys[j] {
-		ty = float32(y-g.ys[j]) / float32(g.ys[j1]-g.ys[j])
-	}
-	nx := len(g.xs)
-	bp := g.scratch.Get().(*[]float32)
-	defer g.scratch.Put(bp)
-	if cap(*bp) < 4*nx {
-		*bp = make([]float32, 4*nx)
-	}
-	// line[4k:4k+4]: node k's x, y, and the differences to node k+1's.
-	line := (*bp)[:4*nx]
-	r0, r1 := g.pos[j*nx*6:(j+1)*nx*6], g.pos[j1*nx*6:(j1+1)*nx*6]
-	for k := 0; k < nx; k++ {
-		a, b := r0[k*6+2*ch:k*6+2*ch+2], r1[k*6+2*ch:k*6+2*ch+2]
-		n := line[4*k : 4*k+4 : 4*k+4]
-		n[0] = a[0] + ty*(b[0]-a[0])
-		n[1] = a[1] + ty*(b[1]-a[1])
-		if k > 0 {
-			line[4*k-2], line[4*k-1] = n[0]-line[4*k-4], n[1]-line[4*k-3]
-		}
-	}
-	line[4*nx-2], line[4*nx-1] = 0, 0
-	sy = sy[:len(sx)]
-	kx, tx := g.kx[:len(sx)], g.tx[:len(sx)]
-	for i, k := range kx {
-		t := tx[i]
-		a := line[4*k : 4*k+4 : 4*k+4]
-		sx[i] = a[0] + t*a[2]
-		sy[i] = a[1] + t*a[3]
-	}
-}
-
-// lensRemap resamples src (w×h×3) through per-channel source positions
-// that points (lensfun.Modifier.Points) gives at the grid of nodes
-// (lensNodes), interpolated in between; the nodes are computed on the
-// calling goroutine (lensfun's handles belong to its thread), the image is
-// remapped by warp.RemapInto in parallel, band by band straight into the
-// corrected image (so a cancel is seen).
-func lensRemap(ctx context.Context, src []float32, w, h int, points func(dst, xy []float32) error) ([]float32, error) {
-	g, err := newLensNodes(w, h, points)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float32, len(src))
-	for y0 := 0; y0 < h; y0 += lensRemapRows {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n := min(lensRemapRows, h-y0)
-		warp.RemapInto(out[y0*w*3:(y0+n)*w*3], src, w, h, 3, w, n, func(y, ch int, sx, sy []float32) { g.row(y0+y, ch, sx, sy) })
-	}
-	return out, nil
-}
-
 // lensIdle: the lens stage corrects nothing without looking lensfun up:
 // the DNG's opcodes corrected the lens, or the file names no lens.
 func lensIdle(j *job) bool {
 	return j.lensByOpcodes || j.lensLookup().lens == ""
+}
+
+// lensMaxShift is the largest vertical displacement in upright rows (all
+// channels) of a lens correction that streams, for an image whose longer
+// side is long pixels (lens.ShiftBound; a variable for the tests): a
+// larger one (a fisheye's, a very strong correction) converts the whole
+// image.
+var lensMaxShift = lens.ShiftBound
+
+// lensShiftHook, when set (tests), is called with the displacement in
+// rows (lens.ShiftRows) of each file the band form sets up.
+var lensShiftHook func(rows int)
+
+// lensBand is the lens stage's band form (Stage.Band): nothing to do
+// (lensIdle) runs the stage at its turn; else lensfun is looked up and
+// the corrections set up as stageLens sets them up, for the region in the
+// sensor's frame, and computed into tables; the step streams when the
+// displacement is at most lensMaxShift rows. The time taken here is the
+// step's.
+func lensBand(j *job, s *stream) (bandPrepare, bool) {
+	if lensIdle(j) {
+		return func(ctx context.Context, s *stream) error { return stageLens(ctx, s.j) }, true
+	}
+	t0 := time.Now()
+	w, h := s.upright()
+	b := lens.NewBand(w, h, s.flip)
+	sw, sh := w, h
+	if s.flip&4 != 0 {
+		sw, sh = h, w
+	}
+	st, err := j.lensOpen(sw, sh, 3)
+	defer st.close()
+	if err != nil {
+		return nil, false // the whole-image path fails with it
+	}
+	lc, applied := st.lc, lensfun.Corrections(0)
+	if st.m != nil {
+		applied = st.m.Applied
+	}
+	var skipped error // the vignetting not applied (implausible gains)
+	var preview *look.Preview
+	if m := st.m; m != nil {
+		if m.Applied&lensfun.Vignetting != 0 {
+			gains, gc, ys, err := lens.NodeGainsCompact(m.Devignette, sw, sh)
+			var bad *lens.ImplausibleVignetting
+			switch {
+			case errors.As(err, &bad):
+				skipped = err
+			case err != nil:
+				return nil, false
+			default:
+				b.SetGains(gains, gc, ys)
+			}
+		}
+		if fix := m.Applied &^ lensfun.Vignetting; fix != 0 {
+			g, err := lens.NewNodes(sw, sh, m.Points)
+			if err != nil {
+				return nil, false
+			}
+			d, ok := b.SetGrid(g)
+			if lensShiftHook != nil {
+				lensShiftHook(d)
+			}
+			if !ok || d > lensMaxShift(max(w, h)) {
+				return nil, false
+			}
+			if j.preview != nil {
+				p, ok, err := lensPreviewFixed(context.Background(), st.db, st.lens, st.cam.CropFactor, st.lk, fix, *j.preview)
+				if err != nil {
+					return nil, false
+				}
+				if ok {
+					preview = &p
+				}
+			}
+		}
+	}
+	setup := time.Since(t0)
+	return func(_ context.Context, s *stream) error {
+		j.lens = lc
+		if skipped != nil {
+			j.skipLensVignetting(lc, applied, skipped)
+		}
+		if preview != nil {
+			*j.preview = *preview
+		}
+		if b.Empty() {
+			return nil
+		}
+		b.Start()
+		s.addFilter(b.Lookahead(), b.Rows)
+		s.filters[len(s.filters)-1].dur += setup
+		return nil
+	}, true
+}
+
+// lensStreamPredicted reports whether, as far as the header hd tells, the
+// lens stage lets a file stream with settings s: no lens correction asked
+// for, none named (EXIF LensModel, --lens-model), or a lens that is not a
+// fisheye (whose correction moves rows farther than lensMaxShift: the
+// name says "fisheye" or "fish-eye"). The estimate of a streamed file
+// counts the lens's buffers (lensStreamBytes).
+func lensStreamPredicted(hd *header.Header, s Settings) bool {
+	if !lensStage.Active(s) {
+		return true
+	}
+	name := strings.ToLower(lensNamed(hd, s))
+	return !strings.Contains(name, "fisheye") && !strings.Contains(name, "fish-eye")
+}
+
+// lensNamed is the lens name the header or the settings give: --lens-model,
+// else the header's EXIF lens ("" when neither names one).
+func lensNamed(hd *header.Header, s Settings) string {
+	if s.LensModel != "" {
+		return s.LensModel
+	}
+	if hd == nil {
+		return ""
+	}
+	return strings.TrimSpace(hd.EXIF.Lens)
+}
+
+// lensStreamRows is the lens band form's lookahead that the estimate
+// counts in the stream's window for a step of w×h pixels with settings s
+// and header hd: lens.ShiftBound's rows and the kernel's 2 (0 when no lens
+// is named: nothing is corrected).
+func lensStreamRows(hd *header.Header, s Settings, w, h int) int {
+	if !lensStage.Active(s) || lensNamed(hd, s) == "" {
+		return 0
+	}
+	return lens.ShiftBound(max(w, h)) + 2
+}
+
+// lensStreamBytes is what the lens band form holds while the file streams,
+// beyond the window's rows (lensStreamRows), for a step of w×h pixels:
+// lens.StreamBytes and lensfun's database (lensDBBytes, loaded while the
+// step is set up). 0 when no lens is named.
+func lensStreamBytes(hd *header.Header, s Settings, w, h, threads int) int64 {
+	if lensStreamRows(hd, s, w, h) == 0 {
+		return 0
+	}
+	return lens.StreamBytes(w, h, threads) + lensDBBytes
+}
+
+// skipLensVignetting records in lc and the warnings that the profile's
+// vignetting correction was not applied because of err (an
+// *lens.ImplausibleVignetting); the other corrections of applied go on.
+// It returns false, leaving everything as it was, for any other error.
+func (j *job) skipLensVignetting(lc *LensCorrection, applied lensfun.Corrections, err error) bool {
+	var bad *lens.ImplausibleVignetting
+	if !errors.As(err, &bad) {
+		return false
+	}
+	lc.Corrections = ""
+	if rest := applied &^ lensfun.Vignetting; rest != 0 {
+		lc.Corrections = rest.String()
+	}
+	note := "vignetting not applied: " + bad.Error()
+	lc.Reason = Text(strings.TrimPrefix(string(lc.Reason)+"; "+note, "; "))
+	j.warnings = append(j.warnings, fmt.Sprintf("lens correction (%s): %s", lc.Profile, note))
+	return true
+}
+
+// noLensReason is Reason when lensfun has no lens named name for cam:
+// "no lens profile", or, when a lens of that name exists but lensfun
+// does not match it to cam, why: a lens profiled on a smaller sensor
+// than cam's (a larger crop factor, by more than 1 %: lensfun does not
+// use it on a larger sensor) gives "no lens profile (lensfun's NAME is
+// profiled for crop factor 1.5, larger than the Canon EOS 6D's 1.0)";
+// any other (a --lens-model for another camera's mount) "no lens
+// profile (lensfun's NAME does not fit the Canon EF mount)".
+func noLensReason(db *lensfun.DB, cam *lensfun.Camera, name string) string {
+	if cam == nil || name == "" {
+		return "no lens profile"
+	}
+	other, err := db.FindLens(nil, "", name)
+	if err != nil || other == nil {
+		return "no lens profile"
+	}
+	if cam.CropFactor > 0 && other.CropFactor > cam.CropFactor*1.01 {
+		return fmt.Sprintf("no lens profile (lensfun's %s is profiled for crop factor %.1f, larger than the %s %s's %.1f)", other.Name(), other.CropFactor, cam.Maker, cam.Model, cam.CropFactor)
+	}
+	mount := "the camera's mount"
+	if cam.Mount != "" {
+		mount = "the " + cam.Mount + " mount"
+	}
+	return fmt.Sprintf("no lens profile (lensfun's %s does not fit %s)", other.Name(), mount)
 }

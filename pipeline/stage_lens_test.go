@@ -10,6 +10,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/lens"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -296,7 +297,7 @@ func TestLensNoProfile(t *testing.T) {
 	c := lensChartBase
 	c.Spacing, c.K1, c.Lens, c.FocalLength, c.FNumber = 48, -0.03, "Acme 24mm f/2.8 Unknown", 24, 2.8
 	_, _, _, res := linearPlanes(t, c, lensChartSettings(LensAuto))
-	if res.Lens == nil || res.Lens.Profile != "" || res.Lens.Reason != "no lens profile" || res.Lens.LookedUp != c.Lens {
+	if res.Lens == nil || res.Lens.Profile != "" || res.Lens.Reason != "no lens profile" || string(res.Lens.LookedUp) != c.Lens {
 		t.Errorf("unknown lens: %+v", res.Lens)
 	}
 	if got := res.Lens.Summary(); !strings.Contains(got, "no lens profile") || !strings.Contains(got, c.Lens) {
@@ -305,7 +306,7 @@ func TestLensNoProfile(t *testing.T) {
 	s := lensChartSettings(LensAuto)
 	s.LensModel = "Rawbatch Barrel 24mm f/2.8"
 	_, _, _, res = linearPlanes(t, c, s)
-	if res.Lens == nil || res.Lens.Profile != s.LensModel || res.Lens.LookedUp != s.LensModel {
+	if res.Lens == nil || string(res.Lens.Profile) != s.LensModel || string(res.Lens.LookedUp) != s.LensModel {
 		t.Errorf("--lens-model: %+v", res.Lens)
 	}
 }
@@ -332,21 +333,21 @@ func TestLensCost(t *testing.T) {
 	s := DefaultSettings()
 	s.ExposureAnchor = AnchorNone
 	m := EstimateMemory(fi, s, 1)
-	var lens, before StepMemory
+	var got, before StepMemory
 	for i, st := range m.Steps {
 		if st.Step == "lens" {
-			lens, before = st, m.Steps[i-1]
+			got, before = st, m.Steps[i-1]
 		}
 	}
-	if lens.Step == "" {
+	if got.Step == "" {
 		t.Fatalf("no lens step in %+v", m.Steps)
 	}
 	px := int64(24e6)
-	if lens.Alloc != 12*px || lens.Free != 12*px || lens.Scratch != lensDBBytes+int64(4000/lensNodeStep+2)*(6000*12+int64(6000/lensNodeStep+2)*32) {
-		t.Errorf("lens step %+v", lens)
+	if got.Alloc != 12*px || got.Free != 12*px || got.Scratch != lensDBBytes+int64(4000/lens.Step+2)*(6000*12+int64(6000/lens.Step+2)*32) {
+		t.Errorf("lens step %+v", got)
 	}
-	if lens.Peak <= before.Peak-before.Scratch-before.Alloc+12*px {
-		t.Errorf("lens peak %d does not hold two images (step before: %+v)", lens.Peak, before)
+	if got.Peak <= before.Peak-before.Scratch-before.Alloc+12*px {
+		t.Errorf("lens peak %d does not hold two images (step before: %+v)", got.Peak, before)
 	}
 	s.Lens = LensOff
 	for _, st := range EstimateMemory(fi, s, 1).Steps {

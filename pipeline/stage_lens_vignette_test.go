@@ -34,7 +34,7 @@ func TestLensVignettingImplausible(t *testing.T) {
 	if worst > 0.4 {
 		t.Errorf("departure %.2f %%: the implausible gains were applied", 100*worst)
 	}
-	if res.Lens == nil || res.Lens.Corrections != "" || !strings.HasPrefix(res.Lens.Reason, "vignetting not applied: gain") {
+	if res.Lens == nil || res.Lens.Corrections != "" || !strings.HasPrefix(string(res.Lens.Reason), "vignetting not applied: gain") {
 		t.Errorf("lens result %+v", res.Lens)
 	}
 	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "Rawbatch Vignette 50mm f/2): vignetting not applied: gain") {

@@ -13,7 +13,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
-// The DNG opcode stages (issue 13 point 2, docs/opcodes.md): a DNG's
+// The DNG opcode stages (docs/opcodes.md): a DNG's
 // OpcodeList1 and 2 (tags 51008, 51009) on the CFA data between the
 // white-level stage and LibRaw's processing (opcodes-raw), OpcodeList3
 // (51022) on the demosaiced linear camera RGB after the highlights stage
@@ -73,15 +73,15 @@ func opcodeListsOf(fi FileInfo) *header.DNGOpcodeLists {
 type OpcodesResult struct {
 	// Applied names the opcodes applied, in the order they ran, as
 	// "NAME (list N)" (dngopcode.ID.Name: "GainMap (list 2)").
-	Applied []string `json:",omitempty"`
+	Applied []string `json:"applied,omitempty"`
 	// NotApplied names the others the same way: opcodes rawbatch does not
 	// implement (the specification would stop at a non-optional one;
 	// rawbatch converts anyway), the rest of a corrupt list, and all of
 	// them with --dng-opcodes off.
-	NotApplied []string `json:",omitempty"`
+	NotApplied []string `json:"not_applied,omitempty"`
 	// ByLibRaw names those LibRaw applies itself (MapPolynomial of
 	// OpcodeList2 in a lossy DNG, as its decoder's tone curve).
-	ByLibRaw []string `json:",omitempty"`
+	ByLibRaw []string `json:"by_libraw,omitempty"`
 }
 
 // opcodeState is the opcode stages' part of a job.

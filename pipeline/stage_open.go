@@ -24,7 +24,7 @@ const conversionFixedBytes = 3 << 19 // 1.5 MiB
 // end.
 func openCost(memCtx) StepMemory { return StepMemory{Alloc: conversionFixedBytes} }
 
-// stageOpen opens j.in with LibRaw (convertFile has read its header) and
+// stageOpen opens j.in with LibRaw (ConvertOutputs has read its header) and
 // looks its decoded image up in the stage cache.
 func stageOpen(ctx context.Context, j *job) error {
 	h, err := libraw.New()

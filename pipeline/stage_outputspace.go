@@ -6,6 +6,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
 // outputSpaceStage converts to the variant's linear space, sharpens and
@@ -91,7 +92,7 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	if sharpen {
 		unsharp(v.img, float32(v.spec.Variant.Sharpen))
 		if gamut {
-			v.img.parallel(func(pix []float32) { gamutRows(pix, lum) })
+			v.img.parallel(func(pix []float32) { look.GamutRows(pix, lum) })
 			return nil
 		}
 		v.img.parallel(func(pix []float32) {
@@ -118,7 +119,7 @@ func spaceLuminance(sp *colour.Space) [3]float32 {
 
 // outputSpaceKernel returns the kernel that converts working-space pixels
 // to sp's linear RGB (ConvertMatrix) and, with clip, brings them into
-// [0, 1]: by gamutInto with gamut, each channel clipped otherwise (NaN to
+// [0, 1]: by look.GamutPixel with gamut, each channel clipped otherwise (NaN to
 // 0).
 func outputSpaceKernel(sp *colour.Space, clip, gamut bool) rowKernel {
 	m := colour.ConvertMatrix(WorkingSpace, sp)
@@ -133,7 +134,7 @@ func outputSpaceKernel(sp *colour.Space, clip, gamut bool) rowKernel {
 		convert := matrixKernel(func(i, k int) float64 { return m[i][k] })
 		return func(px []float32) {
 			convert(px)
-			gamutRows(px, lum)
+			look.GamutRows(px, lum)
 		}
 	}
 	return func(px []float32) {
@@ -227,3 +228,9 @@ func unsharp(img Image, amount float32) {
 		}
 	})
 }
+
+// compressGamut reports whether the output-space stage brings colours in
+// by gamutInto instead of clipping each channel: with a tone curve;
+// --tone none keeps the per-channel clip of the scene-referred reference
+// rendering (the dcraw_emu comparisons).
+func (s Settings) compressGamut() bool { return s.Tone != ToneNone }

@@ -31,7 +31,8 @@ func previewActive(s Settings) bool {
 // full-size float image (a 512×341 float preview is 2 MiB).
 const PreviewMaxLong = 512
 
-// lookJob is the job's state of issue 12's look (embedded in job).
+// lookJob is the job's state of the look: the embedded preview and what
+// the anchor and the camera look made of it (embedded in job).
 type lookJob struct {
 	// preview is the embedded preview, display-linear in preview.Space,
 	// centre-cropped to the raw's aspect ratio and box-reduced to at most

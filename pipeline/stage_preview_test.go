@@ -13,7 +13,7 @@ func openForPreview(t testing.TB, in string, s Settings) *job {
 	t.Helper()
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
-	hdr, err := ReadHeader(in) // as convertFile has it: the picture area (--crop)
+	hdr, err := ReadHeader(in) // as ConvertOutputs has it: the picture area (--crop)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,11 +92,11 @@ func (s Settings) captureSharpenActive() bool { return s.captureSharpen() != Cap
 // (Result.CaptureSharpen, the report's capture_sharpen).
 type SharpenUsed struct {
 	// Amount of the unsharp mask (0: none), Sigma its Gaussian in pixels.
-	Amount float64
-	Sigma  float64 `json:",omitempty"`
+	Amount float64 `json:"amount"`
+	Sigma  float64 `json:"sigma_px,omitempty"`
 	// Reason: "auto: ahd 0.80", "auto: ahd 0.80 × 0.50 after denoise
 	// strength 1.00", "--capture-sharpen 0.8", "--capture-sharpen off".
-	Reason string
+	Reason Text `json:"reason"`
 }
 
 // captureAmount is the amount the settings ask for after a noise
@@ -148,10 +148,10 @@ func stageCaptureSharpen(_ context.Context, j *job) error {
 // (j.sharpenUsed): the amount to apply, 0 for none.
 func (j *job) captureSharpenAmount() float64 {
 	a, why := captureAmount(j.settings, j.demosaicUsed, j.denoiseUsed.Strength)
-	j.sharpenUsed = SharpenUsed{Reason: why}
+	j.sharpenUsed = SharpenUsed{Reason: Text(why)}
 	if a == 0 || j.colors != 3 {
 		if a != 0 {
-			j.sharpenUsed.Reason += fmt.Sprintf("; not applied to a %d-channel image", j.colors)
+			j.sharpenUsed.Reason += Text(fmt.Sprintf("; not applied to a %d-channel image", j.colors))
 		}
 		return 0
 	}
@@ -167,7 +167,8 @@ func (j *job) sharpenResult() *SharpenUsed {
 	}
 	u := j.sharpenUsed
 	if u.Reason == "" {
-		_, u.Reason = captureAmount(j.settings, j.demosaicUsed, 0)
+		_, why := captureAmount(j.settings, j.demosaicUsed, 0)
+		u.Reason = Text(why)
 	}
 	return &u
 }

@@ -1,6 +1,11 @@
 package pipeline
 
-import "context"
+import (
+	"context"
+	"fmt"
+
+	"github.com/rawbatch/rawbatch/pipeline/look"
+)
 
 // toneStage applies the camera look's saturation (job.lookSaturateRow)
 // and the tone curve (job.toneCurve) hue-preservingly, in place; not
@@ -22,12 +27,83 @@ func toneRow(j *job, _ *fusePass) (rowKernel, bool) {
 	if c == nil {
 		return sat, true
 	}
-	lut := toneLUT(c)
+	lut := look.ToneLUT(c)
 	if sat == nil {
-		return func(px []float32) { toneRows(lut, px) }, true
+		return func(px []float32) { look.ToneRows(lut, px) }, true
 	}
 	return func(px []float32) {
 		sat(px)
-		toneRows(lut, px)
+		look.ToneRows(lut, px)
 	}, true
+}
+
+// ToneCurve names a tone curve applied to scene-referred linear RGB.
+type ToneCurve string
+
+const (
+	// ToneNone leaves scene-referred values as they are (values above 1
+	// clip at the output).
+	ToneNone ToneCurve = "none"
+	// ToneDefault is the file's DNG ProfileToneCurve when it has one, else
+	// look.DefaultCurve (soft toe, mid grey 0.18 → 0.39, long shoulder),
+	// applied hue-preservingly (DNG "RGB tone") in the working space.
+	ToneDefault ToneCurve = "default"
+)
+
+// ParseToneCurve accepts "default" and "none".
+func ParseToneCurve(s string) (ToneCurve, error) {
+	switch ToneCurve(s) {
+	case ToneDefault, ToneNone:
+		return ToneCurve(s), nil
+	}
+	return "", fmt.Errorf("unknown tone curve %q (want default or none)", s)
+}
+
+// toneCurve returns the curve the default tone applies to the file: its
+// DNG ProfileToneCurve (tag 50940, as the header read it) when it has a
+// valid one, else look.DefaultCurve; nil for ToneNone.
+func (j *job) toneCurve() look.Curve {
+	if j.settings.Tone != ToneDefault {
+		return nil
+	}
+	if j.cameraLook != nil {
+		return j.cameraLook.Curve
+	}
+	if j.hdr != nil && len(j.hdr.ProfileToneCurve) >= 4 {
+		if t, err := look.ProfileToneCurve(j.hdr.ProfileToneCurve); err == nil {
+			return t
+		}
+	}
+	return look.DefaultCurve
+}
+
+// applyTone applies curve c (nil: nothing) in place to every pixel of img
+// by the DNG "RGB tone" method (look.RGBTone): the largest and smallest
+// channel through c, the middle one at the same fraction between them,
+// which keeps the hue. Inputs below 0 count as 0 and above 1 (the raw's
+// clip level, the curve's white) as 1 for the curve; NaN becomes 0. The
+// result is display-linear in [0, 1].
+func applyTone(img Image, c look.Curve) {
+	if c == nil {
+		return
+	}
+	lut := look.ToneLUT(c)
+	img.parallel(func(pix []float32) { look.ToneRows(lut, pix) })
+}
+
+// lookSaturateRow returns the kernel that scales pixels' chroma about
+// their luminance by the camera look's saturation factor
+// (look.SaturateRows, with the working space's luminance), in place,
+// before the tone curve; nil without a look or at factor 1.
+func (j *job) lookSaturateRow() rowKernel {
+	l := j.cameraLook
+	if l == nil || l.Saturation == 1 {
+		return nil
+	}
+	k := float32(l.Saturation)
+	var lum [3]float32
+	for c := range 3 {
+		lum[c] = float32(WorkingSpace.ToXYZ[1][c])
+	}
+	return func(pix []float32) { look.SaturateRows(pix, k, lum) }
 }

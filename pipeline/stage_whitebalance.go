@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
@@ -37,7 +38,7 @@ type WhiteBalanceUsed struct {
 	// Multipliers are the gains applied to camera R, G, B before demosaic,
 	// relative to green (G = 1, dimensionless); zero when unknown (the
 	// decoded image came from a stage cache entry stored without them).
-	Multipliers [3]float64
+	Multipliers [3]float64 `json:"multipliers"`
 	// Source is where they come from: "as shot" (the file's multipliers),
 	// "auto" (estimated from the raw data: highlight.AutoWB), "daylight"
 	// (from the colour matrix), "grey world" (--wb auto: LibRaw's),
@@ -45,15 +46,15 @@ type WhiteBalanceUsed struct {
 	// as-shot multipliers, image read from a stage cache entry stored
 	// without its white balance). On a stage cache hit it is the source
 	// stored with the entry, and Reason ends with "from the stage cache".
-	Source string
+	Source string `json:"source"`
 	// Reason says why, for --wb camera: "as shot", or why the as-shot
 	// multipliers were not used and what was done instead.
-	Reason string
+	Reason Text `json:"reason"`
 	// EstimatedCCT and CorrectedCCT are, for Source "auto", the colour
 	// temperature in kelvin of the estimated illuminant and the one made
 	// neutral (highlight.CorrectedCCT); 0 otherwise.
-	EstimatedCCT float64 `json:",omitempty"`
-	CorrectedCCT float64 `json:",omitempty"`
+	EstimatedCCT float64 `json:"estimated_cct_k,omitempty"`
+	CorrectedCCT float64 `json:"corrected_cct_k,omitempty"`
 }
 
 func stageWhiteBalance(_ context.Context, j *job) error {
@@ -68,11 +69,11 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		return nil
 	case "custom":
 		m := j.settings.WhiteBalance.Multipliers
-		j.wb = WhiteBalanceUsed{Source: "custom", Reason: "--wb " + j.settings.WhiteBalance.String(),
+		j.wb = WhiteBalanceUsed{Source: "custom", Reason: Text("--wb " + j.settings.WhiteBalance.String()),
 			Multipliers: [3]float64{m[0] / m[1], 1, m[2] / m[1]}}
 		return nil
 	default:
-		j.wb = WhiteBalanceUsed{Source: j.settings.WhiteBalance.Mode, Reason: "--wb " + j.settings.WhiteBalance.Mode}
+		j.wb = WhiteBalanceUsed{Source: j.settings.WhiteBalance.Mode, Reason: Text("--wb " + j.settings.WhiteBalance.Mode)}
 		return nil
 	}
 	camXYZ := cameraXYZ(j.info)
@@ -81,7 +82,7 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		j.wb = WhiteBalanceUsed{Source: "as shot", Reason: "as shot", Multipliers: [3]float64{m[0] / m[1], 1, m[2] / m[1]}}
 		return nil
 	} else if j.cached != nil {
-		j.wb = WhiteBalanceUsed{Source: "cached", Reason: why + "; the decoded image is from the stage cache, with the white balance chosen when it was stored"}
+		j.wb = WhiteBalanceUsed{Source: "cached", Reason: Text(why + "; the decoded image is from the stage cache, with the white balance chosen when it was stored")}
 		return nil
 	}
 	_, why := highlight.AsShotUsable(j.info.CamMul)
@@ -98,7 +99,7 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 		j.params.WB = libraw.WBUser
 		j.params.Multipliers = [4]float32{float32(g[0]), 1, float32(g[2]), 1}
 		j.wb = WhiteBalanceUsed{Source: "preview", Multipliers: [3]float64{g[0], 1, g[2]},
-			Reason: inParens("fitted to the embedded preview: "+why, fmt.Sprintf("residual %.3f over %d cells", fit.Residual, fit.Cells))}
+			Reason: Text(inParens("fitted to the embedded preview: "+why, fmt.Sprintf("residual %.3f over %d cells", fit.Residual, fit.Cells)))}
 		j.warnings = append(j.warnings, j.wb.note())
 		return nil
 	}
@@ -116,7 +117,7 @@ func stageWhiteBalance(_ context.Context, j *job) error {
 	m := wb.Multipliers
 	j.params.WB = libraw.WBUser
 	j.params.Multipliers = [4]float32{float32(m[0]), float32(m[1]), float32(m[2]), float32(m[3])}
-	j.wb = WhiteBalanceUsed{Source: wb.Source, Reason: wb.Reason, Multipliers: [3]float64{m[0] / m[1], 1, m[2] / m[1]},
+	j.wb = WhiteBalanceUsed{Source: wb.Source, Reason: Text(wb.Reason), Multipliers: [3]float64{m[0] / m[1], 1, m[2] / m[1]},
 		EstimatedCCT: wb.EstimatedCCT, CorrectedCCT: wb.CorrectedCCT}
 	j.warnings = append(j.warnings, j.wb.note())
 	return nil
@@ -129,7 +130,7 @@ func (w WhiteBalanceUsed) note() string {
 	if w.EstimatedCCT > 0 {
 		s += fmt.Sprintf("; illuminant %.0f K, corrected to %.0f K", w.EstimatedCCT, w.CorrectedCCT)
 	}
-	return inParens("white balance "+w.Reason, s)
+	return inParens("white balance "+string(w.Reason), s)
 }
 
 // rawIlluminant estimates the camera RGB of the illuminant from the
@@ -297,4 +298,33 @@ func (j *job) previewWBInputs() (wbInputs, string) {
 	}
 	toSpace := colour.ConvertMatrix(colour.SRGB, p.Space).Mul(rgbCam)
 	return wbInputs{cam: cam, toSpace: toSpace, cells: look.Cells{Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], Threads: j.threads}}, ""
+}
+
+// inParens adds extra to s in parentheses, inside the parenthesis s already
+// ends with if it does ("a (b)" + "c" → "a (b; c)", "a" + "c" → "a (c)"),
+// so that the white balance's messages never stack parentheses.
+func inParens(s, extra string) string {
+	if strings.HasSuffix(s, ")") {
+		return s[:len(s)-1] + "; " + extra + ")"
+	}
+	return s + " (" + extra + ")"
+}
+
+// daylightReason is the reason of the white balance highlight.ChooseWB
+// falls back to last, daylight: why (the as-shot multipliers were not
+// used), and what the daylight white came from: the camera's colour
+// matrix, or, where LibRaw has none (hasMatrix false), camera RGB taken as
+// sRGB (the identity matrix the conversion uses); and why there was no
+// estimate from the picture: no mosaic data to estimate it from
+// (estimated false), or none found in it.
+func daylightReason(why string, hasMatrix, estimated bool) string {
+	s := "daylight from the colour matrix: "
+	if !hasMatrix {
+		s = "daylight for camera RGB taken as sRGB (no colour matrix for this camera): "
+	}
+	s += why
+	if estimated {
+		return s + ", and the picture gives no estimate"
+	}
+	return s + ", and there is no mosaic data to estimate it from"
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/rawbatch/rawbatch/cache"
@@ -27,7 +28,7 @@ type CacheOptions struct {
 type cacheEntry struct {
 	pix     []float32 // nil once releaseCached gave it back
 	w, h, c int
-	meta    cacheMeta // what was stored with the image (stagecache_wb.go)
+	meta    cacheMeta // what was stored with the image (encodeCacheMeta)
 }
 
 // CacheKey returns the stage cache key of an input: its content hash (XXH3
@@ -57,7 +58,7 @@ func (j *job) lookupCache() error {
 	if j.cache == nil || j.cache.Cache == nil {
 		return nil
 	}
-	hash := j.inputHash // taken just before decoding (convertFile)
+	hash := j.inputHash // taken just before decoding (ConvertOutputs)
 	if hash == "" {
 		var err error
 		if hash, _, _, err = filehash.File(j.in, nil); err != nil {
@@ -159,4 +160,67 @@ func (j *job) finishCache() {
 // image in the stage cache (the cache is kept after the run).
 func (j *job) cacheStores() bool {
 	return j.cache != nil && j.cache.Cache != nil && j.cacheKey != "" && j.cache.Keep
+}
+
+// cacheMeta is what the stage cache stores with a decoded image besides its
+// pixels (cache.PutMeta, as JSON): the white balance chosen when the image
+// was decoded, so that a later hit reports it, and
+// the demosaic it got with the warning of rcd's fallback, so that a hit
+// reports and repeats them.
+type cacheMeta struct {
+	WhiteBalance     *cachedWB `json:"white_balance,omitempty"`
+	Demosaic         string    `json:"demosaic,omitempty"`
+	DemosaicFallback string    `json:"demosaic_fallback,omitempty"`
+}
+
+// cachedWB is a WhiteBalanceUsed as the cache entries store it, under Go's
+// field names: the entries' format, which the names WhiteBalanceUsed has
+// in the report do not change.
+type cachedWB struct {
+	Multipliers  [3]float64
+	Source       string
+	Reason       string
+	EstimatedCCT float64 `json:",omitempty"`
+	CorrectedCCT float64 `json:",omitempty"`
+}
+
+// encodeCacheMeta returns the metadata stored with the file's cache entry.
+func (j *job) encodeCacheMeta() []byte {
+	m := cacheMeta{Demosaic: j.demosaicUsed, DemosaicFallback: j.demosaicFallback}
+	if w := j.whiteBalanceResult(); w != nil {
+		m.WhiteBalance = &cachedWB{Multipliers: w.Multipliers, Source: w.Source, Reason: string(w.Reason), EstimatedCCT: w.EstimatedCCT, CorrectedCCT: w.CorrectedCCT}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil // cannot happen for these types; the entry is stored without it
+	}
+	return b
+}
+
+// decodeCacheMeta reads an entry's metadata; an entry without any (or with
+// metadata this build cannot read) gives the zero cacheMeta.
+func decodeCacheMeta(b []byte) cacheMeta {
+	var m cacheMeta
+	if len(b) > 0 && json.Unmarshal(b, &m) != nil {
+		return cacheMeta{}
+	}
+	return m
+}
+
+// cachedWhiteBalance sets j.wb from the cache entry's metadata on a stage
+// cache hit: the white balance chosen when the entry was stored, its
+// source as it was and a note in its reason that it came from the cache.
+// It reports false when the entry carries none (the caller then says what
+// it can from the file's tags).
+func (j *job) cachedWhiteBalance() bool {
+	if j.cached == nil || j.cached.meta.WhiteBalance == nil || j.cached.meta.WhiteBalance.Source == "" {
+		return false
+	}
+	w := j.cached.meta.WhiteBalance
+	j.wb = WhiteBalanceUsed{Multipliers: w.Multipliers, Source: w.Source, Reason: Text(w.Reason), EstimatedCCT: w.EstimatedCCT, CorrectedCCT: w.CorrectedCCT}
+	j.wb.Reason = Text(fmt.Sprintf("%s; from the stage cache (chosen when the decoded image was stored)", j.wb.Reason))
+	if j.settings.WhiteBalance.Mode == "camera" && j.wb.Source != "as shot" {
+		j.warnings = append(j.warnings, j.wb.note())
+	}
+	return true
 }

@@ -265,7 +265,7 @@ func TestPlanFollowsDecodedSize(t *testing.T) {
 	s := DefaultSettings()
 	s.Variants = vs
 	outs := []OutputSpec{{Variant: vs[0], Path: filepath.Join(dir, "web.jpg")}, {Variant: vs[1], Path: filepath.Join(dir, "main.png")}}
-	res, err := convertFile(context.Background(), in, outs, s, ConvertOptions{Header: &lied})
+	res, err := ConvertOutputs(context.Background(), in, outs, s, ConvertOptions{Header: &lied})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,9 +31,9 @@ func denoiseBand(j *job, s *stream) (bandPrepare, bool) {
 		j := s.j
 		iso := fileISO(FileInfo{Header: j.hdr}, j.info.ISO)
 		st, why := denoiseStrength(j.settings, iso)
-		j.denoiseUsed = DenoiseUsed{ISO: iso, Reason: why}
+		j.denoiseUsed = DenoiseUsed{ISO: iso, Reason: Text(why)}
 		if j.colors != 3 {
-			j.denoiseUsed.Reason += fmt.Sprintf("; not applied to a %d-channel image", j.colors)
+			j.denoiseUsed.Reason += Text(fmt.Sprintf("; not applied to a %d-channel image", j.colors))
 			return nil
 		}
 		j.denoiseUsed.Strength = st
@@ -56,7 +56,7 @@ func denoiseBand(j *job, s *stream) (bandPrepare, bool) {
 			n := l.Noise()
 			d = denoise.NewDenoiser(w, h, st, l, turn)
 			j.denoiseUsed.Sigma = n.LinearAt(0.18)
-			j.denoiseUsed.Reason += fmt.Sprintf("; σ %.4f at mid grey", j.denoiseUsed.Sigma)
+			j.denoiseUsed.Reason += Text(fmt.Sprintf("; σ %.4f at mid grey", j.denoiseUsed.Sigma))
 			return nil
 		}
 		s.addFilter(denoise.StreamLookahead, func(_, y1 int, row func(y int) []float32) { d.Rows(y1, row) })

@@ -217,7 +217,7 @@ func TestStreamDenoiseCancelled(t *testing.T) {
 			out := filepath.Join(dir, "out", "x.jpg")
 			os.MkdirAll(filepath.Dir(out), 0o755)
 			s := DefaultSettings()
-			_, err := convertFile(ctx, in, []OutputSpec{{Variant: s.OutputVariants()[0], Path: out}}, s, ConvertOptions{})
+			_, err := ConvertOutputs(ctx, in, []OutputSpec{{Variant: s.OutputVariants()[0], Path: out}}, s, ConvertOptions{})
 			if !second || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), in) {
 				t.Fatalf("pass 2 reached %v, err %v, want context.Canceled naming the input", second, err)
 			}

@@ -31,7 +31,7 @@ func TestNeedsWholeStops(t *testing.T) {
 	s.Variants = variants(t, "main=jpeg")
 	out := filepath.Join(dir, "stopped.jpg")
 	opts := ConvertOptions{Cache: &CacheOptions{Cache: c}, Admitted: 1 << 20, Whole: 4 << 20}
-	_, err = convertFile(context.Background(), in, []OutputSpec{{Variant: s.Variants[0], Path: out}}, s, opts)
+	_, err = ConvertOutputs(context.Background(), in, []OutputSpec{{Variant: s.Variants[0], Path: out}}, s, opts)
 	if !errors.Is(err, rawerr.ErrNeedsWhole) {
 		t.Fatalf("admitted to stream, a cache hit: err %v, want ErrNeedsWhole", err)
 	}

@@ -58,7 +58,7 @@ func convertOpts(t *testing.T, in, dir, sub string, s Settings, o ConvertOptions
 		outs = append(outs, OutputSpec{Variant: v, Path: p})
 		paths = append(paths, p)
 	}
-	res, err := convertFile(context.Background(), in, outs, s, o)
+	res, err := ConvertOutputs(context.Background(), in, outs, s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func streamCancelled(t *testing.T, preview bool) {
 	out := filepath.Join(dir, "out", "x.jpg")
 	os.MkdirAll(filepath.Dir(out), 0o755)
 	s := DefaultSettings()
-	res, err := convertFile(ctx, in, []OutputSpec{{Variant: s.OutputVariants()[0], Path: out}}, s, ConvertOptions{})
+	res, err := ConvertOutputs(ctx, in, []OutputSpec{{Variant: s.OutputVariants()[0], Path: out}}, s, ConvertOptions{})
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), in) {
 		t.Fatalf("err %v, want context.Canceled naming the input", err)
 	}

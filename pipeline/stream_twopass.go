@@ -11,8 +11,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
-// The two-pass streamed conversion (issue 14, docs/pipeline.md
-// "Streaming"): a file whose exposure anchor or --look camera fit measures
+// The two-pass streamed conversion (docs/pipeline.md "Streaming"): a file whose exposure anchor or --look camera fit measures
 // the whole camera image (it has an embedded preview) streams too. Pass 1
 // runs the streamed demosaic and band stages as a one-pass stream does,
 // and stores each finished row, rounded to 16 bits, in one full-size

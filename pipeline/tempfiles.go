@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,9 +11,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rawbatch/rawbatch/pipeline/header"
+	"golang.org/x/sys/unix"
 )
 
 // Temporary outputs and their owners. Every temporary output
@@ -39,10 +40,11 @@ type heldTemp struct {
 	ino uint64
 }
 
-// createTemp is os.CreateTemp(dir, pattern) for a temporary output: the
-// file is locked (see above) until it no longer names the created file
-// (renamed or removed; checked at the next createTemp) or the process ends.
-func createTemp(dir, pattern string) (*os.File, error) {
+// CreateTemp is os.CreateTemp(dir, pattern) for a temporary output: the
+// file is flock-held by this process (see above) until it no longer names
+// the created file (renamed or removed; checked at the next CreateTemp) or
+// the process ends, so that CleanStaleTemps of another run keeps it.
+func CreateTemp(dir, pattern string) (*os.File, error) {
 	releaseTempLocks()
 	for range 16 {
 		f, err := os.CreateTemp(dir, pattern)
@@ -91,7 +93,7 @@ func releaseTempLocks() {
 }
 
 // isTempName reports whether name is a temporary output's name as
-// createTemp makes it (tempPattern): TempPrefix, the stem (tempStem: the
+// CreateTemp makes it (TempPattern): TempPrefix, the stem (tempStem: the
 // base name of an output or report, or its shortened form ending in "~"
 // and 16 hex digits), then "." and os.CreateTemp's digits (a uint32 in
 // decimal). The base name must have an extension rawbatch writes
@@ -170,11 +172,13 @@ func hasTempSignature(ext string, head []byte) bool {
 	return false
 }
 
-// removeIfStale removes the temporary file at path if it is a regular file
-// that createTemp could have made (its name, isTempName, and its first
-// bytes, hasTempSignature) and no live process holds its flock, and
-// returns its size in bytes and whether it was removed.
-func removeIfStale(path string) (int64, bool) {
+// RemoveStaleTemp removes the temporary output file at path if it is a
+// regular file that CreateTemp could have made (its name, isTempName, and
+// its first bytes, hasTempSignature: empty or starting like the format of
+// its extension) and no live process holds its flock (it was left by a
+// killed run), and returns its size in bytes and whether it was removed;
+// anything else is left alone.
+func RemoveStaleTemp(path string) (int64, bool) {
 	ext, ok := tempKind(filepath.Base(path))
 	if !ok {
 		return 0, false
@@ -204,3 +208,38 @@ func removeIfStale(path string) (int64, bool) {
 	}
 	return fst.Size, true
 }
+
+// maxNameBytes is the longest file name (one path component) Linux file
+// systems accept: NAME_MAX, 255 bytes.
+const maxNameBytes = 255
+
+// tempSuffixBytes is what follows the stem in a temporary name: "." and
+// os.CreateTemp's random part (a uint32 in decimal, at most 10 digits).
+const tempSuffixBytes = 1 + 10
+
+// tempStem returns the part of path's base name that temporary files for
+// path carry after TempPrefix: the base name itself when the temporary
+// name fits in maxNameBytes, else its longest prefix that leaves room (cut
+// at a UTF-8 character boundary), "~" and 16 hex digits of the FNV-1a hash
+// of the whole base name, so that every valid output name (up to 255
+// bytes) gets a temporary name that fits and that names of different
+// outputs stay apart.
+func tempStem(path string) string {
+	base := filepath.Base(path)
+	if len(TempPrefix)+len(base)+tempSuffixBytes <= maxNameBytes {
+		return base
+	}
+	h := fnv.New64a()
+	h.Write([]byte(base))
+	sum := "~" + hex.EncodeToString(h.Sum(nil))
+	keep := maxNameBytes - len(TempPrefix) - tempSuffixBytes - len(sum)
+	for keep > 0 && !utf8.RuneStart(base[keep]) {
+		keep--
+	}
+	return base[:keep] + sum
+}
+
+// TempPattern is the os.CreateTemp pattern of the temporary file for the
+// output at path (in path's directory): TempPrefix, its (possibly
+// shortened) base name, ".*".
+func TempPattern(path string) string { return TempPrefix + tempStem(path) + ".*" }

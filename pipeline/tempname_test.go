@@ -11,7 +11,7 @@ import (
 
 // An output name of up to 255 bytes (NAME_MAX) converts: its temporary
 // file gets a name that fits, and RemoveTemps finds leftovers of it
-// (issue 9.32, the temporary name part).
+// (the temporary name part).
 func TestLongOutputNameTemp(t *testing.T) {
 	dir := t.TempDir()
 	in := writeChart(t, dir, testChart(), 1, 0)
@@ -29,7 +29,7 @@ func TestLongOutputNameTemp(t *testing.T) {
 		if _, err := os.Stat(out); err != nil {
 			t.Fatal(err)
 		}
-		pat := tempPattern(out)
+		pat := TempPattern(out)
 		if n := len(pat) - 1 + 10; n > maxNameBytes || !utf8.ValidString(pat) {
 			t.Errorf("temporary names of %q: up to %d bytes, valid UTF-8 %v", filepath.Base(out), n, utf8.ValidString(pat))
 		}
@@ -51,7 +51,7 @@ func TestLongOutputNameTemp(t *testing.T) {
 	}
 }
 
-// TestIsTempName: only the names createTemp makes are temporary outputs,
+// TestIsTempName: only the names CreateTemp makes are temporary outputs,
 // shortened ones included, and only content rawbatch writes is removed.
 func TestIsTempName(t *testing.T) {
 	long := strings.Repeat("é", 120) + ".thumb.webp"
@@ -65,7 +65,7 @@ func TestIsTempName(t *testing.T) {
 		TempPrefix + "notes.txt.12":                        false,
 		TempPrefix + ".jpg.12":                             false,
 		TempPrefix + "x~0123456789abcdef.12":               false, // short: not shortened by tempStem
-		strings.TrimSuffix(tempPattern(long), "*") + "991": true,
+		strings.TrimSuffix(TempPattern(long), "*") + "991": true,
 	} {
 		if got := isTempName(name); got != want {
 			t.Errorf("isTempName(%q) = %v, want %v", name, got, want)

@@ -39,10 +39,10 @@ func TestToneNonFinite(t *testing.T) {
 		{inf, inf, 0.2}, {inf, 0.5, 0.1}, {-inf, inf, 0.3}, {-inf, -inf, 0.5},
 		{nan, inf, 0.1}, {nan, nan, nan}, {inf, inf, inf}, {0.2, -inf, 0.4},
 	}
-	lut := toneLUT(look.DefaultCurve)
+	lut := look.ToneLUT(look.DefaultCurve)
 	for _, p := range px {
 		got := p
-		toneRows(lut, got[:])
+		look.ToneRows(lut, got[:])
 		for c, v := range got {
 			if !(v >= 0 && v <= 1) {
 				t.Errorf("%v → %v: channel %d outside [0, 1]", p, got, c)

@@ -74,7 +74,7 @@ func meanRGB(t *testing.T, path string) [3]float64 {
 
 // TestCameraWBWithoutAsShotNeutral: --wb camera on a DNG without
 // AsShotNeutral uses the auto white balance from the raw data
-// (highlight.ChooseWB, issue 12 point 3), says so in a warning and in
+// (highlight.ChooseWB), says so in a warning and in
 // Result.WhiteBalance, and keeps part of the warm cast that grey world
 // (--wb auto) removes: this red scene's R/B lies between grey world's and
 // daylight's.

@@ -98,9 +98,8 @@ func greyRB(t *testing.T, path string) float64 {
 }
 
 // TestWBFittedToPreview: --wb camera on a file with no as-shot white
-// balance and a warm embedded preview fits the gains to the preview
-// (issue 12 point 3): the grey comes out warm by about the preview's
-// amount, and Result.WhiteBalance and the warning say it came from the
+// balance and a warm embedded preview fits the gains to the preview:
+// the grey comes out warm by about the preview's amount, and Result.WhiteBalance and the warning say it came from the
 // preview. Without the preview the auto white balance runs and still
 // converts warmer than grey world (--wb auto).
 func TestWBFittedToPreview(t *testing.T) {
@@ -133,7 +132,7 @@ func TestWBFittedToPreview(t *testing.T) {
 	rbAuto, res := convertRB("nopreview", false, "camera")
 	rbGrey, _ := convertRB("nopreview", false, "auto")
 	t.Logf("without preview: grey R/B %.3f, grey world's %.3f; %+v", rbAuto, rbGrey, res.WhiteBalance)
-	if res.WhiteBalance == nil || res.WhiteBalance.Source != "auto" || !strings.Contains(res.WhiteBalance.Reason, "no embedded preview") {
+	if res.WhiteBalance == nil || res.WhiteBalance.Source != "auto" || !strings.Contains(string(res.WhiteBalance.Reason), "no embedded preview") {
 		t.Errorf("white balance %+v, want auto, saying there is no preview", res.WhiteBalance)
 	}
 	if !(rbAuto > rbGrey*1.05) {
@@ -143,7 +142,7 @@ func TestWBFittedToPreview(t *testing.T) {
 
 // TestCanonD30WhiteBalance: the Canon D30 CRW, shot on auto white balance
 // (no as-shot multipliers: cam_mul[0] = -1), gets multipliers near the
-// camera's own Tungsten preset (its JPEG is close to it; issue 12), nearer
+// camera's own Tungsten preset (its JPEG is close to it), nearer
 // than LibRaw's grey world (R/G 0.82, B/G 2.24), in log R/G, log B/G.
 func TestCanonD30WhiteBalance(t *testing.T) {
 	in := filepath.Join("..", "testdata", "raw", "canond30_CRW.CRW")
@@ -160,7 +159,7 @@ func TestCanonD30WhiteBalance(t *testing.T) {
 	dist := func(rg, bg float64) float64 {
 		return math.Hypot(math.Log(rg/tungstenRG), math.Log(bg/tungstenBG))
 	}
-	if wb.Source == "as shot" || !strings.Contains(wb.Reason, "cam_mul[0] = -1") {
+	if wb.Source == "as shot" || !strings.Contains(string(wb.Reason), "cam_mul[0] = -1") {
 		t.Errorf("source %q, reason %q: want a fallback because the file has no multipliers", wb.Source, wb.Reason)
 	}
 	ours, grey := dist(wb.Multipliers[0], wb.Multipliers[2]), dist(0.82, 2.24)
@@ -211,7 +210,7 @@ func TestWhiteBalanceFromCache(t *testing.T) {
 		if r2.WhiteBalance.Multipliers != r1.WhiteBalance.Multipliers || r2.WhiteBalance.Multipliers[1] != 1 {
 			t.Errorf("%s from the cache: multipliers %v, the decode chose %v", file, r2.WhiteBalance.Multipliers, r1.WhiteBalance.Multipliers)
 		}
-		if !strings.HasSuffix(r2.WhiteBalance.Reason, "from the stage cache (chosen when the decoded image was stored)") {
+		if !strings.HasSuffix(string(r2.WhiteBalance.Reason), "from the stage cache (chosen when the decoded image was stored)") {
 			t.Errorf("%s from the cache: reason %q does not say so", file, r2.WhiteBalance.Reason)
 		}
 		if m, _ := deltaEStats(t, decodeImage(t, filepath.Join(dir, file+want+"a.png")), decodeImage(t, filepath.Join(dir, file+want+"b.png")), 0); m > 0.01 {

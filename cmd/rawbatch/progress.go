@@ -19,6 +19,7 @@ import (
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
+	"github.com/rawbatch/rawbatch/pipeline"
 )
 
 // reporter shows the progress of a batch. Per-file results ("[3/10]
@@ -138,10 +139,10 @@ type logEvent struct {
 	// DurationMS is a file's conversion time, or the run's (summary).
 	DurationMS *int64 `json:"duration_ms,omitempty"`
 	// converted files decoded in this run: as the report (progress_look.go)
-	WhiteBalance   *batch.ReportWhiteBalance `json:"white_balance,omitempty"`
-	ExposureEV     *float64                  `json:"exposure_ev,omitempty"`
-	ExposureSource string                    `json:"exposure_source,omitempty"`
-	Lens           *batch.ReportLens         `json:"lens,omitempty"`
+	WhiteBalance   *pipeline.WhiteBalanceUsed `json:"white_balance,omitempty"`
+	ExposureEV     *float64                   `json:"exposure_ev,omitempty"`
+	ExposureSource string                     `json:"exposure_source,omitempty"`
+	Lens           *pipeline.LensCorrection   `json:"lens,omitempty"`
 	// The counts of a summary.
 	Converted *int `json:"converted,omitempty"`
 	Skipped   *int `json:"skipped,omitempty"`

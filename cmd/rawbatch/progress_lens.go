@@ -18,5 +18,5 @@ func lensNote(fr batch.FileResult) string {
 // lensFields sets a converted file's lens correction on its JSON log
 // event, as the report has it (lens).
 func lensFields(ev *logEvent, fr batch.FileResult) {
-	ev.Lens = batch.ReportLensOf(fr.Result.Lens)
+	ev.Lens = fr.Result.Lens
 }

@@ -16,8 +16,7 @@ func lookFields(ev *logEvent, fr batch.FileResult) {
 	if w == nil {
 		return
 	}
-	ev.WhiteBalance = &batch.ReportWhiteBalance{Multipliers: w.Multipliers, Source: w.Source, Reason: batch.ReportText(w.Reason),
-		EstimatedCCT: w.EstimatedCCT, CorrectedCCT: w.CorrectedCCT}
+	ev.WhiteBalance = w
 	x := fr.Result.Exposure.EV
 	ev.ExposureEV, ev.ExposureSource = &x, batch.ReportText(fr.Result.Exposure.Source)
 }
@@ -29,7 +28,7 @@ func lookFields(ev *logEvent, fr batch.FileResult) {
 // it is not 0 at two decimals. "" when neither (docs/usage.md).
 func lookNote(fr batch.FileResult) string {
 	var parts []string
-	if w := fr.Result.WhiteBalance; w != nil && w.Source != "as shot" && !strings.HasPrefix(w.Reason, "--wb ") {
+	if w := fr.Result.WhiteBalance; w != nil && w.Source != "as shot" && !strings.HasPrefix(string(w.Reason), "--wb ") {
 		parts = append(parts, "WB "+w.Source)
 	}
 	if ev := fr.Result.Exposure.EV; fr.Result.WhiteBalance != nil && math.Abs(ev) >= 0.005 {

@@ -9,7 +9,7 @@ import (
 
 // Bands demosaics a region of a CFA by RCD in bands of upright rows, for a
 // conversion that streams its image to the encoder instead of holding it
-// whole (issue 14 point 5): the region is rotated and mirrored upright by
+// whole: the region is rotated and mirrored upright by
 // a LibRaw flip code (bit 2 transposes rows and columns, then bit 1
 // mirrors vertically and bit 0 horizontally, as pipeline.Oriented reads an
 // image), and each call of Rows makes the next rows of that upright image.

@@ -1,6 +1,6 @@
 package demosaic
 
-// The straightforward RCD kernel as first written (issue 14 point 4),
+// The straightforward RCD kernel as first written,
 // kept as the reference the optimised kernel of rcd.go is compared with
 // (TestRCDMatchesReference): one plane per quantity, every step over the
 // whole window, bounds-checked indexing, no reuse between tiles. The same

@@ -23,15 +23,15 @@ const (
 	// (≈ −13 EV below clip, under the noise of any raw).
 	MinSceneLum = 1e-4
 	// MinAnchorCells is the fewest usable cells for a consistent estimate
-	// (issue 12's files had thousands; 64 keeps a tiny preview usable).
+	// (the sample files have thousands; 64 keeps a tiny preview usable).
 	MinAnchorCells = 64
 	// MaxAnchorSpread is the largest interquartile range of the per-cell
-	// log ratios, in EV, for a consistent estimate: issue 12 measured
-	// 0.05–0.25 EV on four real files; 0.5 EV means the preview and the raw
+	// log ratios, in EV, for a consistent estimate: four real files
+	// spread 0.05–0.25 EV; 0.5 EV means the preview and the raw
 	// disagree by more than a global exposure (local tone mapping, a
 	// different crop, or a different picture).
 	MaxAnchorSpread = 0.5
-	// MaxAnchorEV clamps the estimate (issue 12: ±1.5 EV).
+	// MaxAnchorEV clamps the estimate (±1.5 EV).
 	MaxAnchorEV = 1.5
 	// MinApplyEV is the smallest estimate worth applying; smaller ones
 	// are within the estimate's own noise.

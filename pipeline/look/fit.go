@@ -12,8 +12,7 @@ import (
 const (
 	// MaxCameraResidual is the largest cross-validated mean ΔE2000 of an
 	// acceptable camera look fit; above it a stage falls back to the
-	// default look (issue 12: "residual mean ΔE on the fit grid above
-	// about 8").
+	// default look (a residual mean ΔE on the fit grid above about 8).
 	MaxCameraResidual = 8
 	// toneBinEV is the width of the log-luminance bins of the tone fit,
 	// toneMinEV the lowest bin's lower edge (scene-linear, 1 = clip).

@@ -31,8 +31,8 @@ func (m Image) check() error {
 	return nil
 }
 
-// GridWidth is the width in cells of the comparison grid: issue 12 measures
-// looks on images reduced to 256 px wide in linear light.
+// GridWidth is the width in cells of the comparison grid: looks are measured
+// on images reduced to 256 px wide in linear light.
 const GridWidth = 256
 
 // GridSize returns the grid size for a w×h image reduced to gridW cells

@@ -8,7 +8,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 )
 
-// Usability limits of an embedded preview (issue 12 point 7).
+// Usability limits of an embedded preview.
 const (
 	// MinPreviewLong, MinPreviewShort: the smallest usable preview, in
 	// pixels along its long and short side (160×120, a 4:3 thumbnail).

@@ -39,7 +39,7 @@ func clampCube(v [3]float64) [3]float64 {
 	return [3]float64{clamp01(v[0]), clamp01(v[1]), clamp01(v[2])}
 }
 
-// ScorePreview is the look score of issue 12 and `make bench`: the mean
+// ScorePreview is the look score of `make bench` (docs/look.md): the mean
 // ΔE2000 between a rendered output image (display-linear, W×H×3, in
 // outSpace) and the preview (display-linear in prevSpace, any size), after
 // centre-cropping the preview to the output's aspect ratio and reducing

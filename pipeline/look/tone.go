@@ -32,8 +32,7 @@ type Parametric struct {
 
 // DefaultCurve is the default look's tone curve: toe exponent Gamma 1.6,
 // white point 1 (the raw clip level after white balance), mid grey
-// 0.18 → 0.39 display-linear (the DNG default rendering's anchor named by
-// issue 12). Its control points, computed from the formula (tone_test.go
+// 0.18 → 0.39 display-linear (the DNG default rendering's anchor). Its control points, computed from the formula (tone_test.go
 // checks them): K ≈ 0.1205, f(0.01) ≈ 0.0058, f(0.05) ≈ 0.0721,
 // f(0.18) = 0.39, f(0.5) ≈ 0.821, f(1) = 1; slope ≈ 0.17 at white. The
 // exponent 1.6 was chosen among 1.1–1.7 as a toe strong enough that camera

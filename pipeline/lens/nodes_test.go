@@ -1,4 +1,4 @@
-package pipeline
+package lens
 
 import (
 	"math"
@@ -9,14 +9,14 @@ import (
 )
 
 // TestLensNodePositions: the source positions interpolated between the
-// grid of nodes (lensNodes, every lensNodeStep pixels) are within 0.01 px
+// grid of nodes (Nodes, every Step pixels) are within 0.01 px
 // of lensfun's own per-pixel positions, for the 6D's EF 24-105 at 24 and
 // 65 mm (distortion and TCA from lensfun's database) at 5472×3648 and
 // the test profile's strong barrel (k1 = −0.03).
 func TestLensNodePositions(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	db, err := lensfun.Open(lensTestDB)
+	db, err := lensfun.Open("../../testdata/lensfun")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestLensNodePositions(t *testing.T) {
 		if m.Applied&lensfun.Distortion == 0 {
 			t.Fatalf("%s at %v mm: no distortion correction (%v)", c.lens, c.focal, m.Applied)
 		}
-		g, err := newLensNodes(c.w, c.h, m.Points)
+		g, err := NewNodes(c.w, c.h, m.Points)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestLensNodePositions(t *testing.T) {
 }
 
 // TestLensDevignetteRows: the vignetting gains interpolated between every
-// lensNodeStep-th row (lensDevignette) are within 0.05 % of lensfun's gains
+// Step-th row (Devignette) are within 0.05 % of lensfun's gains
 // computed on every row, for the EF 24-105 at 24 mm f/4 (strong
 // vignetting) on the 6D's 5472×3648.
 func TestLensDevignetteRows(t *testing.T) {
@@ -114,7 +114,7 @@ func TestLensDevignetteRows(t *testing.T) {
 		return p
 	}
 	got, want := ones(), ones()
-	if err := lensDevignette(m.Devignette, got, w, h); err != nil {
+	if err := Devignette(m.Devignette, got, w, h); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Devignette(want, 0, h); err != nil {

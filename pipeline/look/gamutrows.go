@@ -1,24 +1,24 @@
-package pipeline
+package look
 
-// gamutInto brings one linear RGB pixel p (the output space's, any values)
+// GamutPixel brings one linear RGB pixel p (the output space's, any values)
 // into [0, 1]³ (NaN channels count as 0): channels below 0 (a colour beyond
 // the output's primaries) are clipped to 0, as camera JPEGs do, and a
 // colour then brighter than white in some channel is desaturated toward
 // its own luminance Y = lum·p, p' = Y + t·(p − Y) with the largest t in
-// [0, 1] that puts every channel at or below 1 (look.CompressGamut's move),
+// [0, 1] that puts every channel at or below 1 (CompressGamut's move),
 // so the brightest channel no longer clips alone and shifts the hue; Y ≥ 1
-// gives white. Why not desaturate the negative side too (look.CompressGamut
+// gives white. Why not desaturate the negative side too (CompressGamut
 // does): on the 6D DNG's saturated blue LEDs that raises the mean ΔE2000
 // against the camera's preview from 1.83 (per-channel clip) to 3.48; this
 // rule gives 1.78, and 2.63 over the whole file (clip 2.64).
-func gamutInto(p []float32, lum [3]float32) { gamutRows(p[:3:3], lum) }
+func GamutPixel(p []float32, lum [3]float32) { GamutRows(p[:3:3], lum) }
 
-// gamutRows applies gamutInto to every pixel of pix (interleaved RGB), in
+// GamutRows applies GamutPixel to every pixel of pix (interleaved RGB), in
 // place. The shrink factor t comes from the largest channel alone: for
 // y < 1, (1−y)/(c−y) falls as c rises (also after float rounding), so its
 // minimum over the channels above 1 is the largest channel's, and one
 // division serves the pixel.
-func gamutRows(pix []float32, lum [3]float32) {
+func GamutRows(pix []float32, lum [3]float32) {
 	l0, l1, l2 := lum[0], lum[1], lum[2]
 	for i := 0; i+2 < len(pix); i += 3 {
 		p := pix[i : i+3 : i+3]
@@ -45,9 +45,3 @@ func gamutRows(pix []float32, lum [3]float32) {
 		p[0], p[1], p[2] = min(y+t*(r-y), 1), min(y+t*(g-y), 1), min(y+t*(b-y), 1)
 	}
 }
-
-// compressGamut reports whether the output-space stage brings colours in
-// by gamutInto instead of clipping each channel: with a tone curve;
-// --tone none keeps the per-channel clip of the scene-referred reference
-// rendering (the dcraw_emu comparisons).
-func (s Settings) compressGamut() bool { return s.Tone != ToneNone }

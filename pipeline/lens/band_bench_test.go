@@ -1,4 +1,4 @@
-package pipeline
+package lens
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 // BenchmarkLensStream compares the lens correction of a 24 MP image
 // (6000×4000, the EF 24-105 at 24 mm f/4 on the 6D: vignetting,
-// distortion, TCA) on the whole-image path (whole: lensDevignette and
-// lensRemap, as stageLens) with the band form's (band: the tables as
+// distortion, TCA) on the whole-image path (whole: Devignette and
+// Remap, as stageLens) with the band form's (band: the tables as
 // lensBand makes them, then the filter over 128-row bands of a window,
 // here the whole image, with its lookahead), orientation 1 and 6.
 // lensfun's own work (the node rows' gains and the nodes' positions, the
@@ -41,7 +41,7 @@ func BenchmarkLensStream(b *testing.B) {
 	}
 	defer m.Close()
 	ys := nodeCoords(h)
-	nodeGains, _, err := lensNodeGains(m.Devignette, w, h)
+	nodeGains, _, err := nodeGains(m.Devignette, w, h)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func BenchmarkLensStream(b *testing.B) {
 		}
 		return nil
 	}
-	grid, err := newLensNodes(w, h, m.Points)
+	grid, err := NewNodes(w, h, m.Points)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,10 +66,10 @@ func BenchmarkLensStream(b *testing.B) {
 		img := make([]float32, len(src))
 		for b.Loop() {
 			copy(img, src)
-			if err := lensDevignette(devignette, img, w, h); err != nil {
+			if err := Devignette(devignette, img, w, h); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := lensRemap(context.Background(), img, w, h, points); err != nil {
+			if _, err := Remap(context.Background(), img, w, h, points); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -85,25 +85,26 @@ func BenchmarkLensStream(b *testing.B) {
 			row := func(y int) []float32 { return img[y*uw*3 : (y+1)*uw*3] }
 			for b.Loop() {
 				copy(img, src)
-				lb := &lensBandRows{w: uw, h: uh, sw: w, sh: h, flip: flip}
-				gains, gc, ys, err := lensNodeGainsCompact(devignette, w, h)
+				lb := NewBand(uw, uh, flip)
+				gains, gc, ys, err := NodeGainsCompact(devignette, w, h)
 				if err != nil {
 					b.Fatal(err)
 				}
-				lb.gains, lb.ys, lb.gc = gains, ys, gc
-				if lb.g, err = newLensNodes(w, h, points); err != nil {
+				lb.SetGains(gains, gc, ys)
+				g, err := NewNodes(w, h, points)
+				if err != nil {
 					b.Fatal(err)
 				}
-				lb.d, _ = lensShiftRows(lb.g, flip&4 != 0)
-				lb.start()
+				lb.SetGrid(g)
+				lb.Start()
 				done := 0
 				for made := 128; done < uh; made += 128 {
-					target := min(uh, made) - lb.lookahead()
+					target := min(uh, made) - lb.Lookahead()
 					if made >= uh {
 						target = uh
 					}
 					if target > done {
-						lb.rows(done, target, row)
+						lb.Rows(done, target, row)
 						done = target
 					}
 				}

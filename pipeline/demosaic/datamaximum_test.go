@@ -1,11 +1,9 @@
-package pipeline
+package demosaic
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
 // TestDataMaximum: dataMaximum, per phase on integers and rows in
@@ -16,7 +14,7 @@ func TestDataMaximum(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 14))
 	for _, sz := range [][2]int{{1, 1}, {1, 7}, {9, 1}, {2, 2}, {333, 217}, {640, 481}} {
 		w, h := sz[0], sz[1]
-		v := libraw.BayerView{W: w, H: h, Stride: w + 3}
+		v := Mosaic{W: w, H: h, Stride: w + 3}
 		v.Pix = make([]uint16, (h-1)*v.Stride+w)
 		for i := range v.Pix {
 			v.Pix[i] = uint16(r.IntN(16000))

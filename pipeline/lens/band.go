@@ -1,42 +1,30 @@
-package pipeline
+package lens
 
 import (
-	"context"
-	"errors"
 	"math"
-	"strings"
 	"sync"
-	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/header"
-	"github.com/rawbatch/rawbatch/pipeline/internal/lensfun"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
-	"github.com/rawbatch/rawbatch/pipeline/look"
 	"github.com/rawbatch/rawbatch/pipeline/warp"
 )
 
-// The lens stage's band form (docs/pipeline.md "Streaming"): the
-// devignetting and the remap of stage_lens.go on the stream's upright
-// rows. Everything lensfun computes (its handles belong to the job's
+// The lens correction's band form (docs/pipeline.md "Streaming"): the
+// devignetting and the remap of Devignette and Remap on a streamed
+// conversion's upright rows. Everything lensfun computes (its handles belong to the job's
 // thread, the rows are finished on others) is computed before the stream
 // starts, exactly as the whole-image path computes it in the sensor's
 // frame: the vignetting gains of the node rows and the grid of nodes'
 // source positions. A row's sensor pixels are found through the flip
 // (the inverse of demosaic.Bands' placing), their gains and source
-// positions taken from those tables as lensDevignette and lensNodes.row
+// positions taken from those tables as Devignette and Nodes.row
 // take them, and the positions turned upright again; the bicubic samples
 // the upright rows, of which the filter keeps its own copy of those the
 // window has let go (the rows the remap still reads above the row it
 // writes).
 
-// lensMaxShift is the largest vertical displacement in upright rows (all
-// channels) of a lens correction that streams, for an image whose longer
-// side is long pixels (lensShiftBound; a variable for the tests): a
-// larger one (a fisheye's, a very strong correction) converts the whole
-// image, as before.
-var lensMaxShift = lensShiftBound
-
-// lensShiftBound is a 48th of the longer side (about 2 %), at least 32
+// ShiftBound is the largest vertical displacement, in upright rows, of a
+// correction that streams for an image whose longer side is long pixels:
+// a 48th of the longer side (about 2 %), at least 32
 // rows (125 rows of a 6000-pixel side). Rectilinear lenses stay within
 // it (on 6000×4000: the EF 24-105 f/4L at 24 mm 59 rows, 88 on a
 // portrait frame; the EF 16-35 f/2.8L at 16 mm 53; the EF 8-15 fisheye
@@ -44,22 +32,18 @@ var lensMaxShift = lensShiftBound
 // (its copy above the row it writes and the window's lookahead below),
 // 12 bytes a pixel each: at most 21 MB at 6000 pixels, against the
 // whole-image path's second full-size image (288 MB).
-func lensShiftBound(long int) int { return max(32, long/48) }
+func ShiftBound(long int) int { return max(32, long/48) }
 
-// lensShiftHook, when set (tests), is called with the displacement in
-// rows (lensShiftRows) of each file the band form sets up.
-var lensShiftHook func(rows int)
-
-// lensBandChunk is how many rows the band form remaps at a time (in
+// bandChunk is how many rows the band form remaps at a time (in
 // parallel): its copy of the input holds that many rows beyond the
 // displacement's.
-const lensBandChunk = 32
+const bandChunk = 32
 
-// lensBandRows is the lens correction of a streamed conversion's upright
+// Band is the lens correction of a streamed conversion's upright
 // rows (w×h; the sensor's frame sw×sh, the flip between them).
-type lensBandRows struct {
+type Band struct {
 	w, h, sw, sh, flip int
-	// gains: the vignetting gains of the node rows ys (lensNodeGains),
+	// gains: the vignetting gains of the node rows ys (nodeGains),
 	// gc values a pixel (1 when lensfun's three are equal, 3 otherwise);
 	// nil without vignetting.
 	gains []float32
@@ -67,8 +51,8 @@ type lensBandRows struct {
 	ys    []int
 	// g: the grid of nodes (nil without distortion and TCA); d the rows
 	// a source position lies at most above or below its output row
-	// (lensShiftRows).
-	g *lensNodes
+	// (ShiftRows).
+	g *Nodes
 	d int
 	// ring holds the input rows copied (copied so far), ringRows of them
 	// (row y at y mod ringRows); vig: the rows devignetted so far.
@@ -79,32 +63,60 @@ type lensBandRows struct {
 	// tab: the rows a chunk reads (warp.Window.Rows), reused.
 	tab [][]float32
 	// ky, ty: for each sensor row, the node row above it and the
-	// fraction of the way to the next (as lensNodes.row computes them).
+	// fraction of the way to the next (as Nodes.row computes them).
 	ky      []int32
 	ty      []float32
-	scratch sync.Pool // *lensBandScratch
+	scratch sync.Pool // *bandScratch
 }
 
-// lensBandScratch is one goroutine's positions: upright (3 channels of w)
-// and in the sensor's frame (max(sw, sh)), and a column of nodes.
-type lensBandScratch struct{ sx, sy, tx, ty, cx, cy []float32 }
+// NewBand returns the band form for upright rows of w×h pixels whose
+// sensor frame is turned by flip (the header's flip: bit 1 mirrors x,
+// bit 2 mirrors y, bit 4 transposes). It corrects nothing until SetGains
+// or SetGrid give it the vignetting or the remap.
+func NewBand(w, h, flip int) *Band {
+	sw, sh := w, h
+	if flip&4 != 0 {
+		sw, sh = h, w
+	}
+	return &Band{w: w, h: h, sw: sw, sh: sh, flip: flip}
+}
 
-// lookahead is the rows below a row the filter reads.
-func (b *lensBandRows) lookahead() int {
+// SetGains sets the vignetting gains of the node rows ys of the sensor
+// frame (NodeGainsCompact: gc values a pixel).
+func (b *Band) SetGains(gains []float32, gc int, ys []int) { b.gains, b.gc, b.ys = gains, gc, ys }
+
+// SetGrid sets the grid of nodes of the remap (of the sensor frame) and
+// returns its displacement in upright rows (ShiftRows); ok false when a
+// position is not finite.
+func (b *Band) SetGrid(g *Nodes) (shift int, ok bool) {
+	b.g = g
+	b.d, ok = ShiftRows(g, b.flip&4 != 0)
+	return b.d, ok
+}
+
+// Empty reports whether b corrects nothing (neither gains nor a grid).
+func (b *Band) Empty() bool { return b.gains == nil && b.g == nil }
+
+// bandScratch is one goroutine's positions: upright (3 channels of w)
+// and in the sensor's frame (max(sw, sh)), and a column of nodes.
+type bandScratch struct{ sx, sy, tx, ty, cx, cy []float32 }
+
+// Lookahead is the rows below a row the filter reads.
+func (b *Band) Lookahead() int {
 	if b.g == nil {
 		return 0
 	}
 	return b.d + 2
 }
 
-// lensShiftRows is the number of rows d such that every source position
+// ShiftRows is the number of rows d such that every source position
 // of the grid g (of an sw×sh image; upright transposed when the flip has
 // bit 2) lies within d rows of its output row in the upright image: the
 // largest displacement over the nodes (a pixel's is interpolated
 // bilinearly between its four nodes', so none is larger), rounded up,
 // plus one for the rounding of the interpolation. ok false when a
 // position is not finite.
-func lensShiftRows(g *lensNodes, transposed bool) (int, bool) {
+func ShiftRows(g *Nodes, transposed bool) (int, bool) {
 	nx := len(g.xs)
 	worst := 0.0
 	for j, y := range g.ys {
@@ -125,95 +137,12 @@ func lensShiftRows(g *lensNodes, transposed bool) (int, bool) {
 	return int(math.Ceil(worst)) + 1, true
 }
 
-// lensBand is the lens stage's band form (Stage.Band): nothing to do
-// (lensIdle) runs the stage at its turn; else lensfun is looked up and
-// the corrections set up as stageLens sets them up, for the region in the
-// sensor's frame, and computed into tables; the step streams when the
-// displacement is at most lensMaxShift rows. The time taken here is the
-// step's.
-func lensBand(j *job, s *stream) (bandPrepare, bool) {
-	if lensIdle(j) {
-		return func(ctx context.Context, s *stream) error { return stageLens(ctx, s.j) }, true
-	}
-	t0 := time.Now()
-	w, h := s.upright()
-	sw, sh := w, h
-	if s.flip&4 != 0 {
-		sw, sh = h, w
-	}
-	st, err := j.lensOpen(sw, sh, 3)
-	defer st.close()
-	if err != nil {
-		return nil, false // the whole-image path fails with it
-	}
-	lc, applied := st.lc, lensfun.Corrections(0)
-	if st.m != nil {
-		applied = st.m.Applied
-	}
-	b := &lensBandRows{w: w, h: h, sw: sw, sh: sh, flip: s.flip}
-	var skipped error // the vignetting not applied (implausible gains)
-	var preview *look.Preview
-	if m := st.m; m != nil {
-		if m.Applied&lensfun.Vignetting != 0 {
-			gains, gc, ys, err := lensNodeGainsCompact(m.Devignette, sw, sh)
-			var bad *implausibleVignetting
-			switch {
-			case errors.As(err, &bad):
-				skipped = err
-			case err != nil:
-				return nil, false
-			default:
-				b.gains, b.gc, b.ys = gains, gc, ys
-			}
-		}
-		if fix := m.Applied &^ lensfun.Vignetting; fix != 0 {
-			if b.g, err = newLensNodes(sw, sh, m.Points); err != nil {
-				return nil, false
-			}
-			var ok bool
-			b.d, ok = lensShiftRows(b.g, s.flip&4 != 0)
-			if lensShiftHook != nil {
-				lensShiftHook(b.d)
-			}
-			if !ok || b.d > lensMaxShift(max(w, h)) {
-				return nil, false
-			}
-			if j.preview != nil {
-				p, ok, err := lensPreviewFixed(context.Background(), st.db, st.lens, st.cam.CropFactor, st.lk, fix, *j.preview)
-				if err != nil {
-					return nil, false
-				}
-				if ok {
-					preview = &p
-				}
-			}
-		}
-	}
-	setup := time.Since(t0)
-	return func(_ context.Context, s *stream) error {
-		j.lens = lc
-		if skipped != nil {
-			j.skipLensVignetting(lc, applied, skipped)
-		}
-		if preview != nil {
-			*j.preview = *preview
-		}
-		if b.gains == nil && b.g == nil {
-			return nil
-		}
-		b.start()
-		s.addFilter(b.lookahead(), b.rows)
-		s.filters[len(s.filters)-1].dur += setup
-		return nil
-	}, true
-}
-
-// lensNodeGainsCompact is lensNodeGains with one gain a pixel (gc 1)
+// NodeGainsCompact is nodeGains with one gain a pixel (gc 1)
 // when lensfun gives the three channels the same gain everywhere (its
 // vignetting models are of brightness), computed row by row so that the
-// three channels' gains are never held whole; gc 3 (lensNodeGains)
+// three channels' gains are never held whole; gc 3 (nodeGains)
 // otherwise.
-func lensNodeGainsCompact(devignette func(pix []float32, y0, rows int) error, w, h int) (gains []float32, gc int, ys []int, err error) {
+func NodeGainsCompact(devignette func(pix []float32, y0, rows int) error, w, h int) (gains []float32, gc int, ys []int, err error) {
 	ys = nodeCoords(h)
 	gains = make([]float32, len(ys)*w)
 	row := make([]float32, w*3)
@@ -227,20 +156,20 @@ func lensNodeGainsCompact(devignette func(pix []float32, y0, rows int) error, w,
 		one := gains[k*w : (k+1)*w]
 		for x := range one {
 			if row[3*x] != row[3*x+1] || row[3*x] != row[3*x+2] {
-				g, ys, err := lensNodeGains(devignette, w, h)
+				g, ys, err := nodeGains(devignette, w, h)
 				return g, 3, ys, err
 			}
 			one[x] = row[3*x]
 		}
 	}
-	if err := checkVignetteGainsN(gains, 1, ys, w, h); err != nil {
+	if err := checkGainsN(gains, 1, ys, w, h); err != nil {
 		return nil, 0, nil, err
 	}
 	return gains, 1, ys, nil
 }
 
-// start makes the filter's buffers.
-func (b *lensBandRows) start() {
+// Start makes the filter's buffers.
+func (b *Band) Start() {
 	b.ky, b.ty = make([]int32, b.sh), make([]float32, b.sh)
 	ys := nodeCoords(b.sh) // the node rows of the gains and of the grid
 	for y := 0; y < b.sh; y++ {
@@ -250,23 +179,23 @@ func (b *lensBandRows) start() {
 	if b.g == nil {
 		return
 	}
-	b.ringRows = b.d + 1 + lensBandChunk
+	b.ringRows = b.d + 1 + bandChunk
 	b.ring = make([]float32, b.ringRows*b.w*3)
-	b.tab = make([][]float32, 0, lensBandChunk+2*b.d+3)
+	b.tab = make([][]float32, 0, bandChunk+2*b.d+3)
 	n := max(b.sw, b.sh)
 	nys := len(b.g.ys)
 	b.scratch.New = func() any {
-		return &lensBandScratch{sx: make([]float32, 3*b.w), sy: make([]float32, 3*b.w),
+		return &bandScratch{sx: make([]float32, 3*b.w), sy: make([]float32, 3*b.w),
 			tx: make([]float32, n), ty: make([]float32, n), cx: make([]float32, nys), cy: make([]float32, nys)}
 	}
 }
 
 // nodeRowOf is the node row k above row y of the node rows ys, the next
-// one k1 and the fraction t of the way to it, as lensDevignette and
-// lensNodes.row compute them.
+// one k1 and the fraction t of the way to it, as Devignette and
+// Nodes.row compute them.
 func nodeRowOf(ys []int, y int) (k, k1 int, t float32) {
 	if len(ys) > 1 {
-		k = min(y/lensNodeStep, len(ys)-2)
+		k = min(y/Step, len(ys)-2)
 	}
 	k1 = min(k+1, len(ys)-1)
 	if ys[k1] > ys[k] {
@@ -276,17 +205,17 @@ func nodeRowOf(ys []int, y int) (k, k1 int, t float32) {
 }
 
 // ringRow is the filter's copy of input row y.
-func (b *lensBandRows) ringRow(y int) []float32 {
+func (b *Band) ringRow(y int) []float32 {
 	i := y % b.ringRows * b.w * 3
 	return b.ring[i : i+b.w*3 : i+b.w*3]
 }
 
-// rows is the filter (bandFilter.rows): rows y0 to y1−1 finished in
+// Rows is the filter (the stream's bandFilter.rows): rows y0 to y1−1 finished in
 // place, devignetting every row it may read first (up to its lookahead
-// below y1−1), then remapping lensBandChunk rows at a time, each after
+// below y1−1), then remapping bandChunk rows at a time, each after
 // its input is copied.
-func (b *lensBandRows) rows(y0, y1 int, row func(y int) []float32) {
-	avail := min(b.h, y1+b.lookahead())
+func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
+	avail := min(b.h, y1+b.Lookahead())
 	if b.gains != nil && b.vig < avail {
 		v0 := b.vig
 		par.Rows(avail-v0, func(lo, hi int) {
@@ -299,8 +228,8 @@ func (b *lensBandRows) rows(y0, y1 int, row func(y int) []float32) {
 	if b.g == nil {
 		return
 	}
-	for a := y0; a < y1; a += lensBandChunk {
-		e := min(y1, a+lensBandChunk)
+	for a := y0; a < y1; a += bandChunk {
+		e := min(y1, a+bandChunk)
 		for ; b.copied < e; b.copied++ {
 			copy(b.ringRow(b.copied), row(b.copied))
 		}
@@ -315,7 +244,7 @@ func (b *lensBandRows) rows(y0, y1 int, row func(y int) []float32) {
 		}
 		win := warp.Window{W: b.w, H: b.h, Lo: lo, Rows: tab}
 		par.Rows(e-a, func(l, h int) {
-			sc := b.scratch.Get().(*lensBandScratch)
+			sc := b.scratch.Get().(*bandScratch)
 			defer b.scratch.Put(sc)
 			for y := a + l; y < a+h; y++ {
 				for ch := 0; ch < 3; ch++ {
@@ -329,7 +258,7 @@ func (b *lensBandRows) rows(y0, y1 int, row func(y int) []float32) {
 
 // sensorLine returns, for upright row uy, the sensor row it is (transposed
 // false) or the sensor column (transposed true).
-func (b *lensBandRows) sensorLine(uy int) (int, bool) {
+func (b *Band) sensorLine(uy int) (int, bool) {
 	if b.flip&4 == 0 {
 		if b.flip&2 != 0 {
 			return b.sh - 1 - uy, false
@@ -343,8 +272,8 @@ func (b *lensBandRows) sensorLine(uy int) (int, bool) {
 }
 
 // devignetteRow multiplies upright row uy (in place) by its pixels' gains,
-// interpolated between the node rows as lensDevignette does.
-func (b *lensBandRows) devignetteRow(uy int, row []float32) {
+// interpolated between the node rows as Devignette does.
+func (b *Band) devignetteRow(uy int, row []float32) {
 	line, transposed := b.sensorLine(uy)
 	gc, rw := b.gc, b.sw*b.gc
 	if !transposed {
@@ -389,9 +318,9 @@ func (b *lensBandRows) devignetteRow(uy int, row []float32) {
 
 // positions fills usx, usy (w each) with the upright source positions of
 // channel ch for upright row uy: the sensor pixels' positions from the
-// grid (lensNodes.row along a sensor row, lensNodes.col along a column),
+// grid (Nodes.row along a sensor row, Nodes.col along a column),
 // turned upright.
-func (b *lensBandRows) positions(uy, ch int, usx, usy []float32, sc *lensBandScratch) {
+func (b *Band) positions(uy, ch int, usx, usy []float32, sc *bandScratch) {
 	line, transposed := b.sensorLine(uy)
 	fw, fh := float32(b.sw-1), float32(b.sh-1)
 	mx, my := b.flip&1 != 0, b.flip&2 != 0
@@ -439,7 +368,7 @@ func (b *lensBandRows) positions(uy, ch int, usx, usy []float32, sc *lensBandScr
 // col fills sx, sy (sh each) with the interpolated source positions of
 // channel ch for sensor column x: the grid's node rows interpolated in x
 // at x (into sc.cx, sc.cy), then each row between its two node rows.
-func (b *lensBandRows) col(x, ch int, sx, sy []float32, sc *lensBandScratch) {
+func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 	g := b.g
 	nx := len(g.xs)
 	k, t := int(g.kx[x]), g.tx[x]
@@ -460,63 +389,22 @@ func (b *lensBandRows) col(x, ch int, sx, sy []float32, sc *lensBandScratch) {
 	}
 }
 
-// lensStreamPredicted reports whether, as far as the header hd tells, the
-// lens stage lets a file stream with settings s: no lens correction asked
-// for, none named (EXIF LensModel, --lens-model), or a lens that is not a
-// fisheye (whose correction moves rows farther than lensMaxShift: the
-// name says "fisheye" or "fish-eye"). The estimate of a streamed file
-// counts the lens's buffers (lensStreamBytes).
-func lensStreamPredicted(hd *header.Header, s Settings) bool {
-	if !lensStage.Active(s) {
-		return true
-	}
-	name := strings.ToLower(lensNamed(hd, s))
-	return !strings.Contains(name, "fisheye") && !strings.Contains(name, "fish-eye")
-}
-
-// lensNamed is the lens name the header or the settings give: --lens-model,
-// else the header's EXIF lens ("" when neither names one).
-func lensNamed(hd *header.Header, s Settings) string {
-	if s.LensModel != "" {
-		return s.LensModel
-	}
-	if hd == nil {
-		return ""
-	}
-	return strings.TrimSpace(hd.EXIF.Lens)
-}
-
-// lensStreamRows is the lens band form's lookahead that the estimate
-// counts in the stream's window for a step of w×h pixels with settings s
-// and header hd: lensShiftBound's rows and the kernel's 2 (0 when no lens
-// is named: nothing is corrected).
-func lensStreamRows(hd *header.Header, s Settings, w, h int) int {
-	if !lensStage.Active(s) || lensNamed(hd, s) == "" {
-		return 0
-	}
-	return lensShiftBound(max(w, h)) + 2
-}
-
-// lensStreamBytes is what the lens band form holds while the file streams,
-// beyond the window's rows (lensStreamRows), for a step of w×h pixels (the
-// sensor's orientation; rows counted as long as the longer side L): its
-// copy of the rows above (lensShiftBound + 1 + lensBandChunk rows, 12
-// bytes a pixel), the grid of nodes (24 bytes a node, lensNodeStep apart,
-// and 8 bytes a column), the node rows' gains (4 bytes a pixel of every
-// lensNodeStep-th row: lensfun's vignetting is one gain for the three
-// channels), each sensor row's node and fraction (8 bytes a row), each
-// goroutine's positions (8 float32 a pixel of a row), and lensfun's
-// database (lensDBBytes, loaded while the step is set up). 0 when no lens
-// is named.
-func lensStreamBytes(hd *header.Header, s Settings, w, h, threads int) int64 {
-	if lensStreamRows(hd, s, w, h) == 0 {
-		return 0
-	}
+// StreamBytes is what the band form holds while a file streams, beyond
+// the stream window's rows, for a step of w×h pixels (the sensor's
+// orientation; rows counted as long as the longer side L) on threads
+// goroutines: its copy of the rows above (ShiftBound + 1 + bandChunk
+// rows, 12 bytes a pixel), the grid of nodes (24 bytes a node, Step
+// apart, and 8 bytes a column), the node rows' gains (4 bytes a pixel of
+// every Step-th row: lensfun's vignetting is one gain for the three
+// channels), each sensor row's node and fraction (8 bytes a row) and each
+// goroutine's positions (8 float32 a pixel of a row). lensfun's database
+// is not counted.
+func StreamBytes(w, h, threads int) int64 {
 	long := int64(max(w, h))
-	ring := int64(lensShiftBound(max(w, h))+1+lensBandChunk) * long * 12
-	nodeRows := int64(h/lensNodeStep + 2)
-	nodes := int64(w/lensNodeStep+2)*nodeRows*24 + 8*int64(w)
+	ring := int64(ShiftBound(max(w, h))+1+bandChunk) * long * 12
+	nodeRows := int64(h/Step + 2)
+	nodes := int64(w/Step+2)*nodeRows*24 + 8*int64(w)
 	gains := nodeRows * int64(w) * 4
 	scratch := int64(max(1, threads)) * 8 * long * 4
-	return ring + nodes + gains + 8*int64(h) + scratch + lensDBBytes
+	return ring + nodes + gains + 8*int64(h) + scratch
 }
