@@ -2,17 +2,18 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
-
-	"github.com/spf13/cast"
-	"github.com/spf13/pflag"
 
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/spf13/cast"
+	"github.com/spf13/pflag"
 )
 
 // ConvertConfig are the options of `rawbatch convert`: each field is filled
@@ -373,4 +374,21 @@ func (c ConvertConfig) runner(threads int, exe string, od *batch.OutDir) *batch.
 		State: od.State, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, OutDir: c.OutDir, SettingsHash: batch.SettingsHash(c.Settings), Version: Version(),
 		Locks: od.Locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, Retries: c.Retries,
 		CacheDir: c.CacheDir, CacheMax: c.CacheSize, KeepCache: c.KeepCache}
+}
+
+// lensDBSetting is the --lens-db directory: expanded as paths are, made
+// absolute (worker processes and the settings hash see one spelling), and
+// required to be a directory; "" when not set.
+func lensDBSetting(v value) (string, error) {
+	dir, err := pathSetting(v)
+	if err != nil || dir == "" {
+		return "", err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", fmt.Errorf("--lens-db: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--lens-db %s: not a directory", v.String())
+	}
+	return dir, nil
 }

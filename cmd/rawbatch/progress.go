@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -13,13 +14,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/sys/unix"
-
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sys/unix"
 )
 
 // reporter shows the progress of a batch. Per-file results ("[3/10]
@@ -495,4 +495,67 @@ func hint(err error) string {
 		return "" // the message already says what to do
 	}
 	return ""
+}
+
+// lensNote is the lens part of a converted file's text line: " [lens
+// PROFILE]", or " [no lens profile for "NAME"]" naming the lens looked
+// up, or the reason nothing was corrected; "" when the lens stage did not
+// run (--lens off, or the file was not decoded in this run).
+func lensNote(fr batch.FileResult) string {
+	if s := fr.Result.Lens.Summary(); s != "" {
+		return " [" + batch.ReportText(s) + "]"
+	}
+	return ""
+}
+
+// lensFields sets a converted file's lens correction on its JSON log
+// event, as the report has it (lens).
+func lensFields(ev *logEvent, fr batch.FileResult) {
+	ev.Lens = fr.Result.Lens
+}
+
+// opcodeNote is the part of a converted file's text line that names the
+// DNG opcodes not applied ("DNG opcodes not applied: MapPolynomial (list
+// 3)"), "" when every opcode was applied or the file has none.
+func opcodeNote(fr batch.FileResult) string {
+	o := fr.Result.Opcodes
+	if o == nil || len(o.NotApplied) == 0 {
+		return ""
+	}
+	return "DNG opcodes not applied: " + strings.Join(o.NotApplied, ", ")
+}
+
+// lookFields sets a converted file's white balance and exposure on its JSON
+// log event, as the report has them (white_balance, exposure_ev,
+// exposure_source); nothing when the file was not decoded in this run.
+func lookFields(ev *logEvent, fr batch.FileResult) {
+	w := fr.Result.WhiteBalance
+	if w == nil {
+		return
+	}
+	ev.WhiteBalance = w
+	x := fr.Result.Exposure.EV
+	ev.ExposureEV, ev.ExposureSource = &x, batch.ReportText(fr.Result.Exposure.Source)
+}
+
+// lookNote is the short note a converted file's text line ends with:
+// " (WB preview, EV -0.98)", each part only when it says something the
+// settings did not: the white balance when it is neither as shot nor what
+// --wb named (a fallback: fitted to the preview, auto), the exposure when
+// it is not 0 at two decimals. "" when neither (docs/usage.md).
+func lookNote(fr batch.FileResult) string {
+	var parts []string
+	if w := fr.Result.WhiteBalance; w != nil && w.Source != "as shot" && !strings.HasPrefix(string(w.Reason), "--wb ") {
+		parts = append(parts, "WB "+w.Source)
+	}
+	if ev := fr.Result.Exposure.EV; fr.Result.WhiteBalance != nil && math.Abs(ev) >= 0.005 {
+		parts = append(parts, fmt.Sprintf("EV %+.2f", ev))
+	}
+	if n := opcodeNote(fr); n != "" {
+		parts = append(parts, n)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

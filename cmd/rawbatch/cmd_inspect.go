@@ -7,16 +7,16 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // inspectRecord is one file of `rawbatch inspect --json`.
@@ -239,4 +239,51 @@ func shutter(s float64) string {
 		return fmt.Sprintf("1/%.0fs", 1/s)
 	}
 	return strconv.FormatFloat(math.Round(s*10)/10, 'f', -1, 64) + "s"
+}
+
+// inspectPath is a file for inspect to read, or (rec.Error set) a path it
+// could not get a file from.
+type inspectPath struct{ rec inspectRecord }
+
+// noOutDir is the output directory given to batch.PlanBatch when
+// inspect walks a directory: inspect writes nothing, and a path that does
+// not exist keeps the walk from skipping any folder as convert's OUTDIR.
+var noOutDir = filepath.Join(os.TempDir(), ".rawbatch-inspect-writes-nothing", "none")
+
+// inspectPaths expands args as convert does: a directory is walked
+// (recursively, lexical order, RAW extensions only, the same file once);
+// a file is taken as given. A directory without RAW files and a directory
+// that cannot be read give an error record each.
+func inspectPaths(args []string) []inspectPath {
+	var out []inspectPath
+	for _, a := range args {
+		if fi, err := os.Stat(a); err != nil || !fi.IsDir() {
+			out = append(out, inspectPath{inspectRecord{Path: a}})
+			continue
+		}
+		plan, err := batch.PlanBatch([]string{a}, noOutDir, ".jpg")
+		if err != nil {
+			out = append(out, inspectPath{inspectRecord{Path: a, Error: err.Error()}})
+			continue
+		}
+		for _, p := range plan.Problems {
+			out = append(out, inspectPath{inspectRecord{Path: p.Input, Error: p.Err.Error()}})
+		}
+		for _, t := range plan.Tasks {
+			out = append(out, inspectPath{inspectRecord{Path: t.Input}})
+		}
+		if len(plan.Tasks)+len(plan.Problems) == 0 {
+			out = append(out, inspectPath{inspectRecord{Path: a, Error: a + ": a directory with no RAW files in it"}})
+		}
+	}
+	return out
+}
+
+// colourMatrixLine is inspect's "colour:" line: whether LibRaw has a
+// colour matrix for the camera.
+func colourMatrixLine(known bool) string {
+	if known {
+		return "camera colour matrix known to LibRaw"
+	}
+	return "no colour matrix for this camera in LibRaw: converted colours will be wrong (identity matrix)"
 }

@@ -8,14 +8,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/budget"
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/spf13/cobra"
 )
 
 // newConvertCmd is `rawbatch convert`: its options are ConvertConfig,
@@ -476,4 +476,32 @@ func (ev *planEvent) addOutput(path, size, status string) {
 	o := planOutput{Size: size, Status: status}
 	o.Path, o.PathB64 = batch.ReportPath(path)
 	ev.Outputs = append(ev.Outputs, o)
+}
+
+// printStagePlans prints, after a dry run's table, each distinct stage
+// plan of its files once (batch.StagePlans), numbered, with how many files
+// would run it: "stage plan N (M files): " and the plan's text
+// (pipeline.StagePlan.String: decoded size, variants in order, one line
+// per step with its size and whose step it is). Variant names are the
+// user's, escaped as file names are (clean).
+func printStagePlans(w io.Writer, files []batch.PlannedFile) {
+	groups, _ := batch.StagePlans(files)
+	for i, g := range groups {
+		fmt.Fprintf(w, "stage plan %d (%s): ", i+1, plural(int64(g.Files), "file"))
+		for _, line := range strings.Split(strings.TrimSuffix(g.Plan.String(), "\n"), "\n") {
+			fmt.Fprintln(w, clean(line))
+		}
+	}
+}
+
+// addStagePlans adds the distinct stage plans of a dry run's files to its
+// report (batch.AddStagePlans); results are what the report's files were
+// built from, in order.
+func addStagePlans(rep *batch.Report, results []batch.FileResult, files []batch.PlannedFile) {
+	groups, numbers := batch.StagePlans(files)
+	inputs := make([]string, len(results))
+	for i, r := range results {
+		inputs[i] = r.Input
+	}
+	batch.AddStagePlans(rep, inputs, files, groups, numbers)
 }
