@@ -13,8 +13,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/rawbatch/rawbatch/internal/bytetext"
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/internal/filehash"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
@@ -179,25 +179,9 @@ type StageTiming struct {
 // replace it with U+FFFD.
 type Text string
 
-// Escaped is t with each byte that is not UTF-8 shown as \xNN; valid
-// UTF-8 is returned as it is.
-func (t Text) Escaped() string {
-	s := string(t)
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
+// Escaped is t with each byte that is not UTF-8 shown as \xNN
+// (bytetext.Escape); valid UTF-8 is returned as it is.
+func (t Text) Escaped() string { return bytetext.Escape(string(t)) }
 
 // MarshalJSON writes t as a JSON string of t.Escaped().
 func (t Text) MarshalJSON() ([]byte, error) { return json.Marshal(t.Escaped()) }

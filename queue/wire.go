@@ -2,9 +2,9 @@ package queue
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/rawbatch/rawbatch/internal/bytetext"
 )
 
 // The queue's messages (a Job, a Status, a DeadLetter, a WorkerInfo) are
@@ -28,22 +28,7 @@ func exact(s string) []byte {
 }
 
 // display returns s with each byte that is not UTF-8 written \xNN.
-func display(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
+func display(s string) string { return bytetext.Escape(s) }
 
 // fromWire returns the text of a field read as shown, with its exact
 // bytes b (nil: none, shown is the text).

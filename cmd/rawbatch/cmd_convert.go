@@ -65,20 +65,31 @@ RAWBATCH_<NAME> (dashes become underscores).
   RAWBATCH_QUALITY=95 rawbatch convert /nas/incoming -o /nas/jpeg --quiet`,
 		Args: cobra.ArbitraryArgs, // INPUTs are checked with the settings (files-from)
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.GlobalOptions = globalOptions(cmd)
-			opts.Inputs, opts.Settings = args, pipeline.DefaultSettings()
-			st, err := resolve(cmd, opts.settings(), true)
-			if err != nil {
+			if err := opts.resolveFrom(cmd, args, opts.settings); err != nil {
 				return err
 			}
-			opts.Resolved = resolvedSettings(st, cmd, opts.Settings)
-			opts.Warnings = st.warnings
 			return runConvert(cmd.Context(), opts, args)
 		},
 	}
 	opts.AddFlags(cmd.Flags())
 	registerCompletions(cmd, opts.settings())
 	return cmd
+}
+
+// resolveFrom fills c from cmd for convert and submit: the global
+// options, the INPUT args, and the settings of decls (c.settings, or
+// submit's with its queue settings) resolved flag > RAWBATCH_* > config
+// file from the defaults, with what the report says of them.
+func (c *ConvertConfig) resolveFrom(cmd *cobra.Command, args []string, decls func() []setting) error {
+	c.GlobalOptions = globalOptions(cmd)
+	c.Inputs, c.Settings = args, pipeline.DefaultSettings()
+	st, err := resolve(cmd, decls(), true)
+	if err != nil {
+		return err
+	}
+	c.Resolved = resolvedSettings(st, cmd, c.Settings)
+	c.Warnings = st.warnings
+	return nil
 }
 
 // runConvert converts the INPUT args (and the files --files-from lists)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
-	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/queue"
 )
 
@@ -114,14 +113,9 @@ the jobs stay queued. See docs/distributed.md.
   rawbatch submit --preset web /nas/incoming -o /nas/web --batch incoming --queue-max 100`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.GlobalOptions = globalOptions(cmd)
-			opts.Inputs, opts.Settings = args, pipeline.DefaultSettings()
-			st, err := resolve(cmd, opts.settings(), true)
-			if err != nil {
+			if err := opts.resolveFrom(cmd, args, opts.settings); err != nil {
 				return err
 			}
-			opts.Resolved = resolvedSettings(st, cmd, opts.Settings)
-			opts.Warnings = st.warnings
 			return runSubmit(cmd.Context(), opts, args)
 		},
 	}
