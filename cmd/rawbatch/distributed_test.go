@@ -24,7 +24,7 @@ import (
 	"github.com/rawbatch/rawbatch/queue"
 )
 
-// distFiles is how many inputs each test converts (the 60).
+// distFiles is how many inputs each test converts.
 const distFiles = 60
 
 // skipShortDist skips the end-to-end tests under -short (make
