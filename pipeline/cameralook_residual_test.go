@@ -18,10 +18,11 @@ var cvResidualRE = regexp.MustCompile(`cross-validated mean ΔE2000 ([0-9.]+)`)
 // TestCameraLookResidualPredictsRender: the camera look's cross-validated
 // residual predicts what the conversion writes: on both sample files it
 // is within 0.15 of the full render's look score (scoreAgainstPreview,
-// the look's measure). It was 0.56 below it on the D30 when the fit
-// compared a grid of the pipeline's reduced preview (not the score's),
-// of another height than the score's (171 rows against 170), and left
-// the raw-clipped and dark cells out of the score.
+// the look's measure). For that the fit is scored like the render: on the
+// score's grid of the preview (not the pipeline's reduced preview, whose
+// height differs: 171 rows against 170), raw-clipped and dark cells
+// included; scored on that other grid without them, it lands 0.56 below
+// on the D30.
 func TestCameraLookResidualPredictsRender(t *testing.T) {
 	for _, f := range []string{"canon_eos_6d.dng", "canond30_CRW.CRW"} {
 		in := filepath.Join(testdata, "raw", f)

@@ -39,8 +39,9 @@ func writeSyntheticISOLens(b testing.TB, dir string, w, h, iso int, lens bool) s
 	return p
 }
 
-// detailExtrasOff turns off, one entry each, the issue-13 stages whose
-// cost BenchmarkDetail24MP measures.
+// detailExtrasOff turns off, one entry each, the detail stages (noise
+// reduction, capture sharpening, lens correction) whose cost
+// BenchmarkDetail24MP measures.
 var detailExtrasOff = []func(*Settings){
 	func(s *Settings) { s.Denoise = DenoiseOff },
 	func(s *Settings) { s.CaptureSharpen = CaptureSharpenOff },
@@ -52,7 +53,7 @@ var detailExtrasOff = []func(*Settings){
 const detailMaxRatio = 1.5
 
 // BenchmarkDetail24MP converts a synthetic 24 MP DNG at ISO 6400 (noisy,
-// so --denoise auto runs at strength 1) to a JPEG with the issue-13
+// so --denoise auto runs at strength 1) to a JPEG with the detail
 // stages at their defaults ("on") and with detailExtrasOff ("off"), in
 // interleaved rounds (on, off, on, off, ...), and reports the median wall
 // time of each, their ratio (fails above detailMaxRatio) and the median

@@ -359,7 +359,8 @@ func TestVariantSizeHash(t *testing.T) {
 			t.Errorf("%s and %s hash equal", diff[0], diff[1])
 		}
 	}
-	// A long edge hashes as before box sizes existed.
+	// A long edge adds no hash parts, so outputs recorded with a plain
+	// size= stay up to date.
 	v, _ := ParseVariant("a=jpeg,size=1024")
 	if len(v.hashParts()) != 0 {
 		t.Errorf("long edge adds hash parts %v", v.hashParts())

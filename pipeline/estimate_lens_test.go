@@ -28,12 +28,12 @@ func writeLensChart12(t testing.TB, dir string) string {
 // TestEstimateCalibrationLensWhole: a 12 MP lens chart lensfun corrects
 // (vignetting, distortion, TCA) at ISO 1600 (noise reduction runs), to
 // PNG16 (the whole-image path), measures 0.9–1.15× its estimate, and the
-// same with --lens off. Before the lens, denoise and capture-sharpen
-// stages gave what they drop back to the system (debug.FreeOSMemory: the
-// lens step's input image, the denoiser's and the sharpener's planes) it
-// measured 1.21× and 1.16× (1.06× and 1.06–1.07× since): the collector
-// returned them only after the next steps had allocated beside them,
-// filling the worker's memory limit (LimitMemory) and going past it.
+// same with --lens off. The lens, denoise and capture-sharpen stages give
+// what they drop back to the system (debug.FreeOSMemory: the lens step's
+// input image, the denoiser's and the sharpener's planes): the collector
+// would return them only after the next steps had allocated beside them,
+// filling the worker's memory limit (LimitMemory) and going past it, and
+// the peaks would exceed the 1.15× bound.
 func TestEstimateCalibrationLensWhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures conversions in child processes")

@@ -186,7 +186,7 @@ func TestStreamLensMatchesWholeImage(t *testing.T) {
 }
 
 // TestStreamLensNotTaken: a lens correction that moves rows farther than
-// lensMaxShift converts the whole image, as before, with the same output;
+// lensMaxShift converts the whole image, not streamed, with the same output;
 // at the bound it streams.
 func TestStreamLensNotTaken(t *testing.T) {
 	dir := t.TempDir()

@@ -42,10 +42,9 @@ func exiftoolTags(t *testing.T, bin, path string, unknownOK bool, tags ...string
 
 // TestMakeModelAsInRaw converts every sample file and compares the
 // output's Make and Model with exiftool's reading of the raw:
-// "Canon EOS 6D", not LibRaw's "EOS 6D". A raw without Make gets none (the
-// trial of issue 9: the Adobe SDK DNGs, with only UniqueCameraModel "Test
-// Camera", got LibRaw's made-up Make "Test"; this test wanted a stand-in
-// for every missing name then); a DNG without Make and Model has its
+// "Canon EOS 6D", not LibRaw's "EOS 6D". A raw without Make gets none, not
+// LibRaw's made-up one (the Adobe SDK DNGs, with only UniqueCameraModel
+// "Test Camera", would get Make "Test"); a DNG without Make and Model has its
 // UniqueCameraModel as Model; LibRaw's names stand in only for a file
 // exiftool cannot read (the headerless Kodak file).
 func TestMakeModelAsInRaw(t *testing.T) {
@@ -85,10 +84,10 @@ func TestMakeModelAsInRaw(t *testing.T) {
 }
 
 // TestDatesAsInRaw converts every sample file and compares the output's
-// date tags with the raw's: the same strings, and no others (a trial found
-// it: a DNG with only ModifyDate got it as DateTimeOriginal, and its
-// OffsetTime as OffsetTimeOriginal: photo managers sorted by a capture time
-// that was a modification time). A CRW's CIFF capture time becomes
+// date tags with the raw's: the same strings, and no others (a DNG with
+// only ModifyDate must not get it as DateTimeOriginal, nor its OffsetTime
+// as OffsetTimeOriginal: photo managers would sort by a capture time that
+// is a modification time). A CRW's CIFF capture time becomes
 // DateTimeOriginal.
 func TestDatesAsInRaw(t *testing.T) {
 	bin := testtool.Need(t, "exiftool")

@@ -17,7 +17,7 @@ import (
 // median wall time and the stages above 5 ms (their median wall ms), over
 // b.N rounds (`-benchtime 3x` for medians of three). With
 // SAMPLEFILES_LOOK=camera the files are converted with --look camera.
-// Issue 14: the fixed costs of small files (preview fits, lens, denoise).
+// It shows the fixed costs of small files (preview fits, lens, denoise).
 func BenchmarkSampleFiles(b *testing.B) {
 	files := rawFiles(b)
 	out := filepath.Join(b.TempDir(), "out.jpg")

@@ -6,7 +6,7 @@ import (
 )
 
 // Every size= form gives the size it documents, never larger than the
-// image unless upscale=true (issue 9.28).
+// image unless upscale=true.
 func TestVariantSizes(t *testing.T) {
 	for _, c := range []struct {
 		spec   string

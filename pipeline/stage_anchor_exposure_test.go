@@ -11,8 +11,8 @@ import (
 // top of the preview-anchored brightness, not measured away by the
 // anchor. On the D30 CRW (anchor about -1 EV), --exposure +1 and -0.5
 // change the EV applied by exactly that much and leave the anchor's
-// own correction as it was (it was undone before: a trial user's
-// --exposure 1 gave the same picture as 0).
+// own correction as it is (were --exposure undone by the anchor,
+// --exposure 1 would give the same picture as 0).
 func TestExposureOnTopOfAnchor(t *testing.T) {
 	in := filepath.Join(testdata, "raw", "canond30_CRW.CRW")
 	ev := map[float64]float64{}

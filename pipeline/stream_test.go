@@ -131,7 +131,7 @@ func TestStreamMatchesWholeImage(t *testing.T) {
 	}
 }
 
-// TestStreamNotTaken: what needs the whole image runs it as before: two
+// TestStreamNotTaken: what needs the whole image converts it whole: two
 // variants of one file, a file whose embedded preview the exposure anchor
 // measures, the stage cache kept, a PNG; the plan says a single JPEG
 // would stream.

@@ -12,8 +12,7 @@ import (
 
 // TIFF variants with each compression decode (x/image/tiff, which reads LZW
 // and Deflate) to the pixels of the same rendition written as PNG: 16-bit
-// against png16, 8-bit against png8, with no level of difference (issue
-// 9.29).
+// against png16, 8-bit against png8, with no level of difference.
 func TestTIFFVariantsCompressions(t *testing.T) {
 	dir := t.TempDir()
 	in := writeChart(t, dir, testChart(), 6, 0)

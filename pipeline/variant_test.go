@@ -29,8 +29,9 @@ func TestParseVariant(t *testing.T) {
 	}
 }
 
-// TestParseVariantRejects: values that used to be taken silently (or only
-// failed after every file was decoded) are refused, with a hint.
+// TestParseVariantRejects: values that make no sense are refused as the
+// variant is parsed, with a hint, rather than taken silently or failing
+// only after every file was decoded.
 func TestParseVariantRejects(t *testing.T) {
 	long := strings.Repeat("n", MaxVariantName+1)
 	for _, c := range []struct{ spec, want string }{
@@ -39,7 +40,7 @@ func TestParseVariantRejects(t *testing.T) {
 		{"a=webp,quality=101", "out of range 1..100"},
 		{"a=jpeg,size=0", "leave size out for the full size"},
 		{"a=jpeg,size=-1", "want a long edge of 1..65535 pixels"},
-		// Not "(0: full size)": size=0 is refused (trial of issue 9).
+		// Not "(0: full size)": size=0 is refused.
 		{"a=jpeg,size=65536", "size=65536: want a long edge of 1..65535 pixels (leave size out for the full size)"},
 		{"a=jpeg,size=100,size=200", "size given twice"},
 		{"a=jpeg,quality=80,Quality=70", "quality given twice"},

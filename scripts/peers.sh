@@ -1,10 +1,12 @@
 #!/bin/sh
-# peers.sh: the side-by-side benchmark of issue 14 (docs/performance.md).
+# peers.sh: the side-by-side benchmark of rawbatch and other RAW converters
+# (docs/performance.md).
 #
 # The same inputs go to full-size JPEG quality 90 through each peer in one
 # timed command per input set: the synthetic 6000x4000 DNGs from
-# scripts/peers_synth.go (three by default: the set issue 14's wall-time
-# target is about) and, separately, the real files in testdata/raw:
+# scripts/peers_synth.go (three by default: the set the wall-time target, no
+# slower than dcraw_emu, is about) and, separately, the real files in
+# testdata/raw:
 #   rawbatch     rawbatch convert IN -o OUT --quality 90 (defaults otherwise)
 #   dcraw_emu    dcraw_emu -w -q 3 -Z - F | cjpeg -quality 90, xargs -P$(nproc)
 #   rawtherapee  rawtherapee-cli -o OUT -j90 -js1 -c FILES

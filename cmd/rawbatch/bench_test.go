@@ -251,17 +251,17 @@ func roundAll(d []time.Duration) []time.Duration {
 	return r
 }
 
-// BenchmarkThreads45MP (issue 14): four synthetic 45 MP DNGs under
-// --mem-budget 1536MiB, which admits one at a time, with the default
-// --jobs (the CPUs) against --jobs 1, interleaved over three rounds. Each
-// file now gets every core as it starts alone (threads decided at
-// admission), so the default must be no slower than --jobs 1: it fails
-// above 1.10× (the machine is shared; the medians of single runs vary by
-// a few per cent). It prints the medians of wall and CPU time, the ratio
-// and the most files run at once. RAWBATCH_BENCH_BEFORE=BIN adds a third
-// run, interleaved with the others: the rawbatch binary BIN (say, built
-// from the commit before a change) with the default --jobs;
-// RAWBATCH_BENCH_ROUNDS=N runs N rounds instead of three.
+// BenchmarkThreads45MP: four synthetic 45 MP DNGs under --mem-budget
+// 1536MiB, which admits one at a time, with the default --jobs (the CPUs)
+// against --jobs 1, interleaved over three rounds. Each file gets every
+// core as it starts alone (threads decided at admission), so the default
+// must be no slower than --jobs 1: it fails above 1.10× (the machine is
+// shared; the medians of single runs vary by a few per cent). It prints the
+// medians of wall and CPU time, the ratio and the most files run at once.
+// RAWBATCH_BENCH_BEFORE=BIN adds a third run, interleaved with the others:
+// the rawbatch binary BIN (say, built from the commit before a change) with
+// the default --jobs; RAWBATCH_BENCH_ROUNDS=N runs N rounds instead of
+// three.
 func BenchmarkThreads45MP(b *testing.B) {
 	bin := rawbatchBinary(b)
 	in := b.TempDir()

@@ -8,8 +8,8 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
-// synthnoisy FILE ISO: write the noisy step DNG of issue 13
-// (synthdng.NoisyStep) at ISO, with its EXIF ISO tag.
+// synthnoisy FILE ISO: write the noisy step DNG (synthdng.NoisyStep) at
+// ISO, with its EXIF ISO tag.
 func cmdSynthNoisy(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: synthnoisy FILE ISO")

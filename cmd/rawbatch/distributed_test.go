@@ -1,13 +1,13 @@
 package main
 
-// The multi-host mode's end-to-end tests: issue 15's "Shown by" list, with
-// real processes (distributed_harness_test.go): a broker (`rawbatch
-// broker`, or Debian's nats-server), three `rawbatch work`, `rawbatch
-// submit`, on tiny synthetic DNGs, with the queue's timings short
-// (AckWait 3 s, LeaseTTL 2 s, Beat 0.5 s, backoff 0.5 s, MaxDeliver 5).
-// After each, checkInvariant: every job has its output and a record, or a
-// dead letter with a reason, never both, never neither; no temporary
-// output file left; each input committed at most once.
+// The multi-host mode's end-to-end tests, with real processes
+// (distributed_harness_test.go): a broker (`rawbatch broker`, or Debian's
+// nats-server), three `rawbatch work`, `rawbatch submit`, on tiny synthetic
+// DNGs, with the queue's timings short (AckWait 3 s, LeaseTTL 2 s,
+// Beat 0.5 s, backoff 0.5 s, MaxDeliver 5). After each, checkInvariant:
+// every job has its output and a record, or a dead letter with a reason,
+// never both, never neither; no temporary output file left; each input
+// committed at most once.
 
 import (
 	"os"
@@ -24,7 +24,7 @@ import (
 	"github.com/rawbatch/rawbatch/queue"
 )
 
-// distFiles is how many inputs each test converts (the issue's 60).
+// distFiles is how many inputs each test converts.
 const distFiles = 60
 
 // skipShortDist skips the end-to-end tests under -short (make
@@ -38,9 +38,9 @@ func skipShortDist(t *testing.T) {
 // convertCountsRE reads convert's summary "N converted, M skipped".
 var convertCountsRE = regexp.MustCompile(`(\d+) converted, (\d+) skipped`)
 
-// basicRun is the three-worker run of 60 files (issue 15's first point)
-// against the broker c runs: 60 commits, every worker did some, no dead
-// letter, a second submit queues nothing, convert then converts nothing.
+// basicRun is the three-worker run of 60 files against the broker c runs:
+// 60 commits, every worker did some, no dead letter, a second submit queues
+// nothing, convert then converts nothing.
 func basicRun(t *testing.T, c *cluster) {
 	ws := []*distWorker{c.startWorker(false, nil), c.startWorker(false, nil), c.startWorker(false, nil)}
 	c.waitWorkers(3)

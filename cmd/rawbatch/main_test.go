@@ -78,15 +78,15 @@ func TestScripts(t *testing.T) {
 			"synthsize": cmdSynthSize,
 			"planned":   cmdPlanned,
 			"dryplan":   cmdDryPlan,
-			// highlights_script_test.go (issue 12 points 1-3)
+			// highlights_script_test.go: clipped highlights, white balance
 			"synthclip":   cmdSynthClip,
 			"clipneutral": cmdClipNeutral,
 			"wbreport":    cmdWBReport,
-			// opcodes_script_test.go (issue 13 point 2)
+			// opcodes_script_test.go: DNG opcode lists
 			"synthopcode": cmdSynthOpcode,
-			// denoise_script_test.go (issue 13 points 3 and 4)
+			// denoise_script_test.go: noise reduction, capture sharpening
 			"synthnoisy": cmdSynthNoisy,
-			// queue_script_test.go (issue 15: queue_basic.txtar)
+			// queue_script_test.go: the broker's port (queue_basic.txtar)
 			"freeport": cmdFreePort,
 			"waitport": cmdWaitPort,
 		},

@@ -10,9 +10,9 @@ import (
 // TestWorkerEstimateSmallFiles: for small files the worker's own baseline
 // (batch.WorkerRSS) is most of what a conversion costs, so the report's
 // estimated_bytes (the file's estimate plus that baseline) must be within
-// 0.8–1.25× of the worker's measured peak (peak_bytes). With the baseline
-// of before issue 14 (12 MiB) a tiny synthetic DNG and canon_eos_6d.dng
-// were estimated at 0.65× and 0.77× of their peaks.
+// 0.8–1.25× of the worker's measured peak (peak_bytes). A baseline of
+// 12 MiB, too low, estimates a tiny synthetic DNG and canon_eos_6d.dng at
+// 0.65× and 0.77× of their peaks.
 func TestWorkerEstimateSmallFiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts in worker processes")

@@ -12,7 +12,7 @@ import (
 // engine against LibRaw's matrix) is fitted with a colour matrix: rows
 // sum to 1, the weight is above 0, and the cross-validated residual is
 // well under what the saturation alone leaves (fitted with the matrix
-// kept at the identity, as before this model).
+// kept at the identity).
 func TestFitCameraColourMatrix(t *testing.T) {
 	scene := synthScene(256, 170, 21)
 	mix := colour.Mat3{{1.12, -0.08, -0.04}, {-0.05, 1.1, -0.05}, {0.02, -0.14, 1.12}}

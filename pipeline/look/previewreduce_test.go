@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// refBoxReduce8 is boxReduce8 of one size cell by cell, as it was before
-// the one-pass reduction: the reference it must equal bit for bit.
+// refBoxReduce8 is boxReduce8 of one size computed cell by cell, the
+// plain way: the reference the one-pass reduction must equal bit for bit.
 func refBoxReduce8(src pixels8, lut *[256]float32, x0, y0, cw, ch, ow, oh int) Image {
 	out := Image{W: ow, H: oh, Pix: make([]float32, 3*ow*oh)}
 	for j := range oh {

@@ -433,7 +433,7 @@ func TestDownscaleMatchesLanczos3(t *testing.T) {
 // TestDownscaleRampAndConstant: constants stay exact (partial boxes
 // included) and a ramp lands where the output pixel's centre maps to,
 // within 0.005 output pixels (the Lanczos kernel's first moment at
-// fractional phases, now on the reduced grid); half a box off (5 input
+// fractional phases, on the reduced grid); half a box off (5 input
 // pixels, 0.25 output pixels) fails by far.
 func TestDownscaleRampAndConstant(t *testing.T) {
 	const w, h, dw, dh = 1003, 601, 50, 30
