@@ -110,7 +110,7 @@ func BenchmarkDetail24MP(b *testing.B) {
 			}
 		}
 		if ratio > detailMaxRatio {
-			b.Errorf("24 MP at ISO 6400: %v with the issue-13 stages, %v without: %.2f×, want ≤ %.1f×", mOn, mOff, ratio, detailMaxRatio)
+			b.Errorf("24 MP at ISO 6400: %v with the detail stages, %v without: %.2f×, want ≤ %.1f×", mOn, mOff, ratio, detailMaxRatio)
 		}
 	}
 }

@@ -205,7 +205,7 @@ END {
 	for set in $sets; do
 		echo
 		if [ "$set" = synthetic ]; then
-			echo "**$nsynth synthetic 6000×4000 DNGs** (scripts/peers_synth.go; issue 14's wall-time target):"
+			echo "**$nsynth synthetic 6000×4000 DNGs** (scripts/peers_synth.go; the wall-time target):"
 		else
 			echo "**The $nreal files of testdata/raw** (real cameras and Adobe DNG SDK samples, 0.04 to 3.2 MP):"
 		fi
