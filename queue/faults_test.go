@@ -249,10 +249,13 @@ func TestBrokerRestart(t *testing.T) {
 	publishT(t, sub, j2)
 	restart()
 	waitFor(t, "the submitter reconnected", func() bool { return sub.nc.IsConnected() })
-	qi, err := sub.Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A restarted broker answers JetStream requests only once it has
+	// recovered its streams from the store: ask until it does.
+	var qi QueueInfo
+	waitFor(t, "the restarted broker's queue info", func() bool {
+		qi, err = sub.Info(context.Background())
+		return err == nil
+	})
 	if qi.Depth["le256m"] != 2 {
 		t.Fatalf("depth after the restart = %v, want the 2 jobs queued before it", qi.Depth)
 	}
