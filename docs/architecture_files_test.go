@@ -12,7 +12,7 @@ import (
 )
 
 // The Go files architecture.md names exist, and where it lists what a
-// file holds ("(pipeline/runnerapi.go: `CheckOutputLimits`, ...)", or
+// file holds ("(pipeline/convert.go: `ConvertOutputs`, ...)", or
 // "`WorkerBytes` (batch/batch.go)") that file declares each name.
 func TestArchitectureFiles(t *testing.T) {
 	b, err := os.ReadFile("architecture.md")
