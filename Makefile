@@ -7,10 +7,10 @@ GO       ?= go
 BIN      := bin/rawbatch
 PKGS     := ./...
 APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev libjpeg62-turbo-dev zlib1g-dev libimage-exiftool-perl time pkg-config gcc g++ nats-server
-# RAWBATCH_CORPUS: the shared folder of real camera files beside the
+# RAWBATCH_TEST_CORPUS: the shared folder of real camera files beside the
 # repository, which the look benchmark also reads when it exists.
-RAWBATCH_CORPUS ?= $(abspath ../shared/rawcorpus)
-export RAWBATCH_CORPUS
+RAWBATCH_TEST_CORPUS ?= $(abspath ../shared/rawcorpus)
+export RAWBATCH_TEST_CORPUS
 # LIBRAW is bundled (default) or system.
 LIBRAW   ?= bundled
 export LIBRAW

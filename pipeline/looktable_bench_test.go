@@ -12,11 +12,11 @@ import (
 )
 
 // lookCorpus is the real-file folder the look table also reads when it
-// exists (read-only third-party files; docs/pipeline.md): $RAWBATCH_CORPUS
+// exists (read-only third-party files; docs/pipeline.md): $RAWBATCH_TEST_CORPUS
 // (the Makefile sets it to ../shared/rawcorpus beside the repository),
 // else that folder found from this package's directory.
 func lookCorpus() string {
-	if d := os.Getenv("RAWBATCH_CORPUS"); d != "" {
+	if d := os.Getenv("RAWBATCH_TEST_CORPUS"); d != "" {
 		return d
 	}
 	return filepath.Join("..", "..", "shared", "rawcorpus")

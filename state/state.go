@@ -270,7 +270,13 @@ func (s *Store) Load(outputRel string) (*Record, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("state: load %q: %w: %s: %v", rel, ErrCorrupt, p, err)
 	}
-	if foldKey(r.Output) != foldKey(jsonForm(rel)) {
+	switch {
+	case foldKey(r.Output) == foldKey(rel):
+	case foldKey(r.Output) == foldKey(jsonForm(rel)):
+		// Written before paths were kept as bytes: the exact name is the
+		// one asked for, and the record is saved back under it.
+		r.Output = rel
+	default:
 		return nil, fmt.Errorf("state: load %q: %w: %s is the record of %q", rel, ErrCorrupt, p, r.Output)
 	}
 	return &r, nil
@@ -585,7 +591,7 @@ func (s *Store) Check(w Want) (Verdict, error) {
 	// (another InputAbs) is hashed, and the updated record then names it,
 	// so a later file at the old place is not taken for it.
 	samePlace := w.InputAbs == "" || rec.InputAbs == w.InputAbs
-	if jsonForm(w.Input) == rec.Input && samePlace && ii.ModTime().Equal(rec.InputMTime) && !racy(rec) {
+	if (w.Input == rec.Input || jsonForm(w.Input) == rec.Input) && samePlace && ii.ModTime().Equal(rec.InputMTime) && !racy(rec) {
 		return Verdict{Fresh: true}, nil
 	}
 
@@ -626,7 +632,71 @@ func HashFile(path string) (hash string, size int64, mtime time.Time, err error)
 // unambiguously (filehash.Strings, which it is).
 func HashSettings(parts ...string) string { return filehash.Strings(parts...) }
 
-// jsonForm is s as it reads back from a JSON record: encoding/json stores
-// bytes that are not UTF-8 (possible in file names) as U+FFFD. Records
-// are keyed by the exact bytes; only comparisons use this form.
-func jsonForm(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+// jsonForm is s as a record written before paths were kept as bytes
+// reads back: encoding/json stores each byte that is not UTF-8 as U+FFFD,
+// one for each byte (strings.ToValidUTF8 would fold a run of them into
+// one). Records are keyed by the exact bytes; only comparisons with such
+// an older record use this form.
+func jsonForm(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// recordFields is Record without its methods.
+type recordFields Record
+
+// recordWire is a Record as JSON: its paths as strings, and where a path
+// is not UTF-8 (a file name need not be), its exact bytes beside it
+// (base64), since encoding/json would store such a byte as U+FFFD.
+type recordWire struct {
+	recordFields
+	InputB64    []byte `json:"input_b64,omitempty"`
+	InputAbsB64 []byte `json:"input_abs_b64,omitempty"`
+	OutputB64   []byte `json:"output_b64,omitempty"`
+}
+
+// exactBytes returns s's bytes when s is not UTF-8, else nil.
+func exactBytes(s string) []byte {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	return []byte(s)
+}
+
+// MarshalJSON writes r with the exact bytes of each path that is not UTF-8
+// in a *_b64 field beside it.
+func (r Record) MarshalJSON() ([]byte, error) {
+	return json.Marshal(recordWire{recordFields: recordFields(r),
+		InputB64: exactBytes(r.Input), InputAbsB64: exactBytes(r.InputAbs), OutputB64: exactBytes(r.Output)})
+}
+
+// UnmarshalJSON reads r, each path from its exact bytes where the record
+// has them.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var w recordWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = Record(w.recordFields)
+	for _, f := range []struct {
+		dst *string
+		b   []byte
+	}{{&r.Input, w.InputB64}, {&r.InputAbs, w.InputAbsB64}, {&r.Output, w.OutputB64}} {
+		if w := f.b; w != nil {
+			*f.dst = string(w)
+		}
+	}
+	return nil
+}

@@ -407,7 +407,7 @@ func TestRecordPathsOfOddNames(t *testing.T) {
 	}
 	for _, n := range names {
 		r, err := st.Load(n)
-		if err != nil || r.Output != jsonForm(n) || r.Input != jsonForm(n) {
+		if err != nil || r.Output != n || r.Input != n {
 			t.Errorf("Load %q: %+v %v", n, r, err)
 		}
 	}
@@ -935,5 +935,55 @@ func BenchmarkCheck1000Fresh(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		checkAllFresh(b, st, wants)
+	}
+}
+
+// A name with several bytes in a row that are not UTF-8 keeps its exact
+// bytes through Save and Load (output_b64, input_b64); a record written
+// before paths were kept as bytes (U+FFFD, one per byte) is still that
+// name's record, and is saved back under the exact name's key, not beside
+// it under the U+FFFD form's.
+func TestRecordBytesNotUTF8(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, in := "c\xe9\xe9d.jpg", "in/c\xe9\xe9d.dng"
+	if err := st.Save(&Record{Output: name, Input: in, InputAbs: "/abs/" + in}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Load(name)
+	if err != nil || r.Output != name || r.Input != in || r.InputAbs != "/abs/"+in {
+		t.Fatalf("Load: %q %q %q, %v; want the exact bytes", r.Output, r.Input, r.InputAbs, err)
+	}
+	// An older record: the paths as encoding/json alone stores them.
+	oldName := "e\xff\xfef.jpg"
+	oldJSON := `{"version": 1, "input": "in/e\ufffd\ufffdf.dng", "output": "e\ufffd\ufffdf.jpg"}`
+	p := st.recordPath(oldName)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(oldJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err = st.Load(oldName)
+	if err != nil || r.Output != oldName {
+		t.Fatalf("Load of an older record: %+v, %v; want it, named %q", r, err, oldName)
+	}
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	filepath.WalkDir(st.dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	if n != 2 {
+		t.Errorf("%d record files after saving the older record back, want 2 (one per output)", n)
+	}
+	if jsonForm("c\xe9\xe9d") != "c\ufffd\ufffdd" {
+		t.Errorf("jsonForm folds a run of bytes: %q", jsonForm("c\xe9\xe9d"))
 	}
 }
