@@ -289,3 +289,29 @@ func TestTwoUserGroupSharedStillWorks(t *testing.T) {
 	}
 	tu.secretIntact(t)
 }
+
+// In a folder anyone may write to (mode 1777, like /tmp), the attacker
+// creates OUTDIR/.rawbatch first, owned by him and his own group, which
+// the victim is not in: her run must refuse it rather than keep its
+// records and locks where he controls them.
+func TestTwoUserForeignMetaDir(t *testing.T) {
+	tu := newTwoUser(t)
+	if err := os.Chmod(tu.out, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(tu.out, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	meta := batch.MetaDir(tu.out)
+	if st, out := tu.attacker.as(t, nil, "sh", "-c", `umask 0 && mkdir -p "$1/locks" "$1/state"`, "sh", meta); st != 0 {
+		t.Fatalf("attacker mkdir: %s", out)
+	}
+	st, out := tu.victim.as(t, nil, tu.bin, "convert", "-q", tu.in, "-o", tu.out)
+	t.Logf("victim's run: exit %d:\n%s", st, out)
+	if st == 0 || !strings.Contains(out, meta) || !strings.Contains(out, "owned by uid") {
+		t.Errorf("victim's run: exit %d, want a refusal naming %s and its owner", st, meta)
+	}
+	if _, err := os.Stat(filepath.Join(tu.out, "a.jpg")); err == nil {
+		t.Error("the victim's run converted into an OUTDIR whose .rawbatch another user owns")
+	}
+}
