@@ -43,3 +43,24 @@ func TestOpenRefusesSymlinkedDir(t *testing.T) {
 		t.Error("Open created the dangling symlink's target")
 	}
 }
+
+// A cache directory of another user is refused (the cache is private: not
+// even root's or a group's will do). Changing owners needs root.
+func TestOpenRefusesOtherUsersDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root (chown); under CI it must run")
+		}
+		t.Skip("needs root (chown)")
+	}
+	dir := filepath.Join(t.TempDir(), "c")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, 1<<20); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+		t.Errorf("Open of another user's directory = %v, want a refusal naming the owner", err)
+	}
+}

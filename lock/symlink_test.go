@@ -110,3 +110,31 @@ func TestOpenRefusesSymlinkDir(t *testing.T) {
 		t.Errorf("Open of a symlinked lock directory: %v, want a refusal naming it", err)
 	}
 }
+
+// The lock directory's owner rule (as fileperm.CheckDir's): another user's
+// directory in a group we are not in is refused, one a group of ours owns
+// is used. Changing owners needs root.
+func TestOpenOwnerRule(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root (chown); under CI it must run")
+		}
+		t.Skip("needs root (chown)")
+	}
+	dir := filepath.Join(t.TempDir(), "locks")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+		t.Errorf("Open of another user's lock directory = %v, want a refusal naming the owner", err)
+	}
+	if err := os.Chown(dir, 65534, os.Getgid()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err != nil {
+		t.Errorf("Open of a lock directory a group of ours owns: %v", err)
+	}
+}
