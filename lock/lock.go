@@ -36,6 +36,19 @@
 // file is already unlinked), in which case TryLock retries at once instead
 // of reporting ErrLocked.
 //
+// # Files others may have planted
+//
+// Lock names are predictable and the directory may be shared (a group's,
+// under umask 002), so nothing found at a lock path is trusted: it is
+// opened with O_NOFOLLOW (a symbolic link is refused, its target never
+// opened) and O_NONBLOCK, must be a regular file, and the holder record is
+// written only into a file created by this locker (O_EXCL) or owned by the
+// current user with no other name. Another user's file (a stale lock of a
+// colleague's killed run, or a hard link) is unlinked while its lock is
+// held and replaced, never rewritten. Open refuses a lock directory that is
+// a symbolic link, or owned by a user who is neither the current one nor
+// root and by a group the current user is not in (CheckDir).
+//
 // The lock is advisory: it protects only against other users of this
 // package (or of flock on the same files). flock may not be honoured
 // between hosts on some network filesystems.
