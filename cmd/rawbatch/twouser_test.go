@@ -77,6 +77,8 @@ func addUser(t *testing.T, name string, groups ...string) testUser {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	tu := testUser{name: name, uid: uint32(uid), gid: uint32(gid)}
+	// The user's default stage cache, made by its runs.
+	t.Cleanup(func() { os.RemoveAll(fmt.Sprintf("/dev/shm/rawbatch-%d", uid)) })
 	gids, _ := u.GroupIds()
 	for _, g := range gids {
 		n, _ := strconv.Atoi(g)
