@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline"
 
 	"github.com/rawbatch/rawbatch/internal/atomicfile"
+	"github.com/rawbatch/rawbatch/internal/fileperm"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
 
@@ -318,7 +320,14 @@ func WriteFailed(outDir string, results []FileResult) error {
 		b = append(append(b, line...), '\n')
 	}
 	dir := filepath.Join(outDir, ".rawbatch")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if err := os.MkdirAll(outDir, 0o777); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	// Not through a .rawbatch planted as a symbolic link or by another user.
+	if err := fileperm.CheckDir(dir); err != nil {
 		return err
 	}
 	return writeAtomic(filepath.Join(dir, "failed.jsonl"), b)

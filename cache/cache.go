@@ -234,7 +234,12 @@ func Open(dir string, maxBytes int64) (*Cache, error) {
 	if err := checkArgs(dir, maxBytes); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	// Mkdir, not MkdirAll, on dir itself: MkdirAll accepts a symbolic link
+	// to a directory there (openDir refuses it).
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	c, err := openDir(dir, maxBytes)
@@ -288,11 +293,18 @@ func checkArgs(dir string, maxBytes int64) error {
 }
 
 // openDir checks that dir is a directory of the current user that group
-// and others cannot write to, and returns a Cache for it.
+// and others cannot write to, and returns a Cache for it. dir itself must
+// not be a symbolic link: the checks are on dir, not on what a link
+// points to (the default /dev/shm/rawbatch-UID is in a directory everyone
+// may write to, so another user could plant a link there to a directory
+// of ours, and the cache would fill it and remove its stale-looking files).
 func openDir(dir string, maxBytes int64) (*Cache, error) {
-	fi, err := os.Stat(dir)
+	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("cache: %s is a symbolic link; refusing to follow it (it may have been planted by another user): remove it, or give the directory it points to as the cache directory", dir)
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("cache: %s is not a directory", dir)

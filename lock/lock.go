@@ -36,6 +36,19 @@
 // file is already unlinked), in which case TryLock retries at once instead
 // of reporting ErrLocked.
 //
+// # Files others may have planted
+//
+// Lock names are predictable and the directory may be shared (a group's,
+// under umask 002), so nothing found at a lock path is trusted: it is
+// opened with O_NOFOLLOW (a symbolic link is refused, its target never
+// opened) and O_NONBLOCK, must be a regular file, and the holder record is
+// written only into a file created by this locker (O_EXCL) or owned by the
+// current user with no other name. Another user's file (a stale lock of a
+// colleague's killed run, or a hard link) is unlinked while its lock is
+// held and replaced, never rewritten. Open refuses a lock directory that is
+// a symbolic link, or owned by a user who is neither the current one nor
+// root and by a group the current user is not in (CheckDir).
+//
 // The lock is advisory: it protects only against other users of this
 // package (or of flock on the same files). flock may not be honoured
 // between hosts on some network filesystems.
@@ -52,7 +65,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -122,15 +137,59 @@ type Dir struct {
 // Open returns the lock directory dir, creating it and its parents
 // (mode 0777 minus the umask, like mkdir: runs of a group that shares
 // OUTDIR under umask 002 lock each other's files) if needed. Errors are those of os.MkdirAll,
-// e.g. when dir or a parent is a regular file or not writable.
+// e.g. when dir or a parent is a regular file or not writable, and
+// CheckDir's: dir itself must not be a symbolic link nor another user's
+// directory.
 func Open(dir string) (*Dir, error) {
 	if dir == "" {
 		return nil, errors.New("lock: empty directory name")
 	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	// Mkdir, not MkdirAll, on dir itself: MkdirAll would accept a
+	// symbolic link to a directory there.
+	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if err := CheckDir(dir); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
 	return &Dir{path: dir}, nil
+}
+
+// CheckDir refuses a directory that someone else could have planted to
+// redirect what is written into it: dir (not followed if it is a symbolic
+// link) must be a directory, and owned by the current user, by root, or by
+// one of the current user's groups (a directory a group shares, under
+// umask 002, which its members may use: what they could plant in it, each
+// file is checked for on opening). The error names dir and says why.
+func CheckDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link; refusing to follow it (it may have been planted to redirect rawbatch's writes): replace it with a directory", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	uid := os.Getuid()
+	if int(st.Uid) == uid || st.Uid == 0 {
+		return nil
+	}
+	if int(st.Gid) == os.Getgid() {
+		return nil
+	}
+	if groups, err := os.Getgroups(); err == nil && slices.Contains(groups, int(st.Gid)) {
+		return nil
+	}
+	return fmt.Errorf("%s is owned by uid %d and group %d, neither the current user (uid %d) nor one of its groups; refusing to use it (another user may have created it to redirect rawbatch's writes)", dir, st.Uid, st.Gid, uid)
 }
 
 // Path returns the directory given to Open.
@@ -170,9 +229,7 @@ func (d *Dir) TryLockNote(key, note string) (*Lock, error) { return d.tryLock(ke
 func (d *Dir) tryLock(key, note, doing string) (*Lock, error) {
 	path := d.File(key)
 	for range maxRestarts {
-		// 0666 minus the umask, as the directory: another user of the
-		// group may open it read-write under umask 002.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666) // O_CLOEXEC is implied
+		f, created, err := openLockFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("lock: %w", err)
 		}
@@ -201,6 +258,24 @@ func (d *Dir) tryLock(key, note, doing string) (*Lock, error) {
 			f.Close()
 			return nil, &LockedError{Key: key, Holder: h}
 		}
+		if !created {
+			if mine, err := ownFile(f); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("lock: %w", err)
+			} else if !mine {
+				// A file left by another user's run (a group sharing the
+				// directory), or linked here by someone: never write into
+				// it. We hold its lock, so we may unlink it (rule 1); then
+				// start over with a file of our own.
+				if err := os.Remove(path); err != nil {
+					f.Close()
+					return nil, fmt.Errorf("lock: %s is not ours to rewrite and cannot be removed: %w", path, err)
+				}
+				_ = flock(f, unix.LOCK_UN)
+				f.Close()
+				continue
+			}
+		}
 		l := &Lock{f: f, path: path, key: key}
 		if err := l.writeRecord(note, doing); err != nil {
 			l.Unlock()
@@ -209,6 +284,64 @@ func (d *Dir) tryLock(key, note, doing string) (*Lock, error) {
 		return l, nil
 	}
 	return nil, fmt.Errorf("lock: %s keeps being replaced while locking (unreliable inode numbers on this filesystem?)", path)
+}
+
+// openLockFile opens the lock file path read-write, creating it (mode
+// 0666 minus the umask, as the directory: another user of the group may
+// open it read-write under umask 002) with O_EXCL if it does not exist;
+// created says so. It never follows a symbolic link at path (O_NOFOLLOW:
+// one planted there would make the holder record overwrite its target),
+// never blocks on a FIFO, and refuses anything but a regular file.
+func openLockFile(path string) (f *os.File, created bool, err error) {
+	const flags = unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	for range maxRestarts {
+		fd, err := unix.Open(path, flags|unix.O_CREAT|unix.O_EXCL, 0o666)
+		if err == nil {
+			created = true
+		} else if err == unix.EEXIST {
+			fd, err = unix.Open(path, flags, 0)
+			if err == unix.ENOENT {
+				continue // removed between the two opens: create it
+			}
+		}
+		if err == unix.ELOOP {
+			return nil, false, fmt.Errorf("%s is a symbolic link; refusing to follow it (it may have been planted to make rawbatch overwrite its target): remove it", path)
+		}
+		if err != nil {
+			return nil, false, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, false, &os.PathError{Op: "fstat", Path: path, Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			unix.Close(fd)
+			return nil, false, fmt.Errorf("%s is not a regular file; refusing to use it as a lock file: remove it", path)
+		}
+		// Back to blocking mode: O_NONBLOCK was only for opening.
+		if err := unix.SetNonblock(fd, false); err != nil {
+			unix.Close(fd)
+			return nil, false, &os.PathError{Op: "fcntl", Path: path, Err: err}
+		}
+		return os.NewFile(uintptr(fd), path), created, nil
+	}
+	return nil, false, fmt.Errorf("%s keeps appearing and disappearing while opening it", path)
+}
+
+// ownFile reports whether f is a lock file this user may rewrite: owned by
+// the current user and with no other name (a hard link to another file
+// of the user's would make the rewrite destroy that file).
+func ownFile(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false, nil
+	}
+	return int(st.Uid) == os.Getuid() && st.Nlink == 1, nil
 }
 
 // Lock takes the lock of key, retrying TryLock with Backoff (50 ms,
@@ -352,7 +485,7 @@ func samePath(f *os.File, path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	pi, err := os.Stat(path)
+	pi, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

@@ -45,6 +45,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/internal/atomicfile"
 	"github.com/rawbatch/rawbatch/internal/filehash"
+	"github.com/rawbatch/rawbatch/internal/fileperm"
 )
 
 // CurrentVersion is the record format version that Save writes and Check
@@ -170,11 +171,25 @@ type Store struct {
 }
 
 // Open returns the Store of outDir, creating OUTDIR/.rawbatch/state (and its
-// parents, mode 0777 minus the umask) if missing. Errors are those of os.MkdirAll.
+// parents, mode 0777 minus the umask) if missing. Errors are those of
+// os.MkdirAll, and fileperm.CheckDir's: OUTDIR/.rawbatch and its state
+// directory must not be symbolic links nor directories of another user
+// (records would be written wherever they point).
 func Open(outDir string) (*Store, error) {
-	dir := filepath.Join(outDir, filepath.FromSlash(stateSubdir))
-	if err := os.MkdirAll(dir, recordDirPermissions); err != nil {
+	if err := os.MkdirAll(outDir, recordDirPermissions); err != nil {
 		return nil, fmt.Errorf("state: open %s: %w", outDir, err)
+	}
+	dir := outDir
+	// One level at a time, each checked: MkdirAll would follow a symbolic
+	// link planted at .rawbatch or state.
+	for _, name := range strings.Split(stateSubdir, "/") {
+		dir = filepath.Join(dir, name)
+		if err := os.Mkdir(dir, recordDirPermissions); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("state: open %s: %w", outDir, err)
+		}
+		if err := fileperm.CheckDir(dir); err != nil {
+			return nil, fmt.Errorf("state: open %s: %w", outDir, err)
+		}
 	}
 	return &Store{outDir: outDir, dir: dir}, nil
 }
@@ -318,10 +333,19 @@ func (s *Store) Save(r *Record) error {
 		created = true
 	} else if !errors.Is(err, fs.ErrExist) {
 		// The state dir itself may have been removed since Open.
-		if err := os.MkdirAll(sub, recordDirPermissions); err != nil {
+		if err := os.Mkdir(s.dir, recordDirPermissions); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("state: save %q: %w", rel, err)
+		}
+		if err := os.Mkdir(sub, recordDirPermissions); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("state: save %q: %w", rel, err)
 		}
 		created = true
+	}
+	// The fan-out directory too must be our own, not a planted link.
+	for _, d := range []string{s.dir, sub} {
+		if err := fileperm.CheckDir(d); err != nil {
+			return fmt.Errorf("state: save %q: %w", rel, err)
+		}
 	}
 	if err := writeAtomic(p, data); err != nil {
 		return fmt.Errorf("state: save %q: %w", rel, err)

@@ -5,7 +5,9 @@
 package fileperm
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"syscall"
 )
 
@@ -28,3 +30,37 @@ func Umask() int { return umask }
 // output image, a record, a report): 0666 &^ umask, so 0644 under umask 022
 // and 0600 under umask 077.
 func File() os.FileMode { return 0o666 &^ os.FileMode(umask) }
+
+// CheckDir refuses a directory of rawbatch's own (OUTDIR/.rawbatch and
+// what is under it) that someone else could have planted to redirect what
+// rawbatch writes into it. dir is not followed if it is a symbolic link:
+// it must be a directory itself, owned by the current user, by root (who
+// could write anywhere anyway), or by one of the current user's groups (a
+// directory a group shares under umask 002, whose members may use it;
+// what they could plant in it, each file is checked for where it is
+// opened). The error names dir and says why. The packages that must import
+// nothing of rawbatch (lock, cache) keep their own copies of this rule.
+func CheckDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link; refusing to follow it (it may have been planted to redirect rawbatch's writes): replace it with a directory", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	uid := os.Getuid()
+	if int(st.Uid) == uid || st.Uid == 0 || int(st.Gid) == os.Getgid() {
+		return nil
+	}
+	if groups, err := os.Getgroups(); err == nil && slices.Contains(groups, int(st.Gid)) {
+		return nil
+	}
+	return fmt.Errorf("%s is owned by uid %d and group %d, neither the current user (uid %d) nor one of its groups; refusing to use it (another user may have created it to redirect rawbatch's writes)", dir, st.Uid, st.Gid, uid)
+}
