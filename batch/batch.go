@@ -1240,7 +1240,10 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	default:
 		fr.Status, fr.Err = StatusFailed, err
 	}
-	if out.Stopped && err != nil {
+	switch {
+	case out.NoReply:
+		r.removeCommitted(&fr, t.pending(), before) // committed.go
+	case out.Stopped && err != nil:
 		settleStopped(&fr, t.pending(), before, r) // its outputs may be in place
 	}
 	return fr
