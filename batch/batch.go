@@ -396,7 +396,9 @@ func outputHash(base string, v pipeline.Variant) string { return pipeline.Output
 
 // expand fills each task's Outputs from the variants of r.Settings (the
 // first variant's path is Task.Output, as PlanBatch mapped it) and fails a
-// task any of whose outputs would overwrite an input file.
+// task any of whose outputs would overwrite an input file, or whose name
+// or path (or its temporary file's) is too long for the file system
+// (pipeline.OutputNameError): before anything of it is written.
 func (r *Runner) expand(p *Plan) {
 	vs := r.Settings.OutputVariants()
 	inputs := map[[2]uint64]bool{}
@@ -424,6 +426,11 @@ func (r *Runner) expand(p *Plan) {
 				o.Path, o.Rel = t.Paths[j].Path, t.Paths[j].Rel
 			}
 			t.Outputs = append(t.Outputs, o)
+			if t.Err == nil {
+				if err := pipeline.OutputNameError(o.Path); err != nil {
+					t.Err = fmt.Errorf("%s: %w", t.Input, err)
+				}
+			}
 			if fi, err := os.Stat(o.Path); err == nil && t.Err == nil {
 				if st, ok := fi.Sys().(*syscall.Stat_t); ok && inputs[[2]uint64{uint64(st.Dev), st.Ino}] {
 					t.Err = fmt.Errorf("%s: its output %s would overwrite an input file; choose another output directory", t.Input, o.Path)
@@ -1240,7 +1247,10 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	default:
 		fr.Status, fr.Err = StatusFailed, err
 	}
-	if out.Stopped && err != nil {
+	switch {
+	case out.NoReply:
+		r.removeCommitted(&fr, t.pending(), before) // committed.go
+	case out.Stopped && err != nil:
 		settleStopped(&fr, t.pending(), before, r) // its outputs may be in place
 	}
 	return fr

@@ -1,7 +1,9 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 )
 
@@ -16,6 +18,17 @@ import (
 // decided in the parent, which writes the records, rather than by making
 // the worker hold off the kill during its renames: a SIGKILL cannot be
 // deferred, and a worker that dies by a crash gets no say.
+
+// Which case is which: a worker killed by a signal (rawbatch's timeout
+// or second interrupt, the OOM killer, a kill -9 from elsewhere) was
+// stopped from outside, and what it committed before is complete: the
+// job is settled from its outputs (settleStopped). A worker that exited
+// by itself without a well-formed reply (a reply it could not encode, a
+// fatal signal the Go runtime caught and turned into exit status 2, any
+// other exit) is the job's own failure: its outputs may hold what went
+// wrong (a picture developed from non-finite numbers), so the file fails
+// and the outputs it committed are removed with their records
+// (removeCommitted); the next run converts it again.
 
 // outputsBefore is the identity of each output path at a job's start (nil:
 // no file there), in the order of the outputs.
@@ -73,4 +86,24 @@ func settleStopped(fr *FileResult, outs []Output, before outputsBefore, r *Runne
 	fr.Status, fr.Err, fr.Reason = StatusConverted, nil, ""
 	fr.Result.Warnings = append(fr.Result.Warnings, "its worker was stopped after its outputs were in place, before it replied: recorded from the files in place (no details of the conversion)")
 	return true
+}
+
+// removeCommitted removes the outputs of outs that a job whose worker
+// exited without a reply committed (before.committed), and their records,
+// and says so in fr's error. fr has already failed.
+func (r *Runner) removeCommitted(fr *FileResult, outs []Output, before outputsBefore) {
+	done := before.committed(outs)
+	removed := 0
+	for _, o := range done {
+		if err := os.Remove(o.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		removed++
+		if r.State != nil {
+			r.State.Remove(o.Rel)
+		}
+	}
+	if removed > 0 && fr.Err != nil {
+		fr.Err = fmt.Errorf("%w (the %d of its outputs it had put in place were removed)", fr.Err, removed)
+	}
 }

@@ -112,6 +112,14 @@ type Outcome struct {
 	// any of them, or a failure to run the conversion at all: its outputs'
 	// temporary files may be left.
 	Crashed, TimedOut, Interrupted, Stopped bool
+	// NoReply says that the conversion ended by itself without telling
+	// how (a worker that exited without a well-formed reply; Stopped is
+	// set too): its file fails, and the outputs it committed are removed,
+	// since whatever kept it from replying may have gone wrong before it
+	// committed them. A conversion stopped from outside (killed by a
+	// signal: the timeout, an interrupt, the OOM killer, a kill -9) is
+	// not NoReply: its committed outputs are complete (settleStopped).
+	NoReply bool
 }
 
 // specs returns j's outputs as pipeline.OutputSpecs.

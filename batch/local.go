@@ -30,7 +30,7 @@ func (e Subprocess) Execute(ctx context.Context, j Job) Outcome {
 	out.PeakBytes, out.Messages = run.peak, run.stderr
 	if run.err != nil {
 		out.Err = fmt.Errorf("%s: %w", j.Input, run.err)
-		out.Stopped = true
+		out.Stopped, out.NoReply = true, run.noReply
 		out.Crashed = errors.Is(run.err, ErrCrashed)
 		out.TimedOut = errors.Is(run.err, ErrTimeout)
 		out.Interrupted = ctx.Err() != nil && (errors.Is(run.err, context.Canceled) || errors.Is(run.err, context.DeadlineExceeded) || errors.Is(run.err, context.Cause(ctx)))

@@ -116,3 +116,23 @@ func TestWireReplyPathsAreBytes(t *testing.T) {
 		t.Errorf("reply of version %d: error %v, want a version mismatch", rep.Version, err)
 	}
 }
+
+// A worker that exits without a well-formed reply fails its file with the
+// kind it said on stderr (failedLine), a caught fatal signal's or else
+// crashed.
+func TestFailedWorkerKind(t *testing.T) {
+	for _, c := range []struct {
+		stderr, kind, says string
+	}{
+		{"", "crashed", "exited with status 2 without a reply"},
+		{"something odd\n", "crashed", "without a reply: something odd"},
+		{"fatal error: unexpected signal during runtime execution\n[signal SIGSEGV: segmentation violation code=1]", "crashed", "signal 11"},
+		{failedLine("corrupt", "its reply could not be sent: json: unsupported value: NaN"), "corrupt", "unsupported value: NaN"},
+		{failedLine("error", "bad request: x"), "error", "bad request: x"},
+	} {
+		err := failedWorker(2, c.stderr)
+		if got := rawerr.Kind(err); got != c.kind || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("stderr %q: %v (kind %s), want kind %s saying %q", c.stderr, err, got, c.kind, c.says)
+		}
+	}
+}

@@ -206,7 +206,7 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 	dec := json.NewDecoder(r)
 	req, err := decodeRequest(dec)
 	if err != nil {
-		fmt.Fprintf(errw, "rawbatch worker: bad request: %v\n", err)
+		fmt.Fprint(errw, failedLine("error", fmt.Sprintf("bad request: %v", err)))
 		return 2
 	}
 	if req.Identify != nil {
@@ -237,11 +237,27 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 	// count set counts as used.
 	res.ThreadsMax = max(res.ThreadsMax, live.peak())
 	fault.At(fault.Converted, in)
-	if err := json.NewEncoder(w).Encode(newReply(res, err)); err != nil {
+	if encErr := json.NewEncoder(w).Encode(newReply(res, err)); encErr != nil {
+		// No reply: the parent fails the file and removes the outputs
+		// this worker committed (workerProc.outcome), with the kind
+		// said here.
+		kind := rawerr.Kind(err)
+		if err == nil {
+			kind = rawerr.Kind(encErr)
+		}
+		fmt.Fprint(errw, failedLine(kind, fmt.Sprintf("its reply could not be sent: %v", encErr)))
 		return 2
 	}
 	return 0
 }
+
+// failedLine is the stderr line of a worker that exits without a reply:
+// the rawerr kind of its failure and why (parsed by failedWorker).
+func failedLine(kind, msg string) string {
+	return fmt.Sprintf("rawbatch worker: failed (%s): %s\n", kind, msg)
+}
+
+var failedRE = regexp.MustCompile(`(?m)^rawbatch worker: failed \(([a-z-]+)\): (.*)$`)
 
 // ErrCrashed: the worker converting a file died of a signal it was not
 // sent by rawbatch (SIGSEGV, SIGBUS, SIGABRT, ...), or was OOM-killed.
@@ -259,6 +275,9 @@ type workerRun struct {
 	peak   int64
 	stderr string
 	err    error // crash, timeout, or failure to run the worker
+	// noReply: the worker exited by itself (not by a signal) without a
+	// well-formed reply; err says why.
+	noReply bool
 }
 
 // maxStderr bounds the stderr kept from one worker.
@@ -435,20 +454,43 @@ func (w *workerProc) outcome(ctx context.Context, waitErr, killedFor error) work
 		run.err = w.signalled(ctx, ws.Signal(), run.peak)
 		return run
 	}
-	if waitErr != nil && w.stdout.Len() == 0 {
-		if sig, ok := crashSignal(run.stderr); ok {
-			// The Go runtime caught a fatal signal (in LibRaw's C code or
-			// ours), printed it and exited with status 2.
-			run.err = fmt.Errorf("%w (signal %d, %s)", ErrCrashed, int(sig), sig)
-		} else {
-			run.err = fmt.Errorf("worker failed: %v: %s", waitErr, firstLines(run.stderr, 3))
-		}
+	// The worker exited by itself: only a well-formed reply of this wire
+	// version says what became of its file (whatever its exit status).
+	var rep workerReply
+	err := json.Unmarshal(w.stdout.Bytes(), &rep)
+	if err == nil && rep.Version != wireVersion {
+		err = fmt.Errorf("wire format version %d, want %d", rep.Version, wireVersion)
+	}
+	if err != nil {
+		run.err, run.noReply = failedWorker(ps.ExitCode(), run.stderr), true
 		return run
 	}
-	if err := json.Unmarshal(w.stdout.Bytes(), &run.reply); err != nil {
-		run.err = fmt.Errorf("worker reply: %v", err)
-	}
+	run.reply = rep
 	return run
+}
+
+// failedWorker is the error of a worker that exited with status code
+// without a well-formed reply, from
+// what it said on stderr: a fatal signal the Go runtime caught (in
+// LibRaw's C code or ours; it exits with status 2) is ErrCrashed, a
+// failedLine has its kind, and anything else is ErrCrashed too.
+func failedWorker(code int, stderr string) error {
+	status := fmt.Sprintf("exited with status %d", code)
+	if sig, ok := crashSignal(stderr); ok {
+		return fmt.Errorf("%w (signal %d, %s)", ErrCrashed, int(sig), sig)
+	}
+	if m := failedRE.FindStringSubmatch(stderr); m != nil {
+		msg := "its worker " + status + " without a reply: " + m[2]
+		if kind := rawerr.FromKind(m[1]); kind != nil {
+			return &remoteError{msg: msg, kind: kind}
+		}
+		return errors.New(msg)
+	}
+	msg := "its worker " + status + " without a reply"
+	if stderr != "" {
+		msg += ": " + firstLines(stderr, 3)
+	}
+	return fmt.Errorf("%w: %s", ErrCrashed, msg)
 }
 
 // signalled is the error of a worker that died of signal sig with peak

@@ -96,7 +96,10 @@ func stageExposureAnchor(_ context.Context, j *job) error {
 	} else {
 		note = j.anchor()
 	}
-	j.preview = nil // not read after this stage
+	j.preview = nil                                                                                // not read after this stage
+	if err := nonFinite("the exposure anchored on the embedded preview", j.anchorEV); err != nil { // nonfinite.go
+		return err
+	}
 	j.exposureSource = base
 	switch {
 	case j.cameraLook != nil:

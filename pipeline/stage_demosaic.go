@@ -142,7 +142,9 @@ func stageDemosaic(ctx context.Context, j *job) error {
 	if j.params.WB == libraw.WBCamera && j.h.Warnings()&libraw.WarnBadCameraWB != 0 {
 		j.warnings = append(j.warnings, "no usable camera white balance in the file; used daylight")
 	}
-	j.appliedWB()
+	if err := j.appliedWB(); err != nil {
+		return err
+	}
 	pix, w, h, colors, err := j.h.CopyImage(nil)
 	if err != nil {
 		return err

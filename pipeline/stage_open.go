@@ -38,6 +38,14 @@ func stageOpen(ctx context.Context, j *job) error {
 		return unrecognised(j.in, err)
 	}
 	j.info = h.Info()
+	if err := checkMatrices(j.info); err != nil { // nonfinite.go
+		return err
+	}
+	if j.settings.BaselineExposure && j.info.DNGVersion != 0 && j.hdr != nil {
+		if err := nonFinite("BaselineExposureOffset (tag 51109)", j.hdr.BaselineExposureOffset); err != nil {
+			return err
+		}
+	}
 	return j.lookupCache()
 }
 

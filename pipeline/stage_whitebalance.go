@@ -57,7 +57,15 @@ type WhiteBalanceUsed struct {
 	CorrectedCCT float64 `json:"corrected_cct_k,omitempty"`
 }
 
-func stageWhiteBalance(_ context.Context, j *job) error {
+func stageWhiteBalance(ctx context.Context, j *job) error {
+	if err := chooseWhiteBalance(ctx, j); err != nil {
+		return err
+	}
+	return j.checkWhiteBalance() // nonfinite.go
+}
+
+// chooseWhiteBalance sets j.wb and LibRaw's white-balance parameters.
+func chooseWhiteBalance(_ context.Context, j *job) error {
 	j.params = j.settings.librawParams()
 	if j.cachedWhiteBalance() {
 		return nil
@@ -150,11 +158,17 @@ func (j *job) rawIlluminant() ([3]float64, bool) {
 }
 
 // appliedWB records the multipliers LibRaw applied (between Process and
-// CopyImage), relative to green.
-func (j *job) appliedWB() {
-	if m := j.h.AppliedMultipliers(); m[1] > 0 {
+// CopyImage), relative to green. Errors: one of them is not finite
+// (corrupt: nonfinite.go).
+func (j *job) appliedWB() error {
+	m := j.h.AppliedMultipliers()
+	if err := nonFinite("the white-balance multipliers LibRaw applied (from AsShotNeutral, tag 50728, the maker's white-balance tags or the colour matrix)", m[:]...); err != nil {
+		return err
+	}
+	if m[1] > 0 {
 		j.wb.Multipliers = [3]float64{m[0] / m[1], 1, m[2] / m[1]}
 	}
+	return nil
 }
 
 // whiteBalanceResult is the white balance for Result (nil when no

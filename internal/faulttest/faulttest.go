@@ -18,6 +18,10 @@
 //     outputs are renamed into place, before the worker replies (appending
 //     its pid to $RAWBATCH_TEST_FAULT_PIDS, as hangheader): scripts stop
 //     such a worker, whose outputs are committed but not yet recorded;
+//   - exitconverted=NAME: the worker converting NAME exits with status 2,
+//     saying nothing, once its outputs are renamed into place, before it
+//     replies (as one whose reply cannot be encoded): scripts check that
+//     such a file fails and its outputs are removed;
 //   - crashtemp=NAME: the worker converting NAME dies of SIGSEGV (as
 //     crash) once its temporary outputs are written, before they are
 //     renamed into place: scripts check that a worker killed with its
@@ -209,6 +213,8 @@ func hook(point, input string) {
 		case point == fault.Decode && kind == "killed":
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
+		case point == fault.Converted && kind == "exitconverted":
+			os.Exit(2)
 		case point == fault.Decode && kind == "hang":
 			select {}
 		case point == fault.Decode && kind == "delete", point == fault.Converted && kind == "deleteafter":

@@ -42,22 +42,54 @@ func (e *Error) Unwrap() error { return e.kind }
 // codeError maps a LibRaw return code to an Error. This, with dataError, is
 // the one place where LibRaw's codes become Go errors.
 func (h *Handle) codeError(op string, rc C.int) error {
-	e := &Error{Op: op, Code: int(rc), Msg: C.GoString(C.libraw_strerror(rc))}
-	switch rc {
-	case C.LIBRAW_FILE_UNSUPPORTED, C.LIBRAW_NOT_IMPLEMENTED:
-		e.kind = rawerr.ErrUnsupported
+	e := &Error{Op: op, Code: int(rc), Msg: C.GoString(C.libraw_strerror(rc)), kind: codeKind(int(rc))}
+	if e.kind == rawerr.ErrUnsupported {
 		e.Msg = "not supported by LibRaw " + ShortVersion()
-	case C.LIBRAW_DATA_ERROR, C.LIBRAW_IO_ERROR, C.LIBRAW_REQUEST_FOR_NONEXISTENT_IMAGE,
-		C.LIBRAW_TOO_BIG, C.LIBRAW_BAD_CROP:
-		e.kind = rawerr.ErrCorrupt
-	case C.LIBRAW_CANCELLED_BY_CALLBACK:
-		e.kind = ErrCancelled
 	}
 	if h.ctl != nil && h.ctl.data_errors > 0 && e.kind != ErrCancelled && e.kind != rawerr.ErrUnsupported {
 		e.kind = rawerr.ErrCorrupt
 		e.Msg += dataErrorDetail(int(h.ctl.data_offset))
 	}
 	return e
+}
+
+// LibRaw's return codes that codeKind maps.
+const (
+	codeUnspecified     = int(C.LIBRAW_UNSPECIFIED_ERROR)
+	codeUnsupported     = int(C.LIBRAW_FILE_UNSUPPORTED)
+	codeNotImplemented  = int(C.LIBRAW_NOT_IMPLEMENTED)
+	codeNoImage         = int(C.LIBRAW_REQUEST_FOR_NONEXISTENT_IMAGE)
+	codeOutOfOrder      = int(C.LIBRAW_OUT_OF_ORDER_CALL)
+	codeInputClosed     = int(C.LIBRAW_INPUT_CLOSED)
+	codeNoMemory        = int(C.LIBRAW_UNSUFFICIENT_MEMORY)
+	codeDataError       = int(C.LIBRAW_DATA_ERROR)
+	codeIOError         = int(C.LIBRAW_IO_ERROR)
+	codeCancelled       = int(C.LIBRAW_CANCELLED_BY_CALLBACK)
+	codeBadCrop         = int(C.LIBRAW_BAD_CROP)
+	codeTooBig          = int(C.LIBRAW_TOO_BIG)
+	codeMempoolOverflow = int(C.LIBRAW_MEMPOOL_OVERFLOW)
+)
+
+// codeKind is the error kind of LibRaw's return code rc: ErrUnsupported,
+// ErrCorrupt, ErrCancelled, or nil (a plain error: LibRaw ran out of
+// memory, or a code of no known cause).
+//
+// rawbatch calls LibRaw's functions in their order (open, unpack,
+// process, ...), so an "out of order call", an "unspecified error", a
+// closed input stream or an overflowed memory pool comes from the file's
+// data having left LibRaw's state inconsistent (an open that succeeded
+// on a damaged header, a decoder that gave up without a code): corrupt.
+func codeKind(rc int) error {
+	switch rc {
+	case codeUnsupported, codeNotImplemented:
+		return rawerr.ErrUnsupported
+	case codeDataError, codeIOError, codeNoImage, codeTooBig, codeBadCrop,
+		codeOutOfOrder, codeUnspecified, codeInputClosed, codeMempoolOverflow:
+		return rawerr.ErrCorrupt
+	case codeCancelled:
+		return ErrCancelled
+	}
+	return nil
 }
 
 // dataError turns calls of LibRaw's data-error callback during op into an

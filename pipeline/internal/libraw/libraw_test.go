@@ -245,3 +245,24 @@ func TestOpenLoopOnTruncatedFileEnds(t *testing.T) {
 		t.Fatal("LibRaw's open did not return within 20 s")
 	}
 }
+
+// LibRaw's codes on damaged data become corrupt: rawbatch calls LibRaw in
+// order, so an out-of-order call or an unspecified error is the file's.
+// Running out of memory stays a plain error.
+func TestCodeKinds(t *testing.T) {
+	for rc, want := range map[int]error{
+		codeOutOfOrder: rawerr.ErrCorrupt, codeUnspecified: rawerr.ErrCorrupt, codeInputClosed: rawerr.ErrCorrupt,
+		codeMempoolOverflow: rawerr.ErrCorrupt, codeDataError: rawerr.ErrCorrupt, codeIOError: rawerr.ErrCorrupt,
+		codeNoImage: rawerr.ErrCorrupt, codeTooBig: rawerr.ErrCorrupt, codeBadCrop: rawerr.ErrCorrupt,
+		codeUnsupported: rawerr.ErrUnsupported, codeNotImplemented: rawerr.ErrUnsupported,
+		codeCancelled: ErrCancelled, codeNoMemory: nil,
+	} {
+		if got := codeKind(rc); got != want {
+			t.Errorf("code %d: kind %v, want %v", rc, got, want)
+		}
+	}
+	e := &Error{Op: "unpack", Code: codeOutOfOrder, Msg: "Out of order call of libraw function", kind: codeKind(codeOutOfOrder)}
+	if rawerr.Kind(e) != "corrupt" || !strings.Contains(e.Error(), "Out of order call") {
+		t.Errorf("out of order call: %q, kind %s", e, rawerr.Kind(e))
+	}
+}
