@@ -195,6 +195,10 @@ const (
 	StatusSkipped Status = "skipped"
 	// StatusLocked: another run holds the file's lock.
 	StatusLocked Status = "locked"
+	// StatusKept: not converted, and not a failure: every output to
+	// write was edited by another program since rawbatch wrote it and is
+	// left alone (Runner.EditedKeep). Reason is ReasonKept.
+	StatusKept Status = "kept"
 )
 
 // The reasons of the files an interrupt left unconverted.
@@ -347,6 +351,11 @@ type Runner struct {
 	// (deleted by the user, culling): the file is skipped with reason
 	// "output deleted; --no-recreate". Without it, it is made again.
 	NoRecreate bool
+	// EditedKeep leaves alone an output that rawbatch wrote and another
+	// program changed since (--edited keep): instead of failing with
+	// ErrNotOurs, the file is reported as kept (StatusKept) when no other
+	// output of it is to be written. Overwrite wins over it.
+	EditedKeep bool
 	// OutDir is the output directory (record keys are relative to it).
 	OutDir string
 	// SettingsHash identifies every setting that changes an output
@@ -656,8 +665,13 @@ func (b *batchRun) checkFresh(it queued, t *Task) bool {
 		return false
 	}
 	t.Pending = pending
-	if err := b.r.verifyReplaced(*t); err != nil {
+	kept, err := b.r.verifyReplaced(t)
+	if err != nil {
 		b.fail(it.i, *t, err)
+		return false
+	}
+	if kept != nil {
+		b.finish(it.i, *kept)
 		return false
 	}
 	return true
@@ -752,8 +766,12 @@ func (b *batchRun) prepareUnderLock(it queued, t *Task, lk lock.Held) bool {
 		return end(fr)
 	}
 	t.Pending = pending
-	if err := r.verifyReplaced(*t); err != nil {
+	kept, err := r.verifyReplaced(t)
+	if err != nil {
 		return end(FileResult{Task: *t, Status: StatusFailed, Err: err})
+	}
+	if kept != nil {
+		return end(*kept)
 	}
 	for _, o := range t.Outputs {
 		pipeline.RemoveTemps(o.Path) // left by a killed run
@@ -888,7 +906,7 @@ func (r *Runner) Triage(p *Plan) {
 			continue
 		}
 		fr, pending, done := r.preflight(p.Tasks[i], false)
-		if done && (fr.Status == StatusFailed || fr.Reason == reasonNoRecreate) && r.mayBeOtherPhoto(p.Tasks[i]) {
+		if done && (fr.Status == StatusFailed || fr.Status == StatusKept || fr.Reason == reasonNoRecreate) && r.mayBeOtherPhoto(p.Tasks[i]) {
 			// Perhaps another photograph's output name: decided once its
 			// header is read (Relocate).
 			p.Tasks[i].deferred = true
@@ -945,7 +963,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		fr.Status, fr.Err = StatusFailed, err
 		return fr, nil, true
 	}
-	deleted := 0
+	deleted, kept := 0, 0
 	for i, o := range t.Outputs {
 		need, err := r.outputNeed(t, o, underLock)
 		switch {
@@ -959,11 +977,15 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 			pending = append(pending, i)
 		case need == needLeftDeleted:
 			deleted++
+		case need == needKept:
+			kept++
 		}
 	}
 	if len(pending) == 0 {
 		fr.Reason = "up to date"
-		if deleted > 0 {
+		if kept > 0 {
+			fr.Status, fr.Reason = StatusKept, ReasonKept
+		} else if deleted > 0 {
 			fr.Reason = reasonNoRecreate
 		} else if r.Force {
 			fr.Reason = "up to date (converted by another run since this one started)"
@@ -1021,6 +1043,7 @@ const (
 	needWrite                         // to be (re)written
 	needLeftDeleted                   // deleted by the user, left so (--no-recreate)
 	needChanging                      // the input changed while its record was checked
+	needKept                          // changed since rawbatch wrote it, left alone (EditedKeep)
 )
 
 // outputNeed decides what output o of t needs, from what is at its path,
@@ -1039,6 +1062,9 @@ func (r *Runner) outputNeed(t Task, o Output, underLock bool) (outputNeed, error
 		var other *state.OtherInputError
 		if r.State != nil && errors.As(r.State.CheckOther(r.want(t, o)), &other) {
 			return needNothing, otherInputErr(t, o, other)
+		}
+		if own == outChanged && r.EditedKeep && !r.Overwrite {
+			return needKept, nil
 		}
 		if !r.Overwrite {
 			return needNothing, notOursErr(t, o, own)

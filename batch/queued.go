@@ -50,6 +50,7 @@ type QueuedTask struct {
 	Force      bool          `json:"force,omitempty"`
 	Overwrite  bool          `json:"overwrite,omitempty"`
 	NoRecreate bool          `json:"no_recreate,omitempty"`
+	EditedKeep bool          `json:"edited_keep,omitempty"`
 	Timeout    time.Duration `json:"timeout,omitempty"`
 	LockWait   time.Duration `json:"lock_wait,omitempty"`
 	// Estimate is the submitter's memory estimate of the conversion in a
@@ -134,7 +135,7 @@ func (r *Runner) QueueTask(t Task) QueuedTask {
 	return QueuedTask{Input: t.Input, Rel: t.Rel, Output: t.Output, OutputRel: t.OutputRel, Stem: t.Stem,
 		Paths: t.Paths, Outputs: t.Outputs, Size: t.Size, ModTime: t.ModTime, OutDir: r.OutDir,
 		Settings: r.Settings, SettingsHash: r.SettingsHash, Version: r.Version,
-		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, Timeout: r.Timeout, LockWait: r.LockWait,
+		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, EditedKeep: r.EditedKeep, Timeout: r.Timeout, LockWait: r.LockWait,
 		Estimate: WorkerBytes(t.Estimate), NewPhoto: t.newPhoto, OtherGone: t.otherGone}
 }
 
@@ -153,6 +154,7 @@ func (q QueuedTask) Task() Task {
 func (q QueuedTask) Configure(r *Runner) {
 	r.Settings, r.SettingsHash, r.Version, r.OutDir = q.Settings, q.SettingsHash, q.Version, q.OutDir
 	r.Force, r.Overwrite, r.NoRecreate, r.Timeout, r.LockWait = q.Force, q.Overwrite, q.NoRecreate, q.Timeout, q.LockWait
+	r.EditedKeep = q.EditedKeep
 }
 
 // ErrOtherDevelop: a queued task was submitted by a rawbatch whose develop

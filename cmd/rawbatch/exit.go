@@ -25,7 +25,10 @@ const exitHelp = `Exit status:
 // counts that decide the exit status.
 type batchOutcome struct {
 	converted, failed, skipped, locked int
-	interrupted                        bool
+	// kept counts the skipped files whose edited outputs were kept
+	// (--edited keep).
+	kept        int
+	interrupted bool
 }
 
 func (b *batchOutcome) Error() string {
@@ -68,6 +71,9 @@ func outcome(results []batch.FileResult, interrupted bool) *batchOutcome {
 			b.failed++
 		case batch.StatusLocked:
 			b.locked++
+		case batch.StatusKept:
+			b.kept++
+			b.skipped++
 		default:
 			b.skipped++
 		}

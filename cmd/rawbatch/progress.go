@@ -292,6 +292,8 @@ func (r *reporter) done(fr batch.FileResult) {
 	case batch.StatusLocked:
 		ev.Level = "warning"
 		text = fmt.Sprintf("[%d/%d] locked %v", r.count, r.total, fr.Err)
+	case batch.StatusKept:
+		text = fmt.Sprintf("[%d/%d] %s: %s -> %s", r.count, r.total, fr.Reason, fr.Input, strings.Join(keptPaths(fr), ", "))
 	default:
 		text = fmt.Sprintf("[%d/%d] skipped %s (%s)", r.count, r.total, fr.Input, fr.Reason)
 		if strings.ContainsAny(fr.Reason, "()") { // no parentheses in parentheses
@@ -316,6 +318,19 @@ func (r *reporter) done(fr batch.FileResult) {
 		r.bar.Describe(fmt.Sprintf("converting %.1f MP/s", rate))
 		r.bar.Add(1)
 	}
+}
+
+// keptPaths are the outputs of a kept file (all of them: which were
+// edited is in no result).
+func keptPaths(fr batch.FileResult) []string {
+	var paths []string
+	for _, o := range fr.Outputs {
+		paths = append(paths, o.Path)
+	}
+	if len(paths) == 0 {
+		paths = append(paths, fr.Output)
+	}
+	return paths
 }
 
 // displayText is s with each byte that is not UTF-8 shown as \xNN, as
@@ -459,6 +474,14 @@ func (r *reporter) summary(results []batch.FileResult, interrupted bool, sched *
 			}
 		}
 	}
+	if b.kept > 0 {
+		r.emit(false, logEvent{}, "kept files (edited since rawbatch wrote them; --edited keep):")
+		for _, fr := range results {
+			if fr.Status == batch.StatusKept {
+				r.emit(false, logEvent{}, fmt.Sprintf("  %s -> %s", fr.Input, strings.Join(keptPaths(fr), ", ")))
+			}
+		}
+	}
 	if interrupted {
 		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %s skipped (not started, or cancelled with no output left)", plural(int64(b.skipped), "file")))
 	}
@@ -473,7 +496,15 @@ func (r *reporter) emitSummary(b *batchOutcome, el time.Duration, tail string) {
 
 // summaryEvent is the summary's JSON event with its counts.
 func summaryEvent(b *batchOutcome, el time.Duration, tail string) logEvent {
-	line := fmt.Sprintf("%d converted, %d skipped, %d failed, %d locked%s", b.converted, b.skipped, b.failed, b.locked, tail)
+	var of []string
+	if b.kept > 0 {
+		of = append(of, fmt.Sprintf("%d kept as edited", b.kept))
+	}
+	skipped := ""
+	if len(of) > 0 {
+		skipped = " (" + strings.Join(of, ", ") + ")"
+	}
+	line := fmt.Sprintf("%d converted, %d skipped%s, %d failed, %d locked%s", b.converted, b.skipped, skipped, b.failed, b.locked, tail)
 	return logEvent{Level: "info", Event: "summary", Message: line, DurationMS: ms(el),
 		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked}
 }
