@@ -199,6 +199,11 @@ const (
 	// write was edited by another program since rawbatch wrote it and is
 	// left alone (Runner.EditedKeep). Reason is ReasonKept.
 	StatusKept Status = "kept"
+	// StatusKnownFailure: not converted, and not counted as a failure:
+	// the file failed before with the same content and settings, and is
+	// not tried again (Runner.KnownFailuresSkip). Reason starts with
+	// ReasonKnownFailure; Err wraps the earlier failure's kind.
+	StatusKnownFailure Status = "known-failure"
 )
 
 // The reasons of the files an interrupt left unconverted.
@@ -356,6 +361,12 @@ type Runner struct {
 	// ErrNotOurs, the file is reported as kept (StatusKept) when no other
 	// output of it is to be written. Overwrite wins over it.
 	EditedKeep bool
+	// KnownFailuresSkip reports a file that failed before for what it
+	// holds (corrupt, not a raw file, ...), with the same content,
+	// settings and versions, as a known failure (StatusKnownFailure)
+	// instead of trying it again (--known-failures skip). Failure records
+	// are kept in State whatever it says (Runner.remember).
+	KnownFailuresSkip bool
 	// OutDir is the output directory (record keys are relative to it).
 	OutDir string
 	// SettingsHash identifies every setting that changes an output
@@ -604,6 +615,7 @@ func (b *batchRun) finish(i int, fr FileResult) {
 	b.mu.Lock()
 	b.results[i] = fr
 	b.mu.Unlock()
+	b.r.remember(fr)
 	b.r.done(fr)
 }
 
@@ -912,6 +924,8 @@ func (r *Runner) Triage(p *Plan) {
 			p.Tasks[i].deferred = true
 		} else if done {
 			p.Tasks[i].Done = &fr
+		} else if kf := r.knownFailure(p.Tasks[i]); kf != nil {
+			p.Tasks[i].Done = kf
 		} else {
 			p.Tasks[i].Pending = pending
 		}

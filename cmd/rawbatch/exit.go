@@ -26,8 +26,9 @@ const exitHelp = `Exit status:
 type batchOutcome struct {
 	converted, failed, skipped, locked int
 	// kept counts the skipped files whose edited outputs were kept
-	// (--edited keep).
-	kept        int
+	// (--edited keep); known counts the skipped files that are known failures
+	// (--known-failures skip).
+	kept, known int
 	interrupted bool
 }
 
@@ -73,6 +74,9 @@ func outcome(results []batch.FileResult, interrupted bool) *batchOutcome {
 			b.locked++
 		case batch.StatusKept:
 			b.kept++
+			b.skipped++
+		case batch.StatusKnownFailure:
+			b.known++
 			b.skipped++
 		default:
 			b.skipped++

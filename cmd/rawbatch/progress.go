@@ -294,6 +294,9 @@ func (r *reporter) done(fr batch.FileResult) {
 		text = fmt.Sprintf("[%d/%d] locked %v", r.count, r.total, fr.Err)
 	case batch.StatusKept:
 		text = fmt.Sprintf("[%d/%d] %s: %s -> %s", r.count, r.total, fr.Reason, fr.Input, strings.Join(keptPaths(fr), ", "))
+	case batch.StatusKnownFailure:
+		ev.Kind = batch.FailureKind(fr.Err)
+		text = fmt.Sprintf("[%d/%d] %s", r.count, r.total, fr.Reason)
 	default:
 		text = fmt.Sprintf("[%d/%d] skipped %s (%s)", r.count, r.total, fr.Input, fr.Reason)
 		if strings.ContainsAny(fr.Reason, "()") { // no parentheses in parentheses
@@ -482,6 +485,14 @@ func (r *reporter) summary(results []batch.FileResult, interrupted bool, sched *
 			}
 		}
 	}
+	if b.known > 0 {
+		r.emit(false, logEvent{}, "known failures (same content and settings as when they failed; --known-failures skip):")
+		for _, fr := range results {
+			if fr.Status == batch.StatusKnownFailure {
+				r.emit(false, logEvent{}, "  "+strings.TrimPrefix(fr.Reason, batch.ReasonKnownFailure))
+			}
+		}
+	}
 	if interrupted {
 		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %s skipped (not started, or cancelled with no output left)", plural(int64(b.skipped), "file")))
 	}
@@ -499,6 +510,9 @@ func summaryEvent(b *batchOutcome, el time.Duration, tail string) logEvent {
 	var of []string
 	if b.kept > 0 {
 		of = append(of, fmt.Sprintf("%d kept as edited", b.kept))
+	}
+	if b.known > 0 {
+		of = append(of, fmt.Sprintf("%d known to fail", b.known))
 	}
 	skipped := ""
 	if len(of) > 0 {
