@@ -416,7 +416,7 @@ func (s *Store) CleanTemps() (removed int, err error) {
 	}
 	dirs := []string{s.dir}
 	for _, e := range subs {
-		if e.IsDir() && len(e.Name()) == 2 {
+		if e.IsDir() && (len(e.Name()) == 2 || e.Name() == failuresDir) {
 			dirs = append(dirs, filepath.Join(s.dir, e.Name()))
 		}
 	}

@@ -122,7 +122,7 @@ func isTerminal(w io.Writer) bool {
 type logEvent struct {
 	Time  string `json:"time"`            // RFC 3339, UTC, milliseconds
 	Level string `json:"level"`           // info, warning or error
-	Event string `json:"event"`           // converted, skipped, failed, locked, warning, note, summary
+	Event string `json:"event"`           // converted, skipped, kept, known-failure, failed, locked, warning, note, summary
 	N     int    `json:"n,omitempty"`     // the file's place in the run, 1..total
 	Total int    `json:"total,omitempty"` // the files of the run
 	// Input, with InputB64 when it is not valid UTF-8 (as in the report).
@@ -148,6 +148,10 @@ type logEvent struct {
 	Skipped   *int `json:"skipped,omitempty"`
 	Failed    *int `json:"failed,omitempty"`
 	Locked    *int `json:"locked,omitempty"`
+	// Of the skipped: kept as edited (--edited keep) and known failures
+	// (--known-failures skip), when there are any.
+	Kept          int `json:"kept,omitempty"`
+	KnownFailures int `json:"known_failures,omitempty"`
 	// The rest of a summary, as its text lines say it: the most files at
 	// once and the memory they were estimated to need of the budget, the
 	// failed files, and whether a signal stopped the run.
@@ -520,7 +524,7 @@ func summaryEvent(b *batchOutcome, el time.Duration, tail string) logEvent {
 	}
 	line := fmt.Sprintf("%d converted, %d skipped%s, %d failed, %d locked%s", b.converted, b.skipped, skipped, b.failed, b.locked, tail)
 	return logEvent{Level: "info", Event: "summary", Message: line, DurationMS: ms(el),
-		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked}
+		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked, Kept: b.kept, KnownFailures: b.known}
 }
 
 // summaryEmpty is the summary of a run that found nothing to convert
