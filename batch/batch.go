@@ -91,6 +91,10 @@ type Task struct {
 	// photograph's name, known once its header is read).
 	newPhoto                       string
 	otherGone, relocated, deferred bool
+	// keptNote, set with Pending, is the warning of a task converted
+	// without some of its outputs, edited since rawbatch wrote them and
+	// kept (Runner.EditedKeep); "" when none is.
+	keptNote string
 }
 
 // Output is one variant's file for a task.
@@ -676,7 +680,7 @@ func (b *batchRun) checkFresh(it queued, t *Task) bool {
 		b.finish(it.i, fr)
 		return false
 	}
-	t.Pending = pending
+	t.Pending, t.keptNote = pending, fr.Reason
 	kept, err := b.r.verifyReplaced(t)
 	if err != nil {
 		b.fail(it.i, *t, err)
@@ -777,7 +781,7 @@ func (b *batchRun) prepareUnderLock(it queued, t *Task, lk lock.Held) bool {
 	if done {
 		return end(fr)
 	}
-	t.Pending = pending
+	t.Pending, t.keptNote = pending, fr.Reason
 	kept, err := r.verifyReplaced(t)
 	if err != nil {
 		return end(FileResult{Task: *t, Status: StatusFailed, Err: err})
@@ -896,6 +900,9 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 		if t.newPhoto != "" && fr.Status == StatusConverted {
 			fr.Result.Warnings = append(fr.Result.Warnings, t.newPhoto)
 		}
+		if t.keptNote != "" && fr.Status == StatusConverted {
+			fr.Result.Warnings = append(fr.Result.Warnings, t.keptNote)
+		}
 		b.finish(i, fr)
 		// Return this file's buffers before the next file allocates:
 		// they are pointer-free, so a collection is cheap.
@@ -927,7 +934,7 @@ func (r *Runner) Triage(p *Plan) {
 		} else if kf := r.knownFailure(p.Tasks[i]); kf != nil {
 			p.Tasks[i].Done = kf
 		} else {
-			p.Tasks[i].Pending = pending
+			p.Tasks[i].Pending, p.Tasks[i].keptNote = pending, fr.Reason
 		}
 	}
 }
@@ -978,6 +985,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		return fr, nil, true
 	}
 	deleted, kept := 0, 0
+	var keptOuts []string
 	for i, o := range t.Outputs {
 		need, err := r.outputNeed(t, o, underLock)
 		switch {
@@ -993,7 +1001,11 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 			deleted++
 		case need == needKept:
 			kept++
+			keptOuts = append(keptOuts, o.Path)
 		}
+	}
+	if len(pending) > 0 && len(keptOuts) > 0 {
+		fr.Reason = keptNote(keptOuts) // a note for the conversion of the others
 	}
 	if len(pending) == 0 {
 		fr.Reason = "up to date"
@@ -1129,6 +1141,12 @@ func (r *Runner) forcedNeed(t Task, o Output, underLock bool) (outputNeed, error
 		return needNothing, nil
 	}
 	return needWrite, nil
+}
+
+// keptNote is the warning of a file converted without its outputs
+// paths, which were edited since rawbatch wrote them and are kept.
+func keptNote(paths []string) string {
+	return fmt.Sprintf("%s: kept (edited since rawbatch wrote it); the other outputs were written", strings.Join(paths, ", "))
 }
 
 // reasonNoRecreate is the skip reason of a file whose outputs the user

@@ -125,6 +125,11 @@ func (r *Runner) verifyReplaced(t *Task) (*FileResult, error) {
 		return &FileResult{Task: *t, Status: StatusKept, Reason: ReasonKept}, nil
 	}
 	t.Pending = pending
+	var paths []string
+	for _, i := range keep {
+		paths = append(paths, t.Outputs[i].Path)
+	}
+	t.keptNote = keptNote(paths)
 	return nil, nil
 }
 
