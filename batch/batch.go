@@ -1143,7 +1143,7 @@ func (r *Runner) forcedNeed(t Task, o Output, underLock bool) (outputNeed, error
 	return needWrite, nil
 }
 
-// keptNote is the warning of a file converted without its outputs
+// keptNote is the warning of a file converted without the outputs at
 // paths, which were edited since rawbatch wrote them and are kept.
 func keptNote(paths []string) string {
 	return fmt.Sprintf("%s: kept (edited since rawbatch wrote it); the other outputs were written", strings.Join(paths, ", "))
