@@ -91,6 +91,10 @@ type Task struct {
 	// photograph's name, known once its header is read).
 	newPhoto                       string
 	otherGone, relocated, deferred bool
+	// keptNote, set with Pending, is the warning of a task converted
+	// without some of its outputs, edited since rawbatch wrote them and
+	// kept (Runner.EditedKeep); "" when none is.
+	keptNote string
 }
 
 // Output is one variant's file for a task.
@@ -195,6 +199,15 @@ const (
 	StatusSkipped Status = "skipped"
 	// StatusLocked: another run holds the file's lock.
 	StatusLocked Status = "locked"
+	// StatusKept: not converted, and not a failure: every output to
+	// write was edited by another program since rawbatch wrote it and is
+	// left alone (Runner.EditedKeep). Reason is ReasonKept.
+	StatusKept Status = "kept"
+	// StatusKnownFailure: not converted, and not counted as a failure:
+	// the file failed before with the same content and settings, and is
+	// not tried again (Runner.KnownFailuresSkip). Reason starts with
+	// ReasonKnownFailure; Err wraps the earlier failure's kind.
+	StatusKnownFailure Status = "known-failure"
 )
 
 // The reasons of the files an interrupt left unconverted.
@@ -347,6 +360,17 @@ type Runner struct {
 	// (deleted by the user, culling): the file is skipped with reason
 	// "output deleted; --no-recreate". Without it, it is made again.
 	NoRecreate bool
+	// EditedKeep leaves alone an output that rawbatch wrote and another
+	// program changed since (--edited keep): instead of failing with
+	// ErrNotOurs, the file is reported as kept (StatusKept) when no other
+	// output of it is to be written. Overwrite wins over it.
+	EditedKeep bool
+	// KnownFailuresSkip reports a file that failed before for what it
+	// holds (corrupt, not a raw file, ...), with the same content,
+	// settings and versions, as a known failure (StatusKnownFailure)
+	// instead of trying it again (--known-failures skip). Failure records
+	// are kept in State whatever it says (Runner.remember).
+	KnownFailuresSkip bool
 	// OutDir is the output directory (record keys are relative to it).
 	OutDir string
 	// SettingsHash identifies every setting that changes an output
@@ -595,6 +619,7 @@ func (b *batchRun) finish(i int, fr FileResult) {
 	b.mu.Lock()
 	b.results[i] = fr
 	b.mu.Unlock()
+	b.r.remember(fr)
 	b.r.done(fr)
 }
 
@@ -655,9 +680,14 @@ func (b *batchRun) checkFresh(it queued, t *Task) bool {
 		b.finish(it.i, fr)
 		return false
 	}
-	t.Pending = pending
-	if err := b.r.verifyReplaced(*t); err != nil {
+	t.Pending, t.keptNote = pending, fr.Reason
+	kept, err := b.r.verifyReplaced(t)
+	if err != nil {
 		b.fail(it.i, *t, err)
+		return false
+	}
+	if kept != nil {
+		b.finish(it.i, *kept)
 		return false
 	}
 	return true
@@ -751,9 +781,13 @@ func (b *batchRun) prepareUnderLock(it queued, t *Task, lk lock.Held) bool {
 	if done {
 		return end(fr)
 	}
-	t.Pending = pending
-	if err := r.verifyReplaced(*t); err != nil {
+	t.Pending, t.keptNote = pending, fr.Reason
+	kept, err := r.verifyReplaced(t)
+	if err != nil {
 		return end(FileResult{Task: *t, Status: StatusFailed, Err: err})
+	}
+	if kept != nil {
+		return end(*kept)
 	}
 	for _, o := range t.Outputs {
 		pipeline.RemoveTemps(o.Path) // left by a killed run
@@ -866,6 +900,9 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 		if t.newPhoto != "" && fr.Status == StatusConverted {
 			fr.Result.Warnings = append(fr.Result.Warnings, t.newPhoto)
 		}
+		if t.keptNote != "" && fr.Status == StatusConverted {
+			fr.Result.Warnings = append(fr.Result.Warnings, t.keptNote)
+		}
 		b.finish(i, fr)
 		// Return this file's buffers before the next file allocates:
 		// they are pointer-free, so a collection is cheap.
@@ -888,14 +925,16 @@ func (r *Runner) Triage(p *Plan) {
 			continue
 		}
 		fr, pending, done := r.preflight(p.Tasks[i], false)
-		if done && (fr.Status == StatusFailed || fr.Reason == reasonNoRecreate) && r.mayBeOtherPhoto(p.Tasks[i]) {
+		if done && (fr.Status == StatusFailed || fr.Status == StatusKept || fr.Reason == reasonNoRecreate) && r.mayBeOtherPhoto(p.Tasks[i]) {
 			// Perhaps another photograph's output name: decided once its
 			// header is read (Relocate).
 			p.Tasks[i].deferred = true
 		} else if done {
 			p.Tasks[i].Done = &fr
+		} else if kf := r.knownFailure(p.Tasks[i]); kf != nil {
+			p.Tasks[i].Done = kf
 		} else {
-			p.Tasks[i].Pending = pending
+			p.Tasks[i].Pending, p.Tasks[i].keptNote = pending, fr.Reason
 		}
 	}
 }
@@ -945,7 +984,8 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		fr.Status, fr.Err = StatusFailed, err
 		return fr, nil, true
 	}
-	deleted := 0
+	deleted, kept := 0, 0
+	var keptOuts []string
 	for i, o := range t.Outputs {
 		need, err := r.outputNeed(t, o, underLock)
 		switch {
@@ -959,11 +999,19 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 			pending = append(pending, i)
 		case need == needLeftDeleted:
 			deleted++
+		case need == needKept:
+			kept++
+			keptOuts = append(keptOuts, o.Path)
 		}
+	}
+	if len(pending) > 0 && len(keptOuts) > 0 {
+		fr.Reason = keptNote(keptOuts) // a note for the conversion of the others
 	}
 	if len(pending) == 0 {
 		fr.Reason = "up to date"
-		if deleted > 0 {
+		if kept > 0 {
+			fr.Status, fr.Reason = StatusKept, ReasonKept
+		} else if deleted > 0 {
 			fr.Reason = reasonNoRecreate
 		} else if r.Force {
 			fr.Reason = "up to date (converted by another run since this one started)"
@@ -1021,6 +1069,7 @@ const (
 	needWrite                         // to be (re)written
 	needLeftDeleted                   // deleted by the user, left so (--no-recreate)
 	needChanging                      // the input changed while its record was checked
+	needKept                          // changed since rawbatch wrote it, left alone (EditedKeep)
 )
 
 // outputNeed decides what output o of t needs, from what is at its path,
@@ -1039,6 +1088,9 @@ func (r *Runner) outputNeed(t Task, o Output, underLock bool) (outputNeed, error
 		var other *state.OtherInputError
 		if r.State != nil && errors.As(r.State.CheckOther(r.want(t, o)), &other) {
 			return needNothing, otherInputErr(t, o, other)
+		}
+		if own == outChanged && r.EditedKeep && !r.Overwrite {
+			return needKept, nil
 		}
 		if !r.Overwrite {
 			return needNothing, notOursErr(t, o, own)
@@ -1089,6 +1141,12 @@ func (r *Runner) forcedNeed(t Task, o Output, underLock bool) (outputNeed, error
 		return needNothing, nil
 	}
 	return needWrite, nil
+}
+
+// keptNote is the warning of a file converted without the outputs at
+// paths, which were edited since rawbatch wrote them and are kept.
+func keptNote(paths []string) string {
+	return fmt.Sprintf("%s: kept (edited since rawbatch wrote it); the other outputs were written", strings.Join(paths, ", "))
 }
 
 // reasonNoRecreate is the skip reason of a file whose outputs the user

@@ -342,7 +342,7 @@ func (r *Runner) Relocate(p *Plan) {
 		if done {
 			t.Done = &fr
 		} else {
-			t.Pending = pending
+			t.Pending, t.keptNote = pending, fr.Reason
 		}
 	}
 }

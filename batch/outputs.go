@@ -85,12 +85,18 @@ func (r *Runner) ownerOf(o Output) ownership {
 // (stat only), but an edit that kept both would be lost, so a file about
 // to be written over anyway is hashed first (against the record's
 // OutputHash) and, if it differs, t fails as for an output changed since
-// rawbatch wrote it (unless --overwrite).
-func (r *Runner) verifyReplaced(t Task) error {
+// rawbatch wrote it (unless --overwrite). Under EditedKeep such an
+// output is dropped from t's pending outputs instead, and when none is
+// left the returned result (non-nil) says t's outputs are kept.
+func (r *Runner) verifyReplaced(t *Task) (*FileResult, error) {
 	if r.State == nil || r.Overwrite {
-		return nil
+		return nil, nil
 	}
-	for _, o := range t.pending() {
+	var keep []int
+	for i, o := range t.Outputs {
+		if t.Pending != nil && !slices.Contains(t.Pending, i) {
+			continue
+		}
 		rec, err := r.State.Load(o.Rel)
 		if err != nil || rec.Claim || rec.OutputHash == "" {
 			continue
@@ -100,25 +106,53 @@ func (r *Runner) verifyReplaced(t Task) error {
 			continue // absent, or already compared by content (ownerOf)
 		}
 		if h, _, _, err := state.HashFile(o.Path); err != nil || h != rec.OutputHash {
-			return notOursErr(t, o, outChanged)
+			if !r.EditedKeep {
+				return nil, notOursErr(*t, o, outChanged)
+			}
+			keep = append(keep, i)
 		}
 	}
-	return nil
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	var pending []int
+	for i := range t.Outputs {
+		if (t.Pending == nil || slices.Contains(t.Pending, i)) && !slices.Contains(keep, i) {
+			pending = append(pending, i)
+		}
+	}
+	if len(pending) == 0 {
+		return &FileResult{Task: *t, Status: StatusKept, Reason: ReasonKept}, nil
+	}
+	t.Pending = pending
+	var paths []string
+	for _, i := range keep {
+		paths = append(paths, t.Outputs[i].Path)
+	}
+	t.keptNote = keptNote(paths)
+	return nil, nil
 }
+
+// ReasonKept is the reason of a file whose outputs were edited since
+// rawbatch wrote them and are left alone (Runner.EditedKeep).
+const ReasonKept = "kept (edited since rawbatch wrote it)"
 
 // CheckReplaced applies verifyReplaced to every task of p still to
 // convert, as Run does under the lock, and marks one that would fail
-// (Task.Done, failed), so that a dry run says "would fail" for an output
-// edited keeping its size and time. Call it after Relocate, for a dry
-// run only: Run makes the check itself.
+// (Task.Done, failed) or whose outputs are all kept, so that a dry run
+// says "would fail" for an output edited keeping its size and time. Call
+// it after Relocate, for a dry run only: Run makes the check itself.
 func (r *Runner) CheckReplaced(p *Plan) {
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		if t.Done != nil || t.Err != nil {
 			continue
 		}
-		if err := r.verifyReplaced(*t); err != nil {
+		kept, err := r.verifyReplaced(t)
+		if err != nil {
 			t.Done = &FileResult{Task: *t, Status: StatusFailed, Err: err}
+		} else if kept != nil {
+			t.Done = kept
 		}
 	}
 }

@@ -47,11 +47,14 @@ type QueuedTask struct {
 	Version      string            `json:"version"`
 	// The runner flags that change what is written (Runner's fields of
 	// the same names); Timeout and LockWait in nanoseconds (0: default).
-	Force      bool          `json:"force,omitempty"`
-	Overwrite  bool          `json:"overwrite,omitempty"`
-	NoRecreate bool          `json:"no_recreate,omitempty"`
-	Timeout    time.Duration `json:"timeout,omitempty"`
-	LockWait   time.Duration `json:"lock_wait,omitempty"`
+	Force      bool `json:"force,omitempty"`
+	Overwrite  bool `json:"overwrite,omitempty"`
+	NoRecreate bool `json:"no_recreate,omitempty"`
+	EditedKeep bool `json:"edited_keep,omitempty"`
+	// KnownFailuresSkip: Runner.KnownFailuresSkip.
+	KnownFailuresSkip bool          `json:"known_failures_skip,omitempty"`
+	Timeout           time.Duration `json:"timeout,omitempty"`
+	LockWait          time.Duration `json:"lock_wait,omitempty"`
 	// Estimate is the submitter's memory estimate of the conversion in a
 	// worker process, at one thread, in bytes (WorkerBytes).
 	Estimate int64 `json:"estimate"`
@@ -134,7 +137,7 @@ func (r *Runner) QueueTask(t Task) QueuedTask {
 	return QueuedTask{Input: t.Input, Rel: t.Rel, Output: t.Output, OutputRel: t.OutputRel, Stem: t.Stem,
 		Paths: t.Paths, Outputs: t.Outputs, Size: t.Size, ModTime: t.ModTime, OutDir: r.OutDir,
 		Settings: r.Settings, SettingsHash: r.SettingsHash, Version: r.Version,
-		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, Timeout: r.Timeout, LockWait: r.LockWait,
+		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, EditedKeep: r.EditedKeep, KnownFailuresSkip: r.KnownFailuresSkip, Timeout: r.Timeout, LockWait: r.LockWait,
 		Estimate: WorkerBytes(t.Estimate), NewPhoto: t.newPhoto, OtherGone: t.otherGone}
 }
 
@@ -153,6 +156,7 @@ func (q QueuedTask) Task() Task {
 func (q QueuedTask) Configure(r *Runner) {
 	r.Settings, r.SettingsHash, r.Version, r.OutDir = q.Settings, q.SettingsHash, q.Version, q.OutDir
 	r.Force, r.Overwrite, r.NoRecreate, r.Timeout, r.LockWait = q.Force, q.Overwrite, q.NoRecreate, q.Timeout, q.LockWait
+	r.EditedKeep, r.KnownFailuresSkip = q.EditedKeep, q.KnownFailuresSkip
 }
 
 // ErrOtherDevelop: a queued task was submitted by a rawbatch whose develop

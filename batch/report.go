@@ -201,7 +201,7 @@ func reportOutputs(fr FileResult) []ReportOutput {
 		outs = append(outs, o)
 	}
 	switch {
-	case fr.Status == StatusFailed, fr.Status == StatusLocked:
+	case fr.Status == StatusFailed, fr.Status == StatusLocked, fr.Status == StatusKnownFailure:
 	case fr.Status == StatusSkipped && fr.Reason != "up to date":
 	case fr.Status == StatusPlanned && fr.Pending != nil:
 		for _, i := range fr.Pending {
@@ -239,7 +239,7 @@ func BuildReport(results []FileResult) Report {
 			f.Reason = ReportText(fr.Reason)
 		}
 		f.Messages = ReportText(f.Messages)
-		if fr.Status == StatusFailed {
+		if fr.Status == StatusFailed || fr.Status == StatusKnownFailure {
 			f.Kind = rawerr.Kind(fr.Err)
 		}
 		for _, w := range fr.Result.Warnings {

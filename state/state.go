@@ -39,6 +39,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -168,6 +169,10 @@ type Record struct {
 type Store struct {
 	outDir string
 	dir    string // OUTDIR/.rawbatch/state
+	// hashes memoises the content hashes of inputs compared with a
+	// record of another input (sameContent), by path, size and
+	// modification time: one run asks several times per output.
+	hashes sync.Map
 }
 
 // Open returns the Store of outDir, creating OUTDIR/.rawbatch/state (and its
@@ -411,7 +416,7 @@ func (s *Store) CleanTemps() (removed int, err error) {
 	}
 	dirs := []string{s.dir}
 	for _, e := range subs {
-		if e.IsDir() && len(e.Name()) == 2 {
+		if e.IsDir() && (len(e.Name()) == 2 || e.Name() == failuresDir) {
 			dirs = append(dirs, filepath.Join(s.dir, e.Name()))
 		}
 	}
@@ -476,8 +481,9 @@ func (e *OtherInputError) Error() string {
 
 // CheckOther returns an *OtherInputError when the record of w's output
 // names another input that still exists, nil otherwise (no record, an
-// older record, the same file under another name, or an input that is
-// gone, i.e. moved or renamed).
+// older record, the same file under another name, an input that is
+// gone, i.e. moved or renamed, or one that holds the same content as w's,
+// i.e. a copy of the same card).
 func (s *Store) CheckOther(w Want) error {
 	rec, err := s.Load(w.OutputRel)
 	if err != nil {
@@ -513,7 +519,48 @@ func (s *Store) otherInput(rec *Record, w Want) string {
 	if mine, err := os.Stat(w.Input); err == nil && os.SameFile(theirs, mine) {
 		return ""
 	}
+	if !rec.Claim && s.sameContent(rec, w.Input) {
+		return "" // a byte-identical copy (the same card at two paths)
+	}
 	return rec.InputAbs
+}
+
+// sameContent reports whether the file at path holds the content rec was
+// written from (its size, then its hash).
+func (s *Store) sameContent(rec *Record, path string) bool {
+	if rec.InputHash == "" {
+		return false
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != rec.InputSize {
+		return false
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d", path, st.Size(), st.ModTime().UnixNano())
+	if h, ok := s.hashes.Load(key); ok {
+		return h == rec.InputHash
+	}
+	h, size, mtime, err := HashFile(path)
+	if err != nil || size != st.Size() || !mtime.Equal(st.ModTime()) {
+		return false
+	}
+	s.hashes.Store(key, h)
+	return h == rec.InputHash
+}
+
+// twinOf reports whether rec was written from another input than w's that
+// still exists and holds the same content (otherInput found no other
+// input): the same card at two paths. Such a record is not moved to w's
+// input, which would move it back and forth between the two.
+func (s *Store) twinOf(rec *Record, w Want) bool {
+	if rec.InputAbs == "" || w.InputAbs == "" || rec.InputAbs == w.InputAbs || rec.Claim {
+		return false
+	}
+	theirs, err := os.Stat(rec.InputAbs)
+	if err != nil {
+		return false
+	}
+	mine, err := os.Stat(w.Input)
+	return err == nil && !os.SameFile(theirs, mine)
 }
 
 // AbsInput returns path made absolute with symbolic links resolved (only
@@ -547,16 +594,18 @@ type Verdict struct {
 
 // Check decides whether the output of w is up to date, reading the input only
 // when needed. In order:
-//   - a record naming another input that still exists, or such a claim
-//     while the output file exists → *OtherInputError;
+//   - a record naming another input that still exists, unless that input
+//     and w's hold the same content (hashed), or such a claim while the
+//     output file exists → *OtherInputError;
 //   - no record (or an unreadable one, or a claim), other format Version, other
 //     SettingsHash, other Rawbatch or LibRaw version → stale;
 //   - output missing, not a regular file, or its size ≠ record's → stale;
 //   - input size ≠ record's → stale, without hashing;
 //   - same input path, size and mtime (nanoseconds), and the record not racy
 //     (see Record.InputChecked) → fresh, without hashing;
-//   - otherwise the input is hashed: same hash → fresh with Updated set;
-//     different → stale "input changed".
+//   - otherwise the input is hashed: same hash → fresh with Updated set
+//     (without it when the record's input is another path that still
+//     exists: a byte-identical copy); different → stale "input changed".
 //
 // Errors (with a zero Verdict): the record's I/O error other than absent or
 // corrupt; ErrBadOutputPath; the output's stat error other than not-exist;
@@ -619,6 +668,9 @@ func (s *Store) Check(w Want) (Verdict, error) {
 		return Verdict{Fresh: true}, nil
 	}
 
+	if s.twinOf(rec, w) && s.sameContent(rec, w.Input) {
+		return Verdict{Fresh: true, Hashed: true}, nil
+	}
 	checked := time.Now()
 	h, size, mtime, err := HashFile(w.Input)
 	if err != nil {

@@ -987,3 +987,42 @@ func TestRecordBytesNotUTF8(t *testing.T) {
 		t.Errorf("jsonForm folds a run of bytes: %q", jsonForm("c\xe9\xe9d"))
 	}
 }
+
+// A byte-identical copy of the recorded input at another path, while
+// that input still exists, is up to date and leaves the record naming the
+// first path; a different file there is another input.
+func TestCheckIdenticalCopyIsNotAnotherInput(t *testing.T) {
+	f := newFixture(t, "raw data")
+	f.want.InputAbs = AbsInput(f.want.Input)
+	f.saveRecord()
+	rec, err := f.st.Load(f.want.OutputRel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.InputAbs = f.want.InputAbs
+	if err := f.st.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(f.dir, "copy.CR3")
+	writeFile(t, copyPath, "raw data", time.Time{})
+	w := f.want
+	w.Input, w.InputAbs = copyPath, AbsInput(copyPath)
+	if err := f.st.CheckOther(w); err != nil {
+		t.Fatalf("CheckOther of an identical copy: %v", err)
+	}
+	v := f.check(w)
+	wantFresh(t, v, true)
+	if v.Updated != nil {
+		t.Fatalf("Updated %+v: the record would move to the copy", v.Updated)
+	}
+	// Another picture of the same size at the copy's path.
+	writeFile(t, copyPath, "RAW DATA", time.Time{})
+	st, err := Open(f.outDir) // a new run: no memoised hash
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *OtherInputError
+	if _, err := st.Check(w); !errors.As(err, &other) {
+		t.Fatalf("Check of another file: %v, want *OtherInputError", err)
+	}
+}

@@ -538,6 +538,12 @@ func (r *reporter) jobDone(jr batch.JobReport, st queue.Status) {
 	case batch.StatusFailed:
 		ev.Level, ev.Kind, ev.Message = "error", f.Kind, f.Reason
 		text = fmt.Sprintf("[%d/%d] failed %s", r.count, r.total, f.Reason)
+	case batch.StatusKept:
+		ev.Reason = f.Reason
+		text = fmt.Sprintf("[%d/%d] %s: %s", r.count, r.total, f.Reason, f.Input)
+	case batch.StatusKnownFailure:
+		ev.Reason, ev.Kind = f.Reason, f.Kind
+		text = fmt.Sprintf("[%d/%d] %s", r.count, r.total, f.Reason)
 	default:
 		ev.Reason = f.Reason
 		text = fmt.Sprintf("[%d/%d] skipped %s (%s)", r.count, r.total, f.Input, f.Reason)

@@ -376,7 +376,8 @@ func jobOutcome(fr batch.FileResult, leaseLost, stopping bool) queue.Outcome {
 		o.Result, o.Reason = queue.Stopped, reason
 	case stopping && fr.Status == batch.StatusFailed:
 		o.Result, o.Reason = queue.Stopped, reason
-	case fr.Status == batch.StatusSkipped && strings.HasPrefix(fr.Reason, "up to date"), fr.Status == batch.StatusSkipped && strings.Contains(fr.Reason, "--no-recreate"):
+	case fr.Status == batch.StatusSkipped && strings.HasPrefix(fr.Reason, "up to date"), fr.Status == batch.StatusSkipped && strings.Contains(fr.Reason, "--no-recreate"),
+		fr.Status == batch.StatusKept, fr.Status == batch.StatusKnownFailure:
 		o.Result = queue.Done
 	case fr.Status == batch.StatusSkipped:
 		// Deleted, moved or changed since it was submitted: this job's

@@ -53,6 +53,12 @@ type ConvertConfig struct {
 	// Overwrite: write over files rawbatch did not write (--overwrite);
 	// NoRecreate: do not make again outputs the user deleted.
 	Overwrite, NoRecreate bool
+	// EditedKeep: leave alone outputs changed since rawbatch wrote them,
+	// reporting their files as kept (--edited keep).
+	EditedKeep bool
+	// KnownFailuresSkip: report files that failed before with the same
+	// content and settings as known failures (--known-failures skip).
+	KnownFailuresSkip bool
 	// LockWaitOther bounds the wait for a run making other outputs of a
 	// file: --lock-wait when given, else batch.DefaultLockWaitOther.
 	LockWaitOther time.Duration
@@ -218,6 +224,18 @@ func (c *ConvertConfig) runSettings() []setting {
 	}
 }
 
+// The values of --edited.
+const (
+	editedFail = "fail"
+	editedKeep = "keep"
+)
+
+// The values of --known-failures.
+const (
+	knownFail = "fail"
+	knownSkip = "skip"
+)
+
 // rerunSettings are what a run does with outputs that exist, and with
 // files other runs hold or that are still being written.
 func (c *ConvertConfig) rerunSettings() []setting {
@@ -228,6 +246,26 @@ func (c *ConvertConfig) rerunSettings() []setting {
 			Apply: boolInto(&c.Overwrite)},
 		{Name: "no-recreate", Default: false, Help: "do not make again an output that rawbatch wrote and that was deleted since (culling)",
 			Apply: boolInto(&c.NoRecreate)},
+		{Name: "edited", Default: editedFail, Help: "what to do with an output that rawbatch wrote and another program changed since: fail (the file fails, exit 3), or keep (leave it alone and report the file as kept, not failed: for nightly runs); --overwrite writes over it",
+			Values: func() []string { return []string{editedFail, editedKeep} },
+			Apply: func(v value) error {
+				switch v.String() {
+				case editedFail, editedKeep:
+					c.EditedKeep = v.String() == editedKeep
+					return nil
+				}
+				return fmt.Errorf("--edited %q: want keep or fail", v.String())
+			}},
+		{Name: "known-failures", Default: knownFail, Help: "what to do with a file that failed in an earlier run (corrupt, not a raw file, unsupported, crashed) and has the same content and settings: fail (try it again; it fails again, exit 3), or skip (report it as a known failure, still listed, without failing the run: for nightly runs); a changed file or changed settings are tried again",
+			Values: func() []string { return []string{knownFail, knownSkip} },
+			Apply: func(v value) error {
+				switch v.String() {
+				case knownFail, knownSkip:
+					c.KnownFailuresSkip = v.String() == knownSkip
+					return nil
+				}
+				return fmt.Errorf("--known-failures %q: want skip or fail", v.String())
+			}},
 		{Name: "lock-wait", Default: time.Duration(0), Help: "how long to keep retrying a file locked by another run (0: report it and move on); when not given, a run making other outputs of the file (other variants, another input of the same name) is waited for up to 10m, then the file fails",
 			Apply: func(v value) (err error) {
 				if c.LockWait, err = duration(v); err != nil {
@@ -371,7 +409,7 @@ func cacheDirSetting(apply func(value) error) setting {
 func (c ConvertConfig) runner(threads int, exe string, od *batch.OutDir) *batch.Runner {
 	return &batch.Runner{Settings: c.Settings, Jobs: c.Jobs, Budget: c.MemBudget, Threads: threads,
 		Exe: exe, Timeout: c.Timeout, Grace: c.Grace,
-		State: od.State, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, OutDir: c.OutDir, SettingsHash: batch.SettingsHash(c.Settings), Version: Version(),
+		State: od.State, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, EditedKeep: c.EditedKeep, KnownFailuresSkip: c.KnownFailuresSkip, OutDir: c.OutDir, SettingsHash: batch.SettingsHash(c.Settings), Version: Version(),
 		Locks: od.Locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, Retries: c.Retries,
 		CacheDir: c.CacheDir, CacheMax: c.CacheSize, KeepCache: c.KeepCache}
 }

@@ -25,7 +25,11 @@ const exitHelp = `Exit status:
 // counts that decide the exit status.
 type batchOutcome struct {
 	converted, failed, skipped, locked int
-	interrupted                        bool
+	// kept counts the skipped files whose edited outputs were kept
+	// (--edited keep); known counts the skipped files that are known failures
+	// (--known-failures skip).
+	kept, known int
+	interrupted bool
 }
 
 func (b *batchOutcome) Error() string {
@@ -68,6 +72,12 @@ func outcome(results []batch.FileResult, interrupted bool) *batchOutcome {
 			b.failed++
 		case batch.StatusLocked:
 			b.locked++
+		case batch.StatusKept:
+			b.kept++
+			b.skipped++
+		case batch.StatusKnownFailure:
+			b.known++
+			b.skipped++
 		default:
 			b.skipped++
 		}

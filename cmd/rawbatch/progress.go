@@ -122,7 +122,7 @@ func isTerminal(w io.Writer) bool {
 type logEvent struct {
 	Time  string `json:"time"`            // RFC 3339, UTC, milliseconds
 	Level string `json:"level"`           // info, warning or error
-	Event string `json:"event"`           // converted, skipped, failed, locked, warning, note, summary
+	Event string `json:"event"`           // converted, skipped, kept, known-failure, failed, locked, warning, note, summary
 	N     int    `json:"n,omitempty"`     // the file's place in the run, 1..total
 	Total int    `json:"total,omitempty"` // the files of the run
 	// Input, with InputB64 when it is not valid UTF-8 (as in the report).
@@ -148,6 +148,10 @@ type logEvent struct {
 	Skipped   *int `json:"skipped,omitempty"`
 	Failed    *int `json:"failed,omitempty"`
 	Locked    *int `json:"locked,omitempty"`
+	// Of the skipped: kept as edited (--edited keep) and known failures
+	// (--known-failures skip), when there are any.
+	Kept          int `json:"kept,omitempty"`
+	KnownFailures int `json:"known_failures,omitempty"`
 	// The rest of a summary, as its text lines say it: the most files at
 	// once and the memory they were estimated to need of the budget, the
 	// failed files, and whether a signal stopped the run.
@@ -292,6 +296,11 @@ func (r *reporter) done(fr batch.FileResult) {
 	case batch.StatusLocked:
 		ev.Level = "warning"
 		text = fmt.Sprintf("[%d/%d] locked %v", r.count, r.total, fr.Err)
+	case batch.StatusKept:
+		text = fmt.Sprintf("[%d/%d] %s: %s -> %s", r.count, r.total, fr.Reason, fr.Input, strings.Join(keptPaths(fr), ", "))
+	case batch.StatusKnownFailure:
+		ev.Kind = batch.FailureKind(fr.Err)
+		text = fmt.Sprintf("[%d/%d] %s", r.count, r.total, fr.Reason)
 	default:
 		text = fmt.Sprintf("[%d/%d] skipped %s (%s)", r.count, r.total, fr.Input, fr.Reason)
 		if strings.ContainsAny(fr.Reason, "()") { // no parentheses in parentheses
@@ -316,6 +325,19 @@ func (r *reporter) done(fr batch.FileResult) {
 		r.bar.Describe(fmt.Sprintf("converting %.1f MP/s", rate))
 		r.bar.Add(1)
 	}
+}
+
+// keptPaths are the outputs of a kept file (all of them: which were
+// edited is in no result).
+func keptPaths(fr batch.FileResult) []string {
+	var paths []string
+	for _, o := range fr.Outputs {
+		paths = append(paths, o.Path)
+	}
+	if len(paths) == 0 {
+		paths = append(paths, fr.Output)
+	}
+	return paths
 }
 
 // displayText is s with each byte that is not UTF-8 shown as \xNN, as
@@ -459,6 +481,22 @@ func (r *reporter) summary(results []batch.FileResult, interrupted bool, sched *
 			}
 		}
 	}
+	if b.kept > 0 {
+		r.emit(false, logEvent{}, "kept files (edited since rawbatch wrote them; --edited keep):")
+		for _, fr := range results {
+			if fr.Status == batch.StatusKept {
+				r.emit(false, logEvent{}, fmt.Sprintf("  %s -> %s", fr.Input, strings.Join(keptPaths(fr), ", ")))
+			}
+		}
+	}
+	if b.known > 0 {
+		r.emit(false, logEvent{}, "known failures (same content and settings as when they failed; --known-failures skip):")
+		for _, fr := range results {
+			if fr.Status == batch.StatusKnownFailure {
+				r.emit(false, logEvent{}, "  "+strings.TrimPrefix(fr.Reason, batch.ReasonKnownFailure))
+			}
+		}
+	}
 	if interrupted {
 		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %s skipped (not started, or cancelled with no output left)", plural(int64(b.skipped), "file")))
 	}
@@ -473,9 +511,20 @@ func (r *reporter) emitSummary(b *batchOutcome, el time.Duration, tail string) {
 
 // summaryEvent is the summary's JSON event with its counts.
 func summaryEvent(b *batchOutcome, el time.Duration, tail string) logEvent {
-	line := fmt.Sprintf("%d converted, %d skipped, %d failed, %d locked%s", b.converted, b.skipped, b.failed, b.locked, tail)
+	var of []string
+	if b.kept > 0 {
+		of = append(of, fmt.Sprintf("%d kept as edited", b.kept))
+	}
+	if b.known > 0 {
+		of = append(of, fmt.Sprintf("%d known to fail", b.known))
+	}
+	skipped := ""
+	if len(of) > 0 {
+		skipped = " (" + strings.Join(of, ", ") + ")"
+	}
+	line := fmt.Sprintf("%d converted, %d skipped%s, %d failed, %d locked%s", b.converted, b.skipped, skipped, b.failed, b.locked, tail)
 	return logEvent{Level: "info", Event: "summary", Message: line, DurationMS: ms(el),
-		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked}
+		Converted: &b.converted, Skipped: &b.skipped, Failed: &b.failed, Locked: &b.locked, Kept: b.kept, KnownFailures: b.known}
 }
 
 // summaryEmpty is the summary of a run that found nothing to convert
