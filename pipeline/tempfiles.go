@@ -1,12 +1,13 @@
 package pipeline
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -16,7 +17,7 @@ import (
 )
 
 // Temporary outputs and their owners. Every temporary output
-// (TempPrefix + base name + "." + os.CreateTemp's digits) is locked with
+// (TempPrefix + base name + "." + a token, tempToken) is locked with
 // flock(2) by the process that writes it, from its creation until it is
 // renamed into place or removed; the kernel drops the lock when that
 // process exits or is killed. So a temporary file whose flock can be taken
@@ -24,8 +25,10 @@ import (
 // and can be removed, whatever output, variant or settings it was for,
 // while one being written by an overlapping run is locked and kept. flock
 // also works between NFS clients (Linux emulates it with byte-range locks).
-// Temporary files of rawbatch versions before this scheme were never
-// locked and count as stale.
+// The token is rawbatch's mark: random hex digits and a check of them
+// and of the name before it, which a file a user named alike (the same
+// prefix, base name and an extension or number after it) does not carry,
+// so the cleaners leave such a file alone whatever its content.
 
 // tempLocks holds, per temporary file this process created, a second
 // descriptor of it that keeps the flock after the writer closes its own
@@ -40,14 +43,21 @@ type heldTemp struct {
 	ino uint64
 }
 
-// CreateTemp is os.CreateTemp(dir, pattern) for a temporary output: the
-// file is flock-held by this process (see above) until it no longer names
-// the created file (renamed or removed; checked at the next CreateTemp) or
-// the process ends, so that CleanStaleTemps of another run keeps it.
-func CreateTemp(dir, pattern string) (*os.File, error) {
+// CreateTemp creates the temporary output file for the output at path, in
+// path's directory, named TempPrefix + tempStem(path) + "." + a new token
+// (tempToken), mode 0600, without following a symbolic link there. The file
+// is flock-held by this process (see above) until it no longer names the
+// created file (renamed or removed; checked at the next CreateTemp) or the
+// process ends, so that CleanStaleTemps of another run keeps it.
+func CreateTemp(path string) (*os.File, error) {
 	releaseTempLocks()
+	dir := filepath.Dir(path)
 	for range 16 {
-		f, err := os.CreateTemp(dir, pattern)
+		name := NewTempName(path)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		if os.IsExist(err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +85,44 @@ func CreateTemp(dir, pattern string) (*os.File, error) {
 		unix.Close(fd)
 		f.Close()
 	}
-	return nil, fmt.Errorf("creating a temporary file in %s: removed by other runs 16 times in a row", dir)
+	return nil, fmt.Errorf("creating a temporary file in %s: taken or removed by others 16 times in a row", dir)
+}
+
+// NewTempName returns a new name, in path's directory, for a temporary file
+// of the output at path as CreateTemp names them (with a new random token).
+func NewTempName(path string) string {
+	prefix := TempPrefix + tempStem(path) + "."
+	var rnd [tempRandomBytes]byte
+	rand.Read(rnd[:]) // never fails (crypto/rand)
+	return filepath.Join(filepath.Dir(path), prefix+tempToken(prefix, hex.EncodeToString(rnd[:])))
+}
+
+// tempRandomBytes random bytes (in hex) start a temporary name's token;
+// tempCheckBytes bytes of a hash (in hex) end it.
+const (
+	tempRandomBytes = 8
+	tempCheckBytes  = 4
+	tempTokenLen    = 2 * (tempRandomBytes + tempCheckBytes)
+)
+
+// tempToken returns the token of a temporary name that starts with prefix
+// (TempPrefix, the stem, "."): rnd (lower-case hex) then the first
+// tempCheckBytes of the SHA-256 of a label, prefix and rnd, in hex. Only
+// rawbatch computes such a check, so a file whose token verifies
+// (validTempToken) was named by rawbatch, not by a user.
+func tempToken(prefix, rnd string) string {
+	h := sha256.New()
+	h.Write([]byte("rawbatch temporary output\x00"))
+	h.Write([]byte(prefix))
+	h.Write([]byte(rnd))
+	return rnd + hex.EncodeToString(h.Sum(nil)[:tempCheckBytes])
+}
+
+// validTempToken reports whether token, following prefix in a name, is one
+// tempToken made.
+func validTempToken(prefix, token string) bool {
+	return len(token) == tempTokenLen && isLowerHex(token) &&
+		tempToken(prefix, token[:2*tempRandomBytes]) == token
 }
 
 // releaseTempLocks closes the lock descriptors of temporary files that have
@@ -93,11 +140,10 @@ func releaseTempLocks() {
 }
 
 // isTempName reports whether name is a temporary output's name as
-// CreateTemp makes it (TempPattern): TempPrefix, the stem (tempStem: the
-// base name of an output or report, or its shortened form ending in "~"
-// and 16 hex digits), then "." and os.CreateTemp's digits (a uint32 in
-// decimal). The base name must have an extension rawbatch writes
-// (tempExts).
+// CreateTemp makes it: TempPrefix, the stem (tempStem: the base name of an
+// output or report, or its shortened form ending in "~" and 16 hex
+// digits), then "." and a token that verifies (validTempToken). The base
+// name must have an extension rawbatch writes (tempExts).
 func isTempName(name string) bool {
 	_, ok := tempKind(name)
 	return ok
@@ -130,8 +176,8 @@ func tempKind(name string) (string, bool) {
 	if i <= 0 {
 		return "", false
 	}
-	stem, digits := rest[:i], rest[i+1:]
-	if _, err := strconv.ParseUint(digits, 10, 32); err != nil || strings.Trim(digits, "0123456789") != "" {
+	stem, token := rest[:i], rest[i+1:]
+	if !validTempToken(name[:len(name)-len(token)], token) {
 		return "", false
 	}
 	if j := len(stem) - 17; j > 0 && stem[j] == '~' && isLowerHex(stem[j+1:]) &&
@@ -173,7 +219,7 @@ func hasTempSignature(ext string, head []byte) bool {
 }
 
 // RemoveStaleTemp removes the temporary output file at path if it is a
-// regular file that CreateTemp could have made (its name, isTempName, and
+// regular file that CreateTemp made (its name, isTempName, with its token, and
 // its first bytes, hasTempSignature: empty or starting like the format of
 // its extension) and no live process holds its flock (it was left by a
 // killed run), and returns its size in bytes and whether it was removed;
@@ -214,8 +260,8 @@ func RemoveStaleTemp(path string) (int64, bool) {
 const maxNameBytes = 255
 
 // tempSuffixBytes is what follows the stem in a temporary name: "." and
-// os.CreateTemp's random part (a uint32 in decimal, at most 10 digits).
-const tempSuffixBytes = 1 + 10
+// the token (tempToken).
+const tempSuffixBytes = 1 + tempTokenLen
 
 // tempStem returns the part of path's base name that temporary files for
 // path carry after TempPrefix: the base name itself when the temporary
@@ -239,7 +285,8 @@ func tempStem(path string) string {
 	return base[:keep] + sum
 }
 
-// TempPattern is the os.CreateTemp pattern of the temporary file for the
-// output at path (in path's directory): TempPrefix, its (possibly
-// shortened) base name, ".*".
-func TempPattern(path string) string { return TempPrefix + tempStem(path) + ".*" }
+// longestTempName returns the name of the temporary files for the output
+// at path with the token made of zeros: every one has its length.
+func longestTempName(path string) string {
+	return TempPrefix + tempStem(path) + "." + strings.Repeat("0", tempTokenLen)
+}

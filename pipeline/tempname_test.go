@@ -29,16 +29,14 @@ func TestLongOutputNameTemp(t *testing.T) {
 		if _, err := os.Stat(out); err != nil {
 			t.Fatal(err)
 		}
-		pat := TempPattern(out)
-		if n := len(pat) - 1 + 10; n > maxNameBytes || !utf8.ValidString(pat) {
-			t.Errorf("temporary names of %q: up to %d bytes, valid UTF-8 %v", filepath.Base(out), n, utf8.ValidString(pat))
+		name := filepath.Base(NewTempName(out))
+		if n := len(name); n > maxNameBytes || n != len(longestTempName(out)) || !utf8.ValidString(name) {
+			t.Errorf("temporary names of %q: %d bytes, valid UTF-8 %v", filepath.Base(out), n, utf8.ValidString(name))
 		}
 		// A leftover of a killed run is found again for this output only.
-		f, err := os.CreateTemp(dir, pat)
-		if err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
 			t.Fatalf("temporary file for a %d-byte name: %v", len(filepath.Base(out)), err)
 		}
-		f.Close()
 		if n := RemoveTemps(out); n != 1 {
 			t.Errorf("RemoveTemps removed %d, want 1", n)
 		}
@@ -55,17 +53,28 @@ func TestLongOutputNameTemp(t *testing.T) {
 // shortened ones included, and only content rawbatch writes is removed.
 func TestIsTempName(t *testing.T) {
 	long := strings.Repeat("é", 120) + ".thumb.webp"
+	made := func(out string) string { return filepath.Base(NewTempName("/x/" + out)) }
+	forged := made("IMG_1.jpg")
+	if forged[len(forged)-1] == '0' {
+		forged = forged[:len(forged)-1] + "1"
+	} else {
+		forged = forged[:len(forged)-1] + "0"
+	}
 	for name, want := range map[string]bool{
-		TempPrefix + "IMG_1.jpg.123":                       true,
-		TempPrefix + "IMG_1.thumb.webp.4294967295":         true,
-		TempPrefix + "report.json.7":                       true,
-		TempPrefix + "IMG_1.jpg.4294967296":                false, // not a uint32
-		TempPrefix + "IMG_1.jpg.":                          false,
-		TempPrefix + "IMG_1.jpg.12a":                       false,
-		TempPrefix + "notes.txt.12":                        false,
-		TempPrefix + ".jpg.12":                             false,
-		TempPrefix + "x~0123456789abcdef.12":               false, // short: not shortened by tempStem
-		strings.TrimSuffix(TempPattern(long), "*") + "991": true,
+		made("IMG_1.jpg"):        true,
+		made("IMG_1.thumb.webp"): true,
+		made("report.json"):      true,
+		made(long):               true,
+		made("notes.txt"):        false,
+		made(".jpg"):             false,
+		forged:                   false, // the check does not match
+		// Names a user could give a file: what os.CreateTemp made
+		// before tokens, or any other suffix.
+		TempPrefix + "IMG_1.jpg.123":                               false,
+		TempPrefix + "IMG_1.thumb.webp.4294967295":                 false,
+		TempPrefix + "IMG_1.jpg.0123456789abcdef01234567":          false,
+		TempPrefix + "IMG_1.jpg.":                                  false,
+		TempPrefix + "x~0123456789abcdef.0123456789abcdef01234567": false,
 	} {
 		if got := isTempName(name); got != want {
 			t.Errorf("isTempName(%q) = %v, want %v", name, got, want)
