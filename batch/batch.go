@@ -910,9 +910,9 @@ func otherInputErr(t Task, o Output, other *state.OtherInputError) error {
 		path = recordedPath(o, &state.Record{Output: other.Output})
 	}
 	if other.Claim {
-		return fmt.Errorf("%s: its output %s was being written from %s by a run that did not finish, and that file still exists; two inputs map to one output: convert this folder into another output directory (or, if %s is not that file's picture, move it away)", t.Input, path, other.Input, path)
+		return fmt.Errorf("%s: its output %s was being written from %s by a run that did not finish, and that file still exists; two inputs map to one output: convert this folder into another output directory, or name the outputs apart (--name '{camera}_{stem}', or '{date}_{stem}'), or, if %s is not that file's picture, move it away", t.Input, path, other.Input, path)
 	}
-	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory", t.Input, path, other.Input)
+	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory, or name the outputs apart (--name '{camera}_{stem}', or '{date}_{stem}')", t.Input, path, other.Input)
 }
 
 // lockNote describes the work a run does on t, for its lock's holder
