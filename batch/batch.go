@@ -142,6 +142,10 @@ type Plan struct {
 	SkippedListed int
 	// Headers reads the headers for Inspect; nil reads them in process.
 	Headers *HeaderReader
+	// Ctx, when set, stops Inspect once it is done (a signal): no more
+	// headers are read, and the files not read are left as they are (the
+	// run starts none of them).
+	Ctx context.Context
 }
 
 // Inspect reads the header of every task not yet settled (Done or Err
@@ -152,11 +156,18 @@ type Plan struct {
 func (p *Plan) Inspect(s pipeline.Settings, threads, jobs int) {
 	var g errgroup.Group
 	g.SetLimit(max(1, jobs))
+	stopped := func() bool { return p.Ctx != nil && p.Ctx.Err() != nil }
 	for i := range p.Tasks {
+		if stopped() {
+			break
+		}
 		if p.Tasks[i].Done != nil || p.Tasks[i].Err != nil { // settled already (an output over an input)
 			continue
 		}
 		g.Go(func() error {
+			if stopped() {
+				return nil
+			}
 			t := &p.Tasks[i]
 			fi, err := p.Headers.ReadInfo(t.Input)
 			if err != nil {
