@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/header"
 
 	"golang.org/x/sync/errgroup"
 
@@ -603,6 +604,11 @@ func largestFirst(q []queued, tasks []Task) {
 
 // finish records fr as the result of task i and reports it (Runner.Done).
 func (b *batchRun) finish(i int, fr FileResult) {
+	if fr.Status == StatusFailed {
+		if reason := stillCopying(fr.Task, fr.Err); reason != "" {
+			fr = FileResult{Task: fr.Task, Status: StatusSkipped, Reason: reason}
+		}
+	}
 	b.mu.Lock()
 	b.results[i] = fr
 	b.mu.Unlock()
@@ -982,6 +988,40 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		return fr, nil, true
 	}
 	return fr, pending, false
+}
+
+// stillCopying returns why a file that failed with err as truncated (it
+// ends before its data) is rather still being written, and is left for a
+// later run, not failed: it changed in size or time since the plan, or it
+// was modified less than a minute ago (a copy that stalled for longer than
+// --min-age). "" when it is not: an old truncated file fails as corrupt.
+func stillCopying(t Task, err error) string {
+	if err == nil || !isTruncated(err) {
+		return ""
+	}
+	st, serr := os.Stat(t.Input)
+	if serr != nil {
+		return ""
+	}
+	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
+		return "still being written, try again (it ends before its data, and its size or time changed during the run)"
+	}
+	if age := time.Since(st.ModTime()); age >= -time.Second && age < copyingAge {
+		return fmt.Sprintf("still being written, try again (it ends before its data, and was modified %.1f s ago)", max(age.Seconds(), 0))
+	}
+	return ""
+}
+
+// copyingAge is how recently a truncated file must have been modified to
+// count as a copy still in progress.
+const copyingAge = time.Minute
+
+// isTruncated reports whether err is a file ending before its data: a
+// header's header.ErrTruncated, or a worker's corrupt failure saying so
+// (its error crosses a process boundary as text and kind).
+func isTruncated(err error) bool {
+	return errors.Is(err, header.ErrTruncated) ||
+		errors.Is(err, rawerr.ErrCorrupt) && strings.Contains(err.Error(), "past the end of the")
 }
 
 // inputWaits returns why t's input is left for a later run ("": it is
