@@ -134,6 +134,7 @@ func TestRunnerRemovesTempsOfStoppedJob(t *testing.T) {
 		if err := os.WriteFile(left, []byte("\xff\xd8\xff partial"), 0o644); err != nil {
 			t.Error(err)
 		}
+		pipeline.MarkTemp(left)
 		return Outcome{Err: fmt.Errorf("%s: %w (signal 11, segmentation fault)", j.Input, ErrCrashed), Crashed: true, Stopped: true}
 	}}}
 	fr := fakeRun(t, in, out, nil, ex)

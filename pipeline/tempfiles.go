@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -28,7 +29,9 @@ import (
 // The token is rawbatch's mark: random hex digits and a check of them
 // and of the name before it, which a file a user named alike (the same
 // prefix, base name and an extension or number after it) does not carry,
-// so the cleaners leave such a file alone whatever its content.
+// so the cleaners leave such a file alone whatever its content; and the
+// file carries the token in an extended attribute (tempMarkAttr), which a
+// copy made by another program under that name does not.
 
 // tempLocks holds, per temporary file this process created, a second
 // descriptor of it that keeps the flock after the writer closes its own
@@ -67,6 +70,7 @@ func CreateTemp(path string) (*os.File, error) {
 			os.Remove(f.Name())
 			return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
 		}
+		markTemp(fd, name)
 		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 			// A cleaner may have taken the lock and removed the path
 			// between the creation and the flock: then start over.
@@ -116,6 +120,52 @@ func tempToken(prefix, rnd string) string {
 	h.Write([]byte(prefix))
 	h.Write([]byte(rnd))
 	return rnd + hex.EncodeToString(h.Sum(nil)[:tempCheckBytes])
+}
+
+// tempMarkAttr is the extended attribute CreateTemp sets on a temporary
+// output, holding its name's token: evidence besides the name that
+// rawbatch created the file (a copy made with cp or a file saved under
+// that name by another program does not carry it).
+const tempMarkAttr = "user.rawbatch.temp"
+
+// markTemp sets tempMarkAttr on the temporary file fd named name. A file
+// system without user extended attributes refuses it; the name and the
+// content are then the only marks.
+func markTemp(fd int, name string) {
+	unix.Fsetxattr(fd, tempMarkAttr, []byte(tempTokenOf(name)), 0)
+}
+
+// MarkTemp marks the file at path, named by NewTempName, as CreateTemp
+// marks a temporary output (tests make killed runs' leftovers with it).
+func MarkTemp(path string) {
+	if fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		markTemp(fd, path)
+		unix.Close(fd)
+	}
+}
+
+// markedTemp reports whether the temporary-looking file fd at path of size
+// bytes carries rawbatch's mark: tempMarkAttr holding its name's token, or
+// no such attribute where the file system has none (ENOTSUP), or an empty
+// file (a run killed between creating it and marking it).
+func markedTemp(fd int, path string, size int64) bool {
+	buf := make([]byte, 64)
+	n, err := unix.Fgetxattr(fd, tempMarkAttr, buf)
+	switch {
+	case err == nil:
+		return string(buf[:n]) == tempTokenOf(path)
+	case errors.Is(err, unix.ENOTSUP), errors.Is(err, unix.EOPNOTSUPP):
+		return true
+	case errors.Is(err, unix.ENODATA):
+		return size == 0
+	}
+	return false
+}
+
+// tempTokenOf returns the token at the end of a temporary file's name.
+func tempTokenOf(name string) string {
+	base := filepath.Base(name)
+	return base[strings.LastIndexByte(base, '.')+1:]
 }
 
 // validTempToken reports whether token, following prefix in a name, is one
@@ -241,6 +291,9 @@ func RemoveStaleTemp(path string) (int64, bool) {
 	if unix.Fstat(fd, &fst) != nil || fst.Mode&unix.S_IFMT != unix.S_IFREG ||
 		unix.Lstat(path, &pst) != nil || pst.Ino != fst.Ino || pst.Dev != fst.Dev {
 		return 0, false
+	}
+	if !markedTemp(fd, path, fst.Size) {
+		return 0, false // named as rawbatch names them, but not written by it
 	}
 	head := make([]byte, 12)
 	n, err := unix.Pread(fd, head, 0)

@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // An output name of up to 255 bytes (NAME_MAX) converts: its temporary
@@ -93,5 +96,43 @@ func TestIsTempName(t *testing.T) {
 		if got := hasTempSignature(c.ext, []byte(c.head)); got != c.want {
 			t.Errorf("hasTempSignature(%q, %q) = %v, want %v", c.ext, c.head, got, c.want)
 		}
+	}
+}
+
+// TestRemoveStaleTempOnlyOwn: the cleaner removes a leftover rawbatch named
+// and marked (or left empty), and keeps a user's look-alikes: JPEG content
+// under an old-style name, or under a verified name without rawbatch's
+// mark (a copy of a leftover saved by another program).
+func TestRemoveStaleTempOnlyOwn(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "IMG_1.jpg")
+	jpeg := []byte("\xff\xd8\xff\xe0 partial")
+	write := func(name string, data []byte, mark bool) string {
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if mark {
+			MarkTemp(name)
+		}
+		return name
+	}
+	own := write(NewTempName(out), jpeg, true)
+	empty := write(NewTempName(out), nil, false)
+	oldStyle := write(filepath.Join(dir, TempPrefix+"IMG_1.jpg.123"), jpeg, false)
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{own, true}, {empty, true}, {oldStyle, false}} {
+		if _, got := RemoveStaleTemp(c.path); got != c.want {
+			t.Errorf("RemoveStaleTemp(%s) = %v, want %v", filepath.Base(c.path), got, c.want)
+		}
+	}
+	unmarked := write(NewTempName(out), jpeg, false)
+	if err := unix.Setxattr(unmarked, tempMarkAttr, []byte("x"), 0); errors.Is(err, unix.ENOTSUP) {
+		t.Skip("no user extended attributes here: the name and content are the marks")
+	}
+	unix.Removexattr(unmarked, tempMarkAttr)
+	if _, got := RemoveStaleTemp(unmarked); got {
+		t.Errorf("removed %s, which rawbatch did not mark", filepath.Base(unmarked))
 	}
 }

@@ -213,11 +213,14 @@ func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // templeft SRC OUTPUT: copy SRC to a temporary file for OUTPUT, named
-// as rawbatch names it (pipeline.NewTempName), as a killed run leaves it.
+// and marked as rawbatch names and marks it (pipeline.NewTempName,
+// pipeline.MarkTemp), as a killed run leaves it.
 func cmdTempLeft(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
-	ts.Check(os.WriteFile(pipeline.NewTempName(ts.MkAbs(args[1])), b, 0o600))
+	name := pipeline.NewTempName(ts.MkAbs(args[1]))
+	ts.Check(os.WriteFile(name, b, 0o600))
+	pipeline.MarkTemp(name)
 }
 
 // synthdng DST ORIENTATION: write a small synthetic chart DNG (48×32
