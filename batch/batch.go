@@ -894,13 +894,16 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 // are up to date, inputs still being written. It reads no pixel data and no
 // header, only stats and up-to-date records (hashing an input only when its
 // size or time changed), so an unchanged re-run costs little; call it
-// before Plan.Inspect.
+// before Plan.Inspect. It stops once p.Ctx is done (a signal).
 func (r *Runner) Triage(p *Plan) {
 	if r.started.IsZero() {
 		r.started = time.Now()
 	}
 	r.expand(p)
 	for i := range p.Tasks {
+		if p.Ctx != nil && p.Ctx.Err() != nil {
+			break // a signal: the run starts none of them
+		}
 		if p.Tasks[i].Err != nil {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/state"
 )
 
 // A signal during the walk (its context cancelled by a hook at the third
@@ -75,6 +76,34 @@ func TestInspectStopsOnCancel(t *testing.T) {
 	for _, task := range p.Tasks[1:] {
 		if task.Err != nil || task.Info.Width != 0 {
 			t.Errorf("%s: read or failed after the cancel: %v %+v", task.Input, task.Err, task.Info)
+		}
+	}
+}
+
+// A signal before the records are read (the context cancelled) stops
+// Triage: no file's records are read, every file is left unsettled.
+func TestTriageStopsOnCancel(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	for i := range 20 {
+		touch(t, filepath.Join(in, fmt.Sprintf("IMG_%04d.dng", i)), []byte("x"))
+	}
+	store, err := state.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanBatch([]string{in}, out, ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p.Ctx = ctx
+	r := &Runner{Settings: pipeline.DefaultSettings(), Jobs: 1, State: store, OutDir: out,
+		SettingsHash: SettingsHash(pipeline.DefaultSettings()), Version: "test"}
+	r.Triage(p)
+	for _, task := range p.Tasks {
+		if task.Done != nil || task.Pending != nil {
+			t.Errorf("%s: triaged after the cancel (done %v, pending %v)", task.Input, task.Done, task.Pending)
 		}
 	}
 }
