@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/header"
 
 	"golang.org/x/sync/errgroup"
 
@@ -146,6 +147,10 @@ type Plan struct {
 	SkippedListed int
 	// Headers reads the headers for Inspect; nil reads them in process.
 	Headers *HeaderReader
+	// Ctx, when set, stops Inspect once it is done (a signal): no more
+	// headers are read, and the files not read are left as they are (the
+	// run starts none of them).
+	Ctx context.Context
 }
 
 // Inspect reads the header of every task not yet settled (Done or Err
@@ -156,11 +161,18 @@ type Plan struct {
 func (p *Plan) Inspect(s pipeline.Settings, threads, jobs int) {
 	var g errgroup.Group
 	g.SetLimit(max(1, jobs))
+	stopped := func() bool { return p.Ctx != nil && p.Ctx.Err() != nil }
 	for i := range p.Tasks {
+		if stopped() {
+			break
+		}
 		if p.Tasks[i].Done != nil || p.Tasks[i].Err != nil { // settled already (an output over an input)
 			continue
 		}
 		g.Go(func() error {
+			if stopped() {
+				return nil
+			}
 			t := &p.Tasks[i]
 			fi, err := p.Headers.ReadInfo(t.Input)
 			if err != nil {
@@ -616,6 +628,11 @@ func largestFirst(q []queued, tasks []Task) {
 
 // finish records fr as the result of task i and reports it (Runner.Done).
 func (b *batchRun) finish(i int, fr FileResult) {
+	if fr.Status == StatusFailed {
+		if reason := stillCopying(fr.Task, fr.Err); reason != "" {
+			fr = FileResult{Task: fr.Task, Status: StatusSkipped, Reason: reason}
+		}
+	}
 	b.mu.Lock()
 	b.results[i] = fr
 	b.mu.Unlock()
@@ -914,13 +931,16 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 // are up to date, inputs still being written. It reads no pixel data and no
 // header, only stats and up-to-date records (hashing an input only when its
 // size or time changed), so an unchanged re-run costs little; call it
-// before Plan.Inspect.
+// before Plan.Inspect. It stops once p.Ctx is done (a signal).
 func (r *Runner) Triage(p *Plan) {
 	if r.started.IsZero() {
 		r.started = time.Now()
 	}
 	r.expand(p)
 	for i := range p.Tasks {
+		if p.Ctx != nil && p.Ctx.Err() != nil {
+			break // a signal: the run starts none of them
+		}
 		if p.Tasks[i].Err != nil {
 			continue
 		}
@@ -949,9 +969,9 @@ func otherInputErr(t Task, o Output, other *state.OtherInputError) error {
 		path = recordedPath(o, &state.Record{Output: other.Output})
 	}
 	if other.Claim {
-		return fmt.Errorf("%s: its output %s was being written from %s by a run that did not finish, and that file still exists; two inputs map to one output: convert this folder into another output directory (or, if %s is not that file's picture, move it away)", t.Input, path, other.Input, path)
+		return fmt.Errorf("%s: its output %s was being written from %s by a run that did not finish, and that file still exists; two inputs map to one output: convert this folder into another output directory, or name the outputs apart (--name '{camera}_{stem}', or '{date}_{stem}'), or, if %s is not that file's picture, move it away", t.Input, path, other.Input, path)
 	}
-	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory", t.Input, path, other.Input)
+	return fmt.Errorf("%s: its output %s was written from %s, which still exists; two inputs map to one output: convert this folder into another output directory, or name the outputs apart (--name '{camera}_{stem}', or '{date}_{stem}')", t.Input, path, other.Input)
 }
 
 // lockNote describes the work a run does on t, for its lock's holder
@@ -1019,6 +1039,40 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 		return fr, nil, true
 	}
 	return fr, pending, false
+}
+
+// stillCopying returns why a file that failed with err as truncated (it
+// ends before its data) is rather still being written, and is left for a
+// later run, not failed: it changed in size or time since the plan, or it
+// was modified less than a minute ago (a copy that stalled for longer than
+// --min-age). "" when it is not: an old truncated file fails as corrupt.
+func stillCopying(t Task, err error) string {
+	if err == nil || !isTruncated(err) {
+		return ""
+	}
+	st, serr := os.Stat(t.Input)
+	if serr != nil {
+		return ""
+	}
+	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
+		return "still being written, try again (it ends before its data, and its size or time changed during the run)"
+	}
+	if age := time.Since(st.ModTime()); age >= -time.Second && age < copyingAge {
+		return fmt.Sprintf("still being written, try again (it ends before its data, and was modified %.1f s ago)", max(age.Seconds(), 0))
+	}
+	return ""
+}
+
+// copyingAge is how recently a truncated file must have been modified to
+// count as a copy still in progress.
+const copyingAge = time.Minute
+
+// isTruncated reports whether err is a file ending before its data: a
+// header's header.ErrTruncated, or a worker's corrupt failure saying so
+// (its error crosses a process boundary as text and kind).
+func isTruncated(err error) bool {
+	return errors.Is(err, header.ErrTruncated) ||
+		errors.Is(err, rawerr.ErrCorrupt) && strings.Contains(err.Error(), "past the end of the")
 }
 
 // inputWaits returns why t's input is left for a later run ("": it is

@@ -118,6 +118,10 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 	}
 	a := r.Need(t, 1)
 	switch {
+	case t.Err != nil && stillCopying(t, t.Err) != "":
+		reason := stillCopying(t, t.Err) // as Run skips it
+		f.Note = "skip: " + reason
+		f.Status, f.Reason = StatusSkipped, reason
 	case t.Err != nil:
 		f.Note = "would fail: " + t.Err.Error()
 		f.Status, f.Kind, f.Reason, f.err = StatusFailed, FailureKind(t.Err), t.Err.Error(), t.Err

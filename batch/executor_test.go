@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,10 +130,11 @@ func TestRunnerRemovesTempsOfStoppedJob(t *testing.T) {
 	var left string
 	ex := &fakeExecutor{steps: []func(Job) Outcome{func(j Job) Outcome {
 		o := j.Outputs[0]
-		left = filepath.Join(filepath.Dir(string(o.Path)), strings.Replace(pipeline.TempPattern(string(o.Path)), "*", "4242", 1))
+		left = pipeline.NewTempName(string(o.Path))
 		if err := os.WriteFile(left, []byte("\xff\xd8\xff partial"), 0o644); err != nil {
 			t.Error(err)
 		}
+		pipeline.MarkTemp(left)
 		return Outcome{Err: fmt.Errorf("%s: %w (signal 11, segmentation fault)", j.Input, ErrCrashed), Crashed: true, Stopped: true}
 	}}}
 	fr := fakeRun(t, in, out, nil, ex)

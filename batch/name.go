@@ -275,7 +275,7 @@ func (p *Plan) ResolveNames(o PlanOptions, outDir string, suffixes []string, s p
 	if o.Name == nil || !o.Name.NeedsHeader() {
 		return false
 	}
-	tmp := &Plan{Tasks: slices.Clone(p.Tasks), Headers: p.Headers}
+	tmp := &Plan{Tasks: slices.Clone(p.Tasks), Headers: p.Headers, Ctx: p.Ctx}
 	for i, t := range tmp.Tasks {
 		if recent(t.ModTime, minAge) && !t.Settled {
 			tmp.Tasks[i].Done = &FileResult{} // not read: still being written

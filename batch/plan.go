@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline"
-
 	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
@@ -66,6 +67,9 @@ type PlanOptions struct {
 	// name its record holds, and names recorded for other inputs are not
 	// given again.
 	Recorded func() map[string]string
+	// Ctx, when set, stops the walk once it is done (a signal): the plan
+	// then holds the files found so far, and the run starts none of them.
+	Ctx context.Context
 }
 
 // PlanBatchWith is PlanBatch with the choices o.
@@ -85,8 +89,11 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 	if r, err := filepath.EvalSymlinks(absOut); err == nil {
 		absOut = r // walked paths are resolved too
 	}
-	pl := &planner{p: &Plan{}, filter: walkFilter{include: o.Include, exclude: o.Exclude}, absOut: absOut, seen: map[[2]uint64]int{}}
+	pl := &planner{p: &Plan{}, filter: walkFilter{include: o.Include, exclude: o.Exclude}, absOut: absOut, seen: map[[2]uint64]int{}, ctx: o.Ctx}
 	for _, in := range inputs {
+		if pl.stopped() {
+			break
+		}
 		if err := pl.input(in); err != nil {
 			return nil, err
 		}
@@ -115,7 +122,11 @@ type planner struct {
 	filter walkFilter
 	absOut string
 	seen   map[[2]uint64]int
+	ctx    context.Context // PlanOptions.Ctx
 }
+
+// stopped reports whether the planning was stopped (PlanOptions.Ctx).
+func (pl *planner) stopped() bool { return pl.ctx != nil && pl.ctx.Err() != nil }
 
 // problem records an input that cannot be read at all.
 func (pl *planner) problem(path string, err error) {
@@ -127,6 +138,7 @@ func (pl *planner) problem(path string, err error) {
 // again keeps one task, a path that is not a symbolic link winning over
 // one that is, with a warning naming both.
 func (pl *planner) add(path, rel string, fi fs.FileInfo) {
+	defer fault.At(fault.Planned, path)
 	p := pl.p
 	task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
 	st, ok := fi.Sys().(*syscall.Stat_t)
@@ -184,6 +196,9 @@ func (pl *planner) input(in string) error {
 // leaves out (counting them), and plans the regular files found (through
 // symbolic links to files), naming each as the user named its root.
 func (pl *planner) visit(in, root, path string, d fs.DirEntry, err error) error {
+	if pl.stopped() {
+		return fs.SkipAll
+	}
 	p, filter := pl.p, pl.filter
 	rel, rerr := filepath.Rel(root, path)
 	if rerr != nil {
@@ -243,6 +258,9 @@ func (pl *planner) listed(files []string, base string) {
 	p, filter := pl.p, pl.filter
 	rel := relToBase(base)
 	for _, f := range files {
+		if pl.stopped() {
+			return
+		}
 		f = filepath.Clean(f)
 		fi, serr := os.Stat(f)
 		if serr == nil && fi.IsDir() {

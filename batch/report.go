@@ -345,7 +345,9 @@ func errText(err error) string {
 // alone). A failed fsync of the directory after the rename is not an
 // error here: the file is written.
 func writeAtomic(path string, data []byte) error {
-	err := atomicfile.Write(path, data, atomicfile.Options{Pattern: pipeline.TempPattern(path), Create: pipeline.CreateTemp})
+	err := atomicfile.Write(path, data, atomicfile.Options{
+		Create: func(string, string) (*os.File, error) { return pipeline.CreateTemp(path) },
+	})
 	if errors.Is(err, atomicfile.ErrDirSync) {
 		return nil
 	}

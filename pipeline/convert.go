@@ -431,7 +431,7 @@ func PathReason(path string, err error) error {
 }
 
 // TempPrefix starts the name of every temporary output file; the output's
-// base name and a random suffix follow (".rawbatch-tmp-IMG_1.jpg.123456"),
+// base name, "." and a token follow (".rawbatch-tmp-IMG_1.jpg.<24 hex>"),
 // so leftovers of a killed run can be found per output (RemoveTemps). A
 // base name too long for that is shortened (tempStem).
 const TempPrefix = ".rawbatch-tmp-"
@@ -444,9 +444,9 @@ func RemoveTemps(out string) int {
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(out), globEscape(prefix)+"*"))
 	n := 0
 	for _, m := range matches {
-		// Only os.CreateTemp's own names: the prefix and digits, nothing
-		// after, so an input's output that merely starts alike is kept.
-		if rest := strings.TrimPrefix(filepath.Base(m), prefix); rest == "" || strings.Trim(rest, "0123456789") != "" {
+		// Only CreateTemp's own names: the prefix and a token that
+		// verifies, so a file that merely starts alike is kept.
+		if !validTempToken(prefix, strings.TrimPrefix(filepath.Base(m), prefix)) {
 			continue
 		}
 		if _, ok := RemoveStaleTemp(m); ok {

@@ -25,7 +25,7 @@ func OutputNameError(path string) error {
 		return fmt.Errorf("its output name %s is %d bytes long, longer than the %d bytes a file name may have in %s (shorten it: --name)",
 			bytetext.Escape(base), len(base), limit, bytetext.Escape(dir))
 	}
-	temp := TempPrefix + tempStem(path) + "." + "4294967295" // os.CreateTemp's longest random part
+	temp := longestTempName(path)
 	if len(temp) > limit {
 		return fmt.Errorf("the temporary name of its output %s (%s...) is %d bytes long, longer than the %d bytes a file name may have in %s (shorten it: --name)",
 			bytetext.Escape(base), bytetext.Escape(TempPrefix+tempStem(path)), len(temp), limit, bytetext.Escape(dir))

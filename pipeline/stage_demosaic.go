@@ -125,8 +125,11 @@ func stageDemosaic(ctx context.Context, j *job) error {
 		}
 	}
 	j.demosaicUsed = libRawDemosaic(j.info, j.settings)
-	if ownDemosaic(j.settings) {
+	if ownDemosaic(j.settings) && j.demosaicUsed != DemosaicNone {
 		// rcd fell back to LibRaw's (AHD, or what LibRaw runs instead).
+		// A file without a CFA (a linear or lossy DNG) has nothing to
+		// demosaic: nothing is wrong with it, so no warning (the report's
+		// demosaic says "none").
 		j.demosaicFallback = "--demosaic rcd: " + why + "; " + libRawDemosaicNote(j.demosaicUsed)
 		j.warnings = append(j.warnings, j.demosaicFallback)
 	}
@@ -432,6 +435,9 @@ func (j *job) cachedDemosaic() {
 		if ownDemosaic(j.settings) && j.info.Filters > 1000 && j.info.Colors == 3 {
 			j.demosaicUsed = "rcd"
 		}
+	}
+	if j.demosaicUsed == DemosaicNone {
+		j.demosaicFallback = "" // an older cache entry may carry the warning
 	}
 	if j.demosaicFallback != "" {
 		j.warnings = append(j.warnings, j.demosaicFallback)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 
 	"github.com/rawbatch/rawbatch/internal/fileperm"
@@ -54,7 +53,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	}()
 	// The temporary name has no image extension, so photo importers
 	// watching the folder do not pick it up.
-	f, err := CreateTemp(filepath.Dir(out), TempPattern(out))
+	f, err := CreateTemp(out)
 	if err != nil {
 		return err
 	}

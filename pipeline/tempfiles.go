@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -16,7 +18,7 @@ import (
 )
 
 // Temporary outputs and their owners. Every temporary output
-// (TempPrefix + base name + "." + os.CreateTemp's digits) is locked with
+// (TempPrefix + base name + "." + a token, tempToken) is locked with
 // flock(2) by the process that writes it, from its creation until it is
 // renamed into place or removed; the kernel drops the lock when that
 // process exits or is killed. So a temporary file whose flock can be taken
@@ -24,8 +26,12 @@ import (
 // and can be removed, whatever output, variant or settings it was for,
 // while one being written by an overlapping run is locked and kept. flock
 // also works between NFS clients (Linux emulates it with byte-range locks).
-// Temporary files of rawbatch versions before this scheme were never
-// locked and count as stale.
+// The token is rawbatch's mark: random hex digits and a check of them
+// and of the name before it, which a file a user named alike (the same
+// prefix, base name and an extension or number after it) does not carry,
+// so the cleaners leave such a file alone whatever its content; and the
+// file carries the token in an extended attribute (tempMarkAttr), which a
+// copy made by another program under that name does not.
 
 // tempLocks holds, per temporary file this process created, a second
 // descriptor of it that keeps the flock after the writer closes its own
@@ -40,14 +46,21 @@ type heldTemp struct {
 	ino uint64
 }
 
-// CreateTemp is os.CreateTemp(dir, pattern) for a temporary output: the
-// file is flock-held by this process (see above) until it no longer names
-// the created file (renamed or removed; checked at the next CreateTemp) or
-// the process ends, so that CleanStaleTemps of another run keeps it.
-func CreateTemp(dir, pattern string) (*os.File, error) {
+// CreateTemp creates the temporary output file for the output at path, in
+// path's directory, named TempPrefix + tempStem(path) + "." + a new token
+// (tempToken), mode 0600, without following a symbolic link there. The file
+// is flock-held by this process (see above) until it no longer names the
+// created file (renamed or removed; checked at the next CreateTemp) or the
+// process ends, so that CleanStaleTemps of another run keeps it.
+func CreateTemp(path string) (*os.File, error) {
 	releaseTempLocks()
+	dir := filepath.Dir(path)
 	for range 16 {
-		f, err := os.CreateTemp(dir, pattern)
+		name := NewTempName(path)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		if os.IsExist(err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -57,6 +70,7 @@ func CreateTemp(dir, pattern string) (*os.File, error) {
 			os.Remove(f.Name())
 			return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
 		}
+		markTemp(fd, name)
 		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 			// A cleaner may have taken the lock and removed the path
 			// between the creation and the flock: then start over.
@@ -75,7 +89,90 @@ func CreateTemp(dir, pattern string) (*os.File, error) {
 		unix.Close(fd)
 		f.Close()
 	}
-	return nil, fmt.Errorf("creating a temporary file in %s: removed by other runs 16 times in a row", dir)
+	return nil, fmt.Errorf("creating a temporary file in %s: taken or removed by others 16 times in a row", dir)
+}
+
+// NewTempName returns a new name, in path's directory, for a temporary file
+// of the output at path as CreateTemp names them (with a new random token).
+func NewTempName(path string) string {
+	prefix := TempPrefix + tempStem(path) + "."
+	var rnd [tempRandomBytes]byte
+	rand.Read(rnd[:]) // never fails (crypto/rand)
+	return filepath.Join(filepath.Dir(path), prefix+tempToken(prefix, hex.EncodeToString(rnd[:])))
+}
+
+// tempRandomBytes random bytes (in hex) start a temporary name's token;
+// tempCheckBytes bytes of a hash (in hex) end it.
+const (
+	tempRandomBytes = 8
+	tempCheckBytes  = 4
+	tempTokenLen    = 2 * (tempRandomBytes + tempCheckBytes)
+)
+
+// tempToken returns the token of a temporary name that starts with prefix
+// (TempPrefix, the stem, "."): rnd (lower-case hex) then the first
+// tempCheckBytes of the SHA-256 of a label, prefix and rnd, in hex. Only
+// rawbatch computes such a check, so a file whose token verifies
+// (validTempToken) was named by rawbatch, not by a user.
+func tempToken(prefix, rnd string) string {
+	h := sha256.New()
+	h.Write([]byte("rawbatch temporary output\x00"))
+	h.Write([]byte(prefix))
+	h.Write([]byte(rnd))
+	return rnd + hex.EncodeToString(h.Sum(nil)[:tempCheckBytes])
+}
+
+// tempMarkAttr is the extended attribute CreateTemp sets on a temporary
+// output, holding its name's token: evidence besides the name that
+// rawbatch created the file (a copy made with cp or a file saved under
+// that name by another program does not carry it).
+const tempMarkAttr = "user.rawbatch.temp"
+
+// markTemp sets tempMarkAttr on the temporary file fd named name. A file
+// system without user extended attributes refuses it; the name and the
+// content are then the only marks.
+func markTemp(fd int, name string) {
+	unix.Fsetxattr(fd, tempMarkAttr, []byte(tempTokenOf(name)), 0)
+}
+
+// MarkTemp marks the file at path, named by NewTempName, as CreateTemp
+// marks a temporary output (tests make killed runs' leftovers with it).
+func MarkTemp(path string) {
+	if fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		markTemp(fd, path)
+		unix.Close(fd)
+	}
+}
+
+// markedTemp reports whether the temporary-looking file fd at path of size
+// bytes carries rawbatch's mark: tempMarkAttr holding its name's token, or
+// no such attribute where the file system has none (ENOTSUP), or an empty
+// file (a run killed between creating it and marking it).
+func markedTemp(fd int, path string, size int64) bool {
+	buf := make([]byte, 64)
+	n, err := unix.Fgetxattr(fd, tempMarkAttr, buf)
+	switch {
+	case err == nil:
+		return string(buf[:n]) == tempTokenOf(path)
+	case errors.Is(err, unix.ENOTSUP), errors.Is(err, unix.EOPNOTSUPP):
+		return true
+	case errors.Is(err, unix.ENODATA):
+		return size == 0
+	}
+	return false
+}
+
+// tempTokenOf returns the token at the end of a temporary file's name.
+func tempTokenOf(name string) string {
+	base := filepath.Base(name)
+	return base[strings.LastIndexByte(base, '.')+1:]
+}
+
+// validTempToken reports whether token, following prefix in a name, is one
+// tempToken made.
+func validTempToken(prefix, token string) bool {
+	return len(token) == tempTokenLen && isLowerHex(token) &&
+		tempToken(prefix, token[:2*tempRandomBytes]) == token
 }
 
 // releaseTempLocks closes the lock descriptors of temporary files that have
@@ -93,11 +190,10 @@ func releaseTempLocks() {
 }
 
 // isTempName reports whether name is a temporary output's name as
-// CreateTemp makes it (TempPattern): TempPrefix, the stem (tempStem: the
-// base name of an output or report, or its shortened form ending in "~"
-// and 16 hex digits), then "." and os.CreateTemp's digits (a uint32 in
-// decimal). The base name must have an extension rawbatch writes
-// (tempExts).
+// CreateTemp makes it: TempPrefix, the stem (tempStem: the base name of an
+// output or report, or its shortened form ending in "~" and 16 hex
+// digits), then "." and a token that verifies (validTempToken). The base
+// name must have an extension rawbatch writes (tempExts).
 func isTempName(name string) bool {
 	_, ok := tempKind(name)
 	return ok
@@ -130,8 +226,8 @@ func tempKind(name string) (string, bool) {
 	if i <= 0 {
 		return "", false
 	}
-	stem, digits := rest[:i], rest[i+1:]
-	if _, err := strconv.ParseUint(digits, 10, 32); err != nil || strings.Trim(digits, "0123456789") != "" {
+	stem, token := rest[:i], rest[i+1:]
+	if !validTempToken(name[:len(name)-len(token)], token) {
 		return "", false
 	}
 	if j := len(stem) - 17; j > 0 && stem[j] == '~' && isLowerHex(stem[j+1:]) &&
@@ -173,7 +269,7 @@ func hasTempSignature(ext string, head []byte) bool {
 }
 
 // RemoveStaleTemp removes the temporary output file at path if it is a
-// regular file that CreateTemp could have made (its name, isTempName, and
+// regular file that CreateTemp made (its name, isTempName, with its token, and
 // its first bytes, hasTempSignature: empty or starting like the format of
 // its extension) and no live process holds its flock (it was left by a
 // killed run), and returns its size in bytes and whether it was removed;
@@ -196,6 +292,9 @@ func RemoveStaleTemp(path string) (int64, bool) {
 		unix.Lstat(path, &pst) != nil || pst.Ino != fst.Ino || pst.Dev != fst.Dev {
 		return 0, false
 	}
+	if !markedTemp(fd, path, fst.Size) {
+		return 0, false // named as rawbatch names them, but not written by it
+	}
 	head := make([]byte, 12)
 	n, err := unix.Pread(fd, head, 0)
 	if err != nil || !hasTempSignature(ext, head[:max(n, 0)]) {
@@ -214,8 +313,8 @@ func RemoveStaleTemp(path string) (int64, bool) {
 const maxNameBytes = 255
 
 // tempSuffixBytes is what follows the stem in a temporary name: "." and
-// os.CreateTemp's random part (a uint32 in decimal, at most 10 digits).
-const tempSuffixBytes = 1 + 10
+// the token (tempToken).
+const tempSuffixBytes = 1 + tempTokenLen
 
 // tempStem returns the part of path's base name that temporary files for
 // path carry after TempPrefix: the base name itself when the temporary
@@ -239,7 +338,8 @@ func tempStem(path string) string {
 	return base[:keep] + sum
 }
 
-// TempPattern is the os.CreateTemp pattern of the temporary file for the
-// output at path (in path's directory): TempPrefix, its (possibly
-// shortened) base name, ".*".
-func TempPattern(path string) string { return TempPrefix + tempStem(path) + ".*" }
+// longestTempName returns the name of the temporary files for the output
+// at path with the token made of zeros: every one has its length.
+func longestTempName(path string) string {
+	return TempPrefix + tempStem(path) + "." + strings.Repeat("0", tempTokenLen)
+}

@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // An output name of up to 255 bytes (NAME_MAX) converts: its temporary
@@ -29,16 +32,14 @@ func TestLongOutputNameTemp(t *testing.T) {
 		if _, err := os.Stat(out); err != nil {
 			t.Fatal(err)
 		}
-		pat := TempPattern(out)
-		if n := len(pat) - 1 + 10; n > maxNameBytes || !utf8.ValidString(pat) {
-			t.Errorf("temporary names of %q: up to %d bytes, valid UTF-8 %v", filepath.Base(out), n, utf8.ValidString(pat))
+		name := filepath.Base(NewTempName(out))
+		if n := len(name); n > maxNameBytes || n != len(longestTempName(out)) || !utf8.ValidString(name) {
+			t.Errorf("temporary names of %q: %d bytes, valid UTF-8 %v", filepath.Base(out), n, utf8.ValidString(name))
 		}
 		// A leftover of a killed run is found again for this output only.
-		f, err := os.CreateTemp(dir, pat)
-		if err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
 			t.Fatalf("temporary file for a %d-byte name: %v", len(filepath.Base(out)), err)
 		}
-		f.Close()
 		if n := RemoveTemps(out); n != 1 {
 			t.Errorf("RemoveTemps removed %d, want 1", n)
 		}
@@ -55,17 +56,28 @@ func TestLongOutputNameTemp(t *testing.T) {
 // shortened ones included, and only content rawbatch writes is removed.
 func TestIsTempName(t *testing.T) {
 	long := strings.Repeat("é", 120) + ".thumb.webp"
+	made := func(out string) string { return filepath.Base(NewTempName("/x/" + out)) }
+	forged := made("IMG_1.jpg")
+	if forged[len(forged)-1] == '0' {
+		forged = forged[:len(forged)-1] + "1"
+	} else {
+		forged = forged[:len(forged)-1] + "0"
+	}
 	for name, want := range map[string]bool{
-		TempPrefix + "IMG_1.jpg.123":                       true,
-		TempPrefix + "IMG_1.thumb.webp.4294967295":         true,
-		TempPrefix + "report.json.7":                       true,
-		TempPrefix + "IMG_1.jpg.4294967296":                false, // not a uint32
-		TempPrefix + "IMG_1.jpg.":                          false,
-		TempPrefix + "IMG_1.jpg.12a":                       false,
-		TempPrefix + "notes.txt.12":                        false,
-		TempPrefix + ".jpg.12":                             false,
-		TempPrefix + "x~0123456789abcdef.12":               false, // short: not shortened by tempStem
-		strings.TrimSuffix(TempPattern(long), "*") + "991": true,
+		made("IMG_1.jpg"):        true,
+		made("IMG_1.thumb.webp"): true,
+		made("report.json"):      true,
+		made(long):               true,
+		made("notes.txt"):        false,
+		made(".jpg"):             false,
+		forged:                   false, // the check does not match
+		// Names a user could give a file: what os.CreateTemp made
+		// before tokens, or any other suffix.
+		TempPrefix + "IMG_1.jpg.123":                               false,
+		TempPrefix + "IMG_1.thumb.webp.4294967295":                 false,
+		TempPrefix + "IMG_1.jpg.0123456789abcdef01234567":          false,
+		TempPrefix + "IMG_1.jpg.":                                  false,
+		TempPrefix + "x~0123456789abcdef.0123456789abcdef01234567": false,
 	} {
 		if got := isTempName(name); got != want {
 			t.Errorf("isTempName(%q) = %v, want %v", name, got, want)
@@ -84,5 +96,43 @@ func TestIsTempName(t *testing.T) {
 		if got := hasTempSignature(c.ext, []byte(c.head)); got != c.want {
 			t.Errorf("hasTempSignature(%q, %q) = %v, want %v", c.ext, c.head, got, c.want)
 		}
+	}
+}
+
+// TestRemoveStaleTempOnlyOwn: the cleaner removes a leftover rawbatch named
+// and marked (or left empty), and keeps a user's look-alikes: JPEG content
+// under an old-style name, or under a verified name without rawbatch's
+// mark (a copy of a leftover saved by another program).
+func TestRemoveStaleTempOnlyOwn(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "IMG_1.jpg")
+	jpeg := []byte("\xff\xd8\xff\xe0 partial")
+	write := func(name string, data []byte, mark bool) string {
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if mark {
+			MarkTemp(name)
+		}
+		return name
+	}
+	own := write(NewTempName(out), jpeg, true)
+	empty := write(NewTempName(out), nil, false)
+	oldStyle := write(filepath.Join(dir, TempPrefix+"IMG_1.jpg.123"), jpeg, false)
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{own, true}, {empty, true}, {oldStyle, false}} {
+		if _, got := RemoveStaleTemp(c.path); got != c.want {
+			t.Errorf("RemoveStaleTemp(%s) = %v, want %v", filepath.Base(c.path), got, c.want)
+		}
+	}
+	unmarked := write(NewTempName(out), jpeg, false)
+	if err := unix.Setxattr(unmarked, tempMarkAttr, []byte("x"), 0); errors.Is(err, unix.ENOTSUP) {
+		t.Skip("no user extended attributes here: the name and content are the marks")
+	}
+	unix.Removexattr(unmarked, tempMarkAttr)
+	if _, got := RemoveStaleTemp(unmarked); got {
+		t.Errorf("removed %s, which rawbatch did not mark", filepath.Base(unmarked))
 	}
 }

@@ -166,7 +166,7 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 	for _, v := range cfg.Settings.OutputVariants() {
 		suffixes = append(suffixes, v.Suffix())
 	}
-	plan, err := planInputs(cfg.Stdin, cfg, suffixes)
+	plan, err := planInputs(sig.Ctx, cfg.Stdin, cfg, suffixes)
 	if err != nil {
 		return nil, err
 	}
@@ -176,8 +176,10 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 			return nil, err
 		}
 	}
-	if err := checkEmpty(rep, cfg, plan); err != nil {
-		return nil, err
+	if sig.Ctx.Err() == nil { // a walk a signal stopped may have found nothing yet
+		if err := checkEmpty(rep, cfg, plan); err != nil {
+			return nil, err
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -263,6 +265,7 @@ func (pb *plannedBatch) triage(cfg ConvertConfig, rep *reporter, ctx context.Con
 	}
 	// LibRaw's header reads run in helper processes that can be killed.
 	plan.Headers = &batch.HeaderReader{Exe: pb.exe}
+	plan.Ctx = ctx // a signal stops the header reads
 	inspected := false
 	if ctx.Err() == nil {
 		inspected = plan.ResolveNames(planOptions(cfg), cfg.OutDir, pb.suffixes, cfg.Settings, cfg.MinAge, estThreads, runtime.NumCPU())

@@ -196,7 +196,7 @@ func (c *ConvertConfig) runSettings() []setting {
 				}
 				return nil
 			}},
-		{Name: "quiet", Short: "q", Default: false, Help: "print only failures, locked files, warnings and the summary (no progress bar, no line per converted or skipped file, no housekeeping notes, a collision warning only when a renamed output is written)",
+		{Name: "quiet", Short: "q", Default: false, Help: "print only failures, warnings and the summary, files locked by another run as its count (no progress bar, no line per converted or skipped file, no housekeeping notes, a collision warning only when a renamed output is written)",
 			Apply: boolInto(&c.Quiet)},
 		{Name: "log-format", Default: logText, Help: "format of the lines printed: text, or json (one object per line); text lines that are not on a terminal start with a UTC timestamp",
 			Values: func() []string { return []string{logText, logJSON} },

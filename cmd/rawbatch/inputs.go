@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -97,9 +98,11 @@ func globList(v value) ([]string, error) {
 
 // planInputs plans the batch of cfg: the INPUT arguments walked with
 // --include and --exclude, then the files listed by --files-from (read
-// from stdin for "-").
-func planInputs(stdin io.Reader, cfg ConvertConfig, suffixes []string) (*batch.Plan, error) {
+// from stdin for "-"). ctx stops the walk (a signal): the plan then
+// holds the files found so far.
+func planInputs(ctx context.Context, stdin io.Reader, cfg ConvertConfig, suffixes []string) (*batch.Plan, error) {
 	o := planOptions(cfg)
+	o.Ctx = ctx // a signal stops the walk
 	if cfg.Find.FilesFrom != "" {
 		var err error
 		if o.Files, err = readList(stdin, cfg.Find.FilesFrom, cfg.Find.Null); err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/internal/faulttest" // the fault hooks, in test binaries only
+	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -58,6 +59,7 @@ func TestScripts(t *testing.T) {
 			"interrupt": cmdInterrupt,
 			"truncate":  cmdTruncate,
 			"synthdng":  cmdSynthDNG,
+			"templeft":  cmdTempLeft,
 			"mkjpeg":    cmdMkJPEG,
 			"imgsize":   cmdImgSize,
 			"report":    cmdReport,
@@ -208,6 +210,17 @@ func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
 	pct, err := strconv.Atoi(args[2])
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b[:len(b)*pct/100], 0o644))
+}
+
+// templeft SRC OUTPUT: copy SRC to a temporary file for OUTPUT, named
+// and marked as rawbatch names and marks it (pipeline.NewTempName,
+// pipeline.MarkTemp), as a killed run leaves it.
+func cmdTempLeft(ts *testscript.TestScript, neg bool, args []string) {
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	name := pipeline.NewTempName(ts.MkAbs(args[1]))
+	ts.Check(os.WriteFile(name, b, 0o600))
+	pipeline.MarkTemp(name)
 }
 
 // synthdng DST ORIENTATION: write a small synthetic chart DNG (48×32

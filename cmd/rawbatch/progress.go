@@ -26,8 +26,8 @@ import (
 // converted ...") go to out (stdout); diagnostics (warnings, what a signal
 // does, the progress bar and the summary) go to w (stderr). On a terminal
 // stderr shows a progress bar, with failures and warnings above it; with
-// --quiet only failures, locked files, warnings and the summary are
-// printed. With --log-format json every line is a JSON object (logEvent);
+// --quiet only failures, warnings and the summary are printed: files
+// locked by another run are a count in the summary, not a line each. With --log-format json every line is a JSON object (logEvent);
 // text lines that do not go to a terminal start with a timestamp.
 type reporter struct {
 	w, out io.Writer
@@ -314,7 +314,7 @@ func (r *reporter) done(fr batch.FileResult) {
 		if serious {
 			r.emit(false, ev, fmt.Sprintf("%s: %v", fr.Status, fr.Err))
 		}
-	case !r.quiet || serious:
+	case !r.quiet || fr.Status == batch.StatusFailed:
 		r.emit(true, ev, text)
 	}
 	for _, w := range fr.Result.Warnings {
@@ -468,6 +468,9 @@ func (r *reporter) summary(results []batch.FileResult, interrupted bool, sched *
 		return
 	}
 	r.emitSummary(b, el, tail)
+	if r.quiet && b.locked > 0 {
+		r.emit(false, logEvent{}, fmt.Sprintf("locked: %s held by other runs, left to them (the report names them; a later run converts any they did not)", plural(int64(b.locked), "file")))
+	}
 	if sched != nil {
 		if peak, n := sched.Stats(); n > 0 {
 			r.emit(false, logEvent{}, fmt.Sprintf("at most %d at once, using %s of the %s memory budget", n, budget.FormatSize(peak), budget.FormatSize(sched.Budget())))

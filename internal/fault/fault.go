@@ -24,6 +24,9 @@ const (
 	// Header: LibRaw is about to open a file for its header
 	// (header.LibRawIdentify), in a header helper process or in process.
 	Header = "header"
+	// Planned: the planner has added an input to the plan (its walk, or
+	// the listed files).
+	Planned = "planned"
 )
 
 // Hook is called by At; nil (the default) means no fault.

@@ -45,6 +45,11 @@
 //     $RAWBATCH_TEST_FAULT_DIR/transient.NAME (one byte appended per
 //     attempt, CountDirEnv); later attempts succeed. Without
 //     $RAWBATCH_TEST_FAULT_DIR every attempt fails;
+//   - stall=NAME: once the planner has found NAME (its size and time
+//     noted), one more byte is appended to it, keeping its modification
+//     time, as a copy whose writes paused for a while and go on would:
+//     scripts check that such a file, truncated when its header is read,
+//     is left for a later run, not failed;
 //   - killworker=NAME: the worker converting NAME kills its parent (the
 //     rawbatch process that started it: `rawbatch work` or `convert`) with
 //     SIGKILL, then itself, before decoding: a file that kills its worker
@@ -217,6 +222,8 @@ func hook(point, input string) {
 			os.Exit(2)
 		case point == fault.Decode && kind == "hang":
 			select {}
+		case point == fault.Planned && kind == "stall":
+			stallWrite(input)
 		case point == fault.Decode && kind == "delete", point == fault.Converted && kind == "deleteafter":
 			os.Remove(input)
 		case point == fault.Header && kind == "hangheader", point == fault.Renaming && kind == "hangtemp",
@@ -225,4 +232,18 @@ func hook(point, input string) {
 			fault.Hang()
 		}
 	}
+}
+
+// stallWrite appends one byte to path and sets its modification time back:
+// a copy in progress whose writes stall (the stall fault).
+func stallWrite(path string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	if fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+		fh.Write([]byte{0})
+		fh.Close()
+	}
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
 }

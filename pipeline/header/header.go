@@ -179,6 +179,18 @@ const (
 //     nor LibRaw gives.
 func Read(path string) (*Header, error) { return readFile(path, true, nil) }
 
+// ErrTruncated is wrapped by the error of a file that ends before data its
+// header points to: damaged, or a copy not finished yet (the runner tells
+// them apart by the file's age and whether it changed).
+var ErrTruncated = errors.New("the file ends before its data")
+
+// truncation is the reason of a truncated file ("the raw image data ends
+// at byte N, past the end of the M-byte file"); it is ErrTruncated.
+type truncation string
+
+func (t truncation) Error() string        { return string(t) }
+func (t truncation) Is(target error) bool { return target == ErrTruncated }
+
 // IdentifyFunc opens a file with LibRaw without unpacking it and returns
 // what LibRaw read (as LibRawIdentify does): its metadata and its output
 // width and height in pixels. Errors are LibRaw's (wrapping rawerr kinds)
@@ -311,7 +323,7 @@ func (h *Header) read(src *source, withLibRaw bool, identify IdentifyFunc) error
 	if msg := density(o.rawW, o.rawH, src.size); msg != "" {
 		corrupt = fmt.Errorf("%s: %w: %s", path, rawerr.ErrCorrupt, msg)
 	} else if o.truncated != "" {
-		corrupt = fmt.Errorf("%s: %w: %s", path, rawerr.ErrCorrupt, o.truncated)
+		corrupt = fmt.Errorf("%s: %w: %w", path, rawerr.ErrCorrupt, truncation(o.truncated))
 	}
 
 	lerr := errNotAsked
