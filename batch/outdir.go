@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/rawbatch/rawbatch/cache"
+	"github.com/rawbatch/rawbatch/internal/fileperm"
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/state"
 )
@@ -50,9 +51,19 @@ func OpenOutDir(outDir string, dryRun bool) (*OutDir, error) {
 	od := &OutDir{Path: outDir}
 	meta := MetaDir(outDir)
 	if dryRun {
-		// A dry run writes nothing: it reads the records if there are any.
-		if _, err := os.Stat(filepath.Join(meta, "state")); err == nil {
-			od.State, _ = state.Open(outDir)
+		// A dry run writes nothing: it reads the records if there are any,
+		// and refuses what the run would refuse (a .rawbatch that is a
+		// link or another user's, state.Open's checks) rather than read
+		// through it.
+		if _, err := os.Lstat(meta); err == nil {
+			if err := fileperm.CheckDir(meta); err != nil {
+				return nil, fmt.Errorf("output directory %s: %w", outDir, err)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(meta, "state")); err == nil {
+			if od.State, err = state.Open(outDir); err != nil {
+				return nil, fmt.Errorf("output directory %s: %w", outDir, err)
+			}
 		}
 		return od, nil
 	}

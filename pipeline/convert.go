@@ -353,6 +353,7 @@ func (j *job) commit(res *Result, asked []*variantJob) error {
 		if fi, err := os.Lstat(v.spec.Path); err == nil && fi.Mode().IsRegular() {
 			os.Chmod(v.tmp, fi.Mode().Perm())
 		}
+		unmarkTemp(v.tmp) // an output is no temporary: a copy of it must not pass for one
 		if err := os.Rename(v.tmp, v.spec.Path); err != nil {
 			return err
 		}

@@ -135,6 +135,11 @@ func markTemp(fd int, name string) {
 	unix.Fsetxattr(fd, tempMarkAttr, []byte(tempTokenOf(name)), 0)
 }
 
+// unmarkTemp removes tempMarkAttr from the temporary output at path before
+// it is renamed into place, so that the output, or a copy of it made with
+// its attributes (cp -a) under a temporary's name, does not carry the mark.
+func unmarkTemp(path string) { unix.Lremovexattr(path, tempMarkAttr) }
+
 // MarkTemp marks the file at path, named by NewTempName, as CreateTemp
 // marks a temporary output (tests make killed runs' leftovers with it).
 func MarkTemp(path string) {

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
 // An output name of up to 255 bytes (NAME_MAX) converts: its temporary
@@ -134,5 +136,24 @@ func TestRemoveStaleTempOnlyOwn(t *testing.T) {
 	unix.Removexattr(unmarked, tempMarkAttr)
 	if _, got := RemoveStaleTemp(unmarked); got {
 		t.Errorf("removed %s, which rawbatch did not mark", filepath.Base(unmarked))
+	}
+}
+
+// An output renamed into place no longer carries the temporary's mark: a
+// copy of it made with its attributes (cp -a) under a temporary's name is
+// not taken for one of rawbatch's leftovers.
+func TestOutputLosesTempMark(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.dng"), filepath.Join(dir, "out.jpg")
+	if err := synthdng.WriteFile(in, synthdng.Spec{Width: 48, Height: 32, BlackLevel: 512, WhiteLevel: 16383,
+		Scene: func(x, y, c int) float64 { return 0.3 }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConvertFile(context.Background(), in, out, DefaultSettings()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if n, err := unix.Getxattr(out, tempMarkAttr, buf); err == nil {
+		t.Errorf("the output carries %s = %q", tempMarkAttr, buf[:n])
 	}
 }
