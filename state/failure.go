@@ -104,9 +104,13 @@ func (s *Store) LoadFailure(inputAbs string) (*Failure, error) {
 		return nil, fmt.Errorf("state: load failure of %q: %w", inputAbs, err)
 	}
 	var r Failure
-	if len(data) > maxRecordBytes || json.Unmarshal(data, &r) != nil || r.InputAbs != inputAbs {
+	if len(data) > maxRecordBytes || json.Unmarshal(data, &r) != nil || jsonForm(r.InputAbs) != jsonForm(inputAbs) {
 		return nil, fmt.Errorf("state: load failure of %q: %w", inputAbs, ErrCorrupt)
 	}
+	// The key is the exact path; the JSON holds a path that is not UTF-8
+	// with U+FFFD for its bytes (the record is found by the key, the
+	// field only names it).
+	r.InputAbs = inputAbs
 	return &r, nil
 }
 

@@ -62,3 +62,27 @@ func TestKnownFailure(t *testing.T) {
 		t.Fatal("failure record not removed")
 	}
 }
+
+// The failure record of an input named with bytes that are not UTF-8, two
+// in a row, is found again (the JSON stores them as U+FFFD).
+func TestKnownFailureNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "b\xe9\xe9d.dng")
+	writeFile(t, in, "junk", old)
+	h, size, mtime, err := HashFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Want{Input: in, InputAbs: AbsInput(in), Rawbatch: "v1", LibRaw: "0.21"}
+	if err := st.SaveFailure(&Failure{Input: in, InputAbs: w.InputAbs, InputSize: size, InputMTime: mtime, InputHash: h,
+		SettingsHash: "s1", Rawbatch: "v1", LibRaw: "0.21", Kind: "not-raw"}); err != nil {
+		t.Fatal(err)
+	}
+	if f := st.KnownFailure(w, "s1"); f == nil || f.InputAbs != w.InputAbs {
+		t.Fatalf("KnownFailure = %+v, want the saved one under its exact path", f)
+	}
+}
