@@ -129,14 +129,26 @@ func watchSignals(parent context.Context, first func(os.Signal) string, second s
 		in.sigs = make(chan os.Signal, 2)
 		signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	}
+	// A signal that came before (caught by main) is taken here, before the
+	// caller starts planning: the walk then stops before its first file.
+	var early os.Signal
+	select {
+	case early = <-in.sigs:
+		in.got.Store(true)
+		in.say(first(early))
+		cancel()
+	default:
+	}
 	go func() {
-		select {
-		case sig := <-in.sigs:
-			in.got.Store(true)
-			in.say(first(sig))
-			cancel()
-		case <-in.finished:
-			return
+		if early == nil {
+			select {
+			case sig := <-in.sigs:
+				in.got.Store(true)
+				in.say(first(sig))
+				cancel()
+			case <-in.finished:
+				return
+			}
 		}
 		select {
 		case <-in.sigs:
