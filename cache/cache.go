@@ -14,21 +14,28 @@
 //
 // An entry file is a 96-byte header followed by the payload, the image's
 // samples as little-endian uint16, interleaved (W×H×C, row-major, C
-// samples per pixel), each round(x·65535) of the float32 sample x clamped
-// to [0, 1] (NaN stored as 0); reading gives back float32(v)·(1/65535)
-// (float32 arithmetic, as LibRaw's copy into float computes it):
+// samples per pixel), in bands of B rows (the last band has the rest):
+// the bands are the units the payload is written, read and checksummed in,
+// in parallel. The samples are opaque codes to this package except
+// through [Cache.Put] and [Cache.Get], which store each float32 sample x
+// as round(x·65535) clamped to [0, 1] (NaN stored as 0) and read back
+// float32(v)·(1/65535) (float32 arithmetic, as LibRaw's copy into float
+// computes it); [Cache.PutSamples] and [Cache.GetSamples] store and return
+// the codes as they are:
 //
 //	offset size field
 //	     0    8 magic "RBCACHE1"
-//	     8    4 format version (uint32, = FormatVersion; 2 was float32
-//	              samples in the host's byte order)
+//	     8    4 format version (uint32, = FormatVersion)
 //	    12    4 flags (uint32; bit 1: a metadata trailer follows the
 //	              payload; every other bit 0)
 //	    16    8 width W in pixels (uint64)
 //	    24    8 height H in pixels (uint64)
-//	    32    8 channels C (uint64)
+//	    32    4 channels C (uint32)
+//	    36    4 rows B of each band (uint32, 1..H)
 //	    40    8 payload length in bytes (uint64, = W·H·C·2)
-//	    48    8 XXH3-64 of the payload
+//	    48    8 payload checksum: XXH3-64 of the bands' digests (XXH3-64
+//	              of each band's bytes, as uint64 little-endian, in order),
+//	              followed by the trailer's digest when there is one
 //	    56   32 the entry's key (the 32 bytes its 64 hex digits spell)
 //	    88    8 XXH3-64 of header bytes 0..87
 //
@@ -39,9 +46,9 @@
 // end the file. The payload checksum covers the payload and the trailer. The key in the header ties the file to its name: an
 // entry file copied or renamed over another key's name fails [Cache.Get]'s
 // check and is treated as corrupt, never served as the other key's image.
-// An entry of another format version (a float32 entry of version 2) is
-// never read as this one: its key differs (Key mixes in FormatVersion),
-// and under this version's name it fails the version check as corrupt.
+// An entry of another format version is never read as this one: its key
+// differs (Key mixes in FormatVersion), and under this version's name it
+// fails the version check as corrupt.
 //
 // Only regular files are entries: [Cache.Get] never opens (and so never
 // blocks on) a named pipe, socket or device left under an entry's name.
@@ -91,8 +98,10 @@ import (
 // derivation. [Key] mixes it into every key, so bumping it makes every old
 // entry unreachable (old entries then age out through eviction or Clear).
 // Version 2 added the key to the header; version 3 stores 16-bit samples
-// (2 bytes each) instead of float32 (4 bytes).
-const FormatVersion = 3
+// (2 bytes each) instead of float32 (4 bytes); version 4 stores them in
+// bands checksummed one by one (the header's band rows, the payload
+// checksum a checksum of the bands').
+const FormatVersion = 4
 
 const (
 	magic      = "RBCACHE1"
@@ -498,7 +507,7 @@ func keyBytes(key string) []byte {
 	return b
 }
 
-func encodeHeader(key string, w, h, ch int, n int64, sum uint64, meta bool) []byte {
+func encodeHeader(key string, hd header, meta bool) []byte {
 	b := make([]byte, headerSize)
 	copy(b, magic)
 	le := binary.LittleEndian
@@ -508,11 +517,12 @@ func encodeHeader(key string, w, h, ch int, n int64, sum uint64, meta bool) []by
 		flags |= flagMeta
 	}
 	le.PutUint32(b[12:], flags)
-	le.PutUint64(b[16:], uint64(w))
-	le.PutUint64(b[24:], uint64(h))
-	le.PutUint64(b[32:], uint64(ch))
-	le.PutUint64(b[40:], uint64(n))
-	le.PutUint64(b[48:], sum)
+	le.PutUint64(b[16:], uint64(hd.w))
+	le.PutUint64(b[24:], uint64(hd.h))
+	le.PutUint32(b[32:], uint32(hd.ch))
+	le.PutUint32(b[36:], uint32(hd.band))
+	le.PutUint64(b[40:], uint64(hd.n))
+	le.PutUint64(b[48:], hd.sum)
 	copy(b[keyOff:hdrSumOff], keyBytes(key))
 	le.PutUint64(b[hdrSumOff:], xxh3.Hash(b[:hdrSumOff]))
 	return b
@@ -520,6 +530,7 @@ func encodeHeader(key string, w, h, ch int, n int64, sum uint64, meta bool) []by
 
 type header struct {
 	w, h, ch int
+	band     int   // rows of each checksummed band but the last
 	n        int64 // payload bytes
 	sum      uint64
 	metaLen  int64 // M, the metadata's bytes; -1 without a trailer
@@ -552,11 +563,16 @@ func parseHeader(b []byte, size int64, tail []byte, key string) (header, error) 
 	if flags&^flagMeta != 0 {
 		return hd, fmt.Errorf("flags %#x (unknown flag)", flags)
 	}
-	w, h, ch := le.Uint64(b[16:]), le.Uint64(b[24:]), le.Uint64(b[32:])
+	w, h, ch := le.Uint64(b[16:]), le.Uint64(b[24:]), uint64(le.Uint32(b[32:]))
 	if w > math.MaxInt32 || h > math.MaxInt32 || ch > math.MaxInt32 {
 		return hd, fmt.Errorf("bad dimensions %d×%d×%d", w, h, ch)
 	}
 	hd.w, hd.h, hd.ch = int(w), int(h), int(ch)
+	if band := le.Uint32(b[36:]); band < 1 || uint64(band) > h {
+		return hd, fmt.Errorf("bands of %d rows for %d rows", band, h)
+	} else {
+		hd.band = int(band)
+	}
 	n, err := payloadBytes(hd.w, hd.h, hd.ch)
 	if err != nil {
 		return hd, err
@@ -592,12 +608,11 @@ func parseHeader(b []byte, size int64, tail []byte, key string) (header, error) 
 //
 // It first evicts least-recently-used entries so that the new entry fits
 // under the cap, writes a temporary file in the directory (the payload
-// converted through at most four 256 KiB buffers in parallel, the only
-// memory Put takes, then the
-// header with XXH3-64 checksums of header and payload), renames it to
-// "<key>.rbc", and evicts again (other processes may have added entries
-// meanwhile), never evicting the entry just written. It does not fsync (see
-// the package documentation).
+// converted through at most four buffers of about 256 KiB in parallel,
+// the only memory Put takes, then the header with XXH3-64 checksums of
+// header and payload), renames it to "<key>.rbc", and evicts again (other
+// processes may have added entries meanwhile), never evicting the entry
+// just written. It does not fsync (see the package documentation).
 //
 // Errors: ErrBadKey; a dimension/length mismatch; ErrTooLarge if the entry
 // alone exceeds the cap; any I/O error (e.g. ENOSPC on a full tmpfs), in which
@@ -617,6 +632,81 @@ const MaxMetaBytes = 64 << 10
 // file takes meta's length + 8 more bytes; the payload checksum covers it.
 // Errors: Put's, and one for meta over MaxMetaBytes.
 func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) error {
+	n, err := payloadBytes(w, h, ch)
+	if err != nil {
+		return err
+	}
+	if int64(len(pix)) != n/sampleBytes {
+		return fmt.Errorf("cache: %d samples for a %d×%d×%d image, want %d", len(pix), w, h, ch, n/sampleBytes)
+	}
+	rowLen := w * ch
+	band := max(1, chunkBytes/sampleBytes/rowLen)
+	return c.PutFunc(key, w, h, ch, band, func(k int, dst []uint16) {
+		y0 := k * band
+		src := pix[y0*rowLen : y0*rowLen+len(dst)]
+		for i, x := range src {
+			dst[i] = quantise(x)
+		}
+	}, meta)
+}
+
+// Samples is an image as 16-bit samples (opaque codes to this package) in
+// bands of rows: W×H pixels of C interleaved samples, row-major; band k
+// holds rows k·Band to min(H, (k+1)·Band)−1, so Bands[k] has exactly that
+// many rows of W·C samples. Meta is the metadata stored with it
+// ([Cache.PutMeta]; nil for none).
+type Samples struct {
+	W, H, C int
+	Band    int
+	Bands   [][]uint16
+	Meta    []byte
+}
+
+// bandCount is the number of bands of band rows an h-row image has.
+func bandCount(h, band int) int { return (h + band - 1) / band }
+
+// PutSamples stores m under key as [Cache.PutFunc] does, writing its bands
+// as they are (each band one write, no conversion; the checksums computed
+// in parallel, one band per CPU), so that an entry the caller already holds
+// as 16-bit bands costs no memory beyond them. The bands are read, never
+// kept (on a big-endian host they are byte-swapped in place while written,
+// then swapped back). Errors: PutFunc's, and one for bands of the wrong
+// count or length.
+func (c *Cache) PutSamples(key string, m Samples) error {
+	if m.Band <= 0 || m.H <= 0 || len(m.Bands) != bandCount(m.H, m.Band) {
+		return fmt.Errorf("cache: %d bands of %d rows for %d rows", len(m.Bands), m.Band, m.H)
+	}
+	for k, b := range m.Bands {
+		if rows := min(m.Band, m.H-k*m.Band); len(b) != rows*m.W*m.C {
+			return fmt.Errorf("cache: band %d has %d samples, want %d", k, len(b), rows*m.W*m.C)
+		}
+	}
+	return c.put(key, m.W, m.H, m.C, m.Band, m.Meta, true, func(k int, _ []uint16) []uint16 { return m.Bands[k] })
+}
+
+// PutFunc stores a w×h image of ch 16-bit samples a pixel under key,
+// replacing any entry of that key, from bands of band rows that fill
+// writes: fill(k, dst) sets dst (rows k·band to min(h, (k+1)·band)−1, all
+// their samples) and is called once for each band, from up to four
+// goroutines at once (for different k), each band written once filled;
+// the only memory PutFunc takes is those four bands. It writes a temporary
+// file and renames it into place, evicting before and after as [Cache.Put]
+// does, meta as [Cache.PutMeta] does. Errors: those of PutMeta, and one for
+// band < 1.
+func (c *Cache) PutFunc(key string, w, h, ch, band int, fill func(k int, dst []uint16), meta []byte) error {
+	if band < 1 {
+		return fmt.Errorf("cache: bands of %d rows", band)
+	}
+	return c.put(key, w, h, ch, band, meta, false, func(k int, buf []uint16) []uint16 {
+		fill(k, buf)
+		return buf
+	})
+}
+
+// put writes key's entry: src(k, scratch) returns band k's samples
+// (own: the caller's bands, scratch nil; else made in scratch, a buffer
+// of the band's length).
+func (c *Cache) put(key string, w, h, ch, band int, meta []byte, own bool, src func(k int, scratch []uint16) []uint16) error {
 	if len(meta) > MaxMetaBytes {
 		return fmt.Errorf("cache: %d bytes of metadata, at most %d", len(meta), MaxMetaBytes)
 	}
@@ -627,9 +717,10 @@ func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) er
 	if err != nil {
 		return err
 	}
-	if int64(len(pix)) != n/sampleBytes {
-		return fmt.Errorf("cache: %d samples for a %d×%d×%d image, want %d", len(pix), w, h, ch, n/sampleBytes)
+	if band > math.MaxUint32 || band < 1 {
+		return fmt.Errorf("cache: bands of %d rows", band)
 	}
+	band = min(band, h)
 	var trailer []byte
 	if len(meta) > 0 {
 		trailer = binary.LittleEndian.AppendUint64(append([]byte(nil), meta...), uint64(len(meta)))
@@ -650,7 +741,8 @@ func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) er
 		return fmt.Errorf("cache: put: %w", err)
 	}
 	tmp := f.Name()
-	err = writeEntry(f, key, w, h, ch, pix, trailer)
+	hd := header{w: w, h: h, ch: ch, band: band, n: n}
+	err = writeEntry(f, key, hd, trailer, own, src)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -667,60 +759,84 @@ func (c *Cache) PutMeta(key string, w, h, ch int, pix []float32, meta []byte) er
 	return nil
 }
 
-// chunkBuffers returns the buffers Put and Get convert a payload of n
-// bytes through: one chunk (256 KiB, less for a smaller payload) for each
-// of up to 4 CPUs the Go runtime runs on, converted in parallel.
-func chunkBuffers(n int64) [][]byte {
-	k := max(1, min(runtime.GOMAXPROCS(0), maxChunks, int((n+chunkBytes-1)/chunkBytes)))
-	size := min(int64(chunkBytes), n)
-	bufs := make([][]byte, k)
-	for i := range bufs {
-		bufs[i] = make([]byte, size)
+// workers is how many bands Put and Get handle at once: one for each CPU
+// the Go runtime runs on, at most maxChunks when each needs a buffer.
+func workers(buffered bool) int {
+	n := max(1, runtime.GOMAXPROCS(0))
+	if buffered {
+		n = min(n, maxChunks)
 	}
-	return bufs
+	return n
 }
 
-// writeEntry writes the entry file to f: a placeholder header, the
-// samples as 16 bits through one chunk buffer, the trailer, then the real
-// header (which needs the payload's checksum) at offset 0.
-func writeEntry(f *os.File, key string, w, h, ch int, pix []float32, trailer []byte) error {
-	if _, err := f.Write(make([]byte, headerSize)); err != nil {
-		return err
+// writeEntry writes the entry file of hd to f: the bands src gives (in
+// groups, each group's bands made and summed in parallel, then written in
+// order at their offsets), the trailer, then the header (which needs the
+// payload's checksum) at offset 0. With own (src returns the caller's
+// bands) no buffer is made and a group has a band for each CPU.
+func writeEntry(f *os.File, key string, hd header, trailer []byte, own bool, src func(k int, scratch []uint16) []uint16) error {
+	nb := bandCount(hd.h, hd.band)
+	rowLen := hd.w * hd.ch
+	var scratch [][]uint16
+	g := workers(!own)
+	if !own {
+		scratch = make([][]uint16, g)
+		for i := range scratch {
+			scratch[i] = make([]uint16, min(hd.band, hd.h)*rowLen)
+		}
 	}
-	hs := xxh3.New()
-	bufs := chunkBuffers(int64(len(pix)) * sampleBytes)
-	for rest := pix; len(rest) > 0; {
-		// Convert up to len(bufs) chunks at once, then sum and write them
-		// in order.
-		var parts [][]byte
+	sums := make([]uint64, nb)
+	off := int64(headerSize)
+	for k0 := 0; k0 < nb; k0 += g {
+		k1 := min(nb, k0+g)
+		bands := make([][]uint16, k1-k0)
 		var wg sync.WaitGroup
-		for _, buf := range bufs {
-			if len(rest) == 0 {
-				break
-			}
-			k := min(len(rest), len(buf)/sampleBytes)
-			src, dst := rest[:k], buf[:k*sampleBytes]
-			parts = append(parts, dst)
-			wg.Go(func() { encodeSamples(dst, src) })
-			rest = rest[k:]
+		for k := k0; k < k1; k++ {
+			wg.Go(func() {
+				var buf []uint16
+				if !own {
+					buf = scratch[k-k0][:min(hd.band, hd.h-k*hd.band)*rowLen]
+				}
+				b := src(k, buf)
+				toLE(b)
+				sums[k] = xxh3.Hash(sampleBytesOf(b))
+				bands[k-k0] = b
+			})
 		}
 		wg.Wait()
-		for _, b := range parts {
-			hs.Write(b)
-			if _, err := f.Write(b); err != nil {
+		for _, b := range bands {
+			_, err := f.WriteAt(sampleBytesOf(b), off)
+			if own {
+				toLE(b) // back to the caller's order (a no-op on little-endian hosts)
+			}
+			if err != nil {
 				return err
 			}
+			off += int64(len(b)) * sampleBytes
 		}
 	}
 	if len(trailer) > 0 {
-		hs.Write(trailer)
-		if _, err := f.Write(trailer); err != nil {
+		if _, err := f.WriteAt(trailer, off); err != nil {
 			return err
 		}
 	}
-	n := int64(len(pix)) * sampleBytes
-	_, err := f.WriteAt(encodeHeader(key, w, h, ch, n, hs.Sum64(), len(trailer) > 0), 0)
+	hd.sum = payloadSum(sums, trailer)
+	_, err := f.WriteAt(encodeHeader(key, hd, len(trailer) > 0), 0)
 	return err
+}
+
+// payloadSum is the entry's payload checksum: XXH3-64 of the bands'
+// digests (XXH3-64 of each band's bytes, little-endian) followed, when
+// there is a trailer, by the trailer's digest.
+func payloadSum(sums []uint64, trailer []byte) uint64 {
+	b := make([]byte, 0, 8*(len(sums)+1))
+	for _, s := range sums {
+		b = binary.LittleEndian.AppendUint64(b, s)
+	}
+	if len(trailer) > 0 {
+		b = binary.LittleEndian.AppendUint64(b, xxh3.Hash(trailer))
+	}
+	return xxh3.Hash(b)
 }
 
 type entryInfo struct {
@@ -813,29 +929,74 @@ type Entry struct {
 }
 
 // Get returns the entry for key, read into memory: W·H·C·4 bytes for Pix
-// (the image as float32) and at most four 256 KiB buffers it reads the
-// file through (converted in parallel, one per CPU);
-// nothing of the file stays open or mapped. It validates the header (magic,
-// format version, header checksum, the key recorded in it against key,
-// flags, dimensions against payload length and file size) before reading
-// the payload, and the XXH3-64 checksum of payload and metadata on every
-// call, as it reads them. Get then sets the file's mtime to now, which is
-// the "last used" time eviction goes by.
+// (the image as float32) and at most four bands of the file's (about
+// 256 KiB each for an entry [Cache.Put] wrote) it reads the file through,
+// converted in parallel, one per CPU; nothing of the file stays open or
+// mapped. Its checks, errors and marking the entry used are
+// [Cache.GetSamples']; the samples read as float32 as the package
+// documentation says.
+func (c *Cache) Get(key string) (*Entry, error) {
+	var e *Entry
+	err := c.get(key, func(f *os.File, hd header) (string, error) {
+		pix := make([]float32, hd.n/sampleBytes)
+		rowLen := hd.w * hd.ch
+		meta, reason, err := readEntry(f, hd, false, func(k int, b []uint16) {
+			dst := pix[k*hd.band*rowLen:]
+			t := sampleValue
+			for i, v := range b {
+				dst[i] = t[v]
+			}
+		})
+		e = &Entry{W: hd.w, H: hd.h, C: hd.ch, Pix: pix, Meta: meta}
+		return reason, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// GetSamples returns the entry for key as it is stored, in the file's
+// bands (Samples.Band rows each, as the entry was written): each band is
+// read straight into a buffer of its own (2 bytes a sample, the only
+// memory it takes beside a few bytes a band) and checksummed, bands in
+// parallel, one per CPU; nothing of the file stays open or mapped. It
+// validates the header (magic, format version, header checksum, the key
+// recorded in it against key, flags, dimensions against payload length
+// and file size) before reading the payload, and the XXH3-64 checksums of
+// payload and metadata on every call. It then sets the file's mtime to
+// now, which is the "last used" time eviction goes by.
 //
-// Only a regular file is an entry. Get never opens anything else found
-// under the entry's name, and so never blocks on a named pipe; it never
-// follows a symlink either.
+// Only a regular file is an entry. GetSamples never opens anything else
+// found under the entry's name, and so never blocks on a named pipe; it
+// never follows a symlink either.
 //
 // Errors: ErrMiss (unwrapped) if there is no entry; an error wrapping
 // ErrCorrupt if the file is invalid — truncated or extended, another
 // format version (a float32 entry of version 2), another key's entry
 // stored under this name, a payload failing its checksum, and a named
-// pipe, socket, device or symlink — in which case Get has removed it
+// pipe, socket, device or symlink — in which case it has removed it
 // (unless it was replaced by a new file meanwhile; a directory under the
 // name is left in place); ErrBadKey; other I/O errors.
-func (c *Cache) Get(key string) (*Entry, error) {
-	if err := checkKey(key); err != nil {
+func (c *Cache) GetSamples(key string) (*Samples, error) {
+	var m *Samples
+	err := c.get(key, func(f *os.File, hd header) (string, error) {
+		bands := make([][]uint16, bandCount(hd.h, hd.band))
+		meta, reason, err := readEntry(f, hd, true, func(k int, b []uint16) { bands[k] = b })
+		m = &Samples{W: hd.w, H: hd.h, C: hd.ch, Band: hd.band, Bands: bands, Meta: meta}
+		return reason, err
+	})
+	if err != nil {
 		return nil, err
+	}
+	return m, nil
+}
+
+// get opens key's entry file, checks its header and has read read the
+// rest (a reason when the file is no valid entry), then marks it used.
+func (c *Cache) get(key string, read func(f *os.File, hd header) (reason string, err error)) error {
+	if err := checkKey(key); err != nil {
+		return err
 	}
 	p := c.path(key)
 	// Lstat before opening: opening a named pipe for reading would block
@@ -843,12 +1004,12 @@ func (c *Cache) Get(key string) (*Entry, error) {
 	lfi, err := os.Lstat(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, ErrMiss
+			return ErrMiss
 		}
-		return nil, fmt.Errorf("cache: get: %w", err)
+		return fmt.Errorf("cache: get: %w", err)
 	}
 	if !lfi.Mode().IsRegular() {
-		return nil, c.notRegular(key, lfi)
+		return c.notRegular(key, lfi)
 	}
 	// Should the name be replaced between the Lstat and the open, the
 	// open still neither blocks (O_NONBLOCK) nor follows a symlink
@@ -856,31 +1017,46 @@ func (c *Cache) Get(key string) (*Entry, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, ErrMiss
+			return ErrMiss
 		}
 		if lfi, lerr := os.Lstat(p); lerr == nil && !lfi.Mode().IsRegular() {
-			return nil, c.notRegular(key, lfi) // ELOOP (symlink), ENXIO (socket)
+			return c.notRegular(key, lfi) // ELOOP (symlink), ENXIO (socket)
 		}
-		return nil, fmt.Errorf("cache: get: %w", err)
+		return fmt.Errorf("cache: get: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("cache: get: %w", err)
+		return fmt.Errorf("cache: get: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, c.notRegular(key, fi)
+		return c.notRegular(key, fi)
 	}
 	size := fi.Size()
 	if size < headerSize {
-		return nil, c.corrupt(key, fi, fmt.Sprintf("truncated: %d bytes", size))
+		return c.corrupt(key, fi, fmt.Sprintf("truncated: %d bytes", size))
 	}
-	e, reason, err := readEntry(f, size, key)
+	hdr := make([]byte, headerSize)
+	if _, err := f.ReadAt(hdr, 0); err != nil {
+		return fmt.Errorf("cache: get %s: %w", p, err)
+	}
+	var tail []byte
+	if size >= headerSize+8 {
+		tail = make([]byte, 8)
+		if _, err := f.ReadAt(tail, size-8); err != nil {
+			return fmt.Errorf("cache: get %s: %w", p, err)
+		}
+	}
+	hd, err := parseHeader(hdr, size, tail, key)
 	if err != nil {
-		return nil, fmt.Errorf("cache: get %s: %w", p, err)
+		return c.corrupt(key, fi, err.Error())
+	}
+	reason, err := read(f, hd)
+	if err != nil {
+		return fmt.Errorf("cache: get %s: %w", p, err)
 	}
 	if reason != "" {
-		return nil, c.corrupt(key, fi, reason)
+		return c.corrupt(key, fi, reason)
 	}
 
 	// Mark as used. By descriptor, so that a file renamed over ours
@@ -892,74 +1068,77 @@ func (c *Cache) Get(key string) (*Entry, error) {
 		ts := []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), unix.NsecToTimespec(now.UnixNano())}
 		unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	return e, nil
+	return nil
 }
 
-// readEntry reads the entry file f of size bytes from its start: the
-// header, checked first, then payload and trailer through chunkBuffers,
-// summing in order and converting the samples to float32 in parallel. A
-// file that is not a valid entry of key gives a reason (and a nil
-// error); a failing read an error.
-func readEntry(f *os.File, size int64, key string) (*Entry, string, error) {
-	hdr := make([]byte, headerSize)
-	if _, err := io.ReadFull(f, hdr); err != nil {
-		return nil, "", err
-	}
-	var tail []byte
-	if size >= headerSize+8 {
-		tail = make([]byte, 8)
-		if _, err := f.ReadAt(tail, size-8); err != nil {
-			return nil, "", err
+// readEntry reads the payload and trailer of the entry file f, whose
+// header hd was checked: each band read at its offset and summed, bands in
+// groups read in parallel, and handed to got(k, samples) in the host's
+// order (in any order of k). keep: each band in a buffer of its own, kept
+// by got; else through at most maxChunks buffers reused once got returns.
+// It returns the metadata; a file that is not a valid entry gives a reason
+// (and a nil error), a failing read an error.
+func readEntry(f *os.File, hd header, keep bool, got func(k int, b []uint16)) ([]byte, string, error) {
+	nb := bandCount(hd.h, hd.band)
+	rowLen := hd.w * hd.ch
+	g := workers(!keep)
+	var scratch [][]uint16
+	if !keep {
+		scratch = make([][]uint16, g)
+		for i := range scratch {
+			scratch[i] = make([]uint16, hd.band*rowLen)
 		}
 	}
-	hd, err := parseHeader(hdr, size, tail, key)
-	if err != nil {
-		return nil, err.Error(), nil
-	}
-	pix := make([]float32, hd.n/sampleBytes)
-	hs := xxh3.New()
-	bufs := chunkBuffers(hd.n)
-	for rest := pix; len(rest) > 0; {
-		// Read and sum up to len(bufs) chunks in order, then convert them
-		// at once.
+	sums := make([]uint64, nb)
+	errs := make([]error, g)
+	for k0 := 0; k0 < nb; k0 += g {
 		var wg sync.WaitGroup
-		for _, buf := range bufs {
-			if len(rest) == 0 {
-				break
-			}
-			k := min(len(rest), len(buf)/sampleBytes)
-			src, dst := buf[:k*sampleBytes], rest[:k]
-			if _, err := io.ReadFull(f, src); err != nil {
-				wg.Wait()
-				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-					return nil, "truncated while reading", nil
+		for k := k0; k < min(nb, k0+g); k++ {
+			wg.Go(func() {
+				n := min(hd.band, hd.h-k*hd.band) * rowLen
+				var b []uint16
+				if keep {
+					b = make([]uint16, n)
+				} else {
+					b = scratch[k-k0][:n]
 				}
-				return nil, "", err
-			}
-			hs.Write(src)
-			wg.Go(func() { decodeSamples(dst, src) })
-			rest = rest[k:]
+				bb := sampleBytesOf(b)
+				if _, err := f.ReadAt(bb, headerSize+int64(k)*int64(hd.band)*int64(rowLen)*sampleBytes); err != nil {
+					errs[k-k0] = err
+					return
+				}
+				sums[k] = xxh3.Hash(bb)
+				toLE(b) // to the host's order (a no-op on little-endian hosts)
+				got(k, b)
+			})
 		}
 		wg.Wait()
+		for _, err := range errs {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, "truncated while reading", nil
+			}
+			if err != nil {
+				return nil, "", err
+			}
+		}
 	}
-	var meta []byte
+	var meta, trailer []byte
 	if hd.metaLen >= 0 {
-		trailer := make([]byte, hd.metaLen+8)
-		if _, err := io.ReadFull(f, trailer); err != nil {
+		trailer = make([]byte, hd.metaLen+8)
+		if _, err := f.ReadAt(trailer, headerSize+hd.n); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return nil, "truncated while reading", nil
 			}
 			return nil, "", err
 		}
-		hs.Write(trailer)
 		if hd.metaLen > 0 {
 			meta = trailer[:hd.metaLen:hd.metaLen]
 		}
 	}
-	if sum := hs.Sum64(); sum != hd.sum {
+	if sum := payloadSum(sums, trailer); sum != hd.sum {
 		return nil, fmt.Sprintf("payload checksum %016x, header says %016x", sum, hd.sum), nil
 	}
-	return &Entry{W: hd.w, H: hd.h, C: hd.ch, Pix: pix, Meta: meta}, "", nil
+	return meta, "", nil
 }
 
 // notRegular reports what is under key's name, described by fi, as a

@@ -940,8 +940,8 @@ func TestHeaderHoldsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	le := binary.LittleEndian
-	if v := le.Uint32(b[8:]); v != 3 || FormatVersion != 3 {
-		t.Errorf("format version %d in the file, FormatVersion %d; want 3 (16-bit samples are new in 3)", v, FormatVersion)
+	if v := le.Uint32(b[8:]); v != 4 || FormatVersion != 4 {
+		t.Errorf("format version %d in the file, FormatVersion %d; want 4 (bands are new in 4)", v, FormatVersion)
 	}
 	if got := fmt.Sprintf("%x", b[56:88]); got != key {
 		t.Errorf("header bytes 56..87 = %s, want the key %s", got, key)

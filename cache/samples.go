@@ -1,6 +1,9 @@
 package cache
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // unit is 1/65535 as a float32, the factor LibRaw's copy of its 16-bit
 // image into float uses (rb_copy_image: (float)v * (1.0f/65535.0f)), so
@@ -45,5 +48,31 @@ func decodeSamples(dst []float32, src []byte) {
 	t := sampleValue
 	for i := range dst {
 		dst[i] = t[binary.LittleEndian.Uint16(src[2*i:])]
+	}
+}
+
+// hostLE: the host stores a uint16's low byte first, as the entry files do.
+var hostLE = func() bool {
+	one := uint16(1)
+	return *(*byte)(unsafe.Pointer(&one)) == 1
+}()
+
+// sampleBytesOf is b's memory as bytes (2 a sample, in the host's order).
+func sampleBytesOf(b []uint16) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), 2*len(b))
+}
+
+// toLE swaps the bytes of every sample of b on a big-endian host (so that
+// the memory holds them little-endian, or back); a no-op on a
+// little-endian one.
+func toLE(b []uint16) {
+	if hostLE {
+		return
+	}
+	for i, v := range b {
+		b[i] = v>>8 | v<<8
 	}
 }

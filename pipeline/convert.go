@@ -44,7 +44,10 @@ type job struct {
 	// unfused: the tests' reference).
 	unfused  bool
 	cacheKey string
-	cached   *cacheEntry // the decoded image read from the stage cache
+	cached   *cacheEntry // the cache point's image read from the stage cache (stagecache.go)
+	// cacheWarn: the warnings given before the demosaic step (the stage
+	// cache stores those given from there to its point).
+	cacheWarn int
 	// inputHash is the input's content hash taken just before decoding
 	// (decodedHash; "" when unread): the record's InputHash and the stage
 	// cache's key, so the input is read once for both.
@@ -265,6 +268,18 @@ func (j *job) runPlan(ctx context.Context, res *Result, asked []*variantJob, o C
 		if st.v >= 0 {
 			j.cur = asked[st.v]
 		}
+		if j.cache != nil {
+			// The stage cache (stagecache.go): a hit skips the steps up
+			// to its point, or runs the rest as a stream's last pass.
+			next, done, err := j.runFromCache(ctx, &plan, n, asked, res, o)
+			if err != nil || done {
+				return err
+			}
+			if next > n {
+				n = next - 1
+				continue
+			}
+		}
 		var err error
 		if st.Stream && st.Stage == demosaicStage.Name {
 			// From demosaic on in row bands, if the file allows (stream.go).
@@ -301,6 +316,7 @@ func (j *job) runPlan(ctx context.Context, res *Result, asked []*variantJob, o C
 		if err != nil {
 			return err
 		}
+		j.storeCacheWhole(plan, n) // stagecache.go: at the cache point
 		if cw, ch := croppedSize(j.hdr, j.settings, j.decodedW, j.decodedH); j.decodedW != 0 && (cw != plan.W || ch != plan.H) {
 			// LibRaw decoded another size than the header said (after
 			// the crop stage's crop of it): plan the rest again for the

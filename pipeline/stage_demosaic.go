@@ -25,11 +25,11 @@ var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Versi
 
 // demosaicBand is the demosaic's band form (Stage.Band): RCD in bands of
 // upright rows (demosaic.Bands, made by the stream once every step is
-// prepared; margin: RCD's own, inside its tiles), for a file RCD takes
-// whose demosaiced image is neither read from the stage cache nor to be
-// stored in it.
+// prepared; margin: RCD's own, inside its tiles), for a file RCD takes.
+// A stream whose image the stage cache stores runs in two passes
+// (stagecache.go: pass 1's stored rows are the entry).
 func demosaicBand(j *job, s *stream) (bandPrepare, bool) {
-	if j.cached != nil || !ownDemosaic(j.settings) || j.cacheStores() {
+	if !ownDemosaic(j.settings) {
 		return nil, false
 	}
 	c, mul, why, err := j.rcdInput()
@@ -43,6 +43,9 @@ func demosaicBand(j *job, s *stream) (bandPrepare, bool) {
 		j.camera, j.colors = nil, 3
 		j.img = Image{W: c.W, H: c.H}
 		j.demosaicUsed = "rcd"
+		if j.cacheStores() && s.two == nil {
+			s.two = &twoPass{anchor: -1}
+		}
 		return nil
 	}, true
 }
@@ -93,18 +96,6 @@ func demosaicCost(m memCtx) StepMemory {
 }
 
 func stageDemosaic(ctx context.Context, j *job) error {
-	if j.cached != nil {
-		// The decoded image is in the stage cache: no LibRaw decode.
-		j.h.Close()
-		j.h = nil
-		j.camera, j.colors = j.cached.pix, j.cached.c
-		j.img = Image{W: j.cached.w, H: j.cached.h}
-		j.fromCache = true
-		j.cachedDemosaic()
-		j.decodedW, j.decodedH = j.img.W, j.img.H
-		fault.At(fault.Decoded, j.in)
-		return nil
-	}
 	var why string // why rcd did not take the file
 	if ownDemosaic(j.settings) {
 		var handled bool
@@ -420,28 +411,6 @@ func (j *job) demosaicResult() string {
 		return ""
 	}
 	return j.demosaicUsed
-}
-
-// cachedDemosaic sets the demosaic state from the stage cache entry's
-// metadata on a hit, repeating the fallback warning given when the entry
-// was stored. An entry stored without it (an older build) says nothing of
-// a fallback; its demosaic is then what LibRaw would run, or rcd when
-// rawbatch's own would have been tried.
-func (j *job) cachedDemosaic() {
-	m := j.cached.meta
-	j.demosaicUsed, j.demosaicFallback = m.Demosaic, m.DemosaicFallback
-	if j.demosaicUsed == "" {
-		j.demosaicUsed = libRawDemosaic(j.info, j.settings)
-		if ownDemosaic(j.settings) && j.info.Filters > 1000 && j.info.Colors == 3 {
-			j.demosaicUsed = "rcd"
-		}
-	}
-	if j.demosaicUsed == DemosaicNone {
-		j.demosaicFallback = "" // an older cache entry may carry the warning
-	}
-	if j.demosaicFallback != "" {
-		j.warnings = append(j.warnings, j.demosaicFallback)
-	}
 }
 
 // libRawDemosaicNote says in a warning what LibRaw did instead of rcd

@@ -282,11 +282,10 @@ func TestCaptureAmount(t *testing.T) {
 	}
 }
 
-// TestDenoiseAfterStageCache: denoise and capture sharpening run after
-// the stage cache point: one cache entry serves --denoise off and auto
-// (the setting is not in the key), a hit is denoised like a decode, and
-// the entry (read into the job's own buffer) is not changed by it: a later hit with
-// both off writes the first output again, byte for byte.
+// TestDenoiseAfterStageCache: denoise and capture sharpening run before
+// the stage cache point: --denoise off and auto have entries of their own
+// (the settings are in the key), and a later hit with both off writes the
+// output of the first hit again, byte for byte.
 func TestDenoiseAfterStageCache(t *testing.T) {
 	dir := t.TempDir()
 	c, err := cache.Open(filepath.Join(dir, "cache"), 0)
@@ -312,8 +311,8 @@ func TestDenoiseAfterStageCache(t *testing.T) {
 	a2, r0 := conv("a2.png", off)
 	b, r2 := conv("b.png", on)
 	c3, r3 := conv("c.png", off)
-	if r1.FromCache || !r0.FromCache || !r2.FromCache || !r3.FromCache {
-		t.Fatalf("from cache: %v %v %v %v, want false true true true", r1.FromCache, r0.FromCache, r2.FromCache, r3.FromCache)
+	if r1.FromCache || !r0.FromCache || r2.FromCache || !r3.FromCache {
+		t.Fatalf("from cache: %v %v %v %v, want false true false true", r1.FromCache, r0.FromCache, r2.FromCache, r3.FromCache)
 	}
 	if r2.Denoise == nil || r2.Denoise.Strength != 1 || r2.CaptureSharpen == nil || r2.CaptureSharpen.Amount == 0 {
 		t.Errorf("hit: denoise %+v, capture sharpening %+v", r2.Denoise, r2.CaptureSharpen)

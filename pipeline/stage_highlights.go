@@ -64,6 +64,5 @@ func stageHighlights(_ context.Context, j *job) error {
 			highlight.Reconstruct(j.camera, j.img.W, j.img.H, highlight.DefaultThreshold)
 		}
 	}
-	j.storeCache()
 	return nil
 }

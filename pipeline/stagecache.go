@@ -1,49 +1,128 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/internal/filehash"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
-// CacheOptions turns on the stage cache for a conversion: the decoded,
-// demosaiced, linear camera-RGB image (the output of the demosaic stage) is
-// read from Cache instead of decoding when present. All variants of a file
-// are written by one process from one decode held in memory, so the image
-// is stored only with Keep, for later runs (adding a variant decodes
-// nothing); without Keep an entry that was read is deleted once every
-// variant of the file is written.
+// The stage cache (docs/caching.md): an entry is the develop's last
+// per-file scene-referred image, the camera RGB after every stage from the
+// demosaic to the cache point (cachePoint: highlights, DNG opcodes,
+// denoise, lens, capture sharpening), as the two-pass stream's pass 1
+// stores it (look.Image16: upright rows of 16-bit codes of stream16Scale,
+// in bands of streamRows rows, 6 bytes a pixel), with what those stages
+// found (cacheMeta). A streamed conversion writes its stored rows as they
+// are (stream.firstPass); the whole-image path writes its image turned
+// upright, converted in bands. A hit skips every step from unpack to the
+// cache point: a file that streams runs the stream's last pass only (the
+// anchor on the stored rows, the fused pass, the encoder), any other
+// converts the rows to its float image in parallel bands and goes on from
+// there.
+
+// cachePoint is the last stage whose output the stage cache stores;
+// cacheMeasured the last one whose findings it stores (the exposure
+// anchor, which measures the cache point's image and changes no pixel).
+var (
+	cachePoint    = sharpenStage.Name
+	cacheMeasured = anchorStage.Name
+)
+
+// cacheFirst and cacheLast are the indexes in Stages of the demosaic and
+// of cacheMeasured, cacheDevelop the DevelopVersion of the stages up to
+// cacheMeasured (set by init: the open stage, in Stages, looks the cache
+// up).
+var (
+	cacheFirst, cacheLast int
+	cacheDevelop          string
+)
+
+func init() {
+	for i := range Stages {
+		switch Stages[i].Name {
+		case demosaicStage.Name:
+			cacheFirst = i
+		case cacheMeasured:
+			cacheLast = i
+		}
+	}
+	cacheDevelop = developVersion(Stages[:cacheLast+1])
+}
+
+// cachedStage reports whether a step of the stage named name is one a
+// stage cache hit skips: from the demosaic to the exposure anchor.
+func cachedStage(name string) bool {
+	for i := cacheFirst; i <= cacheLast; i++ {
+		if Stages[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CacheOptions turns on the stage cache for a conversion: the image of
+// the cache point (the camera RGB after capture sharpening) is read from
+// Cache instead of decoding and developing it when present. All variants
+// of a file are written by one process from one develop held in memory,
+// so the image is stored only with Keep, for later runs (adding a variant
+// decodes nothing); without Keep an entry that was read is deleted once
+// every variant of the file is written.
 type CacheOptions struct {
 	Cache *cache.Cache
 	Keep  bool
 }
 
-// cacheEntry is a decoded image read from the cache: W×H×C float32 in
-// [0, 1], converted from the entry's 16-bit samples into a buffer of the
-// job's own (nothing of the entry file stays mapped or open), which the
-// stages change in place as they do a decoded image.
+// cacheEntry is an entry read from the stage cache: the cache point's
+// image as the stream stores it (upright 16-bit rows in bands, views of
+// the entry file mapped read-only: cache.MapSamples) and what was stored
+// with it.
 type cacheEntry struct {
-	pix     []float32 // nil once releaseCached gave it back
-	w, h, c int
-	meta    cacheMeta // what was stored with the image (encodeCacheMeta)
+	img   look.Image16 // Rows nil once releaseCached gave them back
+	unmap func()       // unmaps the entry file
+	meta  cacheMeta
 }
 
 // CacheKey returns the stage cache key of an input: its content hash (XXH3
-// of the whole file), the settings that change the decode (demosaic, white
-// balance, highlight mode, half size, white level, highlights and DNG opcodes) and the
-// LibRaw version; package cache adds its format version.
+// of the whole file), the LibRaw version and cacheParts (the stages up to
+// the cache point and their settings); package cache adds its format
+// version.
 func CacheKey(contentHash string, s Settings) string {
-	return cache.Key(append([]string{contentHash, string(s.Demosaic), s.WhiteBalance.String(), fmt.Sprint(s.Highlight),
-		fmt.Sprint(s.HalfSize), libraw.Version()}, s.rawsideParts()...)...)
+	return cache.Key(append([]string{contentHash, libraw.Version()}, cacheParts(s)...)...)
+}
+
+// cacheParts is what changes the pixels of the cache point's image and
+// what the anchor finds on it: the DevelopVersion of the stages up to the
+// anchor (a stage's Version bump makes every entry stale) and the parts
+// of DevelopHash of the settings of those stages (demosaic, white
+// balance, highlights, half size, white level, crop, DNG opcodes,
+// denoise, capture sharpening, lens; when the preview is measured, the
+// anchor, the look, the tone curve and BaselineExposure), built by the
+// same functions.
+func cacheParts(s Settings) []string {
+	parts := []string{cacheDevelop, string(s.Demosaic), s.WhiteBalance.String(),
+		fmt.Sprint(s.Highlight), fmt.Sprint(s.HalfSize)}
+	parts = append(parts, s.rawsideParts()...)
+	parts = append(parts, "denoise="+s.denoise(), "capture-sharpen="+s.captureSharpen())
+	parts = append(parts, lensHashParts(s)...)
+	if s.needsPreview() {
+		// The anchor's findings: its settings' parts, as DevelopHash's.
+		parts = append(parts, "tone-v2", string(s.ExposureAnchor), string(s.Look), string(s.Tone), fmt.Sprint(s.BaselineExposure))
+	}
+	return parts
 }
 
 // CacheEntryBytes is the size in bytes of the stage cache's entry for a
 // file described by fi decoded with s: three 16-bit channels of its
-// DecodedSize and the entry's header (cache.EntryBytes; the few hundred
-// bytes of metadata stored with it are not counted).
+// DecodedSize and the entry's header (cache.EntryBytes; the metadata
+// stored with it, at most a few KiB, is not counted).
 func CacheEntryBytes(fi FileInfo, s Settings) int64 {
 	w, h := DecodedSize(fi, s)
 	return cache.EntryBytes(w, h, 3)
@@ -51,9 +130,9 @@ func CacheEntryBytes(fi FileInfo, s Settings) int64 {
 
 // lookupCache computes the file's cache key and reads its entry, if any. A
 // corrupt entry has been deleted by the cache and counts as a miss. So does
-// an entry whose size is not the size this file decodes to (cacheMismatch):
-// it is closed and deleted, a warning says so, and the file is decoded.
-// It runs in stageOpen, once LibRaw has opened the file and j.hdr is set.
+// an entry that cannot be this file's (cacheMismatch): it is deleted, a
+// warning says so, and the file is decoded. It runs in stageOpen, once
+// LibRaw has opened the file and j.hdr is set.
 func (j *job) lookupCache() error {
 	if j.cache == nil || j.cache.Cache == nil {
 		return nil
@@ -66,30 +145,53 @@ func (j *job) lookupCache() error {
 		}
 	}
 	j.cacheKey = CacheKey(hash, j.settings)
-	e, err := j.cache.Cache.Get(j.cacheKey)
+	e, unmap, err := j.cache.Cache.MapSamples(j.cacheKey)
 	if err != nil {
 		return nil // a miss or a corrupt entry: decode
 	}
-	if msg := j.cacheMismatch(e.W, e.H, e.C); msg != "" {
+	meta, ok := decodeCacheMeta(e.Meta)
+	if !ok {
+		meta.Flip = j.info.Flip & 7
+	}
+	msg := j.cacheMismatch(e.W, e.H, e.C, meta.Flip)
+	switch {
+	case msg != "":
+	case !ok:
+		msg = "its metadata is unreadable"
+	case j.settings.needsPreview() && meta.Anchor == nil:
+		msg = "it has no exposure anchor"
+	}
+	if msg != "" {
+		unmap()
 		j.cache.Cache.Delete(j.cacheKey)
 		j.warnings = append(j.warnings, "stage cache entry not used, decoded instead: "+msg)
 		return nil
 	}
-	j.cached = &cacheEntry{pix: e.Pix, w: e.W, h: e.H, c: e.C, meta: decodeCacheMeta(e.Meta)}
+	w, h := e.W, e.H
+	if meta.Flip&4 != 0 {
+		w, h = h, w
+	}
+	j.cached = &cacheEntry{img: look.Image16{W: w, H: h, Rows: e.Bands, Band: e.Band, Scale: stream16Scale, Flip: meta.Flip}, unmap: unmap, meta: meta}
 	return nil
 }
 
-// cacheMismatch returns "" if a cached image of w×h pixels and c channels
-// can be this file's decoded image, else why not. The channels must be
-// LibRaw's colour count for the file (1..4, which toWorking relies on).
-// The width and height must be the size the demosaic stage produces
-// (decodedSize) when it is known before decoding; when it is not (the
-// header's size is not LibRaw's, or a half-size decode of a Fuji SuperCCD
-// or non-square-pixel file), the entry is trusted on its key, which
-// package cache checks against the one recorded in the entry.
-func (j *job) cacheMismatch(w, h, c int) string {
-	if c < 1 || c > 4 || c != j.info.Colors {
-		return fmt.Sprintf("the entry has %d channels per pixel, the file %d", c, j.info.Colors)
+// cacheMismatch returns "" if a cached image stored upright as w×h pixels
+// of c channels, turned by flip, can be this file's, else why not. It
+// must have 3 channels and the file's orientation; its size (unturned)
+// must be the size the crop stage makes (decodedSize) when that is known
+// before decoding; when it is not (the header's size is not LibRaw's, or a
+// half-size decode of a Fuji SuperCCD or non-square-pixel file), the
+// entry is trusted on its key, which package cache checks against the one
+// recorded in the entry.
+func (j *job) cacheMismatch(w, h, c, flip int) string {
+	if c != 3 {
+		return fmt.Sprintf("the entry has %d channels per pixel, want 3", c)
+	}
+	if flip != j.info.Flip&7 {
+		return fmt.Sprintf("the entry is turned by flip %d, the file by %d", flip, j.info.Flip&7)
+	}
+	if flip&4 != 0 {
+		w, h = h, w
 	}
 	if ew, eh, ok := j.decodedSize(); ok && (w != ew || h != eh) {
 		return fmt.Sprintf("the entry is %d×%d pixels, the file decodes to %d×%d", w, h, ew, eh)
@@ -98,13 +200,13 @@ func (j *job) cacheMismatch(w, h, c int) string {
 }
 
 // decodedSize returns the width and height in pixels of the image the
-// demosaic stage decodes (unrotated, halved with HalfSize), and whether
-// they are known before decoding. They are when the header's size comes
-// from LibRaw (j.hdr.SizeFromLibRaw: its output size after Fuji rotation,
+// crop stage makes (unrotated, halved with HalfSize), and whether they
+// are known before decoding. They are when the header's size comes from
+// LibRaw (j.hdr.SizeFromLibRaw: its output size after Fuji rotation,
 // pixel-aspect stretch and the flip): that size, unflipped; with HalfSize,
 // the visible size j.info.Width×Height halved rounding up (LibRaw's shrink
 // for CFA data, halve for the rest), provided no rotation or stretch
-// changed it.
+// changed it; then cropped.
 func (j *job) decodedSize() (w, h int, ok bool) {
 	if j.hdr == nil || !j.hdr.SizeFromLibRaw || j.hdr.Width <= 0 || j.hdr.Height <= 0 {
 		return 0, 0, false
@@ -123,28 +225,272 @@ func (j *job) decodedSize() (w, h int, ok bool) {
 	return w, h, true
 }
 
-// storeCache writes the decoded image to the cache (before the camera
-// matrix changes it in place), as 16-bit samples: the cache rounds each
-// to the nearest k/65535, which LibRaw's image already is; reconstructed
-// highlights (and a [0, 1] demosaic of our own) move by less than
-// 1/131070 (TestStageCache16Bit). A failure to cache is not a failure to
-// convert; it becomes a warning.
-func (j *job) storeCache() {
-	if !j.cacheStores() {
+// cacheStores reports whether the conversion stores its cache point's
+// image in the stage cache (the cache is kept after the run, and the
+// image was not read from it).
+func (j *job) cacheStores() bool {
+	return j.cache != nil && j.cache.Cache != nil && j.cacheKey != "" && j.cache.Keep && j.cached == nil
+}
+
+// storeCache16 writes a stream's stored rows (pass 1's, finished to the
+// cache point, at stream16Scale) as the file's entry, as they are. A
+// failure to cache is not a failure to convert; it becomes a warning.
+func (j *job) storeCache16(img look.Image16) {
+	if !j.cacheStores() || img.Scale != stream16Scale || j.cameraLook != nil {
 		return
 	}
-	if err := j.cache.Cache.PutMeta(j.cacheKey, j.img.W, j.img.H, j.colors, j.camera, j.encodeCacheMeta()); err != nil {
+	uw, uh := img.W, img.H
+	if img.Flip&4 != 0 {
+		uw, uh = uh, uw
+	}
+	m := cache.Samples{W: uw, H: uh, C: 3, Band: img.Band, Bands: img.Rows, Meta: j.encodeCacheMeta(img.Flip)}
+	if err := j.cache.Cache.PutSamples(j.cacheKey, m); err != nil {
 		j.warnings = append(j.warnings, "not cached: "+err.Error())
 	}
 }
 
-// releaseCached drops the job's reference to the cached image's buffer,
-// once the camera matrix has made the working image (in place, or a new
-// buffer), so that the garbage collector can free the buffer when nothing
-// else holds it.
+// storeCacheWhole writes the whole-image path's camera image (j.camera,
+// W×H×3 in sensor orientation) as the file's entry once step n of plan,
+// the last step up to the anchor (which changes no pixel), has run:
+// turned upright and rounded to codes of stream16Scale (as the stream
+// stores its rows), a band of streamRows rows at a time (cache.PutFunc:
+// at most four bands' buffers). j.camera takes the rounded values too (as
+// a two-pass stream's pass 2 reads its stored rows), so that this run's
+// outputs and a later hit's are the same. A failure to cache becomes a
+// warning.
+func (j *job) storeCacheWhole(plan StagePlan, n int) {
+	if !j.cacheStores() || j.stream != nil || j.camera == nil || j.colors != 3 || j.cameraLook != nil || !cachedStage(plan.Steps[n].Stage) ||
+		n+1 < len(plan.Steps) && cachedStage(plan.Steps[n+1].Stage) {
+		return
+	}
+	w, h, flip := j.img.W, j.img.H, j.info.Flip&7
+	if len(j.camera) != 3*w*h {
+		return
+	}
+	uw, uh := w, h
+	if flip&4 != 0 {
+		uw, uh = h, w
+	}
+	inv, sc := float32(1/stream16Scale), float32(stream16Scale)
+	err := j.cache.Cache.PutFunc(j.cacheKey, uw, uh, 3, streamRows, func(k int, dst []uint16) {
+		for y := k * streamRows; y < min(uh, (k+1)*streamRows); y++ {
+			row := dst[3*uw*(y-k*streamRows):]
+			for x := range uw {
+				a, b := sensorOf(flip, w, h, x, y)
+				p := j.camera[3*(b*w+a):]
+				for c := range 3 {
+					q := uint16(min(max(p[c]*inv+0.5, 0), 65535))
+					row[3*x+c] = q
+					p[c] = float32(q) * sc
+				}
+			}
+		}
+	}, j.encodeCacheMeta(flip))
+	if err != nil {
+		j.warnings = append(j.warnings, "not cached: "+err.Error())
+	}
+}
+
+// sensorOf returns the pixel (a, b) of a w×h image in sensor orientation
+// that the upright image turned by flip (look.Image16's rule) has at
+// (x, y).
+func sensorOf(flip, w, h, x, y int) (a, b int) {
+	a, b = x, y
+	if flip&4 != 0 {
+		a, b = y, x
+	}
+	if flip&1 != 0 {
+		a = w - 1 - a
+	}
+	if flip&2 != 0 {
+		b = h - 1 - b
+	}
+	return a, b
+}
+
+// cacheMark notes, as the demosaic step is about to run, how many
+// warnings were given before it: those given from there to the cache
+// point are stored with the entry and repeated on a hit.
+func (j *job) cacheMark(st Step) {
+	if st.Stage == demosaicStage.Name {
+		j.cacheWarn = len(j.warnings)
+	}
+}
+
+// runFromCache runs the conversion from the stage cache's entry when the
+// file had a hit, at step n of *plan: the preview step is skipped (next
+// n+1); at the demosaic step every step up to the anchor is skipped and
+// what they found is taken from the entry.
+// A plan that streams (Step.Stream, ending in a fused pass, quantise and
+// encode) runs the stream's last pass from the stored rows (done true:
+// the conversion is over); otherwise the rows become j.camera, the whole
+// path's float image, and next is the step to go on from. The plan is
+// made again when the entry's size is not the plan's. Admitted to stream
+// (ConvertOptions.Admitted below Whole), a hit fails with
+// rawerr.ErrNeedsWhole before anything is done.
+func (j *job) runFromCache(ctx context.Context, plan *StagePlan, n int, asked []*variantJob, res *Result, o ConvertOptions) (next int, done bool, err error) {
+	j.cacheMark(plan.Steps[n])
+	if j.cached != nil && plan.Steps[n].Stage == previewStage.Name {
+		return n + 1, false, nil // the anchor's findings are the entry's
+	}
+	if j.cached == nil || plan.Steps[n].Stage != demosaicStage.Name {
+		return n, false, nil
+	}
+	if o.Admitted > 0 && o.Whole > o.Admitted {
+		// Admitted to stream, it holds the whole entry: not within what
+		// it was admitted with (ConvertOptions.Admitted).
+		return n, false, fmt.Errorf("%w (%.0f MiB admitted, %.0f MiB needed)", rawerr.ErrNeedsWhole,
+			float64(o.Admitted)/(1<<20), float64(o.Whole)/(1<<20))
+	}
+	t0 := time.Now()
+	if j.h != nil {
+		j.h.Close() // no LibRaw decode
+		j.h = nil
+	}
+	j.restoreCached()
+	img := j.cached.img
+	w, h := img.W, img.H
+	if w != plan.W || h != plan.H {
+		vs := make([]Variant, len(asked))
+		for i, v := range asked {
+			vs[i] = v.spec.Variant
+		}
+		again := PlanVariants(w, h, vs, j.settings)
+		again.Steps = append(plan.Steps[:n:n], again.Steps[n:]...)
+		*plan = again
+		j.orderOutputs(*plan, asked)
+	}
+	next = n + 1
+	for next < len(plan.Steps) && cachedStage(plan.Steps[next].Stage) {
+		next++
+	}
+	res.FromCache = true
+	j.colors, j.img = 3, Image{W: w, H: h}
+	if tims, ok, err := j.runCachedStream(ctx, *plan, n, next, asked, time.Since(t0)); ok {
+		res.Timings = append(res.Timings, tims...)
+		res.Streamed = err == nil
+		return next, true, err
+	}
+	// The whole path: the float image, in sensor orientation.
+	j.camera, j.colors = cameraFrom16(img), 3
+	j.releaseCached()
+	res.Timings = append(res.Timings, StageTiming{Stage: plan.Steps[n].Name, Duration: time.Since(t0)})
+	return next, false, nil
+}
+
+// cameraFrom16 returns the image m stands for as W×H×3 float32 values in
+// its own (sensor) orientation, converted in parallel bands of rows.
+func cameraFrom16(m look.Image16) []float32 {
+	w, h := m.W, m.H
+	out := make([]float32, 3*w*h)
+	sc := float32(m.Scale)
+	uw := w
+	if m.Flip&4 != 0 {
+		uw = h
+	}
+	par.Rows(h, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			row := out[3*b*w : 3*(b+1)*w]
+			for a := range w {
+				// The inverse of sensorOf.
+				x, y := a, b
+				if m.Flip&1 != 0 {
+					x = w - 1 - x
+				}
+				if m.Flip&2 != 0 {
+					y = h - 1 - y
+				}
+				if m.Flip&4 != 0 {
+					x, y = y, x
+				}
+				i := 3*uw*(y%m.Band) + 3*x
+				src := m.Rows[y/m.Band][i : i+3]
+				row[3*a], row[3*a+1], row[3*a+2] = float32(src[0])*sc, float32(src[1])*sc, float32(src[2])*sc
+			}
+		}
+	})
+	return out
+}
+
+// runCachedStream runs a stage cache hit's conversion as the last pass of
+// a two-pass stream (stream_twopass.go) from the entry's rows, when the
+// plan streams: the steps from next that run alone (the anchor, on the
+// stored rows), the fused pass to quantise and the encode step; ok false
+// (nothing done) when the plan does not stream or the steps are not so.
+// pre is the time the hit took so far, the demosaic step's timing.
+func (j *job) runCachedStream(ctx context.Context, plan StagePlan, n, next int, asked []*variantJob, pre time.Duration) (tims []StageTiming, ok bool, err error) {
+	steps := plan.Steps
+	if !steps[n].Stream || j.unfused || j.wholeImage {
+		return nil, false, nil
+	}
+	k := next
+	for k < len(steps) && steps[k].Pass == 0 {
+		k++
+	}
+	if k == len(steps) {
+		return nil, false, nil
+	}
+	m := k
+	for m+1 < len(steps) && steps[m+1].Pass == steps[k].Pass {
+		m++
+	}
+	if steps[m].Stage != quantiseStage.Name || m+2 != len(steps) || steps[m+1].Stage != encodeStage.Name {
+		return nil, false, nil
+	}
+	img := j.cached.img
+	uw, uh := img.W, img.H
+	if img.Flip&4 != 0 {
+		uw, uh = uh, uw
+	}
+	s := &stream{j: j, ctx: ctx, flip: img.Flip, w: uw, h: uh, two: &twoPass{img: img, final: true, anchor: -1}}
+	j.stream = s
+	defer func() {
+		j.stream = nil
+		j.releaseCached()
+	}()
+	tims = append(tims, StageTiming{Stage: steps[n].Name, Duration: pre})
+	for i := next; i < k; i++ {
+		j.cur = nil
+		if steps[i].v >= 0 {
+			j.cur = asked[steps[i].v]
+		}
+		t0 := time.Now()
+		err := steps[i].stage.run(ctx, j)
+		tims = append(tims, StageTiming{Stage: steps[i].Name, Duration: time.Since(t0)})
+		if err != nil {
+			return tims, true, err
+		}
+	}
+	ptims, err := j.runPass(ctx, steps[k:m+1], asked)
+	tims = append(tims, ptims...)
+	if err != nil {
+		return tims, true, err
+	}
+	enc := steps[m+1]
+	j.cur = asked[enc.v]
+	t0 := time.Now()
+	err = enc.stage.run(ctx, j)
+	tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+	j.movePassTime(tims)
+	if err == nil {
+		err = s.err
+	}
+	if err == nil && s.two.reread.Load() {
+		err = fmt.Errorf("stream: a row was asked for after its band was let go")
+	}
+	return tims, true, err
+}
+
+// releaseCached unmaps the cached image's rows once they are converted to
+// the whole path's float image, or the stream that reads them has ended
+// (it does nothing while j.stream runs).
 func (j *job) releaseCached() {
-	if j.cached != nil {
-		j.cached.pix = nil
+	if j.cached == nil || j.stream != nil {
+		return
+	}
+	j.cached.img.Rows = nil
+	if j.cached.unmap != nil {
+		j.cached.unmap()
 	}
 }
 
@@ -156,22 +502,41 @@ func (j *job) finishCache() {
 	}
 }
 
-// cacheStores reports whether the highlights stage stores the decoded
-// image in the stage cache (the cache is kept after the run).
-func (j *job) cacheStores() bool {
-	return j.cache != nil && j.cache.Cache != nil && j.cacheKey != "" && j.cache.Keep
+// cacheMeta is what the stage cache stores with an image besides its
+// pixels (cache.Samples.Meta, as JSON): what the stages up to the cache
+// point chose and found, so that a hit reports them as the conversion that
+// stored it did: the white balance, the demosaic and its fallback, the
+// crop, the DNG opcodes, the noise reduction, the capture sharpening, the
+// lens correction, the orientation the rows are turned by, and the
+// warnings given from the demosaic to the anchor, and the anchor's
+// findings.
+type cacheMeta struct {
+	Format           int             `json:"format"`
+	WhiteBalance     *cachedWB       `json:"white_balance,omitempty"`
+	Demosaic         string          `json:"demosaic,omitempty"`
+	DemosaicFallback string          `json:"demosaic_fallback,omitempty"`
+	Flip             int             `json:"flip"`
+	Crop             *Crop           `json:"crop,omitempty"`
+	CropFrame        [2]int          `json:"crop_frame"`
+	Opcodes          *OpcodesResult  `json:"opcodes,omitempty"`
+	LensByOpcodes    bool            `json:"lens_by_opcodes,omitempty"`
+	Lens             *LensCorrection `json:"lens,omitempty"`
+	Denoise          DenoiseUsed     `json:"denoise"`
+	Sharpen          SharpenUsed     `json:"capture_sharpen"`
+	Anchor           *cachedAnchor   `json:"anchor,omitempty"`
+	Warnings         []string        `json:"warnings,omitempty"`
 }
 
-// cacheMeta is what the stage cache stores with a decoded image besides its
-// pixels (cache.PutMeta, as JSON): the white balance chosen when the image
-// was decoded, so that a later hit reports it, and
-// the demosaic it got with the warning of rcd's fallback, so that a hit
-// reports and repeats them.
-type cacheMeta struct {
-	WhiteBalance     *cachedWB `json:"white_balance,omitempty"`
-	Demosaic         string    `json:"demosaic,omitempty"`
-	DemosaicFallback string    `json:"demosaic_fallback,omitempty"`
+// cachedAnchor is what the exposure-anchor stage found (exposureState
+// without a camera look: an entry is not stored with one).
+type cachedAnchor struct {
+	EV     float64 `json:"ev"`
+	Source string  `json:"source"`
 }
+
+// cacheMetaFormat is cacheMeta.Format of this build's entries: an entry
+// without it is not read.
+const cacheMetaFormat = 1
 
 // cachedWB is a WhiteBalanceUsed as the cache entries store it, under Go's
 // field names: the entries' format, which the names WhiteBalanceUsed has
@@ -184,27 +549,61 @@ type cachedWB struct {
 	CorrectedCCT float64 `json:",omitempty"`
 }
 
-// encodeCacheMeta returns the metadata stored with the file's cache entry.
-func (j *job) encodeCacheMeta() []byte {
-	m := cacheMeta{Demosaic: j.demosaicUsed, DemosaicFallback: j.demosaicFallback}
+// encodeCacheMeta returns the metadata stored with the file's cache entry,
+// whose rows are turned by flip.
+func (j *job) encodeCacheMeta(flip int) []byte {
+	m := cacheMeta{Format: cacheMetaFormat, Demosaic: j.demosaicUsed, DemosaicFallback: j.demosaicFallback, Flip: flip,
+		Crop: j.crop, CropFrame: j.cropFrame, LensByOpcodes: j.lensByOpcodes, Lens: j.lens,
+		Denoise: j.denoiseUsed, Sharpen: j.sharpenUsed}
 	if w := j.whiteBalanceResult(); w != nil {
 		m.WhiteBalance = &cachedWB{Multipliers: w.Multipliers, Source: w.Source, Reason: string(w.Reason), EstimatedCCT: w.EstimatedCCT, CorrectedCCT: w.CorrectedCCT}
 	}
+	if j.opcodes.any && j.settings.dngOpcodes() != OpcodesOff {
+		r := j.opcodes.result
+		m.Opcodes = &r
+	}
+	if j.exposureSource != "" {
+		m.Anchor = &cachedAnchor{EV: j.anchorEV, Source: j.exposureSource}
+	}
+	if j.cacheWarn <= len(j.warnings) {
+		m.Warnings = j.warnings[j.cacheWarn:]
+	}
 	b, err := json.Marshal(m)
-	if err != nil {
-		return nil // cannot happen for these types; the entry is stored without it
+	if err != nil || len(b) > cache.MaxMetaBytes {
+		return nil // the entry is then never used (decodeCacheMeta)
 	}
 	return b
 }
 
-// decodeCacheMeta reads an entry's metadata; an entry without any (or with
-// metadata this build cannot read) gives the zero cacheMeta.
-func decodeCacheMeta(b []byte) cacheMeta {
-	var m cacheMeta
-	if len(b) > 0 && json.Unmarshal(b, &m) != nil {
-		return cacheMeta{}
+// decodeCacheMeta reads an entry's metadata; ok false when there is none
+// this build can read.
+func decodeCacheMeta(b []byte) (m cacheMeta, ok bool) {
+	if len(b) == 0 || json.Unmarshal(b, &m) != nil || m.Format != cacheMetaFormat {
+		return cacheMeta{}, false
 	}
-	return m
+	return m, true
+}
+
+// restoreCached sets what the stages up to the cache point record from the
+// entry's metadata, on a hit, as they would have: the demosaic, the crop,
+// the opcodes, the noise reduction, the capture sharpening and the lens
+// correction, with the warnings they gave. The white balance is the white
+// balance stage's (cachedWhiteBalance).
+func (j *job) restoreCached() {
+	m := j.cached.meta
+	j.fromCache = true
+	j.demosaicUsed, j.demosaicFallback = m.Demosaic, m.DemosaicFallback
+	j.crop, j.cropFrame = m.Crop, m.CropFrame
+	if m.Opcodes != nil {
+		j.opcodes.result, j.opcodes.any = *m.Opcodes, true
+	}
+	j.lensByOpcodes, j.lens = m.LensByOpcodes, m.Lens
+	j.denoiseUsed, j.sharpenUsed = m.Denoise, m.Sharpen
+	if m.Anchor != nil {
+		j.anchorEV, j.exposureSource = m.Anchor.EV, m.Anchor.Source
+	}
+	j.preview = nil
+	j.warnings = append(j.warnings, m.Warnings...)
 }
 
 // cachedWhiteBalance sets j.wb from the cache entry's metadata on a stage

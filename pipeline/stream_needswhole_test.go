@@ -14,9 +14,9 @@ import (
 // TestNeedsWholeStops: a conversion admitted at a streamed estimate below
 // its whole-image one (ConvertOptions.Admitted < Whole) that finds at its
 // demosaic that it must make the whole image (here a stage cache hit,
-// which is read whole) stops with rawerr.ErrNeedsWhole before decoding
-// and writes nothing; admitted at the whole estimate it converts from
-// the cache.
+// which holds the whole entry) stops with rawerr.ErrNeedsWhole before
+// decoding and writes nothing; admitted at the whole estimate it converts
+// from the cache.
 func TestNeedsWholeStops(t *testing.T) {
 	dir := t.TempDir()
 	in := writeClipped(t, dir, 160, 120, 1, false)
@@ -40,7 +40,7 @@ func TestNeedsWholeStops(t *testing.T) {
 	}
 	opts.Admitted = opts.Whole
 	_, res := convertOpts(t, in, dir, "whole", s, opts, "main=jpeg")
-	if res.Streamed {
-		t.Error("a cache hit streamed")
+	if !res.FromCache {
+		t.Error("admitted whole: not converted from the cache")
 	}
 }

@@ -192,7 +192,7 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 		t.second, s.made = true, 0
 		s.makeWindow()
 		src1 := s.srcDur
-		if t.run == nil {
+		if t.run == nil && !j.cacheStores() {
 			return store, nil // the fused pass reads pass 2's rows
 		}
 		// Written back at the codes of the finished rows (capture
@@ -214,7 +214,12 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	}
 	t.final = true
 	t0 := time.Now()
-	err = t.run(ctx, j)
+	if t.run != nil {
+		err = t.run(ctx, j)
+	}
+	if err == nil {
+		j.storeCache16(t.img) // stagecache.go: the finished rows are the stage cache's entry
+	}
 	return store + time.Since(t0), err
 }
 

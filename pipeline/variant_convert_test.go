@@ -282,9 +282,10 @@ func TestConvertVariantsDirectoryInTheWay(t *testing.T) {
 
 // TestStageCacheWrongSize: an entry stored under the file's own key but
 // with another size or channel count (forged, or from a bug) is not used:
-// the file is decoded, a warning says why, the output equals a cache-less
-// conversion, and the next run is served by the entry rebuilt from the
-// decode. Without the check a 6-channel entry makes the camera matrix read
+// the file is decoded, a warning says why, the output is close to a
+// cache-less conversion's (the run renders from the 16-bit entry it
+// stores), and the next run is served by the entry rebuilt from the
+// decode, writing the same output. Without the check a 6-channel entry makes the camera matrix read
 // out of range.
 func TestStageCacheWrongSize(t *testing.T) {
 	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
@@ -294,7 +295,6 @@ func TestStageCacheWrongSize(t *testing.T) {
 	if _, err := ConvertFile(context.Background(), in, ref, s); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := os.ReadFile(ref)
 	hash, _, _, err := state.HashFile(in)
 	if err != nil {
 		t.Fatal(err)
@@ -323,10 +323,18 @@ func TestStageCacheWrongSize(t *testing.T) {
 			if !strings.Contains(strings.Join(r.Warnings, "\n"), "stage cache entry not used") {
 				t.Errorf("warnings %q, want one about the entry", r.Warnings)
 			}
-			if got, _ := os.ReadFile(out[0].Path); !bytes.Equal(got, want) {
-				t.Error("output differs from a conversion without the cache")
+			// The storing run renders from the entry's 16-bit image (camera
+			// RGB rounded to 1/32767.5, below 0 clipped, as a two-pass
+			// stream's stored rows): a JPEG's ΔE2000 to the run without
+			// the cache is 0.16 on average here.
+			if mean, _ := deltaEMeanMax(decodeImage(t, ref), decodeImage(t, out[0].Path)); mean > 0.3 {
+				t.Errorf("output differs from a conversion without the cache: ΔE2000 mean %g", mean)
 			}
+			stored, _ := os.ReadFile(out[0].Path)
 			r, err = ConvertVariants(context.Background(), in, out, s, opts)
+			if got, _ := os.ReadFile(out[0].Path); !bytes.Equal(got, stored) {
+				t.Error("the hit's output differs from the storing run's")
+			}
 			if err != nil || !r.FromCache {
 				t.Errorf("next run: from cache %v, %v; want the rebuilt entry used", r.FromCache, err)
 			}
