@@ -169,3 +169,148 @@ func deltaEMeanMax(a, b image.Image) (mean, worst float64) {
 	}
 	return mean / float64(n), worst
 }
+
+// TestStageCacheHitEqualsMiss: a stage cache hit renders what the run that
+// stored the entry rendered (ΔE2000 mean ≤ 0.02; the storing run renders
+// from the rounded image it stores, so they are equal in practice), for a
+// full-size JPEG (streamed: the storing run writes pass 1's rows, the hit
+// runs the last pass from the mapped entry), a downscaled JPEG and a
+// TIFF16 (the whole-image path, from the float image made of the entry),
+// on a file turned by its orientation (flip 6: rows and columns swapped)
+// with an embedded preview (the anchor's findings come from the entry) and
+// one without. A hit decodes nothing and reports what the storing run
+// found (white balance, crop, exposure, capture sharpening, demosaic).
+func TestStageCacheHitEqualsMiss(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		o       int
+		preview bool
+	}{{"upright", 1, false}, {"turned-preview", 6, true}} {
+		in := writeClipped(t, dir, 640, 416, c.o, c.preview)
+		for _, v := range []Variant{
+			{Name: "main", Format: "jpeg", Space: "srgb", Quality: 97, Subsampling: "444"},
+			{Name: "web", Format: "jpeg", Space: "srgb", Size: 300},
+			{Name: "print", Format: "tiff16", Space: "srgb"},
+		} {
+			t.Run(c.name+"/"+v.Name, func(t *testing.T) {
+				d := t.TempDir()
+				ca, err := cache.Open(filepath.Join(d, "cache"), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts := &CacheOptions{Cache: ca, Keep: true}
+				ext := map[string]string{"jpeg": ".jpg", "tiff16": ".tif"}[v.Format]
+				conv := func(name string) (string, Result) {
+					p := filepath.Join(d, name+ext)
+					r, err := ConvertVariants(context.Background(), in, []OutputSpec{{Variant: v, Path: p}}, DefaultSettings(), opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return p, r
+				}
+				miss, r1 := conv("miss")
+				hit, r2 := conv("hit")
+				if r1.FromCache || !r1.Decoded || !r2.FromCache || r2.Decoded {
+					t.Fatalf("from cache %v, %v; decoded %v, %v; want false, true; true, false", r1.FromCache, r2.FromCache, r1.Decoded, r2.Decoded)
+				}
+				if full := v.Size == 0; r2.Streamed != r1.Streamed || v.Format == "jpeg" && full && !r1.Streamed {
+					t.Errorf("streamed: storing run %v, hit %v", r1.Streamed, r2.Streamed)
+				}
+				if r1.Exposure != r2.Exposure || *r1.WhiteBalance != *r2.WhiteBalance && !strings.Contains(string(r2.WhiteBalance.Reason), "stage cache") ||
+					*r1.Crop != *r2.Crop || *r1.CaptureSharpen != *r2.CaptureSharpen || r1.Demosaic != r2.Demosaic || r1.Width != r2.Width || r1.Height != r2.Height {
+					t.Errorf("hit reports\n%+v\nstoring run\n%+v", r2, r1)
+				}
+				mean, worst := deltaEMeanMax(decodeImage(t, miss), decodeImage(t, hit))
+				t.Logf("ΔE2000 mean %.3g, max %.3g; streamed %v", mean, worst, r1.Streamed)
+				if mean > 0.02 {
+					t.Errorf("hit against the storing run: ΔE2000 mean %g, want ≤ 0.02", mean)
+				}
+			})
+		}
+	}
+}
+
+// TestStageCacheStreamedCorrupt: an entry written by a streamed conversion
+// whose payload is damaged is a miss (deleted, the file decoded and
+// streamed again, the entry rewritten), and the run after it reads the
+// rewritten entry.
+func TestStageCacheStreamedCorrupt(t *testing.T) {
+	d := t.TempDir()
+	in := writeClipped(t, d, 640, 416, 1, false)
+	ca, err := cache.Open(filepath.Join(d, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &CacheOptions{Cache: ca, Keep: true}
+	conv := func() Result {
+		r, err := ConvertVariants(context.Background(), in, []OutputSpec{{Variant: Variant{Name: "main", Format: "jpeg", Space: "srgb"}, Path: filepath.Join(d, "a.jpg")}}, DefaultSettings(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := conv(); !r.Streamed || r.FromCache {
+		t.Fatalf("storing run: streamed %v, from cache %v", r.Streamed, r.FromCache)
+	}
+	ents, _ := filepath.Glob(filepath.Join(d, "cache", "*.rbc"))
+	if len(ents) != 1 {
+		t.Fatalf("entries %v", ents)
+	}
+	b, err := os.ReadFile(ents[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[96+len(b)/2] ^= 0x40
+	if err := os.WriteFile(ents[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := conv(); r.FromCache || !r.Decoded || !r.Streamed {
+		t.Fatalf("corrupt entry: from cache %v, decoded %v, streamed %v; want a streamed decode", r.FromCache, r.Decoded, r.Streamed)
+	}
+	if r := conv(); !r.FromCache || r.Decoded {
+		t.Fatalf("after the rewrite: from cache %v, decoded %v", r.FromCache, r.Decoded)
+	}
+}
+
+// TestStageCacheAcrossPaths: an entry the whole-image path stored (a
+// downscaled variant's run) serves a later streamed full-size JPEG on a
+// turned file (flip 6): its rows are laid out upright as the stream's,
+// so the hit renders what a streamed run renders (ΔE2000 mean ≤ 0.02).
+func TestStageCacheAcrossPaths(t *testing.T) {
+	d := t.TempDir()
+	in := writeClipped(t, d, 640, 416, 6, true)
+	main := Variant{Name: "main", Format: "jpeg", Space: "srgb", Quality: 97, Subsampling: "444"}
+	conv := func(c *cache.Cache, v Variant, name string) (string, Result) {
+		p := filepath.Join(d, name)
+		r, err := ConvertVariants(context.Background(), in, []OutputSpec{{Variant: v, Path: p}}, DefaultSettings(), &CacheOptions{Cache: c, Keep: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, r
+	}
+	whole, err := cache.Open(filepath.Join(d, "whole"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, err := cache.Open(filepath.Join(d, "streamed"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, r := conv(whole, Variant{Name: "web", Format: "jpeg", Space: "srgb", Size: 300}, "web.jpg"); r.Streamed || r.FromCache {
+		t.Fatalf("storing run: streamed %v, from cache %v; want the whole-image path", r.Streamed, r.FromCache)
+	}
+	hit, r := conv(whole, main, "hit.jpg")
+	if !r.Streamed || !r.FromCache {
+		t.Fatalf("hit: streamed %v, from cache %v", r.Streamed, r.FromCache)
+	}
+	ref, r := conv(streamed, main, "ref.jpg")
+	if !r.Streamed || r.FromCache {
+		t.Fatalf("reference: streamed %v, from cache %v", r.Streamed, r.FromCache)
+	}
+	mean, worst := deltaEMeanMax(decodeImage(t, ref), decodeImage(t, hit))
+	t.Logf("ΔE2000 mean %.3g, max %.3g", mean, worst)
+	if mean > 0.02 {
+		t.Errorf("streamed hit of the whole path's entry against a streamed run: ΔE2000 mean %g, want ≤ 0.02", mean)
+	}
+}
