@@ -379,33 +379,55 @@ func (j *job) runFromCache(ctx context.Context, plan *StagePlan, n int, asked []
 }
 
 // cameraFrom16 returns the image m stands for as W×H×3 float32 values in
-// its own (sensor) orientation, converted in parallel bands of rows.
+// its own (sensor) orientation (the inverse of sensorOf), converted in
+// parallel bands of rows: a stored row a sensor row, or with rows and
+// columns swapped (flip&4) blocks of sensor rows, each stored row read
+// once a block.
 func cameraFrom16(m look.Image16) []float32 {
 	w, h := m.W, m.H
 	out := make([]float32, 3*w*h)
 	sc := float32(m.Scale)
-	uw := w
-	if m.Flip&4 != 0 {
-		uw = h
-	}
-	par.Rows(h, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			row := out[3*b*w : 3*(b+1)*w]
-			for a := range w {
-				// The inverse of sensorOf.
-				x, y := a, b
-				if m.Flip&1 != 0 {
-					x = w - 1 - x
-				}
+	if m.Flip&4 == 0 {
+		par.Rows(h, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				y := b
 				if m.Flip&2 != 0 {
-					y = h - 1 - y
+					y = h - 1 - b
 				}
-				if m.Flip&4 != 0 {
-					x, y = y, x
+				src, dst := m.Row(y), out[3*b*w:3*(b+1)*w]
+				if m.Flip&1 == 0 {
+					for i, c := range src {
+						dst[i] = float32(c) * sc
+					}
+					continue
 				}
-				i := 3*uw*(y%m.Band) + 3*x
-				src := m.Rows[y/m.Band][i : i+3]
-				row[3*a], row[3*a+1], row[3*a+2] = float32(src[0])*sc, float32(src[1])*sc, float32(src[2])*sc
+				for a := range w {
+					s := src[3*(w-1-a) : 3*(w-a)]
+					dst[3*a], dst[3*a+1], dst[3*a+2] = float32(s[0])*sc, float32(s[1])*sc, float32(s[2])*sc
+				}
+			}
+		})
+		return out
+	}
+	// Swapped: sensor pixel (a, b) is stored at (b', a').
+	const block = 32
+	par.Range((h+block-1)/block, 1, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			b0, b1 := k*block, min(h, (k+1)*block)
+			for a := range w {
+				y := a
+				if m.Flip&1 != 0 {
+					y = w - 1 - a
+				}
+				row := m.Row(y)
+				for b := b0; b < b1; b++ {
+					x := b
+					if m.Flip&2 != 0 {
+						x = h - 1 - b
+					}
+					s, d := row[3*x:3*x+3], out[3*(b*w+a):3*(b*w+a)+3]
+					d[0], d[1], d[2] = float32(s[0])*sc, float32(s[1])*sc, float32(s[2])*sc
+				}
 			}
 		}
 	})
