@@ -14,7 +14,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
-// The stage cache (docs/caching.md): an entry is the develop's last
+// The stage cache (docs/variants.md "The stage cache"): an entry is the develop's last
 // per-file scene-referred image, the camera RGB after every stage from the
 // demosaic to the cache point (cachePoint: highlights, DNG opcodes,
 // denoise, lens, capture sharpening), as the two-pass stream's pass 1
