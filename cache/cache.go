@@ -1,10 +1,14 @@
 // Package cache keeps decoded, demosaiced, linear images on disk — by
 // default on tmpfs (/dev/shm), i.e. in memory — so that several output
 // variants of one RAW file, and a later run that adds a variant, never decode
-// the file twice. Images go in and come out as float32 samples in [0, 1];
-// they are stored as 16-bit samples, which is lossless for images that
-// came from 16-bit data (k/65535, as LibRaw's are) and rounds any other
-// value by less than 1/131070.
+// the file twice. Images go in and come out as float32 samples in [0, 1]
+// ([Cache.Put], [Cache.Get]); they are stored as 16-bit samples, which is
+// lossless for images that came from 16-bit data (k/65535, as LibRaw's
+// are) and rounds any other value by less than 1/131070. Images already
+// held as 16-bit codes in bands of rows go in and come out as they are
+// ([Cache.PutSamples], [Cache.PutFunc], [Cache.GetSamples],
+// [Cache.MapSamples]), written, read and checksummed a band at a time in
+// parallel.
 //
 // # Layout
 //
@@ -62,6 +66,11 @@
 // reads the entry through one open descriptor into memory of the caller's,
 // so a file meanwhile replaced, evicted, deleted or cleared (which only
 // unlink the name) is read whole or not at all; nothing stays mapped.
+// [Cache.MapSamples] maps the file instead (read-only, shared): the
+// mapping keeps the file it opened whatever becomes of its name, until
+// the caller releases it; entry files are never truncated in place (Put
+// renames a new file over the name), which would fault a mapping's
+// reader.
 //
 // Put does not fsync: the cache holds nothing that cannot be recomputed, on
 // tmpfs fsync does nothing anyway, and on a disk-backed directory a file torn

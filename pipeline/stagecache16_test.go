@@ -32,25 +32,15 @@ func writeClippedChart(t *testing.T, dir string) string {
 	return p
 }
 
-// TestStageCache16Bit: the stage cache stores its image as 16-bit samples
-// (an entry is 96 + 6 bytes a pixel, plus its metadata), and that loses
-// nothing measurable: a 16-bit PNG rendered from a cache hit against the
-// fresh decode's, pixel by pixel. With LibRaw's image as stored (values
-// k/65535: --highlights clip) it is at most one code value everywhere.
-// With highlights reconstructed (the default), the reconstructed pixels
-// lie between the codes and are rounded by less than 1/131070; in
-// saturated, out-of-gamut highlights the output can move by 2 or 3 code
-// values there (measured on canon_eos_6d.dng: 48 of 998784 pixels, max
-// ΔE2000 0.0033), so there the test asks for at most 1 code value in all
-// but 0.01 % of the pixels, and everywhere a max ΔE2000 ≤ 0.01 and a
-// mean ≤ 1e-4 (a just noticeable difference is about 1). Those cases use
-// LibRaw's AHD (LibRaw's 16-bit image); rawbatch's RCD (the default
-// demosaic) writes float32 between the codes everywhere, and with the tone
-// curve's and the sRGB curve's slope in the shadows a rounding of less than
-// 1/131070 moves a 16-bit output code by up to about 15 (measured on the
-// clipped chart: 11 % of the pixels by more than one code, ΔE2000 mean
-// 0.0014, max 0.011), so the RCD case asks for ΔE2000 mean ≤ 0.005 and
-// max ≤ 0.05 only.
+// TestStageCache16Bit: the stage cache stores its image as 16-bit
+// samples (an entry is 96 + 6 bytes a pixel, plus its metadata), and a
+// 16-bit PNG rendered from a hit equals, pixel by pixel, the one the
+// storing run rendered (which renders from the rounded image it stores):
+// for LibRaw's AHD (the whole-image path) with highlights clipped or
+// reconstructed, and for rawbatch's RCD (streamed in two passes, the
+// entry being pass 1's rows). The bounds are those of the 16-bit rounding
+// itself (at most one code value in all but 0.01 % of the pixels, ΔE2000
+// max ≤ 0.01 and mean ≤ 1e-4; RCD: mean ≤ 0.005, max ≤ 0.05); measured 0.
 func TestStageCache16Bit(t *testing.T) {
 	dir := t.TempDir()
 	sixD := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
