@@ -199,112 +199,11 @@ func arwEntryOf(entries []arwEntry, tag uint16) *arwEntry {
 	panic(fmt.Sprintf("synthdng: no ARW entry %d", tag))
 }
 
-// ljpegTile encodes the tile at (tx, ty) as a lossless JPEG of four
-// components: sample (jx, jy) of component c is raw site (tx+2jx+c&1,
-// ty+2jy+c>>1). Predictor 1 (left); the first sample of a row is predicted
-// from the first of the row above, the very first from 2^(Bits−1). One
-// Huffman table (0) codes difference categories 0..15 with 4-bit codes.
+// ljpegTile encodes the tile at (tx, ty) as a lossless JPEG (ljpegEncode)
+// of four components: sample (jx, jy) of component c is raw site
+// (tx+2jx+c&1, ty+2jy+c>>1).
 func ljpegTile(s ARWSpec, tx, ty int, raw func(x, y int) int) []byte {
-	w, h := s.TileWidth/2, s.TileLength/2
-	var b []byte
-	b = append(b, 0xff, 0xd8)
-	// DHT: table class 0, id 0; 16 symbols (categories 0..15) of length 4.
-	dht := []byte{0x00, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-	for c := range 16 {
-		dht = append(dht, byte(c))
-	}
-	b = appendSegment(b, 0xc4, dht)
-	sof := []byte{byte(s.Bits), byte(h >> 8), byte(h), byte(w >> 8), byte(w), 4}
-	for c := range 4 {
-		sof = append(sof, byte(c+1), 0x11, 0)
-	}
-	b = appendSegment(b, 0xc3, sof)
-	sos := []byte{4}
-	for c := range 4 {
-		sos = append(sos, byte(c+1), 0x00)
-	}
-	sos = append(sos, 1, 0, 0) // predictor 1, Se 0, Ah/Al 0
-	b = appendSegment(b, 0xda, sos)
-	bw := bitWriter{out: b}
-	var vpred [4]int
-	for c := range vpred {
-		vpred[c] = 1 << (s.Bits - 1)
-	}
-	var left [4]int
-	for jy := range h {
-		for jx := range w {
-			for c := range 4 {
-				v := raw(tx+2*jx+c&1, ty+2*jy+c>>1)
-				var pred int
-				if jx == 0 {
-					pred = vpred[c]
-					vpred[c] = v
-				} else {
-					pred = left[c]
-				}
-				left[c] = v
-				bw.diff(v - pred)
-			}
-		}
-	}
-	b = bw.flush()
-	return append(b, 0xff, 0xd9)
-}
-
-func appendSegment(b []byte, marker byte, data []byte) []byte {
-	n := len(data) + 2
-	return append(append(b, 0xff, marker, byte(n>>8), byte(n)), data...)
-}
-
-// bitWriter writes JPEG entropy-coded data, most significant bit first,
-// with a 0x00 stuffed after every 0xFF byte.
-type bitWriter struct {
-	out   []byte
-	acc   uint32
-	nbits int
-}
-
-func (w *bitWriter) put(v uint32, n int) {
-	for i := n - 1; i >= 0; i-- {
-		w.acc = w.acc<<1 | (v>>uint(i))&1
-		w.nbits++
-		if w.nbits == 8 {
-			w.byte(byte(w.acc))
-			w.acc, w.nbits = 0, 0
-		}
-	}
-}
-
-func (w *bitWriter) byte(c byte) {
-	w.out = append(w.out, c)
-	if c == 0xff {
-		w.out = append(w.out, 0)
-	}
-}
-
-// diff writes a difference as its category's 4-bit code (the category
-// itself) and the category's magnitude bits (T.81 F.1.2.1).
-func (w *bitWriter) diff(d int) {
-	cat, m := 0, d
-	if m < 0 {
-		m = -m
-	}
-	for m>>cat != 0 {
-		cat++
-	}
-	w.put(uint32(cat), 4)
-	if cat > 0 {
-		bits := d
-		if d < 0 {
-			bits = d + (1 << cat) - 1
-		}
-		w.put(uint32(bits), cat)
-	}
-}
-
-func (w *bitWriter) flush() []byte {
-	if w.nbits > 0 {
-		w.put(0xff, 8-w.nbits) // pad with ones
-	}
-	return w.out
+	return ljpegEncode(s.Bits, s.TileWidth/2, s.TileLength/2, 4, func(jx, jy, c int) int {
+		return raw(tx+2*jx+c&1, ty+2*jy+c>>1)
+	})
 }
