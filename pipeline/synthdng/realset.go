@@ -53,6 +53,16 @@ const (
 	RealExposure = 0.5
 )
 
+// RealColorMatrix is the set's XYZ (D65) → camera matrix: LibRaw 0.21's
+// for RealModel (its adobe_coeff table, from Adobe's DNG converter), so
+// that the ARWs, which carry none, have the colours LibRaw expects; the
+// DNGs carry it as ColorMatrix1.
+var RealColorMatrix = [3][3]float64{
+	{0.7460, -0.2365, -0.0588},
+	{-0.5687, 1.3442, 0.2474},
+	{-0.0624, 0.1156, 0.6584},
+}
+
 // realVignetting is lensfun's pa vignetting of RealLens at RealFocal and
 // RealFNumber (k1, k2, k3; r normalised to half the diagonal), put into
 // the raw data.
@@ -93,7 +103,7 @@ func PictureFromImage(img image.Image) Picture {
 // its preview (Preview) and the files made of it (DNG, ARW).
 type RealScene struct {
 	W, H, K int
-	// cam are the picture's camera-RGB planes (DefaultColorMatrix), at
+	// cam are the picture's camera-RGB planes (RealColorMatrix), at
 	// the picture's size, times RealExposure.
 	cam    [3][]float32
 	pw, ph int
@@ -199,13 +209,13 @@ func NewRealScene(src Picture, k, w, h int) (*RealScene, error) {
 	return s, nil
 }
 
-// camMatrix is linear sRGB → camera RGB of DefaultColorMatrix (CameraRGB).
+// camMatrix is linear sRGB → camera RGB of RealColorMatrix (CameraRGB).
 func camMatrix() [3][3]float64 {
 	var a [3][3]float64
 	for j := range 3 {
 		var e [3]float64
 		e[j] = 1
-		col := CameraRGB(DefaultColorMatrix, e)
+		col := CameraRGB(RealColorMatrix, e)
 		for i := range 3 {
 			a[i][j] = col[i]
 		}
@@ -323,6 +333,7 @@ func (s *RealScene) Preview(long int) *image.RGBA {
 func (s *RealScene) DNG() Spec {
 	return Spec{
 		Width: s.W, Height: s.H, BlackLevel: RealBlack, WhiteLevel: RealWhite, Orientation: 1,
+		ColorMatrix1: RealColorMatrix, AsShotNeutral: NeutralFor(RealColorMatrix),
 		Make: RealMake, Model: RealModel, ISO: RealISO, ExposureTime: 1.0 / 250, FNumber: RealFNumber, FocalLength: RealFocal,
 		Tags:        []Tag{{Dir: tifftag.DirExif, ID: tifftag.LensModel, ASCII: RealLens}},
 		Scene:       s.Scene,
@@ -335,7 +346,10 @@ func (s *RealScene) DNG() Spec {
 // same EXIF and preview as DNG.
 func (s *RealScene) ARW() ARWSpec {
 	return ARWSpec{Width: s.W, Height: s.H, TileWidth: 256, TileLength: 256, Bits: 14,
-		BlackLevel: RealBlack, WhiteLevel: RealWhite, Model: RealModel, Scene: s.Scene}
+		BlackLevel: RealBlack, WhiteLevel: RealWhite, Model: RealModel, Scene: s.Scene,
+		ISO: RealISO, ExposureTime: 1.0 / 250, FNumber: RealFNumber, FocalLength: RealFocal, Lens: RealLens,
+		AsShotNeutral: NeutralFor(RealColorMatrix),
+		Preview:       s.Preview(min(RealPreviewLong, max(s.W, s.H)))}
 }
 
 // RealSetDir is the cache directory of generated realistic sets under
