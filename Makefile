@@ -75,7 +75,7 @@ lint: libraw
 # (BenchmarkLookTable: mean ΔE2000 against the embedded previews); each
 # prints a table (about 15 minutes on 2 cores, ~2 GB of temporary files).
 # Speed and memory are measured on the realistic set (docs/performance.md),
-# written once into build/realset-vN (about 1.5 GB with the 45 MP files).
+# written once into build/realset-vN (about 0.5 GB with the 45 MP files).
 # BenchmarkStageShare24MP prints each step's share of a realistic 24 MP
 # default conversion against issue 25's targets.
 BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
