@@ -408,12 +408,26 @@ func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 		cy[j] = a[1] + t*(c[1]-a[1])
 	}
 	last := len(g.ys) - 1
-	for y := range sx {
-		j := int(b.ky[y])
+	sy = sy[:len(sx)]
+	ky, tys := b.ky[:len(sx)], b.ty[:len(sx)]
+	// The rows between two node rows (the same ky) share their nodes'
+	// values, taken once a run.
+	for y := 0; y < len(sx); {
+		k := ky[y]
+		end := y + 1
+		for end < len(ky) && ky[end] == k {
+			end++
+		}
+		j := int(k)
 		j1 := min(j+1, last)
-		ty := b.ty[y]
-		sx[y] = cx[j] + ty*(cx[j1]-cx[j])
-		sy[y] = cy[j] + ty*(cy[j1]-cy[j])
+		ax, dx, ay, dy := cx[j], cx[j1]-cx[j], cy[j], cy[j1]-cy[j]
+		ts, px, py := tys[y:end], sx[y:end], sy[y:end]
+		py = py[:len(px)]
+		for n, t := range ts[:len(px)] {
+			px[n] = ax + t*dx
+			py[n] = ay + t*dy
+		}
+		y = end
 	}
 }
 
