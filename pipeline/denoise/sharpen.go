@@ -146,8 +146,9 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 			}
 			ly, px := lum(y), row(y)
 			ly, px = ly[:w], px[:3*w]
-			// Columns whose taps all lie inside (radius 3: the
-			// symmetric sweep) between the mirrored borders.
+			// The r columns at each end mirror their taps; those in
+			// between read them straight (radius 3: symmetric taps
+			// folded as above).
 			inLo, inHi := min(r, w), max(w-r, min(r, w))
 			for x := 0; x < inLo; x++ {
 				sharpenPixel(px, ly, x, a, blurTap(tmp, k, r, w, x))
@@ -159,8 +160,8 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 					b := k0*(t[0]+t[6]) + k1*(t[1]+t[5]) + k2*(t[2]+t[4]) + k3*t[3]
 					lv := ly[x]
 					if !(lv > 0) {
-						// Y ≤ 0 (or NaN, which pos keeps): the pixel is
-						// left as it is, as in sharpenPixel.
+						// Y ≤ 0: the pixel is left as it is; a NaN
+						// (which pos keeps) goes through sharpenPixel.
 						if lv != lv {
 							sharpenPixel(px, ly, x, a, b)
 						}
