@@ -1,9 +1,6 @@
 package warp
 
-import (
-	"math"
-	"testing"
-)
+import "testing"
 
 // BenchmarkSampleRow3 samples one 6000-pixel row of three channels
 // (Window.SampleRow3) through positions like a lens correction's: a
@@ -28,7 +25,6 @@ func BenchmarkSampleRow3(b *testing.B) {
 			f := s * (1 + 0.01*r2)
 			sx[ch*w+x] = float32(w/2 + dx*f)
 			sy[ch*w+x] = float32(h/2 + dy*f)
-			_ = math.Abs
 		}
 	}
 	out := make([]float32, 3*w)
