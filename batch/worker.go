@@ -241,6 +241,9 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 		return identifyLoop(json.NewDecoder(br), req, w, errw)
 	}
 	s := &workerSession{procs: runtime.GOMAXPROCS(0), enc: json.NewEncoder(w), errw: errw}
+	// lensfun's database, loaded by the first file with a lens and kept
+	// for the next ones, is destroyed as the worker ends.
+	defer pipeline.CloseLensDB()
 	reqs := make(chan []byte)
 	go s.readFrames(br, reqs)
 	for {
