@@ -349,10 +349,20 @@ func (p *workerPool) run(ctx context.Context, j Job) workerRun {
 			return workerRun{err: fmt.Errorf("starting worker: %w", err)}
 		}
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	if j.MoreThreads != nil {
+	// The thread raises go to this worker while it converts this file
+	// only: the forwarder has ended before the worker goes back to the
+	// pool, so a late raise cannot reach the worker's next file.
+	stop, forwarded := make(chan struct{}), make(chan struct{})
+	endForward := sync.OnceFunc(func() {
+		close(stop)
+		<-forwarded
+	})
+	defer endForward()
+	if j.MoreThreads == nil {
+		close(forwarded)
+	} else {
 		go func() {
+			defer close(forwarded)
 			for {
 				select {
 				case n, ok := <-j.MoreThreads:
@@ -377,6 +387,7 @@ func (p *workerPool) run(ctx context.Context, j Job) workerRun {
 		}
 		if err == nil {
 			run.peak = run.reply.PeakRSS
+			endForward()
 			p.put(w, run.reply.RSS)
 			return run
 		}
