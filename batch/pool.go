@@ -41,17 +41,16 @@ import (
 // retired (a variable for tests).
 var workerMaxFiles = 500
 
-const (
-	// workerRecycleRSS is the resident memory in bytes above which a
-	// worker is retired after a file (once it has returned its freed Go
-	// memory): WorkerRSS, what the budget counts for a worker's own
-	// memory, plus room for what a worker that has converted keeps
-	// (LibRaw's and lensfun's tables, the Go runtime's caches).
-	workerRecycleRSS = WorkerRSS + 24<<20
-	// workerMaxStderr bounds a worker's stderr file in bytes (the
-	// messages of all the files it converted).
-	workerMaxStderr = 1 << 20
-)
+// workerRecycleRSS is the resident memory in bytes above which a worker
+// is retired after a file (once it has returned its freed Go memory):
+// WorkerRSS, what the budget counts for a worker's own memory, plus room
+// for what a worker that has converted keeps (LibRaw's and lensfun's
+// tables, the Go runtime's caches). A variable for tests.
+var workerRecycleRSS int64 = WorkerRSS + 24<<20
+
+// workerMaxStderr bounds a worker's stderr file in bytes (the messages of
+// all the files it converted).
+const workerMaxStderr = 1 << 20
 
 // workerIdle is how long an idle worker waits for another file before it
 // is retired.

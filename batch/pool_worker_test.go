@@ -132,9 +132,10 @@ func TestPoolWorkerCrashAndHangMidway(t *testing.T) {
 	}
 }
 
-// TestPoolWorkerRecycled: a worker is retired after workerMaxFiles files
-// and the next file starts a fresh one; a worker killed while idle is
-// replaced without failing the next file.
+// TestPoolWorkerRecycled: a worker is retired after workerMaxFiles files,
+// or when its memory after a file is above workerRecycleRSS, and the next
+// file starts a fresh one; a worker killed while idle is replaced without
+// failing the next file.
 func TestPoolWorkerRecycled(t *testing.T) {
 	t.Setenv(FaultEnv, "pool-recycle")
 	defer func(n int) { workerMaxFiles = n }(workerMaxFiles)
@@ -172,9 +173,23 @@ func TestPoolWorkerRecycled(t *testing.T) {
 	}
 	CloseWorkers()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if len(p.idle) != 0 {
 		t.Errorf("%d idle workers after CloseWorkers", len(p.idle))
+	}
+	p.mu.Unlock()
+
+	// A worker whose memory after a file is above the bound is retired:
+	// each file gets a fresh one.
+	defer func(n int64) { workerRecycleRSS = n }(workerRecycleRSS)
+	workerMaxFiles, workerRecycleRSS = 100, 1
+	before = started()
+	for i, j := range jobs[:3] {
+		if out := ex.Execute(context.Background(), j); out.Err != nil {
+			t.Fatalf("%s: %v", names[i], out.Err)
+		}
+	}
+	if n := started() - before; n != 3 {
+		t.Errorf("%d workers started for 3 files, each worker above the memory bound after its file; want 3", n)
 	}
 }
 
