@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,10 @@ func sameSource(data []byte, names ...string) map[string][]byte {
 // has its own peak RSS.
 func TestPoolWorkerServesFilesInSequence(t *testing.T) {
 	t.Setenv(FaultEnv, "pool-sequence") // a pool of this test's own
+	// One worker for all: no retirement for its memory (a race-enabled
+	// build's is larger) or for a slow file's idle gap.
+	defer func(rss int64, idle time.Duration) { workerRecycleRSS, workerIdle = rss, idle }(workerRecycleRSS, workerIdle)
+	workerRecycleRSS, workerIdle = math.MaxInt64, time.Minute
 	small := mustRead(t, filepath.Join(testdata, "raw", "adobesdk_05_PGTM2_unsigned8.dng"))
 	lossy := mustRead(t, filepath.Join(testdata, "raw", "canon_eos_6d.dng"))
 	src := map[string][]byte{"a.dng": small, "damaged.dng": damageLossyTile(t, lossy, 1, 200), "b.dng": small, "c.dng": small}
@@ -104,6 +109,8 @@ func TestPoolWorkerCrashAndHangMidway(t *testing.T) {
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			t.Setenv(FaultEnv, c.fault+"=f2.dng")
+			defer func(rss int64, idle time.Duration) { workerRecycleRSS, workerIdle = rss, idle }(workerRecycleRSS, workerIdle)
+			workerRecycleRSS, workerIdle = math.MaxInt64, time.Minute
 			names := []string{"f1.dng", "f2.dng", "f3.dng", "f4.dng"}
 			jobs := poolJobs(t, sameSource(small, names...), names...)
 			before := started()
@@ -138,8 +145,10 @@ func TestPoolWorkerCrashAndHangMidway(t *testing.T) {
 // failing the next file.
 func TestPoolWorkerRecycled(t *testing.T) {
 	t.Setenv(FaultEnv, "pool-recycle")
-	defer func(n int) { workerMaxFiles = n }(workerMaxFiles)
-	workerMaxFiles = 2
+	defer func(n int, rss int64, idle time.Duration) {
+		workerMaxFiles, workerRecycleRSS, workerIdle = n, rss, idle
+	}(workerMaxFiles, workerRecycleRSS, workerIdle)
+	workerMaxFiles, workerRecycleRSS, workerIdle = 2, math.MaxInt64, time.Minute
 	small := mustRead(t, filepath.Join(testdata, "raw", "adobesdk_05_PGTM2_unsigned8.dng"))
 	names := []string{"r1.dng", "r2.dng", "r3.dng", "r4.dng", "r5.dng"}
 	jobs := poolJobs(t, sameSource(small, names...), names...)
@@ -180,7 +189,6 @@ func TestPoolWorkerRecycled(t *testing.T) {
 
 	// A worker whose memory after a file is above the bound is retired:
 	// each file gets a fresh one.
-	defer func(n int64) { workerRecycleRSS = n }(workerRecycleRSS)
 	workerMaxFiles, workerRecycleRSS = 100, 1
 	before = started()
 	for i, j := range jobs[:3] {
