@@ -181,14 +181,8 @@ func startPoolWorker(exe string) (*poolWorker, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "worker")
-	// A crash prints the signal and no goroutine dumps (parsed by
-	// crashSignal). The Go heap a worker frees between stages and files
-	// goes back to the system with MADV_FREE, not MADV_DONTNEED: the pages
-	// stay mapped until the kernel needs them, so the next stage or file
-	// does not fault them in again (a third of the page faults, a sixth of
-	// a tiny file's CPU time); they still count in the RSS measured. A
-	// GODEBUG of rawbatch's environment comes after, and wins.
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=none", "GODEBUG="+strings.TrimSuffix("madvdontneed=0,"+os.Getenv("GODEBUG"), ","))
+	// A crash prints the signal and no goroutine dumps (parsed by crashSignal).
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errf
 	// Its own process group: a Ctrl-C in the terminal (sent to the whole
 	// foreground group) reaches only rawbatch, which gives files in flight
