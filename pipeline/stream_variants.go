@@ -1,0 +1,414 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/resize"
+)
+
+// A streamed conversion with several variants (docs/pipeline.md
+// "Streaming"): pass 1 runs once, as in a two-pass stream, and stores the
+// finished camera-RGB rows (upright, 16 bits: twoPass.img); then each
+// variant, in the plan's order, runs its own pass from the stored rows. A
+// full-size variant reads them through the shared pass's kernels (camera
+// matrix, exposure, tone) and its own (output space, quantise) into its
+// encoder, band by band, as a single variant's pass 2 does; a downscaled
+// one puts them through the band-wise downscaler (resize.Rows: the
+// whole-image path's Downscale, holding only its kernel's rows) into its
+// own small camera image, turned back to the sensor's orientation, on
+// which its steps run as on the whole-image path. The stored rows are let
+// go as the last variant reads them.
+
+// variantRun is one variant's steps after the band stages of a streamed
+// conversion with several variants (indices into the plan's steps).
+type variantRun struct {
+	v int // the variant's index in the variants planned
+	// resize is its resize step, -1 for a full-size variant; pass to
+	// enc−1 its fused pass, ended by quantise (for a full-size variant it
+	// may begin with the shared steps, when it is the only one after
+	// them); enc its encode step.
+	resize, pass, enc int
+}
+
+// variantTail is the steps of a streamed conversion with several
+// variants after its band stages: the shared fused pass (camera matrix,
+// exposure, tone) the full-size variants' passes begin with, shared[0]
+// to shared[1]−1 (none when shared[1] is 0), and each variant's steps in
+// the plan's order.
+type variantTail struct {
+	shared [2]int
+	runs   []variantRun
+}
+
+// parseVariantTail splits the plan's steps from k (the first after the
+// band stages) into a variantTail: ok false when they are not a sequence
+// of a downscaled variant's resize, fused pass and encode, a shared fused
+// pass, and a full-size variant's fused pass and encode (a variant that
+// sharpens has an unfused output-space step: no stream).
+func parseVariantTail(steps []Step, k int) (t variantTail, ok bool) {
+	full := false
+	for i := k; i < len(steps); {
+		r := variantRun{v: -1, resize: -1}
+		if steps[i].Stage == resizeStage.Name && !steps[i].Shared() {
+			r.resize = i
+			i++
+		}
+		if i == len(steps) || steps[i].Pass == 0 {
+			return t, false
+		}
+		r.pass = i
+		for p := steps[i].Pass; i < len(steps) && steps[i].Pass == p; i++ {
+			switch v := steps[i].v; {
+			case v >= 0 && (r.v < 0 || r.v == v):
+				r.v = v
+			case v >= 0 || r.v >= 0:
+				return t, false // two variants, or a shared step after a variant's
+			}
+		}
+		if r.v < 0 {
+			if r.resize >= 0 || t.shared[1] > 0 || full {
+				return t, false
+			}
+			t.shared = [2]int{r.pass, i}
+			continue
+		}
+		if r.resize >= 0 && steps[r.resize].v != r.v || steps[i-1].Stage != quantiseStage.Name ||
+			i == len(steps) || steps[i].Stage != encodeStage.Name || steps[i].v != r.v {
+			return t, false
+		}
+		full = full || r.resize < 0
+		r.enc = i
+		i++
+		t.runs = append(t.runs, r)
+	}
+	return t, len(t.runs) > 1
+}
+
+// multiStreamable reports whether the steps of plan p after its band
+// stages (from k) may stream for the variants vs: a variantTail whose
+// full-size variants are written row by row (JPEG, TIFF16) and whose
+// downscaled ones are not enlarged on either side.
+func (p *StagePlan) multiStreamable(vs []Variant, k int) bool {
+	t, ok := parseVariantTail(p.Steps, k)
+	if !ok {
+		return false
+	}
+	for _, r := range t.runs {
+		st := p.Steps[r.enc]
+		if r.resize < 0 && (!streamedRows(memCtx{v: vs[r.v]}) || st.W != p.W || st.H != p.H) {
+			return false
+		}
+		if r.resize >= 0 && (st.W > p.W || st.H > p.H) {
+			return false
+		}
+	}
+	return true
+}
+
+// variantPasses is the state of the variants' passes of a streamed
+// conversion with several variants (runVariants).
+type variantPasses struct {
+	steps []Step
+	tail  variantTail
+	asked []*variantJob
+	// shared holds the shared pass's kernels once prepared (sharedTims
+	// their steps' timings).
+	shared     []rowKernel
+	sharedTims []StageTiming
+	prepared   bool
+	// lead is the index in tail.runs of the full-size variant written in
+	// pass 1 from the window's rows (-1: none), leadTims its steps'
+	// timings.
+	lead     int
+	leadTims []StageTiming
+}
+
+// newVariantPasses returns the passes' state of tail, choosing the lead:
+// when nothing measures the stored rows before the variants' passes (no
+// anchor on them, no denoise split), the first full-size JPEG (else
+// TIFF16) is written in pass 1 from the float rows as a single variant's
+// one-pass stream writes it (the others read the 16-bit stored rows).
+func newVariantPasses(s *stream, steps []Step, tail variantTail, asked []*variantJob) *variantPasses {
+	vp := &variantPasses{steps: steps, tail: tail, asked: asked, lead: -1, prepared: tail.shared[1] == 0}
+	if s.two.run != nil || s.two.split > 0 {
+		return vp
+	}
+	for _, f := range []string{"jpeg", "tiff16"} {
+		for i, r := range tail.runs {
+			if r.resize < 0 && asked[r.v].spec.Variant.Format == f && vp.lead < 0 {
+				vp.lead = i
+			}
+		}
+	}
+	return vp
+}
+
+// prepareShared prepares the shared pass's steps once (Stage.Row, on the
+// shared image: no pixel touched), keeping their kernels.
+func (vp *variantPasses) prepareShared(j *job) error {
+	if vp.prepared {
+		return nil
+	}
+	vp.prepared = true
+	steps := vp.steps[vp.tail.shared[0]:vp.tail.shared[1]]
+	p := &fusePass{writes: true, id: steps[0].Pass}
+	for _, st := range steps {
+		j.cur = nil
+		t0 := time.Now()
+		k, ok := st.stage.Row(j, p)
+		if !ok {
+			return fmt.Errorf("stage %s cannot run inside its streamed pass", st.Name)
+		}
+		if k != nil {
+			vp.shared = append(vp.shared, k)
+		}
+		vp.sharedTims = append(vp.sharedTims, StageTiming{Stage: st.Name, Duration: time.Since(t0), Pass: st.Pass})
+	}
+	return nil
+}
+
+// runLead runs the lead variant's pass and encoder as pass 1 of the
+// stream (twoPass.lead): its quantiser reads the window's rows as a
+// single variant's one-pass stream does, and each band it asks for is
+// stored, once final, for the other variants. It returns the stored
+// bands; the demosaic and band stages' work is left in their own steps'
+// timings (runStream), not in the lead's pass.
+func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error) {
+	s := j.stream
+	r := vp.tail.runs[vp.lead]
+	v := vp.asked[r.v]
+	if err := vp.prepareShared(j); err != nil {
+		return nil, err
+	}
+	work := func() time.Duration {
+		d := s.srcDur
+		for _, f := range s.filters {
+			d += f.dur
+		}
+		return d
+	}
+	w0 := work()
+	tims, err := j.runPassWith(ctx, vp.steps[r.pass:r.enc], vp.asked, vp.shared)
+	vp.leadTims = tims
+	if err != nil {
+		return nil, err
+	}
+	var bands [][]uint16
+	ensure := v.prepare
+	v.prepare = func(y0, y1 int) {
+		ensure(y0, y1)
+		if s.err != nil {
+			return
+		}
+		k := y0 / streamRows
+		for len(bands) <= k {
+			bands = append(bands, nil)
+		}
+		band := make([]uint16, stored16Bytes(s.w, y1-y0)/2)
+		par.Rows(y1-y0, func(lo, hi int) {
+			for y := y0 + lo; y < y0+hi; y++ {
+				put16(band[3*(y-y0)*s.w:3*(y-y0+1)*s.w], s.row(y), stream16Scale)
+			}
+		})
+		bands[k] = band
+	}
+	enc := vp.steps[r.enc]
+	j.cur = v
+	t0 := time.Now()
+	err = enc.stage.run(ctx, j)
+	vp.leadTims = append(vp.leadTims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+	j.movePassTime(vp.leadTims)
+	v.prepare = nil
+	if err == nil {
+		err = s.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for k, b := range bands {
+		if want := min(streamRows, s.h-k*streamRows); len(b) != 3*s.w*want || len(bands) != (s.h+streamRows-1)/streamRows {
+			return nil, fmt.Errorf("stream: the lead variant did not read every row (band %d)", k)
+		}
+	}
+	// The demosaic's and band stages' work, done inside the lead's pass,
+	// is in their own steps' timings.
+	for i := range vp.leadTims {
+		if vp.leadTims[i].Pass == v.pass && vp.leadTims[i].Stage == vp.steps[r.enc-1].Name {
+			vp.leadTims[i].Duration = max(0, vp.leadTims[i].Duration-(work()-w0))
+		}
+	}
+	return bands, nil
+}
+
+// runVariants runs the variants' passes of a streamed conversion with
+// several variants once pass 1 has stored the rows (the package comment
+// above), in the plan's order, and returns their timings, named as the
+// plan names the steps: the shared pass's steps (their kernels prepared
+// once) before the first full-size variant, the lead's (run in pass 1) at
+// its place, a downscaled variant's resize timing the band-wise downscale
+// with the decoding of the stored rows.
+func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageTiming, err error) {
+	s := j.stream
+	defer func() { j.stream = s }()
+	steps, tail, asked := vp.steps, vp.tail, vp.asked
+	last := len(tail.runs) - 1 // the last variant to read the stored rows
+	if last == vp.lead {
+		last--
+	}
+	sharedDone := tail.shared[1] == 0
+	for n, r := range tail.runs {
+		first := r.pass
+		if r.resize >= 0 {
+			first = r.resize
+		}
+		if !sharedDone && tail.shared[0] < first {
+			sharedDone = true
+			if err := vp.prepareShared(j); err != nil {
+				return tims, err
+			}
+			tims = append(tims, vp.sharedTims...)
+		}
+		if n == vp.lead {
+			tims = append(tims, vp.leadTims...)
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return tims, err
+		}
+		// The stored rows are let go as the last variant reads them.
+		s.two.keep = n != last
+		v := asked[r.v]
+		var prefix []rowKernel
+		if r.resize >= 0 {
+			j.cur = v
+			t0 := time.Now()
+			err := j.streamResize(ctx, v)
+			tims = append(tims, StageTiming{Stage: steps[r.resize].Name, Duration: time.Since(t0)})
+			if err != nil {
+				return tims, err
+			}
+			// Its steps run on its own small image, as on the
+			// whole-image path.
+			j.stream = nil
+		} else {
+			prefix = vp.shared
+		}
+		ptims, err := j.runPassWith(ctx, steps[r.pass:r.enc], asked, prefix)
+		tims = append(tims, ptims...)
+		if err != nil {
+			return tims, err
+		}
+		enc := steps[r.enc]
+		j.cur = v
+		t0 := time.Now()
+		err = enc.stage.run(ctx, j)
+		tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+		j.movePassTime(tims)
+		j.stream = s
+		if err == nil {
+			err = s.err
+		}
+		if err != nil {
+			return tims, err
+		}
+		if n < last {
+			// This variant's buffers collected before the next one's
+			// grow, as runPlan does between variants.
+			runtime.GC()
+		}
+	}
+	if !sharedDone {
+		err = vp.prepareShared(j)
+		tims = append(tims, vp.sharedTims...)
+	}
+	return tims, err
+}
+
+// streamResize makes a downscaled variant's own camera image from the
+// stored rows of a streamed conversion: the rows decoded a band at a
+// time into the band-wise downscaler (resize.Rows, in linear light, the
+// same image as stageResize's resize.Downscale up to the orientation:
+// the rows are upright, so the upright image is downscaled and turned
+// back to the sensor's orientation, v.camera of v.img's size, for the
+// variant's orientation step).
+func (j *job) streamResize(ctx context.Context, v *variantJob) error {
+	s := j.stream
+	t := s.two
+	uw, uh := s.w, s.h
+	sw, sh := uw, uh
+	if s.flip&4 != 0 {
+		sw, sh = uh, uw
+	}
+	dw, dh := v.spec.Variant.Fit(sw, sh)
+	udw, udh := dw, dh
+	if s.flip&4 != 0 {
+		udw, udh = dh, dw
+	}
+	small := make([]float32, udw*udh*3)
+	rl := 3 * udw
+	rs := resize.NewRows(uw, uh, 3, udw, udh, func(y int) []float32 { return small[y*rl : (y+1)*rl] })
+	n := 3 * uw
+	buf := make([]float32, streamRows*n)
+	for y0 := 0; y0 < uh; y0 += streamRows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		y1 := min(uh, y0+streamRows)
+		par.Rows(y1-y0, func(lo, hi int) {
+			for y := y0 + lo; y < y0+hi; y++ {
+				t.row16(y, buf[(y-y0)*n:(y-y0+1)*n])
+			}
+		})
+		if !t.keep {
+			t.release(y1)
+		}
+		rs.Push(buf[:(y1-y0)*n])
+	}
+	if !rs.Done() || t.reread.Load() {
+		return fmt.Errorf("stream: the downscale to %d×%d did not get every row", dw, dh)
+	}
+	v.camera = unorient(small, udw, udh, s.flip)
+	v.img = Image{W: dw, H: dh}
+	v.owned = true
+	return nil
+}
+
+// unorient returns the image whose upright view for flip (NewOriented)
+// is u (interleaved uw×uh×3 float32): u itself for flip 0, else a new
+// image in the sensor's orientation (uh×uw when flip&4).
+func unorient(u []float32, uw, uh, flip int) []float32 {
+	flip &= 7
+	if flip == 0 {
+		return u
+	}
+	sw, sh := uw, uh
+	if flip&4 != 0 {
+		sw, sh = uh, uw
+	}
+	out := make([]float32, len(u))
+	par.Rows(uh, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for c := range uw {
+				sr, sc := r, c
+				if flip&4 != 0 {
+					sr, sc = c, r
+				}
+				if flip&2 != 0 {
+					sr = sh - 1 - sr
+				}
+				if flip&1 != 0 {
+					sc = sw - 1 - sc
+				}
+				copy(out[(sr*sw+sc)*3:(sr*sw+sc)*3+3], u[(r*uw+c)*3:(r*uw+c)*3+3])
+			}
+		}
+	})
+	return out
+}
