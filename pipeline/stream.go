@@ -443,8 +443,29 @@ func streamCost(m memCtx) StepMemory {
 		sm.Alloc += stored
 		sm.Free = rawDataBytes(m.fi) + storedReleased(stored, m)
 	}
-	sm.Scratch += denoiseMeterBytes(m)
+	sm.Scratch += denoiseMeterBytes(m) + leadEncoderBytes(m)
 	return sm
+}
+
+// leadEncoderBytes is the encoder's memory of the full-size variant
+// written in pass 1 of a streamed conversion with several variants when
+// nothing measures the stored rows first (variantPasses.lead), held
+// beside the raw data and the stored rows while pass 1 runs: the largest
+// of the full-size JPEG and TIFF16 variants' (encoderCost); 0 otherwise.
+func leadEncoderBytes(m memCtx) int64 {
+	vs := m.s.OutputVariants()
+	if len(vs) < 2 || twoPassPredicted(m.fi, m.s) {
+		return 0
+	}
+	var most int64
+	for _, v := range vs {
+		if w, h := v.Fit(m.step.W, m.step.H); w != m.step.W || h != m.step.H || !streamedRows(memCtx{v: v}) {
+			continue
+		}
+		_, e, fixed := encoderCost(v)
+		most = max(most, int64(e*float64(m.px()))+fixed)
+	}
+	return most
 }
 
 // streamBufferBytes is what a streamed conversion holds from its demosaic

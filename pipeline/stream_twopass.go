@@ -270,8 +270,15 @@ func (s *stream) storeRows(ctx context.Context, bands [][]uint16, scale float64,
 // range).
 func put16(dst []uint16, row []float32, scale float64) {
 	inv := float32(1 / scale)
+	dst = dst[:len(row)]
 	for i, v := range row {
-		dst[i] = uint16(min(max(v*inv+0.5, 0), 65535))
+		x := v*inv + 0.5
+		if !(x >= 0) {
+			x = 0
+		} else if x > 65535 {
+			x = 65535
+		}
+		dst[i] = uint16(int32(x))
 	}
 }
 
