@@ -12,7 +12,9 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
 )
 
-// The streamed conversion (docs/pipeline.md "Streaming"): a file with one full-size JPEG or TIFF16 output whose
+// The streamed conversion (docs/pipeline.md "Streaming"): a file with one
+// full-size JPEG or TIFF16 output (or several variants:
+// stream_variants.go) whose
 // demosaic is our RCD and whose steps between demosaic and the fused pass
 // can all run on row bands (Stage.Band) is never held as a full-size float
 // image. The demosaic makes upright rows (crop and orientation applied as
@@ -434,7 +436,15 @@ func streamPredicted(fi FileInfo, s Settings) bool {
 // orientation keeps its row order), and no image is made.
 func streamCost(m memCtx) StepMemory {
 	sm := StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
-	if twoPassPredicted(m.fi, m.s) || len(m.s.OutputVariants()) > 1 {
+	if lead := leadEncoderBytes(m); lead > 0 {
+		// Several variants with a lead (stream_variants.go): no camera
+		// row stored, the other full-size variants' quantised bands and
+		// the downscaled ones' images made in pass 1, beside the lead's
+		// encoder; the raw data let go after it.
+		sm.Alloc += passOneBytes(m)
+		sm.Scratch += lead
+		sm.Free = rawDataBytes(m.fi)
+	} else if twoPassPredicted(m.fi, m.s) || len(m.s.OutputVariants()) > 1 {
 		// The two-pass stream's stored rows (6 bytes a pixel), which
 		// several variants' passes all read; the raw data let go after
 		// the first pass, and a single variant's rows as they are
@@ -443,15 +453,39 @@ func streamCost(m memCtx) StepMemory {
 		sm.Alloc += stored
 		sm.Free = rawDataBytes(m.fi) + storedReleased(stored, m)
 	}
-	sm.Scratch += denoiseMeterBytes(m) + leadEncoderBytes(m)
+	sm.Scratch += denoiseMeterBytes(m)
 	return sm
+}
+
+// passOneBytes is what pass 1 of a streamed conversion with several
+// variants and a lead makes for the others: each other full-size
+// variant's quantised bands (3 bytes a pixel for a JPEG, 6 for a
+// TIFF16; the lead is a TIFF16 when there is one) and each downscaled
+// variant's image (12 bytes a pixel of its size).
+func passOneBytes(m memCtx) int64 {
+	var n, leadQ int64
+	for _, v := range m.s.OutputVariants() {
+		w, h := v.Fit(m.step.W, m.step.H)
+		if w != m.step.W || h != m.step.H {
+			n += 12 * int64(w) * int64(h)
+			continue
+		}
+		q := int64(3)
+		if bits16(v.Format) {
+			q = 6
+		}
+		n += q * m.px()
+		leadQ = max(leadQ, q)
+	}
+	return n - leadQ*m.px()
 }
 
 // leadEncoderBytes is the encoder's memory of the full-size variant
 // written in pass 1 of a streamed conversion with several variants when
 // nothing measures the stored rows first (variantPasses.lead), held
-// beside the raw data and the stored rows while pass 1 runs: the largest
-// of the full-size JPEG and TIFF16 variants' (encoderCost); 0 otherwise.
+// beside the raw data and the other variants' rows while pass 1 runs:
+// the largest of the full-size JPEG and TIFF16 variants' (encoderCost,
+// the bound whichever leads); 0 otherwise.
 func leadEncoderBytes(m memCtx) int64 {
 	vs := m.s.OutputVariants()
 	if len(vs) < 2 || twoPassPredicted(m.fi, m.s) {

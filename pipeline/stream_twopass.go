@@ -152,7 +152,9 @@ func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
 // and makes the window of pass 2 (the stored rows through the filters
 // from the split on): read by the fused pass when no anchor measures the
 // image; else run here, writing its finished rows back into s.two.img.
-// Last the deferred anchor runs on the image. It returns the passes' time
+// Last the deferred anchor runs on the image. With a lead (several
+// variants, stream_variants.go) the lead's encoder drives pass 1 and no
+// row is stored. It returns the passes' time
 // before the fused pass (the anchor's or the split step's timing, with
 // the storing of the rows).
 func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
@@ -125,19 +127,91 @@ type variantPasses struct {
 	// timings.
 	lead     int
 	leadTims []StageTiming
+	// With a lead, the other variants are made in pass 1 too, from the
+	// window's float rows, and no camera row is stored: a downscaled
+	// one's downscaler is fed the rows (small, by index in tail.runs), a
+	// full-size one's quantised bands are made and kept for its encoder
+	// (quant), its pass prepared before pass 1 (runTims its timings).
+	small   map[int]*smallSink
+	quant   map[int]*quantSink
+	runTims map[int][]StageTiming
+}
+
+// smallSink is a downscaled variant's band-wise downscale of the upright
+// rows (resize.Rows into img, udw×udh upright; dw×dh in the sensor's
+// orientation), dur the time it took.
+type smallSink struct {
+	rs               *resize.Rows
+	img              []float32
+	udw, udh, dw, dh int
+	dur              time.Duration
+}
+
+// newSmallSink returns the downscale of stream s's upright rows to
+// variant v's size (Variant.Fit of the sensor-oriented size).
+func newSmallSink(s *stream, v *variantJob) *smallSink {
+	uw, uh := s.w, s.h
+	sw, sh := uw, uh
+	if s.flip&4 != 0 {
+		sw, sh = uh, uw
+	}
+	k := &smallSink{}
+	k.dw, k.dh = v.spec.Variant.Fit(sw, sh)
+	k.udw, k.udh = k.dw, k.dh
+	if s.flip&4 != 0 {
+		k.udw, k.udh = k.dh, k.dw
+	}
+	k.img = make([]float32, k.udw*k.udh*3)
+	rl := 3 * k.udw
+	k.rs = resize.NewRows(uw, uh, 3, k.udw, k.udh, func(y int) []float32 { return k.img[y*rl : (y+1)*rl] })
+	return k
+}
+
+// finish gives v its own camera image from the downscale (turned back
+// to the sensor's orientation for its orientation step).
+func (k *smallSink) finish(v *variantJob, flip int) error {
+	if !k.rs.Done() {
+		return fmt.Errorf("stream: the downscale to %d×%d did not get every row", k.dw, k.dh)
+	}
+	v.camera = unorient(k.img, k.udw, k.udh, flip)
+	v.img = Image{W: k.dw, H: k.dh}
+	v.owned = true
+	k.img = nil
+	return nil
+}
+
+// quantSink holds a full-size variant's quantised bands made in pass 1
+// (fill: its quantiser's band maker, reading the window's rows) until its
+// encoder takes them (take, each band let go once copied).
+type quantSink struct {
+	fill     func(y0 int, dst []byte)
+	rowBytes int
+	bands    [][]byte
+}
+
+// take is the variant's encoder's band maker once pass 1 is done.
+func (q *quantSink) take(y0 int, dst []byte) {
+	k := y0 / streamRows
+	copy(dst, q.bands[k])
+	q.bands[k] = nil
 }
 
 // newVariantPasses returns the passes' state of tail, choosing the lead:
 // when nothing measures the stored rows before the variants' passes (no
-// anchor on them, no denoise split), the first full-size JPEG (else
-// TIFF16) is written in pass 1 from the float rows as a single variant's
-// one-pass stream writes it (the others read the 16-bit stored rows).
+// anchor on them, no denoise split), the first full-size TIFF16 (else
+// JPEG) is written in pass 1 from the float rows as a single variant's
+// one-pass stream writes it, and the other variants are made from the
+// same rows (variantPasses.small, quant). A TIFF16 leads when there is
+// one: its encoder holds little, its quantised rows would be 6 bytes a
+// pixel; a JPEG's are 3, and its coefficients (6 bytes a pixel at 4:4:4)
+// then grow only after pass 1, once the raw data and the window are
+// gone.
 func newVariantPasses(s *stream, steps []Step, tail variantTail, asked []*variantJob) *variantPasses {
 	vp := &variantPasses{steps: steps, tail: tail, asked: asked, lead: -1, prepared: tail.shared[1] == 0}
 	if s.two.run != nil || s.two.split > 0 {
 		return vp
 	}
-	for _, f := range []string{"jpeg", "tiff16"} {
+	for _, f := range []string{"tiff16", "jpeg"} {
 		for i, r := range tail.runs {
 			if r.resize < 0 && asked[r.v].spec.Variant.Format == f && vp.lead < 0 {
 				vp.lead = i
@@ -173,16 +247,44 @@ func (vp *variantPasses) prepareShared(j *job) error {
 
 // runLead runs the lead variant's pass and encoder as pass 1 of the
 // stream (twoPass.lead): its quantiser reads the window's rows as a
-// single variant's one-pass stream does, and each band it asks for is
-// stored, once final, for the other variants. It returns the stored
-// bands; the demosaic and band stages' work is left in their own steps'
-// timings (runStream), not in the lead's pass.
+// single variant's one-pass stream does, and as each band it asks for is
+// final the other variants take it too (variantPasses.small, quant), so
+// no camera row is stored (it returns no bands). The demosaic and band
+// stages' work, and the other variants', are left out of the lead's
+// pass timing (runStream puts the former in their own steps').
 func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error) {
 	s := j.stream
 	r := vp.tail.runs[vp.lead]
 	v := vp.asked[r.v]
 	if err := vp.prepareShared(j); err != nil {
 		return nil, err
+	}
+	vp.small, vp.quant, vp.runTims = map[int]*smallSink{}, map[int]*quantSink{}, map[int][]StageTiming{}
+	for n, o := range vp.tail.runs {
+		if n == vp.lead {
+			continue
+		}
+		ov := vp.asked[o.v]
+		if o.resize >= 0 {
+			vp.small[n] = newSmallSink(s, ov)
+			continue
+		}
+		tims, err := j.runPassWith(ctx, vp.steps[o.pass:o.enc], vp.asked, vp.shared)
+		vp.runTims[n] = tims
+		if err != nil {
+			return nil, err
+		}
+		q := &quantSink{}
+		switch {
+		case ov.rows8.Bands.Fill != nil:
+			q.fill, q.rowBytes, ov.rows8.Bands.Fill = ov.rows8.Bands.Fill, 3*ov.upright.W, q.take
+		case ov.rows.Bands.Fill != nil:
+			q.fill, q.rowBytes, ov.rows.Bands.Fill = ov.rows.Bands.Fill, 6*ov.upright.W, q.take
+		default:
+			return nil, fmt.Errorf("stream: variant %s is not written row by row", ov.spec.Variant.Name)
+		}
+		ov.prepare = nil // the window's rows are final when fill runs
+		vp.quant[n] = q
 	}
 	work := func() time.Duration {
 		d := s.srcDur
@@ -192,29 +294,44 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 		return d
 	}
 	w0 := work()
+	var side time.Duration
 	tims, err := j.runPassWith(ctx, vp.steps[r.pass:r.enc], vp.asked, vp.shared)
 	vp.leadTims = tims
 	if err != nil {
 		return nil, err
 	}
-	var bands [][]uint16
 	ensure := v.prepare
+	var rows []float32
 	v.prepare = func(y0, y1 int) {
 		ensure(y0, y1)
 		if s.err != nil {
 			return
 		}
-		k := y0 / streamRows
-		for len(bands) <= k {
-			bands = append(bands, nil)
-		}
-		band := make([]uint16, stored16Bytes(s.w, y1-y0)/2)
-		par.Rows(y1-y0, func(lo, hi int) {
-			for y := y0 + lo; y < y0+hi; y++ {
-				put16(band[3*(y-y0)*s.w:3*(y-y0+1)*s.w], s.row(y), stream16Scale)
+		t0 := time.Now()
+		if len(vp.small) > 0 {
+			n := 3 * s.w
+			rows = slices.Grow(rows[:0], (y1-y0)*n)[:(y1-y0)*n]
+			for y := y0; y < y1; y++ {
+				copy(rows[(y-y0)*n:], s.row(y))
 			}
-		})
-		bands[k] = band
+			for _, k := range vp.small {
+				t1 := time.Now()
+				k.rs.Push(rows)
+				k.dur += time.Since(t1)
+			}
+		}
+		for _, q := range vp.quant {
+			b := make([]byte, (y1-y0)*q.rowBytes)
+			q.fill(y0, b)
+			q.bands = append(q.bands, b)
+		}
+		if y1*8/s.h != y0*8/s.h {
+			// The bands' garbage collected and given back an eighth
+			// of the image at a time: with the kept bands the live
+			// heap is large, and the collector would let it double.
+			debug.FreeOSMemory()
+		}
+		side += time.Since(t0)
 	}
 	enc := vp.steps[r.enc]
 	j.cur = v
@@ -232,19 +349,22 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for k, b := range bands {
-		if want := min(streamRows, s.h-k*streamRows); len(b) != 3*s.w*want || len(bands) != (s.h+streamRows-1)/streamRows {
-			return nil, fmt.Errorf("stream: the lead variant did not read every row (band %d)", k)
+	for n, k := range vp.small {
+		if err := k.finish(vp.asked[vp.tail.runs[n].v], s.flip); err != nil {
+			return nil, err
 		}
 	}
-	// The demosaic's and band stages' work, done inside the lead's pass,
-	// is in their own steps' timings.
+	for _, q := range vp.quant {
+		if len(q.bands) != (s.h+streamRows-1)/streamRows {
+			return nil, fmt.Errorf("stream: the lead variant did not read every row")
+		}
+	}
 	for i := range vp.leadTims {
 		if vp.leadTims[i].Pass == v.pass && vp.leadTims[i].Stage == vp.steps[r.enc-1].Name {
-			vp.leadTims[i].Duration = max(0, vp.leadTims[i].Duration-(work()-w0))
+			vp.leadTims[i].Duration = max(0, vp.leadTims[i].Duration-(work()-w0)-side)
 		}
 	}
-	return bands, nil
+	return nil, nil
 }
 
 // runVariants runs the variants' passes of a streamed conversion with
@@ -286,7 +406,32 @@ func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageT
 		s.two.keep = n != last
 		v := asked[r.v]
 		var prefix []rowKernel
-		if r.resize >= 0 {
+		if q := vp.quant[n]; q != nil {
+			// Quantised in pass 1: its pass's timing gets that time,
+			// its encoder takes the bands.
+			pt := vp.runTims[n]
+			for i := range pt {
+				if pt[i].Pass == v.pass && pt[i].Stage == steps[r.enc-1].Name {
+					pt[i].Duration += v.passTime
+				}
+			}
+			v.passTime = 0
+			tims = append(tims, pt...)
+			enc := steps[r.enc]
+			j.cur = v
+			t0 := time.Now()
+			err := enc.stage.run(ctx, j)
+			tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+			vp.quant[n] = nil
+			if err != nil {
+				return tims, err
+			}
+			continue
+		}
+		if k := vp.small[n]; k != nil {
+			tims = append(tims, StageTiming{Stage: steps[r.resize].Name, Duration: k.dur})
+			j.stream = nil
+		} else if r.resize >= 0 {
 			j.cur = v
 			t0 := time.Now()
 			err := j.streamResize(ctx, v)

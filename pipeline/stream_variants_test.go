@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,5 +81,30 @@ func TestStreamVariants(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStreamVariantsCancelled: several variants cancelled in pass 1 (after
+// the first demosaic band) fail with the context's error and leave no
+// output and no temporary file.
+func TestStreamVariantsCancelled(t *testing.T) {
+	dir := t.TempDir()
+	in := writeClipped(t, dir, 300, 600, 1, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	streamBandHook = func(int) { cancel() }
+	defer func() { streamBandHook = nil }()
+	out := filepath.Join(dir, "out")
+	os.MkdirAll(out, 0o755)
+	var outs []OutputSpec
+	for _, v := range variants(t, "main=jpeg", "small=jpeg,size=100", "thumb=png8,size=50", "tif=tiff16") {
+		outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(out, v.Name+v.Ext())})
+	}
+	s := DefaultSettings()
+	if _, err := ConvertOutputs(ctx, in, outs, s, ConvertOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("left %v", left)
 	}
 }
