@@ -440,10 +440,10 @@ func streamCost(m memCtx) StepMemory {
 		// Several variants with a lead (stream_variants.go): no camera
 		// row stored, the other full-size variants' quantised bands and
 		// the downscaled ones' images made in pass 1, beside the lead's
-		// encoder; the raw data let go after it.
+		// encoder; the raw data and the window let go after it.
 		sm.Alloc += passOneBytes(m)
 		sm.Scratch += lead
-		sm.Free = rawDataBytes(m.fi)
+		sm.Free = rawDataBytes(m.fi) + streamBufferBytes(m)
 	} else if twoPassPredicted(m.fi, m.s) || len(m.s.OutputVariants()) > 1 {
 		// The two-pass stream's stored rows (6 bytes a pixel), which
 		// several variants' passes all read; the raw data let go after
@@ -484,22 +484,27 @@ func passOneBytes(m memCtx) int64 {
 // written in pass 1 of a streamed conversion with several variants when
 // nothing measures the stored rows first (variantPasses.lead), held
 // beside the raw data and the other variants' rows while pass 1 runs:
-// the largest of the full-size JPEG and TIFF16 variants' (encoderCost,
-// the bound whichever leads); 0 otherwise.
+// the largest of the full-size TIFF16 variants' (encoderCost), else of
+// the JPEG ones' (variantPasses.lead); 0 otherwise.
 func leadEncoderBytes(m memCtx) int64 {
 	vs := m.s.OutputVariants()
 	if len(vs) < 2 || twoPassPredicted(m.fi, m.s) {
 		return 0
 	}
-	var most int64
-	for _, v := range vs {
-		if w, h := v.Fit(m.step.W, m.step.H); w != m.step.W || h != m.step.H || !streamedRows(memCtx{v: v}) {
-			continue
+	var lead int64
+	for _, f := range []string{"tiff16", "jpeg"} {
+		for _, v := range vs {
+			if w, h := v.Fit(m.step.W, m.step.H); w != m.step.W || h != m.step.H || v.Format != f {
+				continue
+			}
+			_, e, fixed := encoderCost(v)
+			lead = max(lead, int64(e*float64(m.px()))+fixed)
 		}
-		_, e, fixed := encoderCost(v)
-		most = max(most, int64(e*float64(m.px()))+fixed)
+		if lead > 0 {
+			return lead
+		}
 	}
-	return most
+	return 0
 }
 
 // streamBufferBytes is what a streamed conversion holds from its demosaic

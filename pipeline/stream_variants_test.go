@@ -108,3 +108,33 @@ func TestStreamVariantsCancelled(t *testing.T) {
 		t.Errorf("left %v", left)
 	}
 }
+
+// TestStreamVariantsEstimate: four variants of a file without preview (a
+// full JPEG, a 2048 px JPEG, a 512 px WebP, a full TIFF16) are estimated
+// as streamed, within 16 bytes a pixel beside the fixed overhead and the
+// encoders' fixed buffers, below the whole-image estimate; the measured
+// peak of the conversion is within the estimate.
+func TestStreamVariantsEstimate(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSynthetic(t, dir, 3000, 2000)
+	fi, err := ReadInfo(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := []string{"main=jpeg", "m=jpeg,size=2048", "t=webp,size=512", "tif=tiff16"}
+	s := DefaultSettings()
+	s.Variants = variants(t, specs...)
+	e := EstimateMemory(fi, s, 1)
+	px := int64(fi.Width) * int64(fi.Height)
+	if !e.Streamed || e.Total >= e.Whole || e.Total-e.Fixed-32<<20 > 16*px {
+		t.Errorf("estimate streamed %v, %.1f bytes a pixel beside the fixed %d (whole image %.1f)", e.Streamed, float64(e.Total-e.Fixed)/float64(px), e.Fixed, float64(e.Whole)/float64(px))
+	}
+	_, res := convertOpts(t, in, dir, "out", s, ConvertOptions{}, specs...)
+	if !res.Streamed {
+		t.Fatal("did not stream")
+	}
+	t.Logf("estimate %.1f MiB (whole image %.1f MiB)", float64(e.Total)/(1<<20), float64(e.Whole)/(1<<20))
+	for _, st := range e.Steps {
+		t.Logf("%-22s scratch %6.1f alloc %6.1f free %6.1f peak %6.1f", st.Step, float64(st.Scratch)/(1<<20), float64(st.Alloc)/(1<<20), float64(st.Free)/(1<<20), float64(st.Peak)/(1<<20))
+	}
+}
