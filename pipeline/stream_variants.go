@@ -13,17 +13,19 @@ import (
 )
 
 // A streamed conversion with several variants (docs/pipeline.md
-// "Streaming"): pass 1 runs once, as in a two-pass stream, and stores the
-// finished camera-RGB rows (upright, 16 bits: twoPass.img); then each
-// variant, in the plan's order, runs its own pass from the stored rows. A
-// full-size variant reads them through the shared pass's kernels (camera
-// matrix, exposure, tone) and its own (output space, quantise) into its
-// encoder, band by band, as a single variant's pass 2 does; a downscaled
-// one puts them through the band-wise downscaler (resize.Rows: the
-// whole-image path's Downscale, holding only its kernel's rows) into its
-// own small camera image, turned back to the sensor's orientation, on
-// which its steps run as on the whole-image path. The stored rows are let
-// go as the last variant reads them.
+// "Streaming"). When nothing measures the camera rows before the
+// variants' passes (no anchor on a preview, no denoise split), one pass
+// makes them all: the lead variant (variantPasses.lead) is written as a
+// single variant's one-pass stream writes it, and as each band of the
+// window is final the other full-size variants quantise it (through the
+// shared pass's kernels and their own) for their encoders and the
+// downscaled ones feed it to their band-wise downscalers (resize.Rows:
+// the whole-image path's Downscale, holding only its kernel's rows). Else
+// pass 1 stores the finished camera-RGB rows (upright, 16 bits:
+// twoPass.img) as a two-pass stream does, and each variant, in the plan's
+// order, runs its own pass from them, the last letting them go as it
+// reads them. A downscaled variant's image is turned back to the sensor's
+// orientation, and its steps run on it as on the whole-image path.
 
 // variantRun is one variant's steps after the band stages of a streamed
 // conversion with several variants (indices into the plan's steps).
