@@ -64,6 +64,14 @@ type twoPass struct {
 	split, splitStep int
 	atSplit          func() error
 	second, final    bool
+	// keep: a later pass reads the stored rows again (a streamed
+	// conversion with several variants, runVariants, until its last
+	// variant's pass): none is let go.
+	keep bool
+	// lead, when set, runs pass 1 as a variant's pass and encoder that
+	// store the rows they read, and returns the stored bands (a streamed
+	// conversion with several variants: variantPasses.runLead).
+	lead func() ([][]uint16, error)
 }
 
 // timing is the index of the step whose timing gets the passes' time
@@ -114,7 +122,7 @@ func (s *stream) fill(n0, n1 int, dst []float32) error {
 			t.row16(y, dst[(y-n0)*n:(y-n0+1)*n])
 		}
 	})
-	if t.run == nil {
+	if t.run == nil && !t.keep {
 		t.release(n1)
 	}
 	return nil
@@ -144,7 +152,9 @@ func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
 // and makes the window of pass 2 (the stored rows through the filters
 // from the split on): read by the fused pass when no anchor measures the
 // image; else run here, writing its finished rows back into s.two.img.
-// Last the deferred anchor runs on the image. It returns the passes' time
+// Last the deferred anchor runs on the image. With a lead (several
+// variants, stream_variants.go) the lead's encoder drives pass 1 and no
+// row is stored. It returns the passes' time
 // before the fused pass (the anchor's or the split step's timing, with
 // the storing of the rows).
 func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
@@ -154,7 +164,14 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	if t.split > 0 {
 		scale = split16Scale
 	}
-	bands, err := s.storeRows(ctx, nil, scale, &store)
+	var bands [][]uint16
+	var err error
+	if t.lead != nil {
+		bands, err = t.lead()
+		t.lead = nil
+	} else {
+		bands, err = s.storeRows(ctx, nil, scale, &store)
+	}
 	if err != nil {
 		return store, err
 	}
@@ -192,7 +209,7 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 		t.second, s.made = true, 0
 		s.makeWindow()
 		src1 := s.srcDur
-		if t.run == nil {
+		if t.run == nil && !t.keep {
 			return store, nil // the fused pass reads pass 2's rows
 		}
 		// Written back at the codes of the finished rows (capture
@@ -213,6 +230,9 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 		debug.FreeOSMemory()
 	}
 	t.final = true
+	if t.run == nil {
+		return store, nil // no anchor: the variants' passes read the rows
+	}
 	t0 := time.Now()
 	err = t.run(ctx, j)
 	return store + time.Since(t0), err
@@ -252,8 +272,15 @@ func (s *stream) storeRows(ctx context.Context, bands [][]uint16, scale float64,
 // range).
 func put16(dst []uint16, row []float32, scale float64) {
 	inv := float32(1 / scale)
+	dst = dst[:len(row)]
 	for i, v := range row {
-		dst[i] = uint16(min(max(v*inv+0.5, 0), 65535))
+		x := v*inv + 0.5
+		if !(x >= 0) {
+			x = 0
+		} else if x > 65535 {
+			x = 65535
+		}
+		dst[i] = uint16(int32(x))
 	}
 }
 
@@ -344,7 +371,7 @@ var twoPassReleaseHook func(freed, bands int)
 func storedReleased(stored int64, m memCtx) int64 {
 	vs := m.s.OutputVariants()
 	if len(vs) != 1 {
-		return 0
+		return 0 // several variants: every pass but the last reads them all
 	}
 	_, e, _ := encoderCost(vs[0])
 	coef := int64(e * float64(m.step.W) * float64(m.step.H))
