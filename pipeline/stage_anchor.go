@@ -70,6 +70,9 @@ type exposureState struct {
 	// cameraLook is the --look camera fit applied (nil: the default look,
 	// also when the fit fell back).
 	cameraLook *look.CameraLook
+	// cfaGrid, when not nil, is the CFA data reduced for the anchor
+	// (anchor_reduce.go), measured instead of the demosaiced image.
+	cfaGrid *anchorCFA
 }
 
 // exposureEV is the EV the exposure stage applies: ExposureEV (--exposure
@@ -96,7 +99,7 @@ func stageExposureAnchor(_ context.Context, j *job) error {
 	} else {
 		note = j.anchor()
 	}
-	j.preview = nil                                                                                // not read after this stage
+	j.preview, j.cfaGrid = nil, nil                                                                // not read after this stage
 	if err := nonFinite("the exposure anchored on the embedded preview", j.anchorEV); err != nil { // nonfinite.go
 		return err
 	}
