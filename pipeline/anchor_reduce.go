@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"image"
+	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
@@ -128,6 +129,10 @@ func reduceCFA(c demosaic.CFA, r image.Rectangle, gw, gh, sub int, clip float32)
 			col[x] = int32(i)
 		}
 	}
+	if c.BlackPattern == nil && integerBlack(c) {
+		g.reduceInt(c, r, clip)
+		return g, nil
+	}
 	par.Range(fh, 1, func(lo, hi int) {
 		acc := make([]float32, 3*fw)
 		cnt := make([]int32, 3*fw)
@@ -244,4 +249,77 @@ func anchorRegion(j *job, c demosaic.CFA) image.Rectangle {
 		return image.Rect(cr.X, cr.Y, cr.X+cr.W, cr.Y+cr.H)
 	}
 	return image.Rectangle{}
+}
+
+// integerBlack reports whether c's black levels are whole DN (as the
+// raw data's are; reduceInt's clamp is then the demosaic's exactly).
+func integerBlack(c demosaic.CFA) bool {
+	for _, b := range c.Black {
+		if b != float32(int32(b)) || b < 0 || b > 65535 {
+			return false
+		}
+	}
+	return true
+}
+
+// reduceInt is reduceCFA's sums for whole black levels and no black
+// pattern: each phase's samples clamped in DN to [black, black + 1/scale]
+// (the demosaic's clamp to [0, 1]) and summed as integers, a cell and a
+// column parity at a time, then normalised once: (Σ − n·black)·scale. A
+// sample counts clipped at black + clip/scale DN and above.
+func (g *anchorCFA) reduceInt(c demosaic.CFA, r image.Rectangle, clip float32) {
+	fw, fh := g.Sub*g.GW, g.Sub*g.GH
+	w, h := g.W, g.H
+	var lo, hi, ct [4]uint16
+	for p := range 4 {
+		lo[p] = uint16(c.Black[p])
+		top := float64(c.Black[p]) + 1/float64(c.Scale[p])
+		hi[p] = uint16(min(65535, max(float64(lo[p]), math.Floor(top))))
+		ct[p] = uint16(min(65535, max(float64(lo[p]), math.Ceil(float64(c.Black[p])+float64(clip)/float64(c.Scale[p])))))
+	}
+	par.Range(fh, 1, func(f0, f1 int) {
+		s := make([]uint64, 4*fw)
+		n := make([]int32, 4*fw)
+		for fy := f0; fy < f1; fy++ {
+			clear(s)
+			clear(n)
+			ncl := g.clipped[fy*fw : (fy+1)*fw]
+			for y := r.Min.Y + fy*h/fh; y < r.Min.Y+(fy+1)*h/fh; y++ {
+				row := c.Pix[y*c.Stride : y*c.Stride+r.Max.X]
+				for fx := range fw {
+					x0, x1 := r.Min.X+fx*w/fw, r.Min.X+(fx+1)*w/fw
+					for px := range 2 {
+						x := x0 + (x0+px)&1 // the first column of parity px
+						p := (y&1)*2 + px
+						l, u, t := lo[p], hi[p], ct[p]
+						var sum uint32
+						var cl int32
+						k := 0
+						for ; x < x1; x += 2 {
+							v := min(max(row[x], l), u)
+							sum += uint32(v)
+							if v >= t {
+								cl++
+							}
+							k++
+						}
+						s[4*fx+p] += uint64(sum)
+						n[4*fx+p] += int32(k)
+						ncl[fx] += cl
+					}
+				}
+			}
+			o := 3 * fy * fw
+			for fx := range fw {
+				for p := range 4 {
+					if n[4*fx+p] == 0 {
+						continue
+					}
+					k := o + 3*fx + int(c.Colour[p])
+					g.sum[k] += (float64(s[4*fx+p]) - float64(n[4*fx+p])*float64(c.Black[p])) * float64(c.Scale[p])
+					g.n[k] += n[4*fx+p]
+				}
+			}
+		}
+	})
 }

@@ -251,3 +251,21 @@ func TestStreamAnchorOnePass(t *testing.T) {
 		t.Errorf("differs from the whole-image path by %d code values", d)
 	}
 }
+
+// BenchmarkReduceCFA24MP: the anchor's CFA reduction of a 6000×4000
+// mosaic to the default look's grid.
+func BenchmarkReduceCFA24MP(b *testing.B) {
+	const w, h = 6000, 4000
+	c := demosaic.CFA{W: w, H: h, Stride: w, Pix: make([]uint16, w*h), Colour: [4]uint8{0, 1, 1, 2}}
+	for p := range 4 {
+		c.Black[p], c.Scale[p] = 256, 1/float32(16383-256)
+	}
+	for i := range c.Pix {
+		c.Pix[i] = uint16(256 + i%8000)
+	}
+	for b.Loop() {
+		if _, err := reduceCFA(c, image.Rect(0, 0, w, h), 256, 171, 1, anchorClip); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
