@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"image"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -128,13 +129,27 @@ func (s *stream) fill(n0, n1 int, dst []float32) error {
 	return nil
 }
 
-// anchorBand is the exposure anchor's band form: at its turn it records
-// nothing when no usable preview was kept (its run, which then measures
-// nothing); else it makes the stream two-pass and runs once pass 1 has
-// stored the image.
-func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
+// anchorBand is the exposure anchor's band form: at its turn it runs
+// the anchor's step when no usable preview was kept (it then measures
+// nothing) or when the anchor measures the CFA data (anchorFromCFA: the
+// grids reduced from the demosaic's input before the demosaic starts, a
+// one-pass stream); else it makes the stream two-pass and runs once pass
+// 1 has stored the image.
+func anchorBand(j *job, s *stream) (bandPrepare, bool) {
 	if anchorIdle(j) {
 		return func(ctx context.Context, s *stream) error { return stageExposureAnchor(ctx, s.j) }, true
+	}
+	r := s.region
+	if r.Empty() {
+		r = image.Rect(0, 0, s.cfa.W, s.cfa.H)
+	}
+	if anchorFromCFA(j, r.Dx(), r.Dy()) {
+		return func(ctx context.Context, s *stream) error {
+			if err := s.j.reduceAnchorCFA(s.cfa, s.region); err != nil {
+				return err
+			}
+			return stageExposureAnchor(ctx, s.j)
+		}, true
 	}
 	return func(_ context.Context, s *stream) error {
 		if s.two == nil {
@@ -329,8 +344,13 @@ func (j *job) cameraImage16() (look.Image16, bool) {
 }
 
 // reduceCamera is look.Reduce of the demosaiced camera image (j.camera,
-// or a two-pass stream's stored rows: look.Reduce16).
+// or a two-pass stream's stored rows: look.Reduce16), or the CFA data's
+// cells when the anchor measures those (j.cfaGrid).
 func (j *job) reduceCamera(gw, gh int, clip float32) (look.Image, []float32, error) {
+	if g := j.cfaGrid; g != nil && g.GW == gw && g.GH == gh {
+		img, frac := g.cells(clip > 0)
+		return img, frac, nil
+	}
 	if m, ok := j.cameraImage16(); ok {
 		return look.Reduce16(m, gw, gh, clip)
 	}
@@ -340,6 +360,9 @@ func (j *job) reduceCamera(gw, gh int, clip float32) (look.Image, []float32, err
 // reduceCameraSub is look.ReduceSub of the demosaiced camera image, as
 // reduceCamera.
 func (j *job) reduceCameraSub(gw, gh, maxSub int) (look.SubGrid, error) {
+	if g := j.cfaGrid; g != nil && g.GW == gw && g.GH == gh && g.Sub == look.SubCells(g.W, g.H, gw, gh, maxSub) {
+		return g.subGrid()
+	}
 	if m, ok := j.cameraImage16(); ok {
 		return look.ReduceSub16(m, gw, gh, maxSub)
 	}
@@ -348,12 +371,35 @@ func (j *job) reduceCameraSub(gw, gh, maxSub int) (look.SubGrid, error) {
 
 // twoPassPredicted reports whether a file described by fi that streams
 // with settings s is expected to stream in two passes: the settings
-// measure an embedded preview (the anchor, --look camera) and its header
-// does not say it has none (Header.NoPreview: only a DNG tells), or it
-// gets noise reduction (denoisePredicted: the stream is split at the
-// denoise step).
+// measure an embedded preview (the anchor, --look camera), its header
+// does not say it has none (Header.NoPreview: only a DNG tells) and the
+// anchor cannot measure the CFA data (anchorCFAPredicted), or it gets
+// noise reduction (denoisePredicted: the stream is split at the denoise
+// step).
 func twoPassPredicted(fi FileInfo, s Settings) bool {
-	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview) || denoisePredicted(fi, s)
+	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview) && !anchorCFAPredicted(fi, s) || denoisePredicted(fi, s)
+}
+
+// anchorCFAPredicted reports whether, as far as the header tells, the
+// anchor of a streamed file measures its CFA data (anchorFromCFA): no
+// lens named for lensfun (a lens it does not know is predicted two-pass,
+// the larger estimate), cells (the camera look's sub-cells) of at least
+// minCFACell photosites (the grid taken as GridSize of the image). A streamed file has no
+// OpcodeList3.
+func anchorCFAPredicted(fi FileInfo, s Settings) bool {
+	w, h := fi.Width, fi.Height
+	if w <= 0 || h <= 0 {
+		w, h = fi.RawWidth, fi.RawHeight
+	}
+	gw, gh := look.GridSize(max(w, h), min(w, h), look.GridWidth)
+	if s.Look == LookCamera {
+		sub := look.SubCells(max(w, h), min(w, h), gw, gh, look.MaxSub)
+		gw, gh = sub*gw, sub*gh
+	}
+	if max(w, h) < minCFACell*gw || min(w, h) < minCFACell*gh {
+		return false
+	}
+	return !anchorStoredRows && (!lensStage.Active(s) || lensNamed(fi.Header, s) == "")
 }
 
 // twoPassReleaseHook, when set (tests), is called with the number of
