@@ -74,16 +74,21 @@ lint: libraw
 # bench runs the benchmarks of the memory budget, the pipeline and the look
 # (BenchmarkLookTable: mean ΔE2000 against the embedded previews); each
 # prints a table (about 15 minutes on 2 cores, ~2 GB of temporary files).
+# Speed and memory are measured on the realistic set (docs/performance.md),
+# written once into build/realset-vN (about 0.5 GB with the 45 MP files).
+# BenchmarkStageShare24MP prints each step's share of a realistic 24 MP
+# default conversion against issue 25's targets.
 BENCH_FLAGS := -run '^$$' -benchtime 1x -timeout 60m
 bench: libraw
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRead1000' ./pipeline/header/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkStageShare24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkDetail24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500|BenchmarkLookTable|BenchmarkFusedPass24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkSampleFiles|BenchmarkPreviewFits' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkJPEG24MP' ./pipeline/encode/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkDemosaicQuality|BenchmarkDemosaic24MP|BenchmarkDemosaicSmall' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRawPath24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkRCDKernel' ./pipeline/demosaic/
-	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkVariants24MP' ./cmd/rawbatch/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkTiny1000|BenchmarkVariants24MP' ./cmd/rawbatch/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkThreads45MP|BenchmarkQueue60' ./cmd/rawbatch/
 	PEERS_DOC=docs/performance.md scripts/peers.sh
 

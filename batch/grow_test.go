@@ -191,6 +191,8 @@ func TestWorkerToldThreads(t *testing.T) {
 			}
 		case fault.Decoded:
 			procs = runtime.GOMAXPROCS(0)
+		case fault.Converted:
+			pw.Close() // the worker replies, then its input ends
 		}
 	}
 	defer func() { fault.Hook = old }()
@@ -202,7 +204,7 @@ func TestWorkerToldThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go pw.Write(req)
+	go pw.Write(append(req, '\n'))
 	var stdout, stderr bytes.Buffer
 	if code := workerMain(pr, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit status %d: %s", code, stderr.String())
@@ -220,29 +222,5 @@ func TestWorkerToldThreads(t *testing.T) {
 	}
 	if !res.Streamed {
 		t.Errorf("the file did not stream (the per-band count is the streamed demosaic's)")
-	}
-}
-
-// TestWriteWorkerInput: the parent writes a worker's request, then one
-// "threads N" line per raised count, and closes the worker's stdin when
-// the counts end; a worker reads back the counts and skips other lines.
-func TestWriteWorkerInput(t *testing.T) {
-	pr, pw := io.Pipe()
-	more := make(chan int, 2)
-	more <- 2
-	more <- 3
-	close(more)
-	go writeWorkerInput(pw, []byte(`{"Version":1}`), more, make(chan struct{}))
-	b, err := io.ReadAll(pr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "{\"Version\":1}threads 2\nthreads 3\n"; string(b) != want {
-		t.Errorf("stdin %q, want %q", b, want)
-	}
-	w := &workerThreads{n: 1, max: 1}
-	w.read(bytes.NewReader([]byte("threads 2\nthreads x\nhello 5\nthreads 0\nthreads 4\nthreads 3\n")), false)
-	if w.now() != 4 || w.peak() != 4 {
-		t.Errorf("after the lines: %d threads, peak %d; want 4, 4 (never lowered, other lines skipped)", w.now(), w.peak())
 	}
 }

@@ -9,8 +9,10 @@ import (
 // Subprocess is the local Executor of a rawbatch run: each file is
 // converted by a child process `Exe worker` (WorkerMain) speaking the
 // versioned wire format of worker.go, so a crash or hang of LibRaw fails
-// that file only. The child is killed after the Job's Timeout, after its
-// Grace once ctx ends, or at once when its Abort is closed.
+// that file only. The children are pooled and serve many files each
+// (pool.go); the child converting a file is killed (and replaced for the
+// next file) after the Job's Timeout, after its Grace once ctx ends, or at
+// once when its Abort is closed.
 type Subprocess struct {
 	// Exe is the rawbatch executable (or a test binary acting as one).
 	Exe string
@@ -19,9 +21,9 @@ type Subprocess struct {
 // Overhead is a worker process's own resident memory, WorkerRSS.
 func (Subprocess) Overhead() int64 { return WorkerRSS }
 
-// Execute runs j in a worker process.
+// Execute runs j in a worker process of the pool of e.Exe.
 func (e Subprocess) Execute(ctx context.Context, j Job) Outcome {
-	run := runWorker(ctx, e.Exe, j)
+	run := poolFor(e.Exe).run(ctx, j)
 	var out Outcome
 	if run.err == nil {
 		out.Result, out.Err = run.reply.result() // paths as bytes, exactly

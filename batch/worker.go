@@ -1,7 +1,9 @@
 package batch
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,12 +11,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,12 +29,18 @@ import (
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 )
 
-// Each file is converted in a child worker process of the rawbatch binary
+// Files are converted in child worker processes of the rawbatch binary
 // (`rawbatch worker`), so that LibRaw crashing (SIGSEGV) or looping on a
-// malformed file fails that file only. The parent writes a workerRequest as
-// JSON to the child's stdin and reads a workerReply from its stdout; the
-// child's stderr (LibRaw's and libjpeg's messages) is kept as warnings of
-// that file.
+// malformed file fails that file only. A worker serves many files in
+// sequence (pool.go): the parent writes one workerRequest per line (JSON,
+// which escapes every newline inside it) on the worker's stdin, and the
+// worker answers each with one workerReply line on its stdout before it
+// reads the next. Between a request and its reply the parent may write
+// "threads N" lines (workerthreads.go). The worker's stderr is a file the
+// parent created (stderrFile); what was written to it between a request
+// and its reply (LibRaw's and libjpeg's messages, a crash report) is kept
+// as the warnings of that request's file only. The worker exits when its
+// stdin ends.
 //
 // The wire format is versioned (wireVersion): a worker refuses a request
 // of another version (exit status 2, the reason on its stderr) and the
@@ -44,7 +53,7 @@ import (
 
 // wireVersion is the version of workerRequest and workerReply. Raise it on
 // any change that an older parent or worker would misread.
-const wireVersion = 1
+const wireVersion = 2
 
 // workerRequest is what the parent sends a worker.
 type workerRequest struct {
@@ -66,15 +75,20 @@ type workerRequest struct {
 	Identify []byte `json:",omitempty"`
 }
 
-// decodeRequest reads the next request from dec. Errors: io.EOF at the end
-// of the input, a JSON error, or a request of another wire version (checked
-// before the rest of the request is decoded, which that version may lay out
-// differently).
+// decodeRequest reads the next request from dec (a header helper's
+// input); errors as parseRequest's, or io.EOF at the end of the input.
 func decodeRequest(dec *json.Decoder) (workerRequest, error) {
 	var raw json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
 		return workerRequest{}, err
 	}
+	return parseRequest(raw)
+}
+
+// parseRequest decodes one request. Errors: a JSON error, or a request of
+// another wire version (checked before the rest of the request is
+// decoded, which that version may lay out differently).
+func parseRequest(raw []byte) (workerRequest, error) {
 	var v struct{ Version int }
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return workerRequest{}, err
@@ -134,6 +148,13 @@ type workerReply struct {
 	// ("corrupt", ..., see rawerr.Kind) or "transient" (ErrTransient).
 	Err  []byte `json:",omitempty"`
 	Kind string `json:",omitempty"`
+	// PeakRSS is the worker's peak resident memory in bytes while it
+	// converted this file (VmHWM, reset before the file by
+	// /proc/self/clear_refs; 0: unknown); RSS is its resident memory once
+	// the file is done (VmRSS, after returning freed Go memory to the
+	// system when above workerRecycleRSS), by which the parent recycles
+	// the worker.
+	PeakRSS, RSS int64 `json:",omitempty"`
 }
 
 // newReply is the reply of a conversion that returned res and err.
@@ -195,16 +216,21 @@ func (rep workerReply) result() (pipeline.Result, error) {
 // ignores the variable.
 const FaultEnv = "RAWBATCH_TEST_FAULT"
 
-// WorkerMain is the body of `rawbatch worker`: it reads one request from
-// r, converts the file, writes the reply to w and returns the exit status
-// (0, or 2 for a request it cannot read or of another wire version, with
-// the reason on stderr).
+// WorkerMain is the body of `rawbatch worker`: it reads requests from r,
+// one per line, converts each file and writes its reply line to w, until r
+// ends; it returns the exit status (0, or 2 for a request it cannot read
+// or of another wire version, with the reason on stderr).
 func WorkerMain(r io.Reader, w io.Writer) int { return workerMain(r, w, os.Stderr) }
 
 // workerMain is WorkerMain with its messages written to errw.
 func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
-	dec := json.NewDecoder(r)
-	req, err := decodeRequest(dec)
+	br := bufio.NewReaderSize(r, 64<<10)
+	line, err := readFrame(br)
+	if err != nil && len(line) == 0 {
+		fmt.Fprint(errw, failedLine("error", fmt.Sprintf("bad request: %v", err)))
+		return 2
+	}
+	req, err := parseRequest(line)
 	if err != nil {
 		fmt.Fprint(errw, failedLine("error", fmt.Sprintf("bad request: %v", err)))
 		return 2
@@ -212,43 +238,163 @@ func workerMain(r io.Reader, w io.Writer, errw io.Writer) int {
 	if req.Identify != nil {
 		// A header helper (HeaderReader): one LibRaw header read per
 		// request until its stdin closes.
-		return identifyLoop(dec, req, w, errw)
+		return identifyLoop(json.NewDecoder(br), req, w, errw)
 	}
+	s := &workerSession{procs: runtime.GOMAXPROCS(0), enc: json.NewEncoder(w), errw: errw}
+	// lensfun's database, loaded by the first file with a lens and kept
+	// for the next ones, is destroyed as the worker ends.
+	defer pipeline.CloseLensDB()
+	reqs := make(chan []byte)
+	go s.readFrames(br, reqs)
+	for {
+		if code := s.serve(req); code != 0 {
+			return code
+		}
+		line, ok := <-reqs
+		if !ok {
+			return 0
+		}
+		if req, err = parseRequest(line); err == nil && req.Identify != nil {
+			err = errors.New("a header read sent to a converting worker")
+		}
+		if err != nil {
+			fmt.Fprint(errw, failedLine("error", fmt.Sprintf("bad request: %v", err)))
+			return 2
+		}
+	}
+}
+
+// readFrame returns the next line of br without its newline; a last line
+// without one is returned with io.EOF.
+func readFrame(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadBytes('\n')
+	return bytes.TrimSuffix(line, []byte("\n")), err
+}
+
+// workerSession is a converting worker's state across its requests.
+type workerSession struct {
+	// procs is the process's GOMAXPROCS at start, restored for a request
+	// without Threads.
+	procs int
+	enc   *json.Encoder
+	errw  io.Writer
+	// live is the thread count of the file converting now, raised by
+	// "threads N" lines (nil between files: such a line, late for a file
+	// already replied to, is dropped).
+	live atomic.Pointer[workerThreads]
+}
+
+// readFrames reads the worker's input after its first request: request
+// lines go to reqs, "threads N" lines raise the file converting now, and
+// other lines are skipped (messages of a newer parent). It closes reqs
+// when the input ends.
+func (s *workerSession) readFrames(br *bufio.Reader, reqs chan<- []byte) {
+	defer close(reqs)
+	for {
+		line, err := readFrame(br)
+		if len(line) > 0 && line[0] == '{' {
+			reqs <- line
+		} else if n, ok := parseThreadsLine(string(line)); ok {
+			if live := s.live.Load(); live != nil {
+				live.raise(n, true)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// serve converts req's file and writes its reply; it returns 0, or 2 when
+// the reply could not be written (the reason on stderr).
+func (s *workerSession) serve(req workerRequest) int {
 	in := string(req.Input)
-	if req.Threads > 0 {
-		// The conversion's share of the CPUs, decided at its admission,
-		// as for LibRaw's OpenMP threads: the Go stages' row loops
-		// (par.Rows) use as many, so that the workers running at once do
-		// not oversubscribe the machine and one running alone uses all.
-		runtime.GOMAXPROCS(req.Threads)
-	}
+	resetPeakRSS()
+	// The conversion's share of the CPUs, decided at its admission, as for
+	// LibRaw's OpenMP threads: the Go stages' row loops (par.Rows) use as
+	// many, so that the workers running at once do not oversubscribe the
+	// machine and one running alone uses all.
+	runtime.GOMAXPROCS(cmp.Or(max(req.Threads, 0), s.procs))
 	// The parent may raise the threads while the file converts: "threads
 	// N" lines after the request (workerthreads.go).
 	live := &workerThreads{n: req.Threads, max: req.Threads}
 	var liveNow func() int
 	if req.Threads > 0 {
-		go live.read(io.MultiReader(dec.Buffered(), r), true)
+		s.live.Store(live)
 		liveNow = live.now
 	}
 	fault.At(fault.Decode, in)
-	pipeline.LimitMemory(req.Estimate)
+	// The Go memory limit keeps the worker near its file's estimate (the
+	// budget holds the estimate plus WorkerRSS for it), with at least
+	// workerGCSlack of room: with pipeline.LimitMemory's 4 MiB, a small
+	// file's heap sits at the limit, so the GC runs and returns pages to
+	// the system (which the next stage faults in again) all through the
+	// file, a sixth of a tiny file's CPU time.
+	limit := int64(math.MaxInt64) // none, whatever the file before set
+	if req.Estimate > 0 {
+		limit = req.Estimate + max(req.Estimate/8, workerGCSlack)
+	}
+	debug.SetMemoryLimit(limit)
 	res, err := convertJob(context.Background(), req.job(), liveNow)
+	s.live.Store(nil)
 	// The Go stages' row loops read GOMAXPROCS at each loop: the largest
 	// count set counts as used.
 	res.ThreadsMax = max(res.ThreadsMax, live.peak())
 	fault.At(fault.Converted, in)
-	if encErr := json.NewEncoder(w).Encode(newReply(res, err)); encErr != nil {
+	rep := newReply(res, err)
+	rep.PeakRSS, rep.RSS = procStatus("VmHWM:"), procStatus("VmRSS:")
+	if rep.RSS > workerRecycleRSS {
+		// The freed image buffers of a large file: give them back before
+		// the parent weighs this worker's memory.
+		debug.FreeOSMemory()
+		rep.RSS = procStatus("VmRSS:")
+	}
+	if encErr := s.enc.Encode(rep); encErr != nil {
 		// No reply: the parent fails the file and removes the outputs
-		// this worker committed (workerProc.outcome), with the kind
-		// said here.
+		// this worker committed (Outcome.NoReply), with the kind said
+		// here.
 		kind := rawerr.Kind(err)
 		if err == nil {
 			kind = rawerr.Kind(encErr)
 		}
-		fmt.Fprint(errw, failedLine(kind, fmt.Sprintf("its reply could not be sent: %v", encErr)))
+		fmt.Fprint(s.errw, failedLine(kind, fmt.Sprintf("its reply could not be sent: %v", encErr)))
 		return 2
 	}
 	return 0
+}
+
+// workerGCSlack is the least room in bytes a worker's Go memory limit
+// leaves above its file's estimate (part of the worker's own WorkerRSS).
+const workerGCSlack = 16 << 20
+
+// resetPeakRSS resets this process's resident-memory high-water mark
+// (VmHWM) to its current RSS (/proc/self/clear_refs, Linux 4.0), so that
+// the peak read after a file is that file's; where it cannot, the peak
+// read is the process's since it started (an upper bound).
+func resetPeakRSS() {
+	if f, err := os.OpenFile("/proc/self/clear_refs", os.O_WRONLY, 0); err == nil {
+		f.WriteString("5")
+		f.Close()
+	}
+}
+
+// procStatus returns the value in bytes of the kB field key ("VmHWM:",
+// "VmRSS:") of /proc/self/status, 0 when it cannot be read.
+func procStatus(key string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+len(key) : i+len(key)+min(32, len(b)-i-len(key))]))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[0], 10, 64)
+	return n << 10
 }
 
 // failedLine is the stderr line of a worker that exits without a reply:
@@ -268,21 +414,6 @@ var ErrCrashed = rawerr.ErrCrashed
 // killed. It is rawerr.ErrTimeout, whose kind is "timeout".
 var ErrTimeout = rawerr.ErrTimeout
 
-// workerRun is one worker process's outcome.
-type workerRun struct {
-	reply workerReply
-	// peak is the worker's peak RSS in bytes (wait4 rusage ru_maxrss).
-	peak   int64
-	stderr string
-	err    error // crash, timeout, or failure to run the worker
-	// noReply: the worker exited by itself (not by a signal) without a
-	// well-formed reply; err says why.
-	noReply bool
-}
-
-// maxStderr bounds the stderr kept from one worker.
-const maxStderr = 16 << 10
-
 // job is the Job a request asks to convert (no header, timeout or
 // thread channel: those stay with the parent).
 func (req workerRequest) job() Job {
@@ -300,173 +431,6 @@ func newWorkerRequest(j Job) workerRequest {
 		req.Outputs = append(req.Outputs, workerOutput{Variant: o.Variant, Path: o.Path})
 	}
 	return req
-}
-
-// writeWorkerInput writes a worker's stdin: the request, then a "threads
-// N" line for each count received from more (nil: none), until more is
-// closed or the worker has exited; then it closes stdin. A failed write
-// (the worker died) ends it: the wait reports why.
-func writeWorkerInput(stdin io.WriteCloser, req []byte, more <-chan int, exited <-chan struct{}) {
-	defer stdin.Close()
-	if _, err := stdin.Write(req); err != nil {
-		return
-	}
-	for {
-		select {
-		case n, ok := <-more:
-			if !ok {
-				return
-			}
-			if _, err := io.WriteString(stdin, threadsLine(n)); err != nil {
-				return
-			}
-		case <-exited:
-			return
-		}
-	}
-}
-
-// runWorker converts j in a child process exe ("exe worker"), killing it
-// after j.Timeout (0: no timeout) or when ctx ends (after j.Grace, or at
-// once when j.Abort is closed; it may be nil).
-func runWorker(ctx context.Context, exe string, j Job) workerRun {
-	req, err := json.Marshal(newWorkerRequest(j))
-	if err != nil {
-		return workerRun{err: err}
-	}
-	// Pdeathsig is delivered when the thread that started the child ends,
-	// so this goroutine keeps its thread until the child is reaped.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	w, err := startWorker(exe)
-	if err != nil {
-		return workerRun{err: fmt.Errorf("starting worker: %w", err)}
-	}
-	defer w.stderr.Close()
-	exited := make(chan struct{})
-	defer close(exited)
-	go writeWorkerInput(w.stdin, req, j.MoreThreads, exited)
-	waitErr, killedFor := w.wait(ctx, j.Timeout, j.Grace, j.Abort)
-	return w.outcome(ctx, waitErr, killedFor)
-}
-
-// workerProc is a worker process started by startWorker: its command, its
-// stdin (open after the request: the runner may raise the conversion's
-// threads while it runs, "threads N", workerthreads.go), its stdout and
-// stderr, and the cgroup's OOM kill count before it started.
-type workerProc struct {
-	cmd       *exec.Cmd
-	stdin     io.WriteCloser
-	stdout    *bytes.Buffer
-	stderr    *os.File
-	oomBefore int64
-}
-
-// startWorker starts "exe worker" in its own process group, killed if
-// this thread ends (Pdeathsig), its stderr an in-memory file. Errors:
-// the pipe, the stderr file or the start failed (the caller names it).
-func startWorker(exe string) (*workerProc, error) {
-	cmd := exec.Command(exe, "worker")
-	// A crash prints the signal and no goroutine dumps (parsed by crashSignal).
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	w := &workerProc{cmd: cmd, stdin: stdin, stdout: &bytes.Buffer{}}
-	cmd.Stdout = w.stdout
-	// The child's stderr is a file it can read back itself: libjpeg's
-	// corrupt-data warnings appear only there, and the worker must see them
-	// before it writes any output (libraw.Handle.Unpack).
-	if w.stderr, err = stderrFile(); err != nil {
-		return nil, err
-	}
-	cmd.Stderr = w.stderr
-	// Its own process group: a Ctrl-C in the terminal (sent to the whole
-	// foreground group) reaches only rawbatch, which gives files in flight
-	// their grace period and then kills their workers itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	w.oomBefore = oomKills()
-	if err := cmd.Start(); err != nil {
-		w.stderr.Close()
-		return nil, err
-	}
-	return w, nil
-}
-
-// wait waits for the worker to exit, killing it after timeout (0: none),
-// or once ctx ends after grace (at once when abort is closed). It returns
-// the wait's error and, when it killed the worker, why (ErrTimeout, or
-// ctx's cause).
-func (w *workerProc) wait(ctx context.Context, timeout, grace time.Duration, abort <-chan struct{}) (waitErr, killedFor error) {
-	done := make(chan error, 1)
-	go func() { done <- w.cmd.Wait() }()
-	var timer <-chan time.Time
-	if timeout > 0 {
-		tm := time.NewTimer(timeout)
-		defer tm.Stop()
-		timer = tm.C
-	}
-	ctxDone := ctx.Done()
-	for {
-		select {
-		case waitErr = <-done:
-			return waitErr, killedFor
-		case <-timer:
-			killedFor = fmt.Errorf("%w after %s s (raise --timeout if the file is just very large)", ErrTimeout, secondsText(timeout))
-			w.cmd.Process.Kill()
-			timer = nil
-		case <-ctxDone:
-			ctxDone = nil
-			// Give the file a grace period to finish, then abort it.
-			g := time.NewTimer(grace)
-			select {
-			case waitErr = <-done:
-				g.Stop()
-				return waitErr, killedFor
-			case <-g.C:
-			case <-abort:
-				g.Stop()
-			}
-			killedFor = context.Cause(ctx)
-			w.cmd.Process.Kill()
-		}
-	}
-}
-
-// outcome is the workerRun of an exited worker: its peak RSS and stderr,
-// and its reply, or why there is none: killed (killedFor), signalled
-// (a crash, the OOM killer, or the run being interrupted), or failed
-// without a reply.
-func (w *workerProc) outcome(ctx context.Context, waitErr, killedFor error) workerRun {
-	run := workerRun{stderr: strings.TrimSpace(readStderr(w.stderr))}
-	ps := w.cmd.ProcessState
-	if ps != nil {
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			run.peak = ru.Maxrss * 1024
-		}
-	}
-	if killedFor != nil {
-		run.err = killedFor
-		return run
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		run.err = w.signalled(ctx, ws.Signal(), run.peak)
-		return run
-	}
-	// The worker exited by itself: only a well-formed reply of this wire
-	// version says what became of its file (whatever its exit status).
-	var rep workerReply
-	err := json.Unmarshal(w.stdout.Bytes(), &rep)
-	if err == nil && rep.Version != wireVersion {
-		err = fmt.Errorf("wire format version %d, want %d", rep.Version, wireVersion)
-	}
-	if err != nil {
-		run.err, run.noReply = failedWorker(ps.ExitCode(), run.stderr), true
-		return run
-	}
-	run.reply = rep
-	return run
 }
 
 // failedWorker is the error of a worker that exited with status code
@@ -494,13 +458,14 @@ func failedWorker(code int, stderr string) error {
 }
 
 // signalled is the error of a worker that died of signal sig with peak
-// bytes of RSS: ctx's cause while the run is being interrupted (not a
+// bytes of RSS, the cgroup having counted oomBefore OOM kills before its
+// file started: ctx's cause while the run is being interrupted (not a
 // crash), else ErrCrashed saying by what.
-func (w *workerProc) signalled(ctx context.Context, sig syscall.Signal, peak int64) error {
+func signalled(ctx context.Context, sig syscall.Signal, peak, oomBefore int64) error {
 	switch {
 	case ctx.Err() != nil:
 		return context.Cause(ctx)
-	case sig == syscall.SIGKILL && oomKills() > w.oomBefore:
+	case sig == syscall.SIGKILL && oomKills() > oomBefore:
 		return fmt.Errorf("%w: killed by the kernel OOM killer (peak %d MiB)", ErrCrashed, peak>>20)
 	case sig == syscall.SIGKILL || sig == syscall.SIGTERM || sig == syscall.SIGINT:
 		// A signal a process sends, not a fault of the decoder's.

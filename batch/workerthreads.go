@@ -1,9 +1,7 @@
 package batch
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,21 +11,21 @@ import (
 // Threads that grow: a conversion admitted on fewer threads
 // than its fair share, because other files held the cores, is given more
 // when those end (budget.Scheduler.Grow, Runner's offer). The worker
-// learns it while it converts: after the JSON request its stdin stays
-// open, and the parent writes one text line per raise,
+// learns it while it converts: after the file's request line on its
+// stdin, and before the next request, the parent writes one text line per
+// raise,
 //
 //	threads N
 //
 // N (decimal, above the count so far) being the conversion's new thread
-// count. The worker's reader raises GOMAXPROCS to N (which the Go stages'
+// count. The worker's reader (workerSession.readFrames) raises GOMAXPROCS to N (which the Go stages'
 // row loops read at each loop, par.Rows) and the count the pipeline reads
 // at each band (pipeline.ConvertOptions.LiveThreads); LibRaw's OpenMP
 // threads, fixed when its processing starts, stay at the request's
-// Threads. Lines a worker does not know are ignored: a message an older
-// worker may skip without misreading anything, so that wireVersion is
-// unchanged by it (an older worker ignores the lines; a newer worker of
-// an older parent sees its stdin end). A message that must not be
-// ignored raises wireVersion.
+// Threads. A line that arrives once the file is done is dropped. Lines a
+// worker does not know are ignored: a message an older worker may skip
+// without misreading anything. A message that must not be ignored raises
+// wireVersion.
 
 // threadsLine is the wire text of a raise to n threads.
 func threadsLine(n int) string { return fmt.Sprintf("threads %d\n", n) }
@@ -70,20 +68,6 @@ func (w *workerThreads) peak() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.max
-}
-
-// read applies the "threads N" lines of r until it ends: a count above
-// the current one becomes the count and GOMAXPROCS (setGo: the worker
-// process's own; false in process, where GOMAXPROCS is shared).
-func (w *workerThreads) read(r io.Reader, setGo bool) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		n, ok := parseThreadsLine(sc.Text())
-		if !ok {
-			continue // a message of a newer parent
-		}
-		w.raise(n, setGo)
-	}
 }
 
 // raise makes n the thread count when it is above the current one.

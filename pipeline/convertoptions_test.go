@@ -12,10 +12,10 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
-// librawThreadsAt converts a tiny synthetic DNG with o and returns the
-// OpenMP thread cap LibRaw's processing had (read on the conversion's OS
-// thread once the file is decoded).
-func librawThreadsAt(t *testing.T, o ConvertOptions) int {
+// librawThreadsAt converts a tiny synthetic DNG with o and the demosaic
+// named, and returns the OpenMP thread cap LibRaw had (read on the
+// conversion's OS thread once the file is decoded).
+func librawThreadsAt(t *testing.T, o ConvertOptions, demosaic string) int {
 	t.Helper()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "tiny.dng")
@@ -32,7 +32,7 @@ func librawThreadsAt(t *testing.T, o ConvertOptions) int {
 	}
 	defer func() { fault.Hook = old }()
 	s := DefaultSettings()
-	s.Demosaic = "ahd" // LibRaw's processing (RCD's threads: TestRCDThreads)
+	s.Demosaic = Demosaic(demosaic)
 	outs := []OutputSpec{{Variant: s.OutputVariants()[0], Path: filepath.Join(dir, "tiny.jpg")}}
 	if _, err := ConvertOutputs(context.Background(), in, outs, s, o); err != nil {
 		t.Fatal(err)
@@ -48,7 +48,12 @@ func librawThreadsAt(t *testing.T, o ConvertOptions) int {
 // (one more thread than CPUs, so the default cannot pass for it).
 func TestConvertOptionsThreadsReachLibRaw(t *testing.T) {
 	for _, n := range []int{1, runtime.NumCPU() + 1} {
-		if got := librawThreadsAt(t, ConvertOptions{Threads: n}); got != n {
+		// Our own demosaic: LibRaw only unpacks, with the same cap (its
+		// CR3 and compressed RAF decoders are parallel).
+		if got := librawThreadsAt(t, ConvertOptions{Threads: n}, "rcd"); got != n {
+			t.Errorf("Threads %d: LibRaw unpacked with %d OpenMP threads", n, got)
+		}
+		if got := librawThreadsAt(t, ConvertOptions{Threads: n}, "ahd"); got != n {
 			t.Errorf("Threads %d: LibRaw processed with %d OpenMP threads", n, got)
 		}
 	}

@@ -176,11 +176,12 @@ func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory 
 			c.resized = st.W != p.W || st.H != p.H
 		}
 		var sm StepMemory
-		if !c.streamed || st.Pass > 0 || st.Stage == demosaicStage.Name || st.Stage == encodeStage.Name || st.Stage == denoiseStage.Name {
+		if !c.streamed || st.Pass > 0 || st.Stage == demosaicStage.Name || st.Stage == encodeStage.Name || st.Stage == denoiseStage.Name || st.Stage == resizeStage.Name {
 			// A streamed file's band steps hold their rows in the
 			// demosaic step's buffers (streamCost), but for the
 			// denoise's second pass (denoiseCost's streamed form); the
-			// other steps between demosaic and the pass are idle for it.
+			// other steps between demosaic and the pass are idle for it
+			// (a downscaled variant's resize is its own: resizeCost).
 			sm = st.stage.Cost(c)
 		}
 		sm.Step = st.Name

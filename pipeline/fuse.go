@@ -140,8 +140,15 @@ func streamedRows(m memCtx) bool {
 // it, with Pass set for the fused ones; an in-place pass's pixel work is
 // in its last step's timing.
 func (j *job) runPass(ctx context.Context, steps []Step, asked []*variantJob) ([]StageTiming, error) {
+	return j.runPassWith(ctx, steps, asked, nil)
+}
+
+// runPassWith is runPass with the kernels prefix (of earlier steps,
+// prepared already) before the pass's own: a streamed full-size variant's
+// pass begins with the shared pass's kernels (runVariants).
+func (j *job) runPassWith(ctx context.Context, steps []Step, asked []*variantJob, prefix []rowKernel) ([]StageTiming, error) {
 	last := steps[len(steps)-1]
-	p := &fusePass{writes: last.Stage != quantiseStage.Name, id: last.Pass}
+	p := &fusePass{writes: last.Stage != quantiseStage.Name, id: last.Pass, kernels: append([]rowKernel(nil), prefix...)}
 	var tims []StageTiming
 	for i, st := range steps {
 		j.cur = nil

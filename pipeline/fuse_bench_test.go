@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
-// BenchmarkFusedVsStages converts one synthetic 6000×4000 DNG to a
+// BenchmarkFusedVsStages converts one realistic 6000×4000 DNG (realFiles) to a
 // full-size JPEG with the fused pass and with the same steps run one after
 // the other (ConvertOptions.unfused), alternately, so that both see the
 // same load, and reports per conversion the time of the per-pixel steps
@@ -15,7 +17,7 @@ import (
 // spent making the encoder's bands) and of encode, for each.
 func BenchmarkFusedVsStages(b *testing.B) {
 	dir := b.TempDir()
-	in := writeSynthetic(b, dir, 6000, 4000)
+	in := realFiles(b, synthdng.RealW, synthdng.RealH, synthdng.RealDNG)[0]
 	s := DefaultSettings()
 	vs := s.OutputVariants()
 	outs := []OutputSpec{{Variant: vs[0], Path: filepath.Join(dir, "out.jpg")}}

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
 // BenchmarkDemosaicSmall times the demosaic stage alone (our scaling and
@@ -35,8 +37,8 @@ func BenchmarkDemosaicSmall(b *testing.B) {
 	}
 }
 
-// BenchmarkRawPath24MP prints, for each per-file step of a 24 MP
-// synthetic DNG up to the demosaic stage (RCD, two threads), its wall
+// BenchmarkRawPath24MP prints, for each per-file step of the realistic
+// 24 MP lossless DNG and Sony lossless ARW (realFiles) up to the demosaic stage (RCD, two threads), its wall
 // time and CPU time (user + system, all threads; medians of three runs,
 // each from a fresh LibRaw handle), and the system time and minor page
 // faults of the first run, in a fresh process as a worker is (later runs
@@ -46,30 +48,32 @@ func BenchmarkDemosaicSmall(b *testing.B) {
 // demosaic). Run it in its own process:
 // `go test -run '^$' -bench BenchmarkRawPath24MP -benchtime 1x ./pipeline/`.
 func BenchmarkRawPath24MP(b *testing.B) {
-	in := writeSynthetic(b, b.TempDir(), 6000, 4000)
+	files := realFiles(b, synthdng.RealW, synthdng.RealH, synthdng.RealDNG, synthdng.RealARW)
 	prev := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(prev)
 	type sample struct{ wall, cpu, sys, faults []float64 }
 	for b.Loop() {
-		var names []string
-		got := map[string]*sample{}
-		for range 3 {
-			stepUsage(b, in, 2, func(name string, wall, cpu, sys time.Duration, faults int64) {
-				s := got[name]
-				if s == nil {
-					s = &sample{}
-					got[name] = s
-					names = append(names, name)
-				}
-				s.wall, s.cpu = append(s.wall, wall.Seconds()*1e3), append(s.cpu, cpu.Seconds()*1e3)
-				s.sys, s.faults = append(s.sys, sys.Seconds()*1e3), append(s.faults, float64(faults))
-			})
-			runtime.GC()
-		}
-		for _, n := range names {
-			s := got[n]
-			fmt.Printf("24 MP raw path, %-13s wall %6.1f ms, CPU %6.1f ms (medians of 3); first run: system %5.1f ms, %6.0f minor faults\n",
-				n, median(s.wall), median(s.cpu), s.sys[0], s.faults[0])
+		for _, in := range files {
+			var names []string
+			got := map[string]*sample{}
+			for range 3 {
+				stepUsage(b, in, 2, func(name string, wall, cpu, sys time.Duration, faults int64) {
+					s := got[name]
+					if s == nil {
+						s = &sample{}
+						got[name] = s
+						names = append(names, name)
+					}
+					s.wall, s.cpu = append(s.wall, wall.Seconds()*1e3), append(s.cpu, cpu.Seconds()*1e3)
+					s.sys, s.faults = append(s.sys, sys.Seconds()*1e3), append(s.faults, float64(faults))
+				})
+				runtime.GC()
+			}
+			for _, n := range names {
+				s := got[n]
+				fmt.Printf("24 MP raw path, %s, %-13s wall %6.1f ms, CPU %6.1f ms (medians of 3); first run: system %5.1f ms, %6.0f minor faults\n",
+					filepath.Ext(in), n, median(s.wall), median(s.cpu), s.sys[0], s.faults[0])
+			}
 		}
 	}
 }

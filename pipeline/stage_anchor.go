@@ -11,13 +11,17 @@ import (
 
 // anchorStage measures, once per file, the exposure correction that
 // makes the rendering as bright as the embedded preview
-// (look.AnchorExposure), on a reduction of the full demosaiced camera
-// image. It comes after demosaic and before the camera matrix so that the
+// (look.AnchorExposure), on the camera image reduced to the preview's
+// grid: from the CFA data before demosaic (anchor_reduce.go), else the
+// demosaiced image. It comes after demosaic and before the camera matrix so that the
 // planner never moves it after a variant's resize (it is not pointwise):
 // every variant's exposure step applies the same EV. It writes no pixels.
 // Version 1: the fits compare the look score's grid (Preview.Cells), the
-// camera look renders sub-cells and fits a colour matrix.
-var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 1, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
+// camera look renders sub-cells and fits a colour matrix. Version 2: the
+// cells measured from the CFA data before demosaic where it gives what
+// the anchor sees (anchor_reduce.go; within 0.05 EV of the demosaiced
+// image's on the corpus).
+var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 2, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
 	Band: anchorBand} // stream_twopass.go
 
 // anchorClip is the camera value (1 = the white level after white
@@ -70,6 +74,9 @@ type exposureState struct {
 	// cameraLook is the --look camera fit applied (nil: the default look,
 	// also when the fit fell back).
 	cameraLook *look.CameraLook
+	// cfaGrid, when not nil, is the CFA data reduced for the anchor
+	// (anchor_reduce.go), measured instead of the demosaiced image.
+	cfaGrid *anchorCFA
 }
 
 // exposureEV is the EV the exposure stage applies: ExposureEV (--exposure
@@ -96,7 +103,7 @@ func stageExposureAnchor(_ context.Context, j *job) error {
 	} else {
 		note = j.anchor()
 	}
-	j.preview = nil                                                                                // not read after this stage
+	j.preview, j.cfaGrid = nil, nil                                                                // not read after this stage
 	if err := nonFinite("the exposure anchored on the embedded preview", j.anchorEV); err != nil { // nonfinite.go
 		return err
 	}

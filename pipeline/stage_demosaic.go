@@ -316,6 +316,9 @@ func (j *job) demosaicOwn(ctx context.Context) (handled bool, why string, err er
 		return false, why, err
 	}
 	c.Stop = func() bool { return ctx.Err() != nil }
+	if err := j.reduceAnchorCFA(c, anchorRegion(j, c)); err != nil { // anchor_reduce.go
+		return false, "", err
+	}
 	pix := make([]float32, c.W*c.H*3)
 	if err := demosaic.RCD(c, pix); errors.Is(err, demosaic.ErrStopped) {
 		return false, "", ctx.Err()

@@ -26,7 +26,14 @@ func encodeCost(m memCtx) StepMemory {
 		q = 0
 	}
 	sm := StepMemory{Scratch: int64(e*float64(m.px())) + ef, Free: int64(q) * m.px()}
-	if m.streamed {
+	if m.streamed && len(m.s.OutputVariants()) > 1 {
+		// Several variants streamed (stream_variants.go): the stored
+		// rows stay until the last variant ends; a downscaled variant
+		// lets go of its own images as on the whole-image path.
+		if !m.resized {
+			return sm
+		}
+	} else if m.streamed {
 		// No float image: the stream's buffers and the raw data go.
 		sm.Free = streamBufferBytes(m) + rawDataBytes(m.fi)
 		return sm

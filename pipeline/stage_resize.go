@@ -31,6 +31,9 @@ func stageResize(_ context.Context, j *job) error {
 // reduction (when it shrinks by 2·resize.ReducingGap or more) and the
 // horizontal pass of Lanczos-3, both 12 bytes per pixel of their size.
 func resizeCost(m memCtx) StepMemory {
+	if m.streamed {
+		return resizeStreamCost(m)
+	}
 	// The source is the decoded image; its size is the plan's, which the
 	// step does not carry: recompute it.
 	w, h := DecodedSize(m.fi, m.s)
@@ -44,5 +47,29 @@ func resizeCost(m memCtx) StepMemory {
 		scratch += 12 * int64(rw) * int64(rh)
 	}
 	scratch += 12 * int64(dw) * int64(rh)
+	return StepMemory{Scratch: scratch, Alloc: 12 * m.px()}
+}
+
+// resizeStreamCost is resizeCost in a streamed conversion with several
+// variants (stream_variants.go): with a lead (leadEncoderBytes) the image
+// was made in pass 1, and the step turns it; else (job.streamResize) the resized image (12
+// bytes per pixel of the variant's size), and while it runs a band of
+// decoded stored rows (streamRows rows of the decoded width, 12 bytes a
+// pixel), the downscaler's rows (resize.Rows: a reduced row's box sums,
+// 24 bytes a pixel of the reduced width, and the resampled rows its
+// vertical kernel reads, 6·ReducingGap + a band's, 12 bytes a pixel of
+// the variant's width) and the upright image turned back to the sensor's
+// orientation (12 bytes per pixel of the variant's size).
+func resizeStreamCost(m memCtx) StepMemory {
+	if leadEncoderBytes(m) > 0 {
+		// Downscaled in pass 1 (the image is in the demosaic step's
+		// passOneBytes): its copy turned to the sensor's orientation.
+		return StepMemory{Scratch: 12 * m.px()}
+	}
+	w, h := DecodedSize(m.fi, m.s)
+	long := int64(max(w, h))
+	dlong := int64(max(m.step.W, m.step.H))
+	rows := int64(6*resize.ReducingGap + streamRows + 2)
+	scratch := 12*streamRows*long + 24*long + 12*rows*dlong + 12*m.px()
 	return StepMemory{Scratch: scratch, Alloc: 12 * m.px()}
 }

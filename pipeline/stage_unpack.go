@@ -27,6 +27,11 @@ func stageUnpack(ctx context.Context, j *job) error {
 	}
 	stop := context.AfterFunc(ctx, j.h.Cancel)
 	defer stop()
+	// LibRaw's parallel decoders (CR3, compressed RAF) use the file's
+	// thread share, not every CPU.
+	if err := j.h.SetThreads(j.threads); err != nil {
+		return err
+	}
 	if err := j.h.Unpack(); err != nil {
 		return err
 	}

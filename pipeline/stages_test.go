@@ -144,7 +144,7 @@ func TestPlanVariants(t *testing.T) {
 }
 
 // TestPlanString: the text form lists every step with its size, who it
-// is for and the fused pass it runs in.
+// is for and the fused pass it runs in, and the steps that stream.
 func TestPlanString(t *testing.T) {
 	p := PlanVariants(4000, 3000, variants(t, "print=tiff16", "web=jpeg,size=2048"), DefaultSettings())
 	s := p.String()
@@ -157,7 +157,9 @@ func TestPlanString(t *testing.T) {
 			t.Errorf("text form lacks %q:\n%s", want, s)
 		}
 	}
-	if n := strings.Count(s, "\n"); n != len(p.Steps)+1 {
+	// The heading, a line a step, and the line naming the streamed steps
+	// (two variants stream).
+	if n := strings.Count(s, "\n"); n != len(p.Steps)+2 || !strings.Contains(s, "streamed in row bands, when the file needs no whole image: demosaic,") {
 		t.Errorf("%d lines for %d steps:\n%s", n, len(p.Steps), s)
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
 )
 
-// The streamed conversion (docs/pipeline.md "Streaming"): a file with one full-size JPEG or TIFF16 output whose
+// The streamed conversion (docs/pipeline.md "Streaming"): a file with one
+// full-size JPEG or TIFF16 output (or several variants:
+// stream_variants.go) whose
 // demosaic is our RCD and whose steps between demosaic and the fused pass
 // can all run on row bands (Stage.Band) is never held as a full-size float
 // image. The demosaic makes upright rows (crop and orientation applied as
@@ -132,7 +134,9 @@ func (s *stream) row(y int) []float32 {
 // are then left as they are).
 func (s *stream) ensure(y0, y1 int) {
 	if s.two != nil && s.two.final {
-		s.two.release(y0) // the last pass of a two-pass stream: every row is stored
+		if !s.two.keep {
+			s.two.release(y0) // the last pass of a two-pass stream: every row is stored
+		}
 		return
 	}
 	if s.err != nil {
@@ -202,38 +206,47 @@ func (s *stream) render(kernels []rowKernel) func(y int, lin []float32) []float3
 
 // streams reports whether the steps from n on (the demosaic step) stream
 // for j: the plan marks them (Step.Stream), the file's steps between
-// demosaic and the fused pass all can (Stage.Band), the pass ends in
-// quantise and is followed by the encode step only. It returns the steps' band forms.
-func (j *job) streams(plan StagePlan, n int, s *stream) (preps []bandPrepare, k, m int, ok bool) {
+// demosaic and the fused pass all can (Stage.Band), and with one variant
+// the pass ends in quantise and is followed by the encode step only (m
+// its quantise step), with several the rest is their passes
+// (parseVariantTail, in tail). It returns the steps' band forms.
+func (j *job) streams(plan StagePlan, n int, s *stream) (preps []bandPrepare, k, m int, tail *variantTail, ok bool) {
 	steps := plan.Steps
 	if !steps[n].Stream || j.unfused || j.wholeImage {
-		return nil, 0, 0, false
+		return nil, 0, 0, nil, false
 	}
 	k = n
-	for ; k < len(steps) && steps[k].Pass == 0; k++ {
+	for ; k < len(steps) && steps[k].Pass == 0 && steps[k].Shared(); k++ {
 		st := steps[k]
 		if st.stage.Band == nil {
-			return nil, 0, 0, false
+			return nil, 0, 0, nil, false
 		}
 		p, ok := st.stage.Band(j, s)
 		if !ok {
-			return nil, 0, 0, false
+			return nil, 0, 0, nil, false
 		}
 		preps = append(preps, p)
+	}
+	if s.cfa.W < 2 || s.cfa.H < 2 {
+		return nil, 0, 0, nil, false
+	}
+	if len(plan.Variants) > 1 {
+		t, ok := parseVariantTail(steps, k)
+		if !ok {
+			return nil, 0, 0, nil, false
+		}
+		return preps, k, 0, &t, true
 	}
 	m = k
 	for m+1 < len(steps) && steps[m+1].Pass == steps[k].Pass && steps[k].Pass > 0 {
 		m++
 	}
-	if k == len(steps) || steps[m].Stage != quantiseStage.Name || m+2 != len(steps) || steps[m+1].Stage != encodeStage.Name {
-		return nil, 0, 0, false
-	}
 	// The plan's size may be the header's guess (a rotated file's is
 	// turned): the steps and their names do not depend on it.
-	if s.cfa.W < 2 || s.cfa.H < 2 {
-		return nil, 0, 0, false
+	if k == len(steps) || steps[m].Stage != quantiseStage.Name || m+2 != len(steps) || steps[m+1].Stage != encodeStage.Name {
+		return nil, 0, 0, nil, false
 	}
-	return preps, k, m, true
+	return preps, k, m, nil, true
 }
 
 // runStream runs the steps from n (the demosaic step) to the end as a
@@ -244,7 +257,7 @@ func (j *job) streams(plan StagePlan, n int, s *stream) (preps []bandPrepare, k,
 // band stages' and the demosaic's work.
 func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*variantJob) (tims []StageTiming, handled bool, err error) {
 	s := &stream{j: j, ctx: ctx, flip: j.info.Flip & 7}
-	preps, k, m, ok := j.streams(plan, n, s)
+	preps, k, m, tail, ok := j.streams(plan, n, s)
 	if !ok {
 		return nil, false, nil
 	}
@@ -261,6 +274,20 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 			return tims, true, err
 		}
 	}
+	var vp *variantPasses
+	if tail != nil {
+		// Several variants: pass 1 stores the rows every variant's pass
+		// reads (stream_variants.go), driven by the lead variant's
+		// encoder when there is one.
+		if s.two == nil {
+			s.two = &twoPass{}
+		}
+		s.two.keep = true
+		vp = newVariantPasses(s, steps, *tail, asked)
+		if vp.lead >= 0 {
+			s.two.lead = func() ([][]uint16, error) { return vp.runLead(ctx, j) }
+		}
+	}
 	if err := s.start(); err != nil {
 		return tims, true, err
 	}
@@ -270,6 +297,22 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 		if err != nil {
 			return tims, true, err
 		}
+	}
+	if tail != nil {
+		vtims, err := j.runVariants(ctx, vp)
+		tims = append(tims, vtims...)
+		if err == nil && s.two.reread.Load() {
+			err = fmt.Errorf("stream: a row was asked for after its band was let go")
+		}
+		if err != nil {
+			return tims, true, err
+		}
+		// Pass 1's demosaic and band stages' work, in their steps.
+		tims[0].Duration += s.srcDur
+		for _, f := range s.filters {
+			tims[f.step].Duration += f.dur
+		}
+		return tims, true, nil
 	}
 	ptims, err := j.runPass(ctx, steps[k:m+1], asked)
 	tims = append(tims, ptims...)
@@ -317,16 +360,19 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 	return tims, true, nil
 }
 
-// streamable reports whether a plan's steps from demosaic on may stream
-// (Step.Stream): a single full-size variant written as its rows are made
-// (JPEG, TIFF16), RCD asked for, every step between demosaic and the
-// fused pass with a band form, and the pass ending in quantise right
-// before the last step, encode. Whether the file streams is decided when
-// it is decoded (job.streams).
+// markStream marks the plan's steps from demosaic on that may stream
+// (Step.Stream): RCD asked for, every shared step between demosaic and
+// the fused passes with a band form, and either a single full-size
+// variant written as its rows are made (JPEG, TIFF16) whose pass ends in
+// quantise right before the last step, encode, or several variants
+// whose steps after the band stages are fused passes and encodes
+// (multiStreamable: full-size ones written row by row, downscaled ones
+// not enlarged). Whether the file streams is decided when it is decoded
+// (job.streams).
 func (p *StagePlan) markStream(vs []Variant, s Settings) {
 	// --wb auto: LibRaw's grey world, which only its own processing
 	// computes (errLibRawWB): the file is demosaiced by LibRaw, whole.
-	if len(vs) != 1 || !streamedRows(memCtx{v: vs[0]}) || !ownDemosaic(s) || s.WhiteBalance.Mode == "auto" {
+	if len(vs) == 0 || len(vs) == 1 && !streamedRows(memCtx{v: vs[0]}) || !ownDemosaic(s) || s.WhiteBalance.Mode == "auto" {
 		return
 	}
 	n := -1
@@ -339,10 +385,18 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 		return
 	}
 	k := n
-	for ; k < len(p.Steps) && p.Steps[k].Pass == 0; k++ {
+	for ; k < len(p.Steps) && p.Steps[k].Pass == 0 && p.Steps[k].Shared(); k++ {
 		if p.Steps[k].stage.Band == nil {
 			return
 		}
+	}
+	if len(vs) > 1 {
+		if p.multiStreamable(vs, k) {
+			for i := n; i < len(p.Steps); i++ {
+				p.Steps[i].Stream = true
+			}
+		}
+		return
 	}
 	last := len(p.Steps) - 2
 	if k > last || p.Steps[k].Pass == 0 {
@@ -382,9 +436,18 @@ func streamPredicted(fi FileInfo, s Settings) bool {
 // orientation keeps its row order), and no image is made.
 func streamCost(m memCtx) StepMemory {
 	sm := StepMemory{Scratch: demosaic.TileBytes * int64(max(1, m.threads)), Alloc: streamBufferBytes(m)}
-	if twoPassPredicted(m.fi, m.s) {
-		// The two-pass stream's stored rows (6 bytes a pixel); the raw
-		// data let go after the first pass, and the rows as they are
+	if lead := leadEncoderBytes(m); lead > 0 {
+		// Several variants with a lead (stream_variants.go): no camera
+		// row stored, the other full-size variants' quantised bands and
+		// the downscaled ones' images made in pass 1, beside the lead's
+		// encoder; the raw data and the window let go after it.
+		sm.Alloc += passOneBytes(m)
+		sm.Scratch += lead
+		sm.Free = rawDataBytes(m.fi) + streamBufferBytes(m)
+	} else if twoPassPredicted(m.fi, m.s) || len(m.s.OutputVariants()) > 1 {
+		// The two-pass stream's stored rows (6 bytes a pixel), which
+		// several variants' passes all read; the raw data let go after
+		// the first pass, and a single variant's rows as they are
 		// encoded (twoPass.release).
 		stored := stored16Bytes(m.step.W, m.step.H)
 		sm.Alloc += stored
@@ -392,6 +455,56 @@ func streamCost(m memCtx) StepMemory {
 	}
 	sm.Scratch += denoiseMeterBytes(m)
 	return sm
+}
+
+// passOneBytes is what pass 1 of a streamed conversion with several
+// variants and a lead makes for the others: each other full-size
+// variant's quantised bands (3 bytes a pixel for a JPEG, 6 for a
+// TIFF16; the lead is a TIFF16 when there is one) and each downscaled
+// variant's image (12 bytes a pixel of its size).
+func passOneBytes(m memCtx) int64 {
+	var n, leadQ int64
+	for _, v := range m.s.OutputVariants() {
+		w, h := v.Fit(m.step.W, m.step.H)
+		if w != m.step.W || h != m.step.H {
+			n += 12 * int64(w) * int64(h)
+			continue
+		}
+		q := int64(3)
+		if bits16(v.Format) {
+			q = 6
+		}
+		n += q * m.px()
+		leadQ = max(leadQ, q)
+	}
+	return n - leadQ*m.px()
+}
+
+// leadEncoderBytes is the encoder's memory of the full-size variant
+// written in pass 1 of a streamed conversion with several variants when
+// nothing measures the stored rows first (variantPasses.lead), held
+// beside the raw data and the other variants' rows while pass 1 runs:
+// the largest of the full-size TIFF16 variants' (encoderCost), else of
+// the JPEG ones' (variantPasses.lead); 0 otherwise.
+func leadEncoderBytes(m memCtx) int64 {
+	vs := m.s.OutputVariants()
+	if len(vs) < 2 || twoPassPredicted(m.fi, m.s) {
+		return 0
+	}
+	var lead int64
+	for _, f := range []string{"tiff16", "jpeg"} {
+		for _, v := range vs {
+			if w, h := v.Fit(m.step.W, m.step.H); w != m.step.W || h != m.step.H || v.Format != f {
+				continue
+			}
+			_, e, fixed := encoderCost(v)
+			lead = max(lead, int64(e*float64(m.px()))+fixed)
+		}
+		if lead > 0 {
+			return lead
+		}
+	}
+	return 0
 }
 
 // streamBufferBytes is what a streamed conversion holds from its demosaic

@@ -131,9 +131,9 @@ func TestStreamMatchesWholeImage(t *testing.T) {
 	}
 }
 
-// TestStreamNotTaken: what needs the whole image converts it whole: two
-// variants of one file, a file whose embedded preview the exposure anchor
-// measures, the stage cache kept, a PNG; the plan says a single JPEG
+// TestStreamNotTaken: what needs the whole image converts it whole: a
+// variant that sharpens beside another (its output space does not fuse),
+// a full-size PNG; the plan says a single JPEG and several variants
 // would stream.
 func TestStreamNotTaken(t *testing.T) {
 	dir := t.TempDir()
@@ -144,7 +144,7 @@ func TestStreamNotTaken(t *testing.T) {
 		name, in string
 		specs    []string
 	}{
-		{"two variants", plain, []string{"a=jpeg", "b=tiff16"}},
+		{"two variants, one sharpened", plain, []string{"a=jpeg,sharpen=0.5", "b=tiff16"}},
 		{"png", plain, []string{"main=png8"}},
 	} {
 		got, res := convertOpts(t, c.in, dir, c.name+"/a", s, ConvertOptions{}, c.specs...)
@@ -177,8 +177,12 @@ func TestStreamNotTaken(t *testing.T) {
 		t.Errorf("plan does not say it streams:\n%s", p)
 	}
 	s.Variants = variants(t, "a=jpeg", "b=jpeg,size=50%")
+	if p := PlanStages(fi, s).String(); !strings.Contains(p, "streamed in row bands, when the file needs no whole image: demosaic, crop, highlights") {
+		t.Errorf("plan of two variants does not say it streams:\n%s", p)
+	}
+	s.Variants = variants(t, "a=jpeg", "b=png8")
 	if p := PlanStages(fi, s).String(); strings.Contains(p, "streamed") {
-		t.Errorf("plan of two variants streams:\n%s", p)
+		t.Errorf("plan of a full-size PNG beside a JPEG streams:\n%s", p)
 	}
 }
 

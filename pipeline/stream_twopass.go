@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"image"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,14 @@ type twoPass struct {
 	split, splitStep int
 	atSplit          func() error
 	second, final    bool
+	// keep: a later pass reads the stored rows again (a streamed
+	// conversion with several variants, runVariants, until its last
+	// variant's pass): none is let go.
+	keep bool
+	// lead, when set, runs pass 1 as a variant's pass and encoder that
+	// store the rows they read, and returns the stored bands (a streamed
+	// conversion with several variants: variantPasses.runLead).
+	lead func() ([][]uint16, error)
 }
 
 // timing is the index of the step whose timing gets the passes' time
@@ -114,19 +123,33 @@ func (s *stream) fill(n0, n1 int, dst []float32) error {
 			t.row16(y, dst[(y-n0)*n:(y-n0+1)*n])
 		}
 	})
-	if t.run == nil {
+	if t.run == nil && !t.keep {
 		t.release(n1)
 	}
 	return nil
 }
 
-// anchorBand is the exposure anchor's band form: at its turn it records
-// nothing when no usable preview was kept (its run, which then measures
-// nothing); else it makes the stream two-pass and runs once pass 1 has
-// stored the image.
-func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
+// anchorBand is the exposure anchor's band form: at its turn it runs
+// the anchor's step when no usable preview was kept (it then measures
+// nothing) or when the anchor measures the CFA data (anchorFromCFA: the
+// grids reduced from the demosaic's input before the demosaic starts, a
+// one-pass stream); else it makes the stream two-pass and runs once pass
+// 1 has stored the image.
+func anchorBand(j *job, s *stream) (bandPrepare, bool) {
 	if anchorIdle(j) {
 		return func(ctx context.Context, s *stream) error { return stageExposureAnchor(ctx, s.j) }, true
+	}
+	r := s.region
+	if r.Empty() {
+		r = image.Rect(0, 0, s.cfa.W, s.cfa.H)
+	}
+	if anchorFromCFA(j, r.Dx(), r.Dy()) {
+		return func(ctx context.Context, s *stream) error {
+			if err := s.j.reduceAnchorCFA(s.cfa, s.region); err != nil {
+				return err
+			}
+			return stageExposureAnchor(ctx, s.j)
+		}, true
 	}
 	return func(_ context.Context, s *stream) error {
 		if s.two == nil {
@@ -144,7 +167,9 @@ func anchorBand(j *job, _ *stream) (bandPrepare, bool) {
 // and makes the window of pass 2 (the stored rows through the filters
 // from the split on): read by the fused pass when no anchor measures the
 // image; else run here, writing its finished rows back into s.two.img.
-// Last the deferred anchor runs on the image. It returns the passes' time
+// Last the deferred anchor runs on the image. With a lead (several
+// variants, stream_variants.go) the lead's encoder drives pass 1 and no
+// row is stored. It returns the passes' time
 // before the fused pass (the anchor's or the split step's timing, with
 // the storing of the rows).
 func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
@@ -154,7 +179,14 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 	if t.split > 0 {
 		scale = split16Scale
 	}
-	bands, err := s.storeRows(ctx, nil, scale, &store)
+	var bands [][]uint16
+	var err error
+	if t.lead != nil {
+		bands, err = t.lead()
+		t.lead = nil
+	} else {
+		bands, err = s.storeRows(ctx, nil, scale, &store)
+	}
 	if err != nil {
 		return store, err
 	}
@@ -192,7 +224,7 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 		t.second, s.made = true, 0
 		s.makeWindow()
 		src1 := s.srcDur
-		if t.run == nil && !j.cacheStores() {
+		if t.run == nil && !t.keep && !j.cacheStores() {
 			return store, nil // the fused pass reads pass 2's rows
 		}
 		// Written back at the codes of the finished rows (capture
@@ -257,8 +289,15 @@ func (s *stream) storeRows(ctx context.Context, bands [][]uint16, scale float64,
 // range).
 func put16(dst []uint16, row []float32, scale float64) {
 	inv := float32(1 / scale)
+	dst = dst[:len(row)]
 	for i, v := range row {
-		dst[i] = uint16(min(max(v*inv+0.5, 0), 65535))
+		x := v*inv + 0.5
+		if !(x >= 0) {
+			x = 0
+		} else if x > 65535 {
+			x = 65535
+		}
+		dst[i] = uint16(int32(x))
 	}
 }
 
@@ -307,8 +346,13 @@ func (j *job) cameraImage16() (look.Image16, bool) {
 }
 
 // reduceCamera is look.Reduce of the demosaiced camera image (j.camera,
-// or a two-pass stream's stored rows: look.Reduce16).
+// or a two-pass stream's stored rows: look.Reduce16), or the CFA data's
+// cells when the anchor measures those (j.cfaGrid).
 func (j *job) reduceCamera(gw, gh int, clip float32) (look.Image, []float32, error) {
+	if g := j.cfaGrid; g != nil && g.GW == gw && g.GH == gh {
+		img, frac := g.cells(clip > 0)
+		return img, frac, nil
+	}
 	if m, ok := j.cameraImage16(); ok {
 		return look.Reduce16(m, gw, gh, clip)
 	}
@@ -318,6 +362,9 @@ func (j *job) reduceCamera(gw, gh int, clip float32) (look.Image, []float32, err
 // reduceCameraSub is look.ReduceSub of the demosaiced camera image, as
 // reduceCamera.
 func (j *job) reduceCameraSub(gw, gh, maxSub int) (look.SubGrid, error) {
+	if g := j.cfaGrid; g != nil && g.GW == gw && g.GH == gh && g.Sub == look.SubCells(g.W, g.H, gw, gh, maxSub) {
+		return g.subGrid()
+	}
 	if m, ok := j.cameraImage16(); ok {
 		return look.ReduceSub16(m, gw, gh, maxSub)
 	}
@@ -326,12 +373,35 @@ func (j *job) reduceCameraSub(gw, gh, maxSub int) (look.SubGrid, error) {
 
 // twoPassPredicted reports whether a file described by fi that streams
 // with settings s is expected to stream in two passes: the settings
-// measure an embedded preview (the anchor, --look camera) and its header
-// does not say it has none (Header.NoPreview: only a DNG tells), or it
-// gets noise reduction (denoisePredicted: the stream is split at the
-// denoise step).
+// measure an embedded preview (the anchor, --look camera), its header
+// does not say it has none (Header.NoPreview: only a DNG tells) and the
+// anchor cannot measure the CFA data (anchorCFAPredicted), or it gets
+// noise reduction (denoisePredicted: the stream is split at the denoise
+// step).
 func twoPassPredicted(fi FileInfo, s Settings) bool {
-	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview) || denoisePredicted(fi, s)
+	return s.needsPreview() && (fi.Header == nil || !fi.Header.NoPreview) && !anchorCFAPredicted(fi, s) || denoisePredicted(fi, s)
+}
+
+// anchorCFAPredicted reports whether, as far as the header tells, the
+// anchor of a streamed file measures its CFA data (anchorFromCFA): no
+// lens named for lensfun (a lens it does not know is predicted two-pass,
+// the larger estimate), cells (the camera look's sub-cells) of at least
+// minCFACell photosites (the grid taken as GridSize of the image). A streamed file has no
+// OpcodeList3.
+func anchorCFAPredicted(fi FileInfo, s Settings) bool {
+	w, h := fi.Width, fi.Height
+	if w <= 0 || h <= 0 {
+		w, h = fi.RawWidth, fi.RawHeight
+	}
+	gw, gh := look.GridSize(max(w, h), min(w, h), look.GridWidth)
+	if s.Look == LookCamera {
+		sub := look.SubCells(max(w, h), min(w, h), gw, gh, look.MaxSub)
+		gw, gh = sub*gw, sub*gh
+	}
+	if max(w, h) < minCFACell*gw || min(w, h) < minCFACell*gh {
+		return false
+	}
+	return !anchorStoredRows && (!lensStage.Active(s) || lensNamed(fi.Header, s) == "")
 }
 
 // twoPassReleaseHook, when set (tests), is called with the number of
@@ -349,7 +419,7 @@ var twoPassReleaseHook func(freed, bands int)
 func storedReleased(stored int64, m memCtx) int64 {
 	vs := m.s.OutputVariants()
 	if len(vs) != 1 {
-		return 0
+		return 0 // several variants: every pass but the last reads them all
 	}
 	_, e, _ := encoderCost(vs[0])
 	coef := int64(e * float64(m.step.W) * float64(m.step.H))

@@ -3,10 +3,11 @@
 # (docs/performance.md).
 #
 # The same inputs go to full-size JPEG quality 90 through each peer in one
-# timed command per input set: the synthetic 6000x4000 DNGs from
-# scripts/peers_synth.go (three by default: the set the wall-time target, no
-# slower than dcraw_emu, is about) and, separately, the real files in
-# testdata/raw:
+# timed command per input set: the realistic 6000x4000 files of
+# scripts/realset.go (three by default, lossless JPEG DNGs and Sony lossless
+# ARWs at ISO 1600 with a known lens and an embedded preview; the set the
+# wall-time target, no slower than dcraw_emu, is about; cached in
+# build/realset-vN) and, separately, the real files in testdata/raw:
 #   rawbatch     rawbatch convert IN -o OUT --quality 90 (defaults otherwise)
 #   dcraw_emu    dcraw_emu -w -q 3 -Z - F | cjpeg -quality 90, xargs -P$(nproc)
 #   rawtherapee  rawtherapee-cli -o OUT -j90 -js1 -c FILES
@@ -24,8 +25,8 @@
 # installed is skipped with a line saying so.
 #
 # Environment: PEERS_ROUNDS (default 3), PEERS_DOC (docs/performance.md to
-# update it), PEERS_ONLY (space-separated subset of peers), PEERS_SYNTH
-# (number of synthetic DNGs, default 3),
+# update it), PEERS_ONLY (space-separated subset of peers), PEERS_REALSET
+# (number of realistic 24 MP files, default 3; 0 for none),
 # PEERS_DARKTABLE_REAL_ONLY=1 (darktable is timed on the real set only).
 set -eu
 
@@ -64,7 +65,7 @@ root=$(pwd)
 rounds=${PEERS_ROUNDS:-3}
 peers=${PEERS_ONLY:-"rawbatch dcraw_emu rawtherapee darktable"}
 nproc=$(nproc)
-nsynth=${PEERS_SYNTH:-3}
+nrealset=${PEERS_REALSET:-3}
 load=$(cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g')
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rawbatch-peers.XXXXXX")
@@ -94,15 +95,17 @@ need() {
 
 need /usr/bin/time time || { say "GNU time cannot be installed: no measurements"; exit 1; }
 
-# The inputs: the set "synthetic" (PEERS_SYNTH DNGs) and the set "real".
-synthin=$work/in-synthetic
+# The inputs: the set "realistic" (PEERS_REALSET realistic 24 MP files,
+# copied from the cache) and the set "real".
+realsetin=$work/in-realistic
 realin=$work/in-real
-mkdir -p "$synthin" "$realin"
+mkdir -p "$realsetin" "$realin"
 sets=
-if [ "$nsynth" -gt 0 ]; then
-	say "writing $nsynth synthetic 24 MP DNGs"
-	env $(scripts/libraw.sh env) go run ./scripts/peers_synth.go "$synthin" "$nsynth"
-	sets=synthetic
+if [ "$nrealset" -gt 0 ]; then
+	say "the realistic set: $nrealset 24 MP files (written into build/ unless cached)"
+	env $(scripts/libraw.sh env) go run ./scripts/realset.go "$nrealset" >"$work/realset"
+	while read -r f; do cp "$f" "$realsetin/"; done <"$work/realset"
+	sets=realistic
 fi
 cp testdata/raw/* "$realin/"
 nreal=$(ls "$realin" | wc -l)
@@ -135,10 +138,10 @@ r=1
 while [ "$r" -le "$rounds" ]; do
 	for p in $active; do
 	for set in $sets; do
-		if [ "$set" = synthetic ] && [ "$p" = darktable ] && [ "${PEERS_DARKTABLE_REAL_ONLY:-}" = 1 ]; then
+		if [ "$set" = realistic ] && [ "$p" = darktable ] && [ "${PEERS_DARKTABLE_REAL_ONLY:-}" = 1 ]; then
 			continue
 		fi
-		in=$synthin
+		in=$realsetin
 		[ "$set" = real ] && in=$realin
 		out=$work/out-$p-$set-$r
 		rm -rf "$out"
@@ -204,8 +207,8 @@ END {
 	[ "${PEERS_DARKTABLE_REAL_ONLY:-}" = 1 ] && echo "darktable converted the real files only."
 	for set in $sets; do
 		echo
-		if [ "$set" = synthetic ]; then
-			echo "**$nsynth synthetic 6000×4000 DNGs** (scripts/peers_synth.go; the wall-time target):"
+		if [ "$set" = realistic ]; then
+			echo "**$nrealset realistic 6000×4000 files** (scripts/realset.go: lossless JPEG DNGs and Sony lossless ARWs, ISO 1600, lens profile, embedded preview; the wall-time target):"
 		else
 			echo "**The $nreal files of testdata/raw** (real cameras and Adobe DNG SDK samples, 0.04 to 3.2 MP):"
 		fi

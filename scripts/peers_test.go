@@ -11,7 +11,7 @@ import (
 )
 
 // TestPeersTable runs peers.sh with rawbatch alone over the files of
-// testdata/raw (no synthetic DNGs, so it stays small) and checks the page
+// testdata/raw (no realistic 24 MP set, so it stays small) and checks the page
 // it rewrites: the text outside the markers is kept, the lines before the
 // table name the rounds and the input set (the real files alone), and rawbatch's row counts every
 // input's JPEG with ratios of 1 to itself.
@@ -29,7 +29,7 @@ func TestPeersTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("sh", "peers.sh")
-	cmd.Env = append(os.Environ(), "PEERS_ONLY=rawbatch", "PEERS_SYNTH=0", "PEERS_ROUNDS=3", "PEERS_DOC="+doc)
+	cmd.Env = append(os.Environ(), "PEERS_ONLY=rawbatch", "PEERS_REALSET=0", "PEERS_ROUNDS=3", "PEERS_DOC="+doc)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("peers.sh: %v\n%s", err, out)
@@ -48,8 +48,8 @@ func TestPeersTable(t *testing.T) {
 	if !strings.Contains(page, "3 interleaved rounds, each peer timed on each input set") {
 		t.Errorf("no line naming the rounds:\n%s", page)
 	}
-	if want := "**The " + strconv.Itoa(len(real)) + " files of testdata/raw**"; !strings.Contains(page, want) || strings.Contains(page, "synthetic 6000×4000 DNGs**") {
-		t.Errorf("want one table, headed %q (no synthetic set with PEERS_SYNTH=0):\n%s", want, page)
+	if want := "**The " + strconv.Itoa(len(real)) + " files of testdata/raw**"; !strings.Contains(page, want) || strings.Contains(page, "6000×4000 files**") {
+		t.Errorf("want one table, headed %q (no realistic set with PEERS_REALSET=0):\n%s", want, page)
 	}
 	row := regexp.MustCompile(`(?m)^\| rawbatch \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| (\d+) \| (\d+) \| 1\.00 \| 1\.00 \| 1\.00 \| (1\.00|-) \|$`).FindStringSubmatch(page)
 	if row == nil {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -30,6 +33,60 @@ func rawbatchBinary(b testing.TB) string {
 		}
 	}
 	return p
+}
+
+// realFiles puts n files of the realistic w×h set (synthdng.RealSet: a
+// real picture with texture, ISO 1600 noise, a lensfun-known lens and an
+// embedded preview; lossless JPEG DNGs and Sony lossless ARWs alternately)
+// into dir, hard-linked (or copied) from the cache build/realset-vN, where
+// they are written when missing. Benchmarks of speed and memory convert
+// these; the flat charts of writeSynth are for plumbing.
+func realFiles(b testing.TB, dir string, n, w, h int) {
+	b.Helper()
+	formats := make([]synthdng.RealSetFormat, n)
+	for k := range formats {
+		formats[k] = synthdng.RealDNG
+		if k%2 == 1 {
+			formats[k] = synthdng.RealARW
+		}
+	}
+	paths, err := synthdng.RealSet("../..", w, h, formats, func(in, out string) error {
+		s := pipeline.DefaultSettings()
+		_, err := pipeline.ConvertOutputs(context.Background(), in, []pipeline.OutputSpec{{Variant: s.OutputVariants()[0], Path: out}}, s, pipeline.ConvertOptions{})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range paths {
+		if err := linkOrCopy(p, filepath.Join(dir, filepath.Base(p))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// linkOrCopy hard-links src to dst, or copies it where it cannot.
+func linkOrCopy(src, dst string) error {
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	return out.Close()
 }
 
 // writeSynth writes n synthetic w×h DNGs into dir.
@@ -121,13 +178,13 @@ func treeRSS(pid int) int64 {
 
 var atOnceRE = regexp.MustCompile(`at most (\d+) at once`)
 
-// BenchmarkBudget45MP converts eight synthetic 45 MP DNGs with --jobs 8
+// BenchmarkBudget45MP converts eight realistic 45 MP files (realFiles) with --jobs 8
 // under a 2 GiB and an 8 GiB memory budget and prints wall time, peak RSS
 // and peak concurrency. The 2 GiB run must stay under 2 GiB + 150 MB.
 func BenchmarkBudget45MP(b *testing.B) {
 	bin := rawbatchBinary(b)
 	in := b.TempDir()
-	writeSynth(b, in, 8, 8256, 5504)
+	realFiles(b, in, 8, 8256, 5504)
 	fmt.Printf("%-10s %10s %12s %8s\n", "budget", "wall", "peak RSS", "at once")
 	for b.Loop() {
 		for _, bud := range []string{"2GiB", "8GiB"} {
@@ -182,7 +239,8 @@ func lastLines(s string) string {
 	return strings.Join(lines[max(0, len(lines)-5):], "\n")
 }
 
-// BenchmarkVariants24MP, on two synthetic 24 MP DNGs: three variants (full
+// BenchmarkVariants24MP, on two realistic 24 MP files (realFiles: a
+// lossless DNG and a Sony lossless ARW): three variants (full
 // JPEG, 512 px WebP, full TIFF16) from one decode against one full-size
 // JPEG (must cost at most 1.35× in wall time; the median of five runs of
 // each, run alternately, since single runs on a shared machine vary by
@@ -193,7 +251,7 @@ func lastLines(s string) string {
 func BenchmarkVariants24MP(b *testing.B) {
 	bin := rawbatchBinary(b)
 	in := b.TempDir()
-	writeSynth(b, in, 2, 6000, 4000)
+	realFiles(b, in, 2, synthdng.RealW, synthdng.RealH)
 	three := []string{"--variant", "main=jpeg", "--variant", "thumb=webp,size=512", "--variant", "print=tiff16"}
 	median := func(d []time.Duration) time.Duration {
 		d = slices.Clone(d)
@@ -251,7 +309,7 @@ func roundAll(d []time.Duration) []time.Duration {
 	return r
 }
 
-// BenchmarkThreads45MP: four synthetic 45 MP DNGs under --mem-budget
+// BenchmarkThreads45MP: four realistic 45 MP files (realFiles) under --mem-budget
 // 1536MiB, which admits one at a time, with the default --jobs (the CPUs)
 // against --jobs 1, interleaved over three rounds. Each file gets every
 // core as it starts alone (threads decided at admission), so the default
@@ -265,7 +323,7 @@ func roundAll(d []time.Duration) []time.Duration {
 func BenchmarkThreads45MP(b *testing.B) {
 	bin := rawbatchBinary(b)
 	in := b.TempDir()
-	writeSynth(b, in, 4, 8256, 5504)
+	realFiles(b, in, 4, 8256, 5504)
 	median := func(d []time.Duration) time.Duration {
 		d = slices.Clone(d)
 		slices.Sort(d)
@@ -313,5 +371,32 @@ func BenchmarkThreads45MP(b *testing.B) {
 		if ratio > 1.10 {
 			b.Errorf("the default --jobs took %.2f× the wall time of --jobs 1 (want ≤ 1.10×)", ratio)
 		}
+	}
+}
+
+// BenchmarkTiny1000 converts 1000 tiny (64×48) files of the realistic set
+// (lossless DNGs and ARWs with a preview, a known lens and ISO 1600, so
+// every per-file step runs) in one `rawbatch convert` with default
+// settings and prints files per second, wall and CPU time: the fixed cost
+// of a file (process start of a worker, LibRaw's open, lensfun's
+// database, the preview). It fails when a file was not converted.
+func BenchmarkTiny1000(b *testing.B) {
+	bin := rawbatchBinary(b)
+	in := b.TempDir()
+	realFiles(b, in, 1000, 64, 48)
+	for b.Loop() {
+		cmd, stderr := benchCmd(bin, []string{"convert", "-q", in, "-o", b.TempDir()})
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("rawbatch convert: %v\n%s", err, lastLines(stderr.String()))
+		}
+		wall := time.Since(t0)
+		if !strings.Contains(stderr.String(), "1000 converted") {
+			b.Fatalf("not every file converted: %s", lastLines(stderr.String()))
+		}
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		fmt.Printf("1000 tiny 64×48 files: %.1f files/s (wall %.1fs, CPU %.1fs, %.1f ms CPU a file)\n",
+			1000/wall.Seconds(), wall.Seconds(), cpu.Seconds(), cpu.Seconds())
+		b.ReportMetric(1000/wall.Seconds(), "files/s")
 	}
 }

@@ -345,6 +345,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	}
 	r.Started, r.Done = rep.started, rep.done
 	results := r.Run(ctx, plan)
+	batch.CloseWorkers() // the idle workers exit now, reaped by this process
 	for _, w := range later {
 		if batch.CollisionWritten(plan.Collisions[w], results) {
 			rep.warn(w)

@@ -10,8 +10,9 @@ import (
 )
 
 // newWorkerCmd is the hidden `rawbatch worker`: the child process that
-// converts one file for `rawbatch convert` (batch.WorkerMain), so that a
-// crash or hang of LibRaw fails only that file.
+// converts files one at a time for `rawbatch convert` and `rawbatch work`
+// (batch.WorkerMain), so that a crash or hang of LibRaw fails only the
+// file it was on.
 func newWorkerCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:    "worker",
@@ -23,9 +24,9 @@ func newWorkerCmd() *cobra.Command {
 	}
 }
 
-// runWorker converts the one file its parent sends on opts.Stdin, answering
-// on opts.Stdout (the process's own, as the parent started it); a worker
-// that fails exits with its status.
+// runWorker converts each file its parent sends on opts.Stdin, answering
+// each on opts.Stdout (the process's own, as the parent started it), until
+// its stdin ends; a worker that fails exits with its status.
 func runWorker(_ context.Context, opts GlobalOptions, _ []string) error {
 	if code := batch.WorkerMain(opts.Stdin, opts.Stdout); code != 0 {
 		os.Exit(code)

@@ -117,20 +117,20 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 		}
 	})
 	k, a := s.k, s.a
-	var k7 [7]float32 // the taps of radius 3
-	copy(k7[:], k)
 	par.Rows(y1-y0, func(lo, hi int) {
 		tmp := make([]float32, w)
 		for y := y0 + lo; y < y0+hi; y++ {
 			if r == 3 {
-				// The default radius (σ 0.7) in one sweep, the taps added
-				// in the order of the loop below.
+				// The default radius (σ 0.7) in one sweep; the taps are
+				// symmetric, so mirrored rows are added before the
+				// multiply.
 				r0, r1, r2 := lum(mirror(y-3, h)), lum(mirror(y-2, h)), lum(mirror(y-1, h))
 				r3, r4, r5, r6 := lum(y), lum(mirror(y+1, h)), lum(mirror(y+2, h)), lum(mirror(y+3, h))
-				k0, k1, k2, k3, k4, k5, k6 := k[0], k[1], k[2], k[3], k[4], k[5], k[6]
+				k0, k1, k2, k3 := k[0], k[1], k[2], k[3]
 				tmp := tmp[:w]
+				r0, r1, r2, r3, r4, r5, r6 = r0[:w], r1[:w], r2[:w], r3[:w], r4[:w], r5[:w], r6[:w]
 				for x := range tmp {
-					tmp[x] = 0 + k0*r0[x] + k1*r1[x] + k2*r2[x] + k3*r3[x] + k4*r4[x] + k5*r5[x] + k6*r6[x]
+					tmp[x] = k0*(r0[x]+r6[x]) + k1*(r1[x]+r5[x]) + k2*(r2[x]+r4[x]) + k3*r3[x]
 				}
 			} else {
 				for x := range tmp {
@@ -145,35 +145,76 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 				}
 			}
 			ly, px := lum(y), row(y)
-			for x := range w {
-				var b float32
-				if r == 3 && x >= 3 && x+3 < w {
+			ly, px = ly[:w], px[:3*w]
+			// The r columns at each end mirror their taps; those in
+			// between read them straight (radius 3: symmetric taps
+			// folded as above).
+			inLo, inHi := min(r, w), max(w-r, min(r, w))
+			for x := 0; x < inLo; x++ {
+				sharpenPixel(px, ly, x, a, blurTap(tmp, k, r, w, x))
+			}
+			if r == 3 {
+				k0, k1, k2, k3 := k[0], k[1], k[2], k[3]
+				for x := inLo; x < inHi; x++ {
 					t := tmp[x-3 : x+4 : x+4]
-					b = 0 + k7[0]*t[0] + k7[1]*t[1] + k7[2]*t[2] + k7[3]*t[3] + k7[4]*t[4] + k7[5]*t[5] + k7[6]*t[6]
-				} else if x >= r && x+r < w {
+					b := k0*(t[0]+t[6]) + k1*(t[1]+t[5]) + k2*(t[2]+t[4]) + k3*t[3]
+					lv := ly[x]
+					if !(lv > 0) {
+						// Y ≤ 0: the pixel is left as it is; a NaN
+						// (which pos keeps) goes through sharpenPixel.
+						if lv != lv {
+							sharpenPixel(px, ly, x, a, b)
+						}
+						continue
+					}
+					g := pos(lv+a*(lv-b)) / lv
+					q := px[3*x : 3*x+3 : 3*x+3]
+					q[0] *= g
+					q[1] *= g
+					q[2] *= g
+				}
+			} else {
+				for x := inLo; x < inHi; x++ {
+					var b float32
 					for i := -r; i <= r; i++ {
 						b += k[i+r] * tmp[x+i]
 					}
-				} else {
-					for i := -r; i <= r; i++ {
-						b += k[i+r] * tmp[mirror(x+i, w)]
-					}
+					sharpenPixel(px, ly, x, a, b)
 				}
-				lv := ly[x]
-				ls := pos(lv + a*(lv-b))
-				q := px[3*x : 3*x+3 : 3*x+3]
-				yv := (q[0] + q[1] + q[2]) / 3
-				if yv <= 0 {
-					continue
-				}
-				g := ls / yv
-				q[0] *= g
-				q[1] *= g
-				q[2] *= g
+			}
+			for x := inHi; x < w; x++ {
+				sharpenPixel(px, ly, x, a, blurTap(tmp, k, r, w, x))
 			}
 		}
 	})
 	s.next = y1
+}
+
+// blurTap is the horizontal blur of the vertical pass tmp (w values) at
+// column x, its taps k (radius r) mirrored at the borders.
+func blurTap(tmp, k []float32, r, w, x int) float32 {
+	var b float32
+	for i := -r; i <= r; i++ {
+		b += k[i+r] * tmp[mirror(x+i, w)]
+	}
+	return b
+}
+
+// sharpenPixel applies the mask at column x of the row px (3·w, RGB)
+// whose luminance is ly (pos of its channels' mean) and blurred
+// luminance b: every channel times max(Y + a·(Y − b), 0)/Y, nothing
+// where Y ≤ 0.
+func sharpenPixel(px, ly []float32, x int, a, b float32) {
+	lv := ly[x]
+	ls := pos(lv + a*(lv-b))
+	if lv <= 0 {
+		return
+	}
+	g := ls / lv
+	q := px[3*x : 3*x+3 : 3*x+3]
+	q[0] *= g
+	q[1] *= g
+	q[2] *= g
 }
 
 // SharpenScratchBytes is the memory CaptureSharpen allocates for a w×h

@@ -286,20 +286,48 @@ func (b *Band) devignetteRow(uy int, row []float32) {
 			}
 			return
 		}
+		row = row[:3*b.w]
+		if gc == 1 {
+			// One gain a pixel, computed once for its three values.
+			g0, g1 = g0[:b.sw], g1[:b.sw]
+			if b.flip&1 == 0 {
+				for x, a := range g0[:b.w] {
+					g := a + t*(g1[x]-a)
+					p := row[3*x : 3*x+3 : 3*x+3]
+					p[0] *= g
+					p[1] *= g
+					p[2] *= g
+				}
+				return
+			}
+			for ux := 0; ux < b.w; ux++ {
+				x := b.sw - 1 - ux
+				g := g0[x] + t*(g1[x]-g0[x])
+				p := row[3*ux : 3*ux+3 : 3*ux+3]
+				p[0] *= g
+				p[1] *= g
+				p[2] *= g
+			}
+			return
+		}
 		for ux := 0; ux < b.w; ux++ {
 			x := ux
 			if b.flip&1 != 0 {
 				x = b.sw - 1 - ux
 			}
 			p := row[3*ux : 3*ux+3 : 3*ux+3]
-			for c := range p {
-				i := x*gc + c%gc
-				p[c] *= g0[i] + t*(g1[i]-g0[i])
-			}
+			q0, q1 := g0[3*x:3*x+3:3*x+3], g1[3*x:3*x+3:3*x+3]
+			p[0] *= q0[0] + t*(q1[0]-q0[0])
+			p[1] *= q0[1] + t*(q1[1]-q0[1])
+			p[2] *= q0[2] + t*(q1[2]-q0[2])
 		}
 		return
 	}
+	// A sensor column: each pixel between the node rows of its own
+	// sensor row; gc is 1 or 3, and c·(gc−1)/2 is the channel's offset
+	// (0 for one gain, c for three) without a division.
 	x := line
+	half := (gc - 1) / 2
 	for ux := 0; ux < b.w; ux++ {
 		y := ux
 		if b.flip&2 != 0 {
@@ -310,7 +338,7 @@ func (b *Band) devignetteRow(uy int, row []float32) {
 		g0, g1 := b.gains[k*rw:(k+1)*rw], b.gains[k1*rw:(k1+1)*rw]
 		p := row[3*ux : 3*ux+3 : 3*ux+3]
 		for c := range p {
-			i := x*gc + c%gc
+			i := x*gc + c*half
 			p[c] *= g0[i] + t*(g1[i]-g0[i])
 		}
 	}
@@ -380,12 +408,26 @@ func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 		cy[j] = a[1] + t*(c[1]-a[1])
 	}
 	last := len(g.ys) - 1
-	for y := range sx {
-		j := int(b.ky[y])
+	sy = sy[:len(sx)]
+	ky, tys := b.ky[:len(sx)], b.ty[:len(sx)]
+	// The rows between two node rows (the same ky) share their nodes'
+	// values, taken once a run.
+	for y := 0; y < len(sx); {
+		k := ky[y]
+		end := y + 1
+		for end < len(ky) && ky[end] == k {
+			end++
+		}
+		j := int(k)
 		j1 := min(j+1, last)
-		ty := b.ty[y]
-		sx[y] = cx[j] + ty*(cx[j1]-cx[j])
-		sy[y] = cy[j] + ty*(cy[j1]-cy[j])
+		ax, dx, ay, dy := cx[j], cx[j1]-cx[j], cy[j], cy[j1]-cy[j]
+		ts, px, py := tys[y:end], sx[y:end], sy[y:end]
+		py = py[:len(px)]
+		for n, t := range ts[:len(px)] {
+			px[n] = ax + t*dx
+			py[n] = ay + t*dy
+		}
+		y = end
 	}
 }
 

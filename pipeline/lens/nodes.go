@@ -190,12 +190,26 @@ func (g *Nodes) row(y, ch int, sx, sy []float32) {
 	}
 	line[4*nx-2], line[4*nx-1] = 0, 0
 	sy = sy[:len(sx)]
-	kx, tx := g.kx[:len(sx)], g.tx[:len(sx)]
-	for i, k := range kx {
-		t := tx[i]
+	tx := g.tx[:len(sx)]
+	// The pixels between node k and node k+1 (columns xs[k] to
+	// xs[k+1]−1, the last node's column with the node before it) take
+	// that interval's node values, so the node is looked up once an
+	// interval.
+	for i := 0; i < len(sx); {
+		k := int(g.kx[i])
+		end := len(sx)
+		if k+2 < nx {
+			end = min(end, g.xs[k+1])
+		}
 		a := line[4*k : 4*k+4 : 4*k+4]
-		sx[i] = a[0] + t*a[2]
-		sy[i] = a[1] + t*a[3]
+		ax, ay, dx, dy := a[0], a[1], a[2], a[3]
+		ts, px, py := tx[i:end], sx[i:end], sy[i:end]
+		py = py[:len(px)]
+		for n, t := range ts[:len(px)] {
+			px[n] = ax + t*dx
+			py[n] = ay + t*dy
+		}
+		i = end
 	}
 }
 

@@ -1,5 +1,7 @@
 package look
 
+import "fmt"
+
 // MaxSub is the most sub-cells per grid cell along each axis of a SubGrid
 // (4×4 = 16 renders per cell; on the D30 CRW, 2176 pixels over 256 cells,
 // a sub-cell is about 2×2 pixels).
@@ -43,7 +45,7 @@ func subGridOf(w, h, gw, gh, maxSub int, reduce func(sw, sh int) (Image, error))
 	if err := reducible(w, h, gw, gh); err != nil {
 		return SubGrid{}, err
 	}
-	sub := max(1, min(maxSub, w/gw, h/gh))
+	sub := SubCells(w, h, gw, gh, maxSub)
 	img, err := reduce(sub*gw, sub*gh)
 	if err != nil {
 		return SubGrid{}, err
@@ -83,3 +85,22 @@ func (g SubGrid) each(k int, f func(v [3]float64, w float64)) {
 func (g SubGrid) ok(w, h int) bool {
 	return g.Sub > 0 && g.W == w && g.H == h && len(g.Image.Pix) >= 3*g.Sub*g.Sub*w*h
 }
+
+// NewSubGrid is the SubGrid of an image of w×h pixels whose gw×gh grid
+// was reduced, by a reducer of its own, to img: sub·gw × sub·gh sub-cells
+// on Reduce's boundaries (the sub-cells' weights are their shares of the
+// w×h pixels, as ReduceSub's). The exposure anchor's CFA reduction
+// (pipeline) makes its sub-cells so.
+func NewSubGrid(img Image, w, h, gw, gh, sub int) (SubGrid, error) {
+	if err := reducible(w, h, gw, gh); err != nil {
+		return SubGrid{}, err
+	}
+	if sub < 1 || img.W != sub*gw || img.H != sub*gh || len(img.Pix) < 3*img.W*img.H {
+		return SubGrid{}, fmt.Errorf("look: sub-grid image %d×%d for %d×%d cells of %d×%d sub-cells", img.W, img.H, gw, gh, sub, sub)
+	}
+	return SubGrid{Image: img, W: gw, H: gh, Sub: sub, wx: shares(w, gw, sub), wy: shares(h, gh, sub)}, nil
+}
+
+// SubCells is the number of sub-cells a side per cell ReduceSub makes for
+// a w×h image reduced to gw×gh cells with at most maxSub.
+func SubCells(w, h, gw, gh, maxSub int) int { return max(1, min(maxSub, w/gw, h/gh)) }

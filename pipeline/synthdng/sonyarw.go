@@ -1,10 +1,14 @@
 package synthdng
 
 import (
-	"encoding/binary"
+	"bytes"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"math"
 	"os"
+	"runtime"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
@@ -30,8 +34,27 @@ type ARWSpec struct {
 	Model string
 	// Scene gives the linear camera-RGB value (0..1 of WhiteLevel−BlackLevel)
 	// of channel ch (0 R, 1 G, 2 B) at stored pixel (x, y); each site
-	// takes the channel of its CFA colour (CFAColor).
+	// takes the channel of its CFA colour (CFAColor). It is called from
+	// several goroutines at once.
 	Scene func(x, y, ch int) float64
+
+	// Optional EXIF, in an Exif IFD (tag 34665 of IFD0) when any is set:
+	// ISO → ISOSpeedRatings (34855), ExposureTime (s, 33434), FNumber
+	// (33437) and FocalLength (mm, 37386), Lens → LensModel (42036).
+	ISO                                int
+	ExposureTime, FNumber, FocalLength float64
+	Lens                               string
+	// AsShotNeutral, when not zero, is the camera RGB of the scene's
+	// neutral (max component 1), written as the white-balance levels
+	// Sony's SR2 data holds and LibRaw reads in any IFD (tag 0x7313,
+	// WB_RGGBLevels: R, G, G, B multipliers, 1024 for the channel of
+	// neutral 1).
+	AsShotNeutral [3]float64
+	// Preview, when not nil, is an sRGB preview written as a baseline JPEG
+	// (PreviewQuality) at JPEGInterchangeFormat (513, 514) of IFD0, which
+	// then describes the preview, with the raw image in a SubIFD (330), as
+	// Sony lays its ARWs out; without it IFD0 is the raw image.
+	Preview image.Image
 }
 
 // WriteSonyLosslessARW writes spec to path. Errors: invalid sizes or
@@ -40,7 +63,15 @@ func WriteSonyLosslessARW(path string, s ARWSpec) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, arwFile(s, s.tiles()), 0o644); err != nil {
+	var preview []byte
+	if s.Preview != nil {
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, s.Preview, &jpeg.Options{Quality: PreviewQuality}); err != nil {
+			return fmt.Errorf("synthdng: preview: %w", err)
+		}
+		preview = buf.Bytes()
+	}
+	if err := os.WriteFile(path, arwFile(s, s.tiles(), preview), 0o644); err != nil {
 		return fmt.Errorf("synthdng: %w", err)
 	}
 	return nil
@@ -56,11 +87,32 @@ func (s ARWSpec) check() error {
 	if s.Bits < 12 || s.Bits > 16 || s.WhiteLevel <= s.BlackLevel || s.WhiteLevel >= 1<<s.Bits {
 		return fmt.Errorf("synthdng: ARW precision %d bits with levels %d..%d", s.Bits, s.BlackLevel, s.WhiteLevel)
 	}
+	if s.ISO < 0 {
+		return fmt.Errorf("synthdng: negative ISO %d", s.ISO)
+	}
+	for _, v := range s.AsShotNeutral {
+		if s.AsShotNeutral != ([3]float64{}) && !(v >= 1.0/64 && v <= 1) {
+			return fmt.Errorf("synthdng: ARW AsShotNeutral %v: want components in [1/64, 1]", s.AsShotNeutral)
+		}
+	}
+	if s.ExposureTime != 0 {
+		if _, _, err := exposureRational(s.ExposureTime); err != nil {
+			return err
+		}
+	}
+	for _, v := range []float64{s.FNumber, s.FocalLength} {
+		if v != 0 {
+			if _, err := fixedRational(v, 1000); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
 // tiles encodes the mosaic's tiles in row-major tile order, each a lossless
-// JPEG (ljpegTile); sites past the mosaic's edge hold the black level.
+// JPEG (ljpegTile), as many at once as there are CPUs; sites past the
+// mosaic's edge hold the black level.
 func (s ARWSpec) tiles() [][]byte {
 	raw := func(x, y int) int {
 		if x >= s.Width || y >= s.Height {
@@ -70,241 +122,146 @@ func (s ARWSpec) tiles() [][]byte {
 		r := float64(s.BlackLevel) + math.Max(0, math.Min(1, v))*float64(s.WhiteLevel-s.BlackLevel)
 		return int(math.Round(r))
 	}
-	var tiles [][]byte
-	for ty := 0; ty < s.Height; ty += s.TileLength {
-		for tx := 0; tx < s.Width; tx += s.TileWidth {
-			tiles = append(tiles, ljpegTile(s, tx, ty, raw))
-		}
+	tw := (s.Width + s.TileWidth - 1) / s.TileWidth
+	th := (s.Height + s.TileLength - 1) / s.TileLength
+	tiles := make([][]byte, tw*th)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				tiles[i] = ljpegTile(s, (i%tw)*s.TileWidth, (i/tw)*s.TileLength, raw)
+			}
+		})
 	}
+	for i := range tiles {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	return tiles
 }
 
-// arwEntry is one entry of the ARW's IFD: numeric values written as SHORT
-// or LONG by typ (vals), or bytes as they are (data, for ASCII and BYTE).
-type arwEntry struct {
-	tag, typ uint16
-	vals     []uint32
-	data     []byte
-}
-
-// value is the entry's value as it is stored, little-endian.
-func (e arwEntry) value() []byte {
-	if e.data != nil {
-		return e.data
-	}
-	var v []byte
-	for _, x := range e.vals {
-		if e.typ == tifftag.TypeShort {
-			v = binary.LittleEndian.AppendUint16(v, uint16(x))
-		} else {
-			v = binary.LittleEndian.AppendUint32(v, x)
+// arwFile lays out the little-endian TIFF of s: the header, IFD0, the raw
+// SubIFD when there is a preview, the Exif IFD, the preview's JPEG, then
+// the tiles.
+func arwFile(s ARWSpec, tiles [][]byte, preview []byte) []byte {
+	build := func(rawAt, exifAt, jpegAt, tilesAt int) (ifd0, raw, exif *ifd) {
+		raw = &ifd{}
+		ifd0 = raw
+		if preview != nil {
+			ifd0 = &ifd{}
+			b := s.Preview.Bounds()
+			ifd0.longs(tifftag.NewSubFileType, 1)
+			ifd0.longs(tifftag.ImageWidth, uint32(b.Dx()))
+			ifd0.longs(tifftag.ImageLength, uint32(b.Dy()))
+			ifd0.shorts(tifftag.Compression, 6) // old-style JPEG, as Sony writes
+			ifd0.shorts(tifftag.Orientation, 1)
+			ifd0.longs(jpegIFOffset, uint32(jpegAt))
+			ifd0.longs(jpegIFLength, uint32(len(preview)))
+			ifd0.longs(tifftag.SubIFDs, uint32(rawAt))
 		}
-	}
-	return v
-}
-
-// count is the entry's TIFF count: bytes of data, or values.
-func (e arwEntry) count() int {
-	if e.data != nil {
-		return len(e.data)
-	}
-	return len(e.vals)
-}
-
-// arwEntries are the IFD of s with tiles (tag order). StripOffsets and
-// TileOffsets are left zero for arwFile to fill in.
-func arwEntries(s ARWSpec, tiles [][]byte) []arwEntry {
-	counts := make([]uint32, len(tiles))
-	for i, t := range tiles {
-		counts[i] = uint32(len(t))
-	}
-	return []arwEntry{
-		{tag: tifftag.NewSubFileType, typ: tifftag.TypeLong, vals: []uint32{0}},
-		{tag: tifftag.ImageWidth, typ: tifftag.TypeLong, vals: []uint32{uint32(s.Width)}},
-		{tag: tifftag.ImageLength, typ: tifftag.TypeLong, vals: []uint32{uint32(s.Height)}},
-		{tag: tifftag.Compression, typ: tifftag.TypeShort, vals: []uint32{7}},
-		{tag: tifftag.PhotometricInterpretation, typ: tifftag.TypeShort, vals: []uint32{32803}},
-		{tag: tifftag.Make, typ: tifftag.TypeASCII, data: []byte("SONY\x00")},
-		{tag: tifftag.Model, typ: tifftag.TypeASCII, data: []byte(s.Model + "\x00")},
-		{tag: tifftag.StripOffsets, typ: tifftag.TypeLong, vals: []uint32{0}}, // tile 0
-		{tag: tifftag.SamplesPerPixel, typ: tifftag.TypeShort, vals: []uint32{1}},
-		{tag: tifftag.StripByteCounts, typ: tifftag.TypeLong, vals: []uint32{counts[0]}},
-		{tag: tifftag.TileWidth, typ: tifftag.TypeShort, vals: []uint32{uint32(s.TileWidth)}},
-		{tag: tifftag.TileLength, typ: tifftag.TypeShort, vals: []uint32{uint32(s.TileLength)}},
-		{tag: tifftag.TileOffsets, typ: tifftag.TypeLong, vals: make([]uint32, len(tiles))},
-		{tag: tifftag.TileByteCounts, typ: tifftag.TypeLong, vals: counts},
-		{tag: tifftag.CFARepeatPatternDim, typ: tifftag.TypeShort, vals: []uint32{2, 2}},
-		{tag: tifftag.CFAPattern, typ: tifftag.TypeByte, data: []byte{0, 1, 1, 2}},
-	}
-}
-
-// arwFile lays out the little-endian TIFF of s: the header, the one IFD,
-// the values that do not fit in an entry (each padded to an even length),
-// then the tiles, whose offsets it fills in.
-func arwFile(s ARWSpec, tiles [][]byte) []byte {
-	entries := arwEntries(s, tiles)
-	le := binary.LittleEndian
-	ifdSize := 2 + 12*len(entries) + 4
-	next := 8 + ifdSize // where the out-of-line values start
-	extra := next
-	for _, e := range entries {
-		if n := len(e.value()); n > 4 {
-			extra += (n + 1) &^ 1
+		ifd0.ascii(tifftag.Make, "SONY")
+		ifd0.ascii(tifftag.Model, s.Model)
+		counts := make([]uint32, len(tiles))
+		offs := make([]uint32, len(tiles))
+		off := tilesAt
+		for i, t := range tiles {
+			counts[i], offs[i] = uint32(len(t)), uint32(off)
+			off += len(t)
 		}
-	}
-	off := uint32(extra)
-	for i, t := range tiles {
-		arwEntryOf(entries, tifftag.TileOffsets).vals[i] = off
-		if i == 0 {
-			arwEntryOf(entries, tifftag.StripOffsets).vals[0] = off
+		raw.longs(tifftag.NewSubFileType, 0)
+		raw.longs(tifftag.ImageWidth, uint32(s.Width))
+		raw.longs(tifftag.ImageLength, uint32(s.Height))
+		raw.shorts(tifftag.Compression, 7)
+		raw.shorts(tifftag.PhotometricInterpretation, 32803)
+		raw.longs(tifftag.StripOffsets, offs[0]) // tile 0
+		raw.shorts(tifftag.SamplesPerPixel, 1)
+		raw.longs(tifftag.StripByteCounts, counts[0])
+		raw.shorts(tifftag.TileWidth, uint16(s.TileWidth))
+		raw.shorts(tifftag.TileLength, uint16(s.TileLength))
+		raw.longs(tifftag.TileOffsets, offs...)
+		raw.longs(tifftag.TileByteCounts, counts...)
+		raw.shorts(tifftag.CFARepeatPatternDim, 2, 2)
+		raw.bytes(tifftag.CFAPattern, 0, 1, 1, 2)
+		if n := s.AsShotNeutral; n != ([3]float64{}) {
+			m := func(c int) uint16 { return uint16(math.Round(1024 / n[c])) }
+			raw.shorts(sonyWBRGGBLevels, m(0), m(1), m(1), m(2))
 		}
-		off += uint32(len(t))
-	}
-	ifd := make([]byte, ifdSize)
-	le.PutUint16(ifd, uint16(len(entries)))
-	var out []byte
-	for i, e := range entries {
-		p := ifd[2+12*i:]
-		le.PutUint16(p, e.tag)
-		le.PutUint16(p[2:], e.typ)
-		le.PutUint32(p[4:], uint32(e.count()))
-		v := e.value()
-		if len(v) <= 4 {
-			copy(p[8:12], v)
-			continue
+		if s.ISO != 0 || s.ExposureTime != 0 || s.FNumber != 0 || s.FocalLength != 0 || s.Lens != "" {
+			exif = &ifd{}
+			if s.ISO != 0 {
+				exif.shorts(tifftag.PhotographicSensitivity, uint16(min(s.ISO, math.MaxUint16)))
+			}
+			if s.ExposureTime != 0 {
+				n, d, _ := exposureRational(s.ExposureTime) // checked
+				exif.rationals(tifftag.ExposureTime, n, d)
+			}
+			if s.FNumber != 0 {
+				n, _ := fixedRational(s.FNumber, 1000)
+				exif.rationals(tifftag.FNumber, n, 1000)
+			}
+			if s.FocalLength != 0 {
+				n, _ := fixedRational(s.FocalLength, 1000)
+				exif.rationals(tifftag.FocalLength, n, 1000)
+			}
+			if s.Lens != "" {
+				exif.ascii(tifftag.LensModel, s.Lens)
+			}
+			ifd0.longs(tifftag.ExifIFD, uint32(exifAt))
 		}
-		le.PutUint32(p[8:], uint32(next+len(out)))
-		out = append(out, v...)
-		if len(v)%2 == 1 {
-			out = append(out, 0)
-		}
+		return ifd0, raw, exif
 	}
-	buf := make([]byte, 0, off)
-	buf = append(buf, 'I', 'I', 42, 0, 8, 0, 0, 0)
-	buf = append(buf, ifd...)
-	buf = append(buf, out...)
+	// Pass 1: sizes; pass 2: offsets.
+	ifd0, raw, exif := build(0, 0, 0, 0)
+	pos := 8 + ifd0.size()
+	rawAt, exifAt := 0, 0
+	if raw != ifd0 {
+		rawAt = pos
+		pos += raw.size()
+	}
+	if exif != nil {
+		exifAt = pos
+		pos += exif.size()
+	}
+	jpegAt := pos
+	tilesAt := align4(pos + len(preview))
+	ifd0, raw, exif = build(rawAt, exifAt, jpegAt, tilesAt)
+	size := tilesAt
+	for _, t := range tiles {
+		size += len(t)
+	}
+	buf := make([]byte, tilesAt, size)
+	copy(buf, []byte{'I', 'I', 42, 0, 8, 0, 0, 0})
+	copy(buf[8:], ifd0.encode(8))
+	if raw != ifd0 {
+		copy(buf[rawAt:], raw.encode(rawAt))
+	}
+	if exif != nil {
+		copy(buf[exifAt:], exif.encode(exifAt))
+	}
+	copy(buf[jpegAt:], preview)
 	for _, t := range tiles {
 		buf = append(buf, t...)
 	}
 	return buf
 }
 
-// arwEntryOf is the entry of tag in entries.
-func arwEntryOf(entries []arwEntry, tag uint16) *arwEntry {
-	for i := range entries {
-		if entries[i].tag == tag {
-			return &entries[i]
-		}
-	}
-	panic(fmt.Sprintf("synthdng: no ARW entry %d", tag))
-}
-
-// ljpegTile encodes the tile at (tx, ty) as a lossless JPEG of four
-// components: sample (jx, jy) of component c is raw site (tx+2jx+c&1,
-// ty+2jy+c>>1). Predictor 1 (left); the first sample of a row is predicted
-// from the first of the row above, the very first from 2^(Bits−1). One
-// Huffman table (0) codes difference categories 0..15 with 4-bit codes.
+// ljpegTile encodes the tile at (tx, ty) as a lossless JPEG (ljpegEncode)
+// of four components: sample (jx, jy) of component c is raw site
+// (tx+2jx+c&1, ty+2jy+c>>1).
 func ljpegTile(s ARWSpec, tx, ty int, raw func(x, y int) int) []byte {
-	w, h := s.TileWidth/2, s.TileLength/2
-	var b []byte
-	b = append(b, 0xff, 0xd8)
-	// DHT: table class 0, id 0; 16 symbols (categories 0..15) of length 4.
-	dht := []byte{0x00, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-	for c := range 16 {
-		dht = append(dht, byte(c))
-	}
-	b = appendSegment(b, 0xc4, dht)
-	sof := []byte{byte(s.Bits), byte(h >> 8), byte(h), byte(w >> 8), byte(w), 4}
-	for c := range 4 {
-		sof = append(sof, byte(c+1), 0x11, 0)
-	}
-	b = appendSegment(b, 0xc3, sof)
-	sos := []byte{4}
-	for c := range 4 {
-		sos = append(sos, byte(c+1), 0x00)
-	}
-	sos = append(sos, 1, 0, 0) // predictor 1, Se 0, Ah/Al 0
-	b = appendSegment(b, 0xda, sos)
-	bw := bitWriter{out: b}
-	var vpred [4]int
-	for c := range vpred {
-		vpred[c] = 1 << (s.Bits - 1)
-	}
-	var left [4]int
-	for jy := range h {
-		for jx := range w {
-			for c := range 4 {
-				v := raw(tx+2*jx+c&1, ty+2*jy+c>>1)
-				var pred int
-				if jx == 0 {
-					pred = vpred[c]
-					vpred[c] = v
-				} else {
-					pred = left[c]
-				}
-				left[c] = v
-				bw.diff(v - pred)
-			}
-		}
-	}
-	b = bw.flush()
-	return append(b, 0xff, 0xd9)
+	return ljpegEncode(s.Bits, s.TileWidth/2, s.TileLength/2, 4, func(jx, jy, c int) int {
+		return raw(tx+2*jx+c&1, ty+2*jy+c>>1)
+	})
 }
 
-func appendSegment(b []byte, marker byte, data []byte) []byte {
-	n := len(data) + 2
-	return append(append(b, 0xff, marker, byte(n>>8), byte(n)), data...)
-}
+// TIFF 6.0 §22 JPEGInterchangeFormat and JPEGInterchangeFormatLength: where
+// IFD0's preview JPEG is and its length in bytes.
+const (
+	jpegIFOffset = 513
+	jpegIFLength = 514
+)
 
-// bitWriter writes JPEG entropy-coded data, most significant bit first,
-// with a 0x00 stuffed after every 0xFF byte.
-type bitWriter struct {
-	out   []byte
-	acc   uint32
-	nbits int
-}
-
-func (w *bitWriter) put(v uint32, n int) {
-	for i := n - 1; i >= 0; i-- {
-		w.acc = w.acc<<1 | (v>>uint(i))&1
-		w.nbits++
-		if w.nbits == 8 {
-			w.byte(byte(w.acc))
-			w.acc, w.nbits = 0, 0
-		}
-	}
-}
-
-func (w *bitWriter) byte(c byte) {
-	w.out = append(w.out, c)
-	if c == 0xff {
-		w.out = append(w.out, 0)
-	}
-}
-
-// diff writes a difference as its category's 4-bit code (the category
-// itself) and the category's magnitude bits (T.81 F.1.2.1).
-func (w *bitWriter) diff(d int) {
-	cat, m := 0, d
-	if m < 0 {
-		m = -m
-	}
-	for m>>cat != 0 {
-		cat++
-	}
-	w.put(uint32(cat), 4)
-	if cat > 0 {
-		bits := d
-		if d < 0 {
-			bits = d + (1 << cat) - 1
-		}
-		w.put(uint32(bits), cat)
-	}
-}
-
-func (w *bitWriter) flush() []byte {
-	if w.nbits > 0 {
-		w.put(0xff, 8-w.nbits) // pad with ones
-	}
-	return w.out
-}
+// sonyWBRGGBLevels is Sony's WB_RGGBLevels (0x7313) of the SR2 data.
+const sonyWBRGGBLevels = 0x7313

@@ -3,9 +3,12 @@
 // handling with analytic ground truth, and benchmarks can create large
 // (12–61 MP) inputs without shipping them.
 //
-// Files are little-endian TIFF with uncompressed 16-bit RGGB CFA data in
-// strips. The pixel data is produced row by row from Spec.Scene while it is
-// written, so memory use is independent of image size.
+// Files are little-endian TIFF with RGGB CFA data: uncompressed 16-bit
+// samples in strips, produced row by row from Spec.Scene while they are
+// written (memory use independent of image size), or lossless JPEG tiles
+// (Spec.Compression 7, DNG 1.4 §"Compression"), encoded in memory first.
+// A JPEG preview (Spec.Preview) goes in a SubIFD beside the raw one, as
+// cameras' DNGs carry it.
 //
 // Ground truth helpers: ChartScene renders an upright chart of flat linear
 // sRGB patches into stored CFA data for any EXIF orientation, using the
@@ -33,11 +36,17 @@ package synthdng
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"io"
 	"math"
+	"math/bits"
 	"os"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/tifftag"
@@ -60,8 +69,18 @@ const (
 // derived from it unless Spec.RowsPerStrip is set.
 const stripTargetBytes = 256 << 10
 
-// Spec describes a synthetic DNG. CFA data is uncompressed 16-bit (one
-// sample per pixel), RGGB Bayer (CFAPattern 0,1,1,2; see CFAColor).
+// DefaultTileSize is the tile width and length, in CFA pixels, of a
+// lossless JPEG raw image (Spec.Compression 7) when Spec.TileSize is 0:
+// Adobe's DNG converter writes 256×256 tiles.
+const DefaultTileSize = 256
+
+// PreviewQuality is the quality (image/jpeg, 1..100) of Spec.Preview's
+// JPEG.
+const PreviewQuality = 90
+
+// Spec describes a synthetic DNG. CFA data is one sample per pixel, RGGB
+// Bayer (CFAPattern 0,1,1,2; see CFAColor): uncompressed 16-bit, or
+// lossless JPEG (Compression).
 type Spec struct {
 	// Width, Height are the CFA (stored, sensor-oriented) size in pixels;
 	// both must be positive and even. They become ImageWidth (256) and
@@ -137,7 +156,29 @@ type Spec struct {
 
 	// RowsPerStrip is the TIFF RowsPerStrip (278) of the raw image; 0 picks
 	// rows for ~256 KiB strips. Strips are stored contiguously in order.
+	// Uncompressed images only.
 	RowsPerStrip int
+
+	// Compression is the raw image's TIFF Compression (259): 0 or 1 for
+	// uncompressed 16-bit strips, 7 for lossless JPEG tiles (DNG 1.4:
+	// TileWidth × TileLength CFA pixels each, a JPEG of TileWidth/2 × TileLength
+	// samples of two components, so a JPEG row is a tile row; predictor 1;
+	// precision and BitsPerSample the bit length of WhiteLevel, e.g. 14 for
+	// 16383). With 7, Scene is called from several goroutines at once, and
+	// tiles overhanging the right and bottom edges repeat the last column
+	// and row.
+	Compression int
+	// TileSize is TileWidth (322) and TileLength (323) of a compressed raw
+	// image, a positive multiple of 16; 0 means DefaultTileSize.
+	TileSize int
+
+	// Preview, when not nil, is an sRGB preview of the picture in stored
+	// orientation (e.g. 1600×1067 for a 6000×4000 raw), written as a
+	// baseline JPEG (PreviewQuality, YCbCr 4:2:0) in a SubIFD of its own
+	// (NewSubFileType 1, Compression 7, PhotometricInterpretation 6) after
+	// the raw SubIFD; it implies ThumbnailIFD0. LibRaw takes the largest
+	// preview of the file as its thumbnail, so this one.
+	Preview image.Image
 }
 
 // resolved is a validated Spec with defaults applied and all derived layout.
@@ -148,6 +189,9 @@ type resolved struct {
 	rps     int           // rows per raw strip
 	rowLen  int           // bytes per raw row
 	pw, ph  int           // preview size (ThumbnailIFD0)
+	tile    int           // tile size (Compression 7)
+	tiles   [][]byte      // the encoded tiles, row-major (Compression 7)
+	jpeg    []byte        // Preview's JPEG
 }
 
 func resolve(s Spec) (*resolved, error) {
@@ -223,13 +267,35 @@ func resolve(s Spec) (*resolved, error) {
 	if s.ISO < 0 {
 		return nil, fmt.Errorf("synthdng: negative ISO %d", s.ISO)
 	}
+	switch s.Compression {
+	case 0, 1:
+		r.Compression = 1
+	case 7:
+		r.tile = s.TileSize
+		if r.tile == 0 {
+			r.tile = DefaultTileSize
+		}
+		if r.tile < 0 || r.tile%16 != 0 || r.tile > 1<<15 {
+			return nil, fmt.Errorf("synthdng: tile size %d must be a positive multiple of 16", s.TileSize)
+		}
+	default:
+		return nil, fmt.Errorf("synthdng: compression %d (want 1 or 7)", s.Compression)
+	}
+	if s.Preview != nil {
+		r.ThumbnailIFD0 = true
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, s.Preview, &jpeg.Options{Quality: PreviewQuality}); err != nil {
+			return nil, fmt.Errorf("synthdng: preview: %w", err)
+		}
+		r.jpeg = buf.Bytes()
+	}
 	r.rowLen = 2 * s.Width
 	r.rps = s.RowsPerStrip
 	if r.rps <= 0 {
 		r.rps = max(1, stripTargetBytes/r.rowLen)
 	}
 	r.rps = min(r.rps, s.Height)
-	if s.ThumbnailIFD0 {
+	if r.ThumbnailIFD0 {
 		long := min(PreviewLongEdge, max(s.Width, s.Height))
 		if s.Width >= s.Height {
 			r.pw = long
@@ -251,13 +317,13 @@ func (r *resolved) nStrips() int { return (r.Height + r.rps - 1) / r.rps }
 
 // offsets of the parts of the file that IFDs point at.
 type layout struct {
-	sub, exif, gps, thumb, raw int
+	sub, prev, exif, gps, thumb, jpeg, raw int
 }
 
 // buildIFDs returns IFD0, the raw SubIFD (nil unless ThumbnailIFD0) and the
 // ExifIFD (nil if no EXIF). IFD sizes do not depend on lay, so the caller
 // builds once with a zero layout to measure, then again with real offsets.
-func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif, gps *ifd, err error) {
+func (r *resolved) buildIFDs(lay layout) (ifd0, sub, prev, exif, gps *ifd, err error) {
 	ifd0 = &ifd{}
 	rawIFD := ifd0
 	if r.ThumbnailIFD0 {
@@ -265,21 +331,42 @@ func (r *resolved) buildIFDs(lay layout) (ifd0, sub, exif, gps *ifd, err error) 
 		rawIFD = sub
 		r.previewTags(ifd0, lay)
 	}
+	if r.jpeg != nil {
+		prev = &ifd{}
+		r.jpegTags(prev, lay)
+	}
 	r.rawTags(rawIFD, lay)
 	if exif, gps, err = r.fileTags(ifd0, lay); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, nil, err
 	}
 	if err := r.dngColourTags(ifd0); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, nil, err
 	}
-	for _, d := range []*ifd{ifd0, sub, exif, gps} {
+	for _, d := range []*ifd{ifd0, sub, prev, exif, gps} {
 		if d != nil {
 			if err := d.checkUnique(); err != nil {
-				return nil, nil, nil, nil, err
+				return nil, nil, nil, nil, nil, err
 			}
 		}
 	}
-	return ifd0, sub, exif, gps, nil
+	return ifd0, sub, prev, exif, gps, nil
+}
+
+// jpegTags makes d the JPEG preview's SubIFD (DNG 1.4 ch. 3, "Preview
+// images"): one strip holding the whole JPEG at lay.jpeg.
+func (r *resolved) jpegTags(d *ifd, lay layout) {
+	b := r.Preview.Bounds()
+	d.longs(tifftag.NewSubFileType, 1)
+	d.longs(tifftag.ImageWidth, uint32(b.Dx()))
+	d.longs(tifftag.ImageLength, uint32(b.Dy()))
+	d.shorts(tifftag.BitsPerSample, 8, 8, 8)
+	d.shorts(tifftag.Compression, 7)
+	d.shorts(tifftag.PhotometricInterpretation, 6) // YCbCr
+	d.longs(tifftag.StripOffsets, uint32(lay.jpeg))
+	d.shorts(tifftag.SamplesPerPixel, 3)
+	d.longs(tifftag.RowsPerStrip, uint32(b.Dy()))
+	d.longs(tifftag.StripByteCounts, uint32(len(r.jpeg)))
+	d.shorts(tifftag.PlanarConfiguration, 1)
 }
 
 // previewTags makes d the reduced-resolution RGB preview of IFD0 (DNG 1.4
@@ -297,31 +384,50 @@ func (r *resolved) previewTags(d *ifd, lay layout) {
 	d.longs(tifftag.RowsPerStrip, uint32(r.ph))
 	d.longs(tifftag.StripByteCounts, uint32(3*r.pw*r.ph))
 	d.shorts(tifftag.PlanarConfiguration, 1)
-	d.longs(tifftag.SubIFDs, uint32(lay.sub))
+	if r.jpeg != nil {
+		d.longs(tifftag.SubIFDs, uint32(lay.sub), uint32(lay.prev))
+	} else {
+		d.longs(tifftag.SubIFDs, uint32(lay.sub))
+	}
 }
 
-// rawTags describes in d the raw CFA image (NewSubFileType 0): 16-bit RGGB
-// photosites, uncompressed, in strips of r.rps rows from lay.raw, with
-// its levels and default crop.
+// rawTags describes in d the raw CFA image (NewSubFileType 0): RGGB
+// photosites from lay.raw, 16-bit uncompressed in strips of r.rps rows or
+// lossless JPEG tiles (r.tiles, stored in order), with its levels and
+// default crop.
 func (r *resolved) rawTags(d *ifd, lay layout) {
 	d.longs(tifftag.NewSubFileType, 0)
 	d.longs(tifftag.ImageWidth, uint32(r.Width))
 	d.longs(tifftag.ImageLength, uint32(r.Height))
-	d.shorts(tifftag.BitsPerSample, 16)
-	d.shorts(tifftag.Compression, 1)
+	d.shorts(tifftag.BitsPerSample, uint16(r.bits()))
+	d.shorts(tifftag.Compression, uint16(r.Compression))
 	d.shorts(tifftag.PhotometricInterpretation, 32803) // CFA (TIFF/EP)
-	ns := r.nStrips()
-	offs := make([]uint32, ns)
-	counts := make([]uint32, ns)
-	for i := range ns {
-		offs[i] = uint32(lay.raw + i*r.rps*r.rowLen)
-		rows := min(r.rps, r.Height-i*r.rps)
-		counts[i] = uint32(rows * r.rowLen)
+	if r.Compression == 7 {
+		offs := make([]uint32, len(r.tiles))
+		counts := make([]uint32, len(r.tiles))
+		off := lay.raw
+		for i, t := range r.tiles {
+			offs[i], counts[i] = uint32(off), uint32(len(t))
+			off += len(t)
+		}
+		d.longs(tifftag.TileWidth, uint32(r.tile))
+		d.longs(tifftag.TileLength, uint32(r.tile))
+		d.longs(tifftag.TileOffsets, offs...)
+		d.longs(tifftag.TileByteCounts, counts...)
+	} else {
+		ns := r.nStrips()
+		offs := make([]uint32, ns)
+		counts := make([]uint32, ns)
+		for i := range ns {
+			offs[i] = uint32(lay.raw + i*r.rps*r.rowLen)
+			rows := min(r.rps, r.Height-i*r.rps)
+			counts[i] = uint32(rows * r.rowLen)
+		}
+		d.longs(tifftag.StripOffsets, offs...)
+		d.longs(tifftag.RowsPerStrip, uint32(r.rps))
+		d.longs(tifftag.StripByteCounts, counts...)
 	}
-	d.longs(tifftag.StripOffsets, offs...)
 	d.shorts(tifftag.SamplesPerPixel, 1)
-	d.longs(tifftag.RowsPerStrip, uint32(r.rps))
-	d.longs(tifftag.StripByteCounts, counts...)
 	d.shorts(tifftag.PlanarConfiguration, 1)
 	d.shorts(tifftag.CFARepeatPatternDim, 2, 2)
 	d.bytes(tifftag.CFAPattern, 0, 1, 1, 2) // RGGB
@@ -433,11 +539,32 @@ func (r *resolved) buildExif() (*ifd, error) {
 	return e, nil
 }
 
-// header returns everything before the raw strips (TIFF header, IFDs and
-// the preview pixels) and the offset of the first raw strip.
+// bits is the raw image's BitsPerSample: 16 uncompressed, the bit length
+// of WhiteLevel (the lossless JPEG precision, at least 2) compressed.
+func (r *resolved) bits() int {
+	if r.Compression != 7 {
+		return 16
+	}
+	return max(2, bits.Len16(r.WhiteLevel))
+}
+
+// rawBytes is the size of the raw image data.
+func (r *resolved) rawBytes() uint64 {
+	if r.Compression != 7 {
+		return uint64(r.Width) * uint64(r.Height) * 2
+	}
+	var n uint64
+	for _, t := range r.tiles {
+		n += uint64(len(t))
+	}
+	return n
+}
+
+// header returns everything before the raw data (TIFF header, IFDs and
+// the previews' pixels), whose offset is its length.
 func (r *resolved) header() ([]byte, error) {
 	// Pass 1: sizes.
-	ifd0, sub, exif, gps, err := r.buildIFDs(layout{})
+	ifd0, sub, prev, exif, gps, err := r.buildIFDs(layout{})
 	if err != nil {
 		return nil, err
 	}
@@ -446,6 +573,10 @@ func (r *resolved) header() ([]byte, error) {
 	if sub != nil {
 		lay.sub = pos
 		pos += sub.size()
+	}
+	if prev != nil {
+		lay.prev = pos
+		pos += prev.size()
 	}
 	if exif != nil {
 		lay.exif = pos
@@ -459,15 +590,19 @@ func (r *resolved) header() ([]byte, error) {
 		lay.thumb = pos
 		pos = align4(pos + 3*r.pw*r.ph)
 	}
+	if r.jpeg != nil {
+		lay.jpeg = pos
+		pos = align4(pos + len(r.jpeg))
+	}
 	pos = (pos + 15) &^ 15 // start raw data on a 16-byte boundary
 	lay.raw = pos
-	total := uint64(lay.raw) + uint64(r.Width)*uint64(r.Height)*2
+	total := uint64(lay.raw) + r.rawBytes()
 	if total > math.MaxUint32 {
 		return nil, fmt.Errorf("synthdng: file would be %d bytes, over the 4 GiB TIFF limit", total)
 	}
 
 	// Pass 2: real offsets.
-	ifd0, sub, exif, gps, err = r.buildIFDs(lay)
+	ifd0, sub, prev, exif, gps, err = r.buildIFDs(lay)
 	if err != nil {
 		return nil, err
 	}
@@ -478,6 +613,10 @@ func (r *resolved) header() ([]byte, error) {
 	copy(buf[8:], ifd0.encode(8))
 	if sub != nil {
 		copy(buf[lay.sub:], sub.encode(lay.sub))
+	}
+	if prev != nil {
+		copy(buf[lay.prev:], prev.encode(lay.prev))
+		copy(buf[lay.jpeg:], r.jpeg)
 	}
 	if exif != nil {
 		copy(buf[lay.exif:], exif.encode(lay.exif))
@@ -523,14 +662,18 @@ func srgb8(v float64) byte {
 	return byte(math.Round(v * 255))
 }
 
-// Write writes the DNG described by s to w. The raw pixel data is generated
-// and written one row at a time (Scene is evaluated per stored site), so
-// memory use is O(Width) plus the IFDs, whatever the image size. It returns
-// the first validation or write error.
+// Write writes the DNG described by s to w. Uncompressed raw data is
+// generated and written one row at a time (Scene is evaluated per stored
+// site), so memory use is O(Width) plus the IFDs, whatever the image size;
+// compressed data is encoded in memory first, tiles in parallel (about
+// the file's size). It returns the first validation or write error.
 func Write(w io.Writer, s Spec) error {
 	r, err := resolve(s)
 	if err != nil {
 		return err
+	}
+	if r.Compression == 7 {
+		r.encodeTiles()
 	}
 	hdr, err := r.header()
 	if err != nil {
@@ -540,27 +683,63 @@ func Write(w io.Writer, s Spec) error {
 	if _, err := bw.Write(hdr); err != nil {
 		return err
 	}
-	black := float64(r.BlackLevel)
-	span := float64(r.WhiteLevel) - black
-	white := float64(r.WhiteLevel)
+	if r.Compression == 7 {
+		for _, t := range r.tiles {
+			if _, err := bw.Write(t); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
 	row := make([]byte, r.rowLen)
-	scene := r.Scene
 	for y := range r.Height {
 		for x := range r.Width {
-			v := scene(x, y, CFAColor(x, y))
-			dn := black + math.Round(v*span)
-			if !(dn > black) { // also catches NaN
-				dn = black
-			} else if dn > white {
-				dn = white
-			}
-			le.PutUint16(row[2*x:], uint16(dn))
+			le.PutUint16(row[2*x:], r.dn(x, y))
 		}
 		if _, err := bw.Write(row); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
+}
+
+// dn is the stored value of site (x, y): BlackLevel + round(Scene·(White −
+// Black)), clamped to the levels (NaN → BlackLevel).
+func (r *resolved) dn(x, y int) uint16 {
+	black := float64(r.BlackLevel)
+	white := float64(r.WhiteLevel)
+	dn := black + math.Round(r.Scene(x, y, CFAColor(x, y))*(white-black))
+	if !(dn > black) { // also catches NaN
+		dn = black
+	} else if dn > white {
+		dn = white
+	}
+	return uint16(dn)
+}
+
+// encodeTiles fills r.tiles with the raw image's lossless JPEG tiles
+// (ljpegEncode, two components), as many at once as there are CPUs.
+func (r *resolved) encodeTiles() {
+	t := r.tile
+	tw, th := (r.Width+t-1)/t, (r.Height+t-1)/t
+	r.tiles = make([][]byte, tw*th)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				x0, y0 := (i%tw)*t, (i/tw)*t
+				r.tiles[i] = ljpegEncode(r.bits(), t/2, t, 2, func(jx, jy, c int) int {
+					return int(r.dn(min(x0+2*jx+c, r.Width-2+c), min(y0+jy, r.Height-2+(y0+jy)&1)))
+				})
+			}
+		})
+	}
+	for i := range r.tiles {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // WriteFile writes the DNG described by s to the file at path (created or

@@ -790,17 +790,24 @@ func TestLibRawIdentify(t *testing.T) {
 
 // TestLibRawRawSamples decodes the raw CFA data with LibRaw's unprocessed_raw
 // (raw DN including black, no processing) and compares every site, with a
-// multi-strip layout whose last strip is short, with and without SubIFD.
+// multi-strip layout whose last strip is short, with and without SubIFD,
+// and as lossless JPEG tiles that overhang both edges (with and without a
+// JPEG preview SubIFD).
 func TestLibRawRawSamples(t *testing.T) {
 	tool := testtool.Need(t, "unprocessed_raw")
 	const W, H = 62, 46
 	const black, white = 256, 16000
 	span := float64(white - black)
 	dn := func(x, y, c int) int { return (x*131 + y*71 + c*4099) % (white - black + 1) }
-	for _, thumb := range []bool{false, true} {
-		t.Run(fmt.Sprintf("thumb=%v", thumb), func(t *testing.T) {
+	for _, tc := range []struct {
+		thumb       bool
+		compression int
+		preview     image.Image
+	}{{false, 1, nil}, {true, 1, nil}, {false, 7, nil}, {true, 7, image.NewRGBA(image.Rect(0, 0, 31, 23))}} {
+		t.Run(fmt.Sprintf("thumb=%v/compression=%d/preview=%v", tc.thumb, tc.compression, tc.preview != nil), func(t *testing.T) {
 			path := writeTemp(t, Spec{
-				Width: W, Height: H, BlackLevel: black, WhiteLevel: white, RowsPerStrip: 5, ThumbnailIFD0: thumb,
+				Width: W, Height: H, BlackLevel: black, WhiteLevel: white, RowsPerStrip: 5, ThumbnailIFD0: tc.thumb,
+				Compression: tc.compression, TileSize: 16, Preview: tc.preview,
 				Orientation: 3, // raw data is reported unrotated
 				Scene:       func(x, y, c int) float64 { return float64(dn(x, y, c)) / span },
 			})

@@ -10,6 +10,14 @@
 //   - one owner per handle: a DB and the Modifiers made from it are
 //     created, used and closed by one goroutine on one locked OS thread
 //     (every call checks the thread id and refuses others);
+//   - the lensfun database behind the handles is loaded once per process
+//     for each set of extra directories (about 40 ms and 4 MB; a worker
+//     process converts many files) and shared by the handles Open returns:
+//     lfDatabase is read-only once loaded, and each shared database's
+//     lookups (lf_db_find_*, lf_modifier_new on its lenses) run under its
+//     own mutex, so handles on several threads may use it at once; it is
+//     destroyed by CloseShared (explicitly, at a worker's exit), or when
+//     its directories' files changed and its last handle closes;
 //   - explicit Close, no finalizers; C keeps no Go pointer: pixel and
 //     coordinate buffers are Go memory lent for the duration of one call;
 //   - every C allocation is freed by a defer next to its creation (C
@@ -30,6 +38,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"unicode"
@@ -90,49 +99,129 @@ func (c Corrections) String() string {
 	return s
 }
 
-// DB is a loaded lensfun database (lfDatabase).
+// DB is a handle on a loaded lensfun database (lfDatabase), shared with
+// the other handles of the same extra directories.
 type DB struct {
 	db   *C.lfDatabase
+	l    *loaded
 	tid  C.long
 	mods []*Modifier
 }
 
-// Open loads lensfun's system database (its version_1 XML files under
-// /usr/share/lensfun; lf_db_load) and then every *.xml file of each
-// directory of extra, in name order (lf_db_load_file), so their cameras
-// and lenses are found too (an extra entry for an existing lens adds to
-// it). It must be called on a locked OS thread, which then owns the DB.
+// loaded is a database loaded by Open, shared by its handles.
+type loaded struct {
+	db *C.lfDatabase
+	// mu serialises the lookups of the handles sharing db.
+	mu sync.Mutex
+	// files identifies the extra directories' XML files it was loaded
+	// from (names, sizes, modification times).
+	files string
+	// refs counts its open handles; stale: replaced by a load of changed
+	// files, destroyed when refs drops to 0.
+	refs  int
+	stale bool
+}
+
+// shared holds the loaded databases by their extra directories, under
+// loadMu.
+var shared = map[string]*loaded{}
+
+// loads counts the databases loaded (tests).
+var loads int
+
+// Open returns a handle on lensfun's system database (its version_1 XML
+// files under /usr/share/lensfun; lf_db_load) with every *.xml file of
+// each directory of extra added, in name order (lf_db_load_file), so their
+// cameras and lenses are found too (an extra entry for an existing lens
+// adds to it). The database is loaded on the first Open of these
+// directories in the process and shared by the later ones (loaded again
+// when their XML files changed: names, sizes, modification times). It
+// must be called on a locked OS thread, which then owns the handle.
 // Errors name the file and wrap ErrNoDatabase (the system database is
 // missing and no extra directory was given), ErrFormat (a file is not a
 // lensfun database), or the os error of an unreadable directory.
 func Open(extra ...string) (*DB, error) {
 	beQuiet()
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	C.rb_lf_clear_log()
-	d := &DB{db: C.lf_db_new(), tid: C.rb_lf_gettid()}
-	if d.db == nil {
-		return nil, fmt.Errorf("lensfun: lf_db_new failed")
-	}
-	sysErr := dbError("the system database", C.lf_db_load(d.db))
-	if sysErr != nil && len(extra) == 0 {
-		d.closeLocked()
-		return nil, sysErr
-	}
+	dirs := strings.Join(extra, "\x00")
+	var names []string
+	var files strings.Builder
 	for _, dir := range extra {
-		names, err := XMLFiles(dir)
+		ns, err := XMLFiles(dir)
 		if err != nil {
-			d.closeLocked()
 			return nil, err
 		}
-		for _, name := range names {
-			if err := loadFile(d.db, name); err != nil {
-				d.closeLocked()
-				return nil, err
+		for _, name := range ns {
+			fmt.Fprintf(&files, "%s\x00", name)
+			if fi, err := os.Stat(name); err == nil {
+				fmt.Fprintf(&files, "%d\x00%d\x00", fi.Size(), fi.ModTime().UnixNano())
 			}
 		}
+		names = append(names, ns...)
 	}
-	return d, nil
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	l := shared[dirs]
+	if l == nil || l.files != files.String() {
+		db, err := load(names, len(extra) > 0)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			l.stale = true
+			if l.refs == 0 {
+				C.lf_db_destroy(l.db)
+			}
+		}
+		l = &loaded{db: db, files: files.String()}
+		shared[dirs] = l
+	}
+	l.refs++
+	return &DB{db: l.db, l: l, tid: C.rb_lf_gettid()}, nil
+}
+
+// load loads the system database and the XML files names into a new
+// database (loadMu held); without extra directories (extra false) a
+// missing system database is an error.
+func load(names []string, extra bool) (*C.lfDatabase, error) {
+	C.rb_lf_clear_log()
+	db := C.lf_db_new()
+	if db == nil {
+		return nil, fmt.Errorf("lensfun: lf_db_new failed")
+	}
+	loads++
+	sysErr := dbError("the system database", C.lf_db_load(db))
+	if sysErr != nil && !extra {
+		C.lf_db_destroy(db)
+		return nil, sysErr
+	}
+	for _, name := range names {
+		if err := loadFile(db, name); err != nil {
+			C.lf_db_destroy(db)
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+// CloseShared destroys the loaded databases that no handle uses (a
+// worker process calls it as it exits); those in use are left, and it
+// says how many.
+func CloseShared() error {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	busy := 0
+	for k, l := range shared {
+		if l.refs > 0 {
+			busy++
+			continue
+		}
+		C.lf_db_destroy(l.db)
+		delete(shared, k)
+	}
+	if busy > 0 {
+		return fmt.Errorf("lensfun: %d databases still in use", busy)
+	}
+	return nil
 }
 
 // loadFile loads the lensfun XML file name into db (lf_db_load_file);
@@ -143,9 +232,10 @@ func loadFile(db *C.lfDatabase, name string) error {
 	return dbError(name, C.lf_db_load_file(db, cs))
 }
 
-// Close destroys the database and every Modifier still open; nil-safe and
-// idempotent. It must run on the owner's thread: from another one it
-// refuses with an error and destroys nothing.
+// Close destroys every Modifier still open and releases the handle (the
+// shared database stays loaded: CloseShared); nil-safe and idempotent. It
+// must run on the owner's thread: from another one it refuses with an
+// error and destroys nothing.
 func (d *DB) Close() error {
 	if d == nil || d.db == nil {
 		return nil
@@ -165,7 +255,10 @@ func (d *DB) closeLocked() {
 		m.destroy()
 	}
 	d.mods = nil
-	C.lf_db_destroy(d.db)
+	d.l.refs--
+	if d.l.stale && d.l.refs == 0 {
+		C.lf_db_destroy(d.l.db)
+	}
 	d.db = nil
 }
 
@@ -200,6 +293,8 @@ func (d *DB) FindCamera(maker, model string) (*Camera, error) {
 	cmk, cmd := cstr(maker), cstr(model)
 	defer C.free(unsafe.Pointer(cmk))
 	defer C.free(unsafe.Pointer(cmd))
+	d.l.mu.Lock()
+	defer d.l.mu.Unlock()
 	list := C.lf_db_find_cameras(d.db, cmk, cmd)
 	defer C.lf_free(unsafe.Pointer(list))
 	if list == nil || C.rb_lf_cam_at(list, 0) == nil {
@@ -250,6 +345,8 @@ func (d *DB) FindLens(cam *Camera, maker, model string) (*Lens, error) {
 	cmk, cmd := cstr(maker), cstr(model)
 	defer C.free(unsafe.Pointer(cmk))
 	defer C.free(unsafe.Pointer(cmd))
+	d.l.mu.Lock()
+	defer d.l.mu.Unlock()
 	list := C.lf_db_find_lenses_hd(d.db, cc, cmk, cmd, C.LF_SEARCH_SORT_AND_UNIQUIFY)
 	defer C.lf_free(unsafe.Pointer(list))
 	if list == nil || C.rb_lf_lens_at(list, 0) == nil {
@@ -312,6 +409,9 @@ func (d *DB) NewModifier(lens *Lens, crop float64, w, h int, focal, aperture, di
 	if lens == nil || w < 2 || h < 2 || !(crop > 0) || !(focal > 0) {
 		return nil, fmt.Errorf("lensfun: new modifier: bad arguments (lens %v, %d×%d, crop %g, focal %g mm)", lens != nil, w, h, crop, focal)
 	}
+	// The modifier reads the shared lens's calibrations as it is set up.
+	d.l.mu.Lock()
+	defer d.l.mu.Unlock()
 	cm := C.lf_modifier_new(lens.l, C.float(crop), C.int(w), C.int(h))
 	if cm == nil {
 		return nil, fmt.Errorf("lensfun: lf_modifier_new failed")

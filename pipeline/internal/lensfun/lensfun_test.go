@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testDB opens the system database and testdata/lensfun on a locked
@@ -294,5 +295,67 @@ func TestParallelOpen(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestSharedDatabase: the database is loaded once for the handles of the
+// same directories, one after another or at once, and again when a file
+// of them changed; a closed handle leaves it loaded for the next, and
+// CloseShared destroys it once no handle is open.
+func TestSharedDatabase(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../../testdata/lensfun/rawbatch-test.xml")
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.xml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := loads
+	d1, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1.Close()
+	d3, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := loads - before; n != 1 {
+		t.Errorf("%d loads for three handles of one directory, want 1", n)
+	}
+	if c, err := d2.FindCamera("Rawbatch", "Lens Chart"); err != nil || c == nil {
+		t.Errorf("through a shared handle: camera %v, %v", c, err)
+	}
+	if err := CloseShared(); err == nil {
+		t.Error("CloseShared with handles open: no error")
+	}
+	// A changed file is loaded again; the handles of the old load keep it
+	// until they close.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "a.xml"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	d4, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := loads - before; n != 2 {
+		t.Errorf("%d loads after the file changed, want 2", n)
+	}
+	if c, err := d3.FindCamera("Rawbatch", "Lens Chart"); err != nil || c == nil {
+		t.Errorf("through a handle of the old load: camera %v, %v", c, err)
+	}
+	d2.Close()
+	d3.Close()
+	d4.Close()
+	if err := CloseShared(); err != nil {
+		t.Error(err)
 	}
 }

@@ -327,6 +327,20 @@ func (h *Handle) Info() Info {
 	return *h.info
 }
 
+// SetThreads caps the OpenMP threads LibRaw may use from now on on the
+// handle's thread (omp_set_num_threads), for Unpack as for Process: its
+// CR3 and compressed Fujifilm decoders are parallel regions too. n ≤ 0
+// leaves the cap as it is.
+func (h *Handle) SetThreads(n int) error {
+	if err := h.checkThread(); err != nil {
+		return err
+	}
+	if n > 0 {
+		C.rb_set_threads(C.int(n))
+	}
+	return nil
+}
+
 // Unpack reads the raw pixel data (libraw_unpack). Damaged or truncated data
 // that LibRaw reports only through its data-error callback fails here with
 // an error wrapping ErrCorrupt, and so do libjpeg's corrupt-data warnings

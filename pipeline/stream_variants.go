@@ -1,0 +1,561 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/resize"
+)
+
+// A streamed conversion with several variants (docs/pipeline.md
+// "Streaming"). When nothing measures the camera rows before the
+// variants' passes (no anchor on a preview, no denoise split), one pass
+// makes them all: the lead variant (variantPasses.lead) is written as a
+// single variant's one-pass stream writes it, and as each band of the
+// window is final the other full-size variants quantise it (through the
+// shared pass's kernels and their own) for their encoders and the
+// downscaled ones feed it to their band-wise downscalers (resize.Rows:
+// the whole-image path's Downscale, holding only its kernel's rows). Else
+// pass 1 stores the finished camera-RGB rows (upright, 16 bits:
+// twoPass.img) as a two-pass stream does, and each variant, in the plan's
+// order, runs its own pass from them, the last letting them go as it
+// reads them. A downscaled variant's image is turned back to the sensor's
+// orientation, and its steps run on it as on the whole-image path.
+
+// variantRun is one variant's steps after the band stages of a streamed
+// conversion with several variants (indices into the plan's steps).
+type variantRun struct {
+	v int // the variant's index in the variants planned
+	// resize is its resize step, -1 for a full-size variant; pass to
+	// enc−1 its fused pass, ended by quantise (for a full-size variant it
+	// may begin with the shared steps, when it is the only one after
+	// them); enc its encode step.
+	resize, pass, enc int
+}
+
+// variantTail is the steps of a streamed conversion with several
+// variants after its band stages: the shared fused pass (camera matrix,
+// exposure, tone) the full-size variants' passes begin with, shared[0]
+// to shared[1]−1 (none when shared[1] is 0), and each variant's steps in
+// the plan's order.
+type variantTail struct {
+	shared [2]int
+	runs   []variantRun
+}
+
+// parseVariantTail splits the plan's steps from k (the first after the
+// band stages) into a variantTail: ok false when they are not a sequence
+// of a downscaled variant's resize, fused pass and encode, a shared fused
+// pass, and a full-size variant's fused pass and encode (a variant that
+// sharpens has an unfused output-space step: no stream).
+func parseVariantTail(steps []Step, k int) (t variantTail, ok bool) {
+	full := false
+	for i := k; i < len(steps); {
+		r := variantRun{v: -1, resize: -1}
+		if steps[i].Stage == resizeStage.Name && !steps[i].Shared() {
+			r.resize = i
+			i++
+		}
+		if i == len(steps) || steps[i].Pass == 0 {
+			return t, false
+		}
+		r.pass = i
+		for p := steps[i].Pass; i < len(steps) && steps[i].Pass == p; i++ {
+			switch v := steps[i].v; {
+			case v >= 0 && (r.v < 0 || r.v == v):
+				r.v = v
+			case v >= 0 || r.v >= 0:
+				return t, false // two variants, or a shared step after a variant's
+			}
+		}
+		if r.v < 0 {
+			if r.resize >= 0 || t.shared[1] > 0 || full {
+				return t, false
+			}
+			t.shared = [2]int{r.pass, i}
+			continue
+		}
+		if r.resize >= 0 && steps[r.resize].v != r.v || steps[i-1].Stage != quantiseStage.Name ||
+			i == len(steps) || steps[i].Stage != encodeStage.Name || steps[i].v != r.v {
+			return t, false
+		}
+		full = full || r.resize < 0
+		r.enc = i
+		i++
+		t.runs = append(t.runs, r)
+	}
+	return t, len(t.runs) > 1
+}
+
+// multiStreamable reports whether the steps of plan p after its band
+// stages (from k) may stream for the variants vs: a variantTail whose
+// full-size variants are written row by row (JPEG, TIFF16) and whose
+// downscaled ones are not enlarged on either side.
+func (p *StagePlan) multiStreamable(vs []Variant, k int) bool {
+	t, ok := parseVariantTail(p.Steps, k)
+	if !ok {
+		return false
+	}
+	for _, r := range t.runs {
+		st := p.Steps[r.enc]
+		if r.resize < 0 && (!streamedRows(memCtx{v: vs[r.v]}) || st.W != p.W || st.H != p.H) {
+			return false
+		}
+		if r.resize >= 0 && (st.W > p.W || st.H > p.H) {
+			return false
+		}
+	}
+	return true
+}
+
+// variantPasses is the state of the variants' passes of a streamed
+// conversion with several variants (runVariants).
+type variantPasses struct {
+	steps []Step
+	tail  variantTail
+	asked []*variantJob
+	// shared holds the shared pass's kernels once prepared (sharedTims
+	// their steps' timings).
+	shared     []rowKernel
+	sharedTims []StageTiming
+	prepared   bool
+	// lead is the index in tail.runs of the full-size variant written in
+	// pass 1 from the window's rows (-1: none), leadTims its steps'
+	// timings.
+	lead     int
+	leadTims []StageTiming
+	// With a lead, the other variants are made in pass 1 too, from the
+	// window's float rows, and no camera row is stored: a downscaled
+	// one's downscaler is fed the rows (small, by index in tail.runs), a
+	// full-size one's quantised bands are made and kept for its encoder
+	// (quant), its pass prepared before pass 1 (runTims its timings).
+	small   map[int]*smallSink
+	quant   map[int]*quantSink
+	runTims map[int][]StageTiming
+}
+
+// smallSink is a downscaled variant's band-wise downscale of the upright
+// rows (resize.Rows into img, udw×udh upright; dw×dh in the sensor's
+// orientation), dur the time it took.
+type smallSink struct {
+	rs               *resize.Rows
+	img              []float32
+	udw, udh, dw, dh int
+	dur              time.Duration
+}
+
+// newSmallSink returns the downscale of stream s's upright rows to
+// variant v's size (Variant.Fit of the sensor-oriented size).
+func newSmallSink(s *stream, v *variantJob) *smallSink {
+	uw, uh := s.w, s.h
+	sw, sh := uw, uh
+	if s.flip&4 != 0 {
+		sw, sh = uh, uw
+	}
+	k := &smallSink{}
+	k.dw, k.dh = v.spec.Variant.Fit(sw, sh)
+	k.udw, k.udh = k.dw, k.dh
+	if s.flip&4 != 0 {
+		k.udw, k.udh = k.dh, k.dw
+	}
+	k.img = make([]float32, k.udw*k.udh*3)
+	rl := 3 * k.udw
+	k.rs = resize.NewRows(uw, uh, 3, k.udw, k.udh, func(y int) []float32 { return k.img[y*rl : (y+1)*rl] })
+	return k
+}
+
+// finish gives v its own camera image from the downscale (turned back
+// to the sensor's orientation for its orientation step).
+func (k *smallSink) finish(v *variantJob, flip int) error {
+	if !k.rs.Done() {
+		return fmt.Errorf("stream: the downscale to %d×%d did not get every row", k.dw, k.dh)
+	}
+	v.camera = unorient(k.img, k.udw, k.udh, flip)
+	v.img = Image{W: k.dw, H: k.dh}
+	v.owned = true
+	k.img = nil
+	return nil
+}
+
+// quantSink holds a full-size variant's quantised bands made in pass 1
+// (fill: its quantiser's band maker, reading the window's rows) until its
+// encoder takes them (take, each band let go once copied).
+type quantSink struct {
+	fill     func(y0 int, dst []byte)
+	rowBytes int
+	bands    [][]byte
+}
+
+// take is the variant's encoder's band maker once pass 1 is done.
+func (q *quantSink) take(y0 int, dst []byte) {
+	k := y0 / streamRows
+	copy(dst, q.bands[k])
+	q.bands[k] = nil
+}
+
+// newVariantPasses returns the passes' state of tail, choosing the lead:
+// when nothing measures the stored rows before the variants' passes (no
+// anchor on them, no denoise split), the first full-size TIFF16 (else
+// JPEG) is written in pass 1 from the float rows as a single variant's
+// one-pass stream writes it, and the other variants are made from the
+// same rows (variantPasses.small, quant). A TIFF16 leads when there is
+// one: its encoder holds little, its quantised rows would be 6 bytes a
+// pixel; a JPEG's are 3, and its coefficients (6 bytes a pixel at 4:4:4)
+// then grow only after pass 1, once the raw data and the window are
+// gone.
+func newVariantPasses(s *stream, steps []Step, tail variantTail, asked []*variantJob) *variantPasses {
+	vp := &variantPasses{steps: steps, tail: tail, asked: asked, lead: -1, prepared: tail.shared[1] == 0}
+	if s.two.run != nil || s.two.split > 0 {
+		return vp
+	}
+	for _, f := range []string{"tiff16", "jpeg"} {
+		for i, r := range tail.runs {
+			if r.resize < 0 && asked[r.v].spec.Variant.Format == f && vp.lead < 0 {
+				vp.lead = i
+			}
+		}
+	}
+	return vp
+}
+
+// prepareShared prepares the shared pass's steps once (Stage.Row, on the
+// shared image: no pixel touched), keeping their kernels.
+func (vp *variantPasses) prepareShared(j *job) error {
+	if vp.prepared {
+		return nil
+	}
+	vp.prepared = true
+	steps := vp.steps[vp.tail.shared[0]:vp.tail.shared[1]]
+	p := &fusePass{writes: true, id: steps[0].Pass}
+	for _, st := range steps {
+		j.cur = nil
+		t0 := time.Now()
+		k, ok := st.stage.Row(j, p)
+		if !ok {
+			return fmt.Errorf("stage %s cannot run inside its streamed pass", st.Name)
+		}
+		if k != nil {
+			vp.shared = append(vp.shared, k)
+		}
+		vp.sharedTims = append(vp.sharedTims, StageTiming{Stage: st.Name, Duration: time.Since(t0), Pass: st.Pass})
+	}
+	return nil
+}
+
+// runLead runs the lead variant's pass and encoder as pass 1 of the
+// stream (twoPass.lead): its quantiser reads the window's rows as a
+// single variant's one-pass stream does, and as each band it asks for is
+// final the other variants take it too (variantPasses.small, quant), so
+// no camera row is stored (it returns no bands). The demosaic and band
+// stages' work, and the other variants', are left out of the lead's
+// pass timing (runStream puts the former in their own steps').
+func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error) {
+	s := j.stream
+	r := vp.tail.runs[vp.lead]
+	v := vp.asked[r.v]
+	if err := vp.prepareShared(j); err != nil {
+		return nil, err
+	}
+	vp.small, vp.quant, vp.runTims = map[int]*smallSink{}, map[int]*quantSink{}, map[int][]StageTiming{}
+	for n, o := range vp.tail.runs {
+		if n == vp.lead {
+			continue
+		}
+		ov := vp.asked[o.v]
+		if o.resize >= 0 {
+			vp.small[n] = newSmallSink(s, ov)
+			continue
+		}
+		tims, err := j.runPassWith(ctx, vp.steps[o.pass:o.enc], vp.asked, vp.shared)
+		vp.runTims[n] = tims
+		if err != nil {
+			return nil, err
+		}
+		q := &quantSink{}
+		switch {
+		case ov.rows8.Bands.Fill != nil:
+			q.fill, q.rowBytes, ov.rows8.Bands.Fill = ov.rows8.Bands.Fill, 3*ov.upright.W, q.take
+		case ov.rows.Bands.Fill != nil:
+			q.fill, q.rowBytes, ov.rows.Bands.Fill = ov.rows.Bands.Fill, 6*ov.upright.W, q.take
+		default:
+			return nil, fmt.Errorf("stream: variant %s is not written row by row", ov.spec.Variant.Name)
+		}
+		ov.prepare = nil // the window's rows are final when fill runs
+		vp.quant[n] = q
+	}
+	work := func() time.Duration {
+		d := s.srcDur
+		for _, f := range s.filters {
+			d += f.dur
+		}
+		return d
+	}
+	w0 := work()
+	var side time.Duration
+	tims, err := j.runPassWith(ctx, vp.steps[r.pass:r.enc], vp.asked, vp.shared)
+	vp.leadTims = tims
+	if err != nil {
+		return nil, err
+	}
+	ensure := v.prepare
+	var rows []float32
+	v.prepare = func(y0, y1 int) {
+		ensure(y0, y1)
+		if s.err != nil {
+			return
+		}
+		t0 := time.Now()
+		if len(vp.small) > 0 {
+			n := 3 * s.w
+			rows = slices.Grow(rows[:0], (y1-y0)*n)[:(y1-y0)*n]
+			for y := y0; y < y1; y++ {
+				copy(rows[(y-y0)*n:], s.row(y))
+			}
+			for _, k := range vp.small {
+				t1 := time.Now()
+				k.rs.Push(rows)
+				k.dur += time.Since(t1)
+			}
+		}
+		for _, q := range vp.quant {
+			b := make([]byte, (y1-y0)*q.rowBytes)
+			q.fill(y0, b)
+			q.bands = append(q.bands, b)
+		}
+		if y1*8/s.h != y0*8/s.h {
+			// The bands' garbage collected and given back an eighth
+			// of the image at a time: with the kept bands the live
+			// heap is large, and the collector would let it double.
+			debug.FreeOSMemory()
+		}
+		side += time.Since(t0)
+	}
+	enc := vp.steps[r.enc]
+	j.cur = v
+	t0 := time.Now()
+	err = enc.stage.run(ctx, j)
+	vp.leadTims = append(vp.leadTims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+	j.movePassTime(vp.leadTims)
+	v.prepare = nil
+	if err == nil {
+		err = s.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for n, k := range vp.small {
+		if err := k.finish(vp.asked[vp.tail.runs[n].v], s.flip); err != nil {
+			return nil, err
+		}
+	}
+	for _, q := range vp.quant {
+		if len(q.bands) != (s.h+streamRows-1)/streamRows {
+			return nil, fmt.Errorf("stream: the lead variant did not read every row")
+		}
+	}
+	for i := range vp.leadTims {
+		if vp.leadTims[i].Pass == v.pass && vp.leadTims[i].Stage == vp.steps[r.enc-1].Name {
+			vp.leadTims[i].Duration = max(0, vp.leadTims[i].Duration-(work()-w0)-side)
+		}
+	}
+	return nil, nil
+}
+
+// runVariants runs the variants' passes of a streamed conversion with
+// several variants once pass 1 has stored the rows (the package comment
+// above), in the plan's order, and returns their timings, named as the
+// plan names the steps: the shared pass's steps (their kernels prepared
+// once) before the first full-size variant, the lead's (run in pass 1) at
+// its place, a downscaled variant's resize timing the band-wise downscale
+// with the decoding of the stored rows.
+func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageTiming, err error) {
+	s := j.stream
+	defer func() { j.stream = s }()
+	steps, tail, asked := vp.steps, vp.tail, vp.asked
+	last := len(tail.runs) - 1 // the last variant to read the stored rows
+	if last == vp.lead {
+		last--
+	}
+	sharedDone := tail.shared[1] == 0
+	for n, r := range tail.runs {
+		first := r.pass
+		if r.resize >= 0 {
+			first = r.resize
+		}
+		if !sharedDone && tail.shared[0] < first {
+			sharedDone = true
+			if err := vp.prepareShared(j); err != nil {
+				return tims, err
+			}
+			tims = append(tims, vp.sharedTims...)
+		}
+		if n == vp.lead {
+			tims = append(tims, vp.leadTims...)
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return tims, err
+		}
+		// The stored rows are let go as the last variant reads them.
+		s.two.keep = n != last
+		v := asked[r.v]
+		var prefix []rowKernel
+		if q := vp.quant[n]; q != nil {
+			// Quantised in pass 1: its pass's timing gets that time,
+			// its encoder takes the bands.
+			pt := vp.runTims[n]
+			for i := range pt {
+				if pt[i].Pass == v.pass && pt[i].Stage == steps[r.enc-1].Name {
+					pt[i].Duration += v.passTime
+				}
+			}
+			v.passTime = 0
+			tims = append(tims, pt...)
+			enc := steps[r.enc]
+			j.cur = v
+			t0 := time.Now()
+			err := enc.stage.run(ctx, j)
+			tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+			vp.quant[n] = nil
+			if err != nil {
+				return tims, err
+			}
+			continue
+		}
+		if k := vp.small[n]; k != nil {
+			tims = append(tims, StageTiming{Stage: steps[r.resize].Name, Duration: k.dur})
+			j.stream = nil
+		} else if r.resize >= 0 {
+			j.cur = v
+			t0 := time.Now()
+			err := j.streamResize(ctx, v)
+			tims = append(tims, StageTiming{Stage: steps[r.resize].Name, Duration: time.Since(t0)})
+			if err != nil {
+				return tims, err
+			}
+			// Its steps run on its own small image, as on the
+			// whole-image path.
+			j.stream = nil
+		} else {
+			prefix = vp.shared
+		}
+		ptims, err := j.runPassWith(ctx, steps[r.pass:r.enc], asked, prefix)
+		tims = append(tims, ptims...)
+		if err != nil {
+			return tims, err
+		}
+		enc := steps[r.enc]
+		j.cur = v
+		t0 := time.Now()
+		err = enc.stage.run(ctx, j)
+		tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+		j.movePassTime(tims)
+		j.stream = s
+		if err == nil {
+			err = s.err
+		}
+		if err != nil {
+			return tims, err
+		}
+		if n < last {
+			// This variant's buffers collected before the next one's
+			// grow, as runPlan does between variants.
+			runtime.GC()
+		}
+	}
+	if !sharedDone {
+		err = vp.prepareShared(j)
+		tims = append(tims, vp.sharedTims...)
+	}
+	return tims, err
+}
+
+// streamResize makes a downscaled variant's own camera image from the
+// stored rows of a streamed conversion: the rows decoded a band at a
+// time into the band-wise downscaler (resize.Rows, in linear light, the
+// same image as stageResize's resize.Downscale up to the orientation:
+// the rows are upright, so the upright image is downscaled and turned
+// back to the sensor's orientation, v.camera of v.img's size, for the
+// variant's orientation step).
+func (j *job) streamResize(ctx context.Context, v *variantJob) error {
+	s := j.stream
+	t := s.two
+	uw, uh := s.w, s.h
+	sw, sh := uw, uh
+	if s.flip&4 != 0 {
+		sw, sh = uh, uw
+	}
+	dw, dh := v.spec.Variant.Fit(sw, sh)
+	udw, udh := dw, dh
+	if s.flip&4 != 0 {
+		udw, udh = dh, dw
+	}
+	small := make([]float32, udw*udh*3)
+	rl := 3 * udw
+	rs := resize.NewRows(uw, uh, 3, udw, udh, func(y int) []float32 { return small[y*rl : (y+1)*rl] })
+	n := 3 * uw
+	buf := make([]float32, streamRows*n)
+	for y0 := 0; y0 < uh; y0 += streamRows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		y1 := min(uh, y0+streamRows)
+		par.Rows(y1-y0, func(lo, hi int) {
+			for y := y0 + lo; y < y0+hi; y++ {
+				t.row16(y, buf[(y-y0)*n:(y-y0+1)*n])
+			}
+		})
+		if !t.keep {
+			t.release(y1)
+		}
+		rs.Push(buf[:(y1-y0)*n])
+	}
+	if !rs.Done() || t.reread.Load() {
+		return fmt.Errorf("stream: the downscale to %d×%d did not get every row", dw, dh)
+	}
+	v.camera = unorient(small, udw, udh, s.flip)
+	v.img = Image{W: dw, H: dh}
+	v.owned = true
+	return nil
+}
+
+// unorient returns the image whose upright view for flip (NewOriented)
+// is u (interleaved uw×uh×3 float32): u itself for flip 0, else a new
+// image in the sensor's orientation (uh×uw when flip&4).
+func unorient(u []float32, uw, uh, flip int) []float32 {
+	flip &= 7
+	if flip == 0 {
+		return u
+	}
+	sw, sh := uw, uh
+	if flip&4 != 0 {
+		sw, sh = uh, uw
+	}
+	out := make([]float32, len(u))
+	par.Rows(uh, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for c := range uw {
+				sr, sc := r, c
+				if flip&4 != 0 {
+					sr, sc = c, r
+				}
+				if flip&2 != 0 {
+					sr = sh - 1 - sr
+				}
+				if flip&1 != 0 {
+					sc = sw - 1 - sc
+				}
+				copy(out[(sr*sw+sc)*3:(sr*sw+sc)*3+3], u[(r*uw+c)*3:(r*uw+c)*3+3])
+			}
+		}
+	})
+	return out
+}
