@@ -304,3 +304,52 @@ func TestStageCacheAcrossPaths(t *testing.T) {
 		t.Errorf("streamed hit of the whole path's entry against a streamed run: ΔE2000 mean %g, want ≤ 0.02", mean)
 	}
 }
+
+// TestStageCacheVariantsStore: a streamed conversion of several variants
+// that stores its entry (--keep-cache) keeps its rows for the cache
+// instead of letting a lead variant drive a pass that stores none, and a
+// later run with more variants reads the entry, each output within
+// ΔE2000 mean 0.02 of the storing run's.
+func TestStageCacheVariantsStore(t *testing.T) {
+	d := t.TempDir()
+	in := writeClipped(t, d, 640, 416, 1, false)
+	ca, err := cache.Open(filepath.Join(d, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &CacheOptions{Cache: ca, Keep: true}
+	vs := []Variant{
+		{Name: "main", Format: "jpeg", Space: "srgb"},
+		{Name: "web", Format: "jpeg", Space: "srgb", Size: 300},
+	}
+	conv := func(run string, vs []Variant) Result {
+		var outs []OutputSpec
+		for _, v := range vs {
+			outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(d, run+"-"+v.Name+".jpg")})
+		}
+		r, err := ConvertVariants(context.Background(), in, outs, DefaultSettings(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r1 := conv("miss", vs)
+	for _, w := range r1.Warnings {
+		if strings.Contains(w, "not cached") {
+			t.Fatalf("storing run: %s", w)
+		}
+	}
+	if !r1.Streamed || r1.FromCache {
+		t.Fatalf("storing run: streamed %v, from cache %v", r1.Streamed, r1.FromCache)
+	}
+	r2 := conv("hit", append(vs, Variant{Name: "thumb", Format: "jpeg", Space: "srgb", Size: 120}))
+	if !r2.FromCache || r2.Decoded {
+		t.Fatalf("second run: from cache %v, decoded %v", r2.FromCache, r2.Decoded)
+	}
+	for _, v := range vs {
+		mean, _ := deltaEMeanMax(decodeImage(t, filepath.Join(d, "miss-"+v.Name+".jpg")), decodeImage(t, filepath.Join(d, "hit-"+v.Name+".jpg")))
+		if mean > 0.02 {
+			t.Errorf("%s: hit against the storing run: ΔE2000 mean %g, want ≤ 0.02", v.Name, mean)
+		}
+	}
+}

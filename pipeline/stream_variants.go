@@ -200,7 +200,8 @@ func (q *quantSink) take(y0 int, dst []byte) {
 
 // newVariantPasses returns the passes' state of tail, choosing the lead:
 // when nothing measures the stored rows before the variants' passes (no
-// anchor on them, no denoise split), the first full-size TIFF16 (else
+// anchor on them, no denoise split) and the stage cache keeps none
+// (job.cacheStores: the stored rows are its entry), the first full-size TIFF16 (else
 // JPEG) is written in pass 1 from the float rows as a single variant's
 // one-pass stream writes it, and the other variants are made from the
 // same rows (variantPasses.small, quant). A TIFF16 leads when there is
@@ -210,7 +211,7 @@ func (q *quantSink) take(y0 int, dst []byte) {
 // gone.
 func newVariantPasses(s *stream, steps []Step, tail variantTail, asked []*variantJob) *variantPasses {
 	vp := &variantPasses{steps: steps, tail: tail, asked: asked, lead: -1, prepared: tail.shared[1] == 0}
-	if s.two.run != nil || s.two.split > 0 {
+	if s.two.run != nil || s.two.split > 0 || s.j.cacheStores() {
 		return vp
 	}
 	for _, f := range []string{"tiff16", "jpeg"} {
