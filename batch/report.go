@@ -160,6 +160,10 @@ type FileReport struct {
 	// made the whole image. Set for every converted file, nil (left out)
 	// for the others.
 	Streamed *bool `json:"streamed,omitempty"`
+	// HalfSizeTier: the half-size tier decoded the file at half size, its
+	// variants all being at most half the picture
+	// (pipeline.Result.HalfSizeTier; --half-size-tier).
+	HalfSizeTier bool `json:"half_size_tier,omitempty"`
 	// Lens is the lens correction: the profile used, or why none (converted
 	// files, unless --lens off).
 	Lens *pipeline.LensCorrection `json:"lens,omitempty"`
@@ -258,6 +262,7 @@ func BuildReport(results []FileResult) Report {
 			f.Demosaic = fr.Result.Demosaic
 			streamed := fr.Result.Streamed
 			f.Streamed = &streamed
+			f.HalfSizeTier = fr.Result.HalfSizeTier
 			f.TimingsMS = map[string]float64{}
 			for _, st := range fr.Result.Timings {
 				f.TimingsMS[st.Stage] = float64(st.Duration) / float64(time.Millisecond)

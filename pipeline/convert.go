@@ -128,6 +128,10 @@ type Result struct {
 	// row bands, without a full-size image (docs/pipeline.md
 	// "Streaming").
 	Streamed bool `json:",omitempty"`
+	// HalfSizeTier reports that the half-size tier decoded the file at
+	// half size because every variant is at most half the picture
+	// (WithHalfSizeTier; --half-size-tier).
+	HalfSizeTier bool `json:",omitempty"`
 	// ThreadsMax is the largest thread count the conversion's steps
 	// read while it ran (ConvertOptions.LiveThreads, at least Threads; 0
 	// when neither was given).
@@ -234,6 +238,12 @@ func ConvertOutputs(ctx context.Context, in string, outs []OutputSpec, s Setting
 		}
 		j.hdr = h
 	}
+	// The half-size tier: small variants only, a half-size decode.
+	vs := make([]Variant, len(outs))
+	for i, o := range outs {
+		vs[i] = o.Variant
+	}
+	j.settings, res.HalfSizeTier = WithHalfSizeTier(InfoFromHeader(j.hdr), j.settings, vs)
 	if err := j.runPlan(ctx, &res, asked, o); err != nil {
 		return res, fmt.Errorf("%s: %w", in, err)
 	}

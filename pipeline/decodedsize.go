@@ -35,3 +35,47 @@ func halvedIf(half bool, w, h int) (int, int) {
 	}
 	return w, h
 }
+
+// halfSizeTier reports whether the file described by fi is decoded at half
+// size for the variants vs under s (the half-size tier, s.HalfSizeTier
+// auto, without --half-size): when every variant has a size in pixels
+// (size=N or WxH; a percentage scales the decoded image, so it would
+// shrink with it) that fits within half the full decoded picture
+// (DecodedSize without HalfSize, after the camera crop): each variant's
+// long edge at most half the picture's. Such a variant is made from a
+// quarter of the pixels at its own size: LibRaw's half_size decode (each
+// 2×2 CFA block one pixel, the two greens averaged, no demosaic) is the
+// superpixel decode, and every later stage (crop, opcodes, lens, denoise,
+// capture sharpening) already follows HalfSize.
+func halfSizeTier(fi FileInfo, s Settings, vs []Variant) bool {
+	if s.HalfSize || s.HalfSizeTier != "auto" || len(vs) == 0 {
+		return false
+	}
+	fw, fh := plannedCropSize(fi.Header, s, fi.Width, fi.Height)
+	long := max(fw, fh)
+	if long <= 0 {
+		return false
+	}
+	for _, v := range vs {
+		if v.Percent > 0 || !v.hasSize() {
+			return false
+		}
+		w, h := v.Fit(fw, fh)
+		if 2*max(w, h) > long {
+			return false
+		}
+	}
+	return true
+}
+
+// WithHalfSizeTier returns s with HalfSize set when the half-size tier
+// takes the file described by fi for the variants vs (halfSizeTier), and
+// whether it did: the settings the file is converted, planned and
+// estimated with.
+func WithHalfSizeTier(fi FileInfo, s Settings, vs []Variant) (Settings, bool) {
+	if halfSizeTier(fi, s, vs) {
+		s.HalfSize = true
+		return s, true
+	}
+	return s, false
+}

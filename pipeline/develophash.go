@@ -58,6 +58,12 @@ func developHash(s Settings, develop string) string {
 	parts = append(parts, "tone-v2", string(s.ExposureAnchor), string(s.Look))
 	parts = append(parts, "denoise="+s.denoise(), "capture-sharpen="+s.captureSharpen())
 	parts = append(parts, lensHashParts(s)...)
+	if s.HalfSizeTier == "auto" {
+		// The half-size tier: off, the default, hashes as nothing so
+		// that records stay valid; auto is another picture for the
+		// variants it takes.
+		parts = append(parts, "half-size-tier=auto")
+	}
 	return filehash.Strings(parts...)
 }
 

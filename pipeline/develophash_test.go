@@ -232,7 +232,8 @@ var settingsNotHashed = map[string]string{
 // settingsOther are the other values of fields whose values are a list
 // (perturb's "jpegx" is no format: it writes the default JPEG).
 var settingsOther = map[string]any{
-	"Format": Format("png16"),
+	"Format":       Format("png16"),
+	"HalfSizeTier": "auto",
 }
 
 // Changing any one field of Settings changes the hash of the

@@ -120,6 +120,10 @@ type Settings struct {
 	// CFA block, without demosaicing (LibRaw half_size): a quarter of the
 	// pixels and of most of the memory.
 	HalfSize bool
+	// HalfSizeTier is "auto" to decode at half size (as HalfSize) a file
+	// whose variants are all at most half the picture (halfSizeTier,
+	// decodedsize.go), or "off" ("" is off; --half-size-tier).
+	HalfSizeTier string
 	// Crop is what the output covers (--crop: camera, the camera's
 	// picture area, or sensor, LibRaw's visible area; "" is camera).
 	Crop CropMode
