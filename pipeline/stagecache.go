@@ -483,23 +483,7 @@ func (j *job) runCachedStream(ctx context.Context, plan StagePlan, n, next int, 
 			return tims, true, err
 		}
 	}
-	ptims, err := j.runPass(ctx, steps[k:m+1], asked)
-	tims = append(tims, ptims...)
-	if err != nil {
-		return tims, true, err
-	}
-	enc := steps[m+1]
-	j.cur = asked[enc.v]
-	t0 := time.Now()
-	err = enc.stage.run(ctx, j)
-	tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
-	j.movePassTime(tims)
-	if err == nil {
-		err = s.err
-	}
-	if err == nil && s.two.reread.Load() {
-		err = fmt.Errorf("stream: a row was asked for after its band was let go")
-	}
+	tims, err = j.passAndEncode(ctx, s, steps, k, m, asked, tims)
 	return tims, true, err
 }
 

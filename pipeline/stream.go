@@ -314,23 +314,7 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 		}
 		return tims, true, nil
 	}
-	ptims, err := j.runPass(ctx, steps[k:m+1], asked)
-	tims = append(tims, ptims...)
-	if err != nil {
-		return tims, true, err
-	}
-	enc := steps[m+1]
-	j.cur = asked[enc.v]
-	t0 := time.Now()
-	err = enc.stage.run(ctx, j)
-	tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
-	j.movePassTime(tims)
-	if err == nil {
-		err = s.err
-	}
-	if err == nil && s.two != nil && s.two.reread.Load() {
-		err = fmt.Errorf("stream: a row was asked for after its band was let go")
-	}
+	tims, err = j.passAndEncode(ctx, s, steps, k, m, asked, tims)
 	if err != nil {
 		return tims, true, err
 	}
@@ -558,4 +542,29 @@ func cropBand(j *job, s *stream) (bandPrepare, bool) {
 	return func(ctx context.Context, s *stream) error {
 		return stageCrop(ctx, s.j) // j.camera nil: records the crop, moves no pixels
 	}, true
+}
+
+// passAndEncode runs a stream's last pass: the fused steps k to m (ending
+// in quantise, whose rows the encoder asks for) and the encode step m+1,
+// appending their timings to tims. An error of the stream's rows (s.err),
+// or a row asked for after its band was let go, fails it.
+func (j *job) passAndEncode(ctx context.Context, s *stream, steps []Step, k, m int, asked []*variantJob, tims []StageTiming) ([]StageTiming, error) {
+	ptims, err := j.runPass(ctx, steps[k:m+1], asked)
+	tims = append(tims, ptims...)
+	if err != nil {
+		return tims, err
+	}
+	enc := steps[m+1]
+	j.cur = asked[enc.v]
+	t0 := time.Now()
+	err = enc.stage.run(ctx, j)
+	tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
+	j.movePassTime(tims)
+	if err == nil {
+		err = s.err
+	}
+	if err == nil && s.two != nil && s.two.reread.Load() {
+		err = fmt.Errorf("stream: a row was asked for after its band was let go")
+	}
+	return tims, err
 }

@@ -544,16 +544,7 @@ func unorient(u []float32, uw, uh, flip int) []float32 {
 	par.Rows(uh, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			for c := range uw {
-				sr, sc := r, c
-				if flip&4 != 0 {
-					sr, sc = c, r
-				}
-				if flip&2 != 0 {
-					sr = sh - 1 - sr
-				}
-				if flip&1 != 0 {
-					sc = sw - 1 - sc
-				}
+				sc, sr := sensorOf(flip, sw, sh, c, r)
 				copy(out[(sr*sw+sc)*3:(sr*sw+sc)*3+3], u[(r*uw+c)*3:(r*uw+c)*3+3])
 			}
 		}
