@@ -180,13 +180,13 @@ func (b *batchRun) admitBy(t *Task, atOnce func(free int64) int) (budget.Grant, 
 // whole, whatever its plan: a kept stage cache stores it.
 func (r *Runner) keepsWhole() bool { return r.CacheDir != "" && r.KeepCache }
 
-// readsCache reports whether t's conversion is given the stage cache: not
-// when it was admitted at the estimate of a streamed conversion
-// (pipeline.Memory.Whole above Total) and the cache is not kept, since an
-// entry left by a kept run would be read whole, beyond what was admitted;
-// the file then streams from its raw data.
+// readsCache reports whether t's conversion is given the stage cache:
+// whenever there is one. A hit that streams from the entry's rows fits a
+// streamed admission; one that would make the whole image stops with
+// rawerr.ErrNeedsWhole before doing so, and the file is admitted again at
+// its whole estimate (admitWhole).
 func (r *Runner) readsCache(t Task) bool {
-	return r.CacheDir != "" && (r.KeepCache || t.Estimate.Whole <= t.Estimate.Total)
+	return r.CacheDir != ""
 }
 
 // atOnce returns how many files are expected to run at once once the file

@@ -336,12 +336,6 @@ func (j *job) runFromCache(ctx context.Context, plan *StagePlan, n int, asked []
 	if j.cached == nil || plan.Steps[n].Stage != demosaicStage.Name {
 		return n, false, nil
 	}
-	if o.Admitted > 0 && o.Whole > o.Admitted {
-		// Admitted to stream, it holds the whole entry: not within what
-		// it was admitted with (ConvertOptions.Admitted).
-		return n, false, fmt.Errorf("%w (%.0f MiB admitted, %.0f MiB needed)", rawerr.ErrNeedsWhole,
-			float64(o.Admitted)/(1<<20), float64(o.Whole)/(1<<20))
-	}
 	t0 := time.Now()
 	if j.h != nil {
 		j.h.Close() // no LibRaw decode
@@ -363,6 +357,15 @@ func (j *job) runFromCache(ctx context.Context, plan *StagePlan, n int, asked []
 	next = n + 1
 	for next < len(plan.Steps) && cachedStage(plan.Steps[next].Stage) {
 		next++
+	}
+	if _, _, ok := cachedStreamTail(*plan, n, next, j); !ok && o.Admitted > 0 && o.Whole > o.Admitted {
+		// Admitted to stream, the whole path's float image of the entry
+		// is not within what it was admitted with (ConvertOptions.Admitted);
+		// a hit that streams holds the mapped entry (its pages are the
+		// cache's) and the last pass's buffers, less than a streamed
+		// decode's raw data and window.
+		return n, false, fmt.Errorf("%w (%.0f MiB admitted, %.0f MiB needed)", rawerr.ErrNeedsWhole,
+			float64(o.Admitted)/(1<<20), float64(o.Whole)/(1<<20))
 	}
 	res.FromCache = true
 	j.colors, j.img = 3, Image{W: w, H: h}
@@ -442,21 +445,8 @@ func cameraFrom16(m look.Image16) []float32 {
 // pre is the time the hit took so far, the demosaic step's timing.
 func (j *job) runCachedStream(ctx context.Context, plan StagePlan, n, next int, asked []*variantJob, pre time.Duration) (tims []StageTiming, ok bool, err error) {
 	steps := plan.Steps
-	if !steps[n].Stream || j.unfused || j.wholeImage {
-		return nil, false, nil
-	}
-	k := next
-	for k < len(steps) && steps[k].Pass == 0 {
-		k++
-	}
-	if k == len(steps) {
-		return nil, false, nil
-	}
-	m := k
-	for m+1 < len(steps) && steps[m+1].Pass == steps[k].Pass {
-		m++
-	}
-	if steps[m].Stage != quantiseStage.Name || m+2 != len(steps) || steps[m+1].Stage != encodeStage.Name {
+	k, m, ok := cachedStreamTail(plan, n, next, j)
+	if !ok {
 		return nil, false, nil
 	}
 	img := j.cached.img
@@ -628,4 +618,30 @@ func (j *job) cachedWhiteBalance() bool {
 		j.warnings = append(j.warnings, j.wb.note())
 	}
 	return true
+}
+
+// cachedStreamTail reports whether a hit at step n (the demosaic's) of
+// plan streams from the entry's rows: the plan streams, and after the
+// skipped steps (up to next) it ends in one fused pass (steps k to m,
+// ending in quantise) and one encode step.
+func cachedStreamTail(plan StagePlan, n, next int, j *job) (k, m int, ok bool) {
+	steps := plan.Steps
+	if !steps[n].Stream || j.unfused || j.wholeImage {
+		return 0, 0, false
+	}
+	k = next
+	for k < len(steps) && steps[k].Pass == 0 {
+		k++
+	}
+	if k == len(steps) {
+		return 0, 0, false
+	}
+	m = k
+	for m+1 < len(steps) && steps[m+1].Pass == steps[k].Pass {
+		m++
+	}
+	if steps[m].Stage != quantiseStage.Name || m+2 != len(steps) || steps[m+1].Stage != encodeStage.Name {
+		return 0, 0, false
+	}
+	return k, m, true
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"image"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rawbatch/rawbatch/cache"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
@@ -351,5 +353,37 @@ func TestStageCacheVariantsStore(t *testing.T) {
 		if mean > 0.02 {
 			t.Errorf("%s: hit against the storing run: ΔE2000 mean %g, want ≤ 0.02", v.Name, mean)
 		}
+	}
+}
+
+// TestStageCacheHitAdmittedToStream: a conversion admitted at a streamed
+// estimate (ConvertOptions.Admitted below Whole) that finds an entry runs
+// a single full-size JPEG from the entry's rows, and stops with
+// rawerr.ErrNeedsWhole before making the whole image for a downscaled
+// variant the entry cannot stream (a sharpened one), leaving the entry.
+func TestStageCacheHitAdmittedToStream(t *testing.T) {
+	d := t.TempDir()
+	in := writeClipped(t, d, 640, 416, 1, false)
+	ca, err := cache.Open(filepath.Join(d, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := Variant{Name: "main", Format: "jpeg", Space: "srgb"}
+	out := func(v Variant) []OutputSpec { return []OutputSpec{{Variant: v, Path: filepath.Join(d, v.Name+".jpg")}} }
+	if _, err := ConvertOutputs(context.Background(), in, out(main), DefaultSettings(), ConvertOptions{Cache: &CacheOptions{Cache: ca, Keep: true}}); err != nil {
+		t.Fatal(err)
+	}
+	streamed := ConvertOptions{Cache: &CacheOptions{Cache: ca, Keep: true}, Admitted: 1 << 20, Whole: 1 << 30}
+	r, err := ConvertOutputs(context.Background(), in, out(main), DefaultSettings(), streamed)
+	if err != nil || !r.FromCache || !r.Streamed {
+		t.Fatalf("full-size JPEG admitted to stream: from cache %v, streamed %v, err %v", r.FromCache, r.Streamed, err)
+	}
+	sharp := Variant{Name: "sharp", Format: "jpeg", Space: "srgb", Size: 200, Sharpen: 0.5}
+	if _, err := ConvertOutputs(context.Background(), in, out(sharp), DefaultSettings(), streamed); !errors.Is(err, rawerr.ErrNeedsWhole) {
+		t.Fatalf("sharpened variant admitted to stream: %v, want ErrNeedsWhole", err)
+	}
+	r, err = ConvertOutputs(context.Background(), in, out(sharp), DefaultSettings(), ConvertOptions{Cache: &CacheOptions{Cache: ca, Keep: true}})
+	if err != nil || !r.FromCache {
+		t.Fatalf("admitted whole: from cache %v, err %v", r.FromCache, err)
 	}
 }
