@@ -186,28 +186,9 @@ func (r *HeaderReader) discard(hp *headerHelper, timedOut bool) {
 }
 
 func startHeaderHelper(exe string) (*headerHelper, error) {
-	inR, inW, err := os.Pipe()
+	// LibRaw's messages (stderr) are dropped; its stdin closing ends it.
+	cmd, inW, outR, err := startChild(exe, nil)
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd := exec.Command(exe, "worker")
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
-	cmd.Stdin, cmd.Stdout = inR, outW // LibRaw's messages (stderr) are dropped
-	// Its own process group, as for workers: a Ctrl-C reaches only
-	// rawbatch. Pdeathsig and its stdin closing end it with rawbatch.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
 		return nil, err
 	}
 	hp := &headerHelper{cmd: cmd, stdin: inW, replies: make(chan identifyReply), exited: make(chan struct{})}

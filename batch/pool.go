@@ -159,46 +159,15 @@ var spawn = sync.OnceValue(func() chan func() {
 // Errors: the pipes, the stderr file or the start failed (the caller
 // names it).
 func startPoolWorker(exe string) (*poolWorker, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
 	// The child's stderr is a file it can read back itself: libjpeg's
 	// corrupt-data warnings appear only there, and the worker must see
 	// them before it writes any output (libraw.Handle.Unpack).
 	errf, err := stderrFile()
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(exe, "worker")
-	// A crash prints the signal and no goroutine dumps (parsed by crashSignal).
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errf
-	// Its own process group: a Ctrl-C in the terminal (sent to the whole
-	// foreground group) reaches only rawbatch, which gives files in flight
-	// their grace period and then kills their workers itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	done := make(chan struct{})
-	spawn() <- func() {
-		err = cmd.Start()
-		close(done)
-	}
-	<-done
-	inR.Close()
-	outW.Close()
+	cmd, inW, outR, err := startChild(exe, errf)
 	if err != nil {
-		inW.Close()
-		outR.Close()
 		errf.Close()
 		return nil, err
 	}
@@ -479,4 +448,45 @@ func (w *poolWorker) await(ctx context.Context, timeout, grace time.Duration, ab
 			}
 		}
 	}
+}
+
+// startChild starts "exe worker" with its stdin and stdout on new pipes
+// (returned: the ends rawbatch keeps) and its stderr on stderr (nil:
+// dropped), in its own process group, so that a Ctrl-C in the terminal
+// (sent to the whole foreground group) reaches only rawbatch, which gives
+// files in flight their grace period and then kills their workers itself;
+// killed if rawbatch dies (Pdeathsig, started from spawn's thread). A
+// crash prints the signal and no goroutine dumps (crashSignal parses it).
+func startChild(exe string, stderr *os.File) (cmd *exec.Cmd, stdin, stdout *os.File, err error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, err
+	}
+	cmd = exec.Command(exe, "worker")
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=none")
+	cmd.Stdin, cmd.Stdout = inR, outW
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	done := make(chan struct{})
+	spawn() <- func() {
+		err = cmd.Start()
+		close(done)
+	}
+	<-done
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, nil, nil, err
+	}
+	return cmd, inW, outR, nil
 }

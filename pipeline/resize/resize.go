@@ -237,30 +237,7 @@ func boxReduce(src []float32, w, h, c, kx, ky int) ([]float32, int, int) {
 		y0, y1 := ry*ky, min(ry*ky+ky, h)
 		acc := make([]float64, rw*c)
 		for y := y0; y < y1; y++ {
-			row := src[y*w*c : (y+1)*w*c]
-			for rx := 0; rx < rw; rx++ {
-				a := acc[rx*c : rx*c+c]
-				px := row[rx*kx*c : min(rx*kx+kx, w)*c]
-				if c == 3 {
-					// float32 within one box row (at most kx terms), float64
-					// across rows.
-					var r, g, b float32
-					for len(px) >= 3 {
-						p := px[:3:3]
-						r += p[0]
-						g += p[1]
-						b += p[2]
-						px = px[3:]
-					}
-					a[0] += float64(r)
-					a[1] += float64(g)
-					a[2] += float64(b)
-					continue
-				}
-				for i, v := range px {
-					a[i%c] += float64(v)
-				}
-			}
+			boxAddRow(acc, src[y*w*c:(y+1)*w*c], w, c, kx, 0, rw)
 		}
 		dst := out[ry*rw*c : (ry+1)*rw*c]
 		for rx := 0; rx < rw; rx++ {
@@ -395,4 +372,32 @@ func Scale(w, h int, percent float64, upscale bool) (dw, dh int) {
 	}
 	f := func(s int) int { return max(1, int(math.Round(float64(s)*percent/100))) }
 	return f(w), f(h)
+}
+
+// boxAddRow adds one source row (w pixels of c interleaved channels) to
+// the box sums acc of output columns rx0 to rx1−1, each the sum of kx
+// source pixels: float32 within the row (at most kx terms), float64 in
+// acc across rows.
+func boxAddRow(acc []float64, row []float32, w, c, kx, rx0, rx1 int) {
+	for rx := rx0; rx < rx1; rx++ {
+		a := acc[rx*c : rx*c+c]
+		px := row[rx*kx*c : min(rx*kx+kx, w)*c]
+		if c == 3 {
+			var r, g, b float32
+			for len(px) >= 3 {
+				p := px[:3:3]
+				r += p[0]
+				g += p[1]
+				b += p[2]
+				px = px[3:]
+			}
+			a[0] += float64(r)
+			a[1] += float64(g)
+			a[2] += float64(b)
+			continue
+		}
+		for i, v := range px {
+			a[i%c] += float64(v)
+		}
+	}
 }

@@ -113,28 +113,7 @@ func (r *Rows) boxAdd(rows []float32) {
 	w, c, kx := r.w, r.c, r.kx
 	par.Rows(r.rw, func(lo, hi int) {
 		for y := 0; y < len(rows)/(w*c); y++ {
-			row := rows[y*w*c : (y+1)*w*c]
-			for rx := lo; rx < hi; rx++ {
-				a := r.acc[rx*c : rx*c+c]
-				px := row[rx*kx*c : min(rx*kx+kx, w)*c]
-				if c == 3 {
-					var s0, s1, s2 float32
-					for len(px) >= 3 {
-						p := px[:3:3]
-						s0 += p[0]
-						s1 += p[1]
-						s2 += p[2]
-						px = px[3:]
-					}
-					a[0] += float64(s0)
-					a[1] += float64(s1)
-					a[2] += float64(s2)
-					continue
-				}
-				for i, v := range px {
-					a[i%c] += float64(v)
-				}
-			}
+			boxAddRow(r.acc, rows[y*w*c:(y+1)*w*c], w, c, kx, lo, hi)
 		}
 	})
 }
