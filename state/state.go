@@ -45,6 +45,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rawbatch/rawbatch/internal/atomicfile"
+	"github.com/rawbatch/rawbatch/internal/bytetext"
 	"github.com/rawbatch/rawbatch/internal/filehash"
 	"github.com/rawbatch/rawbatch/internal/fileperm"
 )
@@ -714,20 +715,7 @@ func HashSettings(parts ...string) string { return filehash.Strings(parts...) }
 // one). Records are keyed by the exact bytes; only comparisons with such
 // an older record use this form.
 func jsonForm(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
+	return bytetext.ReplaceInvalid(s, func(byte) string { return string(utf8.RuneError) })
 }
 
 // recordFields is Record without its methods.

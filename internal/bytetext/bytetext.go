@@ -14,6 +14,13 @@ import (
 // Escape returns s with each byte that is not UTF-8 written \xNN (two
 // lower-case hex digits); valid UTF-8 is returned as it is.
 func Escape(s string) string {
+	return ReplaceInvalid(s, func(c byte) string { return fmt.Sprintf(`\x%02x`, c) })
+}
+
+// ReplaceInvalid returns s with each byte that is not part of valid UTF-8
+// replaced by repl(byte), one call per byte (strings.ToValidUTF8 would
+// fold a run of them into one); valid UTF-8 is returned as it is.
+func ReplaceInvalid(s string, repl func(byte) string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
@@ -21,7 +28,7 @@ func Escape(s string) string {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n == 1 {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			b.WriteString(repl(s[i]))
 		} else {
 			b.WriteString(s[i : i+n])
 		}
