@@ -1,12 +1,15 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image/jpeg"
 
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/internal/jpegturbo"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/look"
@@ -58,7 +61,7 @@ func stagePreviewSource(_ context.Context, j *job) error {
 		return fmt.Errorf("%w: variant %s, source=preview: %v", rawerr.ErrUnsupported, v.spec.Variant.Name, err)
 	}
 	dw, dh := j.variantSize(v.spec.Variant)
-	if why := previewRefusal(p.Image.W, p.Image.H, dw, dh); why != "" {
+	if why := previewRefusal(p, dw, dh); why != "" {
 		return fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.spec.Variant.Name, why)
 	}
 	pix := make([]float32, len(p.Image.Pix))
@@ -97,7 +100,7 @@ func (j *job) variantSize(v Variant) (w, h int) {
 }
 
 // sourcePreview decodes the embedded preview once per file, as a source
-// (look.DecodePreview: centre-cropped to the raw's aspect ratio when it
+// (look.DecodePreviewReduced, to sourcePreviewLong: centre-cropped to the raw's aspect ratio when it
 // differs by at most look.MaxAspectMismatch, refused when it differs by
 // more or is no picture of the raw's).
 func (j *job) sourcePreview() (*look.Preview, error) {
@@ -116,24 +119,62 @@ func (j *job) decodeSourcePreview() (*look.Preview, error) {
 	case err != nil:
 		return nil, fmt.Errorf("embedded preview not extracted: %w", err)
 	}
-	bw, bh := 0, 0
-	if t.Format == libraw.ThumbBitmap {
-		bw, bh = t.Width, t.Height
-	}
 	pw, ph := j.pictureSize()
-	return look.DecodePreview(t.Data, bw, bh, t.Colors, pw, ph)
+	long, minW, minH := j.sourcePreviewNeeds()
+	if t.Format == libraw.ThumbBitmap {
+		return look.DecodePreviewReduced(t.Data, t.Width, t.Height, t.Colors, pw, ph, long)
+	}
+	// A JPEG is decoded at the smallest DCT scale that still holds the
+	// largest variant (libjpeg's scaled IDCT: a 6000 px preview of a 512
+	// px variant decodes 1/8 of its pixels), with 3 % to spare for the
+	// crop to the raw's aspect ratio.
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(t.Data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", look.ErrPreviewUnusable, err)
+	}
+	denom := jpegturbo.DenomFor(cfg.Width, cfg.Height, minW+minW*3/100+1, minH+minH*3/100+1)
+	rgb, w, h, err := jpegturbo.DecodeRGB(t.Data, denom)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", look.ErrPreviewUnusable, err)
+	}
+	space, source := look.ReadPreviewSpace(t.Data)
+	p, err := look.DecodePreviewRGB(rgb, w, h, space, source, pw, ph, long)
+	if err != nil {
+		return nil, err
+	}
+	p.SourceW, p.SourceH = cfg.Width, cfg.Height // the preview's own size, before the scaled decode
+	return p, nil
 }
 
-// previewRefusal says why a preview of pw×ph pixels (cropped to the raw's
-// aspect ratio) cannot make a variant of dw×dh pixels, "" when it can: a
-// thumbnail (long edge under MinPreviewSourceLong) never does, and a
+// sourcePreviewNeeds returns the long edge, in pixels, the source preview
+// is box-reduced to as it is decoded (look.DecodePreviewReduced; 0: kept
+// whole), twice the longest variant it may make, so that the Lanczos-3
+// downscale to each variant starts from at most four times its pixels
+// (the box reduction's gap, as resize.Downscale's own reducing gap) and a
+// full-size preview is never held whole as float; and the size, in the
+// sensor's orientation, of the largest variant it may make.
+func (j *job) sourcePreviewNeeds() (long, w, h int) {
+	for _, v := range j.outs {
+		if v.spec.Variant.Source == SourceRaw {
+			continue
+		}
+		vw, vh := j.variantSize(v.spec.Variant)
+		long, w, h = max(long, 2*max(vw, vh)), max(w, vw), max(h, vh)
+	}
+	return long, w, h
+}
+
+// previewRefusal says why preview p (decoded, cropped to the raw's aspect
+// ratio and reduced to p.Image; p.SourceW×p.SourceH its own size) cannot
+// make a variant of dw×dh pixels, "" when it can: a thumbnail (its own
+// long edge under MinPreviewSourceLong) never does, and a
 // preview is never enlarged (the variant's size is what the raw would
 // give it, so a full-size variant needs a preview as large as the raw).
-func previewRefusal(pw, ph, dw, dh int) string {
-	if max(pw, ph) < MinPreviewSourceLong {
-		return fmt.Sprintf("the embedded preview is a %d×%d thumbnail (a source needs a long edge of at least %d pixels)", pw, ph, MinPreviewSourceLong)
+func previewRefusal(p *look.Preview, dw, dh int) string {
+	if max(p.SourceW, p.SourceH) < MinPreviewSourceLong {
+		return fmt.Sprintf("the embedded preview is a %d×%d thumbnail (a source needs a long edge of at least %d pixels)", p.SourceW, p.SourceH, MinPreviewSourceLong)
 	}
-	if pw < dw || ph < dh {
+	if pw, ph := p.Image.W, p.Image.H; pw < dw || ph < dh {
 		return fmt.Sprintf("the embedded preview (%d×%d) is smaller than the variant (%d×%d)", pw, ph, dw, dh)
 	}
 	return ""
@@ -158,8 +199,9 @@ func (j *job) resolveSources(plan StagePlan, n int, asked []*variantJob) (StageP
 		why := ""
 		if err != nil {
 			why = err.Error()
-		} else if dw, dh := j.variantSize(vs[i]); previewRefusal(p.Image.W, p.Image.H, dw, dh) != "" {
-			why = previewRefusal(p.Image.W, p.Image.H, dw, dh)
+		} else {
+			dw, dh := j.variantSize(vs[i])
+			why = previewRefusal(p, dw, dh)
 		}
 		if why == "" {
 			vs[i].Source = SourcePreview
