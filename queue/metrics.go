@@ -104,7 +104,7 @@ func (m *Metrics) done(o Outcome) {
 // broker at each scrape; when the broker does not answer within
 // scrapeTimeout they have no sample, and the error is kept for WriteText.
 type queueCollector struct {
-	c                  *Client
+	c                   *Client
 	depth, oldest, dead *prometheus.Desc
 
 	mu      sync.Mutex

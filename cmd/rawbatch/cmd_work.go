@@ -347,8 +347,7 @@ func (w *worker) convert(ctx context.Context, d queue.Delivery) queue.Outcome {
 	// What the job reads and writes must lie in the allowed directories
 	// (after --path-map, links resolved) before anything is touched.
 	q, err := w.opts.Confine.Admit(q, w.opts.PathMap)
-	if err != nil {
-		w.logf(fmt.Sprintf("job %s (%s): attempt %d: %v", d.Job.ID, d.Job.Input, d.Attempt, err))
+	if err != nil { // (the worker logs it, as every dead letter)
 		return queue.Outcome{Result: queue.Permanent, Kind: rawerr.Kind(err), Reason: err.Error()}
 	}
 	if err := q.Check(Version()); err != nil {
