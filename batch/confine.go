@@ -105,22 +105,23 @@ func (c Confinement) Admit(q QueuedTask, m PathMap) (QueuedTask, error) {
 			return q, err
 		}
 	}
-	if err := c.allowed("output directory", q.OutDir); err != nil {
+	if _, err := c.allowed("output directory", q.OutDir); err != nil {
 		return q, err
 	}
 	dirs := map[string]bool{}
 	for _, o := range append(append([]Output{{Path: q.Output}}, q.Paths...), q.Outputs...) {
 		if d := filepath.Dir(o.Path); o.Path != "" && !dirs[d] {
 			dirs[d] = true
-			if err := c.allowed("output directory", d); err != nil {
+			if _, err := c.allowed("output directory", d); err != nil {
 				return q, err
 			}
 		}
 	}
-	if err := c.allowed("input", q.Input); err != nil {
+	resolved, err := c.allowed("input", q.Input)
+	if err != nil {
 		return q, err
 	}
-	return q, c.openedInput(q.Input)
+	return q, c.openedInput(q.Input, resolved)
 }
 
 // checkPaths refuses a path of q that is not absolute and clean, or a
@@ -158,19 +159,20 @@ func (q QueuedTask) checkPaths(when string) error {
 }
 
 // allowed refuses p (what names it) unless p, its symbolic links
-// resolved, lies within one of c's directories.
-func (c Confinement) allowed(what, p string) error {
+// resolved (resolveExisting), lies within one of c's directories; it
+// returns p resolved.
+func (c Confinement) allowed(what, p string) (string, error) {
 	resolved, err := resolveExisting(p)
 	if err != nil {
-		return refused(fmt.Sprintf("%s %s: %v", what, p, err))
+		return "", refused(fmt.Sprintf("%s %s: %v", what, p, err))
 	}
 	if !c.contains(resolved) {
 		if resolved != p {
-			return refused(fmt.Sprintf("%s %s (%s, its links resolved) is outside the allowed directories %s", what, p, resolved, strings.Join(c.dirs, ", ")))
+			return "", refused(fmt.Sprintf("%s %s (%s, its links resolved) is outside the allowed directories %s", what, p, resolved, strings.Join(c.dirs, ", ")))
 		}
-		return refused(fmt.Sprintf("%s %s is outside the allowed directories %s", what, p, strings.Join(c.dirs, ", ")))
+		return "", refused(fmt.Sprintf("%s %s is outside the allowed directories %s", what, p, strings.Join(c.dirs, ", ")))
 	}
-	return nil
+	return resolved, nil
 }
 
 // contains reports whether resolved (absolute, resolved) lies within one of
@@ -184,22 +186,16 @@ func (c Confinement) contains(resolved string) bool {
 	return false
 }
 
-// openedInput opens input, its links resolved, with O_NOFOLLOW and
-// refuses it unless it is a regular file whose descriptor's path lies
-// within c: what is opened is what was checked. A missing input passes
-// (the runner reports it deleted since it was submitted).
-func (c Confinement) openedInput(input string) error {
-	resolved, err := filepath.EvalSymlinks(input)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return refused(fmt.Sprintf("input %s: %v", input, err))
-	}
+// openedInput opens resolved, input with its links resolved as checked,
+// with O_NOFOLLOW and refuses it unless it is a regular file whose
+// descriptor's path lies within c: what is opened is what was checked (a
+// symbolic link swapped in since is refused, not followed). A missing
+// input passes (the runner reports it deleted since it was submitted).
+func (c Confinement) openedInput(input, resolved string) error {
 	fd, err := unix.Open(resolved, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ELOOP):
-		return refused(fmt.Sprintf("input %s: %s became a symbolic link while it was checked", input, resolved))
+		return refused(fmt.Sprintf("input %s: %s became a symbolic link after it was checked", input, resolved))
 	case errors.Is(err, unix.ENOENT):
 		return nil
 	case err != nil:
