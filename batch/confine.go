@@ -68,9 +68,10 @@ func (c Confinement) Dirs() []string { return append([]string(nil), c.dirs...) }
 //     clean (no "..", ".", or doubled separators); its paths relative to
 //     OUTDIR are local (filepath.IsLocal);
 //   - its outputs (Output, Stem, Paths, Outputs) lie under its OUTDIR;
-//   - the input, OUTDIR and each output's directory, with their symbolic
-//     links resolved (of the deepest part that exists: OUTDIR may not
-//     exist yet), lie within an allowed directory;
+//   - the input, OUTDIR, each output's directory and the lens database
+//     the settings name (Settings.LensDB, not mapped), with their
+//     symbolic links resolved (of the deepest part that exists: OUTDIR
+//     may not exist yet), lie within an allowed directory;
 //   - the input, opened without following a symbolic link at the path
 //     resolved (O_NOFOLLOW), is a regular file whose descriptor's path
 //     (/proc/self/fd) lies within an allowed directory: a link swapped in
@@ -115,6 +116,16 @@ func (c Confinement) Admit(q QueuedTask, m PathMap) (QueuedTask, error) {
 			if _, err := c.allowed("output directory", d); err != nil {
 				return q, err
 			}
+		}
+	}
+	// The lens database the settings name is read too (its XML files,
+	// and its listing for the settings hash), at the path as given.
+	if db := q.Settings.LensDB; db != "" {
+		if !filepath.IsAbs(db) || filepath.Clean(db) != db {
+			return q, refused(fmt.Sprintf("lens database %q is not an absolute clean path", db))
+		}
+		if _, err := c.allowed("lens database", db); err != nil {
+			return q, err
 		}
 	}
 	resolved, err := c.allowed("input", q.Input)

@@ -130,6 +130,15 @@ func TestConfinementAdmit(t *testing.T) {
 	_, err = f.c.Admit(q, nil)
 	wantRefused(t, "an output's relative path climbing out", err, "../outside/a.jpg")
 
+	q = confineJob(f.input, f.out)
+	q.Settings.LensDB = f.outside
+	_, err = f.c.Admit(q, nil)
+	wantRefused(t, "a lens database outside", err, "lens database "+f.outside)
+	q.Settings.LensDB = f.in
+	if _, err := f.c.Admit(q, nil); err != nil {
+		t.Errorf("a lens database inside: %v", err)
+	}
+
 	fifo := filepath.Join(f.in, "fifo.dng")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
