@@ -15,7 +15,7 @@ import (
 // input a.dng), allowed/out, and outside (a secret.dng) next to them.
 type confineFixture struct {
 	root, in, out, outside, input, secret string
-	c                                    Confinement
+	c                                     Confinement
 }
 
 func newConfineFixture(t *testing.T) confineFixture {
