@@ -600,6 +600,17 @@ func TestWorkerReady(t *testing.T) {
 	if err := idle.Ready(); err == nil || !strings.Contains(err.Error(), "not taking jobs") {
 		t.Errorf("Ready before Run = %v, want not taking jobs", err)
 	}
+	// Running and connected, but no beat has reached the broker for
+	// LeaseTTL − Beat: fenced.
+	idle.running.Store(true)
+	idle.beatOK.Store(time.Now().Add(-c.o.LeaseTTL).UnixNano())
+	if err := idle.Ready(); err == nil || !strings.Contains(err.Error(), "fenced") {
+		t.Errorf("Ready without a beat for the lease TTL = %v, want fenced", err)
+	}
+	idle.beatOK.Store(time.Now().UnixNano())
+	if err := idle.Ready(); err != nil {
+		t.Errorf("Ready after a beat = %v", err)
+	}
 	tw := startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome { return Outcome{Result: Done} })
 	waitFor(t, "the worker ready", func() bool { return tw.w.Ready() == nil })
 
