@@ -203,6 +203,10 @@ func (c Confinement) contains(resolved string) bool {
 // symbolic link swapped in since is refused, not followed). A missing
 // input passes (the runner reports it deleted since it was submitted).
 func (c Confinement) openedInput(input, resolved string) error {
+	// Not even opened when it is no regular file (a device's open may act).
+	if fi, err := os.Lstat(resolved); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
+		return refused(fmt.Sprintf("input %s is not a regular file", input))
+	}
 	fd, err := unix.Open(resolved, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ELOOP):
