@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"time"
 
@@ -377,7 +376,7 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 			// The bands' garbage collected and given back an eighth
 			// of the image at a time: with the kept bands the live
 			// heap is large, and the collector would let it double.
-			debug.FreeOSMemory()
+			j.giveBack()
 		}
 		side += time.Since(t0)
 	}
