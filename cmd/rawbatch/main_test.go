@@ -91,6 +91,8 @@ func TestScripts(t *testing.T) {
 			// queue_script_test.go: the broker's port (queue_basic.txtar)
 			"freeport": cmdFreePort,
 			"waitport": cmdWaitPort,
+			// queue_script_test.go: a test PKI (queue_tls.txtar)
+			"tlscerts": cmdTLSCerts,
 		},
 	})
 }

@@ -2,12 +2,27 @@ package main
 
 import (
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
+
+// tlscerts DIR: write a test PKI into DIR (testtool.TLSCerts: ca.pem,
+// server.pem and server-key.pem for 127.0.0.1, client.pem and
+// client-key.pem, other-ca.pem).
+func cmdTLSCerts(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: tlscerts DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(testtool.TLSCerts(dir))
+}
 
 // freeport NAME: set $NAME to a TCP port free on 127.0.0.1 (for a broker
 // the script starts; queue_basic.txtar).
