@@ -367,15 +367,21 @@ func (c *Client) adoptTimings(octx context.Context, url string) error {
 // (with this client's timings when it sets them).
 func (c *Client) ensureBuckets(octx context.Context, url string) error {
 	kv := func(name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
-		if !c.o.SetTimings {
-			if b, err := c.js.KeyValue(octx, name); err == nil {
-				return b, nil
-			}
-		}
-		b, err := c.js.CreateOrUpdateKeyValue(octx, jetstream.KeyValueConfig{
+		cfg := jetstream.KeyValueConfig{
 			Bucket: name, Description: desc, History: 1, TTL: ttl,
 			Storage: jetstream.FileStorage, Replicas: 1,
-		})
+		}
+		var b jetstream.KeyValue
+		var err error
+		if c.o.SetTimings {
+			b, err = c.js.CreateOrUpdateKeyValue(octx, cfg)
+		} else if b, err = c.js.KeyValue(octx, name); errors.Is(err, jetstream.ErrBucketNotFound) {
+			// Created, never updated: the submit role may not change a
+			// bucket (the workers' timings).
+			if b, err = c.js.CreateKeyValue(octx, cfg); errors.Is(err, jetstream.ErrBucketExists) {
+				b, err = c.js.KeyValue(octx, name)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("queue: bucket %s at %s: %w", name, url, unavailable(err))
 		}
