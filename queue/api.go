@@ -28,6 +28,12 @@
 //   - KV bucket rawbatch_status (history 1): key <id>, a Status;
 //   - KV bucket rawbatch_workers (TTL = 3 beats): key <worker name>, a
 //     WorkerInfo, refreshed every beat.
+//
+// Who may use which of them: a broker with an authorisation (InitAuth,
+// BrokerSecurity) takes only clients with its credentials (Options.Creds),
+// each user's JWT carrying its role's publish and subscribe permissions
+// (rolePermissions in auth.go: submit, work, admin); a refused client or
+// operation fails with ErrRefused.
 package queue
 
 import (

@@ -51,9 +51,9 @@ var ErrOpenListen = errors.New("an open broker beyond this host")
 // InitAuth writes a new authorisation into dir (created 0700): auth.conf,
 // the operator's and the account's seeds (operator.nk, account.nk) and
 // <role>.creds for each of Roles, every file 0600. Existing files are not
-// overwritten unless force (then every credential issued before stops
-// working once a broker runs with the new auth.conf). It returns the
-// paths written.
+// overwritten (an error wrapping fs.ErrExist) unless force (then every
+// credential issued before stops working once a broker runs with the new
+// auth.conf). It returns the paths written.
 func InitAuth(dir string, force bool) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("queue: auth directory %s: %w", dir, err)
@@ -68,7 +68,7 @@ func InitAuth(dir string, force bool) ([]string, error) {
 	if !force {
 		for _, n := range names {
 			if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
-				return nil, fmt.Errorf("queue: %s exists: not overwriting an authorisation (give --force to replace it, which invalidates every credentials file issued from it)", filepath.Join(dir, n))
+				return nil, fmt.Errorf("queue: %s: not overwriting an authorisation: %w", filepath.Join(dir, n), fs.ErrExist)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -39,7 +40,7 @@ func TestInitAuthFiles(t *testing.T) {
 		}
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "submit.creds"))
-	if _, err := InitAuth(dir, false); err == nil || !strings.Contains(err.Error(), "exists") {
+	if _, err := InitAuth(dir, false); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("InitAuth over an existing one: %v, want a refusal", err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "submit.creds")); string(after) != string(before) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -46,7 +47,7 @@ func (o *BrokerSecurityOptions) settings() []setting {
 			Apply: path(&o.Auth)},
 		{Name: "init-auth", Default: "", Help: "write a new authorisation into DIR (0700): auth.conf for the broker and submit.creds, work.creds, admin.creds for the clients (0600), then exit",
 			Apply: path(&o.InitAuth)},
-		{Name: "force", Default: false, Help: "with --init-auth: replace an existing authorisation (every credentials file issued from it stops working)",
+		{Name: "replace-auth", Default: false, Help: "with --init-auth: replace an existing authorisation (every credentials file issued from it stops working)",
 			Apply: boolInto(&o.Force)},
 		{Name: "insecure", Default: false, Help: "let the broker listen beyond this host without --auth: anyone who reaches the port may queue, take and purge jobs (logged at every start)",
 			Apply: boolInto(&o.Insecure)},
@@ -175,6 +176,9 @@ func brokerSecurityLine(sec BrokerSecurityOptions) string {
 // initAuth writes a new authorisation into dir and lists its files.
 func initAuth(opts BrokerOptions, dir string, force bool) error {
 	written, err := queue.InitAuth(dir, force)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w (give --replace-auth to replace it: every credentials file issued from it stops working)", err)
+	}
 	if err != nil {
 		return err
 	}
