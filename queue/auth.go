@@ -48,6 +48,11 @@ var ErrRefused = errors.New("refused by the broker")
 // broker (BrokerOptions.Insecure).
 var ErrOpenListen = errors.New("an open broker beyond this host")
 
+// ErrOpenMonitor: a broker asked to serve its HTTP monitoring endpoints
+// (which ask no credentials) beyond the loopback interface without
+// BrokerOptions.Insecure.
+var ErrOpenMonitor = errors.New("open monitoring endpoints beyond this host")
+
 // InitAuth writes a new authorisation into dir (created 0700): auth.conf,
 // the operator's and the account's seeds (operator.nk, account.nk) and
 // <role>.creds for each of Roles, every file 0600. Existing files are not

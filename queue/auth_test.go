@@ -56,6 +56,8 @@ func TestInitAuthFiles(t *testing.T) {
 
 // TestOpenListenRefused: a broker beyond the loopback interface without
 // an authorisation does not start (ErrOpenListen); with Insecure it does.
+// Monitoring endpoints beyond it are refused even with an authorisation
+// (ErrOpenMonitor): they ask no credentials.
 func TestOpenListenRefused(t *testing.T) {
 	_, err := StartBroker(BrokerOptions{Store: t.TempDir(), Listen: "0.0.0.0:0"})
 	if !errors.Is(err, ErrOpenListen) {
@@ -66,6 +68,14 @@ func TestOpenListenRefused(t *testing.T) {
 		t.Fatalf("open broker with Insecure: %v", err)
 	}
 	b.Shutdown()
+	dir := filepath.Join(t.TempDir(), "auth")
+	if _, err := InitAuth(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = StartBroker(BrokerOptions{Store: t.TempDir(), Listen: "0.0.0.0:0", Monitor: "0.0.0.0:0", Security: BrokerSecurity{Auth: dir}})
+	if !errors.Is(err, ErrOpenMonitor) {
+		t.Fatalf("open monitoring endpoints: %v, want ErrOpenMonitor", err)
+	}
 }
 
 // startAuthBroker starts an embedded broker with a new authorisation

@@ -18,11 +18,15 @@ import (
 
 // applySecurity sets the server options opts of the broker o, listening
 // on host, from o.Security: the authorisation (operator, accounts), TLS,
-// and the refusal of an open broker beyond the loopback interface.
+// and the refusal of an open broker (or open monitoring endpoints)
+// beyond the loopback interface.
 func applySecurity(opts *server.Options, o BrokerOptions, host string) error {
 	sec := o.Security
 	if sec.Auth == "" && !sec.Insecure && !loopback(host) {
 		return fmt.Errorf("queue: broker listening on %s: %w: no credentials would be asked of the clients", host, ErrOpenListen)
+	}
+	if opts.HTTPHost != "" && !sec.Insecure && !loopback(opts.HTTPHost) {
+		return fmt.Errorf("queue: broker monitoring on %s: %w: they ask no credentials", opts.HTTPHost, ErrOpenMonitor)
 	}
 	if sec.Auth != "" {
 		if err := applyAuth(opts, sec.Auth); err != nil {

@@ -84,7 +84,7 @@ func (o *BrokerOptions) settings() []setting {
 			}},
 		{Name: "listen", Default: "127.0.0.1:4222", Help: "address (host:port) the broker takes clients on; 0.0.0.0:4222 for the other hosts",
 			Apply: func(v value) error { o.Listen = v.String(); return nil }},
-		{Name: "monitor", Default: "", Help: "address (host:port) of the broker's HTTP monitoring endpoints (none by default)",
+		{Name: "monitor", Default: "", Help: "address (host:port) of the broker's HTTP monitoring endpoints (none by default); they ask no credentials: beyond 127.0.0.1 only with --insecure",
 			Apply: func(v value) error { o.Monitor = v.String(); return nil }},
 	}, o.Security.settings()...)
 }
@@ -137,6 +137,9 @@ func runBroker(ctx context.Context, opts BrokerOptions, _ []string) error {
 		Security: queue.BrokerSecurity{Auth: sec.Auth, Insecure: sec.Insecure, TLSCert: sec.TLSCert, TLSKey: sec.TLSKey, TLSCA: sec.TLSCA}})
 	if errors.Is(err, queue.ErrOpenListen) {
 		return fmt.Errorf("not starting an open broker on %s: give --auth DIR (made by 'rawbatch broker --init-auth DIR') so that only clients with its credentials connect, or --insecure to accept anyone who reaches the port", opts.Listen)
+	}
+	if errors.Is(err, queue.ErrOpenMonitor) {
+		return fmt.Errorf("not serving the broker's monitoring endpoints on %s: they ask no credentials; keep --monitor on 127.0.0.1 (or give --insecure)", opts.Monitor)
 	}
 	if err != nil {
 		return fmt.Errorf("starting the broker (store %s): %w", opts.Store, err)
