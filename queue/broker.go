@@ -80,11 +80,9 @@ func startBroker(o BrokerOptions) (*Broker, error) {
 		return nil, fmt.Errorf("queue: broker on %s:%d: JetStream did not start (store %s)", host, port, o.Store)
 	}
 	b := &Broker{srv: srv}
-	if o.Security.Auth != "" {
-		if err := provision(b, o.Security.Auth); err != nil {
-			srv.Shutdown()
-			return nil, err
-		}
+	if err := b.provisionAndListen(o, host, port); err != nil {
+		srv.Shutdown()
+		return nil, err
 	}
 	return b, nil
 }

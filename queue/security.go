@@ -80,9 +80,29 @@ func applyAuth(opts *server.Options, dir string) error {
 			return fmt.Errorf("queue: authorisation %s: account %s: %w", path, k, err)
 		}
 	}
+	// Clients are taken once the queue's streams exist (provisionAndListen).
+	opts.DontListen = true
 	opts.TrustedOperators = ao.TrustedOperators
 	opts.SystemAccount = ao.SystemAccount
 	opts.AccountResolver = res
+	return nil
+}
+
+// provisionAndListen, for a broker b with an authorisation (o.Security.Auth),
+// creates the queue's streams, consumers and buckets, then takes clients
+// on host:port: a submitter connecting at once finds them (its role may
+// not create the workers' consumers).
+func (b *Broker) provisionAndListen(o BrokerOptions, host string, port int) error {
+	if o.Security.Auth == "" {
+		return nil
+	}
+	if err := provision(b, o.Security.Auth); err != nil {
+		return err
+	}
+	b.srv.AcceptLoop(make(chan struct{}))
+	if b.srv.Addr() == nil {
+		return fmt.Errorf("queue: broker: cannot listen on %s:%d", host, port)
+	}
 	return nil
 }
 

@@ -50,7 +50,16 @@ func (o *QueueOptions) settings() []setting {
 				return checkNATSURLs(o.NATS)
 			}},
 		{Name: "nats-creds", Default: "", Help: "NATS credentials file to present to the broker (submit.creds, work.creds or admin.creds from 'rawbatch broker --init-auth'); give the file, never its contents",
-			Apply: func(v value) (err error) { o.Creds, err = pathSetting(v); return err }},
+			Apply: func(v value) (err error) {
+				// Never echo a value that looks like the file's contents
+				// (the message does not start with the flag: withSource
+				// would append an environment variable's value).
+				if s := v.String(); strings.ContainsAny(s, "\n\r") || strings.Contains(s, "-----BEGIN") || strings.HasPrefix(strings.TrimSpace(s), "eyJ") {
+					return fmt.Errorf("want the path of a credentials file for --nats-creds (RAWBATCH_NATS_CREDS, nats-creds), not its contents (not shown)")
+				}
+				o.Creds, err = pathSetting(v)
+				return err
+			}},
 		{Name: "nats-ca", Default: "", Help: "PEM file of the CA that signed the broker's TLS certificate (with a tls:// --nats URL)",
 			Apply: func(v value) (err error) { o.CA, err = pathSetting(v); return err }},
 		{Name: "nats-cert", Default: "", Help: "PEM file of this client's TLS certificate, for a broker that asks for one (broker --tls-ca); with --nats-key",
