@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,8 +224,13 @@ func testRoles(t *testing.T, url, dir string) {
 	wo := roleOptions(url, dir, "work")
 	wo.SetTimings = true
 	wc := connectT(t, wo)
-	startWorker(t, wc, 1, func(ctx context.Context, d Delivery) Outcome {
-		return Outcome{Result: Permanent, Kind: "corrupt", Reason: "truncated"}
+	var fail atomic.Bool
+	fail.Store(true)
+	tw := startWorker(t, wc, 1, func(ctx context.Context, d Delivery) Outcome {
+		if fail.Load() {
+			return Outcome{Result: Permanent, Kind: "corrupt", Reason: "truncated"}
+		}
+		return Outcome{Result: Done, Converted: true}
 	})
 	waitFor(t, "the job dead-lettered by the worker", func() bool { return statusOf(t, sub, j.ID).State == Failed })
 	if dls, err := sub.Dead(ctx, ""); err != nil || len(dls) != 1 {
@@ -253,6 +259,23 @@ func testRoles(t *testing.T, url, dir string) {
 	ao := roleOptions(url, dir, "admin")
 	ao.QueueMax = 100
 	admin := connectT(t, ao)
+
+	// The job queued again while its dead letter stays (the race of a
+	// re-submit with its dead-lettering) and done: the worker may not
+	// remove the dead letter, says so, and carries on.
+	fail.Store(false)
+	if _, err := admin.publish(ctx, j, true, j.ID+"/again"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job queued again done", func() bool { return statusOf(t, sub, j.ID).State == Processed })
+	waitFor(t, "the worker saying the dead letter stays", func() bool { return tw.logged("older dead letter stays") })
+	if _, err := sub.DeadLetterOf(ctx, j.ID); err != nil {
+		t.Errorf("the dead letter the worker may not remove: %v", err)
+	}
+	j2 := testJob("after-refusal.dng", 1<<20)
+	publishT(t, sub, j2)
+	waitFor(t, "a later job done by the refused worker", func() bool { return statusOf(t, sub, j2.ID).State == Processed })
+	fail.Store(true)
 	if err := admin.Retry(ctx, j.ID); err != nil {
 		t.Fatalf("admin's retry: %v", err)
 	}
