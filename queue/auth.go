@@ -31,6 +31,10 @@ import (
 // (<role>.creds).
 var Roles = []string{"submit", "work", "admin"}
 
+// maxControlLine is the broker's longest protocol line in bytes with an
+// authorisation: a CONNECT carries the user's JWT with its permissions.
+const maxControlLine = 16 << 10
+
 // Files in an authorisation directory (InitAuth).
 const (
 	AuthConfig   = "auth.conf"   // the server's side (nats-server configuration)
@@ -161,6 +165,9 @@ func newAuth() (map[string][]byte, error) {
 # operator, the RAWBATCH account holding the queue, and the system account.
 # Include it in an existing nats-server's configuration; keep this
 # directory on the broker's host: its .nk files sign new credentials.
+# The role users' JWTs (their permissions) make a CONNECT line longer
+# than the default limit of 4 KiB.
+max_control_line: %d
 operator: %s
 system_account: %s
 resolver: MEMORY
@@ -168,7 +175,7 @@ resolver_preload: {
   %s: %s
   %s: %s
 }
-`, opJWT, sysPub, acctPub, acctJWT, sysPub, sysJWT))
+`, maxControlLine, opJWT, sysPub, acctPub, acctJWT, sysPub, sysJWT))
 	if files[operatorSeed], err = op.Seed(); err != nil {
 		return nil, err
 	}
@@ -210,43 +217,47 @@ func newUser(acct nkeys.KeyPair, role string) (string, []byte, error) {
 // is pub: each user reads only its own replies.
 func inboxPrefix(pub string) string { return "_INBOX." + pub }
 
-// jsAdminOnly are the JetStream API subjects only an admin publishes
-// (no other role needs them; each changes or removes what the queue
-// keeps): deleting or purging streams and messages, changing the jobs and
-// dead-letter streams (the queue's bound), deleting the workers'
-// consumers, and the server- and account-wide operations.
-var jsAdminOnly = []string{
-	"$JS.API.STREAM.DELETE.>",
-	"$JS.API.STREAM.PURGE.>",
-	"$JS.API.STREAM.MSG.DELETE.>",
-	"$JS.API.STREAM.UPDATE." + jobsStream,
-	"$JS.API.STREAM.UPDATE." + deadStream,
-	"$JS.API.STREAM.SNAPSHOT.>",
-	"$JS.API.STREAM.RESTORE.>",
-	"$JS.API.STREAM.PEER.>",
-	"$JS.API.STREAM.LEADER.>",
-	"$JS.API.CONSUMER.DELETE." + jobsStream + ".>",
-	"$JS.API.CONSUMER.PAUSE.>",
-	"$JS.API.CONSUMER.LEADER.>",
-	"$JS.API.ACCOUNT.>",
-	"$JS.API.SERVER.>",
-	"$JS.API.META.>",
+// queueStreams are the streams of the queue: the jobs, the dead letters
+// and the buckets' (KV_<bucket>).
+var queueStreams = []string{jobsStream, deadStream, "KV_" + leasesBucket, "KV_" + statusBucket, "KV_" + workersBucket}
+
+// jsRead are the JetStream API subjects with which a client reads stream
+// s: its info, a message by subject (and directly), its consumers' info,
+// and consumers of its own (ordered consumers and watches: created,
+// fetched from, deleted).
+func jsRead(s string) []string {
+	return []string{
+		"$JS.API.STREAM.INFO." + s,
+		"$JS.API.STREAM.MSG.GET." + s,
+		"$JS.API.DIRECT.GET." + s,
+		"$JS.API.DIRECT.GET." + s + ".>",
+		"$JS.API.CONSUMER.INFO." + s + ".>",
+		"$JS.API.CONSUMER.CREATE." + s,
+		"$JS.API.CONSUMER.CREATE." + s + ".>",
+		"$JS.API.CONSUMER.DURABLE.CREATE." + s + ".>",
+		"$JS.API.CONSUMER.MSG.NEXT." + s + ".>",
+		"$JS.API.CONSUMER.DELETE." + s + ".>",
+	}
 }
 
 // rolePermissions are the publish and subscribe permissions of role
 // (Roles) for the user whose public key is pub: what each command of the
-// role does on the broker (docs/distributed.md's table).
+// role does on the broker (docs/distributed.md's table). The JetStream
+// API subjects are allowed per stream of the queue (queueStreams): no
+// role but admin creates, changes, purges or deletes another stream, nor
+// uses the account- or server-wide API.
 //
-//   - every role: the JetStream API ($JS.API.>, but jsAdminOnly), its
-//     own inbox (replies, watches, fetches), flow-control replies;
+//   - every role: its own inbox (replies, watches, fetches), flow-control
+//     replies, account info, reading the queue's streams (jsRead);
 //   - submit: publishes jobs (rawbatch.job.>) and their queued statuses
-//     ($KV.rawbatch_status.>); it may not create consumers on the jobs
-//     stream nor fetch from them (it takes no job), nor write leases,
-//     the registry or dead letters;
-//   - work: fetches jobs (pull requests on the class consumers) and acks
-//     them ($JS.ACK.RAWBATCH_JOBS.>), writes leases, statuses, the
-//     registry and dead letters, applies its timings to the consumers
-//     and buckets;
+//     ($KV.rawbatch_status.>); it neither creates nor changes a stream or
+//     bucket, creates no consumer on the jobs stream nor fetches from it
+//     (it takes no job), writes no lease, registry entry or dead letter;
+//   - work: also creates the queue's streams and buckets when missing,
+//     applies its timings to the buckets and the class consumers, fetches
+//     jobs and acks them ($JS.ACK.RAWBATCH_JOBS.>), writes leases,
+//     statuses, the registry and dead letters; it never purges, deletes
+//     or changes the jobs and dead-letter streams (the bound);
 //   - admin: everything.
 func rolePermissions(role, pub string) jwt.Permissions {
 	var p jwt.Permissions
@@ -256,8 +267,10 @@ func rolePermissions(role, pub string) jwt.Permissions {
 		return p
 	}
 	p.Sub.Allow.Add(inboxPrefix(pub) + ".>")
-	p.Pub.Allow.Add("$JS.API.>", "$JS.FC.>")
-	p.Pub.Deny.Add(jsAdminOnly...)
+	p.Pub.Allow.Add("$JS.API.INFO", "$JS.FC.>")
+	for _, st := range queueStreams {
+		p.Pub.Allow.Add(jsRead(st)...)
+	}
 	switch role {
 	case "submit":
 		p.Pub.Allow.Add(jobsPrefix+">", "$KV."+statusBucket+".>")
@@ -266,13 +279,18 @@ func rolePermissions(role, pub string) jwt.Permissions {
 			"$JS.API.CONSUMER.CREATE."+jobsStream,
 			"$JS.API.CONSUMER.CREATE."+jobsStream+".>",
 			"$JS.API.CONSUMER.DURABLE.CREATE."+jobsStream+".>",
-			"$JS.API.STREAM.UPDATE.KV_"+leasesBucket,
-			"$JS.API.STREAM.UPDATE.KV_"+statusBucket,
-			"$JS.API.STREAM.UPDATE.KV_"+workersBucket,
+			"$JS.API.CONSUMER.DELETE."+jobsStream+".>",
 		)
 	case "work":
+		for _, st := range queueStreams {
+			p.Pub.Allow.Add("$JS.API.STREAM.CREATE." + st)
+		}
+		for _, b := range []string{leasesBucket, statusBucket, workersBucket} {
+			p.Pub.Allow.Add("$JS.API.STREAM.UPDATE.KV_" + b)
+		}
 		p.Pub.Allow.Add(deadPrefix+">", "$JS.ACK."+jobsStream+".>",
 			"$KV."+leasesBucket+".>", "$KV."+statusBucket+".>", "$KV."+workersBucket+".>")
+		p.Pub.Deny.Add("$JS.API.CONSUMER.DELETE." + jobsStream + ".>")
 	}
 	return p
 }

@@ -214,6 +214,17 @@ func testRoles(t *testing.T, url, dir string) {
 	if r := sub.refused.Load(); r == nil || !strings.Contains(r.err.Error(), "MSG.NEXT") {
 		t.Errorf("the submitter's fetch: no refusal noted (%v)", r)
 	}
+	// No role but admin creates a stream of its own (one capturing
+	// others' replies, say).
+	createSpy := func(c *Client) error {
+		octx, cancel := c.op(ctx)
+		defer cancel()
+		_, err := c.js.CreateStream(octx, jetstream.StreamConfig{Name: "SPY", Subjects: []string{"_INBOX.>"}})
+		return c.refusal(err)
+	}
+	if err := createSpy(sub); !errors.Is(err, ErrRefused) {
+		t.Errorf("submitter creating a stream: %v, want ErrRefused", err)
+	}
 	// The queue's bound is an admin's.
 	so := roleOptions(url, dir, "submit")
 	so.QueueMax = 5
@@ -224,6 +235,9 @@ func testRoles(t *testing.T, url, dir string) {
 	wo := roleOptions(url, dir, "work")
 	wo.SetTimings = true
 	wc := connectT(t, wo)
+	if err := createSpy(wc); !errors.Is(err, ErrRefused) {
+		t.Errorf("worker creating a stream: %v, want ErrRefused", err)
+	}
 	var fail atomic.Bool
 	fail.Store(true)
 	tw := startWorker(t, wc, 1, func(ctx context.Context, d Delivery) Outcome {

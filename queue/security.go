@@ -82,6 +82,7 @@ func applyAuth(opts *server.Options, dir string) error {
 	}
 	// Clients are taken once the queue's streams exist (provisionAndListen).
 	opts.DontListen = true
+	opts.MaxControlLine = maxControlLine
 	opts.TrustedOperators = ao.TrustedOperators
 	opts.SystemAccount = ao.SystemAccount
 	opts.AccountResolver = res
