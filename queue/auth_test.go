@@ -50,6 +50,13 @@ func TestInitAuthFiles(t *testing.T) {
 	if _, err := InitAuth(dir, true); err != nil {
 		t.Fatal(err)
 	}
+	// A broker refuses an authorisation others may read.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartBroker(BrokerOptions{Store: t.TempDir(), Listen: "127.0.0.1:0", Security: BrokerSecurity{Auth: dir}}); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+		t.Errorf("broker with a 0755 authorisation: %v, want a refusal", err)
+	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "submit.creds")); string(after) == string(before) {
 		t.Error("submit.creds not replaced by InitAuth with force")
 	}
