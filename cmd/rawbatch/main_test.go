@@ -93,6 +93,7 @@ func TestScripts(t *testing.T) {
 			"waitport": cmdWaitPort,
 			// queue_script_test.go: a test PKI (queue_tls.txtar)
 			"tlscerts": cmdTLSCerts,
+			"noargv":   cmdNoArgv,
 		},
 	})
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -71,4 +73,34 @@ func cmdSetFrom(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("setfrom: %q does not match the standard output", args[1])
 	}
 	ts.Setenv(args[0], m[1])
+}
+
+// noargv REGEXP: fail when the command line of a rawbatch process on this
+// machine (/proc/PID/cmdline, as ps shows it) matches REGEXP (a secret
+// that must never be an argument); the processes checked are counted in
+// the log.
+func cmdNoArgv(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: noargv REGEXP")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	ts.Check(err)
+	rawbatch := 0
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		argv := strings.ReplaceAll(string(b), "\x00", " ")
+		if !strings.Contains(argv, "rawbatch") {
+			continue
+		}
+		rawbatch++
+		if re.MatchString(argv) {
+			ts.Fatalf("%s: a command line matches %q", p, args[0])
+		}
+	}
+	ts.Logf("%d rawbatch command lines checked", rawbatch)
 }
