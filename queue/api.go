@@ -28,12 +28,19 @@
 //   - KV bucket rawbatch_status (history 1): key <id>, a Status;
 //   - KV bucket rawbatch_workers (TTL = 3 beats): key <worker name>, a
 //     WorkerInfo, refreshed every beat.
+//
+// Who may use which of them: a broker with an authorisation (InitAuth,
+// BrokerSecurity) takes only clients with its credentials (Options.Creds),
+// each user's JWT carrying its role's publish and subscribe permissions
+// (rolePermissions in auth.go: submit, work, admin); a refused client or
+// operation fails with ErrRefused.
 package queue
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -102,6 +109,18 @@ type Options struct {
 	Retry bool
 	// Name identifies this client (a worker: host:pid) on the broker.
 	Name string
+	// Creds is a NATS credentials file (InitAuth's <role>.creds) the
+	// client presents; CA a PEM file of the CA that signed the broker's
+	// TLS certificate (with a tls:// URL). Empty: none.
+	Creds, CA string
+	// Cert and Key are this client's TLS certificate and key (PEM
+	// files), for a broker that asks for one. Empty: none.
+	Cert, Key string
+	// inProcess, userJWT and userSeed are the embedded broker's own
+	// connection (it creates the queue's streams).
+	inProcess nats.InProcessConnProvider
+	userJWT   string
+	userSeed  []byte
 	// SetTimings (rawbatch work): Connect applies AckWait, LeaseTTL,
 	// Beat and MaxDeliver to the consumers and buckets that exist
 	// already. Otherwise (submit, status, dead) it creates what is missing
@@ -127,6 +146,13 @@ type Client struct {
 	// logf, when set (by a running Worker), receives the connection's
 	// events (disconnected, reconnected).
 	logf atomic.Pointer[func(string)]
+	// denied ends (its cause wrapping ErrRefused) at the next
+	// permission violation the broker reports, ending the calls in
+	// flight (refuse); refused is that violation and when.
+	denyMu  sync.Mutex
+	denied  context.Context
+	deny    context.CancelCauseFunc
+	refused atomic.Pointer[refusalNote]
 }
 
 // Connect connects to the broker at o.URL and creates the streams,
@@ -272,7 +298,7 @@ func (c *Client) Statuses(ctx context.Context, batch string) (sts []Status, err 
 // WatchStatuses calls fn with each status as it is set (after the current
 // ones), until ctx ends or fn returns false.
 func (c *Client) WatchStatuses(ctx context.Context, batch string, fn func(Status) bool) error {
-	return c.watchStatuses(ctx, batch, fn)
+	return c.refusal(c.watchStatuses(ctx, batch, fn))
 }
 
 // DeadLetter is a job in the dead letters, with why.
@@ -287,21 +313,23 @@ type DeadLetter struct {
 
 // Dead returns the dead letters (of batch, when not empty), oldest first.
 func (c *Client) Dead(ctx context.Context, batch string) ([]DeadLetter, error) {
-	return c.dead(ctx, batch)
+	dls, err := c.dead(ctx, batch)
+	return dls, c.refusal(err)
 }
 
 // DeadLetterOf returns the dead letter of job id (an error wrapping
 // ErrNotFound when there is none).
 func (c *Client) DeadLetterOf(ctx context.Context, id string) (DeadLetter, error) {
-	return c.deadLetterOf(ctx, id)
+	dl, err := c.deadLetterOf(ctx, id)
+	return dl, c.refusal(err)
 }
 
 // Retry publishes the dead job id again (status queued, attempts from 1)
 // and removes its dead letter: the way to run a dead job again (Publish
 // refuses it with ErrDead); Purge removes its dead letter and sets its
 // status aside (deleted).
-func (c *Client) Retry(ctx context.Context, id string) error { return c.retry(ctx, id) }
-func (c *Client) Purge(ctx context.Context, id string) error { return c.purge(ctx, id) }
+func (c *Client) Retry(ctx context.Context, id string) error { return c.refusal(c.retry(ctx, id)) }
+func (c *Client) Purge(ctx context.Context, id string) error { return c.refusal(c.purge(ctx, id)) }
 
 // ErrNotFound: no such job or dead letter.
 var ErrNotFound = errors.New("not found")
@@ -334,7 +362,10 @@ type WorkerInfo struct {
 }
 
 // Info returns the queue's state.
-func (c *Client) Info(ctx context.Context) (QueueInfo, error) { return c.info(ctx) }
+func (c *Client) Info(ctx context.Context) (QueueInfo, error) {
+	qi, err := c.info(ctx)
+	return qi, c.refusal(err)
+}
 
 // Delivery is one delivery of a job to a worker, as Worker gives it to
 // Convert.
@@ -457,6 +488,21 @@ type BrokerOptions struct {
 	// write); Listen the client address (host:port, default
 	// 127.0.0.1:4222); Monitor, when set, the HTTP monitoring address.
 	Store, Listen, Monitor string
+	// Security is who may connect and how (BrokerSecurity).
+	Security BrokerSecurity
+}
+
+// BrokerSecurity is a broker's authorisation and TLS.
+type BrokerSecurity struct {
+	// Auth is an authorisation directory (InitAuth): only clients with
+	// its credentials connect, each allowed its role's operations.
+	Auth string
+	// Insecure accepts a broker listening beyond the loopback interface
+	// without Auth; otherwise StartBroker refuses (ErrOpenListen).
+	Insecure bool
+	// TLSCert and TLSKey (PEM files) make every client connection TLS;
+	// TLSCA, when set, is the CA whose certificates clients must present.
+	TLSCert, TLSKey, TLSCA string
 }
 
 // Broker is an embedded JetStream server.

@@ -63,6 +63,9 @@ func startBroker(o BrokerOptions) (*Broker, error) {
 		}
 		opts.HTTPHost, opts.HTTPPort = h, p
 	}
+	if err := applySecurity(opts, o, host); err != nil {
+		return nil, err
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("queue: broker: %w", err)
@@ -76,7 +79,12 @@ func startBroker(o BrokerOptions) (*Broker, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("queue: broker on %s:%d: JetStream did not start (store %s)", host, port, o.Store)
 	}
-	return &Broker{srv: srv}, nil
+	b := &Broker{srv: srv}
+	if err := b.provisionAndListen(o, host, port); err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	return b, nil
 }
 
 func (b *Broker) shutdown() {

@@ -116,7 +116,7 @@ const unavailableWait = 30 * time.Second
 func (c *Client) whileUnavailable(ctx context.Context, f func() error) error {
 	end := time.Now().Add(unavailableWait)
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, time.Second) {
-		err := f()
+		err := c.refusal(f())
 		if err == nil || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil || time.Now().Add(delay).After(end) {
 			return err
 		}
@@ -129,8 +129,18 @@ func (c *Client) whileUnavailable(ctx context.Context, f func() error) error {
 }
 
 // op returns ctx bounded by the client's call timeout.
+// A permission violation (ErrRefused) ends it at once: the broker does
+// not answer a request it refused.
 func (c *Client) op(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.timeout)
+	octx, cancel := context.WithTimeout(ctx, c.timeout)
+	c.denyMu.Lock()
+	denied := c.denied
+	c.denyMu.Unlock()
+	if denied == nil {
+		return octx, cancel
+	}
+	stop := context.AfterFunc(denied, cancel)
+	return octx, func() { stop(); cancel() }
 }
 
 func connect(ctx context.Context, o Options) (*Client, error) {
@@ -147,9 +157,10 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 	}
 	wait := min(max(o.Beat/2, 250*time.Millisecond), time.Second)
 	c := &Client{o: o, timeout: opTimeout, cons: map[string]jetstream.Consumer{}}
+	c.denied, c.deny = context.WithCancelCause(context.Background())
 	dialOnce := func() (*nats.Conn, error) { return c.dial(o, dial, wait) }
 	nc, err := dialOnce()
-	if err != nil && o.Retry {
+	if err != nil && o.Retry && !errors.Is(err, ErrRefused) {
 		nc, err = c.retryConnect(ctx, dialOnce, err)
 	}
 	if err != nil {
@@ -157,7 +168,7 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 	}
 	c.nc = nc
 	for {
-		err := c.setup(ctx)
+		err := c.refusal(c.setup(ctx))
 		if err == nil {
 			break
 		}
@@ -201,8 +212,13 @@ func (c *Client) retryConnect(ctx context.Context, dial func() (*nats.Conn, erro
 // dial connects once; the connection's events and the library's
 // asynchronous errors go to event (the library prints nothing).
 func (c *Client) dial(o Options, dial, wait time.Duration) (*nats.Conn, error) {
-	nc, err := nats.Connect(o.URL, nats.Name(o.Name), nats.MaxReconnects(-1),
+	sec, err := c.securityOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(o.URL, append(sec, nats.Name(o.Name), nats.MaxReconnects(-1),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			c.refuse(err)
 			if sub != nil {
 				c.event(fmt.Sprintf("broker connection: %s: %v", sub.Subject, err))
 			} else {
@@ -223,8 +239,11 @@ func (c *Client) dial(o Options, dial, wait time.Duration) (*nats.Conn, error) {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			c.event("reconnected to the broker at " + nc.ConnectedUrlRedacted())
-		}))
+		}))...)
 	if err != nil {
+		if refused(err) {
+			return nil, fmt.Errorf("%w at %s: %w", ErrRefused, o.URL, err)
+		}
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, o.URL, err)
 	}
 	return nc, nil
@@ -256,17 +275,7 @@ func (c *Client) setup(ctx context.Context) error {
 	if err := c.ensureJobs(octx); err != nil {
 		return fmt.Errorf("queue: stream %s at %s: %w", jobsStream, url, unavailable(err))
 	}
-	var err error
-	c.deadS, err = c.js.CreateOrUpdateStream(octx, jetstream.StreamConfig{
-		Name:              deadStream,
-		Description:       "rawbatch dead letters: jobs that failed for good, with why",
-		Subjects:          []string{deadPrefix + ">"},
-		Retention:         jetstream.LimitsPolicy,
-		Storage:           jetstream.FileStorage,
-		MaxMsgsPerSubject: 1,
-		Replicas:          1,
-	})
-	if err != nil {
+	if err := c.ensureDead(octx); err != nil {
 		return fmt.Errorf("queue: stream %s at %s: %w", deadStream, url, unavailable(err))
 	}
 	if !c.o.SetTimings {
@@ -278,6 +287,32 @@ func (c *Client) setup(ctx context.Context) error {
 		return err
 	}
 	return c.ensureConsumers(octx, url)
+}
+
+// ensureDead opens the dead-letter stream, or creates it when missing
+// (only an admin may change it: its configuration is fixed).
+func (c *Client) ensureDead(octx context.Context) error {
+	s, err := c.js.Stream(octx, deadStream)
+	if err == nil {
+		c.deadS = s
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return err
+	}
+	c.deadS, err = c.js.CreateStream(octx, jetstream.StreamConfig{
+		Name:              deadStream,
+		Description:       "rawbatch dead letters: jobs that failed for good, with why",
+		Subjects:          []string{deadPrefix + ">"},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		MaxMsgsPerSubject: 1,
+		Replicas:          1,
+	})
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		c.deadS, err = c.js.Stream(octx, deadStream) // created meanwhile
+	}
+	return err
 }
 
 // checkServer checks that the server at url is recent enough and has
@@ -332,15 +367,21 @@ func (c *Client) adoptTimings(octx context.Context, url string) error {
 // (with this client's timings when it sets them).
 func (c *Client) ensureBuckets(octx context.Context, url string) error {
 	kv := func(name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
-		if !c.o.SetTimings {
-			if b, err := c.js.KeyValue(octx, name); err == nil {
-				return b, nil
-			}
-		}
-		b, err := c.js.CreateOrUpdateKeyValue(octx, jetstream.KeyValueConfig{
+		cfg := jetstream.KeyValueConfig{
 			Bucket: name, Description: desc, History: 1, TTL: ttl,
 			Storage: jetstream.FileStorage, Replicas: 1,
-		})
+		}
+		var b jetstream.KeyValue
+		var err error
+		if c.o.SetTimings {
+			b, err = c.js.CreateOrUpdateKeyValue(octx, cfg)
+		} else if b, err = c.js.KeyValue(octx, name); errors.Is(err, jetstream.ErrBucketNotFound) {
+			// Created, never updated: the submit role may not change a
+			// bucket (the workers' timings).
+			if b, err = c.js.CreateKeyValue(octx, cfg); errors.Is(err, jetstream.ErrBucketExists) {
+				b, err = c.js.KeyValue(octx, name)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("queue: bucket %s at %s: %w", name, url, unavailable(err))
 		}
@@ -885,6 +926,9 @@ func (c *Client) removeDead(ctx context.Context, id string) error {
 func (c *Client) retry(ctx context.Context, id string) error {
 	dl, err := c.deadLetterOf(ctx, id)
 	if err != nil {
+		return err
+	}
+	if err := c.mayRemoveDead(ctx, id); err != nil {
 		return err
 	}
 	j := dl.Job

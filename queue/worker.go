@@ -573,7 +573,7 @@ func (d *delivery) done(out Outcome) {
 	d.putStatus()
 	// A dead letter of an earlier submit of the same job (queued
 	// again after the de-duplication window) goes: never both.
-	if err := c.removeDead(context.Background(), j.ID); err != nil {
+	if err := c.removeStaleDead(context.Background(), j.ID); err != nil {
 		w.logf("job %s (%s): %v", j.ID, j.Input, err)
 	}
 	d.ack()

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -19,6 +21,43 @@ type BrokerOptions struct {
 	// client address (host:port); Monitor the HTTP monitoring address
 	// ("": none).
 	Store, Listen, Monitor string
+	// Security is who may connect and how (brokerSecurity's settings).
+	Security BrokerSecurityOptions
+}
+
+// BrokerSecurityOptions are broker's authorisation and TLS settings.
+type BrokerSecurityOptions struct {
+	// Auth is the authorisation directory to enforce; InitAuth one to
+	// write (then exit); Force lets InitAuth replace an existing one.
+	Auth, InitAuth string
+	Force          bool
+	// Insecure accepts an open broker beyond the loopback interface.
+	Insecure bool
+	// TLSCert, TLSKey and TLSCA: queue.BrokerSecurity's.
+	TLSCert, TLSKey, TLSCA string
+}
+
+// settings declares broker's authorisation and TLS settings into o, once.
+func (o *BrokerSecurityOptions) settings() []setting {
+	path := func(dst *string) func(value) error {
+		return func(v value) (err error) { *dst, err = pathSetting(v); return err }
+	}
+	return []setting{
+		{Name: "auth", Default: "", Help: "authorisation directory written by --init-auth: only clients with its credentials connect, each allowed its role's operations",
+			Apply: path(&o.Auth)},
+		{Name: "init-auth", Default: "", Help: "write a new authorisation into DIR (0700): auth.conf for the broker and submit.creds, work.creds, admin.creds for the clients (0600), then exit",
+			Apply: path(&o.InitAuth)},
+		{Name: "replace-auth", Default: false, Help: "with --init-auth: replace an existing authorisation (every credentials file issued from it stops working)",
+			Apply: boolInto(&o.Force)},
+		{Name: "insecure", Default: false, Help: "let the broker listen beyond this host without --auth: anyone who reaches the port may queue, take and purge jobs (logged at every start)",
+			Apply: boolInto(&o.Insecure)},
+		{Name: "tls-cert", Default: "", Help: "PEM file of the broker's TLS certificate: clients must connect with TLS (tls:// URLs); with --tls-key",
+			Apply: path(&o.TLSCert)},
+		{Name: "tls-key", Default: "", Help: "PEM file of the key of --tls-cert",
+			Apply: path(&o.TLSKey)},
+		{Name: "tls-ca", Default: "", Help: "PEM file of the CA whose certificates clients must present (--nats-cert) to connect",
+			Apply: path(&o.TLSCA)},
+	}
 }
 
 // AddFlags adds the flags of broker's settings to f.
@@ -26,7 +65,7 @@ func (o *BrokerOptions) AddFlags(f *pflag.FlagSet) { addFlags(f, o.settings()) }
 
 // settings declares broker's settings into o, once.
 func (o *BrokerOptions) settings() []setting {
-	return []setting{
+	return append([]setting{
 		{Name: "store", Default: "", Help: "storage directory of the broker's streams and buckets, on local disk (never on the NAS); default $XDG_STATE_HOME/rawbatch/broker (~/.local/state/rawbatch/broker)",
 			Apply: func(v value) (err error) {
 				if o.Store, err = pathSetting(v); err != nil || o.Store != "" {
@@ -45,9 +84,9 @@ func (o *BrokerOptions) settings() []setting {
 			}},
 		{Name: "listen", Default: "127.0.0.1:4222", Help: "address (host:port) the broker takes clients on; 0.0.0.0:4222 for the other hosts",
 			Apply: func(v value) error { o.Listen = v.String(); return nil }},
-		{Name: "monitor", Default: "", Help: "address (host:port) of the broker's HTTP monitoring endpoints (none by default)",
+		{Name: "monitor", Default: "", Help: "address (host:port) of the broker's HTTP monitoring endpoints (none by default); they ask no credentials: beyond 127.0.0.1 only with --insecure",
 			Apply: func(v value) error { o.Monitor = v.String(); return nil }},
-	}
+	}, o.Security.settings()...)
 }
 
 // newBrokerCmd is `rawbatch broker`: an embedded NATS JetStream server for
@@ -55,7 +94,7 @@ func (o *BrokerOptions) settings() []setting {
 func newBrokerCmd() *cobra.Command {
 	var opts BrokerOptions
 	cmd := &cobra.Command{
-		Use:   "broker [--store DIR] [--listen ADDR] [--monitor ADDR]",
+		Use:   "broker [--store DIR] [--listen ADDR] [--monitor ADDR] [--auth DIR] [--tls-cert FILE --tls-key FILE]",
 		Short: "Run an embedded NATS JetStream broker for submit and work (multi-host mode)",
 		Long: `Run an embedded NATS JetStream server that 'rawbatch submit' publishes jobs to
 and 'rawbatch work' takes them from, until SIGINT or SIGTERM. Its store (the
@@ -63,9 +102,12 @@ queue, the dead letters, the job statuses and leases) is on local disk with an
 fsync on every write, so an acknowledged job survives a crash of the broker;
 keep it off the NAS. With an existing NATS server (2.9 or later, JetStream
 enabled) or cluster, skip this command and point the others at it with --nats.
-See docs/distributed.md.`,
-		Example: `  rawbatch broker --store /var/lib/rawbatch/broker --listen 0.0.0.0:4222`,
-		Args:    cobra.NoArgs,
+Listening beyond this host needs --auth DIR (credentials per role, written by
+--init-auth DIR) or an explicit --insecure. See docs/distributed.md.`,
+		Example: `  rawbatch broker --init-auth /etc/rawbatch/auth
+  rawbatch broker --store /var/lib/rawbatch/broker --listen 0.0.0.0:4222 --auth /etc/rawbatch/auth \
+    --tls-cert /etc/rawbatch/broker.pem --tls-key /etc/rawbatch/broker-key.pem`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.GlobalOptions = globalOptions(cmd)
 			if _, err := resolve(cmd, opts.settings(), false); err != nil {
@@ -84,17 +126,68 @@ func runBroker(ctx context.Context, opts BrokerOptions, _ []string) error {
 	logf := lineLogger(opts.Stderr)
 	sig := watchSignals(ctx, func(s os.Signal) string { return fmt.Sprintf("%s: shutting the broker down", s) }, "already shutting down", logf)
 	defer sig.stop()
+	sec := opts.Security
+	if sec.InitAuth != "" {
+		return initAuth(opts, sec.InitAuth, sec.Force)
+	}
 	if err := os.MkdirAll(opts.Store, 0o777); err != nil {
 		return fmt.Errorf("broker store %s: %w", opts.Store, err)
 	}
-	b, err := queue.StartBroker(queue.BrokerOptions{Store: opts.Store, Listen: opts.Listen, Monitor: opts.Monitor})
+	b, err := queue.StartBroker(queue.BrokerOptions{Store: opts.Store, Listen: opts.Listen, Monitor: opts.Monitor,
+		Security: queue.BrokerSecurity{Auth: sec.Auth, Insecure: sec.Insecure, TLSCert: sec.TLSCert, TLSKey: sec.TLSKey, TLSCA: sec.TLSCA}})
+	if errors.Is(err, queue.ErrOpenListen) {
+		return fmt.Errorf("not starting an open broker on %s: give --auth DIR (made by 'rawbatch broker --init-auth DIR') so that only clients with its credentials connect, or --insecure to accept anyone who reaches the port", opts.Listen)
+	}
+	if errors.Is(err, queue.ErrOpenMonitor) {
+		return fmt.Errorf("not serving the broker's monitoring endpoints on %s: they ask no credentials; keep --monitor on 127.0.0.1 (or give --insecure)", opts.Monitor)
+	}
 	if err != nil {
 		return fmt.Errorf("starting the broker (store %s): %w", opts.Store, err)
 	}
 	fmt.Fprintln(opts.Stdout, b.URL())
 	logf(fmt.Sprintf("broker listening on %s, store %s", b.URL(), opts.Store))
+	logf(brokerSecurityLine(sec))
 	<-sig.Ctx.Done()
 	logf("broker shutting down")
 	b.Shutdown()
+	return nil
+}
+
+// brokerSecurityLine is the line broker logs at every start saying who
+// may connect and how.
+func brokerSecurityLine(sec BrokerSecurityOptions) string {
+	var who, how string
+	switch {
+	case sec.Auth != "":
+		who = "clients with credentials from " + sec.Auth + ", each to its role's operations"
+	case sec.Insecure:
+		who = "INSECURE (--insecure): anyone who reaches the port may queue, take, retry and purge jobs and read every path"
+	default:
+		who = "anyone on this host (loopback only, no credentials)"
+	}
+	switch {
+	case sec.TLSCA != "":
+		how = "TLS, client certificates required"
+	case sec.TLSCert != "":
+		how = "TLS"
+	default:
+		how = "clear text"
+	}
+	return "broker security: " + who + "; " + how
+}
+
+// initAuth writes a new authorisation into dir and lists its files.
+func initAuth(opts BrokerOptions, dir string, force bool) error {
+	written, err := queue.InitAuth(dir, force)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w (give --replace-auth to replace it: every credentials file issued from it stops working)", err)
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range written {
+		fmt.Fprintln(opts.Stdout, p)
+	}
+	fmt.Fprintf(opts.Stderr, "authorisation written to %s: run 'rawbatch broker --auth %s'; copy submit.creds to the submitting hosts, work.creds to the workers, keep admin.creds and the .nk files off the others (docs/distributed.md)\n", dir, dir)
 	return nil
 }

@@ -92,6 +92,9 @@ func TestScripts(t *testing.T) {
 			"freeport": cmdFreePort,
 			"waitport": cmdWaitPort,
 			"httpget":  cmdHTTPGet,
+			// queue_script_test.go: a test PKI (queue_tls.txtar)
+			"tlscerts": cmdTLSCerts,
+			"noargv":   cmdNoArgv,
 		},
 	})
 }

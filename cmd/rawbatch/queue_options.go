@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -25,6 +26,11 @@ import (
 type QueueOptions struct {
 	// NATS is the broker's URL (--nats; several separated by commas).
 	NATS string
+	// Creds is the NATS credentials file this client presents (the
+	// broker's <role>.creds); CA the PEM file of the CA that signed the
+	// broker's TLS certificate; Cert and Key this client's certificate
+	// and key for a broker that asks for one (--tls-ca). Empty: none.
+	Creds, CA, Cert, Key string
 	// AckWait, LeaseTTL and Beat are queue.Options' timings; MaxDeliver
 	// its most deliveries; Backoff the delays before each redelivery
 	// after a transient failure.
@@ -42,6 +48,28 @@ func (o *QueueOptions) settings() []setting {
 					return fmt.Errorf("--nats: want the broker's URL (nats://host:4222)")
 				}
 				return checkNATSURLs(o.NATS)
+			}},
+		{Name: "nats-creds", Default: "", Help: "NATS credentials file to present to the broker (submit.creds, work.creds or admin.creds from 'rawbatch broker --init-auth'); give the file, never its contents",
+			Apply: func(v value) (err error) {
+				// Never echo a value that looks like the file's contents
+				// (the message does not start with the flag: withSource
+				// would append an environment variable's value).
+				if s := v.String(); strings.ContainsAny(s, "\n\r") || strings.Contains(s, "-----BEGIN") || strings.HasPrefix(strings.TrimSpace(s), "eyJ") {
+					return fmt.Errorf("want the path of a credentials file for --nats-creds (RAWBATCH_NATS_CREDS, nats-creds), not its contents (not shown)")
+				}
+				o.Creds, err = pathSetting(v)
+				return err
+			}},
+		{Name: "nats-ca", Default: "", Help: "PEM file of the CA that signed the broker's TLS certificate (with a tls:// --nats URL)",
+			Apply: func(v value) (err error) { o.CA, err = pathSetting(v); return err }},
+		{Name: "nats-cert", Default: "", Help: "PEM file of this client's TLS certificate, for a broker that asks for one (broker --tls-ca); with --nats-key",
+			Apply: func(v value) (err error) { o.Cert, err = pathSetting(v); return err }},
+		{Name: "nats-key", Default: "", Help: "PEM file of the key of --nats-cert",
+			Apply: func(v value) (err error) {
+				if o.Key, err = pathSetting(v); err == nil && (o.Key == "") != (o.Cert == "") {
+					err = fmt.Errorf("--nats-cert and --nats-key: give both or neither")
+				}
+				return err
 			}},
 		{Name: "ack-wait", Default: queue.DefaultAckWait, Help: "advanced: how long a job taken by a worker may go without news (a beat) before the broker hands it to another worker; longer than --lease-ttl",
 			Apply: durationInto(&o.AckWait)},
@@ -126,7 +154,8 @@ func backoffText(ds []time.Duration) string {
 // queue.Options.QueueMax (0: leave the broker's bound, < 0: remove it).
 func (o QueueOptions) options(name string, queueMax int) queue.Options {
 	return queue.Options{URL: o.NATS, AckWait: o.AckWait, LeaseTTL: o.LeaseTTL, Beat: o.Beat,
-		MaxDeliver: o.MaxDeliver, Backoff: o.Backoff, QueueMax: queueMax, Name: name}
+		MaxDeliver: o.MaxDeliver, Backoff: o.Backoff, QueueMax: queueMax, Name: name,
+		Creds: o.Creds, CA: o.CA, Cert: o.Cert, Key: o.Key}
 }
 
 // connect connects to the broker as role (submit, work, ...); log, when
@@ -148,7 +177,7 @@ func (o QueueOptions) connect(ctx context.Context, role string, queueMax int, lo
 	}
 	c, err := queue.Connect(ctx, qo)
 	if err != nil {
-		return nil, fmt.Errorf("broker %s: %w", o.NATS, err)
+		return nil, refusedError(o.NATS, err)
 	}
 	return c, nil
 }
@@ -204,4 +233,14 @@ func queueCommandKeys() []string {
 	keys = append(keys, settingKeys(s.ownSettings())...)
 	keys = append(keys, settingKeys(w.ownSettings())...)
 	return append(keys, settingKeys(b.settings())...)
+}
+
+// refusedError is err, of a client of the broker at url: when the broker
+// refused the client (credentials, certificate or role), one line that
+// says so and what to check; otherwise err naming the broker.
+func refusedError(url string, err error) error {
+	if errors.Is(err, queue.ErrRefused) {
+		return fmt.Errorf("%w (check --nats-creds and, for TLS, --nats-ca)", err)
+	}
+	return fmt.Errorf("broker %s: %w", url, err)
 }

@@ -4,12 +4,29 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
+
+// tlscerts DIR: write a test PKI into DIR (testtool.TLSCerts: ca.pem,
+// server.pem and server-key.pem for 127.0.0.1, client.pem and
+// client-key.pem, other-ca.pem).
+func cmdTLSCerts(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: tlscerts DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(testtool.TLSCerts(dir))
+}
 
 // freeport NAME: set $NAME to a TCP port free on 127.0.0.1 (for a broker
 // the script starts; queue_basic.txtar).
@@ -92,4 +109,34 @@ func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
 		last = resp.Status + ": " + string(body)
 	}
 	ts.Fatalf("GET %s: no status %d within 60 s; last: %s", args[0], want, last)
+}
+
+// noargv REGEXP: fail when the command line of a rawbatch process on this
+// machine (/proc/PID/cmdline, as ps shows it) matches REGEXP (a secret
+// that must never be an argument); the processes checked are counted in
+// the log.
+func cmdNoArgv(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: noargv REGEXP")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	ts.Check(err)
+	rawbatch := 0
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		argv := strings.ReplaceAll(string(b), "\x00", " ")
+		if !strings.Contains(argv, "rawbatch") {
+			continue
+		}
+		rawbatch++
+		if re.MatchString(argv) {
+			ts.Fatalf("%s: a command line matches %q", p, args[0])
+		}
+	}
+	ts.Logf("%d rawbatch command lines checked", rawbatch)
 }
