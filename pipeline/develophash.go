@@ -87,6 +87,11 @@ func (v Variant) hashParts() []string {
 	if v.Format == "jpeg" && v.Subsampling != encode.JPEGSubsamplingFor(v.Quality) {
 		parts = append(parts, "subsampling="+v.Subsampling)
 	}
+	if wholeFrameFormats[v.Format] {
+		// Formats newer than every record: all their options, always.
+		parts = append(parts, "subsampling="+v.Subsampling, fmt.Sprintf("depth=%d", v.Depth), fmt.Sprintf("speed=%d", v.Speed),
+			fmt.Sprintf("effort=%d", v.Effort), fmt.Sprintf("lossless=%t", v.Lossless), "hdr="+v.HDR)
+	}
 	if v.Compress == "" {
 		return parts
 	}

@@ -121,7 +121,7 @@ func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
 		})
 		v.rows = encode.RowsRGB16{W: w, H: h, Bands: bands}
 		return
-	case bits16(f):
+	case v.spec.Variant.quant16():
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
 		par.Rows(h, func(lo, hi int) {
 			lin, row := make([]float32, w*3), make([]uint16, w*3)
