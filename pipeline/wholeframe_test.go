@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"context"
+	"image"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+)
+
+// decodeWholeFrame decodes an AVIF output with Debian's avifdec or a JPEG
+// XL one with djxl to a 16-bit PNG and reads it.
+func decodeWholeFrame(t *testing.T, path string) image.Image {
+	t.Helper()
+	png := strings.TrimSuffix(path, filepath.Ext(path)) + ".decoded.png"
+	var cmd *exec.Cmd
+	if filepath.Ext(path) == ".avif" {
+		cmd = exec.Command(testtool.Need(t, "avifdec"), "--depth", "16", path, png)
+	} else {
+		cmd = exec.Command(testtool.Need(t, "djxl"), path, png)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+	return decodeImage(t, png)
+}
+
+// bigChart is testChart at 4 times the size (384×256), so that the
+// patches' edges, where lossy codecs differ most, are a small part of it.
+func bigChart() synthdng.Chart {
+	c := testChart()
+	c.W, c.H = 4*c.W, 4*c.H
+	for i, p := range c.Patches {
+		p.X0, p.Y0, p.X1, p.Y1 = 4*p.X0, 4*p.Y0, 4*p.X1, 4*p.Y1
+		c.Patches[i] = p
+	}
+	return c
+}
+
+// AVIF and JPEG XL variants (each depth, lossy and lossless) of a chart
+// DNG shot turned (orientation 6) decode with Debian's avifdec and djxl
+// at the JPEG variant's size (the chart's displayed size: upright), and the SDR ones match its pixels
+// (the same rendition, quantised to their depth: mean ΔE2000 ≤ 1.5); the
+// lossless 16-bit JPEG XL holds exactly the 16-bit TIFF variant's samples.
+func TestWholeFrameRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	chart := bigChart()
+	in := writeChart(t, dir, chart, 6, 0)
+	var outs []OutputSpec
+	add := func(spec string) {
+		v, err := ParseVariant(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(dir, "c"+v.Suffix())})
+	}
+	add("main=jpeg")
+	add("t16=tiff16")
+	for _, s := range []string{"a8=avif", "a10=avif,depth=10,subsampling=420", "a12=avif,depth=12,quality=95,speed=8",
+		"x8=jxl", "x16=jxl,depth=16,quality=95", "xl=jxl,depth=16,lossless=true,effort=3"} {
+		add(s)
+	}
+	s := DefaultSettings()
+	s.Lens = LensOff
+	if _, err := ConvertVariants(context.Background(), in, outs, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	ref, ref16 := decodeImage(t, outs[0].Path), decodeImage(t, outs[1].Path)
+	if ref.Bounds() != image.Rect(0, 0, chart.W, chart.H) {
+		t.Fatalf("JPEG variant %v: want the chart's displayed %d×%d", ref.Bounds(), chart.W, chart.H)
+	}
+	for _, o := range outs[2:] {
+		img := decodeWholeFrame(t, o.Path)
+		if img.Bounds().Size() != ref.Bounds().Size() {
+			t.Errorf("%s: decoded %v, the JPEG is %v", o.Variant.Name, img.Bounds().Size(), ref.Bounds().Size())
+			continue
+		}
+		mean, p99 := deltaEStats(t, ref, img, 2)
+		t.Logf("%s: mean ΔE2000 %.2f, p99 %.2f against the JPEG", o.Variant.Name, mean, p99)
+		if mean > 1.5 {
+			t.Errorf("%s: mean ΔE2000 %.2f against the JPEG variant, want ≤ 1.5", o.Variant.Name, mean)
+		}
+		if o.Variant.Lossless {
+			if d := maxDiff16(ref16, img); d != 0 {
+				t.Errorf("%s: lossless, but differs from the TIFF16 variant by up to %d (of 65535)", o.Variant.Name, d)
+			}
+		}
+	}
+}
