@@ -259,3 +259,12 @@ func wholeFrameBytes(v Variant, w, h int) int64 {
 	}
 	return 0
 }
+
+// encoderBytes is the working memory in bytes of v's encoder for a w×h
+// image (the encode step's Scratch without the streamed-rows accounting):
+// encoderCost's per-pixel and fixed bytes and a whole-frame format's
+// wholeFrameBytes.
+func encoderBytes(v Variant, w, h int) int64 {
+	_, e, fixed := encoderCost(v)
+	return int64(e*float64(w)*float64(h)) + fixed + wholeFrameBytes(v, w, h)
+}

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"image"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -88,6 +90,111 @@ func TestWholeFrameRoundTrip(t *testing.T) {
 			if d := maxDiff16(ref16, img); d != 0 {
 				t.Errorf("%s: lossless, but differs from the TIFF16 variant by up to %d (of 65535)", o.Variant.Name, d)
 			}
+		}
+	}
+}
+
+// wholeFrameSettings are conversions to AVIF and JPEG XL: the default AVIF
+// (8-bit 4:4:4) and a 10-bit 4:2:0 one, the default JPEG XL (8-bit lossy)
+// and a 16-bit lossless one.
+func wholeFrameSettings() []Settings {
+	var out []Settings
+	for _, spec := range []string{"main=avif", "main=avif,depth=10,subsampling=420", "main=jxl", "main=jxl,depth=16,lossless=true"} {
+		v, err := ParseVariant(spec)
+		if err != nil {
+			panic(err)
+		}
+		s := DefaultSettings()
+		s.Format = Format(v.Format)
+		s.Variants = []Variant{v}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestEstimateCalibrationWholeFrame: the measured peak memory of an AVIF
+// or JPEG XL conversion (whole-frame encoders: libavif with aom, libjxl)
+// lies within 0.8–1.25× of the estimate, for the sample 6D DNG and a
+// 6 MP synthetic one at ISO 6400 (its noise gives the encoders texture
+// to code, as a photograph does; a flat chart takes aom far less), and
+// such a file is not estimated streamed.
+func TestEstimateCalibrationWholeFrame(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures conversions in child processes")
+	}
+	files := []string{filepath.Join(testdata, "raw", "canon_eos_6d.dng"), writeSyntheticISO(t, t.TempDir(), 3000, 2000, 6400)}
+	for _, f := range files {
+		fi, err := ReadInfo(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range wholeFrameSettings() {
+			if m := EstimateMemory(fi, s, 1); m.Streamed {
+				t.Errorf("%s %s: estimated streamed", f, s.Variants[0].Format)
+			}
+		}
+	}
+	calibrate(t, os.Stdout, files, wholeFrameSettings())
+}
+
+// TestWholeFramePlan: AVIF and JPEG XL variants are planned on the
+// whole-image path (a single one never streams; with a JPEG they do not
+// make the file's plan stream), and the text form shows their encoder's
+// working memory.
+func TestWholeFramePlan(t *testing.T) {
+	for _, spec := range []string{"main=avif", "main=jxl,lossless=true"} {
+		p := PlanVariants(6000, 4000, variants(t, spec), DefaultSettings())
+		for _, st := range p.Steps {
+			if st.Stream {
+				t.Errorf("%s: step %s marked streamed", spec, st.Name)
+			}
+		}
+		v, _ := ParseVariant(spec)
+		want := fmt.Sprintf("encoder %.0f MiB", float64(encoderBytes(v, 6000, 4000))/(1<<20))
+		if s := p.String(); !strings.Contains(s, want) || encoderBytes(v, 6000, 4000) < 300<<20 {
+			t.Errorf("%s: text form lacks %q (or the cost is too small for 24 MP):\n%s", spec, want, s)
+		}
+	}
+	p := PlanVariants(6000, 4000, variants(t, "main=jpeg", "a=avif"), DefaultSettings())
+	for _, st := range p.Steps {
+		if st.Stream {
+			t.Errorf("jpeg and avif: step %s marked streamed", st.Name)
+		}
+	}
+}
+
+// TestWholeFrameDownscaledStreamed: downscaled AVIF and JPEG XL variants
+// beside a full-size JPEG of a file that streams are made from the
+// streamed rows (their downscaler fed the bands) and still written whole:
+// they decode at their size and match a JPEG of that size.
+func TestWholeFrameDownscaledStreamed(t *testing.T) {
+	dir := t.TempDir()
+	in := writeChart(t, dir, bigChart(), 1, 0)
+	var outs []OutputSpec
+	for _, spec := range []string{"main=jpeg", "sj=jpeg,size=200", "sa=avif,size=200", "sx=jxl,size=200"} {
+		v, err := ParseVariant(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(dir, "c"+v.Suffix())})
+	}
+	s := DefaultSettings()
+	s.Lens = LensOff
+	res, err := ConvertVariants(context.Background(), in, outs, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Streamed {
+		t.Fatal("not streamed: the test needs a streamed conversion")
+	}
+	ref := decodeImage(t, outs[1].Path)
+	for _, o := range outs[2:] {
+		img := decodeWholeFrame(t, o.Path)
+		if img.Bounds().Size() != ref.Bounds().Size() {
+			t.Fatalf("%s: %v, want %v", o.Variant.Name, img.Bounds().Size(), ref.Bounds().Size())
+		}
+		if mean, _ := deltaEStats(t, ref, img, 2); mean > 1.5 {
+			t.Errorf("%s: mean ΔE2000 %.2f against the JPEG of its size", o.Variant.Name, mean)
 		}
 	}
 }

@@ -204,15 +204,15 @@ func Codec() string { return C.GoString(C.rb_avif_codec()) }
 // Version is libavif's version ("0.11.1").
 func Version() string { return C.GoString(C.rb_avif_version()) }
 
-// WorkingBytes is the C memory in bytes of encoding a width×height image
-// at depth bits and subsampling yuv (444, 422, 420): libavif's YUV planes
-// and the AV1 encoder's (aom: its source copy, reconstruction, reference
-// and look-ahead frames, motion and rate-distortion buffers), 14 bytes per
-// YUV sample at 8 bits and 20 at 10 and 12, plus 32 MiB; at least
-// 192 MiB, which aom takes from about 1 MP on. Measured with aom 3.6 at
-// speed 6 on two threads (C heap peak growth, TestWorkingBytes): 36, 22,
-// 32 and 54 bytes a pixel at 8-bit 4:4:4, 8-bit 4:2:0, 10-bit 4:2:0 and
-// 12-bit 4:4:4 on 12 MP, about 150 MiB from 1 to 4 MP.
+// WorkingBytes is the memory in bytes that encoding a width×height image
+// at depth bits and subsampling yuv (444, 422, 420) makes resident:
+// libavif's YUV planes and the AV1 encoder's frames and buffers (aom),
+// 5 bytes per YUV sample at 8 bits and 8 at 10 and 12, plus 32 MiB. aom
+// allocates more than it touches (C heap in use at 8-bit 4:4:4: 36 to 39
+// bytes a pixel at 6 to 12 MP, content-dependent, TestWorkingBytes logs
+// it); the resident figure is calibrated against the measured peak RSS of
+// whole conversions (pipeline's TestEstimateCalibrationWholeFrame and a
+// 24 MP camera file: about 17 bytes a pixel at 8-bit 4:4:4).
 func WorkingBytes(width, height, depth, yuv int) int64 {
 	px := int64(width) * int64(height)
 	samples := px * 3 // 444
@@ -222,11 +222,11 @@ func WorkingBytes(width, height, depth, yuv int) int64 {
 	case 420:
 		samples = px * 3 / 2
 	}
-	per := int64(14)
+	per := int64(5)
 	if depth > 8 {
-		per = 20
+		per = 8
 	}
-	return max(192<<20, samples*per+32<<20)
+	return samples*per + 32<<20
 }
 
 // cHeapInUse is the C heap in use in bytes (glibc mallinfo2), for the

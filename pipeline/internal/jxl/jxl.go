@@ -223,17 +223,14 @@ func Version() string {
 // WorkingBytes is libjxl's memory in bytes for a width×height image: its
 // float copy of the frame (12 bytes a pixel), lossy its XYB image,
 // quantised coefficients and per-block fields, lossless its modular
-// channels, tree-learning samples and residuals: 60 bytes a pixel lossy,
-// 64 lossless, plus 32 MiB. Measured at effort 7 on two threads (C heap
-// peak growth, TestWorkingBytes): about 49 and 56 bytes a pixel over a
-// fixed 32 MiB at 1.5 MP.
-func WorkingBytes(width, height int, lossless bool) int64 {
-	px := int64(width) * int64(height)
-	per := int64(60)
-	if lossless {
-		per = 64
-	}
-	return per*px + 32<<20
+// channels, tree-learning samples and residuals: 80 bytes a pixel, plus
+// 16 MiB. Measured at effort 7 (C heap peak growth, TestWorkingBytes):
+// about 106 bytes a pixel on a textured image at 3 and 12 MP, lossy or
+// lossless, one or two threads, fewer on smooth ones; and in whole
+// conversions' peak RSS (pipeline's TestEstimateCalibrationWholeFrame,
+// a 24 MP camera file: about 67 a pixel; 90 on a 6 MP noisy synthetic).
+func WorkingBytes(width, height int) int64 {
+	return 80*int64(width)*int64(height) + 16<<20
 }
 
 // cHeapInUse is the C heap in use in bytes (glibc mallinfo2), for the
