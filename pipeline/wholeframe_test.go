@@ -198,3 +198,57 @@ func TestWholeFrameDownscaledStreamed(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeFrameVariantOptions: the AVIF and JPEG XL options parse, fill
+// in their defaults, refuse what the format does not take, and each
+// changes the output's hash (equivalent specs hash alike).
+func TestWholeFrameVariantOptions(t *testing.T) {
+	parse := func(s string) Variant {
+		t.Helper()
+		v, err := ParseVariant(s)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		return v
+	}
+	a := parse("a=avif")
+	if a.Depth != 8 || a.Speed != 6 || a.Subsampling != "444" || a.Quality != DefaultQuality || a.HDR != "" {
+		t.Errorf("avif defaults %+v", a)
+	}
+	h := parse("h=avif,hdr=pq")
+	if h.Depth != 10 || h.Space != "rec2020" {
+		t.Errorf("avif hdr defaults %+v", h)
+	}
+	x := parse("x=jxl,lossless=true,quality=50")
+	if x.Depth != 8 || x.Effort != 7 || x.Quality != 0 {
+		t.Errorf("lossless jxl %+v", x)
+	}
+	if hx := parse("h=jxl,hdr=hlg"); hx.Depth != 16 {
+		t.Errorf("jxl hdr depth %d", hx.Depth)
+	}
+	for _, bad := range []string{"a=avif,depth=16", "a=avif,depth=8,hdr=pq", "a=avif,speed=11", "a=avif,effort=3", "a=avif,lossless=true",
+		"x=jxl,depth=10", "x=jxl,speed=3", "x=jxl,effort=10", "x=jxl,depth=8,hdr=hlg", "x=jxl,subsampling=420",
+		"a=avif,hdr=hdr10", "a=avif,hdr=pq,space=srgb", "j=jpeg,depth=10", "w=webp,hdr=pq", "t=tiff16,lossless=true"} {
+		if _, err := ParseVariant(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	const dev = "xxh3:0000000000000000"
+	same := [][2]string{{"a=avif", "a=avif,depth=8,speed=6,subsampling=444,quality=90"}, {"x=jxl", "x=jxl,depth=8,effort=7"},
+		{"x=jxl,lossless=true", "x=jxl,lossless=true,quality=40"}, {"h=avif,hdr=pq", "h=avif,hdr=pq,depth=10,space=rec2020"}}
+	for _, p := range same {
+		if OutputHash(dev, parse(p[0])) != OutputHash(dev, parse(p[1])) {
+			t.Errorf("%s and %s hash differently", p[0], p[1])
+		}
+	}
+	seen := map[string]string{}
+	for _, s := range []string{"a=avif", "a=avif,depth=10", "a=avif,depth=12", "a=avif,speed=0", "a=avif,speed=9", "a=avif,subsampling=420",
+		"a=avif,quality=80", "a=avif,hdr=pq", "a=avif,hdr=hlg", "a=jxl", "a=jxl,depth=16", "a=jxl,effort=3", "a=jxl,lossless=true",
+		"a=jxl,quality=80", "a=jxl,hdr=pq", "a=jxl,hdr=hlg", "a=jpeg", "a=avif,space=displayp3"} {
+		hv := OutputHash(dev, parse(s))
+		if other, ok := seen[hv]; ok {
+			t.Errorf("%s and %s hash alike", s, other)
+		}
+		seen[hv] = s
+	}
+}
