@@ -252,3 +252,64 @@ func TestWholeFrameVariantOptions(t *testing.T) {
 		seen[hv] = s
 	}
 }
+
+// TestWholeFrameChromium: headless Chromium (Debian's chromium) decodes
+// the AVIF variant of a chart in a page: the script sees its natural size,
+// and the screenshot holds a non-blank image of that size on the page's
+// magenta background, whose colours are the JPEG variant's (mean ΔE2000
+// ≤ 3, Chromium's own YUV conversion and colour management included).
+func TestWholeFrameChromium(t *testing.T) {
+	dir := t.TempDir()
+	in := writeChart(t, dir, bigChart(), 6, 0)
+	var outs []OutputSpec
+	for _, spec := range []string{"main=jpeg,size=240", "a=avif,size=240"} {
+		v, err := ParseVariant(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(dir, "c"+v.Suffix())})
+	}
+	s := DefaultSettings()
+	s.Lens = LensOff
+	if _, err := ConvertVariants(context.Background(), in, outs, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	ref := decodeImage(t, outs[0].Path)
+	w, h := ref.Bounds().Dx(), ref.Bounds().Dy()
+	page := filepath.Join(dir, "page.html")
+	html := `<!doctype html><html><body style="margin:0;background:#ff00ff">` +
+		`<img id="i" src="c.a.avif" style="display:block">` +
+		`<p id="n"></p><script>const i=document.getElementById("i");` +
+		`i.onload=()=>{document.getElementById("n").textContent="size "+i.naturalWidth+"x"+i.naturalHeight};` +
+		`i.onerror=()=>{document.getElementById("n").textContent="error"};</script></body></html>`
+	if err := os.WriteFile(page, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + page
+	if dom := testtool.DumpDOM(t, url); !strings.Contains(dom, fmt.Sprintf("size %dx%d", w, h)) {
+		t.Fatalf("Chromium did not decode the AVIF at %d×%d:\n%s", w, h, dom)
+	}
+	shot := testtool.Screenshot(t, url, 400, 400)
+	// The image's extent: the pixels that are not the magenta background.
+	minX, minY, maxX, maxY := 400, 400, -1, -1
+	for y := range 400 {
+		for x := range 400 {
+			r, g, b, _ := shot.At(x, y).RGBA()
+			if r>>8 > 240 && g>>8 < 15 && b>>8 > 240 {
+				continue
+			}
+			minX, minY, maxX, maxY = min(minX, x), min(minY, y), max(maxX, x), max(maxY, y)
+		}
+	}
+	if minX != 0 || minY != 0 || maxX+1 != w || maxY+1 < h {
+		t.Fatalf("screenshot: image at (%d,%d)-(%d,%d), want (0,0)-(%d,%d)", minX, minY, maxX+1, maxY+1, w, h)
+	}
+	crop := shot.(interface {
+		SubImage(image.Rectangle) image.Image
+	}).SubImage(image.Rect(0, 0, w, h))
+	mean, _ := deltaEStats(t, ref, crop, 2)
+	t.Logf("Chromium's rendering of the AVIF: mean ΔE2000 %.2f against the JPEG", mean)
+	if mean > 3 {
+		t.Errorf("Chromium's rendering of the AVIF: mean ΔE2000 %.2f against the JPEG variant", mean)
+	}
+}
