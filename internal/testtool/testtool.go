@@ -28,6 +28,7 @@ var packages = map[string]string{
 	"chromium":        "chromium",
 	"avifdec":         "libavif-bin",
 	"djxl":            "libjxl-tools",
+	"jxlinfo":         "libjxl-tools",
 }
 
 // Need returns the path of the program name found in $PATH (the Makefile
