@@ -221,7 +221,9 @@ func PlanStages(fi FileInfo, s Settings) StagePlan {
 //   - Only the stages active for s (Stage.Active) are planned.
 //   - PerFile stages run once, as shared steps, at w×h.
 //   - A variant whose size (Variant.Fit) is not w×h (downscaled, or
-//     enlarged with upscale) is resized from the demosaiced camera image:
+//     enlarged with upscale), or that is HDR (Variant.HDR: its tone
+//     differs), is resized (an HDR one at w×h: copied) from the demosaiced
+//     camera image:
 //     its resize step comes before the run of Pointwise PerFile stages that
 //     precede resize in Stages (camera matrix, exposure, tone), which then
 //     are its own steps at its size. This is exact for the linear ones; the
@@ -249,9 +251,13 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 	for hoist > 0 && stages[hoist-1].Scope == PerFile && stages[hoist-1].Kind == Pointwise {
 		hoist--
 	}
+	// resized: the variant renders from its own copy of the camera
+	// image (a resize step, then its own camera matrix, exposure and
+	// tone): its size is not w×h, or it is HDR (its tone is the HDR
+	// rendition's, hdrToneRow).
 	resized := func(v Variant) bool {
 		dw, dh := v.Fit(w, h)
-		return dw != w || dh != h
+		return dw != w || dh != h || v.HDR != ""
 	}
 	multi := len(vs) > 1
 	add := func(i int, vi int, vw, vh int) {

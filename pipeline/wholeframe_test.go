@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/rawbatch/rawbatch/internal/testtool"
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/encode"
+	"github.com/rawbatch/rawbatch/pipeline/look"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -311,5 +315,72 @@ func TestWholeFrameChromium(t *testing.T) {
 	t.Logf("Chromium's rendering of the AVIF: mean ΔE2000 %.2f against the JPEG", mean)
 	if mean > 3 {
 		t.Errorf("Chromium's rendering of the AVIF: mean ΔE2000 %.2f against the JPEG variant", mean)
+	}
+}
+
+// TestHDRHighlights: a chart whose grey patches lie 1.7 and 0.85 times
+// over and under SDR white after its +1.5 EV BaselineExposure: the SDR
+// JPEG clips the brighter one to white, the PQ AVIF (12 bits), the HLG
+// AVIF and the PQ JPEG XL keep it. Decoded with Debian's avifdec and djxl
+// and taken back to linear light through PQ's EOTF (HLG's inverse OETF
+// and OOTF), each patch's luminance is within 3 % of the scene-referred
+// render's: its linear value times the gain that puts mid grey where the
+// SDR tone curve does, times 203 nits. The files carry a content light
+// level at least the brightest patch's.
+func TestHDRHighlights(t *testing.T) {
+	dir := t.TempDir()
+	c := synthdng.Chart{W: 128, H: 64, Background: [3]float64{0.1, 0.1, 0.1}, Patches: []synthdng.Patch{
+		{X0: 8, Y0: 8, X1: 56, Y1: 56, SRGBLinear: [3]float64{0.6, 0.6, 0.6}},
+		{X0: 72, Y0: 8, X1: 120, Y1: 56, SRGBLinear: [3]float64{0.3, 0.3, 0.3}},
+	}}
+	in := writeChart(t, dir, c, 1, 1.5)
+	var outs []OutputSpec
+	for _, spec := range []string{"main=jpeg", "pq=avif,hdr=pq,depth=12,quality=95", "hlg=avif,hdr=hlg,depth=12,quality=95", "xpq=jxl,hdr=pq,quality=95"} {
+		v, err := ParseVariant(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(dir, "c"+v.Suffix())})
+	}
+	s := referenceSettings()
+	s.Tone, s.BaselineExposure = ToneDefault, true
+	s.Crop = CropCamera
+	if _, err := ConvertVariants(context.Background(), in, outs, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	sdr := decodeImage(t, outs[0].Path)
+	if m := patchMean(sdr, 16, 16, 48, 48); m[0] < 65000 || m[1] < 65000 || m[2] < 65000 {
+		t.Errorf("SDR JPEG: the over-white patch is %.0f, not clipped white", m)
+	}
+	gain := look.DefaultCurve.Apply(0.18) / 0.18 * math.Exp2(1.5) * colour.HDRReferenceWhite
+	for _, o := range outs[1:] {
+		img := decodeWholeFrame(t, o.Path)
+		for _, p := range c.Patches {
+			m := patchMean(img, p.X0+8, p.Y0+8, p.X1-8, p.Y1-8)
+			code := [3]float64{m[0] / 65535, m[1] / 65535, m[2] / 65535}
+			var nits [3]float64
+			if o.Variant.HDR == encode.HDRPQ {
+				for i := range code {
+					nits[i] = colour.PQDecode(code[i])
+				}
+			} else {
+				nits = colour.HLGDecode(code)
+			}
+			want := p.SRGBLinear[0] * gain
+			lum := 0.2627*nits[0] + 0.6780*nits[1] + 0.0593*nits[2]
+			t.Logf("%s: patch %.2f: %.1f nits (R %.1f G %.1f B %.1f), want %.1f", o.Variant.Name, p.SRGBLinear[0], lum, nits[0], nits[1], nits[2], want)
+			if math.Abs(lum-want) > 0.03*want {
+				t.Errorf("%s: patch %.2f: %.1f nits, want %.1f ± 3 %%", o.Variant.Name, p.SRGBLinear[0], lum, want)
+			}
+		}
+		if o.Variant.Format == "avif" {
+			f, err := os.ReadFile(o.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cll, fall, ok := encode.AVIFContentLightLevel(f); !ok || float64(cll) < 0.97*0.6*gain || fall <= 0 || fall > cll {
+				t.Errorf("%s: content light level %d/%d (present %t), want MaxCLL ≥ %.0f", o.Variant.Name, cll, fall, ok, 0.97*0.6*gain)
+			}
+		}
 	}
 }
