@@ -96,7 +96,7 @@ func JXLWorkingBytes(width, height int, o JXLOptions) int64 {
 	if o.Bits > 8 {
 		packed = 6 * px
 	}
-	return packed + jxl.WorkingBytes(width, height)
+	return packed + jxl.WorkingBytes(width, height, o.Effort, o.Lossless)
 }
 
 // JXLCodec names libjxl's version ("libjxl 0.7.0").

@@ -220,17 +220,27 @@ func Version() string {
 	return fmt.Sprintf("%d.%d.%d", v/1000000, v/1000%1000, v%1000)
 }
 
-// WorkingBytes is libjxl's memory in bytes for a width×height image: its
+// WorkingBytes is the memory in bytes that libjxl makes resident
+// encoding a width×height image at effort (1..9), lossless or not: its
 // float copy of the frame (12 bytes a pixel), lossy its XYB image,
-// quantised coefficients and per-block fields, lossless its modular
-// channels, tree-learning samples and residuals: 80 bytes a pixel, plus
-// 16 MiB. Measured at effort 7 (C heap peak growth, TestWorkingBytes):
-// about 106 bytes a pixel on a textured image at 3 and 12 MP, lossy or
-// lossless, one or two threads, fewer on smooth ones; and in whole
-// conversions' peak RSS (pipeline's TestEstimateCalibrationWholeFrame,
-// a 24 MP camera file: about 67 a pixel; 90 on a 6 MP noisy synthetic).
-func WorkingBytes(width, height int) int64 {
-	return 80*int64(width)*int64(height) + 16<<20
+// quantised coefficients and per-block fields (80 bytes a pixel from
+// effort 4 on, 30 at efforts 1..3, which skip most of the block-size and
+// adaptive-quantisation search), lossless its modular channels,
+// tree-learning samples and residuals (64 bytes a pixel); plus 16 MiB.
+// Measured: the C heap's peak growth at effort 7 (TestWorkingBytes, about
+// 106 bytes a pixel on a textured image, lossy or lossless), and whole
+// conversions' peak RSS (pipeline's TestEstimateCalibrationWholeFrame;
+// on a 24 MP camera file about 67 bytes a pixel at effort 7, 26 at
+// effort 3, 55 lossless at effort 3).
+func WorkingBytes(width, height, effort int, lossless bool) int64 {
+	per := int64(80)
+	switch {
+	case lossless:
+		per = 64
+	case effort <= 3:
+		per = 30
+	}
+	return per*int64(width)*int64(height) + 16<<20
 }
 
 // cHeapInUse is the C heap in use in bytes (glibc mallinfo2), for the

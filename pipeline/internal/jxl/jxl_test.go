@@ -205,7 +205,7 @@ func TestWorkingBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		est := WorkingBytes(w, h)
+		est := WorkingBytes(w, h, o.Effort, o.Lossless)
 		t.Logf("lossless %t: peak %d bytes (%.1f a pixel), estimate %d", o.Lossless, held, float64(held)/float64(w*h), est)
 		if r := float64(est) / float64(held); r < 0.7 || r > 1.5 {
 			t.Errorf("lossless %t: estimate %d bytes is %.2f× the peak %d (want 0.7..1.5)", o.Lossless, est, r, held)
