@@ -55,8 +55,8 @@ type Variant struct {
 	// none (their format names the depth).
 	Depth int
 	// Speed is an AVIF variant's libavif speed, 0 (slowest, smallest) ..
-	// 10; Normal fills in encode.AVIFDefaultSpeed (-1 given as 0 is kept
-	// apart by speedSet).
+	// 10; 0 is the default, which Normal fills in (encode.AVIFDefaultSpeed),
+	// and a spec's speed=0 is stored as speedZero (-1).
 	Speed int
 	// Effort is a JPEG XL variant's libjxl effort, 1..9 (0:
 	// encode.JXLDefaultEffort).

@@ -149,6 +149,3 @@ func AVIFWorkingBytes(width, height int, o AVIFOptions) int64 {
 	}
 	return packed + avif.WorkingBytes(width, height, o.Depth, yuv) + px
 }
-
-// AVIFCodec names libavif's version and AV1 encoder ("libavif 0.11.1 (aom)").
-func AVIFCodec() string { return "libavif " + avif.Version() + " (" + avif.Codec() + ")" }

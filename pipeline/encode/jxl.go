@@ -98,6 +98,3 @@ func JXLWorkingBytes(width, height int, o JXLOptions) int64 {
 	}
 	return packed + jxl.WorkingBytes(width, height, o.Effort, o.Lossless)
 }
-
-// JXLCodec names libjxl's version ("libjxl 0.7.0").
-func JXLCodec() string { return "libjxl " + jxl.Version() }
