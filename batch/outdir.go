@@ -196,7 +196,7 @@ func CheckReport(path, outDir string, plan *Plan, suffixes []string) error {
 	// A JSON report named like a picture would land among (or be taken for)
 	// the photos: refuse the extensions of the images rawbatch writes.
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".jpg", ".jpeg", ".tif", ".tiff", ".png", ".webp":
+	case ".jpg", ".jpeg", ".tif", ".tiff", ".png", ".webp", ".avif", ".jxl":
 		return fmt.Errorf("--report %s: the report is JSON, not a %s image; give a file name such as report.json", path, strings.TrimPrefix(ext, "."))
 	}
 	if err := CheckOutDir(filepath.Dir(path)); err != nil {

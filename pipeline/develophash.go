@@ -90,6 +90,11 @@ func (v Variant) hashParts() []string {
 	if v.Source != SourceRaw {
 		parts = append(parts, "source="+v.Source)
 	}
+	if wholeFrameFormats[v.Format] {
+		// Formats newer than every record: all their options, always.
+		parts = append(parts, "subsampling="+v.Subsampling, fmt.Sprintf("depth=%d", v.Depth), fmt.Sprintf("speed=%d", v.Speed),
+			fmt.Sprintf("effort=%d", v.Effort), fmt.Sprintf("lossless=%t", v.Lossless), "hdr="+v.HDR)
+	}
 	if v.Compress == "" {
 		return parts
 	}

@@ -210,7 +210,9 @@ func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory 
 // strip and the write buffer), WebP (libwebp: the
 // RGBA copy and about 4 bytes per pixel of its own, plus 2 MiB when the
 // system's libwebp is used, 24 MiB for the WebAssembly runtime otherwise),
-// 8-bit TIFF (the RGBA image). A compressed TIFF holds its compressed
+// 8-bit TIFF (the RGBA image), AVIF and JPEG XL (the RGBA or 16-bit RGBA
+// image; their encoders' memory depends on the size otherwise than
+// linearly: wholeFrameBytes). A compressed TIFF holds its compressed
 // strips until the IFD is written (the output is not seekable): counted
 // as 1.5 times the uncompressed samples, LZW's worst case on noise.
 func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
@@ -234,6 +236,35 @@ func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
 		return 4, 1, 1 << 20
 	case "jpeg": // libjpeg-turbo: coefficients for optimised Huffman tables, tables, row and output buffers
 		return 4, encode.JPEGCoefficientBytes(v.Normal().Subsampling, v.Normal().Quality), 1 << 20
+	case "avif", "jxl": // whole-frame encoders: wholeFrameBytes, by the image's size
+		if v.quant16() {
+			return 8, 0, 0
+		}
+		return 4, 0, 0
 	}
 	return 4, 0, 0
+}
+
+// wholeFrameBytes is the working memory in bytes of an AVIF or JPEG XL
+// variant's encoder for a w×h image (encode.AVIFWorkingBytes,
+// encode.JXLWorkingBytes: libavif's and the AV1 encoder's frames, libjxl's
+// planes, and the packed samples they are given), 0 for other formats.
+func wholeFrameBytes(v Variant, w, h int) int64 {
+	v = v.Normal()
+	switch v.Format {
+	case "avif":
+		return encode.AVIFWorkingBytes(w, h, v.AVIFOptions())
+	case "jxl":
+		return encode.JXLWorkingBytes(w, h, v.JXLOptions())
+	}
+	return 0
+}
+
+// encoderBytes is the working memory in bytes of v's encoder for a w×h
+// image (the encode step's Scratch without the streamed-rows accounting):
+// encoderCost's per-pixel and fixed bytes and a whole-frame format's
+// wholeFrameBytes.
+func encoderBytes(v Variant, w, h int) int64 {
+	_, e, fixed := encoderCost(v)
+	return int64(e*float64(w)*float64(h)) + fixed + wholeFrameBytes(v, w, h)
 }

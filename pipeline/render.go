@@ -53,6 +53,9 @@ type variantJob struct {
 	// the pass's: job.movePassTime).
 	pass     int
 	passTime time.Duration
+	// maxCLL and maxFALL are an HDR variant's content light level in nits
+	// (CTA-861.3), measured as it is quantised.
+	maxCLL, maxFALL int
 }
 
 // image returns the image the current step works on: the variant's own
@@ -74,7 +77,12 @@ func variantSpace(v Variant) *colour.Space {
 
 // renderKey identifies what a variant's linear image depends on beyond the
 // shared stages: its colour space, size and sharpening.
-func renderKey(v Variant) string { return fmt.Sprintf("%s/%s/%g", v.Space, v.sizeKey(), v.Sharpen) }
+func renderKey(v Variant) string {
+	if v.HDR != "" { // another tone rendition
+		return fmt.Sprintf("%s/%s/%g/hdr", v.Space, v.sizeKey(), v.Sharpen)
+	}
+	return fmt.Sprintf("%s/%s/%g", v.Space, v.sizeKey(), v.Sharpen)
+}
 
 // laterNeedsShared reports whether a variant after v renders from the
 // shared working image: one of another rendition not rendered yet.

@@ -16,15 +16,15 @@ import (
 // encodeStage writes the variant's file (to a temporary name).
 var encodeStage = Stage{Name: "encode", Scope: PerVariant, Kind: IO, Version: 1, Cost: encodeCost, run: stageEncode}
 
-// encodeCost: the encoder's working memory (encoderCost), and it lets go
-// of the quantised image, or for a streamed format (streamedRows) of the
+// encodeCost: the encoder's working memory (encoderCost; a whole-frame
+// format's wholeFrameBytes), and it lets go of the quantised image, or for a streamed format (streamedRows) of the
 // float image when floatFreed says so.
 func encodeCost(m memCtx) StepMemory {
 	q, e, ef := encoderCost(m.v)
 	if streamedRows(m) {
 		q = 0
 	}
-	sm := StepMemory{Scratch: int64(e*float64(m.px())) + ef, Free: int64(q) * m.px()}
+	sm := StepMemory{Scratch: int64(e*float64(m.px())) + ef + wholeFrameBytes(m.v, m.step.W, m.step.H), Free: int64(q) * m.px()}
 	if m.streamed && len(m.s.OutputVariants()) > 1 {
 		// Several variants streamed (stream_variants.go): the stored
 		// rows stay until the last variant ends; a downscaled variant
@@ -84,6 +84,20 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		err = encode.TIFF8(bw, v.quant, icc, md, v.spec.Variant.TIFFOptions())
 	case "webp":
 		err = encode.WebP(bw, v.quant, quality, false, icc, md)
+	case "avif":
+		o := v.spec.Variant.AVIFOptions()
+		if o.HDR.Transfer != "" {
+			o.HDR.MaxCLL, o.HDR.MaxFALL = v.maxCLL, v.maxFALL
+		}
+		j.giveBack() // C memory, as for JPEG's coefficients
+		err = encode.AVIF(bw, v.quant, o, icc, md)
+	case "jxl":
+		o := v.spec.Variant.JXLOptions()
+		if o.HDR.Transfer != "" {
+			o.HDR.MaxCLL, o.HDR.MaxFALL = v.maxCLL, v.maxFALL
+		}
+		j.giveBack()
+		err = encode.JXL(bw, v.quant, o, icc, md)
 	case "jpeg":
 		o := encode.JPEGOptions{Quality: quality, Subsampling: v.spec.Variant.Subsampling}
 		// libjpeg's coefficient buffer (encode.JPEGCoefficientBytes) is C

@@ -78,8 +78,11 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	sharpen := v.spec.Variant.Sharpen > 0
 	gamut := j.settings.compressGamut()
 	lum := spaceLuminance(v.space)
-	// Sharpening clips after it: the matrix alone first.
-	k := outputSpaceKernel(v.space, !sharpen, gamut && !sharpen)
+	// Sharpening clips after it: the matrix alone first. An HDR
+	// variant keeps its light above SDR white (hdrToneRow): no clip (its
+	// quantiser takes negatives to 0).
+	hdr := v.spec.Variant.HDR != ""
+	k := outputSpaceKernel(v.space, !sharpen && !hdr, gamut && !sharpen && !hdr)
 	row := v.img.W * 3
 	par.Rows(v.img.H, func(lo, hi int) {
 		src, dst := src[lo*row:hi*row], dst[lo*row:hi*row]
@@ -91,6 +94,9 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	v.img = Image{W: v.img.W, H: v.img.H, Pix: dst}
 	if sharpen {
 		unsharp(v.img, float32(v.spec.Variant.Sharpen))
+		if hdr {
+			return nil
+		}
 		if gamut {
 			v.img.parallel(func(pix []float32) { look.GamutRows(pix, lum) })
 			return nil
@@ -169,7 +175,8 @@ func outputSpaceRow(j *job, p *fusePass) (rowKernel, bool) {
 		v.img = j.img
 		j.release(v)
 	}
-	return outputSpaceKernel(v.space, true, j.settings.compressGamut()), true
+	hdr := v.spec.Variant.HDR != "" // kept above SDR white, as in stageOutputSpace
+	return outputSpaceKernel(v.space, !hdr, !hdr && j.settings.compressGamut()), true
 }
 
 // unsharp sharpens img in place by an unsharp mask: x + amount·(x − blur(x)),

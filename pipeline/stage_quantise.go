@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"image"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -107,6 +108,11 @@ func quantiseRow(j *job, p *fusePass) (rowKernel, bool) {
 // dropFloat, so it must hold what it reads.
 func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
 	w, h := v.upright.W, v.upright.H
+	if v.spec.Variant.HDR != "" {
+		v.quantiseHDR(render)
+		v.dropFloat()
+		return
+	}
 	switch f := v.spec.Variant.Format; {
 	case f == "jpeg":
 		bands := v.bandRows(w, h, 3*w, func(y int, out []byte, lin []float32, _ []uint16) {
@@ -121,7 +127,7 @@ func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
 		})
 		v.rows = encode.RowsRGB16{W: w, H: h, Bands: bands}
 		return
-	case bits16(f):
+	case v.spec.Variant.quant16():
 		q := image.NewNRGBA64(image.Rect(0, 0, w, h))
 		par.Rows(h, func(lo, hi int) {
 			lin, row := make([]float32, w*3), make([]uint16, w*3)
@@ -143,6 +149,59 @@ func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
 		v.quant = q
 	}
 	v.dropFloat()
+}
+
+// quantiseHDR makes an HDR variant's whole quantised image from render
+// (upright rows of its BT.2100 display-linear image, 1.0 = SDR white,
+// hdrToneRow): 16-bit PQ (colour.PQEncode of the luminance in nits,
+// 1.0 = colour.HDRReferenceWhite) or HLG (colour.HLGEncode) code values,
+// and its content light level (CTA-861.3): v.maxCLL the largest
+// component of any pixel, v.maxFALL the image's mean of each pixel's
+// largest component, in nits (clamped to the transfer function's peak).
+func (v *variantJob) quantiseHDR(render func(y int, lin []float32) []float32) {
+	w, h := v.upright.W, v.upright.H
+	pq := v.spec.Variant.HDR == encode.HDRPQ
+	peak := colour.PQPeak
+	if !pq {
+		peak = colour.HLGPeak
+	}
+	q := image.NewNRGBA64(image.Rect(0, 0, w, h))
+	var mu sync.Mutex
+	var maxCLL, sumFALL float64
+	par.Rows(h, func(lo, hi int) {
+		lin, row := make([]float32, w*3), make([]uint16, w*3)
+		var rowMax, rowSum float64
+		for y := lo; y < hi; y++ {
+			px := render(y, lin)
+			for x := range w {
+				var nits [3]float64
+				m := 0.0
+				for c := range 3 {
+					nits[c] = min(max(float64(px[3*x+c]), 0)*colour.HDRReferenceWhite, peak)
+					m = max(m, nits[c])
+				}
+				rowMax = max(rowMax, m)
+				rowSum += m
+				var e [3]float64
+				if pq {
+					for c := range 3 {
+						e[c] = colour.PQEncode(nits[c])
+					}
+				} else {
+					e = colour.HLGEncode(nits)
+				}
+				for c := range 3 {
+					row[3*x+c] = uint16(math.Round(e[c] * 65535))
+				}
+			}
+			put16RGBA(q.Pix[y*q.Stride:y*q.Stride+w*8], row)
+		}
+		mu.Lock()
+		maxCLL, sumFALL = max(maxCLL, rowMax), sumFALL+rowSum
+		mu.Unlock()
+	})
+	v.quant = q
+	v.maxCLL, v.maxFALL = int(math.Ceil(maxCLL)), int(math.Ceil(sumFALL/float64(w*h)))
 }
 
 // put16RGBA sets the NRGBA64 pixels o to the 16-bit RGB samples s, opaque.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 
 	"github.com/rawbatch/rawbatch/pipeline/resize"
 )
@@ -20,7 +21,11 @@ func stageResize(_ context.Context, j *job) error {
 	v := j.cur
 	w, h := j.img.W, j.img.H
 	dw, dh := v.spec.Variant.Fit(w, h)
-	v.camera = resize.Downscale(j.camera, w, h, j.colors, dw, dh)
+	if dw == w && dh == h { // an HDR variant's own copy (PlanVariants)
+		v.camera = slices.Clone(j.camera)
+	} else {
+		v.camera = resize.Downscale(j.camera, w, h, j.colors, dw, dh)
+	}
 	v.img = Image{W: dw, H: dh}
 	v.owned = true
 	return nil

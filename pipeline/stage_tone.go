@@ -24,6 +24,9 @@ func stageTone(_ context.Context, j *job) error {
 func toneRow(j *job, _ *fusePass) (rowKernel, bool) {
 	sat := j.lookSaturateRow()
 	c := j.toneCurve()
+	if j.cur != nil && j.cur.spec.Variant.HDR != "" {
+		return hdrToneRow(sat, c), true
+	}
 	if c == nil {
 		return sat, true
 	}
@@ -35,6 +38,29 @@ func toneRow(j *job, _ *fusePass) (rowKernel, bool) {
 		sat(px)
 		look.ToneRows(lut, px)
 	}, true
+}
+
+// hdrToneRow is an HDR variant's tone (its own step, PlanVariants): the
+// look's saturation, then the HDR rendition, display-referred linear light
+// relative to SDR white (1.0: colour.HDRReferenceWhite nits) with the
+// headroom above it kept: scene-referred linear times the gain that puts
+// mid grey (0.18) where the SDR tone curve c puts it (c(0.18)/0.18; 1
+// without a curve), no shoulder (values above SDR white stay as the scene
+// has them, up to PQ's 10000 nits or HLG's 1000 at quantise), negative
+// values 0.
+func hdrToneRow(sat rowKernel, c look.Curve) rowKernel {
+	g := float32(1)
+	if c != nil {
+		g = float32(c.Apply(0.18) / 0.18)
+	}
+	return func(px []float32) {
+		if sat != nil {
+			sat(px)
+		}
+		for i, v := range px {
+			px[i] = max(v, 0) * g
+		}
+	}
 }
 
 // ToneCurve names a tone curve applied to scene-referred linear RGB.

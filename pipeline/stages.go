@@ -179,6 +179,10 @@ type Step struct {
 	// image of its own; lastFull: the step is of the last full-size
 	// variant, the last to read the shared image.
 	renderFused, lastFull bool
+	// encoder is a whole-frame format's encode step's encoder working
+	// memory in bytes (encoderBytes), shown by String (the other
+	// encoders' is small or streamed: the step's line is unchanged).
+	encoder int64
 	// Stream: the step is part of a streamed conversion when the file
 	// allows (markStream; the file's decode decides, job.streams): from
 	// demosaic to encode, row bands go to the encoder, no full-size
@@ -218,7 +222,9 @@ func PlanStages(fi FileInfo, s Settings) StagePlan {
 //   - Only the stages active for s (Stage.Active) are planned.
 //   - PerFile stages run once, as shared steps, at w×h.
 //   - A variant whose size (Variant.Fit) is not w×h (downscaled, or
-//     enlarged with upscale) is resized from the demosaiced camera image:
+//     enlarged with upscale), or that is HDR (Variant.HDR: its tone
+//     differs), is resized (an HDR one at w×h: copied) from the demosaiced
+//     camera image:
 //     its resize step comes before the run of Pointwise PerFile stages that
 //     precede resize in Stages (camera matrix, exposure, tone), which then
 //     are its own steps at its size. This is exact for the linear ones; the
@@ -255,9 +261,13 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 	for hoist > 0 && stages[hoist-1].Scope == PerFile && stages[hoist-1].Kind == Pointwise {
 		hoist--
 	}
+	// resized: the variant renders from its own copy of the camera
+	// image (a resize step, then its own camera matrix, exposure and
+	// tone): its size is not w×h, or it is HDR (its tone is the HDR
+	// rendition's, hdrToneRow).
 	resized := func(v Variant) bool {
 		dw, dh := v.Fit(w, h)
-		return dw != w || dh != h
+		return dw != w || dh != h || v.HDR != ""
 	}
 	multi := len(vs) > 1
 	add := func(i int, vi int, vw, vh int) {
@@ -331,6 +341,11 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 	p.markRenditions(vs, len(fromPreview)+len(small))
 	p.markPasses(vs, s)
 	p.markStream(vs, s)
+	for i, st := range p.Steps {
+		if st.Stage == encodeStage.Name && st.v >= 0 && wholeFrameFormats[vs[st.v].Format] {
+			p.Steps[i].encoder = encoderBytes(vs[st.v], st.W, st.H)
+		}
+	}
 	return p
 }
 
@@ -426,8 +441,9 @@ func (p StagePlan) Names() []string {
 }
 
 // String is the plan as text, one step a line, for --dry-run: the step's
-// name, its size, whether it is shared by the variants after it, and the
-// fused pass it runs in ("pass N").
+// name, its size, whether it is shared by the variants after it, the
+// fused pass it runs in ("pass N"), and an AVIF or JPEG XL encode step's
+// encoder working memory ("encoder 540 MiB", encoderBytes).
 func (p StagePlan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "decoded %d×%d; variants in order: %s\n", p.W, p.H, strings.Join(p.Variants, ", "))
@@ -438,6 +454,9 @@ func (p StagePlan) String() string {
 		}
 		if st.Pass > 0 {
 			who = fmt.Sprintf("%-8s pass %d", who, st.Pass)
+		}
+		if st.encoder > 0 {
+			who = fmt.Sprintf("%-8s encoder %.0f MiB", who, float64(st.encoder)/(1<<20))
 		}
 		fmt.Fprintf(&b, "  %-26s %-11s %s\n", st.Name, fmt.Sprintf("%d×%d", st.W, st.H), who)
 	}

@@ -361,6 +361,13 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 	if len(vs) == 0 || !ownDemosaic(s) || s.WhiteBalance.Mode == "auto" {
 		return
 	}
+	// An HDR variant has its own full-size rendition (PlanVariants): the
+	// file is converted whole.
+	for _, v := range vs {
+		if v.HDR != "" {
+			return
+		}
+	}
 	n := -1
 	for i, st := range p.Steps {
 		if st.Stage == demosaicStage.Name {

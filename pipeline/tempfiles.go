@@ -207,12 +207,14 @@ func isTempName(name string) bool {
 // tempExts are the extensions of the files rawbatch writes through
 // temporary files, each with the format whose signature their content
 // starts with, as pipeline/header's signature table names it (JPEG, TIFF,
-// PNG, WEBP: header.StartsAs), or jsonReport for the JSON reports.
+// PNG, WEBP, AVIF, JXL: header.StartsAs), or jsonReport for the JSON reports.
 var tempExts = map[string]string{
 	".jpg": "JPEG", ".jpeg": "JPEG",
 	".tif": "TIFF", ".tiff": "TIFF",
 	".png":  "PNG",
 	".webp": "WEBP",
+	".avif": "AVIF",
+	".jxl":  "JXL",
 	".json": jsonReport,
 }
 
@@ -266,6 +268,11 @@ func hasTempSignature(ext string, head []byte) bool {
 		}
 	}
 	for _, f := range formats {
+		if f == "AVIF" && len(head) < 12 {
+			// Its signature is at 4 ("ftypavif"): fewer bytes than
+			// that agree with it vacuously.
+			continue
+		}
 		if f == jsonReport && head[0] == '{' || f != jsonReport && f != "" && header.StartsAs(f, head) {
 			return true
 		}

@@ -15,7 +15,8 @@ type Variant struct {
 	// Name is "main" for the file named STEM.EXT; any other name gives
 	// STEM.NAME.EXT. 1..MaxVariantName letters, digits, '-' and '_'.
 	Name string
-	// Format is jpeg, tiff8, tiff16, webp, png8 or png16 (FormatNames).
+	// Format is jpeg, tiff8, tiff16, webp, png8, png16, avif or jxl
+	// (FormatNames).
 	Format string
 	// Size is the long edge in pixels; 0 keeps the full size. At most one
 	// of Size, Width/Height and Percent is set (see Fit).
@@ -28,12 +29,13 @@ type Variant struct {
 	// Upscale lets Size, Width/Height or Percent enlarge the image; without
 	// it an image already within the size is written at its full size.
 	Upscale bool
-	// Quality is the JPEG or WebP quality, 1..100 (0: DefaultQuality).
-	// Lossless formats ignore it.
+	// Quality is the JPEG, WebP, AVIF or lossy JPEG XL quality, 1..100
+	// (0: DefaultQuality). Lossless formats ignore it.
 	Quality int
-	// Subsampling is a JPEG variant's chroma subsampling: "444", "422"
-	// or "420" ("": encode.JPEGSubsamplingFor(Quality), 444 at quality 90
-	// and above, 420 below; Normal fills it in). Other formats have none.
+	// Subsampling is a JPEG or AVIF variant's chroma subsampling: "444",
+	// "422" or "420" ("": for JPEG encode.JPEGSubsamplingFor(Quality), 444
+	// at quality 90 and above, 420 below; for AVIF 444; Normal fills it
+	// in). Other formats have none.
 	Subsampling string
 	// Space is the output colour space: srgb, displayp3, adobergb,
 	// prophoto or rec2020.
@@ -52,6 +54,24 @@ type Variant struct {
 	// when it is missing, a thumbnail or smaller than the variant) or
 	// SourceAuto (the preview when it qualifies, else the raw data).
 	Source string
+	// Depth is an AVIF variant's bits per sample (8, 10 or 12) or a JPEG
+	// XL variant's (8 or 16); 0 for the default (8, or with HDR 10 for
+	// AVIF and 16 for JPEG XL; Normal fills it in). Other formats have
+	// none (their format names the depth).
+	Depth int
+	// Speed is an AVIF variant's libavif speed, 0 (slowest, smallest) ..
+	// 10; 0 is the default, which Normal fills in (encode.AVIFDefaultSpeed),
+	// and a spec's speed=0 is stored as speedZero (-1).
+	Speed int
+	// Effort is a JPEG XL variant's libjxl effort, 1..9 (0:
+	// encode.JXLDefaultEffort).
+	Effort int
+	// Lossless makes a JPEG XL variant lossless (Quality is then 0).
+	Lossless bool
+	// HDR is an AVIF or JPEG XL variant's HDR transfer function:
+	// "" (SDR), encode.HDRPQ or encode.HDRHLG. An HDR variant's space is
+	// rec2020 (BT.2100 primaries) and it carries CICP, no ICC profile.
+	HDR string
 }
 
 // DefaultQuality is the quality of a lossy variant that gives none.
@@ -63,16 +83,26 @@ const MaxVariantName = 32
 // variantFormats maps a variant format to its file extension.
 var variantFormats = map[string]string{
 	"jpeg": ".jpg", "tiff8": ".tif", "tiff16": ".tif", "webp": ".webp", "png8": ".png", "png16": ".png",
+	"avif": ".avif", "jxl": ".jxl",
 }
 
 // FormatNames lists the output formats, for messages and help.
-const FormatNames = "jpeg, tiff8, tiff16, webp, png8, png16"
+const FormatNames = "jpeg, tiff8, tiff16, webp, png8, png16, avif, jxl"
 
 // tiffFormats are the variant formats that take compress= and predictor=.
 var tiffFormats = map[string]bool{"tiff8": true, "tiff16": true}
 
 // lossyFormats are the variant formats that use Quality.
-var lossyFormats = map[string]bool{"jpeg": true, "webp": true}
+// (A lossless JPEG XL variant has none: Variant.lossy.)
+var lossyFormats = map[string]bool{"jpeg": true, "webp": true, "avif": true, "jxl": true}
+
+// lossy reports whether v uses Quality.
+func (v Variant) lossy() bool { return lossyFormats[v.Format] && !(v.Format == "jxl" && v.Lossless) }
+
+// wholeFrameFormats are the variant formats whose encoder takes the whole
+// image at once (libavif, libjxl): never streamed, their buffers counted
+// in the estimate (encoderCost).
+var wholeFrameFormats = map[string]bool{"avif": true, "jxl": true}
 
 // variantSpaces maps a --variant space name to its colour space.
 var variantSpaces = map[string]*colour.Space{
@@ -81,7 +111,7 @@ var variantSpaces = map[string]*colour.Space{
 }
 
 // VariantSyntax is the syntax of a variant spec (--variant, variants:).
-const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=auto|444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none][,source=raw|preview|auto]"
+const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=auto|444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none][,depth=8|10|12|16][,speed=0..10][,effort=1..9][,lossless=true][,hdr=pq|hlg][,source=raw|preview|auto]"
 
 // ParseVariant parses NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE]
 // [,sharpen=AMOUNT], the syntax of --variant. A lossy variant that gives no
@@ -151,8 +181,8 @@ func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
 				return Variant{}, fmt.Errorf("variant %q: quality=%s out of range 1..100 (leave quality out for the default, %d)", s, val, DefaultQuality)
 			}
 		case "subsampling":
-			if v.Format != "jpeg" {
-				return Variant{}, fmt.Errorf("variant %q: subsampling= is for jpeg, not %s", s, v.Format)
+			if v.Format != "jpeg" && v.Format != "avif" {
+				return Variant{}, fmt.Errorf("variant %q: subsampling= is for jpeg and avif, not %s", s, v.Format)
 			}
 			// auto: by the variant's own quality, whatever
 			// --jpeg-subsampling says.
@@ -167,19 +197,131 @@ func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
 			v.Compress = strings.ToLower(val)
 		case "predictor":
 			v.Predictor = strings.ToLower(val)
+		case "depth":
+			v.Depth, err = strconv.Atoi(val)
+		case "speed":
+			if v.Speed, err = strconv.Atoi(val); err == nil && v.Speed == 0 {
+				v.Speed = speedZero
+			}
+		case "effort":
+			v.Effort, err = strconv.Atoi(val)
+		case "lossless":
+			if v.Lossless, err = strconv.ParseBool(val); err != nil {
+				return Variant{}, fmt.Errorf("variant %q: lossless=%s: want true or false", s, val)
+			}
+		case "hdr":
+			v.HDR = strings.ToLower(val)
+			if v.HDR == "none" || v.HDR == "sdr" {
+				v.HDR = ""
+			}
 		case "source":
 			v.Source = strings.ToLower(val)
 		default:
-			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, subsampling, space, sharpen, compress, predictor, source)", s, k)
+			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, subsampling, space, sharpen, compress, predictor, depth, speed, effort, lossless, hdr, source)", s, k)
 		}
 		if err != nil {
 			return Variant{}, fmt.Errorf("variant %q: %s=%q is not a number", s, k, val)
 		}
 	}
+	if v.HDR != "" && seen["space"] && v.Space != "rec2020" {
+		return Variant{}, fmt.Errorf("variant %q: hdr=%s is in rec2020 (BT.2100 primaries), not space=%s", s, v.HDR, v.Space)
+	}
 	if err := v.Validate(); err != nil {
 		return Variant{}, err
 	}
 	return v.Normal(), nil
+}
+
+// speedZero stands for speed=0 given in a spec until Normal, which
+// otherwise reads a Speed of 0 as "the default".
+const speedZero = -1
+
+// validateWholeFrame reports an AVIF or JPEG XL option that v's format
+// does not take or whose value is out of range.
+func (v Variant) validateWholeFrame() error {
+	if !wholeFrameFormats[v.Format] {
+		if v.Depth != 0 || v.Speed != 0 || v.Effort != 0 || v.Lossless || v.HDR != "" {
+			return fmt.Errorf("variant %s: depth=, speed=, effort=, lossless= and hdr= are for avif and jxl, not %s", v.Name, v.Format)
+		}
+		return nil
+	}
+	switch v.HDR {
+	case "", encode.HDRPQ, encode.HDRHLG:
+	default:
+		return fmt.Errorf("variant %s: unknown hdr %q (pq, hlg)", v.Name, v.HDR)
+	}
+	if v.Format == "avif" {
+		if v.Effort != 0 || v.Lossless {
+			return fmt.Errorf("variant %s: effort= and lossless= are for jxl, not avif", v.Name)
+		}
+		switch v.Depth {
+		case 0, 10, 12:
+		case 8:
+			if v.HDR != "" {
+				return fmt.Errorf("variant %s: hdr=%s needs depth=10 or 12", v.Name, v.HDR)
+			}
+		default:
+			return fmt.Errorf("variant %s: depth %d: avif takes 8, 10 or 12", v.Name, v.Depth)
+		}
+		if v.Speed < speedZero || v.Speed > 10 {
+			return fmt.Errorf("variant %s: speed %d out of range 0..10", v.Name, v.Speed)
+		}
+		return nil
+	}
+	if v.Speed != 0 {
+		return fmt.Errorf("variant %s: speed= is for avif, not jxl (effort=)", v.Name)
+	}
+	switch v.Depth {
+	case 0, 16:
+	case 8:
+		if v.HDR != "" {
+			return fmt.Errorf("variant %s: hdr=%s needs depth=16", v.Name, v.HDR)
+		}
+	default:
+		return fmt.Errorf("variant %s: depth %d: jxl takes 8 or 16", v.Name, v.Depth)
+	}
+	if v.Effort < 0 || v.Effort > 9 {
+		return fmt.Errorf("variant %s: effort %d out of range 1..9", v.Name, v.Effort)
+	}
+	return nil
+}
+
+// cicp returns the CICP colour primaries and transfer characteristics
+// (ITU-T H.273) of an SDR variant's space: unspecified (the ICC profile
+// alone says) for Adobe RGB and ProPhoto, which H.273 has no code for.
+func (v Variant) cicp() (primaries, transfer int) {
+	switch v.Space {
+	case "srgb":
+		return encode.CICPPrimariesBT709, encode.CICPTransferSRGB
+	case "displayp3":
+		return encode.CICPPrimariesP3D65, encode.CICPTransferSRGB
+	case "rec2020":
+		return encode.CICPPrimariesBT2020, encode.CICPTransferBT709
+	}
+	return encode.AVIFUnspecified, encode.AVIFUnspecified
+}
+
+// AVIFOptions returns the encoder options of an AVIF variant (Normal);
+// the HDR content light level is the caller's.
+func (v Variant) AVIFOptions() encode.AVIFOptions {
+	o := encode.AVIFOptions{Depth: v.Depth, Quality: v.Quality, Speed: v.Speed, Subsampling: v.Subsampling, HDR: encode.HDR{Transfer: v.HDR}}
+	if o.Speed == speedZero {
+		o.Speed = 0
+	}
+	o.Primaries, o.Transfer = v.cicp()
+	return o
+}
+
+// JXLOptions returns the encoder options of a JPEG XL variant (Normal);
+// the HDR content light level is the caller's.
+func (v Variant) JXLOptions() encode.JXLOptions {
+	return encode.JXLOptions{Bits: v.Depth, Lossless: v.Lossless, Quality: v.Quality, Effort: v.Effort, HDR: encode.HDR{Transfer: v.HDR}}
+}
+
+// quant16 reports whether v's quantised image has 16-bit samples: TIFF16,
+// PNG16, AVIF above 8 bits, 16-bit JPEG XL.
+func (v Variant) quant16() bool {
+	return bits16(v.Format) || wholeFrameFormats[v.Format] && v.Normal().Depth > 8
 }
 
 // validateTIFF reports a compress= or predictor= that v's format does not
@@ -222,17 +364,21 @@ func (v Variant) TIFFOptions() encode.TIFFOptions {
 // defaults to horizontal.
 func (v Variant) Normal() Variant {
 	switch {
-	case !lossyFormats[v.Format]:
+	case !v.lossy():
 		v.Quality = 0
 	case v.Quality == 0:
 		v.Quality = DefaultQuality
 	}
 	switch {
+	case v.Format == "avif" && v.Subsampling == "":
+		v.Subsampling = "444"
+	case v.Format == "avif":
 	case v.Format != "jpeg":
 		v.Subsampling = ""
 	case v.Subsampling == "":
 		v.Subsampling = encode.JPEGSubsamplingFor(v.Quality)
 	}
+	v = v.normalWholeFrame()
 	if v.Size < 0 {
 		v.Size = 0
 	}
@@ -251,6 +397,41 @@ func (v Variant) Normal() Variant {
 		v.Predictor = ""
 	case v.Predictor == "":
 		v.Predictor = "horizontal"
+	}
+	return v
+}
+
+// normalWholeFrame fills in an AVIF or JPEG XL variant's defaults: depth
+// 8 (HDR: 10 for AVIF, 16 for JPEG XL), AVIF speed
+// encode.AVIFDefaultSpeed, JPEG XL effort encode.JXLDefaultEffort, and an
+// HDR variant's space rec2020.
+func (v Variant) normalWholeFrame() Variant {
+	switch v.Format {
+	case "avif":
+		if v.Depth == 0 {
+			v.Depth = 8
+			if v.HDR != "" {
+				v.Depth = 10
+			}
+		}
+		if v.Speed == 0 {
+			v.Speed = encode.AVIFDefaultSpeed
+		}
+	case "jxl":
+		if v.Depth == 0 {
+			v.Depth = 8
+			if v.HDR != "" {
+				v.Depth = 16
+			}
+		}
+		if v.Effort == 0 {
+			v.Effort = encode.JXLDefaultEffort
+		}
+	default:
+		return v
+	}
+	if v.HDR != "" {
+		v.Space = "rec2020"
 	}
 	return v
 }
@@ -279,8 +460,8 @@ func (v Variant) Validate() error {
 		return fmt.Errorf("variant %s: quality %d out of range 1..100", v.Name, v.Quality)
 	}
 	if v.Subsampling != "" {
-		if v.Format != "jpeg" {
-			return fmt.Errorf("variant %s: subsampling %s is for jpeg, not %s", v.Name, v.Subsampling, v.Format)
+		if v.Format != "jpeg" && v.Format != "avif" {
+			return fmt.Errorf("variant %s: subsampling %s is for jpeg and avif, not %s", v.Name, v.Subsampling, v.Format)
 		}
 		if err := encode.CheckJPEGSubsampling(v.Subsampling); err != nil {
 			return fmt.Errorf("variant %s: %w", v.Name, err)
@@ -293,6 +474,12 @@ func (v Variant) Validate() error {
 	case SourceRaw, "raw", SourcePreview, SourceAuto:
 	default:
 		return fmt.Errorf("variant %s: unknown source %q (raw, preview, auto)", v.Name, v.Source)
+	}
+	if v.HDR != "" && (v.Source == SourcePreview || v.Source == SourceAuto) {
+		return fmt.Errorf("variant %s: hdr=%s needs the raw data (source=%s: an embedded preview is an SDR picture)", v.Name, v.HDR, v.Source)
+	}
+	if err := v.validateWholeFrame(); err != nil {
+		return err
 	}
 	return v.validateTIFF()
 }
@@ -338,7 +525,7 @@ func PresetDefaults(name string, d VariantDefaults) ([]Variant, error) {
 	}
 	out := make([]Variant, len(vs))
 	for i, v := range vs {
-		if quality != 0 && lossyFormats[v.Format] {
+		if quality != 0 && v.lossy() {
 			v.Quality = quality
 		}
 		if d.Subsampling != "" && v.Format == "jpeg" {

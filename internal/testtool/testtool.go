@@ -1,5 +1,6 @@
 // Package testtool finds the external programs that rawbatch's tests use as
-// oracles (LibRaw's dcraw_emu and raw-identify, exiftool, headless chromium). Every test that
+// oracles (LibRaw's dcraw_emu and raw-identify, exiftool, avifdec, djxl,
+// headless chromium). Every test that
 // needs one asks Need, so a missing oracle is handled in one way: when the
 // environment variable CI is set (.ci/run sets it, and CI installs the
 // tools), a missing tool fails the test, so CI cannot pass with the colour,
@@ -27,6 +28,7 @@ var packages = map[string]string{
 	"chromium":        "chromium",
 	"avifdec":         "libavif-bin",
 	"djxl":            "libjxl-tools",
+	"jxlinfo":         "libjxl-tools",
 }
 
 // Need returns the path of the program name found in $PATH (the Makefile

@@ -72,10 +72,12 @@ func at0(magic string) []part { return []part{{0, magic}} }
 // ("FOVb"); Canon CIFF 1.0r4 §2 (byte order, header length, then
 // "HEAPCCDR" at 6; our CRW parser reads the little-endian 26-byte header
 // cameras write); ISO/IEC 14496-12 §4.3 (a "ftyp" box first; brand
-// "crx " is Canon CR3); ARRI ("ARRI"). Headerless formats that LibRaw
+// "crx " is Canon CR3, "avif" an AVIF image, AV1 Image File Format
+// §9.3); ARRI ("ARRI"). Headerless formats that LibRaw
 // identifies by file size have none. Foreign files: JPEG (ISO/IEC 10918-1
 // SOI and a marker), PNG (ISO/IEC 15948 §5.2), GIF, PDF, ZIP local header,
-// gzip (RFC 1952), BMP, Photoshop PSD, XML declaration, WebP (RIFF, then
+// gzip (RFC 1952), BMP, Photoshop PSD, JPEG XL (ISO/IEC 18181-2 container
+// signature box, or the bare codestream's FF 0A, ISO/IEC 18181-1 §9.1), XML declaration, WebP (RIFF, then
 // "WEBP" at 8, RFC 9649 §2.5) and other RIFF files.
 var signatures = []signature{
 	{match: at0("FUJIFILM"), format: "RAF", kind: "RAF", raw: true},
@@ -84,6 +86,7 @@ var signatures = []signature{
 	{match: at0("II\x1a\x00\x00\x00HEAPCCDR"), format: "CIFF", kind: "CRW", raw: true},
 	{match: []part{{6, "HEAPCCDR"}}, format: "CIFF", raw: true},
 	{match: []part{{4, "ftypcrx "}}, format: "CR3", kind: "CR3", raw: true},
+	{match: []part{{4, "ftypavif"}}, format: "AVIF", foreign: "an AVIF image"},
 	{match: []part{{4, "ftyp"}}, format: "BMFF", raw: true},
 	{match: at0("II*\x00"), format: "TIFF", kind: "TIFF", raw: true},
 	{match: at0("MM\x00*"), format: "TIFF", kind: "TIFF", raw: true},
@@ -95,6 +98,8 @@ var signatures = []signature{
 
 	{match: at0("\xff\xd8\xff"), format: "JPEG", foreign: "a JPEG image"},
 	{match: at0("\x89PNG\r\n\x1a\n"), format: "PNG", foreign: "a PNG image"},
+	{match: at0("\x00\x00\x00\x0cJXL \r\n\x87\n"), format: "JXL", foreign: "a JPEG XL image"},
+	{match: at0("\xff\x0a"), format: "JXL", foreign: "a JPEG XL image"},
 	{match: at0("GIF8"), format: "GIF", foreign: "a GIF image"},
 	{match: at0("%PDF"), format: "PDF", foreign: "a PDF document"},
 	{match: at0("PK\x03\x04"), format: "ZIP", foreign: "a ZIP archive"},
