@@ -1,11 +1,9 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"image/jpeg"
 
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -128,11 +126,11 @@ func (j *job) decodeSourcePreview() (*look.Preview, error) {
 	// largest variant (libjpeg's scaled IDCT: a 6000 px preview of a 512
 	// px variant decodes 1/8 of its pixels), with 3 % to spare for the
 	// crop to the raw's aspect ratio.
-	cfg, err := jpeg.DecodeConfig(bytes.NewReader(t.Data))
+	fw, fh, err := jpegturbo.Size(t.Data, 1)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", look.ErrPreviewUnusable, err)
 	}
-	denom := jpegturbo.DenomFor(cfg.Width, cfg.Height, minW+minW*3/100+1, minH+minH*3/100+1)
+	denom := jpegturbo.DenomFor(fw, fh, minW+minW*3/100+1, minH+minH*3/100+1)
 	rgb, w, h, err := jpegturbo.DecodeRGB(t.Data, denom)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", look.ErrPreviewUnusable, err)
@@ -142,7 +140,7 @@ func (j *job) decodeSourcePreview() (*look.Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.SourceW, p.SourceH = cfg.Width, cfg.Height // the preview's own size, before the scaled decode
+	p.SourceW, p.SourceH = fw, fh // the preview's own size, before the scaled decode
 	return p, nil
 }
 

@@ -26,6 +26,31 @@ static void rb_d_output_message(j_common_ptr cinfo) {
 	((rb_jpeg_d *)cinfo)->warnings++;
 }
 
+int rb_jpeg_size(const unsigned char *data, unsigned long len, int denom, int *w, int *h, char *msg) {
+	rb_jpeg_d j;
+	memset(&j, 0, sizeof j);
+	j.msg = msg;
+	msg[0] = 0;
+	j.d.err = jpeg_std_error(&j.err);
+	j.err.error_exit = rb_d_error_exit;
+	j.err.output_message = rb_d_output_message;
+	if (setjmp(j.jb)) {
+		jpeg_destroy_decompress(&j.d);
+		return -1;
+	}
+	jpeg_create_decompress(&j.d);
+	jpeg_mem_src(&j.d, data, len);
+	jpeg_read_header(&j.d, TRUE);
+	j.d.out_color_space = JCS_RGB;
+	j.d.scale_num = 1;
+	j.d.scale_denom = denom;
+	jpeg_calc_output_dimensions(&j.d);
+	*w = (int)j.d.output_width;
+	*h = (int)j.d.output_height;
+	jpeg_destroy_decompress(&j.d);
+	return 0;
+}
+
 int rb_jpeg_decode(const unsigned char *data, unsigned long len, int denom,
                    unsigned char *out, int w, int h, int *warnings, char *msg) {
 	rb_jpeg_d j;

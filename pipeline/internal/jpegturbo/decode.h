@@ -8,6 +8,11 @@
 #include <setjmp.h>
 #include <jpeglib.h>
 
+// rb_jpeg_size reads the header of the JPEG file data (len bytes) and
+// sets w and h to its size in pixels decoded at the DCT scale 1/denom
+// (denom 1: the frame's own size); 0 on success, -1 with msg filled.
+int rb_jpeg_size(const unsigned char *data, unsigned long len, int denom, int *w, int *h, char *msg);
+
 // rb_jpeg_decode decodes the JPEG file data (len bytes) to 8-bit RGB
 // scaled by 1/denom (1, 2, 4 or 8: libjpeg's DCT scaling, the IDCT of the
 // low frequencies) into out, which holds w×h×3 bytes, w and h being the
