@@ -264,7 +264,7 @@ func (c *Client) setup(ctx context.Context) error {
 		Retention:         jetstream.LimitsPolicy,
 		Storage:           jetstream.FileStorage,
 		MaxMsgsPerSubject: 1,
-		Replicas:          1,
+		Replicas:          c.replicas(),
 	})
 	if err != nil {
 		return fmt.Errorf("queue: stream %s at %s: %w", deadStream, url, unavailable(err))
@@ -339,7 +339,7 @@ func (c *Client) ensureBuckets(octx context.Context, url string) error {
 		}
 		b, err := c.js.CreateOrUpdateKeyValue(octx, jetstream.KeyValueConfig{
 			Bucket: name, Description: desc, History: 1, TTL: ttl,
-			Storage: jetstream.FileStorage, Replicas: 1,
+			Storage: jetstream.FileStorage, Replicas: c.replicas(),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("queue: bucket %s at %s: %w", name, url, unavailable(err))
@@ -397,7 +397,7 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
 		MaxMsgs:              -1,
-		Replicas:             1,
+		Replicas:             c.replicas(),
 	}
 	s, err := c.js.Stream(ctx, jobsStream)
 	switch {
@@ -429,10 +429,14 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 	if want <= 0 {
 		want = -1
 	}
-	if old.MaxMsgs <= 0 && want == -1 || old.MaxMsgs == want {
+	// A stream created on a single server gets its copies on the other
+	// nodes once the server is a cluster's node.
+	have := max(old.Replicas, 1)
+	r := max(have, c.replicas())
+	if (old.MaxMsgs <= 0 && want == -1 || old.MaxMsgs == want) && have == r {
 		return nil
 	}
-	old.MaxMsgs = want
+	old.MaxMsgs, old.Replicas = want, r
 	c.jobs, err = c.js.UpdateStream(ctx, old)
 	return err
 }

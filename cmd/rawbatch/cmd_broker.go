@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,13 +20,41 @@ type BrokerOptions struct {
 	// client address (host:port); Monitor the HTTP monitoring address
 	// ("": none).
 	Store, Listen, Monitor string
+	// Cluster makes the broker one node of a cluster of brokers.
+	Cluster queue.ClusterOptions
 }
 
 // AddFlags adds the flags of broker's settings to f.
 func (o *BrokerOptions) AddFlags(f *pflag.FlagSet) { addFlags(f, o.settings()) }
 
+// clusterSettings declares the settings of a broker that is one node of
+// a cluster into o.Cluster.
+func (o *BrokerOptions) clusterSettings() []setting {
+	return []setting{
+		{Name: "node", Default: "", Help: "cluster: this broker's node name, unique in the cluster (the host's name, say)",
+			Apply: func(v value) error { o.Cluster.Name = v.String(); return nil }},
+		{Name: "cluster", Default: "", Help: "cluster: address (host:port) this broker takes the other brokers' routes on (0.0.0.0:6222); none: a single broker",
+			Apply: func(v value) error { o.Cluster.Listen = v.String(); return nil }},
+		{Name: "routes", Default: "", Help: "cluster: the route URLs of the other brokers (nats-route://host:6222 or host:6222), comma-separated; this one's own may be among them",
+			Apply: func(v value) error {
+				o.Cluster.Routes = nil
+				for _, r := range strings.Split(v.String(), ",") {
+					if r = strings.TrimSpace(r); r != "" {
+						o.Cluster.Routes = append(o.Cluster.Routes, r)
+					}
+				}
+				return nil
+			}},
+	}
+}
+
 // settings declares broker's settings into o, once.
 func (o *BrokerOptions) settings() []setting {
+	return append(o.baseSettings(), o.clusterSettings()...)
+}
+
+// baseSettings declares the settings of any broker into o.
+func (o *BrokerOptions) baseSettings() []setting {
 	return []setting{
 		{Name: "store", Default: "", Help: "storage directory of the broker's streams and buckets, on local disk (never on the NAS); default $XDG_STATE_HOME/rawbatch/broker (~/.local/state/rawbatch/broker)",
 			Apply: func(v value) (err error) {
@@ -55,7 +84,7 @@ func (o *BrokerOptions) settings() []setting {
 func newBrokerCmd() *cobra.Command {
 	var opts BrokerOptions
 	cmd := &cobra.Command{
-		Use:   "broker [--store DIR] [--listen ADDR] [--monitor ADDR]",
+		Use:   "broker [--store DIR] [--listen ADDR] [--monitor ADDR] [--node NAME --cluster ADDR --routes URL,...]",
 		Short: "Run an embedded NATS JetStream broker for submit and work (multi-host mode)",
 		Long: `Run an embedded NATS JetStream server that 'rawbatch submit' publishes jobs to
 and 'rawbatch work' takes them from, until SIGINT or SIGTERM. Its store (the
@@ -63,9 +92,13 @@ queue, the dead letters, the job statuses and leases) is on local disk with an
 fsync on every write, so an acknowledged job survives a crash of the broker;
 keep it off the NAS. With an existing NATS server (2.9 or later, JetStream
 enabled) or cluster, skip this command and point the others at it with --nats.
-See docs/distributed.md.`,
-		Example: `  rawbatch broker --store /var/lib/rawbatch/broker --listen 0.0.0.0:4222`,
-		Args:    cobra.NoArgs,
+With --node, --cluster and --routes, three or more brokers (one per host, each
+with its own store) form a cluster that keeps every job, dead letter, status
+and lease on three of them: losing one loses nothing and stops nothing; give
+the others all of the brokers' URLs in --nats. See docs/distributed.md.`,
+		Example: `  rawbatch broker --store /var/lib/rawbatch/broker --listen 0.0.0.0:4222
+  rawbatch broker --listen 0.0.0.0:4222 --node a --cluster 0.0.0.0:6222 --routes a:6222,b:6222,c:6222`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.GlobalOptions = globalOptions(cmd)
 			if _, err := resolve(cmd, opts.settings(), false); err != nil {
@@ -87,7 +120,7 @@ func runBroker(ctx context.Context, opts BrokerOptions, _ []string) error {
 	if err := os.MkdirAll(opts.Store, 0o777); err != nil {
 		return fmt.Errorf("broker store %s: %w", opts.Store, err)
 	}
-	b, err := queue.StartBroker(queue.BrokerOptions{Store: opts.Store, Listen: opts.Listen, Monitor: opts.Monitor})
+	b, err := queue.StartBroker(queue.BrokerOptions{Store: opts.Store, Listen: opts.Listen, Monitor: opts.Monitor, Cluster: opts.Cluster})
 	if err != nil {
 		return fmt.Errorf("starting the broker (store %s): %w", opts.Store, err)
 	}
