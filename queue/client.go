@@ -100,7 +100,8 @@ func unavailable(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrConnectionClosed) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoHeartbeat) {
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
@@ -664,16 +665,25 @@ func (c *Client) setQueued(ctx context.Context, j Job, rev uint64) error {
 	return nil
 }
 
-// putStatus writes st (bounded by the call timeout, whatever ctx).
+// putStatus writes st (each call bounded by the call timeout). The end
+// of a job (processed, failed), which submit --wait waits for, is asked
+// again while the broker does not answer (whileUnavailable: a cluster
+// electing the bucket's leader); another state is written once.
 func (c *Client) putStatus(st Status) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	octx, cancel := c.op(context.Background())
-	defer cancel()
-	_, err = c.status.Put(octx, st.ID, b)
-	return unavailable(err)
+	put := func() error {
+		octx, cancel := c.op(context.Background())
+		defer cancel()
+		_, err := c.status.Put(octx, st.ID, b)
+		return unavailable(err)
+	}
+	if st.State == Processed || st.State == Failed {
+		return c.whileUnavailable(context.Background(), put)
+	}
+	return put()
 }
 
 // statuses reads every status (of batch) once.
@@ -878,9 +888,12 @@ func (c *Client) deadLetterOf(ctx context.Context, id string) (DeadLetter, error
 }
 
 func (c *Client) removeDead(ctx context.Context, id string) error {
-	octx, cancel := c.op(ctx)
-	defer cancel()
-	if err := c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(id))); err != nil {
+	err := c.whileUnavailable(ctx, func() error {
+		octx, cancel := c.op(ctx)
+		defer cancel()
+		return unavailable(c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(id))))
+	})
+	if err != nil {
 		return fmt.Errorf("queue: removing the dead letter of job %s: %w", id, unavailable(err))
 	}
 	return nil

@@ -419,11 +419,18 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	}
 }
 
-// ack acks the message (a double ack: the broker confirms it).
+// ack acks the message (a double ack: the broker confirms it), asking
+// again while the broker does not answer (a cluster electing the jobs
+// stream's leader: a few seconds), so that a job done is not delivered
+// again for nothing.
 func (d *delivery) ack() {
-	octx, cancel := d.ws.c.op(context.Background())
-	defer cancel()
-	if err := d.msg.DoubleAck(octx); err != nil {
+	c := d.ws.c
+	err := c.whileUnavailable(context.Background(), func() error {
+		octx, cancel := c.op(context.Background())
+		defer cancel()
+		return unavailable(d.msg.DoubleAck(octx))
+	})
+	if err != nil {
 		d.ws.w.logf("job %s (%s): ack failed: %v (its redelivery will find it done)", d.j.ID, d.j.Input, err)
 	}
 }

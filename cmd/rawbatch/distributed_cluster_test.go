@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -67,7 +68,10 @@ func newBrokerCluster(c *cluster, n int) *brokerCluster {
 		}
 	}
 	c.env = append(env, "RAWBATCH_NATS="+c.url, "RAWBATCH_ACK_WAIT=12s", "RAWBATCH_LEASE_TTL=10s", "RAWBATCH_BEAT=1s")
-	c.t.Cleanup(bc.stop)
+	c.t.Cleanup(func() {
+		c.stop() // the workers first, while they can reach the brokers
+		bc.stop()
+	})
 	return bc
 }
 
@@ -256,18 +260,22 @@ func TestDistributedBrokerCluster(t *testing.T) {
 			for i := range bc.nodes {
 				bc.start(i)
 			}
+			t0 := time.Now()
 			js := bc.connect()
 			for _, s := range clusterStreams {
 				streamLeader(c, js, s)
 			}
+			t.Logf("cluster formed, queue created: %v", time.Since(t0).Round(10*time.Millisecond))
 			for range 2 {
 				c.startWorker(false, nil, clusterTimings...)
 			}
 			c.waitWorkers(2)
+			t.Logf("workers registered: %v", time.Since(t0).Round(10*time.Millisecond))
 			const n = 40
 			names := c.synthInputs(n)
 			wait, _ := c.background("submit", c.in, "-o", c.out, "--wait")
 			c.waitFor("a third of the batch committed", func() bool { return recordCount(c, names) >= n/3 })
+			t.Logf("a third committed: %v", time.Since(t0).Round(10*time.Millisecond))
 			leader := streamLeader(c, js, "RAWBATCH_JOBS")
 			kill := leader
 			if victim == "follower" {
@@ -300,6 +308,9 @@ func TestDistributedBrokerCluster(t *testing.T) {
 				t.Logf("the restarted %s leads the jobs stream again", kill)
 			}
 			t.Logf("batch done %v after the kill", time.Since(killed).Round(10*time.Millisecond))
+			if d := os.Getenv("DUMPLOGS"); d != "" {
+				t.Cleanup(func() { exec.Command("cp", "-r", c.logs, d).Run() })
+			}
 		})
 	}
 }
