@@ -310,30 +310,52 @@ func (l *lease) setLost() {
 }
 
 // renew renews the lease now; nil when it is still this delivery's.
+// While the broker does not answer (a cluster electing the bucket's
+// leader: a few seconds) it asks again, with backoff (100 ms doubling to
+// 1 s), until the lease's deadline (LeaseTTL − Beat after the last
+// renewal), when the deadline timer fences the delivery.
 func (l *lease) renew() error {
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		deadline, err := l.renewOnce()
+		if err == nil || !errors.Is(err, ErrUnavailable) || time.Now().Add(delay).After(deadline) {
+			return err
+		}
+		select {
+		case <-l.ch:
+			return fmt.Errorf("job %s: %w", l.id, ErrFenced)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// renewOnce renews the lease once; it returns the lease's deadline
+// (LeaseTTL − Beat after the last renewal) and the error.
+func (l *lease) renewOnce() (time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	deadline := l.ok.Add(l.c.o.LeaseTTL - l.c.o.Beat)
 	if l.lost {
-		return fmt.Errorf("job %s: %w", l.id, ErrFenced)
+		return deadline, fmt.Errorf("job %s: %w", l.id, ErrFenced)
 	}
 	c := l.c
 	octx, cancel := context.WithTimeout(context.Background(), min(c.timeout, c.o.Beat))
 	defer cancel()
+	start := time.Now()
 	rev, err := c.leases.Update(octx, l.id, l.val, l.rev)
 	if err == nil {
-		l.rev, l.ok = rev, time.Now()
-		l.dead.Reset(c.o.LeaseTTL - c.o.Beat)
-		return nil
+		l.rev, l.ok = rev, start
+		l.dead.Reset(c.o.LeaseTTL - c.o.Beat - time.Since(start))
+		return deadline, nil
 	}
 	var apiErr *jetstream.APIError
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) ||
 		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
 		l.setLost()
-		return fmt.Errorf("job %s: lease taken over: %w", l.id, ErrFenced)
+		return deadline, fmt.Errorf("job %s: lease taken over: %w", l.id, ErrFenced)
 	}
 	// Not renewed (the broker is away): not safe to commit now, but the
 	// lease may still be ours until the deadline timer says otherwise.
-	return fmt.Errorf("job %s: lease not renewed: %w: %w", l.id, ErrFenced, unavailable(err))
+	return deadline, fmt.Errorf("job %s: lease not renewed: %w: %w", l.id, ErrFenced, unavailable(err))
 }
 
 func (l *lease) isLost() bool {
