@@ -126,6 +126,9 @@ func runBroker(ctx context.Context, opts BrokerOptions, _ []string) error {
 	}
 	fmt.Fprintln(opts.Stdout, b.URL())
 	logf(fmt.Sprintf("broker listening on %s, store %s", b.URL(), opts.Store))
+	if c := opts.Cluster; c.Listen != "" {
+		logf(fmt.Sprintf("cluster node %s: routes taken on %s, to %s", c.Name, c.Listen, strings.Join(c.Routes, ",")))
+	}
 	<-sig.Ctx.Done()
 	logf("broker shutting down")
 	b.Shutdown()
