@@ -157,13 +157,17 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	c.nc = nc
+	// A broker just started may not have JetStream ready yet, and a
+	// cluster electing a leader does not answer for a few seconds: a
+	// connected client asks again for up to unavailableWait (with Retry,
+	// until ctx ends).
+	end := time.Now().Add(unavailableWait)
 	for {
 		err := c.setup(ctx)
 		if err == nil {
 			break
 		}
-		// A broker just started may not have JetStream ready yet.
-		if !o.Retry || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+		if !o.Retry && time.Now().After(end) || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -171,7 +175,7 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		case <-ctx.Done():
 			nc.Close()
 			return nil, err
-		case <-time.After(time.Second):
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 	return c, nil
