@@ -434,8 +434,8 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 	if want <= 0 {
 		want = -1
 	}
-	// A stream created on a single server gets its copies on the other
-	// nodes once the server is a cluster's node.
+	// A stream created with one copy on a NATS cluster (by an older
+	// rawbatch) gets the cluster's number of copies.
 	have := max(old.Replicas, 1)
 	r := max(have, c.replicas())
 	if (old.MaxMsgs <= 0 && want == -1 || old.MaxMsgs == want) && have == r {
