@@ -254,6 +254,7 @@ func TestDistributedBrokerCluster(t *testing.T) {
 	skipShortDist(t)
 	for _, victim := range []string{"follower", "leader"} {
 		t.Run(victim, func(t *testing.T) {
+			t.Parallel() // each waits mostly on elections: together they take the time of one
 			c := newCluster(t)
 			bc := newBrokerCluster(c, 3)
 			for i := range bc.nodes {
