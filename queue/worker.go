@@ -364,6 +364,15 @@ func (l *lease) isLost() bool {
 	return l.lost
 }
 
+// committed stops the lease's deadline timer: the conversion committed,
+// nothing is left to fence while its status and ack wait for the broker
+// (a redelivery meanwhile finds the outputs up to date).
+func (l *lease) committed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dead.Stop()
+}
+
 // release deletes the lease if it is still this delivery's.
 func (l *lease) release() {
 	l.mu.Lock()
@@ -574,6 +583,7 @@ func (d *delivery) stillOurs(kind string) bool {
 // date): status processed, an older dead letter of the job removed, acked.
 func (d *delivery) done(out Outcome) {
 	w, c, j := d.ws.w, d.ws.c, d.j
+	d.l.committed()
 	d.st.State, d.st.Ended = Processed, time.Now()
 	d.st.Kind, d.st.Reason = "", ""
 	d.st.Result, d.st.Stages = out.Report, out.Stages
