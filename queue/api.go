@@ -488,6 +488,9 @@ type BrokerOptions struct {
 	// write); Listen the client address (host:port, default
 	// 127.0.0.1:4222); Monitor, when set, the HTTP monitoring address.
 	Store, Listen, Monitor string
+	// Cluster makes the broker one node of a cluster of brokers (the
+	// zero value: a single broker).
+	Cluster ClusterOptions
 	// Security is who may connect and how (BrokerSecurity).
 	Security BrokerSecurity
 }

@@ -56,6 +56,9 @@ func startBroker(o BrokerOptions) (*Broker, error) {
 		NoLog:      true,
 		MaxPayload: 8 << 20,
 	}
+	if err := applyCluster(opts, o.Cluster); err != nil {
+		return nil, err
+	}
 	if o.Monitor != "" {
 		h, p, err := hostPort(o.Monitor, "127.0.0.1", 8222)
 		if err != nil {

@@ -100,7 +100,8 @@ func unavailable(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrConnectionClosed) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoHeartbeat) {
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
@@ -167,13 +168,17 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	c.nc = nc
+	// A broker just started may not have JetStream ready yet, and a
+	// cluster electing a leader does not answer for a few seconds: a
+	// connected client asks again for up to unavailableWait (with Retry,
+	// until ctx ends).
+	end := time.Now().Add(unavailableWait)
 	for {
 		err := c.refusal(c.setup(ctx))
 		if err == nil {
 			break
 		}
-		// A broker just started may not have JetStream ready yet.
-		if !o.Retry || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+		if !o.Retry && time.Now().After(end) || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -181,7 +186,7 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		case <-ctx.Done():
 			nc.Close()
 			return nil, err
-		case <-time.After(time.Second):
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 	return c, nil
@@ -307,7 +312,7 @@ func (c *Client) ensureDead(octx context.Context) error {
 		Retention:         jetstream.LimitsPolicy,
 		Storage:           jetstream.FileStorage,
 		MaxMsgsPerSubject: 1,
-		Replicas:          1,
+		Replicas:          c.replicas(),
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		c.deadS, err = c.js.Stream(octx, deadStream) // created meanwhile
@@ -369,7 +374,7 @@ func (c *Client) ensureBuckets(octx context.Context, url string) error {
 	kv := func(name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
 		cfg := jetstream.KeyValueConfig{
 			Bucket: name, Description: desc, History: 1, TTL: ttl,
-			Storage: jetstream.FileStorage, Replicas: 1,
+			Storage: jetstream.FileStorage, Replicas: c.replicas(),
 		}
 		var b jetstream.KeyValue
 		var err error
@@ -438,7 +443,7 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
 		MaxMsgs:              -1,
-		Replicas:             1,
+		Replicas:             c.replicas(),
 	}
 	s, err := c.js.Stream(ctx, jobsStream)
 	switch {
@@ -470,10 +475,14 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 	if want <= 0 {
 		want = -1
 	}
-	if old.MaxMsgs <= 0 && want == -1 || old.MaxMsgs == want {
+	// A stream created with one copy on a NATS cluster (by an older
+	// rawbatch) gets the cluster's number of copies.
+	have := max(old.Replicas, 1)
+	r := max(have, c.replicas())
+	if (old.MaxMsgs <= 0 && want == -1 || old.MaxMsgs == want) && have == r {
 		return nil
 	}
-	old.MaxMsgs = want
+	old.MaxMsgs, old.Replicas = want, r
 	c.jobs, err = c.js.UpdateStream(ctx, old)
 	return err
 }
@@ -701,16 +710,25 @@ func (c *Client) setQueued(ctx context.Context, j Job, rev uint64) error {
 	return nil
 }
 
-// putStatus writes st (bounded by the call timeout, whatever ctx).
+// putStatus writes st (each call bounded by the call timeout). The end
+// of a job (processed, failed), which submit --wait waits for, is asked
+// again while the broker does not answer (whileUnavailable: a cluster
+// electing the bucket's leader); another state is written once.
 func (c *Client) putStatus(st Status) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	octx, cancel := c.op(context.Background())
-	defer cancel()
-	_, err = c.status.Put(octx, st.ID, b)
-	return unavailable(err)
+	put := func() error {
+		octx, cancel := c.op(context.Background())
+		defer cancel()
+		_, err := c.status.Put(octx, st.ID, b)
+		return unavailable(err)
+	}
+	if st.State == Processed || st.State == Failed {
+		return c.whileUnavailable(context.Background(), put)
+	}
+	return put()
 }
 
 // statuses reads every status (of batch) once.
@@ -915,9 +933,12 @@ func (c *Client) deadLetterOf(ctx context.Context, id string) (DeadLetter, error
 }
 
 func (c *Client) removeDead(ctx context.Context, id string) error {
-	octx, cancel := c.op(ctx)
-	defer cancel()
-	if err := c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(id))); err != nil {
+	err := c.whileUnavailable(ctx, func() error {
+		octx, cancel := c.op(ctx)
+		defer cancel()
+		return unavailable(c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(id))))
+	})
+	if err != nil {
 		return fmt.Errorf("queue: removing the dead letter of job %s: %w", id, unavailable(err))
 	}
 	return nil

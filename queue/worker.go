@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -332,36 +333,89 @@ func (l *lease) setLost() {
 }
 
 // renew renews the lease now; nil when it is still this delivery's.
+// While the broker does not answer (a cluster electing the bucket's
+// leader: a few seconds) it asks again, with backoff (100 ms doubling to
+// 1 s), until the lease's deadline (LeaseTTL − Beat after the last
+// renewal), when the deadline timer fences the delivery.
 func (l *lease) renew() error {
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		deadline, err := l.renewOnce()
+		if err == nil || !errors.Is(err, ErrUnavailable) || time.Now().Add(delay).After(deadline) {
+			return err
+		}
+		select {
+		case <-l.ch:
+			return fmt.Errorf("job %s: %w", l.id, ErrFenced)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// ownLater reports whether the lease's key holds this lease's own value
+// at a revision after the one it last knew (an update of its own whose
+// answer was lost), and that revision.
+func (l *lease) ownLater() (uint64, bool) {
+	octx, cancel := context.WithTimeout(context.Background(), min(l.c.timeout, l.c.o.Beat))
+	defer cancel()
+	e, err := l.c.leases.Get(octx, l.id)
+	if err != nil || e.Revision() <= l.rev || !bytes.Equal(e.Value(), l.val) {
+		return 0, false
+	}
+	return e.Revision(), true
+}
+
+// renewOnce renews the lease once; it returns the lease's deadline
+// (LeaseTTL − Beat after the last renewal) and the error.
+func (l *lease) renewOnce() (time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	deadline := l.ok.Add(l.c.o.LeaseTTL - l.c.o.Beat)
 	if l.lost {
-		return fmt.Errorf("job %s: %w", l.id, ErrFenced)
+		return deadline, fmt.Errorf("job %s: %w", l.id, ErrFenced)
 	}
 	c := l.c
 	octx, cancel := context.WithTimeout(context.Background(), min(c.timeout, c.o.Beat))
 	defer cancel()
+	start := time.Now()
 	rev, err := c.leases.Update(octx, l.id, l.val, l.rev)
 	if err == nil {
-		l.rev, l.ok = rev, time.Now()
-		l.dead.Reset(c.o.LeaseTTL - c.o.Beat)
-		return nil
+		l.rev, l.ok = rev, start
+		l.dead.Reset(c.o.LeaseTTL - c.o.Beat - time.Since(start))
+		return deadline, nil
 	}
 	var apiErr *jetstream.APIError
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) ||
 		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		if rev, ok := l.ownLater(); ok {
+			// An earlier renewal was applied but its answer lost (the
+			// broker restarting, a leader election): the lease is still
+			// this one (its value names this worker, attempt and start
+			// to the nanosecond), at a later revision.
+			l.rev, l.ok = rev, start
+			l.dead.Reset(c.o.LeaseTTL - c.o.Beat - time.Since(start))
+			return deadline, nil
+		}
 		l.setLost()
-		return fmt.Errorf("job %s: lease taken over: %w", l.id, ErrFenced)
+		return deadline, fmt.Errorf("job %s: lease taken over: %w", l.id, ErrFenced)
 	}
 	// Not renewed (the broker is away): not safe to commit now, but the
 	// lease may still be ours until the deadline timer says otherwise.
-	return fmt.Errorf("job %s: lease not renewed: %w: %w", l.id, ErrFenced, unavailable(err))
+	return deadline, fmt.Errorf("job %s: lease not renewed: %w: %w", l.id, ErrFenced, unavailable(err))
 }
 
 func (l *lease) isLost() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lost
+}
+
+// committed stops the lease's deadline timer: the conversion committed,
+// nothing is left to fence while its status and ack wait for the broker
+// (a redelivery meanwhile finds the outputs up to date).
+func (l *lease) committed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dead.Stop()
 }
 
 // release deletes the lease if it is still this delivery's.
@@ -441,11 +495,18 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	}
 }
 
-// ack acks the message (a double ack: the broker confirms it).
+// ack acks the message (a double ack: the broker confirms it), asking
+// again while the broker does not answer (a cluster electing the jobs
+// stream's leader: a few seconds), so that a job done is not delivered
+// again for nothing.
 func (d *delivery) ack() {
-	octx, cancel := d.ws.c.op(context.Background())
-	defer cancel()
-	if err := d.msg.DoubleAck(octx); err != nil {
+	c := d.ws.c
+	err := c.whileUnavailable(context.Background(), func() error {
+		octx, cancel := c.op(context.Background())
+		defer cancel()
+		return unavailable(d.msg.DoubleAck(octx))
+	})
+	if err != nil {
 		d.ws.w.logf("job %s (%s): ack failed: %v (its redelivery will find it done)", d.j.ID, d.j.Input, err)
 	}
 }
@@ -567,6 +628,7 @@ func (d *delivery) stillOurs(kind string) bool {
 // date): status processed, an older dead letter of the job removed, acked.
 func (d *delivery) done(out Outcome) {
 	w, c, j := d.ws.w, d.ws.c, d.j
+	d.l.committed()
 	d.st.State, d.st.Ended = Processed, time.Now()
 	d.st.Kind, d.st.Reason = "", ""
 	d.st.Result, d.st.Stages = out.Report, out.Stages

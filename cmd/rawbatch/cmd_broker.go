@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -21,6 +22,8 @@ type BrokerOptions struct {
 	// client address (host:port); Monitor the HTTP monitoring address
 	// ("": none).
 	Store, Listen, Monitor string
+	// Cluster makes the broker one node of a cluster of brokers.
+	Cluster queue.ClusterOptions
 	// Security is who may connect and how (brokerSecurity's settings).
 	Security BrokerSecurityOptions
 }
@@ -63,9 +66,35 @@ func (o *BrokerSecurityOptions) settings() []setting {
 // AddFlags adds the flags of broker's settings to f.
 func (o *BrokerOptions) AddFlags(f *pflag.FlagSet) { addFlags(f, o.settings()) }
 
+// clusterSettings declares the settings of a broker that is one node of
+// a cluster into o.Cluster.
+func (o *BrokerOptions) clusterSettings() []setting {
+	return []setting{
+		{Name: "node", Default: "", Help: "cluster: this broker's node name, unique in the cluster (the host's name, say)",
+			Apply: func(v value) error { o.Cluster.Name = v.String(); return nil }},
+		{Name: "cluster", Default: "", Help: "cluster: address (host:port) this broker takes the other brokers' routes on (0.0.0.0:6222); none: a single broker",
+			Apply: func(v value) error { o.Cluster.Listen = v.String(); return nil }},
+		{Name: "routes", Default: "", Help: "cluster: the route URLs of the other brokers (nats-route://host:6222 or host:6222), comma-separated; this one's own may be among them",
+			Apply: func(v value) error {
+				o.Cluster.Routes = nil
+				for _, r := range strings.Split(v.String(), ",") {
+					if r = strings.TrimSpace(r); r != "" {
+						o.Cluster.Routes = append(o.Cluster.Routes, r)
+					}
+				}
+				return nil
+			}},
+	}
+}
+
 // settings declares broker's settings into o, once.
 func (o *BrokerOptions) settings() []setting {
-	return append([]setting{
+	return append(append(o.baseSettings(), o.clusterSettings()...), o.Security.settings()...)
+}
+
+// baseSettings declares the settings of any broker into o.
+func (o *BrokerOptions) baseSettings() []setting {
+	return []setting{
 		{Name: "store", Default: "", Help: "storage directory of the broker's streams and buckets, on local disk (never on the NAS); default $XDG_STATE_HOME/rawbatch/broker (~/.local/state/rawbatch/broker)",
 			Apply: func(v value) (err error) {
 				if o.Store, err = pathSetting(v); err != nil || o.Store != "" {
@@ -86,7 +115,7 @@ func (o *BrokerOptions) settings() []setting {
 			Apply: func(v value) error { o.Listen = v.String(); return nil }},
 		{Name: "monitor", Default: "", Help: "address (host:port) of the broker's HTTP monitoring endpoints (none by default); they ask no credentials: beyond 127.0.0.1 only with --insecure",
 			Apply: func(v value) error { o.Monitor = v.String(); return nil }},
-	}, o.Security.settings()...)
+	}
 }
 
 // newBrokerCmd is `rawbatch broker`: an embedded NATS JetStream server for
@@ -94,7 +123,7 @@ func (o *BrokerOptions) settings() []setting {
 func newBrokerCmd() *cobra.Command {
 	var opts BrokerOptions
 	cmd := &cobra.Command{
-		Use:   "broker [--store DIR] [--listen ADDR] [--monitor ADDR] [--auth DIR] [--tls-cert FILE --tls-key FILE]",
+		Use:   "broker [--store DIR] [--listen ADDR] [--monitor ADDR] [--auth DIR] [--tls-cert FILE --tls-key FILE] [--node NAME --cluster ADDR --routes URL,...]",
 		Short: "Run an embedded NATS JetStream broker for submit and work (multi-host mode)",
 		Long: `Run an embedded NATS JetStream server that 'rawbatch submit' publishes jobs to
 and 'rawbatch work' takes them from, until SIGINT or SIGTERM. Its store (the
@@ -103,10 +132,15 @@ fsync on every write, so an acknowledged job survives a crash of the broker;
 keep it off the NAS. With an existing NATS server (2.9 or later, JetStream
 enabled) or cluster, skip this command and point the others at it with --nats.
 Listening beyond this host needs --auth DIR (credentials per role, written by
---init-auth DIR) or an explicit --insecure. See docs/distributed.md.`,
+--init-auth DIR) or an explicit --insecure. With --node, --cluster and
+--routes, three or more brokers (one per host, each with its own store) form a
+cluster that keeps every job, dead letter, status and lease on three of them:
+losing one loses nothing and stops nothing; give the clients all of the
+brokers' URLs in --nats. See docs/distributed.md.`,
 		Example: `  rawbatch broker --init-auth /etc/rawbatch/auth
   rawbatch broker --store /var/lib/rawbatch/broker --listen 0.0.0.0:4222 --auth /etc/rawbatch/auth \
-    --tls-cert /etc/rawbatch/broker.pem --tls-key /etc/rawbatch/broker-key.pem`,
+    --tls-cert /etc/rawbatch/broker.pem --tls-key /etc/rawbatch/broker-key.pem
+  rawbatch broker --listen 0.0.0.0:4222 --auth /etc/rawbatch/auth --node a --cluster 0.0.0.0:6222 --routes a:6222,b:6222,c:6222`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.GlobalOptions = globalOptions(cmd)
@@ -134,7 +168,7 @@ func runBroker(ctx context.Context, opts BrokerOptions, _ []string) error {
 		return fmt.Errorf("broker store %s: %w", opts.Store, err)
 	}
 	b, err := queue.StartBroker(queue.BrokerOptions{Store: opts.Store, Listen: opts.Listen, Monitor: opts.Monitor,
-		Security: queue.BrokerSecurity{Auth: sec.Auth, Insecure: sec.Insecure, TLSCert: sec.TLSCert, TLSKey: sec.TLSKey, TLSCA: sec.TLSCA}})
+		Security: queue.BrokerSecurity{Auth: sec.Auth, Insecure: sec.Insecure, TLSCert: sec.TLSCert, TLSKey: sec.TLSKey, TLSCA: sec.TLSCA}, Cluster: opts.Cluster})
 	if errors.Is(err, queue.ErrOpenListen) {
 		return fmt.Errorf("not starting an open broker on %s: give --auth DIR (made by 'rawbatch broker --init-auth DIR') so that only clients with its credentials connect, or --insecure to accept anyone who reaches the port", opts.Listen)
 	}
@@ -147,6 +181,9 @@ func runBroker(ctx context.Context, opts BrokerOptions, _ []string) error {
 	fmt.Fprintln(opts.Stdout, b.URL())
 	logf(fmt.Sprintf("broker listening on %s, store %s", b.URL(), opts.Store))
 	logf(brokerSecurityLine(sec))
+	if c := opts.Cluster; c.Listen != "" {
+		logf(fmt.Sprintf("cluster node %s: routes taken on %s, to %s", c.Name, c.Listen, strings.Join(c.Routes, ",")))
+	}
 	<-sig.Ctx.Done()
 	logf("broker shutting down")
 	b.Shutdown()

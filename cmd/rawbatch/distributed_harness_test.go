@@ -300,6 +300,10 @@ func (w *distWorker) started() int {
 // after 15 s), the broker with SIGCONT (if stopped) and SIGTERM.
 func (c *cluster) stop() {
 	c.mu.Lock()
+	if c.done {
+		c.mu.Unlock()
+		return
+	}
 	c.done = true
 	ws, b, bg := c.workers, c.broker, c.bg
 	c.mu.Unlock()
