@@ -14,6 +14,7 @@ import (
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/rawbatch/rawbatch/pipeline/sidecar"
 )
 
 // PlanBatch walks inputs (directories recursively, in lexical order; files
@@ -141,6 +142,7 @@ func (pl *planner) add(path, rel string, fi fs.FileInfo) {
 	defer fault.At(fault.Planned, path)
 	p := pl.p
 	task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
+	task.XMP, _, _ = sidecar.Read(path)
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		p.Tasks = append(p.Tasks, task)
