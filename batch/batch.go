@@ -149,6 +149,9 @@ type Plan struct {
 	// --exclude kept the walk out of (their files are not counted), so
 	// that a run that takes nothing can say why.
 	Excluded, ExcludedDirs int
+	// Filtered are the files PlanOptions.Rating left out, each skipped
+	// with its reason.
+	Filtered []FileResult
 	// SkippedListed counts the listed files (PlanOptions.Files) skipped as
 	// AppleDouble files, each with its warning in Warnings.
 	SkippedListed int
