@@ -443,7 +443,7 @@ func SettingsHash(s pipeline.Settings) string { return pipeline.DevelopHash(s) }
 // out of date, and a run without sidecars keeps the run's hash.
 func (r *Runner) taskSettings(t Task) string {
 	k := t.XMP.Key()
-	if k == "" || r.Settings.StripMetadata {
+	if k == "" || r.Settings.StripMetadata || r.Settings.Sidecar == "off" {
 		return r.SettingsHash
 	}
 	return state.HashSettings(r.SettingsHash, "xmp sidecar", k)

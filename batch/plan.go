@@ -74,6 +74,9 @@ type PlanOptions struct {
 	Ctx context.Context
 	// Rating filters the files by their XMP sidecar's rating and label.
 	Rating RatingFilter
+	// NoSidecar leaves sidecars unread (--sidecar off): Task.XMP stays
+	// empty and Rating must be the zero value.
+	NoSidecar bool
 }
 
 // RatingFilter takes files by what their XMP sidecar (sidecar.Read) says.
@@ -138,7 +141,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 	if r, err := filepath.EvalSymlinks(absOut); err == nil {
 		absOut = r // walked paths are resolved too
 	}
-	pl := &planner{p: &Plan{}, filter: walkFilter{include: o.Include, exclude: o.Exclude}, absOut: absOut, seen: map[[2]uint64]int{}, ctx: o.Ctx, rating: o.Rating}
+	pl := &planner{p: &Plan{}, filter: walkFilter{include: o.Include, exclude: o.Exclude}, absOut: absOut, seen: map[[2]uint64]int{}, ctx: o.Ctx, rating: o.Rating, noSidecar: o.NoSidecar}
 	for _, in := range inputs {
 		if pl.stopped() {
 			break
@@ -167,12 +170,13 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 // device and inode mapped to its task, so that a file reached twice is
 // planned once.
 type planner struct {
-	p      *Plan
-	filter walkFilter
-	absOut string
-	seen   map[[2]uint64]int
-	ctx    context.Context // PlanOptions.Ctx
-	rating RatingFilter    // PlanOptions.Rating
+	p         *Plan
+	filter    walkFilter
+	absOut    string
+	seen      map[[2]uint64]int
+	ctx       context.Context // PlanOptions.Ctx
+	rating    RatingFilter    // PlanOptions.Rating
+	noSidecar bool            // PlanOptions.NoSidecar
 }
 
 // stopped reports whether the planning was stopped (PlanOptions.Ctx).
@@ -191,7 +195,9 @@ func (pl *planner) add(path, rel string, fi fs.FileInfo) {
 	defer fault.At(fault.Planned, path)
 	p := pl.p
 	task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
-	task.XMP, _, _ = sidecar.Read(path)
+	if !pl.noSidecar {
+		task.XMP, _, _ = sidecar.Read(path)
+	}
 	if why := pl.rating.Skips(task.XMP); why != "" {
 		p.Filtered = append(p.Filtered, FileResult{Task: task, Status: StatusSkipped, Reason: why})
 		return

@@ -562,7 +562,7 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 func (j *job) metadata() encode.Metadata {
 	if !j.rawMetaRead {
 		j.rawMetaRead = true
-		m, err := header.ReadMeta(j.in)
+		m, err := header.ReadMetaWith(j.in, j.settings.Sidecar != "off")
 		if err != nil {
 			j.warnings = append(j.warnings, fmt.Sprintf("metadata: %v; the output carries the basic EXIF list", err))
 		}

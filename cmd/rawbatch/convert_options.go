@@ -373,7 +373,17 @@ func (c *ConvertConfig) findSettings() []setting {
 				return nil
 			}},
 		{Name: "skip-rejected", Default: false, Help: "leave out files whose XMP (sidecar) rating is -1 (rejected)",
-			Apply: boolInto(&c.Find.Rating.SkipRejected)},
+			Apply: func(v value) error {
+				if err := boolInto(&c.Find.Rating.SkipRejected)(v); err != nil {
+					return err
+				}
+				// The choices (--sidecar) are applied before, and
+				// --min-rating and --label just before.
+				if f := c.Find.Rating; c.Settings.Sidecar == "off" && (f.HasMin || len(f.Labels) > 0 || f.SkipRejected) {
+					return fmt.Errorf("--min-rating, --label and --skip-rejected read the XMP sidecars: not with --sidecar off")
+				}
+				return nil
+			}},
 		{Name: "fail-if-empty", Default: false, Help: "exit with status 3 when no RAW file is found (an empty or unmounted input)",
 			Apply: boolInto(&c.Find.FailIfEmpty)},
 		{Name: "null", Short: "0", Default: false, Help: "--files-from's list is NUL-separated (find -print0)",

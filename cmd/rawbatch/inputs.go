@@ -119,7 +119,7 @@ func planInputs(ctx context.Context, stdin io.Reader, cfg ConvertConfig, suffixe
 // files).
 func planOptions(cfg ConvertConfig) batch.PlanOptions {
 	return batch.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name,
-		Rating: cfg.Find.Rating, Recorded: batch.RecordedOutputs(cfg.OutDir)}
+		Rating: cfg.Find.Rating, NoSidecar: cfg.Settings.Sidecar == "off", Recorded: batch.RecordedOutputs(cfg.OutDir)}
 }
 
 // readList reads the --files-from list name ("-": stdin): paths separated

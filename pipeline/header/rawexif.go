@@ -59,7 +59,11 @@ const (
 // directory beyond its TIFF IFD0, headerless raws) give what their TIFF
 // part holds, or no Tags, and no warning. The error is only for a file that cannot be opened or read;
 // damaged EXIF gives Warnings instead.
-func ReadMeta(path string) (Meta, error) {
+func ReadMeta(path string) (Meta, error) { return ReadMetaWith(path, true) }
+
+// ReadMetaWith is ReadMeta, reading the sidecar only when sidecars is
+// true.
+func ReadMetaWith(path string, sidecars bool) (Meta, error) {
 	var m Meta
 	f, st, err := openRegular(path)
 	if err != nil {
@@ -137,10 +141,12 @@ func ReadMeta(path string) (Meta, error) {
 			}
 		}
 	}
-	side, found, warns := sidecar.Read(path)
-	m.Sidecar = found.Path
-	m.Warnings = append(m.Warnings, warns...)
-	m.Meta = m.Meta.Over(side)
+	if sidecars {
+		side, found, warns := sidecar.Read(path)
+		m.Sidecar = found.Path
+		m.Warnings = append(m.Warnings, warns...)
+		m.Meta = m.Meta.Over(side)
+	}
 	return m, nil
 }
 
