@@ -24,7 +24,12 @@ const (
 	nsXMP = "http://ns.adobe.com/xap/1.0/"
 	nsDC  = "http://purl.org/dc/elements/1.1/"
 	nsLR  = "http://ns.adobe.com/lightroom/1.0/"
+	nsDT  = "http://darktable.sf.net/"
 )
+
+// darktableLabels are the colour names of darktable's darktable:colorlabels
+// numbers (0 red ... 4 purple), spelt as Lightroom's xmp:Label.
+var darktableLabels = []string{"Red", "Yellow", "Green", "Blue", "Purple"}
 
 // MaxSize is the largest sidecar read, in bytes; a longer one is a
 // malformed sidecar.
@@ -34,7 +39,8 @@ const MaxSize = 1 << 20
 // and the batch filters on. Empty fields were absent.
 type Meta struct {
 	// Rating is xmp:Rating as an integer -1..5 in text (-1 rejected),
-	// "" when absent or out of range; Label is xmp:Label.
+	// "" when absent or out of range; Label is xmp:Label, else the first
+	// of darktable's darktable:colorlabels as its colour name ("Red").
 	Rating, Label string
 	// Keywords are dc:subject's items; Hierarchical lr:hierarchicalSubject's
 	// ("Places|France|Paris"), each in the packet's order.
@@ -149,6 +155,16 @@ func Parse(b []byte) (Meta, error) {
 		}
 	}
 	m.Label = first(nsXMP, "Label")
+	if m.Label == "" {
+		// darktable keeps its colour labels as numbers; the first is
+		// taken as the label.
+		for _, v := range all(nsDT, "colorlabels") {
+			if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < len(darktableLabels) {
+				m.Label = darktableLabels[n]
+				break
+			}
+		}
+	}
 	m.Keywords = all(nsDC, "subject")
 	m.Hierarchical = all(nsLR, "hierarchicalSubject")
 	m.Title = first(nsDC, "title")
@@ -266,7 +282,7 @@ func properties(b []byte) (map[xml.Name]*property, error) {
 // prefixes are the namespaces of the conventional prefixes, for a
 // packet that uses a prefix without declaring it (encoding/xml then gives
 // the prefix as the name's Space).
-var prefixes = map[string]string{"rdf": nsRDF, "xmp": nsXMP, "dc": nsDC, "lr": nsLR}
+var prefixes = map[string]string{"rdf": nsRDF, "xmp": nsXMP, "dc": nsDC, "lr": nsLR, "darktable": nsDT}
 
 func bound(n xml.Name) xml.Name {
 	if ns, ok := prefixes[n.Space]; ok {

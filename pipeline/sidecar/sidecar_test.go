@@ -27,12 +27,13 @@ const lightroom = head + `<rdf:Description rdf:about=""
  <lr:hierarchicalSubject><rdf:Bag><rdf:li>Places|France|Paris</rdf:li></rdf:Bag></lr:hierarchicalSubject>
 </rdf:Description>` + tail
 
-// darktable is a darktable-style sidecar: the rating an element, other
-// namespaces' properties ignored, two Descriptions.
+// darktable is a darktable-style sidecar: the rating an element, the
+// colour labels as numbers, other properties ignored, two Descriptions.
 const darktable = head + `<rdf:Description rdf:about="" xmlns:darktable="http://darktable.sf.net/"
- darktable:xmp_version="5"/><rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
+ darktable:xmp_version="5"/><rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:darktable="http://darktable.sf.net/">
  <xmp:Rating>-1</xmp:Rating>
  <dc:subject><rdf:Bag><rdf:li>darktable|format|dng</rdf:li></rdf:Bag></dc:subject>
+ <darktable:colorlabels><rdf:Seq><rdf:li>2</rdf:li><rdf:li>0</rdf:li></rdf:Seq></darktable:colorlabels>
 </rdf:Description>` + tail
 
 func TestParse(t *testing.T) {
@@ -43,7 +44,7 @@ func TestParse(t *testing.T) {
 		{"lightroom", lightroom, Meta{Rating: "4", Label: "Red", Keywords: []string{"bridge", "Paris"},
 			Hierarchical: []string{"Places|France|Paris"}, Title: "Bridge & river", Description: "At dusk",
 			Rights: "CC BY 4.0", Creator: []string{"Ann Smith"}}},
-		{"darktable", darktable, Meta{Rating: "-1", Keywords: []string{"darktable|format|dng"}}},
+		{"darktable", darktable, Meta{Rating: "-1", Label: "Green", Keywords: []string{"darktable|format|dng"}}},
 		{"undeclared prefixes", `<x:xmpmeta><rdf:Description xmp:Rating="2" xmp:Label="Green"/></x:xmpmeta>`, Meta{Rating: "2", Label: "Green"}},
 		{"rating out of range", head + `<rdf:Description xmlns:xmp="http://ns.adobe.com/xap/1.0/"><xmp:Rating>9</xmp:Rating></rdf:Description>` + tail, Meta{}},
 		{"tag padding", lightroom + "\x00\x00\x00", Meta{Rating: "4", Label: "Red", Keywords: []string{"bridge", "Paris"},
