@@ -18,6 +18,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/rawbatch/rawbatch/pipeline/sidecar"
 
 	"golang.org/x/sync/errgroup"
 
@@ -55,6 +56,12 @@ type Task struct {
 	// its Size and ModTime while the rest of MinAge went by: it is not
 	// skipped as recent.
 	Settled bool
+
+	// XMP is what the input's XMP sidecar says (sidecar.Read at planning;
+	// empty without one, or with one that cannot be parsed), for the
+	// outputs' freshness (taskSettings) and the report. The packet inside
+	// the input (a DNG's tag 700) is part of the input and not here.
+	XMP sidecar.Meta
 
 	// Filled by Plan.Inspect: the header, the memory estimate, and a
 	// failure found before decoding (not a raw file, corrupt header,
@@ -142,6 +149,9 @@ type Plan struct {
 	// --exclude kept the walk out of (their files are not counted), so
 	// that a run that takes nothing can say why.
 	Excluded, ExcludedDirs int
+	// Filtered are the files PlanOptions.Rating left out, each skipped
+	// with its reason.
+	Filtered []FileResult
 	// SkippedListed counts the listed files (PlanOptions.Files) skipped as
 	// AppleDouble files, each with its warning in Warnings.
 	SkippedListed int
@@ -425,6 +435,19 @@ type Runner struct {
 // settings change an output (Jobs, the budget or threads do not). Each
 // output's own hash adds its variant's settings (outputHash).
 func SettingsHash(s pipeline.Settings) string { return pipeline.DevelopHash(s) }
+
+// taskSettings is the settings hash t's outputs are recorded with: the
+// run's SettingsHash, joined with what t's XMP sidecar gives the outputs
+// (sidecar.Meta.Key) when it gives anything and metadata is written, so
+// that a sidecar added or changed after a conversion makes its outputs
+// out of date, and a run without sidecars keeps the run's hash.
+func (r *Runner) taskSettings(t Task) string {
+	k := t.XMP.Key()
+	if k == "" || r.Settings.StripMetadata || r.Settings.Sidecar == "off" {
+		return r.SettingsHash
+	}
+	return state.HashSettings(r.SettingsHash, "xmp sidecar", k)
+}
 
 // outputHash is the settings hash of one variant's output
 // (pipeline.OutputHash of the run's SettingsHash).
@@ -980,7 +1003,7 @@ func otherInputErr(t Task, o Output, other *state.OtherInputError) error {
 func (r *Runner) lockNote(t Task) string {
 	parts := []string{r.Version, t.absInput()}
 	for _, o := range t.Outputs {
-		parts = append(parts, o.Rel, outputHash(r.SettingsHash, o.Variant))
+		parts = append(parts, o.Rel, outputHash(r.taskSettings(t), o.Variant))
 	}
 	return state.HashSettings(parts...)
 }
@@ -1191,7 +1214,7 @@ func (r *Runner) forcedNeed(t Task, o Output, underLock bool) (outputNeed, error
 		return needNothing, otherInputErr(t, o, other)
 	}
 	if rec, err := r.State.Load(o.Rel); underLock && err == nil && rec.Written.After(r.started) &&
-		rec.SettingsHash == outputHash(r.SettingsHash, o.Variant) && rec.InputSize == t.Size && rec.InputMTime.Equal(t.ModTime) {
+		rec.SettingsHash == outputHash(r.taskSettings(t), o.Variant) && rec.InputSize == t.Size && rec.InputMTime.Equal(t.ModTime) {
 		return needNothing, nil
 	}
 	return needWrite, nil
@@ -1209,7 +1232,7 @@ const reasonNoRecreate = "output deleted; --no-recreate"
 
 func (r *Runner) want(t Task, o Output) state.Want {
 	return state.Want{Input: t.Input, InputAbs: t.absInput(), OutputRel: o.Rel, OutputPath: o.Path,
-		SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawInfo().Version}
+		SettingsHash: outputHash(r.taskSettings(t), o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawInfo().Version}
 }
 
 // convertRetrying converts t, retrying transient failures up to Retries
@@ -1268,7 +1291,7 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 			continue
 		}
 		rec := &state.Record{Input: t.Input, InputAbs: t.absInput(), InputSize: size, InputMTime: mtime, InputHash: hash, InputChecked: checked,
-			SettingsHash: outputHash(r.SettingsHash, o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawInfo().Version,
+			SettingsHash: outputHash(r.taskSettings(t), o.Variant), Rawbatch: r.Version, LibRaw: pipeline.LibRawInfo().Version,
 			Output: o.Rel, OutputSize: osize, OutputHash: oh, OutputMTime: omtime}
 		rec.CaptureTime, rec.Camera = photoID(t.Info.Header)
 		if err := r.saveRecord(rec); err != nil {

@@ -32,7 +32,7 @@ func remembered(err error) bool {
 func (r *Runner) failureSettings(t Task) string {
 	parts := []string{r.SettingsHash}
 	for _, o := range t.Outputs {
-		parts = append(parts, outputHash(r.SettingsHash, o.Variant))
+		parts = append(parts, outputHash(r.taskSettings(t), o.Variant))
 	}
 	return state.HashSettings(parts...)
 }

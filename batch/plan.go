@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/rawbatch/rawbatch/pipeline/sidecar"
 )
 
 // PlanBatch walks inputs (directories recursively, in lexical order; files
@@ -70,6 +72,56 @@ type PlanOptions struct {
 	// Ctx, when set, stops the walk once it is done (a signal): the plan
 	// then holds the files found so far, and the run starts none of them.
 	Ctx context.Context
+	// Rating filters the files by their XMP sidecar's rating and label.
+	Rating RatingFilter
+	// NoSidecar leaves sidecars unread (--sidecar off): Task.XMP stays
+	// empty and Rating must be the zero value.
+	NoSidecar bool
+}
+
+// RatingFilter takes files by what their XMP sidecar (sidecar.Read) says.
+// The zero value takes every file.
+type RatingFilter struct {
+	// MinRating, when HasMin, takes only files rated at least MinRating
+	// (an unrated file counts as 0, a rejected one as -1).
+	MinRating int
+	HasMin    bool
+	// Labels, when set, takes only files whose xmp:Label is one of them
+	// (case-insensitive).
+	Labels []string
+	// SkipRejected leaves out the files rated -1 (rejected).
+	SkipRejected bool
+}
+
+// Skips returns why f leaves out a file whose sidecar says m ("rating
+// 2, below --min-rating 3"), "" when it takes it.
+func (f RatingFilter) Skips(m sidecar.Meta) string {
+	r := 0
+	if m.Rating != "" {
+		r, _ = strconv.Atoi(m.Rating)
+	}
+	shown := m.Rating
+	if shown == "" {
+		shown = "none"
+	}
+	switch {
+	case f.SkipRejected && r == -1:
+		return "rejected; --skip-rejected"
+	case f.HasMin && r < f.MinRating:
+		return fmt.Sprintf("rating %s, below --min-rating %d", shown, f.MinRating)
+	}
+	if len(f.Labels) > 0 {
+		for _, l := range f.Labels {
+			if strings.EqualFold(l, m.Label) {
+				return ""
+			}
+		}
+		if m.Label == "" {
+			return "no label; --label " + strings.Join(f.Labels, ",")
+		}
+		return fmt.Sprintf("label %s; --label %s", m.Label, strings.Join(f.Labels, ","))
+	}
+	return ""
 }
 
 // PlanBatchWith is PlanBatch with the choices o.
@@ -89,7 +141,7 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 	if r, err := filepath.EvalSymlinks(absOut); err == nil {
 		absOut = r // walked paths are resolved too
 	}
-	pl := &planner{p: &Plan{}, filter: walkFilter{include: o.Include, exclude: o.Exclude}, absOut: absOut, seen: map[[2]uint64]int{}, ctx: o.Ctx}
+	pl := &planner{p: &Plan{}, filter: walkFilter{include: o.Include, exclude: o.Exclude}, absOut: absOut, seen: map[[2]uint64]int{}, ctx: o.Ctx, rating: o.Rating, noSidecar: o.NoSidecar}
 	for _, in := range inputs {
 		if pl.stopped() {
 			break
@@ -118,11 +170,13 @@ func PlanBatchWith(o PlanOptions, inputs []string, outDir string, suffixes ...st
 // device and inode mapped to its task, so that a file reached twice is
 // planned once.
 type planner struct {
-	p      *Plan
-	filter walkFilter
-	absOut string
-	seen   map[[2]uint64]int
-	ctx    context.Context // PlanOptions.Ctx
+	p         *Plan
+	filter    walkFilter
+	absOut    string
+	seen      map[[2]uint64]int
+	ctx       context.Context // PlanOptions.Ctx
+	rating    RatingFilter    // PlanOptions.Rating
+	noSidecar bool            // PlanOptions.NoSidecar
 }
 
 // stopped reports whether the planning was stopped (PlanOptions.Ctx).
@@ -141,6 +195,13 @@ func (pl *planner) add(path, rel string, fi fs.FileInfo) {
 	defer fault.At(fault.Planned, path)
 	p := pl.p
 	task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
+	if !pl.noSidecar {
+		task.XMP, _, _ = sidecar.Read(path)
+	}
+	if why := pl.rating.Skips(task.XMP); why != "" {
+		p.Filtered = append(p.Filtered, FileResult{Task: task, Status: StatusSkipped, Reason: why})
+		return
+	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		p.Tasks = append(p.Tasks, task)

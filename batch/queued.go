@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/sidecar"
 )
 
 // QueuedTask is a Task as a job of the multi-host mode carries it to a
@@ -62,6 +63,10 @@ type QueuedTask struct {
 	// OtherGone: it takes the name of another photograph's deleted export.
 	NewPhoto  string `json:"new_photo,omitempty"`
 	OtherGone bool   `json:"other_gone,omitempty"`
+	// XMP is the Task's: what the input's sidecar said when it was
+	// planned, in the outputs' settings hash on the worker as on the
+	// submitter.
+	XMP sidecar.Meta `json:"xmp"`
 }
 
 // queuedFields is QueuedTask without its methods.
@@ -138,7 +143,7 @@ func (r *Runner) QueueTask(t Task) QueuedTask {
 		Paths: t.Paths, Outputs: t.Outputs, Size: t.Size, ModTime: t.ModTime, OutDir: r.OutDir,
 		Settings: r.Settings, SettingsHash: r.SettingsHash, Version: r.Version,
 		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, EditedKeep: r.EditedKeep, KnownFailuresSkip: r.KnownFailuresSkip, Timeout: r.Timeout, LockWait: r.LockWait,
-		Estimate: WorkerBytes(t.Estimate), NewPhoto: t.newPhoto, OtherGone: t.otherGone}
+		Estimate: WorkerBytes(t.Estimate), NewPhoto: t.newPhoto, OtherGone: t.otherGone, XMP: t.XMP}
 }
 
 // Task returns q as a Task to plan and run on a worker (Runner.Triage,
@@ -147,7 +152,7 @@ func (r *Runner) QueueTask(t Task) QueuedTask {
 func (q QueuedTask) Task() Task {
 	return Task{Input: q.Input, Rel: q.Rel, Output: q.Output, OutputRel: q.OutputRel, Stem: q.Stem,
 		Paths: q.Paths, Outputs: q.Outputs, Size: q.Size, ModTime: q.ModTime, Settled: true,
-		newPhoto: q.NewPhoto, otherGone: q.OtherGone, relocated: true}
+		newPhoto: q.NewPhoto, otherGone: q.OtherGone, relocated: true, XMP: q.XMP}
 }
 
 // Configure sets r's fields that q decides (Settings, SettingsHash,

@@ -574,7 +574,7 @@ func Metadata(in libraw.Info, hdr *header.Header) encode.Metadata {
 func (j *job) metadata() encode.Metadata {
 	if !j.rawMetaRead {
 		j.rawMetaRead = true
-		m, err := header.ReadMeta(j.in)
+		m, err := header.ReadMetaWith(j.in, j.settings.Sidecar != "off")
 		if err != nil {
 			j.warnings = append(j.warnings, fmt.Sprintf("metadata: %v; the output carries the basic EXIF list", err))
 		}
@@ -585,7 +585,9 @@ func (j *job) metadata() encode.Metadata {
 	for _, t := range j.rawMeta.Tags {
 		md.Tags = append(md.Tags, encode.Tag(t))
 	}
-	md.XMP = encode.XMP{DerivedFrom: filepath.Base(j.in), Rating: j.rawMeta.Rating, Label: j.rawMeta.Label}
+	x := j.rawMeta.Meta
+	md.XMP = encode.XMP{DerivedFrom: filepath.Base(j.in), Rating: x.Rating, Label: x.Label, Keywords: x.Keywords,
+		Hierarchical: x.Hierarchical, Creator: x.Creator, Title: x.Title, Description: x.Description, Rights: x.Rights}
 	md.Strip = j.settings.StripMetadata
 	md.Artist, md.Copyright = j.settings.Artist, j.settings.Copyright
 	return md

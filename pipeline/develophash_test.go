@@ -227,6 +227,9 @@ var settingsNotHashed = map[string]string{
 	// Each variant's settings are in its output's own hash (OutputHash,
 	// TestVariantSizeHash and the variant tests).
 	"Variants": "hashed per output by OutputHash",
+	// What a sidecar gives is per file: the runner joins it to the
+	// outputs' hash (batch's taskSettings), and with "off" joins nothing.
+	"Sidecar": "the sidecar's fields are hashed per file by the runner",
 }
 
 // settingsOther are the other values of fields whose values are a list

@@ -128,6 +128,12 @@ type Settings struct {
 	// picture area, or sensor, LibRaw's visible area; "" is camera).
 	Crop CropMode
 
+	// Sidecar is "meta" to read the raw's XMP sidecar (pipeline/sidecar)
+	// for the outputs' metadata, or "off" to ignore sidecars ("" is
+	// meta; --sidecar). A file's packet inside it (tag 700) is read
+	// either way.
+	Sidecar string
+
 	// StripMetadata keeps in outputs only what colour management needs:
 	// the ICC profile and EXIF Orientation = 1, plus Software = rawbatch
 	// (how rawbatch knows its own outputs); no other EXIF, no GPS, no XMP

@@ -176,6 +176,9 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 			return nil, err
 		}
 	}
+	for _, fr := range plan.Filtered {
+		rep.aside(fmt.Sprintf("skipped %s (%s)", fr.Input, fr.Reason))
+	}
 	if sig.Ctx.Err() == nil { // a walk a signal stopped may have found nothing yet
 		if err := checkEmpty(rep, cfg, plan); err != nil {
 			return nil, err

@@ -350,6 +350,40 @@ func (c *ConvertConfig) findSettings() []setting {
 			Apply: func(v value) (err error) { c.Find.Include, err = globList(v); return err }},
 		{Name: "exclude", Default: []string(nil), Help: "skip walked files and folders whose relative path matches this glob at any depth (a leading / anchors it); repeatable",
 			Apply: func(v value) (err error) { c.Find.Exclude, err = globList(v); return err }},
+		{Name: "min-rating", Default: "", Help: "take only files whose XMP (sidecar IMG.xmp or IMG.EXT.xmp) rating is at least N, -1 (rejected) to 5; an unrated file counts as 0",
+			Apply: func(v value) error {
+				if v.String() == "" {
+					return nil
+				}
+				n, err := wholeNumber(v)
+				if err != nil || n < -1 || n > 5 {
+					return fmt.Errorf("--min-rating: %q is not a rating from -1 to 5", v.String())
+				}
+				c.Find.Rating.MinRating, c.Find.Rating.HasMin = n, true
+				return nil
+			}},
+		{Name: "label", Default: "", Help: "take only files whose XMP (sidecar) colour label is one of these, comma-separated (Red,Green; case-insensitive)",
+			Apply: func(v value) error {
+				c.Find.Rating.Labels = nil
+				for _, l := range strings.Split(v.String(), ",") {
+					if l = strings.TrimSpace(l); l != "" {
+						c.Find.Rating.Labels = append(c.Find.Rating.Labels, l)
+					}
+				}
+				return nil
+			}},
+		{Name: "skip-rejected", Default: false, Help: "leave out files whose XMP (sidecar) rating is -1 (rejected)",
+			Apply: func(v value) error {
+				if err := boolInto(&c.Find.Rating.SkipRejected)(v); err != nil {
+					return err
+				}
+				// The choices (--sidecar) are applied before, and
+				// --min-rating and --label just before.
+				if f := c.Find.Rating; c.Settings.Sidecar == "off" && (f.HasMin || len(f.Labels) > 0 || f.SkipRejected) {
+					return fmt.Errorf("--min-rating, --label and --skip-rejected read the XMP sidecars: not with --sidecar off")
+				}
+				return nil
+			}},
 		{Name: "fail-if-empty", Default: false, Help: "exit with status 3 when no RAW file is found (an empty or unmounted input)",
 			Apply: boolInto(&c.Find.FailIfEmpty)},
 		{Name: "null", Short: "0", Default: false, Help: "--files-from's list is NUL-separated (find -print0)",

@@ -29,6 +29,9 @@ type FindOptions struct {
 	Include, Exclude []string
 	// FailIfEmpty makes a run that finds no RAW file exit with status 3.
 	FailIfEmpty bool
+	// Rating filters by the XMP sidecar's rating and label (--min-rating,
+	// --label, --skip-rejected).
+	Rating batch.RatingFilter
 }
 
 // checkBase refuses --base and --null without --files-from (naming
@@ -116,7 +119,7 @@ func planInputs(ctx context.Context, stdin io.Reader, cfg ConvertConfig, suffixe
 // files).
 func planOptions(cfg ConvertConfig) batch.PlanOptions {
 	return batch.PlanOptions{Include: cfg.Find.Include, Exclude: cfg.Find.Exclude, Base: cfg.Find.Base, Name: cfg.Find.Name,
-		Recorded: batch.RecordedOutputs(cfg.OutDir)}
+		Rating: cfg.Find.Rating, NoSidecar: cfg.Settings.Sidecar == "off", Recorded: batch.RecordedOutputs(cfg.OutDir)}
 }
 
 // readList reads the --files-from list name ("-": stdin): paths separated
@@ -164,6 +167,8 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 		where = strings.TrimPrefix(where+", the files listed in "+cfg.Find.FilesFrom, ", ")
 	}
 	switch {
+	case len(plan.Filtered) > 0:
+		rep.warn(fmt.Sprintf("all %s in %s were left out by --min-rating/--label/--skip-rejected", plural(int64(len(plan.Filtered)), "RAW file"), where))
 	case plan.Excluded == 1:
 		rep.warn(fmt.Sprintf("the 1 RAW file in %s was excluded by --include/--exclude", where))
 	case plan.Excluded > 1:

@@ -14,9 +14,19 @@ type XMP struct {
 	// Rating is xmp:Rating (an integer -1..5 as text, -1 = rejected) and
 	// Label xmp:Label; each written only when non-empty.
 	Rating, Label string
+	// Keywords are dc:subject (an rdf:Bag), Hierarchical
+	// lr:hierarchicalSubject (an rdf:Bag of "A|B|C" paths), Creator
+	// dc:creator (an rdf:Seq); Title, Description and Rights dc:title,
+	// dc:description and dc:rights (an rdf:Alt of one x-default item).
+	// Each written only when non-empty.
+	Keywords, Hierarchical, Creator []string
+	Title, Description, Rights      string
 }
 
-func (x XMP) empty() bool { return x.DerivedFrom == "" && x.Rating == "" && x.Label == "" }
+func (x XMP) empty() bool {
+	return x.DerivedFrom == "" && x.Rating == "" && x.Label == "" && len(x.Keywords) == 0 &&
+		len(x.Hierarchical) == 0 && len(x.Creator) == 0 && x.Title == "" && x.Description == "" && x.Rights == ""
+}
 
 // xmpJPEGSig starts the payload of the APP1 segment that holds XMP in a
 // JPEG (XMP Specification Part 3 §1.1.3).
@@ -41,6 +51,8 @@ func XMPPacket(x XMP) []byte {
 	b.WriteString("  <rdf:Description rdf:about=\"\"\n")
 	b.WriteString("    xmlns:xmp=\"http://ns.adobe.com/xap/1.0/\"\n")
 	b.WriteString("    xmlns:xmpMM=\"http://ns.adobe.com/xap/1.0/mm/\"\n")
+	b.WriteString("    xmlns:dc=\"http://purl.org/dc/elements/1.1/\"\n")
+	b.WriteString("    xmlns:lr=\"http://ns.adobe.com/lightroom/1.0/\"\n")
 	b.WriteString("    xmlns:stRef=\"http://ns.adobe.com/xap/1.0/sType/ResourceRef#\">\n")
 	if x.Rating != "" {
 		b.WriteString("   <xmp:Rating>" + esc(x.Rating) + "</xmp:Rating>\n")
@@ -48,6 +60,28 @@ func XMPPacket(x XMP) []byte {
 	if x.Label != "" {
 		b.WriteString("   <xmp:Label>" + esc(x.Label) + "</xmp:Label>\n")
 	}
+	array := func(prop, kind string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString("   <" + prop + ">\n    <rdf:" + kind + ">\n")
+		for _, it := range items {
+			b.WriteString("     <rdf:li>" + esc(it) + "</rdf:li>\n")
+		}
+		b.WriteString("    </rdf:" + kind + ">\n   </" + prop + ">\n")
+	}
+	alt := func(prop, v string) {
+		if v == "" {
+			return
+		}
+		b.WriteString("   <" + prop + ">\n    <rdf:Alt>\n     <rdf:li xml:lang=\"x-default\">" + esc(v) + "</rdf:li>\n    </rdf:Alt>\n   </" + prop + ">\n")
+	}
+	alt("dc:title", x.Title)
+	alt("dc:description", x.Description)
+	array("dc:creator", "Seq", x.Creator)
+	alt("dc:rights", x.Rights)
+	array("dc:subject", "Bag", x.Keywords)
+	array("lr:hierarchicalSubject", "Bag", x.Hierarchical)
 	if x.DerivedFrom != "" {
 		b.WriteString("   <xmpMM:DerivedFrom rdf:parseType=\"Resource\">\n")
 		b.WriteString("    <stRef:filePath>" + esc(x.DerivedFrom) + "</stRef:filePath>\n")

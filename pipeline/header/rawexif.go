@@ -3,12 +3,9 @@ package header
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
 
+	"github.com/rawbatch/rawbatch/pipeline/sidecar"
 	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
@@ -30,22 +27,24 @@ type Meta struct {
 	// "CR3 CMT1, CMT2 and CMT4 boxes", "RAF embedded JPEG", ...), "" when
 	// nowhere.
 	Source string
-	// Rating is the XMP xmp:Rating ("-1" rejected, "0" unrated ... "5"),
-	// else the IFD0 Rating tag (18246); Label the XMP xmp:Label. They come
-	// from the file's XMP packet (tag 700), overridden by a sidecar
-	// NAME.xmp or NAME.EXT.xmp next to the file. "" when absent.
-	Rating, Label string
-	// Warnings say why a file that should have EXIF has none.
+	// Meta is the XMP metadata (rating, label, keywords, title, ...;
+	// sidecar.Meta) of the file's XMP packet (tag 700), each field
+	// overridden by the sidecar's (sidecar.Read: NAME.xmp or NAME.EXT.xmp
+	// next to the file, the newer of the two). Rating falls back to the
+	// IFD0 Rating tag (18246).
+	sidecar.Meta
+	// Sidecar is the path of the sidecar read, "" when none.
+	Sidecar string
+	// Warnings say why a file that should have EXIF has none, and name a
+	// malformed XMP packet or sidecar (then ignored) or two sidecars.
 	Warnings []string
 }
 
 // Limits of ReadMeta: values longer than maxTagValue bytes are skipped (a
 // long UserComment; no other standard tag comes near), so that the copied
-// tags fit a JPEG's 64 KiB APP1 segment; sidecars longer than maxSidecar
-// are not read.
+// tags fit a JPEG's 64 KiB APP1 segment.
 const (
 	maxTagValue = 8 << 10
-	maxSidecar  = 1 << 20
 )
 
 // ReadMeta reads the standard EXIF and GPS tags and the XMP rating and
@@ -60,7 +59,11 @@ const (
 // directory beyond its TIFF IFD0, headerless raws) give what their TIFF
 // part holds, or no Tags, and no warning. The error is only for a file that cannot be opened or read;
 // damaged EXIF gives Warnings instead.
-func ReadMeta(path string) (Meta, error) {
+func ReadMeta(path string) (Meta, error) { return ReadMetaWith(path, true) }
+
+// ReadMetaWith is ReadMeta, reading the sidecar only when sidecars is
+// true.
+func ReadMetaWith(path string, sidecars bool) (Meta, error) {
 	var m Meta
 	f, st, err := openRegular(path)
 	if err != nil {
@@ -122,7 +125,13 @@ func ReadMeta(path string) (Meta, error) {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("%s: EXIF could not be read from the %s; the output carries the basic list (camera, lens, exposure, dates)", path, m.Source))
 		m.Source = ""
 	}
-	m.Rating, m.Label = xmpRatingLabel(xmp)
+	if len(xmp) > 0 {
+		if own, err := sidecar.Parse(xmp); err == nil {
+			m.Meta = own
+		} else {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("%s: its XMP packet (tag 700) is ignored: %v", path, err))
+		}
+	}
 	if m.Rating == "" {
 		for _, t := range m.Tags {
 			if t.Dir == tifftag.DirImage && t.ID == tifftag.Rating && t.Type == tifftag.TypeShort && len(t.Value) >= 2 {
@@ -132,31 +141,13 @@ func ReadMeta(path string) (Meta, error) {
 			}
 		}
 	}
-	for _, side := range sidecars(path) {
-		st, err := os.Stat(side)
-		if err != nil || !st.Mode().IsRegular() || st.Size() > maxSidecar {
-			continue
-		}
-		if b, err := os.ReadFile(side); err == nil {
-			r, l := xmpRatingLabel(b)
-			if r != "" {
-				m.Rating = r
-			}
-			if l != "" {
-				m.Label = l
-			}
-			break
-		}
+	if sidecars {
+		side, found, warns := sidecar.Read(path)
+		m.Sidecar = found.Path
+		m.Warnings = append(m.Warnings, warns...)
+		m.Meta = m.Meta.Over(side)
 	}
 	return m, nil
-}
-
-// sidecars returns the XMP sidecar names of a raw file, in the order
-// looked for: NAME.EXT.xmp (darktable), NAME.xmp (Adobe), each in lower
-// and upper case.
-func sidecars(path string) []string {
-	stem := strings.TrimSuffix(path, filepath.Ext(path))
-	return []string{path + ".xmp", path + ".XMP", stem + ".xmp", stem + ".XMP"}
 }
 
 // readTIFF reads IFD0 of t, its Exif and GPS IFDs, and returns IFD0 and
@@ -307,35 +298,4 @@ func sortTags(tags []Tag) {
 			tags[j-1], tags[j] = b, a
 		}
 	}
-}
-
-// XMP xmp:Rating and xmp:Label, as an attribute (xmp:Rating="3") or an
-// element (<xmp:Rating>3</xmp:Rating>), the two forms RDF/XML allows for
-// a simple property (XMP Specification Part 1 §7.9.2).
-var (
-	xmpRatingRe = regexp.MustCompile(`xmp:Rating(?:\s*=\s*["']([^"']*)["']|\s*>([^<]*)<)`)
-	xmpLabelRe  = regexp.MustCompile(`xmp:Label(?:\s*=\s*["']([^"']*)["']|\s*>([^<]*)<)`)
-)
-
-// xmpRatingLabel returns the rating (an integer -1..5, as text) and label
-// of an XMP packet; "" for each one absent or invalid.
-func xmpRatingLabel(b []byte) (rating, label string) {
-	find := func(re *regexp.Regexp) string {
-		sm := re.FindSubmatch(b)
-		if sm == nil {
-			return ""
-		}
-		return strings.TrimSpace(string(sm[1]) + string(sm[2]))
-	}
-	if r := find(xmpRatingRe); r != "" {
-		if v, err := strconv.ParseFloat(r, 64); err == nil && v >= -1 && v <= 5 {
-			rating = strconv.Itoa(int(v))
-		}
-	}
-	return rating, xmlUnescape(find(xmpLabelRe))
-}
-
-// xmlUnescape replaces the five predefined XML entities.
-func xmlUnescape(s string) string {
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&apos;", "'", "&amp;", "&").Replace(s)
 }

@@ -135,20 +135,6 @@ func TestReadMetaMatchesExiftool(t *testing.T) {
 // the IFD0 Rating tag when the packet has none, and a sidecar NAME.xmp
 // overrides both.
 func TestReadMetaXMP(t *testing.T) {
-	for _, c := range []struct {
-		packet, rating, label string
-	}{
-		{`<rdf:Description xmp:Rating="3" xmp:Label="Red"/>`, "3", "Red"},
-		{`<xmp:Rating>5</xmp:Rating><xmp:Label>To &amp; fro</xmp:Label>`, "5", "To & fro"},
-		{`<xmp:Rating>-1</xmp:Rating>`, "-1", ""},
-		{`<xmp:Rating>9</xmp:Rating>`, "", ""},
-		{``, "", ""},
-	} {
-		r, l := xmpRatingLabel([]byte(c.packet))
-		if r != c.rating || l != c.label {
-			t.Errorf("%s: rating %q label %q, want %q %q", c.packet, r, l, c.rating, c.label)
-		}
-	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "a.dng")
 	b, err := os.ReadFile(filepath.Join(testdata, "raw", "canon_eos_6d.dng"))
