@@ -162,4 +162,3 @@ func watchSkip(outAbs string) func(string) bool {
 		return false
 	}
 }
-
