@@ -6,7 +6,7 @@
 GO       ?= go
 BIN      := bin/rawbatch
 PKGS     := ./...
-APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev libjpeg62-turbo-dev zlib1g-dev libimage-exiftool-perl time pkg-config gcc g++ nats-server
+APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev libjpeg62-turbo-dev zlib1g-dev libimage-exiftool-perl time pkg-config gcc g++ nats-server chromium
 # RAWBATCH_TEST_CORPUS: the shared folder of real camera files beside the
 # repository, which the look benchmark also reads when it exists.
 RAWBATCH_TEST_CORPUS ?= $(abspath ../shared/rawcorpus)
@@ -27,7 +27,7 @@ all: build
 
 # deps installs the system packages rawbatch needs, when they are missing.
 deps:
-	@if ! pkg-config --exists libraw_r libwebp libjpeg zlib lensfun || ! command -v raw-identify >/dev/null || ! command -v dcraw_emu >/dev/null || ! command -v exiftool >/dev/null || ! { command -v nats-server || test -x /usr/sbin/nats-server; } >/dev/null; then \
+	@if ! pkg-config --exists libraw_r libwebp libjpeg zlib lensfun || ! command -v raw-identify >/dev/null || ! command -v dcraw_emu >/dev/null || ! command -v exiftool >/dev/null || ! command -v chromium >/dev/null || ! { command -v nats-server || test -x /usr/sbin/nats-server; } >/dev/null; then \
 		echo "installing $(APT_PKGS)"; \
 		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PKGS); \

@@ -18,7 +18,7 @@ import (
 // returned.
 func TestFailureKinds(t *testing.T) {
 	sentinels := []error{ErrNotOurs, ErrRecordNotSaved, budget.ErrOverBudget, ErrCrashed, ErrTimeout,
-		rawerr.ErrEmpty, rawerr.ErrNotRaw, rawerr.ErrUnsupported, rawerr.ErrCorrupt, errors.New("other")}
+		rawerr.ErrRefused, rawerr.ErrEmpty, rawerr.ErrNotRaw, rawerr.ErrUnsupported, rawerr.ErrCorrupt, errors.New("other")}
 	kinds := FailureKinds()
 	seen := map[string]bool{}
 	for _, e := range sentinels {

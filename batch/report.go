@@ -86,6 +86,12 @@ type ReportOutput struct {
 	// Written: this run wrote the file; false for an output already up
 	// to date, or one a dry run would write.
 	Written bool `json:"written"`
+	// Source is "preview" for an output this run made from the embedded
+	// preview, "raw" for one that asked for source=auto and was made
+	// from the raw data, SourceReason then saying why the preview did
+	// not qualify (pipeline.VariantResult).
+	Source       string `json:"source,omitempty"`
+	SourceReason string `json:"source_reason,omitempty"`
 }
 
 // StatusPlanned is the status of a file a dry run would convert (in a
@@ -190,10 +196,12 @@ func reportOutputs(fr FileResult) []ReportOutput {
 	outs := []ReportOutput{}
 	// What the run wrote, by variant name and by path.
 	written := map[string]bool{}
+	source := map[string]pipeline.VariantResult{}
 	if fr.Status == StatusConverted {
 		for _, v := range fr.Result.Variants {
 			written["name:"+v.Name] = true
 			written[v.Path] = true
+			source[v.Name] = v
 		}
 		if len(fr.Result.Variants) == 0 {
 			written[fr.Output] = true
@@ -201,6 +209,9 @@ func reportOutputs(fr FileResult) []ReportOutput {
 	}
 	add := func(path, variant string) {
 		o := ReportOutput{Variant: variant, Written: written[path] || (variant != "" && written["name:"+variant])}
+		if o.Written {
+			o.Source, o.SourceReason = source[variant].Source, ReportText(source[variant].SourceReason)
+		}
 		o.Path, o.PathB64 = ReportPath(path)
 		outs = append(outs, o)
 	}

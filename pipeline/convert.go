@@ -326,6 +326,18 @@ func (j *job) runPlan(ctx context.Context, res *Result, asked []*variantJob, o C
 		if err != nil {
 			return err
 		}
+		if st.Stage == openStage.Name {
+			// Which source=auto variants the embedded preview makes.
+			if again, ok := j.resolveSources(plan, n, asked); ok {
+				plan = again
+				for i := range vs {
+					vs[i].Source = SourceRaw
+					if plan.fromPreview(i) {
+						vs[i].Source = SourcePreview
+					}
+				}
+			}
+		}
 		j.storeCacheWhole(plan, n) // stagecache.go: at the cache point
 		if cw, ch := croppedSize(j.hdr, j.settings, j.decodedW, j.decodedH); j.decodedW != 0 && (cw != plan.W || ch != plan.H) {
 			// LibRaw decoded another size than the header said (after
@@ -385,7 +397,7 @@ func (j *job) commit(res *Result, asked []*variantJob) error {
 		}
 		v.tmp = ""
 		syncDir(filepath.Dir(v.spec.Path))
-		res.Variants = append(res.Variants, VariantResult{Name: v.spec.Variant.Name, Path: v.spec.Path, Width: v.upright.W, Height: v.upright.H})
+		res.Variants = append(res.Variants, VariantResult{Name: v.spec.Variant.Name, Path: v.spec.Path, Width: v.upright.W, Height: v.upright.H, Source: v.source, SourceReason: v.sourceReason})
 	}
 	return nil
 }

@@ -87,6 +87,9 @@ func (v Variant) hashParts() []string {
 	if v.Format == "jpeg" && v.Subsampling != encode.JPEGSubsamplingFor(v.Quality) {
 		parts = append(parts, "subsampling="+v.Subsampling)
 	}
+	if v.Source != SourceRaw {
+		parts = append(parts, "source="+v.Source)
+	}
 	if v.Compress == "" {
 		return parts
 	}

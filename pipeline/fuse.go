@@ -96,7 +96,7 @@ func (p *StagePlan) markPasses(vs []Variant, s Settings) {
 		if st.Stage == outputSpaceStage.Name && st.Pass > 0 {
 			fused[st.v] = true
 		}
-		if st.v >= 0 && st.W == p.W && st.H == p.H {
+		if st.v >= 0 && st.W == p.W && st.H == p.H && st.Stage != previewSourceStage.Name && !p.fromPreview(st.v) {
 			lastFull = st.v
 		}
 	}

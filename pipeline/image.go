@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"runtime/debug"
+
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
@@ -115,3 +117,25 @@ func Orient(src Image, flip int) Image {
 	}
 	return dst
 }
+
+// minGiveBack is the smallest float image, in bytes (12 a pixel), whose
+// garbage is given back to the system between steps (giveBack): below it
+// a collection and a scavenge (milliseconds, and the next file's heap
+// faulted in again) cost more than the memory they return, and a worker
+// converting many small files would spend most of its time on them.
+const minGiveBack = 4 << 20
+
+// giveBack returns the garbage's pages to the system (debug.FreeOSMemory:
+// a collection, then a scavenge) for a file whose image has px pixels,
+// when its float image is at least minGiveBack bytes: the steps that let
+// a large buffer go call it before the next one allocates, so that C
+// allocations (LibRaw's, libjpeg's), which cannot reuse Go's free pages,
+// and the peak follow the estimate.
+func giveBack(px int64) {
+	if 12*px >= minGiveBack {
+		debug.FreeOSMemory()
+	}
+}
+
+// giveBack is giveBack for the file j decodes (LibRaw's size of it).
+func (j *job) giveBack() { giveBack(int64(j.info.Width) * int64(j.info.Height)) }

@@ -21,20 +21,30 @@ type VariantResult struct {
 	// Width and Height of the written image in pixels, after resizing and
 	// orientation.
 	Width, Height int
+	// Source is "preview" for a variant made from the embedded preview
+	// (source=preview, or source=auto when it qualified), "raw" for one
+	// made from the raw data although it asked for source=auto, with
+	// SourceReason saying why the preview did not qualify; both empty
+	// for the default source=raw.
+	Source       string `json:",omitempty"`
+	SourceReason string `json:",omitempty"`
 }
 
 // variantJob carries one output through the per-variant stages.
 type variantJob struct {
-	spec    OutputSpec
-	space   *colour.Space
-	camera  []float32        // a resized variant's camera-RGB image, until its camera-matrix step
-	img     Image            // linear: resized, then in the variant's colour space
-	owned   bool             // img is the variant's own buffer, not the shared image
-	upright Oriented         // img rotated and mirrored upright
-	quant   image.Image      // the quantised image, for encoders that take a whole image
-	rows    encode.RowsRGB16 // the quantiser of a streamed (TIFF16) variant
-	rows8   encode.RowsRGB8  // the quantiser of a streamed 8-bit (JPEG) variant
-	tmp     string           // temporary output file, renamed into place on success
+	spec OutputSpec
+	// source and sourceReason are VariantResult's Source and
+	// SourceReason.
+	source, sourceReason string
+	space                *colour.Space
+	camera               []float32        // a resized variant's camera-RGB image, until its camera-matrix step
+	img                  Image            // linear: resized, then in the variant's colour space
+	owned                bool             // img is the variant's own buffer, not the shared image
+	upright              Oriented         // img rotated and mirrored upright
+	quant                image.Image      // the quantised image, for encoders that take a whole image
+	rows                 encode.RowsRGB16 // the quantiser of a streamed (TIFF16) variant
+	rows8                encode.RowsRGB8  // the quantiser of a streamed 8-bit (JPEG) variant
+	tmp                  string           // temporary output file, renamed into place on success
 	// prepare, when set, makes the rows y0 to y1−1 a streamed variant's
 	// quantiser reads ready before they are read (stream.ensure).
 	prepare func(y0, y1 int)

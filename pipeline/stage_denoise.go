@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -181,7 +180,7 @@ func stageDenoise(_ context.Context, j *job) error {
 	// Its planes are garbage now: give them back to the system before
 	// the next steps allocate, as the lens stage does its input
 	// (denoiseCost; TestEstimateCalibrationLensWhole).
-	debug.FreeOSMemory()
+	j.giveBack()
 	j.denoiseUsed.Strength = st
 	j.denoiseUsed.Sigma = n.LinearAt(0.18)
 	j.denoiseUsed.Reason += Text(fmt.Sprintf("; σ %.4f at mid grey", j.denoiseUsed.Sigma))

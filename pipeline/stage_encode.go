@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime/debug"
 
 	"github.com/rawbatch/rawbatch/internal/fileperm"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
@@ -91,7 +90,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		// memory, which cannot reuse the pages of Go's garbage: give them
 		// back first, as before LibRaw's allocations, so the peak follows
 		// the estimate (TestEstimateCalibration, canon_eos_6d.dng).
-		debug.FreeOSMemory()
+		j.giveBack()
 		if v.rows8.Bands.Fill != nil {
 			err = encode.JPEGRows(bw, v.rows8, o, icc, md)
 			v.rows8 = encode.RowsRGB8{}

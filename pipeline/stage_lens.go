@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -274,7 +273,7 @@ func stageLens(ctx context.Context, j *job) error {
 	// have, and freed pages it keeps are not those a larger buffer takes),
 	// so the peak stays the lens step's (lensCost;
 	// TestEstimateCalibrationLensWhole).
-	debug.FreeOSMemory()
+	j.giveBack()
 	if err := j.lensPreview(ctx, st.db, st.lens, st.cam.CropFactor, st.lk, m.Applied&^lensfun.Vignetting); err != nil {
 		return fmt.Errorf("lens correction of the embedded preview: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/rawbatch/rawbatch/pipeline/dngopcode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
@@ -242,7 +241,7 @@ func stageOpcodesRaw(_ context.Context, j *job) error {
 	// The copy is garbage now: give it back to the system before LibRaw
 	// allocates its image (as the white-balance fallback does), so the
 	// demosaic's peak does not hold it too.
-	debug.FreeOSMemory()
+	j.giveBack()
 	return err
 }
 

@@ -46,6 +46,15 @@ type lookJob struct {
 	// or look.DecodePreview found it unusable (too small, other aspect,
 	// undecodable).
 	previewNote string
+	// srcPreview is the embedded preview decoded whole as a variant's
+	// source (stage_previewsource.go: sourcePreview), srcPreviewErr why
+	// it cannot be one; both nil until a variant asks for it.
+	srcPreview    *look.Preview
+	srcPreviewErr error
+	// thumb is the embedded preview as LibRaw extracted it (thumbnail),
+	// thumbErr why it could not be; LibRaw extracts it once per open.
+	thumb    *libraw.Thumb
+	thumbErr error
 
 	exposureState // the exposure applied and its source (stage_anchor.go)
 }
@@ -88,11 +97,32 @@ func previewKeptBytes(w, h int) int64 {
 	return 12*int64(lw)*int64(lh) + 12*int64(gw)*int64(gh+1) // and Preview.Cells
 }
 
+// thumbnail extracts the embedded preview once per file (LibRaw refuses
+// a second unpack_thumb on some formats, a CRW among them): the anchor's
+// preview and a variant's source share it.
+func (j *job) thumbnail() (libraw.Thumb, error) {
+	if j.thumb == nil && j.thumbErr == nil {
+		t, err := j.h.Thumbnail()
+		if err != nil && !errors.Is(err, libraw.ErrWrongThread) {
+			j.thumbErr = err
+		} else if err == nil {
+			j.thumb = &t
+		}
+		if err != nil {
+			return libraw.Thumb{}, err
+		}
+	}
+	if j.thumbErr != nil {
+		return libraw.Thumb{}, j.thumbErr
+	}
+	return *j.thumb, nil
+}
+
 func stagePreview(_ context.Context, j *job) error {
 	if !j.needPreview() {
 		return nil
 	}
-	t, err := j.h.Thumbnail()
+	t, err := j.thumbnail()
 	switch {
 	case errors.Is(err, libraw.ErrWrongThread):
 		return err

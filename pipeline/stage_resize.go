@@ -51,8 +51,9 @@ func resizeCost(m memCtx) StepMemory {
 }
 
 // resizeStreamCost is resizeCost in a streamed conversion with several
-// variants (stream_variants.go): with a lead (leadEncoderBytes) the image
-// was made in pass 1, and the step turns it; else (job.streamResize) the resized image (12
+// variants or a downscaled one (stream_variants.go): with a lead
+// (leadEncoderBytes) or no full-size variant (smallOnlyPredicted) the
+// image was made in pass 1, and the step turns it; else (job.streamResize) the resized image (12
 // bytes per pixel of the variant's size), and while it runs a band of
 // decoded stored rows (streamRows rows of the decoded width, 12 bytes a
 // pixel), the downscaler's rows (resize.Rows: a reduced row's box sums,
@@ -61,12 +62,12 @@ func resizeCost(m memCtx) StepMemory {
 // the variant's width) and the upright image turned back to the sensor's
 // orientation (12 bytes per pixel of the variant's size).
 func resizeStreamCost(m memCtx) StepMemory {
-	if leadEncoderBytes(m) > 0 {
+	w, h := DecodedSize(m.fi, m.s)
+	if leadEncoderBytes(m) > 0 || smallOnlyPredicted(m, w, h) {
 		// Downscaled in pass 1 (the image is in the demosaic step's
 		// passOneBytes): its copy turned to the sensor's orientation.
 		return StepMemory{Scratch: 12 * m.px()}
 	}
-	w, h := DecodedSize(m.fi, m.s)
 	long := int64(max(w, h))
 	dlong := int64(max(m.step.W, m.step.H))
 	rows := int64(6*resize.ReducingGap + streamRows + 2)

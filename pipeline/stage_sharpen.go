@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -139,7 +138,7 @@ func captureSharpenCost(m memCtx) StepMemory {
 func stageCaptureSharpen(_ context.Context, j *job) error {
 	if a := j.captureSharpenAmount(); a != 0 {
 		denoise.CaptureSharpen(j.camera, j.img.W, j.img.H, a, denoise.SharpenSigma)
-		debug.FreeOSMemory() // its luminance planes, before the quantiser allocates (as stageLens)
+		j.giveBack() // its luminance planes, before the quantiser allocates (as stageLens)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -100,7 +99,7 @@ func chooseWhiteBalance(_ context.Context, j *job) error {
 	// image (C memory cannot reuse Go's heap; runtime.GC alone leaves the
 	// pages resident until the scavenger runs), so memory follows the
 	// estimate (TestEstimateCalibration, the D30 CRW at half size).
-	defer debug.FreeOSMemory()
+	defer j.giveBack()
 	fit, note := j.previewWB()
 	if note == "" {
 		g := fit.Gains

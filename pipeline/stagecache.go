@@ -631,6 +631,9 @@ func cachedStreamTail(plan StagePlan, n, next int, j *job) (k, m int, ok bool) {
 	}
 	k = next
 	for k < len(steps) && steps[k].Pass == 0 {
+		if steps[k].Stage == resizeStage.Name {
+			return 0, 0, false // a downscaled variant resizes the whole image
+		}
 		k++
 	}
 	if k == len(steps) {

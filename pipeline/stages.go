@@ -121,28 +121,29 @@ func activeStages(s Settings) []*Stage {
 // and sources are in docs/pipeline.md. Every PerFile stage comes before
 // every PerVariant one.
 var Stages = []Stage{
-	openStage,         // LibRaw: open, identify (and the stage cache's lookup)
-	previewStage,      // the embedded preview, decoded and reduced, when a setting needs it
-	unpackStage,       // LibRaw: unpack the raw data
-	whiteLevelStage,   // white level per CFA channel from the data (RescaleRaw)
-	opcodesRawStage,   // DNG OpcodeList1/2 on the CFA data (GainMap)
-	whiteBalanceStage, // choose the multipliers LibRaw applies to the CFA data
-	demosaicStage,     // LibRaw: black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
-	cropStage,         // the camera's picture area (--crop camera), in place
-	highlightsStage,   // clipped areas: clip to white or reconstruct
-	opcodesStage,      // DNG OpcodeList3 on camera RGB (FixVignetteRadial, WarpRectilinear, GainMap)
-	denoiseStage,      // ISO-adaptive wavelet noise reduction of luminance and colour (--denoise)
-	lensStage,         // lensfun: vignetting, distortion, TCA on camera RGB
-	sharpenStage,      // capture sharpening: small-radius unsharp mask on luminance (--capture-sharpen)
-	anchorStage,       // the preview-anchored exposure correction, measured once on the full camera image
-	cameraMatrixStage, // camera RGB → linear working space (Rec.2020, D65)
-	exposureStage,     // × 2^(EV + BaselineExposure)
-	toneStage,         // tone curve, scene- to display-referred
-	resizeStage,       // Lanczos-3 to the variant's size, in linear light
-	outputSpaceStage,  // working space → the variant's linear colour space, sharpen, clip to [0,1]
-	orientationStage,  // rotate/mirror upright, once (a view read by quantise)
-	quantiseStage,     // the space's transfer function + rounding to 8 or 16 bits
-	encodeStage,       // JPEG, TIFF, WebP, PNG with ICC profile and EXIF, to a temporary file
+	openStage,          // LibRaw: open, identify (and the stage cache's lookup)
+	previewStage,       // the embedded preview, decoded and reduced, when a setting needs it
+	unpackStage,        // LibRaw: unpack the raw data
+	whiteLevelStage,    // white level per CFA channel from the data (RescaleRaw)
+	opcodesRawStage,    // DNG OpcodeList1/2 on the CFA data (GainMap)
+	whiteBalanceStage,  // choose the multipliers LibRaw applies to the CFA data
+	demosaicStage,      // LibRaw: black level, WB, demosaic → linear camera RGB float32 (or the cached copy)
+	cropStage,          // the camera's picture area (--crop camera), in place
+	highlightsStage,    // clipped areas: clip to white or reconstruct
+	opcodesStage,       // DNG OpcodeList3 on camera RGB (FixVignetteRadial, WarpRectilinear, GainMap)
+	denoiseStage,       // ISO-adaptive wavelet noise reduction of luminance and colour (--denoise)
+	lensStage,          // lensfun: vignetting, distortion, TCA on camera RGB
+	sharpenStage,       // capture sharpening: small-radius unsharp mask on luminance (--capture-sharpen)
+	anchorStage,        // the preview-anchored exposure correction, measured once on the full camera image
+	cameraMatrixStage,  // camera RGB → linear working space (Rec.2020, D65)
+	exposureStage,      // × 2^(EV + BaselineExposure)
+	toneStage,          // tone curve, scene- to display-referred
+	previewSourceStage, // or a variant made from the embedded preview, display-referred (source=preview)
+	resizeStage,        // Lanczos-3 to the variant's size, in linear light
+	outputSpaceStage,   // working space → the variant's linear colour space, sharpen, clip to [0,1]
+	orientationStage,   // rotate/mirror upright, once (a view read by quantise)
+	quantiseStage,      // the space's transfer function + rounding to 8 or 16 bits
+	encodeStage,        // JPEG, TIFF, WebP, PNG with ICC profile and EXIF, to a temporary file
 }
 
 // noBuffers is the Cost of a stage that allocates nothing beside its input
@@ -229,9 +230,18 @@ func PlanStages(fi FileInfo, s Settings) StagePlan {
 //     full-size variant (none when every variant is resized); a full-size
 //     variant has no resize step.
 //   - Every other PerVariant stage is an own step of each variant.
+//   - A variant made from the embedded preview (Source SourcePreview)
+//     has the preview-source step and its PerVariant steps after resize,
+//     right after the shared open step, before any other; when every
+//     variant is, the plan has no other shared step (no raw decode).
 func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 	p := StagePlan{W: w, H: h}
-	stages := activeStages(s)
+	var stages []*Stage
+	for _, st := range activeStages(s) {
+		if st.Name != previewSourceStage.Name {
+			stages = append(stages, st)
+		}
+	}
 	// first: the first PerVariant stage, which must be resize; hoist: the
 	// start of the run of pointwise PerFile stages just before it.
 	first := len(stages)
@@ -260,25 +270,46 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 		}
 		p.Steps = append(p.Steps, st)
 	}
-	for i := range hoist {
-		add(i, -1, w, h)
-	}
-	var small, full []int
+	var fromPreview, small, full []int
 	for i, v := range vs {
-		if resized(v) {
+		switch {
+		case v.Source == SourcePreview:
+			fromPreview = append(fromPreview, i)
+		case resized(v):
 			small = append(small, i)
-		} else {
+		default:
 			full = append(full, i)
 		}
 	}
-	p.order = append(groupByRendition(vs, small), groupByRendition(vs, full)...)
 	// variantSteps adds variant vi's PerVariant steps after resize.
 	variantSteps := func(vi int, vw, vh int) {
 		for i := first + 1; i < len(stages); i++ {
 			add(i, vi, vw, vh)
 		}
 	}
-	for _, vi := range p.order[:len(small)] {
+	start := 0
+	if len(fromPreview) > 0 {
+		// The variants made from the embedded preview, right after the
+		// file is opened (stages[0], open): no raw step is theirs.
+		add(0, -1, w, h)
+		start = 1
+		for _, vi := range fromPreview {
+			vw, vh := vs[vi].Fit(w, h)
+			st := Step{Stage: previewSourceStage.Name, W: vw, H: vh, Name: previewSourceStage.Name, stage: &previewSourceStage, v: vi, Variant: vs[vi].Name}
+			if multi {
+				st.Name = st.Variant + "/" + st.Name
+			}
+			p.Steps = append(p.Steps, st)
+			variantSteps(vi, vw, vh)
+		}
+	}
+	if len(small)+len(full) > 0 {
+		for i := start; i < hoist; i++ {
+			add(i, -1, w, h)
+		}
+	}
+	p.order = append(append(fromPreview, groupByRendition(vs, small)...), groupByRendition(vs, full)...)
+	for _, vi := range p.order[len(fromPreview) : len(fromPreview)+len(small)] {
 		vw, vh := vs[vi].Fit(w, h)
 		add(first, vi, vw, vh) // resize
 		for i := hoist; i < first; i++ {
@@ -290,14 +321,14 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 		for i := hoist; i < first; i++ {
 			add(i, -1, w, h)
 		}
-		for _, vi := range p.order[len(small):] {
+		for _, vi := range p.order[len(fromPreview)+len(small):] {
 			variantSteps(vi, w, h)
 		}
 	}
 	for _, vi := range p.order {
 		p.Variants = append(p.Variants, vs[vi].Name)
 	}
-	p.markRenditions(vs, len(small))
+	p.markRenditions(vs, len(fromPreview)+len(small))
 	p.markPasses(vs, s)
 	p.markStream(vs, s)
 	return p
@@ -352,6 +383,18 @@ func (p *StagePlan) markRenditions(vs []Variant, nSmall int) {
 			}
 		}
 	}
+}
+
+// fromPreview reports whether variant vi (an index into the variants
+// planned) is made from the embedded preview: its first step is
+// preview-source.
+func (p StagePlan) fromPreview(vi int) bool {
+	for _, st := range p.Steps {
+		if st.v == vi {
+			return st.Stage == previewSourceStage.Name
+		}
+	}
+	return false
 }
 
 // Sequence returns the steps variant name goes through, in order: the

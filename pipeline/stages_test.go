@@ -30,11 +30,12 @@ func stepMemory(m Memory, name string) StepMemory {
 }
 
 // TestStagesWellFormed: every PerFile stage comes before every PerVariant
-// one, the first PerVariant stage is resize (PlanVariants moves it), and
-// names are unique.
+// one, the first PerVariant stages are preview-source (a variant made
+// from the embedded preview starts there, with no shared step but open)
+// and resize (PlanVariants moves it), and names are unique.
 func TestStagesWellFormed(t *testing.T) {
 	seen := map[string]bool{}
-	perVariant := false
+	perVariant := 0
 	for i, st := range Stages {
 		if seen[st.Name] {
 			t.Errorf("stage %q listed twice", st.Name)
@@ -43,13 +44,13 @@ func TestStagesWellFormed(t *testing.T) {
 		if st.run == nil || st.Cost == nil {
 			t.Errorf("stage %q lacks its run function or its memory cost", st.Name)
 		}
-		if st.Scope == PerVariant && !perVariant {
-			perVariant = true
-			if st.Name != resizeStage.Name {
-				t.Errorf("first per-variant stage is %q (index %d), want resize", st.Name, i)
+		if st.Scope == PerVariant && perVariant < 2 {
+			if want := []string{previewSourceStage.Name, resizeStage.Name}[perVariant]; st.Name != want {
+				t.Errorf("per-variant stage %d is %q (index %d), want %s", perVariant+1, st.Name, i, want)
 			}
+			perVariant++
 		}
-		if st.Scope == PerFile && perVariant {
+		if st.Scope == PerFile && perVariant > 0 {
 			t.Errorf("per-file stage %q after a per-variant one", st.Name)
 		}
 	}

@@ -230,12 +230,11 @@ func (j *job) streams(plan StagePlan, n int, s *stream) (preps []bandPrepare, k,
 	if s.cfa.W < 2 || s.cfa.H < 2 {
 		return nil, 0, 0, nil, false
 	}
-	if len(plan.Variants) > 1 {
-		t, ok := parseVariantTail(steps, k)
-		if !ok {
-			return nil, 0, 0, nil, false
-		}
+	if t, ok := parseVariantTail(steps, k); ok {
 		return preps, k, 0, &t, true
+	}
+	if len(plan.Variants) > 1 {
+		return nil, 0, 0, nil, false
 	}
 	m = k
 	for m+1 < len(steps) && steps[m+1].Pass == steps[k].Pass && steps[k].Pass > 0 {
@@ -284,8 +283,11 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 		}
 		s.two.keep = true
 		vp = newVariantPasses(s, steps, *tail, asked)
-		if vp.lead >= 0 {
+		switch {
+		case vp.lead >= 0:
 			s.two.lead = func() ([][]uint16, error) { return vp.runLead(ctx, j) }
+		case vp.smallOnly:
+			s.two.lead = func() ([][]uint16, error) { return vp.runSmall(ctx, j) }
 		}
 	}
 	if err := s.start(); err != nil {
@@ -348,15 +350,15 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 // (Step.Stream): RCD asked for, every shared step between demosaic and
 // the fused passes with a band form, and either a single full-size
 // variant written as its rows are made (JPEG, TIFF16) whose pass ends in
-// quantise right before the last step, encode, or several variants
-// whose steps after the band stages are fused passes and encodes
-// (multiStreamable: full-size ones written row by row, downscaled ones
-// not enlarged). Whether the file streams is decided when it is decoded
+// quantise right before the last step, encode, or several variants (or
+// one downscaled variant, of any format) whose steps after the band
+// stages are fused passes and encodes (multiStreamable: full-size ones
+// written row by row, downscaled ones not enlarged). Whether the file streams is decided when it is decoded
 // (job.streams).
 func (p *StagePlan) markStream(vs []Variant, s Settings) {
 	// --wb auto: LibRaw's grey world, which only its own processing
 	// computes (errLibRawWB): the file is demosaiced by LibRaw, whole.
-	if len(vs) == 0 || len(vs) == 1 && !streamedRows(memCtx{v: vs[0]}) || !ownDemosaic(s) || s.WhiteBalance.Mode == "auto" {
+	if len(vs) == 0 || !ownDemosaic(s) || s.WhiteBalance.Mode == "auto" {
 		return
 	}
 	n := -1
@@ -374,12 +376,13 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 			return
 		}
 	}
-	if len(vs) > 1 {
-		if p.multiStreamable(vs, k) {
-			for i := n; i < len(p.Steps); i++ {
-				p.Steps[i].Stream = true
-			}
+	if p.multiStreamable(vs, k) {
+		for i := n; i < len(p.Steps); i++ {
+			p.Steps[i].Stream = true
 		}
+		return
+	}
+	if len(vs) > 1 || !streamedRows(memCtx{v: vs[0]}) {
 		return
 	}
 	last := len(p.Steps) - 2
@@ -428,7 +431,12 @@ func streamCost(m memCtx) StepMemory {
 		sm.Alloc += passOneBytes(m)
 		sm.Scratch += lead
 		sm.Free = rawDataBytes(m.fi) + streamBufferBytes(m)
-	} else if twoPassPredicted(m.fi, m.s) || len(m.s.OutputVariants()) > 1 {
+	} else if smallOnlyPredicted(m, m.step.W, m.step.H) {
+		// Every variant downscaled (variantPasses.smallOnly): their
+		// images made in pass 1 from the window's rows, no row stored.
+		sm.Alloc += passOneBytes(m)
+		sm.Free = rawDataBytes(m.fi) + streamBufferBytes(m)
+	} else if twoPassPredicted(m.fi, m.s) || len(m.s.OutputVariants()) > 1 || downscaledOnly(m.s, m.step.W, m.step.H) {
 		// The two-pass stream's stored rows (6 bytes a pixel), which
 		// several variants' passes all read; the raw data let go after
 		// the first pass, and a single variant's rows as they are
@@ -439,6 +447,28 @@ func streamCost(m memCtx) StepMemory {
 	}
 	sm.Scratch += denoiseMeterBytes(m)
 	return sm
+}
+
+// downscaledOnly reports whether every variant of settings s is smaller
+// than the decoded image of w×h pixels (a streamed conversion of them
+// makes only their own images: variantPasses.smallOnly, or from stored
+// rows when something measures the rows first).
+func downscaledOnly(s Settings, w, h int) bool {
+	for _, v := range s.OutputVariants() {
+		if dw, dh := v.Fit(w, h); dw == w && dh == h {
+			return false
+		}
+	}
+	return true
+}
+
+// smallOnlyPredicted reports whether a streamed conversion of a w×h
+// image with m's settings feeds its variants' downscalers in pass 1 with
+// no row stored (variantPasses.smallOnly): every variant downscaled and
+// nothing measuring the rows first. (A kept stage cache stores the rows
+// as its entry: the runner's admission counts that entry on its own.)
+func smallOnlyPredicted(m memCtx, w, h int) bool {
+	return downscaledOnly(m.s, w, h) && !twoPassPredicted(m.fi, m.s)
 }
 
 // passOneBytes is what pass 1 of a streamed conversion with several

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"image"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -220,7 +219,7 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 		}
 		// Pass 1's window and buffers given back before pass 2 makes
 		// its own.
-		debug.FreeOSMemory()
+		s.j.giveBack()
 		t.second, s.made = true, 0
 		s.makeWindow()
 		src1 := s.srcDur
@@ -242,7 +241,7 @@ func (s *stream) firstPass(ctx context.Context) (time.Duration, error) {
 		// the encoder's coefficients grow (as the stored rows are let go,
 		// twoPass.release).
 		s.win = nil
-		debug.FreeOSMemory()
+		s.j.giveBack()
 	}
 	t.final = true
 	t0 := time.Now()
@@ -332,7 +331,7 @@ func (t *twoPass) release(y0 int) {
 	}
 	if total := stored16Bytes(t.img.W, t.img.H); t.unreturned > 0 && t.unreturned >= total/8 {
 		t.unreturned = 0
-		debug.FreeOSMemory()
+		giveBack(int64(t.img.W) * int64(t.img.H))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"time"
 
@@ -49,7 +48,8 @@ type variantTail struct {
 }
 
 // parseVariantTail splits the plan's steps from k (the first after the
-// band stages) into a variantTail: ok false when they are not a sequence
+// band stages) into a variantTail (several variants, or one downscaled
+// variant): ok false when they are not a sequence
 // of a downscaled variant's resize, fused pass and encode, a shared fused
 // pass, and a full-size variant's fused pass and encode (a variant that
 // sharpens has an unfused output-space step: no stream).
@@ -89,7 +89,7 @@ func parseVariantTail(steps []Step, k int) (t variantTail, ok bool) {
 		i++
 		t.runs = append(t.runs, r)
 	}
-	return t, len(t.runs) > 1
+	return t, len(t.runs) > 1 || len(t.runs) == 1 && t.runs[0].resize >= 0
 }
 
 // multiStreamable reports whether the steps of plan p after its band
@@ -137,6 +137,10 @@ type variantPasses struct {
 	small   map[int]*smallSink
 	quant   map[int]*quantSink
 	runTims map[int][]StageTiming
+	// smallOnly: every variant is downscaled and nothing measures the
+	// rows first: pass 1 feeds the window's rows to their downscalers
+	// (runSmall) and stores none.
+	smallOnly bool
 }
 
 // smallSink is a downscaled variant's band-wise downscale of the upright
@@ -221,7 +225,47 @@ func newVariantPasses(s *stream, steps []Step, tail variantTail, asked []*varian
 			}
 		}
 	}
+	vp.smallOnly = !slices.ContainsFunc(tail.runs, func(r variantRun) bool { return r.resize < 0 })
 	return vp
+}
+
+// runSmall is pass 1 of a stream whose variants are all downscaled
+// (variantPasses.smallOnly): each band of the window's rows, once final,
+// goes to every variant's band-wise downscaler, so no camera row is
+// stored and the full-size image is never made (it returns no bands).
+func (vp *variantPasses) runSmall(ctx context.Context, j *job) ([][]uint16, error) {
+	s := j.stream
+	vp.small = map[int]*smallSink{}
+	for n, r := range vp.tail.runs {
+		vp.small[n] = newSmallSink(s, vp.asked[r.v])
+	}
+	n := 3 * s.w
+	rows := make([]float32, streamRows*n)
+	for y0 := 0; y0 < s.h; y0 += streamRows {
+		y1 := min(s.h, y0+streamRows)
+		s.ensure(y0, y1)
+		if s.err != nil {
+			return nil, s.err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		band := rows[:(y1-y0)*n]
+		for y := y0; y < y1; y++ {
+			copy(band[(y-y0)*n:], s.row(y))
+		}
+		for _, k := range vp.small {
+			t0 := time.Now()
+			k.rs.Push(band)
+			k.dur += time.Since(t0)
+		}
+	}
+	for n, k := range vp.small {
+		if err := k.finish(vp.asked[vp.tail.runs[n].v], s.flip); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
 // prepareShared prepares the shared pass's steps once (Stage.Row, on the
@@ -332,7 +376,7 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 			// The bands' garbage collected and given back an eighth
 			// of the image at a time: with the kept bands the live
 			// heap is large, and the collector would let it double.
-			debug.FreeOSMemory()
+			j.giveBack()
 		}
 		side += time.Since(t0)
 	}

@@ -38,6 +38,8 @@ func TestStreamVariants(t *testing.T) {
 		{"o3-denoise", 3, true, "1", []string{"main=jpeg", "small=jpeg,size=120"}},
 		{"o6-preview-lossless", 6, true, "", []string{"main=jpeg", "thumb=png16,size=64", "mid=png8,size=150", "tif=tiff16"}},
 		{"small-only", 1, false, "", []string{"a=jpeg,size=200", "b=webp,size=90", "c=png16,size=90"}},
+		{"one-small", 6, false, "", []string{"a=jpeg,size=150"}},
+		{"one-small-png-preview", 8, true, "", []string{"a=png16,size=120"}},
 		{"canon550d", 0, false, "", four},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,5 +138,36 @@ func TestStreamVariantsEstimate(t *testing.T) {
 	t.Logf("estimate %.1f MiB (whole image %.1f MiB)", float64(e.Total)/(1<<20), float64(e.Whole)/(1<<20))
 	for _, st := range e.Steps {
 		t.Logf("%-22s scratch %6.1f alloc %6.1f free %6.1f peak %6.1f", st.Step, float64(st.Scratch)/(1<<20), float64(st.Alloc)/(1<<20), float64(st.Free)/(1<<20), float64(st.Peak)/(1<<20))
+	}
+}
+
+// TestStreamSmallOnlyEstimate: a file whose only variant is downscaled (a
+// 512 px JPEG, and the same with a 256 px WebP beside it) streams, its
+// rows fed to the downscalers as pass 1 makes them (variantPasses.smallOnly):
+// estimated within 4 bytes a pixel beside the fixed overhead (the raw
+// data, the window and the small images; no stored rows, 6 bytes a
+// pixel), below the whole-image estimate.
+func TestStreamSmallOnlyEstimate(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSynthetic(t, dir, 3000, 2000)
+	fi, err := ReadInfo(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := int64(fi.Width) * int64(fi.Height)
+	for _, specs := range [][]string{{"m=jpeg,size=512"}, {"m=jpeg,size=512", "t=webp,size=256"}} {
+		s := DefaultSettings()
+		s.Variants = variants(t, specs...)
+		e := EstimateMemory(fi, s, 1)
+		if !e.Streamed || e.Total >= e.Whole || e.Total-e.Fixed-32<<20 > 4*px {
+			t.Errorf("%q: estimate streamed %v, %.1f bytes a pixel beside the fixed %d (whole image %.1f)", specs, e.Streamed, float64(e.Total-e.Fixed)/float64(px), e.Fixed, float64(e.Whole)/float64(px))
+			for _, st := range e.Steps {
+				t.Logf("%-22s scratch %6.1f alloc %6.1f free %6.1f peak %6.1f", st.Step, float64(st.Scratch)/(1<<20), float64(st.Alloc)/(1<<20), float64(st.Free)/(1<<20), float64(st.Peak)/(1<<20))
+			}
+		}
+		_, res := convertOpts(t, in, dir, strings.Join(specs, "+"), s, ConvertOptions{}, specs...)
+		if !res.Streamed {
+			t.Errorf("%q: did not stream", specs)
+		}
 	}
 }

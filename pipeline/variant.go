@@ -47,6 +47,11 @@ type Variant struct {
 	// (TIFF 6.0 §14 horizontal differencing, the default) or "none"; ""
 	// when Compress is "".
 	Predictor string
+	// Source is what the variant is made from: SourceRaw ("", source=raw:
+	// the raw data), SourcePreview (the embedded preview; the file fails
+	// when it is missing, a thumbnail or smaller than the variant) or
+	// SourceAuto (the preview when it qualifies, else the raw data).
+	Source string
 }
 
 // DefaultQuality is the quality of a lossy variant that gives none.
@@ -76,7 +81,7 @@ var variantSpaces = map[string]*colour.Space{
 }
 
 // VariantSyntax is the syntax of a variant spec (--variant, variants:).
-const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=auto|444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none]"
+const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=auto|444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none][,source=raw|preview|auto]"
 
 // ParseVariant parses NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE]
 // [,sharpen=AMOUNT], the syntax of --variant. A lossy variant that gives no
@@ -162,8 +167,10 @@ func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
 			v.Compress = strings.ToLower(val)
 		case "predictor":
 			v.Predictor = strings.ToLower(val)
+		case "source":
+			v.Source = strings.ToLower(val)
 		default:
-			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, subsampling, space, sharpen, compress, predictor)", s, k)
+			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, subsampling, space, sharpen, compress, predictor, source)", s, k)
 		}
 		if err != nil {
 			return Variant{}, fmt.Errorf("variant %q: %s=%q is not a number", s, k, val)
@@ -236,6 +243,9 @@ func (v Variant) Normal() Variant {
 	if v.Compress == "none" {
 		v.Compress = ""
 	}
+	if v.Source == "raw" {
+		v.Source = SourceRaw
+	}
 	switch {
 	case v.Compress == "":
 		v.Predictor = ""
@@ -278,6 +288,11 @@ func (v Variant) Validate() error {
 	}
 	if !(v.Sharpen >= 0 && v.Sharpen <= 10) {
 		return fmt.Errorf("variant %s: sharpen %g out of range 0..10", v.Name, v.Sharpen)
+	}
+	switch v.Source {
+	case SourceRaw, "raw", SourcePreview, SourceAuto:
+	default:
+		return fmt.Errorf("variant %s: unknown source %q (raw, preview, auto)", v.Name, v.Source)
 	}
 	return v.validateTIFF()
 }

@@ -412,6 +412,12 @@ type Worker struct {
 	// Log, when set, receives one line per event (job taken, done,
 	// failed, fenced, reconnected).
 	Log func(string)
+
+	// running is set while Run takes jobs; beatOK is when the worker's
+	// last beat reached the broker (its registry entry written), in
+	// Unix nanoseconds (Ready).
+	running atomic.Bool
+	beatOK  atomic.Int64
 }
 
 // Run takes and runs jobs until ctx ends: then it takes no more, lets the
@@ -419,8 +425,22 @@ type Worker struct {
 // redelivery (Nak) and returns. It survives broker restarts (reconnecting).
 func (w *Worker) Run(ctx context.Context) error { return w.run(ctx) }
 
-// Metrics are a worker's counters in Prometheus' text format (see
-// docs/distributed.md for each name).
+// Ready returns nil when w is ready for jobs: Run is taking them, the
+// connection to the broker is up, and the worker is not fenced (its last
+// beat reached the broker less than LeaseTTL − Beat ago: a worker that
+// cannot write to the broker for that long loses its leases). Otherwise
+// the error says why.
+func (w *Worker) Ready() error { return w.ready() }
+
+// ServeHealth serves, at addr until ctx ends, /healthz (200 while the
+// process answers) and /readyz (200 when ready returns nil, else 503 with
+// its error's text).
+func ServeHealth(ctx context.Context, addr string, ready func() error) error {
+	return serveHealth(ctx, addr, ready)
+}
+
+// Metrics are a worker's metrics for Prometheus (client_golang, a
+// registry of their own; see docs/distributed.md for each name).
 type Metrics struct {
 	m *metrics
 }

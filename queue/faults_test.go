@@ -418,7 +418,7 @@ func TestOverEveryBudget(t *testing.T) {
 	}
 }
 
-var metricLine = regexp.MustCompile(`^([a-z_]+)(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? (-?[0-9.e+]+|\+Inf)$`)
+var metricLine = regexp.MustCompile(`^([a-z_]+)(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? ([-+0-9.e]+|[-+]Inf|NaN)$`)
 
 // TestMetricsText: the metrics parse as Prometheus' text format and have
 // every name docs/distributed.md lists, with the queue's gauges from the broker.
@@ -476,6 +476,12 @@ func TestMetricsText(t *testing.T) {
 	} {
 		if samples[k] != want {
 			t.Errorf("%s = %q, want %s", k, samples[k], want)
+		}
+	}
+	// The process's metrics, from the client library's collector.
+	for _, name := range []string{"process_cpu_seconds_total", "process_resident_memory_bytes", "go_goroutines"} {
+		if samples[name] == "" {
+			t.Errorf("%s: no sample", name)
 		}
 	}
 	if samples["rawbatch_oldest_job_age_seconds"] == "0" || samples["rawbatch_oldest_job_age_seconds"] == "" {

@@ -1,17 +1,19 @@
 package queue
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"slices"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/rawbatch/rawbatch/budget"
 )
@@ -22,52 +24,68 @@ var stageBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 // fileResults are the values of rawbatch_files_total's result label.
 var fileResults = []string{"converted", "up_to_date", "failed", "retried", "fenced"}
 
-// histogram is one stage's observations.
-type histogram struct {
-	counts []uint64 // per bucket (not cumulative), then +Inf
-	sum    float64
-	n      uint64
-}
+// scrapeTimeout bounds the broker calls of one scrape (the queue's gauges).
+const scrapeTimeout = 3 * time.Second
 
+// metrics are a worker's collectors, in a registry of their own (not the
+// process-wide default one: each Metrics, and each test, is separate),
+// with the Go runtime's and the process's (process_cpu_seconds_total,
+// process_resident_memory_bytes, ...).
 type metrics struct {
-	c *Client
-	s *budget.Scheduler
-
-	mu           sync.Mutex
-	files        map[string]uint64
-	redeliveries uint64
-	leasesLost   uint64
-	inFlight     int
-	stages       map[string]*histogram
+	reg          *prometheus.Registry
+	files        *prometheus.CounterVec
+	redeliveries prometheus.Counter
+	leasesLost   prometheus.Counter
+	inFlight     prometheus.Gauge
+	stages       *prometheus.HistogramVec
+	queue        *queueCollector
 }
 
 func newMetrics(c *Client, s *budget.Scheduler) *Metrics {
-	return &Metrics{m: &metrics{c: c, s: s, files: map[string]uint64{}, stages: map[string]*histogram{}}}
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		files: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rawbatch_files_total",
+			Help: "Deliveries this worker ended, by result."}, []string{"result"}),
+		redeliveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "rawbatch_redeliveries_total",
+			Help: "Deliveries to this worker of jobs delivered before."}),
+		leasesLost: prometheus.NewCounter(prometheus.CounterOpts{Name: "rawbatch_leases_lost_total",
+			Help: "Leases this worker lost (fenced conversions)."}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rawbatch_jobs_inflight",
+			Help: "Jobs this worker is running."}),
+		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rawbatch_stage_seconds",
+			Help: "Seconds spent in each stage of the files this worker converted.", Buckets: stageBuckets}, []string{"stage"}),
+		queue: newQueueCollector(c),
+	}
+	for _, r := range fileResults {
+		m.files.WithLabelValues(r) // every result shown, 0 until counted
+	}
+	budgetBytes := func() float64 {
+		if s == nil {
+			return 0
+		}
+		return float64(s.Budget())
+	}
+	inUse := func() float64 {
+		if s == nil {
+			return 0
+		}
+		return float64(s.InUse())
+	}
+	m.reg.MustRegister(m.files, m.redeliveries, m.leasesLost, m.inFlight, m.stages, m.queue,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rawbatch_memory_budget_bytes", Help: "This worker's memory budget, bytes."}, budgetBytes),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rawbatch_memory_in_use_bytes", Help: "Bytes of the budget the running conversions hold."}, inUse),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewGoCollector())
+	return &Metrics{m: m}
 }
 
-func (m *Metrics) file(result string) {
-	m.m.mu.Lock()
-	m.m.files[result]++
-	m.m.mu.Unlock()
-}
+func (m *Metrics) file(result string) { m.m.files.WithLabelValues(result).Inc() }
 
-func (m *Metrics) redelivered() {
-	m.m.mu.Lock()
-	m.m.redeliveries++
-	m.m.mu.Unlock()
-}
+func (m *Metrics) redelivered() { m.m.redeliveries.Inc() }
 
-func (m *Metrics) leaseLost() {
-	m.m.mu.Lock()
-	m.m.leasesLost++
-	m.m.mu.Unlock()
-}
+func (m *Metrics) leaseLost() { m.m.leasesLost.Inc() }
 
-func (m *Metrics) inflight(d int) {
-	m.m.mu.Lock()
-	m.m.inFlight += d
-	m.m.mu.Unlock()
-}
+func (m *Metrics) inflight(d int) { m.m.inFlight.Add(float64(d)) }
 
 // done counts a Done outcome and its stages.
 func (m *Metrics) done(o Outcome) {
@@ -75,122 +93,100 @@ func (m *Metrics) done(o Outcome) {
 	if o.Converted {
 		r = "converted"
 	}
-	m.m.mu.Lock()
-	defer m.m.mu.Unlock()
-	m.m.files[r]++
+	m.m.files.WithLabelValues(r).Inc()
 	for stage, sec := range o.Stages {
-		h := m.m.stages[stage]
-		if h == nil {
-			h = &histogram{counts: make([]uint64, len(stageBuckets)+1)}
-			m.m.stages[stage] = h
-		}
-		i, _ := slices.BinarySearch(stageBuckets, sec)
-		h.counts[i]++
-		h.sum += sec
-		h.n++
+		m.m.stages.WithLabelValues(stage).Observe(sec)
 	}
 }
 
-// fmtFloat formats v as Prometheus' text format does.
-func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// queueCollector collects the queue's gauges (rawbatch_queue_depth per
+// class, rawbatch_oldest_job_age_seconds, rawbatch_dead_jobs) from the
+// broker at each scrape; when the broker does not answer within
+// scrapeTimeout they have no sample, and the error is kept for WriteText.
+type queueCollector struct {
+	c                   *Client
+	depth, oldest, dead *prometheus.Desc
 
-// WriteText writes the metrics in Prometheus' text exposition format
-// (version 0.0.4) to w. The queue's gauges (depth, oldest job, dead
-// letters) are read from the broker, bounded by ctx and the client's call
-// timeout; when it does not answer they have no sample and the error is
-// returned after everything else was written.
-func (m *Metrics) WriteText(ctx context.Context, w io.Writer) error {
-	mm := m.m
+	mu      sync.Mutex
+	lastErr error
+}
+
+func newQueueCollector(c *Client) *queueCollector {
+	return &queueCollector{c: c,
+		depth:  prometheus.NewDesc("rawbatch_queue_depth", "Jobs waiting in the queue, per size class.", []string{"class"}, nil),
+		oldest: prometheus.NewDesc("rawbatch_oldest_job_age_seconds", "Age of the oldest job in the queue, seconds (0: none).", nil, nil),
+		dead:   prometheus.NewDesc("rawbatch_dead_jobs", "Jobs in the dead letters.", nil, nil),
+	}
+}
+
+func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- q.depth
+	ch <- q.oldest
+	ch <- q.dead
+}
+
+func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	var qi QueueInfo
-	var qerr error
-	if mm.c != nil {
-		qi, qerr = mm.c.info(ctx)
-	} else {
-		qerr = errors.New("queue: metrics without a client")
+	err := errors.New("queue: metrics without a client")
+	if q.c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+		qi, err = q.c.info(ctx)
+		cancel()
 	}
-	bw := bufio.NewWriter(w)
-	head := func(name, typ, help string) {
-		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	q.mu.Lock()
+	q.lastErr = err
+	q.mu.Unlock()
+	if err != nil {
+		return
 	}
-	head("rawbatch_queue_depth", "gauge", "Jobs waiting in the queue, per size class.")
-	if qerr == nil {
-		for _, class := range allClasses() {
-			fmt.Fprintf(bw, "rawbatch_queue_depth{class=%q} %d\n", class, qi.Depth[class])
-		}
+	for _, class := range allClasses() {
+		ch <- prometheus.MustNewConstMetric(q.depth, prometheus.GaugeValue, float64(qi.Depth[class]), class)
 	}
-	mm.mu.Lock()
-	head("rawbatch_jobs_inflight", "gauge", "Jobs this worker is running.")
-	fmt.Fprintf(bw, "rawbatch_jobs_inflight %d\n", mm.inFlight)
-	mm.mu.Unlock()
-	head("rawbatch_oldest_job_age_seconds", "gauge", "Age of the oldest job in the queue, seconds (0: none).")
-	if qerr == nil {
-		fmt.Fprintf(bw, "rawbatch_oldest_job_age_seconds %s\n", fmtFloat(qi.Oldest))
-	}
-	head("rawbatch_dead_jobs", "gauge", "Jobs in the dead letters.")
-	if qerr == nil {
-		fmt.Fprintf(bw, "rawbatch_dead_jobs %d\n", qi.Dead)
-	}
-	mm.mu.Lock()
-	head("rawbatch_files_total", "counter", "Deliveries this worker ended, by result.")
-	for _, r := range fileResults {
-		fmt.Fprintf(bw, "rawbatch_files_total{result=%q} %d\n", r, mm.files[r])
-	}
-	head("rawbatch_stage_seconds", "histogram", "Seconds spent in each stage of the files this worker converted.")
-	stages := make([]string, 0, len(mm.stages))
-	for s := range mm.stages {
-		stages = append(stages, s)
-	}
-	slices.Sort(stages)
-	for _, s := range stages {
-		h := mm.stages[s]
-		var cum uint64
-		for i, le := range stageBuckets {
-			cum += h.counts[i]
-			fmt.Fprintf(bw, "rawbatch_stage_seconds_bucket{stage=%q,le=%q} %d\n", s, fmtFloat(le), cum)
-		}
-		cum += h.counts[len(stageBuckets)]
-		fmt.Fprintf(bw, "rawbatch_stage_seconds_bucket{stage=%q,le=\"+Inf\"} %d\n", s, cum)
-		fmt.Fprintf(bw, "rawbatch_stage_seconds_sum{stage=%q} %s\n", s, fmtFloat(h.sum))
-		fmt.Fprintf(bw, "rawbatch_stage_seconds_count{stage=%q} %d\n", s, h.n)
-	}
-	head("rawbatch_redeliveries_total", "counter", "Deliveries to this worker of jobs delivered before.")
-	fmt.Fprintf(bw, "rawbatch_redeliveries_total %d\n", mm.redeliveries)
-	head("rawbatch_leases_lost_total", "counter", "Leases this worker lost (fenced conversions).")
-	fmt.Fprintf(bw, "rawbatch_leases_lost_total %d\n", mm.leasesLost)
-	mm.mu.Unlock()
-	head("rawbatch_memory_budget_bytes", "gauge", "This worker's memory budget, bytes.")
-	head2 := func(name string, v int64) { fmt.Fprintf(bw, "%s %d\n", name, v) }
-	var bud, use int64
-	if mm.s != nil {
-		bud, use = mm.s.Budget(), mm.s.InUse()
-	}
-	head2("rawbatch_memory_budget_bytes", bud)
-	head("rawbatch_memory_in_use_bytes", "gauge", "Bytes of the budget the running conversions hold.")
-	head2("rawbatch_memory_in_use_bytes", use)
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return qerr
+	ch <- prometheus.MustNewConstMetric(q.oldest, prometheus.GaugeValue, qi.Oldest)
+	ch <- prometheus.MustNewConstMetric(q.dead, prometheus.GaugeValue, float64(qi.Dead))
 }
 
-// Handler returns the HTTP handler of /metrics.
+// WriteText writes the metrics in Prometheus' text exposition format to
+// w, as the library encodes them. The queue's gauges are read from the
+// broker (within scrapeTimeout); when it does not answer they have no
+// sample and the error is returned after everything else was written.
+func (m *Metrics) WriteText(_ context.Context, w io.Writer) error {
+	mfs, err := m.m.reg.Gather()
+	if err != nil {
+		return fmt.Errorf("queue: metrics: %w", err)
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	m.m.queue.mu.Lock()
+	defer m.m.queue.mu.Unlock()
+	return m.m.queue.lastErr
+}
+
+// Handler returns the HTTP handler of /metrics (the library's: its
+// content negotiation and compression); a broker away leaves the queue's
+// gauges out.
 func (m *Metrics) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		defer cancel()
-		_ = m.WriteText(ctx, w) // a broker away leaves the queue gauges out
-	})
+	return promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
 func (m *Metrics) serve(ctx context.Context, addr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	return serveHTTP(ctx, "metrics", addr, mux)
+}
+
+// serveHTTP serves h on addr until ctx ends; what names the endpoint in
+// errors.
+func serveHTTP(ctx context.Context, what, addr string, h http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("queue: metrics on %s: %w", addr, err)
+		return fmt.Errorf("queue: %s on %s: %w", what, addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -198,7 +194,7 @@ func (m *Metrics) serve(ctx context.Context, addr string) error {
 	})
 	defer stop()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("queue: metrics on %s: %w", addr, err)
+		return fmt.Errorf("queue: %s on %s: %w", what, addr, err)
 	}
 	return nil
 }

@@ -571,8 +571,13 @@ func TestServeMetrics(t *testing.T) {
 		body = string(bb)
 		return resp.StatusCode == 200
 	})
-	if !strings.Contains(body, "rawbatch_memory_budget_bytes 1073741824\n") || !strings.Contains(body, `rawbatch_queue_depth{class="huge"} 0`) {
-		t.Errorf("/metrics:\n%s", body)
+	// The client library's exposition: its float format, and the
+	// process's and Go runtime's metrics next to rawbatch's.
+	for _, want := range []string{"rawbatch_memory_budget_bytes 1.073741824e+09\n", `rawbatch_queue_depth{class="huge"} 0`,
+		"# TYPE process_resident_memory_bytes gauge\n", "\nprocess_cpu_seconds_total ", "\ngo_goroutines "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
 	}
 	cancel()
 	select {
@@ -582,6 +587,63 @@ func TestServeMetrics(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after its context ended")
+	}
+}
+
+// TestWorkerReady: a worker is ready once its first beat reached the
+// broker; with the broker gone it is not (not connected), and /readyz
+// says so with 503 while /healthz answers 200.
+func TestWorkerReady(t *testing.T) {
+	b, _ := startTestBroker(t)
+	c := connectT(t, testOptions(b.URL()))
+	idle := &Worker{Client: c, Sched: budget.NewScheduler(1 << 30), Convert: func(context.Context, Delivery) Outcome { return Outcome{} }}
+	if err := idle.Ready(); err == nil || !strings.Contains(err.Error(), "not taking jobs") {
+		t.Errorf("Ready before Run = %v, want not taking jobs", err)
+	}
+	// Running and connected, but no beat has reached the broker for
+	// LeaseTTL − Beat: fenced.
+	idle.running.Store(true)
+	idle.beatOK.Store(time.Now().Add(-c.o.LeaseTTL).UnixNano())
+	if err := idle.Ready(); err == nil || !strings.Contains(err.Error(), "fenced") {
+		t.Errorf("Ready without a beat for the lease TTL = %v, want fenced", err)
+	}
+	idle.beatOK.Store(time.Now().UnixNano())
+	if err := idle.Ready(); err != nil {
+		t.Errorf("Ready after a beat = %v", err)
+	}
+	tw := startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome { return Outcome{Result: Done} })
+	waitFor(t, "the worker ready", func() bool { return tw.w.Ready() == nil })
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = ServeHealth(ctx, addr, tw.w.Ready) }()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	waitFor(t, "/readyz 200", func() bool { code, _ := get("/readyz"); return code == 200 })
+
+	b.Shutdown()
+	waitFor(t, "not ready without the broker", func() bool {
+		err := tw.w.Ready()
+		return err != nil && strings.Contains(err.Error(), "not connected to the broker")
+	})
+	if code, body := get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not connected to the broker") {
+		t.Errorf("/readyz without the broker: %d %q, want 503 naming it", code, body)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("/healthz without the broker: %d, want 200", code)
 	}
 }
 

@@ -92,6 +92,8 @@ func (w *Worker) run(ctx context.Context) error {
 	defer stopGrace()
 
 	defer ws.registerEveryBeat()()
+	w.running.Store(true)
+	defer w.running.Store(false)
 
 	away := false     // the broker is unreachable
 	delay := idleWait // before the next try after an error
@@ -281,7 +283,27 @@ func (ws *workerState) register() {
 	b, _ := json.Marshal(wi)
 	octx, cancel := ws.c.op(context.Background())
 	defer cancel()
-	_, _ = ws.c.workers.Put(octx, workerKey(ws.name), b)
+	if _, err := ws.c.workers.Put(octx, workerKey(ws.name), b); err == nil {
+		ws.w.beatOK.Store(time.Now().UnixNano())
+	}
+}
+
+func (w *Worker) ready() error {
+	c := w.Client
+	switch {
+	case c == nil || !w.running.Load():
+		return errors.New("not taking jobs")
+	case !c.nc.IsConnected():
+		return fmt.Errorf("not connected to the broker at %s", c.o.URL)
+	}
+	last := w.beatOK.Load()
+	if last == 0 {
+		return errors.New("no beat has reached the broker yet")
+	}
+	if since := time.Since(time.Unix(0, last)); since >= c.o.LeaseTTL-c.o.Beat {
+		return fmt.Errorf("fenced: no beat has reached the broker for %s", since.Round(time.Millisecond))
+	}
+	return nil
 }
 
 // lease is one delivery's lease: its revision is the fencing token.

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,6 +42,12 @@ type WorkOptions struct {
 	CacheSize int64
 	// PathMap maps the submitters' paths to this host's (--path-map).
 	PathMap batch.PathMap
+	// Allow are the directories a job may read its input from and write
+	// its outputs into (--allow, at least one); Confine is them resolved.
+	Allow   []string
+	Confine batch.Confinement
+	// Health is the address of the /healthz and /readyz endpoint ("": none).
+	Health string
 }
 
 // AddFlags adds the flags of work's settings to f.
@@ -73,8 +82,23 @@ func (o *WorkOptions) ownSettings() []setting {
 				}
 				return nil
 			}},
-		{Name: "metrics", Default: "", Help: "serve Prometheus metrics on this address (host:port) at /metrics (none by default)",
-			Apply: func(v value) error { o.Metrics = strings.TrimSpace(v.String()); return nil }},
+		{Name: "allow", Default: []string(nil), Help: "DIR: a job may read its input from and write its outputs, records and locks into DIR only (after --path-map, symbolic links resolved); repeatable, at least one required; a job outside every DIR goes to the dead letters as refused",
+			Apply: func(v value) error {
+				o.Allow = nil
+				if v.From() == unset {
+					return nil
+				}
+				list, err := specList(v.Raw())
+				if err != nil {
+					return fmt.Errorf("--allow: %w", err)
+				}
+				o.Allow = list
+				return nil
+			}},
+		{Name: "metrics", Default: "", Help: "serve Prometheus metrics on this address at /metrics (none by default); a port alone (:9180) listens on loopback only, give a host (0.0.0.0:9180) to listen elsewhere",
+			Apply: func(v value) (err error) { o.Metrics, err = listenAddr("--metrics", v.String()); return err }},
+		{Name: "health", Default: "", Help: "serve /healthz (alive) and /readyz (connected to the broker, not fenced) on this address (none by default); a port alone (:9181) listens on loopback only",
+			Apply: func(v value) (err error) { o.Health, err = listenAddr("--health", v.String()); return err }},
 		{Name: "grace", Default: 10 * time.Second, Help: "on SIGINT/SIGTERM, how long running jobs may finish before they are stopped and handed back to the queue (a second signal stops them at once)",
 			Apply: durationInto(&o.Grace)},
 		cacheDirSetting(func(v value) (err error) {
@@ -126,7 +150,7 @@ func (o *WorkOptions) ownSettings() []setting {
 func newWorkCmd() *cobra.Command {
 	var opts WorkOptions
 	cmd := &cobra.Command{
-		Use:   "work [--mem-budget SIZE] [--jobs N] [--metrics ADDR] [--path-map FROM=TO]",
+		Use:   "work --allow DIR... [--mem-budget SIZE] [--jobs N] [--metrics ADDR] [--health ADDR] [--path-map FROM=TO]",
 		Short: "Take jobs from the broker's queue and convert them, within a memory budget (multi-host mode)",
 		Long: `Run a worker: take the jobs 'rawbatch submit' queued on the broker (--nats) and
 convert each as convert would, in a worker process of its own, writing its
@@ -145,14 +169,27 @@ space, interrupted I/O) are retried after --retry-backoff; permanent ones
 SIGINT or SIGTERM: take no more jobs, let the running ones finish within
 --grace, hand the rest back to the queue; a second signal stops them at once.
 Paths in jobs are the submitting host's: mount the shared storage at the same
-place on every host, or map it with --path-map. See docs/distributed.md.`,
-		Example: `  rawbatch work --nats nats://broker:4222 --mem-budget 8GiB --metrics :9180
-  rawbatch work --path-map /mnt/nas=/Volumes/nas`,
+place on every host, or map it with --path-map. A job runs with this worker's
+user's rights, whoever queued it: --allow (required, repeatable) names the
+directories a job may read its input from and write its outputs, records and
+locks into; a job whose input or OUTDIR is outside them (after --path-map,
+symbolic links resolved) is not run: it goes to the dead letters as refused.
+--metrics and --health listen on loopback unless given a host. See
+docs/distributed.md.`,
+		Example: `  rawbatch work --allow /nas/card --allow /nas/export --nats nats://broker:4222 --mem-budget 8GiB --metrics :9180
+  rawbatch work --allow /Volumes/nas --path-map /mnt/nas=/Volumes/nas --health :9181`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.GlobalOptions = globalOptions(cmd)
 			if _, err := resolve(cmd, opts.settings(), false); err != nil {
 				return err
+			}
+			if len(opts.Allow) == 0 {
+				return errors.New("work: give --allow DIR (repeatable): the directories jobs may read their inputs from and write their outputs into; a worker runs any client's jobs with its own user's rights")
+			}
+			var err error
+			if opts.Confine, err = batch.NewConfinement(opts.Allow); err != nil {
+				return fmt.Errorf("--allow: %w", err)
 			}
 			return runWork(cmd.Context(), opts, args)
 		},
@@ -172,6 +209,27 @@ func lineLogger(w io.Writer) func(string) {
 	}
 }
 
+// listenAddr returns v, the address of an HTTP endpoint (flag names it),
+// as net.Listen takes it: a port alone (":9180", "9180") on loopback
+// only (127.0.0.1), a host and port as given; "" for none.
+func listenAddr(flag, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil
+	}
+	if !strings.Contains(v, ":") {
+		v = ":" + v
+	}
+	host, port, err := net.SplitHostPort(v)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("%s %q: want host:port, or :port for loopback only", flag, v)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
 // runWork runs a worker until a signal (or ctx) ends it.
 func runWork(ctx context.Context, opts WorkOptions, _ []string) error {
 	logf := lineLogger(opts.Stderr)
@@ -188,6 +246,21 @@ func runWork(ctx context.Context, opts WorkOptions, _ []string) error {
 			logf(fmt.Sprintf("warning: stage cache not used: %v", err))
 			opts.CacheDir = ""
 		}
+	}
+	// /healthz answers from the start; /readyz once the worker runs.
+	var wp atomic.Pointer[queue.Worker]
+	if opts.Health != "" {
+		go func() {
+			ready := func() error {
+				if w := wp.Load(); w != nil {
+					return w.Ready()
+				}
+				return errors.New("not connected to the broker yet")
+			}
+			if err := queue.ServeHealth(sig.Ctx, opts.Health, ready); err != nil && sig.Ctx.Err() == nil {
+				logf(fmt.Sprintf("health on %s: %v", opts.Health, err))
+			}
+		}()
 	}
 	// A worker started before its broker waits for it (Retry), until a
 	// signal ends it.
@@ -213,7 +286,8 @@ func runWork(ctx context.Context, opts WorkOptions, _ []string) error {
 	}
 	wk := &worker{opts: opts, exe: exe, sched: sched, abort: sig.Abort, outDirs: map[string]*batch.OutDir{}, logf: logf}
 	w := &queue.Worker{Client: c, Sched: sched, Jobs: opts.Jobs, Convert: wk.convert, Grace: opts.Grace, Metrics: m, Log: logf}
-	logf(fmt.Sprintf("worker %s: broker %s, memory budget %s, %s at once", hostPID(), opts.Queue.NATS, budget.FormatSize(opts.MemBudget), plural(int64(opts.Jobs), "job")))
+	wp.Store(w)
+	logf(fmt.Sprintf("worker %s: broker %s, memory budget %s, %s at once, jobs confined to %s", hostPID(), opts.Queue.NATS, budget.FormatSize(opts.MemBudget), plural(int64(opts.Jobs), "job"), strings.Join(opts.Confine.Dirs(), ", ")))
 	err = w.Run(sig.Ctx)
 	logf("worker stopped")
 	if err != nil && sig.Ctx.Err() == nil {
@@ -270,7 +344,12 @@ func (w *worker) convert(ctx context.Context, d queue.Delivery) queue.Outcome {
 	if err := json.Unmarshal(d.Job.Payload, &q); err != nil {
 		return queue.Outcome{Result: queue.Permanent, Kind: "error", Reason: fmt.Sprintf("%s: the job's task cannot be read: %v", d.Job.Input, err)}
 	}
-	q = w.opts.PathMap.Apply(q)
+	// What the job reads and writes must lie in the allowed directories
+	// (after --path-map, links resolved) before anything is touched.
+	q, err := w.opts.Confine.Admit(q, w.opts.PathMap)
+	if err != nil { // (the worker logs it, as every dead letter)
+		return queue.Outcome{Result: queue.Permanent, Kind: rawerr.Kind(err), Reason: err.Error()}
+	}
 	if err := q.Check(Version()); err != nil {
 		return queue.Outcome{Result: queue.Permanent, Kind: "error", Reason: err.Error()}
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline"
@@ -142,5 +144,62 @@ func TestOutDirOutcome(t *testing.T) {
 	}
 	if o := outDirOutcome(filepath.Join(file, "sub"), err); o.Result != queue.Permanent || !strings.Contains(o.Reason, file) {
 		t.Errorf("outDir under a file: %+v (%v), want permanent, naming it", o, err)
+	}
+}
+
+// TestListenAddr: --metrics and --health given a port alone listen on
+// loopback only; a host given is kept (0.0.0.0 explicitly: all); a bad
+// address is an error naming the flag.
+func TestListenAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "", ":9180": "127.0.0.1:9180", "9180": "127.0.0.1:9180", " :9180 ": "127.0.0.1:9180",
+		"0.0.0.0:9180": "0.0.0.0:9180", "10.0.0.5:9180": "10.0.0.5:9180", "[::1]:9180": "[::1]:9180", "[::]:9180": "[::]:9180",
+	} {
+		got, err := listenAddr("--metrics", in)
+		if err != nil || got != want {
+			t.Errorf("listenAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"host", "host:port", ":99999", "a:b:c"} {
+		if _, err := listenAddr("--health", bad); err == nil || !strings.Contains(err.Error(), "--health") {
+			t.Errorf("listenAddr(%q) = %v, want an error naming --health", bad, err)
+		}
+	}
+}
+
+// TestWorkNeedsAllow: a worker without --allow (flag, variable or config)
+// or with a directory that does not exist does not start: exit status 1,
+// the message saying why; RAWBATCH_ALLOW is read as the flag.
+func TestWorkNeedsAllow(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("RAWBATCH_ALLOW", "")
+	run := func(args ...string) (int, string) {
+		var stderr strings.Builder
+		cmd := newRootCmd()
+		cmd.SetArgs(args)
+		cmd.SetOut(&stderr)
+		cmd.SetErr(&stderr)
+		err := cmd.ExecuteContext(context.Background())
+		if err != nil {
+			stderr.WriteString(err.Error())
+		}
+		return exitCode(err), stderr.String()
+	}
+	if code, msg := run("work", "--nats", "127.0.0.1:1"); code != ExitUsage || !strings.Contains(msg, "give --allow DIR") {
+		t.Errorf("work without --allow: exit %d, %q; want 1 and why", code, msg)
+	}
+	if code, msg := run("work", "--allow", filepath.Join(dir, "missing")); code != ExitUsage || !strings.Contains(msg, "missing") {
+		t.Errorf("work --allow MISSING: exit %d, %q; want 1 naming it", code, msg)
+	}
+	var o WorkOptions
+	t.Setenv("RAWBATCH_ALLOW", dir)
+	cmd := &cobra.Command{Use: "work"}
+	o.AddFlags(cmd.Flags())
+	if _, err := resolve(cmd, o.settings(), false); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Allow) != 1 || o.Allow[0] != dir {
+		t.Errorf("RAWBATCH_ALLOW=%s: Allow = %q", dir, o.Allow)
 	}
 }

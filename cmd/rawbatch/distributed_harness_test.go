@@ -235,7 +235,8 @@ func (w *distWorker) start() {
 	defer w.mu.Unlock()
 	w.runs++
 	log := w.c.logFile(fmt.Sprintf("worker%d.%d", w.n, w.runs))
-	args := append(append([]string{"work", "--jobs", "1", "--grace", "2s"}, distTimings...), w.args...)
+	// Every input and OUTDIR of these tests lies in the test's folder.
+	args := append(append([]string{"work", "--jobs", "1", "--grace", "2s", "--allow", w.c.dir}, distTimings...), w.args...)
 	var extra []string
 	if w.runs == 1 {
 		extra = w.extra

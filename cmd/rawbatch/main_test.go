@@ -91,6 +91,7 @@ func TestScripts(t *testing.T) {
 			// queue_script_test.go: the broker's port (queue_basic.txtar)
 			"freeport": cmdFreePort,
 			"waitport": cmdWaitPort,
+			"httpget":  cmdHTTPGet,
 		},
 	})
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"regexp"
 	"strconv"
 	"time"
@@ -56,4 +58,38 @@ func cmdSetFrom(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("setfrom: %q does not match the standard output", args[1])
 	}
 	ts.Setenv(args[0], m[1])
+}
+
+// httpget URL STATUS: GET URL until it answers with the HTTP status
+// STATUS (an endpoint starting, or a readiness changing), for up to 60 s;
+// its body is then the standard output (for stdout). Fails when it never
+// does, naming the last answer.
+func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: httpget URL STATUS")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	client := &http.Client{Timeout: 10 * time.Second}
+	last := "no answer"
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := client.Get(args[0])
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		if resp.StatusCode == want {
+			_, err := ts.Stdout().Write(body)
+			ts.Check(err)
+			return
+		}
+		last = resp.Status + ": " + string(body)
+	}
+	ts.Fatalf("GET %s: no status %d within 60 s; last: %s", args[0], want, last)
 }

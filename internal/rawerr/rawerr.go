@@ -52,6 +52,10 @@ var (
 	// ErrRecordNotSaved: the file was converted but its up-to-date record
 	// could not be saved (batch.ErrRecordNotSaved).
 	ErrRecordNotSaved = errors.New("its up-to-date record could not be saved")
+	// ErrRefused: a worker of the multi-host mode refused a job whose
+	// input or output directory lies outside the directories it is
+	// allowed (`rawbatch work --allow`); nothing was read or written.
+	ErrRefused = errors.New("refused: outside the worker's allowed directories")
 )
 
 // kinds is the one table of kinds and their names, in the order Kind
@@ -68,6 +72,7 @@ var kinds = []struct {
 	{budget.ErrOverBudget, "over-budget", false},
 	{ErrCrashed, "crashed", false},
 	{ErrTimeout, "timeout", false},
+	{ErrRefused, "refused", false},
 	{ErrEmpty, "empty", false},
 	{ErrNotRaw, "not-raw", false},
 	{ErrUnsupported, "unsupported", false},
@@ -84,7 +89,7 @@ const KindNeedsWhole = "needs-whole"
 
 // Kind returns a short machine-readable name of err's kind, as the report
 // and failed.jsonl give it: "not-ours", "record-not-saved",
-// "over-budget", "crashed", "timeout", "empty", "not-raw", "unsupported",
+// "over-budget", "crashed", "timeout", "refused", "empty", "not-raw", "unsupported",
 // "corrupt", "error" for anything else, and "" for nil.
 func Kind(err error) string {
 	if err == nil {

@@ -1,5 +1,5 @@
 // Package testtool finds the external programs that rawbatch's tests use as
-// oracles (LibRaw's dcraw_emu and raw-identify, exiftool). Every test that
+// oracles (LibRaw's dcraw_emu and raw-identify, exiftool, headless chromium). Every test that
 // needs one asks Need, so a missing oracle is handled in one way: when the
 // environment variable CI is set (.ci/run sets it, and CI installs the
 // tools), a missing tool fails the test, so CI cannot pass with the colour,
@@ -24,6 +24,9 @@ var packages = map[string]string{
 	"exiftool":        "libimage-exiftool-perl",
 	"simple_dcraw":    "libraw-bin",
 	"unprocessed_raw": "libraw-bin",
+	"chromium":        "chromium",
+	"avifdec":         "libavif-bin",
+	"djxl":            "libjxl-tools",
 }
 
 // Need returns the path of the program name found in $PATH (the Makefile

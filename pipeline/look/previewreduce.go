@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
 // DecodePreviewReduced is DecodePreview that also box-filters the preview,
@@ -34,7 +35,7 @@ func DecodePreviewReduced(data []byte, bitmapW, bitmapH, colors, rawW, rawH, max
 // larger than the crop is cut down to it. Errors as DecodePreview's.
 func DecodePreviewGrid(data []byte, bitmapW, bitmapH, colors, rawW, rawH, maxLong, gw, gh int) (*Preview, error) {
 	p := &Preview{Space: colour.SRGB, SpaceSource: "assumed sRGB"}
-	var src pixels8
+	var src rows8
 	var w, h int
 	if bitmapW == 0 {
 		img, err := jpeg.Decode(bytes.NewReader(data))
@@ -42,21 +43,44 @@ func DecodePreviewGrid(data []byte, bitmapW, bitmapH, colors, rawW, rawH, maxLon
 			return nil, fmt.Errorf("%w: %v", ErrPreviewUnusable, err)
 		}
 		p.Space, p.SpaceSource = ReadPreviewSpace(data)
-		src = imagePixels(img)
+		src = imageRows(img)
 		w, h = img.Bounds().Dx(), img.Bounds().Dy()
 	} else {
 		w, h = bitmapW, bitmapH
 		if (colors != 1 && colors != 3) || len(data) < w*h*colors {
 			return nil, fmt.Errorf("%w: bitmap %d×%d×%d in %d bytes", ErrPreviewUnusable, w, h, colors, len(data))
 		}
-		src = func(x, y int) (uint8, uint8, uint8) {
-			i := (y*w + x) * colors
-			if colors == 1 {
-				return data[i], data[i], data[i]
+		src = func(y, x0, n int, dst []uint8) {
+			row := data[(y*w+x0)*colors:]
+			for x := range n {
+				if colors == 1 {
+					dst[3*x], dst[3*x+1], dst[3*x+2] = row[x], row[x], row[x]
+				} else {
+					dst[3*x], dst[3*x+1], dst[3*x+2] = row[3*x], row[3*x+1], row[3*x+2]
+				}
 			}
-			return data[i], data[i+1], data[i+2]
 		}
 	}
+	return reducePreview(p, src, w, h, rawW, rawH, maxLong, gw, gh)
+}
+
+// DecodePreviewRGB is DecodePreviewReduced of a preview already decoded
+// to 8-bit RGB (w×h×3 bytes, interleaved; a JPEG decoded at a DCT scale,
+// for instance) whose samples are coded in space (from the JPEG's EXIF:
+// ReadPreviewSpace, source saying how it was chosen). Errors as
+// DecodePreview's.
+func DecodePreviewRGB(rgb []byte, w, h int, space *colour.Space, source string, rawW, rawH, maxLong int) (*Preview, error) {
+	if len(rgb) < 3*w*h {
+		return nil, fmt.Errorf("%w: RGB %d×%d in %d bytes", ErrPreviewUnusable, w, h, len(rgb))
+	}
+	p := &Preview{Space: space, SpaceSource: source}
+	src := func(y, x0, n int, dst []uint8) { copy(dst[:3*n], rgb[3*(y*w+x0):]) }
+	return reducePreview(p, src, w, h, rawW, rawH, maxLong, 0, 0)
+}
+
+// reducePreview checks a decoded w×h preview (read through src) against
+// the raw's rawW×rawH and reduces it into p (DecodePreviewGrid).
+func reducePreview(p *Preview, src rows8, w, h, rawW, rawH, maxLong, gw, gh int) (*Preview, error) {
 	p.SourceW, p.SourceH = w, h
 	if max(w, h) < MinPreviewLong || min(w, h) < MinPreviewShort {
 		return nil, fmt.Errorf("%w: %d×%d is smaller than %d×%d", ErrPreviewUnusable, w, h, MinPreviewLong, MinPreviewShort)
@@ -92,96 +116,80 @@ func DecodePreviewGrid(data []byte, bitmapW, bitmapH, colors, rawW, rawH, maxLon
 
 // boxReduce8 box-filters the cw×ch rectangle at (x0, y0) of src to each
 // of the sizes (ow, oh) of cells in linear light (lut: 8-bit code →
-// linear), as Reduce does, in one pass over src (each pixel is read and
-// converted once, however many sizes): every cell still sums its pixels
-// row by row, left to right, in float32, and divides by their count.
-func boxReduce8(src pixels8, lut *[256]float32, x0, y0, cw, ch int, sizes [][2]int) []Image {
-	rs := make([]boxRows, len(sizes))
+// linear), as Reduce does: every cell sums its pixels row by row, left to
+// right, in float32, and divides by their count. Cell rows are reduced in
+// parallel (each reads its own source rows), so the result does not
+// depend on the number of threads.
+func boxReduce8(src rows8, lut *[256]float32, x0, y0, cw, ch int, sizes [][2]int) []Image {
+	out := make([]Image, len(sizes))
 	for k, sz := range sizes {
 		ow, oh := sz[0], sz[1]
-		r := boxRows{out: Image{W: ow, H: oh, Pix: make([]float32, 3*ow*oh)}, col: make([]int, cw), acc: make([]float32, 3*ow), cw: cw, ch: ch}
+		o := Image{W: ow, H: oh, Pix: make([]float32, 3*ow*oh)}
+		col := make([]int, cw)
 		for i := range ow {
 			for x := i * cw / ow; x < (i+1)*cw/ow; x++ {
-				r.col[x] = i
+				col[x] = i
 			}
 		}
-		rs[k] = r
-	}
-	for y := range ch {
-		for k := range rs {
-			for r := &rs[k]; y >= (r.j+1)*ch/r.out.H; {
-				r.flush()
+		par.Rows(oh, func(j0, j1 int) {
+			row := make([]uint8, 3*cw)
+			acc := make([]float32, 3*ow)
+			for j := j0; j < j1; j++ {
+				sy0, sy1 := j*ch/oh, (j+1)*ch/oh
+				for y := sy0; y < sy1; y++ {
+					src(y0+y, x0, cw, row)
+					for x, c := range col {
+						a := acc[3*c : 3*c+3]
+						a[0] += lut[row[3*x]]
+						a[1] += lut[row[3*x+1]]
+						a[2] += lut[row[3*x+2]]
+					}
+				}
+				for i := range ow {
+					n := float32((sy1 - sy0) * ((i+1)*cw/ow - i*cw/ow))
+					d := o.Pix[3*(j*ow+i):]
+					a := acc[3*i : 3*i+3]
+					d[0], d[1], d[2] = a[0]/n, a[1]/n, a[2]/n
+					a[0], a[1], a[2] = 0, 0, 0
+				}
 			}
-		}
-		for x := range cw {
-			cr, cg, cb := src(x0+x, y0+y)
-			lr, lg, lb := lut[cr], lut[cg], lut[cb]
-			for k := range rs {
-				r := &rs[k]
-				a := r.acc[3*r.col[x] : 3*r.col[x]+3]
-				a[0] += lr
-				a[1] += lg
-				a[2] += lb
-			}
-		}
-	}
-	out := make([]Image, len(rs))
-	for k := range rs {
-		r := &rs[k]
-		for r.j < r.out.H {
-			r.flush()
-		}
-		out[k] = r.out
+		})
+		out[k] = o
 	}
 	return out
 }
 
-// boxRows is one reduction of boxReduce8: its output, the cell column of
-// each crop column, the sums of the current cell row j.
-type boxRows struct {
-	out    Image
-	col    []int
-	acc    []float32
-	j      int
-	cw, ch int
-}
+// rows8 fills dst with the 8-bit R, G, B of the n pixels of row y from
+// column x0 (from the top left), 3 bytes a pixel.
+type rows8 func(y, x0, n int, dst []uint8)
 
-// flush ends cell row r.j: each cell's sums over its pixel count into the
-// output, the sums reset.
-func (r *boxRows) flush() {
-	ow, oh := r.out.W, r.out.H
-	rows := (r.j+1)*r.ch/oh - r.j*r.ch/oh
-	for i := range ow {
-		n := float32(rows * ((i+1)*r.cw/ow - i*r.cw/ow))
-		o := 3 * (r.j*ow + i)
-		a := r.acc[3*i : 3*i+3]
-		r.out.Pix[o], r.out.Pix[o+1], r.out.Pix[o+2] = a[0]/n, a[1]/n, a[2]/n
-		a[0], a[1], a[2] = 0, 0, 0
-	}
-	r.j++
-}
-
-// pixels8 returns the 8-bit R, G, B of pixel (x, y), from the top left.
-type pixels8 func(x, y int) (uint8, uint8, uint8)
-
-// imagePixels reads a decoded JPEG's pixels without copying them.
-func imagePixels(img image.Image) pixels8 {
+// imageRows reads a decoded JPEG's rows without copying the image.
+func imageRows(img image.Image) rows8 {
 	b := img.Bounds()
 	switch m := img.(type) {
 	case *image.YCbCr:
-		return func(x, y int) (uint8, uint8, uint8) {
-			yi, ci := m.YOffset(b.Min.X+x, b.Min.Y+y), m.COffset(b.Min.X+x, b.Min.Y+y)
-			return color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+		return func(y, x0, n int, dst []uint8) {
+			yy := b.Min.Y + y
+			for x := range n {
+				xx := b.Min.X + x0 + x
+				yi, ci := m.YOffset(xx, yy), m.COffset(xx, yy)
+				dst[3*x], dst[3*x+1], dst[3*x+2] = color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+			}
 		}
 	case *image.Gray:
-		return func(x, y int) (uint8, uint8, uint8) {
-			v := m.GrayAt(b.Min.X+x, b.Min.Y+y).Y
-			return v, v, v
+		return func(y, x0, n int, dst []uint8) {
+			row := m.Pix[m.PixOffset(b.Min.X+x0, b.Min.Y+y):]
+			for x := range n {
+				v := row[x]
+				dst[3*x], dst[3*x+1], dst[3*x+2] = v, v, v
+			}
 		}
 	}
-	return func(x, y int) (uint8, uint8, uint8) {
-		r, g, bb, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
-		return uint8(r >> 8), uint8(g >> 8), uint8(bb >> 8)
+	return func(y, x0, n int, dst []uint8) {
+		for x := range n {
+			r, g, bb, _ := img.At(b.Min.X+x0+x, b.Min.Y+y).RGBA()
+			dst[3*x], dst[3*x+1], dst[3*x+2] = uint8(r>>8), uint8(g>>8), uint8(bb>>8)
+		}
 	}
 }
 

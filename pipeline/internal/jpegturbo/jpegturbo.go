@@ -1,6 +1,7 @@
 // Package jpegturbo is rawbatch's binding to the libjpeg API of
 // libjpeg-turbo (Debian: libjpeg62-turbo-dev, pkg-config "libjpeg"), for
-// writing baseline JPEG files row by row.
+// writing baseline JPEG files row by row and decoding JPEG previews at a
+// DCT scale (DecodeRGB).
 //
 // Rules kept here, as in pipeline/internal/libraw:
 //   - one Compressor per goroutine, created, used and closed on one locked

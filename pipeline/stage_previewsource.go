@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image/jpeg"
+
+	"github.com/rawbatch/rawbatch/internal/rawerr"
+	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/internal/jpegturbo"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/look"
+	"github.com/rawbatch/rawbatch/pipeline/resize"
+)
+
+// previewSourceStage makes a variant asked with source=preview (or
+// source=auto, when the preview qualifies: resolveSources) from the
+// file's embedded preview instead of its raw data: the preview decoded,
+// its transfer function undone (display-referred linear light in the
+// preview's own space, sRGB or Adobe RGB from its EXIF), converted to the
+// working space and downscaled in linear light to the variant's size. The
+// variant's output-space, orientation, quantise and encode steps follow as
+// for any variant (the preview is stored in the sensor's orientation, like
+// the raw data, so the raw's orientation turns it upright); the camera
+// matrix, exposure and tone steps do not: the camera rendered the preview.
+var previewSourceStage = Stage{Name: "preview-source", Scope: PerVariant, Kind: IO, Cost: previewSourceCost, run: stagePreviewSource}
+
+// MinPreviewSourceLong is the shortest long edge, in pixels, of a preview
+// that may be a variant's source: shorter ones are thumbnails (160×120,
+// 640×480) whatever the variant's size.
+const MinPreviewSourceLong = 1024
+
+// Source values of a variant (Variant.Source).
+const (
+	SourceRaw     = ""        // the raw data (source=raw, the default)
+	SourcePreview = "preview" // the embedded preview, or the file fails
+	SourceAuto    = "auto"    // the preview when it qualifies, else the raw
+)
+
+// previewSourceCost: while it runs, the decoded preview (12 bytes a pixel
+// of at most the raw's size, which the header gives; the preview's own is
+// known once decoded) and the variant's image (12 bytes a pixel of its
+// size, kept until its quantise).
+func previewSourceCost(m memCtx) StepMemory {
+	return StepMemory{Scratch: 12 * int64(m.fi.Width) * int64(m.fi.Height), Alloc: 12 * m.px()}
+}
+
+// stagePreviewSource makes the current variant's image from the embedded
+// preview (previewSourceStage), at the size the variant has from the raw
+// (Variant.Fit of the decoded size). A preview that is missing,
+// undecodable, a thumbnail (MinPreviewSourceLong) or smaller than the
+// variant fails the file with rawerr.ErrUnsupported naming the reason
+// (source=auto never gets here with such a preview).
+func stagePreviewSource(_ context.Context, j *job) error {
+	v := j.cur
+	p, err := j.sourcePreview()
+	if err != nil {
+		return fmt.Errorf("%w: variant %s, source=preview: %v", rawerr.ErrUnsupported, v.spec.Variant.Name, err)
+	}
+	dw, dh := j.variantSize(v.spec.Variant)
+	if why := previewRefusal(p, dw, dh); why != "" {
+		return fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.spec.Variant.Name, why)
+	}
+	pix := make([]float32, len(p.Image.Pix))
+	m := colour.ConvertMatrix(p.Space, WorkingSpace)
+	var f [9]float32
+	for r := range 3 {
+		for c := range 3 {
+			f[3*r+c] = float32(m[r][c])
+		}
+	}
+	src := p.Image.Pix
+	par.Rows(p.Image.H, func(lo, hi int) {
+		for i := 3 * lo * p.Image.W; i < 3*hi*p.Image.W; i += 3 {
+			r, g, b := src[i], src[i+1], src[i+2]
+			pix[i] = f[0]*r + f[1]*g + f[2]*b
+			pix[i+1] = f[3]*r + f[4]*g + f[5]*b
+			pix[i+2] = f[6]*r + f[7]*g + f[8]*b
+		}
+	})
+	if dw != p.Image.W || dh != p.Image.H {
+		pix = resize.Downscale(pix, p.Image.W, p.Image.H, 3, dw, dh)
+	}
+	v.img = Image{W: dw, H: dh, Pix: pix}
+	v.owned = true
+	v.source = "preview"
+	return nil
+}
+
+// variantSize is the size variant v has when made from the raw: its fit
+// (Variant.Fit) of the picture LibRaw decodes (the camera's picture area,
+// halved with --half-size), in the sensor's orientation as the preview
+// is stored.
+func (j *job) variantSize(v Variant) (w, h int) {
+	pw, ph := j.pictureSize()
+	return v.Fit(halvedIf(j.settings.HalfSize, pw, ph))
+}
+
+// sourcePreview decodes the embedded preview once per file, as a source
+// (look.DecodePreviewReduced, to sourcePreviewLong: centre-cropped to the raw's aspect ratio when it
+// differs by at most look.MaxAspectMismatch, refused when it differs by
+// more or is no picture of the raw's).
+func (j *job) sourcePreview() (*look.Preview, error) {
+	if j.srcPreview != nil || j.srcPreviewErr != nil {
+		return j.srcPreview, j.srcPreviewErr
+	}
+	j.srcPreview, j.srcPreviewErr = j.decodeSourcePreview()
+	return j.srcPreview, j.srcPreviewErr
+}
+
+func (j *job) decodeSourcePreview() (*look.Preview, error) {
+	t, err := j.thumbnail()
+	switch {
+	case errors.Is(err, libraw.ErrNoThumbnail):
+		return nil, errors.New("the file has no embedded preview")
+	case err != nil:
+		return nil, fmt.Errorf("embedded preview not extracted: %w", err)
+	}
+	pw, ph := j.pictureSize()
+	long, minW, minH := j.sourcePreviewNeeds()
+	if t.Format == libraw.ThumbBitmap {
+		return look.DecodePreviewReduced(t.Data, t.Width, t.Height, t.Colors, pw, ph, long)
+	}
+	// A JPEG is decoded at the smallest DCT scale that still holds the
+	// largest variant (libjpeg's scaled IDCT: a 6000 px preview of a 512
+	// px variant decodes 1/8 of its pixels), with 3 % to spare for the
+	// crop to the raw's aspect ratio.
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(t.Data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", look.ErrPreviewUnusable, err)
+	}
+	denom := jpegturbo.DenomFor(cfg.Width, cfg.Height, minW+minW*3/100+1, minH+minH*3/100+1)
+	rgb, w, h, err := jpegturbo.DecodeRGB(t.Data, denom)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", look.ErrPreviewUnusable, err)
+	}
+	space, source := look.ReadPreviewSpace(t.Data)
+	p, err := look.DecodePreviewRGB(rgb, w, h, space, source, pw, ph, long)
+	if err != nil {
+		return nil, err
+	}
+	p.SourceW, p.SourceH = cfg.Width, cfg.Height // the preview's own size, before the scaled decode
+	return p, nil
+}
+
+// sourcePreviewNeeds returns the long edge, in pixels, the source preview
+// is box-reduced to as it is decoded (look.DecodePreviewReduced; 0: kept
+// whole), twice the longest variant it may make, so that the Lanczos-3
+// downscale to each variant starts from at most four times its pixels
+// (the box reduction's gap, as resize.Downscale's own reducing gap) and a
+// full-size preview is never held whole as float; and the size, in the
+// sensor's orientation, of the largest variant it may make.
+func (j *job) sourcePreviewNeeds() (long, w, h int) {
+	for _, v := range j.outs {
+		if v.spec.Variant.Source == SourceRaw {
+			continue
+		}
+		vw, vh := j.variantSize(v.spec.Variant)
+		long, w, h = max(long, 2*max(vw, vh)), max(w, vw), max(h, vh)
+	}
+	return long, w, h
+}
+
+// previewRefusal says why preview p (decoded, cropped to the raw's aspect
+// ratio and reduced to p.Image; p.SourceW×p.SourceH its own size) cannot
+// make a variant of dw×dh pixels, "" when it can: a thumbnail (its own
+// long edge under MinPreviewSourceLong) never does, and a
+// preview is never enlarged (the variant's size is what the raw would
+// give it, so a full-size variant needs a preview as large as the raw).
+func previewRefusal(p *look.Preview, dw, dh int) string {
+	if max(p.SourceW, p.SourceH) < MinPreviewSourceLong {
+		return fmt.Sprintf("the embedded preview is a %d×%d thumbnail (a source needs a long edge of at least %d pixels)", p.SourceW, p.SourceH, MinPreviewSourceLong)
+	}
+	if pw, ph := p.Image.W, p.Image.H; pw < dw || ph < dh {
+		return fmt.Sprintf("the embedded preview (%d×%d) is smaller than the variant (%d×%d)", pw, ph, dw, dh)
+	}
+	return ""
+}
+
+// resolveSources decides, once the file is open, which variants asked
+// with source=auto are made from the embedded preview (it qualifies:
+// previewRefusal) and which from the raw, and returns the plan for that
+// choice (the open step kept, the rest planned again) and true; false
+// when no variant asks for auto.
+func (j *job) resolveSources(plan StagePlan, n int, asked []*variantJob) (StagePlan, bool) {
+	vs := make([]Variant, len(asked))
+	auto := false
+	for i, v := range asked {
+		vs[i] = v.spec.Variant
+		if vs[i].Source != SourceAuto {
+			continue
+		}
+		auto = true
+		vs[i].Source = SourceRaw
+		p, err := j.sourcePreview()
+		why := ""
+		if err != nil {
+			why = err.Error()
+		} else {
+			dw, dh := j.variantSize(vs[i])
+			why = previewRefusal(p, dw, dh)
+		}
+		if why == "" {
+			vs[i].Source = SourcePreview
+		} else {
+			v.source, v.sourceReason = "raw", why
+		}
+	}
+	if !auto {
+		return plan, false
+	}
+	again := PlanVariants(plan.W, plan.H, vs, j.settings)
+	again.Steps = append(plan.Steps[:n+1:n+1], again.Steps[n+1:]...)
+	j.orderOutputs(again, asked)
+	return again, true
+}
