@@ -46,7 +46,8 @@ const lensModelTag = 42036
 // galleryEntry is one input of the gallery: converted (Thumb, Outputs)
 // or failed (Reason).
 type galleryEntry struct {
-	Input                  string
+	Input                  string // the absolute input, the key
+	Shown                  string // the input as given
 	Outputs                []string
 	Thumb                  string // relative to OUTDIR, slash-separated; "" when none could be made
 	Camera, Lens, Captured string
@@ -101,6 +102,7 @@ func WriteGallery(od *OutDir, results []FileResult) error {
 			key = r.Input
 		}
 		e := entry(key)
+		e.Shown = r.Input
 		e.Outputs = append(e.Outputs, r.Output)
 		if e.Camera == "" {
 			e.Camera = r.Camera
@@ -125,23 +127,27 @@ func WriteGallery(od *OutDir, results []FileResult) error {
 			}
 		}
 	}
-	failed := map[string]string{}
+	// Failures by absolute input: the input as given, and the reason.
+	type failure struct{ input, reason string }
+	failed := map[string]failure{}
 	for _, f := range od.State.Failures() {
-		failed[f.InputAbs] = f.Message
-		if failed[f.InputAbs] == "" {
-			failed[f.InputAbs] = f.Kind
+		reason := f.Message
+		if reason == "" {
+			reason = f.Kind
 		}
+		failed[f.InputAbs] = failure{f.Input, reason}
 	}
 	for _, fr := range results {
 		if fr.Status == StatusFailed && fr.Err != nil {
-			failed[fr.absInput()] = fr.Err.Error()
+			failed[fr.absInput()] = failure{fr.Input, fr.Err.Error()}
 		}
 	}
-	for in, reason := range failed {
+	for in, f := range failed {
 		if e := byInput[in]; e != nil && len(e.Outputs) > 0 {
 			continue // converted since
 		}
-		entry(in).Reason = reason
+		e := entry(in)
+		e.Shown, e.Reason = f.input, f.reason
 	}
 	for _, e := range entries {
 		e.sortKey = e.Captured
@@ -151,7 +157,7 @@ func WriteGallery(od *OutDir, results []FileResult) error {
 		if a.sortKey != b.sortKey {
 			return a.sortKey < b.sortKey
 		}
-		return a.Input < b.Input
+		return a.Shown < b.Shown
 	})
 	// Thumbnails of outputs no longer recorded (replaced, removed) go.
 	if names, err := os.ReadDir(gdir); err == nil {
@@ -256,7 +262,7 @@ figcaption{font-size:12px;line-height:1.4;word-break:break-all}
 			b.WriteString(`<p>(no thumbnail: output not readable here)</p>`)
 		}
 		b.WriteString("<figcaption>")
-		fmt.Fprintf(&b, "<b class=\"name\">%s</b><br>", esc(filepath.Base(e.Input)))
+		fmt.Fprintf(&b, "<b class=\"name\">%s</b><br>", esc(filepath.Base(e.Shown)))
 		for _, o := range e.Outputs {
 			fmt.Fprintf(&b, "<a href=\"%s\">%s</a><br>", esc(urlPath(o)), esc(o))
 		}
@@ -267,7 +273,7 @@ figcaption{font-size:12px;line-height:1.4;word-break:break-all}
 		}
 		row("Camera", e.Camera)
 		row("Lens", e.Lens)
-		row("Captured", e.Captured)
+		row("Captured", captureText(e.Captured))
 		if e.Rating != "" {
 			fmt.Fprintf(&b, "Rating: <span class=\"rating\">%s</span><br>", esc(ratingText(e.Rating)))
 		}
@@ -279,13 +285,22 @@ figcaption{font-size:12px;line-height:1.4;word-break:break-all}
 		b.WriteString("<h2>Failed</h2>\n<ul class=\"failures\">\n")
 		for _, e := range entries {
 			if e.Reason != "" {
-				fmt.Fprintf(&b, "<li class=\"failed\"><b>%s</b>: %s</li>\n", esc(e.Input), esc(e.Reason))
+				fmt.Fprintf(&b, "<li class=\"failed\"><b>%s</b>: %s</li>\n", esc(e.Shown), esc(e.Reason))
 			}
 		}
 		b.WriteString("</ul>\n")
 	}
 	b.WriteString("</body></html>\n")
 	return b.Bytes()
+}
+
+// captureText shows a record's capture time ("2006:01:02 15:04:05",
+// EXIF's form) as "2006-01-02 15:04:05".
+func captureText(s string) string {
+	if len(s) >= 10 && s[4] == ':' && s[7] == ':' {
+		return s[:4] + "-" + s[5:7] + "-" + s[8:]
+	}
+	return s
 }
 
 // ratingText shows an XMP rating as stars ("-1": rejected).
