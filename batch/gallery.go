@@ -244,6 +244,7 @@ figure img{width:256px;height:256px;object-fit:contain;background:#111;display:b
 figcaption{font-size:12px;line-height:1.4;word-break:break-all}
 .failed{background:#522}
 .rating{color:#fc3}
+a{color:#8bf}
 </style></head><body>
 `)
 	fmt.Fprintf(&b, "<h1>rawbatch gallery</h1>\n<p>%d converted, %d failed</p>\n<div class=\"grid\">\n", nOK, nFail)

@@ -3,6 +3,7 @@ package main
 import (
 	"image"
 	_ "image/jpeg"
+	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,14 +98,21 @@ window.addEventListener('load', () => { for (const img of document.images) img.s
 	os.Remove(probePath)
 
 	// The screenshot shows the pictures: their red patch (no part of the
-	// page's own colours is that red).
+	// page's own colours is that red; RAWBATCH_TEST_SHOT=FILE.png keeps
+	// the screenshot).
 	shot := testtool.Screenshot(t, "file://"+page, 1000, 700)
+	if d := os.Getenv("RAWBATCH_TEST_SHOT"); d != "" {
+		if f, err := os.Create(d); err == nil {
+			png.Encode(f, shot)
+			f.Close()
+		}
+	}
 	red := 0
 	b := shot.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			r, g, bl, _ := shot.At(x, y).RGBA()
-			if r>>8 > 140 && g>>8 < 70 && bl>>8 < 70 {
+			if r>>8 > 200 && g>>8 < 140 && bl>>8 < 140 {
 				red++
 			}
 		}
