@@ -137,8 +137,9 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 		case <-sig.Ctx.Done():
 			return nil // stopped while idle
 		case err := <-w.Errs:
+			// A folder that could not be watched, a lost event: say so, and
+			// look again once things are quiet.
 			rep.warn("watch: " + err.Error())
-			continue
 		case <-w.Changed():
 		}
 		if !w.Settle(sig.Ctx, quiet) {

@@ -255,7 +255,8 @@ func TestWatchBurst(t *testing.T) {
 }
 
 // TestWatchRestart: what arrived while watch was down is converted when
-// it starts again; what it converted before is up to date.
+// it starts again; what it converted before is up to date; --gallery's
+// page lists every file and is refreshed after each batch.
 func TestWatchRestart(t *testing.T) {
 	work := t.TempDir()
 	in := filepath.Join(work, "in")
@@ -268,11 +269,37 @@ func TestWatchRestart(t *testing.T) {
 		t.Fatalf("exit status %d", code)
 	}
 	putFile(t, filepath.Join(in, "b.dng"), dngBytes(t, 48, 32, time.Time{}))
-	w = startRB(t, work, nil, "watch", "--min-age", "0s", "in", "-o", "out")
+	w = startRB(t, work, nil, "watch", "--min-age", "0s", "--gallery", "in", "-o", "out")
 	w.waitLog(t, `1 converted, 1 skipped`, 20*time.Second)
 	if !strings.Contains(w.out.String(), "converted in/b.dng") || w.count(`converted in/a\.dng`) != 0 {
 		t.Errorf("want b.dng converted and a.dng up to date; output:\n%s", w.out.String())
 	}
+	// --gallery: the page lists both, and is refreshed after each batch.
+	page := filepath.Join(work, "out", "index.html")
+	galleryLists := func(names ...string) { // written after the run's summary: waited for
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b, err := os.ReadFile(page)
+			missing := ""
+			for _, n := range names {
+				if err != nil || !strings.Contains(string(b), ">"+n+"<") {
+					missing = n
+				}
+			}
+			if missing == "" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the gallery does not list %s (%v):\n%s", missing, err, b)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	galleryLists("a.dng", "b.dng")
+	putFile(t, filepath.Join(in, "c.dng"), dngBytes(t, 48, 32, time.Time{}))
+	w.waitLog(t, `1 converted, 2 skipped`, 20*time.Second)
+	galleryLists("a.dng", "b.dng", "c.dng")
 	w.stop(t, 10*time.Second)
 }
 
