@@ -128,26 +128,37 @@ func WriteGallery(od *OutDir, results []FileResult) error {
 		}
 	}
 	// Failures by absolute input: the input as given, and the reason.
+	// A failure record keeps names as JSON does (each byte that is not
+	// UTF-8 as U+FFFD): inputs are matched in that form.
 	type failure struct{ input, reason string }
+	jsonName := func(s string) string { return bytetext.ReplaceInvalid(s, func(byte) string { return "\uFFFD" }) }
 	failed := map[string]failure{}
 	for _, f := range od.State.Failures() {
 		reason := f.Message
 		if reason == "" {
 			reason = f.Kind
 		}
-		failed[f.InputAbs] = failure{f.Input, reason}
+		failed[jsonName(f.InputAbs)] = failure{f.Input, reason}
 	}
 	for _, fr := range results {
 		if fr.Status == StatusFailed && fr.Err != nil {
-			failed[fr.absInput()] = failure{fr.Input, fr.Err.Error()}
+			failed[jsonName(fr.absInput())] = failure{fr.Input, fr.Err.Error()}
+		}
+	}
+	converted := map[string]bool{}
+	for in, e := range byInput {
+		if len(e.Outputs) > 0 {
+			converted[jsonName(in)] = true
 		}
 	}
 	for in, f := range failed {
-		if e := byInput[in]; e != nil && len(e.Outputs) > 0 {
+		if converted[in] {
 			continue // converted since
 		}
 		e := entry(in)
-		e.Shown, e.Reason = f.input, f.reason
+		// The reason names the file first ("in/x.dng: corrupt ..."): the
+		// page shows the name once.
+		e.Shown, e.Reason = f.input, strings.TrimPrefix(f.reason, f.input+": ")
 	}
 	for _, e := range entries {
 		e.sortKey = e.Captured

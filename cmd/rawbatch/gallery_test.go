@@ -31,6 +31,7 @@ func TestGallery(t *testing.T) {
 	os.WriteFile(filepath.Join(in, "a_late.dng"), dngBytes(t, 64, 48, late), 0o644)
 	os.WriteFile(filepath.Join(in, "odd<&>\xff.dng"), dngBytes(t, 48, 32, late.Add(time.Hour)), 0o644)
 	os.WriteFile(filepath.Join(in, "broken.dng"), []byte("not a raw file at all\n"), 0o644)
+	os.WriteFile(filepath.Join(in, "bad\xfe.dng"), []byte("not a raw file either\n"), 0o644)
 
 	c := startRB(t, work, nil, "convert", "--min-age", "0s", "--gallery", "in", "-o", "out")
 	c.wait(t, 60*time.Second)
@@ -44,11 +45,14 @@ func TestGallery(t *testing.T) {
 		for _, want := range []string{
 			"z_early.dng", "a_late.dng", `odd&lt;&amp;&gt;\xff.dng`, // names escaped
 			"Test 50mm F1.8", "★★★☆☆", "Green", "2025-06-01 11:00:00", // lens, rating, label, capture time
-			"broken.dng", "not a raw file", // the failure and its reason
+			"<b>in/broken.dng</b>: not a raw file", `<b>in/bad\xfe.dng</b>: not a raw file`, // the failures and their reasons, the name once
 		} {
 			if !strings.Contains(html, want) {
 				t.Errorf("%s: the page lacks %q:\n%s", when, want, html)
 			}
+		}
+		if n := strings.Count(html, `bad\xfe.dng`); n != 1 {
+			t.Errorf("%s: the failed file not UTF-8 is listed %d times, want once", when, n)
 		}
 		if strings.Contains(html, "<script") || strings.Contains(html, "http://") || strings.Contains(html, "https://") {
 			t.Errorf("%s: the page has a script or a network address", when)
