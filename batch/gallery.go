@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/jpeg"
 	_ "image/png" // outputs the gallery makes thumbnails of
+	"io"
 	"net/url"
 	"os"
 	"path"
@@ -21,6 +22,7 @@ import (
 	"github.com/rawbatch/rawbatch/internal/bytetext"
 	"github.com/rawbatch/rawbatch/internal/fileperm"
 	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/rawbatch/rawbatch/state"
 	"golang.org/x/image/draw"
 	_ "golang.org/x/image/tiff" // outputs the gallery makes thumbnails of
 	_ "golang.org/x/image/webp"
@@ -33,6 +35,10 @@ const (
 	GalleryPage = "index.html"
 	// thumbLongEdge is the thumbnails' long edge in pixels.
 	thumbLongEdge = 512
+	// maxThumbSource is the most pixels of an output decoded for its
+	// thumbnail (in this process, outside the memory budget: 8 bytes a
+	// pixel at most for a 16-bit TIFF, so 512 MiB).
+	maxThumbSource = 64 << 20
 )
 
 // galleryMark is in every page WriteGallery writes: an index.html
@@ -59,8 +65,9 @@ type galleryEntry struct {
 // WriteGallery writes OUTDIR/index.html (atomically) listing every file
 // recorded in od (its records and failure records, not only this run's)
 // and the failures of results: for each converted input a thumbnail (a
-// JPEG of thumbLongEdge pixels on the long edge, made from its first
-// output that Go can decode and kept in OUTDIR/.gallery, named by the
+// JPEG of thumbLongEdge pixels on the long edge, made from its smallest
+// output that Go can decode (JPEG, PNG, TIFF, WebP; at most
+// maxThumbSource pixels) and kept in OUTDIR/.gallery, named by the
 // output's content hash so an unchanged output is not read again), its
 // outputs, camera, lens, capture time, rating and label (the input's
 // header, pipeline/header.ReadMeta); for each failed one its reason. The
@@ -110,12 +117,6 @@ func WriteGallery(od *OutDir, results []FileResult) error {
 		if e.Captured == "" {
 			e.Captured = r.CaptureTime
 		}
-		if e.Thumb == "" && r.OutputHash != "" {
-			if name, ok := galleryThumb(od.Path, gdir, r.Output, r.OutputHash); ok {
-				e.Thumb = path.Join(GalleryDir, name)
-				keep[name] = true
-			}
-		}
 		if e.Lens == "" && e.Rating == "" && e.Label == "" {
 			if m, err := header.ReadMeta(r.Input); err == nil {
 				e.Rating, e.Label = m.Rating, m.Label
@@ -132,6 +133,24 @@ func WriteGallery(od *OutDir, results []FileResult) error {
 	// UTF-8 as U+FFFD): inputs are matched in that form.
 	type failure struct{ input, reason string }
 	jsonName := func(s string) string { return bytetext.ReplaceInvalid(s, func(byte) string { return "\uFFFD" }) }
+	// The thumbnail is made from the smallest output Go can read (a
+	// preset's small WebP, not its full-size TIFF).
+	bySize := append([]state.Record(nil), recs...)
+	sort.SliceStable(bySize, func(i, j int) bool { return bySize[i].OutputSize < bySize[j].OutputSize })
+	for _, r := range bySize {
+		key := r.InputAbs
+		if key == "" {
+			key = r.Input
+		}
+		e := byInput[key]
+		if e == nil || e.Thumb != "" || r.OutputHash == "" {
+			continue
+		}
+		if name, ok := galleryThumb(od.Path, gdir, r.Output, r.OutputHash); ok {
+			e.Thumb = path.Join(GalleryDir, name)
+			keep[name] = true
+		}
+	}
 	failed := map[string]failure{}
 	for _, f := range od.State.Failures() {
 		reason := f.Message
@@ -198,6 +217,15 @@ func galleryThumb(outDir, gdir, rel, hash string) (string, bool) {
 	}
 	f, err := os.OpenFile(filepath.Join(outDir, filepath.FromSlash(rel)), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
+		return "", false
+	}
+	cfg, _, err := image.DecodeConfig(f)
+	if err != nil || int64(cfg.Width)*int64(cfg.Height) > maxThumbSource {
+		f.Close()
+		return "", false
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
 		return "", false
 	}
 	src, _, err := image.Decode(f)
