@@ -366,6 +366,11 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		os.Remove(filepath.Join(meta, "failed.jsonl"))
 		rep.warn("writing failed.jsonl (removed the previous one): " + err.Error())
 	}
+	if cfg.Gallery {
+		if err := batch.WriteGallery(pb.od, results); err != nil {
+			rep.warn("writing the gallery: " + err.Error())
+		}
+	}
 	out := outcome(results, interrupted)
 	if cfg.Report != "" {
 		rr.warnings, rr.written = rep.warnings, true

@@ -38,6 +38,9 @@ type ConvertConfig struct {
 	LockWait, MinAge time.Duration
 	Retries          int
 	Report           string
+	// Gallery: write OUTDIR/index.html, a static page of every recorded
+	// file with its thumbnail, and of the failures (--gallery).
+	Gallery bool
 	// The stage cache: directory, cap in bytes, keep entries after the run.
 	CacheDir  string
 	CacheSize int64
@@ -244,6 +247,8 @@ func (c *ConvertConfig) rerunSettings() []setting {
 			Apply: boolInto(&c.Force)},
 		{Name: "overwrite", Default: false, Help: "also write over files at output paths that rawbatch did not write, or that changed since it wrote them (never over an input or another input's output)",
 			Apply: boolInto(&c.Overwrite)},
+		{Name: "gallery", Default: false, Help: "write OUTDIR/index.html after the run: a static page (no script, no network) with a thumbnail (OUTDIR/.gallery), name, camera, lens, capture time, rating and label of every file recorded in OUTDIR, and every failed file with its reason",
+			Apply: boolInto(&c.Gallery)},
 		{Name: "no-recreate", Default: false, Help: "do not make again an output that rawbatch wrote and that was deleted since (culling)",
 			Apply: boolInto(&c.NoRecreate)},
 		{Name: "edited", Default: editedFail, Help: "what to do with an output that rawbatch wrote and another program changed since: fail (the file fails, exit 3), or keep (leave it alone and report the file as kept, not failed: for nightly runs); --overwrite writes over it",

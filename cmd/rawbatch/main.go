@@ -61,12 +61,12 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 		SilenceErrors: true,
 		Version:       Version(), // --version; `rawbatch version` says more
 	}
-	// Only convert and the long-running commands of the multi-host mode
+	// Only convert, watch and the long-running commands of the multi-host mode
 	// (broker, work, submit) handle SIGINT, SIGTERM and SIGHUP
 	// (installSignals); the other commands get their default action back.
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		switch c.Name() {
-		case "convert", "broker", "work", "submit":
+		case "convert", "watch", "broker", "work", "submit":
 		default:
 			earlySignalsOf(c.Context()).release()
 		}
@@ -74,7 +74,7 @@ $XDG_CONFIG_HOME/rawbatch/config.yaml), whose keys are the flag names.
 	root.SetVersionTemplate("rawbatch {{.Version}}\n")
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/rawbatch/config.yaml)")
 	root.AddCommand(newConvertCmd(), newInspectCmd(), newCacheCmd(), newVersionCmd(), newWorkerCmd(),
-		newBrokerCmd(), newSubmitCmd(), newWorkCmd(), newStatusCmd(), newDeadCmd())
+		newBrokerCmd(), newSubmitCmd(), newWorkCmd(), newStatusCmd(), newDeadCmd(), newWatchCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())
 	})

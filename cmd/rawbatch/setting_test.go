@@ -28,6 +28,7 @@ func commandSettings() []struct {
 		w  WorkOptions
 		st StatusOptions
 		d  DeadOptions
+		wa WatchOptions
 	)
 	sub := func(parent func() *cobra.Command, name string) func() *cobra.Command {
 		return func() *cobra.Command {
@@ -53,6 +54,7 @@ func commandSettings() []struct {
 			}
 			panic("no cache stats")
 		}},
+		{"watch", wa.settings(), newWatchCmd},
 		{"broker", b.settings(), newBrokerCmd},
 		{"submit", sb.settings(), newSubmitCmd},
 		{"work", w.settings(), newWorkCmd},

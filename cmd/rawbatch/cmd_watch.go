@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rawbatch/rawbatch/batch"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// WatchOptions are watch's: convert's settings (each run is a convert
+// run over the DIRs) and its own.
+type WatchOptions struct {
+	ConvertConfig
+	// Poll is --poll: walk the DIRs at this interval instead of inotify
+	// (network mounts); 0 uses inotify.
+	Poll time.Duration
+}
+
+// AddFlags adds the flags of watch's settings to f.
+func (o *WatchOptions) AddFlags(f *pflag.FlagSet) { addFlags(f, o.settings()) }
+
+func (o *WatchOptions) settings() []setting {
+	return append(o.ConvertConfig.settings(), o.ownSettings()...)
+}
+
+func (o *WatchOptions) ownSettings() []setting {
+	return []setting{
+		{Name: "poll", Default: time.Duration(0), Help: "look for new and changed files by walking the folders at this interval instead of through inotify (network mounts, where other hosts' writes raise no inotify event); 0: inotify",
+			Apply: func(v value) (err error) {
+				if o.Poll, err = duration(v); err == nil && o.Poll < 0 {
+					err = fmt.Errorf("--poll %s: must not be negative", o.Poll)
+				}
+				return err
+			}},
+	}
+}
+
+// newWatchCmd is `rawbatch watch`: a hot folder.
+func newWatchCmd() *cobra.Command {
+	var opts WatchOptions
+	cmd := &cobra.Command{
+		Use:   "watch [flags] DIR... -o OUTDIR",
+		Short: "Convert RAW files as they arrive in hot folders (tethered shooting, ingest), until stopped",
+		Long: `Watch each DIR and everything under it, and convert what appears or
+changes there into OUTDIR, as convert would with the same flags: the same
+records, locks and reports, so watch, cron runs and manual runs overlap
+safely. It converts what is there when it starts (what arrived while it
+was down; the records make it cheap), then waits for changes: inotify
+(new folders are watched too; idle, it uses no CPU), or with --poll D a walk
+every D (network mounts). A file is taken once nothing under the DIRs has
+changed for --min-age and its size and modification time are stable, so a
+card copied in is converted as one batch, and a file still being written
+is left for the next change. SIGINT or SIGTERM stops it: no more files
+start, and those in progress get --grace to finish.
+
+` + exitHelp,
+		Example: `  rawbatch watch ~/tether -o ~/tether/jpeg --gallery
+  rawbatch watch --poll 10s --min-age 5s /mnt/nas/incoming -o /mnt/nas/jpeg`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.resolveFrom(cmd, args, opts.settings); err != nil {
+				return err
+			}
+			return runWatch(cmd.Context(), opts, args)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	registerCompletions(cmd, opts.settings())
+	return cmd
+}
+
+// runWatch converts dirs into opts.OutDir once, then again after each
+// burst of changes under them, until a signal (or ctx) ends it. Errors:
+// a DIR that is not a directory, --dry-run or --files-from (nothing to
+// watch), the watcher cannot be set up, OUTDIR cannot be used.
+func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
+	cfg := opts.ConvertConfig
+	if cfg.DryRun {
+		return errors.New("watch: --dry-run is not for watch; use convert --dry-run")
+	}
+	if cfg.Find.FilesFrom != "" {
+		return errors.New("watch: --files-from is not for watch; it watches its DIRs")
+	}
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("watch %s: %w", d, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("watch %s: not a directory", d)
+		}
+	}
+	cfg.Inputs = dirs
+	var cur atomic.Pointer[reporter]
+	cur.Store(newReporter(cfg.Stdout, cfg.Stderr, cfg.Quiet, cfg.LogFormat, 0))
+	for _, w := range cfg.Warnings {
+		cur.Load().warn(w)
+	}
+	cfg.Warnings = nil // said once
+	sig := watchInterrupts(ctx, cfg.Grace, func(s string) { cur.Load().note(s) })
+	defer sig.stop()
+
+	// The watcher first: what changes during the first run is seen.
+	outAbs, _ := filepath.Abs(cfg.OutDir)
+	w, err := batch.NewWatcher(dirs, opts.Poll, watchSkip(outAbs))
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", strings.Join(dirs, ", "), err)
+	}
+	defer w.Close()
+	how := "inotify"
+	if opts.Poll > 0 {
+		how = "a walk every " + opts.Poll.String()
+	}
+	cur.Load().note(fmt.Sprintf("watching %s (%s); converting into %s", strings.Join(dirs, ", "), how, cfg.OutDir))
+	quiet := max(cfg.MinAge, 50*time.Millisecond)
+	for {
+		rep := newReporter(cfg.Stdout, cfg.Stderr, cfg.Quiet, cfg.LogFormat, 0)
+		cur.Store(rep)
+		rr := &runReport{start: time.Now(), cfg: cfg}
+		err := convertBatch(cfg, rep, sig, rr)
+		fallbackReport(cfg, rep, sig, rr, err)
+		if _, perFile := err.(*batchOutcome); err != nil && !perFile {
+			return err // OUTDIR or the report cannot be used: no later run can do better
+		}
+		if sig.Ctx.Err() != nil {
+			return err // stopped during the run: its outcome (interrupted: exit status 130)
+		}
+		select {
+		case <-sig.Ctx.Done():
+			return nil // stopped while idle
+		case err := <-w.Errs:
+			// A folder that could not be watched, a lost event: say so, and
+			// look again once things are quiet.
+			rep.warn("watch: " + err.Error())
+		case <-w.Changed():
+		}
+		if !w.Settle(sig.Ctx, quiet) {
+			return nil
+		}
+	}
+}
+
+// watchSkip tells the watcher what under the DIRs is not to be watched:
+// OUTDIR (when inside a DIR: its outputs would wake the watcher) and
+// rawbatch's own folders.
+func watchSkip(outAbs string) func(string) bool {
+	return func(p string) bool {
+		switch filepath.Base(p) {
+		case ".rawbatch", batch.GalleryDir:
+			return true
+		}
+		if a, err := filepath.Abs(p); err == nil && outAbs != "" && (a == outAbs || strings.HasPrefix(a, outAbs+string(filepath.Separator))) {
+			return true
+		}
+		return false
+	}
+}

@@ -1,0 +1,428 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
+)
+
+// syncBuffer is the combined output of a watch process, read while it
+// runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// watchProc is a `rawbatch watch` (or convert) process started by a test.
+type watchProc struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+// startRB starts the rawbatch binary with args in dir, with env added to
+// the test's environment (no user config).
+func startRB(t *testing.T, dir string, env []string, args ...string) *watchProc {
+	t.Helper()
+	cmd := exec.Command(rawbatchBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "RAWBATCH_TEST_FAULT=")
+	cmd.Env = append(cmd.Env, env...)
+	w := &watchProc{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = w.out, w.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.err = cmd.Wait(); close(w.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-w.done:
+		default:
+			cmd.Process.Kill()
+			<-w.done
+		}
+	})
+	return w
+}
+
+// waitLog waits until the output matches re (at most d); it fails the
+// test, showing the output, if it does not.
+func (w *watchProc) waitLog(t *testing.T, re string, d time.Duration) {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(d)
+	for !rx.MatchString(w.out.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in %s; output:\n%s", re, d, w.out.String())
+		}
+		select {
+		case <-w.done:
+			if !rx.MatchString(w.out.String()) {
+				t.Fatalf("exited (%v) without %q; output:\n%s", w.err, re, w.out.String())
+			}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// count is how many times re matches the output.
+func (w *watchProc) count(re string) int {
+	return len(regexp.MustCompile(re).FindAllStringIndex(w.out.String(), -1))
+}
+
+// stop sends SIGTERM and returns the exit status (it fails the test if
+// the process has not ended within d).
+func (w *watchProc) stop(t *testing.T, d time.Duration) int {
+	t.Helper()
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	return w.wait(t, d)
+}
+
+func (w *watchProc) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-w.done:
+	case <-time.After(d):
+		t.Fatalf("still running %s after SIGTERM; output:\n%s", d, w.out.String())
+	}
+	return w.cmd.ProcessState.ExitCode()
+}
+
+// dngBytes is a synthetic DNG of w×h pixels captured at ts, with extra
+// tags.
+func dngBytes(t *testing.T, w, h int, ts time.Time, tags ...synthdng.Tag) []byte {
+	t.Helper()
+	c := synthdng.Chart{W: w, H: h, Background: [3]float64{0.18, 0.18, 0.18},
+		Patches: []synthdng.Patch{{X0: 0, Y0: 0, X1: w / 2, Y1: h / 2, SRGBLinear: [3]float64{0.6, 0.05, 0.05}}}}
+	cw, ch, scene := synthdng.ChartScene(c, 1, synthdng.DefaultColorMatrix, 1)
+	p := filepath.Join(t.TempDir(), "x.dng")
+	if err := synthdng.WriteFile(p, synthdng.Spec{Width: cw, Height: ch, BlackLevel: 256, WhiteLevel: 16383,
+		Orientation: 1, Scene: scene, Timestamp: ts, Tags: tags}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// putFile writes data at path as a copy that is finished when it appears
+// (written beside, then renamed in).
+func putFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(filepath.Dir(path)), "."+filepath.Base(path)+".part")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func imageWidth(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, _, err := image.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return cfg.Width
+}
+
+// TestWatchCopiedAndHalves: a file copied in is converted; a file
+// written in two halves, the second well after --min-age, is left as
+// still being written after the first (truncated) and converted once,
+// whole, after the second; a file in a folder made after the start is
+// converted (new folders are watched). SIGTERM while idle ends with 0.
+func TestWatchCopiedAndHalves(t *testing.T) {
+	work := t.TempDir()
+	in := filepath.Join(work, "in")
+	os.Mkdir(in, 0o755)
+	w := startRB(t, work, nil, "watch", "--min-age", "300ms", "in", "-o", "out")
+	w.waitLog(t, `watching in \(inotify\)`, 20*time.Second)
+	w.waitLog(t, `no RAW files found`, 20*time.Second) // the first run is over
+
+	putFile(t, filepath.Join(in, "a.dng"), dngBytes(t, 48, 32, time.Time{}))
+	w.waitLog(t, `converted in/a\.dng -> out/a\.jpg`, 20*time.Second)
+
+	whole := dngBytes(t, 400, 300, time.Time{})
+	half := len(whole) / 2
+	if err := os.WriteFile(filepath.Join(in, "b.dng"), whole[:half], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLog(t, `skipped in/b\.dng: still being written`, 20*time.Second)
+	if _, err := os.Stat(filepath.Join(work, "out", "b.jpg")); err == nil {
+		t.Fatal("out/b.jpg made from the first half")
+	}
+	f, err := os.OpenFile(filepath.Join(in, "b.dng"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(whole[half:])
+	f.Close()
+	w.waitLog(t, `converted in/b\.dng -> out/b\.jpg`, 20*time.Second)
+	if n := w.count(`converted in/b\.dng`); n != 1 {
+		t.Errorf("b.dng converted %d times, want 1", n)
+	}
+	if got := imageWidth(t, filepath.Join(work, "out", "b.jpg")); got < 390 {
+		t.Errorf("out/b.jpg is %d px wide, want the whole picture (~400)", got)
+	}
+
+	os.MkdirAll(filepath.Join(in, "sub", "deeper"), 0o755)
+	time.Sleep(100 * time.Millisecond) // the new folder's watch is added from its event
+	putFile(t, filepath.Join(in, "sub", "deeper", "c.dng"), dngBytes(t, 48, 32, time.Time{}))
+	w.waitLog(t, `converted in/sub/deeper/c\.dng`, 20*time.Second)
+	w.waitLog(t, `1 converted, 2 skipped`, 20*time.Second) // the run is over
+
+	if code := w.stop(t, 10*time.Second); code != 0 {
+		t.Errorf("exit status %d after SIGTERM while idle, want 0; output:\n%s", code, w.out.String())
+	}
+	if n := w.count(`converted in/a\.dng`); n != 1 {
+		t.Errorf("a.dng converted %d times, want 1", n)
+	}
+}
+
+// TestWatchBurst: 500 files moved in at once (a card copied in) are
+// converted as one batch, not file by file.
+func TestWatchBurst(t *testing.T) {
+	const n = 500
+	work := t.TempDir()
+	in, stage := filepath.Join(work, "in"), filepath.Join(work, "stage")
+	os.Mkdir(in, 0o755)
+	os.Mkdir(stage, 0o755)
+	data := dngBytes(t, 48, 32, time.Time{})
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(stage, fmt.Sprintf("IMG_%04d.dng", i)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startRB(t, work, nil, "watch", "--min-age", "300ms", "-q", "in", "-o", "out")
+	w.waitLog(t, `no RAW files found`, 20*time.Second)
+	t0 := time.Now()
+	for i := range n {
+		name := fmt.Sprintf("IMG_%04d.dng", i)
+		if err := os.Rename(filepath.Join(stage, name), filepath.Join(in, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.waitLog(t, `500 converted, 0 skipped, 0 failed`, 60*time.Second)
+	t.Logf("500 files converted %.1f s after the first arrived", time.Since(t0).Seconds())
+	if k := w.count(`[1-9][0-9]* converted, `); k != 1 {
+		t.Errorf("%d runs converted files, want the burst as one; output:\n%s", k, w.out.String())
+	}
+	if code := w.stop(t, 10*time.Second); code != 0 {
+		t.Errorf("exit status %d, want 0", code)
+	}
+	if m := regexp.MustCompile(`.*waiting .*|.*500 converted.*|.*at most.*`).FindAllString(w.out.String(), -1); m != nil {
+		t.Logf("%s", strings.Join(m, "\n"))
+	}
+	outs, _ := filepath.Glob(filepath.Join(work, "out", "*.jpg"))
+	if len(outs) != n {
+		t.Errorf("%d outputs, want %d", len(outs), n)
+	}
+}
+
+// TestWatchRestart: what arrived while watch was down is converted when
+// it starts again; what it converted before is up to date; --gallery's
+// page lists every file and is refreshed after each batch.
+func TestWatchRestart(t *testing.T) {
+	work := t.TempDir()
+	in := filepath.Join(work, "in")
+	os.Mkdir(in, 0o755)
+	putFile(t, filepath.Join(in, "a.dng"), dngBytes(t, 48, 32, time.Time{}))
+	w := startRB(t, work, nil, "watch", "--min-age", "0s", "in", "-o", "out")
+	w.waitLog(t, `converted in/a\.dng`, 20*time.Second)
+	w.waitLog(t, `1 converted, `, 20*time.Second)
+	if code := w.stop(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit status %d", code)
+	}
+	putFile(t, filepath.Join(in, "b.dng"), dngBytes(t, 48, 32, time.Time{}))
+	w = startRB(t, work, nil, "watch", "--min-age", "0s", "--gallery", "in", "-o", "out")
+	w.waitLog(t, `1 converted, 1 skipped`, 20*time.Second)
+	if !strings.Contains(w.out.String(), "converted in/b.dng") || w.count(`converted in/a\.dng`) != 0 {
+		t.Errorf("want b.dng converted and a.dng up to date; output:\n%s", w.out.String())
+	}
+	// --gallery: the page lists both, and is refreshed after each batch.
+	page := filepath.Join(work, "out", "index.html")
+	galleryLists := func(names ...string) { // written after the run's summary: waited for
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b, err := os.ReadFile(page)
+			missing := ""
+			for _, n := range names {
+				if err != nil || !strings.Contains(string(b), ">"+n+"<") {
+					missing = n
+				}
+			}
+			if missing == "" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the gallery does not list %s (%v):\n%s", missing, err, b)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	galleryLists("a.dng", "b.dng")
+	putFile(t, filepath.Join(in, "c.dng"), dngBytes(t, 48, 32, time.Time{}))
+	w.waitLog(t, `1 converted, 2 skipped`, 20*time.Second)
+	galleryLists("a.dng", "b.dng", "c.dng")
+	w.stop(t, 10*time.Second)
+}
+
+// TestWatchSIGTERMDuringConversion: SIGTERM while a file converts (held
+// by the gate fault hook) starts nothing more; the file finishes within
+// --grace and is recorded; with a short --grace, a file that does not
+// finish is stopped and nothing of it is left.
+func TestWatchSIGTERMDuringConversion(t *testing.T) {
+	for _, finish := range []bool{true, false} {
+		t.Run(fmt.Sprintf("finishes=%v", finish), func(t *testing.T) {
+			work := t.TempDir()
+			in := filepath.Join(work, "in")
+			os.Mkdir(in, 0o755)
+			putFile(t, filepath.Join(in, "g.dng"), dngBytes(t, 48, 32, time.Time{}))
+			gate := filepath.Join(work, "gate")
+			grace := "30s"
+			if !finish {
+				grace = "500ms"
+			}
+			w := startRB(t, work, []string{"RAWBATCH_TEST_FAULT=gate=g.dng", "RAWBATCH_TEST_GATE=" + gate},
+				"watch", "--min-age", "0s", "--grace", grace, "in", "-o", "out")
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				if _, err := os.Stat(gate + ".ready"); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the conversion never reached the gate; output:\n%s", w.out.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			w.cmd.Process.Signal(syscall.SIGTERM)
+			w.waitLog(t, `starting no more files`, 10*time.Second)
+			if finish {
+				os.WriteFile(gate, nil, 0o644)
+			}
+			code := w.wait(t, 20*time.Second)
+			out := filepath.Join(work, "out", "g.jpg")
+			if finish {
+				if _, err := os.Stat(out); err != nil || !strings.Contains(w.out.String(), "converted in/g.dng") {
+					t.Fatalf("g.dng not finished within --grace (%v); output:\n%s", err, w.out.String())
+				}
+				// Recorded: a convert run finds it up to date.
+				c := startRB(t, work, nil, "convert", "--min-age", "0s", "in", "-o", "out")
+				c.wait(t, 30*time.Second)
+				if !strings.Contains(c.out.String(), "skipped in/g.dng (up to date)") {
+					t.Errorf("not recorded; convert said:\n%s", c.out.String())
+				}
+				return
+			}
+			if code != ExitInterrupted {
+				t.Errorf("exit status %d, want %d (interrupted)", code, ExitInterrupted)
+			}
+			left, _ := os.ReadDir(filepath.Join(work, "out"))
+			for _, e := range left {
+				if e.Name() != ".rawbatch" {
+					t.Errorf("left in OUTDIR: %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// procCPUTicks is utime+stime of process pid in clock ticks
+// (/proc/PID/stat fields 14 and 15).
+func procCPUTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from 3 (state) on
+	u, _ := strconv.Atoi(fields[11])
+	st, _ := strconv.Atoi(fields[12])
+	return u + st
+}
+
+// TestWatchIdleCPU: watching, with nothing arriving, uses less than 1 %
+// of a core over 10 s (no busy polling).
+func TestWatchIdleCPU(t *testing.T) {
+	work := t.TempDir()
+	in := filepath.Join(work, "in")
+	os.MkdirAll(filepath.Join(in, "a", "b"), 0o755)
+	putFile(t, filepath.Join(in, "a.dng"), dngBytes(t, 48, 32, time.Time{}))
+	w := startRB(t, work, nil, "watch", "--min-age", "0s", "in", "-o", "out")
+	w.waitLog(t, `1 converted, `, 20*time.Second)
+	time.Sleep(500 * time.Millisecond) // the run's idle workers exit
+	const clkTck = 100                 // USER_HZ on Linux
+	before := procCPUTicks(t, w.cmd.Process.Pid)
+	time.Sleep(10 * time.Second)
+	used := procCPUTicks(t, w.cmd.Process.Pid) - before
+	t.Logf("idle for 10 s: %d clock ticks of CPU (%.2f %% of a core)", used, float64(used)/clkTck/10*100)
+	if used >= clkTck/10 { // 1 % of 10 s
+		t.Errorf("idle watch used %d ticks in 10 s, want < %d (1 %% of a core)", used, clkTck/10)
+	}
+	w.stop(t, 10*time.Second)
+}
+
+// TestWatchPoll: with --poll (no inotify: as on a network mount, where
+// other hosts' writes raise no event) a walk at each interval finds a
+// new file.
+func TestWatchPoll(t *testing.T) {
+	work := t.TempDir()
+	in := filepath.Join(work, "in")
+	os.Mkdir(in, 0o755)
+	w := startRB(t, work, nil, "watch", "--poll", "200ms", "--min-age", "200ms", "in", "-o", "out")
+	w.waitLog(t, `watching in \(a walk every 200ms\)`, 20*time.Second)
+	w.waitLog(t, `no RAW files found`, 20*time.Second)
+	putFile(t, filepath.Join(in, "p.dng"), dngBytes(t, 48, 32, time.Time{}))
+	w.waitLog(t, `converted in/p\.dng -> out/p\.jpg`, 20*time.Second)
+	w.waitLog(t, `1 converted, `, 20*time.Second)
+	if code := w.stop(t, 10*time.Second); code != 0 {
+		t.Errorf("exit status %d", code)
+	}
+}
+
+// galleryTags are a lens model and an XMP packet with a rating and label.
+func galleryTags() []synthdng.Tag {
+	xmp := `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+		`<rdf:Description xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="3" xmp:Label="Green"/></rdf:RDF></x:xmpmeta>`
+	return []synthdng.Tag{
+		{Dir: tifftag.DirExif, ID: tifftag.LensModel, ASCII: "Test 50mm F1.8"},
+		{Dir: tifftag.DirImage, ID: 700, Bytes: []byte(xmp)},
+	}
+}
