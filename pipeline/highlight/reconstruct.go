@@ -144,7 +144,7 @@ func (rc *Reconstructor) flag(y1 int, row func(y int) []float32) {
 	for ; rc.flagged < y1; rc.flagged++ {
 		p := row(rc.flagged)
 		for i := 0; i+2 < len(p); i += 3 {
-			if p[i] >= rc.thr || p[i+1] >= rc.thr || p[i+2] >= rc.thr {
+			if max(p[i], p[i+1], p[i+2]) > rc.thr-blendBand {
 				rc.clippedRow[rc.flagged] = true
 				break
 			}
@@ -242,20 +242,23 @@ func (rc *Reconstructor) addRow(row [][5]float64, sign float64) {
 	}
 }
 
-// finish reconstructs the clipped pixels of row y (pix) from the window's
-// sums. The chromaticity comes only from unclipped pixels, which this
-// never changes, so working in place is safe.
+// finish reconstructs the pixels of row y (pix) near or above the
+// threshold from the window's sums. The chromaticity comes only from
+// unclipped pixels (all channels below the threshold), which keep their
+// values up to the blend (see Reconstruct), and the sums were taken from
+// the rows before any change, so working in place is safe.
 func (rc *Reconstructor) finish(y int, pix []float32) {
 	w, h, r := rc.w, rc.h, rc.r
+	lo := rc.thr - blendBand
 	y0, y1 := max(0, y-r), min(h-1, y+r)
 	for x := range w {
 		p := pix[3*x : 3*x+3 : 3*x+3]
-		if !(p[0] >= rc.thr || p[1] >= rc.thr || p[2] >= rc.thr) {
+		peak := max(p[0], p[1], p[2])
+		if !(peak > lo) {
 			continue
 		}
 		x0, x1 := max(0, x-r), min(w-1, x+r)
 		s := rc.vert[x]
-		v := math.Min(float64(max(p[0], p[1], p[2])), 1)
 		var rho [3]float64
 		a := 0.0
 		if s[3] > 0 {
@@ -268,8 +271,57 @@ func (rc *Reconstructor) finish(y int, pix []float32) {
 				a = math.Min(1, 2*s[4]/area)
 			}
 		}
+		rec := reconstructPixel(p, rho, a, rc.thr)
+		// The neighbours' colour counts fully from minChromaCount
+		// contributing pixels on, less with fewer (a box sum: it changes
+		// by at most one row or column a pixel, so the result has no edge
+		// where the last unclipped pixel leaves the box).
+		if nw := s[3] / minChromaCount(r); nw < 1 {
+			own := reconstructPixel(p, [3]float64{}, 0, rc.thr)
+			for c := range 3 {
+				rec[c] = nw*rec[c] + (1-nw)*own[c]
+			}
+		}
+		// t: how far the pixel is into the clipping, 0 at lo, 1 at
+		// the threshold (smoothstep), so the result is continuous in the
+		// pixel's values and noise around the threshold makes no step.
+		t := math.Min(1, (float64(peak)-float64(lo))/float64(blendBand))
+		t = t * t * (3 - 2*t)
 		for c := range 3 {
-			p[c] = float32(v * ((1 - a) + a*rho[c]))
+			orig := float64(min(max(p[c], 0), 1))
+			p[c] = float32((1-t)*orig + t*rec[c])
 		}
 	}
 }
+
+// reconstructPixel is the reconstructed value of pixel p (3 channels,
+// clip level 1) whose neighbourhood has the chromaticity rho (maximum 1,
+// or all 0 when it has no unclipped bright pixel) with weight a (see
+// Reconstruct): (1 − a)·own + a·V·rho, V the pixel's peak (at most 1) and
+// own the pixel clamped to [0, 1] with its clipped channels (at or above
+// thr) raised to V. own keeps the ratio of the unclipped channels and is
+// neutral where every channel clipped; rho is the neighbours' colour, so
+// the result has no hue that neither the pixel nor its neighbours have.
+func reconstructPixel(p []float32, rho [3]float64, a float64, thr float32) [3]float64 {
+	var q [3]float64
+	for c := range 3 {
+		q[c] = float64(min(max(p[c], 0), 1))
+	}
+	v := max(q[0], q[1], q[2])
+	for c := range 3 {
+		if p[c] >= thr {
+			q[c] = v
+		}
+		q[c] = (1-a)*q[c] + a*v*rho[c]
+	}
+	return q
+}
+
+// minChromaCount is how many unclipped bright pixels a box of radius r
+// needs for its colour to count fully: one box side.
+func minChromaCount(r int) float64 { return float64(2*r + 1) }
+
+// blendBand is the width (fraction of the clip level) below the threshold
+// over which Reconstruct fades in: a pixel whose peak is threshold −
+// blendBand is unchanged, one at the threshold fully reconstructed.
+const blendBand float32 = 0.2
