@@ -51,22 +51,29 @@ const minChromaLevel = 0.05
 // "inpaint opposed": a clipped pixel takes the colour of the unclipped
 // pixels near it.
 //
-// A pixel is clipped when any channel is at or above threshold; others are
-// not changed at all. For a clipped pixel p with peak V = max channel, the
-// colour of its neighbourhood is the mean, over the unclipped pixels
-// brighter than minChromaLevel within ReconstructRadius r (a
-// (2r+1)×(2r+1) box), of their chromaticity v / max(v), scaled again to a
-// maximum of 1: ρ. Its weight a = min(1, 2·u), u the fraction of the box
-// that is unclipped: 1 at the edge of a clipped area (half the box outside
-// it), falling linearly to 0 at r pixels inside. The result is
+// A pixel is clipped when any channel is at or above threshold. For a
+// pixel with peak V = max channel (at most 1), ρ is the mean, over the
+// unclipped pixels brighter than minChromaLevel within ReconstructRadius
+// r (a (2r+1)×(2r+1) box), of their chromaticity v / max(v), scaled again
+// to a maximum of 1. Its weight a = min(1, 2·u), u the fraction of the box
+// that is unclipped: 1 at the edge of a clipped area (half the box
+// outside it), falling linearly to 0 at r pixels inside. own is the pixel
+// with its clipped channels raised to V: neutral where every channel
+// clipped, the ratio of its unclipped channels where only some did. The
+// reconstruction is
 //
-//	out = V · ((1 − a)·(1, 1, 1) + a·ρ),
+//	rec = (1 − a)·own + a·V·ρ,
 //
-// a mix of neutral white and the neighbours' colour at the same peak, so
-// its hue is either neutral or the neighbours' hue, never another (no
-// magenta or cyan from unequal clipping), and it blends into white
-// smoothly across r pixels. Values stay in [0, V] ⊂ [0, 1]; a clipped area
-// with no bright unclipped neighbour becomes neutral. It returns pix.
+// taken with weight n/(2r+1) (n the count of pixels in ρ's mean, at most
+// 1) against own, so a box with few bright unclipped pixels gives little
+// colour. Its hue is the pixel's own unclipped one, neutral, or the
+// neighbours', never another (no magenta or cyan from unequal clipping).
+// It fades in over blendBand below the threshold: a pixel with peak P
+// becomes (1 − t)·pixel + t·rec, t the smoothstep of (P − (threshold −
+// blendBand)) / blendBand, so the result is continuous in the pixel's
+// values and noise around the threshold leaves no isolated pixels; a
+// pixel with peak at or below threshold − blendBand is not changed.
+// Values stay in [0, 1]. It returns pix.
 func Reconstruct(pix []float32, w, h int, threshold float32) []float32 {
 	n := w * h
 	if n <= 0 || len(pix) < 3*n {
