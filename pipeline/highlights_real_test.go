@@ -44,6 +44,40 @@ func farFromMedian16(img image.Image, r image.Rectangle, frac float64) int {
 	return n
 }
 
+// chromaOutliers16 counts the pixels of img within r of which a colour
+// difference, R − G or B − G, differs from the median of its 3×3
+// neighbourhood's by more than lim (fraction of full scale): isolated
+// coloured pixels, whatever their brightness.
+func chromaOutliers16(img image.Image, r image.Rectangle, lim float64) int {
+	b := img.Bounds()
+	r = r.Intersect(image.Rect(1, 1, b.Dx()-1, b.Dy()-1))
+	n := 0
+	var nb [2][9]float64
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			k := 0
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					cr, cg, cb := rgb16(img, x+dx, y+dy)
+					nb[0][k] = (float64(cr) - float64(cg)) / 65535
+					nb[1][k] = (float64(cb) - float64(cg)) / 65535
+					k++
+				}
+			}
+			for c := range 2 {
+				v := nb[c][4]
+				s := nb[c]
+				slices.Sort(s[:])
+				if math.Abs(v-s[4]) > lim {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
+}
+
 // TestHighlightsRealClipping: on the partial clipping of the sample files
 // (the 6D DNG's bluish reflection on the desk, a linear DNG; the D30 CRW's
 // blown area beside the candle) reconstruct leaves no more isolated
@@ -76,6 +110,11 @@ func TestHighlightsRealClipping(t *testing.T) {
 			t.Logf("area %v: %d isolated pixels, clip %d", c.area, nr, nc)
 			if nr > nc {
 				t.Errorf("area %v: reconstruct leaves %d pixels beyond 15 %% of their 3×3 median, clip %d", c.area, nr, nc)
+			}
+			cr, cc := chromaOutliers16(rec, c.area, 0.1), chromaOutliers16(clip, c.area, 0.1)
+			t.Logf("area %v: %d isolated coloured pixels, clip %d", c.area, cr, cc)
+			if cr > cc {
+				t.Errorf("area %v: reconstruct leaves %d isolated coloured pixels (R − G or B − G beyond 0.1 of its 3×3 median), clip %d", c.area, cr, cc)
 			}
 			wr, wc := farFromMedian16(rec, image.Rectangle{}, 0.30), farFromMedian16(clip, image.Rectangle{}, 0.30)
 			t.Logf("whole picture: %d pixels beyond 30 %%, clip %d", wr, wc)
