@@ -331,4 +331,4 @@ func minChromaCount(r int) float64 { return float64(2*r + 1) }
 // blendBand is the width (fraction of the clip level) below the threshold
 // over which Reconstruct fades in: a pixel whose peak is threshold −
 // blendBand is unchanged, one at the threshold fully reconstructed.
-const blendBand float32 = 0.2
+const blendBand float32 = 0.1
