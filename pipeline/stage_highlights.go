@@ -13,7 +13,9 @@ import (
 // (colour from the unclipped neighbours, highlight.Reconstruct). Then the
 // image goes to the stage cache (its key has the mode); a cached image has
 // had it already. Images with other than 3 channels are left alone.
-var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Cost: highlightsCost, run: stageHighlights, Band: highlightsBand}
+// Version 1: reconstruct fades in below the threshold and keeps the ratio
+// of a pixel's unclipped channels (no isolated pixels at the threshold).
+var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Version: 1, Cost: highlightsCost, run: stageHighlights, Band: highlightsBand}
 
 // highlightsBand is the stage's band form (Stage.Band): clip row by row
 // (margin 0, in parallel), or reconstruct row by row

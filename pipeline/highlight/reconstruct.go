@@ -51,22 +51,29 @@ const minChromaLevel = 0.05
 // "inpaint opposed": a clipped pixel takes the colour of the unclipped
 // pixels near it.
 //
-// A pixel is clipped when any channel is at or above threshold; others are
-// not changed at all. For a clipped pixel p with peak V = max channel, the
-// colour of its neighbourhood is the mean, over the unclipped pixels
-// brighter than minChromaLevel within ReconstructRadius r (a
-// (2r+1)×(2r+1) box), of their chromaticity v / max(v), scaled again to a
-// maximum of 1: ρ. Its weight a = min(1, 2·u), u the fraction of the box
-// that is unclipped: 1 at the edge of a clipped area (half the box outside
-// it), falling linearly to 0 at r pixels inside. The result is
+// A pixel is clipped when any channel is at or above threshold. For a
+// pixel with peak V = max channel (at most 1), ρ is the mean, over the
+// unclipped pixels brighter than minChromaLevel within ReconstructRadius
+// r (a (2r+1)×(2r+1) box), of their chromaticity v / max(v), scaled again
+// to a maximum of 1. Its weight a = min(1, 2·u), u the fraction of the box
+// that is unclipped: 1 at the edge of a clipped area (half the box
+// outside it), falling linearly to 0 at r pixels inside. own is the pixel
+// with its clipped channels raised to V: neutral where every channel
+// clipped, the ratio of its unclipped channels where only some did. The
+// reconstruction is
 //
-//	out = V · ((1 − a)·(1, 1, 1) + a·ρ),
+//	rec = (1 − a)·own + a·V·ρ,
 //
-// a mix of neutral white and the neighbours' colour at the same peak, so
-// its hue is either neutral or the neighbours' hue, never another (no
-// magenta or cyan from unequal clipping), and it blends into white
-// smoothly across r pixels. Values stay in [0, V] ⊂ [0, 1]; a clipped area
-// with no bright unclipped neighbour becomes neutral. It returns pix.
+// taken with weight n/(2r+1) (n the count of pixels in ρ's mean, at most
+// 1) against own, so a box with few bright unclipped pixels gives little
+// colour. Its hue is the pixel's own unclipped one, neutral, or the
+// neighbours', never another (no magenta or cyan from unequal clipping).
+// It fades in over blendBand below the threshold: a pixel with peak P
+// becomes (1 − t)·pixel + t·rec, t the smoothstep of (P − (threshold −
+// blendBand)) / blendBand, so the result is continuous in the pixel's
+// values and noise around the threshold leaves no isolated pixels; a
+// pixel with peak at or below threshold − blendBand is not changed.
+// Values stay in [0, 1]. It returns pix.
 func Reconstruct(pix []float32, w, h int, threshold float32) []float32 {
 	n := w * h
 	if n <= 0 || len(pix) < 3*n {
@@ -144,7 +151,7 @@ func (rc *Reconstructor) flag(y1 int, row func(y int) []float32) {
 	for ; rc.flagged < y1; rc.flagged++ {
 		p := row(rc.flagged)
 		for i := 0; i+2 < len(p); i += 3 {
-			if p[i] >= rc.thr || p[i+1] >= rc.thr || p[i+2] >= rc.thr {
+			if max(p[i], p[i+1], p[i+2]) > rc.thr-blendBand {
 				rc.clippedRow[rc.flagged] = true
 				break
 			}
@@ -242,20 +249,23 @@ func (rc *Reconstructor) addRow(row [][5]float64, sign float64) {
 	}
 }
 
-// finish reconstructs the clipped pixels of row y (pix) from the window's
-// sums. The chromaticity comes only from unclipped pixels, which this
-// never changes, so working in place is safe.
+// finish reconstructs the pixels of row y (pix) near or above the
+// threshold from the window's sums. The chromaticity comes only from
+// unclipped pixels (all channels below the threshold), which keep their
+// values up to the blend (see Reconstruct), and the sums were taken from
+// the rows before any change, so working in place is safe.
 func (rc *Reconstructor) finish(y int, pix []float32) {
 	w, h, r := rc.w, rc.h, rc.r
+	lo := rc.thr - blendBand
 	y0, y1 := max(0, y-r), min(h-1, y+r)
 	for x := range w {
 		p := pix[3*x : 3*x+3 : 3*x+3]
-		if !(p[0] >= rc.thr || p[1] >= rc.thr || p[2] >= rc.thr) {
+		peak := max(p[0], p[1], p[2])
+		if !(peak > lo) {
 			continue
 		}
 		x0, x1 := max(0, x-r), min(w-1, x+r)
 		s := rc.vert[x]
-		v := math.Min(float64(max(p[0], p[1], p[2])), 1)
 		var rho [3]float64
 		a := 0.0
 		if s[3] > 0 {
@@ -268,8 +278,57 @@ func (rc *Reconstructor) finish(y int, pix []float32) {
 				a = math.Min(1, 2*s[4]/area)
 			}
 		}
+		rec := reconstructPixel(p, rho, a, rc.thr)
+		// The neighbours' colour counts fully from minChromaCount
+		// contributing pixels on, less with fewer (a box sum: it changes
+		// by at most one row or column a pixel, so the result has no edge
+		// where the last unclipped pixel leaves the box).
+		if nw := s[3] / minChromaCount(r); nw < 1 {
+			own := reconstructPixel(p, [3]float64{}, 0, rc.thr)
+			for c := range 3 {
+				rec[c] = nw*rec[c] + (1-nw)*own[c]
+			}
+		}
+		// t: how far the pixel is into the clipping, 0 at lo, 1 at
+		// the threshold (smoothstep), so the result is continuous in the
+		// pixel's values and noise around the threshold makes no step.
+		t := math.Min(1, (float64(peak)-float64(lo))/float64(blendBand))
+		t = t * t * (3 - 2*t)
 		for c := range 3 {
-			p[c] = float32(v * ((1 - a) + a*rho[c]))
+			orig := float64(min(max(p[c], 0), 1))
+			p[c] = float32((1-t)*orig + t*rec[c])
 		}
 	}
 }
+
+// reconstructPixel is the reconstructed value of pixel p (3 channels,
+// clip level 1) whose neighbourhood has the chromaticity rho (maximum 1,
+// or all 0 when it has no unclipped bright pixel) with weight a (see
+// Reconstruct): (1 − a)·own + a·V·rho, V the pixel's peak (at most 1) and
+// own the pixel clamped to [0, 1] with its clipped channels (at or above
+// thr) raised to V. own keeps the ratio of the unclipped channels and is
+// neutral where every channel clipped; rho is the neighbours' colour, so
+// the result has no hue that neither the pixel nor its neighbours have.
+func reconstructPixel(p []float32, rho [3]float64, a float64, thr float32) [3]float64 {
+	var q [3]float64
+	for c := range 3 {
+		q[c] = float64(min(max(p[c], 0), 1))
+	}
+	v := max(q[0], q[1], q[2])
+	for c := range 3 {
+		if p[c] >= thr {
+			q[c] = v
+		}
+		q[c] = (1-a)*q[c] + a*v*rho[c]
+	}
+	return q
+}
+
+// minChromaCount is how many unclipped bright pixels a box of radius r
+// needs for its colour to count fully: one box side.
+func minChromaCount(r int) float64 { return float64(2*r + 1) }
+
+// blendBand is the width (fraction of the clip level) below the threshold
+// over which Reconstruct fades in: a pixel whose peak is threshold −
+// blendBand is unchanged, one at the threshold fully reconstructed.
+const blendBand float32 = 0.1

@@ -40,7 +40,7 @@ func boxRef(pix []float32, w, h int, thr float32) []float32 {
 	for y := range h {
 		for x := range w {
 			i := y*w + x
-			if !clipped(i) {
+			if max(pix[3*i], pix[3*i+1], pix[3*i+2]) <= thr-blendBand {
 				continue
 			}
 			var s [5]float64
@@ -61,7 +61,6 @@ func boxRef(pix []float32, w, h int, thr float32) []float32 {
 				}
 			}
 			p := out[3*i : 3*i+3]
-			v := math.Min(float64(max(p[0], p[1], p[2])), 1)
 			var rho [3]float64
 			a := 0.0
 			if s[3] > 0 {
@@ -73,9 +72,8 @@ func boxRef(pix []float32, w, h int, thr float32) []float32 {
 				area := float64((min(w-1, x+r) - max(0, x-r) + 1) * (min(h-1, y+r) - max(0, y-r) + 1))
 				a = math.Min(1, 2*s[4]/area)
 			}
-			for c := range 3 {
-				p[c] = float32(v * ((1 - a) + a*rho[c]))
-			}
+			q := refPixel(p, rho, a, s[3], r, thr)
+			copy(p, q[:])
 		}
 	}
 	return out
