@@ -229,6 +229,22 @@ func newVariantPasses(s *stream, steps []Step, tail variantTail, asked []*varian
 	return vp
 }
 
+// pushSmall copies the window's final rows y0 to y1−1 into buf (at least
+// 3·(y1−y0)·s.w long) and feeds them to every downscaled variant's
+// downscaler, each one's time in its timing.
+func (vp *variantPasses) pushSmall(s *stream, y0, y1 int, buf []float32) {
+	n := 3 * s.w
+	band := buf[:(y1-y0)*n]
+	for y := y0; y < y1; y++ {
+		copy(band[(y-y0)*n:], s.row(y))
+	}
+	for _, k := range vp.small {
+		t0 := time.Now()
+		k.rs.Push(band)
+		k.dur += time.Since(t0)
+	}
+}
+
 // runSmall is pass 1 of a stream whose variants are all downscaled
 // (variantPasses.smallOnly): each band of the window's rows, once final,
 // goes to every variant's band-wise downscaler, so no camera row is
@@ -239,8 +255,7 @@ func (vp *variantPasses) runSmall(ctx context.Context, j *job) ([][]uint16, erro
 	for n, r := range vp.tail.runs {
 		vp.small[n] = newSmallSink(s, vp.asked[r.v])
 	}
-	n := 3 * s.w
-	rows := make([]float32, streamRows*n)
+	rows := make([]float32, 3*streamRows*s.w)
 	for y0 := 0; y0 < s.h; y0 += streamRows {
 		y1 := min(s.h, y0+streamRows)
 		s.ensure(y0, y1)
@@ -250,15 +265,7 @@ func (vp *variantPasses) runSmall(ctx context.Context, j *job) ([][]uint16, erro
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		band := rows[:(y1-y0)*n]
-		for y := y0; y < y1; y++ {
-			copy(band[(y-y0)*n:], s.row(y))
-		}
-		for _, k := range vp.small {
-			t0 := time.Now()
-			k.rs.Push(band)
-			k.dur += time.Since(t0)
-		}
+		vp.pushSmall(s, y0, y1, rows)
 	}
 	for n, k := range vp.small {
 		if err := k.finish(vp.asked[vp.tail.runs[n].v], s.flip); err != nil {
@@ -356,16 +363,8 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 		}
 		t0 := time.Now()
 		if len(vp.small) > 0 {
-			n := 3 * s.w
-			rows = slices.Grow(rows[:0], (y1-y0)*n)[:(y1-y0)*n]
-			for y := y0; y < y1; y++ {
-				copy(rows[(y-y0)*n:], s.row(y))
-			}
-			for _, k := range vp.small {
-				t1 := time.Now()
-				k.rs.Push(rows)
-				k.dur += time.Since(t1)
-			}
+			rows = slices.Grow(rows[:0], 3*(y1-y0)*s.w)
+			vp.pushSmall(s, y0, y1, rows)
 		}
 		for _, q := range vp.quant {
 			b := make([]byte, (y1-y0)*q.rowBytes)

@@ -26,14 +26,20 @@ static void rb_d_output_message(j_common_ptr cinfo) {
 	((rb_jpeg_d *)cinfo)->warnings++;
 }
 
+// rb_d_init clears j and installs the error handlers that report into
+// msg (the caller sets its own setjmp point before any libjpeg call).
+static void rb_d_init(rb_jpeg_d *j, char *msg) {
+	memset(j, 0, sizeof *j);
+	j->msg = msg;
+	msg[0] = 0;
+	j->d.err = jpeg_std_error(&j->err);
+	j->err.error_exit = rb_d_error_exit;
+	j->err.output_message = rb_d_output_message;
+}
+
 int rb_jpeg_size(const unsigned char *data, unsigned long len, int denom, int *w, int *h, char *msg) {
 	rb_jpeg_d j;
-	memset(&j, 0, sizeof j);
-	j.msg = msg;
-	msg[0] = 0;
-	j.d.err = jpeg_std_error(&j.err);
-	j.err.error_exit = rb_d_error_exit;
-	j.err.output_message = rb_d_output_message;
+	rb_d_init(&j, msg);
 	if (setjmp(j.jb)) {
 		jpeg_destroy_decompress(&j.d);
 		return -1;
@@ -54,12 +60,7 @@ int rb_jpeg_size(const unsigned char *data, unsigned long len, int denom, int *w
 int rb_jpeg_decode(const unsigned char *data, unsigned long len, int denom,
                    unsigned char *out, int w, int h, int *warnings, char *msg) {
 	rb_jpeg_d j;
-	memset(&j, 0, sizeof j);
-	j.msg = msg;
-	msg[0] = 0;
-	j.d.err = jpeg_std_error(&j.err);
-	j.err.error_exit = rb_d_error_exit;
-	j.err.output_message = rb_d_output_message;
+	rb_d_init(&j, msg);
 	if (setjmp(j.jb)) {
 		jpeg_destroy_decompress(&j.d);
 		*warnings = j.warnings;
