@@ -21,7 +21,7 @@ import (
 // cells measured from the CFA data before demosaic where it gives what
 // the anchor sees (anchor_reduce.go; within 0.05 EV of the demosaiced
 // image's on the corpus).
-var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 2, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
+var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 3, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
 	Band: anchorBand} // stream_twopass.go
 
 // anchorClip is the camera value (1 = the white level after white

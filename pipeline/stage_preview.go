@@ -140,7 +140,7 @@ func stagePreview(_ context.Context, j *job) error {
 	// The fits compare the grid the look score uses (look.ScoreGridSize),
 	// reduced from the decoded preview, not from the kept reduced copy.
 	pw, ph := j.pictureSize() // the area the outputs cover (--crop)
-	gw, gh := look.ScoreGridSize(pw, ph, j.info.Flip)
+	gw, gh := look.ScoreGridSize(pw, ph)
 	p, err := look.DecodePreviewGrid(t.Data, bw, bh, t.Colors, pw, ph, PreviewMaxLong, gw, gh)
 	if err != nil {
 		j.previewNote = err.Error()

@@ -47,12 +47,17 @@ func GridSize(w, h, gridW int) (gw, gh int) {
 }
 
 // ScoreGridSize is the grid, in sensor orientation, on which ScorePreview
-// compares the upright output of a w×h (sensor orientation) image that
-// flip turns upright (LibRaw's flip code: bit 2 swaps the axes):
-// GridSize of the upright size at GridWidth, swapped back. The looks' fits
-// use it so that they score the cells the conversion is scored on.
-func ScoreGridSize(w, h, flip int) (gw, gh int) {
-	if flip&4 != 0 {
+// compares the output of a w×h (sensor orientation) image with its
+// preview: GridSize at GridWidth cells along the long side, whatever the
+// orientation the picture is shown in. The grid is so the same for a
+// picture shot upright or turned: the cells hold as many of the
+// preview's pixels (a 256-wide grid across a portrait picture's short
+// side made cells of under 3 preview pixels on a 1024-pixel preview, too
+// small for the preview's compression and registration, and the anchor
+// found the estimate inconsistent). The looks' fits use it so that they
+// score the cells the conversion is scored on.
+func ScoreGridSize(w, h int) (gw, gh int) {
+	if h > w {
 		gh, gw = GridSize(h, w, GridWidth)
 		return gw, gh
 	}

@@ -282,14 +282,14 @@ func TestDecodePreviewReduced(t *testing.T) {
 // to the grid asked (the score's grid), not a grid of the reduced copy,
 // which weighs the reduced pixels equally: on a noisy 1440×960 bitmap (the
 // D30's preview size) with a 512-pixel copy they differ, and Cells equals
-// the full decode's reduction. ScoreGridSize is the upright output's
-// grid in sensor orientation.
+// the full decode's reduction. ScoreGridSize is GridWidth cells along the
+// long side, in sensor orientation, whatever the picture's orientation.
 func TestDecodePreviewGrid(t *testing.T) {
-	if w, h := ScoreGridSize(2176, 1448, 0); w != 256 || h != 170 {
-		t.Errorf("ScoreGridSize(2176, 1448, 0) = %d×%d, want 256×170", w, h)
+	if w, h := ScoreGridSize(2176, 1448); w != 256 || h != 170 {
+		t.Errorf("ScoreGridSize(2176, 1448) = %d×%d, want 256×170", w, h)
 	}
-	if w, h := ScoreGridSize(2176, 1448, 6); w != 385 || h != 256 {
-		t.Errorf("ScoreGridSize(2176, 1448, 6) = %d×%d, want 385×256 (upright 256×385)", w, h)
+	if w, h := ScoreGridSize(1448, 2176); w != 170 || h != 256 {
+		t.Errorf("ScoreGridSize(1448, 2176) = %d×%d, want 170×256", w, h)
 	}
 	const w, h = 1440, 960
 	rng := rand.New(rand.NewSource(3))
@@ -297,7 +297,7 @@ func TestDecodePreviewGrid(t *testing.T) {
 	for i := range data {
 		data[i] = byte(rng.Intn(256))
 	}
-	gw, gh := ScoreGridSize(2176, 1448, 0)
+	gw, gh := ScoreGridSize(2176, 1448)
 	p, err := DecodePreviewGrid(data, w, h, 3, 2176, 1448, 512, gw, gh)
 	if err != nil {
 		t.Fatal(err)
