@@ -47,6 +47,7 @@ func TestPreviewSource(t *testing.T) {
 		{"auto-thumbnail", thumb, []string{"t=jpeg,size=100,source=auto"}, []string{"raw"}, "thumbnail", true, ""},
 		{"preview-thumbnail", thumb, []string{"t=jpeg,size=100,source=preview"}, nil, "", false, "thumbnail"},
 		{"auto-none", bare, []string{"t=jpeg,size=100,source=auto"}, []string{"raw"}, "no embedded preview", true, ""},
+		{"auto-hdr", d30, []string{"t=avif,size=300,hdr=pq,source=auto"}, []string{"raw"}, "HDR variant needs the raw data", true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := t.TempDir()

@@ -195,7 +195,9 @@ func (j *job) resolveSources(plan StagePlan, n int, asked []*variantJob) (StageP
 		vs[i].Source = SourceRaw
 		p, err := j.sourcePreview()
 		why := ""
-		if err != nil {
+		if vs[i].HDR != "" {
+			why = "an HDR variant needs the raw data (an embedded preview is an SDR picture)"
+		} else if err != nil {
 			why = err.Error()
 		} else {
 			dw, dh := j.variantSize(vs[i])

@@ -475,8 +475,8 @@ func (v Variant) Validate() error {
 	default:
 		return fmt.Errorf("variant %s: unknown source %q (raw, preview, auto)", v.Name, v.Source)
 	}
-	if v.HDR != "" && (v.Source == SourcePreview || v.Source == SourceAuto) {
-		return fmt.Errorf("variant %s: hdr=%s needs the raw data (source=%s: an embedded preview is an SDR picture)", v.Name, v.HDR, v.Source)
+	if v.HDR != "" && v.Source == SourcePreview {
+		return fmt.Errorf("variant %s: hdr=%s needs the raw data (source=preview: an embedded preview is an SDR picture)", v.Name, v.HDR)
 	}
 	if err := v.validateWholeFrame(); err != nil {
 		return err

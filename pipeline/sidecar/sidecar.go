@@ -346,7 +346,7 @@ func Find(path string) Found {
 				others = append(others, f.Path)
 			}
 		}
-		best.Note = fmt.Sprintf("%s: sidecars %s and %s both exist; reading the newer, %s", path, best.Path, strings.Join(others, ", "), best.Path)
+		best.Note = fmt.Sprintf("sidecars %s and %s both exist; reading the newer, %s", best.Path, strings.Join(others, ", "), best.Path)
 	}
 	return best
 }
