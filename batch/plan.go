@@ -195,10 +195,16 @@ func (pl *planner) add(path, rel string, fi fs.FileInfo) {
 	defer fault.At(fault.Planned, path)
 	p := pl.p
 	task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
+	var warns []string
 	if !pl.noSidecar {
-		task.XMP, _, _ = sidecar.Read(path)
+		task.XMP, _, warns = sidecar.Read(path)
 	}
 	if why := pl.rating.Skips(task.XMP); why != "" {
+		// A file left out is never converted, so its sidecar's warnings
+		// (malformed, two of them) are said here, with why it was left out.
+		for _, w := range warns {
+			why += "; " + strings.TrimSuffix(strings.TrimPrefix(w, path+": "), "; converting without it")
+		}
 		p.Filtered = append(p.Filtered, FileResult{Task: task, Status: StatusSkipped, Reason: why})
 		return
 	}

@@ -176,8 +176,10 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 			return nil, err
 		}
 	}
-	for _, fr := range plan.Filtered {
-		rep.aside(fmt.Sprintf("skipped %s (%s)", fr.Input, fr.Reason))
+	if cfg.DryRun {
+		for _, fr := range plan.Filtered {
+			rep.aside(fmt.Sprintf("skipped %s (%s)", fr.Input, fr.Reason))
+		}
 	}
 	if sig.Ctx.Err() == nil { // a walk a signal stopped may have found nothing yet
 		if err := checkEmpty(rep, cfg, plan); err != nil {
@@ -328,7 +330,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	// The Go heap follows the budget (LibRaw's C buffers are counted in
 	// the estimates but are outside the Go runtime's limit).
 	debug.SetMemoryLimit(cfg.MemBudget)
-	rep.start(len(plan.Tasks) + len(plan.Problems))
+	rep.start(len(plan.Tasks) + len(plan.Problems) + len(plan.Filtered))
 	// The first signal stops starting files and gives those in flight
 	// --grace to finish; a second one stops them at once.
 	r.Abort = sig.Abort
@@ -346,8 +348,13 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	for _, pr := range plan.Problems {
 		rep.done(pr)
 	}
+	// The files the sidecar filters left out: skipped, each with why, in
+	// the summary and the report.
+	for _, fr := range plan.Filtered {
+		rep.done(fr)
+	}
 	r.Started, r.Done = rep.started, rep.done
-	results := r.Run(ctx, plan)
+	results := append(r.Run(ctx, plan), plan.Filtered...)
 	batch.CloseWorkers() // the idle workers exit now, reaped by this process
 	for _, w := range later {
 		if batch.CollisionWritten(plan.Collisions[w], results) {
