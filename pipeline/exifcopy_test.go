@@ -20,7 +20,9 @@ import (
 // IFD0, ExifIFD and GPS) that outputs do not copy from the raw, with why
 // (docs/metadata.md): the raw's own image structure, colour descriptions
 // the output's ICC profile replaces, ExifVersion (the writer's own), the
-// maker note, and Orientation and Software, which rawbatch sets. IFD0 tags
+// maker note, the attributes counted in the raw's pixels (focal-plane
+// resolution, subject area and location), and Orientation and Software,
+// which rawbatch sets. IFD0 tags
 // numbered 50706 and above (DNG 1.0–1.7 and later Adobe tags) are left out
 // too (notCopiedTag).
 var notCopied = map[string]string{
@@ -40,6 +42,8 @@ var notCopied = map[string]string{
 	"Orientation": "set to 1", "Software": "set to rawbatch",
 	"OECF": "byte-order dependent", "SpatialFrequencyResponse": "byte-order dependent",
 	"DeviceSettingDescription": "byte-order dependent",
+	"FocalPlaneXResolution":    "raw's pixels", "FocalPlaneYResolution": "raw's pixels", "FocalPlaneResolutionUnit": "raw's pixels",
+	"SubjectArea": "raw's pixels", "SubjectLocation": "raw's pixels",
 }
 
 // notCopiedTag reports whether exiftool's tag name, numbered id, of group

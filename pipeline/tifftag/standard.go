@@ -11,7 +11,10 @@ package tifftag
 // Left out on purpose (docs/metadata.md): everything about the raw's own
 // image structure (sizes, bits, compression, strips, tiles, resolution,
 // YCbCr, CFA and DNG tags, SubIFDs, PixelX/YDimension,
-// ComponentsConfiguration, CompressedBitsPerPixel), colour descriptions that
+// ComponentsConfiguration, CompressedBitsPerPixel), the attributes counted
+// in the raw's pixels, wrong for an output of another size or crop
+// (FocalPlaneX/YResolution and their unit, from which readers derive a
+// 35 mm equivalent; SubjectArea, SubjectLocation), colour descriptions that
 // the output's ICC profile replaces (ColorSpace, Gamma, WhitePoint,
 // PrimaryChromaticities, TransferFunction, the Interoperability IFD),
 // ExifVersion (the writer states its own), the MakerNote (its internal
@@ -55,7 +58,6 @@ var Standard = []Def{
 	{37384, "LightSource", DirExif},
 	{37385, "Flash", DirExif},
 	{FocalLength, "FocalLength", DirExif},
-	{37396, "SubjectArea", DirExif},
 	{37510, "UserComment", DirExif},
 	{SubSecTime, "SubSecTime", DirExif},
 	{SubSecTimeOriginal, "SubSecTimeOriginal", DirExif},
@@ -69,10 +71,6 @@ var Standard = []Def{
 	{40960, "FlashpixVersion", DirExif},
 	{40964, "RelatedSoundFile", DirExif},
 	{41483, "FlashEnergy", DirExif},
-	{41486, "FocalPlaneXResolution", DirExif},
-	{41487, "FocalPlaneYResolution", DirExif},
-	{41488, "FocalPlaneResolutionUnit", DirExif},
-	{41492, "SubjectLocation", DirExif},
 	{41493, "ExposureIndex", DirExif},
 	{41495, "SensingMethod", DirExif},
 	{41728, "FileSource", DirExif},
