@@ -37,6 +37,18 @@ static void rb_d_init(rb_jpeg_d *j, char *msg) {
 	j->err.output_message = rb_d_output_message;
 }
 
+// rb_d_open creates j's decompressor on data and reads its header, for
+// 8-bit RGB output at the DCT scale 1/denom. Called after the caller's
+// setjmp: a libjpeg error jumps back there.
+static void rb_d_open(rb_jpeg_d *j, const unsigned char *data, unsigned long len, int denom) {
+	jpeg_create_decompress(&j->d);
+	jpeg_mem_src(&j->d, data, len);
+	jpeg_read_header(&j->d, TRUE);
+	j->d.out_color_space = JCS_RGB;
+	j->d.scale_num = 1;
+	j->d.scale_denom = denom;
+}
+
 int rb_jpeg_size(const unsigned char *data, unsigned long len, int denom, int *w, int *h, char *msg) {
 	rb_jpeg_d j;
 	rb_d_init(&j, msg);
@@ -44,12 +56,7 @@ int rb_jpeg_size(const unsigned char *data, unsigned long len, int denom, int *w
 		jpeg_destroy_decompress(&j.d);
 		return -1;
 	}
-	jpeg_create_decompress(&j.d);
-	jpeg_mem_src(&j.d, data, len);
-	jpeg_read_header(&j.d, TRUE);
-	j.d.out_color_space = JCS_RGB;
-	j.d.scale_num = 1;
-	j.d.scale_denom = denom;
+	rb_d_open(&j, data, len, denom);
 	jpeg_calc_output_dimensions(&j.d);
 	*w = (int)j.d.output_width;
 	*h = (int)j.d.output_height;
@@ -66,12 +73,7 @@ int rb_jpeg_decode(const unsigned char *data, unsigned long len, int denom,
 		*warnings = j.warnings;
 		return -1;
 	}
-	jpeg_create_decompress(&j.d);
-	jpeg_mem_src(&j.d, data, len);
-	jpeg_read_header(&j.d, TRUE);
-	j.d.out_color_space = JCS_RGB;
-	j.d.scale_num = 1;
-	j.d.scale_denom = denom;
+	rb_d_open(&j, data, len, denom);
 	j.d.dct_method = JDCT_ISLOW;
 	jpeg_start_decompress(&j.d);
 	if ((int)j.d.output_width != w || (int)j.d.output_height != h || j.d.output_components != 3) {
