@@ -101,10 +101,20 @@ func unavailable(err error) error {
 		errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrConnectionClosed) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
 		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) {
+		errors.Is(err, jetstream.ErrNoStreamResponse) || noLeader(err) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
+}
+
+// noLeader reports whether err is the JetStream API's answer while a
+// stream or consumer has no leader (code 503, "JetStream system
+// temporarily unavailable": a cluster electing one), not JetStream being
+// off for the account or the server (also 503, and lasting).
+func noLeader(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.Code == 503 &&
+		api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabledForAccount && api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabled
 }
 
 // unavailableWait bounds how long whileUnavailable asks a broker that

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // counts counts a Convert's calls per attempt and result.
@@ -133,6 +136,48 @@ func TestMaxDeliver(t *testing.T) {
 	}
 	if n := streamMsgs(t, c); n != 0 {
 		t.Errorf("%d jobs left in the stream, want 0 (acked)", n)
+	}
+}
+
+// electingKV is a lease bucket whose first fails creations answer as a
+// cluster electing the bucket's leader does (no responders).
+type electingKV struct {
+	jetstream.KeyValue
+	fails atomic.Int32
+}
+
+func (kv *electingKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
+	if kv.fails.Add(-1) >= 0 {
+		return 0, nats.ErrNoResponders
+	}
+	return kv.KeyValue.Create(ctx, key, value, opts...)
+}
+
+// TestLeaseBucketElection: while the lease bucket does not answer for
+// longer than MaxDeliver beats, a delivered job is held, not handed back
+// once a beat, so that it is converted once and not dead-lettered as a
+// job that killed its workers.
+func TestLeaseBucketElection(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	o.MaxDeliver = 2
+	c := connectT(t, o)
+	kv := &electingKV{KeyValue: c.leases}
+	kv.fails.Store(3) // 100 + 200 + 400 ms of backoff: over two beats, under the ack wait
+	c.leases = kv
+	var cs counts
+	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
+		cs.add(d, "done")
+		return Outcome{Result: Done}
+	})
+	j := testJob("election.dng", 1<<20)
+	publishT(t, c, j)
+	waitFor(t, "the job finished", func() bool { st := statusOf(t, c, j.ID).State; return st == Processed || st == Failed })
+	if st := statusOf(t, c, j.ID); st.State != Processed {
+		t.Errorf("status %+v, want processed", st)
+	}
+	if got := strings.Join(cs.get(), " "); got != "/in/election.dng#1:done" {
+		t.Errorf("converted %s, want once, on its first delivery", got)
 	}
 }
 

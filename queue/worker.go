@@ -531,12 +531,14 @@ func (d *delivery) takeLease() bool {
 		Attempt int       `json:"attempt"`
 		Since   time.Time `json:"since"`
 	}{ws.name, d.attempt, time.Now()})
-	octx, cancel := c.op(context.Background())
-	rev, err := c.leases.Create(octx, j.ID, val)
-	cancel()
+	rev, err := d.createLease(val)
 	if err != nil {
 		delay := c.o.Beat
 		if errors.Is(err, jetstream.ErrKeyExists) {
+			// The holder's lease lives up to its TTL from its last
+			// renewal; not knowing when that was, wait the whole TTL
+			// (a beat would spend a delivery per beat while it runs).
+			delay = c.o.LeaseTTL + 100*time.Millisecond
 			octx, cancel := c.op(context.Background())
 			if e, gerr := c.leases.Get(octx, j.ID); gerr == nil {
 				if rest := c.o.LeaseTTL - time.Since(e.Created()); rest > 0 {
@@ -567,6 +569,28 @@ func (d *delivery) takeLease() bool {
 	})
 	d.l = l
 	return true
+}
+
+// createLease creates the job's lease. While the broker does not answer
+// (a cluster electing the lease bucket's leader takes seconds) it asks
+// again, keeping the delivery in progress, for up to the ack wait less two
+// beats: every delivery handed back counts against MaxDeliver, and an
+// election is not a job that kills its workers.
+func (d *delivery) createLease(val []byte) (uint64, error) {
+	c := d.ws.c
+	ctx, cancel := context.WithTimeout(context.Background(), c.o.AckWait-2*c.o.Beat)
+	defer cancel()
+	var rev uint64
+	err := c.whileUnavailable(ctx, func() error {
+		octx, cancel := c.op(ctx)
+		defer cancel()
+		var err error
+		if rev, err = c.leases.Create(octx, d.j.ID, val); err != nil {
+			_ = d.msg.InProgress()
+		}
+		return unavailable(err)
+	})
+	return rev, err
 }
 
 // convert runs the worker's Convert on the delivery (or takes override)
