@@ -3,6 +3,7 @@ package batch
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline"
 )
@@ -50,6 +51,10 @@ type PlannedOutput struct {
 	SizeKnown     bool
 	// Status is the output's own: planned, skipped or failed.
 	Status Status
+	// Source is where a pending output would be made from, "raw" or
+	// "preview" (pipeline.PlannedSource), "" when only the conversion can
+	// tell; SourceReason why a source=auto output falls back to the raw.
+	Source, SourceReason string
 	// Note is the table's note of an output not written ("skip: up to
 	// date", "skip: <reason>", "would fail: ..."); for a pending one, its
 	// file's Note.
@@ -117,6 +122,19 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 		pending[i] = true
 	}
 	a := r.Need(t, 1)
+	sources := make([]PlannedOutput, len(outs))
+	if t.Err == nil {
+		for i, o := range outs {
+			if !pending[i] {
+				continue
+			}
+			src, why, err := pipeline.PlannedSource(t.Info, o.Variant, s)
+			sources[i].Source, sources[i].SourceReason = src, why
+			if err != nil && t.Err == nil {
+				t.Err = fmt.Errorf("%s: %w", t.Input, err) // as the conversion fails it
+			}
+		}
+	}
 	switch {
 	case t.Err != nil && stillCopying(t, t.Err) != "":
 		reason := stillCopying(t, t.Err) // as Run skips it
@@ -143,7 +161,14 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 			f.Outputs = append(f.Outputs, PlannedOutput{Path: o.Path, Status: StatusSkipped, Note: "skip: up to date"})
 			continue
 		}
-		po := PlannedOutput{Path: o.Path, Pending: true, Status: f.Status, Note: f.Note}
+		po := PlannedOutput{Path: o.Path, Pending: true, Status: f.Status, Note: f.Note,
+			Source: sources[i].Source, SourceReason: sources[i].SourceReason}
+		if po.Status == StatusPlanned && po.Source != "" && o.Variant.Source != pipeline.SourceRaw {
+			po.Note = strings.TrimPrefix(po.Note+"; from the "+po.Source, "; ")
+			if po.SourceReason != "" {
+				po.Note += " (" + po.SourceReason + ")"
+			}
+		}
 		if t.Err == nil {
 			po.Width, po.Height = o.Variant.Fit(pipeline.DecodedSize(t.Info, s))
 			po.SizeKnown = true

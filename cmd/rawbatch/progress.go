@@ -391,9 +391,11 @@ func writtenPaths(fr batch.FileResult) []string {
 	return out
 }
 
-// written lists the files a conversion wrote with their sizes:
-// "out/a.jpg (6000x4000), out/a.thumb.webp (512x341)". The paths are the
-// task's, exactly (a worker sends its paths back as bytes too).
+// written lists the files a conversion wrote with their sizes, and for
+// a variant that asked for a source other than the raw, the one that
+// made it: "out/a.jpg (6000x4000), out/a.thumb.webp (512x341, from the
+// preview)". The paths are the task's, exactly (a worker sends its paths
+// back as bytes too).
 func written(fr batch.FileResult) string {
 	if len(fr.Result.Variants) == 0 {
 		return fmt.Sprintf("%s (%dx%d)", fr.Output, fr.Result.Width, fr.Result.Height)
@@ -401,7 +403,11 @@ func written(fr batch.FileResult) string {
 	paths := writtenPaths(fr)
 	var parts []string
 	for i, v := range fr.Result.Variants {
-		parts = append(parts, fmt.Sprintf("%s (%dx%d)", paths[i], v.Width, v.Height))
+		from := ""
+		if v.Source != "" {
+			from = ", from the " + v.Source
+		}
+		parts = append(parts, fmt.Sprintf("%s (%dx%d%s)", paths[i], v.Width, v.Height, from))
 	}
 	return strings.Join(parts, ", ")
 }
