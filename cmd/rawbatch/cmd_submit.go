@@ -373,8 +373,8 @@ func fileKind(err error) bool {
 }
 
 // submitJob returns the job of task t, planned by r, in batch name. Its
-// id hashes the input's absolute path, size and time with the settings
-// hash, the output directory and the first output's path (the same file
+// id hashes the input's absolute path, size and time with its settings
+// hash (its preset's, when one applies), the output directory and the first output's path (the same file
 // submitted into two output directories is two jobs).
 func submitJob(r *batch.Runner, t batch.Task, name string) (queue.Job, error) {
 	q := r.QueueTask(t)
@@ -386,7 +386,7 @@ func submitJob(r *batch.Runner, t batch.Task, name string) (queue.Job, error) {
 	if in == "" {
 		in = t.Input
 	}
-	id := queue.JobID(in, t.Size, t.ModTime, r.SettingsHash+"\n"+r.OutDir+"\n"+t.Output)
+	id := queue.JobID(in, t.Size, t.ModTime, q.SettingsHash+"\n"+r.OutDir+"\n"+t.Output)
 	return queue.Job{ID: id, Batch: name, Input: t.Input, OutDir: r.OutDir, Estimate: q.Estimate,
 		Class: queue.ClassOf(q.Estimate), Submitted: time.Now().UTC(), Submitter: hostPID(), Payload: payload}, nil
 }

@@ -1,0 +1,157 @@
+package batch
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPresetMatchCameraWhole(t *testing.T) {
+	m := PresetMatch{Camera: "Canon EOS 6D"}
+	for _, c := range []struct {
+		camera string
+		want   bool
+	}{
+		{"Canon EOS 6D", true},
+		{"Canon EOS 6D Mark II", false}, // darktable's auto-presets would take it
+		{"Canon EOS 6", false},
+		{"canon eos 6d", false},
+		{"", false},
+	} {
+		if got := m.Matches(PresetFile{Rel: "a.cr2", Camera: c.camera}); got != c.want {
+			t.Errorf("camera %q: match %v, want %v", c.camera, got, c.want)
+		}
+	}
+}
+
+func TestPresetMatchFields(t *testing.T) {
+	f := PresetFile{Rel: "wedding/IMG_1.CR2", Camera: "Canon EOS 6D", Lens: "EF24-105mm f/4L IS USM", ISO: 6400}
+	for _, c := range []struct {
+		m    PresetMatch
+		want bool
+	}{
+		{PresetMatch{}, true},
+		{PresetMatch{Lens: "EF24-105mm f/4L IS USM"}, true},
+		{PresetMatch{Lens: "EF24-105mm"}, false},
+		{PresetMatch{HasISO: true, ISOMin: 3200}, true},
+		{PresetMatch{HasISO: true, ISOMin: 3200, ISOMax: 6400}, true},
+		{PresetMatch{HasISO: true, ISOMax: 3200}, false},
+		{PresetMatch{HasISO: true, ISOMin: 6401}, false},
+		{PresetMatch{Glob: "wedding/**"}, true},
+		{PresetMatch{Glob: "*.cr2"}, true}, // base name, case-insensitive as --include
+		{PresetMatch{Glob: "studio/**"}, false},
+		{PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMin: 3200, Glob: "wedding/**"}, true},
+		{PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMax: 800}, false},
+	} {
+		if got := c.m.Matches(f); got != c.want {
+			t.Errorf("%s: match %v, want %v", c.m, got, c.want)
+		}
+	}
+	if (PresetMatch{HasISO: true, ISOMin: 100}).Matches(PresetFile{Rel: "x.dng"}) {
+		t.Error("an ISO range matched a file whose header gives no ISO")
+	}
+}
+
+func TestParseISORange(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		lo, hi int
+	}{{"3200", 3200, 3200}, {"3200-", 3200, 0}, {"-800", 0, 800}, {"400-1600", 400, 1600}, {" 100 - 200 ", 100, 200}} {
+		lo, hi, err := ParseISORange(c.in)
+		if err != nil || lo != c.lo || hi != c.hi {
+			t.Errorf("%q: %d, %d, %v; want %d, %d", c.in, lo, hi, err, c.lo, c.hi)
+		}
+	}
+	for _, bad := range []string{"", "-", "high", "1600-400", "0", "3200.5", "-5-"} {
+		if _, _, err := ParseISORange(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestMatchPresetMostSpecific(t *testing.T) {
+	ps := []Preset{
+		{Name: "all-6d", Match: PresetMatch{Camera: "Canon EOS 6D"}},
+		{Name: "6d-high", Match: PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMin: 3200}},
+		{Name: "wedding", Match: PresetMatch{Glob: "wedding/**"}},
+	}
+	if err := CheckPresets(ps[:2]); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		f    PresetFile
+		want string
+	}{
+		{PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D", ISO: 100}, "all-6d"},
+		{PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D", ISO: 6400}, "6d-high"},
+		{PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D Mark II", ISO: 6400}, ""},
+		{PresetFile{Rel: "wedding/a.nef", Camera: "NIKON D70", ISO: 6400}, "wedding"},
+		{PresetFile{Rel: "wedding/a.cr2", Camera: "Canon EOS 6D", ISO: 6400}, "6d-high"},
+	} {
+		p, err := MatchPreset(ps[:2], c.f)
+		if c.f.Camera == "NIKON D70" || strings.HasPrefix(c.f.Rel, "wedding/") {
+			p, err = MatchPreset([]Preset{ps[1], ps[2]}, c.f)
+		}
+		got := ""
+		if p != nil {
+			got = p.Name
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%+v: preset %q (%v), want %q", c.f, got, err, c.want)
+		}
+	}
+}
+
+func TestMatchPresetTieAtMatch(t *testing.T) {
+	ps := []Preset{
+		{Name: "a", Match: PresetMatch{Glob: "wedding/**"}},
+		{Name: "b", Match: PresetMatch{Glob: "*.cr2"}},
+		{Name: "c", Match: PresetMatch{Glob: "studio/**"}},
+	}
+	if err := CheckPresets(ps); err != nil {
+		t.Fatalf("different globs are not compared at start: %v", err)
+	}
+	_, err := MatchPreset(ps, PresetFile{Rel: "wedding/x.cr2"})
+	if err == nil || !strings.Contains(err.Error(), `"a"`) || !strings.Contains(err.Error(), `"b"`) {
+		t.Fatalf("a file two equally specific presets match: %v, want an error naming both", err)
+	}
+	// A more specific preset decides it.
+	ps = append(ps, Preset{Name: "d", Match: PresetMatch{Glob: "wedding/**", Camera: "Canon EOS 6D"}})
+	p, err := MatchPreset(ps, PresetFile{Rel: "wedding/x.cr2", Camera: "Canon EOS 6D"})
+	if err != nil || p == nil || p.Name != "d" {
+		t.Fatalf("got %v, %v; want d", p, err)
+	}
+}
+
+func TestCheckPresetsTies(t *testing.T) {
+	six := PresetMatch{Camera: "Canon EOS 6D"}
+	high := PresetMatch{HasISO: true, ISOMin: 3200}
+	for _, c := range []struct {
+		name string
+		ps   []Preset
+		tie  bool
+	}{
+		{"same camera", []Preset{{Name: "a", Match: six}, {Name: "b", Match: six}}, true},
+		{"other cameras", []Preset{{Name: "a", Match: six}, {Name: "b", Match: PresetMatch{Camera: "Canon EOS 6D Mark II"}}}, false},
+		{"camera and ISO", []Preset{{Name: "a", Match: six}, {Name: "b", Match: high}}, true},
+		{"covered by a third", []Preset{{Name: "a", Match: six}, {Name: "b", Match: high},
+			{Name: "c", Match: PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMin: 1600}}}, false},
+		{"third covers less", []Preset{{Name: "a", Match: six}, {Name: "b", Match: high},
+			{Name: "c", Match: PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMin: 6400}}}, true},
+		{"ISO ranges apart", []Preset{{Name: "a", Match: PresetMatch{HasISO: true, ISOMax: 1600}}, {Name: "b", Match: PresetMatch{HasISO: true, ISOMin: 3200}}}, false},
+		{"ISO ranges meet", []Preset{{Name: "a", Match: PresetMatch{HasISO: true, ISOMax: 3200}}, {Name: "b", Match: high}}, true},
+		{"two catch-alls", []Preset{{Name: "a"}, {Name: "b"}}, true},
+		{"same glob", []Preset{{Name: "a", Match: PresetMatch{Glob: "x/**"}}, {Name: "b", Match: PresetMatch{Glob: "X/**"}}}, true},
+		{"more specific", []Preset{{Name: "a", Match: six}, {Name: "b", Match: PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMin: 3200}}}, false},
+	} {
+		err := CheckPresets(c.ps)
+		if (err != nil) != c.tie {
+			t.Errorf("%s: %v, want a tie: %v", c.name, err, c.tie)
+		}
+		if err != nil && (!strings.Contains(err.Error(), `"a"`) || !strings.Contains(err.Error(), `"b"`)) {
+			t.Errorf("%s: %v does not name both presets", c.name, err)
+		}
+	}
+	if err := CheckPresets([]Preset{{Name: "a", Match: six}, {Name: "a", Match: high}}); err == nil {
+		t.Error("two presets of one name: no error")
+	}
+}
