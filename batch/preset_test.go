@@ -1,8 +1,15 @@
 package batch
 
 import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/state"
 )
 
 func TestPresetMatchCameraWhole(t *testing.T) {
@@ -153,5 +160,76 @@ func TestCheckPresetsTies(t *testing.T) {
 	}
 	if err := CheckPresets([]Preset{{Name: "a", Match: six}, {Name: "a", Match: high}}); err == nil {
 		t.Error("two presets of one name: no error")
+	}
+}
+
+// TestPresetsConvertHashAndQueue: a task a preset applies to is converted
+// with the preset's settings, recorded under their hash (a changed preset
+// converts again its files, and only them), and queued for another host
+// with them, their hash and the preset's name.
+func TestPresetsConvertHashAndQueue(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	touch(t, filepath.Join(in, "a.dng"), []byte("not really a raw"))
+	touch(t, filepath.Join(in, "b.dng"), []byte("not really a raw"))
+	store, err := state.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pipeline.DefaultSettings()
+	presets := func(ev float64) []Preset {
+		ps := pipeline.DefaultSettings()
+		ps.Exposure = ev
+		return []Preset{{Name: "a-only", Match: PresetMatch{Glob: "a.dng"}, Settings: ps}}
+	}
+	run := func(ps []Preset) (map[string]float64, *Runner, *Plan) {
+		p, err := PlanBatch([]string{in}, out, ".jpg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ApplyPresets(ps, s, 0, false, 1, 1) {
+			t.Error("ApplyPresets read headers for a glob")
+		}
+		ex := &fakeExecutor{}
+		for range 2 {
+			ex.steps = append(ex.steps, func(j Job) Outcome { return writeOutputs(t, j) })
+		}
+		r := &Runner{Settings: s, Jobs: 1, Executor: ex, State: store, OutDir: out, SettingsHash: SettingsHash(s)}
+		r.Run(context.Background(), p)
+		got := map[string]float64{}
+		for _, j := range ex.jobs {
+			got[filepath.Base(string(j.Input))] = j.Settings.Exposure
+		}
+		return got, r, p
+	}
+	if got, _, _ := run(presets(1)); !reflect.DeepEqual(got, map[string]float64{"a.dng": 1, "b.dng": 0}) {
+		t.Fatalf("exposures converted with %v, want a.dng's preset's 1 and b.dng's run's 0", got)
+	}
+	if got, _, _ := run(presets(1)); len(got) != 0 {
+		t.Fatalf("unchanged: converted %v again", got)
+	}
+	got, r, p := run(presets(2))
+	if !reflect.DeepEqual(got, map[string]float64{"a.dng": 2}) {
+		t.Fatalf("preset changed: converted %v, want a.dng alone with 2", got)
+	}
+	for _, task := range p.Tasks {
+		q := r.QueueTask(task)
+		b, err := json.Marshal(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back QueuedTask
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		want, name := 0.0, ""
+		if filepath.Base(task.Input) == "a.dng" {
+			want, name = 2, "a-only"
+		}
+		if back.Settings.Exposure != want || back.Preset != name || back.Task().Preset != name {
+			t.Errorf("%s queued with exposure %g, preset %q; want %g, %q", task.Input, back.Settings.Exposure, back.Preset, want, name)
+		}
+		if err := back.Check("test"); err != nil {
+			t.Errorf("%s: a worker refuses it: %v", task.Input, err)
+		}
 	}
 }

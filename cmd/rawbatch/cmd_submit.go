@@ -523,7 +523,7 @@ func (r *reporter) jobDone(jr batch.JobReport, st queue.Status) {
 	f := jr.File
 	d := time.Duration(f.DurationMS) * time.Millisecond
 	ev := logEvent{Level: "info", Event: string(f.Status), N: r.count, Total: r.total, Input: f.Input, InputB64: f.InputB64,
-		DurationMS: ms(d)}
+		DurationMS: ms(d), Preset: f.Preset}
 	var outs []string
 	for _, o := range f.Outputs {
 		if o.Written {
@@ -535,6 +535,9 @@ func (r *reporter) jobDone(jr batch.JobReport, st queue.Status) {
 	case batch.StatusConverted:
 		ev.Outputs = outs
 		text = fmt.Sprintf("[%d/%d] converted %s -> %s on %s in %.1fs", r.count, r.total, f.Input, strings.Join(outs, ", "), st.Worker, d.Seconds())
+		if f.Preset != "" {
+			text += " (preset " + f.Preset + ")"
+		}
 	case batch.StatusFailed:
 		ev.Level, ev.Kind, ev.Message = "error", f.Kind, f.Reason
 		text = fmt.Sprintf("[%d/%d] failed %s", r.count, r.total, f.Reason)
