@@ -76,28 +76,25 @@ func TestParseISORange(t *testing.T) {
 }
 
 func TestMatchPresetMostSpecific(t *testing.T) {
-	ps := []Preset{
-		{Name: "all-6d", Match: PresetMatch{Camera: "Canon EOS 6D"}},
-		{Name: "6d-high", Match: PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMin: 3200}},
-		{Name: "wedding", Match: PresetMatch{Glob: "wedding/**"}},
-	}
-	if err := CheckPresets(ps[:2]); err != nil {
-		t.Fatal(err)
-	}
+	six := Preset{Name: "6d", Match: PresetMatch{Camera: "Canon EOS 6D"}}
+	high := Preset{Name: "6d-high", Match: PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMin: 3200}}
+	wedding := Preset{Name: "wedding", Match: PresetMatch{Glob: "wedding/**"}}
 	for _, c := range []struct {
+		ps   []Preset
 		f    PresetFile
 		want string
 	}{
-		{PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D", ISO: 100}, "all-6d"},
-		{PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D", ISO: 6400}, "6d-high"},
-		{PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D Mark II", ISO: 6400}, ""},
-		{PresetFile{Rel: "wedding/a.nef", Camera: "NIKON D70", ISO: 6400}, "wedding"},
-		{PresetFile{Rel: "wedding/a.cr2", Camera: "Canon EOS 6D", ISO: 6400}, "6d-high"},
+		{[]Preset{six, high}, PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D", ISO: 100}, "6d"},
+		{[]Preset{six, high}, PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D", ISO: 6400}, "6d-high"},
+		{[]Preset{high, six}, PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D", ISO: 6400}, "6d-high"},
+		{[]Preset{six, high}, PresetFile{Rel: "a.cr2", Camera: "Canon EOS 6D Mark II", ISO: 6400}, ""},
+		{[]Preset{high, wedding}, PresetFile{Rel: "wedding/a.nef", Camera: "NIKON D70", ISO: 6400}, "wedding"},
+		{[]Preset{wedding, high}, PresetFile{Rel: "wedding/a.cr2", Camera: "Canon EOS 6D", ISO: 6400}, "6d-high"},
 	} {
-		p, err := MatchPreset(ps[:2], c.f)
-		if c.f.Camera == "NIKON D70" || strings.HasPrefix(c.f.Rel, "wedding/") {
-			p, err = MatchPreset([]Preset{ps[1], ps[2]}, c.f)
+		if err := CheckPresets(c.ps); err != nil {
+			t.Fatal(err)
 		}
+		p, err := MatchPreset(c.ps, c.f)
 		got := ""
 		if p != nil {
 			got = p.Name

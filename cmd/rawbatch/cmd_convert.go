@@ -55,7 +55,9 @@ goes on; no output file is left for them. --dry-run prints the plan and writes
 nothing; --report FILE writes the run (or the plan) as JSON.
 
 Every flag has a config-file key of the same name and an environment variable
-RAWBATCH_<NAME> (dashes become underscores).
+RAWBATCH_<NAME> (dashes become underscores). The config file's presets: give
+the files a camera, lens, ISO range or glob matches their own develop settings
+(docs/usage.md, Presets).
 
 ` + exitHelp,
 		Example: `  rawbatch convert ~/card -o ~/export
