@@ -9,22 +9,27 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
 
-// synthcam DST MAKE MODEL ISO: write a small synthetic chart DNG (as
-// synthdng, orientation 1) whose EXIF names the camera MAKE and MODEL and
-// the ISO speed ISO (0: none).
+// synthcam DST MAKE MODEL ISO [LENS]: write a small synthetic chart DNG
+// (as synthdng, orientation 1) whose EXIF names the camera MAKE and MODEL,
+// the ISO speed ISO (0: none) and the lens LENS (LensModel).
 func cmdSynthCam(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 4 {
-		ts.Fatalf("usage: synthcam DST MAKE MODEL ISO")
+	if len(args) != 4 && len(args) != 5 {
+		ts.Fatalf("usage: synthcam DST MAKE MODEL ISO [LENS]")
 	}
 	iso, err := strconv.Atoi(args[3])
 	ts.Check(err)
 	c := synthdng.Chart{W: 48, H: 32, Background: [3]float64{0.18, 0.18, 0.18},
 		Patches: []synthdng.Patch{{X0: 0, Y0: 0, X1: 8, Y1: 8, SRGBLinear: [3]float64{0.6, 0.05, 0.05}}}}
 	w, h, scene := synthdng.ChartScene(c, 1, synthdng.DefaultColorMatrix, 1)
-	ts.Check(synthdng.WriteFile(ts.MkAbs(args[0]), synthdng.Spec{Width: w, Height: h, BlackLevel: 256,
-		WhiteLevel: 16383, Orientation: 1, Scene: scene, Make: args[1], Model: args[2], ISO: iso}))
+	spec := synthdng.Spec{Width: w, Height: h, BlackLevel: 256,
+		WhiteLevel: 16383, Orientation: 1, Scene: scene, Make: args[1], Model: args[2], ISO: iso}
+	if len(args) == 5 {
+		spec.Tags = append(spec.Tags, synthdng.Tag{Dir: tifftag.DirExif, ID: tifftag.LensModel, ASCII: args[4]})
+	}
+	ts.Check(synthdng.WriteFile(ts.MkAbs(args[0]), spec))
 }
 
 // presetof REPORT INPUT PRESET [EV]: the --report JSON file REPORT has
