@@ -10,6 +10,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/rawbatch/rawbatch/state"
 )
 
 // A Preset is a config file's preset (presets:): develop settings applied
@@ -260,9 +261,10 @@ func MatchPreset(ps []Preset, f PresetFile) (*Preset, error) {
 }
 
 // presetFile is what the presets are matched against for t: its Rel and
-// what its header (read by Inspect) says.
-func presetFile(t Task) PresetFile {
-	f := PresetFile{Rel: t.Rel}
+// what its header (read by Inspect) says, else the camera its records
+// hold (recorded, may be "").
+func presetFile(t Task, recorded string) PresetFile {
+	f := PresetFile{Rel: t.Rel, Camera: recorded}
 	if h := t.Info.Header; h != nil {
 		f.Camera, f.Lens, f.ISO = header.CameraName(h.EXIF.Make, h.EXIF.Model), h.EXIF.Lens, h.EXIF.ISO
 	}
@@ -271,23 +273,37 @@ func presetFile(t Task) PresetFile {
 
 // ApplyPresets gives each task the preset of ps that applies to it
 // (MatchPreset): Task.Preset names it, and the file is converted, hashed
-// and estimated with the preset's settings. When a preset matches on the
-// header (camera, lens, ISO) and the tasks were not inspected yet, it
-// reads their headers first (Inspect with s, threads and jobs; files
-// modified within minAge and not settled are left for Triage, which skips
-// them) and reports that it did: Plan.Inspect need not run again. A file
-// two presets match equally fails, naming both. Call it after
-// ResolveNames (inspected: whether that inspected the tasks) and before
-// Runner.Triage.
-func (p *Plan) ApplyPresets(ps []Preset, s pipeline.Settings, minAge time.Duration, inspected bool, threads, jobs int) bool {
+// and estimated with the preset's settings. A file two presets match
+// equally fails, naming both. Call it after ResolveNames (inspected:
+// whether that inspected the tasks) and before Runner.Triage.
+//
+// When a preset matches on the header (camera, lens, ISO) and the tasks
+// were not inspected yet, it reads their headers first (Inspect with s,
+// threads and jobs; files modified within minAge and not settled are left
+// for Triage, which skips them), but not those of the files whose camera
+// recorded gives (Runner.RecordedCamera: records written from the input
+// as it is now) when the presets match on no more than camera and glob:
+// an unchanged card's nightly run reads no header. It reports whether
+// every task it did not leave was inspected: then Plan.Inspect need not
+// run again.
+func (p *Plan) ApplyPresets(ps []Preset, s pipeline.Settings, minAge time.Duration, inspected bool, recorded func(Task) string, threads, jobs int) bool {
 	if len(ps) == 0 {
 		return inspected
 	}
+	cameras := make([]string, len(p.Tasks))
 	if !inspected && slices.ContainsFunc(ps, func(pr Preset) bool { return pr.Match.NeedsHeader() }) {
+		cameraOnly := !slices.ContainsFunc(ps, func(pr Preset) bool { return pr.Match.Lens != "" || pr.Match.HasISO })
 		tmp := &Plan{Tasks: slices.Clone(p.Tasks), Headers: p.Headers, Ctx: p.Ctx}
+		inspected = true
 		for i, t := range tmp.Tasks {
-			if recent(t.ModTime, minAge) && !t.Settled {
+			switch {
+			case recent(t.ModTime, minAge) && !t.Settled:
 				tmp.Tasks[i].Done = &FileResult{} // not read: still being written
+			case cameraOnly && recorded != nil && t.Err == nil && t.Done == nil:
+				if cameras[i] = recorded(t); cameras[i] != "" {
+					tmp.Tasks[i].Done = &FileResult{} // not read: its records name its camera
+					inspected = false
+				}
 			}
 		}
 		tmp.Inspect(s, threads, jobs)
@@ -296,14 +312,13 @@ func (p *Plan) ApplyPresets(ps []Preset, s pipeline.Settings, minAge time.Durati
 				p.Tasks[i].Info, p.Tasks[i].Estimate, p.Tasks[i].estThreads, p.Tasks[i].Err = t.Info, t.Estimate, t.estThreads, t.Err
 			}
 		}
-		inspected = true
 	}
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		if t.Err != nil || t.Done != nil {
 			continue
 		}
-		pr, err := MatchPreset(ps, presetFile(*t))
+		pr, err := MatchPreset(ps, presetFile(*t, cameras[i]))
 		if err != nil {
 			t.Err = fmt.Errorf("%s: %w", t.Input, err)
 			continue
@@ -318,6 +333,26 @@ func (p *Plan) ApplyPresets(ps []Preset, s pipeline.Settings, minAge time.Durati
 		}
 	}
 	return inspected
+}
+
+// RecordedCamera returns the camera name (header.CameraName) that OUTDIR's
+// record of t's first output holds when that record was written from t's
+// input as it is now: its absolute path, and a size and modification time
+// that prove it unchanged (as Store.Check trusts them: not within
+// state.RacyWindow of the hash). "" otherwise: no records, no record,
+// another input's, a changed input, no camera recorded.
+func (r *Runner) RecordedCamera(t Task) string {
+	if r.State == nil || t.OutputRel == "" {
+		return ""
+	}
+	rec, err := r.State.Load(t.OutputRel)
+	if err != nil || rec.Claim || rec.InputAbs == "" || rec.InputAbs != t.absInput() {
+		return ""
+	}
+	if rec.InputSize != t.Size || !rec.InputMTime.Equal(t.ModTime) || !rec.InputMTime.Before(rec.InputChecked.Add(-state.RacyWindow)) {
+		return ""
+	}
+	return rec.Camera
 }
 
 // settingsOf returns the settings t is converted with: its preset's

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/state"
@@ -183,7 +184,7 @@ func TestPresetsConvertHashAndQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.ApplyPresets(ps, s, 0, false, 1, 1) {
+		if p.ApplyPresets(ps, s, 0, false, nil, 1, 1) {
 			t.Error("ApplyPresets read headers for a glob")
 		}
 		ex := &fakeExecutor{}
@@ -227,6 +228,82 @@ func TestPresetsConvertHashAndQueue(t *testing.T) {
 		}
 		if err := back.Check("test"); err != nil {
 			t.Errorf("%s: a worker refuses it: %v", task.Input, err)
+		}
+	}
+}
+
+// TestApplyPresetsRecordedCamera: with presets that match on the camera
+// (and globs) alone, a file whose records name its camera is matched by
+// them, its header left unread (a fake raw that would fail to read); a
+// preset on the ISO needs the header, read.
+func TestApplyPresetsRecordedCamera(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	touch(t, filepath.Join(in, "a.dng"), []byte("not really a raw"))
+	s := pipeline.DefaultSettings()
+	six := Preset{Name: "6d", Match: PresetMatch{Camera: "Canon EOS 6D"}, Settings: s}
+	recorded := func(Task) string { return "Canon EOS 6D" }
+	p, err := PlanBatch([]string{in}, out, ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ApplyPresets([]Preset{six}, s, 0, false, recorded, 1, 1) {
+		t.Error("reported every file inspected, with one left to its records")
+	}
+	if task := p.Tasks[0]; task.Err != nil || task.Info.Header != nil || task.Preset != "6d" {
+		t.Fatalf("camera preset, camera recorded: err %v, header read %v, preset %q; want no read, preset 6d", task.Err, task.Info.Header != nil, task.Preset)
+	}
+	p, _ = PlanBatch([]string{in}, out, ".jpg")
+	iso := Preset{Name: "iso", Match: PresetMatch{Camera: "Canon EOS 6D", HasISO: true, ISOMin: 100}, Settings: s}
+	if !p.ApplyPresets([]Preset{six, iso}, s, 0, false, recorded, 1, 1) {
+		t.Error("an ISO preset: not inspected")
+	}
+	if task := p.Tasks[0]; task.Err == nil || task.Preset != "" {
+		t.Fatalf("an ISO preset: err %v, preset %q; want the header read (failing: not a raw) and no preset", task.Err, task.Preset)
+	}
+}
+
+// TestRecordedCamera: the camera of a record written from the input as
+// it is now, and none for a changed input, a racy record or another
+// input's.
+func TestRecordedCamera(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	a := filepath.Join(in, "a.dng")
+	touch(t, a, []byte("not really a raw"))
+	store, err := state.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanBatch([]string{in}, out, ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := p.Tasks[0]
+	r := &Runner{State: store, OutDir: out}
+	save := func(mod func(*state.Record)) {
+		rec := &state.Record{Input: a, InputAbs: state.AbsInput(a), InputSize: task.Size, InputMTime: task.ModTime,
+			InputChecked: task.ModTime.Add(time.Minute), Output: task.OutputRel, Camera: "Canon EOS 6D"}
+		mod(rec)
+		if err := store.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.RecordedCamera(task); got != "" {
+		t.Errorf("no record: %q", got)
+	}
+	for _, c := range []struct {
+		name string
+		mod  func(*state.Record)
+		want string
+	}{
+		{"as now", func(*state.Record) {}, "Canon EOS 6D"},
+		{"size changed", func(r *state.Record) { r.InputSize++ }, ""},
+		{"time changed", func(r *state.Record) { r.InputMTime = r.InputMTime.Add(-time.Hour) }, ""},
+		{"racy", func(r *state.Record) { r.InputChecked = r.InputMTime.Add(time.Second) }, ""},
+		{"another input", func(r *state.Record) { r.InputAbs = "/elsewhere/a.dng" }, ""},
+	} {
+		save(c.mod)
+		if got := r.RecordedCamera(task); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

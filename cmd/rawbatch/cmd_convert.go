@@ -293,7 +293,7 @@ func (pb *plannedBatch) triage(cfg ConvertConfig, rep *reporter, ctx context.Con
 	if ctx.Err() == nil {
 		// Each file's preset, before the up-to-date check: it decides
 		// the file's settings hash.
-		inspected = plan.ApplyPresets(cfg.Presets, cfg.Settings, cfg.MinAge, inspected, estThreads, runtime.NumCPU())
+		inspected = plan.ApplyPresets(cfg.Presets, cfg.Settings, cfg.MinAge, inspected, r.RecordedCamera, estThreads, runtime.NumCPU())
 	}
 	if ctx.Err() == nil {
 		r.Triage(plan)
