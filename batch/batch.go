@@ -447,10 +447,11 @@ type Runner struct {
 func SettingsHash(s pipeline.Settings) string { return pipeline.DevelopHash(s) }
 
 // taskSettings is the settings hash t's outputs are recorded with: the
-// run's SettingsHash (its preset's, settingsHashOf), joined with what t's XMP sidecar gives the outputs
-// (sidecar.Meta.Key) when it gives anything and metadata is written, so
-// that a sidecar added or changed after a conversion makes its outputs
-// out of date, and a run without sidecars keeps the run's hash.
+// run's SettingsHash (its preset's: settingsHashOf), joined with what t's
+// XMP sidecar gives the outputs (sidecar.Meta.Key) when it gives anything
+// and metadata is written, so that a sidecar added or changed after a
+// conversion makes its outputs out of date, and a run without sidecars
+// keeps the run's hash.
 func (r *Runner) taskSettings(t Task) string {
 	k, base := t.XMP.Key(), r.settingsHashOf(t)
 	if k == "" || r.Settings.StripMetadata || r.Settings.Sidecar == "off" {

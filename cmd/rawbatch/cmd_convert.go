@@ -258,8 +258,8 @@ func openOutDir(cfg *ConvertConfig, rep *reporter) (*batch.OutDir, error) {
 // triage settles recent files (--min-age), names the files whose --name
 // template needs their headers (checking the report's path again), gives
 // each file its preset (Plan.ApplyPresets: reading the headers first when
-// a preset matches on them), marks what is up to date, reads the headers of the rest (estimates, at one
-// thread: the fewest a file gets; the runner estimates a file again at
+// a preset matches on them), marks what is up to date, reads the headers
+// of the rest (estimates, at one thread: the fewest a file gets; the runner estimates a file again at
 // the count it is admitted with) and moves another photograph's export
 // out of the way (Relocate). Up-to-date and still-being-written files go
 // first (stats and records only); a signal (ctx) stops it between steps,
