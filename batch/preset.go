@@ -189,7 +189,10 @@ func (a PresetMatch) overlaps(b PresetMatch) bool {
 // (the same camera, lens or glob; an ISO range holding their common one).
 func (c PresetMatch) covers(a, b PresetMatch) bool {
 	either := func(cv, av, bv string) bool { return cv == "" || cv == av || cv == bv }
-	if !either(c.Camera, a.Camera, b.Camera) || !either(c.Lens, a.Lens, b.Lens) || !either(c.Glob, a.Glob, b.Glob) {
+	glob := func(cv, av, bv string) bool { // globs match case-insensitively
+		return cv == "" || strings.EqualFold(cv, av) || strings.EqualFold(cv, bv)
+	}
+	if !either(c.Camera, a.Camera, b.Camera) || !either(c.Lens, a.Lens, b.Lens) || !glob(c.Glob, a.Glob, b.Glob) {
 		return false
 	}
 	if c.HasISO {
