@@ -112,7 +112,7 @@ func settledFile(t Task, outs []Output) PlannedFile {
 // failing (its header, or over the whole budget by Runner.Need), with its
 // pending outputs' sizes.
 func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
-	s := r.Settings
+	s := r.settingsOf(t)
 	f := PlannedFile{Task: t, Status: StatusPlanned}
 	pending := map[int]bool{}
 	for i := range outs {

@@ -141,6 +141,9 @@ type FileReport struct {
 	ThreadsMax int `json:"threads_max,omitempty"`
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string `json:"messages,omitempty"`
+	// Preset names the config preset the file was converted with
+	// (Task.Preset); "" none.
+	Preset string `json:"preset,omitempty"`
 	// WhiteBalance is the white balance used and why (converted files).
 	WhiteBalance *pipeline.WhiteBalanceUsed `json:"white_balance,omitempty"`
 	// Crop is the part of LibRaw's visible area the outputs cover and
@@ -239,7 +242,7 @@ func BuildReport(results []FileResult) Report {
 	for _, fr := range results {
 		f := FileReport{Status: fr.Status, Outputs: reportOutputs(fr),
 			EstimatedBytes: fr.Estimate.Total, PeakBytes: fr.PeakBytes,
-			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Threads: fr.Threads, ThreadsMax: fr.ThreadsMax}
+			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Preset: fr.Preset, Threads: fr.Threads, ThreadsMax: fr.ThreadsMax}
 		f.Input, f.InputB64 = ReportPath(fr.Input)
 		if fr.NeedBytes > 0 { // Runner.Need: what the scheduler held
 			f.EstimatedBytes = fr.NeedBytes

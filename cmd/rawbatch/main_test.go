@@ -95,6 +95,9 @@ func TestScripts(t *testing.T) {
 			// queue_script_test.go: a test PKI (queue_tls.txtar)
 			"tlscerts": cmdTLSCerts,
 			"noargv":   cmdNoArgv,
+			// presets_test.go: config presets (presets.txtar)
+			"synthcam": cmdSynthCam,
+			"presetof": cmdPresetOf,
 		},
 	})
 }
