@@ -64,6 +64,8 @@ func developHash(s Settings, develop string) string {
 		// variants it takes.
 		parts = append(parts, "half-size-tier=auto")
 	}
+	// The file's own edit: nothing when it has none.
+	parts = append(parts, s.Edit.hashParts()...)
 	return filehash.Strings(parts...)
 }
 

@@ -135,6 +135,7 @@ var Stages = []Stage{
 	lensStage,          // lensfun: vignetting, distortion, TCA on camera RGB
 	sharpenStage,       // capture sharpening: small-radius unsharp mask on luminance (--capture-sharpen)
 	anchorStage,        // the preview-anchored exposure correction, measured once on the full camera image
+	editCropStage,      // the file's own crop from its XMP, turned by its angle (--sidecar geometry)
 	cameraMatrixStage,  // camera RGB → linear working space (Rec.2020, D65)
 	exposureStage,      // × 2^(EV + BaselineExposure)
 	toneStage,          // tone curve, scene- to display-referred

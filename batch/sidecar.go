@@ -1,0 +1,54 @@
+package batch
+
+import (
+	"strings"
+
+	"github.com/rawbatch/rawbatch/pipeline"
+	"github.com/rawbatch/rawbatch/pipeline/header"
+	"github.com/rawbatch/rawbatch/pipeline/sidecar"
+)
+
+// readXMP returns what the XMP of the raw file at path says: the packet
+// inside it (a DNG's tag 700, header.ReadOwnXMP) with its sidecar's fields
+// over it (sidecar.Read), and the warnings of both (a malformed packet or
+// sidecar, two sidecars).
+func readXMP(path string) (sidecar.Meta, []string) {
+	own, warns, err := header.ReadOwnXMP(path)
+	if err != nil {
+		own = sidecar.Meta{} // the conversion reports a file it cannot read
+	}
+	side, _, sw := sidecar.Read(path)
+	return own.Over(side), append(warns, sw...)
+}
+
+// developFor returns the settings the file whose XMP says m converts
+// with: s with the file's own Edit (pipeline.Edit) from m's develop
+// settings as s.Sidecar takes them. geometry: tiff:Orientation and the
+// crop (crs:HasCrop true; a crop of the whole picture unturned is none);
+// basic: also crs:Exposure2012 and the white balance (crs:Temperature and
+// crs:Tint unless crs:WhiteBalance is "As Shot" or "Auto", which keep the
+// run's --wb). meta and off: s unchanged.
+func developFor(s pipeline.Settings, m sidecar.Meta) pipeline.Settings {
+	d := m.Develop
+	if d == nil || s.Sidecar != "geometry" && s.Sidecar != "basic" {
+		return s
+	}
+	e := pipeline.Edit{Orientation: d.Orientation}
+	if c := d.Crop; c != nil && c.Has && (c.Top != 0 || c.Left != 0 || c.Bottom != 1 || c.Right != 1 || c.Angle != 0) {
+		e.Crop = &pipeline.EditCrop{Top: c.Top, Left: c.Left, Bottom: c.Bottom, Right: c.Right, Angle: c.Angle}
+	}
+	if s.Sidecar == "basic" {
+		if d.Exposure != nil {
+			e.Exposure = *d.Exposure
+		}
+		if wb := d.WhiteBalance; wb != nil && wb.Temperature > 0 && !strings.EqualFold(wb.Mode, "As Shot") && !strings.EqualFold(wb.Mode, "Auto") {
+			e.Temperature, e.Tint = wb.Temperature, wb.Tint
+		}
+	}
+	s.Edit = e
+	return s
+}
+
+// settingsOf returns the settings t converts with (developFor of the
+// run's).
+func (r *Runner) settingsOf(t Task) pipeline.Settings { return developFor(r.Settings, t.XMP) }
