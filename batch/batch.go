@@ -1344,7 +1344,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 			return fr
 		}
 	}
-	s := r.settingsOf(t) // sidecar.go: the file's own edit
+	s := r.settingsOf(t)     // sidecar.go: the file's own edit
 	if len(t.Outputs) == 0 { // a Runner used without Triage/Run's expand
 		t.Outputs = []Output{{Variant: s.OutputVariants()[0], Path: t.Output, Rel: t.OutputRel}}
 	}

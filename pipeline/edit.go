@@ -66,9 +66,10 @@ func (e Edit) hashParts() []string {
 }
 
 // rawParts are the parts of e that change the decoded image (the white
-// balance, applied before the demosaic): the stage cache key's too.
+// balance, applied before the demosaic): the stage cache key's too. A
+// Tint without a Temperature changes nothing but is hashed all the same.
 func (e Edit) rawParts() []string {
-	if e.Temperature > 0 {
+	if e.Temperature > 0 || e.Tint != 0 {
 		return []string{fmt.Sprintf("edit-wb=%g,%g", e.Temperature, e.Tint)}
 	}
 	return nil
@@ -108,7 +109,7 @@ func (j *job) applyEditOrientation() {
 // empty one is a warning and leaves the image whole. Variants made from
 // the embedded preview (source=preview) are not cut.
 var editCropStage = Stage{Name: "edit-crop", Scope: PerFile, Kind: Spatial, Linear: true, Cost: editCropCost,
-	Active: func(s Settings) bool { return s.Edit.Crop != nil }, run: stageEditCrop}
+	Active: func(s Settings) bool { return s.Edit.Crop != nil }, run: stageEditCrop, versionIfActive: true}
 
 // editCropCost: the cut image (at most the whole image, W×H×3 float32)
 // beside its source, freed when the step ends.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -193,5 +194,14 @@ func TestEditHash(t *testing.T) {
 	s.Edit = Edit{}
 	if DevelopHash(s) != base || s.Edit.Key() != "" {
 		t.Error("the zero Edit changes the hash")
+	}
+	// The edit-crop stage is in the hash's stage list only when it runs:
+	// records made before it existed stay valid.
+	if v := developVersionFor(s); strings.Contains(v, editCropStage.Name) {
+		t.Errorf("without a crop the hashed stage list names %s: %s", editCropStage.Name, v)
+	}
+	s.Edit.Crop = &EditCrop{Right: 1, Bottom: 0.5}
+	if v := developVersionFor(s); !strings.Contains(v, editCropStage.Name+".0 camera-matrix") {
+		t.Errorf("with a crop the hashed stage list does not name %s before camera-matrix: %s", editCropStage.Name, v)
 	}
 }

@@ -95,6 +95,8 @@ func TestScripts(t *testing.T) {
 			// queue_script_test.go: a test PKI (queue_tls.txtar)
 			"tlscerts": cmdTLSCerts,
 			"noargv":   cmdNoArgv,
+			// sidecar_script_test.go: colours of an output's pixels
+			"imgcolour": cmdImgColour,
 		},
 	})
 }
