@@ -1,6 +1,8 @@
 package batch
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline"
@@ -9,16 +11,34 @@ import (
 )
 
 // readXMP returns what the XMP of the raw file at path says: the packet
-// inside it (a DNG's tag 700, header.ReadOwnXMP) with its sidecar's fields
-// over it (sidecar.Read), and the warnings of both (a malformed packet or
-// sidecar, two sidecars).
+// inside a DNG (its tag 700, header.ReadOwnXMP; other raws' are not read
+// at planning, which would cost a read of every file's head) with its
+// sidecar's fields over it (sidecar.Read), and the warnings of both (a
+// malformed packet or sidecar, two sidecars).
 func readXMP(path string) (sidecar.Meta, []string) {
-	own, warns, err := header.ReadOwnXMP(path)
-	if err != nil {
-		own = sidecar.Meta{} // the conversion reports a file it cannot read
+	var own sidecar.Meta
+	var warns []string
+	if strings.EqualFold(filepath.Ext(path), ".dng") {
+		own, warns = readOwnXMP(path)
 	}
 	side, _, sw := sidecar.Read(path)
 	return own.Over(side), append(warns, sw...)
+}
+
+// readOwnXMP is header.ReadOwnXMP in the planning process: a file that
+// cannot be read gives nothing (its conversion reports it), and a parser
+// panic on a damaged file a warning instead of the run's end.
+func readOwnXMP(path string) (m sidecar.Meta, warns []string) {
+	defer func() {
+		if p := recover(); p != nil {
+			m, warns = sidecar.Meta{}, []string{fmt.Sprintf("%s: its XMP packet (tag 700) could not be read: %v", path, p)}
+		}
+	}()
+	m, warns, err := header.ReadOwnXMP(path)
+	if err != nil {
+		return sidecar.Meta{}, nil
+	}
+	return m, warns
 }
 
 // developFor returns the settings the file whose XMP says m converts
