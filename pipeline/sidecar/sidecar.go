@@ -283,10 +283,18 @@ func Parse(b []byte) (Meta, error) {
 	return m, nil
 }
 
+// The ranges of the develop values taken (Camera Raw's sliders go to
+// ±5 EV, 2000..50000 K and ±150 tint); a value outside is absent.
+const (
+	maxExposure                    = 10.0
+	minTemperature, maxTemperature = 1000.0, 100000.0
+	maxTint                        = 300.0
+)
+
 // develop reads the Develop settings through first (Parse's lookup of a
 // property's text); nil when none is set. A value that is not a finite
-// number is absent; a crop whose corners are not numbers in [-1, 2] is
-// absent.
+// number, or out of range, is absent; a crop whose corners are not numbers
+// in [-1, 2] is absent.
 func develop(first func(ns, local string) string) *Develop {
 	var d Develop
 	num := func(ns, local string) (float64, bool) {
@@ -321,17 +329,18 @@ func develop(first func(ns, local string) string) *Develop {
 		}
 		d.Crop = &c
 	}
-	if v, ok := num(nsCRS, "Exposure2012"); ok {
+	if v, ok := num(nsCRS, "Exposure2012"); ok && math.Abs(v) <= maxExposure {
 		d.Exposure = &v
-	} else if v, ok := num(nsCRS, "Exposure"); ok {
+	} else if v, ok := num(nsCRS, "Exposure"); ok && math.Abs(v) <= maxExposure {
 		d.Exposure = &v
 	}
 	if mode := first(nsCRS, "WhiteBalance"); mode != "" {
 		wb := WhiteBalance{Mode: mode}
-		if t, ok := num(nsCRS, "Temperature"); ok && t > 0 {
-			wb.Temperature = t
+		t, okT := num(nsCRS, "Temperature")
+		tint, okTint := num(nsCRS, "Tint")
+		if okT && t >= minTemperature && t <= maxTemperature && (!okTint || math.Abs(tint) <= maxTint) {
+			wb.Temperature, wb.Tint = t, tint
 		}
-		wb.Tint, _ = num(nsCRS, "Tint")
 		d.WhiteBalance = &wb
 	}
 	if d == (Develop{}) {
