@@ -205,3 +205,34 @@ func TestEditHash(t *testing.T) {
 		t.Errorf("with a crop the hashed stage list does not name %s before camera-matrix: %s", editCropStage.Name, v)
 	}
 }
+
+// TestEditWhiteBalanceD65: an independent check of the kelvin and tint
+// scale. synthdng lights its grey by D65 (the DNG colour model), whose
+// chromaticity is 6504 K and Duv +0.0032 off the Planckian locus (CIE
+// 15:2004), so tint 3000 × 0.0032 ≈ +9.6: that white balance leaves the
+// grey nearest neutral, and moving either way from it tints it.
+func TestEditWhiteBalanceD65(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d65.dng")
+	w, h, scene := synthdng.ChartScene(synthdng.Chart{W: 32, H: 32, Background: [3]float64{0.18, 0.18, 0.18}}, 1, synthdng.DefaultColorMatrix, 1)
+	if err := synthdng.WriteFile(in, synthdng.Spec{Width: w, Height: h, BlackLevel: 256, WhiteLevel: 16383, Scene: scene}); err != nil {
+		t.Fatal(err)
+	}
+	s := editSettings()
+	off := func(temp, tint float64) float64 {
+		s.Edit = Edit{Temperature: temp, Tint: tint}
+		out, _ := convert(t, in, t.TempDir(), s)
+		m := linearMean(t, out, 8, 8, 24, 24)
+		return math.Hypot(math.Log(m[0]/m[1]), math.Log(m[2]/m[1]))
+	}
+	d65 := off(6504, 9.6)
+	if d65 > 0.01 {
+		t.Errorf("6504 K tint +9.6: the D65 grey is %.4f off neutral (log ratios), want < 0.01", d65)
+	}
+	for _, c := range [][2]float64{{6504, -10}, {6504, 30}, {5500, 9.6}, {7500, 9.6}} {
+		if o := off(c[0], c[1]); !(o > d65+0.01) {
+			t.Errorf("%.0f K tint %+.1f: %.4f off neutral, not further than D65's %.4f", c[0], c[1], o, d65)
+		}
+	}
+	t.Logf("D65 grey at 6504 K +9.6: %.4f off neutral", d65)
+}
