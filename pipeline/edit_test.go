@@ -236,3 +236,20 @@ func TestEditWhiteBalanceD65(t *testing.T) {
 	}
 	t.Logf("D65 grey at 6504 K +9.6: %.4f off neutral", d65)
 }
+
+// TestEditCropNoHalfSizeTier: a file with its own crop is decoded whole
+// by the half-size tier's rule (its variants are sized from the cut
+// picture).
+func TestEditCropNoHalfSizeTier(t *testing.T) {
+	s := DefaultSettings()
+	s.HalfSizeTier = "auto"
+	fi := FileInfo{Width: 6000, Height: 4000}
+	vs := []Variant{{Name: "thumb", Format: "jpeg", Size: 512}}
+	if !halfSizeTier(fi, s, vs) {
+		t.Fatal("a 512 px variant of a 6000×4000 picture is not half-size")
+	}
+	s.Edit.Crop = &EditCrop{Left: 0.45, Top: 0.45, Right: 0.55, Bottom: 0.55}
+	if halfSizeTier(fi, s, vs) {
+		t.Error("a file with its own crop is decoded at half size")
+	}
+}
