@@ -148,7 +148,7 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 		f.Note = "over budget"
 		f.Status, f.Kind, f.Reason = StatusFailed, FailureKind(a.Err()), a.Err().Error()
 	default:
-		f.Stages = pendingStagePlan(t, outs, pending, s)
+		f.Stages = pendingStagePlan(t, outs, pending, developFor(s, t.XMP)) // the file's own edit
 		if t.Estimate.Streamed && !a.Whole {
 			f.Note = "streams"
 		}

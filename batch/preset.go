@@ -358,14 +358,18 @@ func (r *Runner) RecordedCamera(t Task) string {
 	return rec.Camera
 }
 
-// settingsOf returns the settings t is converted with: its preset's
-// (ApplyPresets), else the run's.
-func (r *Runner) settingsOf(t Task) pipeline.Settings {
+// presetOr returns t's preset's settings (ApplyPresets), else the run's:
+// the settings before the file's own edit, which a queued job carries.
+func (r *Runner) presetOr(t Task) pipeline.Settings {
 	if t.presetSettings != nil {
 		return *t.presetSettings
 	}
 	return r.Settings
 }
+
+// settingsOf returns the settings t is converted with: presetOr's, with
+// the file's own edit from its XMP (developFor).
+func (r *Runner) settingsOf(t Task) pipeline.Settings { return developFor(r.presetOr(t), t.XMP) }
 
 // settingsHashOf is the settings hash of t before its sidecar
 // (taskSettings): its preset's settings' SettingsHash, else the run's

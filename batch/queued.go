@@ -139,12 +139,13 @@ func (q *QueuedTask) UnmarshalJSON(b []byte) error {
 
 // QueueTask returns t, planned by r (after Triage, Inspect and Relocate),
 // as a job's task: t's paths and plan, its settings (its preset's, else
-// r's) and their hash, r's version and the flags that change what is
+// r's; the worker applies the file's own edit from XMP, as here) and
+// their hash, r's version and the flags that change what is
 // written.
 func (r *Runner) QueueTask(t Task) QueuedTask {
 	return QueuedTask{Input: t.Input, Rel: t.Rel, Output: t.Output, OutputRel: t.OutputRel, Stem: t.Stem,
 		Paths: t.Paths, Outputs: t.Outputs, Size: t.Size, ModTime: t.ModTime, OutDir: r.OutDir,
-		Settings: r.settingsOf(t), SettingsHash: r.settingsHashOf(t), Version: r.Version, Preset: t.Preset,
+		Settings: r.presetOr(t), SettingsHash: r.settingsHashOf(t), Version: r.Version, Preset: t.Preset,
 		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, EditedKeep: r.EditedKeep, KnownFailuresSkip: r.KnownFailuresSkip, Timeout: r.Timeout, LockWait: r.LockWait,
 		Estimate: WorkerBytes(t.Estimate), NewPhoto: t.newPhoto, OtherGone: t.otherGone, XMP: t.XMP}
 }

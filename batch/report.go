@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -176,6 +177,13 @@ type FileReport struct {
 	// Lens is the lens correction: the profile used, or why none (converted
 	// files, unless --lens off).
 	Lens *pipeline.LensCorrection `json:"lens,omitempty"`
+	// Rating (-1 rejected .. 5), Label ("Red", ...) and Pick ("pick",
+	// "reject") are what the file's XMP says (a DNG's own packet, its
+	// sidecar's fields over it; Task.XMP); left out when it says nothing
+	// or sidecars are off.
+	Rating *int   `json:"rating,omitempty"`
+	Label  string `json:"label,omitempty"`
+	Pick   string `json:"pick,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -244,6 +252,10 @@ func BuildReport(results []FileResult) Report {
 			EstimatedBytes: fr.Estimate.Total, PeakBytes: fr.PeakBytes,
 			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Preset: fr.Preset, Threads: fr.Threads, ThreadsMax: fr.ThreadsMax}
 		f.Input, f.InputB64 = ReportPath(fr.Input)
+		if r, err := strconv.Atoi(fr.XMP.Rating); err == nil {
+			f.Rating = &r
+		}
+		f.Label, f.Pick = ReportText(fr.XMP.Label), fr.XMP.Pick
 		if fr.NeedBytes > 0 { // Runner.Need: what the scheduler held
 			f.EstimatedBytes = fr.NeedBytes
 		} else if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker

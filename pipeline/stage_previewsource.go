@@ -58,6 +58,9 @@ func stagePreviewSource(_ context.Context, j *job) error {
 	if err != nil {
 		return fmt.Errorf("%w: variant %s, source=preview: %v", rawerr.ErrUnsupported, v.spec.Variant.Name, err)
 	}
+	if j.settings.Edit.Crop != nil {
+		j.warnings = append(j.warnings, fmt.Sprintf("variant %s, source=preview: the sidecar's crop is not applied to a variant made from the embedded preview", v.spec.Variant.Name))
+	}
 	dw, dh := j.variantSize(v.spec.Variant)
 	if why := previewRefusal(p, dw, dh); why != "" {
 		return fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.spec.Variant.Name, why)

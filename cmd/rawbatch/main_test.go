@@ -98,6 +98,8 @@ func TestScripts(t *testing.T) {
 			// presets_test.go: config presets (presets.txtar)
 			"synthcam": cmdSynthCam,
 			"presetof": cmdPresetOf,
+			// sidecar_script_test.go: colours of an output's pixels
+			"imgcolour": cmdImgColour,
 		},
 	})
 }
