@@ -179,7 +179,7 @@ func TestReconstructMatchesDirectSums(t *testing.T) {
 				}
 				a = math.Min(1, 2*un/area)
 			}
-			q := refPixel(in[3*i:3*i+3], rho, a, n, r, DefaultThreshold)
+			q := refPixel(in, w, h, x, y, rho, a, n, r, DefaultThreshold)
 			for c := range 3 {
 				if want := float64(q[c]); math.Abs(float64(out[3*i+c])-want) > 1e-5 {
 					t.Fatalf("pixel (%d,%d) channel %d: %v, want %v", x, y, c, out[3*i+c], want)
@@ -189,18 +189,21 @@ func TestReconstructMatchesDirectSums(t *testing.T) {
 	}
 }
 
-// refPixel is Reconstruct's result for pixel p (3 channels) given its
-// box's normalised unclipped chromaticity rho, weight a and count n of
-// bright unclipped pixels (radius r), written out from the formula of
-// Reconstruct's documentation.
-func refPixel(p []float32, rho [3]float64, a, n float64, r int, thr float32) [3]float32 {
+// refPixel is Reconstruct's result for pixel (x, y) of the w×h image
+// in (3 channels, as the demosaic made it) given its box's normalised
+// unclipped chromaticity rho, weight a and count n of bright unclipped
+// pixels (radius r), written out from the formula of Reconstruct's
+// documentation: the blend, then the shoulder at the scene peak estimated
+// from the 3×3 neighbourhood (edges replicated).
+func refPixel(in []float32, w, h, x, y int, rho [3]float64, a, n float64, r int, thr float32) [3]float32 {
+	p := in[3*(y*w+x) : 3*(y*w+x)+3]
 	peak := float64(max(p[0], p[1], p[2]))
 	v := math.Min(peak, 1)
 	lo := float64(thr - blendBand)
 	t := math.Min(1, (peak-lo)/float64(blendBand))
 	t = t * t * (3 - 2*t)
 	nw := math.Min(1, n/float64(2*r+1))
-	var out [3]float32
+	var q [3]float64
 	for c := range 3 {
 		orig := math.Min(math.Max(float64(p[c]), 0), 1)
 		own := orig
@@ -208,7 +211,44 @@ func refPixel(p []float32, rho [3]float64, a, n float64, r int, thr float32) [3]
 			own = v
 		}
 		rec := nw*((1-a)*own+a*v*rho[c]) + (1-nw)*own
-		out[c] = float32((1-t)*orig + t*rec)
+		q[c] = (1-t)*orig + t*rec
+	}
+	// The scene peak: the least-squares scale of q's chromaticity to
+	// the neighbourhood's values, each weighted by how far below the
+	// blend band it is.
+	mq := math.Max(q[0], math.Max(q[1], q[2]))
+	var num, den float64
+	for yy := y - 1; yy <= y+1; yy++ {
+		for xx := x - 1; xx <= x+1; xx++ {
+			j := min(max(yy, 0), h-1)*w + min(max(xx, 0), w-1)
+			for c := range 3 {
+				pc := float64(in[3*j+c])
+				u := 1.0
+				if pc >= float64(thr) {
+					u = 0
+				} else if pc > lo {
+					s := (pc - lo) / float64(blendBand)
+					u = 1 - s*s*(3-2*s)
+				}
+				rc := q[c] / mq
+				num += u * math.Max(pc, 0) * rc
+				den += u * rc * rc
+			}
+		}
+	}
+	m := mq
+	if den > 0 {
+		wt := math.Min(1, den/(9*minSceneWeight))
+		m = math.Min(maxSceneLevel, math.Max(mq, wt*num/den+(1-wt)*mq))
+	}
+	var out [3]float32
+	for c := range 3 {
+		o := q[c]
+		if m > shoulderKnee {
+			g := math.Exp(-(m - shoulderKnee) / shoulderScale)
+			o = mq * (1 - (1-q[c]/mq)*g)
+		}
+		out[c] = float32(o)
 	}
 	return out
 }
