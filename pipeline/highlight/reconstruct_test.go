@@ -252,3 +252,51 @@ func refPixel(in []float32, w, h, x, y int, rho [3]float64, a, n float64, r int,
 	}
 	return out
 }
+
+// TestReconstructShoulder: a saturated blue surface (0.08 : 0.21 : 1) lit
+// from 0.3 to 2.5 times the clip level along x, blue clipping first.
+// Where no channel nears the clip the pixels are unchanged; at 0.95, 1.0
+// and 1.05 times the clip (within ReconstructRadius of the unclipped
+// surface, whose colour gives the clipped blue's scene value) the
+// saturation 1 − min/max falls as the scene brightens, each below the
+// surface's 0.92 and at least 0.02 below clip's at the same pixel (clip
+// keeps the surface's saturation up to the clip, then shifts the hue). No
+// channel exceeds 1.
+func TestReconstructShoulder(t *testing.T) {
+	const w, h = 200, 24
+	in := make([]float32, 3*w*h)
+	level := func(x int) float64 { return 0.3 + 2.2*float64(x)/float64(w-1) }
+	for y := range h {
+		for x := range w {
+			for c, v := range [3]float64{0.08, 0.21, 1} {
+				in[3*(y*w+x)+c] = float32(math.Min(1, v*level(x)))
+			}
+		}
+	}
+	out := Reconstruct(slices.Clone(in), w, h, DefaultThreshold)
+	clip := Clip(slices.Clone(in), w, h, DefaultThreshold)
+	y := h / 2
+	sat := func(p []float32, x int) float64 {
+		q := p[3*(y*w+x) : 3*(y*w+x)+3]
+		return 1 - float64(min(q[0], q[1], q[2])/max(q[0], q[1], q[2]))
+	}
+	for x := range w {
+		i := 3 * (y*w + x)
+		if level(x) < 0.85 && !slices.Equal(out[i:i+3], in[i:i+3]) {
+			t.Fatalf("x %d (level %.2f): %v → %v, want unchanged", x, level(x), in[i:i+3], out[i:i+3])
+		}
+		if m := max(out[i], out[i+1], out[i+2]); m > 1 {
+			t.Fatalf("x %d: peak %v above 1", x, m)
+		}
+	}
+	prev := 0.92
+	for _, l := range []float64{0.95, 1.0, 1.05} {
+		x := int(math.Ceil((l - 0.3) / 2.2 * float64(w-1)))
+		s, sc := sat(out, x), sat(clip, x)
+		t.Logf("level %.2f: saturation %.3f, clip %.3f", level(x), s, sc)
+		if s >= prev || s > sc-0.02 {
+			t.Errorf("level %.2f: saturation %.3f, want below %.3f (the level below) and at least 0.02 below clip's %.3f", level(x), s, prev, sc)
+		}
+		prev = s
+	}
+}
