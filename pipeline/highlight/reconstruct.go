@@ -98,7 +98,8 @@ func Reconstruct(pix []float32, w, h int, threshold float32) []float32 {
 // for any split of the image into calls of Rows. Memory: the clipped
 // flag of each row (h bytes) and, once a clipped pixel is near, the box
 // sums of 2·radius+1 rows (40 bytes a pixel of a row each) and two rows
-// more.
+// more, and two image rows as the demosaic made them (12 bytes a pixel of
+// a row each) for the shoulder's 3×3 neighbourhood.
 type Reconstructor struct {
 	w, h, r int
 	thr     float32
