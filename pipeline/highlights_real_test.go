@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
 // farFromMedian16 counts the pixels of img within r (all of img when r is
@@ -170,5 +171,134 @@ func TestHighlightsRealClipping(t *testing.T) {
 				t.Errorf("whole picture: reconstruct leaves %d pixels beyond 30 %% of their 3×3 median, clip %d (more than 5 %% more)", wr, wc)
 			}
 		})
+	}
+}
+
+// raggedScene is the camera raw signal (clip level 1) of a w×w surface of
+// white-balanced colour bg lit by a ragged highlight: brightness rising to
+// a centre whose outline wobbles with the angle, 3 % noise on every
+// sample, one photosite in 400 hot (1) or dead (0), in camera raw as the
+// as-shot neutral makes it (bg·neutral), so that the channels clip at
+// different brightness, one or two before the others.
+func raggedScene(w int, bg, neutral [3]float64, seed uint64) func(x, y, c int) float64 {
+	hash := func(x, y, c int) uint64 {
+		z := seed*0x9e3779b97f4a7c15 + uint64((y*w+x)*4+c+1)*0xbf58476d1ce4e5b9
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		return z ^ z>>31
+	}
+	return func(x, y, c int) float64 {
+		switch hash(x, y, 3) % 800 {
+		case 0:
+			return 1
+		case 1:
+			return 0
+		}
+		u1 := (float64(hash(x, y, c)>>11) + 0.5) / (1 << 53)
+		u2 := float64(hash(x, y, c+8)>>11) / (1 << 53)
+		noise := math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+		cx := float64(w) / 2
+		dx, dy := float64(x)-cx, float64(y)-cx
+		d := math.Hypot(dx, dy) / (0.3 * float64(w) * (1 + 0.25*math.Sin(5*math.Atan2(dy, dx))))
+		k := 0.45 + 1.8*math.Exp(-d*d)
+		return bg[c] * neutral[c] * k * (1 + 0.03*noise)
+	}
+}
+
+// medianStep is the 99.9th percentile over img of the largest difference
+// of a channel between the 3×3 medians of a pixel and of its right or
+// lower neighbour (fraction of full scale): the steepest transitions,
+// isolated pixels (hot and dead photosites) left out.
+func medianStep(img image.Image) float64 {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	med := make([][3]float64, w*h)
+	var nb [3][9]float64
+	for y := 1; y < h-1; y++ {
+		for x := 1; x < w-1; x++ {
+			k := 0
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					cr, cg, cb := rgb16(img, x+dx, y+dy)
+					nb[0][k], nb[1][k], nb[2][k] = float64(cr)/65535, float64(cg)/65535, float64(cb)/65535
+					k++
+				}
+			}
+			for c := range 3 {
+				slices.Sort(nb[c][:])
+				med[y*w+x][c] = nb[c][4]
+			}
+		}
+	}
+	var steps []float64
+	for y := 1; y < h-2; y++ {
+		for x := 1; x < w-2; x++ {
+			m := 0.0
+			for _, n := range []int{y*w + x + 1, (y+1)*w + x} {
+				for c := range 3 {
+					m = max(m, math.Abs(med[n][c]-med[y*w+x][c]))
+				}
+			}
+			steps = append(steps, m)
+		}
+	}
+	sort.Float64s(steps)
+	return steps[len(steps)*999/1000]
+}
+
+// TestHighlightsRaggedDNG: DNGs, CFA and linear (already demosaiced), of
+// ragged, noisy highlights clipped in one or two channels with hot and
+// dead photosites, converted whole (16-bit PNG): reconstruct leaves no
+// more isolated pixels (beyond 15 % of their 3×3 median) and no more
+// isolated coloured pixels than clip does (a hot photosite is not
+// whitened), and no steeper transition between neighbours' 3×3 medians
+// than clip's (the noise's and the edge's) beyond 0.01.
+func TestHighlightsRaggedDNG(t *testing.T) {
+	const w = 192
+	neutral := [3]float64{0.5, 1, 0.7}
+	for _, c := range []struct {
+		name string
+		bg   [3]float64 // white-balanced surface colour
+	}{
+		{"blue", [3]float64{0.45, 0.55, 0.9}},
+		{"pale green", [3]float64{0.5, 0.85, 0.8}},
+		{"red", [3]float64{0.95, 0.5, 0.35}},
+	} {
+		for _, linear := range []bool{false, true} {
+			name := c.name + " CFA"
+			if linear {
+				name = c.name + " linear"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				in := filepath.Join(dir, "ragged.dng")
+				spec := synthdng.Spec{Width: w, Height: w, BlackLevel: 256, WhiteLevel: 16383, Orientation: 1,
+					AsShotNeutral: neutral, Linear: linear, Scene: raggedScene(w, c.bg, neutral, 7)}
+				if err := synthdng.WriteFile(in, spec); err != nil {
+					t.Fatal(err)
+				}
+				s := DefaultSettings()
+				s.Format, s.Lens = PNG16, LensOff
+				s.Highlights = HighlightsReconstruct
+				recPath, _ := convert(t, in, t.TempDir(), s)
+				s.Highlights = HighlightsClip
+				clipPath, _ := convert(t, in, t.TempDir(), s)
+				rec, clip := decodeImage(t, recPath), decodeImage(t, clipPath)
+				all := rec.Bounds()
+				nr, nc := farFromMedian16(rec, all, 0.15), farFromMedian16(clip, all, 0.15)
+				cr, cc := chromaOutliers16(rec, all, 0.1), chromaOutliers16(clip, all, 0.1)
+				sr, sc := medianStep(rec), medianStep(clip)
+				t.Logf("isolated %d (clip %d), coloured %d (clip %d), p99.9 step %.3f (clip %.3f)", nr, nc, cr, cc, sr, sc)
+				if nr > nc {
+					t.Errorf("reconstruct leaves %d pixels beyond 15 %% of their 3×3 median, clip %d", nr, nc)
+				}
+				if cr > cc {
+					t.Errorf("reconstruct leaves %d isolated coloured pixels, clip %d", cr, cc)
+				}
+				if sr > sc+0.01 {
+					t.Errorf("reconstruct's steps between neighbours (p99.9 %.3f) exceed clip's (%.3f)", sr, sc)
+				}
+			})
+		}
 	}
 }

@@ -17,7 +17,9 @@ import (
 // of a pixel's unclipped channels (no isolated pixels at the threshold).
 // Version 2: reconstruct's shoulder (the colour of a clipped area moves
 // towards white with its scene peak estimated above the clip).
-var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Version: 2, Cost: highlightsCost, run: stageHighlights, Band: highlightsBand}
+// Version 3: a pixel near the clip with at most one such neighbour (a hot
+// photosite) is kept as clip keeps it.
+var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Version: 3, Cost: highlightsCost, run: stageHighlights, Band: highlightsBand}
 
 // highlightsBand is the stage's band form (Stage.Band): clip row by row
 // (margin 0, in parallel), or reconstruct row by row

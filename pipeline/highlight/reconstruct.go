@@ -326,10 +326,49 @@ func (rc *Reconstructor) finish(y int, pix []float32, nb [3][]float32) {
 			q[c] = (1-t)*orig + t*rec[c]
 		}
 		q = shoulder(q, sceneLevel(nb, x, q, rc.thr))
+		// A pixel near the clip among neighbours that are not (a hot
+		// photosite, a noise spike) is no highlight: kept as clip keeps
+		// it, fully from at most one such neighbour, the reconstruction
+		// fully from four (isolatedWeight).
+		if iw := isolatedWeight(nb, x, lo); iw < 1 {
+			all := true
+			for c := range 3 {
+				cl := float64(min(max(p[c], 0), 1))
+				all = all && cl >= float64(rc.thr)
+				q[c] = iw*q[c] + (1-iw)*cl
+			}
+			if all {
+				q = [3]float64{1, 1, 1}
+			}
+		}
 		for c := range 3 {
 			p[c] = float32(q[c])
 		}
 	}
+}
+
+// isolatedWeight is the weight of the reconstruction of pixel x of a row
+// whose 3×3 neighbourhood is nb (as sceneLevel's, edges replicated), from
+// the count k of its eight neighbours with a channel above lo: (k − 1)/3
+// within [0, 1]. A single clipped photosite among unclipped ones spreads
+// by the demosaic into a pixel or two; the edge of a clipped area has
+// three or more such neighbours.
+func isolatedWeight(nb [3][]float32, x int, lo float32) float64 {
+	k := 0
+	for dy := range 3 {
+		row := nb[dy]
+		n := len(row) / 3
+		for dx := -1; dx <= 1; dx++ {
+			if dy == 1 && dx == 0 {
+				continue
+			}
+			xx := min(max(x+dx, 0), n-1)
+			if max(row[3*xx], row[3*xx+1], row[3*xx+2]) > lo {
+				k++
+			}
+		}
+	}
+	return math.Min(1, math.Max(0, float64(k-1)/3))
 }
 
 // sceneLevel estimates the scene's peak at pixel x of a row whose

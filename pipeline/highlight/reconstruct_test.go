@@ -241,6 +241,24 @@ func refPixel(in []float32, w, h, x, y int, rho [3]float64, a, n float64, r int,
 		wt := math.Min(1, den/(9*minSceneWeight))
 		m = math.Min(maxSceneLevel, math.Max(mq, wt*num/den+(1-wt)*mq))
 	}
+	// An isolated pixel near the clip (at most one of its eight
+	// neighbours, edges replicated, above the blend band's start) is
+	// kept as clip keeps it, blending to the above from one to four
+	// such neighbours.
+	k := 0
+	for yy := y - 1; yy <= y+1; yy++ {
+		for xx := x - 1; xx <= x+1; xx++ {
+			if yy == y && xx == x {
+				continue
+			}
+			j := min(max(yy, 0), h-1)*w + min(max(xx, 0), w-1)
+			if float64(max(in[3*j], in[3*j+1], in[3*j+2])) > lo {
+				k++
+			}
+		}
+	}
+	iw := math.Min(1, math.Max(0, float64(k-1)/3))
+	all := true
 	var out [3]float32
 	for c := range 3 {
 		o := q[c]
@@ -248,7 +266,12 @@ func refPixel(in []float32, w, h, x, y int, rho [3]float64, a, n float64, r int,
 			g := math.Exp(-(m - shoulderKnee) / shoulderScale)
 			o = mq * (1 - (1-q[c]/mq)*g)
 		}
-		out[c] = float32(o)
+		cl := math.Min(math.Max(float64(p[c]), 0), 1)
+		all = all && p[c] >= thr
+		out[c] = float32(iw*o + (1-iw)*cl)
+	}
+	if all && iw < 1 {
+		out = [3]float32{1, 1, 1}
 	}
 	return out
 }
