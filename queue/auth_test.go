@@ -29,8 +29,8 @@ func TestInitAuthFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(written) != 3+len(Roles) {
-		t.Errorf("written %v, want auth.conf, two seeds and %d credentials", written, len(Roles))
+	if len(written) != 4+len(Roles) {
+		t.Errorf("written %v, want auth.conf, two seeds, the routes' password and %d credentials", written, len(Roles))
 	}
 	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("directory mode %v (%v), want 0700", st.Mode().Perm(), err)

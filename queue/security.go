@@ -139,11 +139,15 @@ func (c *Client) securityOptions(o Options) ([]nats.Option, error) {
 		seed := o.userSeed
 		opts = append(opts, nats.InProcessServer(o.inProcess), nats.UserJWTAndSeed(o.userJWT, string(seed)))
 	case o.Creds != "":
-		pub, err := credsUser(o.Creds)
+		id, err := credsUser(o.Creds)
 		if err != nil {
 			return nil, fmt.Errorf("queue: %w", err)
 		}
-		opts = append(opts, nats.UserCredentials(o.Creds), nats.CustomInboxPrefix(inboxPrefix(pub)))
+		c.role = id.role
+		if id.role == "submit" {
+			c.owner, c.scope = id.submitter, id.submitter
+		}
+		opts = append(opts, nats.UserCredentials(o.Creds), nats.CustomInboxPrefix(inboxPrefix(id.pub)))
 	}
 	if o.CA != "" {
 		opts = append(opts, nats.RootCAs(o.CA))
@@ -196,11 +200,11 @@ func (c *Client) refusal(err error) error {
 // when there is one (an earlier submit's, queued again in a race with
 // its dead-lettering). A worker whose credentials may not remove dead
 // letters (the work role) leaves it, and the error says who may.
-func (c *Client) removeStaleDead(ctx context.Context, id string) error {
-	if _, err := c.deadLetterOf(ctx, id); errors.Is(err, ErrNotFound) {
+func (c *Client) removeStaleDead(ctx context.Context, owner, id string) error {
+	if _, err := c.deadLetterAt(ctx, owner, id); errors.Is(err, ErrNotFound) {
 		return nil
 	}
-	err := c.refusal(c.removeDead(ctx, id))
+	err := c.refusal(c.removeDead(ctx, owner, id))
 	if errors.Is(err, ErrRefused) {
 		return fmt.Errorf("the job's older dead letter stays (this worker's role may not remove dead letters: an admin runs 'rawbatch dead purge %s'): %w", id, err)
 	}
@@ -226,10 +230,10 @@ func refused(err error) bool {
 // keep its last message (one per subject: a purge that removes
 // nothing), so that Retry of a client whose role may not remove dead
 // letters is refused before it queues the job again.
-func (c *Client) mayRemoveDead(ctx context.Context, id string) error {
+func (c *Client) mayRemoveDead(ctx context.Context, owner, id string) error {
 	octx, cancel := c.op(ctx)
 	defer cancel()
-	if err := c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(id)), jetstream.WithPurgeKeep(1)); err != nil {
+	if err := c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(owner, id)), jetstream.WithPurgeKeep(1)); err != nil {
 		return c.refusal(fmt.Errorf("queue: removing the dead letter of job %s: %w", id, unavailable(err)))
 	}
 	return nil
