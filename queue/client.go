@@ -531,8 +531,8 @@ func nonce() string {
 // A submitter's permissions allow only subjects and keys of its own
 // namespace (rolePermissions).
 func jobSubject(class, owner, id string) string { return jobsPrefix + class + "." + owner + "." + id }
-func deadSubject(owner, id string) string        { return deadPrefix + ownerOr(owner) + "." + id }
-func statusKey(owner, id string) string          { return ownerOr(owner) + "." + id }
+func deadSubject(owner, id string) string       { return deadPrefix + ownerOr(owner) + "." + id }
+func statusKey(owner, id string) string         { return ownerOr(owner) + "." + id }
 
 // ownerOr is owner, or DefaultSubmitter when empty.
 func ownerOr(owner string) string {
