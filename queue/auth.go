@@ -75,6 +75,11 @@ var ErrRefused = errors.New("refused by the broker")
 // broker (BrokerOptions.Insecure).
 var ErrOpenListen = errors.New("an open broker beyond this host")
 
+// ErrOpenRoutes: a cluster node asked to take routes beyond the loopback
+// interface with neither an authorisation (the routes' password) nor
+// BrokerOptions.Insecure.
+var ErrOpenRoutes = errors.New("open cluster routes beyond this host")
+
 // ErrOpenMonitor: a broker asked to serve its HTTP monitoring endpoints
 // (which ask no credentials) beyond the loopback interface without
 // BrokerOptions.Insecure.

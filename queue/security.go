@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -50,6 +51,46 @@ func applySecurity(opts *server.Options, o BrokerOptions, host string) error {
 		opts.TLS = true
 		opts.TLSVerify = sec.TLSCA != ""
 		opts.TLSTimeout = 5
+	}
+	return applyRouteSecurity(opts, o)
+}
+
+// applyRouteSecurity sets the security of a cluster node's routes (o.Cluster):
+// with an authorisation, every route presents and asks the routes' user
+// and password (its RouteSecret file, never a flag); with a TLS
+// certificate, routes are TLS too (with TLSCA, the nodes' certificates
+// must be signed by it, both ways). A route address beyond the loopback
+// interface without an authorisation is refused unless Insecure.
+func applyRouteSecurity(opts *server.Options, o BrokerOptions) error {
+	if !o.Cluster.clustered() {
+		return nil
+	}
+	sec := o.Security
+	if sec.Auth == "" && !sec.Insecure && !loopback(opts.Cluster.Host) {
+		return fmt.Errorf("queue: broker taking cluster routes on %s: %w: no credentials would be asked of the other nodes", opts.Cluster.Host, ErrOpenRoutes)
+	}
+	if sec.Auth != "" {
+		secret, err := routeSecret(sec.Auth)
+		if err != nil {
+			return err
+		}
+		opts.Cluster.Username, opts.Cluster.Password = routeUser, secret
+		for _, u := range opts.Routes {
+			u.User = url.UserPassword(routeUser, secret)
+		}
+	}
+	if sec.TLSCert != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{
+			CertFile: sec.TLSCert, KeyFile: sec.TLSKey, CaFile: sec.TLSCA, Verify: sec.TLSCA != "",
+		})
+		if err != nil {
+			return fmt.Errorf("queue: broker route TLS (%s, %s): %w", sec.TLSCert, sec.TLSKey, err)
+		}
+		// A node dialling another checks its certificate against the
+		// same CA it asks of the nodes dialling it.
+		tc.RootCAs = tc.ClientCAs
+		opts.Cluster.TLSConfig = tc
+		opts.Cluster.TLSTimeout = 5
 	}
 	return nil
 }
