@@ -530,6 +530,9 @@ type BrokerSecurity struct {
 // Broker is an embedded JetStream server.
 type Broker struct {
 	srv *server.Server
+	// stopProvision ends a cluster node's creating the queue's streams
+	// (provisionAndListen); nil when none runs.
+	stopProvision context.CancelFunc
 }
 
 // StartBroker starts an embedded server and waits until it is ready.

@@ -33,6 +33,10 @@ func applySecurity(opts *server.Options, o BrokerOptions, host string) error {
 		if err := applyAuth(opts, sec.Auth); err != nil {
 			return err
 		}
+		// A cluster's node starts its routes only once it takes clients,
+		// and it creates the queue's streams only once the cluster has
+		// formed: it takes clients at once (provisionAndListen).
+		opts.DontListen = !o.Cluster.clustered()
 	}
 	if (sec.TLSCert == "") != (sec.TLSKey == "") {
 		return fmt.Errorf("queue: broker TLS: want both a certificate and its key")
@@ -138,12 +142,31 @@ func (b *Broker) provisionAndListen(o BrokerOptions, host string, port int) erro
 	if o.Security.Auth == "" {
 		return nil
 	}
-	if err := provision(b, o.Security.Auth); err != nil {
-		return err
+	if !o.Cluster.clustered() {
+		if err := provision(context.Background(), b, o.Security.Auth); err != nil {
+			return err
+		}
+		b.srv.AcceptLoop(make(chan struct{}))
 	}
-	b.srv.AcceptLoop(make(chan struct{}))
 	if b.srv.Addr() == nil {
 		return fmt.Errorf("queue: broker: cannot listen on %s:%d", host, port)
+	}
+	if o.Cluster.clustered() {
+		// A node of a cluster creates the queue's streams once the
+		// cluster has formed (a quorum of its nodes up), which may wait
+		// for nodes started after it: it takes clients meanwhile (the
+		// workers create what is missing; a submitter connecting
+		// before is refused creating the workers' consumers).
+		ctx, cancel := context.WithCancel(context.Background())
+		b.stopProvision = cancel
+		go func() {
+			for ctx.Err() == nil && provision(ctx, b, o.Security.Auth) != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}()
 	}
 	return nil
 }
@@ -153,12 +176,12 @@ func (b *Broker) provisionAndListen(o BrokerOptions, host string, port int) erro
 // the first worker applies its own), through an in-process connection
 // as a short-lived admin user: the submit role may not create the
 // workers' consumers.
-func provision(b *Broker, dir string) error {
+func provision(ctx context.Context, b *Broker, dir string) error {
 	userJWT, seed, err := adminUser(dir)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	// The in-process connection is never TLS: its URL's scheme says so.
 	c, err := connect(ctx, Options{URL: "nats://in-process:4222", Name: "broker", inProcess: b.srv, userJWT: userJWT, userSeed: seed})
