@@ -389,7 +389,12 @@ func (c *Client) ensureBuckets(octx context.Context, url string) error {
 			// Created, never updated: the submit role may not change a
 			// bucket (the workers' timings).
 			if b, err = c.js.CreateKeyValue(octx, cfg); errors.Is(err, jetstream.ErrBucketExists) {
-				b, err = c.js.KeyValue(octx, name)
+				// Created meanwhile by another client; on a cluster it
+				// may not answer yet (its stream's leader elected):
+				// asked again (connect retries what is unavailable).
+				if b, err = c.js.KeyValue(octx, name); errors.Is(err, jetstream.ErrBucketNotFound) {
+					err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+				}
 			}
 		}
 		if err != nil {
