@@ -33,11 +33,11 @@ var clusterTimings = []string{"--ack-wait", "12s", "--lease-ttl", "10s", "--beat
 
 // brokerNode is one `rawbatch broker` of a test's cluster of brokers.
 type brokerNode struct {
-	name   string
-	port   int // client port
-	cport  int // route port
-	store  string
-	runs   int
+	name  string
+	port  int // client port
+	cport int // route port
+	store string
+	runs  int
 	// auth is the node's authorisation directory when not the
 	// cluster's (a node that does not belong).
 	auth   string
