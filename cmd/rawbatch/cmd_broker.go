@@ -137,12 +137,16 @@ fsync on every write, so an acknowledged job survives a crash of the broker;
 keep it off the NAS. With an existing NATS server (2.9 or later, JetStream
 enabled) or cluster, skip this command and point the others at it with --nats.
 Listening beyond this host needs --auth DIR (credentials per role, written by
---init-auth DIR) or an explicit --insecure. With --node, --cluster and
---routes, three or more brokers (one per host, each with its own store) form a
-cluster that keeps every job, dead letter, status and lease on three of them:
-losing one loses nothing and stops nothing; give the clients all of the
-brokers' URLs in --nats. See docs/distributed.md.`,
+--init-auth DIR) or an explicit --insecure; --add-submitter NAME adds a
+submitter's credentials (submit-NAME.creds), confined to its own jobs'
+statuses and dead letters. With --node, --cluster and --routes, three or more
+brokers (one per host, each with its own store) form a cluster that keeps
+every job, dead letter, status and lease on three of them: losing one loses
+nothing and stops nothing; give the clients all of the brokers' URLs in
+--nats. With --auth the routes are authenticated (DIR/route.pass, the same
+directory on every broker). See docs/distributed.md.`,
 		Example: `  rawbatch broker --init-auth /etc/rawbatch/auth
+  rawbatch broker --auth /etc/rawbatch/auth --add-submitter alice
   rawbatch broker --store /var/lib/rawbatch/broker --listen 0.0.0.0:4222 --auth /etc/rawbatch/auth \
     --tls-cert /etc/rawbatch/broker.pem --tls-key /etc/rawbatch/broker-key.pem
   rawbatch broker --listen 0.0.0.0:4222 --auth /etc/rawbatch/auth --node a --cluster 0.0.0.0:6222 --routes a:6222,b:6222,c:6222`,
