@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -534,17 +535,19 @@ func nonce() string {
 // jobSubject is the subject of job id of class in namespace owner;
 // deadSubject the subject of its dead letter, statusKey its status's key.
 // A submitter's permissions allow only subjects and keys of its own
-// namespace (rolePermissions).
+// namespace (rolePermissions). An empty owner is a dead letter's or
+// status's written without a namespace (rawbatch.dead.<id>, key <id>),
+// which only workers and admins read and an admin removes.
 func jobSubject(class, owner, id string) string { return jobsPrefix + class + "." + owner + "." + id }
-func deadSubject(owner, id string) string       { return deadPrefix + ownerOr(owner) + "." + id }
-func statusKey(owner, id string) string         { return ownerOr(owner) + "." + id }
+func deadSubject(owner, id string) string       { return deadPrefix + withDot(owner) + id }
+func statusKey(owner, id string) string         { return withDot(owner) + id }
 
-// ownerOr is owner, or DefaultSubmitter when empty.
-func ownerOr(owner string) string {
+// withDot is owner followed by a dot, or nothing when owner is empty.
+func withDot(owner string) string {
 	if owner == "" {
-		return DefaultSubmitter
+		return ""
 	}
-	return owner
+	return owner + "."
 }
 
 // decodeJob reads the job of a message on subject with body data. Its
@@ -777,7 +780,8 @@ func (c *Client) setQueued(ctx context.Context, j Job, rev uint64) error {
 	return nil
 }
 
-// putStatus writes st (each call bounded by the call timeout). The end
+// putStatus writes st under its job's namespace (DefaultSubmitter's when
+// it has none; each call bounded by the call timeout). The end
 // of a job (processed, failed), which submit --wait waits for, is asked
 // again while the broker does not answer (whileUnavailable: a cluster
 // electing the bucket's leader); another state is written once.
@@ -789,7 +793,7 @@ func (c *Client) putStatus(st Status) error {
 	put := func() error {
 		octx, cancel := c.op(context.Background())
 		defer cancel()
-		_, err := c.status.Put(octx, statusKey(st.Owner, st.ID), b)
+		_, err := c.status.Put(octx, statusKey(cmp.Or(st.Owner, DefaultSubmitter), st.ID), b)
 		return unavailable(err)
 	}
 	if st.State == Processed || st.State == Failed {
@@ -934,7 +938,8 @@ func (c *Client) watchKV(ctx context.Context, kv jetstream.KeyValue, keys string
 	}
 }
 
-// deadLetter publishes dl (replacing an older one of the same job).
+// deadLetter publishes dl (replacing an older one of the same job), in
+// its job's namespace (DefaultSubmitter's when it has none).
 func (c *Client) deadLetter(dl DeadLetter) error {
 	b, err := json.Marshal(dl)
 	if err != nil {
@@ -942,7 +947,7 @@ func (c *Client) deadLetter(dl DeadLetter) error {
 	}
 	octx, cancel := c.op(context.Background())
 	defer cancel()
-	_, err = c.js.Publish(octx, deadSubject(dl.Job.Owner, dl.Job.ID), b)
+	_, err = c.js.Publish(octx, deadSubject(cmp.Or(dl.Job.Owner, DefaultSubmitter), dl.Job.ID), b)
 	return unavailable(err)
 }
 
@@ -1019,30 +1024,40 @@ func (c *Client) deadLetterAt(ctx context.Context, owner, id string) (DeadLetter
 }
 
 // decodeDead reads the dead letter of job id on subject with body
-// data; its job's namespace is the subject's.
+// data; its job's namespace is the subject's (none: empty).
 func decodeDead(subject string, data []byte, id string) (DeadLetter, error) {
 	var dl DeadLetter
 	if err := json.Unmarshal(data, &dl); err != nil {
 		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, err)
 	}
+	dl.Job.Owner = ""
 	if tok := strings.Split(strings.TrimPrefix(subject, deadPrefix), "."); len(tok) == 2 {
 		dl.Job.Owner = tok[0]
-	} else {
-		dl.Job.Owner = DefaultSubmitter
 	}
 	return dl, nil
 }
 
-// findDead returns the dead letter of job id in any namespace: the last
-// message of the subjects rawbatch.dead.*.<id>, asked with the subject in
-// the request's body (which the submit role may not send).
+// findDead returns the dead letter of job id in any namespace, or
+// without one: the last message of the subjects rawbatch.dead.*.<id>,
+// else of rawbatch.dead.<id>, asked with the subject in the request's
+// body (which the submit role may not send).
 func (c *Client) findDead(ctx context.Context, id string) (DeadLetter, error) {
 	if !validID(id) {
 		return DeadLetter{}, fmt.Errorf("queue: dead letter %q: %w", id, ErrNotFound)
 	}
+	dl, err := c.lastDead(ctx, deadPrefix+"*."+id, id)
+	if errors.Is(err, ErrNotFound) {
+		return c.lastDead(ctx, deadSubject("", id), id)
+	}
+	return dl, err
+}
+
+// lastDead returns the dead letter of job id last stored on subjects
+// (a wildcard allowed).
+func (c *Client) lastDead(ctx context.Context, subjects, id string) (DeadLetter, error) {
 	octx, cancel := c.op(ctx)
 	defer cancel()
-	req, _ := json.Marshal(map[string]string{"last_by_subj": deadPrefix + "*." + id})
+	req, _ := json.Marshal(map[string]string{"last_by_subj": subjects})
 	m, err := c.nc.RequestWithContext(octx, "$JS.API.STREAM.MSG.GET."+deadStream, req)
 	if err != nil {
 		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, unavailable(err))

@@ -200,6 +200,26 @@ func TestSubmitterIsolation(t *testing.T) {
 	if st := statusOf(t, alice, forged.ID); st.ID != "" {
 		t.Errorf("a job on bob's subject naming alice: alice sees its status %+v", st)
 	}
+
+	// A dead letter without a namespace (rawbatch.dead.<id>): the admin
+	// finds and purges it; no submitter sees it.
+	old := testJob("old.dng", 1<<20)
+	oldDL, _ := DeadLetter{Job: old, Kind: "corrupt", Reason: "old"}.MarshalJSON()
+	if _, err := admin.js.Publish(ctx, deadPrefix+old.ID, oldDL); err != nil {
+		t.Fatal(err)
+	}
+	if dl, err := admin.DeadLetterOf(ctx, old.ID); err != nil || dl.Job.Owner != "" {
+		t.Errorf("the admin reading a dead letter without a namespace: %v, owner %q", err, dl.Job.Owner)
+	}
+	if _, err := alice.DeadLetterOf(ctx, old.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a submitter reading a dead letter without a namespace: %v, want not found", err)
+	}
+	if err := admin.Purge(ctx, old.ID); err != nil {
+		t.Errorf("the admin purging a dead letter without a namespace: %v", err)
+	}
+	if _, err := admin.DeadLetterOf(ctx, old.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the dead letter without a namespace after its purge: %v", err)
+	}
 }
 
 // statusesT returns every status c may read.
