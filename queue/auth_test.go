@@ -120,6 +120,14 @@ func TestAuthRoles(t *testing.T) {
 // configured with the authorisation's auth.conf (included, as
 // docs/distributed.md shows); an admin creates the queue first.
 func TestAuthRolesNATS29(t *testing.T) {
+	url, dir := startNATS29(t)
+	testRoles(t, url, dir)
+}
+
+// startNATS29 starts Debian's nats-server with a new authorisation's
+// auth.conf included, creates the queue as an admin, and returns the
+// server's URL and the authorisation's directory.
+func startNATS29(t *testing.T) (string, string) {
 	exe := testtool.Need(t, "nats-server")
 	dir := filepath.Join(t.TempDir(), "auth")
 	if _, err := InitAuth(dir, false); err != nil {
@@ -172,7 +180,7 @@ func TestAuthRolesNATS29(t *testing.T) {
 	admin := testOptions(url)
 	admin.Creds = filepath.Join(dir, "admin.creds")
 	connectT(t, admin).Close() // creates the queue's streams and buckets
-	testRoles(t, url, dir)
+	return url, dir
 }
 
 // roleOptions are testOptions for url with role's credentials in dir.

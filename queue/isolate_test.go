@@ -23,7 +23,19 @@ import (
 // publisher's namespace; the worker and the admin see both.
 func TestSubmitterIsolation(t *testing.T) {
 	b, dir := startAuthBroker(t, "")
-	url := localURL(b.URL())
+	testIsolation(t, localURL(b.URL()), dir)
+}
+
+// TestSubmitterIsolationNATS29: the same with Debian's nats-server
+// 2.9.10 and the authorisation's auth.conf included.
+func TestSubmitterIsolationNATS29(t *testing.T) {
+	url, dir := startNATS29(t)
+	testIsolation(t, url, dir)
+}
+
+// testIsolation checks two submitters apart on the broker at url with
+// the authorisation in dir.
+func testIsolation(t *testing.T, url, dir string) {
 	for _, n := range []string{"alice", "bob"} {
 		p, err := AddSubmitter(dir, n, false)
 		if err != nil {
@@ -180,6 +192,14 @@ func TestSubmitterIsolation(t *testing.T) {
 		_ = nc.Flush()
 		if v := violations.wait(deadPrefix + ">"); v == "" {
 			t.Errorf("bob's raw connection subscribing to every dead letter: no permission violation")
+		}
+	}
+	// A direct get on a subject of bob's whose body asks for another
+	// message: refused by the broker, or bob's own, never alice's.
+	for _, body := range []string{`{"seq":1}`, `{"last_by_subj":"$KV.` + statusBucket + `.` + statusKey("alice", aGood.ID) + `"}`} {
+		m, err := nc.Request("$JS.API.DIRECT.GET.KV_"+statusBucket+".$KV."+statusBucket+"."+statusKey("bob", bGood.ID), []byte(body), 2*time.Second)
+		if err == nil && strings.Contains(string(m.Data), "alice") {
+			t.Errorf("bob's direct get of his own status with the body %s: answered alice's %q", body, m.Data)
 		}
 	}
 	// Bob's own: answered.
