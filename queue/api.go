@@ -367,6 +367,10 @@ type QueueInfo struct {
 	Dead int `json:"dead"`
 	// Workers are the workers alive (registry), with what they run.
 	Workers []WorkerInfo `json:"workers"`
+	// Submitter, when set, is the namespace the client is confined to
+	// (a submitter's credentials): Dead counts its own dead letters and
+	// Workers is not read (the registry names every namespace's inputs).
+	Submitter string `json:"submitter,omitempty"`
 }
 
 // WorkerInfo is a worker's entry in the registry (bucket rawbatch_workers).

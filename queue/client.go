@@ -1157,7 +1157,7 @@ func (c *Client) info(ctx context.Context) (QueueInfo, error) {
 		if err != nil {
 			return QueueInfo{}, err
 		}
-		qi.Dead = len(dls)
+		qi.Dead, qi.Submitter = len(dls), c.scope
 		return qi, nil
 	}
 	di, err := c.deadS.Info(octx)
