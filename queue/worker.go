@@ -226,8 +226,8 @@ func (ws *workerState) takeOne(jobCtx context.Context) (bool, error) {
 			ws.w.logf("job %s: no metadata: %v (dropped)", msg.Subject(), err)
 			continue
 		}
-		var j Job
-		if err := json.Unmarshal(msg.Data(), &j); err != nil || !validID(j.ID) {
+		j, err := decodeJob(msg.Subject(), msg.Data())
+		if err != nil {
 			_ = msg.Term()
 			ws.w.logf("job %s: not a job: %v (dropped)", msg.Subject(), err)
 			continue
@@ -447,7 +447,7 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	w, c := ws.w, ws.c
 	m := w.Metrics
 	d := &delivery{ws: ws, msg: msg, j: j, attempt: attempt,
-		st: Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, Queued: j.Submitted, Attempt: attempt, Worker: ws.name}}
+		st: Status{ID: j.ID, Owner: j.Owner, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, Queued: j.Submitted, Attempt: attempt, Worker: ws.name}}
 	if m != nil && attempt > 1 {
 		m.redelivered()
 	}
@@ -659,7 +659,7 @@ func (d *delivery) done(out Outcome) {
 	d.putStatus()
 	// A dead letter of an earlier submit of the same job (queued
 	// again after the de-duplication window) goes: never both.
-	if err := c.removeStaleDead(context.Background(), j.ID); err != nil {
+	if err := c.removeStaleDead(context.Background(), j.Owner, j.ID); err != nil {
 		w.logf("job %s (%s): %v", j.ID, j.Input, err)
 	}
 	d.ack()
@@ -796,7 +796,7 @@ func (ws *workerState) overClasses(octx context.Context, budget int64) (classes 
 // (largestSince).
 func (ws *workerState) largestAlive(octx context.Context, budget int64) bool {
 	largest := true
-	_ = ws.c.watchKV(octx, ws.c.workers, false, func(e jetstream.KeyValueEntry) bool {
+	_ = ws.c.watchKV(octx, ws.c.workers, ">", false, func(e jetstream.KeyValueEntry) bool {
 		var wi WorkerInfo
 		if json.Unmarshal(e.Value(), &wi) == nil && wi.Name != ws.name && wi.Budget > budget {
 			largest = false
@@ -868,8 +868,8 @@ func (ws *workerState) takeOver(jobCtx context.Context, classes []string, budget
 		}
 		for msg := range mb.Messages() {
 			md, err := msg.Metadata()
-			var j Job
-			if err != nil || json.Unmarshal(msg.Data(), &j) != nil || !validID(j.ID) {
+			j, jerr := decodeJob(msg.Subject(), msg.Data())
+			if err != nil || jerr != nil {
 				_ = msg.Term()
 				continue
 			}
