@@ -552,6 +552,10 @@ func jobSubject(class, owner, id string) string { return jobsPrefix + class + ".
 func deadSubject(owner, id string) string       { return deadPrefix + withDot(owner) + id }
 func statusKey(owner, id string) string         { return withDot(owner) + id }
 
+// leaseKey is the key of job j's lease: in its namespace, as its status's,
+// so that a submitter's job never waits on another's lease.
+func leaseKey(j Job) string { return statusKey(cmp.Or(j.Owner, DefaultSubmitter), j.ID) }
+
 // withDot is owner followed by a dot, or nothing when owner is empty.
 func withDot(owner string) string {
 	if owner == "" {

@@ -226,7 +226,7 @@ func TestFencing(t *testing.T) {
 	go func() {
 		defer thief.Store(false)
 		for first := true; first || !tw.logged("leased by another worker"); first = false {
-			if _, err := c.leases.Put(context.Background(), j.ID, []byte(`{"worker":"thief"}`)); err != nil {
+			if _, err := c.leases.Put(context.Background(), leaseKey(j), []byte(`{"worker":"thief"}`)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -729,5 +729,43 @@ func TestPublishWhileBrokerAway(t *testing.T) {
 	defer cancel()
 	if _, err := c.Publish(ctx, testJob("never.dng", 1<<20)); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Publish with the broker gone = %v; want ErrUnavailable", err)
+	}
+}
+
+// TestLeasePerNamespace: two submitters' jobs with the same id (one
+// submitter queuing another's id) run at once on a worker, each under
+// its own namespace's lease: neither is handed back as leased by
+// another worker.
+func TestLeasePerNamespace(t *testing.T) {
+	b, _ := startTestBroker(t)
+	c := connectT(t, testOptions(b.URL()))
+	started := make(chan string, 4)
+	release := make(chan struct{})
+	tw := startWorker(t, c, 2, func(ctx context.Context, d Delivery) Outcome {
+		started <- d.Job.Owner
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return Outcome{Result: Done}
+	})
+	for _, owner := range []string{"alice", "bob"} {
+		j := testJob("same.dng", 1<<20)
+		j.Owner = owner
+		publishT(t, c, j)
+	}
+	got := map[string]bool{}
+	timeout := time.After(20 * time.Second)
+	for len(got) < 2 {
+		select {
+		case o := <-started:
+			got[o] = true
+		case <-timeout:
+			t.Fatalf("only %v started together (leased by another worker: %v)", got, tw.logged("leased by another worker"))
+		}
+	}
+	close(release)
+	if tw.logged("leased by another worker") {
+		t.Error("a job was handed back as leased by another worker")
 	}
 }

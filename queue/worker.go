@@ -540,7 +540,7 @@ func (d *delivery) takeLease() bool {
 			// (a beat would spend a delivery per beat while it runs).
 			delay = c.o.LeaseTTL + 100*time.Millisecond
 			octx, cancel := c.op(context.Background())
-			if e, gerr := c.leases.Get(octx, j.ID); gerr == nil {
+			if e, gerr := c.leases.Get(octx, leaseKey(j)); gerr == nil {
 				if rest := c.o.LeaseTTL - time.Since(e.Created()); rest > 0 {
 					delay = rest + 100*time.Millisecond
 				}
@@ -553,7 +553,7 @@ func (d *delivery) takeLease() bool {
 		_ = d.msg.NakWithDelay(delay)
 		return false
 	}
-	l := &lease{c: c, id: j.ID, val: val, rev: rev, ch: make(chan struct{}), ok: time.Now()}
+	l := &lease{c: c, id: leaseKey(j), val: val, rev: rev, ch: make(chan struct{}), ok: time.Now()}
 	l.onLost = func() {
 		if w.Metrics != nil {
 			w.Metrics.leaseLost()
@@ -585,7 +585,7 @@ func (d *delivery) createLease(val []byte) (uint64, error) {
 		octx, cancel := c.op(ctx)
 		defer cancel()
 		var err error
-		if rev, err = c.leases.Create(octx, d.j.ID, val); err != nil {
+		if rev, err = c.leases.Create(octx, leaseKey(d.j), val); err != nil {
 			_ = d.msg.InProgress()
 		}
 		return unavailable(err)
