@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"html"
-	"image"
-	"image/jpeg"
 	_ "image/png" // outputs the gallery makes thumbnails of
 	"io"
 	"net/url"
@@ -21,11 +19,9 @@ import (
 	"github.com/rawbatch/rawbatch/internal/atomicfile"
 	"github.com/rawbatch/rawbatch/internal/bytetext"
 	"github.com/rawbatch/rawbatch/internal/fileperm"
+	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/state"
-	"golang.org/x/image/draw"
-	_ "golang.org/x/image/tiff" // outputs the gallery makes thumbnails of
-	_ "golang.org/x/image/webp"
 )
 
 // GalleryDir is the folder under OUTDIR that holds the gallery's
@@ -39,6 +35,12 @@ const (
 	// thumbnail (in this process, outside the memory budget: 8 bytes a
 	// pixel at most for a 16-bit TIFF, so 512 MiB).
 	maxThumbSource = 64 << 20
+	// maxThumbFile is the largest output file read for a thumbnail, in
+	// bytes (a 64-megapixel 16-bit TIFF with Deflate fits).
+	maxThumbFile = 512 << 20
+	// thumbVersion names how thumbnails are made (pipeline.Thumbnail),
+	// part of their file names: thumbnails made otherwise are made again.
+	thumbVersion = "2"
 )
 
 // galleryMark is in every page WriteGallery writes: an index.html
@@ -209,7 +211,7 @@ func WriteGallery(od *OutDir, results []FileResult) error {
 // the output cannot be decoded (a format Go does not read, a damaged
 // file).
 func galleryThumb(outDir, gdir, rel, hash string) (string, bool) {
-	sum := sha256.Sum256([]byte(rel + "\x00" + hash))
+	sum := sha256.Sum256([]byte(thumbVersion + "\x00" + rel + "\x00" + hash))
 	name := hex.EncodeToString(sum[:12]) + ".jpg"
 	p := filepath.Join(gdir, name)
 	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
@@ -219,35 +221,16 @@ func galleryThumb(outDir, gdir, rel, hash string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	cfg, _, err := image.DecodeConfig(f)
-	if err != nil || int64(cfg.Width)*int64(cfg.Height) > maxThumbSource {
-		f.Close()
-		return "", false
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return "", false
-	}
-	src, _, err := image.Decode(f)
+	b, err := io.ReadAll(io.LimitReader(f, maxThumbFile+1))
 	f.Close()
+	if err != nil || len(b) > maxThumbFile {
+		return "", false
+	}
+	thumb, err := pipeline.Thumbnail(b, thumbLongEdge, maxThumbSource)
 	if err != nil {
 		return "", false
 	}
-	b := src.Bounds()
-	w, h := b.Dx(), b.Dy()
-	if w <= 0 || h <= 0 {
-		return "", false
-	}
-	if long := max(w, h); long > thumbLongEdge {
-		w, h = max(1, w*thumbLongEdge/long), max(1, h*thumbLongEdge/long)
-	}
-	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	draw.BiLinear.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, dst, &jpeg.Options{Quality: 85}); err != nil {
-		return "", false
-	}
-	if err := atomicfile.Write(p, buf.Bytes(), atomicfile.Options{}); err != nil {
+	if err := atomicfile.Write(p, thumb, atomicfile.Options{}); err != nil {
 		return "", false
 	}
 	return name, true
