@@ -378,7 +378,8 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	}
 	interrupted := sig.interrupted()
 	rep.summary(results, interrupted, r.Scheduler)
-	if hint := settleHint(results, cfg.MinAge); hint != "" {
+	rr.unsettled = unsettled(results)
+	if hint := settleHint(rr.unsettled, cfg.MinAge, cfg.watching); hint != "" {
 		rep.note(hint)
 	}
 	if err := batch.WriteFailed(cfg.OutDir, results); err != nil {

@@ -121,6 +121,8 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 	}
 	cur.Load().note(fmt.Sprintf("watching %s (%s); converting into %s", strings.Join(dirs, ", "), how, cfg.OutDir))
 	quiet := max(cfg.MinAge, 50*time.Millisecond)
+	cfg.watching = true
+	var again time.Duration // the wait before looking again at files still being written
 	for {
 		rep := newReporter(cfg.Stdout, cfg.Stderr, cfg.Quiet, cfg.LogFormat, 0)
 		cur.Store(rep)
@@ -133,20 +135,41 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 		if sig.Ctx.Err() != nil {
 			return err // stopped during the run: its outcome (interrupted: exit status 130)
 		}
+		// Files still being written are looked at again after --min-age,
+		// then waiting twice as long each time they still are (up to
+		// maxRecheck), even when nothing else changes: a file cut short
+		// for good is then reported, not left unsaid.
+		var recheck <-chan time.Time
+		stop := func() bool { return false }
+		if rr.unsettled > 0 {
+			again = min(max(2*again, quiet), maxRecheck)
+			t := time.NewTimer(again)
+			recheck, stop = t.C, t.Stop
+		} else {
+			again = 0
+		}
 		select {
 		case <-sig.Ctx.Done():
+			stop()
 			return nil // stopped while idle
 		case err := <-w.Errs:
 			// A folder that could not be watched, a lost event: say so, and
 			// look again once things are quiet.
 			rep.warn("watch: " + err.Error())
 		case <-w.Changed():
+		case <-recheck:
+			continue
 		}
+		stop()
 		if !w.Settle(sig.Ctx, quiet) {
 			return nil
 		}
 	}
 }
+
+// maxRecheck is the longest watch waits before looking again at a file
+// still being written when nothing else changes.
+const maxRecheck = time.Minute
 
 // watchSkip tells the watcher what under the DIRs is not to be watched:
 // OUTDIR (when inside a DIR: its outputs would wake the watcher) and

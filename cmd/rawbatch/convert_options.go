@@ -22,10 +22,12 @@ import (
 // these plain values (runner).
 type ConvertConfig struct {
 	GlobalOptions
-	Inputs []string
-	OutDir string
-	Jobs   int
-	Quiet  bool
+	// watching: the run is one of `rawbatch watch`'s (its hints say so).
+	watching bool
+	Inputs   []string
+	OutDir   string
+	Jobs     int
+	Quiet    bool
 	// LogFormat is --log-format: logText or logJSON.
 	LogFormat string
 	// MemBudget is the memory budget in bytes (--mem-budget).

@@ -188,16 +188,22 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 	return nil
 }
 
-// settleHint is the summary's line on files left because they are still
-// being written (they kept changing while the run waited out --min-age),
-// with what to do; "" when there are none.
-func settleHint(results []batch.FileResult, minAge time.Duration) string {
+// unsettled counts the results left because their files are still being
+// written (they kept changing while the run waited out --min-age).
+func unsettled(results []batch.FileResult) int {
 	n := 0
 	for _, fr := range results {
 		if fr.Status == batch.StatusSkipped && strings.HasPrefix(fr.Reason, "still being written") {
 			n++
 		}
 	}
+	return n
+}
+
+// settleHint is the summary's line on n files left because they are
+// still being written, with what to do (watch looks at them again by
+// itself); "" when there are none.
+func settleHint(n int, minAge time.Duration, watching bool) string {
 	if n == 0 {
 		return ""
 	}
@@ -205,5 +211,9 @@ func settleHint(results []batch.FileResult, minAge time.Duration) string {
 	if n == 1 {
 		files = "file is"
 	}
-	return fmt.Sprintf("%d %s still being written (changed within --min-age %s, or during the run) and left for a later run: run rawbatch again once the copy has finished", n, files, minAge)
+	then := "run rawbatch again once the copy has finished"
+	if watching {
+		then = "watch looks at them again"
+	}
+	return fmt.Sprintf("%d %s still being written (changed within --min-age %s, or during the run) and left for a later run: %s", n, files, minAge, then)
 }

@@ -76,6 +76,9 @@ type runReport struct {
 	// written: the run wrote its report; refused: its path must not be
 	// written (checkReport refused it).
 	written, refused bool
+	// unsettled is the number of files the run left because they are
+	// still being written (watch looks at them again).
+	unsettled int
 }
 
 // build makes the report of results with exit status code.

@@ -214,6 +214,37 @@ func TestWatchCopiedAndHalves(t *testing.T) {
 	}
 }
 
+// TestWatchRechecksUnsettled: a file left as still being written (cut
+// short, and nothing else changes in the folder) is looked at again by
+// itself after --min-age, and the summary says watch will, not to run
+// rawbatch again.
+func TestWatchRechecksUnsettled(t *testing.T) {
+	work := t.TempDir()
+	in := filepath.Join(work, "in")
+	os.Mkdir(in, 0o755)
+	w := startRB(t, work, nil, "watch", "--min-age", "300ms", "in", "-o", "out")
+	w.waitLog(t, `no RAW files found`, 20*time.Second) // the first run is over
+	whole := dngBytes(t, 400, 300, time.Time{})
+	if err := os.WriteFile(filepath.Join(in, "cut.dng"), whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLog(t, `skipped in/cut\.dng: still being written`, 20*time.Second)
+	w.waitLog(t, `still being written .* watch looks at them again`, 20*time.Second)
+	deadline := time.Now().Add(20 * time.Second)
+	for w.count(`skipped in/cut\.dng: still being written`) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("cut.dng not looked at again without a change; output:\n%s", w.out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := w.count(`run rawbatch again once the copy has finished`); n != 0 {
+		t.Errorf("watch told the user to run rawbatch again (%d times)", n)
+	}
+	if code := w.stop(t, 10*time.Second); code != 0 {
+		t.Errorf("exit status %d after SIGTERM while idle, want 0", code)
+	}
+}
+
 // TestWatchBurst: 500 files moved in at once (a card copied in) are
 // converted as one batch, not file by file.
 func TestWatchBurst(t *testing.T) {
