@@ -295,8 +295,24 @@ func (c *Client) setup(ctx context.Context) error {
 		return fmt.Errorf("queue: stream %s at %s: %w", deadStream, url, unavailable(err))
 	}
 	if !c.o.SetTimings {
-		if err := c.adoptTimings(octx, url); err != nil {
-			return err
+		// A worker starting at the same moment creates its buckets and
+		// consumers one after the other: timings read in between are
+		// partly its, partly the defaults. Read again for a while
+		// before calling them inconsistent.
+		o := c.o
+		for try := 0; ; try++ {
+			err := c.adoptTimings(octx, url)
+			if err == nil {
+				break
+			}
+			if try >= 20 || octx.Err() != nil {
+				return err
+			}
+			c.o = o
+			select {
+			case <-octx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}
 	if err := c.ensureBuckets(octx, url); err != nil {

@@ -161,6 +161,16 @@ func runSubmit(ctx context.Context, opts SubmitOptions, args []string) error {
 func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runReport) error {
 	cfg := opts.ConvertConfig
 	ctx := sig.Ctx
+	// The broker first: a submit it refuses, or cannot reach, leaves
+	// nothing behind (planning creates OUTDIR and its records).
+	c, err := opts.Queue.connect(ctx, "submit", opts.QueueMax, rep.note)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &batchOutcome{interrupted: true}
+		}
+		return err
+	}
+	defer c.Close()
 	pb, err := planBatch(cfg, rep, sig, rr)
 	if err != nil {
 		return err
@@ -170,14 +180,6 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 	if name == "" {
 		name = defaultBatchName(cfg.OutDir)
 	}
-	c, err := opts.Queue.connect(ctx, "submit", opts.QueueMax, rep.note)
-	if err != nil {
-		if ctx.Err() != nil {
-			return &batchOutcome{interrupted: true}
-		}
-		return err
-	}
-	defer c.Close()
 	if opts.Wait {
 		rep.start(len(plan.Tasks) + len(plan.Problems))
 	} else { // the files' count for the failures' lines, no progress bar
