@@ -236,6 +236,8 @@ func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
 		return 4, 1, 1 << 20
 	case "jpeg": // libjpeg-turbo: coefficients for optimised Huffman tables, tables, row and output buffers
 		return 4, encode.JPEGCoefficientBytes(v.Normal().Subsampling, v.Normal().Quality), 1 << 20
+	case "uhdr": // the base's RGBA image; the encoders': wholeFrameBytes
+		return 4, 0, 1 << 20
 	case "avif", "jxl": // whole-frame encoders: wholeFrameBytes, by the image's size
 		if v.quant16() {
 			return 8, 0, 0
@@ -256,6 +258,9 @@ func wholeFrameBytes(v Variant, w, h int) int64 {
 		return encode.AVIFWorkingBytes(w, h, v.AVIFOptions())
 	case "jxl":
 		return encode.JXLWorkingBytes(w, h, v.JXLOptions())
+	case "uhdr":
+		s := v.GainMapScale
+		return encode.UHDRWorkingBytes(w, h, (w+s-1)/s, (h+s-1)/s, v.Subsampling, v.Quality)
 	}
 	return 0
 }

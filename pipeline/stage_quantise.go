@@ -83,6 +83,9 @@ func quantiseRow(j *job, p *fusePass) (rowKernel, bool) {
 	}
 	v := j.cur
 	v.pass = p.id
+	if v.spec.Variant.Format == "uhdr" {
+		v.uhdrTone = j.uhdrToneOf()
+	}
 	up, kernels := v.upright, p.kernels
 	render := func(y int, lin []float32) []float32 {
 		up.Row(y, lin)
@@ -110,6 +113,11 @@ func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
 	w, h := v.upright.W, v.upright.H
 	if v.spec.Variant.HDR != "" {
 		v.quantiseHDR(render)
+		v.dropFloat()
+		return
+	}
+	if v.spec.Variant.Format == "uhdr" {
+		v.quantiseUHDR(render, v.uhdrTone)
 		v.dropFloat()
 		return
 	}
@@ -232,6 +240,9 @@ func bits16(format string) bool { return format == "tiff16" || format == "png16"
 // (quantiseFrom, which the fused pass's quantiseRow shares).
 func stageQuantise(_ context.Context, j *job) error {
 	up := j.cur.upright // read by the band made ahead, which may outlive the encode
+	if j.cur.spec.Variant.Format == "uhdr" {
+		j.cur.uhdrTone = j.uhdrToneOf()
+	}
 	j.cur.quantiseFrom(up.RowView)
 	return nil
 }
