@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"math"
@@ -425,5 +426,54 @@ func TestUHDRRealFile(t *testing.T) {
 	t.Logf("%d clipped pixels: relative luminance error median %.2f %%, 95th percentile %.2f %%; gain map %+v", len(errs), 100*med, 100*p95, m)
 	if med > 0.03 || p95 > 0.10 {
 		t.Errorf("HDR luminance from the gain map: median error %.2f %%, 95th percentile %.2f %% (want ≤ 3 %%, ≤ 10 %%)", 100*med, 100*p95)
+	}
+}
+
+// TestUHDRChromium: headless Chromium decodes the Ultra HDR variant of a
+// chart in a page at its size, a non-blank image with the JPEG variant's
+// colours (chromiumShows: a screenshot is SDR, so Chromium shows the
+// base, or the gain map's rendition at the weight of an SDR display, 0).
+func TestUHDRChromium(t *testing.T) {
+	dir := t.TempDir()
+	in := writeChart(t, dir, bigChart(), 6, 0)
+	var outs []OutputSpec
+	for _, spec := range []string{"main=jpeg,size=240", "u=uhdr,size=240"} {
+		v, err := ParseVariant(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, OutputSpec{Variant: v, Path: filepath.Join(dir, "c"+v.Suffix())})
+	}
+	s := DefaultSettings()
+	s.Lens = LensOff
+	if _, err := ConvertVariants(context.Background(), in, outs, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	chromiumShows(t, outs[0].Path, outs[1].Path)
+}
+
+// TestUHDRPlan: an Ultra HDR variant is planned on the whole-image path
+// (alone, and beside a JPEG it keeps the file's plan from streaming: it
+// has its own rendition), its own tone step, and the plan's text shows
+// its encoder's working memory (the base's JPEG coefficients and the
+// encoded file held: more than 150 MiB at 24 MP and 4:4:4).
+func TestUHDRPlan(t *testing.T) {
+	for _, vs := range [][]string{{"main=uhdr"}, {"main=jpeg", "u=uhdr"}} {
+		p := PlanVariants(6000, 4000, variants(t, vs...), DefaultSettings())
+		own := false
+		for _, st := range p.Steps {
+			if st.Stream {
+				t.Errorf("%v: step %s marked streamed", vs, st.Name)
+			}
+			own = own || st.Stage == toneStage.Name && st.Variant == "u"
+		}
+		if len(vs) == 2 && !own {
+			t.Errorf("%v: the uhdr variant has no tone step of its own:\n%s", vs, p)
+		}
+		v, _ := ParseVariant(vs[len(vs)-1])
+		want := fmt.Sprintf("encoder %.0f MiB", float64(encoderBytes(v, 6000, 4000))/(1<<20))
+		if s := p.String(); !strings.Contains(s, want) || encoderBytes(v, 6000, 4000) < 150<<20 {
+			t.Errorf("%v: text form lacks %q (or the cost is too small for 24 MP):\n%s", vs, want, s)
+		}
 	}
 }
