@@ -28,20 +28,21 @@ const uhdrOffset = 1.0 / 64
 
 // uhdrTone is what quantiseUHDR takes from the file's develop: the SDR
 // tone curve's table (look.ToneLUT; nil with --tone none), the HDR
-// rendition's scale (c(0.18)/0.18, hdrToneRow's) and whether the SDR base
-// compresses its gamut (Settings.compressGamut).
+// rendition's kernel (hdrToneRow without the saturation, which the
+// variant's tone step applied) and whether the SDR base compresses its
+// gamut (Settings.compressGamut).
 type uhdrTone struct {
 	lut   []float32
-	gain  float32
+	hdr   rowKernel
 	gamut bool
 }
 
 // uhdrToneOf returns j's uhdrTone.
 func (j *job) uhdrToneOf() uhdrTone {
-	t := uhdrTone{gain: 1, gamut: j.settings.compressGamut()}
-	if c := j.toneCurve(); c != nil {
+	c := j.toneCurve()
+	t := uhdrTone{hdr: hdrToneRow(nil, c), gamut: j.settings.compressGamut()}
+	if c != nil {
 		t.lut = look.ToneLUT(c)
-		t.gain = float32(c.Apply(0.18) / 0.18)
 	}
 	return t
 }
@@ -109,9 +110,8 @@ func (v *variantJob) quantiseUHDR(render func(y int, lin []float32) []float32, t
 		dec[i] = float32(v.space.Decode(float64(i) / 255))
 	}
 	hdrRow := func(dst, src []float32) {
-		for i, x := range src {
-			dst[i] = max(x, 0) * t.gain
-		}
+		copy(dst, src)
+		t.hdr(dst)
 		hdrK(dst)
 	}
 	headroom := vr.Headroom
