@@ -212,7 +212,8 @@ func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory 
 // system's libwebp is used, 24 MiB for the WebAssembly runtime otherwise),
 // 8-bit TIFF (the RGBA image), AVIF and JPEG XL (the RGBA or 16-bit RGBA
 // image; their encoders' memory depends on the size otherwise than
-// linearly: wholeFrameBytes). A compressed TIFF holds its compressed
+// linearly: wholeFrameBytes), Ultra HDR (the base's RGBA image; its
+// encoders' in wholeFrameBytes). A compressed TIFF holds its compressed
 // strips until the IFD is written (the output is not seekable): counted
 // as 1.5 times the uncompressed samples, LZW's worst case on noise.
 func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
@@ -247,10 +248,12 @@ func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
 	return 4, 0, 0
 }
 
-// wholeFrameBytes is the working memory in bytes of an AVIF or JPEG XL
-// variant's encoder for a w×h image (encode.AVIFWorkingBytes,
+// wholeFrameBytes is the working memory in bytes of an AVIF, JPEG XL or
+// Ultra HDR variant's encoder for a w×h image (encode.AVIFWorkingBytes,
 // encode.JXLWorkingBytes: libavif's and the AV1 encoder's frames, libjxl's
-// planes, and the packed samples they are given), 0 for other formats.
+// planes, and the packed samples they are given; encode.UHDRWorkingBytes:
+// the base's JPEG coefficients, the encoded file held, the gain map's), 0
+// for other formats.
 func wholeFrameBytes(v Variant, w, h int) int64 {
 	v = v.Normal()
 	switch v.Format {

@@ -129,7 +129,8 @@ func (v Variant) lossy() bool { return lossyFormats[v.Format] && !(v.Format == "
 
 // wholeFrameFormats are the variant formats whose encoder takes the whole
 // image at once (libavif, libjxl): never streamed, their buffers counted
-// in the estimate (encoderCost).
+// in the estimate (encoderCost), and their depth, speed, effort, lossless
+// and hdr options; wholeFrame adds Ultra HDR.
 var wholeFrameFormats = map[string]bool{"avif": true, "jxl": true}
 
 // wholeFrame reports whether format's encoder takes the whole image:
