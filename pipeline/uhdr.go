@@ -180,8 +180,9 @@ func (v *variantJob) quantiseUHDR(render func(y int, lin []float32) []float32, t
 }
 
 // encodeGains returns the gain map image of the log2 gains (mw×mh) and its
-// metadata: Min and Max the gains' range (Max at least Min + 1/64, so a
-// flat map is still well formed), gamma 1, both offsets uhdrOffset,
+// metadata: Min and Max the gains' range widened to hold 0 (Ultra HDR
+// v1.0: min content boost at most 1, max content boost at least 1) and
+// Max at least Min + 1/64 (a flat map is still well formed), gamma 1, both offsets uhdrOffset,
 // CapacityMin 0 and CapacityMax Max (at least 1/16 stop): the whole gain
 // applies on a display that can show the map's largest boost, as
 // libultrahdr writes it. Each sample is round(255·(g − Min)/(Max − Min))
@@ -191,7 +192,8 @@ func encodeGains(gains []float32, mw, mh int) (*image.Gray, encode.GainMap) {
 	for _, g := range gains {
 		lo, hi = min(lo, float64(g)), max(hi, float64(g))
 	}
-	hi = max(hi, lo+1.0/64)
+	lo = min(lo, 0)
+	hi = max(hi, 0, lo+1.0/64)
 	m := encode.GainMap{Min: lo, Max: hi, Gamma: 1, OffsetSDR: uhdrOffset, OffsetHDR: uhdrOffset, CapacityMin: 0, CapacityMax: max(hi, 1.0/16)}
 	img := image.NewGray(image.Rect(0, 0, mw, mh))
 	for i, g := range gains {

@@ -182,7 +182,7 @@ func checkUHDRMetadata(t *testing.T, u uhdrFile) gainMapMeta {
 		t.Errorf("gain map XMP: Version %q, BaseRenditionIsHDR %q", u.hdrgm["Version"], u.hdrgm["BaseRenditionIsHDR"])
 	}
 	m := u.meta(t)
-	if !(m.max > m.min) || m.gamma != 1 || m.offSDR != 1.0/64 || m.offHDR != 1.0/64 || m.capMin != 0 || !(m.capMax > 0) {
+	if !(m.max > m.min) || m.min > 0 || m.max < 0 || m.gamma != 1 || m.offSDR != 1.0/64 || m.offHDR != 1.0/64 || m.capMin != 0 || !(m.capMax > 0) {
 		t.Errorf("gain map XMP %+v", m)
 	}
 	if !bytes.Equal(u.isoPrimary, []byte{0, 0, 0, 0}) {
@@ -273,9 +273,9 @@ func samePixels(a, b image.Image) (diff int, sameSize bool) {
 
 // TestUHDRHighlights: the chart of TestHDRHighlights (grey patches 1.7×
 // and 0.85× SDR white after its +1.5 EV BaselineExposure, on a 0.1
-// background). The Ultra HDR variant's primary image decodes to exactly
-// the JPEG variant's pixels (the same base: the over-white patch clipped
-// to white); its MPF lists two images whose sizes and offsets give the
+// background). The Ultra HDR variant's primary image, and the whole file
+// read as a plain JPEG, decode to exactly the JPEG variant's pixels (the
+// same base: the over-white patch clipped to white); its MPF lists two images whose sizes and offsets give the
 // primary image and the gain map; the hdrgm XMP and the ISO 21496-1
 // record parse and agree. Decoded to linear light by the format's rule at
 // full weight (uhdrHDR), each patch's luminance is within 1 % of the
@@ -317,6 +317,13 @@ func TestUHDRHighlights(t *testing.T) {
 		base, lum := uhdrHDR(t, u, m)
 		if diff, same := samePixels(sdr, base); !same || diff != 0 {
 			t.Errorf("%s: the base differs from the JPEG variant in %d pixels (same size %t)", o.Variant.Name, diff, same)
+		}
+		// A reader that knows nothing of gain maps (Go's image/jpeg, which
+		// stops at the first EOI) sees the JPEG variant's picture.
+		if whole, err := jpeg.Decode(bytes.NewReader(data)); err != nil {
+			t.Errorf("%s: image/jpeg: %v", o.Variant.Name, err)
+		} else if diff, same := samePixels(sdr, whole); !same || diff != 0 {
+			t.Errorf("%s: read as a plain JPEG, the file differs from the JPEG variant in %d pixels (same size %t)", o.Variant.Name, diff, same)
 		}
 		if px := patchMean(base, 16, 16, 48, 48); px[0] < 65000 || px[1] < 65000 || px[2] < 65000 {
 			t.Errorf("%s: base: the over-white patch is %.0f, not clipped white", o.Variant.Name, px)
