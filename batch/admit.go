@@ -121,7 +121,7 @@ func (r *Runner) estimateAt(t Task, threads int) pipeline.Memory {
 	if t.estThreads == 0 || t.estThreads == threads {
 		return t.Estimate
 	}
-	return pipeline.EstimateMemory(t.Info, r.Settings, threads)
+	return pipeline.EstimateMemory(t.Info, r.settingsOf(t), threads)
 }
 
 // needAt is Need(t, threads).Need: the bytes the scheduler asks for.

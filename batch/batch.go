@@ -57,11 +57,18 @@ type Task struct {
 	// skipped as recent.
 	Settled bool
 
-	// XMP is what the input's XMP sidecar says (sidecar.Read at planning;
-	// empty without one, or with one that cannot be parsed), for the
-	// outputs' freshness (taskSettings) and the report. The packet inside
-	// the input (a DNG's tag 700) is part of the input and not here.
+	// XMP is what the input's XMP says (readXMP at planning: the packet
+	// inside a DNG, its sidecar's fields over it; empty without either, or
+	// with one that cannot be parsed; empty with --sidecar off), for the
+	// filters, the file's own edit (settingsOf), the outputs' freshness
+	// (taskSettings) and the report.
 	XMP sidecar.Meta
+
+	// Preset names the config preset applied to the file (ApplyPresets;
+	// "" none); presetSettings, when set, are its settings, which the
+	// file is converted, hashed and estimated with instead of the run's.
+	Preset         string
+	presetSettings *pipeline.Settings
 
 	// Filled by Plan.Inspect: the header, the memory estimate, and a
 	// failure found before decoding (not a raw file, corrupt header,
@@ -189,8 +196,13 @@ func (p *Plan) Inspect(s pipeline.Settings, threads, jobs int) {
 				t.Err = err
 				return nil
 			}
-			t.Info, t.Estimate, t.estThreads = fi, pipeline.EstimateMemory(fi, s, max(1, threads)), max(1, threads)
-			t.Err = pipeline.CheckOutputLimits(t.Input, fi, s)
+			ts := s
+			if t.presetSettings != nil { // its preset's (ApplyPresets)
+				ts = *t.presetSettings
+			}
+			ts = developFor(ts, t.XMP) // sidecar.go: the file's own edit
+			t.Info, t.Estimate, t.estThreads = fi, pipeline.EstimateMemory(fi, ts, max(1, threads)), max(1, threads)
+			t.Err = pipeline.CheckOutputLimits(t.Input, fi, ts)
 			return nil
 		})
 	}
@@ -437,16 +449,22 @@ type Runner struct {
 func SettingsHash(s pipeline.Settings) string { return pipeline.DevelopHash(s) }
 
 // taskSettings is the settings hash t's outputs are recorded with: the
-// run's SettingsHash, joined with what t's XMP sidecar gives the outputs
-// (sidecar.Meta.Key) when it gives anything and metadata is written, so
-// that a sidecar added or changed after a conversion makes its outputs
-// out of date, and a run without sidecars keeps the run's hash.
+// run's SettingsHash (its preset's: settingsHashOf), joined with what t's
+// XMP gives the outputs' metadata (sidecar.Meta.Key) when it gives
+// anything and metadata is written, and with the file's own edit
+// (pipeline.Edit.Key of settingsOf; DevelopHash has it too) when it has
+// one, so that a sidecar added or changed after a conversion makes its
+// outputs out of date, a change of what the --sidecar mode ignores does
+// not, and a run without sidecars keeps the run's hash.
 func (r *Runner) taskSettings(t Task) string {
-	k := t.XMP.Key()
-	if k == "" || r.Settings.StripMetadata || r.Settings.Sidecar == "off" {
-		return r.SettingsHash
+	h := r.settingsHashOf(t)
+	if k := t.XMP.Key(); k != "" && !r.Settings.StripMetadata && r.Settings.Sidecar != "off" {
+		h = state.HashSettings(h, "xmp sidecar", k)
 	}
-	return state.HashSettings(r.SettingsHash, "xmp sidecar", k)
+	if k := r.settingsOf(t).Edit.Key(); k != "" {
+		h = state.HashSettings(h, "xmp edit", k)
+	}
+	return h
 }
 
 // outputHash is the settings hash of one variant's output
@@ -502,7 +520,7 @@ func (r *Runner) expand(p *Plan) {
 // cacheBytes is the size of t's entry in the stage cache: its decoded
 // image (DecodedSize), 12 bytes per pixel.
 func (r *Runner) cacheBytes(t Task) int64 {
-	return pipeline.CacheEntryBytes(t.Info, r.Settings)
+	return pipeline.CacheEntryBytes(t.Info, r.settingsOf(t))
 }
 
 // cacheRequest is the stage cache part of a worker request.
@@ -1336,7 +1354,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 			return fr
 		}
 	}
-	s := r.Settings
+	s := r.settingsOf(t)     // its preset's, with the file's own edit
 	if len(t.Outputs) == 0 { // a Runner used without Triage/Run's expand
 		t.Outputs = []Output{{Variant: s.OutputVariants()[0], Path: t.Output, Rel: t.OutputRel}}
 	}

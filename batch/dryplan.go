@@ -3,6 +3,7 @@ package batch
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/rawbatch/rawbatch/pipeline"
 )
@@ -50,6 +51,10 @@ type PlannedOutput struct {
 	SizeKnown     bool
 	// Status is the output's own: planned, skipped or failed.
 	Status Status
+	// Source is where a pending output would be made from, "raw" or
+	// "preview" (pipeline.PlannedSource), "" when only the conversion can
+	// tell; SourceReason why a source=auto output falls back to the raw.
+	Source, SourceReason string
 	// Note is the table's note of an output not written ("skip: up to
 	// date", "skip: <reason>", "would fail: ..."); for a pending one, its
 	// file's Note.
@@ -107,7 +112,7 @@ func settledFile(t Task, outs []Output) PlannedFile {
 // failing (its header, or over the whole budget by Runner.Need), with its
 // pending outputs' sizes.
 func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
-	s := r.Settings
+	s := r.settingsOf(t)
 	f := PlannedFile{Task: t, Status: StatusPlanned}
 	pending := map[int]bool{}
 	for i := range outs {
@@ -117,6 +122,19 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 		pending[i] = true
 	}
 	a := r.Need(t, 1)
+	sources := make([]PlannedOutput, len(outs))
+	if t.Err == nil {
+		for i, o := range outs {
+			if !pending[i] {
+				continue
+			}
+			src, why, err := pipeline.PlannedSource(t.Info, o.Variant, s)
+			sources[i].Source, sources[i].SourceReason = src, why
+			if err != nil && t.Err == nil {
+				t.Err = fmt.Errorf("%s: %w", t.Input, err) // as the conversion fails it
+			}
+		}
+	}
 	switch {
 	case t.Err != nil && stillCopying(t, t.Err) != "":
 		reason := stillCopying(t, t.Err) // as Run skips it
@@ -130,7 +148,7 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 		f.Note = "over budget"
 		f.Status, f.Kind, f.Reason = StatusFailed, FailureKind(a.Err()), a.Err().Error()
 	default:
-		f.Stages = pendingStagePlan(t, outs, pending, s)
+		f.Stages = pendingStagePlan(t, outs, pending, developFor(s, t.XMP)) // the file's own edit
 		if t.Estimate.Streamed && !a.Whole {
 			f.Note = "streams"
 		}
@@ -143,7 +161,14 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 			f.Outputs = append(f.Outputs, PlannedOutput{Path: o.Path, Status: StatusSkipped, Note: "skip: up to date"})
 			continue
 		}
-		po := PlannedOutput{Path: o.Path, Pending: true, Status: f.Status, Note: f.Note}
+		po := PlannedOutput{Path: o.Path, Pending: true, Status: f.Status, Note: f.Note,
+			Source: sources[i].Source, SourceReason: sources[i].SourceReason}
+		if po.Status == StatusPlanned && po.Source != "" && o.Variant.Source != pipeline.SourceRaw {
+			po.Note = strings.TrimPrefix(po.Note+"; from the "+po.Source, "; ")
+			if po.SourceReason != "" {
+				po.Note += " (" + po.SourceReason + ")"
+			}
+		}
 		if t.Err == nil {
 			po.Width, po.Height = o.Variant.Fit(pipeline.DecodedSize(t.Info, s))
 			po.SizeKnown = true

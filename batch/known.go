@@ -30,7 +30,7 @@ func remembered(err error) bool {
 // failureSettings is the settings hash of a failure record of t: the
 // run's and every output's (its variants).
 func (r *Runner) failureSettings(t Task) string {
-	parts := []string{r.SettingsHash}
+	parts := []string{r.settingsHashOf(t)}
 	for _, o := range t.Outputs {
 		parts = append(parts, outputHash(r.taskSettings(t), o.Variant))
 	}

@@ -79,7 +79,8 @@ type PlanOptions struct {
 	NoSidecar bool
 }
 
-// RatingFilter takes files by what their XMP sidecar (sidecar.Read) says.
+// RatingFilter takes files by what their XMP says (the packet inside a
+// DNG, the sidecar's fields over it: readXMP).
 // The zero value takes every file.
 type RatingFilter struct {
 	// MinRating, when HasMin, takes only files rated at least MinRating
@@ -89,7 +90,8 @@ type RatingFilter struct {
 	// Labels, when set, takes only files whose xmp:Label is one of them
 	// (case-insensitive).
 	Labels []string
-	// SkipRejected leaves out the files rated -1 (rejected).
+	// SkipRejected leaves out the files rated -1 (rejected) or flagged
+	// rejected (sidecar.Meta.Rejected).
 	SkipRejected bool
 }
 
@@ -107,6 +109,8 @@ func (f RatingFilter) Skips(m sidecar.Meta) string {
 	switch {
 	case f.SkipRejected && r == -1:
 		return "rejected; --skip-rejected"
+	case f.SkipRejected && m.Rejected():
+		return "rejected by its pick flag; --skip-rejected"
 	case f.HasMin && r < f.MinRating:
 		return fmt.Sprintf("rating %s, below --min-rating %d", shown, f.MinRating)
 	}
@@ -197,7 +201,7 @@ func (pl *planner) add(path, rel string, fi fs.FileInfo) {
 	task := Task{Input: path, Rel: rel, Size: fi.Size(), ModTime: fi.ModTime()}
 	var warns []string
 	if !pl.noSidecar {
-		task.XMP, _, warns = sidecar.Read(path)
+		task.XMP, warns = readXMP(path) // sidecar.go
 	}
 	if why := pl.rating.Skips(task.XMP); why != "" {
 		// A file left out is never converted, so its sidecar's warnings

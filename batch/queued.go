@@ -39,13 +39,15 @@ type QueuedTask struct {
 	ModTime time.Time `json:"mtime"`
 	// OutDir is the output directory (its records and locks).
 	OutDir string `json:"outdir"`
-	// Settings are the conversion's settings; SettingsHash the
+	// Settings are the conversion's settings (the file's preset's, when
+	// one applies: Preset names it); SettingsHash the
 	// submitter's SettingsHash of them (a worker whose own hash of
 	// Settings differs runs another develop and refuses the job: Check);
 	// Version the submitter's rawbatch version.
 	Settings     pipeline.Settings `json:"settings"`
 	SettingsHash string            `json:"settings_hash"`
 	Version      string            `json:"version"`
+	Preset       string            `json:"preset,omitempty"`
 	// The runner flags that change what is written (Runner's fields of
 	// the same names); Timeout and LockWait in nanoseconds (0: default).
 	Force      bool `json:"force,omitempty"`
@@ -136,12 +138,14 @@ func (q *QueuedTask) UnmarshalJSON(b []byte) error {
 }
 
 // QueueTask returns t, planned by r (after Triage, Inspect and Relocate),
-// as a job's task: t's paths and plan, r's settings, hash, version and
-// the flags that change what is written.
+// as a job's task: t's paths and plan, its settings (its preset's, else
+// r's; the worker applies the file's own edit from XMP, as here) and
+// their hash, r's version and the flags that change what is
+// written.
 func (r *Runner) QueueTask(t Task) QueuedTask {
 	return QueuedTask{Input: t.Input, Rel: t.Rel, Output: t.Output, OutputRel: t.OutputRel, Stem: t.Stem,
 		Paths: t.Paths, Outputs: t.Outputs, Size: t.Size, ModTime: t.ModTime, OutDir: r.OutDir,
-		Settings: r.Settings, SettingsHash: r.SettingsHash, Version: r.Version,
+		Settings: r.presetOr(t), SettingsHash: r.settingsHashOf(t), Version: r.Version, Preset: t.Preset,
 		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, EditedKeep: r.EditedKeep, KnownFailuresSkip: r.KnownFailuresSkip, Timeout: r.Timeout, LockWait: r.LockWait,
 		Estimate: WorkerBytes(t.Estimate), NewPhoto: t.newPhoto, OtherGone: t.otherGone, XMP: t.XMP}
 }
@@ -152,7 +156,7 @@ func (r *Runner) QueueTask(t Task) QueuedTask {
 func (q QueuedTask) Task() Task {
 	return Task{Input: q.Input, Rel: q.Rel, Output: q.Output, OutputRel: q.OutputRel, Stem: q.Stem,
 		Paths: q.Paths, Outputs: q.Outputs, Size: q.Size, ModTime: q.ModTime, Settled: true,
-		newPhoto: q.NewPhoto, otherGone: q.OtherGone, relocated: true, XMP: q.XMP}
+		newPhoto: q.NewPhoto, otherGone: q.OtherGone, relocated: true, XMP: q.XMP, Preset: q.Preset}
 }
 
 // Configure sets r's fields that q decides (Settings, SettingsHash,

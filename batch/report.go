@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -141,6 +142,9 @@ type FileReport struct {
 	ThreadsMax int `json:"threads_max,omitempty"`
 	// Messages are what the decoder printed (LibRaw, libjpeg).
 	Messages string `json:"messages,omitempty"`
+	// Preset names the config preset the file was converted with
+	// (Task.Preset); "" none.
+	Preset string `json:"preset,omitempty"`
 	// WhiteBalance is the white balance used and why (converted files).
 	WhiteBalance *pipeline.WhiteBalanceUsed `json:"white_balance,omitempty"`
 	// Crop is the part of LibRaw's visible area the outputs cover and
@@ -173,6 +177,13 @@ type FileReport struct {
 	// Lens is the lens correction: the profile used, or why none (converted
 	// files, unless --lens off).
 	Lens *pipeline.LensCorrection `json:"lens,omitempty"`
+	// Rating (-1 rejected .. 5), Label ("Red", ...) and Pick ("pick",
+	// "reject") are what the file's XMP says (a DNG's own packet, its
+	// sidecar's fields over it; Task.XMP); left out when it says nothing
+	// or sidecars are off.
+	Rating *int   `json:"rating,omitempty"`
+	Label  string `json:"label,omitempty"`
+	Pick   string `json:"pick,omitempty"`
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -239,8 +250,12 @@ func BuildReport(results []FileResult) Report {
 	for _, fr := range results {
 		f := FileReport{Status: fr.Status, Outputs: reportOutputs(fr),
 			EstimatedBytes: fr.Estimate.Total, PeakBytes: fr.PeakBytes,
-			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Threads: fr.Threads, ThreadsMax: fr.ThreadsMax}
+			DurationMS: fr.Duration.Milliseconds(), Messages: fr.Messages, Preset: fr.Preset, Threads: fr.Threads, ThreadsMax: fr.ThreadsMax}
 		f.Input, f.InputB64 = ReportPath(fr.Input)
+		if r, err := strconv.Atoi(fr.XMP.Rating); err == nil {
+			f.Rating = &r
+		}
+		f.Label, f.Pick = ReportText(fr.XMP.Label), fr.XMP.Pick
 		if fr.NeedBytes > 0 { // Runner.Need: what the scheduler held
 			f.EstimatedBytes = fr.NeedBytes
 		} else if fr.Estimate.Total > 0 && (fr.PeakBytes > 0 || fr.Status == StatusPlanned) { // in a worker

@@ -77,8 +77,8 @@ var (
 	halfTierChoice = &Choice{Name: "half-size-tier", What: "half-size tier", Values: "auto|off", Default: "off", Zero: "off",
 		Help:  "auto: a file whose variants all have a long edge of at most half the picture's (size=N, WxH; not %) is decoded at half size (as --half-size): faster, less detailed; off: the full decode",
 		field: func(s *Settings) *string { return &s.HalfSizeTier }}
-	sidecarChoice = &Choice{Name: "sidecar", What: "sidecar mode", Values: "off|meta", Default: "meta", Zero: "meta",
-		Help:  "XMP sidecars (IMG.xmp, IMG.EXT.xmp; read, never written): meta (rating, label, keywords, title, description, creator and rights carried into the outputs; a sidecar change converts again) or off (sidecars ignored)",
+	sidecarChoice = &Choice{Name: "sidecar", What: "sidecar mode", Values: "off|meta|geometry|basic", Default: "meta", Zero: "meta",
+		Help:  "XMP sidecars (IMG.xmp, IMG.EXT.xmp, over a DNG's own XMP; read, never written): meta (rating, label, pick flag, keywords, title, description, creator and rights: filters and the outputs' metadata), geometry (also tiff:Orientation and Camera Raw's crop and angle), basic (also crs:Exposure2012 and crs:Temperature/Tint white balance) or off (sidecars ignored); a change the mode reads converts again",
 		field: func(s *Settings) *string { return &s.Sidecar }}
 	subsamplingChoice = &Choice{Name: "jpeg-subsampling", Values: JPEGSubsamplingNames, Default: "auto", Zero: "auto",
 		Help:  "chroma subsampling of JPEG outputs: 444 (full colour resolution), 422 (half across), 420 (half both ways), or auto: 444 at quality 90 and above, 420 below; also the default of JPEG variants",

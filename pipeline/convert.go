@@ -339,11 +339,15 @@ func (j *job) runPlan(ctx context.Context, res *Result, asked []*variantJob, o C
 			}
 		}
 		j.storeCacheWhole(plan, n) // stagecache.go: at the cache point
-		if cw, ch := croppedSize(j.hdr, j.settings, j.decodedW, j.decodedH); j.decodedW != 0 && (cw != plan.W || ch != plan.H) {
+		cw, ch := croppedSize(j.hdr, j.settings, j.decodedW, j.decodedH)
+		if st.Stage == editCropStage.Name {
+			cw, ch = j.img.W, j.img.H // the file's own crop cut the image
+		}
+		if (j.decodedW != 0 || st.Stage == editCropStage.Name) && (cw != plan.W || ch != plan.H) {
 			// LibRaw decoded another size than the header said (after
-			// the crop stage's crop of it): plan the rest again for the
-			// size it made (the steps so far are shared and
-			// size-independent).
+			// the crop stage's crop of it), or the file's own crop cut
+			// it: plan the rest again for the size it is (the steps so
+			// far are shared and size-independent).
 			again := PlanVariants(cw, ch, vs, j.settings)
 			again.Steps = append(plan.Steps[:n+1:n+1], again.Steps[n+1:]...)
 			plan = again

@@ -46,9 +46,11 @@ func halvedIf(half bool, w, h int) (int, int) {
 // quarter of the pixels at its own size: LibRaw's half_size decode (each
 // 2×2 CFA block one pixel, the two greens averaged, no demosaic) is the
 // superpixel decode, and every later stage (crop, opcodes, lens, denoise,
-// capture sharpening) already follows HalfSize.
+// capture sharpening) already follows HalfSize. A file with its own crop
+// (Settings.Edit.Crop) is not taken: its variants are sized from the cut
+// picture, which half the decode could leave smaller than they ask.
 func halfSizeTier(fi FileInfo, s Settings, vs []Variant) bool {
-	if s.HalfSize || s.HalfSizeTier != "auto" || len(vs) == 0 {
+	if s.HalfSize || s.HalfSizeTier != "auto" || len(vs) == 0 || s.Edit.Crop != nil {
 		return false
 	}
 	fw, fh := plannedCropSize(fi.Header, s, fi.Width, fi.Height)

@@ -25,6 +25,22 @@ import (
 // developer build is "dev" before and after).
 func DevelopVersion() string { return developVersion(Stages) }
 
+// developVersionFor is the DevelopVersion that DevelopHash of s hashes:
+// without the stages named only when active (Stage.versionIfActive)
+// that are inactive for s, so that adding such a stage (one that does
+// nothing unless a file asks for it) keeps every record made without it
+// valid.
+func developVersionFor(s Settings) string {
+	stages := make([]Stage, 0, len(Stages))
+	for _, st := range Stages {
+		if st.versionIfActive && st.Active != nil && !st.Active(s) {
+			continue
+		}
+		stages = append(stages, st)
+	}
+	return developVersion(stages)
+}
+
 // developVersion is DevelopVersion of the stage list stages.
 func developVersion(stages []Stage) string {
 	parts := make([]string, len(stages))
@@ -34,13 +50,14 @@ func developVersion(stages []Stage) string {
 	return strings.Join(parts, " ")
 }
 
-// DevelopHash returns "xxh3:<16 hex>", the hash of DevelopVersion and of
+// DevelopHash returns "xxh3:<16 hex>", the hash of DevelopVersion (without
+// the stages named only when active that s leaves inactive) and of
 // every setting of s shared by all outputs that changes their pictures
 // (the variants' own are OutputHash's). Settings with a default hash their
 // zero value as the default, except the look's; with --lens-db it reads
 // the directory's XML files (an unreadable one hashes as its error, so it
 // cannot fail).
-func DevelopHash(s Settings) string { return developHash(s, DevelopVersion()) }
+func DevelopHash(s Settings) string { return developHash(s, developVersionFor(s)) }
 
 // developHash is DevelopHash with develop as the DevelopVersion. The
 // order and spelling of the parts are the records' format: a part added
@@ -64,6 +81,8 @@ func developHash(s Settings, develop string) string {
 		// variants it takes.
 		parts = append(parts, "half-size-tier=auto")
 	}
+	// The file's own edit: nothing when it has none.
+	parts = append(parts, s.Edit.hashParts()...)
 	return filehash.Strings(parts...)
 }
 

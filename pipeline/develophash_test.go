@@ -237,6 +237,7 @@ var settingsNotHashed = map[string]string{
 var settingsOther = map[string]any{
 	"Format":       Format("png16"),
 	"HalfSizeTier": "auto",
+	"Edit.Crop":    &EditCrop{Right: 1, Bottom: 0.5},
 }
 
 // Changing any one field of Settings changes the hash of the

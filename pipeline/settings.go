@@ -129,10 +129,15 @@ type Settings struct {
 	Crop CropMode
 
 	// Sidecar is "meta" to read the raw's XMP sidecar (pipeline/sidecar)
-	// for the outputs' metadata, or "off" to ignore sidecars ("" is
-	// meta; --sidecar). A file's packet inside it (tag 700) is read
-	// either way.
+	// for the outputs' metadata, "geometry" also for its orientation and
+	// crop, "basic" also for its exposure and white balance (the runner
+	// puts those in Edit), or "off" to ignore sidecars ("" is meta;
+	// --sidecar). A file's packet inside it (tag 700) is read either way.
 	Sidecar string
+	// Edit is the file's own edit from its XMP (--sidecar geometry,
+	// basic), set per file by the runner over the run's settings; the
+	// zero value for a run's settings.
+	Edit Edit `json:",omitempty"`
 
 	// StripMetadata keeps in outputs only what colour management needs:
 	// the ICC profile and EXIF Orientation = 1, plus Software = rawbatch

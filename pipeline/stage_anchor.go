@@ -83,7 +83,7 @@ type exposureState struct {
 // and BaselineExposure), the DNG BaselineExposureOffset of the profile
 // when BaselineExposure is used, and the preview-anchored correction.
 func (j *job) exposureEV() float64 {
-	return ExposureEV(j.settings, j.info) + j.baselineOffset() + j.anchorEV
+	return ExposureEV(j.settings, j.info) + j.settings.Edit.Exposure + j.baselineOffset() + j.anchorEV
 }
 
 // baselineOffset is the DNG BaselineExposureOffset (tag 51109, EV) when

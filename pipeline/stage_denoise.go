@@ -17,7 +17,9 @@ import (
 // thresholds proportional to the noise measured in the file. It runs after
 // the stage cache point (the highlights stage), so its setting is in the
 // settings hash of the records, not in the cache key.
-var denoiseStage = Stage{Name: "denoise", Scope: PerFile, Kind: Spatial, Cost: denoiseCost, Active: Settings.denoiseActive, run: stageDenoise,
+// Version 1: the finest level's coefficients are limited to their
+// neighbours' range (no single-pixel speckles left on flat areas).
+var denoiseStage = Stage{Name: "denoise", Scope: PerFile, Kind: Spatial, Version: 1, Cost: denoiseCost, Active: Settings.denoiseActive, run: stageDenoise,
 	Band: denoiseBand}
 
 // Denoise settings (Settings.Denoise).

@@ -61,6 +61,9 @@ func (j *job) exposureBase() string {
 	if o := j.baselineOffset(); o != 0 {
 		base += fmt.Sprintf(", BaselineExposureOffset %+.2f", o)
 	}
+	if e := j.settings.Edit.Exposure; e != 0 {
+		base += fmt.Sprintf(", sidecar exposure %+.2f", e)
+	}
 	return base
 }
 

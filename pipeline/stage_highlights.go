@@ -15,7 +15,11 @@ import (
 // had it already. Images with other than 3 channels are left alone.
 // Version 1: reconstruct fades in below the threshold and keeps the ratio
 // of a pixel's unclipped channels (no isolated pixels at the threshold).
-var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Version: 1, Cost: highlightsCost, run: stageHighlights, Band: highlightsBand}
+// Version 2: reconstruct's shoulder (the colour of a clipped area moves
+// towards white with its scene peak estimated above the clip).
+// Version 3: a pixel near the clip with at most one such neighbour (a hot
+// photosite) is kept as clip keeps it.
+var highlightsStage = Stage{Name: "highlights", Scope: PerFile, Kind: Spatial, Version: 3, Cost: highlightsCost, run: stageHighlights, Band: highlightsBand}
 
 // highlightsBand is the stage's band form (Stage.Band): clip row by row
 // (margin 0, in parallel), or reconstruct row by row
@@ -41,17 +45,18 @@ func highlightsBand(j *job, _ *stream) (bandPrepare, bool) {
 	}, true
 }
 
-// highlightsCost: reconstruct's clipped flag per row (1 byte a row) and
-// its box sums (2r+1 rows in a ring plus a prefix and a vertical sum, 40
+// highlightsCost: reconstruct's clipped flag per row (1 byte a row), its
+// box sums (2r+1 rows in a ring plus a prefix and a vertical sum, 40
 // bytes a pixel of a row each: 40·(2r+3)·W, r =
-// highlight.ReconstructRadius); clip works in place.
+// highlight.ReconstructRadius) and two rows as the demosaic made them (24
+// bytes a pixel of a row); clip works in place.
 func highlightsCost(m memCtx) StepMemory {
 	if m.s.highlights() != HighlightsReconstruct {
 		return noBuffers(m)
 	}
 	w, h := int64(m.step.W), int64(m.step.H)
 	r := int64(highlight.ReconstructRadius(m.step.W, m.step.H))
-	return StepMemory{Scratch: h + 40*(2*r+3)*w}
+	return StepMemory{Scratch: h + 40*(2*r+3)*w + 24*w}
 }
 
 func stageHighlights(_ context.Context, j *job) error {

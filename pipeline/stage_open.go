@@ -38,6 +38,7 @@ func stageOpen(ctx context.Context, j *job) error {
 		return unrecognised(j.in, err)
 	}
 	j.info = h.Info()
+	j.applyEditOrientation()                      // edit.go
 	if err := checkMatrices(j.info); err != nil { // nonfinite.go
 		return err
 	}

@@ -58,6 +58,9 @@ func stagePreviewSource(_ context.Context, j *job) error {
 	if err != nil {
 		return fmt.Errorf("%w: variant %s, source=preview: %v", rawerr.ErrUnsupported, v.spec.Variant.Name, err)
 	}
+	if j.settings.Edit.Crop != nil {
+		j.warnings = append(j.warnings, fmt.Sprintf("variant %s, source=preview: the sidecar's crop is not applied to a variant made from the embedded preview", v.spec.Variant.Name))
+	}
 	dw, dh := j.variantSize(v.spec.Variant)
 	if why := previewRefusal(p, dw, dh); why != "" {
 		return fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.spec.Variant.Name, why)
@@ -169,13 +172,65 @@ func (j *job) sourcePreviewNeeds() (long, w, h int) {
 // preview is never enlarged (the variant's size is what the raw would
 // give it, so a full-size variant needs a preview as large as the raw).
 func previewRefusal(p *look.Preview, dw, dh int) string {
-	if max(p.SourceW, p.SourceH) < MinPreviewSourceLong {
-		return fmt.Sprintf("the embedded preview is a %d×%d thumbnail (a source needs a long edge of at least %d pixels)", p.SourceW, p.SourceH, MinPreviewSourceLong)
+	if why := thumbnailRefusal(p.SourceW, p.SourceH); why != "" {
+		return why
 	}
 	if pw, ph := p.Image.W, p.Image.H; pw < dw || ph < dh {
 		return fmt.Sprintf("the embedded preview (%d×%d) is smaller than the variant (%d×%d)", pw, ph, dw, dh)
 	}
 	return ""
+}
+
+// thumbnailRefusal is why a preview of sw×sh pixels is no source (a
+// thumbnail: MinPreviewSourceLong), "" when its size allows one.
+func thumbnailRefusal(sw, sh int) string {
+	if max(sw, sh) < MinPreviewSourceLong {
+		return fmt.Sprintf("the embedded preview is a %d×%d thumbnail (a source needs a long edge of at least %d pixels)", sw, sh, MinPreviewSourceLong)
+	}
+	return ""
+}
+
+// PlannedSource is what a dry run can say, from the header alone, of the
+// source of variant v of a file: "raw" or "preview" with the reason for
+// a source=auto variant that falls back to the raw, or source "" when
+// only the conversion can tell (the header does not give the preview's
+// size: LibRaw did not open the file, or the file's tags omit it). err is
+// how a source=preview variant would fail (wrapping
+// rawerr.ErrUnsupported, as stagePreviewSource fails it). The header's
+// preview size is the file's tags' (libraw.Info.PreviewWidth), which the
+// conversion checks again against the decoded JPEG's frame.
+func PlannedSource(fi FileInfo, v Variant, s Settings) (source, reason string, err error) {
+	if v.Source == SourceRaw {
+		return "raw", "", nil
+	}
+	why := ""
+	h := fi.Header
+	switch {
+	case v.Source == SourceAuto && v.HDR != "":
+		why = "an HDR variant needs the raw data (an embedded preview is an SDR picture)"
+	case h == nil || !h.SizeFromLibRaw:
+		return "", "", nil
+	case h.Previews == 0:
+		why = "the file has no embedded preview"
+	case h.PreviewWidth <= 0 || h.PreviewHeight <= 0:
+		return "", "", nil
+	default:
+		why = thumbnailRefusal(h.PreviewWidth, h.PreviewHeight)
+		// Orientation-free: the header's output size is upright, the
+		// preview stored as the sensor is.
+		dw, dh := v.Fit(DecodedSize(fi, s))
+		pl, ps := max(h.PreviewWidth, h.PreviewHeight), min(h.PreviewWidth, h.PreviewHeight)
+		if why == "" && (pl < max(dw, dh) || ps < min(dw, dh)) {
+			why = fmt.Sprintf("the embedded preview (%d×%d) is smaller than the variant (%d×%d)", h.PreviewWidth, h.PreviewHeight, dw, dh)
+		}
+	}
+	switch {
+	case why == "":
+		return "preview", "", nil
+	case v.Source == SourceAuto:
+		return "raw", why, nil
+	}
+	return "", "", fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.Name, why)
 }
 
 // resolveSources decides, once the file is open, which variants asked

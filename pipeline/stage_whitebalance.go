@@ -69,6 +69,16 @@ func chooseWhiteBalance(_ context.Context, j *job) error {
 	if j.cachedWhiteBalance() {
 		return nil
 	}
+	if e := j.settings.Edit; e.Temperature > 0 {
+		src := fmt.Sprintf("sidecar temperature %.0f K, tint %+.0f", e.Temperature, e.Tint)
+		if m, ok := KelvinMultipliers(cameraXYZ(j.info), e.Temperature, e.Tint); ok {
+			j.params.WB = libraw.WBUser
+			j.params.Multipliers = [4]float32{float32(m[0]), 1, float32(m[2]), 1}
+			j.wb = WhiteBalanceUsed{Source: "sidecar", Reason: Text(src), Multipliers: m}
+			return nil
+		}
+		j.warnings = append(j.warnings, src+": the camera matrix gives no multipliers for it; --wb "+j.settings.WhiteBalance.String()+" used")
+	}
 	switch j.settings.WhiteBalance.Mode {
 	case "camera":
 	case "auto":

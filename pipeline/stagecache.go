@@ -112,6 +112,11 @@ func cacheParts(s Settings) []string {
 	parts = append(parts, s.rawsideParts()...)
 	parts = append(parts, "denoise="+s.denoise(), "capture-sharpen="+s.captureSharpen())
 	parts = append(parts, lensHashParts(s)...)
+	parts = append(parts, s.Edit.rawParts()...)
+	if s.Edit.Orientation != 0 {
+		// The entry is stored turned by the file's orientation.
+		parts = append(parts, fmt.Sprintf("edit-orientation=%d", s.Edit.Orientation))
+	}
 	if s.needsPreview() {
 		// The anchor's findings: its settings' parts, as DevelopHash's.
 		parts = append(parts, "tone-v2", string(s.ExposureAnchor), string(s.Look), string(s.Tone), fmt.Sprint(s.BaselineExposure))

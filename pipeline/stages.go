@@ -99,6 +99,11 @@ type Stage struct {
 	// of run. A stage that keeps no row window has a margin of 0; others
 	// declare theirs in the form (stream.addFilter's lookahead).
 	Band func(j *job, s *stream) (bandPrepare, bool)
+	// versionIfActive: the stage is part of DevelopHash's DevelopVersion
+	// only for settings it is active for (a stage added after records
+	// were written that does nothing unless asked: those records stay
+	// valid).
+	versionIfActive bool
 	// fuses reports whether a step of the stage for variant v (zero for a
 	// shared step) may be planned into a fused pass with settings s; nil:
 	// whenever Row is set.
@@ -135,6 +140,7 @@ var Stages = []Stage{
 	lensStage,          // lensfun: vignetting, distortion, TCA on camera RGB
 	sharpenStage,       // capture sharpening: small-radius unsharp mask on luminance (--capture-sharpen)
 	anchorStage,        // the preview-anchored exposure correction, measured once on the full camera image
+	editCropStage,      // the file's own crop from its XMP, turned by its angle (--sidecar geometry)
 	cameraMatrixStage,  // camera RGB → linear working space (Rec.2020, D65)
 	exposureStage,      // × 2^(EV + BaselineExposure)
 	toneStage,          // tone curve, scene- to display-referred

@@ -12,7 +12,8 @@
 // docs/distributed.md):
 //
 //   - stream RAWBATCH_JOBS (work-queue retention, file storage, subjects
-//     rawbatch.job.<class>.<id>, at most one message per subject with
+//     rawbatch.job.<class>.<owner>.<id>, owner the submitter's namespace
+//     (Job.Owner), at most one message per subject with
 //     discard-new per subject, so a job queued twice is refused while
 //     its message is in the stream, and Nats-Msg-Id de-duplication with
 //     one id per Publish call (job id "/" nonce: only a resend after a
@@ -21,11 +22,12 @@
 //     waits);
 //   - one durable pull consumer per size class, "class-<class>", shared
 //     by every worker (explicit ack, AckWait, MaxDeliver);
-//   - stream RAWBATCH_DEAD (limits retention, subjects rawbatch.dead.<id>,
+//   - stream RAWBATCH_DEAD (limits retention, subjects
+//     rawbatch.dead.<owner>.<id>,
 //     one message per subject): the dead letters, each a DeadLetter;
 //   - KV bucket rawbatch_leases (history 1, TTL = the lease TTL): key <id>
 //     while a worker runs the job;
-//   - KV bucket rawbatch_status (history 1): key <id>, a Status;
+//   - KV bucket rawbatch_status (history 1): key <owner>.<id>, a Status;
 //   - KV bucket rawbatch_workers (TTL = 3 beats): key <worker name>, a
 //     WorkerInfo, refreshed every beat.
 //
@@ -33,7 +35,9 @@
 // BrokerSecurity) takes only clients with its credentials (Options.Creds),
 // each user's JWT carrying its role's publish and subscribe permissions
 // (rolePermissions in auth.go: submit, work, admin); a refused client or
-// operation fails with ErrRefused.
+// operation fails with ErrRefused. A submitter's credentials confine it
+// to its namespace (AddSubmitter): it reads and writes only its own
+// jobs' statuses and dead letters; workers and admins see every one.
 package queue
 
 import (
@@ -143,6 +147,12 @@ type Client struct {
 	workers jetstream.KeyValue
 	cons    map[string]jetstream.Consumer // by class
 	timeout time.Duration                 // of each broker call
+	// owner is the namespace of the jobs this client queues (its
+	// credentials' submitter, else DefaultSubmitter); scope, when not
+	// empty, confines what it reads to that namespace (a submitter's
+	// credentials: the broker lets it read no other); role is its
+	// credentials' role ("" without rawbatch's credentials).
+	owner, scope, role string
 	// logf, when set (by a running Worker), receives the connection's
 	// events (disconnected, reconnected).
 	logf atomic.Pointer[func(string)]
@@ -193,6 +203,12 @@ type Job struct {
 	// Submitted is when it was published, by Submitter (host:pid).
 	Submitted time.Time `json:"submitted"`
 	Submitter string    `json:"submitter"`
+	// Owner is the namespace the job is in: the submitter identity (its
+	// credentials' name, DefaultSubmitter without one) that queued it.
+	// Publish sets it from the client's credentials; a worker takes it
+	// from the job's subject (which the broker let only that submitter
+	// publish on), never from the message's body.
+	Owner string `json:"owner,omitempty"`
 	// Payload is what the worker converts (batch.QueuedTask as
 	// JSON): opaque to this package.
 	Payload json.RawMessage `json:"payload"`
@@ -257,7 +273,10 @@ const (
 
 // Status is a job's status (KV bucket rawbatch_status, key the job's ID).
 type Status struct {
-	ID     string `json:"id"`
+	ID string `json:"id"`
+	// Owner is the job's namespace (Job.Owner): its status's key is
+	// <owner>.<id>.
+	Owner  string `json:"owner,omitempty"`
 	Batch  string `json:"batch"`
 	Input  string `json:"input"`
 	OutDir string `json:"outdir"`
@@ -348,6 +367,10 @@ type QueueInfo struct {
 	Dead int `json:"dead"`
 	// Workers are the workers alive (registry), with what they run.
 	Workers []WorkerInfo `json:"workers"`
+	// Submitter, when set, is the namespace the client is confined to
+	// (a submitter's credentials): Dead counts its own dead letters and
+	// Workers is not read (the registry names every namespace's inputs).
+	Submitter string `json:"submitter,omitempty"`
 }
 
 // WorkerInfo is a worker's entry in the registry (bucket rawbatch_workers).
@@ -511,6 +534,9 @@ type BrokerSecurity struct {
 // Broker is an embedded JetStream server.
 type Broker struct {
 	srv *server.Server
+	// stopProvision ends a cluster node's creating the queue's streams
+	// (provisionAndListen); nil when none runs.
+	stopProvision context.CancelFunc
 }
 
 // StartBroker starts an embedded server and waits until it is ready.

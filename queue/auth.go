@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,8 +30,23 @@ import (
 // existing nats-server's configuration.
 
 // Roles are the credentials InitAuth writes, one file each
-// (<role>.creds).
+// (<role>.creds). submit.creds is the submitter DefaultSubmitter; more
+// submitters, each confined to its own namespace, are added by
+// AddSubmitter (submit-<name>.creds).
 var Roles = []string{"submit", "work", "admin"}
+
+// DefaultSubmitter is the namespace of submit.creds, and of every job a
+// client without a submitter's credentials (work, admin, a broker
+// without an authorisation) queues.
+const DefaultSubmitter = "default"
+
+// Tags of a user's JWT: its role, and for the submit role its
+// namespace (the submitter's name). The client reads them to know its
+// namespace; the broker enforces the permissions that go with them.
+const (
+	roleTag      = "rawbatch-role:"
+	submitterTag = "rawbatch-submitter:"
+)
 
 // maxControlLine is the broker's longest protocol line in bytes with an
 // authorisation: a CONNECT carries the user's JWT with its permissions.
@@ -40,7 +57,13 @@ const (
 	AuthConfig   = "auth.conf"   // the server's side (nats-server configuration)
 	accountSeed  = "account.nk"  // the account's signing seed: mints users
 	operatorSeed = "operator.nk" // the operator's signing seed: signs accounts
+	// RouteSecret holds the password the nodes of a cluster present to
+	// each other on their routes (user routeUser), 32 random bytes in hex.
+	RouteSecret = "route.pass"
 )
+
+// routeUser is the user name of a cluster's routes.
+const routeUser = "rawbatch-route"
 
 // ErrRefused: the broker refused this client: no or wrong credentials
 // (authorization violation), a certificate it does not trust, or an
@@ -51,6 +74,11 @@ var ErrRefused = errors.New("refused by the broker")
 // with neither an authorisation nor an explicit acceptance of an open
 // broker (BrokerOptions.Insecure).
 var ErrOpenListen = errors.New("an open broker beyond this host")
+
+// ErrOpenRoutes: a cluster node asked to take routes beyond the loopback
+// interface with neither an authorisation (the routes' password) nor
+// BrokerOptions.Insecure.
+var ErrOpenRoutes = errors.New("open cluster routes beyond this host")
 
 // ErrOpenMonitor: a broker asked to serve its HTTP monitoring endpoints
 // (which ask no credentials) beyond the loopback interface without
@@ -70,7 +98,7 @@ func InitAuth(dir string, force bool) ([]string, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("queue: auth directory %s: %w", dir, err)
 	}
-	names := []string{AuthConfig, operatorSeed, accountSeed}
+	names := []string{AuthConfig, operatorSeed, accountSeed, RouteSecret}
 	for _, r := range Roles {
 		names = append(names, r+".creds")
 	}
@@ -182,8 +210,13 @@ resolver_preload: {
 	if files[accountSeed], err = acct.Seed(); err != nil {
 		return nil, err
 	}
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return nil, err
+	}
+	files[RouteSecret] = []byte(hex.EncodeToString(secret[:]) + "\n")
 	for _, role := range Roles {
-		userJWT, seed, err := newUser(acct, role)
+		userJWT, seed, err := newUser(acct, role, DefaultSubmitter)
 		if err != nil {
 			return nil, err
 		}
@@ -194,9 +227,66 @@ resolver_preload: {
 	return files, nil
 }
 
+// ValidSubmitter tells whether name may name a submitter: 1 to 32 of
+// a-z, 0-9, - and _ (one subject token, one KV key prefix).
+func ValidSubmitter(name string) bool {
+	if name == "" || len(name) > 32 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// SubmitterCreds is the name of the credentials file of submitter name
+// in an authorisation directory: submit.creds for DefaultSubmitter,
+// else submit-<name>.creds.
+func SubmitterCreds(name string) string {
+	if name == DefaultSubmitter {
+		return "submit.creds"
+	}
+	return "submit-" + name + ".creds"
+}
+
+// AddSubmitter writes the credentials of a new submitter name (confined
+// to its own namespace: its jobs, their statuses and dead letters) into
+// the authorisation directory dir, signed with its account seed, and
+// returns the file's path. The broker needs no restart. An existing file
+// is not replaced (an error wrapping fs.ErrExist) unless force.
+func AddSubmitter(dir, name string, force bool) (string, error) {
+	if !ValidSubmitter(name) {
+		return "", fmt.Errorf("queue: submitter name %q: want 1 to 32 of a-z, 0-9, - and _", name)
+	}
+	p := filepath.Join(dir, SubmitterCreds(name))
+	if _, err := os.Lstat(p); err == nil && !force {
+		return "", fmt.Errorf("queue: %s: not overwriting a submitter's credentials: %w", p, fs.ErrExist)
+	}
+	acct, err := accountKey(dir)
+	if err != nil {
+		return "", err
+	}
+	defer acct.Wipe()
+	userJWT, seed, err := newUser(acct, "submit", name)
+	if err != nil {
+		return "", fmt.Errorf("queue: submitter %s: %w", name, err)
+	}
+	b, err := jwt.FormatUserConfig(userJWT, seed)
+	if err != nil {
+		return "", fmt.Errorf("queue: submitter %s: %w", name, err)
+	}
+	if err := writeSecret(p, b); err != nil {
+		return "", fmt.Errorf("queue: %s: %w", p, err)
+	}
+	return p, nil
+}
+
 // newUser returns the JWT (signed by acct) and the seed of a new user
-// with role's permissions.
-func newUser(acct nkeys.KeyPair, role string) (string, []byte, error) {
+// with role's permissions (for the submit role, confined to the
+// namespace submitter).
+func newUser(acct nkeys.KeyPair, role, submitter string) (string, []byte, error) {
 	u, err := nkeys.CreateUser()
 	if err != nil {
 		return "", nil, err
@@ -204,7 +294,12 @@ func newUser(acct nkeys.KeyPair, role string) (string, []byte, error) {
 	pub, _ := u.PublicKey()
 	uc := jwt.NewUserClaims(pub)
 	uc.Name = "rawbatch-" + role
-	uc.Permissions = rolePermissions(role, pub)
+	uc.Tags.Add(roleTag + role)
+	if role == "submit" {
+		uc.Name += "-" + submitter
+		uc.Tags.Add(submitterTag + submitter)
+	}
+	uc.Permissions = rolePermissions(role, pub, submitter)
 	userJWT, err := uc.Encode(acct)
 	if err != nil {
 		return "", nil, err
@@ -241,25 +336,34 @@ func jsRead(s string) []string {
 }
 
 // rolePermissions are the publish and subscribe permissions of role
-// (Roles) for the user whose public key is pub: what each command of the
+// (Roles) for the user whose public key is pub (for the submit role, the
+// submitter whose namespace it is confined to): what each command of the
 // role does on the broker (docs/distributed.md's table). The JetStream
 // API subjects are allowed per stream of the queue (queueStreams): no
 // role but admin creates, changes, purges or deletes another stream, nor
 // uses the account- or server-wide API.
 //
 //   - every role: its own inbox (replies, watches, fetches), flow-control
-//     replies, account info, reading the queue's streams (jsRead);
-//   - submit: publishes jobs (rawbatch.job.>) and their queued statuses
-//     ($KV.rawbatch_status.>); it neither creates nor changes a stream or
-//     bucket, creates no consumer on the jobs stream nor fetches from it
-//     (it takes no job), writes no lease, registry entry or dead letter;
-//   - work: also creates the queue's streams and buckets when missing,
-//     applies its timings to the buckets and the class consumers, fetches
-//     jobs and acks them ($JS.ACK.RAWBATCH_JOBS.>), writes leases,
+//     replies, account info, the queue's streams' and consumers' info;
+//   - submit: publishes jobs on its own subjects (rawbatch.job.*.<name>.*)
+//     and their statuses under its own keys ($KV.rawbatch_status.<name>.>);
+//     reads only its own statuses and dead letters: a direct get names
+//     the subject (its namespace's), a consumer's filter subject is in
+//     its create subject (its namespace's), and the API subjects that
+//     take the subject in the request's body (STREAM.MSG.GET, the body
+//     form of DIRECT.GET, the unfiltered CONSUMER.CREATE and
+//     DURABLE.CREATE) are not allowed; it neither creates nor changes a
+//     stream or bucket, takes no job, reads no lease and not the
+//     workers' registry (their entries name the inputs they run), writes
+//     no lease, registry entry or dead letter;
+//   - work: reads the queue's streams (jsRead), creates them and the
+//     buckets when missing, applies its timings to the buckets and the
+//     class consumers, fetches jobs and acks them
+//     ($JS.ACK.RAWBATCH_JOBS.>), writes leases, every namespace's
 //     statuses, the registry and dead letters; it never purges, deletes
 //     or changes the jobs and dead-letter streams (the bound);
 //   - admin: everything.
-func rolePermissions(role, pub string) jwt.Permissions {
+func rolePermissions(role, pub, submitter string) jwt.Permissions {
 	var p jwt.Permissions
 	if role == "admin" {
 		p.Pub.Allow.Add(">")
@@ -268,21 +372,33 @@ func rolePermissions(role, pub string) jwt.Permissions {
 	}
 	p.Sub.Allow.Add(inboxPrefix(pub) + ".>")
 	p.Pub.Allow.Add("$JS.API.INFO", "$JS.FC.>")
-	for _, st := range queueStreams {
-		p.Pub.Allow.Add(jsRead(st)...)
-	}
 	switch role {
 	case "submit":
-		p.Pub.Allow.Add(jobsPrefix+">", "$KV."+statusBucket+".>")
-		p.Pub.Deny.Add(
-			"$JS.API.CONSUMER.MSG.NEXT."+jobsStream+".>",
-			"$JS.API.CONSUMER.CREATE."+jobsStream,
-			"$JS.API.CONSUMER.CREATE."+jobsStream+".>",
-			"$JS.API.CONSUMER.DURABLE.CREATE."+jobsStream+".>",
-			"$JS.API.CONSUMER.DELETE."+jobsStream+".>",
-		)
+		ns := submitter
+		for _, st := range queueStreams {
+			p.Pub.Allow.Add("$JS.API.STREAM.INFO."+st, "$JS.API.CONSUMER.INFO."+st+".>")
+		}
+		// Its own jobs: published, and asked for whether already queued.
+		p.Pub.Allow.Add(jobsPrefix+"*."+ns+".*",
+			"$JS.API.DIRECT.GET."+jobsStream+"."+jobsPrefix+"*."+ns+".*")
+		// Its own statuses and dead letters: read (a direct get of one,
+		// an ordered consumer or watch of all) and, for the statuses,
+		// written.
+		for _, r := range []struct{ stream, subj string }{
+			{"KV_" + statusBucket, "$KV." + statusBucket + "." + ns + ".>"},
+			{deadStream, deadPrefix + ns + ".>"},
+		} {
+			p.Pub.Allow.Add(
+				"$JS.API.DIRECT.GET."+r.stream+"."+r.subj,
+				"$JS.API.CONSUMER.CREATE."+r.stream+".*."+r.subj,
+				"$JS.API.CONSUMER.MSG.NEXT."+r.stream+".>",
+				"$JS.API.CONSUMER.DELETE."+r.stream+".>",
+			)
+		}
+		p.Pub.Allow.Add("$KV." + statusBucket + "." + ns + ".>")
 	case "work":
 		for _, st := range queueStreams {
+			p.Pub.Allow.Add(jsRead(st)...)
 			p.Pub.Allow.Add("$JS.API.STREAM.CREATE." + st)
 		}
 		for _, b := range []string{leasesBucket, statusBucket, workersBucket} {
@@ -327,34 +443,83 @@ func authOptions(dir string) (*server.Options, error) {
 // account's seed in dir, for the broker's own connection that creates
 // the queue's streams and buckets.
 func adminUser(dir string) (string, []byte, error) {
+	acct, err := accountKey(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	defer acct.Wipe()
+	return newUser(acct, "admin", "")
+}
+
+// accountKey reads the account's signing key of the authorisation in
+// dir (the caller wipes it).
+func accountKey(dir string) (nkeys.KeyPair, error) {
 	b, err := os.ReadFile(filepath.Join(dir, accountSeed))
 	if err != nil {
-		return "", nil, fmt.Errorf("queue: authorisation %s: %w", dir, err)
+		return nil, fmt.Errorf("queue: authorisation %s: %w", dir, err)
 	}
 	acct, err := nkeys.FromSeed([]byte(strings.TrimSpace(string(b))))
 	if err != nil {
-		return "", nil, fmt.Errorf("queue: authorisation %s: %s: not an account seed", dir, accountSeed)
+		return nil, fmt.Errorf("queue: authorisation %s: %s: not an account seed", dir, accountSeed)
 	}
-	defer acct.Wipe()
-	return newUser(acct, "admin")
+	return acct, nil
 }
 
-// credsUser returns the public key of the user of the credentials file
-// path (its JWT's subject); the seed is not read here.
-func credsUser(path string) (string, error) {
+// credsIdentity is who a credentials file says its user is.
+type credsIdentity struct {
+	// pub is the user's public key (its JWT's subject); role its role
+	// tag ("" for credentials not written by rawbatch); submitter, for
+	// the submit role, its namespace.
+	pub, role, submitter string
+}
+
+// credsUser returns the identity of the user of the credentials file
+// path (its JWT's subject and tags); the seed is not read here. The JWT's
+// signature is the broker's to check: a client that edits its tags only
+// misleads itself (the broker enforces the permissions it signed).
+func credsUser(path string) (credsIdentity, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("credentials %s: %w", path, err)
+		return credsIdentity{}, fmt.Errorf("credentials %s: %w", path, err)
 	}
 	tok, err := jwt.ParseDecoratedJWT(b)
 	if err != nil {
-		return "", fmt.Errorf("credentials %s: not a NATS credentials file", path)
+		return credsIdentity{}, fmt.Errorf("credentials %s: not a NATS credentials file", path)
 	}
 	uc, err := jwt.DecodeUserClaims(tok)
 	if err != nil {
-		return "", fmt.Errorf("credentials %s: not a NATS credentials file", path)
+		return credsIdentity{}, fmt.Errorf("credentials %s: not a NATS credentials file", path)
 	}
-	return uc.Subject, nil
+	id := credsIdentity{pub: uc.Subject}
+	for _, t := range uc.Tags {
+		switch {
+		case strings.HasPrefix(t, roleTag):
+			id.role = strings.TrimPrefix(t, roleTag)
+		case strings.HasPrefix(t, submitterTag):
+			id.submitter = strings.TrimPrefix(t, submitterTag)
+		}
+	}
+	if id.role == "submit" && !ValidSubmitter(id.submitter) {
+		return credsIdentity{}, fmt.Errorf("credentials %s: a submitter's without a valid submitter name", path)
+	}
+	return id, nil
+}
+
+// routeSecret reads the routes' password of the authorisation in dir.
+func routeSecret(dir string) (string, error) {
+	p := filepath.Join(dir, RouteSecret)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("queue: authorisation %s: no %s for the cluster's routes (written by --init-auth; every node needs the same authorisation directory)", dir, RouteSecret)
+	}
+	if err != nil {
+		return "", fmt.Errorf("queue: authorisation %s: %w", dir, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) < 32 {
+		return "", fmt.Errorf("queue: authorisation %s: %s: too short a secret", dir, RouteSecret)
+	}
+	return s, nil
 }
 
 // loopback tells whether host (an IP address or a name) is this host's

@@ -29,8 +29,8 @@ func TestInitAuthFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(written) != 3+len(Roles) {
-		t.Errorf("written %v, want auth.conf, two seeds and %d credentials", written, len(Roles))
+	if len(written) != 4+len(Roles) {
+		t.Errorf("written %v, want auth.conf, two seeds, the routes' password and %d credentials", written, len(Roles))
 	}
 	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("directory mode %v (%v), want 0700", st.Mode().Perm(), err)
@@ -120,6 +120,14 @@ func TestAuthRoles(t *testing.T) {
 // configured with the authorisation's auth.conf (included, as
 // docs/distributed.md shows); an admin creates the queue first.
 func TestAuthRolesNATS29(t *testing.T) {
+	url, dir := startNATS29(t)
+	testRoles(t, url, dir)
+}
+
+// startNATS29 starts Debian's nats-server with a new authorisation's
+// auth.conf included, creates the queue as an admin, and returns the
+// server's URL and the authorisation's directory.
+func startNATS29(t *testing.T) (string, string) {
 	exe := testtool.Need(t, "nats-server")
 	dir := filepath.Join(t.TempDir(), "auth")
 	if _, err := InitAuth(dir, false); err != nil {
@@ -172,7 +180,7 @@ func TestAuthRolesNATS29(t *testing.T) {
 	admin := testOptions(url)
 	admin.Creds = filepath.Join(dir, "admin.creds")
 	connectT(t, admin).Close() // creates the queue's streams and buckets
-	testRoles(t, url, dir)
+	return url, dir
 }
 
 // roleOptions are testOptions for url with role's credentials in dir.

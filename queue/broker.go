@@ -94,6 +94,9 @@ func (b *Broker) shutdown() {
 	if b == nil || b.srv == nil {
 		return
 	}
+	if b.stopProvision != nil {
+		b.stopProvision()
+	}
 	b.srv.Shutdown()
 	b.srv.WaitForShutdown()
 }

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -101,10 +102,20 @@ func unavailable(err error) error {
 		errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrConnectionClosed) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
 		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) {
+		errors.Is(err, jetstream.ErrNoStreamResponse) || noLeader(err) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
+}
+
+// noLeader reports whether err is the JetStream API's answer while a
+// stream or consumer has no leader (code 503, "JetStream system
+// temporarily unavailable": a cluster electing one), not JetStream being
+// off for the account or the server (also 503, and lasting).
+func noLeader(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.Code == 503 &&
+		api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabledForAccount && api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabled
 }
 
 // unavailableWait bounds how long whileUnavailable asks a broker that
@@ -157,7 +168,7 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		dial = max(time.Until(d), 10*time.Millisecond)
 	}
 	wait := min(max(o.Beat/2, 250*time.Millisecond), time.Second)
-	c := &Client{o: o, timeout: opTimeout, cons: map[string]jetstream.Consumer{}}
+	c := &Client{o: o, timeout: opTimeout, cons: map[string]jetstream.Consumer{}, owner: DefaultSubmitter}
 	c.denied, c.deny = context.WithCancelCause(context.Background())
 	dialOnce := func() (*nats.Conn, error) { return c.dial(o, dial, wait) }
 	nc, err := dialOnce()
@@ -300,7 +311,11 @@ func (c *Client) ensureDead(octx context.Context) error {
 	s, err := c.js.Stream(octx, deadStream)
 	if err == nil {
 		c.deadS = s
-		return nil
+		if cfg := s.CachedInfo().Config; !cfg.AllowDirect && c.mayChangeStreams() {
+			cfg.AllowDirect = true
+			c.deadS, err = c.js.UpdateStream(octx, cfg)
+		}
+		return err
 	}
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return err
@@ -312,6 +327,7 @@ func (c *Client) ensureDead(octx context.Context) error {
 		Retention:         jetstream.LimitsPolicy,
 		Storage:           jetstream.FileStorage,
 		MaxMsgsPerSubject: 1,
+		AllowDirect:       true,
 		Replicas:          c.replicas(),
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
@@ -384,7 +400,12 @@ func (c *Client) ensureBuckets(octx context.Context, url string) error {
 			// Created, never updated: the submit role may not change a
 			// bucket (the workers' timings).
 			if b, err = c.js.CreateKeyValue(octx, cfg); errors.Is(err, jetstream.ErrBucketExists) {
-				b, err = c.js.KeyValue(octx, name)
+				// Created meanwhile by another client; on a cluster it
+				// may not answer yet (its stream's leader elected):
+				// asked again (connect retries what is unavailable).
+				if b, err = c.js.KeyValue(octx, name); errors.Is(err, jetstream.ErrBucketNotFound) {
+					err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+				}
 			}
 		}
 		if err != nil {
@@ -443,6 +464,7 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
 		MaxMsgs:              -1,
+		AllowDirect:          true,
 		Replicas:             c.replicas(),
 	}
 	s, err := c.js.Stream(ctx, jobsStream)
@@ -479,10 +501,11 @@ func (c *Client) ensureJobs(ctx context.Context) error {
 	// rawbatch) gets the cluster's number of copies.
 	have := max(old.Replicas, 1)
 	r := max(have, c.replicas())
-	if (old.MaxMsgs <= 0 && want == -1 || old.MaxMsgs == want) && have == r {
+	direct := old.AllowDirect || c.mayChangeStreams()
+	if (old.MaxMsgs <= 0 && want == -1 || old.MaxMsgs == want) && have == r && direct == old.AllowDirect {
 		return nil
 	}
-	old.MaxMsgs, old.Replicas = want, r
+	old.MaxMsgs, old.Replicas, old.AllowDirect = want, r, direct
 	c.jobs, err = c.js.UpdateStream(ctx, old)
 	return err
 }
@@ -519,8 +542,61 @@ func nonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-func jobSubject(class, id string) string { return jobsPrefix + class + "." + id }
-func deadSubject(id string) string       { return deadPrefix + id }
+// jobSubject is the subject of job id of class in namespace owner;
+// deadSubject the subject of its dead letter, statusKey its status's key.
+// A submitter's permissions allow only subjects and keys of its own
+// namespace (rolePermissions). An empty owner is a dead letter's or
+// status's written without a namespace (rawbatch.dead.<id>, key <id>),
+// which only workers and admins read and an admin removes.
+func jobSubject(class, owner, id string) string { return jobsPrefix + class + "." + owner + "." + id }
+func deadSubject(owner, id string) string       { return deadPrefix + withDot(owner) + id }
+func statusKey(owner, id string) string         { return withDot(owner) + id }
+
+// leaseKey is the key of job j's lease: in its namespace, as its status's,
+// so that a submitter's job never waits on another's lease.
+func leaseKey(j Job) string { return statusKey(cmp.Or(j.Owner, DefaultSubmitter), j.ID) }
+
+// withDot is owner followed by a dot, or nothing when owner is empty.
+func withDot(owner string) string {
+	if owner == "" {
+		return ""
+	}
+	return owner + "."
+}
+
+// decodeJob reads the job of a message on subject with body data. Its
+// namespace (Owner) is the subject's (rawbatch.job.<class>.<owner>.<id>,
+// which only that submitter may publish on), whatever the body says; a
+// subject without one (rawbatch.job.<class>.<id>) is DefaultSubmitter's.
+// The body's id must be the subject's.
+func decodeJob(subject string, data []byte) (Job, error) {
+	var j Job
+	if err := json.Unmarshal(data, &j); err != nil {
+		return j, err
+	}
+	tok := strings.Split(strings.TrimPrefix(subject, jobsPrefix), ".")
+	switch len(tok) {
+	case 3:
+		j.Owner = tok[1]
+	case 2:
+		j.Owner = DefaultSubmitter
+	default:
+		return j, fmt.Errorf("subject %s: not a job's", subject)
+	}
+	if !validID(j.ID) || j.ID != tok[len(tok)-1] {
+		return j, fmt.Errorf("job id %q: not the subject's (%s)", j.ID, subject)
+	}
+	if !ValidSubmitter(j.Owner) {
+		return j, fmt.Errorf("subject %s: not a submitter's namespace", subject)
+	}
+	return j, nil
+}
+
+// mayChangeStreams tells whether the client's role may change the
+// queue's streams' configuration (an admin, or no authorisation).
+func (c *Client) mayChangeStreams() bool {
+	return c.o.inProcess != nil || c.role == "admin" || c.o.Creds == ""
+}
 
 // validID: a job id is one subject token and one KV key.
 func validID(id string) bool {
@@ -569,7 +645,7 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool, msgID string) (
 	if err != nil {
 		return false, err
 	}
-	subj := jobSubject(j.Class, j.ID)
+	subj := jobSubject(j.Class, j.Owner, j.ID)
 	data, err := json.Marshal(j)
 	if err != nil {
 		return false, fmt.Errorf("queue: job %s of %s: %w", j.ID, j.Input, err)
@@ -597,7 +673,7 @@ func (c *Client) publish(ctx context.Context, j Job, retry bool, msgID string) (
 	// to queued only if no worker has written it meanwhile.
 	var rev uint64
 	octx, cancel = c.op(ctx)
-	e, err := c.status.Get(octx, j.ID)
+	e, err := c.status.Get(octx, statusKey(j.Owner, j.ID))
 	cancel()
 	if err == nil {
 		rev = e.Revision()
@@ -628,13 +704,21 @@ func (c *Client) complete(j Job) (Job, error) {
 	if j.Submitter == "" {
 		j.Submitter = c.o.Name
 	}
+	// A submitter queues only in its own namespace; another client in
+	// the job's (a retried dead letter's) or, for a new job, its own.
+	if c.scope != "" || j.Owner == "" {
+		j.Owner = c.owner
+	}
+	if !ValidSubmitter(j.Owner) {
+		return j, fmt.Errorf("queue: job %s of %s: namespace %q: not a submitter's name", j.ID, j.Input, j.Owner)
+	}
 	return j, nil
 }
 
 // refuseDead returns an error wrapping ErrDead, with the dead letter's
 // kind and reason, when j has a dead letter; nil when it has none.
 func (c *Client) refuseDead(ctx context.Context, j Job) error {
-	dl, err := c.deadLetterOf(ctx, j.ID)
+	dl, err := c.deadLetterAt(ctx, j.Owner, j.ID)
 	switch {
 	case err == nil:
 		return fmt.Errorf("queue: job %s of %s: %w (%s: %s): `rawbatch dead retry %s` queues it again", j.ID, j.Input, ErrDead, dl.Kind, dl.Reason, j.ID)
@@ -694,15 +778,15 @@ func (c *Client) depth(ctx context.Context) string {
 // updated from revision rev (read before publishing), so that a status a
 // worker wrote meanwhile stays.
 func (c *Client) setQueued(ctx context.Context, j Job, rev uint64) error {
-	st := Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, State: Queued, Queued: j.Submitted}
+	st := Status{ID: j.ID, Owner: j.Owner, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, State: Queued, Queued: j.Submitted}
 	b, _ := json.Marshal(st)
 	octx, cancel := c.op(ctx)
 	defer cancel()
 	var err error
 	if rev == 0 {
-		_, err = c.status.Create(octx, j.ID, b)
+		_, err = c.status.Create(octx, statusKey(j.Owner, j.ID), b)
 	} else {
-		_, err = c.status.Update(octx, j.ID, b, rev)
+		_, err = c.status.Update(octx, statusKey(j.Owner, j.ID), b, rev)
 	}
 	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return fmt.Errorf("queue: status of job %s of %s: %w", j.ID, j.Input, unavailable(err))
@@ -710,7 +794,8 @@ func (c *Client) setQueued(ctx context.Context, j Job, rev uint64) error {
 	return nil
 }
 
-// putStatus writes st (each call bounded by the call timeout). The end
+// putStatus writes st under its job's namespace (DefaultSubmitter's when
+// it has none; each call bounded by the call timeout). The end
 // of a job (processed, failed), which submit --wait waits for, is asked
 // again while the broker does not answer (whileUnavailable: a cluster
 // electing the bucket's leader); another state is written once.
@@ -722,7 +807,7 @@ func (c *Client) putStatus(st Status) error {
 	put := func() error {
 		octx, cancel := c.op(context.Background())
 		defer cancel()
-		_, err := c.status.Put(octx, st.ID, b)
+		_, err := c.status.Put(octx, statusKey(cmp.Or(st.Owner, DefaultSubmitter), st.ID), b)
 		return unavailable(err)
 	}
 	if st.State == Processed || st.State == Failed {
@@ -734,7 +819,7 @@ func (c *Client) putStatus(st Status) error {
 // statuses reads every status (of batch) once.
 func (c *Client) statuses(ctx context.Context, batch string) ([]Status, error) {
 	var r []Status
-	err := c.watchKV(ctx, c.status, false, func(e jetstream.KeyValueEntry) bool {
+	err := c.watchKV(ctx, c.status, c.statusFilter(), false, func(e jetstream.KeyValueEntry) bool {
 		var st Status
 		if json.Unmarshal(e.Value(), &st) == nil && (batch == "" || st.Batch == batch) {
 			r = append(r, st)
@@ -772,7 +857,7 @@ func (c *Client) watchStatuses(ctx context.Context, batch string, fn func(Status
 				}
 			}
 		}()
-		err := c.watchKV(wctx, c.status, true, func(e jetstream.KeyValueEntry) bool {
+		err := c.watchKV(wctx, c.status, c.statusFilter(), true, func(e jetstream.KeyValueEntry) bool {
 			if e.Revision() <= seen[e.Key()] {
 				return true
 			}
@@ -807,14 +892,23 @@ func (c *Client) watchStatuses(ctx context.Context, batch string, fn func(Status
 	}
 }
 
-// watchKV calls fn with each value of bucket kv (not the deleted ones):
-// the current ones, then, when live, each new one until ctx ends or fn
-// returns false. Reading the current ones fails when the broker is
-// silent for the call timeout.
-func (c *Client) watchKV(ctx context.Context, kv jetstream.KeyValue, live bool, fn func(jetstream.KeyValueEntry) bool) error {
+// statusFilter is the keys of the statuses the client reads: its
+// namespace's (<scope>.>) when confined, else all (">").
+func (c *Client) statusFilter() string {
+	if c.scope != "" {
+		return c.scope + ".>"
+	}
+	return ">"
+}
+
+// watchKV calls fn with each value of bucket kv whose key matches keys
+// (">": all; not the deleted ones): the current ones, then, when live,
+// each new one until ctx ends or fn returns false. Reading the current
+// ones fails when the broker is silent for the call timeout.
+func (c *Client) watchKV(ctx context.Context, kv jetstream.KeyValue, keys string, live bool, fn func(jetstream.KeyValueEntry) bool) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := kv.WatchAll(wctx, jetstream.IgnoreDeletes())
+	w, err := kv.Watch(wctx, keys, jetstream.IgnoreDeletes())
 	if err != nil {
 		return unavailable(err)
 	}
@@ -858,7 +952,8 @@ func (c *Client) watchKV(ctx context.Context, kv jetstream.KeyValue, live bool, 
 	}
 }
 
-// deadLetter publishes dl (replacing an older one of the same job).
+// deadLetter publishes dl (replacing an older one of the same job), in
+// its job's namespace (DefaultSubmitter's when it has none).
 func (c *Client) deadLetter(dl DeadLetter) error {
 	b, err := json.Marshal(dl)
 	if err != nil {
@@ -866,7 +961,7 @@ func (c *Client) deadLetter(dl DeadLetter) error {
 	}
 	octx, cancel := c.op(context.Background())
 	defer cancel()
-	_, err = c.js.Publish(octx, deadSubject(dl.Job.ID), b)
+	_, err = c.js.Publish(octx, deadSubject(cmp.Or(dl.Job.Owner, DefaultSubmitter), dl.Job.ID), b)
 	return unavailable(err)
 }
 
@@ -880,7 +975,11 @@ func (c *Client) dead(ctx context.Context, batch string) ([]DeadLetter, error) {
 	if info.State.Msgs == 0 {
 		return nil, nil
 	}
-	oc, err := c.js.OrderedConsumer(octx, deadStream, jetstream.OrderedConsumerConfig{})
+	var filter []string
+	if c.scope != "" {
+		filter = []string{deadPrefix + c.scope + ".>"}
+	}
+	oc, err := c.js.OrderedConsumer(octx, deadStream, jetstream.OrderedConsumerConfig{FilterSubjects: filter})
 	if err != nil {
 		return nil, fmt.Errorf("queue: dead letters: %w", unavailable(err))
 	}
@@ -913,30 +1012,99 @@ func (c *Client) dead(ctx context.Context, batch string) ([]DeadLetter, error) {
 	}
 }
 
+// deadLetterOf returns the dead letter of job id in the client's
+// namespace when it is confined to one, else in any namespace.
 func (c *Client) deadLetterOf(ctx context.Context, id string) (DeadLetter, error) {
+	if c.scope != "" {
+		return c.deadLetterAt(ctx, c.scope, id)
+	}
+	return c.findDead(ctx, id)
+}
+
+// deadLetterAt returns the dead letter of job id in namespace owner.
+func (c *Client) deadLetterAt(ctx context.Context, owner, id string) (DeadLetter, error) {
 	if !validID(id) {
 		return DeadLetter{}, fmt.Errorf("queue: dead letter %q: %w", id, ErrNotFound)
 	}
 	octx, cancel := c.op(ctx)
 	defer cancel()
-	m, err := c.deadS.GetLastMsgForSubject(octx, deadSubject(id))
+	m, err := c.deadS.GetLastMsgForSubject(octx, deadSubject(owner, id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, ErrNotFound)
 	} else if err != nil {
 		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, unavailable(err))
 	}
+	return decodeDead(m.Subject, m.Data, id)
+}
+
+// decodeDead reads the dead letter of job id on subject with body
+// data; its job's namespace is the subject's (none: empty).
+func decodeDead(subject string, data []byte, id string) (DeadLetter, error) {
 	var dl DeadLetter
-	if err := json.Unmarshal(m.Data, &dl); err != nil {
+	if err := json.Unmarshal(data, &dl); err != nil {
 		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, err)
+	}
+	dl.Job.Owner = ""
+	if tok := strings.Split(strings.TrimPrefix(subject, deadPrefix), "."); len(tok) == 2 {
+		dl.Job.Owner = tok[0]
 	}
 	return dl, nil
 }
 
-func (c *Client) removeDead(ctx context.Context, id string) error {
+// findDead returns the dead letter of job id in any namespace, or
+// without one: the last message of the subjects rawbatch.dead.*.<id>,
+// else of rawbatch.dead.<id>, asked with the subject in the request's
+// body (which the submit role may not send).
+func (c *Client) findDead(ctx context.Context, id string) (DeadLetter, error) {
+	if !validID(id) {
+		return DeadLetter{}, fmt.Errorf("queue: dead letter %q: %w", id, ErrNotFound)
+	}
+	dl, err := c.lastDead(ctx, deadPrefix+"*."+id, id)
+	if errors.Is(err, ErrNotFound) {
+		return c.lastDead(ctx, deadSubject("", id), id)
+	}
+	return dl, err
+}
+
+// lastDead returns the dead letter of job id last stored on subjects
+// (a wildcard allowed).
+func (c *Client) lastDead(ctx context.Context, subjects, id string) (DeadLetter, error) {
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	req, _ := json.Marshal(map[string]string{"last_by_subj": subjects})
+	m, err := c.nc.RequestWithContext(octx, "$JS.API.STREAM.MSG.GET."+deadStream, req)
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, unavailable(err))
+	}
+	var resp struct {
+		Message *struct {
+			Subject string `json:"subject"`
+			Data    []byte `json:"data"`
+		} `json:"message"`
+		Error *struct {
+			Code        int    `json:"code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.Code == 404:
+		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %w", id, ErrNotFound)
+	case resp.Error != nil:
+		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: %s", id, resp.Error.Description)
+	case resp.Message == nil:
+		return DeadLetter{}, fmt.Errorf("queue: dead letter of job %s: an empty answer", id)
+	}
+	return decodeDead(resp.Message.Subject, resp.Message.Data, id)
+}
+
+func (c *Client) removeDead(ctx context.Context, owner, id string) error {
 	err := c.whileUnavailable(ctx, func() error {
 		octx, cancel := c.op(ctx)
 		defer cancel()
-		return unavailable(c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(id))))
+		return unavailable(c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(owner, id))))
 	})
 	if err != nil {
 		return fmt.Errorf("queue: removing the dead letter of job %s: %w", id, unavailable(err))
@@ -949,7 +1117,8 @@ func (c *Client) retry(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.mayRemoveDead(ctx, id); err != nil {
+	owner := dl.Job.Owner
+	if err := c.mayRemoveDead(ctx, owner, id); err != nil {
 		return err
 	}
 	j := dl.Job
@@ -957,19 +1126,20 @@ func (c *Client) retry(ctx context.Context, id string) error {
 	if _, err := c.publish(ctx, j, true, j.ID+"/"+nonce()); err != nil {
 		return err
 	}
-	return c.removeDead(ctx, id)
+	return c.removeDead(ctx, owner, id)
 }
 
 func (c *Client) purge(ctx context.Context, id string) error {
-	if _, err := c.deadLetterOf(ctx, id); err != nil {
+	dl, err := c.deadLetterOf(ctx, id)
+	if err != nil {
 		return err
 	}
-	if err := c.removeDead(ctx, id); err != nil {
+	if err := c.removeDead(ctx, dl.Job.Owner, id); err != nil {
 		return err
 	}
 	octx, cancel := c.op(ctx)
 	defer cancel()
-	if err := c.status.Delete(octx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if err := c.status.Delete(octx, statusKey(dl.Job.Owner, id)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("queue: status of job %s: %w", id, unavailable(err))
 	}
 	return nil
@@ -994,12 +1164,22 @@ func (c *Client) info(ctx context.Context) (QueueInfo, error) {
 	if si.State.Msgs > 0 && !si.State.FirstTime.IsZero() {
 		qi.Oldest = max(time.Since(si.State.FirstTime).Seconds(), 0)
 	}
+	if c.scope != "" {
+		// A submitter counts its own dead letters and may not read the
+		// workers' registry (its entries name every namespace's inputs).
+		dls, err := c.dead(octx, "")
+		if err != nil {
+			return QueueInfo{}, err
+		}
+		qi.Dead, qi.Submitter = len(dls), c.scope
+		return qi, nil
+	}
 	di, err := c.deadS.Info(octx)
 	if err != nil {
 		return QueueInfo{}, fmt.Errorf("queue: stream %s: %w", deadStream, unavailable(err))
 	}
 	qi.Dead = int(di.State.Msgs)
-	err = c.watchKV(octx, c.workers, false, func(e jetstream.KeyValueEntry) bool {
+	err = c.watchKV(octx, c.workers, ">", false, func(e jetstream.KeyValueEntry) bool {
 		var wi WorkerInfo
 		if json.Unmarshal(e.Value(), &wi) == nil {
 			qi.Workers = append(qi.Workers, wi)

@@ -1,15 +1,23 @@
 package queue
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
 
 // TestClusterOptions: a cluster node needs a name, a route address and
@@ -159,5 +167,88 @@ func TestLeaseRidesOutOutage(t *testing.T) {
 	}
 	if err := l.renew(); !errors.Is(err, ErrFenced) || !l.isLost() {
 		t.Errorf("renew of a lease taken over: %v, lost %v", err, l.isLost())
+	}
+}
+
+// TestClusterAuthTLS: three brokers with one authorisation and TLS (a
+// CA of the test's: certificates asked of clients and of the other
+// nodes) form a cluster over authenticated TLS routes: an admin's
+// client (its certificate and credentials) creates the queue with three
+// replicas. A node taking routes beyond the loopback interface without
+// an authorisation refuses to start (ErrOpenRoutes).
+func TestClusterAuthTLS(t *testing.T) {
+	pki := t.TempDir()
+	if err := testtool.TLSCerts(pki); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "auth")
+	if _, err := InitAuth(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	sec := BrokerSecurity{Auth: dir, TLSCert: filepath.Join(pki, "server.pem"), TLSKey: filepath.Join(pki, "server-key.pem"),
+		TLSCA: filepath.Join(pki, "ca.pem")}
+	var caddrs, routes, urls []string
+	for range 3 {
+		a := freeAddr(t)
+		caddrs = append(caddrs, a)
+		routes = append(routes, a)
+	}
+	for i := range 3 {
+		b, err := StartBroker(BrokerOptions{Store: t.TempDir(), Listen: "127.0.0.1:0", Security: sec,
+			Cluster: ClusterOptions{Name: "n" + strconv.Itoa(i), Listen: caddrs[i], Routes: routes}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.Shutdown)
+		if b.srv.ClusterAddr() == nil || !strings.HasPrefix(b.URL(), "tls://") {
+			t.Fatalf("broker %d: route address %v, URL %s", i, b.srv.ClusterAddr(), b.URL())
+		}
+		urls = append(urls, b.URL())
+	}
+	o := roleOptions(strings.Join(urls, ","), dir, "admin")
+	o.CA, o.Cert, o.Key = filepath.Join(pki, "ca.pem"), filepath.Join(pki, "client.pem"), filepath.Join(pki, "client-key.pem")
+	o.Retry = true // until the cluster has elected its meta leader
+	// Its timings, not those of the nodes creating the queue meanwhile.
+	o.SetTimings = true
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.js.Stream(ctx, jobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.CachedInfo().Config.Replicas; got != 3 {
+		t.Errorf("jobs stream: %d replicas, want 3", got)
+	}
+	// A route port speaks TLS (a node's certificate asked), then asks
+	// credentials of whoever dials it.
+	pool := x509.NewCertPool()
+	if pem, err := os.ReadFile(filepath.Join(pki, "ca.pem")); err != nil || !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("ca.pem: %v", err)
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "server.pem"), filepath.Join(pki, "server-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", caddrs[0],
+		&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("TLS to a route port: %v", err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	info, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.Contains(info, `"auth_required":true`) {
+		t.Errorf("route INFO %q (%v): want credentials required", info, err)
+	}
+
+	_, err = StartBroker(BrokerOptions{Store: t.TempDir(), Listen: "127.0.0.1:0",
+		Cluster: ClusterOptions{Name: "open", Listen: "0.0.0.0:0", Routes: routes}})
+	if !errors.Is(err, ErrOpenRoutes) {
+		t.Errorf("routes on 0.0.0.0 without an authorisation: %v, want ErrOpenRoutes", err)
 	}
 }

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // counts counts a Convert's calls per attempt and result.
@@ -136,6 +139,48 @@ func TestMaxDeliver(t *testing.T) {
 	}
 }
 
+// electingKV is a lease bucket whose first fails creations answer as a
+// cluster electing the bucket's leader does (no responders).
+type electingKV struct {
+	jetstream.KeyValue
+	fails atomic.Int32
+}
+
+func (kv *electingKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
+	if kv.fails.Add(-1) >= 0 {
+		return 0, nats.ErrNoResponders
+	}
+	return kv.KeyValue.Create(ctx, key, value, opts...)
+}
+
+// TestLeaseBucketElection: while the lease bucket does not answer for
+// longer than MaxDeliver beats, a delivered job is held, not handed back
+// once a beat, so that it is converted once and not dead-lettered as a
+// job that killed its workers.
+func TestLeaseBucketElection(t *testing.T) {
+	b, _ := startTestBroker(t)
+	o := testOptions(b.URL())
+	o.MaxDeliver = 2
+	c := connectT(t, o)
+	kv := &electingKV{KeyValue: c.leases}
+	kv.fails.Store(3) // 100 + 200 + 400 ms of backoff: over two beats, under the ack wait
+	c.leases = kv
+	var cs counts
+	startWorker(t, c, 1, func(ctx context.Context, d Delivery) Outcome {
+		cs.add(d, "done")
+		return Outcome{Result: Done}
+	})
+	j := testJob("election.dng", 1<<20)
+	publishT(t, c, j)
+	waitFor(t, "the job finished", func() bool { st := statusOf(t, c, j.ID).State; return st == Processed || st == Failed })
+	if st := statusOf(t, c, j.ID); st.State != Processed {
+		t.Errorf("status %+v, want processed", st)
+	}
+	if got := strings.Join(cs.get(), " "); got != "/in/election.dng#1:done" {
+		t.Errorf("converted %s, want once, on its first delivery", got)
+	}
+}
+
 // TestFencing: the lease of a running job taken over (its key
 // overwritten) closes Lost, makes Fence fail, and nothing is acked: the
 // job is redelivered and done once, by the next delivery.
@@ -181,7 +226,7 @@ func TestFencing(t *testing.T) {
 	go func() {
 		defer thief.Store(false)
 		for first := true; first || !tw.logged("leased by another worker"); first = false {
-			if _, err := c.leases.Put(context.Background(), j.ID, []byte(`{"worker":"thief"}`)); err != nil {
+			if _, err := c.leases.Put(context.Background(), leaseKey(j), []byte(`{"worker":"thief"}`)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -684,5 +729,43 @@ func TestPublishWhileBrokerAway(t *testing.T) {
 	defer cancel()
 	if _, err := c.Publish(ctx, testJob("never.dng", 1<<20)); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Publish with the broker gone = %v; want ErrUnavailable", err)
+	}
+}
+
+// TestLeasePerNamespace: two submitters' jobs with the same id (one
+// submitter queuing another's id) run at once on a worker, each under
+// its own namespace's lease: neither is handed back as leased by
+// another worker.
+func TestLeasePerNamespace(t *testing.T) {
+	b, _ := startTestBroker(t)
+	c := connectT(t, testOptions(b.URL()))
+	started := make(chan string, 4)
+	release := make(chan struct{})
+	tw := startWorker(t, c, 2, func(ctx context.Context, d Delivery) Outcome {
+		started <- d.Job.Owner
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return Outcome{Result: Done}
+	})
+	for _, owner := range []string{"alice", "bob"} {
+		j := testJob("same.dng", 1<<20)
+		j.Owner = owner
+		publishT(t, c, j)
+	}
+	got := map[string]bool{}
+	timeout := time.After(20 * time.Second)
+	for len(got) < 2 {
+		select {
+		case o := <-started:
+			got[o] = true
+		case <-timeout:
+			t.Fatalf("only %v started together (leased by another worker: %v)", got, tw.logged("leased by another worker"))
+		}
+	}
+	close(release)
+	if tw.logged("leased by another worker") {
+		t.Error("a job was handed back as leased by another worker")
 	}
 }

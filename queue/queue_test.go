@@ -428,7 +428,7 @@ func testRefusals(t *testing.T, url string) {
 		_, err := c.js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: []byte("{}")}, jetstream.WithMsgID(msgID))
 		return err
 	}
-	s1, s2, s3 := jobSubject("le256m", "a1"), jobSubject("le256m", "a2"), jobSubject("le1g", "a3")
+	s1, s2, s3 := jobSubject("le256m", DefaultSubmitter, "a1"), jobSubject("le256m", DefaultSubmitter, "a2"), jobSubject("le1g", DefaultSubmitter, "a3")
 	if err := pub(s1, "m1"); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,6 +33,10 @@ func applySecurity(opts *server.Options, o BrokerOptions, host string) error {
 		if err := applyAuth(opts, sec.Auth); err != nil {
 			return err
 		}
+		// A cluster's node starts its routes only once it takes clients,
+		// and it creates the queue's streams only once the cluster has
+		// formed: it takes clients at once (provisionAndListen).
+		opts.DontListen = !o.Cluster.clustered()
 	}
 	if (sec.TLSCert == "") != (sec.TLSKey == "") {
 		return fmt.Errorf("queue: broker TLS: want both a certificate and its key")
@@ -50,6 +55,46 @@ func applySecurity(opts *server.Options, o BrokerOptions, host string) error {
 		opts.TLS = true
 		opts.TLSVerify = sec.TLSCA != ""
 		opts.TLSTimeout = 5
+	}
+	return applyRouteSecurity(opts, o)
+}
+
+// applyRouteSecurity sets the security of a cluster node's routes (o.Cluster):
+// with an authorisation, every route presents and asks the routes' user
+// and password (its RouteSecret file, never a flag); with a TLS
+// certificate, routes are TLS too (with TLSCA, the nodes' certificates
+// must be signed by it, both ways). A route address beyond the loopback
+// interface without an authorisation is refused unless Insecure.
+func applyRouteSecurity(opts *server.Options, o BrokerOptions) error {
+	if !o.Cluster.clustered() {
+		return nil
+	}
+	sec := o.Security
+	if sec.Auth == "" && !sec.Insecure && !loopback(opts.Cluster.Host) {
+		return fmt.Errorf("queue: broker taking cluster routes on %s: %w: no credentials would be asked of the other nodes", opts.Cluster.Host, ErrOpenRoutes)
+	}
+	if sec.Auth != "" {
+		secret, err := routeSecret(sec.Auth)
+		if err != nil {
+			return err
+		}
+		opts.Cluster.Username, opts.Cluster.Password = routeUser, secret
+		for _, u := range opts.Routes {
+			u.User = url.UserPassword(routeUser, secret)
+		}
+	}
+	if sec.TLSCert != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{
+			CertFile: sec.TLSCert, KeyFile: sec.TLSKey, CaFile: sec.TLSCA, Verify: sec.TLSCA != "",
+		})
+		if err != nil {
+			return fmt.Errorf("queue: broker route TLS (%s, %s): %w", sec.TLSCert, sec.TLSKey, err)
+		}
+		// A node dialling another checks its certificate against the
+		// same CA it asks of the nodes dialling it.
+		tc.RootCAs = tc.ClientCAs
+		opts.Cluster.TLSConfig = tc
+		opts.Cluster.TLSTimeout = 5
 	}
 	return nil
 }
@@ -97,12 +142,31 @@ func (b *Broker) provisionAndListen(o BrokerOptions, host string, port int) erro
 	if o.Security.Auth == "" {
 		return nil
 	}
-	if err := provision(b, o.Security.Auth); err != nil {
-		return err
+	if !o.Cluster.clustered() {
+		if err := provision(context.Background(), b, o.Security.Auth); err != nil {
+			return err
+		}
+		b.srv.AcceptLoop(make(chan struct{}))
 	}
-	b.srv.AcceptLoop(make(chan struct{}))
 	if b.srv.Addr() == nil {
 		return fmt.Errorf("queue: broker: cannot listen on %s:%d", host, port)
+	}
+	if o.Cluster.clustered() {
+		// A node of a cluster creates the queue's streams once the
+		// cluster has formed (a quorum of its nodes up), which may wait
+		// for nodes started after it: it takes clients meanwhile (the
+		// workers create what is missing; a submitter connecting
+		// before is refused creating the workers' consumers).
+		ctx, cancel := context.WithCancel(context.Background())
+		b.stopProvision = cancel
+		go func() {
+			for ctx.Err() == nil && provision(ctx, b, o.Security.Auth) != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}()
 	}
 	return nil
 }
@@ -112,12 +176,12 @@ func (b *Broker) provisionAndListen(o BrokerOptions, host string, port int) erro
 // the first worker applies its own), through an in-process connection
 // as a short-lived admin user: the submit role may not create the
 // workers' consumers.
-func provision(b *Broker, dir string) error {
+func provision(ctx context.Context, b *Broker, dir string) error {
 	userJWT, seed, err := adminUser(dir)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	// The in-process connection is never TLS: its URL's scheme says so.
 	c, err := connect(ctx, Options{URL: "nats://in-process:4222", Name: "broker", inProcess: b.srv, userJWT: userJWT, userSeed: seed})
@@ -139,11 +203,15 @@ func (c *Client) securityOptions(o Options) ([]nats.Option, error) {
 		seed := o.userSeed
 		opts = append(opts, nats.InProcessServer(o.inProcess), nats.UserJWTAndSeed(o.userJWT, string(seed)))
 	case o.Creds != "":
-		pub, err := credsUser(o.Creds)
+		id, err := credsUser(o.Creds)
 		if err != nil {
 			return nil, fmt.Errorf("queue: %w", err)
 		}
-		opts = append(opts, nats.UserCredentials(o.Creds), nats.CustomInboxPrefix(inboxPrefix(pub)))
+		c.role = id.role
+		if id.role == "submit" {
+			c.owner, c.scope = id.submitter, id.submitter
+		}
+		opts = append(opts, nats.UserCredentials(o.Creds), nats.CustomInboxPrefix(inboxPrefix(id.pub)))
 	}
 	if o.CA != "" {
 		opts = append(opts, nats.RootCAs(o.CA))
@@ -196,11 +264,11 @@ func (c *Client) refusal(err error) error {
 // when there is one (an earlier submit's, queued again in a race with
 // its dead-lettering). A worker whose credentials may not remove dead
 // letters (the work role) leaves it, and the error says who may.
-func (c *Client) removeStaleDead(ctx context.Context, id string) error {
-	if _, err := c.deadLetterOf(ctx, id); errors.Is(err, ErrNotFound) {
+func (c *Client) removeStaleDead(ctx context.Context, owner, id string) error {
+	if _, err := c.deadLetterAt(ctx, owner, id); errors.Is(err, ErrNotFound) {
 		return nil
 	}
-	err := c.refusal(c.removeDead(ctx, id))
+	err := c.refusal(c.removeDead(ctx, owner, id))
 	if errors.Is(err, ErrRefused) {
 		return fmt.Errorf("the job's older dead letter stays (this worker's role may not remove dead letters: an admin runs 'rawbatch dead purge %s'): %w", id, err)
 	}
@@ -226,10 +294,10 @@ func refused(err error) bool {
 // keep its last message (one per subject: a purge that removes
 // nothing), so that Retry of a client whose role may not remove dead
 // letters is refused before it queues the job again.
-func (c *Client) mayRemoveDead(ctx context.Context, id string) error {
+func (c *Client) mayRemoveDead(ctx context.Context, owner, id string) error {
 	octx, cancel := c.op(ctx)
 	defer cancel()
-	if err := c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(id)), jetstream.WithPurgeKeep(1)); err != nil {
+	if err := c.deadS.Purge(octx, jetstream.WithPurgeSubject(deadSubject(owner, id)), jetstream.WithPurgeKeep(1)); err != nil {
 		return c.refusal(fmt.Errorf("queue: removing the dead letter of job %s: %w", id, unavailable(err)))
 	}
 	return nil

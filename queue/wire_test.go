@@ -18,8 +18,8 @@ func TestWireNonUTF8(t *testing.T) {
 	now := time.Unix(1700000000, 0).UTC()
 	j := Job{ID: JobID(in, 1, now, "h"), Batch: "b", Input: in, OutDir: "/out\xff", Estimate: 5, Class: "le256m",
 		Submitted: now, Submitter: "h:1", Payload: json.RawMessage(`{"x":1}`)}
-	if !validID(j.ID) || strings.ContainsAny(jobSubject(j.Class, j.ID), " *>\xe9") {
-		t.Errorf("job id %q, subject %q: not a subject token", j.ID, jobSubject(j.Class, j.ID))
+	if !validID(j.ID) || strings.ContainsAny(jobSubject(j.Class, DefaultSubmitter, j.ID), " *>\xe9") {
+		t.Errorf("job id %q, subject %q: not a subject token", j.ID, jobSubject(j.Class, DefaultSubmitter, j.ID))
 	}
 	st := Status{ID: j.ID, Batch: "b", Input: in, OutDir: "/out\xff", State: Failed, Kind: "corrupt", Reason: in + ": corrupt", Queued: now}
 	dl := DeadLetter{Job: j, Kind: "corrupt", Reason: in + ": corrupt", Attempts: 1, Worker: "w", Time: now}

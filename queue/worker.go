@@ -226,8 +226,8 @@ func (ws *workerState) takeOne(jobCtx context.Context) (bool, error) {
 			ws.w.logf("job %s: no metadata: %v (dropped)", msg.Subject(), err)
 			continue
 		}
-		var j Job
-		if err := json.Unmarshal(msg.Data(), &j); err != nil || !validID(j.ID) {
+		j, err := decodeJob(msg.Subject(), msg.Data())
+		if err != nil {
 			_ = msg.Term()
 			ws.w.logf("job %s: not a job: %v (dropped)", msg.Subject(), err)
 			continue
@@ -447,7 +447,7 @@ func (ws *workerState) handle(jobCtx context.Context, msg jetstream.Msg, j Job, 
 	w, c := ws.w, ws.c
 	m := w.Metrics
 	d := &delivery{ws: ws, msg: msg, j: j, attempt: attempt,
-		st: Status{ID: j.ID, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, Queued: j.Submitted, Attempt: attempt, Worker: ws.name}}
+		st: Status{ID: j.ID, Owner: j.Owner, Batch: j.Batch, Input: j.Input, OutDir: j.OutDir, Queued: j.Submitted, Attempt: attempt, Worker: ws.name}}
 	if m != nil && attempt > 1 {
 		m.redelivered()
 	}
@@ -531,14 +531,16 @@ func (d *delivery) takeLease() bool {
 		Attempt int       `json:"attempt"`
 		Since   time.Time `json:"since"`
 	}{ws.name, d.attempt, time.Now()})
-	octx, cancel := c.op(context.Background())
-	rev, err := c.leases.Create(octx, j.ID, val)
-	cancel()
+	rev, err := d.createLease(val)
 	if err != nil {
 		delay := c.o.Beat
 		if errors.Is(err, jetstream.ErrKeyExists) {
+			// The holder's lease lives up to its TTL from its last
+			// renewal; not knowing when that was, wait the whole TTL
+			// (a beat would spend a delivery per beat while it runs).
+			delay = c.o.LeaseTTL + 100*time.Millisecond
 			octx, cancel := c.op(context.Background())
-			if e, gerr := c.leases.Get(octx, j.ID); gerr == nil {
+			if e, gerr := c.leases.Get(octx, leaseKey(j)); gerr == nil {
 				if rest := c.o.LeaseTTL - time.Since(e.Created()); rest > 0 {
 					delay = rest + 100*time.Millisecond
 				}
@@ -551,7 +553,7 @@ func (d *delivery) takeLease() bool {
 		_ = d.msg.NakWithDelay(delay)
 		return false
 	}
-	l := &lease{c: c, id: j.ID, val: val, rev: rev, ch: make(chan struct{}), ok: time.Now()}
+	l := &lease{c: c, id: leaseKey(j), val: val, rev: rev, ch: make(chan struct{}), ok: time.Now()}
 	l.onLost = func() {
 		if w.Metrics != nil {
 			w.Metrics.leaseLost()
@@ -567,6 +569,28 @@ func (d *delivery) takeLease() bool {
 	})
 	d.l = l
 	return true
+}
+
+// createLease creates the job's lease. While the broker does not answer
+// (a cluster electing the lease bucket's leader takes seconds) it asks
+// again, keeping the delivery in progress, for up to the ack wait less two
+// beats: every delivery handed back counts against MaxDeliver, and an
+// election is not a job that kills its workers.
+func (d *delivery) createLease(val []byte) (uint64, error) {
+	c := d.ws.c
+	ctx, cancel := context.WithTimeout(context.Background(), c.o.AckWait-2*c.o.Beat)
+	defer cancel()
+	var rev uint64
+	err := c.whileUnavailable(ctx, func() error {
+		octx, cancel := c.op(ctx)
+		defer cancel()
+		var err error
+		if rev, err = c.leases.Create(octx, leaseKey(d.j), val); err != nil {
+			_ = d.msg.InProgress()
+		}
+		return unavailable(err)
+	})
+	return rev, err
 }
 
 // convert runs the worker's Convert on the delivery (or takes override)
@@ -635,7 +659,7 @@ func (d *delivery) done(out Outcome) {
 	d.putStatus()
 	// A dead letter of an earlier submit of the same job (queued
 	// again after the de-duplication window) goes: never both.
-	if err := c.removeStaleDead(context.Background(), j.ID); err != nil {
+	if err := c.removeStaleDead(context.Background(), j.Owner, j.ID); err != nil {
 		w.logf("job %s (%s): %v", j.ID, j.Input, err)
 	}
 	d.ack()
@@ -772,7 +796,7 @@ func (ws *workerState) overClasses(octx context.Context, budget int64) (classes 
 // (largestSince).
 func (ws *workerState) largestAlive(octx context.Context, budget int64) bool {
 	largest := true
-	_ = ws.c.watchKV(octx, ws.c.workers, false, func(e jetstream.KeyValueEntry) bool {
+	_ = ws.c.watchKV(octx, ws.c.workers, ">", false, func(e jetstream.KeyValueEntry) bool {
 		var wi WorkerInfo
 		if json.Unmarshal(e.Value(), &wi) == nil && wi.Name != ws.name && wi.Budget > budget {
 			largest = false
@@ -844,8 +868,8 @@ func (ws *workerState) takeOver(jobCtx context.Context, classes []string, budget
 		}
 		for msg := range mb.Messages() {
 			md, err := msg.Metadata()
-			var j Job
-			if err != nil || json.Unmarshal(msg.Data(), &j) != nil || !validID(j.ID) {
+			j, jerr := decodeJob(msg.Subject(), msg.Data())
+			if err != nil || jerr != nil {
 				_ = msg.Term()
 				continue
 			}

@@ -34,6 +34,9 @@ type BrokerSecurityOptions struct {
 	// write (then exit); Force lets InitAuth replace an existing one.
 	Auth, InitAuth string
 	Force          bool
+	// AddSubmitter names a submitter whose credentials to add to Auth
+	// (then exit).
+	AddSubmitter string
 	// Insecure accepts an open broker beyond the loopback interface.
 	Insecure bool
 	// TLSCert, TLSKey and TLSCA: queue.BrokerSecurity's.
@@ -50,7 +53,9 @@ func (o *BrokerSecurityOptions) settings() []setting {
 			Apply: path(&o.Auth)},
 		{Name: "init-auth", Default: "", Help: "write a new authorisation into DIR (0700): auth.conf for the broker and submit.creds, work.creds, admin.creds for the clients (0600), then exit",
 			Apply: path(&o.InitAuth)},
-		{Name: "replace-auth", Default: false, Help: "with --init-auth: replace an existing authorisation (every credentials file issued from it stops working)",
+		{Name: "add-submitter", Default: "", Help: "with --auth DIR: write DIR/submit-NAME.creds for a new submitter NAME (a-z, 0-9, -, _), who may queue jobs and read the statuses and dead letters of its own jobs only, then exit",
+			Apply: func(v value) error { o.AddSubmitter = v.String(); return nil }},
+		{Name: "replace-auth", Default: false, Help: "with --init-auth: replace an existing authorisation (every credentials file issued from it stops working); with --add-submitter: replace that submitter's credentials",
 			Apply: boolInto(&o.Force)},
 		{Name: "insecure", Default: false, Help: "let the broker listen beyond this host without --auth: anyone who reaches the port may queue, take and purge jobs (logged at every start)",
 			Apply: boolInto(&o.Insecure)},
@@ -132,12 +137,16 @@ fsync on every write, so an acknowledged job survives a crash of the broker;
 keep it off the NAS. With an existing NATS server (2.9 or later, JetStream
 enabled) or cluster, skip this command and point the others at it with --nats.
 Listening beyond this host needs --auth DIR (credentials per role, written by
---init-auth DIR) or an explicit --insecure. With --node, --cluster and
---routes, three or more brokers (one per host, each with its own store) form a
-cluster that keeps every job, dead letter, status and lease on three of them:
-losing one loses nothing and stops nothing; give the clients all of the
-brokers' URLs in --nats. See docs/distributed.md.`,
+--init-auth DIR) or an explicit --insecure; --add-submitter NAME adds a
+submitter's credentials (submit-NAME.creds), confined to its own jobs'
+statuses and dead letters. With --node, --cluster and --routes, three or more
+brokers (one per host, each with its own store) form a cluster that keeps
+every job, dead letter, status and lease on three of them: losing one loses
+nothing and stops nothing; give the clients all of the brokers' URLs in
+--nats. With --auth the routes are authenticated (DIR/route.pass, the same
+directory on every broker). See docs/distributed.md.`,
 		Example: `  rawbatch broker --init-auth /etc/rawbatch/auth
+  rawbatch broker --auth /etc/rawbatch/auth --add-submitter alice
   rawbatch broker --store /var/lib/rawbatch/broker --listen 0.0.0.0:4222 --auth /etc/rawbatch/auth \
     --tls-cert /etc/rawbatch/broker.pem --tls-key /etc/rawbatch/broker-key.pem
   rawbatch broker --listen 0.0.0.0:4222 --auth /etc/rawbatch/auth --node a --cluster 0.0.0.0:6222 --routes a:6222,b:6222,c:6222`,
@@ -164,11 +173,17 @@ func runBroker(ctx context.Context, opts BrokerOptions, _ []string) error {
 	if sec.InitAuth != "" {
 		return initAuth(opts, sec.InitAuth, sec.Force)
 	}
+	if sec.AddSubmitter != "" {
+		return addSubmitter(opts, sec.Auth, sec.AddSubmitter, sec.Force)
+	}
 	if err := os.MkdirAll(opts.Store, 0o777); err != nil {
 		return fmt.Errorf("broker store %s: %w", opts.Store, err)
 	}
 	b, err := queue.StartBroker(queue.BrokerOptions{Store: opts.Store, Listen: opts.Listen, Monitor: opts.Monitor,
 		Security: queue.BrokerSecurity{Auth: sec.Auth, Insecure: sec.Insecure, TLSCert: sec.TLSCert, TLSKey: sec.TLSKey, TLSCA: sec.TLSCA}, Cluster: opts.Cluster})
+	if errors.Is(err, queue.ErrOpenRoutes) {
+		return fmt.Errorf("not taking open cluster routes on %s: give --auth DIR (the same directory on every node: its %s is the routes' password) so that only the other nodes join, or --insecure to accept any server that reaches the port", opts.Cluster.Listen, queue.RouteSecret)
+	}
 	if errors.Is(err, queue.ErrOpenListen) {
 		return fmt.Errorf("not starting an open broker on %s: give --auth DIR (made by 'rawbatch broker --init-auth DIR') so that only clients with its credentials connect, or --insecure to accept anyone who reaches the port", opts.Listen)
 	}
@@ -225,6 +240,24 @@ func initAuth(opts BrokerOptions, dir string, force bool) error {
 	for _, p := range written {
 		fmt.Fprintln(opts.Stdout, p)
 	}
-	fmt.Fprintf(opts.Stderr, "authorisation written to %s: run 'rawbatch broker --auth %s'; copy submit.creds to the submitting hosts, work.creds to the workers, keep admin.creds and the .nk files off the others (docs/distributed.md)\n", dir, dir)
+	fmt.Fprintf(opts.Stderr, "authorisation written to %s: run 'rawbatch broker --auth %s'; copy submit.creds to the submitting hosts (or one 'rawbatch broker --auth %s --add-submitter NAME' per submitter), work.creds to the workers, keep admin.creds, route.pass and the .nk files off the others (docs/distributed.md)\n", dir, dir, dir)
+	return nil
+}
+
+// addSubmitter writes the credentials of a new submitter name into the
+// authorisation dir and prints their path.
+func addSubmitter(opts BrokerOptions, dir, name string, force bool) error {
+	if dir == "" {
+		return errors.New("--add-submitter needs --auth DIR: the authorisation whose account signs the new credentials")
+	}
+	p, err := queue.AddSubmitter(dir, name, force)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w (give --replace-auth to replace them: the old file stops being this submitter's only copy, both keep working)", err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.Stdout, p)
+	fmt.Fprintf(opts.Stderr, "submitter %s: copy %s to its host; it queues jobs and reads their statuses and dead letters, and no other submitter's; no broker restart needed\n", name, p)
 	return nil
 }

@@ -55,7 +55,9 @@ goes on; no output file is left for them. --dry-run prints the plan and writes
 nothing; --report FILE writes the run (or the plan) as JSON.
 
 Every flag has a config-file key of the same name and an environment variable
-RAWBATCH_<NAME> (dashes become underscores).
+RAWBATCH_<NAME> (dashes become underscores). The config file's presets: give
+the files a camera, lens, ISO range or glob matches their own develop settings
+(docs/usage.md, Presets).
 
 ` + exitHelp,
 		Example: `  rawbatch convert ~/card -o ~/export
@@ -89,6 +91,11 @@ func (c *ConvertConfig) resolveFrom(cmd *cobra.Command, args []string, decls fun
 	}
 	c.Resolved = resolvedSettings(st, cmd, c.Settings)
 	c.Warnings = st.warnings
+	presets, warns, err := readPresets(st, c.Settings)
+	if err != nil {
+		return err
+	}
+	c.Presets, c.Warnings = presets, append(c.Warnings, warns...)
 	return nil
 }
 
@@ -249,9 +256,10 @@ func openOutDir(cfg *ConvertConfig, rep *reporter) (*batch.OutDir, error) {
 }
 
 // triage settles recent files (--min-age), names the files whose --name
-// template needs their headers (checking the report's path again), marks
-// what is up to date, reads the headers of the rest (estimates, at one
-// thread: the fewest a file gets; the runner estimates a file again at
+// template needs their headers (checking the report's path again), gives
+// each file its preset (Plan.ApplyPresets: reading the headers first when
+// a preset matches on them), marks what is up to date, reads the headers
+// of the rest (estimates, at one thread: the fewest a file gets; the runner estimates a file again at
 // the count it is admitted with) and moves another photograph's export
 // out of the way (Relocate). Up-to-date and still-being-written files go
 // first (stats and records only); a signal (ctx) stops it between steps,
@@ -281,6 +289,11 @@ func (pb *plannedBatch) triage(cfg ConvertConfig, rep *reporter, ctx context.Con
 			rr.refused = true
 			return err
 		}
+	}
+	if ctx.Err() == nil {
+		// Each file's preset, before the up-to-date check: it decides
+		// the file's settings hash.
+		inspected = plan.ApplyPresets(cfg.Presets, cfg.Settings, cfg.MinAge, inspected, r.RecordedCamera, estThreads, runtime.NumCPU())
 	}
 	if ctx.Err() == nil {
 		r.Triage(plan)
@@ -407,7 +420,7 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, r *batch.Runner, cfg C
 	files, largest := r.DryPlan(plan)
 	fail := 0
 	for _, f := range files {
-		ev := planEvent{Level: "info", Event: "plan", Status: string(f.Status), Kind: f.Kind, Reason: f.Reason, EstimatedBytes: f.NeedBytes}
+		ev := planEvent{Level: "info", Event: "plan", Status: string(f.Status), Kind: f.Kind, Reason: f.Reason, EstimatedBytes: f.NeedBytes, Preset: f.Task.Preset}
 		if f.Status == batch.StatusFailed {
 			ev.Level, fail = "error", fail+1
 		}
@@ -417,9 +430,24 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, r *batch.Runner, cfg C
 			est = budget.FormatSize(f.NeedBytes)
 		}
 		first := true
+		// The file's first row names its preset.
+		presetNote := ""
+		if f.Task.Preset != "" {
+			presetNote = "preset " + f.Task.Preset
+		}
+		note := func(n string) string {
+			if presetNote == "" {
+				return n
+			}
+			if n != "" {
+				n = "; " + n
+			}
+			n, presetNote = presetNote+n, ""
+			return n
+		}
 		for _, o := range f.Outputs {
 			if !o.Pending {
-				row(f.Task.Input, o.Path, "-", "-", o.Note)
+				row(f.Task.Input, o.Path, "-", "-", note(o.Note))
 				ev.addOutput(o.Path, "", string(o.Status))
 				continue
 			}
@@ -435,7 +463,7 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, r *batch.Runner, cfg C
 			if shown == "" {
 				shown = "-"
 			}
-			row(f.Task.Input, o.Path, shown, e, o.Note)
+			row(f.Task.Input, o.Path, shown, e, note(o.Note))
 			ev.addOutput(o.Path, size, ev.Status)
 			first = false
 		}
@@ -488,8 +516,10 @@ type planEvent struct {
 	Reason string `json:"reason,omitempty"`
 	// EstimatedBytes is the memory estimate, worker process included (0
 	// when the header could not be read).
-	EstimatedBytes int64        `json:"estimated_bytes,omitempty"`
-	Outputs        []planOutput `json:"outputs,omitempty"`
+	EstimatedBytes int64 `json:"estimated_bytes,omitempty"`
+	// Preset names the config preset whose settings the file would get.
+	Preset  string       `json:"preset,omitempty"`
+	Outputs []planOutput `json:"outputs,omitempty"`
 }
 
 // planOutput is one output of a planEvent.

@@ -52,8 +52,16 @@ type inspectRecord struct {
 	EstimatedBytes  int64   `json:"estimated_bytes"`
 	// ColourMatrix: whether LibRaw has a colour matrix for the camera;
 	// absent when LibRaw did not open the file.
-	ColourMatrix *bool  `json:"colour_matrix,omitempty"`
-	Error        string `json:"error,omitempty"`
+	ColourMatrix *bool `json:"colour_matrix,omitempty"`
+	// Previews is the number of embedded previews LibRaw lists (absent
+	// when LibRaw did not open the file); PreviewWidth × PreviewHeight the
+	// largest one's size as the file's tags give it (0: not given),
+	// PreviewFormat "JPEG" or "bitmap".
+	Previews      *int   `json:"previews,omitempty"`
+	PreviewWidth  int    `json:"preview_width,omitempty"`
+	PreviewHeight int    `json:"preview_height,omitempty"`
+	PreviewFormat string `json:"preview_format,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // InspectOptions are the options of `rawbatch inspect`. It has no
@@ -174,8 +182,14 @@ func inspectFile(hr *batch.HeaderReader, path string, s pipeline.Settings, threa
 			r.DateTime = e.DateTime.Format(time.DateTime)
 		}
 		if h.SizeFromLibRaw {
-			known := h.ColourMatrix
-			r.ColourMatrix = &known
+			known, n := h.ColourMatrix, h.Previews
+			r.ColourMatrix, r.Previews = &known, &n
+			if n > 0 {
+				r.PreviewWidth, r.PreviewHeight, r.PreviewFormat = h.PreviewWidth, h.PreviewHeight, "bitmap"
+				if h.PreviewJPEG {
+					r.PreviewFormat = "JPEG"
+				}
+			}
 		}
 	}
 	if err != nil {
@@ -216,6 +230,9 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 		}
 		if r.ColourMatrix != nil {
 			fmt.Fprintf(w, "  colour:       %s\n", colourMatrixLine(*r.ColourMatrix))
+		}
+		if r.Previews != nil {
+			fmt.Fprintf(w, "  preview:      %s\n", previewLine(*r.Previews, r.PreviewWidth, r.PreviewHeight, r.PreviewFormat))
 		}
 		if r.Lens != "" {
 			fmt.Fprintf(w, "  lens:         %s\n", clean(r.Lens))
@@ -286,4 +303,20 @@ func colourMatrixLine(known bool) string {
 		return "camera colour matrix known to LibRaw"
 	}
 	return "no colour matrix for this camera in LibRaw: converted colours will be wrong (identity matrix)"
+}
+
+// previewLine is inspect's "preview:" line: the largest embedded preview
+// of n, its format and size as the file's tags give it.
+func previewLine(n, w, h int, format string) string {
+	if n == 0 {
+		return "none (source=preview fails, source=auto develops the raw)"
+	}
+	size := "size not in the file's tags"
+	if w > 0 && h > 0 {
+		size = fmt.Sprintf("%d x %d", w, h)
+	}
+	if n > 1 {
+		return fmt.Sprintf("%s %s (the largest of %d)", format, size, n)
+	}
+	return format + " " + size
 }

@@ -194,7 +194,11 @@ func printStatus(w io.Writer, sr statusReport) {
 	}
 	fmt.Fprintf(w, "%s: %d queued, %d processing, %d retrying, %d processed, %d failed\n", of,
 		sr.Jobs[queue.Queued], sr.Jobs[queue.Processing], sr.Jobs[queue.Retrying], sr.Jobs[queue.Processed], sr.Jobs[queue.Failed])
-	fmt.Fprintf(w, "workers: %d\n", len(q.Workers))
+	if q.Submitter != "" {
+		fmt.Fprintf(w, "workers: not shown to the submitter %s (dead letters: its own)\n", q.Submitter)
+	} else {
+		fmt.Fprintf(w, "workers: %d\n", len(q.Workers))
+	}
 	for _, wi := range q.Workers {
 		fmt.Fprintf(w, "  %s: %d/%d jobs, %s of %s in use", clean(wi.Name), len(wi.Running), wi.Jobs, budget.FormatSize(wi.InUse), budget.FormatSize(wi.Budget))
 		if len(wi.Inputs) > 0 {

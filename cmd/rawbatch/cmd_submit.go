@@ -373,8 +373,8 @@ func fileKind(err error) bool {
 }
 
 // submitJob returns the job of task t, planned by r, in batch name. Its
-// id hashes the input's absolute path, size and time with the settings
-// hash, the output directory and the first output's path (the same file
+// id hashes the input's absolute path, size and time with its settings
+// hash (its preset's, when one applies), the output directory and the first output's path (the same file
 // submitted into two output directories is two jobs).
 func submitJob(r *batch.Runner, t batch.Task, name string) (queue.Job, error) {
 	q := r.QueueTask(t)
@@ -386,7 +386,7 @@ func submitJob(r *batch.Runner, t batch.Task, name string) (queue.Job, error) {
 	if in == "" {
 		in = t.Input
 	}
-	id := queue.JobID(in, t.Size, t.ModTime, r.SettingsHash+"\n"+r.OutDir+"\n"+t.Output)
+	id := queue.JobID(in, t.Size, t.ModTime, q.SettingsHash+"\n"+r.OutDir+"\n"+t.Output)
 	return queue.Job{ID: id, Batch: name, Input: t.Input, OutDir: r.OutDir, Estimate: q.Estimate,
 		Class: queue.ClassOf(q.Estimate), Submitted: time.Now().UTC(), Submitter: hostPID(), Payload: payload}, nil
 }
@@ -523,7 +523,7 @@ func (r *reporter) jobDone(jr batch.JobReport, st queue.Status) {
 	f := jr.File
 	d := time.Duration(f.DurationMS) * time.Millisecond
 	ev := logEvent{Level: "info", Event: string(f.Status), N: r.count, Total: r.total, Input: f.Input, InputB64: f.InputB64,
-		DurationMS: ms(d)}
+		DurationMS: ms(d), Preset: f.Preset}
 	var outs []string
 	for _, o := range f.Outputs {
 		if o.Written {
@@ -535,6 +535,9 @@ func (r *reporter) jobDone(jr batch.JobReport, st queue.Status) {
 	case batch.StatusConverted:
 		ev.Outputs = outs
 		text = fmt.Sprintf("[%d/%d] converted %s -> %s on %s in %.1fs", r.count, r.total, f.Input, strings.Join(outs, ", "), st.Worker, d.Seconds())
+		if f.Preset != "" {
+			text += " (preset " + f.Preset + ")"
+		}
 	case batch.StatusFailed:
 		ev.Level, ev.Kind, ev.Message = "error", f.Kind, f.Reason
 		text = fmt.Sprintf("[%d/%d] failed %s", r.count, r.total, f.Reason)

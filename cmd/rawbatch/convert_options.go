@@ -46,6 +46,9 @@ type ConvertConfig struct {
 	CacheSize int64
 	KeepCache bool
 	Settings  pipeline.Settings
+	// Presets are the config file's presets (readPresets): each file
+	// the most specific one matches is converted with its settings.
+	Presets []batch.Preset
 	// Find chooses the input files (inputs.go).
 	Find FindOptions
 	// Resolved is every convert setting by flag name, for the report;

@@ -5,9 +5,11 @@ package main
 // broker killed with SIGKILL at a third of the batch, then restarted.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -31,11 +33,14 @@ var clusterTimings = []string{"--ack-wait", "12s", "--lease-ttl", "10s", "--beat
 
 // brokerNode is one `rawbatch broker` of a test's cluster of brokers.
 type brokerNode struct {
-	name   string
-	port   int // client port
-	cport  int // route port
-	store  string
-	runs   int
+	name  string
+	port  int // client port
+	cport int // route port
+	store string
+	runs  int
+	// auth is the node's authorisation directory when not the
+	// cluster's (a node that does not belong).
+	auth   string
 	cmd    *exec.Cmd
 	exited chan struct{}
 }
@@ -45,6 +50,9 @@ type brokerCluster struct {
 	c     *cluster
 	mu    sync.Mutex
 	nodes []*brokerNode
+	// auth, when set, is the authorisation directory every node
+	// enforces (--auth) and whose credentials the clients present.
+	auth string
 }
 
 // newBrokerCluster makes n nodes (not started) and points every process
@@ -93,8 +101,12 @@ func (bc *brokerCluster) start(i int) {
 	bc.mu.Lock()
 	nd.runs++
 	log := c.logFile(fmt.Sprintf("broker-%s.%d", nd.name, nd.runs))
-	cmd := c.command(nil, "broker", "--store", nd.store, "--listen", "127.0.0.1:"+strconv.Itoa(nd.port),
-		"--node", nd.name, "--cluster", "127.0.0.1:"+strconv.Itoa(nd.cport), "--routes", bc.routes())
+	args := []string{"broker", "--store", nd.store, "--listen", "127.0.0.1:" + strconv.Itoa(nd.port),
+		"--node", nd.name, "--cluster", "127.0.0.1:" + strconv.Itoa(nd.cport), "--routes", bc.routes()}
+	if auth := cmp.Or(nd.auth, bc.auth); auth != "" {
+		args = append(args, "--auth", auth)
+	}
+	cmd := c.command(nil, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		bc.mu.Unlock()
@@ -180,8 +192,14 @@ func (bc *brokerCluster) connect() jetstream.JetStream {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), distDeadline)
 	defer cancel()
-	qc, err := queue.Connect(ctx, queue.Options{URL: c.url, AckWait: 12 * time.Second, LeaseTTL: 10 * time.Second,
-		Beat: time.Second, MaxDeliver: 5, Retry: true, Name: "test " + c.t.Name(), SetTimings: true})
+	o := queue.Options{URL: c.url, AckWait: 12 * time.Second, LeaseTTL: 10 * time.Second,
+		Beat: time.Second, MaxDeliver: 5, Retry: true, Name: "test " + c.t.Name(), SetTimings: true}
+	nopts := []nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}
+	if bc.auth != "" {
+		o.Creds = filepath.Join(bc.auth, "admin.creds")
+		nopts = append(nopts, nats.UserCredentials(o.Creds))
+	}
+	qc, err := queue.Connect(ctx, o)
 	if err != nil {
 		c.t.Fatalf("queue.Connect %s: %v", c.url, err)
 	}
@@ -189,7 +207,7 @@ func (bc *brokerCluster) connect() jetstream.JetStream {
 	c.qc = qc
 	c.mu.Unlock()
 	c.t.Cleanup(qc.Close)
-	nc, err := nats.Connect(c.url, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
+	nc, err := nats.Connect(c.url, nopts...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -313,4 +331,97 @@ func TestDistributedBrokerCluster(t *testing.T) {
 				len(lines(logs, "lease lost")), len(lines(logs, "ack failed")), len(lines(logs, ": attempt 2: taken")))
 		})
 	}
+}
+
+// TestDistributedBrokerClusterAuth: three brokers with one authorisation
+// (--auth) form a cluster, their routes authenticated with its routes'
+// password, and run a small batch with the roles' credentials (a worker
+// with work.creds, submit --wait with submit.creds). A node with another
+// authorisation (another routes' password) does not join: the cluster's
+// clients do not learn its URL, while a node with the cluster's
+// authorisation started after it does join. A node whose authorisation
+// has no routes' password does not start.
+func TestDistributedBrokerClusterAuth(t *testing.T) {
+	skipShortDist(t)
+	c := newCluster(t)
+	auth, other := filepath.Join(c.dir, "auth"), filepath.Join(c.dir, "other-auth")
+	for _, d := range []string{auth, other} {
+		if _, err := queue.InitAuth(d, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bc := newBrokerCluster(c, 3)
+	bc.auth = auth
+	// The harness's own commands (dead list, status) as an admin; the
+	// worker and submit below with their roles' credentials.
+	c.env = append(c.env, "RAWBATCH_NATS_CREDS="+filepath.Join(auth, "admin.creds"))
+	for i := range bc.nodes {
+		bc.start(i)
+	}
+	t0 := time.Now()
+	js := bc.connect()
+	for _, s := range clusterStreams {
+		streamLeader(c, js, s)
+	}
+	t.Logf("cluster formed, queue created: %v", time.Since(t0).Round(10*time.Millisecond))
+	c.startWorker(false, []string{"RAWBATCH_NATS_CREDS=" + filepath.Join(auth, "work.creds")}, clusterTimings...)
+	c.waitWorkers(1)
+	const n = 4
+	names := c.synthInputs(n)
+	code, out, errOut := c.run([]string{"RAWBATCH_NATS_CREDS=" + filepath.Join(auth, "submit.creds")}, "submit", c.in, "-o", c.out, "--wait")
+	if code != 0 {
+		t.Fatalf("submit --wait exited %d:\n%s%s", code, out, errOut)
+	}
+	c.waitSettled(names)
+	if dead, _ := c.checkInvariant(names); len(dead) != 0 {
+		t.Errorf("dead letters: %v", dead)
+	}
+	t.Logf("batch of %d done: %v", n, time.Since(t0).Round(10*time.Millisecond))
+
+	// The clients learn every node's URL from the cluster's INFO.
+	nc, err := nats.Connect(c.url, nats.UserCredentials(filepath.Join(auth, "admin.creds")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	known := func(port int) bool {
+		for _, u := range append(nc.DiscoveredServers(), nc.Servers()...) {
+			if strings.HasSuffix(u, ":"+strconv.Itoa(port)) {
+				return true
+			}
+		}
+		return false
+	}
+	addNode := func(name, dir string) *brokerNode {
+		nd := &brokerNode{name: name, port: freePort(t), cport: freePort(t), auth: dir,
+			store: filepath.Join(c.dir, "store-"+name)}
+		bc.mu.Lock()
+		bc.nodes = append(bc.nodes, nd)
+		bc.mu.Unlock()
+		bc.start(len(bc.nodes) - 1)
+		return nd
+	}
+	// The intruder tries its routes as it starts, before the member
+	// does: once the member is known, the intruder's tries are over.
+	intruder := addNode("intruder", other)
+	member := addNode("n3", auth)
+	c.waitFor("a fourth node with the cluster's authorisation joined", func() bool { return known(member.port) })
+	if known(intruder.port) {
+		t.Errorf("a node with another authorisation joined the cluster (its URL :%d is known to the clients)", intruder.port)
+	}
+
+	// No routes' password: the node does not start.
+	noRoute := filepath.Join(c.dir, "no-route-auth")
+	if _, err := queue.InitAuth(noRoute, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(noRoute, queue.RouteSecret)); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = c.run(nil, "broker", "--store", filepath.Join(c.dir, "store-x"), "--listen", "127.0.0.1:0",
+		"--node", "x", "--cluster", "127.0.0.1:0", "--routes", bc.routes(), "--auth", noRoute)
+	if code != 1 || !strings.Contains(errOut, "no route.pass for the cluster's routes") {
+		t.Errorf("a node without the routes' password: exit %d, %q", code, errOut)
+	}
+	t.Logf("test done: %v", time.Since(t0).Round(10*time.Millisecond))
 }

@@ -95,6 +95,11 @@ func TestScripts(t *testing.T) {
 			// queue_script_test.go: a test PKI (queue_tls.txtar)
 			"tlscerts": cmdTLSCerts,
 			"noargv":   cmdNoArgv,
+			// presets_test.go: config presets (presets.txtar)
+			"synthcam": cmdSynthCam,
+			"presetof": cmdPresetOf,
+			// sidecar_script_test.go: colours of an output's pixels
+			"imgcolour": cmdImgColour,
 		},
 	})
 }

@@ -136,6 +136,9 @@ type logEvent struct {
 	Kind       string   `json:"kind,omitempty"`
 	Reason     string   `json:"reason,omitempty"`
 	Message    string   `json:"message,omitempty"`
+	// Preset names the config preset of a file's settings (batch.Task.
+	// Preset), when one applies.
+	Preset string `json:"preset,omitempty"`
 	// DurationMS is a file's conversion time, or the run's (summary).
 	DurationMS *int64 `json:"duration_ms,omitempty"`
 	// converted files decoded in this run: as the report (progress_look.go)
@@ -278,7 +281,7 @@ func (r *reporter) done(fr batch.FileResult) {
 	r.mpix += decodedMP(fr)
 	rate := r.mpix / max(time.Since(r.t0).Seconds(), 1e-3)
 	ev := logEvent{Level: "info", Event: string(fr.Status), N: r.count, Total: r.total, Reason: fr.Reason,
-		DurationMS: ms(fr.Duration)}
+		DurationMS: ms(fr.Duration), Preset: fr.Preset}
 	ev.Input, ev.InputB64 = batch.ReportPath(fr.Input)
 	if fr.Err != nil && (fr.Status != batch.StatusSkipped || fr.Reason == "") {
 		ev.Message = fr.Err.Error()
@@ -391,9 +394,11 @@ func writtenPaths(fr batch.FileResult) []string {
 	return out
 }
 
-// written lists the files a conversion wrote with their sizes:
-// "out/a.jpg (6000x4000), out/a.thumb.webp (512x341)". The paths are the
-// task's, exactly (a worker sends its paths back as bytes too).
+// written lists the files a conversion wrote with their sizes, and for
+// a variant that asked for a source other than the raw, the one that
+// made it: "out/a.jpg (6000x4000), out/a.thumb.webp (512x341, from the
+// preview)". The paths are the task's, exactly (a worker sends its paths
+// back as bytes too).
 func written(fr batch.FileResult) string {
 	if len(fr.Result.Variants) == 0 {
 		return fmt.Sprintf("%s (%dx%d)", fr.Output, fr.Result.Width, fr.Result.Height)
@@ -401,7 +406,11 @@ func written(fr batch.FileResult) string {
 	paths := writtenPaths(fr)
 	var parts []string
 	for i, v := range fr.Result.Variants {
-		parts = append(parts, fmt.Sprintf("%s (%dx%d)", paths[i], v.Width, v.Height))
+		from := ""
+		if v.Source != "" {
+			from = ", from the " + v.Source
+		}
+		parts = append(parts, fmt.Sprintf("%s (%dx%d%s)", paths[i], v.Width, v.Height, from))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -595,12 +604,16 @@ func lookFields(ev *logEvent, fr batch.FileResult) {
 }
 
 // lookNote is the short note a converted file's text line ends with:
-// " (WB preview, EV -0.98)", each part only when it says something the
-// settings did not: the white balance when it is neither as shot nor what
+// " (preset 6d-high-iso, WB preview, EV -0.98)", each part only when it
+// says something the settings did not: the config preset whose settings
+// it got, the white balance when it is neither as shot nor what
 // --wb named (a fallback: fitted to the preview, auto), the exposure when
 // it is not 0 at two decimals. "" when neither (docs/usage.md).
 func lookNote(fr batch.FileResult) string {
 	var parts []string
+	if fr.Preset != "" {
+		parts = append(parts, "preset "+fr.Preset)
+	}
 	if w := fr.Result.WhiteBalance; w != nil && w.Source != "as shot" && !strings.HasPrefix(string(w.Reason), "--wb ") {
 		parts = append(parts, "WB "+w.Source)
 	}

@@ -85,8 +85,9 @@ func loadSettings(cmd *cobra.Command, decls []setting, strict bool) (*settings, 
 	// Reject keys that are not settings: a typo in a config file must not
 	// be silently ignored.
 	keys := append(settingKeys(decls), queueCommandKeys()...) // one config file serves every command
+	keys = append(keys, presetsKey)                           // read by readPresets
 	for _, k := range v.AllKeys() {
-		if !slices.Contains(keys, k) {
+		if !slices.Contains(keys, k) && !strings.HasPrefix(k, presetsKey+".") {
 			return nil, fmt.Errorf("config file %s: unknown key %q (keys are the flag names of '%s')", path, k, cmd.CommandPath())
 		}
 	}

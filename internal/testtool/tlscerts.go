@@ -15,8 +15,8 @@ import (
 )
 
 // TLSCerts writes a test PKI into dir, every file PEM: a CA (ca.pem), a
-// server certificate for 127.0.0.1, ::1 and localhost signed by it
-// (server.pem, server-key.pem), a client certificate signed by it
+// server certificate for 127.0.0.1, ::1 and localhost signed by it, for
+// server and client authentication (server.pem, server-key.pem), a client certificate signed by it
 // (client.pem, client-key.pem), and a CA unrelated to both (other-ca.pem).
 // ECDSA P-256 keys, valid for a day.
 func TLSCerts(dir string) error {
@@ -36,7 +36,9 @@ func TLSCerts(dir string) error {
 	if _, _, err := newCert(dir, "server", ca, caKey, func(t *x509.Certificate) {
 		t.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
 		t.DNSNames = []string{"localhost"}
-		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		// A broker of a cluster presents it to the other nodes too,
+		// dialling their routes as a client.
+		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 		t.KeyUsage = x509.KeyUsageDigitalSignature
 	}); err != nil {
 		return err

@@ -7,8 +7,8 @@ import (
 )
 
 // shrinkPlaneSeparate is shrinkPlane with a pass of its own for the first
-// level's shrinkage and for adding the last smooth image: the reference
-// the fused passes must match.
+// level's shrinkage (with its guard against isolated coefficients) and for
+// adding the last smooth image: the reference the fused passes must match.
 func shrinkPlaneSeparate(p []float32, stride int, a, b []float32, w, h, levels int, k float64) float64 {
 	var sigma0 float64
 	cur, cs := p, stride
@@ -29,9 +29,33 @@ func shrinkPlaneSeparate(p []float32, stride int, a, b []float32, w, h, levels i
 		for y := range h {
 			blurRow(cur, cs, w, h, y, step, tmp, next[y*w:(y+1)*w])
 		}
+		if j == 0 {
+			// The shrunk detail, then each coefficient limited to the
+			// range of its eight neighbours' and 0 (borders mirrored),
+			// widened by guardMargin thresholds.
+			d := make([]float32, w*h)
+			for i := range w * h {
+				d[i] = garrote(p[i*stride]-next[i], t2)
+			}
+			for y := range h {
+				for x := range w {
+					lo, hi := float32(0), float32(0)
+					for dy := -1; dy <= 1; dy++ {
+						for dx := -1; dx <= 1; dx++ {
+							if dx != 0 || dy != 0 {
+								v := d[mirror(y+dy, h)*w+mirror(x+dx, w)]
+								lo, hi = min(lo, v), max(hi, v)
+							}
+						}
+					}
+					m := guardMargin * float32(math.Sqrt(float64(t2)))
+					p[(y*w+x)*stride] = min(max(d[y*w+x], lo-m), hi+m)
+				}
+			}
+		}
 		for i := range w * h {
 			if j == 0 {
-				p[i*stride] = garrote(p[i*stride]-next[i], t2)
+				continue
 			} else {
 				p[i*stride] += garrote(cur[i]-next[i], t2)
 			}
@@ -58,7 +82,7 @@ func TestShrinkPlaneFusedPasses(t *testing.T) {
 				p[i] = 0.3 + 0.05*float32(rng.NormFloat64()) + 0.2*float32(i%w)/w
 			}
 			want := append([]float32(nil), p...)
-			s0 := shrinkPlane(p, stride, make([]float32, w*h), make([]float32, w*h), w, h, levels, LumaK)
+			s0 := shrinkPlane(p, stride, make([]float32, w*h), make([]float32, w*h), make([]float32, w*h), w, h, levels, LumaK)
 			r0 := shrinkPlaneSeparate(want, stride, make([]float32, w*h), make([]float32, w*h), w, h, levels, LumaK)
 			if s0 != r0 {
 				t.Errorf("stride %d, %d levels: σ0 %g, separate passes %g", stride, levels, s0, r0)

@@ -2,6 +2,7 @@ package denoise
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
@@ -454,11 +455,12 @@ func (d *Denoiser) Rows(y1 int, row func(y int) []float32) {
 	for d.out < y1 {
 		y := min(y1, d.out+streamChunk)
 		// The rows above the chunk its merge and the smoothings still
-		// read.
+		// read: from the row above the first one to finish (the guard of
+		// the finest level reads it).
 		for p, c := range in.planes() {
-			first := d.out
+			first := d.out - 1
 			if p > 0 {
-				first = d.cmade
+				first = d.cmade - 1
 			}
 			for j := range c.made {
 				k := first
@@ -498,10 +500,12 @@ func (d *Denoiser) shrinkChroma(r1, keep int) {
 	}
 	hw := d.in.hw
 	par.Rows(r1-r0, func(lo, hi int) {
+		sc := c1.scratchRows()
+		defer c1.putRows(sc)
 		for r := r0 + lo; r < r0+hi; r++ {
 			i := r % d.crows * hw
-			sumDetails(c1, r, d.t[1], d.cout[0][i:i+hw])
-			sumDetails(c2, r, d.t[2], d.cout[1][i:i+hw])
+			sumDetails(c1, r, d.t[1], d.cout[0][i:i+hw], sc)
+			sumDetails(c2, r, d.t[2], d.cout[1][i:i+hw], sc)
 		}
 	})
 	d.cmade = r1
@@ -509,15 +513,27 @@ func (d *Denoiser) shrinkChroma(r1, keep int) {
 
 // sumDetails writes into out row y of shrinkPlane's result on cascade c:
 // the shrunk details of its levels, added from the finest in the order
-// shrinkPlane adds them, plus the last smooth image.
-func sumDetails(c *cascade, y int, t2 []float32, out []float32) {
+// shrinkPlane adds them, plus the last smooth image; the finest level's
+// guarded as shrinkPlane guards it (guardRows, from the shrunk detail of
+// rows y−1 to y+1). s holds three rows of c.w float32 of scratch.
+func sumDetails(c *cascade, y int, t2 []float32, out []float32, s *[3][]float32) {
 	L := len(c.made) - 1
-	if L == 4 {
-		c0, c1, c2, c3, c4 := c.row(0, y), c.row(1, y), c.row(2, y), c.row(3, y), c.row(4, y)
-		c1, c2, c3, c4, out = c1[:len(c0)], c2[:len(c0)], c3[:len(c0)], c4[:len(c0)], out[:len(c0)]
-		t0, t1, t2v, t3 := t2[0], t2[1], t2[2], t2[3]
+	for k := range 3 {
+		yy := mirror(y+k-1, c.h)
+		c0, c1, sk := c.row(0, yy), c.row(1, yy), s[k][:c.w]
+		c1 = c1[:len(c0)]
 		for x, a := range c0 {
-			v := garrote(a-c1[x], t0) + garrote(c1[x]-c2[x], t1)
+			sk[x] = garrote(a-c1[x], t2[0])
+		}
+	}
+	d0 := out[:c.w]
+	guardRows(s[0], s[1], s[2], d0, guardMargin*float32(math.Sqrt(float64(t2[0]))))
+	if L == 4 {
+		c1, c2, c3, c4 := c.row(1, y), c.row(2, y), c.row(3, y), c.row(4, y)
+		c2, c3, c4 = c2[:len(c1)], c3[:len(c1)], c4[:len(c1)]
+		t1, t2v, t3 := t2[1], t2[2], t2[3]
+		for x, b := range c1 {
+			v := d0[x] + garrote(b-c2[x], t1)
 			v += garrote(c2[x]-c3[x], t2v)
 			v = v + garrote(c3[x]-c4[x], t3)
 			out[x] = v + c4[x]
@@ -529,11 +545,27 @@ func sumDetails(c *cascade, y int, t2 []float32, out []float32) {
 		rows[j] = c.row(j, y)
 	}
 	for x := range out {
-		v := garrote(rows[0][x]-rows[1][x], t2[0])
+		v := d0[x]
 		for j := 1; j < L; j++ {
 			v += garrote(rows[j][x]-rows[j+1][x], t2[j])
 		}
 		out[x] = v + rows[L][x]
+	}
+}
+
+// scratchRows takes three rows of c.w float32 from c's pool (putRows
+// gives them back).
+func (c *cascade) scratchRows() *[3][]float32 {
+	var s [3][]float32
+	for k := range s {
+		s[k] = c.tmp.Get().([]float32)
+	}
+	return &s
+}
+
+func (c *cascade) putRows(s *[3][]float32) {
+	for _, r := range s {
+		c.tmp.Put(r)
 	}
 }
 
@@ -550,8 +582,10 @@ func (d *Denoiser) merge(y0, y1 int, row func(y int) []float32) {
 	par.Rows(y1-y0, func(lo, hi int) {
 		yr := in.luma.tmp.Get().([]float32)
 		defer in.luma.tmp.Put(yr)
+		sc := in.luma.scratchRows()
+		defer in.luma.putRows(sc)
 		for r := y0 + lo; r < y0+hi; r++ {
-			sumDetails(in.luma, r, d.t[0], yr)
+			sumDetails(in.luma, r, d.t[0], yr, sc)
 			a0, a1, ty := mergeRows(r, in.hh, in.py)
 			i0, i1 := a0%d.crows*hw, a1%d.crows*hw
 			mergeRow(yr, d.cout[0][i0:i0+hw], d.cout[0][i1:i1+hw], d.cout[1][i0:i0+hw], d.cout[1][i1:i1+hw], d.cols, ty, row(r))

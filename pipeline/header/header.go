@@ -134,6 +134,12 @@ type Header struct {
 	CRX *CRX
 	// SizeFromLibRaw reports that Width/Height are LibRaw's output size.
 	SizeFromLibRaw bool
+	// Previews is the number of embedded previews LibRaw lists,
+	// PreviewWidth × PreviewHeight the largest one's size in pixels as the
+	// file's tags give it (0 when they do not), PreviewJPEG whether it is
+	// a JPEG (libraw.Info's fields); all zero unless SizeFromLibRaw.
+	Previews, PreviewWidth, PreviewHeight int  `json:",omitempty"`
+	PreviewJPEG                           bool `json:",omitempty"`
 	// ColourMatrix reports, when LibRaw opened the file (SizeFromLibRaw),
 	// whether it has a colour matrix for the camera (from the file or its
 	// own table); without one, conversion falls back to an identity matrix
@@ -218,6 +224,10 @@ type Identity struct {
 	// Filters is the CFA pattern code (idata.filters; 0 for linear data).
 	Filters         uint32
 	HasColourMatrix bool
+	// Embedded previews: their count and the largest one's size and
+	// encoding (libraw.Info.Previews, PreviewWidth, ...).
+	Previews, PreviewWidth, PreviewHeight int
+	PreviewJPEG                           bool
 }
 
 // identityOf copies the fields header uses out of LibRaw's Info.
@@ -226,7 +236,8 @@ func identityOf(in libraw.Info) Identity {
 		ISO: in.ISO, Shutter: in.Shutter, Aperture: in.Aperture, FocalLength: in.FocalLength, Timestamp: in.Timestamp,
 		RawWidth: in.RawWidth, RawHeight: in.RawHeight, Width: in.Width, Height: in.Height,
 		LeftMargin: in.LeftMargin, TopMargin: in.TopMargin, InsetCrop: in.InsetCrop, Flip: in.Flip,
-		Filters: in.Filters, HasColourMatrix: in.HasColourMatrix()}
+		Filters: in.Filters, HasColourMatrix: in.HasColourMatrix(),
+		Previews: in.Previews, PreviewWidth: in.PreviewWidth, PreviewHeight: in.PreviewHeight, PreviewJPEG: in.PreviewJPEG}
 }
 
 // ReadWith is Read with LibRaw's open done by identify instead of in this
@@ -482,6 +493,7 @@ func (h *Header) fromLibRaw(in Identity, ow, oh int, o *own) {
 		h.Width, h.Height = ow, oh
 		h.SizeFromLibRaw = true
 		h.ColourMatrix = in.HasColourMatrix
+		h.Previews, h.PreviewWidth, h.PreviewHeight, h.PreviewJPEG = in.Previews, in.PreviewWidth, in.PreviewHeight, in.PreviewJPEG
 		h.VisibleArea = [4]int{in.LeftMargin, in.TopMargin, in.Width, in.Height}
 		h.InsetCrop = in.InsetCrop
 	}

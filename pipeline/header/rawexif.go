@@ -150,6 +150,50 @@ func ReadMetaWith(path string, sidecars bool) (Meta, error) {
 	return m, nil
 }
 
+// ReadOwnXMP returns the XMP metadata of the packet inside the raw file at
+// path (TIFF-based raws' IFD0 tag 700, as Lightroom and Adobe's DNG
+// Converter write it into a DNG), reading only IFD0 and the packet; an
+// empty Meta when the file has none. A malformed packet gives a warning
+// naming the file and an empty Meta. The error is only for a file that
+// cannot be opened or read.
+func ReadOwnXMP(path string) (sidecar.Meta, []string, error) {
+	f, st, err := openRegular(path)
+	if err != nil {
+		return sidecar.Meta{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	src, err := newSource(f, st.Size())
+	defer src.release()
+	if err != nil {
+		return sidecar.Meta{}, nil, fmt.Errorf("%s: reading: %w", path, err)
+	}
+	if recognise(src.head).kind != "TIFF" {
+		return sidecar.Meta{}, nil, nil
+	}
+	t, ok := newTIFFBlock(src, 0, src.size)
+	if !ok {
+		return sidecar.Meta{}, nil, nil
+	}
+	d0, ok := t.readIFD(t.ifd0)
+	if !ok {
+		return sidecar.Meta{}, nil, nil
+	}
+	e, ok := d0.find(tifftag.XMLPacket)
+	if !ok || e.count > MaxRead/2 {
+		return sidecar.Meta{}, nil, nil
+	}
+	var m Meta
+	b := m.value(t, e)
+	if len(b) == 0 {
+		return sidecar.Meta{}, nil, nil
+	}
+	own, err := sidecar.Parse(b)
+	if err != nil {
+		return sidecar.Meta{}, []string{fmt.Sprintf("%s: its XMP packet (tag 700) is ignored: %v", path, err)}, nil
+	}
+	return own, nil, nil
+}
+
 // readTIFF reads IFD0 of t, its Exif and GPS IFDs, and returns IFD0 and
 // its XMP packet (tag 700, nil when absent).
 func (m *Meta) readTIFF(t *tiffBlock) (*ifd, []byte) {

@@ -72,7 +72,7 @@ func boxRef(pix []float32, w, h int, thr float32) []float32 {
 				area := float64((min(w-1, x+r) - max(0, x-r) + 1) * (min(h-1, y+r) - max(0, y-r) + 1))
 				a = math.Min(1, 2*s[4]/area)
 			}
-			q := refPixel(p, rho, a, s[3], r, thr)
+			q := refPixel(pix, w, h, x, y, rho, a, s[3], r, thr)
 			copy(p, q[:])
 		}
 	}

@@ -179,7 +179,7 @@ func TestReconstructMatchesDirectSums(t *testing.T) {
 				}
 				a = math.Min(1, 2*un/area)
 			}
-			q := refPixel(in[3*i:3*i+3], rho, a, n, r, DefaultThreshold)
+			q := refPixel(in, w, h, x, y, rho, a, n, r, DefaultThreshold)
 			for c := range 3 {
 				if want := float64(q[c]); math.Abs(float64(out[3*i+c])-want) > 1e-5 {
 					t.Fatalf("pixel (%d,%d) channel %d: %v, want %v", x, y, c, out[3*i+c], want)
@@ -189,18 +189,21 @@ func TestReconstructMatchesDirectSums(t *testing.T) {
 	}
 }
 
-// refPixel is Reconstruct's result for pixel p (3 channels) given its
-// box's normalised unclipped chromaticity rho, weight a and count n of
-// bright unclipped pixels (radius r), written out from the formula of
-// Reconstruct's documentation.
-func refPixel(p []float32, rho [3]float64, a, n float64, r int, thr float32) [3]float32 {
+// refPixel is Reconstruct's result for pixel (x, y) of the w×h image
+// in (3 channels, as the demosaic made it) given its box's normalised
+// unclipped chromaticity rho, weight a and count n of bright unclipped
+// pixels (radius r), written out from the formula of Reconstruct's
+// documentation: the blend, then the shoulder at the scene peak estimated
+// from the 3×3 neighbourhood (edges replicated).
+func refPixel(in []float32, w, h, x, y int, rho [3]float64, a, n float64, r int, thr float32) [3]float32 {
+	p := in[3*(y*w+x) : 3*(y*w+x)+3]
 	peak := float64(max(p[0], p[1], p[2]))
 	v := math.Min(peak, 1)
 	lo := float64(thr - blendBand)
 	t := math.Min(1, (peak-lo)/float64(blendBand))
 	t = t * t * (3 - 2*t)
 	nw := math.Min(1, n/float64(2*r+1))
-	var out [3]float32
+	var q [3]float64
 	for c := range 3 {
 		orig := math.Min(math.Max(float64(p[c]), 0), 1)
 		own := orig
@@ -208,7 +211,115 @@ func refPixel(p []float32, rho [3]float64, a, n float64, r int, thr float32) [3]
 			own = v
 		}
 		rec := nw*((1-a)*own+a*v*rho[c]) + (1-nw)*own
-		out[c] = float32((1-t)*orig + t*rec)
+		q[c] = (1-t)*orig + t*rec
+	}
+	// The scene peak: the least-squares scale of q's chromaticity to
+	// the neighbourhood's values, each weighted by how far below the
+	// blend band it is.
+	mq := math.Max(q[0], math.Max(q[1], q[2]))
+	var num, den float64
+	for yy := y - 1; yy <= y+1; yy++ {
+		for xx := x - 1; xx <= x+1; xx++ {
+			j := min(max(yy, 0), h-1)*w + min(max(xx, 0), w-1)
+			for c := range 3 {
+				pc := float64(in[3*j+c])
+				u := 1.0
+				if pc >= float64(thr) {
+					u = 0
+				} else if pc > lo {
+					s := (pc - lo) / float64(blendBand)
+					u = 1 - s*s*(3-2*s)
+				}
+				rc := q[c] / mq
+				num += u * math.Max(pc, 0) * rc
+				den += u * rc * rc
+			}
+		}
+	}
+	m := mq
+	if den > 0 {
+		wt := math.Min(1, den/(9*minSceneWeight))
+		m = math.Min(maxSceneLevel, math.Max(mq, wt*num/den+(1-wt)*mq))
+	}
+	// An isolated pixel near the clip (at most one of its eight
+	// neighbours, edges replicated, above the blend band's start) is
+	// kept as clip keeps it, blending to the above from one to four
+	// such neighbours.
+	k := 0
+	for yy := y - 1; yy <= y+1; yy++ {
+		for xx := x - 1; xx <= x+1; xx++ {
+			if yy == y && xx == x {
+				continue
+			}
+			j := min(max(yy, 0), h-1)*w + min(max(xx, 0), w-1)
+			if float64(max(in[3*j], in[3*j+1], in[3*j+2])) > lo {
+				k++
+			}
+		}
+	}
+	iw := math.Min(1, math.Max(0, float64(k-1)/3))
+	all := true
+	var out [3]float32
+	for c := range 3 {
+		o := q[c]
+		if m > shoulderKnee {
+			g := math.Exp(-(m - shoulderKnee) / shoulderScale)
+			o = mq * (1 - (1-q[c]/mq)*g)
+		}
+		cl := math.Min(math.Max(float64(p[c]), 0), 1)
+		all = all && p[c] >= thr
+		out[c] = float32(iw*o + (1-iw)*cl)
+	}
+	if all && iw < 1 {
+		out = [3]float32{1, 1, 1}
 	}
 	return out
+}
+
+// TestReconstructShoulder: a saturated blue surface (0.08 : 0.21 : 1) lit
+// from 0.3 to 2.5 times the clip level along x, blue clipping first.
+// Where no channel nears the clip the pixels are unchanged; at 0.95, 1.0
+// and 1.05 times the clip (within ReconstructRadius of the unclipped
+// surface, whose colour gives the clipped blue's scene value) the
+// saturation 1 − min/max falls as the scene brightens, each below the
+// surface's 0.92 and at least 0.02 below clip's at the same pixel (clip
+// keeps the surface's saturation up to the clip, then shifts the hue). No
+// channel exceeds 1.
+func TestReconstructShoulder(t *testing.T) {
+	const w, h = 200, 24
+	in := make([]float32, 3*w*h)
+	level := func(x int) float64 { return 0.3 + 2.2*float64(x)/float64(w-1) }
+	for y := range h {
+		for x := range w {
+			for c, v := range [3]float64{0.08, 0.21, 1} {
+				in[3*(y*w+x)+c] = float32(math.Min(1, v*level(x)))
+			}
+		}
+	}
+	out := Reconstruct(slices.Clone(in), w, h, DefaultThreshold)
+	clip := Clip(slices.Clone(in), w, h, DefaultThreshold)
+	y := h / 2
+	sat := func(p []float32, x int) float64 {
+		q := p[3*(y*w+x) : 3*(y*w+x)+3]
+		return 1 - float64(min(q[0], q[1], q[2])/max(q[0], q[1], q[2]))
+	}
+	for x := range w {
+		i := 3 * (y*w + x)
+		if level(x) < 0.85 && !slices.Equal(out[i:i+3], in[i:i+3]) {
+			t.Fatalf("x %d (level %.2f): %v → %v, want unchanged", x, level(x), in[i:i+3], out[i:i+3])
+		}
+		if m := max(out[i], out[i+1], out[i+2]); m > 1 {
+			t.Fatalf("x %d: peak %v above 1", x, m)
+		}
+	}
+	prev := 0.92
+	for _, l := range []float64{0.95, 1.0, 1.05} {
+		x := int(math.Ceil((l - 0.3) / 2.2 * float64(w-1)))
+		s, sc := sat(out, x), sat(clip, x)
+		t.Logf("level %.2f: saturation %.3f, clip %.3f", level(x), s, sc)
+		if s >= prev || s > sc-0.02 {
+			t.Errorf("level %.2f: saturation %.3f, want below %.3f (the level below) and at least 0.02 below clip's %.3f", level(x), s, prev, sc)
+		}
+		prev = s
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,7 +26,19 @@ const (
 	nsDC  = "http://purl.org/dc/elements/1.1/"
 	nsLR  = "http://ns.adobe.com/lightroom/1.0/"
 	nsDT  = "http://darktable.sf.net/"
+	// nsDK is digiKam's namespace (digiKam:PickLabel, digiKam:ColorLabel);
+	// nsDM the XMP Dynamic Media schema (xmpDM:pick, Adobe Bridge's pick
+	// flag); nsTIFF the TIFF properties (tiff:Orientation); nsCRS Adobe
+	// Camera Raw's settings (crs:, Lightroom's and Camera Raw's sidecars).
+	nsDK   = "http://www.digikam.org/ns/1.0/"
+	nsDM   = "http://ns.adobe.com/xmp/1.0/DynamicMedia/"
+	nsTIFF = "http://ns.adobe.com/tiff/1.0/"
+	nsCRS  = "http://ns.adobe.com/camera-raw-settings/1.0/"
 )
+
+// digiKamLabels are the colour names of digiKam's digiKam:ColorLabel
+// numbers (1 red ... 9 white; 0 none), spelt as Lightroom's xmp:Label.
+var digiKamLabels = []string{"", "Red", "Orange", "Yellow", "Green", "Blue", "Magenta", "Gray", "Black", "White"}
 
 // darktableLabels are the colour names of darktable's darktable:colorlabels
 // numbers (0 red ... 4 purple), spelt as Lightroom's xmp:Label.
@@ -49,6 +62,56 @@ type Meta struct {
 	// dc:title, dc:description and dc:rights; Creator dc:creator's items.
 	Title, Description, Rights string
 	Creator                    []string
+	// Pick is the pick flag, "pick", "reject" or "" (none): xmpDM:pick
+	// (1 pick, -1 reject; Adobe Bridge), else digiKam:PickLabel (3
+	// accepted, 1 rejected; 2 pending is none). Lightroom keeps its flags
+	// in its catalogue, not in XMP; darktable rejects by xmp:Rating -1.
+	Pick string `json:",omitempty"`
+	// Develop are the editor's develop settings rawbatch can apply
+	// (--sidecar geometry and basic); nil when the packet has none.
+	Develop *Develop `json:",omitempty"`
+}
+
+// Rejected reports whether m marks the photograph rejected: rating -1 or
+// the reject pick flag.
+func (m Meta) Rejected() bool { return m.Rating == "-1" || m.Pick == "reject" }
+
+// Develop are the develop settings of an XMP packet that rawbatch applies:
+// plain values only (darktable's and digiKam's edits live in their
+// history stacks and databases: not read). Nil fields were absent.
+type Develop struct {
+	// Orientation is tiff:Orientation, 1..8 (EXIF's values; 0 absent):
+	// the rotation and mirroring the editor shows the stored image with.
+	Orientation int `json:",omitempty"`
+	// Crop is crs:HasCrop and the crop (nil when crs:HasCrop is absent).
+	Crop *Crop `json:",omitempty"`
+	// Exposure is crs:Exposure2012 (else crs:Exposure, the process 2010
+	// name), in EV.
+	Exposure *float64 `json:",omitempty"`
+	// WhiteBalance is crs:WhiteBalance with crs:Temperature and crs:Tint
+	// (nil when crs:WhiteBalance is absent).
+	WhiteBalance *WhiteBalance `json:",omitempty"`
+}
+
+// Crop is Camera Raw's crop: with Has, the crop rectangle's upper-left
+// corner (Left, Top) and lower-right corner (Right, Bottom) as fractions
+// of the width and height of the image as stored (before the
+// orientation), the rectangle turned by Angle degrees about its centre
+// (crs:CropLeft, CropTop, CropRight, CropBottom, CropAngle; the corners
+// are those of the turned rectangle).
+type Crop struct {
+	Has                      bool
+	Top, Left, Bottom, Right float64
+	Angle                    float64
+}
+
+// WhiteBalance is Camera Raw's white balance: Mode is crs:WhiteBalance
+// ("As Shot", "Auto", "Custom", "Daylight", ...), Temperature crs:Temperature
+// in kelvin (0 absent) and Tint crs:Tint (green −, magenta +).
+type WhiteBalance struct {
+	Mode        string
+	Temperature float64
+	Tint        float64
 }
 
 // Empty reports whether m holds nothing.
@@ -74,6 +137,10 @@ func (m Meta) Over(s Meta) Meta {
 	str(&m.Label, s.Label)
 	list(&m.Keywords, s.Keywords)
 	list(&m.Hierarchical, s.Hierarchical)
+	str(&m.Pick, s.Pick)
+	if s.Develop != nil {
+		m.Develop = m.Develop.over(*s.Develop)
+	}
 	str(&m.Title, s.Title)
 	str(&m.Description, s.Description)
 	str(&m.Rights, s.Rights)
@@ -81,8 +148,30 @@ func (m Meta) Over(s Meta) Meta {
 	return m
 }
 
-// Key is a text that changes exactly when a field of m changes, for an
-// output's freshness: "" for an empty m.
+// over returns d (nil: nothing) with every field s has set taken from s.
+func (d *Develop) over(s Develop) *Develop {
+	var o Develop
+	if d != nil {
+		o = *d
+	}
+	if s.Orientation != 0 {
+		o.Orientation = s.Orientation
+	}
+	if s.Crop != nil {
+		o.Crop = s.Crop
+	}
+	if s.Exposure != nil {
+		o.Exposure = s.Exposure
+	}
+	if s.WhiteBalance != nil {
+		o.WhiteBalance = s.WhiteBalance
+	}
+	return &o
+}
+
+// Key is a text that changes exactly when a field of m that outputs'
+// metadata carry changes (not Pick or Develop), for an output's
+// freshness: "" for an empty m.
 func (m Meta) Key() string {
 	if m.Empty() {
 		return ""
@@ -171,7 +260,93 @@ func Parse(b []byte) (Meta, error) {
 	m.Description = first(nsDC, "description")
 	m.Rights = first(nsDC, "rights")
 	m.Creator = all(nsDC, "creator")
+	if m.Label == "" {
+		if n, err := strconv.Atoi(first(nsDK, "ColorLabel")); err == nil && n > 0 && n < len(digiKamLabels) {
+			m.Label = digiKamLabels[n]
+		}
+	}
+	switch first(nsDM, "pick") {
+	case "1":
+		m.Pick = "pick"
+	case "-1":
+		m.Pick = "reject"
+	}
+	if m.Pick == "" {
+		switch first(nsDK, "PickLabel") {
+		case "3":
+			m.Pick = "pick"
+		case "1":
+			m.Pick = "reject"
+		}
+	}
+	m.Develop = develop(first)
 	return m, nil
+}
+
+// The ranges of the develop values taken (Camera Raw's sliders go to
+// ±5 EV, 2000..50000 K and ±150 tint); a value outside is absent.
+const (
+	maxExposure                    = 10.0
+	minTemperature, maxTemperature = 1000.0, 100000.0
+	maxTint                        = 300.0
+)
+
+// develop reads the Develop settings through first (Parse's lookup of a
+// property's text); nil when none is set. A value that is not a finite
+// number, or out of range, is absent; a crop whose corners are not numbers
+// in [-1, 2] is absent.
+func develop(first func(ns, local string) string) *Develop {
+	var d Develop
+	num := func(ns, local string) (float64, bool) {
+		t := strings.TrimPrefix(first(ns, local), "+")
+		if t == "" {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(t, 64)
+		return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
+	}
+	if o, ok := num(nsTIFF, "Orientation"); ok && o >= 1 && o <= 8 && o == math.Trunc(o) {
+		d.Orientation = int(o)
+	}
+	if h := first(nsCRS, "HasCrop"); h != "" {
+		c := Crop{Has: strings.EqualFold(h, "true")}
+		if c.Has {
+			var ok [5]bool
+			c.Top, ok[0] = num(nsCRS, "CropTop")
+			c.Left, ok[1] = num(nsCRS, "CropLeft")
+			c.Bottom, ok[2] = num(nsCRS, "CropBottom")
+			c.Right, ok[3] = num(nsCRS, "CropRight")
+			c.Angle, ok[4] = num(nsCRS, "CropAngle")
+			if !ok[4] {
+				c.Angle, ok[4] = 0, true
+			}
+			for i, v := range []float64{c.Top, c.Left, c.Bottom, c.Right} {
+				ok[i] = ok[i] && v >= -1 && v <= 2
+			}
+			if ok != [5]bool{true, true, true, true, true} {
+				c = Crop{}
+			}
+		}
+		d.Crop = &c
+	}
+	if v, ok := num(nsCRS, "Exposure2012"); ok && math.Abs(v) <= maxExposure {
+		d.Exposure = &v
+	} else if v, ok := num(nsCRS, "Exposure"); ok && math.Abs(v) <= maxExposure {
+		d.Exposure = &v
+	}
+	if mode := first(nsCRS, "WhiteBalance"); mode != "" {
+		wb := WhiteBalance{Mode: mode}
+		t, okT := num(nsCRS, "Temperature")
+		tint, okTint := num(nsCRS, "Tint")
+		if okT && t >= minTemperature && t <= maxTemperature && (!okTint || math.Abs(tint) <= maxTint) {
+			wb.Temperature, wb.Tint = t, tint
+		}
+		d.WhiteBalance = &wb
+	}
+	if d == (Develop{}) {
+		return nil
+	}
+	return &d
 }
 
 // property is one property's value: a simple value, or an array's items
@@ -282,7 +457,8 @@ func properties(b []byte) (map[xml.Name]*property, error) {
 // prefixes are the namespaces of the conventional prefixes, for a
 // packet that uses a prefix without declaring it (encoding/xml then gives
 // the prefix as the name's Space).
-var prefixes = map[string]string{"rdf": nsRDF, "xmp": nsXMP, "dc": nsDC, "lr": nsLR, "darktable": nsDT}
+var prefixes = map[string]string{"rdf": nsRDF, "xmp": nsXMP, "dc": nsDC, "lr": nsLR, "darktable": nsDT,
+	"digiKam": nsDK, "xmpDM": nsDM, "tiff": nsTIFF, "crs": nsCRS}
 
 func bound(n xml.Name) xml.Name {
 	if ns, ok := prefixes[n.Space]; ok {

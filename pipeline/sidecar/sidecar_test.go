@@ -110,3 +110,52 @@ func TestKey(t *testing.T) {
 		seen[m.Key()] = true
 	}
 }
+
+// TestParseFlagsAndDevelop: pick flags (Bridge's xmpDM:pick, digiKam's
+// PickLabel), digiKam's colour labels, and the develop settings rawbatch
+// applies (tiff:Orientation, Camera Raw's crop, exposure and white
+// balance) as attributes and as elements; a sidecar's develop fields over
+// the packet's one by one.
+func TestParseFlagsAndDevelop(t *testing.T) {
+	one := 1.0
+	for _, c := range []struct {
+		name, packet string
+		want         Meta
+	}{
+		{"bridge reject", head + `<rdf:Description xmlns:xmpDM="http://ns.adobe.com/xmp/1.0/DynamicMedia/" xmpDM:pick="-1"/>` + tail, Meta{Pick: "reject"}},
+		{"digikam", head + `<rdf:Description xmlns:digiKam="http://www.digikam.org/ns/1.0/"><digiKam:PickLabel>3</digiKam:PickLabel><digiKam:ColorLabel>6</digiKam:ColorLabel></rdf:Description>` + tail,
+			Meta{Pick: "pick", Label: "Magenta"}},
+		{"digikam pending", head + `<rdf:Description xmlns:digiKam="http://www.digikam.org/ns/1.0/" digiKam:PickLabel="2" digiKam:ColorLabel="0"/>` + tail, Meta{}},
+		{"lightroom develop", head + `<rdf:Description xmlns:crs="http://ns.adobe.com/camera-raw-settings/1.0/" xmlns:tiff="http://ns.adobe.com/tiff/1.0/"
+ tiff:Orientation="8" crs:HasCrop="True" crs:CropTop="0.1" crs:CropLeft="0.2" crs:CropBottom="0.9" crs:CropRight="0.8" crs:CropAngle="-3.5"
+ crs:Exposure2012="+1.00" crs:WhiteBalance="Custom" crs:Temperature="4150" crs:Tint="+12"/>` + tail,
+			Meta{Develop: &Develop{Orientation: 8, Crop: &Crop{Has: true, Top: 0.1, Left: 0.2, Bottom: 0.9, Right: 0.8, Angle: -3.5},
+				Exposure: &one, WhiteBalance: &WhiteBalance{Mode: "Custom", Temperature: 4150, Tint: 12}}}},
+		{"no crop", head + `<rdf:Description xmlns:crs="http://ns.adobe.com/camera-raw-settings/1.0/"><crs:HasCrop>False</crs:HasCrop><crs:CropRight>1</crs:CropRight></rdf:Description>` + tail,
+			Meta{Develop: &Develop{Crop: &Crop{}}}},
+		{"crop not numbers", head + `<rdf:Description xmlns:crs="http://ns.adobe.com/camera-raw-settings/1.0/" crs:HasCrop="True" crs:CropTop="x"/>` + tail,
+			Meta{Develop: &Develop{Crop: &Crop{}}}},
+		{"orientation out of range", head + `<rdf:Description xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="9"/>` + tail, Meta{}},
+	} {
+		got, err := Parse([]byte(c.packet))
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %+v (develop %+v), want %+v", c.name, got, got.Develop, c.want)
+		}
+	}
+	if !(Meta{Pick: "reject"}).Rejected() || !(Meta{Rating: "-1"}).Rejected() || (Meta{Rating: "0", Pick: "pick"}).Rejected() {
+		t.Error("Rejected")
+	}
+	two := 2.0
+	own := Meta{Develop: &Develop{Orientation: 6, Exposure: &one}}
+	m := own.Over(Meta{Develop: &Develop{Exposure: &two}})
+	if m.Develop.Orientation != 6 || *m.Develop.Exposure != 2 || own.Develop.Exposure != &one {
+		t.Errorf("Over: %+v (the packet's %+v)", m.Develop, own.Develop)
+	}
+	if (Meta{Pick: "pick", Develop: &Develop{Orientation: 3}}).Key() != "" {
+		t.Error("the pick flag or a develop field is in the metadata Key")
+	}
+}

@@ -172,6 +172,13 @@ type Spec struct {
 	// image, a positive multiple of 16; 0 means DefaultTileSize.
 	TileSize int
 
+	// Linear, if true, writes the raw image as LinearRaw (DNG 1.4,
+	// PhotometricInterpretation 34892): already demosaiced camera RGB, three
+	// 16-bit samples per pixel, uncompressed, no CFA tags, as DNG
+	// converters write some cameras' files. Scene is then called for every
+	// colour c of every pixel.
+	Linear bool
+
 	// Preview, when not nil, is an sRGB preview of the picture in stored
 	// orientation (e.g. 1600×1067 for a 6000×4000 raw), written as a
 	// baseline JPEG (PreviewQuality, YCbCr 4:2:0) in a SubIFD of its own
@@ -281,6 +288,9 @@ func resolve(s Spec) (*resolved, error) {
 	default:
 		return nil, fmt.Errorf("synthdng: compression %d (want 1 or 7)", s.Compression)
 	}
+	if s.Linear && r.Compression == 7 {
+		return nil, errors.New("synthdng: a linear raw image is written uncompressed only")
+	}
 	if s.Preview != nil {
 		r.ThumbnailIFD0 = true
 		var buf bytes.Buffer
@@ -289,7 +299,7 @@ func resolve(s Spec) (*resolved, error) {
 		}
 		r.jpeg = buf.Bytes()
 	}
-	r.rowLen = 2 * s.Width
+	r.rowLen = 2 * s.Width * r.samples()
 	r.rps = s.RowsPerStrip
 	if r.rps <= 0 {
 		r.rps = max(1, stripTargetBytes/r.rowLen)
@@ -399,9 +409,15 @@ func (r *resolved) rawTags(d *ifd, lay layout) {
 	d.longs(tifftag.NewSubFileType, 0)
 	d.longs(tifftag.ImageWidth, uint32(r.Width))
 	d.longs(tifftag.ImageLength, uint32(r.Height))
-	d.shorts(tifftag.BitsPerSample, uint16(r.bits()))
-	d.shorts(tifftag.Compression, uint16(r.Compression))
-	d.shorts(tifftag.PhotometricInterpretation, 32803) // CFA (TIFF/EP)
+	if r.Linear {
+		d.shorts(tifftag.BitsPerSample, 16, 16, 16)
+		d.shorts(tifftag.Compression, 1)
+		d.shorts(tifftag.PhotometricInterpretation, 34892) // LinearRaw
+	} else {
+		d.shorts(tifftag.BitsPerSample, uint16(r.bits()))
+		d.shorts(tifftag.Compression, uint16(r.Compression))
+		d.shorts(tifftag.PhotometricInterpretation, 32803) // CFA (TIFF/EP)
+	}
 	if r.Compression == 7 {
 		offs := make([]uint32, len(r.tiles))
 		counts := make([]uint32, len(r.tiles))
@@ -427,10 +443,12 @@ func (r *resolved) rawTags(d *ifd, lay layout) {
 		d.longs(tifftag.RowsPerStrip, uint32(r.rps))
 		d.longs(tifftag.StripByteCounts, counts...)
 	}
-	d.shorts(tifftag.SamplesPerPixel, 1)
+	d.shorts(tifftag.SamplesPerPixel, uint16(r.samples()))
 	d.shorts(tifftag.PlanarConfiguration, 1)
-	d.shorts(tifftag.CFARepeatPatternDim, 2, 2)
-	d.bytes(tifftag.CFAPattern, 0, 1, 1, 2) // RGGB
+	if !r.Linear {
+		d.shorts(tifftag.CFARepeatPatternDim, 2, 2)
+		d.bytes(tifftag.CFAPattern, 0, 1, 1, 2) // RGGB
+	}
 	d.shorts(tifftag.BlackLevel, r.BlackLevel)
 	d.shorts(tifftag.WhiteLevel, r.WhiteLevel)
 	if r.DefaultCropSize != ([2]int{}) {
@@ -548,10 +566,19 @@ func (r *resolved) bits() int {
 	return max(2, bits.Len16(r.WhiteLevel))
 }
 
+// samples is the raw image's samples per pixel: 3 for a linear image,
+// else 1.
+func (r *resolved) samples() int {
+	if r.Linear {
+		return 3
+	}
+	return 1
+}
+
 // rawBytes is the size of the raw image data.
 func (r *resolved) rawBytes() uint64 {
 	if r.Compression != 7 {
-		return uint64(r.Width) * uint64(r.Height) * 2
+		return uint64(r.Width) * uint64(r.Height) * 2 * uint64(r.samples())
 	}
 	var n uint64
 	for _, t := range r.tiles {
@@ -694,7 +721,13 @@ func Write(w io.Writer, s Spec) error {
 	row := make([]byte, r.rowLen)
 	for y := range r.Height {
 		for x := range r.Width {
-			le.PutUint16(row[2*x:], r.dn(x, y))
+			if !r.Linear {
+				le.PutUint16(row[2*x:], r.dn(x, y, CFAColor(x, y)))
+				continue
+			}
+			for c := range 3 {
+				le.PutUint16(row[2*(3*x+c):], r.dn(x, y, c))
+			}
 		}
 		if _, err := bw.Write(row); err != nil {
 			return err
@@ -703,12 +736,12 @@ func Write(w io.Writer, s Spec) error {
 	return bw.Flush()
 }
 
-// dn is the stored value of site (x, y): BlackLevel + round(Scene·(White −
-// Black)), clamped to the levels (NaN → BlackLevel).
-func (r *resolved) dn(x, y int) uint16 {
+// dn is the stored value of colour c at site (x, y): BlackLevel +
+// round(Scene·(White − Black)), clamped to the levels (NaN → BlackLevel).
+func (r *resolved) dn(x, y, c int) uint16 {
 	black := float64(r.BlackLevel)
 	white := float64(r.WhiteLevel)
-	dn := black + math.Round(r.Scene(x, y, CFAColor(x, y))*(white-black))
+	dn := black + math.Round(r.Scene(x, y, c)*(white-black))
 	if !(dn > black) { // also catches NaN
 		dn = black
 	} else if dn > white {
@@ -730,7 +763,8 @@ func (r *resolved) encodeTiles() {
 			for i := range next {
 				x0, y0 := (i%tw)*t, (i/tw)*t
 				r.tiles[i] = ljpegEncode(r.bits(), t/2, t, 2, func(jx, jy, c int) int {
-					return int(r.dn(min(x0+2*jx+c, r.Width-2+c), min(y0+jy, r.Height-2+(y0+jy)&1)))
+					x, y := min(x0+2*jx+c, r.Width-2+c), min(y0+jy, r.Height-2+(y0+jy)&1)
+					return int(r.dn(x, y, CFAColor(x, y)))
 				})
 			}
 		})

@@ -193,6 +193,14 @@ type Info struct {
 	// CamXYZ is the 4×3 matrix from CIE XYZ to camera RGB (color.cam_xyz;
 	// Adobe's ColorMatrix or the DNG ColorMatrix tag).
 	CamXYZ [4][3]float64
+	// Previews is the number of embedded previews LibRaw lists after
+	// open (thumbs_list.thumbcount; LibRaw < 0.21: 1 or 0 from
+	// thumbnail.tlength); PreviewWidth, PreviewHeight the largest one's
+	// size in pixels as the file's tags give it (0 when they do not, and
+	// for a JPEG they may differ from its frame), PreviewJPEG whether it
+	// is a JPEG. Nothing of the previews is read.
+	Previews, PreviewWidth, PreviewHeight int
+	PreviewJPEG                           bool
 	// DNGVersion is idata.dng_version, 0 for non-DNG files.
 	DNGVersion uint32
 	// BaselineExposure is the DNG BaselineExposure in EV
@@ -500,6 +508,9 @@ func (h *Handle) readInfo() Info {
 			in.CamXYZ[i][j] = float64(lr.color.cam_xyz[i][j])
 		}
 	}
+	var n, tw, th, jpeg C.int
+	C.rb_thumb_largest(lr, &n, &tw, &th, &jpeg)
+	in.Previews, in.PreviewWidth, in.PreviewHeight, in.PreviewJPEG = int(n), int(tw), int(th), jpeg != 0
 	in.DNGVersion = uint32(lr.idata.dng_version)
 	in.BaselineExposure = float64(lr.color.dng_levels.baseline_exposure)
 	return in

@@ -44,6 +44,7 @@ int rb_fixed_maximum(libraw_data_t *lr);
 
 // thumb.c: the embedded preview.
 int rb_thumb_pick(libraw_data_t *lr, int *count);
+int rb_thumb_largest(libraw_data_t *lr, int *count, int *w, int *h, int *jpeg);
 
 // stream.cpp: a LibRaw datastream that counts reads past the end of the
 // file.

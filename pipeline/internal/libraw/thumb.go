@@ -47,9 +47,10 @@ type Thumb struct {
 	// Data holds the preview's bytes (a JPEG file or the bitmap's pixels),
 	// copied into Go memory.
 	Data []byte
-	// Count is how many previews the file has according to LibRaw
-	// (thumbs_list.thumbcount, LibRaw ≥ 0.21; 1 with older LibRaw, which
-	// cannot list them). The largest of them is the one returned.
+	// Count is how many previews the file has according to LibRaw (the
+	// entries of thumbs_list that have data, LibRaw ≥ 0.21; 1 or 0 with
+	// older LibRaw, which cannot list them: Info.Previews). The largest of
+	// them is the one returned.
 	Count int
 }
 
