@@ -18,7 +18,8 @@ var quantiseStage = Stage{Name: "quantise", Scope: PerVariant, Kind: Pointwise, 
 
 // quantiseCost: the quantised image (encoderCost's bytes per pixel; for
 // the streamed formats, TIFF16 and JPEG, only the bands of rows queued for
-// their encoder, encode.OverlapBytes), after which
+// their encoder, encode.OverlapBytes; an Ultra HDR variant's gain map
+// besides, uhdrMapBytes), after which
 // the float image is let go (a streamed one's at encode) when floatFreed
 // says so.
 func quantiseCost(m memCtx) StepMemory {
@@ -31,7 +32,7 @@ func quantiseCost(m memCtx) StepMemory {
 		// The bands queued for the encoder, which runs beside the pass.
 		return StepMemory{Alloc: encode.OverlapBytes(streamRows, bpp*m.step.W)}
 	}
-	sm := StepMemory{Alloc: int64(q) * m.px()}
+	sm := StepMemory{Alloc: int64(q)*m.px() + uhdrMapBytes(m.v, m.step.W, m.step.H)}
 	if floatFreed(m) {
 		sm.Free = 12 * m.px()
 	}

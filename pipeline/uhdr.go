@@ -179,6 +179,17 @@ func (v *variantJob) quantiseUHDR(render func(y int, lin []float32) []float32, t
 	v.gainMap, v.gainMeta = encodeGains(gains, mw, mh)
 }
 
+// uhdrMapBytes is the memory in bytes of an Ultra HDR variant's gain map
+// for a w×h image while it is made (quantiseUHDR: the float32 gains and
+// the 8-bit map), 0 for other formats.
+func uhdrMapBytes(v Variant, w, h int) int64 {
+	if v.Format != "uhdr" {
+		return 0
+	}
+	s := v.Normal().GainMapScale
+	return 5 * int64((w+s-1)/s) * int64((h+s-1)/s)
+}
+
 // encodeGains returns the gain map image of the log2 gains (mw×mh) and its
 // metadata: Min and Max the gains' range widened to hold 0 (Ultra HDR
 // v1.0: min content boost at most 1, max content boost at least 1) and
