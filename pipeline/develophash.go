@@ -114,6 +114,10 @@ func (v Variant) hashParts() []string {
 		parts = append(parts, "subsampling="+v.Subsampling, fmt.Sprintf("depth=%d", v.Depth), fmt.Sprintf("speed=%d", v.Speed),
 			fmt.Sprintf("effort=%d", v.Effort), fmt.Sprintf("lossless=%t", v.Lossless), "hdr="+v.HDR)
 	}
+	if v.Format == "uhdr" {
+		parts = append(parts, "subsampling="+v.Subsampling, fmt.Sprintf("headroom=%g", v.Headroom),
+			fmt.Sprintf("gainmap-scale=%d", v.GainMapScale), fmt.Sprintf("gainmap-quality=%d", v.GainMapQuality))
+	}
 	if v.Compress == "" {
 		return parts
 	}

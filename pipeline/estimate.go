@@ -212,7 +212,8 @@ func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory 
 // system's libwebp is used, 24 MiB for the WebAssembly runtime otherwise),
 // 8-bit TIFF (the RGBA image), AVIF and JPEG XL (the RGBA or 16-bit RGBA
 // image; their encoders' memory depends on the size otherwise than
-// linearly: wholeFrameBytes). A compressed TIFF holds its compressed
+// linearly: wholeFrameBytes), Ultra HDR (the base's RGBA image; its
+// encoders' in wholeFrameBytes). A compressed TIFF holds its compressed
 // strips until the IFD is written (the output is not seekable): counted
 // as 1.5 times the uncompressed samples, LZW's worst case on noise.
 func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
@@ -236,6 +237,8 @@ func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
 		return 4, 1, 1 << 20
 	case "jpeg": // libjpeg-turbo: coefficients for optimised Huffman tables, tables, row and output buffers
 		return 4, encode.JPEGCoefficientBytes(v.Normal().Subsampling, v.Normal().Quality), 1 << 20
+	case "uhdr": // the base's RGBA image; the encoders': wholeFrameBytes
+		return 4, 0, 1 << 20
 	case "avif", "jxl": // whole-frame encoders: wholeFrameBytes, by the image's size
 		if v.quant16() {
 			return 8, 0, 0
@@ -245,10 +248,12 @@ func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
 	return 4, 0, 0
 }
 
-// wholeFrameBytes is the working memory in bytes of an AVIF or JPEG XL
-// variant's encoder for a w×h image (encode.AVIFWorkingBytes,
+// wholeFrameBytes is the working memory in bytes of an AVIF, JPEG XL or
+// Ultra HDR variant's encoder for a w×h image (encode.AVIFWorkingBytes,
 // encode.JXLWorkingBytes: libavif's and the AV1 encoder's frames, libjxl's
-// planes, and the packed samples they are given), 0 for other formats.
+// planes, and the packed samples they are given; encode.UHDRWorkingBytes:
+// the base's JPEG coefficients, the encoded file held, the gain map's), 0
+// for other formats.
 func wholeFrameBytes(v Variant, w, h int) int64 {
 	v = v.Normal()
 	switch v.Format {
@@ -256,6 +261,9 @@ func wholeFrameBytes(v Variant, w, h int) int64 {
 		return encode.AVIFWorkingBytes(w, h, v.AVIFOptions())
 	case "jxl":
 		return encode.JXLWorkingBytes(w, h, v.JXLOptions())
+	case "uhdr":
+		s := v.GainMapScale
+		return encode.UHDRWorkingBytes(w, h, (w+s-1)/s, (h+s-1)/s, v.Subsampling, v.Quality)
 	}
 	return 0
 }

@@ -28,7 +28,7 @@ func TestVariantSubsampling(t *testing.T) {
 	}
 	for _, c := range []struct{ spec, msg string }{
 		{"m=jpeg,subsampling=411", `subsampling="411": want auto (444 at quality 90 and above, 420 below), 444, 422 or 420`},
-		{"m=webp,subsampling=444", "subsampling= is for jpeg and avif, not webp"},
+		{"m=webp,subsampling=444", "subsampling= is for jpeg, uhdr and avif, not webp"},
 		{"m=jpeg,subsampling=444,subsampling=420", "subsampling given twice"},
 	} {
 		if _, err := ParseVariant(c.spec); err == nil || !strings.Contains(err.Error(), c.msg) {

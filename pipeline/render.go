@@ -56,6 +56,11 @@ type variantJob struct {
 	// maxCLL and maxFALL are an HDR variant's content light level in nits
 	// (CTA-861.3), measured as it is quantised.
 	maxCLL, maxFALL int
+	// An Ultra HDR variant's tone (set before quantise), gain map and
+	// its metadata (made by quantiseUHDR).
+	uhdrTone uhdrTone
+	gainMap  *image.Gray
+	gainMeta encode.GainMap
 }
 
 // image returns the image the current step works on: the variant's own
@@ -78,8 +83,11 @@ func variantSpace(v Variant) *colour.Space {
 // renderKey identifies what a variant's linear image depends on beyond the
 // shared stages: its colour space, size and sharpening.
 func renderKey(v Variant) string {
-	if v.HDR != "" { // another tone rendition
+	switch { // another tone rendition
+	case v.HDR != "":
 		return fmt.Sprintf("%s/%s/%g/hdr", v.Space, v.sizeKey(), v.Sharpen)
+	case v.Format == "uhdr":
+		return fmt.Sprintf("%s/%s/%g/uhdr", v.Space, v.sizeKey(), v.Sharpen)
 	}
 	return fmt.Sprintf("%s/%s/%g", v.Space, v.sizeKey(), v.Sharpen)
 }

@@ -69,7 +69,7 @@ const (
 )
 
 // ParseFormat accepts every variant format (FormatNames: jpeg or jpg,
-// tiff8, tiff16, webp, png8, png16), case-insensitively.
+// tiff8, tiff16, webp, png8, png16, avif, jxl, uhdr), case-insensitively.
 func ParseFormat(s string) (Format, error) {
 	f := strings.ToLower(s)
 	if f == "jpg" {
@@ -192,7 +192,7 @@ func (s Settings) OutputVariants() []Variant {
 		f = string(s.Format)
 	}
 	v := Variant{Name: "main", Format: f, Quality: s.Quality, Space: "srgb"}
-	if f == "jpeg" {
+	if f == "jpeg" || f == "uhdr" {
 		v.Subsampling = s.JPEGSubsampling
 	}
 	return []Variant{v.Normal()}

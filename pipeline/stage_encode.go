@@ -98,6 +98,12 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		}
 		j.giveBack()
 		err = encode.JXL(bw, v.quant, o, icc, md)
+	case "uhdr":
+		o := v.spec.Variant.UHDROptions()
+		o.GainMap = v.gainMeta
+		j.giveBack()
+		err = encode.UltraHDR(bw, v.quant, v.gainMap, o, icc, md)
+		v.gainMap = nil
 	case "jpeg":
 		o := encode.JPEGOptions{Quality: quality, Subsampling: v.spec.Variant.Subsampling}
 		// libjpeg's coefficient buffer (encode.JPEGCoefficientBytes) is C

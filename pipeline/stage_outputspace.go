@@ -83,6 +83,11 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	// quantiser takes negatives to 0).
 	hdr := v.spec.Variant.HDR != ""
 	k := outputSpaceKernel(v.space, !sharpen && !hdr, gamut && !sharpen && !hdr)
+	if v.spec.Variant.Format == "uhdr" {
+		// Kept in the working space, scene-referred: the quantiser
+		// converts the base and the HDR rendition (quantiseUHDR).
+		k = func([]float32) {}
+	}
 	row := v.img.W * 3
 	par.Rows(v.img.H, func(lo, hi int) {
 		src, dst := src[lo*row:hi*row], dst[lo*row:hi*row]
@@ -174,6 +179,9 @@ func outputSpaceRow(j *job, p *fusePass) (rowKernel, bool) {
 	if !v.owned {
 		v.img = j.img
 		j.release(v)
+	}
+	if v.spec.Variant.Format == "uhdr" {
+		return nil, true // working space kept, as in stageOutputSpace
 	}
 	hdr := v.spec.Variant.HDR != "" // kept above SDR white, as in stageOutputSpace
 	return outputSpaceKernel(v.space, !hdr, !hdr && j.settings.compressGamut()), true

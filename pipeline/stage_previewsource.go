@@ -250,7 +250,7 @@ func (j *job) resolveSources(plan StagePlan, n int, asked []*variantJob) (StageP
 		vs[i].Source = SourceRaw
 		p, err := j.sourcePreview()
 		why := ""
-		if vs[i].HDR != "" {
+		if vs[i].hdrRendition() {
 			why = "an HDR variant needs the raw data (an embedded preview is an SDR picture)"
 		} else if err != nil {
 			why = err.Error()

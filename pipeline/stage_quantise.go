@@ -18,7 +18,8 @@ var quantiseStage = Stage{Name: "quantise", Scope: PerVariant, Kind: Pointwise, 
 
 // quantiseCost: the quantised image (encoderCost's bytes per pixel; for
 // the streamed formats, TIFF16 and JPEG, only the bands of rows queued for
-// their encoder, encode.OverlapBytes), after which
+// their encoder, encode.OverlapBytes; an Ultra HDR variant's gain map
+// besides, uhdrMapBytes), after which
 // the float image is let go (a streamed one's at encode) when floatFreed
 // says so.
 func quantiseCost(m memCtx) StepMemory {
@@ -31,7 +32,7 @@ func quantiseCost(m memCtx) StepMemory {
 		// The bands queued for the encoder, which runs beside the pass.
 		return StepMemory{Alloc: encode.OverlapBytes(streamRows, bpp*m.step.W)}
 	}
-	sm := StepMemory{Alloc: int64(q) * m.px()}
+	sm := StepMemory{Alloc: int64(q)*m.px() + uhdrMapBytes(m.v, m.step.W, m.step.H)}
 	if floatFreed(m) {
 		sm.Free = 12 * m.px()
 	}
@@ -83,6 +84,9 @@ func quantiseRow(j *job, p *fusePass) (rowKernel, bool) {
 	}
 	v := j.cur
 	v.pass = p.id
+	if v.spec.Variant.Format == "uhdr" {
+		v.uhdrTone = j.uhdrToneOf()
+	}
 	up, kernels := v.upright, p.kernels
 	render := func(y int, lin []float32) []float32 {
 		up.Row(y, lin)
@@ -110,6 +114,11 @@ func (v *variantJob) quantiseFrom(render func(y int, lin []float32) []float32) {
 	w, h := v.upright.W, v.upright.H
 	if v.spec.Variant.HDR != "" {
 		v.quantiseHDR(render)
+		v.dropFloat()
+		return
+	}
+	if v.spec.Variant.Format == "uhdr" {
+		v.quantiseUHDR(render, v.uhdrTone)
 		v.dropFloat()
 		return
 	}
@@ -232,6 +241,9 @@ func bits16(format string) bool { return format == "tiff16" || format == "png16"
 // (quantiseFrom, which the fused pass's quantiseRow shares).
 func stageQuantise(_ context.Context, j *job) error {
 	up := j.cur.upright // read by the band made ahead, which may outlive the encode
+	if j.cur.spec.Variant.Format == "uhdr" {
+		j.cur.uhdrTone = j.uhdrToneOf()
+	}
 	j.cur.quantiseFrom(up.RowView)
 	return nil
 }

@@ -27,6 +27,12 @@ func toneRow(j *job, _ *fusePass) (rowKernel, bool) {
 	if j.cur != nil && j.cur.spec.Variant.HDR != "" {
 		return hdrToneRow(sat, c), true
 	}
+	if j.cur != nil && j.cur.spec.Variant.Format == "uhdr" {
+		// The look's saturation alone: the quantiser makes the SDR base
+		// (the tone curve, as here for the other variants) and the HDR
+		// rendition from this scene-referred image (quantiseUHDR).
+		return sat, true
+	}
 	if c == nil {
 		return sat, true
 	}

@@ -273,7 +273,7 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 	// rendition's, hdrToneRow).
 	resized := func(v Variant) bool {
 		dw, dh := v.Fit(w, h)
-		return dw != w || dh != h || v.HDR != ""
+		return dw != w || dh != h || v.hdrRendition()
 	}
 	multi := len(vs) > 1
 	add := func(i int, vi int, vw, vh int) {
@@ -348,7 +348,7 @@ func PlanVariants(w, h int, vs []Variant, s Settings) StagePlan {
 	p.markPasses(vs, s)
 	p.markStream(vs, s)
 	for i, st := range p.Steps {
-		if st.Stage == encodeStage.Name && st.v >= 0 && wholeFrameFormats[vs[st.v].Format] {
+		if st.Stage == encodeStage.Name && st.v >= 0 && wholeFrame(vs[st.v].Format) {
 			p.Steps[i].encoder = encoderBytes(vs[st.v], st.W, st.H)
 		}
 	}

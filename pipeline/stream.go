@@ -364,7 +364,7 @@ func (p *StagePlan) markStream(vs []Variant, s Settings) {
 	// An HDR variant has its own full-size rendition (PlanVariants): the
 	// file is converted whole.
 	for _, v := range vs {
-		if v.HDR != "" {
+		if v.hdrRendition() {
 			return
 		}
 	}

@@ -15,8 +15,8 @@ type Variant struct {
 	// Name is "main" for the file named STEM.EXT; any other name gives
 	// STEM.NAME.EXT. 1..MaxVariantName letters, digits, '-' and '_'.
 	Name string
-	// Format is jpeg, tiff8, tiff16, webp, png8, png16, avif or jxl
-	// (FormatNames).
+	// Format is jpeg, tiff8, tiff16, webp, png8, png16, avif, jxl or
+	// uhdr (FormatNames).
 	Format string
 	// Size is the long edge in pixels; 0 keeps the full size. At most one
 	// of Size, Width/Height and Percent is set (see Fit).
@@ -72,7 +72,35 @@ type Variant struct {
 	// "" (SDR), encode.HDRPQ or encode.HDRHLG. An HDR variant's space is
 	// rec2020 (BT.2100 primaries) and it carries CICP, no ICC profile.
 	HDR string
+	// Headroom is an Ultra HDR variant's largest content boost, in stops
+	// (EV) above SDR white: the gain map takes no pixel above SDR white
+	// times 2^Headroom. 0: from the image's own highlights
+	// (UHDRAutoHeadroom, at most UHDRMaxAutoHeadroom).
+	Headroom float64
+	// GainMapScale is an Ultra HDR variant's gain map downscaling: the
+	// map has ceil(W/s)×ceil(H/s) pixels (0: UHDRDefaultGainMapScale).
+	GainMapScale int
+	// GainMapQuality is the JPEG quality of an Ultra HDR variant's gain
+	// map, 1..100 (0: UHDRDefaultGainMapQuality).
+	GainMapQuality int
 }
+
+// Ultra HDR variant defaults.
+const (
+	// UHDRDefaultGainMapScale: a gain map of a quarter of the width and
+	// height, as Android's camera writes and libultrahdr's default.
+	UHDRDefaultGainMapScale = 4
+	// UHDRDefaultGainMapQuality is the gain map JPEG's default quality,
+	// libultrahdr's: at 85 the ringing at a highlight's edge took 2 % off
+	// the HDR luminance inside it.
+	UHDRDefaultGainMapQuality = 95
+	// UHDRMaxAutoHeadroom caps the headroom taken from the image, in
+	// stops: 8× SDR white, 1624 nits at BT.2408's 203-nit reference
+	// white, about what bright HDR phone and laptop displays reach.
+	UHDRMaxAutoHeadroom = 3.0
+	// UHDRMaxHeadroom is the largest headroom= accepted, in stops.
+	UHDRMaxHeadroom = 6.0
+)
 
 // DefaultQuality is the quality of a lossy variant that gives none.
 const DefaultQuality = 90
@@ -83,26 +111,38 @@ const MaxVariantName = 32
 // variantFormats maps a variant format to its file extension.
 var variantFormats = map[string]string{
 	"jpeg": ".jpg", "tiff8": ".tif", "tiff16": ".tif", "webp": ".webp", "png8": ".png", "png16": ".png",
-	"avif": ".avif", "jxl": ".jxl",
+	"avif": ".avif", "jxl": ".jxl", "uhdr": ".jpg",
 }
 
 // FormatNames lists the output formats, for messages and help.
-const FormatNames = "jpeg, tiff8, tiff16, webp, png8, png16, avif, jxl"
+const FormatNames = "jpeg, tiff8, tiff16, webp, png8, png16, avif, jxl, uhdr"
 
 // tiffFormats are the variant formats that take compress= and predictor=.
 var tiffFormats = map[string]bool{"tiff8": true, "tiff16": true}
 
 // lossyFormats are the variant formats that use Quality.
 // (A lossless JPEG XL variant has none: Variant.lossy.)
-var lossyFormats = map[string]bool{"jpeg": true, "webp": true, "avif": true, "jxl": true}
+var lossyFormats = map[string]bool{"jpeg": true, "webp": true, "avif": true, "jxl": true, "uhdr": true}
 
 // lossy reports whether v uses Quality.
 func (v Variant) lossy() bool { return lossyFormats[v.Format] && !(v.Format == "jxl" && v.Lossless) }
 
 // wholeFrameFormats are the variant formats whose encoder takes the whole
 // image at once (libavif, libjxl): never streamed, their buffers counted
-// in the estimate (encoderCost).
+// in the estimate (encoderCost), and their depth, speed, effort, lossless
+// and hdr options; wholeFrame adds Ultra HDR.
 var wholeFrameFormats = map[string]bool{"avif": true, "jxl": true}
+
+// wholeFrame reports whether format's encoder takes the whole image:
+// AVIF, JPEG XL, and Ultra HDR (its gain map needs the whole base, and
+// its MPF index the encoded primary image's size).
+func wholeFrame(format string) bool { return wholeFrameFormats[format] || format == "uhdr" }
+
+// hdrRendition reports whether v has a tone rendition of its own, not the
+// SDR one the other variants share: an HDR AVIF or JPEG XL (hdrToneRow),
+// or Ultra HDR (its scene-referred image, from which its quantiser makes
+// both the SDR base and the HDR rendition the gain map reaches).
+func (v Variant) hdrRendition() bool { return v.HDR != "" || v.Format == "uhdr" }
 
 // variantSpaces maps a --variant space name to its colour space.
 var variantSpaces = map[string]*colour.Space{
@@ -111,7 +151,7 @@ var variantSpaces = map[string]*colour.Space{
 }
 
 // VariantSyntax is the syntax of a variant spec (--variant, variants:).
-const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=auto|444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none][,depth=8|10|12|16][,speed=0..10][,effort=1..9][,lossless=true][,hdr=pq|hlg][,source=raw|preview|auto]"
+const VariantSyntax = "NAME=FORMAT[,size=PX|WxH|Wx|xH|P%][,upscale=true][,quality=Q][,subsampling=auto|444|422|420][,space=SPACE][,sharpen=AMOUNT][,compress=none|deflate|lzw][,predictor=horizontal|none][,depth=8|10|12|16][,speed=0..10][,effort=1..9][,lossless=true][,hdr=pq|hlg][,headroom=EV|auto][,gainmap-scale=1..16][,gainmap-quality=Q][,source=raw|preview|auto]"
 
 // ParseVariant parses NAME=FORMAT[,size=PX][,quality=Q][,space=SPACE]
 // [,sharpen=AMOUNT], the syntax of --variant. A lossy variant that gives no
@@ -150,7 +190,7 @@ func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
 		format = "jpeg"
 	}
 	v := Variant{Name: strings.TrimSpace(name), Format: format, Space: "srgb", Quality: quality}
-	if format == "jpeg" {
+	if format == "jpeg" || format == "uhdr" {
 		v.Subsampling = d.Subsampling
 	}
 	seen := map[string]bool{}
@@ -181,8 +221,8 @@ func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
 				return Variant{}, fmt.Errorf("variant %q: quality=%s out of range 1..100 (leave quality out for the default, %d)", s, val, DefaultQuality)
 			}
 		case "subsampling":
-			if v.Format != "jpeg" && v.Format != "avif" {
-				return Variant{}, fmt.Errorf("variant %q: subsampling= is for jpeg and avif, not %s", s, v.Format)
+			if v.Format != "jpeg" && v.Format != "avif" && v.Format != "uhdr" {
+				return Variant{}, fmt.Errorf("variant %q: subsampling= is for jpeg, uhdr and avif, not %s", s, v.Format)
 			}
 			// auto: by the variant's own quality, whatever
 			// --jpeg-subsampling says.
@@ -214,10 +254,22 @@ func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
 			if v.HDR == "none" || v.HDR == "sdr" {
 				v.HDR = ""
 			}
+		case "headroom":
+			if strings.EqualFold(val, "auto") {
+				v.Headroom = 0
+			} else if v.Headroom, err = strconv.ParseFloat(val, 64); err == nil && !(v.Headroom > 0 && v.Headroom <= UHDRMaxHeadroom) {
+				return Variant{}, fmt.Errorf("variant %q: headroom=%s: want auto or stops above SDR white, more than 0 and at most %g", s, val, UHDRMaxHeadroom)
+			}
+		case "gainmap-scale":
+			v.GainMapScale, err = strconv.Atoi(val)
+		case "gainmap-quality":
+			if v.GainMapQuality, err = strconv.Atoi(val); err == nil && (v.GainMapQuality < 1 || v.GainMapQuality > 100) {
+				return Variant{}, fmt.Errorf("variant %q: gainmap-quality=%s out of range 1..100", s, val)
+			}
 		case "source":
 			v.Source = strings.ToLower(val)
 		default:
-			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, subsampling, space, sharpen, compress, predictor, depth, speed, effort, lossless, hdr, source)", s, k)
+			return Variant{}, fmt.Errorf("variant %q: unknown key %q (size, upscale, quality, subsampling, space, sharpen, compress, predictor, depth, speed, effort, lossless, hdr, headroom, gainmap-scale, gainmap-quality, source)", s, k)
 		}
 		if err != nil {
 			return Variant{}, fmt.Errorf("variant %q: %s=%q is not a number", s, k, val)
@@ -284,6 +336,42 @@ func (v Variant) validateWholeFrame() error {
 		return fmt.Errorf("variant %s: effort %d out of range 1..9", v.Name, v.Effort)
 	}
 	return nil
+}
+
+// validateUHDR reports an Ultra HDR option on another format, or one out
+// of range.
+func (v Variant) validateUHDR() error {
+	if v.Format != "uhdr" {
+		if v.Headroom != 0 || v.GainMapScale != 0 || v.GainMapQuality != 0 {
+			return fmt.Errorf("variant %s: headroom=, gainmap-scale= and gainmap-quality= are for uhdr, not %s", v.Name, v.Format)
+		}
+		return nil
+	}
+	if !(v.Headroom >= 0 && v.Headroom <= UHDRMaxHeadroom) {
+		return fmt.Errorf("variant %s: headroom %g out of range (0 for auto, at most %g stops)", v.Name, v.Headroom, UHDRMaxHeadroom)
+	}
+	if v.GainMapScale < 0 || v.GainMapScale > 16 {
+		return fmt.Errorf("variant %s: gainmap-scale %d out of range 1..16", v.Name, v.GainMapScale)
+	}
+	if v.GainMapQuality < 0 || v.GainMapQuality > 100 {
+		return fmt.Errorf("variant %s: gainmap-quality %d out of range 1..100", v.Name, v.GainMapQuality)
+	}
+	if v.Sharpen != 0 {
+		// The base and the HDR rendition are made pixel by pixel from
+		// one scene-referred image at quantise; a sharpened base would
+		// need a second image.
+		return fmt.Errorf("variant %s: sharpen= is not available for uhdr", v.Name)
+	}
+	if v.Source == SourcePreview {
+		return fmt.Errorf("variant %s: uhdr needs the raw data (source=preview: an embedded preview is an SDR picture)", v.Name)
+	}
+	return nil
+}
+
+// UHDROptions returns the encoder options of an Ultra HDR variant
+// (Normal); the gain map's metadata is the caller's.
+func (v Variant) UHDROptions() encode.UHDROptions {
+	return encode.UHDROptions{Quality: v.Quality, Subsampling: v.Subsampling, GainMapQuality: v.GainMapQuality}
 }
 
 // cicp returns the CICP colour primaries and transfer characteristics
@@ -373,12 +461,20 @@ func (v Variant) Normal() Variant {
 	case v.Format == "avif" && v.Subsampling == "":
 		v.Subsampling = "444"
 	case v.Format == "avif":
-	case v.Format != "jpeg":
+	case v.Format != "jpeg" && v.Format != "uhdr":
 		v.Subsampling = ""
 	case v.Subsampling == "":
 		v.Subsampling = encode.JPEGSubsamplingFor(v.Quality)
 	}
 	v = v.normalWholeFrame()
+	if v.Format == "uhdr" {
+		if v.GainMapScale == 0 {
+			v.GainMapScale = UHDRDefaultGainMapScale
+		}
+		if v.GainMapQuality == 0 {
+			v.GainMapQuality = UHDRDefaultGainMapQuality
+		}
+	}
 	if v.Size < 0 {
 		v.Size = 0
 	}
@@ -460,8 +556,8 @@ func (v Variant) Validate() error {
 		return fmt.Errorf("variant %s: quality %d out of range 1..100", v.Name, v.Quality)
 	}
 	if v.Subsampling != "" {
-		if v.Format != "jpeg" && v.Format != "avif" {
-			return fmt.Errorf("variant %s: subsampling %s is for jpeg and avif, not %s", v.Name, v.Subsampling, v.Format)
+		if v.Format != "jpeg" && v.Format != "avif" && v.Format != "uhdr" {
+			return fmt.Errorf("variant %s: subsampling %s is for jpeg, uhdr and avif, not %s", v.Name, v.Subsampling, v.Format)
 		}
 		if err := encode.CheckJPEGSubsampling(v.Subsampling); err != nil {
 			return fmt.Errorf("variant %s: %w", v.Name, err)
@@ -479,6 +575,9 @@ func (v Variant) Validate() error {
 		return fmt.Errorf("variant %s: hdr=%s needs the raw data (source=preview: an embedded preview is an SDR picture)", v.Name, v.HDR)
 	}
 	if err := v.validateWholeFrame(); err != nil {
+		return err
+	}
+	if err := v.validateUHDR(); err != nil {
 		return err
 	}
 	return v.validateTIFF()
@@ -528,7 +627,7 @@ func PresetDefaults(name string, d VariantDefaults) ([]Variant, error) {
 		if quality != 0 && v.lossy() {
 			v.Quality = quality
 		}
-		if d.Subsampling != "" && v.Format == "jpeg" {
+		if d.Subsampling != "" && (v.Format == "jpeg" || v.Format == "uhdr") {
 			v.Subsampling = d.Subsampling
 		}
 		out[i] = v.Normal()

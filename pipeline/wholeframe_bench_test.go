@@ -21,7 +21,7 @@ func BenchmarkWholeFrame24MP(b *testing.B) {
 	in := realFiles(b, synthdng.RealW, synthdng.RealH, synthdng.RealDNG)[0]
 	dir := b.TempDir()
 	specs := []string{"main=jpeg", "main=tiff16", "main=avif", "main=avif,depth=10,subsampling=420", "main=avif,speed=9",
-		"main=jxl", "main=jxl,effort=3", "main=jxl,depth=16,lossless=true,effort=3"}
+		"main=jxl", "main=jxl,effort=3", "main=jxl,depth=16,lossless=true,effort=3", "main=uhdr"}
 	fi, err := ReadInfo(in)
 	if err != nil {
 		b.Fatal(err)

@@ -165,7 +165,7 @@ func (c *ConvertConfig) outputSettings() []setting {
 	s := &c.Settings
 	return []setting{
 		parsedSetting("format", string(d.Format), "output format of the single default output (sRGB, full size): "+pipeline.FormatNames+"; not with --variant or --preset",
-			&s.Format, pipeline.ParseFormat, "jpeg", "png16", "png8", "tiff16", "tiff8", "tiff", "webp", "avif", "jxl"),
+			&s.Format, pipeline.ParseFormat, "jpeg", "png16", "png8", "tiff16", "tiff8", "tiff", "webp", "avif", "jxl", "uhdr"),
 		{Name: "quality", Default: d.Quality, Help: "JPEG quality, 1..100; also the default quality of JPEG and WebP variants",
 			Apply: func(v value) (err error) {
 				if s.Quality, err = wholeNumber(v); err != nil {
@@ -303,7 +303,7 @@ func (c *ConvertConfig) variantSettings() []setting {
 			Values: accepted(func(s string) error { _, err := pipeline.Preset(s, 0); return err }, "web", "print", "archive"),
 			Apply:  func(value) error { return nil }},
 		{Name: "variant", Default: []string(nil), Keys: []string{"variants"},
-			Help: "an output variant " + pipeline.VariantSyntax + "; repeatable (formats " + pipeline.FormatNames + "; spaces srgb, displayp3, adobergb, prophoto, rec2020; compress and predictor for tiff8/tiff16; depth, speed, subsampling and hdr for avif; depth, effort, lossless and hdr for jxl)",
+			Help: "an output variant " + pipeline.VariantSyntax + "; repeatable (formats " + pipeline.FormatNames + "; spaces srgb, displayp3, adobergb, prophoto, rec2020; compress and predictor for tiff8/tiff16; depth, speed, subsampling and hdr for avif; depth, effort, lossless and hdr for jxl; subsampling, headroom, gainmap-scale and gainmap-quality for uhdr)",
 			Apply: func(v value) (err error) {
 				if s.Variants, err = variants(v, *s); err != nil {
 					return err

@@ -74,15 +74,28 @@ func jpegRows(w io.Writer, src RowsRGB8, o JPEGOptions, icc []byte, md Metadata)
 	if o.Quality < 1 || o.Quality > 100 {
 		return fmt.Errorf("encode: JPEG quality %d outside 1..100", o.Quality)
 	}
+	segs, err := jpegHeaderSegments(icc, md, xmpOf(md))
+	if err != nil {
+		return err
+	}
+	return jpegMarkers(w, src, o, splitSegments(segs), false)
+}
+
+// jpegMarkers compresses src (3 bytes a pixel, or 1 with gray: src.Row
+// then fills W grey bytes) with markers right after SOI, on the caller's
+// goroutine, its OS thread held for the call.
+func jpegMarkers(w io.Writer, src RowsRGB8, o JPEGOptions, markers []jpegturbo.Marker, gray bool) error {
+	if o.Quality < 1 || o.Quality > 100 {
+		return fmt.Errorf("encode: JPEG quality %d outside 1..100", o.Quality)
+	}
 	hs, vs, err := jpegSampling(o.Subsampling, o.Quality)
 	if err != nil {
 		return err
 	}
-	segs, err := jpegHeaderSegments(icc, md)
-	if err != nil {
-		return err
+	comp := 3
+	if gray {
+		hs, vs, comp = 1, 1, 1
 	}
-	markers := splitSegments(segs)
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -91,10 +104,10 @@ func jpegRows(w io.Writer, src RowsRGB8, o JPEGOptions, icc []byte, md Metadata)
 		return fmt.Errorf("encode: %w", err)
 	}
 	defer c.Close()
-	if err := c.Start(w, src.W, src.H, jpegturbo.Options{Quality: o.Quality, HSamp: hs, VSamp: vs}, markers); err != nil {
+	if err := c.Start(w, src.W, src.H, jpegturbo.Options{Quality: o.Quality, HSamp: hs, VSamp: vs, Gray: gray}, markers); err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	stride := 3 * src.W
+	stride := comp * src.W
 	buf := make([]byte, jpegturbo.MaxRows*stride)
 	for y := 0; y < src.H; y += jpegturbo.MaxRows {
 		n := min(jpegturbo.MaxRows, src.H-y)
@@ -123,8 +136,9 @@ func splitSegments(b []byte) []jpegturbo.Marker {
 	return out
 }
 
-// jpegHeaderSegments returns the APP1 Exif and APP2 ICC marker segments.
-func jpegHeaderSegments(icc []byte, md Metadata) ([]byte, error) {
+// jpegHeaderSegments returns the APP1 Exif, APP1 XMP (xmp, when not
+// empty) and APP2 ICC marker segments.
+func jpegHeaderSegments(icc []byte, md Metadata, xmp []byte) ([]byte, error) {
 	exif := EXIF(md)
 	if len(exifSig)+len(exif) > maxSegmentPayload {
 		return nil, fmt.Errorf("encode: EXIF block of %d bytes does not fit an APP1 segment", len(exif))
@@ -135,7 +149,7 @@ func jpegHeaderSegments(icc []byte, md Metadata) ([]byte, error) {
 	}
 	out := make([]byte, 0, 4+len(exifSig)+len(exif)+nChunks*(4+len(iccSig)+2)+len(icc))
 	out = appendSegment(out, markerAPP1, []byte(exifSig), exif)
-	if xmp := xmpOf(md); len(xmp) > 0 {
+	if len(xmp) > 0 {
 		if len(xmpJPEGSig)+len(xmp) > maxSegmentPayload {
 			return nil, fmt.Errorf("encode: XMP packet of %d bytes does not fit an APP1 segment", len(xmp))
 		}

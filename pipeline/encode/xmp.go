@@ -39,6 +39,18 @@ func XMPPacket(x XMP) []byte {
 	if x.empty() {
 		return nil
 	}
+	return xmpPacket(x, xmpExtra{})
+}
+
+// xmpExtra is what an output adds to its XMP packet's rdf:Description:
+// namespace declarations and attributes (NS, Attrs: ` xmlns:p="…"`,
+// ` p:Name="…"` text) and elements (Body), already escaped.
+type xmpExtra struct {
+	NS, Attrs, Body string
+}
+
+// xmpPacket is XMPPacket with e added, written even when x is empty.
+func xmpPacket(x XMP, e xmpExtra) []byte {
 	esc := func(s string) string {
 		var b bytes.Buffer
 		xml.EscapeText(&b, []byte(s))
@@ -53,7 +65,9 @@ func XMPPacket(x XMP) []byte {
 	b.WriteString("    xmlns:xmpMM=\"http://ns.adobe.com/xap/1.0/mm/\"\n")
 	b.WriteString("    xmlns:dc=\"http://purl.org/dc/elements/1.1/\"\n")
 	b.WriteString("    xmlns:lr=\"http://ns.adobe.com/lightroom/1.0/\"\n")
-	b.WriteString("    xmlns:stRef=\"http://ns.adobe.com/xap/1.0/sType/ResourceRef#\">\n")
+	b.WriteString("    xmlns:stRef=\"http://ns.adobe.com/xap/1.0/sType/ResourceRef#\"")
+	b.WriteString(e.NS + e.Attrs + ">\n")
+	b.WriteString(e.Body)
 	if x.Rating != "" {
 		b.WriteString("   <xmp:Rating>" + esc(x.Rating) + "</xmp:Rating>\n")
 	}

@@ -77,7 +77,7 @@ rb_jpeg *rb_jpeg_new(void) {
 	return j;
 }
 
-int rb_jpeg_start(rb_jpeg *j, uintptr_t writer, int width, int height, int quality, int h_samp, int v_samp) {
+int rb_jpeg_start(rb_jpeg *j, uintptr_t writer, int width, int height, int quality, int h_samp, int v_samp, int gray) {
 	if (!j->created) return 1;
 	if (setjmp(j->jb)) return 1;
 	j->msg[0] = 0;
@@ -87,15 +87,15 @@ int rb_jpeg_start(rb_jpeg *j, uintptr_t writer, int width, int height, int quali
 	jpeg_abort_compress(&j->c); // back to the start state after an earlier failure
 	j->c.image_width = (JDIMENSION)width;
 	j->c.image_height = (JDIMENSION)height;
-	j->c.input_components = 3;
-	j->c.in_color_space = JCS_RGB;
-	jpeg_set_defaults(&j->c); // YCbCr, baseline Huffman, JFIF APP0 off below
+	j->c.input_components = gray ? 1 : 3;
+	j->c.in_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+	jpeg_set_defaults(&j->c); // YCbCr (or one grey component), baseline Huffman, JFIF APP0 off below
 	jpeg_set_quality(&j->c, quality, TRUE);
 	j->c.optimize_coding = TRUE;
 	j->c.write_JFIF_header = FALSE; // APP1 Exif comes right after SOI
 	j->c.comp_info[0].h_samp_factor = h_samp;
 	j->c.comp_info[0].v_samp_factor = v_samp;
-	for (int i = 1; i < 3; i++) {
+	for (int i = 1; i < j->c.num_components; i++) {
 		j->c.comp_info[i].h_samp_factor = 1;
 		j->c.comp_info[i].v_samp_factor = 1;
 	}

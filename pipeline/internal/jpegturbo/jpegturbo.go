@@ -62,6 +62,9 @@ type Options struct {
 	// two chroma planes (which have 1×1): 1×1 is 4:4:4, 2×1 4:2:2, 2×2
 	// 4:2:0.
 	HSamp, VSamp int
+	// Gray makes a one-component (greyscale) JPEG of 1-byte samples;
+	// HSamp and VSamp must then be 1.
+	Gray bool
 }
 
 // Marker is an application marker segment written right after SOI, in
@@ -84,6 +87,7 @@ type Compressor struct {
 	rows int   // rows written since Start
 	hgt  int   // image height of the compression under way
 	wid  int   // image width
+	comp int   // bytes a pixel: 3 (RGB) or 1 (Gray)
 }
 
 // New creates a Compressor bound to the calling OS thread; the caller
@@ -129,7 +133,7 @@ func (c *Compressor) fail(what string) error {
 	return fmt.Errorf("jpegturbo: %s: %s", what, C.GoString(&c.j.msg[0]))
 }
 
-// Start begins a width×height 8-bit RGB image (sRGB-like primaries are
+// Start begins a width×height 8-bit RGB image (or greyscale with o.Gray; sRGB-like primaries are
 // not assumed: the samples are encoded as given, converted to YCbCr with
 // the JFIF matrix) written to w, with o's settings, optimised Huffman
 // tables, baseline sequential (not progressive), no JFIF APP0, and the
@@ -145,7 +149,11 @@ func (c *Compressor) Start(w io.Writer, width, height int, o Options, markers []
 		return fmt.Errorf("jpegturbo: quality %d out of range 1..100", o.Quality)
 	}
 	switch [2]int{o.HSamp, o.VSamp} {
-	case [2]int{1, 1}, [2]int{2, 1}, [2]int{2, 2}:
+	case [2]int{1, 1}:
+	case [2]int{2, 1}, [2]int{2, 2}:
+		if o.Gray {
+			return errors.New("jpegturbo: a greyscale image has no chroma to subsample: want 1×1")
+		}
 	default:
 		return fmt.Errorf("jpegturbo: luma sampling %d×%d: want 1×1, 2×1 or 2×2", o.HSamp, o.VSamp)
 	}
@@ -154,8 +162,12 @@ func (c *Compressor) Start(w io.Writer, width, height int, o Options, markers []
 			return fmt.Errorf("jpegturbo: marker %#x of %d bytes: want APP0..APP15 of at most 65533 bytes", m.Code, len(m.Data))
 		}
 	}
-	c.w, c.werr, c.rows, c.wid, c.hgt = w, nil, 0, width, height
-	if C.rb_jpeg_start(c.j, c.j.writer, C.int(width), C.int(height), C.int(o.Quality), C.int(o.HSamp), C.int(o.VSamp)) != 0 {
+	c.w, c.werr, c.rows, c.wid, c.hgt, c.comp = w, nil, 0, width, height, 3
+	gray := 0
+	if o.Gray {
+		gray, c.comp = 1, 1
+	}
+	if C.rb_jpeg_start(c.j, c.j.writer, C.int(width), C.int(height), C.int(o.Quality), C.int(o.HSamp), C.int(o.VSamp), C.int(gray)) != 0 {
 		return c.fail("start")
 	}
 	c.busy = true
@@ -172,7 +184,8 @@ func (c *Compressor) Start(w io.Writer, width, height int, o Options, markers []
 }
 
 // WriteRows compresses the next n rows (1..MaxRows) of the image, row i at
-// rows[i·stride:], 3·width bytes of R, G, B each; rows are taken in order
+// rows[i·stride:], 3·width bytes of R, G, B each (width grey bytes for a
+// Gray image); rows are taken in order
 // and the buffer may be reused as soon as WriteRows returns.
 func (c *Compressor) WriteRows(rows []byte, n, stride int) error {
 	if err := c.check(); err != nil {
@@ -184,8 +197,8 @@ func (c *Compressor) WriteRows(rows []byte, n, stride int) error {
 	if n < 1 || n > MaxRows || c.rows+n > c.hgt {
 		return fmt.Errorf("jpegturbo: %d rows at row %d of %d (1..%d a call)", n, c.rows, c.hgt, MaxRows)
 	}
-	if stride < 3*c.wid || len(rows) < (n-1)*stride+3*c.wid {
-		return fmt.Errorf("jpegturbo: %d rows of stride %d in %d bytes: want rows of %d bytes", n, stride, len(rows), 3*c.wid)
+	if stride < c.comp*c.wid || len(rows) < (n-1)*stride+c.comp*c.wid {
+		return fmt.Errorf("jpegturbo: %d rows of stride %d in %d bytes: want rows of %d bytes", n, stride, len(rows), c.comp*c.wid)
 	}
 	if C.rb_jpeg_rows(c.j, (*C.uchar)(unsafe.Pointer(&rows[0])), C.int(n), C.size_t(stride)) != 0 {
 		return c.fail("write_scanlines")

@@ -323,3 +323,56 @@ func TestVersion(t *testing.T) {
 	}
 	t.Logf("%s, API %d, %s", v, APIVersion(), LibraryPath())
 }
+
+// TestGray: a Gray compression writes a one-component JPEG (the gain map
+// of an Ultra HDR file) that image/jpeg reads as *image.Gray at its size,
+// within 2 code values at quality 95; it takes width bytes a row, and
+// refuses chroma subsampling.
+func TestGray(t *testing.T) {
+	const w, h = 50, 37
+	val := func(x, y int) uint8 { return uint8(40 + 2*x + 2*y) }
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(io.Discard, w, h, Options{Quality: 95, HSamp: 2, VSamp: 2, Gray: true}, nil); err == nil {
+		t.Error("a greyscale image with 4:2:0 sampling was accepted")
+	}
+	var out bytes.Buffer
+	if err := c.Start(&out, w, h, Options{Quality: 95, HSamp: 1, VSamp: 1, Gray: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, MaxRows*w)
+	for y := 0; y < h; y += MaxRows {
+		n := min(MaxRows, h-y)
+		for i := range n {
+			for x := range w {
+				buf[i*w+x] = val(x, y+i)
+			}
+		}
+		if err := c.WriteRows(buf, n, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	img, err := jpeg.Decode(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := img.(*image.Gray)
+	if !ok || g.Bounds() != image.Rect(0, 0, w, h) {
+		t.Fatalf("decoded %T %v, want *image.Gray %d×%d", img, img.Bounds(), w, h)
+	}
+	for y := range h {
+		for x := range w {
+			if d := int(g.GrayAt(x, y).Y) - int(val(x, y)); d < -2 || d > 2 {
+				t.Fatalf("pixel (%d,%d): %d, want %d ± 2", x, y, g.GrayAt(x, y).Y, val(x, y))
+			}
+		}
+	}
+}
