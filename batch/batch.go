@@ -156,6 +156,12 @@ type Plan struct {
 	// --exclude kept the walk out of (their files are not counted), so
 	// that a run that takes nothing can say why.
 	Excluded, ExcludedDirs int
+	// Others counts the files walked whose extension is not a RAW one
+	// (JPEGs, videos, sidecars, AppleDouble files, formats rawbatch does
+	// not know), and OtherExts up to five of their extensions, so that a
+	// run that finds nothing can say what it saw.
+	Others    int
+	OtherExts []string
 	// Filtered are the files PlanOptions.Rating left out, each skipped
 	// with its reason.
 	Filtered []FileResult

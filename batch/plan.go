@@ -304,6 +304,11 @@ func (pl *planner) visit(in, root, path string, d fs.DirEntry, err error) error 
 	if !filter.takeFile(rel, d.Name()) {
 		if (walkFilter{}).takeFile(rel, d.Name()) {
 			p.Excluded++
+		} else if d.Type().IsRegular() {
+			p.Others++
+			if ext := strings.ToLower(filepath.Ext(d.Name())); ext != "" && len(p.OtherExts) < 5 && !slices.Contains(p.OtherExts, ext) {
+				p.OtherExts = append(p.OtherExts, ext)
+			}
 		}
 		return nil
 	}

@@ -178,6 +178,9 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 			plural(int64(plan.SkippedListed), "file")))
 	case plan.ExcludedDirs > 0:
 		rep.warn(fmt.Sprintf("no RAW files found in %s outside the %s excluded by --exclude", where, plural(int64(plan.ExcludedDirs), "folder")))
+	case plan.Others > 0:
+		rep.warn(fmt.Sprintf("no RAW files found in %s: %s, none with a RAW extension (%s); a file named on the command line is tried whatever its extension",
+			where, plural(int64(plan.Others), "other file"), strings.Join(plan.OtherExts, " ")))
 	default:
 		rep.warn(fmt.Sprintf("no RAW files found in %s (an empty folder, or a card or share that is not mounted?)", where))
 	}

@@ -17,10 +17,12 @@ import (
 
 // RawExtensions are the file extensions (lower case, without the dot) that
 // rawbatch treats as candidate camera RAW files: every extension of a
-// format LibRaw 0.20+ reads. Matching is case-insensitive.
+// format LibRaw 0.20+ reads, GoPro's GPR included (LibRaw reads it only
+// when built with the GoPro SDK: otherwise the file fails as unsupported,
+// named, instead of being passed over). Matching is case-insensitive.
 var RawExtensions = []string{
 	"3fr", "ari", "arw", "bay", "bmq", "cap", "cine", "cr2", "cr3", "crw", "cs1", "dc2", "dcr",
-	"dng", "drf", "dsc", "eip", "erf", "fff", "ia", "iiq", "k25", "kc2", "kdc", "mdc", "mef",
+	"dng", "drf", "dsc", "eip", "erf", "fff", "gpr", "ia", "iiq", "k25", "kc2", "kdc", "mdc", "mef",
 	"mos", "mrw", "nef", "nrw", "orf", "ori", "pef", "pxn", "qtk", "raf", "raw", "rdc", "rw2",
 	"rwl", "rwz", "sr2", "srf", "srw", "sti", "x3f",
 }
