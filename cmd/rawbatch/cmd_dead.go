@@ -111,7 +111,7 @@ func runDeadList(ctx context.Context, c *queue.Client, opts DeadOptions, _ []str
 	tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tBATCH\tINPUT\tKIND\tATTEMPTS\tWHEN\tREASON")
 	for _, d := range dl {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.Job.ID, clean(d.Job.Batch), clean(d.Job.Input), d.Kind, d.Attempts, d.Time.UTC().Format(time.RFC3339), clean(d.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.Job.ID, clean(d.Job.Batch), clean(d.Job.Input), d.Kind, d.Attempts, d.Time.UTC().Format(time.RFC3339), clean(strings.TrimPrefix(d.Reason, d.Job.Input+": ")))
 	}
 	tw.Flush()
 	fmt.Fprintf(opts.Stderr, "%s\n", plural(int64(len(dl)), "dead letter"))

@@ -348,7 +348,7 @@ func (w *worker) convert(ctx context.Context, d queue.Delivery) queue.Outcome {
 	// (after --path-map, links resolved) before anything is touched.
 	q, err := w.opts.Confine.Admit(q, w.opts.PathMap)
 	if err != nil { // (the worker logs it, as every dead letter)
-		return queue.Outcome{Result: queue.Permanent, Kind: rawerr.Kind(err), Reason: err.Error()}
+		return queue.Outcome{Result: queue.Permanent, Kind: rawerr.Kind(err), Reason: fmt.Sprintf("%s: %v", d.Job.Input, err)}
 	}
 	if err := q.Check(Version()); err != nil {
 		return queue.Outcome{Result: queue.Permanent, Kind: "error", Reason: err.Error()}
