@@ -24,7 +24,7 @@ func newConvertCmd() *cobra.Command {
 	var opts ConvertConfig
 	cmd := &cobra.Command{
 		Use:   "convert [flags] [INPUT...] -o OUTDIR",
-		Short: "Convert RAW files to JPEG, TIFF, PNG or WebP variants in a memory budget, skipping what is up to date or locked by another run",
+		Short: "Convert RAW files to JPEG, TIFF, PNG, WebP, AVIF, JPEG XL or Ultra HDR variants in a memory budget, skipping what is up to date or locked by another run",
 		Long: `Convert every camera RAW file found in INPUT (directories are walked
 recursively; files are taken as given) and listed by --files-from into OUTDIR,
 mirroring the input tree: a/b/IMG_1.CR3 under an input directory becomes

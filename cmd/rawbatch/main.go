@@ -42,8 +42,9 @@ func newRootCmd() *cobra.Command {
 		Use:   "rawbatch",
 		Short: "Batch-convert camera RAW files with correct colour",
 		Long: `rawbatch converts folders of camera RAW files (DNG, CR3, ARW, NEF, RAF and
-every other format LibRaw reads) to finished images: JPEG, TIFF, PNG or WebP,
-one or several variants of each file from one decode (convert). Re-runs convert
+every other format LibRaw reads) to finished images: JPEG, TIFF, PNG, WebP,
+AVIF, JPEG XL or an Ultra HDR JPEG with a gain map, one or several variants of
+each file from one decode (convert). Re-runs convert
 only what is new or changed, overlapping runs can share an output folder, and a
 file that crashes or hangs the decoder fails alone. inspect shows what rawbatch
 reads from a file's header; cache manages the stage cache of decoded images.
