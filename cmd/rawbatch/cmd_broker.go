@@ -68,14 +68,25 @@ func (o *BrokerSecurityOptions) settings() []setting {
 	}
 }
 
-// AddFlags adds the flags of broker's settings to f.
-func (o *BrokerOptions) AddFlags(f *pflag.FlagSet) { addFlags(f, o.settings()) }
+// AddFlags adds the flags of broker's settings to f. --name is taken for
+// --node on the command line (NATS's own word for a server's name); its
+// config key and variable stay node and RAWBATCH_NODE, since name is
+// convert's output-name template in a config file the commands share.
+func (o *BrokerOptions) AddFlags(f *pflag.FlagSet) {
+	addFlags(f, o.settings())
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "name" {
+			name = "node"
+		}
+		return pflag.NormalizedName(name)
+	})
+}
 
 // clusterSettings declares the settings of a broker that is one node of
 // a cluster into o.Cluster.
 func (o *BrokerOptions) clusterSettings() []setting {
 	return []setting{
-		{Name: "node", Default: "", Help: "cluster: this broker's node name, unique in the cluster (the host's name, say)",
+		{Name: "node", Default: "", Help: "cluster: this broker's node name, unique in the cluster (the host's name, say); --name is the same",
 			Apply: func(v value) error { o.Cluster.Name = v.String(); return nil }},
 		{Name: "cluster", Default: "", Help: "cluster: address (host:port) this broker takes the other brokers' routes on (0.0.0.0:6222); none: a single broker",
 			Apply: func(v value) error { o.Cluster.Listen = v.String(); return nil }},
