@@ -222,6 +222,15 @@ func eachDead(ctx context.Context, c *queue.Client, opts DeadOptions, args []str
 	n := 0
 	for _, id := range ids {
 		if err := do(ctx, id); err != nil {
+			if errors.Is(err, queue.ErrRefused) && n == 0 {
+				// The credentials' role may not: one line, as for any
+				// refused client, naming the role that may.
+				msg := err.Error()
+				if i := strings.LastIndex(msg, queue.ErrRefused.Error()); i >= 0 {
+					msg = msg[i+len(queue.ErrRefused.Error()):]
+				}
+				return fmt.Errorf("%w%s (jobs %s only with an admin's credentials, admin.creds)", queue.ErrRefused, msg, done)
+			}
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
 			continue
 		}
