@@ -29,7 +29,7 @@ var ErrThumbnailSource = errors.New("no thumbnail from this file")
 // profile, the encoder's.
 func Thumbnail(b []byte, longEdge int, maxPixels int64) ([]byte, error) {
 	// WebP through libwebp (gen2brain/webp), whatever else registered
-	// the format, its YCbCr taken as VP8's limited range (vp8RGB): Go's
+	// the format, its YCbCr taken as VP8's limited range (WebPToRGB): Go's
 	// YCbCr types are full range, which lifts blacks to 16 and dims
 	// whites to 235.
 	decodeConfig, decode := image.DecodeConfig, image.Decode
@@ -40,7 +40,7 @@ func Thumbnail(b []byte, longEdge int, maxPixels int64) ([]byte, error) {
 			if err != nil {
 				return nil, "webp", err
 			}
-			return vp8RGB(m), "webp", nil
+			return encode.WebPToRGB(m), "webp", nil
 		}
 	}
 	cfg, _, err := decodeConfig(bytes.NewReader(b))
@@ -70,37 +70,4 @@ func Thumbnail(b []byte, longEdge int, maxPixels int64) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
-}
-
-// vp8RGB returns m as RGB when it is YCbCr as VP8 codes it (lossy WebP):
-// ITU-R BT.601 with luma in 16..235 and chroma in 16..240 (RFC 6386
-// §9.2 refers to BT.601; libwebp's VP8YuvToRgb: R = 1.164·(Y − 16) +
-// 1.596·(Cr − 128), G = 1.164·(Y − 16) − 0.813·(Cr − 128) − 0.391·(Cb −
-// 128), B = 1.164·(Y − 16) + 2.018·(Cb − 128)); any other image as it is.
-func vp8RGB(m image.Image) image.Image {
-	var yc *image.YCbCr
-	switch t := m.(type) {
-	case *image.YCbCr:
-		yc = t
-	case *image.NYCbCrA:
-		yc = &t.YCbCr
-	default:
-		return m
-	}
-	b := yc.Bounds()
-	out := image.NewRGBA(b)
-	clamp := func(v float64) uint8 { return uint8(min(255, max(0, v+0.5))) }
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			yy := 1.164 * (float64(yc.Y[yc.YOffset(x, y)]) - 16)
-			ci := yc.COffset(x, y)
-			cb, cr := float64(yc.Cb[ci])-128, float64(yc.Cr[ci])-128
-			i := out.PixOffset(x, y)
-			out.Pix[i] = clamp(yy + 1.596*cr)
-			out.Pix[i+1] = clamp(yy - 0.813*cr - 0.391*cb)
-			out.Pix[i+2] = clamp(yy + 2.018*cb)
-			out.Pix[i+3] = 255
-		}
-	}
-	return out
 }

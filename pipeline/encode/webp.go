@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/draw"
 	"io"
 	"math"
@@ -242,3 +243,36 @@ func vp8lHeader(b []byte) (w, h int, alpha bool, err error) {
 // rather than by the same library compiled to WebAssembly, which is slower
 // and needs more memory.
 func WebPNative() bool { return webp.Dynamic() == nil }
+
+// WebPToRGB converts a decoded lossy WebP (*image.YCbCr or
+// *image.NYCbCrA, as x/image/webp and gen2brain/webp return) to RGBA with
+// the conversion WebP specifies: ITU-R BT.601 limited range ("studio
+// swing", Y 16–235; RFC 6386 §2 and libwebp's src/dsp/yuv.h:
+// R = 1.164(Y−16) + 1.596(Cr−128), …). Go's YCbCr.At uses the JFIF
+// full-range formulas instead, which shifts colours by several levels
+// and caps PSNR near 30 dB whatever the quality (golang/go#40173).
+// Other images are returned
+// unchanged.
+func WebPToRGB(img image.Image) image.Image {
+	var m *image.YCbCr
+	switch s := img.(type) {
+	case *image.YCbCr:
+		m = s
+	case *image.NYCbCrA:
+		m = &s.YCbCr
+	default:
+		return img
+	}
+	b := m.Bounds()
+	out := image.NewRGBA(b)
+	clip := func(v float64) uint8 { return uint8(max(0, min(255, v+0.5))) }
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			yy := 1.164 * (float64(m.Y[m.YOffset(x, y)]) - 16)
+			cb := float64(m.Cb[m.COffset(x, y)]) - 128
+			cr := float64(m.Cr[m.COffset(x, y)]) - 128
+			out.SetRGBA(x, y, color.RGBA{clip(yy + 1.596*cr), clip(yy - 0.391*cb - 0.813*cr), clip(yy + 2.018*cb), 255})
+		}
+	}
+	return out
+}
