@@ -411,11 +411,23 @@ func (c *Client) ensureBuckets(octx context.Context, url string) error {
 		var b jetstream.KeyValue
 		var err error
 		if c.o.SetTimings {
-			b, err = c.js.CreateOrUpdateKeyValue(octx, cfg)
+			// Another client (or a cluster's broker) creating the bucket
+			// at the same moment makes the create answer "stream name
+			// already in use": asked again, it is found and updated.
+			for try := 0; ; try++ {
+				b, err = c.js.CreateOrUpdateKeyValue(octx, cfg)
+				var api *jetstream.APIError
+				if err == nil || try >= 10 || !errors.As(err, &api) || api.ErrorCode != jetstream.JSErrCodeStreamNameInUse || octx.Err() != nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 		} else if b, err = c.js.KeyValue(octx, name); errors.Is(err, jetstream.ErrBucketNotFound) {
 			// Created, never updated: the submit role may not change a
 			// bucket (the workers' timings).
-			if b, err = c.js.CreateKeyValue(octx, cfg); errors.Is(err, jetstream.ErrBucketExists) {
+			b, err = c.js.CreateKeyValue(octx, cfg)
+			var api *jetstream.APIError
+			if errors.Is(err, jetstream.ErrBucketExists) || errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamNameInUse {
 				// Created meanwhile by another client; on a cluster it
 				// may not answer yet (its stream's leader elected):
 				// asked again (connect retries what is unavailable).
