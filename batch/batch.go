@@ -202,11 +202,7 @@ func (p *Plan) Inspect(s pipeline.Settings, threads, jobs int) {
 				t.Err = err
 				return nil
 			}
-			ts := s
-			if t.presetSettings != nil { // its preset's (ApplyPresets)
-				ts = *t.presetSettings
-			}
-			ts = developFor(ts, t.XMP) // sidecar.go: the file's own edit
+			ts := t.settingsOf(s) // its preset's, with the file's own edit
 			t.Info, t.Estimate, t.estThreads = fi, pipeline.EstimateMemory(fi, ts, max(1, threads)), max(1, threads)
 			t.Err = pipeline.CheckOutputLimits(t.Input, fi, ts)
 			return nil

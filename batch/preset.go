@@ -358,18 +358,24 @@ func (r *Runner) RecordedCamera(t Task) string {
 	return rec.Camera
 }
 
-// presetOr returns t's preset's settings (ApplyPresets), else the run's:
-// the settings before the file's own edit, which a queued job carries.
-func (r *Runner) presetOr(t Task) pipeline.Settings {
+// presetOr returns t's preset's settings (ApplyPresets), else run: the
+// settings before the file's own edit, which a queued job carries.
+func (t Task) presetOr(run pipeline.Settings) pipeline.Settings {
 	if t.presetSettings != nil {
 		return *t.presetSettings
 	}
-	return r.Settings
+	return run
 }
 
 // settingsOf returns the settings t is converted with: presetOr's, with
 // the file's own edit from its XMP (developFor).
-func (r *Runner) settingsOf(t Task) pipeline.Settings { return developFor(r.presetOr(t), t.XMP) }
+func (t Task) settingsOf(run pipeline.Settings) pipeline.Settings {
+	return developFor(t.presetOr(run), t.XMP)
+}
+
+// presetOr and settingsOf are Task's, with the run's settings.
+func (r *Runner) presetOr(t Task) pipeline.Settings   { return t.presetOr(r.Settings) }
+func (r *Runner) settingsOf(t Task) pipeline.Settings { return t.settingsOf(r.Settings) }
 
 // settingsHashOf is the settings hash of t before its sidecar
 // (taskSettings): its preset's settings' SettingsHash, else the run's
