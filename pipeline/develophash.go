@@ -97,6 +97,12 @@ func OutputHash(develop string, v Variant) string {
 	return filehash.Strings(append(parts, v.hashParts()...)...)
 }
 
+// hdrRenditionVersion is the version of the HDR rendition (hdrToneRow)
+// that HDR and Ultra HDR variants are made from: a developer bumps it
+// when a change makes it other light for the same settings, so that those
+// outputs, and only those, are converted again.
+const hdrRenditionVersion = 2
+
 // hashParts are the hash parts of v's options that were added after the
 // first records were written: none when they have their default values,
 // so that the outputs those records describe stay up to date.
@@ -113,6 +119,9 @@ func (v Variant) hashParts() []string {
 		// Formats newer than every record: all their options, always.
 		parts = append(parts, "subsampling="+v.Subsampling, fmt.Sprintf("depth=%d", v.Depth), fmt.Sprintf("speed=%d", v.Speed),
 			fmt.Sprintf("effort=%d", v.Effort), fmt.Sprintf("lossless=%t", v.Lossless), "hdr="+v.HDR)
+	}
+	if v.HDR != "" || v.Format == "uhdr" {
+		parts = append(parts, fmt.Sprintf("hdr-rendition=%d", hdrRenditionVersion))
 	}
 	if v.Format == "uhdr" {
 		parts = append(parts, "subsampling="+v.Subsampling, fmt.Sprintf("headroom=%g", v.Headroom),

@@ -49,23 +49,28 @@ func toneRow(j *job, _ *fusePass) (rowKernel, bool) {
 // hdrToneRow is an HDR variant's tone (its own step, PlanVariants): the
 // look's saturation, then the HDR rendition, display-referred linear light
 // relative to SDR white (1.0: colour.HDRReferenceWhite nits) with the
-// headroom above it kept: scene-referred linear times the gain that puts
-// mid grey (0.18) where the SDR tone curve c puts it (c(0.18)/0.18; 1
-// without a curve), no shoulder (values above SDR white stay as the scene
-// has them, up to PQ's 10000 nits or HLG's 1000 at quantise), negative
-// values 0.
+// headroom above it kept: the tone curve c up to its knee, linear light
+// with the knee's gain above (look.HDRTone: shadows and mid-tones as the
+// SDR rendition has them, no shoulder, values above SDR white as the scene
+// has them, up to PQ's 10000 nits or HLG's 1000 at quantise); without a
+// curve, scene-referred linear light. Negative values 0.
 func hdrToneRow(sat rowKernel, c look.Curve) rowKernel {
-	g := float32(1)
-	if c != nil {
-		g = float32(c.Apply(0.18) / 0.18)
+	if c == nil {
+		return func(px []float32) {
+			if sat != nil {
+				sat(px)
+			}
+			for i, v := range px {
+				px[i] = max(v, 0)
+			}
+		}
 	}
+	h := look.NewHDRTone(c)
 	return func(px []float32) {
 		if sat != nil {
 			sat(px)
 		}
-		for i, v := range px {
-			px[i] = max(v, 0) * g
-		}
+		h.Rows(px)
 	}
 }
 

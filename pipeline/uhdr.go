@@ -17,9 +17,9 @@ import (
 // JPEG variant of the same space and size is made (the tone curve, the
 // conversion to the variant's space with gamut compression and clip, the
 // 8-bit quantiser) and the HDR rendition of the AVIF and JPEG XL HDR
-// variants (hdrToneRow's scene-linear light times the gain that keeps mid
-// grey where the SDR curve puts it, converted to the variant's space, not
-// clipped); the gain map is the log2 ratio of their luminances.
+// variants (hdrToneRow: the SDR tone curve up to its knee, linear light
+// above, converted to the variant's space, not clipped); the gain map is
+// the log2 ratio of their luminances.
 
 // uhdrOffset is the offset added to both linear luminances before their
 // ratio (hdrgm:OffsetSDR and OffsetHDR): 1/64, libultrahdr's default,

@@ -434,6 +434,43 @@ func TestUHDRRealFile(t *testing.T) {
 	if med > 0.03 || p95 > 0.10 {
 		t.Errorf("HDR luminance from the gain map: median error %.2f %%, 95th percentile %.2f %% (want ≤ 3 %%, ≤ 10 %%)", 100*med, 100*p95)
 	}
+	checkHDRShadows(t, base, pq, lum)
+}
+
+// checkHDRShadows: in the shadows and dark mid-tones of the SDR base (its
+// largest code 16–96 of 255, far below the tone curve's knee) the HDR
+// renditions, the gain-mapped one (lum, relative to SDR white) and the PQ
+// one, have the SDR base's luminance (look.HDRTone follows the SDR tone
+// curve there): a median |log2 ratio| of at most 0.1 stop. Scene-linear
+// light anchored at mid grey alone would lift them 0.5–2 stops over the
+// curve's toe.
+func checkHDRShadows(t *testing.T, base, pq image.Image, lum []float64) {
+	t.Helper()
+	w, h := base.Bounds().Dx(), base.Bounds().Dy()
+	var gm, pqs []float64
+	for y := range h {
+		for x := range w {
+			r, g, b, _ := base.At(x, y).RGBA()
+			if hi := max(r, g, b) >> 8; hi < 16 || hi > 96 {
+				continue
+			}
+			ysdr := 0.2126*colour.SRGBDecode(float64(r>>8)/255) + 0.7152*colour.SRGBDecode(float64(g>>8)/255) + 0.0722*colour.SRGBDecode(float64(b>>8)/255)
+			pr, pg, pb, _ := pq.At(x, y).RGBA()
+			ypq := (0.2627*colour.PQDecode(float64(pr)/65535) + 0.6780*colour.PQDecode(float64(pg)/65535) + 0.0593*colour.PQDecode(float64(pb)/65535)) / colour.HDRReferenceWhite
+			gm = append(gm, math.Abs(math.Log2(max(lum[y*w+x], 1e-6)/ysdr)))
+			pqs = append(pqs, math.Abs(math.Log2(max(ypq, 1e-6)/ysdr)))
+		}
+	}
+	if len(gm) < 1000 {
+		t.Fatalf("only %d shadow pixels: not a test of the shadows", len(gm))
+	}
+	sort.Float64s(gm)
+	sort.Float64s(pqs)
+	mg, mp := gm[len(gm)/2], pqs[len(pqs)/2]
+	t.Logf("%d shadow pixels: median |log2(HDR/SDR)| gain map %.3f, PQ %.3f stop", len(gm), mg, mp)
+	if mg > 0.1 || mp > 0.1 {
+		t.Errorf("HDR shadows differ from the SDR base: median %.2f stop (gain map), %.2f stop (PQ); want ≤ 0.1", mg, mp)
+	}
 }
 
 // TestUHDRChromium: headless Chromium decodes the Ultra HDR variant of a

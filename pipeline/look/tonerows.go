@@ -75,3 +75,79 @@ func ToneRows(lut []float32, pix []float32) {
 		p[hi], p[mid], p[lo] = vh, vm, vl
 	}
 }
+
+// HDRTone is the HDR rendition of a tone curve T: the curve itself up to
+// its knee, then linear light with the knee's gain, so that shadows and
+// mid-tones look as in the SDR rendition and the light the shoulder
+// compresses is kept above SDR white (1.0):
+//
+//	H(x) = T(x) for 0 ≤ x ≤ Knee,  H(x) = Gain·x above,  Gain = T(Knee)/Knee,
+//
+// Knee the x in [0.18, 1] where T(x)/x is largest: where T's log-log
+// slope falls to 1 when that is above mid grey (0.194 for DefaultCurve,
+// so H is C¹ there), mid grey when the curve is already compressing
+// there. Above the knee T(x) ≤ H(x), so the HDR rendition is nowhere
+// darker than the SDR one. H is applied by the DNG "RGB tone" method as
+// ToneRows applies T.
+type HDRTone struct {
+	lut        []float32
+	Knee, Gain float32
+}
+
+// hdrKneeSteps is the number of intervals of [0.18, 1] on which NewHDRTone
+// looks for the knee (steps of 2·10⁻⁴).
+const hdrKneeSteps = 4096
+
+// NewHDRTone returns the HDR rendition of c.
+func NewHDRTone(c Curve) HDRTone {
+	const lo, hi = 0.18, 1.0
+	knee, gain := lo, c.Apply(lo)/lo
+	for i := 1; i <= hdrKneeSteps; i++ {
+		x := lo + (hi-lo)*float64(i)/hdrKneeSteps
+		if g := c.Apply(x) / x; g > gain {
+			knee, gain = x, g
+		}
+	}
+	return HDRTone{lut: ToneLUT(c), Knee: float32(knee), Gain: float32(gain)}
+}
+
+// at returns H(v) for v ≥ 0.
+func (h HDRTone) at(v float32) float32 {
+	if v > h.Knee {
+		return h.Gain * v
+	}
+	return lutAt(h.lut, v)
+}
+
+// Rows applies H in place to pix (interleaved RGB, float32, scene-referred
+// linear in, display-referred linear relative to SDR white out, not
+// clipped above): the largest and smallest channel through H, the middle
+// one at the same fraction between them. Negative channels and NaN count
+// as 0; a pixel whose channels are all above the knee is only scaled by
+// Gain.
+func (h HDRTone) Rows(pix []float32) {
+	for i := 0; i+2 < len(pix); i += 3 {
+		p := pix[i : i+3 : i+3]
+		for k, v := range p {
+			if !(v > 0) {
+				p[k] = 0
+			}
+		}
+		hi, mid, lo := 0, 1, 2
+		if p[hi] < p[mid] {
+			hi, mid = mid, hi
+		}
+		if p[mid] < p[lo] {
+			mid, lo = lo, mid
+		}
+		if p[hi] < p[mid] {
+			hi, mid = mid, hi
+		}
+		vh, vl := h.at(p[hi]), h.at(p[lo])
+		vm := vl
+		if d := p[hi] - p[lo]; d > 0 {
+			vm = vl + (vh-vl)*(p[mid]-p[lo])/d
+		}
+		p[hi], p[mid], p[lo] = vh, vm, vl
+	}
+}
