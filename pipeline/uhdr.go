@@ -92,7 +92,8 @@ func headroomBin(m float64) int {
 // sample the mean of the log2 gains of its s×s pixels, encoded as
 // encode.GainMap says) and v.gainMeta its metadata. Per pixel, with Y
 // the variant space's luminance, SDR the base's code values decoded to
-// linear and HDR the HDR rendition clamped at 0:
+// linear and HDR the HDR rendition, each channel clamped at 0 (as the
+// base clips it):
 //
 //	gain = clamp(log2((Y(HDR) + 1/64) / (Y(SDR) + 1/64)), −∞, headroom)
 //
@@ -164,7 +165,10 @@ func (v *variantJob) quantiseUHDR(render func(y int, lin []float32) []float32, t
 				for x := range w {
 					c := row8[3*x : 3*x+3 : 3*x+3]
 					ys := lum[0]*dec[c[0]] + lum[1]*dec[c[1]] + lum[2]*dec[c[2]]
-					yh := max(lum[0]*hdr[3*x]+lum[1]*hdr[3*x+1]+lum[2]*hdr[3*x+2], 0)
+					// Negative channels (colours outside the space) count
+					// as 0, as the base has them: counted, they would
+					// make the HDR rendition darker than the base.
+					yh := lum[0]*max(hdr[3*x], 0) + lum[1]*max(hdr[3*x+1], 0) + lum[2]*max(hdr[3*x+2], 0)
 					g := float32(math.Log2(float64((yh + uhdrOffset) / (ys + uhdrOffset))))
 					acc[x/s] += float64(min(g, top))
 				}

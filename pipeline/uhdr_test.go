@@ -435,6 +435,25 @@ func TestUHDRRealFile(t *testing.T) {
 		t.Errorf("HDR luminance from the gain map: median error %.2f %%, 95th percentile %.2f %% (want ≤ 3 %%, ≤ 10 %%)", 100*med, 100*p95)
 	}
 	checkHDRShadows(t, base, pq, lum)
+	// Nowhere much darker in HDR than in the base: the purple LED light of
+	// the sample, outside sRGB, darkened 3 % of the map by over 0.1 stop
+	// when its negative channel counted in the HDR luminance.
+	gm, err := jpeg.Decode(bytes.NewReader(u.gainMap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gray := gm.(*image.Gray)
+	dark := 0
+	for _, v := range gray.Pix {
+		if m.min+(m.max-m.min)*float64(v)/255 < -0.1 {
+			dark++
+		}
+	}
+	if f := float64(dark) / float64(len(gray.Pix)); f > 0.005 {
+		t.Errorf("%.2f %% of the gain map darkens the base by over 0.1 stop (want ≤ 0.5 %%)", 100*f)
+	} else {
+		t.Logf("%.3f %% of the gain map below −0.1 stop", 100*f)
+	}
 }
 
 // checkHDRShadows: in the shadows and dark mid-tones of the SDR base (its
