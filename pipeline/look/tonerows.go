@@ -57,22 +57,8 @@ func ToneRows(lut []float32, pix []float32) {
 				}
 			}
 		}
-		hi, mid, lo := 0, 1, 2
-		if p[hi] < p[mid] {
-			hi, mid = mid, hi
-		}
-		if p[mid] < p[lo] {
-			mid, lo = lo, mid
-		}
-		if p[hi] < p[mid] {
-			hi, mid = mid, hi
-		}
-		vh, vl := lutAt(lut, p[hi]), lutAt(lut, p[lo])
-		vm := vl
-		if d := p[hi] - p[lo]; d > 0 {
-			vm = vl + (vh-vl)*(p[mid]-p[lo])/d
-		}
-		p[hi], p[mid], p[lo] = vh, vm, vl
+		hi, mid, lo := order3f(p)
+		placeTone(p, hi, mid, lo, lutAt(lut, p[hi]), lutAt(lut, p[lo]))
 	}
 }
 
@@ -133,21 +119,34 @@ func (h HDRTone) Rows(pix []float32) {
 				p[k] = 0
 			}
 		}
-		hi, mid, lo := 0, 1, 2
-		if p[hi] < p[mid] {
-			hi, mid = mid, hi
-		}
-		if p[mid] < p[lo] {
-			mid, lo = lo, mid
-		}
-		if p[hi] < p[mid] {
-			hi, mid = mid, hi
-		}
-		vh, vl := h.at(p[hi]), h.at(p[lo])
-		vm := vl
-		if d := p[hi] - p[lo]; d > 0 {
-			vm = vl + (vh-vl)*(p[mid]-p[lo])/d
-		}
-		p[hi], p[mid], p[lo] = vh, vm, vl
+		hi, mid, lo := order3f(p)
+		placeTone(p, hi, mid, lo, h.at(p[hi]), h.at(p[lo]))
 	}
+}
+
+// order3f returns the indices of the largest, middle and smallest channel
+// of the pixel p.
+func order3f(p []float32) (hi, mid, lo int) {
+	hi, mid, lo = 0, 1, 2
+	if p[hi] < p[mid] {
+		hi, mid = mid, hi
+	}
+	if p[mid] < p[lo] {
+		mid, lo = lo, mid
+	}
+	if p[hi] < p[mid] {
+		hi, mid = mid, hi
+	}
+	return
+}
+
+// placeTone writes the "RGB tone" result into p: vh and vl, the curve's
+// values of the largest and smallest channel, and the middle channel at
+// its former fraction between them.
+func placeTone(p []float32, hi, mid, lo int, vh, vl float32) {
+	vm := vl
+	if d := p[hi] - p[lo]; d > 0 {
+		vm = vl + (vh-vl)*(p[mid]-p[lo])/d
+	}
+	p[hi], p[mid], p[lo] = vh, vm, vl
 }
