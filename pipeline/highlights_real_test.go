@@ -48,6 +48,35 @@ func farFromMedian16(img image.Image, r image.Rectangle, frac float64) int {
 	return n
 }
 
+// blackDots16 counts the pixels of img that are black (every channel
+// below 2/255) while all 8 neighbours are bright (a channel at least
+// 60/255): dots the capture sharpening's undershoot leaves beside bright
+// light.
+func blackDots16(img image.Image) int {
+	b := img.Bounds()
+	n := 0
+	for y := 1; y < b.Dy()-1; y++ {
+		for x := 1; x < b.Dx()-1; x++ {
+			if r, g, bl := rgb16(img, x, y); max(r, g, bl) >= 2*257 {
+				continue
+			}
+			bright := true
+			for dy := -1; dy <= 1 && bright; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					if r, g, bl := rgb16(img, x+dx, y+dy); (dx != 0 || dy != 0) && max(r, g, bl) < 60*257 {
+						bright = false
+						break
+					}
+				}
+			}
+			if bright {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // chromaOutliers16 counts the pixels of img within r of which a colour
 // difference, R − G or B − G, differs from the median of its 3×3
 // neighbourhood's by more than lim (fraction of full scale): isolated
@@ -164,6 +193,9 @@ func TestHighlightsRealClipping(t *testing.T) {
 			t.Logf("area %v: ΔE2000 to the camera's JPEG mean %.2f, p99 %.2f", c.area, mean, p99)
 			if c.mean > 0 && (mean > c.mean || p99 > c.p99) {
 				t.Errorf("area %v: ΔE2000 to the camera's JPEG mean %.2f, p99 %.2f; want at most %g and %g", c.area, mean, p99, c.mean, c.p99)
+			}
+			if n := blackDots16(rec); n > 0 {
+				t.Errorf("whole picture: %d black pixels among bright neighbours (the capture sharpening's undershoot)", n)
 			}
 			wr, wc := farFromMedian16(rec, image.Rectangle{}, 0.30), farFromMedian16(clip, image.Rectangle{}, 0.30)
 			t.Logf("whole picture: %d pixels beyond 30 %%, clip %d", wr, wc)

@@ -16,7 +16,7 @@ import (
 // demosaic softened. The per-variant output sharpening after resize
 // (the variant's sharpen=, in the output-space stage) is another step and
 // stays. Like denoise it runs after the stage cache point.
-var sharpenStage = Stage{Name: "capture-sharpen", Scope: PerFile, Kind: Spatial, Cost: captureSharpenCost, Active: Settings.captureSharpenActive, run: stageCaptureSharpen, Band: captureSharpenBand}
+var sharpenStage = Stage{Name: "capture-sharpen", Scope: PerFile, Kind: Spatial, Version: 1, Cost: captureSharpenCost, Active: Settings.captureSharpenActive, run: stageCaptureSharpen, Band: captureSharpenBand}
 
 // captureSharpenBand is the stage's band form (Stage.Band): the unsharp
 // mask row by row (denoise.Sharpener, margin its Lookahead: the mask's

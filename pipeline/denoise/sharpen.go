@@ -11,10 +11,18 @@ import (
 // (an interpolating filter a pixel or two wide).
 const SharpenSigma = 0.7
 
+// SharpenFloor is the least fraction of its luminance the capture
+// sharpening leaves a pixel: an unsharp mask in linear light takes a dark
+// pixel beside bright ones below zero (a pixel at 0.1 among neighbours at
+// 0.6 goes to 0.1 + 0.8·(0.1 − 0.6) < 0), which shows as a black dot
+// where a bright light meets a dark speck or line; with the floor it is
+// darkened by at most one stop.
+const SharpenFloor = 0.5
+
 // CaptureSharpen sharpens pix (w×h×3 float32, interleaved, linear, 1 =
 // white) in place with an unsharp mask of a Gaussian of sigma pixels
 // (radius ⌈3σ⌉, at most 3, borders mirrored) on the luminance
-// Y = (R+G+B)/3: Y′ = max(Y + amount·(Y − G_σ∗Y), 0), and every channel
+// Y = (R+G+B)/3: Y′ = max(Y + amount·(Y − G_σ∗Y), SharpenFloor·Y), and every channel
 // of the pixel is multiplied by Y′/Y, so the colour is kept. The mask is
 // linear in Y, so local mean levels are kept (a mask on √Y would brighten
 // texture). amount 0 leaves pix as it is; 0.8 is the default for AHD at
@@ -167,7 +175,7 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 						}
 						continue
 					}
-					g := pos(lv+a*(lv-b)) / lv
+					g := max(lv+a*(lv-b), SharpenFloor*lv) / lv
 					q := px[3*x : 3*x+3 : 3*x+3]
 					q[0] *= g
 					q[1] *= g
@@ -202,11 +210,11 @@ func blurTap(tmp, k []float32, r, w, x int) float32 {
 
 // sharpenPixel applies the mask at column x of the row px (3·w, RGB)
 // whose luminance is ly (pos of its channels' mean) and blurred
-// luminance b: every channel times max(Y + a·(Y − b), 0)/Y, nothing
+// luminance b: every channel times max(Y + a·(Y − b), SharpenFloor·Y)/Y, nothing
 // where Y ≤ 0.
 func sharpenPixel(px, ly []float32, x int, a, b float32) {
 	lv := ly[x]
-	ls := pos(lv + a*(lv-b))
+	ls := max(lv+a*(lv-b), SharpenFloor*lv)
 	if lv <= 0 {
 		return
 	}

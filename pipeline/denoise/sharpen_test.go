@@ -54,3 +54,36 @@ func TestCaptureSharpenFlatAndColour(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureSharpenFloor: a dark pixel among bright ones (a dark speck
+// beside a light source) is darkened by at most one stop
+// (SharpenFloor), not driven to black; a bright pixel among dark ones is
+// still brightened by the full mask.
+func TestCaptureSharpenFloor(t *testing.T) {
+	const w, h = 9, 9
+	for _, c := range []struct {
+		centre, around float32
+		check          func(got float32) bool
+		want           string
+	}{
+		{0.1, 0.6, func(g float32) bool { return math.Abs(float64(g-SharpenFloor*0.1)) < 1e-6 }, "half its luminance"},
+		{0.6, 0.1, func(g float32) bool { return g > 0.8 }, "over 0.8"},
+	} {
+		p := make([]float32, 3*w*h)
+		for i := range w * h {
+			v := c.around
+			if i == (h/2)*w+w/2 {
+				v = c.centre
+			}
+			p[3*i], p[3*i+1], p[3*i+2] = v*1.2, v, v*0.8
+		}
+		CaptureSharpen(p, w, h, 0.8, SharpenSigma)
+		q := p[3*((h/2)*w+w/2):]
+		if y := (q[0] + q[1] + q[2]) / 3; !c.check(y) {
+			t.Errorf("pixel %g among %g: luminance %g after sharpening, want %s", c.centre, c.around, y, c.want)
+		}
+		if r := q[0] / q[1]; math.Abs(float64(r-1.2)) > 1e-5 {
+			t.Errorf("pixel %g among %g: R/G %g, want 1.2 (colour kept)", c.centre, c.around, r)
+		}
+	}
+}

@@ -51,7 +51,7 @@ func captureSharpenLoops(pix []float32, w, h int, amount, sigma float64) {
 				}
 				i := y*w + x
 				lv := l[i]
-				ls := max(lv+a*(lv-b), 0)
+				ls := max(lv+a*(lv-b), SharpenFloor*lv)
 				q := pix[3*i : 3*i+3 : 3*i+3]
 				yv := (q[0] + q[1] + q[2]) / 3
 				if yv <= 0 {
