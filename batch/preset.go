@@ -338,6 +338,56 @@ func (p *Plan) ApplyPresets(ps []Preset, s pipeline.Settings, minAge time.Durati
 	return inspected
 }
 
+// UnmatchedPresets returns a warning for each preset of ps that applies
+// to none of the plan's files although some were matched (ApplyPresets
+// has run): a camera or lens spelt otherwise than the header has it is
+// otherwise a silent no-op. When a file's camera or lens differs from the
+// preset's only in case, the warning names it.
+func (p *Plan) UnmatchedPresets(ps []Preset) []string {
+	used := map[string]bool{}
+	var cameras, lenses []string
+	matched := 0
+	for _, t := range p.Tasks {
+		if t.Err != nil || t.Done != nil {
+			continue
+		}
+		matched++
+		used[t.Preset] = true
+		if h := t.Info.Header; h != nil {
+			cameras = append(cameras, header.CameraName(h.EXIF.Make, h.EXIF.Model))
+			lenses = append(lenses, h.EXIF.Lens)
+		}
+	}
+	if matched == 0 {
+		return nil
+	}
+	var warns []string
+	for _, pr := range ps {
+		if used[pr.Name] {
+			continue
+		}
+		w := fmt.Sprintf("preset %q (%s) applies to none of the %d files", pr.Name, pr.Match, matched)
+		if c := sameButCase(pr.Match.Camera, cameras); c != "" {
+			w += fmt.Sprintf("; did you mean camera %q? (matched whole and case-sensitively, as `rawbatch inspect` prints it)", c)
+		} else if l := sameButCase(pr.Match.Lens, lenses); l != "" {
+			w += fmt.Sprintf("; did you mean lens %q? (matched whole and case-sensitively, as `rawbatch inspect` prints it)", l)
+		}
+		warns = append(warns, w)
+	}
+	return warns
+}
+
+// sameButCase returns the first of names that equals want but for case,
+// "" when none does (or want is "").
+func sameButCase(want string, names []string) string {
+	for _, n := range names {
+		if want != "" && n != want && strings.EqualFold(n, want) {
+			return n
+		}
+	}
+	return ""
+}
+
 // RecordedCamera returns the camera name (header.CameraName) that OUTDIR's
 // record of t's first output holds when that record was written from t's
 // input as it is now: its absolute path, and a size and modification time

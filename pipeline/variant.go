@@ -261,7 +261,9 @@ func ParseVariantDefaults(s string, d VariantDefaults) (Variant, error) {
 				return Variant{}, fmt.Errorf("variant %q: headroom=%s: want auto or stops above SDR white, more than 0 and at most %g", s, val, UHDRMaxHeadroom)
 			}
 		case "gainmap-scale":
-			v.GainMapScale, err = strconv.Atoi(val)
+			if v.GainMapScale, err = strconv.Atoi(val); err == nil && (v.GainMapScale < 1 || v.GainMapScale > 16) {
+				return Variant{}, fmt.Errorf("variant %q: gainmap-scale=%s out of range 1..16", s, val)
+			}
 		case "gainmap-quality":
 			if v.GainMapQuality, err = strconv.Atoi(val); err == nil && (v.GainMapQuality < 1 || v.GainMapQuality > 100) {
 				return Variant{}, fmt.Errorf("variant %q: gainmap-quality=%s out of range 1..100", s, val)

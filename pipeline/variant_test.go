@@ -47,6 +47,8 @@ func TestParseVariantRejects(t *testing.T) {
 		{"a=jpeg,space=srgb,space=prophoto", "space given twice"},
 		{long + "=jpeg", "at most 32"},
 		{"a.b=jpeg", "use letters, digits"},
+		{"a=uhdr,gainmap-scale=0", "gainmap-scale=0 out of range 1..16"},
+		{"a=uhdr,gainmap-scale=17", "gainmap-scale=17 out of range 1..16"},
 	} {
 		_, err := ParseVariant(c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -294,6 +294,11 @@ func (pb *plannedBatch) triage(cfg ConvertConfig, rep *reporter, ctx context.Con
 		// Each file's preset, before the up-to-date check: it decides
 		// the file's settings hash.
 		inspected = plan.ApplyPresets(cfg.Presets, cfg.Settings, cfg.MinAge, inspected, r.RecordedCamera, estThreads, runtime.NumCPU())
+		if !cfg.watching { // a watch's round sees only the newly arrived files
+			for _, w := range plan.UnmatchedPresets(cfg.Presets) {
+				rep.warn(w)
+			}
+		}
 	}
 	if ctx.Err() == nil {
 		r.Triage(plan)

@@ -106,7 +106,12 @@ func variants(v value, s pipeline.Settings) ([]pipeline.Variant, error) {
 	if key == "preset" {
 		p, ok := v.Other(key).Raw().(string)
 		if !ok {
-			return nil, fmt.Errorf("%s: %v is not a preset name: want %s", what(key), v.Other(key).Raw(), pipeline.PresetNames)
+			if _, err := specList(v.Other(key).Raw()); err == nil {
+				return nil, fmt.Errorf("%s: %v is not a preset name: want one of %s, not a list", what(key), v.Other(key).Raw(), pipeline.PresetNames)
+			}
+			// Maps under preset: are most likely develop presets meant
+			// for presets:.
+			return nil, fmt.Errorf("%s: want one name of a set of output variants, %s; develop presets matched by camera, lens, ISO or name go under %s: (docs/usage.md, Presets)", what(key), pipeline.PresetNames, presetsKey)
 		}
 		vs, err := pipeline.PresetDefaults(p, pipeline.VariantDefaults{Quality: quality, Subsampling: s.JPEGSubsampling})
 		if err != nil {

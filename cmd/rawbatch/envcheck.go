@@ -40,20 +40,27 @@ func checkEnvNames(cmd *cobra.Command, decls []setting) []string {
 	for _, name := range unknown {
 		// A likely typo: at most 2 edits away, and fewer than half the
 		// name after RAWBATCH_ (RAWBATCH_XYZ is not a typo of RAWBATCH_WB).
-		short := strings.TrimPrefix(name, "RAWBATCH_")
-		best, bestD := "", min(3, (len(short)+1)/2)
-		for _, k := range names {
-			if d := editDistance(short, strings.TrimPrefix(k, "RAWBATCH_")); d < bestD {
-				best, bestD = k, d
-			}
-		}
-		if best != "" {
+		if best := nearest(name, names, "RAWBATCH_"); best != "" {
 			warns = append(warns, fmt.Sprintf("%s is not a rawbatch setting and is ignored; did you mean %s?", name, best))
 		} else {
 			warns = append(warns, fmt.Sprintf("%s is not a rawbatch setting and is ignored; the variables are RAWBATCH_ and a flag name of '%s', see --help", name, cmd.CommandPath()))
 		}
 	}
 	return warns
+}
+
+// nearest returns the name of names that name is likely a typo of: at
+// most 2 edits away and fewer than half the name after prefix (RAWBATCH_XYZ
+// is not a typo of RAWBATCH_WB), the closest; "" when there is none.
+func nearest(name string, names []string, prefix string) string {
+	short := strings.TrimPrefix(name, prefix)
+	best, bestD := "", min(3, (len(short)+1)/2)
+	for _, k := range names {
+		if d := editDistance(short, strings.TrimPrefix(k, prefix)); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
 }
 
 // editDistance is the Levenshtein distance of a and b, in bytes.

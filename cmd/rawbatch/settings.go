@@ -88,6 +88,9 @@ func loadSettings(cmd *cobra.Command, decls []setting, strict bool) (*settings, 
 	keys = append(keys, presetsKey)                           // read by readPresets
 	for _, k := range v.AllKeys() {
 		if !slices.Contains(keys, k) && !strings.HasPrefix(k, presetsKey+".") {
+			if best := nearest(k, keys, ""); best != "" {
+				return nil, fmt.Errorf("config file %s: unknown key %q; did you mean %q?", path, k, best)
+			}
 			return nil, fmt.Errorf("config file %s: unknown key %q (keys are the flag names of '%s')", path, k, cmd.CommandPath())
 		}
 	}
