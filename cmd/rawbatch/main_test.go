@@ -163,8 +163,8 @@ func (b *lockedBuffer) String() string {
 
 // signalWhen runs rawbatch args[1:] in the script's directory and
 // environment, sends sig once each condition of args[0] holds (see
-// interrupt), and returns its Wait error; stderr receives its standard
-// error. A condition that does not hold within a minute (the run is surely
+// interrupt), at least signalEcho apart, and returns its Wait error;
+// stderr receives its standard error. A condition that does not hold within a minute (the run is surely
 // stuck) fails the script, after killing rawbatch.
 func signalWhen(ts *testscript.TestScript, sig syscall.Signal, args []string, stderr *lockedBuffer) error {
 	if len(args) < 2 {
@@ -180,6 +180,7 @@ func signalWhen(ts *testscript.TestScript, sig syscall.Signal, args []string, st
 	}
 	cmd.Stderr = stderr
 	ts.Check(cmd.Start())
+	var sent time.Time
 	for _, when := range strings.Split(args[0], ",") {
 		holds := func() bool {
 			if text, ok := strings.CutPrefix(when, "stderr:"); ok {
@@ -197,7 +198,13 @@ func signalWhen(ts *testscript.TestScript, sig syscall.Signal, args []string, st
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+		// A signal within signalEcho of the one before is taken for
+		// its echo (timeout(1)'s second one), not for a second request.
+		if wait := signalEcho + 50*time.Millisecond - time.Since(sent); !sent.IsZero() && wait > 0 {
+			time.Sleep(wait)
+		}
 		ts.Check(cmd.Process.Signal(sig))
+		sent = time.Now()
 	}
 	return cmd.Wait()
 }

@@ -105,6 +105,16 @@ type interrupts struct {
 	note     func(string) // where the messages go
 }
 
+// signalEcho is how soon after the first signal another one counts as
+// the same request: coreutils' timeout sends its signal to rawbatch and
+// then to its whole process group, rawbatch again, microseconds apart,
+// and a terminal's Ctrl-C reaches the process group at once; a person
+// pressing Ctrl-C twice takes longer.
+const signalEcho = 100 * time.Millisecond
+
+// signalClock is the clock signalEcho is measured on (a test's own).
+var signalClock = time.Now
+
 // watchInterrupts installs the handlers, taking those main installed
 // (the earlySignals of parent); Ctx is a child of parent. grace
 // is --grace, named in the message of the first signal. note receives the
@@ -139,10 +149,12 @@ func watchSignals(parent context.Context, first func(os.Signal) string, second s
 		cancel()
 	default:
 	}
+	firstAt := signalClock()
 	go func() {
 		if early == nil {
 			select {
 			case sig := <-in.sigs:
+				firstAt = signalClock()
 				in.got.Store(true)
 				in.say(first(sig))
 				cancel()
@@ -150,11 +162,17 @@ func watchSignals(parent context.Context, first func(os.Signal) string, second s
 				return
 			}
 		}
-		select {
-		case <-in.sigs:
-			in.say(second)
-			close(in.Abort)
-		case <-in.finished:
+		for {
+			select {
+			case <-in.sigs:
+				if signalClock().Sub(firstAt) < signalEcho {
+					continue // the first signal's echo, not a second request
+				}
+				in.say(second)
+				close(in.Abort)
+			case <-in.finished:
+			}
+			return
 		}
 	}()
 	return in

@@ -7,7 +7,10 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
+	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -68,5 +71,42 @@ func cmdDeadPipe(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if got != want {
 		ts.Fatalf("rawbatch exited %d, want %s", got, args[0])
+	}
+}
+
+// TestSignalEcho: a signal right after the first (timeout(1) sends one to
+// rawbatch and one to its process group) is the same request: no files
+// are stopped; one later than signalEcho stops them. The clock is the
+// test's, and counts its readings so that the test knows when the
+// watcher has judged a signal.
+func TestSignalEcho(t *testing.T) {
+	var now, reads atomic.Int64 // nanoseconds; clock readings
+	signalClock = func() time.Time { reads.Add(1); return time.Unix(0, now.Load()) }
+	defer func() { signalClock = time.Now }()
+	e := &earlySignals{ch: make(chan os.Signal, 4)}
+	in := watchSignals(withEarlySignals(context.Background(), e), func(os.Signal) string { return "first" }, "second", func(string) {})
+	defer in.stop()
+	judged := func(n int64) { // the watcher has read the clock n times
+		for reads.Load() < n {
+			runtime.Gosched()
+		}
+	}
+	in.sigs <- os.Interrupt
+	<-in.Ctx.Done()
+	judged(2) // at install, at the first signal
+	now.Add(int64(signalEcho / 10))
+	in.sigs <- os.Interrupt // the echo
+	judged(3)
+	select {
+	case <-in.Abort:
+		t.Fatal("a signal within signalEcho of the first stopped the files in progress")
+	default:
+	}
+	now.Add(int64(signalEcho))
+	in.sigs <- os.Interrupt
+	select {
+	case <-in.Abort:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second signal after signalEcho did not stop the files in progress")
 	}
 }
