@@ -54,7 +54,7 @@ var captureAmounts = map[Demosaic]float64{"linear": 1.2, "vng": 1.0, "ppg": 1.0,
 
 // ParseCaptureSharpen accepts --capture-sharpen: auto, off
 // (case-insensitive) or an amount from 0 to CaptureSharpenMax (0 is off;
-// the unsharp mask's gain on luminance, 0.8 is auto's for AHD). It
+// the unsharp mask's gain on luminance, 0.8 is auto's for RCD). It
 // returns the normal form: "auto", "off" or the number as
 // strconv.FormatFloat 'g' writes it.
 func ParseCaptureSharpen(s string) (string, error) {

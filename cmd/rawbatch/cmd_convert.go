@@ -34,7 +34,8 @@ camera, variant, ...). Walks skip macOS ._ files and system folders
 --exclude narrow them.
 
 Each file gives one full-size sRGB JPEG (--format another format: jpeg,
-tiff8, tiff16, webp, png8, png16), or several outputs from one decode with
+tiff8, tiff16, webp, png8, png16, avif, jxl, uhdr: an Ultra HDR gain-map
+JPEG), or several outputs from one decode with
 --variant NAME=FORMAT[,size=..][,space=..][,quality=..] (repeatable) or
 --preset web|print|archive (see docs/variants.md).
 

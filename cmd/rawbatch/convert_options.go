@@ -135,7 +135,7 @@ func (c *ConvertConfig) pictureSettings() []setting {
 			&s.Tone, pipeline.ParseToneCurve, "default", "none"),
 		parsedSetting("denoise", d.Denoise, "noise reduction (docs/denoise.md): auto (off up to ISO 400, then stronger with ISO, thresholds scaled by the noise measured in the file), off, or a strength from 0 to 4 (1: auto's at ISO 6400)",
 			&s.Denoise, pipeline.ParseDenoise, "auto", "off", "0.5", "1", "2"),
-		parsedSetting("capture-sharpen", d.CaptureSharpen, "capture sharpening of the full image before resize (docs/denoise.md): auto (0.8 for ahd, less at half size and after noise reduction), off, or an amount from 0 to 4",
+		parsedSetting("capture-sharpen", d.CaptureSharpen, "capture sharpening of the full image before resize (docs/denoise.md): auto (0.8 after the default rcd demosaic, less at half size and after noise reduction), off, or an amount from 0 to 4",
 			&s.CaptureSharpen, pipeline.ParseCaptureSharpen, "auto", "off", "0.5", "1"),
 		setting{Name: "lens-db", Default: "", Help: "a directory of extra lensfun XML profiles, used besides lensfun's own database",
 			Apply: func(v value) (err error) { s.LensDB, err = lensDBSetting(v); return err }},
