@@ -184,6 +184,48 @@ type FileReport struct {
 	Rating *int   `json:"rating,omitempty"`
 	Label  string `json:"label,omitempty"`
 	Pick   string `json:"pick,omitempty"`
+	// Edit is the file's own edit its outputs were made with (its
+	// sidecar's, --sidecar geometry or basic); converted files that have
+	// one only.
+	Edit *EditReport `json:"edit,omitempty"`
+}
+
+// EditReport is a file's own edit (pipeline.Edit) in the report:
+// Orientation the EXIF orientation that replaced the file's (1..8),
+// Crop the crop rectangle (fractions of the image as stored, turned by
+// AngleDeg degrees clockwise), ExposureEV the exposure added in EV, and
+// TemperatureK and Tint the white balance that replaced --wb (kelvin,
+// Camera Raw's tint); each left out when the edit does not set it.
+type EditReport struct {
+	Orientation  int             `json:"orientation,omitempty"`
+	Crop         *EditCropReport `json:"crop,omitempty"`
+	ExposureEV   float64         `json:"exposure_ev,omitempty"`
+	TemperatureK float64         `json:"temperature_k,omitempty"`
+	Tint         float64         `json:"tint,omitempty"`
+}
+
+// EditCropReport is pipeline.EditCrop in the report.
+type EditCropReport struct {
+	Left     float64 `json:"left"`
+	Top      float64 `json:"top"`
+	Right    float64 `json:"right"`
+	Bottom   float64 `json:"bottom"`
+	AngleDeg float64 `json:"angle_deg"`
+}
+
+// editReport returns e in the report's terms, nil for none.
+func editReport(e *pipeline.Edit) *EditReport {
+	if e == nil {
+		return nil
+	}
+	r := &EditReport{Orientation: e.Orientation, ExposureEV: e.Exposure}
+	if e.Temperature > 0 {
+		r.TemperatureK, r.Tint = e.Temperature, e.Tint
+	}
+	if c := e.Crop; c != nil {
+		r.Crop = &EditCropReport{Left: c.Left, Top: c.Top, Right: c.Right, Bottom: c.Bottom, AngleDeg: c.Angle}
+	}
+	return r
 }
 
 // ReportPath returns path for display in a report and, when path is not
@@ -282,6 +324,7 @@ func BuildReport(results []FileResult) Report {
 			f.DNGOpcodes = fr.Result.Opcodes
 			f.Lens = fr.Result.Lens
 			f.Crop = fr.Result.Crop
+			f.Edit = editReport(fr.Result.Edit)
 			ev := fr.Result.Exposure.EV
 			f.ExposureEV, f.ExposureSource = &ev, fr.Result.Exposure.Source
 			f.Denoise, f.CaptureSharpen = fr.Result.Denoise, fr.Result.CaptureSharpen

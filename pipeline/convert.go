@@ -163,6 +163,10 @@ type Result struct {
 	// "rcd", LibRaw's "ahd", ..., "xtrans", or "none"), also on a stage
 	// cache hit; "" if not decoded.
 	Demosaic string `json:",omitempty"`
+	// Edit is the file's own edit the outputs were made with
+	// (Settings.Edit: its sidecar's orientation, crop, exposure and white
+	// balance); nil when it has none.
+	Edit *Edit `json:",omitempty"`
 }
 
 // StageTiming is the wall time one step of the plan took.
@@ -420,6 +424,9 @@ func (j *job) fillResult(res *Result) {
 	res.Denoise, res.CaptureSharpen = j.denoiseResult(), j.sharpenResult()
 	res.Lens = j.lens
 	res.Demosaic = j.demosaicResult()
+	if e := j.settings.Edit; e.Key() != "" {
+		res.Edit = &e
+	}
 }
 
 // FileKind names a file mode's type for messages: "directory", "named
