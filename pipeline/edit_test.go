@@ -354,3 +354,28 @@ func TestEditWhiteBalanceAnalogBalance(t *testing.T) {
 		t.Logf("%.0f K %+.0f: %.4f %.4f %.4f, multipliers %.4f", c.temp, c.tint, n[0], n[1], n[2], res.WhiteBalance.Multipliers)
 	}
 }
+
+// TestEditWhiteBalanceAnchor: the preview anchor measures the exposure
+// with the as-shot white balance, so a sidecar's Temperature and Tint
+// change the colours, not the brightness. LibRaw (highlight mode 0)
+// divides the multipliers by their smallest, which brightens green by
+// 1/min(multipliers); the anchor takes that back, so EV −
+// log2(min(multipliers)) is the same as the as-shot conversion's, plus
+// the sidecar's own exposure.
+func TestEditWhiteBalanceAnchor(t *testing.T) {
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	level := func(e Edit) float64 {
+		s := DefaultSettings()
+		s.Edit = e
+		_, res := convertOpts(t, in, t.TempDir(), "o", s, ConvertOptions{}, "r=png8,size=300")
+		m := res.WhiteBalance.Multipliers
+		t.Logf("%+v: multipliers %.3f, EV %+.3f (%s)", e, m, res.Exposure.EV, res.Exposure.Source)
+		return res.Exposure.EV - math.Log2(min(m[0], m[1], m[2]))
+	}
+	ref := level(Edit{})
+	for _, e := range []Edit{{Temperature: 3200, Tint: 10, Exposure: 1}, {Temperature: 9000, Tint: -20}} {
+		if d := level(e) - ref - e.Exposure; math.Abs(d) > 0.15 {
+			t.Errorf("%.0f K tint %+.0f, exposure %+.1f: green %+.2f EV off the as-shot conversion's plus the sidecar's exposure", e.Temperature, e.Tint, e.Exposure, d)
+		}
+	}
+}
