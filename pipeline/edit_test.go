@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 )
 
@@ -251,5 +252,130 @@ func TestEditCropNoHalfSizeTier(t *testing.T) {
 	s.Edit.Crop = &EditCrop{Left: 0.45, Top: 0.45, Right: 0.55, Bottom: 0.55}
 	if halfSizeTier(fi, s, vs) {
 		t.Error("a file with its own crop is decoded at half size")
+	}
+}
+
+// TestEditWhiteBalanceAsShotDNG: the 6D DNG carries its white balance in
+// AnalogBalance (2.16 1 1.41) with AsShotNeutral ≈ 1 1 1, and Camera Raw
+// reads that as 6200 K, tint −1 (its own XMP crs:Temperature and Tint).
+// A sidecar of those values gives multipliers within 2 % of the as-shot
+// ones and a picture of the as-shot colours: the Temperature/Tint model
+// maps XYZ to raw camera values through AnalogBalance · CameraCalibration
+// · ColorMatrix, as LibRaw's as-shot multipliers (1/AsShotNeutral) and
+// rgb_cam do (cameraXYZ).
+func TestEditWhiteBalanceAsShotDNG(t *testing.T) {
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	info, _, _, err := libraw.Identify(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asShot := [3]float64{info.CamMul[0] / info.CamMul[1], 1, info.CamMul[2] / info.CamMul[1]}
+	m, ok := KelvinMultipliers(cameraXYZ(info), 6200, -1)
+	if !ok {
+		t.Fatal("no multipliers for 6200 K, tint -1")
+	}
+	for _, c := range []int{0, 2} {
+		if r := m[c] / asShot[c]; math.Abs(r-1) > 0.02 {
+			t.Errorf("6200 K tint -1: multipliers %.4f, as shot %.4f (channel %d off by %.1f %%)", m, asShot, c, 100*(r-1))
+		}
+	}
+	s := editSettings()
+	s.HalfSize = true
+	mean := func(e Edit) ([3]float64, Result) {
+		s.Edit = e
+		outs, res := convertOpts(t, in, t.TempDir(), "o", s, ConvertOptions{}, "r=png16,size=120")
+		img := decodeImage(t, outs[0])
+		b := img.Bounds()
+		p := patchMean(img, b.Min.X, b.Min.Y, b.Max.X, b.Max.Y)
+		for i := range p {
+			p[i] = colour.SRGBDecode(p[i] / 65535)
+		}
+		return p, res
+	}
+	ref, _ := mean(Edit{})
+	got, res := mean(Edit{Temperature: 6200, Tint: -1})
+	if res.WhiteBalance.Source != "sidecar" {
+		t.Fatalf("white balance source %q, want sidecar", res.WhiteBalance.Source)
+	}
+	for _, c := range []int{0, 2} {
+		if r := (got[c] / got[1]) / (ref[c] / ref[1]); math.Abs(r-1) > 0.03 {
+			t.Errorf("6200 K tint -1: mean linear sRGB %.4f, as shot %.4f (channel %d/G off by %.1f %%)", got, ref, c, 100*(r-1))
+		}
+	}
+	// Tungsten light assumed on a daylight picture: bluer than as shot,
+	// R/G down and B/G up (not purple: both up).
+	cool, _ := mean(Edit{Temperature: 3200, Tint: 10})
+	rg, bg := (cool[0]/cool[1])/(ref[0]/ref[1]), (cool[2]/cool[1])/(ref[2]/ref[1])
+	if !(rg < 1 && bg > 1.5) {
+		t.Errorf("3200 K tint +10: R/G %.2f×, B/G %.2f× the as-shot picture's, want R/G down, B/G over 1.5× (bluer)", rg, bg)
+	}
+	t.Logf("as shot %.4f, 6200 K tint -1 %.4f; mean as shot %.4f, sidecar %.4f; 3200 K +10: R/G %.2f×, B/G %.2f×", asShot, m, ref, got, rg, bg)
+}
+
+// TestEditWhiteBalanceAnalogBalance: a DNG whose stored values carry an
+// AnalogBalance (XYZ → stored camera values = AnalogBalance ·
+// ColorMatrix1), of a camera LibRaw knows (so that its own cam_xyz for the
+// model is set, without the file's AnalogBalance): a grey lit by a light
+// of T kelvin and a tint comes out neutral with that Temperature and Tint.
+func TestEditWhiteBalanceAnalogBalance(t *testing.T) {
+	ab := [3]float64{2.158672, 1, 1.414752}
+	camXYZ := synthdng.QuantizeColorMatrix(synthdng.DefaultColorMatrix)
+	for _, c := range []struct{ temp, tint float64 }{{3200, 10}, {6200, -1}} {
+		xyz := tintedXYZ(c.temp, c.tint)
+		var cam [3]float64
+		for i := range 3 {
+			for k := range 3 {
+				cam[i] += camXYZ[i][k] * xyz[k]
+			}
+			cam[i] *= ab[i]
+		}
+		k := 0.3 / max(cam[0], cam[1], cam[2])
+		for i := range cam {
+			cam[i] *= k
+		}
+		in := filepath.Join(t.TempDir(), "grey.dng")
+		err := synthdng.WriteFile(in, synthdng.Spec{Width: 32, Height: 32, BlackLevel: 256, WhiteLevel: 16383,
+			Make: "Canon", Model: "Canon EOS 6D", AnalogBalance: ab,
+			Scene: func(_, _, c int) float64 { return cam[c] }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := editSettings()
+		s.Edit = Edit{Temperature: c.temp, Tint: c.tint}
+		out, res := convert(t, in, t.TempDir(), s)
+		if res.WhiteBalance.Source != "sidecar" {
+			t.Fatalf("white balance source %q, want sidecar", res.WhiteBalance.Source)
+		}
+		n := linearMean(t, out, 8, 8, 24, 24)
+		if r, b := n[0]/n[1], n[2]/n[1]; math.Abs(r-1) > 0.02 || math.Abs(b-1) > 0.02 {
+			t.Errorf("%.0f K tint %+.0f: the grey lit by it is %.4f, %.4f, %.4f (R/G %.3f, B/G %.3f; multipliers %.4f), want neutral",
+				c.temp, c.tint, n[0], n[1], n[2], r, b, res.WhiteBalance.Multipliers)
+		}
+		t.Logf("%.0f K %+.0f: %.4f %.4f %.4f, multipliers %.4f", c.temp, c.tint, n[0], n[1], n[2], res.WhiteBalance.Multipliers)
+	}
+}
+
+// TestEditWhiteBalanceAnchor: the preview anchor measures the exposure
+// with the as-shot white balance, so a sidecar's Temperature and Tint
+// change the colours, not the brightness. LibRaw (highlight mode 0)
+// divides the multipliers by their smallest, which brightens green by
+// 1/min(multipliers); the anchor takes that back, so EV −
+// log2(min(multipliers)) is the same as the as-shot conversion's, plus
+// the sidecar's own exposure.
+func TestEditWhiteBalanceAnchor(t *testing.T) {
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	level := func(e Edit) float64 {
+		s := DefaultSettings()
+		s.Edit = e
+		_, res := convertOpts(t, in, t.TempDir(), "o", s, ConvertOptions{}, "r=png8,size=300")
+		m := res.WhiteBalance.Multipliers
+		t.Logf("%+v: multipliers %.3f, EV %+.3f (%s)", e, m, res.Exposure.EV, res.Exposure.Source)
+		return res.Exposure.EV - math.Log2(min(m[0], m[1], m[2]))
+	}
+	ref := level(Edit{})
+	for _, e := range []Edit{{Temperature: 3200, Tint: 10, Exposure: 1}, {Temperature: 9000, Tint: -20}} {
+		if d := level(e) - ref - e.Exposure; math.Abs(d) > 0.15 {
+			t.Errorf("%.0f K tint %+.0f, exposure %+.1f: green %+.2f EV off the as-shot conversion's plus the sidecar's exposure", e.Temperature, e.Tint, e.Exposure, d)
+		}
 	}
 }

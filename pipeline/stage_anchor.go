@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
+	"github.com/rawbatch/rawbatch/pipeline/highlight"
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
@@ -20,8 +21,9 @@ import (
 // camera look renders sub-cells and fits a colour matrix. Version 2: the
 // cells measured from the CFA data before demosaic where it gives what
 // the anchor sees (anchor_reduce.go; within 0.05 EV of the demosaiced
-// image's on the corpus).
-var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 3, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
+// image's on the corpus). Version 4: with a sidecar's white balance the
+// cells are measured with the as-shot one (anchorWBGains).
+var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 4, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
 	Band: anchorBand} // stream_twopass.go
 
 // anchorClip is the camera value (1 = the white level after white
@@ -185,13 +187,34 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 	}
 	m := j.cameraToSpace(p.Space)
 	g := math.Exp2(ExposureEV(j.settings, j.info) - j.settings.Exposure + j.baselineOffset())
+	wb := j.anchorWBGains()
 	for i := 0; i+2 < len(scene.Pix); i += 3 {
-		v := m.Apply([3]float64{float64(scene.Pix[i]), float64(scene.Pix[i+1]), float64(scene.Pix[i+2])})
+		v := m.Apply([3]float64{float64(scene.Pix[i]) * wb[0], float64(scene.Pix[i+1]) * wb[1], float64(scene.Pix[i+2]) * wb[2]})
 		for c := range 3 {
 			scene.Pix[i+c] = float32(v[c] * g)
 		}
 	}
 	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], ToneSpace: WorkingSpace, Threads: j.threads}, nil
+}
+
+// anchorWBGains are the gains (camera R, G, B) that take the camera grid
+// from the file's own white balance (a sidecar's Temperature and Tint) to
+// the as-shot one, which the camera's preview shows: the anchor measures
+// the exposure with the camera's white balance, so that the file's white
+// balance changes the colours but not the brightness (green, the
+// multipliers being relative to it, stays as the as-shot conversion has
+// it), as in Camera Raw. (1, 1, 1) for any other white balance, or when
+// the as-shot multipliers are not usable.
+func (j *job) anchorWBGains() [3]float64 {
+	one := [3]float64{1, 1, 1}
+	m, a := j.wb.Multipliers, j.info.CamMul
+	if j.wb.Source != "sidecar" || !(m[0] > 0 && m[1] > 0 && m[2] > 0) {
+		return one
+	}
+	if ok, _ := highlight.AsShotUsable(a); !ok {
+		return one
+	}
+	return [3]float64{a[0] / a[1] / (m[0] / m[1]), 1, a[2] / a[1] / (m[2] / m[1])}
 }
 
 // cameraToSpace is the 3×3 matrix from white-balanced camera RGB (three

@@ -16,7 +16,10 @@ import (
 // usable (highlight.AsShotUsable); otherwise the auto white balance of
 // highlight.ChooseWB, estimated from the raw data (as the white-level stage
 // left it), which keeps some warmth under tungsten. docs/highlights.md.
-var whiteBalanceStage = Stage{Name: "white-balance", Scope: PerFile, Kind: Pointwise, Linear: true, Cost: whiteBalanceCost, run: stageWhiteBalance}
+// Version 1: for a DNG, the camera model of the Temperature/Tint and auto
+// white balances includes the file's AnalogBalance and CameraCalibration
+// (cameraXYZ).
+var whiteBalanceStage = Stage{Name: "white-balance", Scope: PerFile, Kind: Pointwise, Linear: true, Version: 1, Cost: whiteBalanceCost, run: stageWhiteBalance}
 
 // whiteBalanceCost: with --wb camera on a mosaic sensor, the estimate from
 // the raw data when the as-shot multipliers are unusable (which only the
@@ -191,13 +194,27 @@ func (j *job) whiteBalanceResult() *WhiteBalanceUsed {
 }
 
 // cameraXYZ returns the XYZ → camera RGB matrix of a file (rows R, G, B):
-// LibRaw's color.cam_xyz, or, where LibRaw leaves it zero (DNGs: their
-// ColorMatrix goes straight into rgb_cam), the one rgb_cam and pre_mul
-// imply: dcraw's cam_xyz_coeff makes rgb_cam = (cam_rgb with rows
-// normalised to sum 1)⁻¹ and pre_mul_i = 1/(row sum i), with cam_rgb =
-// cam_xyz · M(sRGB→XYZ); so cam_xyz = diag(1/pre_mul) · rgb_cam⁻¹ ·
-// M(XYZ→sRGB). Zero when neither is known.
+// the one LibRaw's rgb_cam and pre_mul imply for a DNG, else LibRaw's
+// color.cam_xyz, else (zero there) the implied one again. dcraw's
+// cam_xyz_coeff makes rgb_cam = (cam_rgb with rows normalised to sum 1)⁻¹
+// and pre_mul_i = 1/(row sum i), with cam_rgb = cam_xyz · M(sRGB→XYZ); so
+// cam_xyz = diag(1/pre_mul) · rgb_cam⁻¹ · M(XYZ→sRGB). Zero when neither
+// is known.
+//
+// For a DNG LibRaw builds rgb_cam from the file's own AnalogBalance ·
+// CameraCalibration · ColorMatrix (DNG 1.6 "Mapping Camera Color Space to
+// CIE XYZ Space": XYZ → raw camera values, the space of AsShotNeutral,
+// whose inverse is LibRaw's as-shot multipliers), while its cam_xyz, when
+// set, is its own table's ColorMatrix for the model, without the file's
+// AnalogBalance or calibration: multipliers computed from it would be off
+// by the AnalogBalance (a 6D DNG whose AnalogBalance 2.16 1 1.41 carries
+// the white balance came out magenta).
 func cameraXYZ(in libraw.Info) [3][3]float64 {
+	if in.DNGVersion != 0 {
+		if m, ok := impliedCameraXYZ(in); ok {
+			return m
+		}
+	}
 	var m [3][3]float64
 	for i := range 3 {
 		m[i] = in.CamXYZ[i]
@@ -205,6 +222,14 @@ func cameraXYZ(in libraw.Info) [3][3]float64 {
 	if m != ([3][3]float64{}) {
 		return m
 	}
+	m, _ = impliedCameraXYZ(in)
+	return m
+}
+
+// impliedCameraXYZ is the XYZ → camera RGB matrix LibRaw's rgb_cam and
+// pre_mul imply (cameraXYZ); ok false when rgb_cam is singular or pre_mul
+// not positive.
+func impliedCameraXYZ(in libraw.Info) (m [3][3]float64, ok bool) {
 	var rc colour.Mat3
 	for i := range 3 {
 		for k := range 3 {
@@ -213,7 +238,7 @@ func cameraXYZ(in libraw.Info) [3][3]float64 {
 	}
 	inv, ok := rc.Inverse()
 	if !ok || !(in.PreMul[0] > 0 && in.PreMul[1] > 0 && in.PreMul[2] > 0) {
-		return m
+		return m, false
 	}
 	camXYZ := inv.Mul(colour.SRGB.FromXYZ)
 	for i := range 3 {
@@ -221,7 +246,7 @@ func cameraXYZ(in libraw.Info) [3][3]float64 {
 			m[i][k] = camXYZ[i][k] / in.PreMul[i]
 		}
 	}
-	return m
+	return m, true
 }
 
 // maxPreviewWBResidual is the largest residual (RMS of ln R/G and ln B/G

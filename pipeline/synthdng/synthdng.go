@@ -101,8 +101,16 @@ type Spec struct {
 	ColorMatrix1 [3][3]float64
 	// AsShotNeutral is DNG AsShotNeutral (tag 50728): camera RGB of the scene
 	// neutral, max component 1, written as RATIONAL n/NeutralDenominator.
-	// All zero means NeutralFor(ColorMatrix1). Components must be > 0.
+	// All zero means NeutralFor(ColorMatrix1) times AnalogBalance,
+	// normalised to max 1. Components must be > 0.
 	AsShotNeutral [3]float64
+	// AnalogBalance is DNG AnalogBalance (tag 50727): the gains the camera
+	// applied to R, G, B before the values were stored, so that XYZ maps
+	// to stored camera values by AnalogBalance · ColorMatrix1 (DNG 1.6
+	// "Mapping Camera Color Space to CIE XYZ Space"); Scene gives stored
+	// values, gains included. Written as RATIONAL n/NeutralDenominator;
+	// all zero means no tag (unity). Components must be > 0.
+	AnalogBalance [3]float64
 	// BaselineExposure is DNG BaselineExposure (tag 50730) in EV, written as
 	// SRATIONAL n/BaselineExposureDenominator. Zero is written as 0.
 	BaselineExposure float64
@@ -239,8 +247,24 @@ func resolve(s Spec) (*resolved, error) {
 			}
 		}
 	}
+	if s.AnalogBalance != ([3]float64{}) {
+		for _, v := range s.AnalogBalance {
+			if !(v > 0) || v > 1e3 {
+				return nil, fmt.Errorf("synthdng: AnalogBalance %v must be positive", s.AnalogBalance)
+			}
+		}
+		r.AnalogBalance = QuantizeNeutral(s.AnalogBalance)
+	}
 	if s.AsShotNeutral == ([3]float64{}) {
 		r.neutral = NeutralFor(r.ColorMatrix1)
+		if ab := r.AnalogBalance; ab != ([3]float64{}) {
+			var n [3]float64
+			for i := range n {
+				n[i] = r.neutral[i] * ab[i]
+			}
+			k := max(n[0], n[1], n[2])
+			r.neutral = QuantizeNeutral([3]float64{n[0] / k, n[1] / k, n[2] / k})
+		}
 	} else {
 		r.neutral = QuantizeNeutral(s.AsShotNeutral)
 	}
@@ -490,7 +514,7 @@ func (r *resolved) fileTags(ifd0 *ifd, lay layout) (exif, gps *ifd, err error) {
 
 // dngColourTags adds IFD0's DNG tags: the versions, UniqueCameraModel, and
 // the colour calibration (ColorMatrix1 under D65, AsShotNeutral,
-// BaselineExposure) as fixed-denominator rationals.
+// AnalogBalance when set, BaselineExposure) as fixed-denominator rationals.
 func (r *resolved) dngColourTags(ifd0 *ifd) error {
 	ifd0.bytes(tifftag.DNGVersion, 1, 4, 0, 0)
 	ifd0.bytes(tifftag.DNGBackwardVersion, 1, 1, 0, 0)
@@ -516,6 +540,17 @@ func (r *resolved) dngColourTags(ifd0 *ifd) error {
 		asn[2*i], asn[2*i+1] = n, NeutralDenominator
 	}
 	ifd0.rationals(tifftag.AsShotNeutral, asn[:]...)
+	if ab := r.AnalogBalance; ab != ([3]float64{}) {
+		var v [6]uint32
+		for i := range ab {
+			n, err := fixedRational(ab[i], NeutralDenominator)
+			if err != nil {
+				return err
+			}
+			v[2*i], v[2*i+1] = n, NeutralDenominator
+		}
+		ifd0.rationals(tifftag.AnalogBalance, v[:]...)
+	}
 	be, err := fixedSRational(r.BaselineExposure, BaselineExposureDenominator)
 	if err != nil {
 		return err

@@ -142,6 +142,7 @@ const (
 	DefaultCropOrigin      = 50719
 	DefaultCropSize        = 50720
 	ColorMatrix1           = 50721
+	AnalogBalance          = 50727
 	AsShotNeutral          = 50728
 	BaselineExposure       = 50730
 	CalibrationIlluminant1 = 50778
@@ -263,6 +264,7 @@ var Tags = []Def{
 	{DefaultCropOrigin, "DefaultCropOrigin", DirImage},
 	{DefaultCropSize, "DefaultCropSize", DirImage},
 	{ColorMatrix1, "ColorMatrix1", DirImage},
+	{AnalogBalance, "AnalogBalance", DirImage},
 	{AsShotNeutral, "AsShotNeutral", DirImage},
 	{BaselineExposure, "BaselineExposure", DirImage},
 	{CalibrationIlluminant1, "CalibrationIlluminant1", DirImage},
