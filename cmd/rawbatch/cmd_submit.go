@@ -357,8 +357,9 @@ func deadJobReport(ctx context.Context, c *queue.Client, job queue.Job, err erro
 			jr.File.Kind = d.Kind
 		}
 		// The line names the file once: a worker's reason starts with it.
+		why := strings.TrimPrefix(strings.TrimPrefix(d.Reason, job.Input+": "), d.Kind+": ") // "refused: refused: ..." otherwise
 		reason = fmt.Sprintf("%s: in the dead letters (%s: %s); `rawbatch dead retry %s` queues it again",
-			job.Input, d.Kind, strings.TrimPrefix(d.Reason, job.Input+": "), job.ID)
+			job.Input, d.Kind, why, job.ID)
 	}
 	jr.File.Reason = batch.ReportText(reason)
 	return jr
