@@ -246,6 +246,11 @@ func (c *Client) refuse(err error) {
 	}
 }
 
+// IsRoleRefusal reports whether err is the broker refusing an operation
+// the client's role may not do (a NATS permission violation), as against
+// refusing the client itself (bad credentials or certificate).
+func IsRoleRefusal(err error) bool { return errors.Is(err, nats.ErrPermissionViolation) }
+
 // refusal returns err, or, when err is a call ended by a permission
 // violation (cancelled within the call timeout after the broker reported
 // one), the violation (wrapping ErrRefused, naming the subject).

@@ -236,9 +236,14 @@ func queueCommandKeys() []string {
 }
 
 // refusedError is err, of a client of the broker at url: when the broker
-// refused the client (credentials, certificate or role), one line that
-// says so and what to check; otherwise err naming the broker.
+// refused an operation of the client's role, one line that says so and
+// which credentials may; when it refused the client (credentials or
+// certificate), one line that says what to check; otherwise err naming
+// the broker.
 func refusedError(url string, err error) error {
+	if queue.IsRoleRefusal(err) {
+		return fmt.Errorf("%w (the role of these credentials may not do this: submit takes a submitter's creds, work work.creds, dead retry|purge admin.creds; docs/distributed.md, Security model)", err)
+	}
 	if errors.Is(err, queue.ErrRefused) {
 		return fmt.Errorf("%w (check --nats-creds and, for TLS, --nats-ca)", err)
 	}
