@@ -246,6 +246,19 @@ func (c *Client) refuse(err error) {
 	}
 }
 
+// MayQueueJobs returns an error wrapping ErrRefused when the client's
+// credentials carry the work role, which may not queue jobs
+// (rolePermissions), so that a submit stops before it plans (planning
+// creates OUTDIR and its records); nil for the submit and admin roles and
+// for credentials rawbatch did not write, whose permissions the broker
+// alone knows.
+func (c *Client) MayQueueJobs() error {
+	if c.role != "work" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is a worker's credentials, which may not queue jobs (submit takes a submitter's: submit.creds or submit-NAME.creds)", ErrRefused, c.o.Creds)
+}
+
 // IsRoleRefusal reports whether err is the broker refusing an operation
 // the client's role may not do (a NATS permission violation), as against
 // refusing the client itself (bad credentials or certificate).

@@ -171,6 +171,9 @@ func submitBatch(opts SubmitOptions, rep *reporter, sig *interrupts, rr *runRepo
 		return err
 	}
 	defer c.Close()
+	if err := c.MayQueueJobs(); err != nil {
+		return err
+	}
 	pb, err := planBatch(cfg, rep, sig, rr)
 	if err != nil {
 		return err
