@@ -16,6 +16,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
+	"github.com/rawbatch/rawbatch/pipeline"
 	"github.com/rawbatch/rawbatch/queue"
 )
 
@@ -380,8 +381,10 @@ func fileKind(err error) bool {
 
 // submitJob returns the job of task t, planned by r, in batch name. Its
 // id hashes the input's absolute path, size and time with its settings
-// hash (its preset's, when one applies), the output directory and the first output's path (the same file
-// submitted into two output directories is two jobs).
+// hash (its preset's, when one applies), each output's own hash (its
+// variant's format, size, quality, ...: pipeline.OutputHash), the output
+// directory and the first output's path: the same file submitted into two
+// output directories, or with other output settings, is two jobs.
 func submitJob(r *batch.Runner, t batch.Task, name string) (queue.Job, error) {
 	q := r.QueueTask(t)
 	payload, err := json.Marshal(q)
@@ -392,7 +395,11 @@ func submitJob(r *batch.Runner, t batch.Task, name string) (queue.Job, error) {
 	if in == "" {
 		in = t.Input
 	}
-	id := queue.JobID(in, t.Size, t.ModTime, q.SettingsHash+"\n"+r.OutDir+"\n"+t.Output)
+	key := q.SettingsHash
+	for _, v := range q.Settings.OutputVariants() {
+		key += "\n" + pipeline.OutputHash(q.SettingsHash, v)
+	}
+	id := queue.JobID(in, t.Size, t.ModTime, key+"\n"+r.OutDir+"\n"+t.Output)
 	return queue.Job{ID: id, Batch: name, Input: t.Input, OutDir: r.OutDir, Estimate: q.Estimate,
 		Class: queue.ClassOf(q.Estimate), Submitted: time.Now().UTC(), Submitter: hostPID(), Payload: payload}, nil
 }
