@@ -259,6 +259,11 @@ func (c *Client) MayQueueJobs() error {
 	return fmt.Errorf("%w: %s is a worker's credentials, which may not queue jobs (submit takes a submitter's: submit.creds or submit-NAME.creds)", ErrRefused, c.o.Creds)
 }
 
+// MayRetryDead reports whether the client's role may retry and purge dead
+// letters: the admin's, or credentials rawbatch did not write (or none),
+// whose permissions the broker alone knows.
+func (c *Client) MayRetryDead() bool { return c.role != "submit" && c.role != "work" }
+
 // IsRoleRefusal reports whether err is the broker refusing an operation
 // the client's role may not do (a NATS permission violation), as against
 // refusing the client itself (bad credentials or certificate).

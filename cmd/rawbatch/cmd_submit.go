@@ -362,8 +362,11 @@ func deadJobReport(ctx context.Context, c *queue.Client, job queue.Job, err erro
 		}
 		// The line names the file once: a worker's reason starts with it.
 		why := strings.TrimPrefix(strings.TrimPrefix(d.Reason, job.Input+": "), d.Kind+": ") // "refused: refused: ..." otherwise
-		reason = fmt.Sprintf("%s: in the dead letters (%s: %s); `rawbatch dead retry %s` queues it again",
-			job.Input, d.Kind, why, job.ID)
+		who := "`rawbatch dead retry %s` queues it again"
+		if !c.MayRetryDead() {
+			who = "an admin's `rawbatch dead retry %s` (admin.creds) queues it again"
+		}
+		reason = fmt.Sprintf("%s: in the dead letters (%s: %s); "+who, job.Input, d.Kind, why, job.ID)
 	}
 	jr.File.Reason = batch.ReportText(reason)
 	return jr
