@@ -65,7 +65,11 @@ func hdrToneRow(sat rowKernel, c look.Curve) rowKernel {
 			}
 		}
 	}
-	h := look.NewHDRTone(c)
+	return hdrRows(sat, look.NewHDRTone(c))
+}
+
+// hdrRows is hdrToneRow's kernel with the curve's HDR rendition h.
+func hdrRows(sat rowKernel, h look.HDRTone) rowKernel {
 	return func(px []float32) {
 		if sat != nil {
 			sat(px)

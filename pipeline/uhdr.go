@@ -40,11 +40,11 @@ type uhdrTone struct {
 // uhdrToneOf returns j's uhdrTone.
 func (j *job) uhdrToneOf() uhdrTone {
 	c := j.toneCurve()
-	t := uhdrTone{hdr: hdrToneRow(nil, c), gamut: j.settings.compressGamut()}
-	if c != nil {
-		t.lut = look.ToneLUT(c)
+	if c == nil {
+		return uhdrTone{hdr: hdrToneRow(nil, nil), gamut: j.settings.compressGamut()}
 	}
-	return t
+	h := look.NewHDRTone(c) // its table serves the SDR base too
+	return uhdrTone{lut: h.LUT(), hdr: hdrRows(nil, h), gamut: j.settings.compressGamut()}
 }
 
 // uhdrAutoHeadroom is the headroom in stops an Ultra HDR variant takes

@@ -97,6 +97,10 @@ func NewHDRTone(c Curve) HDRTone {
 	return HDRTone{lut: ToneLUT(c), Knee: float32(knee), Gain: float32(gain)}
 }
 
+// LUT is T tabulated for ToneRows (ToneLUT of the curve), which the SDR
+// rendition of the same image can share.
+func (h HDRTone) LUT() []float32 { return h.lut }
+
 // at returns H(v) for v ≥ 0.
 func (h HDRTone) at(v float32) float32 {
 	if v > h.Knee {
