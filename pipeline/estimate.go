@@ -204,8 +204,9 @@ func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory 
 }
 
 // encoderCost returns a format's quantised bytes per pixel and its
-// encoder's working memory per pixel and fixed: JPEG (libjpeg-turbo: its
-// optimised tables' coefficients, 6, 4 or 3 bytes at 444, 422, 420), 16-bit PNG (image/png and zlib at BestSpeed, measured 2 bytes per
+// encoder's working memory per pixel and fixed for a w×h image: JPEG
+// (libjpeg-turbo: its optimised tables' coefficients, 6, 4 or 3 bytes at
+// 444, 422, 420, none above jpegturbo.OptimizeMaxPixels), 16-bit PNG (image/png and zlib at BestSpeed, measured 2 bytes per
 // pixel and about 1 MiB), 16-bit TIFF (streamed: no quantised image, one
 // strip and the write buffer), WebP (libwebp: the
 // RGBA copy and about 4 bytes per pixel of its own, plus 2 MiB when the
@@ -216,7 +217,7 @@ func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory 
 // encoders' in wholeFrameBytes). A compressed TIFF holds its compressed
 // strips until the IFD is written (the output is not seekable): counted
 // as 1.5 times the uncompressed samples, LZW's worst case on noise.
-func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
+func encoderCost(v Variant, w, h int) (quant int, perPixel float64, fixed int64) {
 	var held float64
 	if v.Compress != "" && v.Compress != "none" {
 		held = 1.5 * 3
@@ -236,7 +237,7 @@ func encoderCost(v Variant) (quant int, perPixel float64, fixed int64) {
 	case "png8":
 		return 4, 1, 1 << 20
 	case "jpeg": // libjpeg-turbo: coefficients for optimised Huffman tables, tables, row and output buffers
-		return 4, encode.JPEGCoefficientBytes(v.Normal().Subsampling, v.Normal().Quality), 1 << 20
+		return 4, encode.JPEGCoefficientBytes(w, h, v.Normal().Subsampling, v.Normal().Quality), 1 << 20
 	case "uhdr": // the base's RGBA image; the encoders': wholeFrameBytes
 		return 4, 0, 1 << 20
 	case "avif", "jxl": // whole-frame encoders: wholeFrameBytes, by the image's size
@@ -273,6 +274,6 @@ func wholeFrameBytes(v Variant, w, h int) int64 {
 // encoderCost's per-pixel and fixed bytes and a whole-frame format's
 // wholeFrameBytes.
 func encoderBytes(v Variant, w, h int) int64 {
-	_, e, fixed := encoderCost(v)
+	_, e, fixed := encoderCost(v, w, h)
 	return int64(e*float64(w)*float64(h)) + fixed + wholeFrameBytes(v, w, h)
 }

@@ -20,7 +20,7 @@ var encodeStage = Stage{Name: "encode", Scope: PerVariant, Kind: IO, Version: 1,
 // format's wholeFrameBytes), and it lets go of the quantised image, or for a streamed format (streamedRows) of the
 // float image when floatFreed says so.
 func encodeCost(m memCtx) StepMemory {
-	q, e, ef := encoderCost(m.v)
+	q, e, ef := encoderCost(m.v, m.step.W, m.step.H)
 	if streamedRows(m) {
 		q = 0
 	}
@@ -106,11 +106,18 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		v.gainMap = nil
 	case "jpeg":
 		o := encode.JPEGOptions{Quality: quality, Subsampling: v.spec.Variant.Subsampling}
-		// libjpeg's coefficient buffer (encode.JPEGCoefficientBytes) is C
-		// memory, which cannot reuse the pages of Go's garbage: give them
-		// back first, as before LibRaw's allocations, so the peak follows
-		// the estimate (TestEstimateCalibration, canon_eos_6d.dng).
-		j.giveBack()
+		// libjpeg's coefficient buffer (encode.JPEGCoefficientBytes, for
+		// images with optimised tables) is C memory, which cannot reuse
+		// the pages of Go's garbage: give them back first, as before
+		// LibRaw's allocations, so the peak follows the estimate
+		// (TestEstimateCalibration, canon_eos_6d.dng).
+		w, h := v.rows8.W, v.rows8.H
+		if v.rows8.Bands.Fill == nil {
+			w, h = v.quant.Bounds().Dx(), v.quant.Bounds().Dy()
+		}
+		if encode.JPEGCoefficientBytes(w, h, o.Subsampling, quality) > 0 {
+			j.giveBack()
+		}
 		if v.rows8.Bands.Fill != nil {
 			err = encode.JPEGRows(bw, v.rows8, o, icc, md)
 			v.rows8 = encode.RowsRGB8{}

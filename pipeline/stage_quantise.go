@@ -23,7 +23,7 @@ var quantiseStage = Stage{Name: "quantise", Scope: PerVariant, Kind: Pointwise, 
 // the float image is let go (a streamed one's at encode) when floatFreed
 // says so.
 func quantiseCost(m memCtx) StepMemory {
-	q, _, _ := encoderCost(m.v)
+	q, _, _ := encoderCost(m.v, m.step.W, m.step.H)
 	if streamedRows(m) {
 		bpp := 3
 		if bits16(m.v.Format) {

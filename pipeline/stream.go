@@ -518,7 +518,7 @@ func leadEncoderBytes(m memCtx) int64 {
 			if w, h := v.Fit(m.step.W, m.step.H); w != m.step.W || h != m.step.H || v.Format != f {
 				continue
 			}
-			_, e, fixed := encoderCost(v)
+			_, e, fixed := encoderCost(v, m.step.W, m.step.H)
 			lead = max(lead, int64(e*float64(m.px()))+fixed)
 		}
 		if lead > 0 {

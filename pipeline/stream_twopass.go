@@ -420,7 +420,7 @@ func storedReleased(stored int64, m memCtx) int64 {
 	if len(vs) != 1 {
 		return 0 // several variants: every pass but the last reads them all
 	}
-	_, e, _ := encoderCost(vs[0])
+	_, e, _ := encoderCost(vs[0], m.step.W, m.step.H)
 	coef := int64(e * float64(m.step.W) * float64(m.step.H))
 	return max(0, min(stored, coef)-stored/8)
 }

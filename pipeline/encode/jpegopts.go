@@ -52,12 +52,16 @@ func jpegSampling(s string, q int) (h, v int, err error) {
 }
 
 // JPEGCoefficientBytes is libjpeg's whole-image coefficient buffer in
-// bytes per image pixel at subsampling s ("" for the default at quality
-// q): 6 at 444, 4 at 422, 3 at 420 (2 bytes per DCT coefficient, one
-// coefficient per sample of the luma and the two chroma planes), kept
-// until the end for the optimised Huffman tables. An unknown s counts as
-// 444, the largest.
-func JPEGCoefficientBytes(s string, q int) float64 {
+// bytes per image pixel for a width×height image at subsampling s (""
+// for the default at quality q): 6 at 444, 4 at 422, 3 at 420 (2 bytes
+// per DCT coefficient, one coefficient per sample of the luma and the two
+// chroma planes), kept until the end for the optimised Huffman tables; 0
+// for an image written with the standard tables (more than
+// jpegturbo.OptimizeMaxPixels). An unknown s counts as 444, the largest.
+func JPEGCoefficientBytes(width, height int, s string, q int) float64 {
+	if !jpegturbo.Optimized(width, height) {
+		return 0
+	}
 	h, v, err := jpegSampling(s, q)
 	if err != nil {
 		h, v = 1, 1
@@ -68,7 +72,8 @@ func JPEGCoefficientBytes(s string, q int) float64 {
 // JPEGWorkingBytes is the JPEG encoder's memory in bytes for a
 // width×height image at subsampling s ("" for the default at quality q):
 // libjpeg's whole-image coefficient buffer for its optimised Huffman
-// tables (6, 4 or 3 bytes per pixel at 444, 422, 420) and about 320 KiB
+// tables (6, 4 or 3 bytes per pixel at 444, 422, 420; none above
+// jpegturbo.OptimizeMaxPixels) and about 320 KiB
 // fixed, plus JPEGRows' row buffer (48 bytes per pixel of width).
 func JPEGWorkingBytes(width, height int, s string, q int) int64 {
 	h, v, err := jpegSampling(s, q)

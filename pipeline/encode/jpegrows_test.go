@@ -304,26 +304,33 @@ func TestNoStdlibJPEGEncoder(t *testing.T) {
 }
 
 // TestJPEGWorkingBytes: the estimate is 6, 4 and 3 bytes per pixel at
-// 444, 422 and 420, plus a little.
+// 444, 422 and 420, plus a little, for an image with optimised tables
+// (2048×2048), and under 1 MiB for a 24 MP one (standard tables).
 func TestJPEGWorkingBytes(t *testing.T) {
 	for s, per := range map[string]float64{"444": 6, "422": 4, "420": 3} {
-		got := float64(JPEGWorkingBytes(6000, 4000, s, 90)) / 24e6
-		if math.Abs(got-per) > 0.05 {
+		got := float64(JPEGWorkingBytes(2048, 2048, s, 90)) / (2048 * 2048)
+		if math.Abs(got-per) > 0.15 {
 			t.Errorf("%s: %.3f bytes per pixel, want about %g", s, got, per)
 		}
+		if got := JPEGWorkingBytes(6000, 4000, s, 90); got > 1<<20 {
+			t.Errorf("%s at 24 MP: %d bytes, want no coefficient buffer", s, got)
+		}
 	}
-	if JPEGWorkingBytes(6000, 4000, "", 90) != JPEGWorkingBytes(6000, 4000, "444", 90) {
+	if JPEGWorkingBytes(2048, 2048, "", 90) != JPEGWorkingBytes(2048, 2048, "444", 90) {
 		t.Error("default at quality 90 is not 444's")
 	}
 }
 
 func TestJPEGCoefficientBytes(t *testing.T) {
 	for s, want := range map[string]float64{"444": 6, "422": 4, "420": 3, "": 6, "bad": 6} {
-		if got := JPEGCoefficientBytes(s, 90); got != want {
+		if got := JPEGCoefficientBytes(2048, 2048, s, 90); got != want {
 			t.Errorf("%q: %g bytes per pixel, want %g", s, got, want)
 		}
+		if got := JPEGCoefficientBytes(6000, 4000, s, 90); got != 0 {
+			t.Errorf("%q at 24 MP: %g bytes per pixel, want 0 (standard tables)", s, got)
+		}
 	}
-	if got := JPEGCoefficientBytes("", 80); got != 3 {
+	if got := JPEGCoefficientBytes(2048, 2048, "", 80); got != 3 {
 		t.Errorf("default at 80: %g, want 3 (420)", got)
 	}
 }

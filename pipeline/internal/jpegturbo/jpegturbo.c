@@ -77,7 +77,7 @@ rb_jpeg *rb_jpeg_new(void) {
 	return j;
 }
 
-int rb_jpeg_start(rb_jpeg *j, uintptr_t writer, int width, int height, int quality, int h_samp, int v_samp, int gray) {
+int rb_jpeg_start(rb_jpeg *j, uintptr_t writer, int width, int height, int quality, int h_samp, int v_samp, int gray, int optimize) {
 	if (!j->created) return 1;
 	if (setjmp(j->jb)) return 1;
 	j->msg[0] = 0;
@@ -91,7 +91,7 @@ int rb_jpeg_start(rb_jpeg *j, uintptr_t writer, int width, int height, int quali
 	j->c.in_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
 	jpeg_set_defaults(&j->c); // YCbCr (or one grey component), baseline Huffman, JFIF APP0 off below
 	jpeg_set_quality(&j->c, quality, TRUE);
-	j->c.optimize_coding = TRUE;
+	j->c.optimize_coding = optimize ? TRUE : FALSE;
 	j->c.write_JFIF_header = FALSE; // APP1 Exif comes right after SOI
 	j->c.comp_info[0].h_samp_factor = h_samp;
 	j->c.comp_info[0].v_samp_factor = v_samp;

@@ -31,7 +31,7 @@ typedef struct {
 } rb_jpeg;
 
 rb_jpeg *rb_jpeg_new(void);
-int rb_jpeg_start(rb_jpeg *j, uintptr_t writer, int width, int height, int quality, int h_samp, int v_samp, int gray);
+int rb_jpeg_start(rb_jpeg *j, uintptr_t writer, int width, int height, int quality, int h_samp, int v_samp, int gray, int optimize);
 int rb_jpeg_marker(rb_jpeg *j, int code, const unsigned char *data, unsigned int len);
 int rb_jpeg_rows(rb_jpeg *j, unsigned char *rows, int n, size_t stride);
 int rb_jpeg_finish(rb_jpeg *j);

@@ -276,6 +276,47 @@ func TestWorkingBytes(t *testing.T) {
 	}
 }
 
+// TestStandardTablesHoldNoImage: an image of more than OptimizeMaxPixels
+// gets the standard Huffman tables, so libjpeg holds no whole-image
+// coefficient buffer (it would be 6 bytes a pixel at 4:4:4), and the
+// file decodes to the image.
+func TestStandardTablesHoldNoImage(t *testing.T) {
+	const w, h = 2600, 1700
+	if Optimized(w, h) || !Optimized(2048, 2048) {
+		t.Fatalf("Optimized(%d, %d) = %v, Optimized(2048, 2048) = %v", w, h, Optimized(w, h), Optimized(2048, 2048))
+	}
+	rows := gradient(w, h)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var out bytes.Buffer
+	before := cHeapInUse()
+	if err := c.Start(&out, w, h, Options{Quality: 90, HSamp: 1, VSamp: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeAll(c, w, h, rows); err != nil {
+		t.Fatal(err)
+	}
+	held := cHeapInUse() - before
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if est := WorkingBytes(w, h, 1, 1); held > est || est > 1<<20 {
+		t.Errorf("held %d bytes before Finish, estimate %d: want no coefficient buffer (%d bytes)", held, est, 6*w*h)
+	}
+	img, err := jpeg.Decode(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Fatalf("decoded %v", b)
+	}
+}
+
 // TestParallel: compressors on several goroutines at once keep their
 // images apart.
 func TestParallel(t *testing.T) {
