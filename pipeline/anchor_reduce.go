@@ -36,13 +36,16 @@ type anchorCFA struct {
 // the CFA data (anchorCFA) rather than from the demosaiced image: the
 // anchor or camera look measures a kept preview, and nothing between the
 // demosaic and the anchor changes the brightness a cell's mean sees
-// beyond what the CFA gives: no lensfun correction for the file (its
-// vignetting gains and geometry), no DNG OpcodeList3 (applied to camera
-// RGB); and cells (the camera look's: sub-cells) of at least minCFACell
-// photosites a side in the w×h region measured, so that each holds
-// several samples of every colour.
+// beyond what the CFA gives and the cells can be given: no DNG
+// OpcodeList3 (applied to camera RGB); and cells (the camera look's:
+// sub-cells) of at least minCFACell photosites a side in the w×h region
+// measured, so that each holds several samples of every colour.
 // Highlight reconstruction only changes clipped cells, which the anchor
-// leaves out; denoise and capture sharpening keep the means.
+// leaves out; denoise and capture sharpening keep the means. A lensfun
+// correction's vignetting gains are applied to the cells
+// (anchorVignette); its geometry (distortion, TCA, the auto-scale) is
+// left out of both sides: neither the cells nor the preview they are
+// compared with are warped, so the two stay aligned as when both are.
 func anchorFromCFA(j *job, w, h int) bool {
 	if anchorStoredRows || j.preview == nil || !j.settings.needsPreview() {
 		return false
@@ -56,13 +59,63 @@ func anchorFromCFA(j *job, w, h int) bool {
 	if w < minCFACell*gw || h < minCFACell*gh {
 		return false
 	}
-	if lensStage.Active(j.settings) && !lensIdle(j) {
-		return false
-	}
 	if hd := j.hdr; opcodesActive(j.settings) && hd != nil && hd.OpcodeLists != nil && hd.OpcodeLists.Length[2] > 0 {
 		return false
 	}
 	return true
+}
+
+// anchorVignette is a lensfun vignetting correction's gains for the
+// anchor's CFA cells (lens.NodeGainsCompact's node rows: gains of gc
+// channels a pixel of each node row ys of a w×h image in the sensor's
+// frame, the region the cells cover).
+type anchorVignette struct {
+	gains []float32
+	gc    int
+	ys    []int
+	w, h  int
+}
+
+// at is the gain of each channel (R, G, B) at pixel (x, y) of the w×h
+// image, interpolated between the node rows as the lens stage does.
+func (v *anchorVignette) at(x, y int) [3]float32 {
+	x, y = min(max(x, 0), v.w-1), min(max(y, 0), v.h-1)
+	k := 0
+	for k+1 < len(v.ys) && v.ys[k+1] <= y {
+		k++
+	}
+	k1 := min(k+1, len(v.ys)-1)
+	var t float32
+	if v.ys[k1] > v.ys[k] {
+		t = float32(y-v.ys[k]) / float32(v.ys[k1]-v.ys[k])
+	}
+	var g [3]float32
+	for c := range 3 {
+		i := x*v.gc + min(c, v.gc-1)
+		a, b := v.gains[k*v.w*v.gc+i], v.gains[k1*v.w*v.gc+i]
+		g[c] = a + t*(b-a)
+	}
+	return g
+}
+
+// devignette multiplies each fine cell's sums by the gains v at the
+// cell's centre (the gains vary over tens of cells: a cell's mean gain is
+// its centre's within rounding). Clipped counts stay: a clipped sample is
+// left out of the anchor whatever its gain.
+func (g *anchorCFA) devignette(v *anchorVignette) {
+	fw, fh := g.Sub*g.GW, g.Sub*g.GH
+	for fy := range fh {
+		cy := (fy*g.H/fh + (fy+1)*g.H/fh) / 2
+		cy = cy * v.h / max(1, g.H)
+		for fx := range fw {
+			cx := (fx*g.W/fw + (fx+1)*g.W/fw) / 2
+			gain := v.at(cx*v.w/max(1, g.W), cy)
+			o := 3 * (fy*fw + fx)
+			for c := range 3 {
+				g.sum[o+c] *= float64(gain[c])
+			}
+		}
+	}
 }
 
 // minCFACell is the smallest cell side, in photosites, the anchor

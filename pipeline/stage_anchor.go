@@ -23,7 +23,7 @@ import (
 // the anchor sees (anchor_reduce.go; within 0.05 EV of the demosaiced
 // image's on the corpus). Version 4: with a sidecar's white balance the
 // cells are measured with the as-shot one (anchorWBGains).
-var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 4, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
+var anchorStage = Stage{Name: "exposure-anchor", Scope: PerFile, Kind: Spatial, Version: 5, Cost: anchorCost, Active: Settings.needsPreview, run: stageExposureAnchor,
 	Band: anchorBand} // stream_twopass.go
 
 // anchorClip is the camera value (1 = the white level after white
@@ -77,8 +77,11 @@ type exposureState struct {
 	// also when the fit fell back).
 	cameraLook *look.CameraLook
 	// cfaGrid, when not nil, is the CFA data reduced for the anchor
-	// (anchor_reduce.go), measured instead of the demosaiced image.
-	cfaGrid *anchorCFA
+	// (anchor_reduce.go), measured instead of the demosaiced image;
+	// vignette, when not nil, the lens correction's vignetting gains,
+	// applied to it before it is measured.
+	cfaGrid  *anchorCFA
+	vignette *anchorVignette
 }
 
 // exposureEV is the EV the exposure stage applies: ExposureEV (--exposure
@@ -99,6 +102,10 @@ func (j *job) baselineOffset() float64 {
 
 func stageExposureAnchor(_ context.Context, j *job) error {
 	base := j.exposureBase()
+	if j.cfaGrid != nil && j.vignette != nil {
+		j.cfaGrid.devignette(j.vignette)
+	}
+	j.vignette = nil
 	var note string
 	if j.settings.Look == LookCamera {
 		note = j.fitCameraLook()

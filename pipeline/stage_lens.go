@@ -256,8 +256,16 @@ func stageLens(ctx context.Context, j *job) error {
 	}
 	m, lc := st.m, st.lc
 	if m.Applied&lensfun.Vignetting != 0 {
-		if err := lens.Devignette(m.Devignette, j.camera, w, h); err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
+		err := lens.Devignette(m.Devignette, j.camera, w, h)
+		if err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
 			return fmt.Errorf("lens correction: %w", err)
+		}
+		if err == nil && j.cfaGrid != nil {
+			gains, gc, ys, err := lens.NodeGainsCompact(m.Devignette, w, h)
+			if err != nil {
+				return fmt.Errorf("lens correction: %w", err)
+			}
+			j.vignette = &anchorVignette{gains: gains, gc: gc, ys: ys, w: w, h: h}
 		}
 	}
 	if m.Applied&(lensfun.Distortion|lensfun.TCA) == 0 {
@@ -274,6 +282,9 @@ func stageLens(ctx context.Context, j *job) error {
 	// so the peak stays the lens step's (lensCost;
 	// TestEstimateCalibrationLensWhole).
 	j.giveBack()
+	if j.cfaGrid != nil {
+		return nil // the anchor's cells are not warped: nor is the preview
+	}
 	if err := j.lensPreview(ctx, st.db, st.lens, st.cam.CropFactor, st.lk, m.Applied&^lensfun.Vignetting); err != nil {
 		return fmt.Errorf("lens correction of the embedded preview: %w", err)
 	}
@@ -379,6 +390,10 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 	}
 	var skipped error // the vignetting not applied (implausible gains)
 	var preview *look.Preview
+	var vignette *anchorVignette
+	// The anchor measures the CFA data: its cells get the vignetting
+	// gains and neither they nor the preview the geometry.
+	cfa := anchorFromCFA(j, sw, sh)
 	if m := st.m; m != nil {
 		if m.Applied&lensfun.Vignetting != 0 {
 			gains, gc, ys, err := lens.NodeGainsCompact(m.Devignette, sw, sh)
@@ -390,6 +405,9 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 				return nil, false
 			default:
 				b.SetGains(gains, gc, ys)
+				if cfa {
+					vignette = &anchorVignette{gains: gains, gc: gc, ys: ys, w: sw, h: sh}
+				}
 			}
 		}
 		if fix := m.Applied &^ lensfun.Vignetting; fix != 0 {
@@ -404,7 +422,7 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 			if !ok || d > lensMaxShift(max(w, h)) {
 				return nil, false
 			}
-			if j.preview != nil {
+			if j.preview != nil && !cfa {
 				p, ok, err := lensPreviewFixed(context.Background(), st.db, st.lens, st.cam.CropFactor, st.lk, fix, *j.preview)
 				if err != nil {
 					return nil, false
@@ -424,6 +442,7 @@ func lensBand(j *job, s *stream) (bandPrepare, bool) {
 		if preview != nil {
 			*j.preview = *preview
 		}
+		j.vignette = vignette
 		if b.Empty() {
 			return nil
 		}

@@ -382,10 +382,9 @@ func twoPassPredicted(fi FileInfo, s Settings) bool {
 }
 
 // anchorCFAPredicted reports whether, as far as the header tells, the
-// anchor of a streamed file measures its CFA data (anchorFromCFA): no
-// lens named for lensfun (a lens it does not know is predicted two-pass,
-// the larger estimate), cells (the camera look's sub-cells) of at least
-// minCFACell photosites (the grid taken as GridSize of the image). A streamed file has no
+// anchor of a streamed file measures its CFA data (anchorFromCFA): cells
+// (the camera look's sub-cells) of at least minCFACell photosites (the
+// grid taken as GridSize of the image). A streamed file has no
 // OpcodeList3.
 func anchorCFAPredicted(fi FileInfo, s Settings) bool {
 	w, h := fi.Width, fi.Height
@@ -400,7 +399,7 @@ func anchorCFAPredicted(fi FileInfo, s Settings) bool {
 	if max(w, h) < minCFACell*gw || min(w, h) < minCFACell*gh {
 		return false
 	}
-	return !anchorStoredRows && (!lensStage.Active(s) || lensNamed(fi.Header, s) == "")
+	return !anchorStoredRows
 }
 
 // twoPassReleaseHook, when set (tests), is called with the number of
