@@ -45,18 +45,14 @@ func highlightsBand(j *job, _ *stream) (bandPrepare, bool) {
 	}, true
 }
 
-// highlightsCost: reconstruct's clipped flag per row (1 byte a row), its
-// box sums (2r+1 rows in a ring plus a prefix and a vertical sum, 40
-// bytes a pixel of a row each: 40·(2r+3)·W, r =
-// highlight.ReconstructRadius) and two rows as the demosaic made them (24
-// bytes a pixel of a row); clip works in place.
+// highlightsCost: reconstruct's flags, box sums and two rows as the
+// demosaic made them (highlight.ReconstructorBytes: about 16·(2r+5)·W
+// bytes, r = highlight.ReconstructRadius); clip works in place.
 func highlightsCost(m memCtx) StepMemory {
 	if m.s.highlights() != HighlightsReconstruct {
 		return noBuffers(m)
 	}
-	w, h := int64(m.step.W), int64(m.step.H)
-	r := int64(highlight.ReconstructRadius(m.step.W, m.step.H))
-	return StepMemory{Scratch: h + 40*(2*r+3)*w + 24*w}
+	return StepMemory{Scratch: highlight.ReconstructorBytes(m.step.W, m.step.H)}
 }
 
 func stageHighlights(_ context.Context, j *job) error {

@@ -533,8 +533,8 @@ func leadEncoderBytes(m memCtx) int64 {
 // image (the orientation is the file's): the window of rows (see
 // stream.start: the encoder's band, the band stages' lookahead and a
 // demosaic band, rounded up to whole demosaic bands; 12 bytes a pixel),
-// reconstruct's box sums (40 bytes a pixel of 2r+1 rows and two more
-// rows, a flag a row), the sharpener's luminance (a demosaic band and 4
+// reconstruct's box sums (highlight.ReconstructorBytes for rows of L
+// pixels), the sharpener's luminance (a demosaic band and 4
 // radii of rows, 4 bytes a pixel), the lens's rows and tables
 // (lensStreamRows, lensStreamBytes).
 func streamBufferBytes(m memCtx) int64 {
@@ -544,7 +544,7 @@ func streamBufferBytes(m memCtx) int64 {
 	if m.s.highlights() == HighlightsReconstruct {
 		r := highlight.ReconstructRadius(w, h)
 		la += 2 * r
-		box = 40*int64(2*r+3)*long + int64(max(w, h))
+		box = highlight.ReconstructorBytes(int(long), int(long))
 	}
 	var lum int64
 	if m.s.captureSharpenActive() {

@@ -95,41 +95,86 @@ func Reconstruct(pix []float32, w, h int, threshold float32) []float32 {
 // bottom, for a conversion that streams its image in row bands: Rows
 // finishes the next rows in place, reading rows up to Lookahead below
 // the last one, so only those rows need be held. The result is the same
-// for any split of the image into calls of Rows. Memory: the clipped
-// flag of each row (h bytes) and, once a clipped pixel is near, the box
-// sums of 2·radius+1 rows (40 bytes a pixel of a row each) and two rows
-// more, and two image rows as the demosaic made them (12 bytes a pixel of
-// a row each) for the shoulder's 3×3 neighbourhood.
+// for any split of the image into calls of Rows.
+//
+// The box sums: each pixel's features (its chromaticity when it is
+// unclipped and bright, in fixed point, and the two counts) are summed
+// down each column over the rows of the box (col: a row is added as it
+// enters the window of 2r+1 rows and subtracted as it leaves), then
+// across the box's columns for each pixel that reads them. The sums are
+// integers, so they are exact whatever the order of the additions. Only
+// pixels whose peak is above threshold − blendBand read them, so only
+// the columns within r of such a pixel on a row within r are summed: the
+// rows' blocks of blockW columns holding one are flagged (hot), and a
+// row enters the column sums on the blocks within r of a flagged block of
+// the rows within r of it (need).
+//
+// Memory: the flagged blocks of each row (h·⌈w/(64·blockW)⌉·8 bytes)
+// and, once such a pixel is near, the features of 2r+1 rows (16 bytes a
+// pixel of a row each), the column sums (32 bytes a pixel of a row), and
+// two image rows as the demosaic made them (12 bytes a pixel of a row
+// each) for the shoulder's 3×3 neighbourhood: ReconstructorBytes.
 type Reconstructor struct {
 	w, h, r int
 	thr     float32
-	// flagged rows (0..flagged−1) have clippedRow set: the row has a
-	// pixel at or above the threshold.
-	clippedRow []bool
-	flagged    int
+	// hot holds words bits a row for the flagged rows (0..flagged−1):
+	// bit b is set when block b (columns b·blockW to (b+1)·blockW−1)
+	// has a pixel whose peak is above thr − blendBand.
+	hot     []uint64
+	words   int
+	flagged int
 	// next is the first row not finished.
 	next int
-	// The box sums (see Reconstruct): ring holds the horizontal sums of
-	// the rows in the window (valid marks those computed; a row is
-	// computed only when a clipped row lies within r of it, since only a
-	// clipped pixel reads the sums), vert their running vertical sum,
-	// inWin how many rows in it are valid; added is the next row to enter
-	// the window.
-	ring   [][][5]float64
-	valid  []bool
-	prefix [][5]float64
-	vert   [][5]float64
-	inWin  int
-	added  int
+	// The window's rows removed..added−1 are summed in col. feat holds
+	// the features of the rows in it (row k at k mod 2r+1) on the blocks
+	// need (the same ring) marks, those on which the row is in col.
+	feat           [][]feature
+	need           [][]uint64
+	col            []colSum
+	added, removed int
+	// union: scratch for need (words).
+	union []uint64
 	// orig holds rows y−1 and y as the demosaic made them while row y is
 	// finished: sceneLevel reads the 3×3 neighbourhood.
 	orig [2][]float32
 }
 
+// blockW is the width in columns of the blocks in which Reconstructor
+// marks where pixels that read the box sums lie.
+const blockW = 16
+
+// fixOne is 1 in the fixed point of the features' chromaticities (at
+// most 1): 2³⁰, so that a float32 chromaticity at or above 2⁻⁷ converts
+// exactly and the sums of a box (at most 65² pixels) fit an int64 and
+// convert exactly to float64.
+const fixOne = 1 << 30
+
+// feature is a pixel's contribution to the box sums: its chromaticity
+// v / max(v) times fixOne (3), and the count of unclipped bright pixels
+// plus countUnclipped times the count of unclipped pixels (each 0 or 1).
+type feature [4]int32
+
+// colSum is a sum of features: chromaticities and the two counts (a box
+// holds at most 65² pixels, fewer than countUnclipped).
+type colSum [4]int64
+
+// countUnclipped is the place of the count of unclipped pixels in a
+// feature's fourth value.
+const countUnclipped = 1 << 16
+
+// ReconstructorBytes is what a Reconstructor of a w×h image holds at
+// most, in bytes (see Reconstructor).
+func ReconstructorBytes(w, h int) int64 {
+	r, w64 := int64(ReconstructRadius(w, h)), int64(w)
+	words := int64((w + 64*blockW - 1) / (64 * blockW))
+	return 8*words*(int64(h)+2*r+2) + 16*(2*r+1)*w64 + 32*w64 + 24*w64
+}
+
 // NewReconstructor returns the row-by-row Reconstruct of a w×h image
 // (w, h > 0) with the given threshold.
 func NewReconstructor(w, h int, threshold float32) *Reconstructor {
-	return &Reconstructor{w: w, h: h, r: ReconstructRadius(w, h), thr: threshold, clippedRow: make([]bool, h)}
+	words := (w + 64*blockW - 1) / (64 * blockW)
+	return &Reconstructor{w: w, h: h, r: ReconstructRadius(w, h), thr: threshold, words: words, hot: make([]uint64, h*words)}
 }
 
 // Lookahead is how many rows below the last row a call of Rows finishes
@@ -160,7 +205,7 @@ func (rc *Reconstructor) Rows(y1 int, row func(y int) []float32) {
 		if y == 0 {
 			copy(rc.orig[0], cur)
 		}
-		if rc.clippedRow[y] {
+		if rc.clipped(y) {
 			below := rc.orig[1]
 			if y+1 < rc.h {
 				below = row(y + 1)
@@ -172,106 +217,176 @@ func (rc *Reconstructor) Rows(y1 int, row func(y int) []float32) {
 	rc.next = max(rc.next, y1)
 }
 
-// flag sets clippedRow of the rows up to y1−1.
-func (rc *Reconstructor) flag(y1 int, row func(y int) []float32) {
-	for ; rc.flagged < y1; rc.flagged++ {
-		p := row(rc.flagged)
-		for i := 0; i+2 < len(p); i += 3 {
-			if max(p[i], p[i+1], p[i+2]) > rc.thr-blendBand {
-				rc.clippedRow[rc.flagged] = true
-				break
-			}
-		}
-	}
+// hotRow is row y's flagged blocks.
+func (rc *Reconstructor) hotRow(y int) []uint64 {
+	return rc.hot[y*rc.words : (y+1)*rc.words : (y+1)*rc.words]
 }
 
-// nearClipped reports whether a row within r of y is clipped (all of
-// them flagged).
-func (rc *Reconstructor) nearClipped(y int) bool {
-	for k := max(0, y-rc.r); k <= min(rc.h-1, y+rc.r); k++ {
-		if rc.clippedRow[k] {
+// clipped reports whether row y has a pixel whose peak is above
+// thr − blendBand.
+func (rc *Reconstructor) clipped(y int) bool {
+	for _, b := range rc.hotRow(y) {
+		if b != 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// slide moves the box window to rows y−r .. y+r (those that exist).
+// flag marks the hot blocks of the rows up to y1−1.
+func (rc *Reconstructor) flag(y1 int, row func(y int) []float32) {
+	lo := rc.thr - blendBand
+	for ; rc.flagged < y1; rc.flagged++ {
+		p := row(rc.flagged)[:3*rc.w]
+		bits := rc.hotRow(rc.flagged)
+		for b := 0; b*blockW < rc.w; b++ {
+			q := p[3*b*blockW : 3*min(rc.w, (b+1)*blockW)]
+			for i := 0; i+2 < len(q); i += 3 {
+				if max(q[i], q[i+1], q[i+2]) > lo {
+					bits[b/64] |= 1 << (b % 64)
+					break
+				}
+			}
+		}
+	}
+}
+
+// slide moves the window of the column sums to rows y−r .. y+r (those
+// that exist).
 func (rc *Reconstructor) slide(y int, row func(y int) []float32) {
 	win := 2*rc.r + 1
-	if rc.ring == nil {
-		rc.valid = make([]bool, win)
-		rc.vert = make([][5]float64, rc.w)
-		rc.prefix = make([][5]float64, rc.w+1)
-		rc.ring = make([][][5]float64, win)
+	if rc.need == nil {
+		rc.need = make([][]uint64, win)
+		for k := range rc.need {
+			rc.need[k] = make([]uint64, rc.words)
+		}
+		rc.feat = make([][]feature, win)
+		rc.union = make([]uint64, rc.words)
+	}
+	// Rows leave before others take their place in the ring.
+	for ; rc.removed < y-rc.r; rc.removed++ {
+		k := rc.removed % win
+		f := rc.feat[k]
+		forRuns(rc.need[k], rc.w, func(x0, x1 int) { subFeatures(rc.col[x0:x1], f[x0:x1]) })
 	}
 	for ; rc.added <= min(y+rc.r, rc.h-1); rc.added++ {
 		in := rc.added
-		if out := in - win; out >= 0 && rc.valid[out%win] {
-			rc.addRow(rc.ring[out%win], -1)
-			rc.valid[out%win] = false
-			rc.inWin--
-			if rc.inWin == 0 {
-				clear(rc.vert) // nothing left: exactly zero again
+		k := in % win
+		need := rc.need[k]
+		rc.needOf(in, need)
+		if rc.feat[k] == nil && anySet(need) {
+			rc.feat[k] = make([]feature, rc.w)
+			if rc.col == nil {
+				rc.col = make([]colSum, rc.w)
 			}
 		}
-		if !rc.nearClipped(in) {
+		f, p := rc.feat[k], row(in)
+		forRuns(need, rc.w, func(x0, x1 int) {
+			rc.features(p[3*x0:3*x1], f[x0:x1])
+			addFeatures(rc.col[x0:x1], f[x0:x1])
+		})
+	}
+}
+
+// needOf sets need to the blocks on which row k enters the column sums:
+// those within r columns of a hot block of a row within r of k.
+func (rc *Reconstructor) needOf(k int, need []uint64) {
+	u := rc.union
+	clear(u)
+	for y := max(0, k-rc.r); y <= min(rc.h-1, k+rc.r); y++ {
+		for i, b := range rc.hotRow(y) {
+			u[i] |= b
+		}
+	}
+	// Blocks within r columns of block b: b − d … b + d.
+	d := (rc.r + blockW - 1) / blockW
+	n := len(u)
+	for i := range need {
+		v := u[i]
+		for s := 1; s <= d; s++ {
+			v |= u[i]<<s | u[i]>>s
+			if i > 0 {
+				v |= u[i-1] >> (64 - s)
+			}
+			if i+1 < n {
+				v |= u[i+1] << (64 - s)
+			}
+		}
+		need[i] = v
+	}
+}
+
+func anySet(bits []uint64) bool {
+	for _, b := range bits {
+		if b != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// forRuns calls fn for each run of consecutive set blocks of bits, with
+// its columns x0 to x1−1 (those below w).
+func forRuns(bits []uint64, w int, fn func(x0, x1 int)) {
+	nb := (w + blockW - 1) / blockW
+	set := func(b int) bool { return bits[b/64]&(1<<(b%64)) != 0 }
+	for b := 0; b < nb; {
+		if bits[b/64]>>(b%64) == 0 {
+			b = (b/64 + 1) * 64
 			continue
 		}
-		k := in % win
-		if rc.ring[k] == nil {
-			rc.ring[k] = make([][5]float64, rc.w)
+		if !set(b) {
+			b++
+			continue
 		}
-		rc.rowSums(row(in), rc.ring[k])
-		rc.addRow(rc.ring[k], 1)
-		rc.valid[k] = true
-		rc.inWin++
-	}
-	// The row leaving the window when y+r is past the last row.
-	if out := y - rc.r - 1; out >= 0 && out+win >= rc.added && rc.valid[out%win] {
-		rc.addRow(rc.ring[out%win], -1)
-		rc.valid[out%win] = false
-		rc.inWin--
-		if rc.inWin == 0 {
-			clear(rc.vert)
+		e := b + 1
+		for e < nb && set(e) {
+			e++
 		}
+		fn(b*blockW, min(w, e*blockW))
+		b = e
 	}
 }
 
-// rowSums sets dst to the horizontal box sums of row p: the chromaticity
-// of unclipped bright pixels (3), their count, and the count of unclipped
-// pixels.
-func (rc *Reconstructor) rowSums(p []float32, dst [][5]float64) {
-	w, r, prefix := rc.w, rc.r, rc.prefix
-	for x := range w {
-		var f [5]float64
+// features sets f to the features of the pixels p (3 values each).
+func (rc *Reconstructor) features(p []float32, f []feature) {
+	thr := rc.thr
+	p = p[:3*len(f)]
+	for x := range f {
 		q := p[3*x : 3*x+3 : 3*x+3]
-		if !(q[0] >= rc.thr || q[1] >= rc.thr || q[2] >= rc.thr) {
-			f[4] = 1
+		var v feature
+		if !(q[0] >= thr || q[1] >= thr || q[2] >= thr) {
+			v[3] = countUnclipped
 			if m := max(q[0], q[1], q[2]); m > minChromaLevel {
-				for c := range 3 {
-					f[c] = float64(max(q[c], 0) / m)
-				}
-				f[3] = 1
+				v[0] = int32(max(q[0], 0) / m * fixOne)
+				v[1] = int32(max(q[1], 0) / m * fixOne)
+				v[2] = int32(max(q[2], 0) / m * fixOne)
+				v[3] = countUnclipped + 1
 			}
 		}
-		for k := range f {
-			prefix[x+1][k] = prefix[x][k] + f[k]
-		}
-	}
-	for x := range w {
-		x0, x1 := max(0, x-r), min(w-1, x+r)
-		for k := range 5 {
-			dst[x][k] = prefix[x1+1][k] - prefix[x0][k]
-		}
+		f[x] = v
 	}
 }
 
-func (rc *Reconstructor) addRow(row [][5]float64, sign float64) {
-	for x := range rc.vert {
-		for k := range 5 {
-			rc.vert[x][k] += sign * row[x][k]
-		}
+func addFeatures(col []colSum, f []feature) {
+	f = f[:len(col)]
+	for x := range col {
+		c, v := &col[x], &f[x]
+		c[0] += int64(v[0])
+		c[1] += int64(v[1])
+		c[2] += int64(v[2])
+		c[3] += int64(v[3])
+	}
+}
+
+func subFeatures(col []colSum, f []feature) {
+	f = f[:len(col)]
+	for x := range col {
+		c, v := &col[x], &f[x]
+		c[0] -= int64(v[0])
+		c[1] -= int64(v[1])
+		c[2] -= int64(v[2])
+		c[3] -= int64(v[3])
 	}
 }
 
@@ -284,66 +399,102 @@ func (rc *Reconstructor) finish(y int, pix []float32, nb [3][]float32) {
 	w, h, r := rc.w, rc.h, rc.r
 	lo := rc.thr - blendBand
 	y0, y1 := max(0, y-r), min(h-1, y+r)
-	for x := range w {
-		p := pix[3*x : 3*x+3 : 3*x+3]
-		peak := max(p[0], p[1], p[2])
-		if !(peak > lo) {
-			continue
-		}
-		x0, x1 := max(0, x-r), min(w-1, x+r)
-		s := rc.vert[x]
-		var rho [3]float64
-		a := 0.0
-		if s[3] > 0 {
-			rho = [3]float64{s[0] / s[3], s[1] / s[3], s[2] / s[3]}
-			if m := math.Max(rho[0], math.Max(rho[1], rho[2])); m > 0 {
-				for c := range rho {
-					rho[c] /= m
+	col := rc.col
+	// s is the box sum of column sx (−2: none yet): the next pixel's
+	// is one column in and one out.
+	var s colSum
+	sx := -2
+	forRuns(rc.hotRow(y), w, func(xa, xb int) {
+		for x := xa; x < xb; x++ {
+			p := pix[3*x : 3*x+3 : 3*x+3]
+			peak := max(p[0], p[1], p[2])
+			if !(peak > lo) {
+				continue
+			}
+			x0, x1 := max(0, x-r), min(w-1, x+r)
+			if sx == x-1 {
+				if x+r <= w-1 {
+					for k, v := range col[x+r] {
+						s[k] += v
+					}
 				}
-				area := float64((x1 - x0 + 1) * (y1 - y0 + 1))
-				a = math.Min(1, 2*s[4]/area)
+				if x-r-1 >= 0 {
+					for k, v := range col[x-r-1] {
+						s[k] -= v
+					}
+				}
+			} else {
+				s = colSum{}
+				for _, c := range col[x0 : x1+1] {
+					for k, v := range c {
+						s[k] += v
+					}
+				}
 			}
+			sx = x
+			rc.finishPixel(p, x, x1-x0+1, y1-y0+1, s, nb)
 		}
-		rec := reconstructPixel(p, rho, a, rc.thr)
-		// The neighbours' colour counts fully from minChromaCount
-		// contributing pixels on, less with fewer (a box sum: it changes
-		// by at most one row or column a pixel, so the result has no edge
-		// where the last unclipped pixel leaves the box).
-		if nw := s[3] / minChromaCount(r); nw < 1 {
-			own := reconstructPixel(p, [3]float64{}, 0, rc.thr)
-			for c := range 3 {
-				rec[c] = nw*rec[c] + (1-nw)*own[c]
+	})
+}
+
+// finishPixel reconstructs pixel p (of column x) from the sums s of its
+// box (bw×bh pixels) and its 3×3 neighbourhood nb.
+func (rc *Reconstructor) finishPixel(p []float32, x, bw, bh int, s colSum, nb [3][]float32) {
+	r := rc.r
+	lo := rc.thr - blendBand
+	peak := max(p[0], p[1], p[2])
+	bright := float64(s[3] % countUnclipped)
+	unclipped := float64(s[3] / countUnclipped)
+	var rho [3]float64
+	a := 0.0
+	if bright > 0 {
+		rho = [3]float64{float64(s[0]) / fixOne / bright, float64(s[1]) / fixOne / bright, float64(s[2]) / fixOne / bright}
+		if m := math.Max(rho[0], math.Max(rho[1], rho[2])); m > 0 {
+			for c := range rho {
+				rho[c] /= m
 			}
+			a = math.Min(1, 2*unclipped/float64(bw*bh))
 		}
-		// t: how far the pixel is into the clipping, 0 at lo, 1 at
-		// the threshold (smoothstep), so the result is continuous in the
-		// pixel's values and noise around the threshold makes no step.
-		t := math.Min(1, (float64(peak)-float64(lo))/float64(blendBand))
-		t = t * t * (3 - 2*t)
-		var q [3]float64
+	}
+	rec := reconstructPixel(p, rho, a, rc.thr)
+	// The neighbours' colour counts fully from minChromaCount
+	// contributing pixels on, less with fewer (a box sum: it changes by
+	// at most one row or column a pixel, so the result has no edge where
+	// the last unclipped pixel leaves the box).
+	if nw := bright / minChromaCount(r); nw < 1 {
+		own := reconstructPixel(p, [3]float64{}, 0, rc.thr)
 		for c := range 3 {
-			orig := float64(min(max(p[c], 0), 1))
-			q[c] = (1-t)*orig + t*rec[c]
+			rec[c] = nw*rec[c] + (1-nw)*own[c]
 		}
-		q = shoulder(q, sceneLevel(nb, x, q, rc.thr))
-		// A pixel near the clip among neighbours that are not (a hot
-		// photosite, a noise spike) is no highlight: kept as clip keeps
-		// it, fully from at most one such neighbour, the reconstruction
-		// fully from four (isolatedWeight).
-		if iw := isolatedWeight(nb, x, lo); iw < 1 {
-			all := true
-			for c := range 3 {
-				cl := float64(min(max(p[c], 0), 1))
-				all = all && cl >= float64(rc.thr)
-				q[c] = iw*q[c] + (1-iw)*cl
-			}
-			if all {
-				q = [3]float64{1, 1, 1}
-			}
-		}
+	}
+	// t: how far the pixel is into the clipping, 0 at lo, 1 at the
+	// threshold (smoothstep), so the result is continuous in the pixel's
+	// values and noise around the threshold makes no step.
+	t := math.Min(1, (float64(peak)-float64(lo))/float64(blendBand))
+	t = t * t * (3 - 2*t)
+	var q [3]float64
+	for c := range 3 {
+		orig := float64(min(max(p[c], 0), 1))
+		q[c] = (1-t)*orig + t*rec[c]
+	}
+	q = shoulder(q, sceneLevel(nb, x, q, rc.thr))
+	// A pixel near the clip among neighbours that are not (a hot
+	// photosite, a noise spike) is no highlight: kept as clip keeps it,
+	// fully from at most one such neighbour, the reconstruction fully
+	// from four (isolatedWeight).
+	if iw := isolatedWeight(nb, x, lo); iw < 1 {
+		all := true
 		for c := range 3 {
-			p[c] = float32(q[c])
+			cl := float64(min(max(p[c], 0), 1))
+			all = all && cl >= float64(rc.thr)
+			q[c] = iw*q[c] + (1-iw)*cl
 		}
+		if all {
+			q = [3]float64{1, 1, 1}
+		}
+	}
+	for c := range 3 {
+		p[c] = float32(q[c])
 	}
 }
 
