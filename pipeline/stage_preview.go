@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rawbatch/rawbatch/pipeline/internal/jpegturbo"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
@@ -118,6 +119,57 @@ func (j *job) thumbnail() (libraw.Thumb, error) {
 	return *j.thumb, nil
 }
 
+// previewCellPixels is the fewest decoded preview pixels along a side of
+// the anchor's grid cells: a JPEG preview is decoded at the smallest DCT
+// scale (libjpeg's scaled IDCT) that keeps its long side at least this
+// many times the grid's (1024 pixels for the 256-cell grid), so a
+// full-size 24 MP preview decodes a sixteenth of its pixels; a preview
+// already smaller decodes whole, as it is.
+const previewCellPixels = 4
+
+// previewDecodeHook, when set (tests), is called with the DCT scale
+// denominator the anchor's preview is decoded at; previewFullDecode, when
+// set (tests), decodes it whole.
+var (
+	previewDecodeHook func(denom int)
+	previewFullDecode bool
+)
+
+// decodeAnchorPreview decodes the JPEG preview data for the anchor and
+// the camera look (look.DecodePreviewRGBGrid on libjpeg-turbo's decode at
+// the scale previewCellPixels allows), reduced to PreviewMaxLong and to
+// the gw×gh score grid of the pw×ph picture. Errors as
+// look.DecodePreviewGrid's.
+func decodeAnchorPreview(data []byte, pw, ph, gw, gh int) (*look.Preview, error) {
+	fw, fh, err := jpegturbo.Size(data, 1)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", look.ErrPreviewUnusable, err)
+	}
+	long := previewCellPixels * max(gw, gh)
+	minW, minH := long, long*min(fw, fh)/max(1, max(fw, fh))
+	if fh > fw {
+		minW, minH = minH, minW
+	}
+	denom := jpegturbo.DenomFor(fw, fh, minW, minH)
+	if previewFullDecode {
+		denom = 1
+	}
+	if previewDecodeHook != nil {
+		previewDecodeHook(denom)
+	}
+	rgb, w, h, err := jpegturbo.DecodeRGB(data, denom)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", look.ErrPreviewUnusable, err)
+	}
+	space, source := look.ReadPreviewSpace(data)
+	p, err := look.DecodePreviewRGBGrid(rgb, w, h, space, source, pw, ph, PreviewMaxLong, gw, gh)
+	if err != nil {
+		return nil, err
+	}
+	p.SourceW, p.SourceH = fw, fh
+	return p, nil
+}
+
 func stagePreview(_ context.Context, j *job) error {
 	if !j.needPreview() {
 		return nil
@@ -141,7 +193,12 @@ func stagePreview(_ context.Context, j *job) error {
 	// reduced from the decoded preview, not from the kept reduced copy.
 	pw, ph := j.pictureSize() // the area the outputs cover (--crop)
 	gw, gh := look.ScoreGridSize(pw, ph)
-	p, err := look.DecodePreviewGrid(t.Data, bw, bh, t.Colors, pw, ph, PreviewMaxLong, gw, gh)
+	var p *look.Preview
+	if bw == 0 {
+		p, err = decodeAnchorPreview(t.Data, pw, ph, gw, gh)
+	} else {
+		p, err = look.DecodePreviewGrid(t.Data, bw, bh, t.Colors, pw, ph, PreviewMaxLong, gw, gh)
+	}
 	if err != nil {
 		j.previewNote = err.Error()
 		return nil

@@ -70,12 +70,18 @@ func DecodePreviewGrid(data []byte, bitmapW, bitmapH, colors, rawW, rawH, maxLon
 // ReadPreviewSpace, source saying how it was chosen). Errors as
 // DecodePreview's.
 func DecodePreviewRGB(rgb []byte, w, h int, space *colour.Space, source string, rawW, rawH, maxLong int) (*Preview, error) {
+	return DecodePreviewRGBGrid(rgb, w, h, space, source, rawW, rawH, maxLong, 0, 0)
+}
+
+// DecodePreviewRGBGrid is DecodePreviewRGB that also reduces the cropped
+// preview to a gw×gh grid (Preview.Cells), as DecodePreviewGrid does.
+func DecodePreviewRGBGrid(rgb []byte, w, h int, space *colour.Space, source string, rawW, rawH, maxLong, gw, gh int) (*Preview, error) {
 	if len(rgb) < 3*w*h {
 		return nil, fmt.Errorf("%w: RGB %d×%d in %d bytes", ErrPreviewUnusable, w, h, len(rgb))
 	}
 	p := &Preview{Space: space, SpaceSource: source}
 	src := func(y, x0, n int, dst []uint8) { copy(dst[:3*n], rgb[3*(y*w+x0):]) }
-	return reducePreview(p, src, w, h, rawW, rawH, maxLong, 0, 0)
+	return reducePreview(p, src, w, h, rawW, rawH, maxLong, gw, gh)
 }
 
 // reducePreview checks a decoded w×h preview (read through src) against
