@@ -398,3 +398,35 @@ func TestStageCacheHitAdmittedToStream(t *testing.T) {
 		t.Fatalf("admitted whole: from cache %v, err %v", r.FromCache, err)
 	}
 }
+
+// TestStageCacheStreamedDenoiseNoAnchorRows: a streamed file split at its
+// denoise step whose anchor needs no stored rows (measured on the CFA
+// data, here with a lens corrected) and whose entry the stage cache keeps
+// writes pass 2's rows back into the stored bands for the entry: none is
+// let go while pass 2 reads them (it panicked), and the hit renders the
+// storing run's picture.
+func TestStageCacheStreamedDenoiseNoAnchorRows(t *testing.T) {
+	in := realFiles(t, 1536, 1024, synthdng.RealDNG)[0]
+	d := t.TempDir()
+	ca, err := cache.Open(filepath.Join(d, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Variant{Name: "main", Format: "jpeg", Space: "srgb"}
+	conv := func(name string) (string, Result) {
+		p := filepath.Join(d, name+".jpg")
+		r, err := ConvertVariants(context.Background(), in, []OutputSpec{{Variant: v, Path: p}}, DefaultSettings(), &CacheOptions{Cache: ca, Keep: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, r
+	}
+	miss, r1 := conv("miss")
+	hit, r2 := conv("hit")
+	if !r1.Streamed || r1.Denoise == nil || r1.Denoise.Strength == 0 || r1.FromCache || !r2.FromCache {
+		t.Fatalf("streamed %v, denoise %+v, from cache %v then %v: want a streamed denoised store, then a hit", r1.Streamed, r1.Denoise, r1.FromCache, r2.FromCache)
+	}
+	if mean, _ := deltaEMeanMax(decodeImage(t, miss), decodeImage(t, hit)); mean > 0.02 {
+		t.Errorf("hit against the storing run: ΔE2000 mean %g, want ≤ 0.02", mean)
+	}
+}

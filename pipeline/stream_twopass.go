@@ -122,8 +122,8 @@ func (s *stream) fill(n0, n1 int, dst []float32) error {
 			t.row16(y, dst[(y-n0)*n:(y-n0+1)*n])
 		}
 	})
-	if t.run == nil && !t.keep {
-		t.release(n1)
+	if t.run == nil && !t.keep && !s.j.cacheStores() {
+		t.release(n1) // no later pass, and no cache entry, reads them
 	}
 	return nil
 }
