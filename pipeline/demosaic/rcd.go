@@ -241,13 +241,13 @@ func blend(a, b, c float32) float32 { return a*(b-c) + c }
 // ½ (more decided). Branchless: the magnitudes of non-negative floats
 // order as their bits do.
 func refined(c, n float32) float32 {
-	a := math.Float32bits(0.5-c) &^ (1 << 31)
-	b := math.Float32bits(0.5-n) &^ (1 << 31)
-	r := math.Float32bits(c)
-	if a < b {
-		r = math.Float32bits(n)
-	}
-	return math.Float32frombits(r)
+	a := int32(math.Float32bits(0.5-c) &^ (1 << 31))
+	b := int32(math.Float32bits(0.5-n) &^ (1 << 31))
+	// a − b: both in [0, 2³¹), so the difference does not overflow and
+	// its sign is a < b; the compiler makes a branch of an if here.
+	m := uint32((a - b) >> 31)
+	cb, nb := math.Float32bits(c), math.Float32bits(n)
+	return math.Float32frombits(cb ^ (cb^nb)&m)
 }
 
 // greenFirst is 1 when window row y starts with a green photosite, else 0.
