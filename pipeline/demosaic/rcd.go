@@ -43,7 +43,7 @@ import (
 // being one pass over the whole window; wide tiles then recompute little
 // of their neighbours' margins.
 const (
-	tileW  = 512
+	tileW  = 256
 	tileH  = 192
 	margin = 10
 	// eps keeps the ratios and gradient weights finite on black areas;
@@ -55,7 +55,7 @@ const (
 // RCD demosaics c into dst (W×H×3 float32, interleaved, at least 3·W·H
 // values) by Ratio Corrected Demosaicing, in parallel over bands of tileH
 // rows, top to bottom (up to c.Threads or GOMAXPROCS goroutines, each with
-// its own TileBytes of tile planes). Results do not depend on the number
+// its own TileBytes of tile planes, reused from image to image). Results do not depend on the number
 // of goroutines. Images narrower or lower than 2 photosites are
 // demosaiced bilinearly. Errors: an invalid CFA (ErrNotBayer, sizes).
 func RCD(c CFA, dst []float32) error {
@@ -68,17 +68,9 @@ func RCD(c CFA, dst []float32) error {
 	tx, ty := (c.W+tileW-1)/tileW, (c.H+tileH-1)/tileH
 	p := progress{done: make([]bool, ty), f: c.Done}
 	var stopped atomic.Bool
-	// One set of tile planes per goroutine, taken for each band and
-	// handed back after it: at most as many as bands run at once.
-	free := make(chan *rcdTile, ty)
 	rows(c.Threads, ty, func(lo, hi int) {
-		var t *rcdTile
-		select {
-		case t = <-free:
-		default:
-			t = newRCDTile()
-		}
-		defer func() { free <- t }()
+		t := tiles.Get().(*rcdTile)
+		defer tiles.Put(t)
 		for by := lo; by < hi; by++ {
 			if stopped.Load() || c.Stop != nil && c.Stop() {
 				stopped.Store(true)
@@ -168,8 +160,8 @@ const (
 
 // TileBytes is the memory in bytes of one goroutine's tile planes
 // (tilePlanes float32 planes of spanX×spanY photosites and 8 padding
-// rows); RCD allocates one set per goroutine and reuses it from tile to
-// tile.
+// rows); RCD and Bands take one set per goroutine from a pool that keeps
+// them from tile to tile and image to image.
 const TileBytes = (tilePlanes*plane + 8*spanX) * 4
 
 // A window row w (rcdTile.win) sees every plane from 4 rows above a row y
@@ -210,9 +202,10 @@ type rcdTile struct {
 	x0, y0 int // the image position of window (0, 0)
 }
 
-func newRCDTile() *rcdTile {
-	return &rcdTile{buf: make([]float32, tilePlanes*plane+8*spanX)}
-}
+// tiles holds the tile planes of goroutines that are done with them, for
+// the next band or image: fresh memory costs a page fault per page,
+// reused memory none.
+var tiles = sync.Pool{New: func() any { return &rcdTile{buf: make([]float32, tilePlanes*plane+8*spanX)} }}
 
 // win returns the window of row y (see winLen).
 func (t *rcdTile) win(y int) *[winLen]float32 {
