@@ -226,6 +226,14 @@ func sq(v float32) float32 { return v * v }
 // abs is |v| without a branch (a branch mispredicts on noisy data).
 func abs(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
+// atLeastEpsSq is max(epsSq, v) for v ≥ 0 (a sum of squares): the
+// magnitudes of non-negative floats order as their bits do, and an
+// integer max is one conditional move where the float max is eight
+// instructions (Go's NaN and signed-zero rules).
+func atLeastEpsSq(v float32) float32 {
+	return math.Float32frombits(uint32(max(int32(math.Float32bits(v)), int32(math.Float32bits(epsSq)))))
+}
+
 // blend returns a·b + (1 − a)·c.
 func blend(a, b, c float32) float32 { return a*(b-c) + c }
 
@@ -350,8 +358,8 @@ func (t *rcdTile) vhRatio(y, sx int) {
 	const s = spanX
 	w := t.win(y)
 	for x := 4; x < s-4 && x < sx-4; x++ {
-		vs := max(epsSq, w[oV-s+x]+w[oV+x]+w[oV+s+x])
-		hs := max(epsSq, w[oH+x-1]+w[oH+x]+w[oH+x+1])
+		vs := atLeastEpsSq(w[oV-s+x] + w[oV+x] + w[oV+s+x])
+		hs := atLeastEpsSq(w[oH+x-1] + w[oH+x] + w[oH+x+1])
 		w[oVH+x] = vs / (vs + hs)
 	}
 }
@@ -430,8 +438,8 @@ func (t *rcdTile) pqRatio(c *CFA, y, sx int) {
 	const s = spanX
 	w := t.win(y)
 	for x := 4 + (4^greenFirst(c, y))&1; x < s-4 && x < sx-4; x += 2 {
-		ps := max(epsSq, w[oP-s+x-1]+w[oP+x]+w[oP+s+x+1])
-		qs := max(epsSq, w[oQ-s+x+1]+w[oQ+x]+w[oQ+s+x-1])
+		ps := atLeastEpsSq(w[oP-s+x-1] + w[oP+x] + w[oP+s+x+1])
+		qs := atLeastEpsSq(w[oQ-s+x+1] + w[oQ+x] + w[oQ+s+x-1])
 		w[oPQ+x] = ps / (ps + qs)
 	}
 }
