@@ -322,6 +322,9 @@ func (t *rcdTile) run(c *CFA, out tileOut) {
 // load normalises window row y of the CFA (mirrored at the image's
 // edges) into its plane and each sample into its own colour's plane.
 func (t *rcdTile) load(c *CFA, y, sx int) {
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	iy := reflect(t.y0+y, c.H)
 	w := t.win(y)
 	cr := w[oCFA : oCFA+sx : oCFA+sx]
@@ -345,8 +348,11 @@ func colourOffset(k uint8) int {
 // (the horizontal one), squared.
 func (t *rcdTile) vh(y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := 3; x < s-3 && x < sx-3; x++ {
+	for x := 3; x < sx-3; x++ {
 		w[oV+x] = sq(w[oCFA-3*s+x] - 3*w[oCFA-2*s+x] - w[oCFA-s+x] + 6*w[oCFA+x] - w[oCFA+s+x] - 3*w[oCFA+2*s+x] + w[oCFA+3*s+x])
 		w[oH+x] = sq(w[oCFA+x-3] - 3*w[oCFA+x-2] - w[oCFA+x-1] + 6*w[oCFA+x] - w[oCFA+x+1] - 3*w[oCFA+x+2] + w[oCFA+x+3])
 	}
@@ -356,8 +362,11 @@ func (t *rcdTile) vh(y, sx int) {
 // photosites along their axis.
 func (t *rcdTile) vhRatio(y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := 4; x < s-4 && x < sx-4; x++ {
+	for x := 4; x < sx-4; x++ {
 		vs := atLeastEpsSq(w[oV-s+x] + w[oV+x] + w[oV+s+x])
 		hs := atLeastEpsSq(w[oH+x-1] + w[oH+x] + w[oH+x+1])
 		w[oVH+x] = vs / (vs + hs)
@@ -368,8 +377,11 @@ func (t *rcdTile) vhRatio(y, sx int) {
 // sites.
 func (t *rcdTile) lowPass(c *CFA, y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := 1 + (1^greenFirst(c, y))&1; x < s-1 && x < sx-1; x += 2 {
+	for x := 1 + (1^greenFirst(c, y))&1; x < spanX-1 && x < sx-1; x += 2 {
 		w[oLPF+x] = w[oCFA+x] + 0.5*(w[oCFA-s+x]+w[oCFA+s+x]+w[oCFA+x-1]+w[oCFA+x+1]) +
 			0.25*(w[oCFA-s+x-1]+w[oCFA-s+x+1]+w[oCFA+s+x-1]+w[oCFA+s+x+1])
 	}
@@ -379,8 +391,11 @@ func (t *rcdTile) lowPass(c *CFA, y, sx int) {
 // gradients sum, each computed once.
 func (t *rcdTile) diffV(y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := 5; x < s-5 && x < sx-5; x++ {
+	for x := 5; x < sx-5; x++ {
 		w[oDV+x] = abs(w[oCFA+x] - w[oCFA+2*s+x])
 	}
 }
@@ -388,8 +403,11 @@ func (t *rcdTile) diffV(y, sx int) {
 // diffH is |CFA(x, y) − CFA(x + 2, y)| of row y, which step 3's
 // horizontal gradients sum.
 func (t *rcdTile) diffH(y, sx int) {
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := 1; x < spanX-3 && x < sx-3; x++ {
+	for x := 1; x < sx-3; x++ {
 		w[oDH+x] = abs(w[oCFA+x] - w[oCFA+x+2])
 	}
 }
@@ -397,8 +415,11 @@ func (t *rcdTile) diffH(y, sx int) {
 // green is step 3 on row y: green at its red and blue sites.
 func (t *rcdTile) green(c *CFA, y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := 5 + (5^greenFirst(c, y))&1; x < s-5 && x < sx-5; x += 2 {
+	for x := 5 + (5^greenFirst(c, y))&1; x < spanX-5 && x < sx-5; x += 2 {
 		// |CFA(y − 1) − CFA(y + 1)|, |CFA(y) − CFA(y − 2)|, ... as
 		// diffV and diffH stored them.
 		vg := w[oDV-s+x]
@@ -425,8 +446,11 @@ func (t *rcdTile) green(c *CFA, y, sx int) {
 // sites too).
 func (t *rcdTile) pq(c *CFA, y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := 3 + (3^greenFirst(c, y))&1; x < s-3 && x < sx-3; x += 2 {
+	for x := 3 + (3^greenFirst(c, y))&1; x < spanX-3 && x < sx-3; x += 2 {
 		w[oP+x] = sq(w[oCFA-3*s+x-3] - 3*w[oCFA-2*s+x-2] - w[oCFA-s+x-1] + 6*w[oCFA+x] - w[oCFA+s+x+1] - 3*w[oCFA+2*s+x+2] + w[oCFA+3*s+x+3])
 		w[oQ+x] = sq(w[oCFA-3*s+x+3] - 3*w[oCFA-2*s+x+2] - w[oCFA-s+x+1] + 6*w[oCFA+x] - w[oCFA+s+x-1] - 3*w[oCFA+2*s+x-2] + w[oCFA+3*s+x-3])
 	}
@@ -436,8 +460,11 @@ func (t *rcdTile) pq(c *CFA, y, sx int) {
 // photosites along their diagonal.
 func (t *rcdTile) pqRatio(c *CFA, y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := 4 + (4^greenFirst(c, y))&1; x < s-4 && x < sx-4; x += 2 {
+	for x := 4 + (4^greenFirst(c, y))&1; x < spanX-4 && x < sx-4; x += 2 {
 		ps := atLeastEpsSq(w[oP-s+x-1] + w[oP+x] + w[oP+s+x+1])
 		qs := atLeastEpsSq(w[oQ-s+x+1] + w[oQ+x] + w[oQ+s+x-1])
 		w[oPQ+x] = ps / (ps + qs)
@@ -448,6 +475,9 @@ func (t *rcdTile) pqRatio(c *CFA, y, sx int) {
 // red sites.
 func (t *rcdTile) opposite(c *CFA, y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
 	x0 := 7 + (7^greenFirst(c, y))&1
 	o := oR // the colour to interpolate: the opposite of the site's
@@ -461,8 +491,11 @@ func (t *rcdTile) opposite(c *CFA, y, sx int) {
 // 4.3's vertical gradients sum.
 func (t *rcdTile) diffRBV(y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := margin; x < s-margin && x < sx-margin; x++ {
+	for x := margin; x < sx-margin; x++ {
 		w[oRV+x] = abs(w[oR+x] - w[oR+2*s+x])
 		w[oBV+x] = abs(w[oB+x] - w[oB+2*s+x])
 	}
@@ -471,8 +504,11 @@ func (t *rcdTile) diffRBV(y, sx int) {
 // diffRBH is |R(x, y) − R(x + 2, y)| and blue's of row y, which step
 // 4.3's horizontal gradients sum.
 func (t *rcdTile) diffRBH(y, sx int) {
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := margin - 3; x <= spanX-margin && x <= sx-margin; x++ {
+	for x := margin - 3; x < sx-margin+1; x++ {
 		w[oRH+x] = abs(w[oR+x] - w[oR+x+2])
 		w[oBH+x] = abs(w[oB+x] - w[oB+x+2])
 	}
@@ -482,8 +518,11 @@ func (t *rcdTile) diffRBH(y, sx int) {
 // the colour differences of the four adjacent photosites, blended by VH.
 func (t *rcdTile) redBlue(c *CFA, y, sx int) {
 	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
 	w := t.win(y)
-	for x := margin + (margin^greenFirst(c, y)^1)&1; x < s-margin && x < sx-margin; x += 2 {
+	for x := margin + (margin^greenFirst(c, y)^1)&1; x < spanX-margin && x < sx-margin; x += 2 {
 		gc := w[oG+x]
 		d := refined(w[oVH+x], 0.25*(w[oVH-s+x-1]+w[oVH-s+x+1]+w[oVH+s+x-1]+w[oVH+s+x+1]))
 		gn, gs, gw, ge := eps+abs(gc-w[oG-2*s+x]), eps+abs(gc-w[oG+2*s+x]), eps+abs(gc-w[oG+x-2]), eps+abs(gc-w[oG+x+2])
@@ -548,7 +587,10 @@ func (t *rcdTile) store(out tileOut, y int) {
 // x]).
 func rcdOpposite(w *[winLen]float32, op *[7 * spanX]float32, x0, sx int) {
 	const s, o = spanX, 3 * spanX
-	for x := max(x0, 7); x < s-7 && x < sx-7; x += 2 {
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
+	for x := max(x0, 7); x < spanX-7 && x < sx-7; x += 2 {
 		gc := w[oG+x]
 		nwo, neo, swo, seo := op[o-s+x-1], op[o-s+x+1], op[o+s+x-1], op[o+s+x+1]
 		pg, qg := abs(nwo-seo), abs(neo-swo)
