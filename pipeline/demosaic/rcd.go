@@ -43,7 +43,7 @@ import (
 // being one pass over the whole window; wide tiles then recompute little
 // of their neighbours' margins.
 const (
-	tileW  = 256
+	tileW  = 512
 	tileH  = 192
 	margin = 10
 	// eps keeps the ratios and gradient weights finite on black areas;
@@ -121,12 +121,17 @@ func (p *progress) finished(band, h int) {
 	}
 }
 
-// spanX and spanY are the largest window's width and height, spanX also
-// every plane's row stride; plane the photosites of one window plane.
+// spanX is the largest window's width and every plane's row stride. A
+// plane holds ringRows rows of the window: the steps read no row more
+// than liveRows − 1 above the last one loaded (run), so when the rows
+// reach the plane's end the last liveRows − 1 of every plane move to its
+// top (rcdTile.shift) and the window goes on down from there; plane is
+// the photosites of one plane.
 const (
-	spanX = tileW + 2*margin
-	spanY = tileH + 2*margin
-	plane = spanX * spanY
+	spanX    = tileW + 2*margin
+	ringRows = 48
+	liveRows = 14
+	plane    = spanX * ringRows
 )
 
 // The planes of a tile, in the order they lie in rcdTile.buf: red, green
@@ -159,7 +164,7 @@ const (
 )
 
 // TileBytes is the memory in bytes of one goroutine's tile planes
-// (tilePlanes float32 planes of spanX×spanY photosites and 8 padding
+// (tilePlanes float32 planes of spanX×ringRows photosites and 8 padding
 // rows); RCD and Bands take one set per goroutine from a pool that keeps
 // them from tile to tile and image to image.
 const TileBytes = (tilePlanes*plane + 8*spanX) * 4
@@ -200,6 +205,8 @@ type rcdTile struct {
 	// (win) lies inside it.
 	buf    []float32
 	x0, y0 int // the image position of window (0, 0)
+	// base is the window row at the top of the planes.
+	base int
 }
 
 // tiles holds the tile planes of goroutines that are done with them, for
@@ -207,9 +214,22 @@ type rcdTile struct {
 // reused memory none.
 var tiles = sync.Pool{New: func() any { return &rcdTile{buf: make([]float32, tilePlanes*plane+8*spanX)} }}
 
-// win returns the window of row y (see winLen).
+// win returns the window of row y (see winLen), which must lie in the
+// planes' rows base..base+ringRows−1.
 func (t *rcdTile) win(y int) *[winLen]float32 {
-	return (*[winLen]float32)(t.buf[y*spanX : y*spanX+winLen])
+	i := (y - t.base) * spanX
+	return (*[winLen]float32)(t.buf[i : i+winLen])
+}
+
+// shift moves the last liveRows − 1 rows of every plane to its top, for
+// the rows below them.
+func (t *rcdTile) shift() {
+	const keep = liveRows - 1
+	for k := range tilePlanes {
+		p := t.buf[4*spanX+k*plane : 4*spanX+(k+1)*plane]
+		copy(p[:keep*spanX], p[(ringRows-keep)*spanX:])
+	}
+	t.base += ringRows - keep
 }
 
 // tileOut is where a tile's photosites go: image photosite (x, y) of rect
@@ -281,7 +301,11 @@ func (t *rcdTile) run(c *CFA, out tileOut) {
 	sx := min((r.Max.X-cx+1)&^1, tileW) + 2*margin
 	sy := min((r.Max.Y-cy+1)&^1, tileH) + 2*margin
 	t.x0, t.y0 = cx-margin, cy-margin
+	t.base = 0
 	for L := range sy {
+		if L-t.base == ringRows {
+			t.shift()
+		}
 		t.load(c, L, sx)
 		if y := L - 3; y >= 3 && y < sy-3 {
 			t.vh(y, sx)
