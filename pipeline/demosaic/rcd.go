@@ -331,10 +331,10 @@ func (t *rcdTile) run(c *CFA, out tileOut) {
 			t.opposite(c, y, sx)
 		}
 		if y := L - 9; y >= margin-3 && y <= sy-margin {
-			t.diffRBV(y, sx)
+			t.diffRBV(c, y, sx)
 		}
 		if y := L - 10; y >= margin && y < sy-margin {
-			t.diffRBH(y, sx)
+			t.diffRBH(c, y, sx)
 			t.redBlue(c, y, sx)
 			if iy := t.y0 + y; iy >= r.Min.Y && iy < r.Max.Y {
 				t.store(out, y)
@@ -511,28 +511,29 @@ func (t *rcdTile) opposite(c *CFA, y, sx int) {
 	rcdOpposite(w, (*[7 * s]float32)(w[o-3*s:o+4*s]), x0, sx)
 }
 
-// diffRBV is |R(x, y) − R(x, y + 2)| and blue's of row y, which step
-// 4.3's vertical gradients sum.
-func (t *rcdTile) diffRBV(y, sx int) {
+// diffRBV is |R(x, y) − R(x, y + 2)| and blue's at the red and blue sites
+// of row y, which step 4.3's vertical gradients sum (at its green sites,
+// whose vertical neighbours those are).
+func (t *rcdTile) diffRBV(c *CFA, y, sx int) {
 	const s = spanX
 	if uint(sx) > spanX {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := margin; x < sx-margin; x++ {
+	for x := margin + (margin^greenFirst(c, y))&1; x < spanX-margin && x < sx-margin; x += 2 {
 		w[oRV+x] = abs(w[oR+x] - w[oR+2*s+x])
 		w[oBV+x] = abs(w[oB+x] - w[oB+2*s+x])
 	}
 }
 
-// diffRBH is |R(x, y) − R(x + 2, y)| and blue's of row y, which step
-// 4.3's horizontal gradients sum.
-func (t *rcdTile) diffRBH(y, sx int) {
+// diffRBH is |R(x, y) − R(x + 2, y)| and blue's at the red and blue
+// sites of row y, which step 4.3's horizontal gradients sum.
+func (t *rcdTile) diffRBH(c *CFA, y, sx int) {
 	if uint(sx) > spanX {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := margin - 3; x < sx-margin+1; x++ {
+	for x := margin - 3 + (margin-3^greenFirst(c, y))&1; x < spanX-margin+1 && x < sx-margin+1; x += 2 {
 		w[oRH+x] = abs(w[oR+x] - w[oR+x+2])
 		w[oBH+x] = abs(w[oB+x] - w[oB+x+2])
 	}
