@@ -160,6 +160,10 @@ const (
 	planeRH
 	planeBV
 	planeBH
+	planeD1
+	planeD2
+	planeGD1
+	planeGD2
 	tilePlanes
 )
 
@@ -194,13 +198,17 @@ const (
 	oRH    = planeRH*plane + 4*spanX
 	oBV    = planeBV*plane + 4*spanX
 	oBH    = planeBH*plane + 4*spanX
+	oD1    = planeD1*plane + 4*spanX
+	oD2    = planeD2*plane + 4*spanX
+	oGD1   = planeGD1*plane + 4*spanX
+	oGD2   = planeGD2*plane + 4*spanX
 )
 
 // rcdTile holds one window's planes. Every step writes each photosite it
 // later reads within the same tile, so the planes need no clearing
 // between tiles.
 type rcdTile struct {
-	// buf holds the planes in the order of planeR..planeBH, after 4
+	// buf holds the planes in the order of planeR..planeGD2, after 4
 	// padding rows and followed by 4 more, so that every row's window
 	// (win) lies inside it.
 	buf    []float32
@@ -326,6 +334,7 @@ func (t *rcdTile) run(c *CFA, out tileOut) {
 		}
 		if y := L - 5; y >= 5 && y < sy-5 {
 			t.green(c, y, sx)
+			t.diagDiffs(c, y, sx)
 		}
 		if y := L - 7; y >= 7 && y < sy-7 {
 			t.opposite(c, y, sx)
@@ -511,6 +520,32 @@ func (t *rcdTile) opposite(c *CFA, y, sx int) {
 	rcdOpposite(w, (*[7 * s]float32)(w[o-3*s:o+4*s]), x0, sx)
 }
 
+// diagDiffs is, at the red and blue sites of row y, the differences
+// that step 4.2's diagonal gradients sum, each computed once (each is
+// the gradient of two sites): of the colour step 4.2 interpolates there,
+// the opposite of the site's, |O(x−1, y−1) − O(x+1, y+1)| (D1) and
+// |O(x+1, y−1) − O(x−1, y+1)| (D2), and of green, |G(x, y) − G(x−2, y−2)|
+// (GD1) and |G(x, y) − G(x+2, y−2)| (GD2).
+func (t *rcdTile) diagDiffs(c *CFA, y, sx int) {
+	const s = spanX
+	if uint(sx) > spanX {
+		panic("demosaic: window wider than spanX")
+	}
+	w := t.win(y)
+	x0 := 5 + (5^greenFirst(c, y))&1
+	o := oR // as in opposite
+	if c.Colour[(y&1)*2+x0&1] == 0 {
+		o = oB
+	}
+	op := (*[3 * s]float32)(w[o-s : o+2*s]) // rows y − 1 to y + 1
+	for x := x0; x < spanX-5 && x < sx-5; x += 2 {
+		w[oD1+x] = abs(op[x-1] - op[2*s+x+1])
+		w[oD2+x] = abs(op[x+1] - op[2*s+x-1])
+		w[oGD1+x] = abs(w[oG+x] - w[oG-2*s+x-2])
+		w[oGD2+x] = abs(w[oG+x] - w[oG-2*s+x+2])
+	}
+}
+
 // diffRBV is |R(x, y) − R(x, y + 2)| and blue's at the red and blue sites
 // of row y, which step 4.3's vertical gradients sum (at its green sites,
 // whose vertical neighbours those are).
@@ -618,11 +653,13 @@ func rcdOpposite(w *[winLen]float32, op *[7 * spanX]float32, x0, sx int) {
 	for x := max(x0, 7); x < spanX-7 && x < sx-7; x += 2 {
 		gc := w[oG+x]
 		nwo, neo, swo, seo := op[o-s+x-1], op[o-s+x+1], op[o+s+x-1], op[o+s+x+1]
-		pg, qg := abs(nwo-seo), abs(neo-swo)
-		nwG := eps + pg + abs(nwo-op[o-3*s+x-3]) + abs(gc-w[oG-2*s+x-2])
-		neG := eps + qg + abs(neo-op[o-3*s+x+3]) + abs(gc-w[oG-2*s+x+2])
-		swG := eps + qg + abs(swo-op[o+3*s+x-3]) + abs(gc-w[oG+2*s+x-2])
-		seG := eps + pg + abs(seo-op[o+3*s+x+3]) + abs(gc-w[oG+2*s+x+2])
+		// |nwo − seo|, |neo − swo|; |nwo − O(x−3, y−3)| is the first
+		// at (x−2, y−2), ... (diagDiffs).
+		pg, qg := w[oD1+x], w[oD2+x]
+		nwG := eps + pg + w[oD1-2*s+x-2] + w[oGD1+x]
+		neG := eps + qg + w[oD2-2*s+x+2] + w[oGD2+x]
+		swG := eps + qg + w[oD2+2*s+x-2] + w[oGD2+2*s+x-2]
+		seG := eps + pg + w[oD1+2*s+x+2] + w[oGD1+2*s+x+2]
 		nwE := nwo - w[oG-s+x-1]
 		neE := neo - w[oG-s+x+1]
 		swE := swo - w[oG+s+x-1]
