@@ -296,13 +296,14 @@ func greenFirst(c *CFA, y int) int {
 // loaded, each step does the one row whose inputs row L completes, so
 // that every step lags the one it reads by the rows it reaches down:
 // V and H at L−3, V/(V+H) at L−4, the low-pass filter at L−1, the
-// vertical CFA differences at L−2 and the horizontal at L, green at L−5,
-// P and Q at L−3, P/(P+Q) at L−4, red and blue at blue and red sites at
-// L−7, the vertical red and blue differences at L−9, and at L−10 the
-// horizontal ones, red and blue at green sites and the output row. Each
-// step's rows and columns are those of a pass over the whole window, so
-// the values are the same. margin and the corner are even, so window
-// parity equals image parity.
+// vertical CFA differences at L−2 and the horizontal at L, green and the
+// diagonal differences at L−5, P and Q at L−3, P/(P+Q) at L−4, red and
+// blue at blue and red sites at L−7, the vertical red and blue
+// differences at L−9, and at L−10 the horizontal ones, red and blue at
+// green sites and the output row; the lowest row read is L−13
+// (liveRows). Each step's rows and columns are those of a pass over the
+// whole window, so the values are the same (TestRCDMatchesPrevious).
+// margin and the corner are even, so window parity equals image parity.
 func (t *rcdTile) run(c *CFA, out tileOut) {
 	r := out.rect
 	cx, cy := r.Min.X&^1, r.Min.Y&^1
