@@ -8,8 +8,9 @@ import (
 )
 
 // BenchmarkRCDKernel demosaics a 12 MP CFA on one goroutine with the
-// kernel of rcd.go (rcd) and the retained reference (reference,
-// rcd_ref_test.go): a noisy one (noisyCFA: noise, edges and clipping, as
+// kernel of rcd.go (rcd), the kernel it replaced (previous,
+// rcd_prev_test.go) and the first one (reference, rcd_ref_test.go): a
+// noisy one (noisyCFA: noise, edges and clipping, as
 // real files have, where branches would mispredict) and a smooth one (a
 // zone plate). ns/op is the wall time of one 12 MP frame, cpu-ms/op the
 // CPU time of the goroutine's thread (which the machine's other load
