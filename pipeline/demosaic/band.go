@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"runtime"
 )
 
 // Bands demosaics a region of a CFA by RCD in bands of upright rows, for a
@@ -129,20 +130,31 @@ func (b *Bands) Rows(y0, y1 int, dst []float32) error {
 	// keeps the CFA's parity only from even positions.
 	lo, hi := src.Min.Add(b.rect.Min), src.Max.Add(b.rect.Min)
 	gx, gy := lo.X&^1, lo.Y&^1
-	tx, ty := (hi.X-gx+tileW-1)/tileW, (hi.Y-gy+tileH-1)/tileH
 	threads := b.c.Threads
 	if b.c.ThreadsNow != nil {
 		threads = b.c.ThreadsNow() // the conversion's threads may grow
 	}
+	th := tileH
+	if b.flip&4 != 0 {
+		// A transposed band is a strip of CFA columns no wider than a
+		// tile, down the whole region: one tile per goroutine down it
+		// recomputes fewer margins than tiles of tileH rows (a tile may
+		// be as high as it likes, rcdTile.run).
+		if threads <= 0 {
+			threads = runtime.GOMAXPROCS(0)
+		}
+		th = max(tileH, ((hi.Y-gy+threads-1)/threads+1)&^1)
+	}
+	tx, ty := (hi.X-gx+tileW-1)/tileW, (hi.Y-gy+th-1)/th
 	// dst pixel of CFA photosite (x, y): the region's (x − ox, y − oy).
 	out := tileOut{dst: dst, base: base - ox*dx - oy*dy, dx: dx, dy: dy}
 	rows(threads, tx*ty, func(n0, n1 int) {
 		t := tiles.Get().(*rcdTile)
 		defer tiles.Put(t)
 		for n := n0; n < n1; n++ {
-			tx0, ty0 := gx+n%tx*tileW, gy+n/tx*tileH
+			tx0, ty0 := gx+n%tx*tileW, gy+n/tx*th
 			o := out
-			o.rect = image.Rect(max(tx0, lo.X), max(ty0, lo.Y), min(tx0+tileW, hi.X), min(ty0+tileH, hi.Y))
+			o.rect = image.Rect(max(tx0, lo.X), max(ty0, lo.Y), min(tx0+tileW, hi.X), min(ty0+th, hi.Y))
 			t.run(&b.c, o)
 		}
 	})

@@ -287,9 +287,9 @@ func greenFirst(c *CFA, y int) int {
 	return 0
 }
 
-// run demosaics the photosites of out.rect (inside the CFA, within
-// tileW×tileH photosites from its corner rounded down to even ones) into
-// out. Its window is the rect from that even corner, widened to an even
+// run demosaics the photosites of out.rect (inside the CFA, within tileW
+// columns from its corner rounded down to even ones, any number of rows)
+// into out. Its window is the rect from that even corner, widened to an even
 // size, and margin photosites around.
 //
 // The steps run as one pass down the window: once row L of the CFA is
@@ -308,7 +308,7 @@ func (t *rcdTile) run(c *CFA, out tileOut) {
 	r := out.rect
 	cx, cy := r.Min.X&^1, r.Min.Y&^1
 	sx := min((r.Max.X-cx+1)&^1, tileW) + 2*margin
-	sy := min((r.Max.Y-cy+1)&^1, tileH) + 2*margin
+	sy := (r.Max.Y-cy+1)&^1 + 2*margin
 	t.x0, t.y0 = cx-margin, cy-margin
 	t.base = 0
 	for L := range sy {
