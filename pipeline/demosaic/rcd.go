@@ -29,8 +29,8 @@ import (
 //     sites from the colour differences of the four adjacent photosites,
 //     blended by VH.
 //
-// Each tile of up to tileW×tileH output photosites is computed from a
-// window of margin more photosites on each side: margin is how far the
+// Each tile of up to tileW output photosites across (tileH down in RCD's
+// bands) is computed from a window of margin more photosites on each side: margin is how far the
 // last step reaches through the earlier ones (step 4's second part needs
 // step 4's first at ±3, which needs green at ±2, which needs the CFA at
 // ±4 and VH at ±1, VH the CFA at ±4). Outside the image the window
@@ -40,8 +40,10 @@ import (
 // The steps run row by row down the window, each as soon as the rows it
 // reads are there (rcdTile.run), so that the rows a step reads were
 // written a few rows before and are still in cache, instead of each step
-// being one pass over the whole window; wide tiles then recompute little
-// of their neighbours' margins.
+// being one pass over the whole window; the planes then need only the
+// rows in flight (ringRows), and tiles can be wide (and, for Bands'
+// transposed strips, high), recomputing little of their neighbours'
+// margins.
 const (
 	tileW  = 512
 	tileH  = 192
@@ -55,8 +57,8 @@ const (
 // RCD demosaics c into dst (W×H×3 float32, interleaved, at least 3·W·H
 // values) by Ratio Corrected Demosaicing, in parallel over bands of tileH
 // rows, top to bottom (up to c.Threads or GOMAXPROCS goroutines, each with
-// its own TileBytes of tile planes, reused from image to image). Results do not depend on the number
-// of goroutines. Images narrower or lower than 2 photosites are
+// its own TileBytes of tile planes, reused from image to image). Results
+// do not depend on the number of goroutines. Images narrower or lower than 2 photosites are
 // demosaiced bilinearly. Errors: an invalid CFA (ErrNotBayer, sizes).
 func RCD(c CFA, dst []float32) error {
 	if err := c.check(dst); err != nil {
@@ -139,8 +141,9 @@ const (
 // the low-pass filter; the squared filter responses V, H (step 1) and P,
 // Q (step 4.1); the differences of photosites two apart that step 3's
 // gradients sum, |CFA(x, y) − CFA(x, y + 2)| (dv) and |CFA(x, y) −
-// CFA(x + 2, y)| (dh), and those of red and blue that step 4.3's sum
-// (rv, rh, bv, bh). Steps run on different rows at once (run), so each
+// CFA(x + 2, y)| (dh), those of red and blue that step 4.3's sum (rv,
+// rh, bv, bh) and the diagonal ones step 4.2's sum (d1, d2, gd1, gd2:
+// diagDiffs). Steps run on different rows at once (run), so each
 // quantity has a plane of its own.
 const (
 	planeR = iota
