@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"sync"
+	"runtime"
 )
 
 // Bands demosaics a region of a CFA by RCD in bands of upright rows, for a
@@ -24,8 +24,7 @@ type Bands struct {
 	flip int
 	// W, H: the upright size in pixels (the region's, swapped when the
 	// flip transposes).
-	W, H  int
-	tiles sync.Pool
+	W, H int
 	// next is the first upright row not made yet.
 	next int
 }
@@ -33,7 +32,7 @@ type Bands struct {
 // BandRows is how many upright rows a call of Bands.Rows makes at most
 // with full efficiency: one tile's height, so that each band is one row of
 // tiles and the tiles' margins are recomputed no more than in RCD.
-const BandRows = tile
+const BandRows = tileH
 
 // NewBands returns the band demosaic of region r of c (photosites; the
 // whole CFA when r is empty) upright by flip. Errors: an invalid CFA
@@ -63,7 +62,6 @@ func NewBands(c CFA, r image.Rectangle, flip int) (*Bands, error) {
 	if flip&4 != 0 {
 		b.W, b.H = b.H, b.W
 	}
-	b.tiles.New = func() any { return newRCDTile() }
 	return b, nil
 }
 
@@ -132,33 +130,32 @@ func (b *Bands) Rows(y0, y1 int, dst []float32) error {
 	// keeps the CFA's parity only from even positions.
 	lo, hi := src.Min.Add(b.rect.Min), src.Max.Add(b.rect.Min)
 	gx, gy := lo.X&^1, lo.Y&^1
-	tx, ty := (hi.X-gx+tile-1)/tile, (hi.Y-gy+tile-1)/tile
 	threads := b.c.Threads
 	if b.c.ThreadsNow != nil {
 		threads = b.c.ThreadsNow() // the conversion's threads may grow
 	}
+	th := tileH
+	if b.flip&4 != 0 {
+		// A transposed band is a strip of CFA columns no wider than a
+		// tile, down the whole region: one tile per goroutine down it
+		// recomputes fewer margins than tiles of tileH rows (a tile may
+		// be as high as it likes, rcdTile.run).
+		if threads <= 0 {
+			threads = runtime.GOMAXPROCS(0)
+		}
+		th = max(tileH, ((hi.Y-gy+threads-1)/threads+1)&^1)
+	}
+	tx, ty := (hi.X-gx+tileW-1)/tileW, (hi.Y-gy+th-1)/th
+	// dst pixel of CFA photosite (x, y): the region's (x − ox, y − oy).
+	out := tileOut{dst: dst, base: base - ox*dx - oy*dy, dx: dx, dy: dy}
 	rows(threads, tx*ty, func(n0, n1 int) {
-		t := b.tiles.Get().(*rcdTile)
-		defer b.tiles.Put(t)
+		t := tiles.Get().(*rcdTile)
+		defer tiles.Put(t)
 		for n := n0; n < n1; n++ {
-			tx0, ty0 := gx+n%tx*tile, gy+n/tx*tile
-			x0, y0 := max(tx0, lo.X), max(ty0, lo.Y)
-			x1, y1 := min(tx0+tile, hi.X), min(ty0+tile, hi.Y)
-			t.out = func(t *rcdTile) {
-				R, G, B := t.rgb[0], t.rgb[1], t.rgb[2]
-				for y := y0; y < y1; y++ {
-					i := (y-t.y0)*span + x0 - t.x0
-					d := base + (x0-ox)*dx + (y-oy)*dy
-					for x := x0; x < x1; x++ {
-						o := dst[3*d : 3*d+3 : 3*d+3]
-						o[0], o[1], o[2] = R[i], G[i], B[i]
-						i++
-						d += dx
-					}
-				}
-			}
-			t.run(&b.c, tx0, ty0, nil)
-			t.out = nil
+			tx0, ty0 := gx+n%tx*tileW, gy+n/tx*th
+			o := out
+			o.rect = image.Rect(max(tx0, lo.X), max(ty0, lo.Y), min(tx0+tileW, hi.X), min(ty0+th, hi.Y))
+			t.run(&b.c, o)
 		}
 	})
 	b.next = y1

@@ -34,9 +34,10 @@ func orientRef(src []float32, w, h, flip int) ([]float32, int, int) {
 }
 
 // TestBandsMatchRCD: every flip, band heights that do not divide the
-// image, bands lower than RCD's margin, regions at odd corners: the
-// banded demosaic gives the very values of RCD on the whole CFA, cut and
-// turned upright.
+// image, bands lower than RCD's margin, regions at odd corners, one and
+// two goroutines (a transposed band's tiles run down the whole strip on
+// one): the banded demosaic gives the very values of RCD on the whole
+// CFA, cut and turned upright.
 func TestBandsMatchRCD(t *testing.T) {
 	const w, h = 301, 263
 	c := mosaic(zonePlate(w, h), w, h, phases["GRBG"])
@@ -55,7 +56,10 @@ func TestBandsMatchRCD(t *testing.T) {
 		}
 		for flip := range 8 {
 			want, ow, oh := orientRef(cut, rr.Dx(), rr.Dy(), flip)
-			for _, band := range []int{BandRows, 37, 7} {
+			for _, bt := range [][2]int{{BandRows, 2}, {BandRows, 1}, {37, 2}, {7, 2}} {
+				band := bt[0]
+				c := c
+				c.Threads = bt[1]
 				b, err := NewBands(c, r, flip)
 				if err != nil {
 					t.Fatal(err)
@@ -72,7 +76,7 @@ func TestBandsMatchRCD(t *testing.T) {
 				}
 				for i := range got {
 					if got[i] != want[i] {
-						t.Fatalf("region %v flip %d band %d: sample %d (pixel %d,%d) %g, RCD %g", r, flip, band, i, i/3%ow, i/3/ow, got[i], want[i])
+						t.Fatalf("region %v flip %d band %d, %d threads: sample %d (pixel %d,%d) %g, RCD %g", r, flip, band, c.Threads, i, i/3%ow, i/3/ow, got[i], want[i])
 					}
 				}
 			}

@@ -102,24 +102,47 @@ func (c *CFA) colourAt(x, y int) int { return int(c.Colour[(y&1)*2+(x&1)]) }
 // normRow writes the normalised samples of row y, columns x0..x0+len(out)−1
 // (each reflected into the image: reflect), into out.
 func (c *CFA) normRow(y, x0 int, out []float32) {
-	row := c.Pix[y*c.Stride : y*c.Stride+c.W]
-	ph := (y & 1) * 2
-	if c.BlackPattern == nil && x0 >= 0 && x0+len(out) <= c.W {
-		// Inside the image, one black level and scale per column parity.
-		src := row[x0 : x0+len(out)]
-		p := ph + x0&1
-		b0, s0 := c.Black[p], c.Scale[p]
-		b1, s1 := c.Black[p^1], c.Scale[p^1]
-		i := 0
-		for ; i+1 < len(src) && i+1 < len(out); i += 2 {
-			out[i] = clamp01((float32(src[i]) - b0) * s0)
-			out[i+1] = clamp01((float32(src[i+1]) - b1) * s1)
-		}
-		if i < len(src) && i < len(out) {
-			out[i] = clamp01((float32(src[i]) - b0) * s0)
-		}
+	if c.BlackPattern == nil {
+		// The columns inside the image in one pass; those outside
+		// (a window's margin at the image's edges) one by one.
+		lo := min(max(0, -x0), len(out))
+		hi := max(lo, min(len(out), c.W-x0))
+		c.normSlow(y, x0, out[:lo])
+		c.normInside(y, x0+lo, out[lo:hi])
+		c.normSlow(y, x0+hi, out[hi:])
 		return
 	}
+	c.normSlow(y, x0, out)
+}
+
+// normInside is normRow for columns x0..x0+len(out)−1 inside the image,
+// without a black pattern: one black level and scale per column parity.
+func (c *CFA) normInside(y, x0 int, out []float32) {
+	if len(out) == 0 {
+		return
+	}
+	src := c.Pix[y*c.Stride+x0 : y*c.Stride+x0+len(out)]
+	p := (y&1)*2 + x0&1
+	b0, s0 := c.Black[p], c.Scale[p]
+	b1, s1 := c.Black[p^1], c.Scale[p^1]
+	i := 0
+	for ; i+1 < len(src) && i+1 < len(out); i += 2 {
+		out[i] = clamp01((float32(src[i]) - b0) * s0)
+		out[i+1] = clamp01((float32(src[i+1]) - b1) * s1)
+	}
+	if i < len(src) && i < len(out) {
+		out[i] = clamp01((float32(src[i]) - b0) * s0)
+	}
+}
+
+// normSlow is normRow one photosite at a time: any columns, any black
+// pattern.
+func (c *CFA) normSlow(y, x0 int, out []float32) {
+	if len(out) == 0 {
+		return
+	}
+	row := c.Pix[y*c.Stride : y*c.Stride+c.W]
+	ph := (y & 1) * 2
 	var pat []float32
 	if c.BlackPattern != nil {
 		r := y % c.PatternRows

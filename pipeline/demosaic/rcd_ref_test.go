@@ -4,7 +4,7 @@ package demosaic
 // kept as the reference the optimised kernel of rcd.go is compared with
 // (TestRCDMatchesReference): one plane per quantity, every step over the
 // whole window, bounds-checked indexing, no reuse between tiles. The same
-// steps, tile and margin as rcd.go's; single goroutine.
+// steps and margin as rcd.go's, square tiles of 128; single goroutine.
 
 // refRCD demosaics c into dst as RCD does, with the reference kernel.
 func refRCD(c CFA, dst []float32) error {
