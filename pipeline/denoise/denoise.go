@@ -22,6 +22,7 @@ package denoise
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
@@ -258,6 +259,10 @@ func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k
 	var sigma0 float64
 	var t20 float32      // the first level's squared threshold
 	cur, cs := p, stride // the smooth image of the level being split
+	// Row buffers and guard rings, reused from band to band.
+	rows := sync.Pool{New: func() any { return make([]float32, w) }}
+	rings := sync.Pool{New: func() any { return newGuardRing(w) }}
+	gKeys := floatKeys(g, w)
 	for j := range levels {
 		step := 1 << j
 		sigma := levelNoise(cur, cs, w, h, step)
@@ -275,10 +280,11 @@ func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k
 			t20 = t2
 			// p is both the input and the sum: smooth all of it first,
 			// then its shrunk detail into g; the detail, guarded against
-			// isolated coefficients (guardRow), goes into p in the next
+			// isolated coefficients (guardKeys), goes into p in the next
 			// level's pass.
 			par.Rows(h, func(lo, hi int) {
-				tmp := make([]float32, w)
+				tmp := rows.Get().([]float32)
+				defer rows.Put(tmp)
 				for y := lo; y < hi; y++ {
 					blurRow(cur, cs, w, h, y, step, tmp, next[y*w:(y+1)*w])
 				}
@@ -290,9 +296,13 @@ func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k
 			})
 			if levels == 1 {
 				par.Rows(h, func(lo, hi int) {
-					d := make([]float32, w)
+					d := rows.Get().([]float32)
+					defer rows.Put(d)
+					ring := rings.Get().(*guardRing)
+					defer rings.Put(ring)
+					ring.reset()
 					for y := lo; y < hi; y++ {
-						guardRow(g, w, h, y, d, guardMargin*float32(math.Sqrt(float64(t2))))
+						ring.guard(y, h, gKeys, d, guardMargin*float32(math.Sqrt(float64(t2))))
 						for x := range d {
 							p[(y*w+x)*stride] = d[x] + next[y*w+x]
 						}
@@ -301,17 +311,23 @@ func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k
 			}
 		default:
 			par.Rows(h, func(lo, hi int) {
-				tmp := make([]float32, w)
+				tmp := rows.Get().([]float32)
+				defer rows.Put(tmp)
 				var d0 []float32
+				var ring *guardRing
 				if j == 1 {
-					d0 = make([]float32, w)
+					d0 = rows.Get().([]float32)
+					defer rows.Put(d0)
+					ring = rings.Get().(*guardRing)
+					defer rings.Put(ring)
+					ring.reset()
 				}
 				for y := lo; y < hi; y++ {
 					nr := next[y*w : (y+1)*w]
 					blurRow(cur, 1, w, h, y, step, tmp, nr)
 					row := cur[y*w : (y+1)*w]
 					if j == 1 {
-						guardRow(g, w, h, y, d0, guardMargin*float32(math.Sqrt(float64(t20))))
+						ring.guard(y, h, gKeys, d0, guardMargin*float32(math.Sqrt(float64(t20))))
 					}
 					if stride == 1 {
 						addDetail(p[y*w:(y+1)*w], row, nr, d0, last, t2)
@@ -384,33 +400,131 @@ func addDetail(acc, row, nr, d0 []float32, last bool, t2 float32) {
 	}
 }
 
-// guardRow writes into out (w) row y of the finest level's shrunk detail
-// s (a w×h plane) with each coefficient limited to the range of its eight
-// neighbours' (and 0) widened by m on each side: a coefficient the
-// garrote kept whose neighbours it shrank to about nothing is an isolated
-// spike (noise far out in its tail, a hot photosite), which would stay as
-// a single-pixel speckle on an otherwise smoothed area, whereas an edge or
-// a line has neighbours along it with coefficients as large. Borders are
-// mirrored. The rule is that of a hot-pixel filter (a value beyond its
-// neighbours' range is brought back to it), applied to the detail only;
-// shrinkPlane's m is guardMargin times the level's threshold.
-func guardRow(s []float32, w, h, y int, out []float32, m float32) {
-	up := s[mirror(y-1, h)*w:][:w]
-	mid := s[y*w:][:w]
-	dn := s[mirror(y+1, h)*w:][:w]
-	guardRows(up, mid, dn, out, m)
+// The guard of the finest level (shrinkPlane, sumDetails) limits each
+// shrunk coefficient to the range of its eight neighbours' (and 0),
+// widened by m on each side: a coefficient the garrote kept whose
+// neighbours it shrank to about nothing is an isolated spike (noise far
+// out in its tail, a hot photosite), which would stay as a single-pixel
+// speckle on an otherwise smoothed area, whereas an edge or a line has
+// neighbours along it with coefficients as large. Borders are mirrored.
+// The rule is that of a hot-pixel filter (a value beyond its neighbours'
+// range is brought back to it), applied to the detail only; m is
+// guardMargin times the level's threshold.
+//
+// The neighbours' range [lo, hi] always holds 0, so it is −max of their
+// negative parts and max of their positive parts, both non-negative
+// floats, which order as their bits do: guardKeys takes the maxima on
+// the bits (signKeys) with integer max, a compare and a conditional move,
+// where the float builtins need NaN-aware sequences of several
+// instructions each. The result is the same number (the sign of a zero
+// aside).
+
+// signKeys writes the parts of coefficient v that guardKeys compares:
+// the bits of max(v, 0) and of max(−v, 0) (0 and 0 for ±0).
+func signKeys(v float32) (p, n uint32) {
+	b := math.Float32bits(v)
+	neg := uint32(int32(b) >> 31)
+	return b &^ neg, b & 0x7fffffff & neg
 }
 
-// guardRows is guardRow from the rows above (up), of (mid) and below (dn)
-// the row, with margin m.
-func guardRows(up, mid, dn, out []float32, m float32) {
-	w := len(mid)
-	up, dn, out = up[:w], dn[:w], out[:w]
-	for x, v := range mid {
-		xl, xr := mirror(x-1, w), mirror(x+1, w)
-		lo := min(up[xl], up[x], up[xr], mid[xl], mid[xr], dn[xl], dn[x], dn[xr], 0)
-		hi := max(up[xl], up[x], up[xr], mid[xl], mid[xr], dn[xl], dn[x], dn[xr], 0)
-		out[x] = min(max(v, lo-m), hi+m)
+// guardKeys writes into out (w) the guarded coefficients of a row whose
+// coefficients' keys (signKeys) are pm, nm, with the rows above (pu, nu)
+// and below (pd, nd), each of w; margin m ≥ 0.
+func guardKeys(pu, pm, pd, nu, nm, nd []uint32, out []float32, m float32) {
+	w := len(pm)
+	pu, pd, nu, nm, nd, out = pu[:w], pd[:w], nu[:w], nm[:w], nd[:w], out[:w]
+	if w < 3 {
+		for x := range w {
+			out[x] = guardKey(pu, pm, pd, nu, nm, nd, x, m)
+		}
+		return
+	}
+	out[0] = guardKey(pu, pm, pd, nu, nm, nd, 0, m)
+	// Sliding over the columns: the maxima of column x−1 (all three rows)
+	// and of column x (above and below; all three), column x+1's made
+	// each step.
+	cp0, cn0 := max(pu[0], pm[0], pd[0]), max(nu[0], nm[0], nd[0])
+	vp1, vn1 := max(pu[1], pd[1]), max(nu[1], nd[1])
+	cp1, cn1 := max(vp1, pm[1]), max(vn1, nm[1])
+	for x := 1; x < w-1; x++ {
+		vp2, vn2 := max(pu[x+1], pd[x+1]), max(nu[x+1], nd[x+1])
+		cp2, cn2 := max(vp2, pm[x+1]), max(vn2, nm[x+1])
+		out[x] = clampKeys(pm[x], nm[x], max(cp0, vp1, cp2), max(cn0, vn1, cn2), m)
+		cp0, cn0, vp1, vn1, cp1, cn1 = cp1, cn1, vp2, vn2, cp2, cn2
+	}
+	out[w-1] = guardKey(pu, pm, pd, nu, nm, nd, w-1, m)
+}
+
+// guardKey is guardKeys' coefficient x, neighbours mirrored at the
+// borders (the coefficient itself is its own neighbour in a row of one).
+func guardKey(pu, pm, pd, nu, nm, nd []uint32, x int, m float32) float32 {
+	w := len(pm)
+	xl, xr := mirror(x-1, w), mirror(x+1, w)
+	hp := max(pu[xl], pu[x], pu[xr], pm[xl], pm[xr], pd[xl], pd[x], pd[xr])
+	hn := max(nu[xl], nu[x], nu[xr], nm[xl], nm[xr], nd[xl], nd[x], nd[xr])
+	return clampKeys(pm[x], nm[x], hp, hn, m)
+}
+
+// clampKeys is the coefficient of keys p, n limited to [−(hn+m), hp+m],
+// hp and hn the keys of its neighbours' largest positive and negative
+// parts: one of p, n is 0, so it is min(max(v,0), hi+m) − min(max(−v,0),
+// −lo+m), each min of non-negative floats taken on their bits.
+func clampKeys(p, n, hp, hn uint32, m float32) float32 {
+	bp := min(p, math.Float32bits(math.Float32frombits(hp)+m))
+	bn := min(n, math.Float32bits(math.Float32frombits(hn)+m))
+	return math.Float32frombits(bp) - math.Float32frombits(bn)
+}
+
+// guardRing holds the keys (signKeys) of three rows of the finest level's
+// shrunk detail, row r in slot r mod 3, so that guarding consecutive rows
+// makes each row's keys once instead of three times.
+type guardRing struct {
+	p, n [3][]uint32
+	row  [3]int // the row each slot holds, −1 none
+}
+
+func newGuardRing(w int) *guardRing {
+	g := &guardRing{}
+	for i := range 3 {
+		g.p[i], g.n[i] = make([]uint32, w), make([]uint32, w)
+	}
+	g.reset()
+	return g
+}
+
+// reset forgets the rows held (their detail is about to change, or
+// another plane's comes).
+func (g *guardRing) reset() { g.row = [3]int{-1, -1, -1} }
+
+// slot returns the slot of row r, filling it with fill(r, p, n) (the
+// keys of row r into p and n) unless it holds r already.
+func (g *guardRing) slot(r int, fill func(r int, p, n []uint32)) int {
+	i := r % 3
+	if g.row[i] != r {
+		fill(r, g.p[i], g.n[i])
+		g.row[i] = r
+	}
+	return i
+}
+
+// guard writes into out row y of the guarded detail of a plane of h rows
+// whose keys fill makes, margin m.
+func (g *guardRing) guard(y, h int, fill func(r int, p, n []uint32), out []float32, m float32) {
+	u := g.slot(mirror(y-1, h), fill)
+	c := g.slot(y, fill)
+	d := g.slot(mirror(y+1, h), fill)
+	guardKeys(g.p[u], g.p[c], g.p[d], g.n[u], g.n[c], g.n[d], out, m)
+}
+
+// floatKeys fills keys from the rows of a w-wide plane s of shrunk
+// coefficients.
+func floatKeys(s []float32, w int) func(r int, p, n []uint32) {
+	return func(r int, p, n []uint32) {
+		row := s[r*w:][:w]
+		p, n = p[:w], n[:w]
+		for x, v := range row {
+			p[x], n[x] = signKeys(v)
+		}
 	}
 }
 
@@ -622,7 +736,7 @@ func nth(d []float32, k int) float32 {
 }
 
 // guardMargin is how far, in thresholds of the finest level, a shrunk
-// coefficient may lie beyond its neighbours' range (guardRows): 0.5 keeps
+// coefficient may lie beyond its neighbours' range (guardKeys): 0.5 keeps
 // the flat-patch noise near what the garrote alone leaves (0.13× of the
 // input against 0.17×, TestCandidates; 0.07× with no margin, a change of
 // the strength's calibration) while no pixel of a flat mid-grey patch at
