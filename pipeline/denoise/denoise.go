@@ -138,19 +138,44 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 func splitRow(src, yr, q1r, q2r []float32, px int) {
 	w := len(yr)
 	src = src[:3*w]
-	for x := range yr {
-		q := src[3*x : 3*x+3 : 3*x+3]
-		vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
-		yr[x] = (vr + vg + vb) / 3
-		c1, c2 := (vr-vg)*0.25, (vb-vg)*0.25
-		k := (x + px) / 2
-		q1r[k] += c1
-		q2r[k] += c2
-		if x == w-1 && (w+px)%2 == 1 || x == 0 && px == 1 {
-			q1r[k] += c1
-			q2r[k] += c2
-		}
+	x := 0
+	if px == 1 {
+		// Column 0 alone in half column 0.
+		y, c1, c2 := stab3(src[0:3:3])
+		yr[0] = y
+		q1r[0] = q1r[0] + c1 + c1
+		q2r[0] = q2r[0] + c2 + c2
+		x = 1
 	}
+	// Columns x+2i and x+2i+1 into half column (x+px)/2+i, in that order.
+	k := (x + px) / 2
+	n := (w - x) / 2
+	q1, q2 := q1r[k:k+n], q2r[k:k+n:k+n]
+	ys, s := yr[x:x+2*n], src[3*x:3*(x+2*n)]
+	for i := range q1 {
+		p := s[6*i : 6*i+6 : 6*i+6]
+		ya, a1, a2 := stab3(p[0:3:3])
+		yb, b1, b2 := stab3(p[3:6:6])
+		yy := ys[2*i : 2*i+2 : 2*i+2]
+		yy[0], yy[1] = ya, yb
+		q1[i] = q1[i] + a1 + b1
+		q2[i] = q2[i] + a2 + b2
+	}
+	if x += 2 * n; x < w {
+		// The last column alone in its half column.
+		y, c1, c2 := stab3(src[3*x : 3*x+3 : 3*x+3])
+		yr[x] = y
+		k += n
+		q1r[k] = q1r[k] + c1 + c1
+		q2r[k] = q2r[k] + c2 + c2
+	}
+}
+
+// stab3 is a pixel's (RGB) stabilised luminance and its quarter colour
+// differences, splitRow's terms.
+func stab3(q []float32) (y, c1, c2 float32) {
+	vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
+	return (vr + vg + vb) / 3, (vr - vg) * 0.25, (vb - vg) * 0.25
 }
 
 // merge writes into pix (w×h×3) the linear RGB of the luminance y (w×h)
@@ -170,10 +195,14 @@ func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
 }
 
 // mergeCols are merge's half-resolution neighbours and weights of each
-// full-resolution column, the same on every row.
+// full-resolution column, the same on every row; the columns from pair
+// on come in pairs (pairs of them): columns pair+2i and pair+2i+1 lie
+// between half columns half+i and half+i+1, at weights 1/4 and 3/4.
 type mergeCols struct {
-	xa, xb []int32
-	txs    []float32
+	xa, xb      []int32
+	txs         []float32
+	pair, pairs int
+	half        int
 }
 
 // mergeColumns returns them for w columns of which hw half columns were
@@ -186,7 +215,23 @@ func mergeColumns(w, hw, px int) mergeCols {
 		txs[x] = fx - float32(x0)
 		xa[x], xb[x] = int32(max(x0, 0)), int32(min(x0+1, hw-1))
 	}
-	return mergeCols{xa, xb, txs}
+	c := mergeCols{xa: xa, xb: xb, txs: txs}
+	// The pairs: from the first column whose neighbours are two half
+	// columns at weight 1/4, as long as that pattern holds (checked, not
+	// assumed, so mergeRow's pairs use the very operands the table
+	// gives).
+	c.pair = 1 - px
+	if c.pair < w {
+		c.half = int(xa[c.pair])
+	}
+	for {
+		x, k := c.pair+2*c.pairs, int32(c.half+c.pairs)
+		if x+1 >= w || xa[x] != k || xb[x] != k+1 || txs[x] != 0.25 || xa[x+1] != k || xb[x+1] != k+1 || txs[x+1] != 0.75 {
+			break
+		}
+		c.pairs++
+	}
+	return c
 }
 
 // mergeRows returns the half-resolution rows a0, a1 (of hh, made with
@@ -201,16 +246,40 @@ func mergeRows(r, hh, py int) (a0, a1 int, ty float32) {
 // mergeRow is merge's row: the luminance row yr and the colour rows a0
 // (q1a, q2a) and a1 (q1b, q2b) of weight ty, into dst (3·w).
 func mergeRow(yr, q1a, q1b, q2a, q2b []float32, c mergeCols, ty float32, dst []float32) {
-	dst = dst[:3*len(yr)]
-	xa, xb, txs := c.xa[:len(yr)], c.xb[:len(yr)], c.txs[:len(yr)]
-	for x := range yr {
+	w := len(yr)
+	dst = dst[:3*w]
+	xa, xb, txs := c.xa[:w], c.xb[:w], c.txs[:w]
+	one := func(x int) {
 		ia, ib, tx := xa[x], xb[x], txs[x]
 		c1 := bilerp(q1a[ia], q1a[ib], q1b[ia], q1b[ib], tx, ty)
 		c2 := bilerp(q2a[ia], q2a[ib], q2b[ia], q2b[ib], tx, ty)
-		g := yr[x] - (c1+c2)/3
-		q := dst[3*x : 3*x+3 : 3*x+3]
-		q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
+		mergePixel(yr[x], c1, c2, dst[3*x:3*x+3:3*x+3])
 	}
+	for x := range min(c.pair, w) {
+		one(x)
+	}
+	if n := c.pairs; n > 0 {
+		h := c.half
+		p1a, p1b, p2a, p2b := q1a[h:h+n+1], q1b[h:h+n+1], q2a[h:h+n+1], q2b[h:h+n+1]
+		ys, d := yr[c.pair:c.pair+2*n], dst[3*c.pair:3*(c.pair+2*n)]
+		for i := range n {
+			a1, b1, a2, b2 := p1a[i:i+2:i+2], p1b[i:i+2:i+2], p2a[i:i+2:i+2], p2b[i:i+2:i+2]
+			y := ys[2*i : 2*i+2 : 2*i+2]
+			o := d[6*i : 6*i+6 : 6*i+6]
+			mergePixel(y[0], bilerp(a1[0], a1[1], b1[0], b1[1], 0.25, ty), bilerp(a2[0], a2[1], b2[0], b2[1], 0.25, ty), o[0:3:3])
+			mergePixel(y[1], bilerp(a1[0], a1[1], b1[0], b1[1], 0.75, ty), bilerp(a2[0], a2[1], b2[0], b2[1], 0.75, ty), o[3:6:6])
+		}
+	}
+	for x := c.pair + 2*c.pairs; x < w; x++ {
+		one(x)
+	}
+}
+
+// mergePixel writes into q (RGB) the linear pixel of stabilised
+// luminance y and colour differences c1, c2.
+func mergePixel(y, c1, c2 float32, q []float32) {
+	g := y - (c1+c2)/3
+	q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
 }
 
 func bilerp(p00, p01, p10, p11, tx, ty float32) float32 {
@@ -538,7 +607,15 @@ func garrote(d, t2 float32) float32 {
 	if dd < 1e-30 {
 		dd = 1e-30
 	}
-	return d * max(0, 1-t2/dd)
+	return d * nonNeg(1-t2/dd)
+}
+
+// nonNeg is max(q, 0) for q not NaN (−0 gives +0): the sign bit spread
+// over the bits clears a negative q, two integer instructions where the
+// float builtin needs a NaN-aware sequence of several.
+func nonNeg(q float32) float32 {
+	b := math.Float32bits(q)
+	return math.Float32frombits(b &^ uint32(int32(b)>>31))
 }
 
 // blurRow writes row y of the B3-spline smoothing of the w×h plane

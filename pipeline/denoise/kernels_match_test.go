@@ -204,3 +204,14 @@ func TestRowKernelsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// TestNonNegIsMax: nonNeg is the builtin max(q, 0) on every float32 but
+// NaN (the garrote's 1 − t2/d² is never NaN for a number d), −0 and
+// the infinities included.
+func TestNonNegIsMax(t *testing.T) {
+	for _, q := range []float32{1, 1e-30, 0, float32(math.Copysign(0, -1)), -1e-30, -2, 0.5, float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, -math.MaxFloat32} {
+		if got, want := nonNeg(q), max(q, 0); math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("nonNeg(%v) = %v, max gives %v", q, got, want)
+		}
+	}
+}
