@@ -121,7 +121,7 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 			clear(q1r)
 			clear(q2r)
 			for _, row := range [2]int{2 * r, min(2*r+1, h-1)} {
-				splitRow(pix[3*row*w:][:3*w], y[row*w:][:w], q1r, q2r, 0)
+				splitRow(pix[3*row*w:][:3*w], y[row*w:][:w], q1r, q2r, 0, nil)
 			}
 		}
 	})
@@ -135,13 +135,13 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 // full rows added in order onto zeros (the last row twice when h is
 // odd). px is 0 for Wavelet's grid, 1 for that grid seen mirrored in x
 // (Turn).
-func splitRow(src, yr, q1r, q2r []float32, px int) {
+func splitRow(src, yr, q1r, q2r []float32, px int, coded *codeStab) {
 	w := len(yr)
 	src = src[:3*w]
 	x := 0
 	if px == 1 {
 		// Column 0 alone in half column 0.
-		y, c1, c2 := stab3(src[0:3:3])
+		y, c1, c2 := stab3(src[0:3:3], coded)
 		yr[0] = y
 		q1r[0] = q1r[0] + c1 + c1
 		q2r[0] = q2r[0] + c2 + c2
@@ -152,18 +152,31 @@ func splitRow(src, yr, q1r, q2r []float32, px int) {
 	n := (w - x) / 2
 	q1, q2 := q1r[k:k+n], q2r[k:k+n:k+n]
 	ys, s := yr[x:x+2*n], src[3*x:3*(x+2*n)]
-	for i := range q1 {
-		p := s[6*i : 6*i+6 : 6*i+6]
-		ya, a1, a2 := stab3(p[0:3:3])
-		yb, b1, b2 := stab3(p[3:6:6])
-		yy := ys[2*i : 2*i+2 : 2*i+2]
-		yy[0], yy[1] = ya, yb
-		q1[i] = q1[i] + a1 + b1
-		q2[i] = q2[i] + a2 + b2
+	if coded != nil {
+		for i := range q1 {
+			// stab3 of both pixels, written out (too large to be inlined).
+			p := s[6*i : 6*i+6 : 6*i+6]
+			ar, ag, ab := coded.stab(p[0]), coded.stab(p[1]), coded.stab(p[2])
+			br, bg, bb := coded.stab(p[3]), coded.stab(p[4]), coded.stab(p[5])
+			yy := ys[2*i : 2*i+2 : 2*i+2]
+			yy[0], yy[1] = (ar+ag+ab)/3, (br+bg+bb)/3
+			q1[i] = q1[i] + (ar-ag)*0.25 + (br-bg)*0.25
+			q2[i] = q2[i] + (ab-ag)*0.25 + (bb-bg)*0.25
+		}
+	} else {
+		for i := range q1 {
+			p := s[6*i : 6*i+6 : 6*i+6]
+			ar, ag, ab := stab(p[0]), stab(p[1]), stab(p[2])
+			br, bg, bb := stab(p[3]), stab(p[4]), stab(p[5])
+			yy := ys[2*i : 2*i+2 : 2*i+2]
+			yy[0], yy[1] = (ar+ag+ab)/3, (br+bg+bb)/3
+			q1[i] = q1[i] + (ar-ag)*0.25 + (br-bg)*0.25
+			q2[i] = q2[i] + (ab-ag)*0.25 + (bb-bg)*0.25
+		}
 	}
 	if x += 2 * n; x < w {
 		// The last column alone in its half column.
-		y, c1, c2 := stab3(src[3*x : 3*x+3 : 3*x+3])
+		y, c1, c2 := stab3(src[3*x:3*x+3:3*x+3], coded)
 		yr[x] = y
 		k += n
 		q1r[k] = q1r[k] + c1 + c1
@@ -173,9 +186,43 @@ func splitRow(src, yr, q1r, q2r []float32, px int) {
 
 // stab3 is a pixel's (RGB) stabilised luminance and its quarter colour
 // differences, splitRow's terms.
-func stab3(q []float32) (y, c1, c2 float32) {
-	vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
+func stab3(q []float32, coded *codeStab) (y, c1, c2 float32) {
+	var vr, vg, vb float32
+	if coded != nil {
+		vr, vg, vb = coded.stab(q[0]), coded.stab(q[1]), coded.stab(q[2])
+	} else {
+		vr, vg, vb = stab(q[0]), stab(q[1]), stab(q[2])
+	}
 	return (vr + vg + vb) / 3, (vr - vg) * 0.25, (vb - vg) * 0.25
+}
+
+// codeScale is the value of a code of 16-bit rows spanning [0, 1]: a
+// streamed conversion's pass 2 gives the Denoiser its stored rows as
+// float32(code)·codeScale.
+const codeScale = float32(1.0 / 65535)
+
+// codeStab is stab of every such value: stabCodes()[c] = stab(float32(c)
+// · codeScale).
+type codeStab [65536]float32
+
+// stabCodes returns the table, made once (256 KiB).
+var stabCodes = sync.OnceValue(func() *codeStab {
+	t := new(codeStab)
+	for c := range t {
+		t[c] = stab(float32(c) * codeScale)
+	}
+	return t
+})
+
+// stab is stab(x), from the table when x is a code's value (the same
+// number: the table holds stab of that very float32), else computed: a
+// lookup instead of a square root for rows decoded from 16 bits.
+func (t *codeStab) stab(x float32) float32 {
+	c := int32(x*65535 + 0.5)
+	if uint32(c) <= 65535 && float32(c)*codeScale == x {
+		return t[uint16(c)]
+	}
+	return stab(x)
 }
 
 // merge writes into pix (w×h×3) the linear RGB of the luminance y (w×h)
@@ -266,8 +313,16 @@ func mergeRow(yr, q1a, q1b, q2a, q2b []float32, c mergeCols, ty float32, dst []f
 			a1, b1, a2, b2 := p1a[i:i+2:i+2], p1b[i:i+2:i+2], p2a[i:i+2:i+2], p2b[i:i+2:i+2]
 			y := ys[2*i : 2*i+2 : 2*i+2]
 			o := d[6*i : 6*i+6 : 6*i+6]
-			mergePixel(y[0], bilerp(a1[0], a1[1], b1[0], b1[1], 0.25, ty), bilerp(a2[0], a2[1], b2[0], b2[1], 0.25, ty), o[0:3:3])
-			mergePixel(y[1], bilerp(a1[0], a1[1], b1[0], b1[1], 0.75, ty), bilerp(a2[0], a2[1], b2[0], b2[1], 0.75, ty), o[3:6:6])
+			// mergePixel of both columns, written out (too large to be
+			// inlined).
+			c1 := bilerp(a1[0], a1[1], b1[0], b1[1], 0.25, ty)
+			c2 := bilerp(a2[0], a2[1], b2[0], b2[1], 0.25, ty)
+			g := y[0] - (c1+c2)/3
+			o[0], o[1], o[2] = unstab(g+c1), unstab(g), unstab(g+c2)
+			c1 = bilerp(a1[0], a1[1], b1[0], b1[1], 0.75, ty)
+			c2 = bilerp(a2[0], a2[1], b2[0], b2[1], 0.75, ty)
+			g = y[1] - (c1+c2)/3
+			o[3], o[4], o[5] = unstab(g+c1), unstab(g), unstab(g+c2)
 		}
 	}
 	for x := c.pair + 2*c.pairs; x < w; x++ {

@@ -159,15 +159,25 @@ func TestRowKernelsMatchReference(t *testing.T) {
 		src := realisticNoisy(w, 3, uint64(w))
 		for px := range 2 {
 			hw := (w + px + 1) / 2
-			// splitRow: two full rows onto zeroed half rows, as split does.
+			// splitRow: two full rows onto zeroed half rows, as split
+			// does, through the square roots and through the table of
+			// codes (on float rows, where it computes them, and on coded
+			// rows).
 			yr, q1, q2 := make([]float32, w), make([]float32, hw), make([]float32, hw)
-			ry, r1, r2 := make([]float32, w), make([]float32, hw), make([]float32, hw)
-			for r := range 2 {
-				row := src[3*r*w : 3*(r+1)*w]
-				splitRow(row, yr, q1, q2, px)
-				refSplitRow(row, ry, r1, r2, px)
-				if d := max(maxDiff(yr, ry), maxDiff(q1, r1), maxDiff(q2, r2)); d > kernelTolerance {
-					t.Errorf("w %d px %d: splitRow up to %g from the reference's", w, px, d)
+			for k, coded := range []*codeStab{nil, stabCodes(), stabCodes()} {
+				ry, r1, r2 := make([]float32, w), make([]float32, hw), make([]float32, hw)
+				clear(q1)
+				clear(q2)
+				for r := range 2 {
+					row := src[3*r*w : 3*(r+1)*w]
+					if k == 2 {
+						row = stored(row)
+					}
+					splitRow(row, yr, q1, q2, px, coded)
+					refSplitRow(row, ry, r1, r2, px)
+					if d := max(maxDiff(yr, ry), maxDiff(q1, r1), maxDiff(q2, r2)); d > kernelTolerance {
+						t.Errorf("w %d px %d table %d: splitRow up to %g from the reference's", w, px, k, d)
+					}
 				}
 			}
 			// mergeRow at both vertical weights a row can have.
@@ -213,5 +223,27 @@ func TestNonNegIsMax(t *testing.T) {
 		if got, want := nonNeg(q), max(q, 0); math.Float32bits(got) != math.Float32bits(want) {
 			t.Errorf("nonNeg(%v) = %v, max gives %v", q, got, want)
 		}
+	}
+}
+
+// TestCodeStabIsStab: the table's stab is stab, bit for bit, on every
+// code's value, on values next to them (not codes: computed), and on
+// values below 0, above 1, ±0 and NaN.
+func TestCodeStabIsStab(t *testing.T) {
+	tab := stabCodes()
+	check := func(x float32) {
+		got, want := tab.stab(x), refStab(x)
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("stab(%v) from the table %v, computed %v", x, got, want)
+		}
+	}
+	for c := range 65536 {
+		x := float32(c) * codeScale
+		check(x)
+		check(math.Nextafter32(x, 2))
+		check(math.Nextafter32(x, -1))
+	}
+	for _, x := range []float32{-1, -1e-6, float32(math.Copysign(0, -1)), 1.5, 70000, float32(math.Inf(1)), float32(math.NaN())} {
+		check(x)
 	}
 }

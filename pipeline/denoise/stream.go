@@ -190,6 +190,9 @@ type ingest struct {
 	px, py       int // the colour grid's phases (Turn.phases)
 	luma, c1, c2 *cascade
 	next         int // the first full row not split yet
+	// coded, when set, stabilises the rows' values through the table of
+	// 16-bit codes' (pass 2's stored rows; any other value computed).
+	coded *codeStab
 }
 
 // rows splits full rows in.next to y1−1 (row(y) the input row, 3·w).
@@ -212,10 +215,10 @@ func (in *ingest) rows(y1 int, row func(y int) []float32) {
 			if a >= y0 {
 				clear(q1r)
 				clear(q2r)
-				splitRow(row(a), in.luma.row(0, a), q1r, q2r, in.px)
+				splitRow(row(a), in.luma.row(0, a), q1r, q2r, in.px, in.coded)
 			}
 			if b < y1 && (b != a || a >= y0) {
-				splitRow(row(b), in.luma.row(0, b), q1r, q2r, in.px)
+				splitRow(row(b), in.luma.row(0, b), q1r, q2r, in.px, in.coded)
 			}
 		}
 	})
@@ -418,6 +421,8 @@ type Denoiser struct {
 func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
 	lr, cr := denoiserRows()
 	d := &Denoiser{in: newIngest(w, h, t, LumaLevels+1, lr, ChromaLevels, cr), off: strength <= 0}
+	// A streamed conversion gives the Denoiser rows of 16-bit codes.
+	d.in.coded = stabCodes()
 	d.t[0] = thresholds(l.Luma[:], LumaK*strength)
 	d.t[1] = thresholds(l.Chroma[0][:], ChromaK*strength)
 	d.t[2] = thresholds(l.Chroma[1][:], ChromaK*strength)
