@@ -1,9 +1,12 @@
 package denoise
 
-// The kernels of the noise reduction as they were before their speed
-// round (rolling guard rows, integer-keyed neighbour ranges, paired
-// columns), kept verbatim under ref names: the reference that
-// TestKernelsMatchReference holds the current refWavelet and Denoiser to.
+// The noise reduction's kernels in their straightforward form, under ref
+// names: the guard's neighbour range with the float builtins over the
+// shrunk detail of three rows made for each row, per-column index tables
+// for the colour interpolation, a square root per value, the B3 taps as
+// constants. TestKernelsMatchReference and TestRowKernelsMatchReference
+// hold the fast kernels (and Wavelet and the Denoiser built on them) to
+// these.
 
 import (
 	"math"
@@ -12,6 +15,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
+// refWavelet is Wavelet on the reference kernels.
 func refWavelet(pix []float32, w, h int, strength float64) Noise {
 	n := w * h
 	if n == 0 || strength <= 0 {
