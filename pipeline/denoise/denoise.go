@@ -22,6 +22,7 @@ package denoise
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
@@ -120,7 +121,7 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 			clear(q1r)
 			clear(q2r)
 			for _, row := range [2]int{2 * r, min(2*r+1, h-1)} {
-				splitRow(pix[3*row*w:][:3*w], y[row*w:][:w], q1r, q2r, 0)
+				splitRow(pix[3*row*w:][:3*w], y[row*w:][:w], q1r, q2r, 0, nil)
 			}
 		}
 	})
@@ -134,22 +135,94 @@ func split(pix []float32, w, h int, y, q1, q2 []float32) {
 // full rows added in order onto zeros (the last row twice when h is
 // odd). px is 0 for Wavelet's grid, 1 for that grid seen mirrored in x
 // (Turn).
-func splitRow(src, yr, q1r, q2r []float32, px int) {
+func splitRow(src, yr, q1r, q2r []float32, px int, coded *codeStab) {
 	w := len(yr)
 	src = src[:3*w]
-	for x := range yr {
-		q := src[3*x : 3*x+3 : 3*x+3]
-		vr, vg, vb := stab(q[0]), stab(q[1]), stab(q[2])
-		yr[x] = (vr + vg + vb) / 3
-		c1, c2 := (vr-vg)*0.25, (vb-vg)*0.25
-		k := (x + px) / 2
-		q1r[k] += c1
-		q2r[k] += c2
-		if x == w-1 && (w+px)%2 == 1 || x == 0 && px == 1 {
-			q1r[k] += c1
-			q2r[k] += c2
+	x := 0
+	if px == 1 {
+		// Column 0 alone in half column 0.
+		y, c1, c2 := stab3(src[0:3:3], coded)
+		yr[0] = y
+		q1r[0] = q1r[0] + c1 + c1
+		q2r[0] = q2r[0] + c2 + c2
+		x = 1
+	}
+	// Columns x+2i and x+2i+1 into half column (x+px)/2+i, in that order.
+	k := (x + px) / 2
+	n := (w - x) / 2
+	q1, q2 := q1r[k:k+n], q2r[k:k+n:k+n]
+	ys, s := yr[x:x+2*n], src[3*x:3*(x+2*n)]
+	if coded != nil {
+		for i := range q1 {
+			// stab3 of both pixels, written out (too large to be inlined).
+			p := s[6*i : 6*i+6 : 6*i+6]
+			ar, ag, ab := coded.stab(p[0]), coded.stab(p[1]), coded.stab(p[2])
+			br, bg, bb := coded.stab(p[3]), coded.stab(p[4]), coded.stab(p[5])
+			yy := ys[2*i : 2*i+2 : 2*i+2]
+			yy[0], yy[1] = (ar+ag+ab)/3, (br+bg+bb)/3
+			q1[i] = q1[i] + (ar-ag)*0.25 + (br-bg)*0.25
+			q2[i] = q2[i] + (ab-ag)*0.25 + (bb-bg)*0.25
+		}
+	} else {
+		for i := range q1 {
+			p := s[6*i : 6*i+6 : 6*i+6]
+			ar, ag, ab := stab(p[0]), stab(p[1]), stab(p[2])
+			br, bg, bb := stab(p[3]), stab(p[4]), stab(p[5])
+			yy := ys[2*i : 2*i+2 : 2*i+2]
+			yy[0], yy[1] = (ar+ag+ab)/3, (br+bg+bb)/3
+			q1[i] = q1[i] + (ar-ag)*0.25 + (br-bg)*0.25
+			q2[i] = q2[i] + (ab-ag)*0.25 + (bb-bg)*0.25
 		}
 	}
+	if x += 2 * n; x < w {
+		// The last column alone in its half column.
+		y, c1, c2 := stab3(src[3*x:3*x+3:3*x+3], coded)
+		yr[x] = y
+		k += n
+		q1r[k] = q1r[k] + c1 + c1
+		q2r[k] = q2r[k] + c2 + c2
+	}
+}
+
+// stab3 is a pixel's (RGB) stabilised luminance and its quarter colour
+// differences, splitRow's terms.
+func stab3(q []float32, coded *codeStab) (y, c1, c2 float32) {
+	var vr, vg, vb float32
+	if coded != nil {
+		vr, vg, vb = coded.stab(q[0]), coded.stab(q[1]), coded.stab(q[2])
+	} else {
+		vr, vg, vb = stab(q[0]), stab(q[1]), stab(q[2])
+	}
+	return (vr + vg + vb) / 3, (vr - vg) * 0.25, (vb - vg) * 0.25
+}
+
+// codeScale is the value of a code of 16-bit rows spanning [0, 1]: a
+// streamed conversion's pass 2 gives the Denoiser its stored rows as
+// float32(code)·codeScale.
+const codeScale = float32(1.0 / 65535)
+
+// codeStab is stab of every such value: stabCodes()[c] = stab(float32(c)
+// · codeScale).
+type codeStab [65536]float32
+
+// stabCodes returns the table, made once (256 KiB).
+var stabCodes = sync.OnceValue(func() *codeStab {
+	t := new(codeStab)
+	for c := range t {
+		t[c] = stab(float32(c) * codeScale)
+	}
+	return t
+})
+
+// stab is stab(x), from the table when x is a code's value (the same
+// number: the table holds stab of that very float32), else computed: a
+// lookup instead of a square root for rows decoded from 16 bits.
+func (t *codeStab) stab(x float32) float32 {
+	c := int32(x*65535 + 0.5)
+	if uint32(c) <= 65535 && float32(c)*codeScale == x {
+		return t[uint16(c)]
+	}
+	return stab(x)
 }
 
 // merge writes into pix (w×h×3) the linear RGB of the luminance y (w×h)
@@ -169,10 +242,14 @@ func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
 }
 
 // mergeCols are merge's half-resolution neighbours and weights of each
-// full-resolution column, the same on every row.
+// full-resolution column, the same on every row; the columns from pair
+// on come in pairs (pairs of them): columns pair+2i and pair+2i+1 lie
+// between half columns half+i and half+i+1, at weights 1/4 and 3/4.
 type mergeCols struct {
-	xa, xb []int32
-	txs    []float32
+	xa, xb      []int32
+	txs         []float32
+	pair, pairs int
+	half        int
 }
 
 // mergeColumns returns them for w columns of which hw half columns were
@@ -185,7 +262,23 @@ func mergeColumns(w, hw, px int) mergeCols {
 		txs[x] = fx - float32(x0)
 		xa[x], xb[x] = int32(max(x0, 0)), int32(min(x0+1, hw-1))
 	}
-	return mergeCols{xa, xb, txs}
+	c := mergeCols{xa: xa, xb: xb, txs: txs}
+	// The pairs: from the first column whose neighbours are two half
+	// columns at weight 1/4, as long as that pattern holds (checked, not
+	// assumed, so mergeRow's pairs use the very operands the table
+	// gives).
+	c.pair = 1 - px
+	if c.pair < w {
+		c.half = int(xa[c.pair])
+	}
+	for {
+		x, k := c.pair+2*c.pairs, int32(c.half+c.pairs)
+		if x+1 >= w || xa[x] != k || xb[x] != k+1 || txs[x] != 0.25 || xa[x+1] != k || xb[x+1] != k+1 || txs[x+1] != 0.75 {
+			break
+		}
+		c.pairs++
+	}
+	return c
 }
 
 // mergeRows returns the half-resolution rows a0, a1 (of hh, made with
@@ -200,16 +293,48 @@ func mergeRows(r, hh, py int) (a0, a1 int, ty float32) {
 // mergeRow is merge's row: the luminance row yr and the colour rows a0
 // (q1a, q2a) and a1 (q1b, q2b) of weight ty, into dst (3·w).
 func mergeRow(yr, q1a, q1b, q2a, q2b []float32, c mergeCols, ty float32, dst []float32) {
-	dst = dst[:3*len(yr)]
-	xa, xb, txs := c.xa[:len(yr)], c.xb[:len(yr)], c.txs[:len(yr)]
-	for x := range yr {
+	w := len(yr)
+	dst = dst[:3*w]
+	xa, xb, txs := c.xa[:w], c.xb[:w], c.txs[:w]
+	one := func(x int) {
 		ia, ib, tx := xa[x], xb[x], txs[x]
 		c1 := bilerp(q1a[ia], q1a[ib], q1b[ia], q1b[ib], tx, ty)
 		c2 := bilerp(q2a[ia], q2a[ib], q2b[ia], q2b[ib], tx, ty)
-		g := yr[x] - (c1+c2)/3
-		q := dst[3*x : 3*x+3 : 3*x+3]
-		q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
+		mergePixel(yr[x], c1, c2, dst[3*x:3*x+3:3*x+3])
 	}
+	for x := range min(c.pair, w) {
+		one(x)
+	}
+	if n := c.pairs; n > 0 {
+		h := c.half
+		p1a, p1b, p2a, p2b := q1a[h:h+n+1], q1b[h:h+n+1], q2a[h:h+n+1], q2b[h:h+n+1]
+		ys, d := yr[c.pair:c.pair+2*n], dst[3*c.pair:3*(c.pair+2*n)]
+		for i := range n {
+			a1, b1, a2, b2 := p1a[i:i+2:i+2], p1b[i:i+2:i+2], p2a[i:i+2:i+2], p2b[i:i+2:i+2]
+			y := ys[2*i : 2*i+2 : 2*i+2]
+			o := d[6*i : 6*i+6 : 6*i+6]
+			// mergePixel of both columns, written out (too large to be
+			// inlined).
+			c1 := bilerp(a1[0], a1[1], b1[0], b1[1], 0.25, ty)
+			c2 := bilerp(a2[0], a2[1], b2[0], b2[1], 0.25, ty)
+			g := y[0] - (c1+c2)/3
+			o[0], o[1], o[2] = unstab(g+c1), unstab(g), unstab(g+c2)
+			c1 = bilerp(a1[0], a1[1], b1[0], b1[1], 0.75, ty)
+			c2 = bilerp(a2[0], a2[1], b2[0], b2[1], 0.75, ty)
+			g = y[1] - (c1+c2)/3
+			o[3], o[4], o[5] = unstab(g+c1), unstab(g), unstab(g+c2)
+		}
+	}
+	for x := c.pair + 2*c.pairs; x < w; x++ {
+		one(x)
+	}
+}
+
+// mergePixel writes into q (RGB) the linear pixel of stabilised
+// luminance y and colour differences c1, c2.
+func mergePixel(y, c1, c2 float32, q []float32) {
+	g := y - (c1+c2)/3
+	q[0], q[1], q[2] = unstab(g+c1), unstab(g), unstab(g+c2)
 }
 
 func bilerp(p00, p01, p10, p11, tx, ty float32) float32 {
@@ -258,6 +383,10 @@ func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k
 	var sigma0 float64
 	var t20 float32      // the first level's squared threshold
 	cur, cs := p, stride // the smooth image of the level being split
+	// Row buffers and guard rings, reused from band to band.
+	rows := sync.Pool{New: func() any { return make([]float32, w) }}
+	rings := sync.Pool{New: func() any { return newGuardRing(w) }}
+	gKeys := floatKeys(g, w)
 	for j := range levels {
 		step := 1 << j
 		sigma := levelNoise(cur, cs, w, h, step)
@@ -275,10 +404,11 @@ func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k
 			t20 = t2
 			// p is both the input and the sum: smooth all of it first,
 			// then its shrunk detail into g; the detail, guarded against
-			// isolated coefficients (guardRow), goes into p in the next
+			// isolated coefficients (guardKeys), goes into p in the next
 			// level's pass.
 			par.Rows(h, func(lo, hi int) {
-				tmp := make([]float32, w)
+				tmp := rows.Get().([]float32)
+				defer rows.Put(tmp)
 				for y := lo; y < hi; y++ {
 					blurRow(cur, cs, w, h, y, step, tmp, next[y*w:(y+1)*w])
 				}
@@ -290,9 +420,13 @@ func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k
 			})
 			if levels == 1 {
 				par.Rows(h, func(lo, hi int) {
-					d := make([]float32, w)
+					d := rows.Get().([]float32)
+					defer rows.Put(d)
+					ring := rings.Get().(*guardRing)
+					defer rings.Put(ring)
+					ring.reset()
 					for y := lo; y < hi; y++ {
-						guardRow(g, w, h, y, d, guardMargin*float32(math.Sqrt(float64(t2))))
+						ring.guard(y, h, gKeys, d, guardMargin*float32(math.Sqrt(float64(t2))))
 						for x := range d {
 							p[(y*w+x)*stride] = d[x] + next[y*w+x]
 						}
@@ -301,17 +435,23 @@ func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k
 			}
 		default:
 			par.Rows(h, func(lo, hi int) {
-				tmp := make([]float32, w)
+				tmp := rows.Get().([]float32)
+				defer rows.Put(tmp)
 				var d0 []float32
+				var ring *guardRing
 				if j == 1 {
-					d0 = make([]float32, w)
+					d0 = rows.Get().([]float32)
+					defer rows.Put(d0)
+					ring = rings.Get().(*guardRing)
+					defer rings.Put(ring)
+					ring.reset()
 				}
 				for y := lo; y < hi; y++ {
 					nr := next[y*w : (y+1)*w]
 					blurRow(cur, 1, w, h, y, step, tmp, nr)
 					row := cur[y*w : (y+1)*w]
 					if j == 1 {
-						guardRow(g, w, h, y, d0, guardMargin*float32(math.Sqrt(float64(t20))))
+						ring.guard(y, h, gKeys, d0, guardMargin*float32(math.Sqrt(float64(t20))))
 					}
 					if stride == 1 {
 						addDetail(p[y*w:(y+1)*w], row, nr, d0, last, t2)
@@ -384,33 +524,131 @@ func addDetail(acc, row, nr, d0 []float32, last bool, t2 float32) {
 	}
 }
 
-// guardRow writes into out (w) row y of the finest level's shrunk detail
-// s (a w×h plane) with each coefficient limited to the range of its eight
-// neighbours' (and 0) widened by m on each side: a coefficient the
-// garrote kept whose neighbours it shrank to about nothing is an isolated
-// spike (noise far out in its tail, a hot photosite), which would stay as
-// a single-pixel speckle on an otherwise smoothed area, whereas an edge or
-// a line has neighbours along it with coefficients as large. Borders are
-// mirrored. The rule is that of a hot-pixel filter (a value beyond its
-// neighbours' range is brought back to it), applied to the detail only;
-// shrinkPlane's m is guardMargin times the level's threshold.
-func guardRow(s []float32, w, h, y int, out []float32, m float32) {
-	up := s[mirror(y-1, h)*w:][:w]
-	mid := s[y*w:][:w]
-	dn := s[mirror(y+1, h)*w:][:w]
-	guardRows(up, mid, dn, out, m)
+// The guard of the finest level (shrinkPlane, sumDetails) limits each
+// shrunk coefficient to the range of its eight neighbours' (and 0),
+// widened by m on each side: a coefficient the garrote kept whose
+// neighbours it shrank to about nothing is an isolated spike (noise far
+// out in its tail, a hot photosite), which would stay as a single-pixel
+// speckle on an otherwise smoothed area, whereas an edge or a line has
+// neighbours along it with coefficients as large. Borders are mirrored.
+// The rule is that of a hot-pixel filter (a value beyond its neighbours'
+// range is brought back to it), applied to the detail only; m is
+// guardMargin times the level's threshold.
+//
+// The neighbours' range [lo, hi] always holds 0, so it is −max of their
+// negative parts and max of their positive parts, both non-negative
+// floats, which order as their bits do: guardKeys takes the maxima on
+// the bits (signKeys) with integer max, a compare and a conditional move,
+// where the float builtins need NaN-aware sequences of several
+// instructions each. The result is the same number (the sign of a zero
+// aside).
+
+// signKeys writes the parts of coefficient v that guardKeys compares:
+// the bits of max(v, 0) and of max(−v, 0) (0 and 0 for ±0).
+func signKeys(v float32) (p, n uint32) {
+	b := math.Float32bits(v)
+	neg := uint32(int32(b) >> 31)
+	return b &^ neg, b & 0x7fffffff & neg
 }
 
-// guardRows is guardRow from the rows above (up), of (mid) and below (dn)
-// the row, with margin m.
-func guardRows(up, mid, dn, out []float32, m float32) {
-	w := len(mid)
-	up, dn, out = up[:w], dn[:w], out[:w]
-	for x, v := range mid {
-		xl, xr := mirror(x-1, w), mirror(x+1, w)
-		lo := min(up[xl], up[x], up[xr], mid[xl], mid[xr], dn[xl], dn[x], dn[xr], 0)
-		hi := max(up[xl], up[x], up[xr], mid[xl], mid[xr], dn[xl], dn[x], dn[xr], 0)
-		out[x] = min(max(v, lo-m), hi+m)
+// guardKeys writes into out (w) the guarded coefficients of a row whose
+// coefficients' keys (signKeys) are pm, nm, with the rows above (pu, nu)
+// and below (pd, nd), each of w; margin m ≥ 0.
+func guardKeys(pu, pm, pd, nu, nm, nd []uint32, out []float32, m float32) {
+	w := len(pm)
+	pu, pd, nu, nm, nd, out = pu[:w], pd[:w], nu[:w], nm[:w], nd[:w], out[:w]
+	if w < 3 {
+		for x := range w {
+			out[x] = guardKey(pu, pm, pd, nu, nm, nd, x, m)
+		}
+		return
+	}
+	out[0] = guardKey(pu, pm, pd, nu, nm, nd, 0, m)
+	// Sliding over the columns: the maxima of column x−1 (all three rows)
+	// and of column x (above and below; all three), column x+1's made
+	// each step.
+	cp0, cn0 := max(pu[0], pm[0], pd[0]), max(nu[0], nm[0], nd[0])
+	vp1, vn1 := max(pu[1], pd[1]), max(nu[1], nd[1])
+	cp1, cn1 := max(vp1, pm[1]), max(vn1, nm[1])
+	for x := 1; x < w-1; x++ {
+		vp2, vn2 := max(pu[x+1], pd[x+1]), max(nu[x+1], nd[x+1])
+		cp2, cn2 := max(vp2, pm[x+1]), max(vn2, nm[x+1])
+		out[x] = clampKeys(pm[x], nm[x], max(cp0, vp1, cp2), max(cn0, vn1, cn2), m)
+		cp0, cn0, vp1, vn1, cp1, cn1 = cp1, cn1, vp2, vn2, cp2, cn2
+	}
+	out[w-1] = guardKey(pu, pm, pd, nu, nm, nd, w-1, m)
+}
+
+// guardKey is guardKeys' coefficient x, neighbours mirrored at the
+// borders (the coefficient itself is its own neighbour in a row of one).
+func guardKey(pu, pm, pd, nu, nm, nd []uint32, x int, m float32) float32 {
+	w := len(pm)
+	xl, xr := mirror(x-1, w), mirror(x+1, w)
+	hp := max(pu[xl], pu[x], pu[xr], pm[xl], pm[xr], pd[xl], pd[x], pd[xr])
+	hn := max(nu[xl], nu[x], nu[xr], nm[xl], nm[xr], nd[xl], nd[x], nd[xr])
+	return clampKeys(pm[x], nm[x], hp, hn, m)
+}
+
+// clampKeys is the coefficient of keys p, n limited to [−(hn+m), hp+m],
+// hp and hn the keys of its neighbours' largest positive and negative
+// parts: one of p, n is 0, so it is min(max(v,0), hi+m) − min(max(−v,0),
+// −lo+m), each min of non-negative floats taken on their bits.
+func clampKeys(p, n, hp, hn uint32, m float32) float32 {
+	bp := min(p, math.Float32bits(math.Float32frombits(hp)+m))
+	bn := min(n, math.Float32bits(math.Float32frombits(hn)+m))
+	return math.Float32frombits(bp) - math.Float32frombits(bn)
+}
+
+// guardRing holds the keys (signKeys) of three rows of the finest level's
+// shrunk detail, row r in slot r mod 3, so that guarding consecutive rows
+// makes each row's keys once instead of three times.
+type guardRing struct {
+	p, n [3][]uint32
+	row  [3]int // the row each slot holds, −1 none
+}
+
+func newGuardRing(w int) *guardRing {
+	g := &guardRing{}
+	for i := range 3 {
+		g.p[i], g.n[i] = make([]uint32, w), make([]uint32, w)
+	}
+	g.reset()
+	return g
+}
+
+// reset forgets the rows held (their detail is about to change, or
+// another plane's comes).
+func (g *guardRing) reset() { g.row = [3]int{-1, -1, -1} }
+
+// slot returns the slot of row r, filling it with fill(r, p, n) (the
+// keys of row r into p and n) unless it holds r already.
+func (g *guardRing) slot(r int, fill func(r int, p, n []uint32)) int {
+	i := r % 3
+	if g.row[i] != r {
+		fill(r, g.p[i], g.n[i])
+		g.row[i] = r
+	}
+	return i
+}
+
+// guard writes into out row y of the guarded detail of a plane of h rows
+// whose keys fill makes, margin m.
+func (g *guardRing) guard(y, h int, fill func(r int, p, n []uint32), out []float32, m float32) {
+	u := g.slot(mirror(y-1, h), fill)
+	c := g.slot(y, fill)
+	d := g.slot(mirror(y+1, h), fill)
+	guardKeys(g.p[u], g.p[c], g.p[d], g.n[u], g.n[c], g.n[d], out, m)
+}
+
+// floatKeys fills keys from the rows of a w-wide plane s of shrunk
+// coefficients.
+func floatKeys(s []float32, w int) func(r int, p, n []uint32) {
+	return func(r int, p, n []uint32) {
+		row := s[r*w:][:w]
+		p, n = p[:w], n[:w]
+		for x, v := range row {
+			p[x], n[x] = signKeys(v)
+		}
 	}
 }
 
@@ -424,7 +662,15 @@ func garrote(d, t2 float32) float32 {
 	if dd < 1e-30 {
 		dd = 1e-30
 	}
-	return d * max(0, 1-t2/dd)
+	return d * nonNeg(1-t2/dd)
+}
+
+// nonNeg is max(q, 0) for q not NaN (−0 gives +0): the sign bit spread
+// over the bits clears a negative q, two integer instructions where the
+// float builtin needs a NaN-aware sequence of several.
+func nonNeg(q float32) float32 {
+	b := math.Float32bits(q)
+	return math.Float32frombits(b &^ uint32(int32(b)>>31))
 }
 
 // blurRow writes row y of the B3-spline smoothing of the w×h plane
@@ -444,15 +690,17 @@ func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
 func blurRows(r [5][]float32, stride, w, step int, tmp, out []float32) {
 	n := (w-1)*stride + 1
 	r0, r1, r2, r3, r4 := r[0][:n], r[1][:n], r[2][:n], r[3][:n], r[4][:n]
+	// The taps as variables (hot.b3), held in registers across the loops.
+	k0, k1, k2 := hot.b3[0], hot.b3[1], hot.b3[2]
 	if stride == 1 {
 		tmp, r0, r1, r3, r4 := tmp[:n], r0[:n], r1[:n], r3[:n], r4[:n]
 		for x, c := range r2 {
-			tmp[x] = (r0[x]+r4[x])*(1.0/16) + (r1[x]+r3[x])*(4.0/16) + c*(6.0/16)
+			tmp[x] = (r0[x]+r4[x])*k0 + (r1[x]+r3[x])*k1 + c*k2
 		}
 	} else {
 		for x := range tmp {
 			i := x * stride
-			tmp[x] = (r0[i]+r4[i])*(1.0/16) + (r1[i]+r3[i])*(4.0/16) + r2[i]*(6.0/16)
+			tmp[x] = (r0[i]+r4[i])*k0 + (r1[i]+r3[i])*k1 + r2[i]*k2
 		}
 	}
 	s2 := 2 * step
@@ -465,12 +713,23 @@ func blurRows(r [5][]float32, stride, w, step int, tmp, out []float32) {
 		t0, t1, t2 := tmp[lo-s2:][:m], tmp[lo-step:][:m], tmp[lo:][:m]
 		t3, t4, o := tmp[lo+step:][:m], tmp[lo+s2:][:m], out[lo:][:m]
 		for x, c := range t2 {
-			o[x] = (t0[x]+t4[x])*(1.0/16) + (t1[x]+t3[x])*(4.0/16) + c*(6.0/16)
+			o[x] = (t0[x]+t4[x])*k0 + (t1[x]+t3[x])*k1 + c*k2
 		}
 	}
 	for x := hi; x < w; x++ {
 		out[x] = edgeTap(tmp, w, x, step)
 	}
+}
+
+// hot holds constants of the inner loops as variables: a loop that reads
+// them into locals first keeps them in registers, where the compiler
+// loads a constant from memory again on every iteration (the B3
+// smoothing takes about a third less CPU so). The values are the
+// constants': the results are the same.
+var hot = struct {
+	b3 [3]float32 // B3-spline taps 1/16, 4/16, 6/16
+}{
+	b3: [3]float32{1.0 / 16, 4.0 / 16, 6.0 / 16},
 }
 
 // edgeTap is the horizontal B3 tap of blurRow at column x near a border.
@@ -622,7 +881,7 @@ func nth(d []float32, k int) float32 {
 }
 
 // guardMargin is how far, in thresholds of the finest level, a shrunk
-// coefficient may lie beyond its neighbours' range (guardRows): 0.5 keeps
+// coefficient may lie beyond its neighbours' range (guardKeys): 0.5 keeps
 // the flat-patch noise near what the garrote alone leaves (0.13× of the
 // input against 0.17×, TestCandidates; 0.07× with no margin, a change of
 // the strength's calibration) while no pixel of a flat mid-grey patch at

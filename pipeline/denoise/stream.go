@@ -82,6 +82,10 @@ const StreamLookahead = 2*(1<<(ChromaLevels-1)-1)*2 + 2
 // bounds their rings.
 const streamChunk = 32
 
+// mergeBlock is how many rows of a chunk Denoiser's merge gives a
+// goroutine at a time.
+const mergeBlock = 16
+
 // cascade is the à trous cascade of one plane (w×h) given row by row:
 // ring[j] holds the recent rows of c_j (row y at (y mod rows)·w), made[j]
 // of them are done (c_0's are written by the caller).
@@ -100,6 +104,8 @@ type cascade struct {
 	// reused from call to call (no garbage per band: the collector would
 	// let it pile up to the worker's memory limit).
 	tmp sync.Pool
+	// rings holds guard rings (guardRing) of w columns, reused alike.
+	rings sync.Pool
 }
 
 // newCascade returns a cascade of levels smooth images c_0..c_{levels−1}
@@ -110,6 +116,7 @@ func newCascade(w, h, levels, rows int) *cascade {
 		c.ring = append(c.ring, make([]float32, c.rows*w))
 	}
 	c.tmp.New = func() any { return make([]float32, w) }
+	c.rings.New = func() any { return newGuardRing(w) }
 	return c
 }
 
@@ -183,6 +190,9 @@ type ingest struct {
 	px, py       int // the colour grid's phases (Turn.phases)
 	luma, c1, c2 *cascade
 	next         int // the first full row not split yet
+	// coded, when set, stabilises the rows' values through the table of
+	// 16-bit codes' (pass 2's stored rows; any other value computed).
+	coded *codeStab
 }
 
 // rows splits full rows in.next to y1−1 (row(y) the input row, 3·w).
@@ -205,10 +215,10 @@ func (in *ingest) rows(y1 int, row func(y int) []float32) {
 			if a >= y0 {
 				clear(q1r)
 				clear(q2r)
-				splitRow(row(a), in.luma.row(0, a), q1r, q2r, in.px)
+				splitRow(row(a), in.luma.row(0, a), q1r, q2r, in.px, in.coded)
 			}
 			if b < y1 && (b != a || a >= y0) {
-				splitRow(row(b), in.luma.row(0, b), q1r, q2r, in.px)
+				splitRow(row(b), in.luma.row(0, b), q1r, q2r, in.px, in.coded)
 			}
 		}
 	})
@@ -411,6 +421,8 @@ type Denoiser struct {
 func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
 	lr, cr := denoiserRows()
 	d := &Denoiser{in: newIngest(w, h, t, LumaLevels+1, lr, ChromaLevels, cr), off: strength <= 0}
+	// A streamed conversion gives the Denoiser rows of 16-bit codes.
+	d.in.coded = stabCodes()
 	d.t[0] = thresholds(l.Luma[:], LumaK*strength)
 	d.t[1] = thresholds(l.Chroma[0][:], ChromaK*strength)
 	d.t[2] = thresholds(l.Chroma[1][:], ChromaK*strength)
@@ -500,12 +512,13 @@ func (d *Denoiser) shrinkChroma(r1, keep int) {
 	}
 	hw := d.in.hw
 	par.Rows(r1-r0, func(lo, hi int) {
-		sc := c1.scratchRows()
-		defer c1.putRows(sc)
+		g1, g2 := c1.guardRing(), c2.guardRing()
+		defer c1.putRing(g1)
+		defer c2.putRing(g2)
 		for r := r0 + lo; r < r0+hi; r++ {
 			i := r % d.crows * hw
-			sumDetails(c1, r, d.t[1], d.cout[0][i:i+hw], sc)
-			sumDetails(c2, r, d.t[2], d.cout[1][i:i+hw], sc)
+			sumDetails(c1, r, d.t[1], d.cout[0][i:i+hw], g1)
+			sumDetails(c2, r, d.t[2], d.cout[1][i:i+hw], g2)
 		}
 	})
 	d.cmade = r1
@@ -514,29 +527,23 @@ func (d *Denoiser) shrinkChroma(r1, keep int) {
 // sumDetails writes into out row y of shrinkPlane's result on cascade c:
 // the shrunk details of its levels, added from the finest in the order
 // shrinkPlane adds them, plus the last smooth image; the finest level's
-// guarded as shrinkPlane guards it (guardRows, from the shrunk detail of
-// rows y−1 to y+1). s holds three rows of c.w float32 of scratch.
-func sumDetails(c *cascade, y int, t2 []float32, out []float32, s *[3][]float32) {
+// guarded as shrinkPlane guards it (guardKeys, from the shrunk detail of
+// rows y−1 to y+1, whose keys g holds or makes: called for consecutive
+// rows, each row's are made once).
+func sumDetails(c *cascade, y int, t2 []float32, out []float32, g *guardRing) {
 	L := len(c.made) - 1
-	for k := range 3 {
-		yy := mirror(y+k-1, c.h)
-		c0, c1, sk := c.row(0, yy), c.row(1, yy), s[k][:c.w]
-		c1 = c1[:len(c0)]
-		for x, a := range c0 {
-			sk[x] = garrote(a-c1[x], t2[0])
-		}
-	}
 	d0 := out[:c.w]
-	guardRows(s[0], s[1], s[2], d0, guardMargin*float32(math.Sqrt(float64(t2[0]))))
+	g.guard(y, c.h, func(r int, p, n []uint32) { garroteKeys(c.row(0, r), c.row(1, r), t2[0], p, n) },
+		d0, guardMargin*float32(math.Sqrt(float64(t2[0]))))
 	if L == 4 {
 		c1, c2, c3, c4 := c.row(1, y), c.row(2, y), c.row(3, y), c.row(4, y)
-		c2, c3, c4 = c2[:len(c1)], c3[:len(c1)], c4[:len(c1)]
+		c2, c3, c4, d0 = c2[:len(c1)], c3[:len(c1)], c4[:len(c1)], d0[:len(c1)]
 		t1, t2v, t3 := t2[1], t2[2], t2[3]
 		for x, b := range c1 {
 			v := d0[x] + garrote(b-c2[x], t1)
 			v += garrote(c2[x]-c3[x], t2v)
 			v = v + garrote(c3[x]-c4[x], t3)
-			out[x] = v + c4[x]
+			d0[x] = v + c4[x]
 		}
 		return
 	}
@@ -544,30 +551,34 @@ func sumDetails(c *cascade, y int, t2 []float32, out []float32, s *[3][]float32)
 	for j := range rows {
 		rows[j] = c.row(j, y)
 	}
-	for x := range out {
+	for x := range d0 {
 		v := d0[x]
 		for j := 1; j < L; j++ {
 			v += garrote(rows[j][x]-rows[j+1][x], t2[j])
 		}
-		out[x] = v + rows[L][x]
+		d0[x] = v + rows[L][x]
 	}
 }
 
-// scratchRows takes three rows of c.w float32 from c's pool (putRows
-// gives them back).
-func (c *cascade) scratchRows() *[3][]float32 {
-	var s [3][]float32
-	for k := range s {
-		s[k] = c.tmp.Get().([]float32)
+// garroteKeys writes the keys (signKeys) of the finest level's shrunk
+// detail of a row, c0 − c1 (the row of c_0 and of c_1) shrunk with
+// squared threshold t2, into p and n.
+func garroteKeys(c0, c1 []float32, t2 float32, p, n []uint32) {
+	c1, p, n = c1[:len(c0)], p[:len(c0)], n[:len(c0)]
+	for x, a := range c0 {
+		p[x], n[x] = signKeys(garrote(a-c1[x], t2))
 	}
-	return &s
 }
 
-func (c *cascade) putRows(s *[3][]float32) {
-	for _, r := range s {
-		c.tmp.Put(r)
-	}
+// guardRing takes a guard ring of c.w from c's pool, reset (putRing gives
+// it back).
+func (c *cascade) guardRing() *guardRing {
+	g := c.rings.Get().(*guardRing)
+	g.reset()
+	return g
 }
+
+func (c *cascade) putRing(g *guardRing) { c.rings.Put(g) }
 
 // merge finishes full rows y0 to y1−1: the shrunk luminance (made here,
 // row by row) and the shrunk colour half rows, put back together as
@@ -579,13 +590,15 @@ func (d *Denoiser) merge(y0, y1 int, row func(y int) []float32) {
 		panic(fmt.Sprintf("denoise: luminance rows up to %d needed, %d made", y1-1, in.luma.made[L]))
 	}
 	hw := in.hw
-	par.Rows(y1-y0, func(lo, hi int) {
+	// Bands of mergeBlock rows: each band makes the guard's keys of two
+	// rows more than it finishes.
+	par.Range(y1-y0, mergeBlock, func(lo, hi int) {
 		yr := in.luma.tmp.Get().([]float32)
 		defer in.luma.tmp.Put(yr)
-		sc := in.luma.scratchRows()
-		defer in.luma.putRows(sc)
+		g := in.luma.guardRing()
+		defer in.luma.putRing(g)
 		for r := y0 + lo; r < y0+hi; r++ {
-			sumDetails(in.luma, r, d.t[0], yr, sc)
+			sumDetails(in.luma, r, d.t[0], yr, g)
 			a0, a1, ty := mergeRows(r, in.hh, in.py)
 			i0, i1 := a0%d.crows*hw, a1%d.crows*hw
 			mergeRow(yr, d.cout[0][i0:i0+hw], d.cout[0][i1:i1+hw], d.cout[1][i0:i0+hw], d.cout[1][i1:i1+hw], d.cols, ty, row(r))
