@@ -130,8 +130,8 @@ func UltraHDR(w io.Writer, base image.Image, gain *image.Gray, o UHDROptions, ic
 
 // UHDRWorkingBytes is the memory in bytes of UltraHDR for a width×height
 // base and a mapW×mapH gain map at subsampling s and quality q (besides
-// the images it is given): libjpeg's coefficients of both images
-// (JPEGWorkingBytes) and the encoded primary image and gain map, held
+// the images it is given): libjpeg's working memory for both images
+// (JPEGWorkingBytes: the coefficients of one of at most 4 MP) and the encoded primary image and gain map, held
 // (counted at 1 byte a pixel, far above what quality 100 gives).
 func UHDRWorkingBytes(width, height, mapW, mapH int, s string, q int) int64 {
 	return JPEGWorkingBytes(width, height, s, q) + int64(width)*int64(height) +
