@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"sync"
 )
 
 // Bands demosaics a region of a CFA by RCD in bands of upright rows, for a
@@ -24,8 +23,7 @@ type Bands struct {
 	flip int
 	// W, H: the upright size in pixels (the region's, swapped when the
 	// flip transposes).
-	W, H  int
-	tiles sync.Pool
+	W, H int
 	// next is the first upright row not made yet.
 	next int
 }
@@ -63,7 +61,6 @@ func NewBands(c CFA, r image.Rectangle, flip int) (*Bands, error) {
 	if flip&4 != 0 {
 		b.W, b.H = b.H, b.W
 	}
-	b.tiles.New = func() any { return newRCDTile() }
 	return b, nil
 }
 
@@ -138,8 +135,8 @@ func (b *Bands) Rows(y0, y1 int, dst []float32) error {
 		threads = b.c.ThreadsNow() // the conversion's threads may grow
 	}
 	rows(threads, tx*ty, func(n0, n1 int) {
-		t := b.tiles.Get().(*rcdTile)
-		defer b.tiles.Put(t)
+		t := tiles.Get().(*rcdTile)
+		defer tiles.Put(t)
 		for n := n0; n < n1; n++ {
 			tx0, ty0 := gx+n%tx*tile, gy+n/tx*tile
 			x0, y0 := max(tx0, lo.X), max(ty0, lo.Y)

@@ -62,15 +62,9 @@ func RCD(c CFA, dst []float32) error {
 	var stopped atomic.Bool
 	// One set of tile planes per goroutine, taken for each band and
 	// handed back after it: at most as many as bands run at once.
-	free := make(chan *rcdTile, ty)
 	rows(c.Threads, ty, func(lo, hi int) {
-		var t *rcdTile
-		select {
-		case t = <-free:
-		default:
-			t = newRCDTile()
-		}
-		defer func() { free <- t }()
+		t := tiles.Get().(*rcdTile)
+		defer tiles.Put(t)
 		for by := lo; by < hi; by++ {
 			if stopped.Load() || c.Stop != nil && c.Stop() {
 				stopped.Store(true)
