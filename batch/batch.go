@@ -964,9 +964,14 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 			fr.Result.Warnings = append(fr.Result.Warnings, t.keptNote)
 		}
 		b.finish(i, fr)
-		// Return this file's buffers before the next file allocates:
-		// they are pointer-free, so a collection is cheap.
-		runtime.GC()
+		if r.executor().Overhead() == 0 {
+			// Converted in this process: return this file's buffers
+			// before the next file allocates (they are pointer-free, so
+			// a collection is cheap). A worker process's buffers are its
+			// own; a collection here would only cost this process a
+			// stop of the world and a sweep per file.
+			runtime.GC()
+		}
 	}()
 }
 

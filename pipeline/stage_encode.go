@@ -64,7 +64,7 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		return err
 	}
 	v.tmp = f.Name()
-	bw := bufio.NewWriterSize(&writebackWriter{f: f}, 1<<20)
+	bw := bufio.NewWriterSize(&writebackWriter{f: f}, encodeBufferBytes(int64(j.info.Width)*int64(j.info.Height)))
 	md := j.metadata()
 	icc := v.space.ICC
 	quality := v.spec.Variant.Quality
@@ -147,6 +147,14 @@ func stageEncode(_ context.Context, j *job) (err error) {
 // writebackChunk is how many bytes writebackWriter lets accumulate before it
 // asks the kernel to start writing them out.
 const writebackChunk = 8 << 20
+
+// encodeBufferBytes is the size in bytes of the buffer an output of an
+// image of px pixels is written through: 1 MiB (few, large writes), less
+// for a small image, whose whole output (at most 6 bytes a pixel, 16-bit
+// RGB, and its metadata) needs no more than one fresh megabyte per file.
+func encodeBufferBytes(px int64) int {
+	return int(min(1<<20, max(64<<10, 6*px)))
+}
 
 // writebackWriter writes to f and, after every writebackChunk bytes, starts
 // the kernel's writeback of them (sync_file_range(2) with

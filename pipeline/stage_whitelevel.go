@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
@@ -44,7 +45,9 @@ func stageWhiteLevel(_ context.Context, j *job) error {
 	}
 	// One pass over the data counts the histogram both the levels and
 	// the pile search read.
-	lv, hist, err := j.h.LevelsAndHistogram(j.threads)
+	buf := rawHistograms.get()
+	defer rawHistograms.put(buf) // for the next file's count
+	lv, hist, err := j.h.LevelsAndHistogramInto(j.threads, buf)
 	if errors.Is(err, libraw.ErrNoCFA) {
 		return nil
 	}
@@ -68,4 +71,46 @@ func stageWhiteLevel(_ context.Context, j *job) error {
 	}
 	j.levels.white, j.levels.rescaled = float64(r.White), true
 	return nil
+}
+
+// rawHistograms keeps the white-level stage's histogram counters
+// (libraw.HistogramCounters, 1 MiB) from file to file, zeroed: a process
+// converting small files one after another (a worker) counts each into
+// memory it already has, where fresh counters cost their clearing, a page
+// fault per 4 KiB touched and, given back between files by the runtime,
+// again for the next file.
+var rawHistograms histogramKeep
+
+// histogramKeep is a free list of at most keptHistograms zeroed histogram
+// buffers.
+type histogramKeep struct {
+	mu   sync.Mutex
+	free [][]uint32
+}
+
+// keptHistograms: the conversions running at once in one process that
+// find theirs (a worker runs one; more allocate their own).
+const keptHistograms = 2
+
+// get returns a zeroed buffer of libraw.HistogramCounters counters.
+func (k *histogramKeep) get() []uint32 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := len(k.free); n > 0 {
+		b := k.free[n-1]
+		k.free = k.free[:n-1]
+		return b
+	}
+	return make([]uint32, libraw.HistogramCounters)
+}
+
+// put zeroes b, whose histogram is read no more, and keeps it (or drops
+// it when keptHistograms are kept).
+func (k *histogramKeep) put(b []uint32) {
+	clear(b)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.free) < keptHistograms {
+		k.free = append(k.free, b)
+	}
 }

@@ -122,3 +122,42 @@ func oldWhiteLevel(t *testing.T, in string, s Settings) (rawLevels, []uint16) {
 	got.white, got.rescaled = float64(r.White), true
 	return got, raw
 }
+
+// TestWhiteLevelCountersKept: the stage's histogram counters are kept from
+// file to file, zeroed (a worker counts each small file's into memory it
+// already has), and the next file's count, into them, finds what a count
+// into fresh counters finds (TestWhiteLevelOnePass).
+func TestWhiteLevelCountersKept(t *testing.T) {
+	in := writeSyntheticClipped(t, t.TempDir())
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	run := func() {
+		j := unpacked(t, in, DefaultSettings())
+		defer j.cleanup()
+		if err := stageWhiteLevel(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rawHistograms.mu.Lock()
+	rawHistograms.free = nil
+	rawHistograms.mu.Unlock()
+	run()
+	rawHistograms.mu.Lock()
+	kept := slices.Clone(rawHistograms.free)
+	rawHistograms.mu.Unlock()
+	if len(kept) == 0 {
+		t.Fatal("no histogram counters kept after the stage")
+	}
+	next := kept[len(kept)-1] // the ones the next count takes
+	run()
+	rawHistograms.mu.Lock()
+	defer rawHistograms.mu.Unlock()
+	if len(rawHistograms.free) != len(kept) || !slices.ContainsFunc(rawHistograms.free, func(b []uint32) bool { return &b[0] == &next[0] }) {
+		t.Error("the next file's count did not use the counters kept")
+	}
+	for _, b := range rawHistograms.free {
+		if slices.ContainsFunc(b, func(n uint32) bool { return n != 0 }) {
+			t.Fatal("counters kept without being zeroed")
+		}
+	}
+}

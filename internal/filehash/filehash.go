@@ -47,7 +47,10 @@ func File(path string, afterRead func(f *os.File)) (hash string, size int64, mti
 		return "", 0, time.Time{}, fmt.Errorf("state: hash: %s is not a regular file", path)
 	}
 	h := xxh3.New()
-	buf := make([]byte, hashBufferBytes)
+	// A small file is read through a buffer of its size (and one byte
+	// more, for the end), not a fresh hashBufferBytes: the records hash
+	// each input and output of a batch of small files.
+	buf := make([]byte, min(hashBufferBytes, max(before.Size()+1, 512)))
 	var n int64
 	for {
 		k, rerr := f.Read(buf)

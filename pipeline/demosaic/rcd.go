@@ -70,6 +70,8 @@ func RCD(c CFA, dst []float32) error {
 	tx, ty := (c.W+tileW-1)/tileW, (c.H+tileH-1)/tileH
 	p := progress{done: make([]bool, ty), f: c.Done}
 	var stopped atomic.Bool
+	// One set of tile planes per goroutine, taken for each band and
+	// handed back after it: at most as many as bands run at once.
 	rows(c.Threads, ty, func(lo, hi int) {
 		t := tiles.Get().(*rcdTile)
 		defer tiles.Put(t)
@@ -220,10 +222,9 @@ type rcdTile struct {
 	base int
 }
 
-// tiles holds the tile planes of goroutines that are done with them, for
-// the next band or image: fresh memory costs a page fault per page,
-// reused memory none.
-var tiles = sync.Pool{New: func() any { return &rcdTile{buf: make([]float32, tilePlanes*plane+8*spanX)} }}
+// newRCDTile makes a tile's planes (tiles.go keeps them for reuse: fresh
+// memory costs a page fault per page, reused memory none).
+func newRCDTile() *rcdTile { return &rcdTile{buf: make([]float32, tilePlanes*plane+8*spanX)} }
 
 // win returns the window of row y (see winLen), which must lie in the
 // planes' rows base..base+ringRows−1.

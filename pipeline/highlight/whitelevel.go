@@ -45,39 +45,62 @@ const (
 // photosites (a few at one value) and a single brightest value cannot move
 // it. Where no pile exists, levels[k] = tagged and found[k] = false.
 func WhiteLevels(hist [4][]uint32, tagged int, black [4]float64) (levels [4]int, found [4]bool) {
+	var cum []uint64 // prefix sums, reused from channel to channel
 	for k := range 4 {
-		levels[k], found[k] = whiteLevel(hist[k], tagged, black[k])
+		levels[k], found[k], cum = whiteLevel(hist[k], tagged, black[k], cum)
 	}
 	return levels, found
 }
 
-func whiteLevel(hist []uint32, tagged int, black float64) (int, bool) {
+// whiteLevel is WhiteLevels for one channel's histogram; cum is scratch
+// for its prefix sums (returned, grown as needed, for the next channel).
+// The prefix sums span only the values a sum can reach, from the
+// neighbourhood below the search's start to the highest value present
+// (the values above it count nothing), so that a file whose values take a
+// few thousand of the 65536 costs that much, not the whole table.
+func whiteLevel(hist []uint32, tagged int, black float64, cum []uint64) (int, bool, []uint64) {
 	n := len(hist)
 	rng := float64(tagged) - black
 	if n == 0 || !(rng > 0) {
-		return tagged, false
+		return tagged, false, cum
 	}
-	// Prefix sums: cum[v] = photosites with value < v.
-	cum := make([]uint64, n+1)
-	for v, c := range hist {
-		cum[v+1] = cum[v] + uint64(c)
+	var total uint64
+	for _, c := range hist {
+		total += uint64(c)
 	}
-	total := cum[n]
 	if total == 0 {
-		return tagged, false
+		return tagged, false, cum
 	}
-	sum := func(a, b int) uint64 { // values a..b inclusive, clamped
-		a, b = max(a, 0), min(b, n-1)
-		if a > b {
-			return 0
-		}
-		return cum[b+1] - cum[a]
+	for hist[n-1] == 0 {
+		n-- // no photosite above: every sum stops at the highest value present
 	}
 	// The band is ±w values: 1/256 of the range (±16 DN at 12 bits, ±64 at
 	// 14), wide enough for a pile spread by read noise, narrow against the
 	// range. The neighbourhood is 4w on each side of the band.
 	w := max(2, int(rng/256))
 	lo := int(math.Ceil(black + SearchFrom*rng))
+	if lo >= n {
+		return tagged, false, cum
+	}
+	// Prefix sums from s on: cum[i] = photosites with a value in s..s+i−1.
+	// No sum starts below the lowest band's neighbourhood, v − 5w for
+	// v ≥ lo (nor below 0).
+	s := max(lo-5*w, 0)
+	if cap(cum) < n-s+1 {
+		cum = make([]uint64, n-s+1)
+	}
+	cum = cum[:n-s+1]
+	cum[0] = 0
+	for v, c := range hist[s:n] {
+		cum[v+1] = cum[v] + uint64(c)
+	}
+	sum := func(a, b int) uint64 { // values a..b inclusive, clamped
+		a, b = max(a, s), min(b, n-1)
+		if a > b {
+			return 0
+		}
+		return cum[b+1-s] - cum[a-s]
+	}
 	minCount := max(uint64(PileMinCount), uint64(math.Ceil(PileMinFraction*float64(total))))
 	best, bestCount := -1, uint64(0)
 	for v := max(lo, 0); v < n; v++ {
@@ -101,17 +124,17 @@ func whiteLevel(hist []uint32, tagged int, black float64) (int, bool) {
 		best, bestCount = v, band
 	}
 	if best < 0 {
-		return tagged, false
+		return tagged, false, cum
 	}
 	// The level: the PileEdgeQuantile quantile of the band's photosites.
-	a := max(best-w, 0)
-	target := cum[a] + uint64(math.Ceil(PileEdgeQuantile*float64(bestCount)))
+	a := max(best-w, s)
+	target := cum[a-s] + uint64(math.Ceil(PileEdgeQuantile*float64(bestCount)))
 	for v := a; v <= min(best+w, n-1); v++ {
-		if cum[v+1] >= target {
-			return v, true
+		if cum[v+1-s] >= target {
+			return v, true, cum
 		}
 	}
-	return best, true
+	return best, true, cum
 }
 
 // Rescale is how to change the raw data so that every CFA channel clips at

@@ -1,6 +1,7 @@
 package highlight
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -120,5 +121,138 @@ func TestEqualiseClipsEveryChannelAtOneLevel(t *testing.T) {
 		if d := int(raw[i]) - int(want); d < -1 || d > 1 {
 			t.Errorf("photosite %d: %d after Apply, want %d", i, raw[i], want)
 		}
+	}
+}
+
+// whiteLevelRef is whiteLevel with prefix sums over the whole histogram
+// (the table it searches, kept as the reference of the trimmed sums).
+func whiteLevelRef(hist []uint32, tagged int, black float64) (int, bool) {
+	n := len(hist)
+	rng := float64(tagged) - black
+	if n == 0 || !(rng > 0) {
+		return tagged, false
+	}
+	cum := make([]uint64, n+1)
+	for v, c := range hist {
+		cum[v+1] = cum[v] + uint64(c)
+	}
+	total := cum[n]
+	if total == 0 {
+		return tagged, false
+	}
+	sum := func(a, b int) uint64 {
+		a, b = max(a, 0), min(b, n-1)
+		if a > b {
+			return 0
+		}
+		return cum[b+1] - cum[a]
+	}
+	w := max(2, int(rng/256))
+	lo := int(math.Ceil(black + SearchFrom*rng))
+	minCount := max(uint64(PileMinCount), uint64(math.Ceil(PileMinFraction*float64(total))))
+	best, bestCount := -1, uint64(0)
+	for v := max(lo, 0); v < n; v++ {
+		if hist[v] == 0 {
+			continue
+		}
+		band := sum(v-w, v+w)
+		if band < minCount || band <= bestCount {
+			continue
+		}
+		below := sum(v-5*w, v-w-1)
+		above := sum(v+w+1, v+5*w)
+		bandDensity := float64(band) / float64(2*w+1)
+		if bandDensity < PileContrast*float64(below)/float64(4*w) ||
+			bandDensity < PileContrast*float64(above)/float64(4*w) {
+			continue
+		}
+		if sum(v+w+1, n-1) >= band {
+			continue
+		}
+		best, bestCount = v, band
+	}
+	if best < 0 {
+		return tagged, false
+	}
+	a := max(best-w, 0)
+	target := cum[a] + uint64(math.Ceil(PileEdgeQuantile*float64(bestCount)))
+	for v := a; v <= min(best+w, n-1); v++ {
+		if cum[v+1] >= target {
+			return v, true
+		}
+	}
+	return best, true
+}
+
+// TestWhiteLevelsMatchWholeTableSums: the prefix sums trimmed to the
+// values a sum can reach find the same levels as sums over the whole
+// table, on histograms of a random background with piles of random
+// widths, heights and places (near the search's start, the table's top,
+// each other), blacks near 0 and few photosites.
+func TestWhiteLevelsMatchWholeTableSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	found, missed := 0, 0
+	hist := make([]uint32, 65536)
+	for range 800 {
+		clear(hist)
+		black := float64(rng.IntN(3) * rng.IntN(2048))
+		tagged := int(black) + 256 + rng.IntN(65535-int(black)-256)
+		rngDN := float64(tagged) - black
+		w := max(2, int(rngDN/256))
+		lo := int(math.Ceil(black + SearchFrom*rngDN))
+		// A background from black to a random top, of a random density.
+		top := int(black) + rng.IntN(min(65535, tagged+8*w)-int(black)+1)
+		density := rng.IntN(4)
+		for v := int(black); v <= top; v++ {
+			if density > 0 && rng.IntN(density+1) != 0 {
+				hist[v] += uint32(rng.IntN(4 * density))
+			}
+		}
+		// Piles about the search's start and above, of random widths and
+		// heights about the contrast and count thresholds.
+		for range rng.IntN(4) {
+			c := lo - 6*w + rng.IntN(min(65535, tagged+6*w)-lo+6*w+1)
+			half := rng.IntN(2*w + 1)
+			height := 1 + rng.IntN(64)
+			for v := max(c-half, 0); v <= min(c+half, 65535); v++ {
+				hist[v] += uint32(height + rng.IntN(height))
+			}
+		}
+		switch rng.IntN(3) {
+		case 0:
+			// A pile just above the search's start on a background whose
+			// density is about the contrast threshold's.
+			c := lo + rng.IntN(w+1)
+			b := 1 + rng.IntN(8)
+			for v := max(c-6*w, 0); v < c-w; v++ {
+				hist[v] += uint32(b)
+			}
+			height := int(float64(b) * PileContrast * (0.6 + 0.8*rng.Float64()))
+			for v := max(c-w, 0); v <= min(c+w, 65535); v++ {
+				hist[v] += uint32(height)
+			}
+		case 1:
+			// Hot photosites at one value above everything else, about as
+			// many as a pile holds.
+			hot := min(65535, top+1+rng.IntN(8*w+1))
+			hist[hot] += uint32(rng.IntN(2 * (2*w + 1) * 64))
+		}
+		var blacks [4]float64
+		for k := range blacks {
+			blacks[k] = black + float64(rng.IntN(3))
+		}
+		levels, f := WhiteLevels([4][]uint32{hist}, tagged, blacks)
+		lv, fr := whiteLevelRef(hist, tagged, blacks[0])
+		if levels[0] != lv || f[0] != fr {
+			t.Fatalf("black %v tagged %d: level %d found %v, whole-table sums %d %v", blacks[0], tagged, levels[0], f[0], lv, fr)
+		}
+		if fr {
+			found++
+		} else {
+			missed++
+		}
+	}
+	if found < 100 || missed < 100 {
+		t.Errorf("%d histograms with a pile found, %d without: the cases miss one side of the search", found, missed)
 	}
 }

@@ -1,5 +1,7 @@
 package look
 
+import "sync"
+
 // toneLUTSize is the number of intervals of the table through which a
 // curve is applied; with linear interpolation the error is below 1e-5
 // above x = 0.002 (the default curve's toe is flat below).
@@ -7,8 +9,21 @@ const toneLUTSize = 1 << 14
 
 // ToneLUT tabulates curve c on [0, 1] for ToneRows at toneLUTSize+1
 // points (and one more, a copy of the last, for the interpolation at
-// x = 1).
+// x = 1). The table of DefaultCurve, which most files use, is made once
+// per process and shared: callers only read a table.
 func ToneLUT(c Curve) []float32 {
+	if p, ok := c.(Parametric); ok && p == DefaultCurve {
+		return defaultLUT()
+	}
+	return toneLUT(c)
+}
+
+// defaultLUT is DefaultCurve's table (16386 evaluations of the curve: a
+// tiny file's whole tone stage costs less than making it).
+var defaultLUT = sync.OnceValue(func() []float32 { return toneLUT(DefaultCurve) })
+
+// toneLUT is ToneLUT making the table.
+func toneLUT(c Curve) []float32 {
 	t := make([]float32, toneLUTSize+2)
 	for i := range toneLUTSize + 1 {
 		t[i] = float32(c.Apply(float64(i) / toneLUTSize))

@@ -91,22 +91,30 @@ void rb_raw_histogram(libraw_data_t *lr, int r0, int r1, unsigned *hist) {
 	}
 }
 
+// rb_rescale_value is v of a colour with black, gain and clip mapped as
+// rb_raw_rescale says. One function (not inlined) for the table and the
+// direct pass, so that both round alike whatever the compiler's flags.
+__attribute__((noinline)) static ushort rb_rescale_value(unsigned v0, double black, double gain, unsigned clip) {
+	double v = v0;
+	if (v > black) v = black + (v - black) * gain;
+	if (v > clip) v = clip;
+	return (ushort)(v + 0.5);
+}
+
 // rb_raw_rescale maps each photosite of colour k from black[k] + v to
 // black[k] + v·gain[k], clamped to at most clip[k], over the whole raw
 // buffer's visible area, then sets the white level LibRaw will use
 // (rawdata.color.maximum, restored into color by Process) and turns off
-// its data-maximum adjustment. The mapping of each colour's 65536 values
-// is tabulated first in lut (4 × 65536, the caller's), so the pass over
-// the data is one look-up per photosite.
+// its data-maximum adjustment. With lut (4 × 65536, the caller's), the
+// mapping of each colour's 65536 values is tabulated first, so the pass
+// over the data is one look-up per photosite; without (NULL: an image of
+// fewer photosites than the table's entries), each photosite is mapped
+// directly: the same values.
 void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white, ushort *lut) {
 	int w = lr->rawdata.sizes.width, h = lr->rawdata.sizes.height;
-	for (int k = 0; k < 4; k++)
-		for (int i = 0; i < 65536; i++) {
-			double v = i;
-			if (v > black[k]) v = black[k] + (v - black[k]) * gain[k];
-			if (v > clip[k]) v = clip[k];
-			lut[k * 65536 + i] = (ushort)(v + 0.5);
-		}
+	if (lut)
+		for (int k = 0; k < 4; k++)
+			for (int i = 0; i < 65536; i++) lut[k * 65536 + i] = rb_rescale_value(i, black[k], gain[k], clip[k]);
 	unsigned char pat[RB_PERIOD][RB_PERIOD];
 	rb_pattern(lr, pat);
 	for (int r = 0; r < h; r++) {
@@ -114,7 +122,13 @@ void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, 
 		const unsigned char *pr = pat[r % RB_PERIOD];
 		for (int c0 = 0; c0 < w; c0 += RB_PERIOD) {
 			int n = w - c0 < RB_PERIOD ? w - c0 : RB_PERIOD;
-			for (int j = 0; j < n; j++) p[c0 + j] = lut[(size_t)pr[j] * 65536 + p[c0 + j]];
+			if (lut)
+				for (int j = 0; j < n; j++) p[c0 + j] = lut[(size_t)pr[j] * 65536 + p[c0 + j]];
+			else
+				for (int j = 0; j < n; j++) {
+					int k = pr[j];
+					p[c0 + j] = rb_rescale_value(p[c0 + j], black[k], gain[k], clip[k]);
+				}
 		}
 	}
 	lr->rawdata.color.maximum = white;

@@ -130,6 +130,17 @@ func (h *Handle) RawHistogram() (hist [4][]uint32, err error) { return h.RawHist
 // (≤ 0: GOMAXPROCS) over bands of rows, each into its own 1 MiB of
 // counters, summed at the end: the same counts.
 func (h *Handle) RawHistogramOn(threads int) (hist [4][]uint32, err error) {
+	return h.rawHistogramInto(threads, nil)
+}
+
+// HistogramCounters is the length of a raw histogram's buffer: 65536
+// counters of each of 4 colours (1 MiB).
+const HistogramCounters = 4 * 65536
+
+// rawHistogramInto is RawHistogramOn counting into buf when it holds
+// HistogramCounters zeroed counters (else into a new buffer): the
+// histogram returned is buf.
+func (h *Handle) rawHistogramInto(threads int, buf []uint32) (hist [4][]uint32, err error) {
 	if err := h.checkRaw(); err != nil {
 		return hist, err
 	}
@@ -140,8 +151,14 @@ func (h *Handle) RawHistogramOn(threads int) (hist [4][]uint32, err error) {
 	threads = max(1, min(threads, rows/64))
 	bufs := make([][]uint32, threads)
 	var wg sync.WaitGroup
+	if len(buf) != HistogramCounters {
+		buf = make([]uint32, HistogramCounters)
+	}
 	for i := range bufs {
-		bufs[i] = make([]uint32, 4*65536)
+		bufs[i] = buf
+		if i > 0 {
+			bufs[i] = make([]uint32, HistogramCounters)
+		}
 		r0, r1 := rows*i/threads, rows*(i+1)/threads
 		count := func() { C.rb_raw_histogram(h.lr, C.int(r0), C.int(r1), (*C.uint)(unsafe.Pointer(&bufs[i][0]))) }
 		if i == threads-1 {
@@ -156,7 +173,6 @@ func (h *Handle) RawHistogramOn(threads int) (hist [4][]uint32, err error) {
 		}()
 	}
 	wg.Wait()
-	buf := bufs[0]
 	for _, b := range bufs[1:] {
 		for v, n := range b {
 			buf[v] += n
@@ -180,8 +196,16 @@ func (h *Handle) Levels() (RawLevels, error) {
 // from (one pass over the data for both), counted on up to threads
 // goroutines as RawHistogramOn. Errors: as Levels.
 func (h *Handle) LevelsAndHistogram(threads int) (RawLevels, [4][]uint32, error) {
+	return h.LevelsAndHistogramInto(threads, nil)
+}
+
+// LevelsAndHistogramInto is LevelsAndHistogram counting the histogram
+// into buf when it holds HistogramCounters zeroed counters (else into a
+// new buffer): the caller, once done with the histogram, may zero buf and
+// count the next file's into it instead of fresh memory.
+func (h *Handle) LevelsAndHistogramInto(threads int, buf []uint32) (RawLevels, [4][]uint32, error) {
 	var l RawLevels
-	hist, err := h.RawHistogramOn(threads)
+	hist, err := h.rawHistogramInto(threads, buf)
 	if err != nil {
 		return l, hist, err
 	}
@@ -227,6 +251,10 @@ func (h *Handle) blackPattern() (pat []float64, rows, cols int) {
 	return pat, rows, cols
 }
 
+// rescaleTableEntries is the size of RescaleRaw's table: 65536 values of
+// 4 colours.
+const rescaleTableEntries = 4 * 65536
+
 // RescaleRaw changes the raw data in place before Process so that LibRaw
 // clips every colour at one level: each photosite of colour k with value v
 // becomes black[k] + (v − black[k])·gain[k] (v ≤ black[k] unchanged),
@@ -251,8 +279,14 @@ func (h *Handle) RescaleRaw(black, gain [4]float64, clip [4]int, white int) erro
 	if white < 1 || white > 65535 {
 		return fmt.Errorf("libraw: white level %d outside 1..65535", white)
 	}
-	lut := make([]uint16, 4*65536)
-	C.rb_raw_rescale(h.lr, &cb[0], &cg[0], &cc[0], C.uint(white), (*C.ushort)(unsafe.Pointer(&lut[0])))
+	// The table of every value costs more than mapping the photosites of
+	// a small image one by one (the same values).
+	var lut *C.ushort
+	if sz := h.lr.rawdata.sizes; int(sz.width)*int(sz.height) >= rescaleTableEntries {
+		tab := make([]uint16, rescaleTableEntries)
+		lut = (*C.ushort)(unsafe.Pointer(&tab[0]))
+	}
+	C.rb_raw_rescale(h.lr, &cb[0], &cg[0], &cc[0], C.uint(white), lut)
 	return nil
 }
 
