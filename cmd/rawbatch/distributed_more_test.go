@@ -217,9 +217,9 @@ func TestDistributedSIGTERMPastGrace(t *testing.T) {
 
 // TestDistributedSizeClasses: a small worker (--mem-budget 260MiB, which
 // takes only the smallest size class, le256m) and a large one (2GiB);
-// eight tiny files and two 24 MP ones (estimate about 273 MiB: class
-// le512m, over the small worker's budget): the small worker never takes a
-// large file (its log and the statuses), all commit.
+// eight tiny files and two 48 MP ones (estimate over 256 MiB: class
+// le512m or larger, over the small worker's budget): the small worker
+// never takes a large file (its log and the statuses), all commit.
 func TestDistributedSizeClasses(t *testing.T) {
 	skipShortDist(t)
 	c := newCluster(t)
@@ -230,7 +230,7 @@ func TestDistributedSizeClasses(t *testing.T) {
 	names := c.synthInputs(8)
 	bigs := []string{"big0.dng", "big1.dng"}
 	for _, b := range bigs {
-		c.synthInputWH(b, 6000, 4000)
+		c.synthInputWH(b, 8000, 6000)
 	}
 	names = append(names, bigs...)
 	code, stdout, stderr := c.submit("--wait")
@@ -261,7 +261,7 @@ func TestDistributedSizeClasses(t *testing.T) {
 	for _, k := range commits(sl, names) {
 		ks += k
 	}
-	t.Logf("small worker committed %d tiny files, large worker %d files (2 of 24 MP)", ks, len(names)-ks)
+	t.Logf("small worker committed %d tiny files, large worker %d files (2 of 48 MP)", ks, len(names)-ks)
 	for _, line := range lines(sl, "for a bigger worker") {
 		t.Logf("small worker: %s", line)
 	}
