@@ -327,7 +327,7 @@ func TestEstimateCalibrationLens(t *testing.T) {
 	// The lens's part of the streamed estimate (its rows and tables:
 	// lensStreamRows, lensStreamBytes) covers what the lens adds to the
 	// measured peak of the same file with no lens named (orientation 6:
-	// the raw data is held to the end).
+	// the raw data is held to the end), within 1 %.
 	plain := writeSynthetic(t, dir, 4240, 2832)
 	sp := syntheticSpec(4240, 2832)
 	sp.Orientation = 6
@@ -346,7 +346,9 @@ func TestEstimateCalibrationLens(t *testing.T) {
 	pw := measurePeak(t, files[2], filepath.Join(dir, "with.jpg"), s, 1, ew)
 	po := measurePeak(t, plain, filepath.Join(dir, "without.jpg"), s, 1, eo)
 	t.Logf("the lens adds %.1f MB to the measured peak (%.1f to %.1f MB), %.1f MB to the estimate", float64(pw-po)/1e6, float64(po)/1e6, float64(pw)/1e6, float64(ew-eo)/1e6)
-	if ew-eo < pw-po {
+	// Two measured peaks differ from run to run by up to about 0.1 MB
+	// (the collector's timing): the estimate may fall short by 1 %.
+	if ew-eo < pw-po-(ew-eo)/100 {
 		t.Errorf("the lens adds %d bytes to the measured peak, only %d to the estimate", pw-po, ew-eo)
 	}
 }

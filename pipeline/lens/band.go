@@ -439,8 +439,9 @@ func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 // apart, and 8 bytes a column), the node rows' gains (4 bytes a pixel of
 // every Step-th row: lensfun's vignetting is one gain for the three
 // channels), each sensor row's node and fraction (8 bytes a row) and each
-// goroutine's positions (8 float32 a pixel of a row). lensfun's database
-// is not counted.
+// goroutine's positions (8 float32 a pixel of a row), and the row
+// NodeGainsCompact devignettes to read the gains (12 bytes a pixel of a
+// row, while the filter is set up). lensfun's database is not counted.
 func StreamBytes(w, h, threads int) int64 {
 	long := int64(max(w, h))
 	ring := int64(ShiftBound(max(w, h))+1+bandChunk) * long * 12
@@ -448,5 +449,5 @@ func StreamBytes(w, h, threads int) int64 {
 	nodes := int64(w/Step+2)*nodeRows*24 + 8*int64(w)
 	gains := nodeRows * int64(w) * 4
 	scratch := int64(max(1, threads)) * 8 * long * 4
-	return ring + nodes + gains + 8*int64(h) + scratch
+	return ring + nodes + gains + 8*int64(h) + scratch + 12*long
 }
