@@ -7,6 +7,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/lens"
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
@@ -76,28 +77,6 @@ type anchorVignette struct {
 	w, h  int
 }
 
-// at is the gain of each channel (R, G, B) at pixel (x, y) of the w×h
-// image, interpolated between the node rows as the lens stage does.
-func (v *anchorVignette) at(x, y int) [3]float32 {
-	x, y = min(max(x, 0), v.w-1), min(max(y, 0), v.h-1)
-	k := 0
-	for k+1 < len(v.ys) && v.ys[k+1] <= y {
-		k++
-	}
-	k1 := min(k+1, len(v.ys)-1)
-	var t float32
-	if v.ys[k1] > v.ys[k] {
-		t = float32(y-v.ys[k]) / float32(v.ys[k1]-v.ys[k])
-	}
-	var g [3]float32
-	for c := range 3 {
-		i := x*v.gc + min(c, v.gc-1)
-		a, b := v.gains[k*v.w*v.gc+i], v.gains[k1*v.w*v.gc+i]
-		g[c] = a + t*(b-a)
-	}
-	return g
-}
-
 // devignette multiplies each fine cell's sums by the gains v at the
 // cell's centre (the gains vary over tens of cells: a cell's mean gain is
 // its centre's within rounding). Clipped counts stay: a clipped sample is
@@ -109,7 +88,7 @@ func (g *anchorCFA) devignette(v *anchorVignette) {
 		cy = cy * v.h / max(1, g.H)
 		for fx := range fw {
 			cx := (fx*g.W/fw + (fx+1)*g.W/fw) / 2
-			gain := v.at(cx*v.w/max(1, g.W), cy)
+			gain := lens.GainAt(v.gains, v.gc, v.ys, v.w, v.h, cx*v.w/max(1, g.W), cy)
 			o := 3 * (fy*fw + fx)
 			for c := range 3 {
 				g.sum[o+c] *= float64(gain[c])

@@ -204,6 +204,22 @@ func nodeRowOf(ys []int, y int) (k, k1 int, t float32) {
 	return k, k1, t
 }
 
+// GainAt is the gain of each channel (R, G, B) at pixel (x, y) of the
+// w×h image whose node gains NodeGainsCompact returned (gains of gc
+// channels a pixel of each node row ys), interpolated between the node
+// rows as the filter interpolates them; x and y are clamped to the image.
+func GainAt(gains []float32, gc int, ys []int, w, h, x, y int) [3]float32 {
+	x, y = min(max(x, 0), w-1), min(max(y, 0), h-1)
+	k, k1, t := nodeRowOf(ys, y)
+	var g [3]float32
+	for c := range 3 {
+		i := x*gc + min(c, gc-1)
+		a, b := gains[k*w*gc+i], gains[k1*w*gc+i]
+		g[c] = a + t*(b-a)
+	}
+	return g
+}
+
 // ringRow is the filter's copy of input row y.
 func (b *Band) ringRow(y int) []float32 {
 	i := y % b.ringRows * b.w * 3
