@@ -60,6 +60,10 @@ type job struct {
 	warnings []string
 	levels   rawLevels        // the white-level stage's levels
 	wb       WhiteBalanceUsed // the white-balance stage's choice
+	// wbRaw is the white-balance stage's copy of the raw data, shared by
+	// its preview fit and its raw estimate (whiteBalanceCost counts one
+	// copy); nil outside the stage.
+	wbRaw []uint16
 	// lensByOpcodes: the DNG opcode stages applied the file's own lens
 	// corrections (WarpRectilinear, FixVignetteRadial, GainMap), so the
 	// lensfun stage does not correct the lens again.

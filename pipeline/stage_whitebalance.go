@@ -113,6 +113,7 @@ func chooseWhiteBalance(_ context.Context, j *job) error {
 	// pages resident until the scavenger runs), so memory follows the
 	// estimate (TestEstimateCalibration, the D30 CRW at half size).
 	defer j.giveBack()
+	defer func() { j.wbRaw = nil }()
 	fit, note := j.previewWB()
 	if note == "" {
 		g := fit.Gains
@@ -157,7 +158,7 @@ func (w WhiteBalanceUsed) note() string {
 // unpacked raw data (highlight.CFAQuads every second quad,
 // EstimateIlluminant), with the levels the white-level stage found.
 func (j *job) rawIlluminant() ([3]float64, bool) {
-	raw, w, h, err := j.h.CopyRaw(nil)
+	raw, w, h, err := j.copyRaw()
 	if err != nil {
 		return [3]float64{}, false
 	}
@@ -167,6 +168,16 @@ func (j *job) rawIlluminant() ([3]float64, bool) {
 	}
 	colour := func(r, c int) int { return int(pat[(r%48)*48+c%48]) }
 	return highlight.EstimateIlluminant(highlight.CFAQuads(raw, w, h, colour, j.levels.black, j.levels.white, 2))
+}
+
+// copyRaw copies the unpacked raw data (W×H photosites, 16-bit) into the
+// stage's one buffer, j.wbRaw, made on the first call.
+func (j *job) copyRaw() ([]uint16, int, int, error) {
+	raw, w, h, err := j.h.CopyRaw(j.wbRaw)
+	if err == nil {
+		j.wbRaw = raw
+	}
+	return raw, w, h, err
 }
 
 // appliedWB records the multipliers LibRaw applied (between Process and
@@ -310,7 +321,7 @@ func (j *job) previewWBInputs() (wbInputs, string) {
 	case !j.levels.ok:
 		return wbInputs{}, "no mosaic data"
 	}
-	raw, w, h, err := j.h.CopyRaw(nil)
+	raw, w, h, err := j.copyRaw()
 	if err != nil {
 		return wbInputs{}, err.Error()
 	}
@@ -321,7 +332,6 @@ func (j *job) previewWBInputs() (wbInputs, string) {
 	colourOf := func(r, c int) int { return int(pat[(r%48)*48+c%48]) }
 	step := max(1, w/(4*look.GridWidth))
 	quads := highlight.CFAQuads(raw, w, h, colourOf, j.levels.black, j.levels.white, step)
-	raw = nil
 	qw, qh := (w-1+2*step-1)/(2*step), (h-1+2*step-1)/(2*step)
 	if qw <= 0 || qh <= 0 || len(quads) != 3*qw*qh {
 		return wbInputs{}, "not a Bayer mosaic"

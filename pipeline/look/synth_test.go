@@ -3,6 +3,7 @@ package look
 import (
 	"math"
 	"math/rand"
+	"runtime"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -148,5 +149,29 @@ func TestFitWBNeedsCells(t *testing.T) {
 	scene := synthScene(4, 4, 6)
 	if _, err := FitWB(toCamera(scene, [3]float64{2, 1, 1.5}), camToSRGB, Cells{Preview: renderGrid(scene, 0, 1, DefaultCurve), Lum: colour.SRGB.ToXYZ[1]}, DefaultCurve, nil); err == nil {
 		t.Fatal("a 16-cell grid gave a fit")
+	}
+}
+
+// TestFitWBAllocates: FitWB on a 256×170 grid (43 520 cells, the grid of
+// a 256-cell-wide preview) allocates under 1 MiB: the cells of its search
+// (120 bytes each) are made for the wbMaxCells it keeps, not for every
+// usable cell. A white-balance step's estimate counts the raw data's
+// copy and its grids, not the search (whiteBalanceCost).
+func TestFitWBAllocates(t *testing.T) {
+	scene := synthScene(256, 170, 5)
+	camera := toCamera(scene, [3]float64{1.2, 1, 1.9})
+	c := Cells{Preview: renderGrid(scene, 0.3, 1, DefaultCurve), Lum: colour.SRGB.ToXYZ[1], Threads: 1}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fit, err := FitWB(camera, camToSRGB, c, DefaultCurve, nil)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Cells != wbMaxCells {
+		t.Fatalf("%d cells fitted, want %d", fit.Cells, wbMaxCells)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("FitWB allocated %d bytes for a 256×170 grid, want under 1 MiB", got)
 	}
 }

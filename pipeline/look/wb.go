@@ -64,34 +64,47 @@ type wbCell struct {
 	col     [3][3]float64
 }
 
+// wbCellRatios returns cell k's camera RGB and its preview taken back
+// through curve, and whether all six are positive (the cell can be fitted).
+func wbCellRatios(camera Image, c Cells, curve Curve, k int) (cam, p [3]float64, ok bool) {
+	cam = camera.cell(k)
+	p = InverseRGBTone(curve, c.Preview.cell(k))
+	ok = cam[0] > 0 && cam[1] > 0 && cam[2] > 0 && p[0] > 0 && p[1] > 0 && p[2] > 0
+	return cam, p, ok
+}
+
 func fitWB(camera Image, toSpace colour.Mat3, c Cells, curve Curve, mask []bool, reference bool) (WBFit, error) {
 	c.Scene = camera
 	if err := c.check(); err != nil {
 		return WBFit{}, err
 	}
-	var cells []wbCell
+	// The usable cells' indices first (4 bytes a cell), then the cells
+	// of the search (120 bytes each) for at most wbMaxCells of them: the
+	// grid of a 256-cell-wide preview has tens of thousands.
 	n := camera.W * camera.H
+	usable := make([]int32, 0, n)
 	for k := range n {
 		if (mask != nil && !mask[k]) || !c.usable(k) {
 			continue
 		}
-		cam := camera.cell(k)
-		p := InverseRGBTone(curve, c.Preview.cell(k))
-		if cam[0] <= 0 || cam[1] <= 0 || cam[2] <= 0 || p[0] <= 0 || p[1] <= 0 || p[2] <= 0 {
-			continue
+		if _, _, ok := wbCellRatios(camera, c, curve, k); ok {
+			usable = append(usable, int32(k))
 		}
-		cells = append(cells, wbCell{cam: cam, pr: [3]float64{math.Log(p[0] / p[1]), 0, math.Log(p[2] / p[1])}})
 	}
-	if len(cells) < MinWBCells {
-		return WBFit{Cells: len(cells)}, fmt.Errorf("look: white balance fit: %d usable cells, need %d", len(cells), MinWBCells)
+	if len(usable) < MinWBCells {
+		return WBFit{Cells: len(usable)}, fmt.Errorf("look: white balance fit: %d usable cells, need %d", len(usable), MinWBCells)
 	}
-	if len(cells) > wbMaxCells {
-		step := float64(len(cells)) / wbMaxCells
-		kept := make([]wbCell, 0, wbMaxCells)
-		for i := 0; i < wbMaxCells; i++ {
-			kept = append(kept, cells[int(float64(i)*step)])
+	if len(usable) > wbMaxCells {
+		step := float64(len(usable)) / wbMaxCells
+		for i := range wbMaxCells {
+			usable[i] = usable[int(float64(i)*step)]
 		}
-		cells = kept
+		usable = usable[:wbMaxCells]
+	}
+	cells := make([]wbCell, len(usable))
+	for i, k := range usable {
+		cam, p, _ := wbCellRatios(camera, c, curve, int(k))
+		cells[i] = wbCell{cam: cam, pr: [3]float64{math.Log(p[0] / p[1]), 0, math.Log(p[2] / p[1])}}
 	}
 	for i := range cells {
 		for k := range 3 {
