@@ -133,9 +133,14 @@ const minGiveBack = 4 << 20
 // and the peak follow the estimate.
 func giveBack(px int64) {
 	if 12*px >= minGiveBack {
+		giveBackHook()
 		debug.FreeOSMemory()
 	}
 }
+
+// giveBackHook is called each time giveBack returns the garbage's pages
+// (tests).
+var giveBackHook = func() {}
 
 // giveBack is giveBack for the file j decodes (LibRaw's size of it).
 func (j *job) giveBack() { giveBack(int64(j.info.Width) * int64(j.info.Height)) }

@@ -173,3 +173,33 @@ func embeddedJPEG(t *testing.T, in string) image.Image {
 	}
 	return img
 }
+
+// TestThumbnailKeepsHeap: a 512 px JPEG made from the D30's preview gives
+// no garbage back to the system (giveBack): its encoder's C memory is
+// that of a 512 px image, so a worker making thumbnails keeps its heap's
+// pages from file to file instead of faulting them in again (60 D30
+// thumbnails: 235 000 page faults and 5.5 s of CPU with a give-back per
+// file, 80 000 and 3.2 s without). A 1400 px JPEG (a 16 MB float image)
+// still gives the garbage back before its encoder's coefficients.
+func TestThumbnailKeepsHeap(t *testing.T) {
+	d30 := filepath.Join(testdata, "raw", "canond30_CRW.CRW")
+	n := 0
+	giveBackHook = func() { n++ }
+	defer func() { giveBackHook = func() {} }()
+	for _, c := range []struct {
+		spec string
+		want bool
+	}{{"t=jpeg,size=512,source=preview", false}, {"t=jpeg,size=1400,source=preview", true}} {
+		n = 0
+		d := t.TempDir()
+		s := DefaultSettings()
+		s.Variants = variants(t, c.spec)
+		outs := []OutputSpec{{Variant: s.Variants[0], Path: filepath.Join(d, "t.jpg")}}
+		if _, err := ConvertOutputs(context.Background(), d30, outs, s, ConvertOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if (n > 0) != c.want {
+			t.Errorf("%s: garbage given back %d times, want given back %v", c.spec, n, c.want)
+		}
+	}
+}

@@ -64,7 +64,14 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		return err
 	}
 	v.tmp = f.Name()
-	bw := bufio.NewWriterSize(&writebackWriter{f: f}, encodeBufferBytes(int64(j.info.Width)*int64(j.info.Height)))
+	// The variant's size: the encoders' C memory (libjpeg's coefficients,
+	// libavif's and libjxl's planes) scales with it, so the garbage is
+	// given back before them only for a large output (giveBack), not for
+	// a thumbnail of a large file, whose worker would otherwise fault its
+	// heap in again for every file.
+	vw, vh := v.outputSize()
+	vpx := int64(vw) * int64(vh)
+	bw := bufio.NewWriterSize(&writebackWriter{f: f}, encodeBufferBytes(vpx))
 	md := j.metadata()
 	icc := v.space.ICC
 	quality := v.spec.Variant.Quality
@@ -89,19 +96,19 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		if o.HDR.Transfer != "" {
 			o.HDR.MaxCLL, o.HDR.MaxFALL = v.maxCLL, v.maxFALL
 		}
-		j.giveBack() // C memory, as for JPEG's coefficients
+		giveBack(vpx) // C memory, as for JPEG's coefficients
 		err = encode.AVIF(bw, v.quant, o, icc, md)
 	case "jxl":
 		o := v.spec.Variant.JXLOptions()
 		if o.HDR.Transfer != "" {
 			o.HDR.MaxCLL, o.HDR.MaxFALL = v.maxCLL, v.maxFALL
 		}
-		j.giveBack()
+		giveBack(vpx)
 		err = encode.JXL(bw, v.quant, o, icc, md)
 	case "uhdr":
 		o := v.spec.Variant.UHDROptions()
 		o.GainMap = v.gainMeta
-		j.giveBack()
+		giveBack(vpx)
 		err = encode.UltraHDR(bw, v.quant, v.gainMap, o, icc, md)
 		v.gainMap = nil
 	case "jpeg":
@@ -111,12 +118,8 @@ func stageEncode(_ context.Context, j *job) (err error) {
 		// the pages of Go's garbage: give them back first, as before
 		// LibRaw's allocations, so the peak follows the estimate
 		// (TestEstimateCalibration, canon_eos_6d.dng).
-		w, h := v.rows8.W, v.rows8.H
-		if v.rows8.Bands.Fill == nil {
-			w, h = v.quant.Bounds().Dx(), v.quant.Bounds().Dy()
-		}
-		if encode.JPEGCoefficientBytes(w, h, o.Subsampling, quality) > 0 {
-			j.giveBack()
+		if encode.JPEGCoefficientBytes(vw, vh, o.Subsampling, quality) > 0 {
+			giveBack(vpx)
 		}
 		if v.rows8.Bands.Fill != nil {
 			err = encode.JPEGRows(bw, v.rows8, o, icc, md)
@@ -142,6 +145,20 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	}
 	v.quant = nil
 	return err
+}
+
+// outputSize is the size in pixels of the image v's encoder writes: its
+// streamed quantiser's (16- or 8-bit rows) or its quantised image's.
+func (v *variantJob) outputSize() (w, h int) {
+	switch {
+	case v.rows8.Bands.Fill != nil:
+		return v.rows8.W, v.rows8.H
+	case v.rows.Bands.Fill != nil || v.rows.Row != nil:
+		return v.rows.W, v.rows.H
+	case v.quant != nil:
+		return v.quant.Bounds().Dx(), v.quant.Bounds().Dy()
+	}
+	return 0, 0
 }
 
 // writebackChunk is how many bytes writebackWriter lets accumulate before it

@@ -65,7 +65,10 @@ func stagePreviewSource(_ context.Context, j *job) error {
 	if why := previewRefusal(p, dw, dh); why != "" {
 		return fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.spec.Variant.Name, why)
 	}
-	pix := make([]float32, len(p.Image.Pix))
+	// The matrix to the working space and the downscale are both linear,
+	// so the matrix runs on the smaller image: after the downscale, in
+	// its output, or into a copy when there is none (the decoded preview
+	// is shared by the file's variants).
 	m := colour.ConvertMatrix(p.Space, WorkingSpace)
 	var f [9]float32
 	for r := range 3 {
@@ -73,18 +76,21 @@ func stagePreviewSource(_ context.Context, j *job) error {
 			f[3*r+c] = float32(m[r][c])
 		}
 	}
-	src := p.Image.Pix
-	par.Rows(p.Image.H, func(lo, hi int) {
-		for i := 3 * lo * p.Image.W; i < 3*hi*p.Image.W; i += 3 {
-			r, g, b := src[i], src[i+1], src[i+2]
+	var pix []float32
+	if dw != p.Image.W || dh != p.Image.H {
+		pix = resize.Downscale(p.Image.Pix, p.Image.W, p.Image.H, 3, dw, dh)
+	} else {
+		pix = make([]float32, len(p.Image.Pix))
+		copy(pix, p.Image.Pix)
+	}
+	par.Rows(dh, func(lo, hi int) {
+		for i := 3 * lo * dw; i < 3*hi*dw; i += 3 {
+			r, g, b := pix[i], pix[i+1], pix[i+2]
 			pix[i] = f[0]*r + f[1]*g + f[2]*b
 			pix[i+1] = f[3]*r + f[4]*g + f[5]*b
 			pix[i+2] = f[6]*r + f[7]*g + f[8]*b
 		}
 	})
-	if dw != p.Image.W || dh != p.Image.H {
-		pix = resize.Downscale(pix, p.Image.W, p.Image.H, 3, dw, dh)
-	}
 	v.img = Image{W: dw, H: dh, Pix: pix}
 	v.owned = true
 	v.source = "preview"

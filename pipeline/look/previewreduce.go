@@ -131,6 +131,22 @@ func boxReduce8(src rows8, lut *[256]float32, x0, y0, cw, ch int, sizes [][2]int
 	for k, sz := range sizes {
 		ow, oh := sz[0], sz[1]
 		o := Image{W: ow, H: oh, Pix: make([]float32, 3*ow*oh)}
+		if ow == cw && oh == ch {
+			// Cells of one pixel: the code's linear value (a sum of one
+			// divided by one, as below).
+			par.Rows(oh, func(j0, j1 int) {
+				row := make([]uint8, 3*cw)
+				for j := j0; j < j1; j++ {
+					src(y0+j, x0, cw, row)
+					d := o.Pix[3*j*ow : 3*(j+1)*ow]
+					for i, v := range row {
+						d[i] = lut[v]
+					}
+				}
+			})
+			out[k] = o
+			continue
+		}
 		col := make([]int, cw)
 		for i := range ow {
 			for x := i * cw / ow; x < (i+1)*cw/ow; x++ {
