@@ -89,7 +89,7 @@ bench: libraw
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkDemosaicQuality|BenchmarkDemosaic24MP|BenchmarkDemosaicSmall' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkRawPath24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkRCDKernel' ./pipeline/demosaic/
-	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkTiny1000|BenchmarkVariants24MP' ./cmd/rawbatch/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkBudget45MP|BenchmarkRerun1000|BenchmarkTiny1000|BenchmarkPreviewThumbs60|BenchmarkVariants24MP' ./cmd/rawbatch/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkThreads45MP|BenchmarkQueue60' ./cmd/rawbatch/
 	PEERS_DOC=docs/performance.md scripts/peers.sh
 

@@ -400,3 +400,36 @@ func BenchmarkTiny1000(b *testing.B) {
 		b.ReportMetric(1000/wall.Seconds(), "files/s")
 	}
 }
+
+// BenchmarkPreviewThumbs60: 60 copies of testdata's Canon D30 CRW (a real
+// file whose embedded preview is a 1440×960 JPEG) to one 512 px JPEG each,
+// made from the preview (source=preview): the whole command's files a
+// second (issue 25's target: 40), wall and CPU time of the process tree.
+func BenchmarkPreviewThumbs60(b *testing.B) {
+	bin := rawbatchBinary(b)
+	in := b.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "raw", "canond30_CRW.CRW"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for k := range 60 {
+		if err := os.WriteFile(filepath.Join(in, fmt.Sprintf("d30-%02d.crw", k)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		cmd, stderr := benchCmd(bin, []string{"convert", "-q", in, "-o", b.TempDir(), "--variant", "t=jpeg,size=512,source=preview"})
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("rawbatch convert: %v\n%s", err, lastLines(stderr.String()))
+		}
+		wall := time.Since(t0)
+		if !strings.Contains(stderr.String(), "60 converted") {
+			b.Fatalf("not every file converted: %s", lastLines(stderr.String()))
+		}
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		fmt.Printf("60 preview thumbnails (512 px JPEG, source=preview): %.1f files/s (wall %.2fs, CPU %.2fs, %.1f ms CPU a file)\n",
+			60/wall.Seconds(), wall.Seconds(), cpu.Seconds(), 1000*cpu.Seconds()/60)
+		b.ReportMetric(60/wall.Seconds(), "files/s")
+	}
+}
