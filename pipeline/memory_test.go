@@ -58,14 +58,16 @@ func calibrate(t testing.TB, w io.Writer, files []string, settings []Settings) [
 
 // calibrationLow is the lowest measured/estimate ratio that passes for a
 // conversion of fi with s estimated at est bytes: 0.8, except where the
-// estimate counts the lens step's corrected copy (12 bytes a pixel) for a
-// file whose header names no lens (and no --lens-model): the copy is
-// counted since LibRaw may still find a lens name when it opens the file,
-// and with RCD's lower demosaic peak it is the estimate's peak, so there
-// the bound is 0.8 of the estimate without the copy.
+// estimate counts the lens step's corrected copy (12 bytes a pixel of the
+// decoded image) for a file whose header names no lens (and no
+// --lens-model): the copy is counted since LibRaw may still find a lens
+// name when it opens the file, and with RCD's lower demosaic peak (or the
+// binning of a half-size decode) it is the estimate's peak, so there the
+// bound is 0.8 of the estimate without the copy.
 func calibrationLow(fi FileInfo, s Settings, est int64) float64 {
-	if lensStage.Active(s) && fi.Header != nil && strings.TrimSpace(fi.Header.EXIF.Lens) == "" && s.LensModel == "" && !s.HalfSize {
-		return 0.8 * float64(est-12*int64(fi.Width)*int64(fi.Height)) / float64(est)
+	if lensStage.Active(s) && fi.Header != nil && strings.TrimSpace(fi.Header.EXIF.Lens) == "" && s.LensModel == "" {
+		w, h := libRawSize(fi, s)
+		return 0.8 * float64(est-12*int64(w)*int64(h)) / float64(est)
 	}
 	return 0.8
 }

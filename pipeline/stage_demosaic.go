@@ -19,7 +19,10 @@ import (
 // data in place (after the white-level stage's rescale and the raw
 // opcodes' gain maps), normalises it as LibRaw's scale_colors would
 // (black, white, white-balance multipliers) and runs pipeline/demosaic's
-// RCD, without LibRaw's processing and its 4×16-bit image.
+// RCD, without LibRaw's processing and its 4×16-bit image. A half-size
+// decode of such a file bins its 2×2 blocks from the same normalised CFA
+// (demosaic.Half: halfOwn), LibRaw's half_size picture within its 16-bit
+// rounding, so the version stands.
 // Version 1: RCD, rawbatch's own, is the default demosaic.
 var demosaicStage = Stage{Name: "demosaic", Scope: PerFile, Kind: Spatial, Version: 1, Cost: demosaicCost, run: stageDemosaic, Band: demosaicBand}
 
@@ -79,6 +82,11 @@ func demosaicCost(m memCtx) StepMemory {
 	if ownDemosaic(m.s) && m.fi.CFA && !maybeXTrans(m.fi) {
 		return rcdCost(m)
 	}
+	if ownHalf(m.s) && m.fi.CFA && !maybeXTrans(m.fi) {
+		// demosaic.Half: the half-size float32 image, two rows a thread.
+		lw, lh := libRawSize(m.fi, m.s)
+		return StepMemory{Scratch: 8 * int64(m.fi.Width) * int64(max(1, m.threads)), Alloc: 12 * int64(lw) * int64(lh), Free: rawDataBytes(m.fi)}
+	}
 	lw, lh := libRawSize(m.fi, m.s)
 	px := int64(lw) * int64(lh)
 	img := 8 * px
@@ -110,6 +118,21 @@ func stageDemosaic(ctx context.Context, j *job) error {
 			j.h = nil
 			j.decoded = true
 			j.demosaicUsed = "rcd"
+			j.decodedW, j.decodedH = j.img.W, j.img.H
+			fault.At(fault.Decoded, j.in)
+			return nil
+		}
+	}
+	if ownHalf(j.settings) && !halfLibRaw {
+		handled, err := j.halfOwn()
+		if err != nil {
+			return err
+		}
+		if handled {
+			j.h.Close()
+			j.h = nil
+			j.decoded = true
+			j.demosaicUsed = DemosaicNone
 			j.decodedW, j.decodedH = j.img.W, j.img.H
 			fault.At(fault.Decoded, j.in)
 			return nil
@@ -200,6 +223,39 @@ func halve(src []float32, w, h, nc int) ([]float32, int, int) {
 // file is Bayer data only its decode tells (bayerCFA).
 func ownDemosaic(s Settings) bool {
 	return s.Demosaic == "rcd" && !s.HalfSize && s.Highlight == 0
+}
+
+// ownHalf reports whether a half-size decode bins the Bayer blocks itself
+// (demosaic.Half, on the CFA normalised as for RCD) instead of LibRaw's
+// processing: with highlights clipped there (--highlights clip, the
+// default; the highlight stage reconstructs after), as ownDemosaic.
+func ownHalf(s Settings) bool { return s.HalfSize && s.Highlight == 0 }
+
+// halfLibRaw, when set (tests), leaves every half-size decode to LibRaw's
+// processing: the reference halfOwn is compared with.
+var halfLibRaw bool
+
+// halfOwn bins j's unpacked Bayer data into j.camera at half size
+// (demosaic.Half): LibRaw's half_size decode without its 16-bit image,
+// its copy to the raw image's layout and its colour scaling passes. It
+// returns false when the file is not for it (what RCD does not take, an
+// odd visible size); LibRaw's processing then decodes it.
+func (j *job) halfOwn() (bool, error) {
+	c, mul, why, err := j.rcdInput()
+	if why != "" || err != nil {
+		return false, err
+	}
+	if c.W%2 != 0 || c.H%2 != 0 {
+		return false, nil
+	}
+	pix := make([]float32, 3*(c.W/2)*(c.H/2))
+	if err := demosaic.Half(c, pix); err != nil {
+		return false, fmt.Errorf("half size: %w", err)
+	}
+	j.wb.Multipliers = [3]float64{mul[0] / mul[1], 1, mul[2] / mul[1]}
+	j.camera, j.colors = pix, 3
+	j.img = Image{W: c.W / 2, H: c.H / 2}
+	return true, nil
 }
 
 // errLibRawWB: the white balance is LibRaw's own estimate (grey world),

@@ -68,16 +68,25 @@ var ErrStopped = errors.New("demosaic: stopped")
 // red, two greens and blue.
 var ErrNotBayer = errors.New("demosaic: not a Bayer pattern of one red, two greens and one blue")
 
-// check validates c and returns the number of samples of dst it needs.
+// check validates c and the size of dst, a W×H×3 output.
 func (c *CFA) check(dst []float32) error {
+	if err := c.checkSource(); err != nil {
+		return err
+	}
+	if len(dst) < c.W*c.H*3 {
+		return fmt.Errorf("demosaic: output of %d floats for %d×%d×3", len(dst), c.W, c.H)
+	}
+	return nil
+}
+
+// checkSource validates c: its size, samples, Bayer pattern and black
+// pattern.
+func (c *CFA) checkSource() error {
 	if c.W <= 0 || c.H <= 0 {
 		return fmt.Errorf("demosaic: empty CFA %d×%d", c.W, c.H)
 	}
 	if c.Stride < c.W || len(c.Pix) < (c.H-1)*c.Stride+c.W {
 		return fmt.Errorf("demosaic: %d samples with stride %d do not hold %d×%d", len(c.Pix), c.Stride, c.W, c.H)
-	}
-	if len(dst) < c.W*c.H*3 {
-		return fmt.Errorf("demosaic: output of %d floats for %d×%d×3", len(dst), c.W, c.H)
 	}
 	var n [3]int
 	for _, k := range c.Colour {
