@@ -27,11 +27,20 @@ func TestDemosaicCost(t *testing.T) {
 	if got, want := peak(fi, s, 1), int64(24e6*(2+8+24)); got != want {
 		t.Errorf("24 MP DCB: %d, want %d", got, want)
 	}
-	// Half size: a quarter of the processed pixels, the full raw.
+	// Half size: a quarter of the processed pixels, the full raw. A
+	// Bayer file's blocks are binned (demosaic.Half: the float image and
+	// two rows a thread), whatever the demosaic asked.
 	s.Demosaic, s.HalfSize = "ahd", true
-	if got, want := peak(fi, s, 1), int64(24e6*2+6e6*20); got != want {
+	if got, want := peak(fi, s, 1), int64(24e6*2+6e6*12+8*6000); got != want {
 		t.Errorf("24 MP half size: %d, want %d", got, want)
 	}
+	// LibRaw's half_size processing (highlights not clipped there): its
+	// 16-bit image and the float copy.
+	s.Highlight = 2
+	if got, want := peak(fi, s, 1), int64(24e6*2+6e6*20); got != want {
+		t.Errorf("24 MP half size, LibRaw's: %d, want %d", got, want)
+	}
+	s.Highlight = 0
 	// A linear DNG keeps four samples per raw pixel and is not demosaiced.
 	lin := FileInfo{RawWidth: 1000, RawHeight: 1000, Width: 1000, Height: 1000}
 	s = DefaultSettings()
