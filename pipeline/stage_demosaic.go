@@ -113,13 +113,7 @@ func stageDemosaic(ctx context.Context, j *job) error {
 			return err
 		}
 		if handled {
-			// The LibRaw handle and its raw data are no longer needed.
-			j.h.Close()
-			j.h = nil
-			j.decoded = true
-			j.demosaicUsed = "rcd"
-			j.decodedW, j.decodedH = j.img.W, j.img.H
-			fault.At(fault.Decoded, j.in)
+			j.decodedOwn("rcd")
 			return nil
 		}
 	}
@@ -129,12 +123,7 @@ func stageDemosaic(ctx context.Context, j *job) error {
 			return err
 		}
 		if handled {
-			j.h.Close()
-			j.h = nil
-			j.decoded = true
-			j.demosaicUsed = DemosaicNone
-			j.decodedW, j.decodedH = j.img.W, j.img.H
-			fault.At(fault.Decoded, j.in)
+			j.decodedOwn(DemosaicNone)
 			return nil
 		}
 	}
@@ -223,6 +212,18 @@ func halve(src []float32, w, h, nc int) ([]float32, int, int) {
 // file is Bayer data only its decode tells (bayerCFA).
 func ownDemosaic(s Settings) bool {
 	return s.Demosaic == "rcd" && !s.HalfSize && s.Highlight == 0
+}
+
+// decodedOwn ends a decode made without LibRaw's processing (RCD, or the
+// half-size binning: used names it): the LibRaw handle and its raw data
+// are no longer needed.
+func (j *job) decodedOwn(used string) {
+	j.h.Close()
+	j.h = nil
+	j.decoded = true
+	j.demosaicUsed = used
+	j.decodedW, j.decodedH = j.img.W, j.img.H
+	fault.At(fault.Decoded, j.in)
 }
 
 // ownHalf reports whether a half-size decode bins the Bayer blocks itself
