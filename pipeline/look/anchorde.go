@@ -7,11 +7,20 @@ import (
 )
 
 // Search of AnchorExposureDeltaE: EVs within anchorSearchEV of the median
-// estimate, first by anchorCoarseEV, then by anchorFineEV around the best.
+// estimate by anchorCoarseEV, scored on about anchorCoarseCells of the
+// cells; then, on all of them, steps of anchorFineEV from the coarse best
+// while the score falls, short of its coarse neighbours (which it beat).
 const (
 	anchorSearchEV = 1.0
 	anchorCoarseEV = 0.1
 	anchorFineEV   = 0.02
+	// anchorCoarseCells is about how many cells the coarse grid scores:
+	// every k-th of the scored cells, evenly spread over the picture. The
+	// mean ΔE2000 of 8192 cells is within a few hundredths of the whole
+	// grid's at every EV (a 256-cell grid has up to 43 520), so it places
+	// the best coarse EV where all would, and the fine search, on every
+	// cell, takes it from there.
+	anchorCoarseCells = 8192
 )
 
 // AnchorExposureDeltaE is AnchorExposure with the exposure chosen to
@@ -19,7 +28,8 @@ const (
 // scene rendered through curve as the conversion does (2^EV, RGBTone in
 // c.ToneSpace, into the cube by IntoCube) and the preview, both in space (the preview's;
 // c.Lum its luminance row). The median of AnchorExposure is where the
-// search starts (±1 EV, by 0.1 then 0.02 EV) and what decides Consistent
+// search starts (±1 EV by 0.1 EV on a spread subset of the cells, then by
+// 0.02 EV on all while the score falls) and what decides Consistent
 // and Spread; EV is the minimiser clamped to ±MaxAnchorEV, Raw the
 // unclamped minimiser. Why: when the camera's curve differs in shape from
 // ours, the EV at which mid-tones match in luminance on the median is not
@@ -48,46 +58,63 @@ func anchorExposureDeltaE(c Cells, curve Curve, space *colour.Space, mask []bool
 			cells = append(cells, k)
 		}
 	}
-	model := newRenderModel(space, c.ToneSpace, c.Lum)
-	score := newEVRender(c.Scene, c.Preview, cells, curve, space, model, c.Threads).score
-	if reference {
-		score = referenceEVScore(c, cells, curve, space, model)
-	}
-	best, bestScore := e.Raw, score(e.Raw, math.Inf(1))
-	// The EVs scored so far (anchorEVKey): the coarse grid takes in the
-	// start and the fine grid the coarse best and its two neighbours; an
-	// EV scored again could only tie with its own earlier score, which
-	// did not win or is the best, so the prepared search skips it (the
-	// reference scores it again).
-	scored := map[int64]bool{anchorEVKey(e.Raw, e.Raw): true}
-	search := func(lo, hi, step float64) {
-		for ev := lo; ev <= hi+1e-9; ev += step {
-			if !reference {
-				k := anchorEVKey(ev, e.Raw)
-				if scored[k] {
-					continue
-				}
-				scored[k] = true
-			}
-			anchorScoreHook(ev)
-			if s := score(ev, bestScore); s < bestScore {
-				best, bestScore = ev, s
-			}
+	k := max(1, len(cells)/anchorCoarseCells)
+	sub := cells
+	if k > 1 {
+		sub = make([]int, 0, len(cells)/k+1)
+		for i := 0; i < len(cells); i += k {
+			sub = append(sub, cells[i])
 		}
 	}
-	search(e.Raw-anchorSearchEV, e.Raw+anchorSearchEV, anchorCoarseEV)
-	search(best-anchorCoarseEV, best+anchorCoarseEV, anchorFineEV)
+	model := newRenderModel(space, c.ToneSpace, c.Lum)
+	var coarse, fine func(ev, bound float64) float64
+	if reference {
+		coarse, fine = referenceEVScore(c, sub, curve, space, model), referenceEVScore(c, cells, curve, space, model)
+	} else {
+		r := newEVRender(c.Scene, c.Preview, cells, curve, space, model, c.Threads)
+		coarse = func(ev, bound float64) float64 { return r.scoreEvery(ev, bound, k) }
+		fine = r.score
+	}
+	best, bestScore := e.Raw, coarse(e.Raw, math.Inf(1))
+	for i := -anchorSteps(anchorSearchEV, anchorCoarseEV); i <= anchorSteps(anchorSearchEV, anchorCoarseEV); i++ {
+		if i == 0 { // the start, scored above
+			continue
+		}
+		ev := e.Raw + float64(i)*anchorCoarseEV
+		anchorScoreHook(ev)
+		if s := coarse(ev, bestScore); s < bestScore {
+			best, bestScore = ev, s
+		}
+	}
+	// The fine steps, on every cell, from the coarse best: up while the
+	// score falls, else down. The mean ΔE2000 is smooth in EV, so within
+	// a coarse step of its best it has one minimum, which the steps reach
+	// scoring two to four EVs where a grid would score eight.
+	if k > 1 {
+		bestScore = fine(best, math.Inf(1))
+	}
+	from := best
+	for _, dir := range [2]float64{1, -1} {
+		for i := 1; i < anchorSteps(anchorCoarseEV, anchorFineEV); i++ {
+			ev := from + dir*float64(i)*anchorFineEV
+			anchorScoreHook(ev)
+			s := fine(ev, bestScore)
+			if s >= bestScore {
+				break
+			}
+			best, bestScore = ev, s
+		}
+		if best != from {
+			break
+		}
+	}
 	e.Raw, e.Score = best, bestScore
 	e.EV = min(max(best, -MaxAnchorEV), MaxAnchorEV)
 	return e, nil
 }
 
-// anchorEVKey identifies an EV of the search by its offset from the
-// start in steps of 1e-6 EV: far below the fine step (anchorFineEV), far
-// above the rounding that adding the steps accumulates.
-func anchorEVKey(ev, start float64) int64 {
-	return int64(math.Round((ev - start) / 1e-6))
-}
+// anchorSteps is how many steps of step fit in span (both in EV).
+func anchorSteps(span, step float64) int { return int(math.Round(span / step)) }
 
 // anchorScoreHook is called with each EV that the search scores after the
 // start (tests).

@@ -2,6 +2,8 @@ package look
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -9,9 +11,9 @@ import (
 
 // TestAnchorSearchScoresEachEVOnce: AnchorExposureDeltaE scores no EV
 // twice (the start is not scored again on the coarse grid, nor the coarse
-// best and its neighbours on the fine grid: 20 + 8 EVs after the start
-// where the reference scores 21 + 11), and finds the reference's EV and
-// score.
+// best's neighbours by the fine steps: 20 coarse EVs after the start,
+// then at most 4 fine steps each way), scores the EVs the reference
+// scores, and finds the reference's EV and score.
 func TestAnchorSearchScoresEachEVOnce(t *testing.T) {
 	gw, gh := 32, 32
 	c := Cells{Scene: Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}, Preview: Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}, Lum: colour.SRGB.ToXYZ[1]}
@@ -33,7 +35,7 @@ func TestAnchorSearchScoresEachEVOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(evs)
+	prepared := evs
 	for i := range evs {
 		for j := range i {
 			if math.Abs(evs[i]-evs[j]) < 1e-6 {
@@ -46,10 +48,63 @@ func TestAnchorSearchScoresEachEVOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 20+8 || len(evs) != 21+11 {
-		t.Errorf("scored %d EVs after the start, reference %d: want 28 and 32", n, len(evs))
+	if n := len(prepared); n < 20+1 || n > 20+8 || !slices.Equal(prepared, evs) {
+		t.Errorf("scored EVs %v after the start, reference %v: want the same 20 coarse and 1 to 8 fine", prepared, evs)
 	}
 	if math.Abs(got.Raw-want.Raw) > 1e-9 || math.Abs(got.Score-want.Score) > 1e-9 {
 		t.Errorf("%v (ΔE %.9f), reference %v (ΔE %.9f)", got, got.Score, want, want.Score)
+	}
+}
+
+// TestAnchorSearchMatchesGrid: on a 256×170 grid of varied cells (43 520,
+// so the coarse search scores every fifth) whose preview is the scene
+// through another curve, 0.37 EV brighter, with noise, the search finds
+// the EV that scoring every cell at every 0.02 EV within ±1 EV of the
+// start finds, and its score.
+func TestAnchorSearchMatchesGrid(t *testing.T) {
+	gw, gh := 256, 170
+	c := Cells{Scene: Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}, Preview: Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}, Lum: colour.SRGB.ToXYZ[1]}
+	other := NewParametric(1.3, 0.2, 0.4, 1)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k := range gw * gh {
+		x, y := k%gw, k/gw
+		base := 0.02 + 0.4*float64(x)/float64(gw)*(0.6+0.4*math.Sin(float64(y)/9))
+		s := [3]float64{base * (0.6 + 0.8*rng.Float64()), base * (0.7 + 0.6*rng.Float64()), base * (0.5 + rng.Float64())}
+		for i := range 3 {
+			c.Scene.Pix[3*k+i] = float32(s[i])
+		}
+		p := RGBTone(other, [3]float64{s[0] * 1.2924, s[1] * 1.2924, s[2] * 1.2924})
+		for i := range 3 {
+			c.Preview.Pix[3*k+i] = float32(min(1, max(0, p[i]+0.01*rng.NormFloat64())))
+		}
+	}
+	got, err := AnchorExposureDeltaE(c, DefaultCurve, colour.SRGB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := AnchorExposure(c, DefaultCurve, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []int
+	for k := range gw * gh {
+		if c.scored(k) {
+			cells = append(cells, k)
+		}
+	}
+	if len(cells)/anchorCoarseCells < 2 {
+		t.Fatalf("%d scored cells: the coarse search would score them all", len(cells))
+	}
+	r := newEVRender(c.Scene, c.Preview, cells, DefaultCurve, colour.SRGB, newRenderModel(colour.SRGB, nil, c.Lum), 0)
+	best, bestScore := e.Raw, math.Inf(1)
+	for i := -50; i <= 50; i++ {
+		ev := e.Raw + float64(i)*anchorFineEV
+		if s := r.score(ev, math.Inf(1)); s < bestScore {
+			best, bestScore = ev, s
+		}
+	}
+	t.Logf("search %+.3f EV (ΔE %.5f), grid %+.3f EV (ΔE %.5f), median %+.3f", got.Raw, got.Score, best, bestScore, e.Raw)
+	if math.Abs(got.Raw-best) > 1e-6 || math.Abs(got.Score-bestScore) > 1e-9 {
+		t.Errorf("search %+.4f EV (ΔE %.6f), every cell at every 0.02 EV %+.4f (ΔE %.6f)", got.Raw, got.Score, best, bestScore)
 	}
 }

@@ -128,15 +128,18 @@ func (r *evRender) cellDE(c *evCell, g, gg float64) float64 {
 
 // score is the mean ΔE2000 of the cells rendered at 2^ev (chunkedMean:
 // +Inf once it is sure to be at least bound).
-func (r *evRender) score(ev, bound float64) float64 {
+func (r *evRender) score(ev, bound float64) float64 { return r.scoreEvery(ev, bound, 1) }
+
+// scoreEvery is score over every k-th cell (the 0th, k-th, 2k-th …).
+func (r *evRender) scoreEvery(ev, bound float64, k int) float64 {
 	g := math.Exp2(ev)
 	var gg float64
 	if r.isPar {
 		gg = math.Pow(g, r.par.Gamma)
 	}
 	var m float64
-	m, r.sums = chunkedMean(len(r.cells), evChunk, r.threads, bound, r.sums, func(i int) float64 {
-		return r.cellDE(&r.cells[i], g, gg)
+	m, r.sums = chunkedMean((len(r.cells)+k-1)/k, evChunk, r.threads, bound, r.sums, func(i int) float64 {
+		return r.cellDE(&r.cells[i*k], g, gg)
 	})
 	return m
 }
