@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // Image is an RGB image of W×H pixels held as interleaved float32 samples:
@@ -17,7 +18,7 @@ type Image struct {
 }
 
 // NewImage allocates a black W×H×3 float32 image (12 bytes per pixel).
-func NewImage(w, h int) Image { return Image{W: w, H: h, Pix: make([]float32, w*h*3)} }
+func NewImage(w, h int) Image { return Image{W: w, H: h, Pix: thp.Floats(w * h * 3)} }
 
 // parallel calls f on disjoint runs of whole rows of m.Pix that together
 // cover it, on up to GOMAXPROCS goroutines (par.Rows), for per-sample
@@ -111,7 +112,7 @@ func Orient(src Image, flip int) Image {
 		return src
 	}
 	o := NewOriented(src, flip)
-	dst := Image{W: o.W, H: o.H, Pix: make([]float32, len(src.Pix))}
+	dst := Image{W: o.W, H: o.H, Pix: thp.Floats(len(src.Pix))}
 	for r := 0; r < o.H; r++ {
 		o.Row(r, dst.Pix[r*o.W*3:(r+1)*o.W*3])
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // cameraMatrixStage takes camera RGB to the linear working space, in
@@ -115,7 +116,7 @@ func (j *job) toWorking(src []float32, nc, w, h int, inPlace bool) Image {
 	n := w * h
 	dst := src
 	if !inPlace || nc != 3 {
-		dst = make([]float32, n*3)
+		dst = thp.Floats(n * 3)
 	}
 	par.Rows(h, func(lo, hi int) {
 		for p := lo * w; p < hi*w; p++ {

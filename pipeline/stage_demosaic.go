@@ -10,6 +10,7 @@ import (
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // demosaicStage is LibRaw's processing of the unpacked data: black level,
@@ -181,7 +182,7 @@ func stageDemosaic(ctx context.Context, j *job) error {
 // the right and bottom edges), as LibRaw's half-size decode sizes it.
 func halve(src []float32, w, h, nc int) ([]float32, int, int) {
 	hw, hh := halvedIf(true, w, h)
-	dst := make([]float32, hw*hh*nc)
+	dst := thp.Floats(hw * hh * nc)
 	for y := range hh {
 		for x := range hw {
 			var n float32
@@ -249,7 +250,7 @@ func (j *job) halfOwn() (bool, error) {
 	if c.W%2 != 0 || c.H%2 != 0 {
 		return false, nil
 	}
-	pix := make([]float32, 3*(c.W/2)*(c.H/2))
+	pix := thp.Floats(3 * (c.W / 2) * (c.H / 2))
 	if err := demosaic.Half(c, pix); err != nil {
 		return false, fmt.Errorf("half size: %w", err)
 	}
@@ -381,7 +382,7 @@ func (j *job) demosaicOwn(ctx context.Context) (handled bool, why string, err er
 	if err := j.reduceAnchorCFA(c, anchorRegion(j, c)); err != nil { // anchor_reduce.go
 		return false, "", err
 	}
-	pix := make([]float32, c.W*c.H*3)
+	pix := thp.Floats(c.W * c.H * 3)
 	if err := demosaic.RCD(c, pix); errors.Is(err, demosaic.ErrStopped) {
 		return false, "", ctx.Err()
 	} else if err != nil {

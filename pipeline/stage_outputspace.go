@@ -6,6 +6,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
@@ -67,7 +68,7 @@ func stageOutputSpace(_ context.Context, j *job) error {
 	inPlace := true
 	if !v.owned {
 		if j.laterNeedsShared(v, key) {
-			dst, inPlace = make([]float32, len(src)), false
+			dst, inPlace = thp.Floats(len(src)), false
 		} else {
 			// No later variant renders from the shared image: take it
 			// over and convert it in place (each pixel is read before it

@@ -11,6 +11,7 @@ import (
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
@@ -393,7 +394,7 @@ func (j *job) runFromCache(ctx context.Context, plan *StagePlan, n int, asked []
 // once a block.
 func cameraFrom16(m look.Image16) []float32 {
 	w, h := m.W, m.H
-	out := make([]float32, 3*w*h)
+	out := thp.Floats(3 * w * h)
 	sc := float32(m.Scale)
 	if m.Flip&4 == 0 {
 		par.Rows(h, func(lo, hi int) {

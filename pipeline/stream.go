@@ -10,6 +10,7 @@ import (
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
 	"github.com/rawbatch/rawbatch/pipeline/highlight"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // The streamed conversion (docs/pipeline.md "Streaming"): a file with one
@@ -120,7 +121,7 @@ func (s *stream) makeWindow() {
 	band := s.fillRows()
 	need := streamRows + la + band
 	s.capRows = (need + band - 1) / band * band
-	s.win = make([]float32, s.capRows*s.w*3)
+	s.win = thp.Floats(s.capRows * s.w * 3)
 }
 
 // row returns row y of the window.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"github.com/rawbatch/rawbatch/pipeline/look"
 )
 
@@ -271,7 +272,7 @@ func (s *stream) storeRows(ctx context.Context, bands [][]uint16, scale float64,
 		}
 		t0 := time.Now()
 		if k == len(bands) {
-			bands = append(bands, make([]uint16, stored16Bytes(w, y1-y0)/2))
+			bands = append(bands, thp.Uint16s(int(stored16Bytes(w, y1-y0)/2)))
 		}
 		band := bands[k]
 		par.Rows(y1-y0, func(lo, hi int) {

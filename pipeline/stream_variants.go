@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"github.com/rawbatch/rawbatch/pipeline/resize"
 )
 
@@ -167,7 +168,7 @@ func newSmallSink(s *stream, v *variantJob) *smallSink {
 	if s.flip&4 != 0 {
 		k.udw, k.udh = k.dh, k.dw
 	}
-	k.img = make([]float32, k.udw*k.udh*3)
+	k.img = thp.Floats(k.udw * k.udh * 3)
 	rl := 3 * k.udw
 	k.rs = resize.NewRows(uw, uh, 3, k.udw, k.udh, func(y int) []float32 { return k.img[y*rl : (y+1)*rl] })
 	return k
@@ -542,7 +543,7 @@ func (j *job) streamResize(ctx context.Context, v *variantJob) error {
 	if s.flip&4 != 0 {
 		udw, udh = dh, dw
 	}
-	small := make([]float32, udw*udh*3)
+	small := thp.Floats(udw * udh * 3)
 	rl := 3 * udw
 	rs := resize.NewRows(uw, uh, 3, udw, udh, func(y int) []float32 { return small[y*rl : (y+1)*rl] })
 	n := 3 * uw
@@ -583,7 +584,7 @@ func unorient(u []float32, uw, uh, flip int) []float32 {
 	if flip&4 != 0 {
 		sw, sh = uh, uw
 	}
-	out := make([]float32, len(u))
+	out := thp.Floats(len(u))
 	par.Rows(uh, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			for c := range uw {

@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // Epsilon is the offset of the variance-stabilising transform v = √(x + ε)
@@ -100,7 +101,7 @@ func Wavelet(pix []float32, w, h int, strength float64) Noise {
 	pix = pix[:3*n]
 	hw, hh := (w+1)/2, (h+1)/2
 	m := hw * hh
-	y, q1, q2 := make([]float32, n), make([]float32, m), make([]float32, m)
+	y, q1, q2 := thp.Floats(n), thp.Floats(m), thp.Floats(m)
 	split(pix, w, h, y, q1, q2)
 	var noise Noise
 	noise.Luma = shrinkPlane(y, 1, pix[n:2*n], pix[2*n:], pix[:n], w, h, LumaLevels, LumaK*strength)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // SharpenSigma is the standard deviation, in pixels, of the Gaussian of
@@ -36,7 +37,7 @@ func CaptureSharpen(pix []float32, w, h int, amount, sigma float64) {
 	}
 	pix = pix[:3*n]
 	s := NewSharpener(w, h, amount, sigma)
-	s.lum = make([]float32, n) // the whole plane at once
+	s.lum = thp.Floats(n) // the whole plane at once
 	s.Rows(h, func(y int) []float32 { return pix[3*y*w : 3*(y+1)*w : 3*(y+1)*w] })
 }
 

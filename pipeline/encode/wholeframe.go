@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"image"
 	"runtime"
 )
@@ -30,7 +31,7 @@ type HDR struct {
 func packRGB8(img image.Image) (out []byte, w, h int) {
 	src := ImageRows8(img)
 	w, h = src.W, src.H
-	out = make([]byte, 3*w*h)
+	out = thp.Bytes(3 * w * h)
 	for y := range h {
 		src.Row(y, out[3*w*y:3*w*(y+1)])
 	}
@@ -44,7 +45,7 @@ func packRGB8(img image.Image) (out []byte, w, h int) {
 func packRGB16(img image.Image, depth int) (out []uint16, w, h int) {
 	b := img.Bounds()
 	w, h = b.Dx(), b.Dy()
-	out = make([]uint16, 3*w*h)
+	out = thp.Uint16s(3 * w * h)
 	top := uint32(1)<<depth - 1
 	scale := func(v uint32) uint16 { return uint16((v*top + 32767) / 65535) }
 	if m, ok := img.(*image.NRGBA64); ok {

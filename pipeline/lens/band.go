@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"github.com/rawbatch/rawbatch/pipeline/warp"
 )
 
@@ -180,7 +181,7 @@ func (b *Band) Start() {
 		return
 	}
 	b.ringRows = b.d + 1 + bandChunk
-	b.ring = make([]float32, b.ringRows*b.w*3)
+	b.ring = thp.Floats(b.ringRows * b.w * 3)
 	b.tab = make([][]float32, 0, bandChunk+2*b.d+3)
 	n := max(b.sw, b.sh)
 	nys := len(b.g.ys)

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"github.com/rawbatch/rawbatch/pipeline/warp"
 )
 
@@ -224,7 +225,7 @@ func Remap(ctx context.Context, src []float32, w, h int, points func(dst, xy []f
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float32, len(src))
+	out := thp.Floats(len(src))
 	for y0 := 0; y0 < h; y0 += remapRows {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ import (
 	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // lobes is the Lanczos parameter a (number of lobes each side).
@@ -156,7 +157,7 @@ func Lanczos3(src []float32, w, h, c int, dw, dh int) []float32 {
 func lanczos3(src []float32, w, h, c int, ew, eh float64, dw, dh int) []float32 {
 	tmp := src
 	if dw != w || ew != float64(w) {
-		tmp = make([]float32, dw*h*c)
+		tmp = thp.Floats(dw * h * c)
 		hw := makeWeightsExtent(w, ew, dw)
 		parallelRows(h, func(y int) {
 			horizontalRow(tmp[y*dw*c:(y+1)*dw*c], src[y*w*c:(y+1)*w*c], c, &hw)
@@ -168,7 +169,7 @@ func lanczos3(src []float32, w, h, c int, ew, eh float64, dw, dh int) []float32 
 		}
 		return tmp
 	}
-	out := make([]float32, dw*dh*c)
+	out := thp.Floats(dw * dh * c)
 	vw := makeWeightsExtent(h, eh, dh)
 	rowLen := dw * c
 	parallelRows(dh, func(y int) {
@@ -232,7 +233,7 @@ func Downscale(src []float32, w, h, c int, dw, dh int) []float32 {
 // box row and float64 across rows.
 func boxReduce(src []float32, w, h, c, kx, ky int) ([]float32, int, int) {
 	rw, rh := (w+kx-1)/kx, (h+ky-1)/ky
-	out := make([]float32, rw*rh*c)
+	out := thp.Floats(rw * rh * c)
 	parallelRows(rh, func(ry int) {
 		y0, y1 := ry*ky, min(ry*ky+ky, h)
 		acc := make([]float64, rw*c)

@@ -31,6 +31,7 @@ import (
 	"math"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // RowMap fills sx[i], sy[i] with the input position (in input pixels,
@@ -76,7 +77,7 @@ func Remap(src []float32, w, h, c, dw, dh int, m RowMap) []float32 {
 	if w <= 0 || h <= 0 || c <= 0 || dw <= 0 || dh <= 0 || len(src) != w*h*c {
 		panic(fmt.Sprintf("warp: bad sizes: %d values for %d×%d×%d → %d×%d", len(src), w, h, c, dw, dh))
 	}
-	dst := make([]float32, dw*dh*c)
+	dst := thp.Floats(dw * dh * c)
 	RemapInto(dst, src, w, h, c, dw, dh, m)
 	return dst
 }
