@@ -22,6 +22,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"github.com/rawbatch/rawbatch/pipeline/header"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // WorkingSpace is the linear RGB space from the camera-matrix stage to
@@ -224,6 +225,8 @@ func ConvertOutputs(ctx context.Context, in string, outs []OutputSpec, s Setting
 	// One LibRaw handle per goroutine, on one locked OS thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// The huge-page advice of this file's buffers lasts as long as they do.
+	defer thp.Hold()()
 
 	j := &job{in: in, settings: s, hdr: o.Header, cache: o.Cache, threads: o.Threads, live: liveThreads{f: o.LiveThreads}, unfused: o.unfused, wholeImage: o.wholeImage}
 	asked := make([]*variantJob, 0, len(outs)) // the order asked for, for the result

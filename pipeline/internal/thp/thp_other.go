@@ -2,7 +2,5 @@
 
 package thp
 
-import "unsafe"
-
 // advise does nothing where there is no MADV_HUGEPAGE.
-func advise(unsafe.Pointer, uintptr) {}
+func advise(uintptr, uintptr, bool) {}

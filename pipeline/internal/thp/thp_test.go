@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ func TestFloatsHugePages(t *testing.T) {
 		t.Skip("transparent huge pages are Linux's")
 	}
 	const n = 4 << 20 // 16 MiB of float32
+	defer Hold()()
 	b := Floats(n)
 	if len(b) != n {
 		t.Fatalf("len %d, want %d", len(b), n)
@@ -47,6 +49,42 @@ func TestFloatsHugePages(t *testing.T) {
 	runtime.KeepAlive(b)
 }
 
+// TestHoldSetsBack: while a Hold is held an advised range is marked for
+// huge pages (smaps VmFlags "hg"); once the last one is let go it is
+// marked for base pages ("nh"), so that khugepaged leaves what the heap
+// puts there later. Only where THP is on request (madvise).
+func TestHoldSetsBack(t *testing.T) {
+	if !onRequest() {
+		t.Skip("THP is not on request here: nothing is advised")
+	}
+	outer := Hold()
+	inner := Hold()
+	b := Floats(4 << 20)
+	first := (uintptr(unsafe.Pointer(&b[0])) + hugePage - 1) &^ (hugePage - 1)
+	if f := vmFlags(t, first); !slices.Contains(f, "hg") {
+		t.Errorf("advised range's flags %v, want hg", f)
+	}
+	inner()
+	inner() // a second call does nothing
+	if f := vmFlags(t, first); !slices.Contains(f, "hg") {
+		t.Errorf("flags %v with a Hold still held, want hg", f)
+	}
+	outer()
+	if f := vmFlags(t, first); !slices.Contains(f, "nh") || slices.Contains(f, "hg") {
+		t.Errorf("flags %v once let go, want nh", f)
+	}
+	runtime.KeepAlive(b)
+}
+
+// vmFlags is VmFlags of the /proc/self/smaps mapping holding address p.
+func vmFlags(t *testing.T, p uintptr) []string {
+	v, ok := smapsField(t, p, "VmFlags:")
+	if !ok {
+		t.Fatalf("no VmFlags for %#x", p)
+	}
+	return strings.Fields(v)
+}
+
 // TestAdviseSmall: a buffer under Min is left alone (no advice, so no
 // split of the heap's mapping for it) and a nil one does not panic.
 func TestAdviseSmall(t *testing.T) {
@@ -58,6 +96,20 @@ func TestAdviseSmall(t *testing.T) {
 // anonHugeBytes is AnonHugePages, in bytes, of the /proc/self/smaps
 // mapping holding address p.
 func anonHugeBytes(t *testing.T, p uintptr) int64 {
+	v, ok := smapsField(t, p, "AnonHugePages:")
+	if !ok {
+		t.Fatalf("no AnonHugePages for %#x", p)
+	}
+	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kb << 10
+}
+
+// smapsField is the value of field name ("AnonHugePages:") of the
+// /proc/self/smaps mapping holding address p.
+func smapsField(t *testing.T, p uintptr, name string) (string, bool) {
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
@@ -71,16 +123,11 @@ func anonHugeBytes(t *testing.T, p uintptr) int64 {
 			in = p >= lo && p < hi
 			continue
 		}
-		if v, ok := strings.CutPrefix(line, "AnonHugePages:"); ok && in {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
+		if v, ok := strings.CutPrefix(line, name); ok && in {
+			return v, true
 		}
 	}
-	t.Fatalf("no mapping holds %#x", p)
-	return 0
+	return "", false
 }
 
 // mappingRange parses the address range of a mapping's first line
