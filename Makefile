@@ -11,6 +11,14 @@ APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 
 # repository, which the look benchmark also reads when it exists.
 RAWBATCH_TEST_CORPUS ?= $(abspath ../shared/rawcorpus)
 export RAWBATCH_TEST_CORPUS
+# GOEXPERIMENT=simd gives Go's simd/archsimd to the AVX2 kernels of the
+# noise reduction and the lens warp (pipeline/denoise, pipeline/warp: the
+# same values as their scalar loops, which run without it or on a CPU
+# without AVX2).
+GOEXPERIMENT ?= simd
+export GOEXPERIMENT
+# SCALAR_PKGS are tested again built without it (their scalar loops alone).
+SCALAR_PKGS := ./pipeline/denoise/ ./pipeline/warp/ ./pipeline/lens/
 # LIBRAW is bundled (default) or system.
 LIBRAW   ?= bundled
 export LIBRAW
@@ -48,6 +56,7 @@ demo: deps build
 
 test: deps lint
 	$(GOENV) $(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GOENV) GOEXPERIMENT= $(GO) test -count=1 $(SCALAR_PKGS)
 	# Fuzz budgets are execution counts (about 10 s each here), not durations:
 	# a duration races Go's fuzz coordinator at its deadline and fails with a
 	# bare "context deadline exceeded" on a loaded machine (golang/go#75804,
@@ -70,6 +79,8 @@ lint: libraw
 	@fmt_out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$fmt_out" ]; then echo "gofmt needed:"; echo "$$fmt_out"; exit 1; fi
 	$(GOENV) $(GO) vet $(PKGS)
+	# The scalar build of the packages with AVX2 kernels (no GOEXPERIMENT).
+	$(GOENV) GOEXPERIMENT= $(GO) vet $(SCALAR_PKGS)
 
 # bench runs the benchmarks of the memory budget, the pipeline and the look
 # (BenchmarkLookTable: mean ΔE2000 against the embedded previews); each

@@ -112,6 +112,8 @@ nreal=$(ls "$realin" | wc -l)
 sets="$sets real"
 
 say "building rawbatch"
+# The AVX2 kernels need Go's SIMD support, as the Makefile builds it.
+export GOEXPERIMENT="${GOEXPERIMENT:-simd}"
 env $(scripts/libraw.sh env) go build -trimpath -o "$work/rawbatch" ./cmd/rawbatch
 
 # Which peers run.

@@ -565,13 +565,14 @@ func guardKeys(pu, pm, pd, nu, nm, nd []uint32, out []float32, m float32) {
 		return
 	}
 	out[0] = guardKey(pu, pm, pd, nu, nm, nd, 0, m)
+	x0 := 1 + vecGuard(pu, pm, pd, nu, nm, nd, out, m)
 	// Sliding over the columns: the maxima of column x−1 (all three rows)
 	// and of column x (above and below; all three), column x+1's made
 	// each step.
-	cp0, cn0 := max(pu[0], pm[0], pd[0]), max(nu[0], nm[0], nd[0])
-	vp1, vn1 := max(pu[1], pd[1]), max(nu[1], nd[1])
-	cp1, cn1 := max(vp1, pm[1]), max(vn1, nm[1])
-	for x := 1; x < w-1; x++ {
+	cp0, cn0 := max(pu[x0-1], pm[x0-1], pd[x0-1]), max(nu[x0-1], nm[x0-1], nd[x0-1])
+	vp1, vn1 := max(pu[x0], pd[x0]), max(nu[x0], nd[x0])
+	cp1, cn1 := max(vp1, pm[x0]), max(vn1, nm[x0])
+	for x := x0; x < w-1; x++ {
 		vp2, vn2 := max(pu[x+1], pd[x+1]), max(nu[x+1], nd[x+1])
 		cp2, cn2 := max(vp2, pm[x+1]), max(vn2, nm[x+1])
 		out[x] = clampKeys(pm[x], nm[x], max(cp0, vp1, cp2), max(cn0, vn1, cn2), m)
@@ -694,7 +695,8 @@ func blurRows(r [5][]float32, stride, w, step int, tmp, out []float32) {
 	// The taps as variables (hot.b3), held in registers across the loops.
 	k0, k1, k2 := hot.b3[0], hot.b3[1], hot.b3[2]
 	if stride == 1 {
-		tmp, r0, r1, r3, r4 := tmp[:n], r0[:n], r1[:n], r3[:n], r4[:n]
+		v := vecB3(r0, r1, r2, r3, r4, tmp[:n], k0, k1, k2)
+		tmp, r0, r1, r2, r3, r4 := tmp[v:n], r0[v:n], r1[v:n], r2[v:n], r3[v:n], r4[v:n]
 		for x, c := range r2 {
 			tmp[x] = (r0[x]+r4[x])*k0 + (r1[x]+r3[x])*k1 + c*k2
 		}
@@ -713,6 +715,8 @@ func blurRows(r [5][]float32, stride, w, step int, tmp, out []float32) {
 		// lo = s2 and hi = w − s2 here: every tap inside.
 		t0, t1, t2 := tmp[lo-s2:][:m], tmp[lo-step:][:m], tmp[lo:][:m]
 		t3, t4, o := tmp[lo+step:][:m], tmp[lo+s2:][:m], out[lo:][:m]
+		v := vecB3(t0, t1, t2, t3, t4, o, k0, k1, k2)
+		t0, t1, t2, t3, t4, o = t0[v:], t1[v:], t2[v:], t3[v:], t4[v:], o[v:]
 		for x, c := range t2 {
 			o[x] = (t0[x]+t4[x])*k0 + (t1[x]+t3[x])*k1 + c*k2
 		}

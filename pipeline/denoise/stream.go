@@ -539,6 +539,8 @@ func sumDetails(c *cascade, y int, t2 []float32, out []float32, g *guardRing) {
 		c1, c2, c3, c4 := c.row(1, y), c.row(2, y), c.row(3, y), c.row(4, y)
 		c2, c3, c4, d0 = c2[:len(c1)], c3[:len(c1)], c4[:len(c1)], d0[:len(c1)]
 		t1, t2v, t3 := t2[1], t2[2], t2[3]
+		v := vecSum4(d0, c1, c2, c3, c4, t1, t2v, t3)
+		c1, c2, c3, c4, d0 = c1[v:], c2[v:], c3[v:], c4[v:], d0[v:]
 		for x, b := range c1 {
 			v := d0[x] + garrote(b-c2[x], t1)
 			v += garrote(c2[x]-c3[x], t2v)
@@ -564,7 +566,8 @@ func sumDetails(c *cascade, y int, t2 []float32, out []float32, g *guardRing) {
 // detail of a row, c0 − c1 (the row of c_0 and of c_1) shrunk with
 // squared threshold t2, into p and n.
 func garroteKeys(c0, c1 []float32, t2 float32, p, n []uint32) {
-	c1, p, n = c1[:len(c0)], p[:len(c0)], n[:len(c0)]
+	v := vecGarroteKeys(c0, c1, t2, p, n)
+	c0, c1, p, n = c0[v:], c1[v:len(c0)], p[v:len(c0)], n[v:len(c0)]
 	for x, a := range c0 {
 		p[x], n[x] = signKeys(garrote(a-c1[x], t2))
 	}

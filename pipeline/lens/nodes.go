@@ -206,6 +206,10 @@ func (g *Nodes) row(y, ch int, sx, sy []float32) {
 		ax, ay, dx, dy := a[0], a[1], a[2], a[3]
 		ts, px, py := tx[i:end], sx[i:end], sy[i:end]
 		py = py[:len(px)]
+		if len(px) == 8 && vecLerp8(ts, px, py, ax, ay, dx, dy) {
+			i = end
+			continue
+		}
 		for n, t := range ts[:len(px)] {
 			px[n] = ax + t*dx
 			py[n] = ay + t*dy

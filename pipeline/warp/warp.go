@@ -90,6 +90,13 @@ func RemapInto(dst, src []float32, w, h, c, dw, dh int, m RowMap) {
 	if w <= 0 || h <= 0 || c <= 0 || dw <= 0 || dh <= 0 || len(src) != w*h*c || len(dst) != dw*dh*c {
 		panic(fmt.Sprintf("warp: bad sizes: %d values for %d×%d×%d → %d values for %d×%d", len(src), w, h, c, len(dst), dw, dh))
 	}
+	var rows [][]float32 // src's rows, for the vector path of remapRow3
+	if c == 3 {
+		rows = make([][]float32, h)
+		for i := range rows {
+			rows[i] = src[3*w*i : 3*w*(i+1) : 3*w*(i+1)]
+		}
+	}
 	par.Rows(dh, func(lo, hi int) {
 		// The positions of all c channels of a row: channel ch's at
 		// sx[ch*dw:], sy[ch*dw:].
@@ -101,7 +108,7 @@ func RemapInto(dst, src []float32, w, h, c, dw, dh int, m RowMap) {
 				m(y, ch, sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw])
 			}
 			if c == 3 {
-				remapRow3(src, w, h, sx, sy, row)
+				remapRow3(src, rows, w, h, sx, sy, row)
 				continue
 			}
 			for ch := 0; ch < c; ch++ {
@@ -118,34 +125,41 @@ func RemapInto(dst, src []float32, w, h, c, dw, dh int, m RowMap) {
 // the three channels (sx, sy: channel ch's dw positions at ch·dw), channel
 // by channel. It computes what sample does, in the same order of
 // operations; positions whose 4×4 taps are all inside take the path
-// written out here (c = 3 a constant, no call).
-func remapRow3(src []float32, w, h int, sx, sy, row []float32) {
+// written out here (c = 3 a constant, no call), eight at a time where
+// the vector path takes them (vecSample8; rows are src's rows).
+func remapRow3(src []float32, rows [][]float32, w, h int, sx, sy, row []float32) {
 	dw := len(row) / 3
 	stride := 3 * w
 	xMax, yMax := float32(w-2), float32(h-2)
 	for ch := 0; ch < 3; ch++ {
 		csx, csy := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
 		out := row[ch:]
-		for x, px := range csx {
-			py := csy[x]
-			if !(px >= 1 && py >= 1 && px < xMax && py < yMax) {
-				out[3*x] = sample(src, w, h, 3, ch, px, py)
+		for x0 := 0; x0 < dw; x0 += 8 {
+			x1 := min(x0+8, dw)
+			if x1-x0 == 8 && vecSample8(csx[x0:], csy[x0:], ch, w, xMax, yMax, rows, 0, out[3*x0:]) {
 				continue
 			}
-			ix, iy := int(px), int(py)
-			fx, fy := px-float32(ix), py-float32(iy)
-			wx0, wx1, wx2, wx3 := keys4(fx)
-			wy0, wy1, wy2, wy3 := keys4(fy)
-			base := (iy-1)*stride + (ix-1)*3 + ch
-			r := src[base : base+3*stride+10]
-			v0 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
-			r = r[stride:]
-			v1 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
-			r = r[stride:]
-			v2 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
-			r = r[stride:]
-			v3 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
-			out[3*x] = wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
+			for x := x0; x < x1; x++ {
+				px, py := csx[x], csy[x]
+				if !(px >= 1 && py >= 1 && px < xMax && py < yMax) {
+					out[3*x] = sample(src, w, h, 3, ch, px, py)
+					continue
+				}
+				ix, iy := int(px), int(py)
+				fx, fy := px-float32(ix), py-float32(iy)
+				wx0, wx1, wx2, wx3 := keys4(fx)
+				wy0, wy1, wy2, wy3 := keys4(fy)
+				base := (iy-1)*stride + (ix-1)*3 + ch
+				r := src[base : base+3*stride+10]
+				v0 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+				r = r[stride:]
+				v1 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+				r = r[stride:]
+				v2 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+				r = r[stride:]
+				v3 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+				out[3*x] = wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
+			}
 		}
 	}
 }

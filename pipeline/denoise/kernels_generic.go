@@ -1,0 +1,17 @@
+//go:build !(goexperiment.simd && amd64)
+
+package denoise
+
+// Without Go's SIMD support in the build (GOEXPERIMENT=simd on amd64),
+// the scalar loops do every element: the vector kernels of
+// kernels_simd.go do none.
+
+const vec = false
+
+func vecB3(a0, a1, a2, a3, a4, out []float32, k0, k1, k2 float32) int { return 0 }
+
+func vecSum4(d0, c1, c2, c3, c4 []float32, t1, t2, t3 float32) int { return 0 }
+
+func vecGarroteKeys(c0, c1 []float32, t2 float32, p, n []uint32) int { return 0 }
+
+func vecGuard(pu, pm, pd, nu, nm, nd []uint32, out []float32, m float32) int { return 0 }

@@ -1,0 +1,10 @@
+//go:build !(goexperiment.simd && amd64)
+
+package lens
+
+// Without Go's SIMD support in the build (GOEXPERIMENT=simd on amd64)
+// the scalar loop does every pixel.
+
+const vec = false
+
+func vecLerp8(t, px, py []float32, ax, ay, dx, dy float32) bool { return false }
