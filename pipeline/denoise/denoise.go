@@ -153,6 +153,11 @@ func splitRow(src, yr, q1r, q2r []float32, px int, coded *codeStab) {
 	n := (w - x) / 2
 	q1, q2 := q1r[k:k+n], q2r[k:k+n:k+n]
 	ys, s := yr[x:x+2*n], src[3*x:3*(x+2*n)]
+	// Four half columns at a time by the vector kernel (stab computed,
+	// the table's values), the rest here.
+	if v := vecSplit(s, ys, q1, q2); v > 0 {
+		q1, q2, ys, s = q1[v:], q2[v:], ys[2*v:], s[6*v:]
+	}
 	if coded != nil {
 		for i := range q1 {
 			// stab3 of both pixels, written out (too large to be inlined).
@@ -310,7 +315,7 @@ func mergeRow(yr, q1a, q1b, q2a, q2b []float32, c mergeCols, ty float32, dst []f
 		h := c.half
 		p1a, p1b, p2a, p2b := q1a[h:h+n+1], q1b[h:h+n+1], q2a[h:h+n+1], q2b[h:h+n+1]
 		ys, d := yr[c.pair:c.pair+2*n], dst[3*c.pair:3*(c.pair+2*n)]
-		for i := range n {
+		for i := vecMergePairs(p1a, p1b, p2a, p2b, ys, d, n, ty); i < n; i++ {
 			a1, b1, a2, b2 := p1a[i:i+2:i+2], p1b[i:i+2:i+2], p2a[i:i+2:i+2], p2b[i:i+2:i+2]
 			y := ys[2*i : 2*i+2 : 2*i+2]
 			o := d[6*i : 6*i+6 : 6*i+6]

@@ -15,3 +15,7 @@ func vecSum4(d0, c1, c2, c3, c4 []float32, t1, t2, t3 float32) int { return 0 }
 func vecGarroteKeys(c0, c1 []float32, t2 float32, p, n []uint32) int { return 0 }
 
 func vecGuard(pu, pm, pd, nu, nm, nd []uint32, out []float32, m float32) int { return 0 }
+
+func vecSplit(s, ys, q1, q2 []float32) int { return 0 }
+
+func vecMergePairs(p1a, p1b, p2a, p2b, ys, d []float32, n int, ty float32) int { return 0 }

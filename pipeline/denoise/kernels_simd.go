@@ -134,3 +134,152 @@ func vecGuard(pu, pm, pd, nu, nm, nd []uint32, out []float32, m float32) int {
 	archsimd.ClearAVXUpperBits()
 	return k
 }
+
+// rgb8 is the R, G and B of the 8 interleaved RGB pixels at p: float
+// f = 3·i + c of the 24 lies in vector f/8 at position f mod 8; blends
+// put each channel's floats together, a permutation in pixel order.
+func rgb8(p unsafe.Pointer) (r, g, b archsimd.Float32x8) {
+	v0 := archsimd.LoadFloat32x8(f8(p, 0))
+	v1 := archsimd.LoadFloat32x8(f8(p, 32))
+	v2 := archsimd.LoadFloat32x8(f8(p, 64))
+	for c := range 3 {
+		sel := archsimd.LoadInt32x8(&rgbLanes[c][0])
+		v := v0.Merge(v1, sel.Equal(archsimd.BroadcastInt32x8(0))).Merge(v2, sel.Less(archsimd.BroadcastInt32x8(2)))
+		v = v.Permute(archsimd.LoadInt32x8(&rgbLanes[c][1]).AsUint32x8())
+		switch c {
+		case 0:
+			r = v
+		case 1:
+			g = v
+		default:
+			b = v
+		}
+	}
+	return r, g, b
+}
+
+// rgbLanes[c] is, for channel c, which of the three vectors holds each
+// position's float and the permutation that puts pixel i at lane i
+// (rgb8); rgbLanes[3+c] is the other way (store8): for each position of
+// output vector c, the pixel whose channel it holds, and that channel.
+var rgbLanes = func() (d [6][2][8]int32) {
+	for c := range 3 {
+		for i := range 8 {
+			f := 3*i + c
+			d[c][0][f%8] = int32(f / 8)
+			d[c][1][i] = int32(f % 8)
+		}
+		for p := range 8 {
+			f := 8*c + p
+			d[3+c][0][p] = int32(f / 3)
+			d[3+c][1][p] = int32(f % 3)
+		}
+	}
+	return d
+}()
+
+// store8 writes the 8 pixels r, g, b interleaved (24 floats) at p.
+func store8(p unsafe.Pointer, r, g, b archsimd.Float32x8) {
+	for v := range 3 {
+		idx := archsimd.LoadInt32x8(&rgbLanes[3+v][0]).AsUint32x8()
+		ch := archsimd.LoadInt32x8(&rgbLanes[3+v][1])
+		out := b.Permute(idx).Merge(g.Permute(idx), ch.Equal(archsimd.BroadcastInt32x8(2)))
+		out = out.Merge(r.Permute(idx), ch.Greater(archsimd.BroadcastInt32x8(0)))
+		out.Store(f8(p, 32*v))
+	}
+}
+
+// pos8 is pos of eight values: x where x > 0 or x is NaN, else +0.
+func pos8(x archsimd.Float32x8) archsimd.Float32x8 {
+	zero := archsimd.BroadcastFloat32x8(0)
+	return x.Merge(zero, x.Greater(zero).Or(x.IsNaN()))
+}
+
+// stab8 is stab of eight values: √(pos(x) + ε) rounded to float32 once,
+// which the float64 square root rounded to float32 also is (a float64
+// holds more than twice a float32's digits and two more, so rounding
+// twice gives the correctly rounded float32 root): the same value, and
+// the table's (codeStab), bit for bit.
+func stab8(x archsimd.Float32x8) archsimd.Float32x8 {
+	return pos8(x).Add(archsimd.BroadcastFloat32x8(Epsilon)).Sqrt()
+}
+
+// vecSplit is splitRow's loop over its column pairs, eight columns (four
+// half columns) at a time: s the pairs' pixels (RGB), ys their luminance,
+// q1, q2 their half columns. It returns how many half columns it did.
+func vecSplit(s, ys, q1, q2 []float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(q1) &^ 3
+	s, ys, q2 = s[:6*n], ys[:2*n], q2[:n]
+	ps, py, p1, p2 := at(s), at(ys), at(q1), at(q2)
+	quarter := archsimd.BroadcastFloat32x8(0.25)
+	three := archsimd.BroadcastFloat32x8(3)
+	even := archsimd.LoadInt32x8(&pairLanes).AsUint32x8()
+	for i := 0; i < n; i += 4 {
+		r, g, b := rgb8(unsafe.Add(ps, 4*6*i))
+		r, g, b = stab8(r), stab8(g), stab8(b)
+		r.Add(g).Add(b).Div(three).Store(f8(py, 4*2*i))
+		// Each half column's two columns: the even lanes' differences,
+		// then the odd lanes', added in splitRow's order.
+		d1 := r.Sub(g).Mul(quarter).Permute(even)
+		d2 := b.Sub(g).Mul(quarter).Permute(even)
+		a := (*[4]float32)(unsafe.Add(p1, 4*i))
+		archsimd.LoadFloat32x4(a).Add(d1.GetLo()).Add(d1.GetHi()).Store(a)
+		a = (*[4]float32)(unsafe.Add(p2, 4*i))
+		archsimd.LoadFloat32x4(a).Add(d2.GetLo()).Add(d2.GetHi()).Store(a)
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// pairLanes puts the even lanes first, then the odd ones.
+var pairLanes = [8]int32{0, 2, 4, 6, 1, 3, 5, 7}
+
+// unstab8 is unstab of eight values.
+func unstab8(v archsimd.Float32x8) archsimd.Float32x8 {
+	v = pos8(v)
+	return pos8(v.Mul(v).Sub(archsimd.BroadcastFloat32x8(Epsilon)))
+}
+
+// vecMergePairs is mergeRow's loop over its column pairs, four pairs
+// (eight columns) at a time: pair i's columns take half columns i and
+// i+1 of the colour rows p1a, p1b, p2a, p2b (each n+1 long) at weights
+// 1/4 and 3/4, ty between the rows; ys their luminance, d their pixels
+// (RGB). It returns how many pairs it did.
+func vecMergePairs(p1a, p1b, p2a, p2b, ys, d []float32, n int, ty float32) int {
+	if !vec || n < 8 {
+		return 0
+	}
+	m := (n - 7) &^ 3 // the loads of 8 half columns stay within n+1
+	p1a, p1b, p2a, p2b, ys, d = p1a[:n+1], p1b[:n+1], p2a[:n+1], p2b[:n+1], ys[:2*m], d[:6*m]
+	qa, qb, ra, rb, py, pd := at(p1a), at(p1b), at(p2a), at(p2b), at(ys), at(d)
+	left := archsimd.LoadInt32x8(&mergeLanes[0]).AsUint32x8()
+	right := archsimd.LoadInt32x8(&mergeLanes[1]).AsUint32x8()
+	tx := archsimd.LoadFloat32x8(&mergeWeights)
+	TY := archsimd.BroadcastFloat32x8(ty)
+	three := archsimd.BroadcastFloat32x8(3)
+	bilerp8 := func(a, b archsimd.Float32x8) archsimd.Float32x8 {
+		p00, p01, p10, p11 := a.Permute(left), a.Permute(right), b.Permute(left), b.Permute(right)
+		top := p00.Add(tx.Mul(p01.Sub(p00)))
+		bot := p10.Add(tx.Mul(p11.Sub(p10)))
+		return top.Add(TY.Mul(bot.Sub(top)))
+	}
+	for i := 0; i < m; i += 4 {
+		c1 := bilerp8(archsimd.LoadFloat32x8(f8(qa, 4*i)), archsimd.LoadFloat32x8(f8(qb, 4*i)))
+		c2 := bilerp8(archsimd.LoadFloat32x8(f8(ra, 4*i)), archsimd.LoadFloat32x8(f8(rb, 4*i)))
+		g := archsimd.LoadFloat32x8(f8(py, 4*2*i)).Sub(c1.Add(c2).Div(three))
+		store8(unsafe.Add(pd, 4*6*i), unstab8(g.Add(c1)), unstab8(g), unstab8(g.Add(c2)))
+	}
+	archsimd.ClearAVXUpperBits()
+	return m
+}
+
+// mergeLanes: each pair's two columns read half columns i (left) and
+// i+1 (right) of the eight loaded from the first pair's; mergeWeights
+// are the columns' weights of the right one.
+var (
+	mergeLanes   = [2][8]int32{{0, 0, 1, 1, 2, 2, 3, 3}, {1, 1, 2, 2, 3, 3, 4, 4}}
+	mergeWeights = [8]float32{0.25, 0.75, 0.25, 0.75, 0.25, 0.75, 0.25, 0.75}
+)

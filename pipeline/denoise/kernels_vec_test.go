@@ -98,6 +98,58 @@ func TestVectorKernels(t *testing.T) {
 			ran += vecGuard(pu, pm, pd, nu, nm, nd, make([]float32, n), 0.003)
 		}
 	}
+	// splitRow and mergeRow (whose column pairs the vector kernels take)
+	// against their per-pixel forms, on rows of linear values with
+	// negatives, zeros and 16-bit codes, both phases.
+	for _, n := range lengths {
+		for px := range 2 {
+			src := make([]float32, 3*n)
+			for i := range src {
+				switch rng.IntN(6) {
+				case 0:
+					src[i] = float32(rng.IntN(65536)) * codeScale
+				case 1:
+					src[i] = -float32(rng.Float64() * 0.01)
+				case 2:
+					src[i] = 0
+				default:
+					src[i] = float32(rng.Float64() * 1.2)
+				}
+			}
+			hw := (n + px + 1) / 2
+			// The half rows hold a first row's sums already.
+			yr, q1, q2 := make([]float32, n), data(hw), data(hw)
+			wy, w1, w2 := make([]float32, n), append([]float32(nil), q1...), append([]float32(nil), q2...)
+			splitRow(src, yr, q1, q2, px, stabCodes())
+			for x := range n {
+				y, c1, c2 := stab3(src[3*x:3*x+3], nil)
+				wy[x] = y
+				k := (x + px) / 2
+				w1[k], w2[k] = w1[k]+c1, w2[k]+c2
+				if x == 0 && px == 1 || x == n-1 && (x+px)%2 == 0 {
+					w1[k], w2[k] = w1[k]+c1, w2[k]+c2 // a half column of one column counts it twice
+				}
+			}
+			same(t, "splitRow luminance", n, yr, wy)
+			same(t, "splitRow colour 1", n, q1, w1)
+			same(t, "splitRow colour 2", n, q2, w2)
+
+			cols := mergeColumns(n, hw, px)
+			q1b, q2b := data(hw), data(hw)
+			got, want := make([]float32, 3*n), make([]float32, 3*n)
+			mergeRow(yr, q1, q1b, q2, q2b, cols, 0.75, got)
+			for x := range n {
+				ia, ib, tx := cols.xa[x], cols.xb[x], cols.txs[x]
+				c1 := bilerp(q1[ia], q1[ib], q1b[ia], q1b[ib], tx, 0.75)
+				c2 := bilerp(q2[ia], q2[ib], q2b[ia], q2b[ib], tx, 0.75)
+				mergePixel(yr[x], c1, c2, want[3*x:3*x+3])
+			}
+			same(t, "mergeRow", n, got, want)
+			if n >= 32 {
+				ran += vecSplit(src[:48], make([]float32, 16), make([]float32, 8), make([]float32, 8))
+			}
+		}
+	}
 	t.Logf("AVX2 kernels: %v; %d elements by them", vec, ran)
 	if vec && ran == 0 {
 		t.Fatal("the vector kernels did nothing")
