@@ -308,7 +308,9 @@ func (b *Band) devignetteRow(uy int, row []float32) {
 			// One gain a pixel, computed once for its three values.
 			g0, g1 = g0[:b.sw], g1[:b.sw]
 			if b.flip&1 == 0 {
-				for x, a := range g0[:b.w] {
+				v := vecGains(row, g0[:b.w], g1[:b.w], t)
+				for x := v; x < b.w; x++ {
+					a := g0[x]
 					g := a + t*(g1[x]-a)
 					p := row[3*x : 3*x+3 : 3*x+3]
 					p[0] *= g

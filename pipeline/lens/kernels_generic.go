@@ -8,3 +8,5 @@ package lens
 const vec = false
 
 func vecLerp8(t, px, py []float32, ax, ay, dx, dy float32) bool { return false }
+
+func vecGains(row, a, b []float32, t float32) int { return 0 }

@@ -24,3 +24,33 @@ func vecLerp8(t, px, py []float32, ax, ay, dx, dy float32) bool {
 	archsimd.ClearAVXUpperBits()
 	return true
 }
+
+// vecGains is devignetteRow's loop of one gain a pixel, upright: the first
+// 8k pixels of row (interleaved RGB, 3 values a pixel) times their gain
+// a + t·(b − a) (a, b the node rows' gains), the same operations; it
+// returns how many pixels it did.
+func vecGains(row, a, b []float32, t float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(a) &^ 7
+	row, b = row[:3*n], b[:n]
+	T := archsimd.BroadcastFloat32x8(t)
+	i0 := archsimd.LoadInt32x8(&spread[0]).AsUint32x8()
+	i1 := archsimd.LoadInt32x8(&spread[1]).AsUint32x8()
+	i2 := archsimd.LoadInt32x8(&spread[2]).AsUint32x8()
+	for x := 0; x < n; x += 8 {
+		ga := archsimd.LoadFloat32x8((*[8]float32)(a[x : x+8]))
+		g := ga.Add(T.Mul(archsimd.LoadFloat32x8((*[8]float32)(b[x : x+8])).Sub(ga)))
+		p := (*[24]float32)(row[3*x : 3*x+24])
+		archsimd.LoadFloat32x8((*[8]float32)(p[0:8])).Mul(g.Permute(i0)).Store((*[8]float32)(p[0:8]))
+		archsimd.LoadFloat32x8((*[8]float32)(p[8:16])).Mul(g.Permute(i1)).Store((*[8]float32)(p[8:16]))
+		archsimd.LoadFloat32x8((*[8]float32)(p[16:24])).Mul(g.Permute(i2)).Store((*[8]float32)(p[16:24]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// spread[v] is, for each value of the v-th 8 of 8 interleaved pixels'
+// 24, its pixel.
+var spread = [3][8]int32{{0, 0, 0, 1, 1, 1, 2, 2}, {2, 3, 3, 3, 4, 4, 4, 5}, {5, 5, 6, 6, 6, 7, 7, 7}}
