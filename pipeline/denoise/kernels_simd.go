@@ -189,19 +189,19 @@ func store8(p unsafe.Pointer, r, g, b archsimd.Float32x8) {
 	}
 }
 
-// pos8 is pos of eight values: x where x > 0 or x is NaN, else +0.
-func pos8(x archsimd.Float32x8) archsimd.Float32x8 {
-	zero := archsimd.BroadcastFloat32x8(0)
+// pos8 is pos of eight values: x where x > 0 or x is NaN, else +0
+// (zero: zero8's, made once outside the loops).
+func pos8(x, zero archsimd.Float32x8) archsimd.Float32x8 {
 	return x.Merge(zero, x.Greater(zero).Or(x.IsNaN()))
 }
 
-// stab8 is stab of eight values: √(pos(x) + ε) rounded to float32 once,
+// stab8 is stab of eight values (eps: ε in every lane): √(pos(x) + ε) rounded to float32 once,
 // which the float64 square root rounded to float32 also is (a float64
 // holds more than twice a float32's digits and two more, so rounding
 // twice gives the correctly rounded float32 root): the same value, and
 // the table's (codeStab), bit for bit.
-func stab8(x archsimd.Float32x8) archsimd.Float32x8 {
-	return pos8(x).Add(archsimd.BroadcastFloat32x8(Epsilon)).Sqrt()
+func stab8(x, zero, eps archsimd.Float32x8) archsimd.Float32x8 {
+	return pos8(x, zero).Add(eps).Sqrt()
 }
 
 // vecSplit is splitRow's loop over its column pairs, eight columns (four
@@ -216,10 +216,11 @@ func vecSplit(s, ys, q1, q2 []float32) int {
 	ps, py, p1, p2 := at(s), at(ys), at(q1), at(q2)
 	quarter := archsimd.BroadcastFloat32x8(0.25)
 	three := archsimd.BroadcastFloat32x8(3)
+	zero, eps := zero8(), archsimd.BroadcastFloat32x8(Epsilon)
 	even := archsimd.LoadInt32x8(&pairLanes).AsUint32x8()
 	for i := 0; i < n; i += 4 {
 		r, g, b := rgb8(unsafe.Add(ps, 4*6*i))
-		r, g, b = stab8(r), stab8(g), stab8(b)
+		r, g, b = stab8(r, zero, eps), stab8(g, zero, eps), stab8(b, zero, eps)
 		r.Add(g).Add(b).Div(three).Store(f8(py, 4*2*i))
 		// Each half column's two columns: the even lanes' differences,
 		// then the odd lanes', added in splitRow's order.
@@ -237,10 +238,10 @@ func vecSplit(s, ys, q1, q2 []float32) int {
 // pairLanes puts the even lanes first, then the odd ones.
 var pairLanes = [8]int32{0, 2, 4, 6, 1, 3, 5, 7}
 
-// unstab8 is unstab of eight values.
-func unstab8(v archsimd.Float32x8) archsimd.Float32x8 {
-	v = pos8(v)
-	return pos8(v.Mul(v).Sub(archsimd.BroadcastFloat32x8(Epsilon)))
+// unstab8 is unstab of eight values (zero, eps as for stab8).
+func unstab8(v, zero, eps archsimd.Float32x8) archsimd.Float32x8 {
+	v = pos8(v, zero)
+	return pos8(v.Mul(v).Sub(eps), zero)
 }
 
 // vecMergePairs is mergeRow's loop over its column pairs, four pairs
@@ -260,6 +261,7 @@ func vecMergePairs(p1a, p1b, p2a, p2b, ys, d []float32, n int, ty float32) int {
 	tx := archsimd.LoadFloat32x8(&mergeWeights)
 	TY := archsimd.BroadcastFloat32x8(ty)
 	three := archsimd.BroadcastFloat32x8(3)
+	zero, eps := zero8(), archsimd.BroadcastFloat32x8(Epsilon)
 	bilerp8 := func(a, b archsimd.Float32x8) archsimd.Float32x8 {
 		p00, p01, p10, p11 := a.Permute(left), a.Permute(right), b.Permute(left), b.Permute(right)
 		top := p00.Add(tx.Mul(p01.Sub(p00)))
@@ -270,7 +272,7 @@ func vecMergePairs(p1a, p1b, p2a, p2b, ys, d []float32, n int, ty float32) int {
 		c1 := bilerp8(archsimd.LoadFloat32x8(f8(qa, 4*i)), archsimd.LoadFloat32x8(f8(qb, 4*i)))
 		c2 := bilerp8(archsimd.LoadFloat32x8(f8(ra, 4*i)), archsimd.LoadFloat32x8(f8(rb, 4*i)))
 		g := archsimd.LoadFloat32x8(f8(py, 4*2*i)).Sub(c1.Add(c2).Div(three))
-		store8(unsafe.Add(pd, 4*6*i), unstab8(g.Add(c1)), unstab8(g), unstab8(g.Add(c2)))
+		store8(unsafe.Add(pd, 4*6*i), unstab8(g.Add(c1), zero, eps), unstab8(g, zero, eps), unstab8(g.Add(c2), zero, eps))
 	}
 	archsimd.ClearAVXUpperBits()
 	return m
@@ -283,3 +285,11 @@ var (
 	mergeLanes   = [2][8]int32{{0, 0, 1, 1, 2, 2, 3, 3}, {1, 1, 2, 2, 3, 3, 4, 4}}
 	mergeWeights = [8]float32{0.25, 0.75, 0.25, 0.75, 0.25, 0.75, 0.25, 0.75}
 )
+
+// zero8 is eight +0s, made by AVX instructions (1 − 1): the compiler
+// makes a zero float constant with an SSE one, which stalls after AVX
+// code on some CPUs.
+func zero8() archsimd.Float32x8 {
+	one := archsimd.BroadcastFloat32x8(1)
+	return one.Sub(one)
+}
