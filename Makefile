@@ -56,7 +56,7 @@ demo: deps build
 
 test: deps lint
 	$(GOENV) $(GO) test -count=1 -timeout 20m $(PKGS)
-	$(GOENV) GOEXPERIMENT= $(GO) test -count=1 $(SCALAR_PKGS)
+	$(GOENV) GOEXPERIMENT= RAWBATCH_SCALAR=1 $(GO) test -count=1 $(SCALAR_PKGS)
 	# Fuzz budgets are execution counts (about 10 s each here), not durations:
 	# a duration races Go's fuzz coordinator at its deadline and fails with a
 	# bare "context deadline exceeded" on a loaded machine (golang/go#75804,

@@ -51,3 +51,21 @@ func Need(t testing.TB, name string) string {
 	t.Skipf("%s: %v", msg, err)
 	return ""
 }
+
+// ScalarEnv, when not empty, says the tests run on a build without Go's
+// SIMD support on purpose (the Makefile's second run of the packages with
+// AVX2 kernels, to test their scalar loops alone).
+const ScalarEnv = "RAWBATCH_SCALAR"
+
+// NeedVector is Need for a package's AVX2 kernels (vec: whether they run,
+// the package's own flag): when CI is set and ScalarEnv is not, kernels
+// that do not run (a build without GOEXPERIMENT=simd, or a CPU without
+// AVX2) fail the test, so CI cannot pass without checking them against
+// their scalar loops; elsewhere the test goes on with the scalar loops.
+func NeedVector(t testing.TB, vec bool) {
+	t.Helper()
+	if vec || os.Getenv(CIEnv) == "" || os.Getenv(ScalarEnv) != "" {
+		return
+	}
+	t.Fatalf("the AVX2 kernels did not run (built without GOEXPERIMENT=simd, or no AVX2); %s is set and %s is not, so they must", CIEnv, ScalarEnv)
+}

@@ -41,6 +41,27 @@ func TestNeedMissing(t *testing.T) {
 	}
 }
 
+// TestNeedVector: kernels that did not run fail the test under CI unless
+// the run is the scalar one (ScalarEnv), and nowhere else; kernels that
+// ran pass. Each case runs in a child process.
+func TestNeedVector(t *testing.T) {
+	if os.Getenv("TESTTOOL_CHILD") != "" {
+		NeedVector(t, os.Getenv("TESTTOOL_VEC") != "")
+		return
+	}
+	for _, c := range []struct {
+		ci, scalar, vec string
+		fails           bool
+	}{{"", "", "", false}, {"true", "", "", true}, {"true", "1", "", false}, {"true", "", "1", false}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNeedVector$", "-test.v")
+		cmd.Env = append(os.Environ(), "TESTTOOL_CHILD=1", CIEnv+"="+c.ci, ScalarEnv+"="+c.scalar, "TESTTOOL_VEC="+c.vec)
+		out, err := cmd.CombinedOutput()
+		if (err != nil) != c.fails {
+			t.Errorf("CI=%q %s=%q kernels ran %v: err %v, want failure %v:\n%s", c.ci, ScalarEnv, c.scalar, c.vec != "", err, c.fails, out)
+		}
+	}
+}
+
 // TestOraclesOnlyThroughNeed: no other test file looks an oracle up itself
 // (exec.LookPath or exec.Command with the bare name), so none can skip
 // silently under CI.

@@ -3,8 +3,9 @@ package denoise
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
 
 // TestVectorKernels: each vector kernel (kernels_simd.go) together with
@@ -15,9 +16,7 @@ import (
 // vector path must have run (the Makefile builds with GOEXPERIMENT=simd;
 // CI's machines have AVX2).
 func TestVectorKernels(t *testing.T) {
-	if os.Getenv("CI") != "" && !vec {
-		t.Fatal("the AVX2 kernels did not run: built without GOEXPERIMENT=simd, or no AVX2")
-	}
+	testtool.NeedVector(t, vec)
 	rng := rand.New(rand.NewPCG(3, 4))
 	data := func(n int) []float32 {
 		s := make([]float32, n)

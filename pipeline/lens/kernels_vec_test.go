@@ -2,8 +2,9 @@ package lens
 
 import (
 	"math/rand/v2"
-	"os"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
 
 // TestVecLerp8: the vector interpolation of an interval of eight pixels
@@ -11,9 +12,7 @@ import (
 // the vector devignetting of a row (vecGains) the scalar loop's values.
 // Under CI the vector path must have run.
 func TestVecLerp8(t *testing.T) {
-	if os.Getenv("CI") != "" && !vec {
-		t.Fatal("the AVX2 kernel did not run: built without GOEXPERIMENT=simd, or no AVX2")
-	}
+	testtool.NeedVector(t, vec)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for range 1000 {
 		ts := make([]float32, 8)

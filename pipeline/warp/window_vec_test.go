@@ -3,8 +3,9 @@ package warp
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/internal/testtool"
 )
 
 // TestVectorSample: the vector path of the bicubic samples (vecSample8,
@@ -16,9 +17,7 @@ import (
 // that do not hold every row; and it takes most groups of such a map.
 // Under CI the vector path must have run.
 func TestVectorSample(t *testing.T) {
-	if os.Getenv("CI") != "" && !vec {
-		t.Fatal("the AVX2 path did not run: built without GOEXPERIMENT=simd, or no AVX2")
-	}
+	testtool.NeedVector(t, vec)
 	const w, h = 203, 61
 	rng := rand.New(rand.NewPCG(5, 6))
 	src := make([]float32, w*h*3)
