@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -38,12 +39,62 @@ const (
 	SourceAuto    = "auto"    // the preview when it qualifies, else the raw
 )
 
-// previewSourceCost: while it runs, the decoded preview (12 bytes a pixel
-// of at most the raw's size, which the header gives; the preview's own is
-// known once decoded) and the variant's image (12 bytes a pixel of its
-// size, kept until its quantise).
+// previewSourceCost: the embedded preview's decode (previewDecodeBytes),
+// counted at every variant made from it (the first decodes it, the later
+// ones read its kept, smaller result: sourcePreview); the Lanczos-3
+// downscale's horizontal pass (12 bytes a pixel of the variant's long
+// edge by the reduced preview's short one, the preview being stored in
+// the variant's aspect); and the variant's image (12 bytes a pixel
+// of its size, kept until its quantise).
 func previewSourceCost(m memCtx) StepMemory {
-	return StepMemory{Scratch: 12 * int64(m.fi.Width) * int64(m.fi.Height), Alloc: 12 * m.px()}
+	peak, _, rs := previewDecodeBytes(m.fi, m.s)
+	return StepMemory{Scratch: peak + 12*int64(max(m.step.W, m.step.H))*int64(rs), Alloc: 12 * m.px()}
+}
+
+// previewDecodeBytes is the peak memory in bytes of decoding the embedded
+// preview of the file described by fi as the source of s's variants that
+// may be made from it (sourcePreview), and the size in pixels of the
+// reduced preview it keeps (long edge first). The preview's size is the
+// header's (Header.PreviewWidth), else at most the image's. Its data,
+// counted as 3 bytes a pixel (a bitmap's; a camera's JPEG is smaller),
+// is held twice while LibRaw hands it over and once after (job.thumb); a
+// JPEG is decoded to 8-bit RGB at the DCT scale decodeSourcePreview
+// picks, and box-reduced to twice the longest variant's long edge in
+// float (12 bytes a pixel) while that RGB is alive.
+func previewDecodeBytes(fi FileInfo, s Settings) (peak int64, rl, rs int) {
+	pw, ph := fi.Width, fi.Height
+	if pw <= 0 || ph <= 0 {
+		pw, ph = fi.RawWidth, fi.RawHeight
+	}
+	jpeg := true
+	if h := fi.Header; h != nil && h.SizeFromLibRaw && h.PreviewWidth > 0 && h.PreviewHeight > 0 {
+		pw, ph, jpeg = h.PreviewWidth, h.PreviewHeight, h.PreviewJPEG
+	}
+	pl, ps := max(pw, ph), min(pw, ph)
+	// The largest variant the preview may make, long and short side
+	// (sourcePreviewNeeds, orientation-free).
+	var vl, vs int
+	dw, dh := DecodedSize(fi, s)
+	for _, v := range s.OutputVariants() {
+		if v.Source == SourceRaw {
+			continue
+		}
+		w, h := v.Fit(dw, dh)
+		vl, vs = max(vl, w, h), max(vs, min(w, h))
+	}
+	data := 3 * int64(pl) * int64(ps)
+	var rgb int64
+	sl, ss := pl, ps
+	if jpeg {
+		d := jpegturbo.DenomFor(pl, ps, vl+vl*3/100+1, vs+vs*3/100+1)
+		sl, ss = jpegturbo.ScaledSize(pl, ps, d)
+		rgb = 3 * int64(sl) * int64(ss)
+	}
+	rl, rs = sl, ss
+	if vl > 0 && sl > 2*vl {
+		rl, rs = 2*vl, max(1, int(int64(2*vl)*int64(ss)/int64(sl)))
+	}
+	return max(2*data, data+rgb+12*int64(rl)*int64(rs)), rl, rs
 }
 
 // stagePreviewSource makes the current variant's image from the embedded
@@ -237,6 +288,37 @@ func PlannedSource(fi FileInfo, v Variant, s Settings) (source, reason string, e
 		return "raw", why, nil
 	}
 	return "", "", fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.Name, why)
+}
+
+// PlannedSources returns a copy of vs, the variants of a file described
+// by fi, with every source=auto variant that the header says the embedded
+// preview makes (PlannedSource: "preview") as source=preview: the sources
+// the estimate and a dry run's plan count on. The conversion decides auto
+// again from the decoded preview (resolveSources); when one falls back to
+// the raw data, it needs the estimate without this prediction
+// (Memory.Whole).
+func PlannedSources(fi FileInfo, vs []Variant, s Settings) []Variant {
+	out := slices.Clone(vs)
+	for i, v := range out {
+		if v.Source != SourceAuto {
+			continue
+		}
+		if src, _, _ := PlannedSource(fi, v, s); src == "preview" {
+			out[i].Source = SourcePreview
+		}
+	}
+	return out
+}
+
+// autoFromPreview reports whether PlannedSources predicts the preview for
+// any source=auto variant of vs.
+func autoFromPreview(fi FileInfo, vs []Variant, s Settings) bool {
+	for i, v := range PlannedSources(fi, vs, s) {
+		if v.Source != vs[i].Source {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveSources decides, once the file is open, which variants asked
