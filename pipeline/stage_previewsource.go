@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -97,24 +98,60 @@ func previewDecodeBytes(fi FileInfo, s Settings) (peak int64, rl, rs int) {
 	return max(2*data, data+rgb+12*int64(rl)*int64(rs)), rl, rs
 }
 
+// NoPreviewError is the failure of a variant asked with source=preview
+// of a file without a usable embedded preview: it has none, it is a
+// thumbnail or smaller than the variant, or it cannot be extracted or
+// decoded (Reason says which). It is of the kind unsupported (it unwraps
+// to rawerr.ErrUnsupported: the file is not damaged, its preview cannot
+// make the variant) but worded for what it is; the caller names the file.
+type NoPreviewError struct {
+	Variant, Reason string
+}
+
+// noPreviewText is what every NoPreviewError says, by which IsNoPreview
+// knows one that came back from a worker process as text.
+const noPreviewText = "source=preview: no usable embedded preview"
+
+// noPreviewReason is the reason a file with no embedded preview at all
+// gives (a source=auto variant's source_reason; NoPreviewError words it
+// "the file has none").
+const noPreviewReason = "the file has no embedded preview"
+
+func (e *NoPreviewError) Error() string {
+	why := e.Reason
+	if why == noPreviewReason {
+		why = "the file has none"
+	}
+	return fmt.Sprintf("variant %s, %s: %s", e.Variant, noPreviewText, why)
+}
+
+func (e *NoPreviewError) Unwrap() error { return rawerr.ErrUnsupported }
+
+// IsNoPreview reports whether err is, or came back from a worker as the
+// text of, a *NoPreviewError.
+func IsNoPreview(err error) bool {
+	var e *NoPreviewError
+	return errors.As(err, &e) || err != nil && errors.Is(err, rawerr.ErrUnsupported) && strings.Contains(err.Error(), noPreviewText)
+}
+
 // stagePreviewSource makes the current variant's image from the embedded
 // preview (previewSourceStage), at the size the variant has from the raw
 // (Variant.Fit of the decoded size). A preview that is missing,
 // undecodable, a thumbnail (MinPreviewSourceLong) or smaller than the
-// variant fails the file with rawerr.ErrUnsupported naming the reason
+// variant fails the file with a *NoPreviewError naming the reason
 // (source=auto never gets here with such a preview).
 func stagePreviewSource(_ context.Context, j *job) error {
 	v := j.cur
 	p, err := j.sourcePreview()
 	if err != nil {
-		return fmt.Errorf("%w: variant %s, source=preview: %v", rawerr.ErrUnsupported, v.spec.Variant.Name, err)
+		return &NoPreviewError{Variant: v.spec.Variant.Name, Reason: err.Error()}
 	}
 	if j.settings.Edit.Crop != nil {
 		j.warnings = append(j.warnings, fmt.Sprintf("variant %s, source=preview: the sidecar's crop is not applied to a variant made from the embedded preview", v.spec.Variant.Name))
 	}
 	dw, dh := j.variantSize(v.spec.Variant)
 	if why := previewRefusal(p, dw, dh); why != "" {
-		return fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.spec.Variant.Name, why)
+		return &NoPreviewError{Variant: v.spec.Variant.Name, Reason: why}
 	}
 	// The matrix to the working space and the downscale are both linear,
 	// so the matrix runs on the smaller image: after the downscale, in
@@ -173,7 +210,7 @@ func (j *job) decodeSourcePreview() (*look.Preview, error) {
 	t, err := j.thumbnail()
 	switch {
 	case errors.Is(err, libraw.ErrNoThumbnail):
-		return nil, errors.New("the file has no embedded preview")
+		return nil, errors.New(noPreviewReason)
 	case err != nil:
 		return nil, fmt.Errorf("embedded preview not extracted: %w", err)
 	}
@@ -253,7 +290,7 @@ func thumbnailRefusal(sw, sh int) string {
 // only the conversion can tell (the header does not give the preview's
 // size: LibRaw did not open the file, or the file's tags omit it). err is
 // how a source=preview variant would fail (wrapping
-// rawerr.ErrUnsupported, as stagePreviewSource fails it). The header's
+// a *NoPreviewError, as stagePreviewSource fails it). The header's
 // preview size is the file's tags' (libraw.Info.PreviewWidth), which the
 // conversion checks again against the decoded JPEG's frame.
 func PlannedSource(fi FileInfo, v Variant, s Settings) (source, reason string, err error) {
@@ -268,7 +305,7 @@ func PlannedSource(fi FileInfo, v Variant, s Settings) (source, reason string, e
 	case h == nil || !h.SizeFromLibRaw:
 		return "", "", nil
 	case h.Previews == 0:
-		why = "the file has no embedded preview"
+		why = noPreviewReason
 	case h.PreviewWidth <= 0 || h.PreviewHeight <= 0:
 		return "", "", nil
 	default:
@@ -287,7 +324,7 @@ func PlannedSource(fi FileInfo, v Variant, s Settings) (source, reason string, e
 	case v.Source == SourceAuto:
 		return "raw", why, nil
 	}
-	return "", "", fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.Name, why)
+	return "", "", &NoPreviewError{Variant: v.Name, Reason: why}
 }
 
 // PlannedSources returns a copy of vs, the variants of a file described
