@@ -273,6 +273,11 @@ type FileResult struct {
 	Messages string
 	// Reason explains a skip ("up to date", "still being written", ...).
 	Reason string
+	// Unsettled, for a file skipped as still being written, is the rule
+	// that found it so, with its value ("modified within --min-age 2s",
+	// "found truncated and modified within the last 1m0s", ...): what the
+	// summary says of such files.
+	Unsettled string
 	// Decoded reports that LibRaw decoded the file in this run.
 	Decoded bool
 	// Threads is the thread count the conversion ran with (Job.Threads:
@@ -672,8 +677,8 @@ func largestFirst(q []queued, tasks []Task) {
 // finish records fr as the result of task i and reports it (Runner.Done).
 func (b *batchRun) finish(i int, fr FileResult) {
 	if fr.Status == StatusFailed {
-		if reason := stillCopying(fr.Task, fr.Err); reason != "" {
-			fr = FileResult{Task: fr.Task, Status: StatusSkipped, Reason: reason}
+		if reason, rule := stillCopying(fr.Task, fr.Err); reason != "" {
+			fr = FileResult{Task: fr.Task, Status: StatusSkipped, Reason: reason, Unsettled: rule}
 		}
 	}
 	b.mu.Lock()
@@ -1041,8 +1046,8 @@ func (r *Runner) lockNote(t Task) string {
 // lock.
 func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int, done bool) {
 	fr = FileResult{Task: t, Status: StatusSkipped}
-	if reason, err := r.inputWaits(t); err != nil || reason != "" {
-		fr.Reason = reason
+	if reason, rule, err := r.inputWaits(t); err != nil || reason != "" {
+		fr.Reason, fr.Unsettled = reason, rule
 		if err != nil {
 			fr.Status, fr.Err = StatusFailed, err
 		}
@@ -1061,7 +1066,7 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 			fr.Status, fr.Err = StatusFailed, err
 			return fr, nil, true
 		case need == needChanging:
-			fr.Reason = "still being written (it changed while being read)"
+			fr.Reason, fr.Unsettled = "still being written (it changed while being read)", "changed while its record was read"
 			return fr, nil, true
 		case need == needWrite:
 			pending = append(pending, i)
@@ -1092,23 +1097,26 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 // stillCopying returns why a file that failed with err as truncated (it
 // ends before its data) is rather still being written, and is left for a
 // later run, not failed: it changed in size or time since the plan, or it
-// was modified less than a minute ago (a copy that stalled for longer than
-// --min-age). "" when it is not: an old truncated file fails as corrupt.
-func stillCopying(t Task, err error) string {
+// was modified less than copyingAge ago (a copy that stalled for longer
+// than --min-age); and the rule that fired (FileResult.Unsettled). ""
+// when it is not: an old truncated file fails as corrupt.
+func stillCopying(t Task, err error) (reason, rule string) {
 	if err == nil || !isTruncated(err) {
-		return ""
+		return "", ""
 	}
 	st, serr := os.Stat(t.Input)
 	if serr != nil {
-		return ""
+		return "", ""
 	}
 	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
-		return "still being written, try again (it ends before its data, and its size or time changed during the run)"
+		return "still being written, try again (it ends before its data, and its size or time changed during the run)",
+			"found truncated, its size or time changed during the run"
 	}
 	if age := time.Since(st.ModTime()); age >= -time.Second && age < copyingAge {
-		return fmt.Sprintf("still being written, try again (it ends before its data, and was modified %.1f s ago)", max(age.Seconds(), 0))
+		return fmt.Sprintf("still being written, try again (it ends before its data, and was modified %.1f s ago)", max(age.Seconds(), 0)),
+			fmt.Sprintf("found truncated and modified within the last %s", copyingAge)
 	}
-	return ""
+	return "", ""
 }
 
 // copyingAge is how recently a truncated file must have been modified to
@@ -1125,27 +1133,29 @@ func isTruncated(err error) bool {
 
 // inputWaits returns why t's input is left for a later run ("": it is
 // not): deleted or moved since the plan, modified within MinAge, or
-// changed in size or time since the plan; or the error of an input that
-// cannot be read.
-func (r *Runner) inputWaits(t Task) (reason string, err error) {
+// changed in size or time since the plan, with the rule that found it
+// still being written (FileResult.Unsettled); or the error of an input
+// that cannot be read.
+func (r *Runner) inputWaits(t Task) (reason, rule string, err error) {
 	st, err := os.Stat(t.Input)
 	if errors.Is(err, fs.ErrNotExist) && t.Size != 0 {
 		// It was there when the run started: deleted or moved since (a
 		// card being cleared), nothing wrong with it.
-		return "deleted or moved since the run started", nil
+		return "deleted or moved since the run started", "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", t.Input, pipeline.PathReason(t.Input, err))
+		return "", "", fmt.Errorf("%s: %w", t.Input, pipeline.PathReason(t.Input, err))
 	}
 	// A modification time in the future (camera clock or time zone off)
 	// says nothing about the file being written: only a recent one does.
 	if age := time.Since(st.ModTime()); r.MinAge > 0 && age >= -time.Second && age < r.MinAge && !t.Settled {
-		return fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge), nil
+		return fmt.Sprintf("still being written (modified %.1f s ago; --min-age %s)", max(age.Seconds(), 0), r.MinAge),
+			fmt.Sprintf("modified within --min-age %s", r.MinAge), nil
 	}
 	if t.Size != 0 && (st.Size() != t.Size || !st.ModTime().Equal(t.ModTime)) {
-		return "still being written (its size or time changed during the run)", nil
+		return "still being written (its size or time changed during the run)", "its size or time changed during the run", nil
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // otherPhotoErr fails t when an output holds the export of another
@@ -1298,9 +1308,9 @@ func (r *Runner) convertRetrying(ctx context.Context, t Task) FileResult {
 			os.Remove(o.Path)
 			r.State.Remove(o.Rel)
 		}
-		fr.Status, fr.Reason = StatusSkipped, "still being written (it changed during the conversion)"
+		fr.Status, fr.Reason, fr.Unsettled = StatusSkipped, "still being written (it changed during the conversion)", "changed during the conversion"
 		if errors.Is(err, fs.ErrNotExist) {
-			fr.Reason = reasonDeleted
+			fr.Reason, fr.Unsettled = reasonDeleted, ""
 		}
 		return fr
 	}

@@ -135,11 +135,11 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 			}
 		}
 	}
+	copying, _ := stillCopying(t, t.Err) // as Run skips it
 	switch {
-	case t.Err != nil && stillCopying(t, t.Err) != "":
-		reason := stillCopying(t, t.Err) // as Run skips it
-		f.Note = "skip: " + reason
-		f.Status, f.Reason = StatusSkipped, reason
+	case copying != "":
+		f.Note = "skip: " + copying
+		f.Status, f.Reason = StatusSkipped, copying
 	case t.Err != nil:
 		f.Note = "would fail: " + t.Err.Error()
 		f.Status, f.Kind, f.Reason, f.err = StatusFailed, FailureKind(t.Err), t.Err.Error(), t.Err

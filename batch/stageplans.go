@@ -4,7 +4,8 @@ import "github.com/rawbatch/rawbatch/pipeline"
 
 // pendingStagePlan is the stage plan the conversion of t would run: the
 // variants of its pending outputs (outs[i] with pending[i]), in order, at
-// its decoded size, as the executor plans them (pipeline.PlanVariants).
+// its decoded size, as the executor plans them (pipeline.PlanVariants),
+// their sources as the header predicts them (pipeline.PlannedSources).
 func pendingStagePlan(t Task, outs []Output, pending map[int]bool, s pipeline.Settings) *pipeline.StagePlan {
 	var vs []pipeline.Variant
 	for i, o := range outs {
@@ -16,7 +17,7 @@ func pendingStagePlan(t Task, outs []Output, pending map[int]bool, s pipeline.Se
 		return nil
 	}
 	w, h := pipeline.DecodedSize(t.Info, s)
-	p := pipeline.PlanVariants(w, h, vs, s)
+	p := pipeline.PlanVariants(w, h, pipeline.PlannedSources(t.Info, vs, s), s)
 	return &p
 }
 

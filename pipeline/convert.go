@@ -341,11 +341,21 @@ func (j *job) runPlan(ctx context.Context, res *Result, asked []*variantJob, o C
 			// Which source=auto variants the embedded preview makes.
 			if again, ok := j.resolveSources(plan, n, asked); ok {
 				plan = again
+				guessed := PlannedSources(InfoFromHeader(j.hdr), vs, j.settings)
+				fellBack := false
 				for i := range vs {
 					vs[i].Source = SourceRaw
 					if plan.fromPreview(i) {
 						vs[i].Source = SourcePreview
 					}
+					fellBack = fellBack || guessed[i].Source == SourcePreview && vs[i].Source == SourceRaw
+				}
+				if fellBack && o.Admitted > 0 && o.Whole > o.Admitted {
+					// Admitted with a source=auto variant from the
+					// preview the header promised, it needs the raw
+					// data: not within what it was admitted with.
+					return fmt.Errorf("%w (%.0f MiB admitted, %.0f MiB needed: a source=auto variant falls back to the raw data)", rawerr.ErrNeedsWhole,
+						float64(o.Admitted)/(1<<20), float64(o.Whole)/(1<<20))
 				}
 			}
 		}

@@ -33,9 +33,12 @@ type ConvertOptions struct {
 	// (its estimate, pipeline.Memory.Total) and its whole-image estimate
 	// (Memory.Whole). When Whole is above Admitted (> 0) and a conversion
 	// planned to stream (Step.Stream) finds at its demosaic that it cannot
-	// (a fallback to LibRaw's demosaic, a stage cache hit), it stops with
-	// rawerr.ErrNeedsWhole before making the whole image, so that its
-	// caller can admit it again at Whole. 0: no check.
+	// (a fallback to LibRaw's demosaic, a stage cache hit), or a
+	// source=auto variant the header said the preview makes finds once
+	// the file is open that it needs the raw data (PlannedSources), it
+	// stops with rawerr.ErrNeedsWhole before making the whole image or
+	// decoding the raw data, so that its caller can admit it again at
+	// Whole. 0: no check.
 	Admitted, Whole int64
 	// unfused runs the steps of fused passes one after the other, each
 	// over the whole image (the tests' reference for the fused pass).

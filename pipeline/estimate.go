@@ -151,21 +151,33 @@ func (m memCtx) px() int64 { return int64(m.step.W) * int64(m.step.H) }
 // freed at once); a variant's own steps free nothing until the variant's
 // last step has run (Go's collector reclaims them then: ConvertOutputs runs
 // runtime.GC between variants). The formulas are in docs/memory.md.
+//
+// Total counts on what the header predicts: that the file streams
+// (streamPredicted) and that the embedded preview makes the source=auto
+// variants it qualifies for (PlannedSources); Whole is the estimate
+// without either, what the conversion needs when it finds once open that
+// a prediction does not hold.
 func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
 	streamed := streamPredicted(fi, s)
-	m := estimateMemory(fi, s, threads, streamed)
+	m := estimateMemory(fi, s, threads, streamed, true)
 	m.Whole = m.Total
-	if streamed {
-		m.Whole = estimateMemory(fi, s, threads, false).Total
+	if streamed || autoFromPreview(fi, s.OutputVariants(), s) {
+		m.Whole = estimateMemory(fi, s, threads, false, false).Total
 	}
 	return m
 }
 
 // estimateMemory is EstimateMemory with the streamed steps' costs
-// (Step.Stream) as streamed or not (Memory.Streamed: some were).
-func estimateMemory(fi FileInfo, s Settings, threads int, streamed bool) Memory {
-	p := PlanStages(fi, s)
+// (Step.Stream) as streamed or not (Memory.Streamed: some were), and the
+// source=auto variants planned from the preview where the header says it
+// qualifies (guess: PlannedSources) or from the raw data.
+func estimateMemory(fi FileInfo, s Settings, threads int, streamed, guess bool) Memory {
 	vs := s.OutputVariants()
+	if guess {
+		vs = PlannedSources(fi, vs, s)
+	}
+	w, h := DecodedSize(fi, s)
+	p := PlanVariants(w, h, vs, s)
 	m := Memory{Fixed: conversionFixedBytes}
 	var live, pending int64
 	for n, st := range p.Steps {

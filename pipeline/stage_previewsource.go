@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -38,32 +40,118 @@ const (
 	SourceAuto    = "auto"    // the preview when it qualifies, else the raw
 )
 
-// previewSourceCost: while it runs, the decoded preview (12 bytes a pixel
-// of at most the raw's size, which the header gives; the preview's own is
-// known once decoded) and the variant's image (12 bytes a pixel of its
-// size, kept until its quantise).
+// previewSourceCost: the embedded preview's decode (previewDecodeBytes),
+// counted at every variant made from it (the first decodes it, the later
+// ones read its kept, smaller result: sourcePreview); the Lanczos-3
+// downscale's horizontal pass (12 bytes a pixel of the variant's long
+// edge by the reduced preview's short one, the preview being stored in
+// the variant's aspect); and the variant's image (12 bytes a pixel
+// of its size, kept until its quantise).
 func previewSourceCost(m memCtx) StepMemory {
-	return StepMemory{Scratch: 12 * int64(m.fi.Width) * int64(m.fi.Height), Alloc: 12 * m.px()}
+	peak, _, rs := previewDecodeBytes(m.fi, m.s)
+	return StepMemory{Scratch: peak + 12*int64(max(m.step.W, m.step.H))*int64(rs), Alloc: 12 * m.px()}
+}
+
+// previewDecodeBytes is the peak memory in bytes of decoding the embedded
+// preview of the file described by fi as the source of s's variants that
+// may be made from it (sourcePreview), and the size in pixels of the
+// reduced preview it keeps (long edge first). The preview's size is the
+// header's (Header.PreviewWidth), else at most the image's. Its data,
+// counted as 3 bytes a pixel (a bitmap's; a camera's JPEG is smaller),
+// is held twice while LibRaw hands it over and once after (job.thumb); a
+// JPEG is decoded to 8-bit RGB at the DCT scale decodeSourcePreview
+// picks, and box-reduced to twice the longest variant's long edge in
+// float (12 bytes a pixel) while that RGB is alive.
+func previewDecodeBytes(fi FileInfo, s Settings) (peak int64, rl, rs int) {
+	pw, ph := fi.Width, fi.Height
+	if pw <= 0 || ph <= 0 {
+		pw, ph = fi.RawWidth, fi.RawHeight
+	}
+	jpeg := true
+	if h := fi.Header; h != nil && h.SizeFromLibRaw && h.PreviewWidth > 0 && h.PreviewHeight > 0 {
+		pw, ph, jpeg = h.PreviewWidth, h.PreviewHeight, h.PreviewJPEG
+	}
+	pl, ps := max(pw, ph), min(pw, ph)
+	// The largest variant the preview may make, long and short side
+	// (sourcePreviewNeeds, orientation-free).
+	var vl, vs int
+	dw, dh := DecodedSize(fi, s)
+	for _, v := range s.OutputVariants() {
+		if v.Source == SourceRaw {
+			continue
+		}
+		w, h := v.Fit(dw, dh)
+		vl, vs = max(vl, w, h), max(vs, min(w, h))
+	}
+	data := 3 * int64(pl) * int64(ps)
+	var rgb int64
+	sl, ss := pl, ps
+	if jpeg {
+		d := jpegturbo.DenomFor(pl, ps, vl+vl*3/100+1, vs+vs*3/100+1)
+		sl, ss = jpegturbo.ScaledSize(pl, ps, d)
+		rgb = 3 * int64(sl) * int64(ss)
+	}
+	rl, rs = sl, ss
+	if vl > 0 && sl > 2*vl {
+		rl, rs = 2*vl, max(1, int(int64(2*vl)*int64(ss)/int64(sl)))
+	}
+	return max(2*data, data+rgb+12*int64(rl)*int64(rs)), rl, rs
+}
+
+// NoPreviewError is the failure of a variant asked with source=preview
+// of a file without a usable embedded preview: it has none, it is a
+// thumbnail or smaller than the variant, or it cannot be extracted or
+// decoded (Reason says which). It is of the kind unsupported (it unwraps
+// to rawerr.ErrUnsupported: the file is not damaged, its preview cannot
+// make the variant) but worded for what it is; the caller names the file.
+type NoPreviewError struct {
+	Variant, Reason string
+}
+
+// noPreviewText is what every NoPreviewError says, by which IsNoPreview
+// knows one that came back from a worker process as text.
+const noPreviewText = "source=preview: no usable embedded preview"
+
+// noPreviewReason is the reason a file with no embedded preview at all
+// gives (a source=auto variant's source_reason; NoPreviewError words it
+// "the file has none").
+const noPreviewReason = "the file has no embedded preview"
+
+func (e *NoPreviewError) Error() string {
+	why := e.Reason
+	if why == noPreviewReason {
+		why = "the file has none"
+	}
+	return fmt.Sprintf("variant %s, %s: %s", e.Variant, noPreviewText, why)
+}
+
+func (e *NoPreviewError) Unwrap() error { return rawerr.ErrUnsupported }
+
+// IsNoPreview reports whether err is, or came back from a worker as the
+// text of, a *NoPreviewError.
+func IsNoPreview(err error) bool {
+	var e *NoPreviewError
+	return errors.As(err, &e) || err != nil && errors.Is(err, rawerr.ErrUnsupported) && strings.Contains(err.Error(), noPreviewText)
 }
 
 // stagePreviewSource makes the current variant's image from the embedded
 // preview (previewSourceStage), at the size the variant has from the raw
 // (Variant.Fit of the decoded size). A preview that is missing,
 // undecodable, a thumbnail (MinPreviewSourceLong) or smaller than the
-// variant fails the file with rawerr.ErrUnsupported naming the reason
+// variant fails the file with a *NoPreviewError naming the reason
 // (source=auto never gets here with such a preview).
 func stagePreviewSource(_ context.Context, j *job) error {
 	v := j.cur
 	p, err := j.sourcePreview()
 	if err != nil {
-		return fmt.Errorf("%w: variant %s, source=preview: %v", rawerr.ErrUnsupported, v.spec.Variant.Name, err)
+		return &NoPreviewError{Variant: v.spec.Variant.Name, Reason: err.Error()}
 	}
 	if j.settings.Edit.Crop != nil {
 		j.warnings = append(j.warnings, fmt.Sprintf("variant %s, source=preview: the sidecar's crop is not applied to a variant made from the embedded preview", v.spec.Variant.Name))
 	}
 	dw, dh := j.variantSize(v.spec.Variant)
 	if why := previewRefusal(p, dw, dh); why != "" {
-		return fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.spec.Variant.Name, why)
+		return &NoPreviewError{Variant: v.spec.Variant.Name, Reason: why}
 	}
 	// The matrix to the working space and the downscale are both linear,
 	// so the matrix runs on the smaller image: after the downscale, in
@@ -122,7 +210,7 @@ func (j *job) decodeSourcePreview() (*look.Preview, error) {
 	t, err := j.thumbnail()
 	switch {
 	case errors.Is(err, libraw.ErrNoThumbnail):
-		return nil, errors.New("the file has no embedded preview")
+		return nil, errors.New(noPreviewReason)
 	case err != nil:
 		return nil, fmt.Errorf("embedded preview not extracted: %w", err)
 	}
@@ -202,7 +290,7 @@ func thumbnailRefusal(sw, sh int) string {
 // only the conversion can tell (the header does not give the preview's
 // size: LibRaw did not open the file, or the file's tags omit it). err is
 // how a source=preview variant would fail (wrapping
-// rawerr.ErrUnsupported, as stagePreviewSource fails it). The header's
+// a *NoPreviewError, as stagePreviewSource fails it). The header's
 // preview size is the file's tags' (libraw.Info.PreviewWidth), which the
 // conversion checks again against the decoded JPEG's frame.
 func PlannedSource(fi FileInfo, v Variant, s Settings) (source, reason string, err error) {
@@ -217,7 +305,7 @@ func PlannedSource(fi FileInfo, v Variant, s Settings) (source, reason string, e
 	case h == nil || !h.SizeFromLibRaw:
 		return "", "", nil
 	case h.Previews == 0:
-		why = "the file has no embedded preview"
+		why = noPreviewReason
 	case h.PreviewWidth <= 0 || h.PreviewHeight <= 0:
 		return "", "", nil
 	default:
@@ -236,7 +324,38 @@ func PlannedSource(fi FileInfo, v Variant, s Settings) (source, reason string, e
 	case v.Source == SourceAuto:
 		return "raw", why, nil
 	}
-	return "", "", fmt.Errorf("%w: variant %s, source=preview: %s", rawerr.ErrUnsupported, v.Name, why)
+	return "", "", &NoPreviewError{Variant: v.Name, Reason: why}
+}
+
+// PlannedSources returns a copy of vs, the variants of a file described
+// by fi, with every source=auto variant that the header says the embedded
+// preview makes (PlannedSource: "preview") as source=preview: the sources
+// the estimate and a dry run's plan count on. The conversion decides auto
+// again from the decoded preview (resolveSources); when one falls back to
+// the raw data, it needs the estimate without this prediction
+// (Memory.Whole).
+func PlannedSources(fi FileInfo, vs []Variant, s Settings) []Variant {
+	out := slices.Clone(vs)
+	for i, v := range out {
+		if v.Source != SourceAuto {
+			continue
+		}
+		if src, _, _ := PlannedSource(fi, v, s); src == "preview" {
+			out[i].Source = SourcePreview
+		}
+	}
+	return out
+}
+
+// autoFromPreview reports whether PlannedSources predicts the preview for
+// any source=auto variant of vs.
+func autoFromPreview(fi FileInfo, vs []Variant, s Settings) bool {
+	for i, v := range PlannedSources(fi, vs, s) {
+		if v.Source != vs[i].Source {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveSources decides, once the file is open, which variants asked

@@ -216,10 +216,11 @@ type StagePlan struct {
 }
 
 // PlanStages is PlanVariants for a file described by fi and all of s's
-// variants (Settings.OutputVariants), at DecodedSize(fi, s).
+// variants (Settings.OutputVariants, their sources as PlannedSources
+// predicts them), at DecodedSize(fi, s).
 func PlanStages(fi FileInfo, s Settings) StagePlan {
 	w, h := DecodedSize(fi, s)
-	return PlanVariants(w, h, s.OutputVariants(), s)
+	return PlanVariants(w, h, PlannedSources(fi, s.OutputVariants(), s), s)
 }
 
 // PlanVariants returns the plan that converts a decoded image of w×h
@@ -406,6 +407,17 @@ func (p *StagePlan) markRenditions(vs []Variant, nSmall int) {
 	}
 }
 
+// previewOnly reports whether every variant of p is made from the
+// embedded preview (no raw data decoded).
+func (p StagePlan) previewOnly() bool {
+	for _, vi := range p.order {
+		if !p.fromPreview(vi) {
+			return false
+		}
+	}
+	return len(p.order) > 0
+}
+
 // fromPreview reports whether variant vi (an index into the variants
 // planned) is made from the embedded preview: its first step is
 // preview-source.
@@ -446,13 +458,19 @@ func (p StagePlan) Names() []string {
 	return out
 }
 
-// String is the plan as text, one step a line, for --dry-run: the step's
-// name, its size, whether it is shared by the variants after it, the
-// fused pass it runs in ("pass N"), and an AVIF or JPEG XL encode step's
-// encoder working memory ("encoder 540 MiB", encoderBytes).
+// String is the plan as text, one step a line, for --dry-run: the decoded
+// size (or that no raw data is decoded, every variant being made from the
+// embedded preview), then the step's name, its size, whether it is shared
+// by the variants after it, the fused pass it runs in ("pass N"), and an
+// AVIF or JPEG XL encode step's encoder working memory ("encoder 540
+// MiB", encoderBytes).
 func (p StagePlan) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "decoded %d×%d; variants in order: %s\n", p.W, p.H, strings.Join(p.Variants, ", "))
+	if p.previewOnly() {
+		fmt.Fprintf(&b, "no raw decode, every variant from the embedded preview; variants in order: %s\n", strings.Join(p.Variants, ", "))
+	} else {
+		fmt.Fprintf(&b, "decoded %d×%d; variants in order: %s\n", p.W, p.H, strings.Join(p.Variants, ", "))
+	}
 	for _, st := range p.Steps {
 		who := "shared"
 		if !st.Shared() {

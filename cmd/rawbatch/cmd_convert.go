@@ -385,7 +385,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	interrupted := sig.interrupted()
 	rep.summary(results, interrupted, r.Scheduler)
 	rr.unsettled = unsettled(results)
-	if hint := settleHint(rr.unsettled, cfg.MinAge, cfg.watching); hint != "" {
+	if hint := settleHint(results, cfg.watching); hint != "" {
 		rep.note(hint)
 	}
 	if err := batch.WriteFailed(cfg.OutDir, results); err != nil {
@@ -399,6 +399,13 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 		}
 	}
 	out := outcome(results, interrupted)
+	if cfg.Find.FailIfEmpty && !interrupted && out.converted == 0 && out.failed == 0 && rr.unsettled > 0 {
+		// Nothing converted, and files found still being written: a card
+		// copy that has not finished is not the success of a run with
+		// nothing new to do.
+		out.unsettledEmpty = true
+		rep.note(fmt.Sprintf("nothing converted, %s still being written (--fail-if-empty)", plural(int64(rr.unsettled), "file")))
+	}
 	if cfg.Report != "" {
 		rr.warnings, rr.written = rep.warnings, true
 		if err := batch.WriteJSON(cfg.Report, rr.build(results, interrupted, false, exitCode(out))); err != nil {

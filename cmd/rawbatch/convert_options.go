@@ -394,7 +394,7 @@ func (c *ConvertConfig) findSettings() []setting {
 				}
 				return nil
 			}},
-		{Name: "fail-if-empty", Default: false, Help: "exit with status 3 when no RAW file is found (an empty or unmounted input)",
+		{Name: "fail-if-empty", Default: false, Help: "exit with status 3 when no RAW file is found (an empty or unmounted input), or none is converted and some are still being written",
 			Apply: boolInto(&c.Find.FailIfEmpty)},
 		{Name: "null", Short: "0", Default: false, Help: "--files-from's list is NUL-separated (find -print0)",
 			Apply: boolInto(&c.Find.Null)},

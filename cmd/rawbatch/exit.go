@@ -18,7 +18,9 @@ const (
 const exitHelp = `Exit status:
   0    every file converted, up to date, or left to another run that holds its lock
   1    the run could not start (bad flags or config, missing input, unwritable OUTDIR)
-  3    one or more files failed (even if all did); the others were converted
+  3    one or more files failed (even if all did); the others were converted;
+       with --fail-if-empty: no RAW file found, or none converted and some
+       still being written
   130  interrupted by SIGINT, SIGTERM or SIGHUP`
 
 // batchOutcome is returned by convert when the batch ran; it carries the
@@ -30,6 +32,9 @@ type batchOutcome struct {
 	// (--known-failures skip).
 	kept, known int
 	interrupted bool
+	// unsettledEmpty: with --fail-if-empty, nothing was converted and
+	// files were left as still being written (exit status 3).
+	unsettledEmpty bool
 }
 
 func (b *batchOutcome) Error() string {
@@ -38,6 +43,8 @@ func (b *batchOutcome) Error() string {
 		return "interrupted"
 	case b.failed > 0:
 		return "some files failed"
+	case b.unsettledEmpty:
+		return "nothing converted, files still being written"
 	}
 	return "ok"
 }
@@ -53,7 +60,7 @@ func exitCode(err error) int {
 		switch {
 		case b.interrupted:
 			return ExitInterrupted
-		case b.failed > 0:
+		case b.failed > 0, b.unsettledEmpty:
 			return ExitFailures
 		}
 		return ExitOK

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/rawbatch/rawbatch/batch"
 )
@@ -192,21 +191,45 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 }
 
 // unsettled counts the results left because their files are still being
-// written (they kept changing while the run waited out --min-age).
+// written.
 func unsettled(results []batch.FileResult) int {
 	n := 0
 	for _, fr := range results {
-		if fr.Status == batch.StatusSkipped && strings.HasPrefix(fr.Reason, "still being written") {
+		if isUnsettled(fr) {
 			n++
 		}
 	}
 	return n
 }
 
-// settleHint is the summary's line on n files left because they are
-// still being written, with what to do (watch looks at them again by
-// itself); "" when there are none.
-func settleHint(n int, minAge time.Duration, watching bool) string {
+func isUnsettled(fr batch.FileResult) bool {
+	return fr.Status == batch.StatusSkipped && strings.HasPrefix(fr.Reason, "still being written")
+}
+
+// settleHint is the summary's line on the files of results left because
+// they are still being written, with the rules that found them so
+// (batch.FileResult.Unsettled: modified within --min-age, found truncated
+// and modified within the last minute, changed during the run, ...) and
+// what to do (watch looks at them again by itself); "" when there are
+// none.
+func settleHint(results []batch.FileResult, watching bool) string {
+	var rules []string
+	count := map[string]int{}
+	n := 0
+	for _, fr := range results {
+		if !isUnsettled(fr) {
+			continue
+		}
+		n++
+		rule := fr.Unsettled
+		if rule == "" {
+			rule = "changed during the run"
+		}
+		if count[rule] == 0 {
+			rules = append(rules, rule)
+		}
+		count[rule]++
+	}
 	if n == 0 {
 		return ""
 	}
@@ -214,9 +237,16 @@ func settleHint(n int, minAge time.Duration, watching bool) string {
 	if n == 1 {
 		files = "file is"
 	}
+	why := rules
+	if len(rules) > 1 {
+		why = make([]string, len(rules))
+		for i, r := range rules {
+			why[i] = fmt.Sprintf("%d %s", count[r], r)
+		}
+	}
 	then := "run rawbatch again once the copy has finished"
 	if watching {
 		then = "watch looks at them again"
 	}
-	return fmt.Sprintf("%d %s still being written (changed within --min-age %s, or during the run) and left for a later run: %s", n, files, minAge, then)
+	return fmt.Sprintf("%d %s still being written (%s) and left for a later run: %s", n, files, strings.Join(why, "; "), then)
 }

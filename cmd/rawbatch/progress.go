@@ -550,10 +550,10 @@ func (r *reporter) summaryEmpty() {
 // hint suggests what to do about a kind of failure.
 func hint(err error) string {
 	switch {
-	case errors.Is(err, rawerr.ErrUnsupported) && strings.Contains(err.Error(), "source=preview:"):
+	case pipeline.IsNoPreview(err):
 		// The file is readable; its embedded preview cannot make the
-		// variant (pipeline/stage_previewsource.go).
-		return "; hint: source=auto makes the variant from the raw data when the preview cannot"
+		// variant (pipeline.NoPreviewError).
+		return "; hint: use source=auto (the raw data where the preview cannot make the variant) or source=raw"
 	case errors.Is(err, rawerr.ErrUnsupported):
 		return "; hint: a newer LibRaw may read it, see 'rawbatch version'"
 	case errors.Is(err, budget.ErrOverBudget):
