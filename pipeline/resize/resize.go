@@ -18,6 +18,7 @@ package resize
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
@@ -44,6 +45,9 @@ func kernel(x float64) float64 {
 type weights struct {
 	start, n, off []int
 	w             []float32
+	// tileSpan is the most input samples under hTile consecutive
+	// outputs (the horizontal kernel's block of source columns).
+	tileSpan int
 }
 
 // makeWeights builds the 1-D Lanczos-3 resampling table from src to dst
@@ -120,6 +124,16 @@ func makeWeightsExtent(src int, extent float64, dst int) weights {
 		}
 		t.w[big] = float32(float64(t.w[big]) + (1 - s32))
 	}
+	// Eight floats past the last tap: the vector kernel loads the
+	// weights eight at a time.
+	t.w = append(t.w, make([]float32, 8)...)
+	for x0 := 0; x0 < dst; x0 += hTile {
+		lo, hi := t.start[x0], 0
+		for x := x0; x < min(x0+hTile, dst); x++ {
+			lo, hi = min(lo, t.start[x]), max(hi, t.start[x]+t.n[x])
+		}
+		t.tileSpan = max(t.tileSpan, hi-lo)
+	}
 	return t
 }
 
@@ -159,8 +173,12 @@ func lanczos3(src []float32, w, h, c int, ew, eh float64, dw, dh int) []float32 
 	if dw != w || ew != float64(w) {
 		tmp = thp.Floats(dw * h * c)
 		hw := makeWeightsExtent(w, ew, dw)
-		parallelRows(h, func(y int) {
-			horizontalRow(tmp[y*dw*c:(y+1)*dw*c], src[y*w*c:(y+1)*w*c], c, &hw)
+		par.Rows(h, func(lo, hi int) {
+			dst, in := make([][]float32, hi-lo), make([][]float32, hi-lo)
+			for y := lo; y < hi; y++ {
+				dst[y-lo], in[y-lo] = tmp[y*dw*c:(y+1)*dw*c], src[y*w*c:(y+1)*w*c]
+			}
+			horizontalRows(dst, in, c, &hw)
 		})
 	}
 	if dh == h && eh == float64(h) {
@@ -173,21 +191,8 @@ func lanczos3(src []float32, w, h, c int, ew, eh float64, dw, dh int) []float32 
 	vw := makeWeightsExtent(h, eh, dh)
 	rowLen := dw * c
 	parallelRows(dh, func(y int) {
-		dst := out[y*rowLen : (y+1)*rowLen]
-		s, n, off := vw.start[y], vw.n[y], vw.off[y]
-		for k := 0; k < n; k++ {
-			wt := vw.w[off+k]
-			row := tmp[(s+k)*rowLen : (s+k+1)*rowLen]
-			if k == 0 {
-				for i, v := range row {
-					dst[i] = wt * v
-				}
-				continue
-			}
-			for i, v := range row {
-				dst[i] += wt * v
-			}
-		}
+		s := vw.start[y]
+		verticalRow(out[y*rowLen:(y+1)*rowLen], &vw, y, func(k int) []float32 { return tmp[(s+k)*rowLen : (s+k+1)*rowLen] })
 	})
 	return out
 }
@@ -251,7 +256,67 @@ func boxReduce(src []float32, w, h, c, kx, ky int) ([]float32, int, int) {
 	return out, rw, rh
 }
 
-// horizontalRow resamples one row of pixels (c channels) with table t.
+// maxTaps is the most taps the vector vertical pass takes (a downscale
+// by Downscale has at most 6·2·ReducingGap+1; Lanczos3 alone, by a large
+// factor, more: those go tap by tap).
+const maxTaps = 32
+
+// verticalRow sets dst to output row y of the vertical pass with table
+// t, row(k) being the input row of its tap k: the first tap's product,
+// then each later tap's added in order, whole rows at once with the
+// vector kernel where it runs, else tap by tap (axpy).
+func verticalRow(dst []float32, t *weights, y int, row func(k int) []float32) {
+	n, off := t.n[y], t.off[y]
+	i := 0
+	if vec && n <= maxTaps {
+		var rows [maxTaps]unsafe.Pointer
+		for k := range n {
+			rows[k] = unsafe.Pointer(unsafe.SliceData(row(k)[:len(dst)]))
+		}
+		i = vecVertical(dst, &rows, n, t.w[off:])
+	}
+	for k := range n {
+		axpy(dst[i:], row(k)[i:], t.w[off+k], k == 0)
+	}
+}
+
+// axpy sets dst[i] = wt·row[i] (first) or adds wt·row[i] to dst[i]:
+// one tap of the vertical pass, eight floats at a time where the vector
+// kernel runs.
+func axpy(dst, row []float32, wt float32, first bool) {
+	i := vecAxpy(dst, row, wt, first)
+	row = row[:len(dst)]
+	if first {
+		for ; i < len(dst); i++ {
+			dst[i] = wt * row[i]
+		}
+		return
+	}
+	for ; i < len(dst); i++ {
+		dst[i] += wt * row[i]
+	}
+}
+
+// horizontalRows resamples rows src[i] into dst[i] (c channels) with
+// table t: eight rows at a time with the vector kernel where it runs (3
+// channels), the others one by one (horizontalRow); the values are the
+// same either way.
+func horizontalRows(dst, src [][]float32, c int, t *weights) {
+	i := 0
+	if vec && c == 3 && len(src) >= 8 {
+		blk, ob := make([]uint32, 24*t.tileSpan), make([]uint32, 24*hTile)
+		for ; i+8 <= len(src); i += 8 {
+			vecHorizontal8(dst[i:i+8], src[i:i+8], t, blk, ob)
+		}
+	}
+	for ; i < len(src); i++ {
+		horizontalRow(dst[i], src[i], c, t)
+	}
+}
+
+// horizontalRow resamples one row of pixels (c channels) with table t:
+// each output value is its first tap's product, then each later tap's
+// added in order.
 func horizontalRow(dst, src []float32, c int, t *weights) {
 	dw := len(t.start)
 	switch c {
@@ -260,8 +325,9 @@ func horizontalRow(dst, src []float32, c int, t *weights) {
 			s, n, off := t.start[x], t.n[x], t.off[x]
 			ws := t.w[off : off+n]
 			px := src[3*s : 3*(s+n)]
-			var r, g, b float32
-			for k, wt := range ws {
+			r, g, b := ws[0]*px[0], ws[0]*px[1], ws[0]*px[2]
+			for k := 1; k < n; k++ {
+				wt := ws[k]
 				p := px[3*k : 3*k+3 : 3*k+3]
 				r += wt * p[0]
 				g += wt * p[1]
@@ -275,9 +341,9 @@ func horizontalRow(dst, src []float32, c int, t *weights) {
 			s, n, off := t.start[x], t.n[x], t.off[x]
 			ws := t.w[off : off+n]
 			px := src[s : s+n]
-			var v float32
-			for k, wt := range ws {
-				v += wt * px[k]
+			v := ws[0] * px[0]
+			for k := 1; k < n; k++ {
+				v += ws[k] * px[k]
 			}
 			dst[x] = v
 		}
@@ -285,12 +351,15 @@ func horizontalRow(dst, src []float32, c int, t *weights) {
 		for x := 0; x < dw; x++ {
 			s, n, off := t.start[x], t.n[x], t.off[x]
 			d := dst[c*x : c*x+c]
-			clear(d)
 			for k := 0; k < n; k++ {
 				wt := t.w[off+k]
 				p := src[c*(s+k) : c*(s+k)+c]
 				for ch := range d {
-					d[ch] += wt * p[ch]
+					if k == 0 {
+						d[ch] = wt * p[ch]
+					} else {
+						d[ch] += wt * p[ch]
+					}
 				}
 			}
 		}

@@ -489,3 +489,28 @@ func BenchmarkDownscale24MPTo512(b *testing.B) {
 		Downscale(src, w, h, c, dw, dh)
 	}
 }
+
+// BenchmarkDownscalePreviewTo512: a 1440×960 preview decoded at half
+// size (720×480) to a 512 px thumbnail, the source=preview variant's
+// resize; and the band-wise Rows of a 3000×2000 half-size decode to
+// 2048 px, the half-size tier's.
+func BenchmarkDownscalePreviewTo512(b *testing.B) {
+	src := randImage(720, 480, 3)
+	dw, dh := FitLongEdge(720, 480, 512)
+	for b.Loop() {
+		Downscale(src, 720, 480, 3, dw, dh)
+	}
+}
+
+func BenchmarkRowsHalfTo2048(b *testing.B) {
+	const w, h, c = 3000, 2000, 3
+	src := randImage(w, h, c)
+	dw, dh := FitLongEdge(w, h, 2048)
+	out := make([]float32, dw*dh*c)
+	for b.Loop() {
+		r := NewRows(w, h, c, dw, dh, func(y int) []float32 { return out[y*dw*c : (y+1)*dw*c] })
+		for y := 0; y < h; y += 32 {
+			r.Push(src[y*w*c : min(y+32, h)*w*c])
+		}
+	}
+}

@@ -148,12 +148,12 @@ func (r *Rows) resample() {
 	}
 	pend := r.pend
 	par.Rows(len(pend), func(lo, hi int) {
+		if r.hpass {
+			horizontalRows(r.ring[start+lo:start+hi], pend[lo:hi], r.c, &r.hw)
+			return
+		}
 		for i := lo; i < hi; i++ {
-			if r.hpass {
-				horizontalRow(r.ring[start+i], pend[i], r.c, &r.hw)
-			} else {
-				copy(r.ring[start+i], pend[i])
-			}
+			copy(r.ring[start+i], pend[i])
 		}
 	})
 	r.made += len(pend)
@@ -180,20 +180,8 @@ func (r *Rows) emit() {
 				copy(dst, r.ring[y-r.base])
 				continue
 			}
-			s, n, off := r.vw.start[y], r.vw.n[y], r.vw.off[y]
-			for k := 0; k < n; k++ {
-				wt := r.vw.w[off+k]
-				row := r.ring[s+k-r.base]
-				if k == 0 {
-					for i, v := range row {
-						dst[i] = wt * v
-					}
-					continue
-				}
-				for i, v := range row {
-					dst[i] += wt * v
-				}
-			}
+			s := r.vw.start[y] - r.base
+			verticalRow(dst, &r.vw, y, func(k int) []float32 { return r.ring[s+k] })
 		}
 	})
 	r.out = y1
