@@ -144,7 +144,7 @@ func (r *HeaderReader) identify(path string) (header.Identity, int, int, error) 
 		}
 		r.put(hp)
 		if rep.Err != "" {
-			return rep.Info, rep.W, rep.H, replyError(rep.Err, rep.Kind)
+			return rep.Info, rep.W, rep.H, replyError(rep.Err, rep.Kind, "")
 		}
 		return rep.Info, rep.W, rep.H, nil
 	case <-t.C:

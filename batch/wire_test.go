@@ -64,8 +64,9 @@ func TestWireRequestPathsAreBytes(t *testing.T) {
 }
 
 // A reply's paths, warnings and error text come back as the exact bytes
-// the worker had, and its error keeps its kind; a reply of another version
-// is refused.
+// the worker had, and its error keeps its kind and reason code (a
+// preview that cannot make a variant is known by its code, not by its
+// wording); a reply of another version is refused.
 func TestWireReplyPathsAreBytes(t *testing.T) {
 	res := pipeline.Result{
 		Input: "in/lat\xe9.dng", Output: "out/lat\xe9.jpg", Width: 48, Height: 32,
@@ -76,14 +77,19 @@ func TestWireReplyPathsAreBytes(t *testing.T) {
 		},
 		InputHash: "xxh3:0123456789abcdef",
 	}
+	noPreview := &pipeline.NoPreviewError{Variant: "t", Reason: "the file has no embedded preview"}
 	for _, tc := range []struct {
-		err  error
-		kind error
+		err       error
+		kind      error
+		noPreview bool
 	}{
-		{nil, nil},
-		{fmt.Errorf("in/lat\xe9.dng: %w", rawerr.ErrCorrupt), rawerr.ErrCorrupt},
-		{fmt.Errorf("in/lat\xe9.dng: %w", rawerr.ErrUnsupported), rawerr.ErrUnsupported},
-		{fmt.Errorf("writing out/lat\xe9.jpg: %w", ErrTransient), ErrTransient},
+		{nil, nil, false},
+		{fmt.Errorf("in/lat\xe9.dng: %w", rawerr.ErrCorrupt), rawerr.ErrCorrupt, false},
+		{fmt.Errorf("in/lat\xe9.dng: %w", rawerr.ErrUnsupported), rawerr.ErrUnsupported, false},
+		{fmt.Errorf("writing out/lat\xe9.jpg: %w", ErrTransient), ErrTransient, false},
+		{fmt.Errorf("in/lat\xe9.dng: %w", noPreview), rawerr.ErrUnsupported, true},
+		// The same words without the type: no code.
+		{fmt.Errorf("in/lat\xe9.dng: %s: %w", noPreview.Error(), rawerr.ErrUnsupported), rawerr.ErrUnsupported, false},
 	} {
 		b, err := json.Marshal(newReply(res, tc.err))
 		if err != nil {
@@ -104,6 +110,8 @@ func TestWireReplyPathsAreBytes(t *testing.T) {
 			t.Errorf("error %q, want %q", gotErr, tc.err)
 		case tc.kind != nil && !errors.Is(gotErr, tc.kind):
 			t.Errorf("error %q is not %v", gotErr, tc.kind)
+		case pipeline.IsNoPreview(gotErr) != tc.noPreview:
+			t.Errorf("error %q: IsNoPreview %v, want %v", gotErr, !tc.noPreview, tc.noPreview)
 		}
 	}
 	// The worker's own Result is left as it was.

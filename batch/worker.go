@@ -145,9 +145,11 @@ type workerReply struct {
 	VariantPaths [][]byte
 	Warnings     [][]byte
 	// Err is the failure's text (nil: none), Kind its rawerr kind
-	// ("corrupt", ..., see rawerr.Kind) or "transient" (ErrTransient).
+	// ("corrupt", ..., see rawerr.Kind) or "transient" (ErrTransient),
+	// Code its reason code (rawerr.Code; "": none).
 	Err  []byte `json:",omitempty"`
 	Kind string `json:",omitempty"`
+	Code string `json:",omitempty"`
 	// PeakRSS is the worker's peak resident memory in bytes while it
 	// converted this file (VmHWM, reset before the file by
 	// /proc/self/clear_refs; 0: unknown); RSS is its resident memory once
@@ -171,7 +173,7 @@ func newReply(res pipeline.Result, err error) workerReply {
 	}
 	rep.Result = res
 	if err != nil {
-		rep.Err, rep.Kind = []byte(err.Error()), rawerr.Kind(err)
+		rep.Err, rep.Kind, rep.Code = []byte(err.Error()), rawerr.Kind(err), rawerr.Code(err)
 		if errors.Is(err, rawerr.ErrNeedsWhole) {
 			rep.Kind = rawerr.KindNeedsWhole
 		}
@@ -202,7 +204,7 @@ func (rep workerReply) result() (pipeline.Result, error) {
 	if rep.Err == nil {
 		return res, nil
 	}
-	return res, replyError(string(rep.Err), rep.Kind)
+	return res, replyError(string(rep.Err), rep.Kind, rep.Code)
 }
 
 // FaultEnv names the environment variable of the fault hooks read by
@@ -498,23 +500,26 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines[:min(n, len(lines))], " | ")
 }
 
-// replyError rebuilds a worker's error from its text msg and rawerr kind
-// name (see workerReply.Kind), so callers can still test it with errors.Is.
-func replyError(msg, kindName string) error {
+// replyError rebuilds a worker's error from its text msg, rawerr kind
+// name and reason code (see workerReply.Kind and Code), so callers can
+// still test it with errors.Is and rawerr.Code.
+func replyError(msg, kindName, code string) error {
 	if msg == "" {
 		return nil
 	}
-	return &remoteError{msg: msg, kind: rawerr.FromKind(kindName)}
+	return &remoteError{msg: msg, kind: rawerr.FromKind(kindName), code: code}
 }
 
 // remoteError is an error reported by a worker process.
 type remoteError struct {
 	msg  string
 	kind error
+	code string
 }
 
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.kind }
+func (e *remoteError) Error() string      { return e.msg }
+func (e *remoteError) Unwrap() error      { return e.kind }
+func (e *remoteError) ReasonCode() string { return e.code }
 
 // stderrFile returns an anonymous in-memory file (memfd_create) for a
 // worker's stderr, or an unlinked temporary file where memfd is missing.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -108,9 +107,12 @@ type NoPreviewError struct {
 	Variant, Reason string
 }
 
-// noPreviewText is what every NoPreviewError says, by which IsNoPreview
-// knows one that came back from a worker process as text.
+// noPreviewText is what every NoPreviewError says.
 const noPreviewText = "source=preview: no usable embedded preview"
+
+// NoPreviewCode is the reason code (rawerr.Code) of a NoPreviewError, by
+// which IsNoPreview knows one that came back from a worker process.
+const NoPreviewCode = "no-preview"
 
 // noPreviewReason is the reason a file with no embedded preview at all
 // gives (a source=auto variant's source_reason; NoPreviewError words it
@@ -127,12 +129,12 @@ func (e *NoPreviewError) Error() string {
 
 func (e *NoPreviewError) Unwrap() error { return rawerr.ErrUnsupported }
 
-// IsNoPreview reports whether err is, or came back from a worker as the
-// text of, a *NoPreviewError.
-func IsNoPreview(err error) bool {
-	var e *NoPreviewError
-	return errors.As(err, &e) || err != nil && errors.Is(err, rawerr.ErrUnsupported) && strings.Contains(err.Error(), noPreviewText)
-}
+// ReasonCode is NoPreviewCode (rawerr.Code).
+func (e *NoPreviewError) ReasonCode() string { return NoPreviewCode }
+
+// IsNoPreview reports whether err is, or came back from a worker as, a
+// *NoPreviewError (its reason code, rawerr.Code).
+func IsNoPreview(err error) bool { return rawerr.Code(err) == NoPreviewCode }
 
 // stagePreviewSource makes the current variant's image from the embedded
 // preview (previewSourceStage), at the size the variant has from the raw

@@ -132,3 +132,17 @@ func FromKind(name string) error {
 	}
 	return nil
 }
+
+// Code returns the reason code of the first error in err's chain that
+// has one (a ReasonCode method), "" when none has. A reason code is a
+// short stable name of a failure more specific than its kind (say
+// "no-preview", an unsupported failure of a variant made from the
+// embedded preview); the worker wire carries it beside the kind and the
+// text, so the parent knows the failure by it, not by its wording.
+func Code(err error) string {
+	var c interface{ ReasonCode() string }
+	if errors.As(err, &c) {
+		return c.ReasonCode()
+	}
+	return ""
+}
