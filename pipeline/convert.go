@@ -261,7 +261,6 @@ func ConvertOutputs(ctx context.Context, in string, outs []OutputSpec, s Setting
 	if err := j.commit(&res, asked); err != nil {
 		return res, fmt.Errorf("%s: %w", in, err)
 	}
-	j.finishCache()
 	j.fillResult(&res)
 	return res, nil
 }

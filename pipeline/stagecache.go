@@ -74,8 +74,10 @@ func cachedStage(name string) bool {
 // Cache instead of decoding and developing it when present. All variants
 // of a file are written by one process from one develop held in memory,
 // so the image is stored only with Keep, for later runs (adding a variant
-// decodes nothing); without Keep an entry that was read is deleted once
-// every variant of the file is written.
+// decodes nothing). A conversion without Keep reads an entry and leaves
+// it in place: another run kept it for its own later runs. Entries go
+// only by the size cap's eviction, by `rawbatch cache clear`, or when
+// found corrupt or not the file's (lookupCache).
 type CacheOptions struct {
 	Cache *cache.Cache
 	Keep  bool
@@ -493,14 +495,6 @@ func (j *job) releaseCached() {
 	j.cached.img.Rows = nil
 	if j.cached.unmap != nil {
 		j.cached.unmap()
-	}
-}
-
-// finishCache deletes the file's entry when every variant is written,
-// unless the cache is to be kept.
-func (j *job) finishCache() {
-	if j.cache != nil && j.cache.Cache != nil && !j.cache.Keep && j.cacheKey != "" {
-		j.cache.Cache.Delete(j.cacheKey)
 	}
 }
 

@@ -203,6 +203,33 @@ func TestStageCacheKeepAndCorrupt(t *testing.T) {
 	}
 }
 
+// TestStageCacheReadWithoutKeep: a conversion without Keep reads the
+// entry a conversion with Keep stored and leaves it in place, so the next
+// conversion without Keep decodes nothing either.
+func TestStageCacheReadWithoutKeep(t *testing.T) {
+	dir := t.TempDir()
+	c, err := cache.Open(filepath.Join(dir, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(testdata, "raw", "canon_eos_6d.dng")
+	out := func(name string) []OutputSpec {
+		return []OutputSpec{{Variant: Variant{Name: "main", Format: "jpeg", Space: "srgb"}, Path: filepath.Join(dir, name)}}
+	}
+	if _, err := ConvertVariants(context.Background(), in, out("kept.jpg"), DefaultSettings(), &CacheOptions{Cache: c, Keep: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.jpg", "b.jpg"} {
+		r, err := ConvertVariants(context.Background(), in, out(name), DefaultSettings(), &CacheOptions{Cache: c})
+		if err != nil || r.Decoded || !r.FromCache {
+			t.Fatalf("%s without Keep: decoded %v, cached %v, %v", name, r.Decoded, r.FromCache, err)
+		}
+		if st, err := c.Stats(); err != nil || st.Entries != 1 {
+			t.Fatalf("after %s without Keep: %+v, %v; want the kept entry in place", name, st, err)
+		}
+	}
+}
+
 // TestTIFF16GradientLevels: a smooth horizontal grey ramp converted
 // end to end (decode, camera matrix, tone, streamed 16-bit quantiser, TIFF
 // writer) keeps far more than 256 distinct levels along a row, and the

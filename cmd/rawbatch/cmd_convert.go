@@ -384,7 +384,7 @@ func convertBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runRepo
 	}
 	interrupted := sig.interrupted()
 	rep.summary(results, interrupted, r.Scheduler)
-	rr.unsettled = unsettled(results)
+	rr.unsettled, rr.results = unsettled(results), results
 	if hint := settleHint(results, cfg.watching); hint != "" {
 		rep.note(hint)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -59,7 +60,9 @@ every D (network mounts). A file is taken once nothing under the DIRs has
 changed for --min-age and its size and modification time are stable, so a
 card copied in is converted as one batch, and a file still being written
 is left for the next change. SIGINT or SIGTERM stops it: no more files
-start, and those in progress get --grace to finish.
+start, and those in progress get --grace to finish; it then prints the
+session's summary and exits 3 when a file failed during the session and
+was not converted since, else 130 when the signal stopped a run, else 0.
 
 ` + exitHelp,
 		Example: `  rawbatch watch ~/tether -o ~/tether/jpeg --gallery
@@ -122,6 +125,7 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 	cur.Load().note(fmt.Sprintf("watching %s (%s); converting into %s", strings.Join(dirs, ", "), how, cfg.OutDir))
 	quiet := max(cfg.MinAge, 50*time.Millisecond)
 	cfg.watching = true
+	session := newWatchSession()
 	var again time.Duration // the wait before looking again at files still being written
 	for {
 		rep := newReporter(cfg.Stdout, cfg.Stderr, cfg.Quiet, cfg.LogFormat, 0)
@@ -132,8 +136,9 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 		if _, perFile := err.(*batchOutcome); err != nil && !perFile {
 			return err // OUTDIR or the report cannot be used: no later run can do better
 		}
+		session.add(rr.results)
 		if sig.Ctx.Err() != nil {
-			return err // stopped during the run: its outcome (interrupted: exit status 130)
+			return session.end(rep, err) // stopped during the run
 		}
 		// Files still being written are looked at again after --min-age,
 		// then waiting twice as long each time they still are (up to
@@ -148,10 +153,13 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 		} else {
 			again = 0
 		}
+		if idleHook != nil {
+			idleHook(sig.Ctx)
+		}
 		select {
 		case <-sig.Ctx.Done():
 			stop()
-			return nil // stopped while idle
+			return session.end(rep, nil) // stopped while idle
 		case err := <-w.Errs:
 			// A folder that could not be watched, a lost event: say so, and
 			// look again once things are quiet.
@@ -162,9 +170,62 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 		}
 		stop()
 		if !w.Settle(sig.Ctx, quiet) {
-			return nil
+			return session.end(rep, nil) // stopped before the next run
 		}
 	}
+}
+
+// idleHook, set only by the tests, runs each time watch has finished a
+// run and is about to wait for changes, to deliver a signal while it is
+// idle.
+var idleHook func(ctx context.Context)
+
+// watchSession is what the runs of one watch did, for the summary and
+// the exit status when a signal ends it: the files converted, and the
+// files that failed and were not converted by a later run (a file
+// replaced by a good copy is converted by the next run), by input.
+type watchSession struct {
+	converted map[string]bool
+	failed    map[string]batch.FileResult
+}
+
+func newWatchSession() *watchSession {
+	return &watchSession{converted: map[string]bool{}, failed: map[string]batch.FileResult{}}
+}
+
+// add counts a run's results.
+func (s *watchSession) add(results []batch.FileResult) {
+	for _, fr := range results {
+		switch fr.Status {
+		case batch.StatusConverted:
+			s.converted[fr.Input] = true
+			delete(s.failed, fr.Input)
+		case batch.StatusFailed:
+			s.failed[fr.Input] = fr
+		}
+	}
+}
+
+// end prints the session's summary on rep and returns the outcome that
+// decides watch's exit status once a signal ended it: last is the
+// outcome of the run the signal stopped, nil when it came while watch
+// was idle. Files that failed make it exit 3, as a convert run with
+// failed files does; else a stopped run's outcome decides (130, as
+// convert's, when the signal came during it), and a session stopped
+// while idle exits 0. Failures come before the interrupt, unlike in
+// convert: a signal is how every watch ends, so only the failures say
+// that something went wrong.
+func (s *watchSession) end(rep *reporter, last error) error {
+	failed := make([]batch.FileResult, 0, len(s.failed))
+	for _, fr := range s.failed {
+		failed = append(failed, fr)
+	}
+	sort.Slice(failed, func(i, j int) bool { return failed[i].Input < failed[j].Input })
+	rep.session(len(s.converted), failed)
+	if len(failed) > 0 {
+		return &batchOutcome{converted: len(s.converted), failed: len(failed)}
+	}
+	return last
 }
 
 // maxRecheck is the longest watch waits before looking again at a file

@@ -122,7 +122,7 @@ func isTerminal(w io.Writer) bool {
 type logEvent struct {
 	Time  string `json:"time"`            // RFC 3339, UTC, milliseconds
 	Level string `json:"level"`           // info, warning or error
-	Event string `json:"event"`           // converted, skipped, kept, known-failure, failed, locked, warning, note, summary
+	Event string `json:"event"`           // converted, skipped, kept, known-failure, failed, locked, warning, note, summary, session
 	N     int    `json:"n,omitempty"`     // the file's place in the run, 1..total
 	Total int    `json:"total,omitempty"` // the files of the run
 	// Input, with InputB64 when it is not valid UTF-8 (as in the report).
@@ -467,10 +467,7 @@ func (r *reporter) summary(results []batch.FileResult, interrupted bool, sched *
 		}
 		for _, fr := range results {
 			if fr.Status == batch.StatusFailed {
-				fl := failedLine{Kind: batch.FailureKind(fr.Err), Message: displayText(fr.Err.Error()),
-					Hint: strings.TrimPrefix(hint(fr.Err), "; hint: ")}
-				fl.Input, fl.InputB64 = batch.ReportPath(fr.Input)
-				ev.FailedFiles = append(ev.FailedFiles, fl)
+				ev.FailedFiles = append(ev.FailedFiles, failedLineOf(fr))
 			}
 		}
 		r.emit(false, ev, "")
@@ -511,6 +508,40 @@ func (r *reporter) summary(results []batch.FileResult, interrupted bool, sched *
 	}
 	if interrupted {
 		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %s skipped (not started, or cancelled with no output left)", plural(int64(b.skipped), "file")))
+	}
+}
+
+// failedLineOf is a failed file's line in the JSON summaries.
+func failedLineOf(fr batch.FileResult) failedLine {
+	fl := failedLine{Kind: batch.FailureKind(fr.Err), Message: displayText(fr.Err.Error()),
+		Hint: strings.TrimPrefix(hint(fr.Err), "; hint: ")}
+	fl.Input, fl.InputB64 = batch.ReportPath(fr.Input)
+	return fl
+}
+
+// session prints the summary of a watch session that a signal ended:
+// the files it converted and those that failed and were not converted
+// since, each with its reason (also under -q). With --log-format json it
+// is one event, session.
+func (r *reporter) session(converted int, failed []batch.FileResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	line := fmt.Sprintf("watch stopped: this session converted %s; none failed", plural(int64(converted), "file"))
+	if len(failed) > 0 {
+		line = fmt.Sprintf("watch stopped: this session converted %s; %d failed (not converted since):", plural(int64(converted), "file"), len(failed))
+	}
+	nf := len(failed)
+	ev := logEvent{Level: "info", Event: "session", Message: line, Converted: &converted, Failed: &nf}
+	if r.json {
+		for _, fr := range failed {
+			ev.FailedFiles = append(ev.FailedFiles, failedLineOf(fr))
+		}
+		r.emit(false, ev, "")
+		return
+	}
+	r.emit(false, ev, line)
+	for _, fr := range failed {
+		r.emit(false, logEvent{}, fmt.Sprintf("  %v%s", fr.Err, hint(fr.Err)))
 	}
 }
 

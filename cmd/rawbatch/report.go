@@ -79,6 +79,9 @@ type runReport struct {
 	// unsettled is the number of files the run left because they are
 	// still being written (watch looks at them again).
 	unsettled int
+	// results are the run's results, once it has run (watch counts
+	// them for its session).
+	results []batch.FileResult
 }
 
 // build makes the report of results with exit status code.

@@ -24,7 +24,18 @@ const planSignalEnv = "RAWBATCH_TEST_PLAN_SIGNAL"
 // line is parsed, and wait until the signal has been taken.
 const startSignalEnv = "RAWBATCH_TEST_START_SIGNAL"
 
+// idleSignalEnv, in the tests only, makes watch send itself SIGINT once
+// its first run is over and it waits for changes (idleHook), and wait
+// until the signal has been taken.
+const idleSignalEnv = "RAWBATCH_TEST_IDLE_SIGNAL"
+
 func init() {
+	if os.Getenv(idleSignalEnv) != "" {
+		idleHook = func(ctx context.Context) {
+			syscall.Kill(os.Getpid(), syscall.SIGINT)
+			<-ctx.Done() // without a handler the signal has killed the process
+		}
+	}
 	if os.Getenv(startSignalEnv) != "" {
 		startHook = func(e *earlySignals) {
 			syscall.Kill(os.Getpid(), syscall.SIGHUP)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rawbatch/rawbatch/batch"
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
 	"github.com/rawbatch/rawbatch/pipeline/tifftag"
 )
@@ -455,5 +456,103 @@ func galleryTags() []synthdng.Tag {
 	return []synthdng.Tag{
 		{Dir: tifftag.DirExif, ID: tifftag.LensModel, ASCII: "Test 50mm F1.8"},
 		{Dir: tifftag.DirImage, ID: 700, Bytes: []byte(xmp)},
+	}
+}
+
+// TestWatchExitStatus: SIGINT while watch is idle (sent by the idle
+// hook once the first run is over) ends it with the session's summary,
+// and with exit status 3 when a file failed during the session, 0 when
+// none did.
+func TestWatchExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		bad  bool
+		want int
+		line string
+	}{
+		{"failed", true, ExitFailures, `watch stopped: this session converted 1 file; 1 failed \(not converted since\):\n.*  .*in/bad\.dng: not a raw file`},
+		{"clean", false, ExitOK, `watch stopped: this session converted 1 file; none failed`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := t.TempDir()
+			in := filepath.Join(work, "in")
+			os.Mkdir(in, 0o755)
+			putFile(t, filepath.Join(in, "good.dng"), dngBytes(t, 48, 32, time.Time{}))
+			if c.bad {
+				putFile(t, filepath.Join(in, "bad.dng"), []byte("not a raw file, a text file\n"))
+			}
+			w := startRB(t, work, []string{idleSignalEnv + "=1"}, "watch", "--min-age", "0s", "in", "-o", "out")
+			if code := w.wait(t, 60*time.Second); code != c.want {
+				t.Errorf("exit status %d after SIGINT while idle, want %d; output:\n%s", code, c.want, w.out.String())
+			}
+			if !regexp.MustCompile(c.line).MatchString(w.out.String()) {
+				t.Errorf("no %q in the output:\n%s", c.line, w.out.String())
+			}
+		})
+	}
+}
+
+// TestWatchFailedThenStopped: a file fails in one run; SIGINT while a
+// later run converts another file (held by the gate fault hook, past a
+// short --grace) stops that one and ends watch with exit status 3 (the
+// failure), not 130, and the session's summary names the failed file.
+func TestWatchFailedThenStopped(t *testing.T) {
+	work := t.TempDir()
+	in := filepath.Join(work, "in")
+	os.Mkdir(in, 0o755)
+	putFile(t, filepath.Join(in, "bad.dng"), []byte("not a raw file, a text file\n"))
+	gate := filepath.Join(work, "gate")
+	w := startRB(t, work, []string{"RAWBATCH_TEST_FAULT=gate=g.dng", "RAWBATCH_TEST_GATE=" + gate},
+		"watch", "--min-age", "0s", "--grace", "500ms", "in", "-o", "out")
+	w.waitLog(t, `0 converted, 0 skipped, 1 failed`, 20*time.Second) // the first run is over
+	putFile(t, filepath.Join(in, "g.dng"), dngBytes(t, 48, 32, time.Time{}))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(gate + ".ready"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the conversion never reached the gate; output:\n%s", w.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.cmd.Process.Signal(syscall.SIGINT)
+	if code := w.wait(t, 20*time.Second); code != ExitFailures {
+		t.Errorf("exit status %d, want %d (a file failed); output:\n%s", code, ExitFailures, w.out.String())
+	}
+	if _, err := os.Stat(filepath.Join(work, "out", "g.jpg")); err == nil {
+		t.Error("g.dng converted past --grace")
+	}
+	want := `watch stopped: this session converted 0 files; 1 failed \(not converted since\):\n.*  .*in/bad\.dng: not a raw file`
+	if !regexp.MustCompile(want).MatchString(w.out.String()) {
+		t.Errorf("no %q in the output:\n%s", want, w.out.String())
+	}
+}
+
+// TestWatchSession: a file that failed and was converted by a later run
+// of the session does not count as failed; one that failed again does.
+func TestWatchSession(t *testing.T) {
+	fail := func(in string) batch.FileResult {
+		return batch.FileResult{Task: batch.Task{Input: in}, Status: batch.StatusFailed, Err: fmt.Errorf("%s: not a raw file", in)}
+	}
+	conv := func(in string) batch.FileResult {
+		return batch.FileResult{Task: batch.Task{Input: in}, Status: batch.StatusConverted}
+	}
+	s := newWatchSession()
+	s.add([]batch.FileResult{fail("a.dng"), fail("b.dng"), conv("c.dng")})
+	s.add([]batch.FileResult{conv("a.dng"), fail("b.dng")})
+	var out bytes.Buffer
+	err := s.end(newReporter(&out, &out, false, logText, 0), nil)
+	if code := exitCode(err); code != ExitFailures {
+		t.Errorf("exit status %d, want %d", code, ExitFailures)
+	}
+	if want := "this session converted 2 files; 1 failed (not converted since):"; !strings.Contains(out.String(), want) ||
+		strings.Contains(out.String(), "a.dng: not a raw file") || !strings.Contains(out.String(), "b.dng: not a raw file") {
+		t.Errorf("want %q listing b.dng only:\n%s", want, out.String())
+	}
+	s.add([]batch.FileResult{conv("b.dng")})
+	out.Reset()
+	if code := exitCode(s.end(newReporter(&out, &out, false, logText, 0), nil)); code != ExitOK {
+		t.Errorf("all converted since: exit status %d, want 0:\n%s", code, out.String())
 	}
 }
