@@ -121,6 +121,10 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 	for _, i := range t.Pending {
 		pending[i] = true
 	}
+	vs := pendingVariants(outs, pending)
+	// The settings the conversion decodes with: at half size when the
+	// half-size tier takes the file, as the estimate counts it.
+	ds, _ := pipeline.WithHalfSizeTier(t.Info, s, vs)
 	a := r.Need(t, 1)
 	sources := make([]PlannedOutput, len(outs))
 	if t.Err == nil {
@@ -128,7 +132,7 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 			if !pending[i] {
 				continue
 			}
-			src, why, err := pipeline.PlannedSource(t.Info, o.Variant, s)
+			src, why, err := pipeline.PlannedSource(t.Info, o.Variant, ds)
 			sources[i].Source, sources[i].SourceReason = src, why
 			if err != nil && t.Err == nil {
 				t.Err = fmt.Errorf("%s: %w", t.Input, err) // as the conversion fails it
@@ -148,7 +152,7 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 		f.Note = "over budget"
 		f.Status, f.Kind, f.Reason = StatusFailed, FailureKind(a.Err()), a.Err().Error()
 	default:
-		f.Stages = pendingStagePlan(t, outs, pending, developFor(s, t.XMP)) // the file's own edit
+		f.Stages = pendingStagePlan(t, vs, s)
 		if t.Estimate.Streamed && !a.Whole {
 			f.Note = "streams"
 		}
@@ -170,7 +174,7 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 			}
 		}
 		if t.Err == nil {
-			po.Width, po.Height = o.Variant.Fit(pipeline.DecodedSize(t.Info, s))
+			po.Width, po.Height = o.Variant.Fit(pipeline.DecodedSize(t.Info, ds))
 			po.SizeKnown = true
 		}
 		f.Outputs = append(f.Outputs, po)

@@ -2,22 +2,27 @@ package batch
 
 import "github.com/rawbatch/rawbatch/pipeline"
 
-// pendingStagePlan is the stage plan the conversion of t would run: the
-// variants of its pending outputs (outs[i] with pending[i]), in order, at
-// its decoded size, as the executor plans them (pipeline.PlanVariants),
-// their sources as the header predicts them (pipeline.PlannedSources).
-func pendingStagePlan(t Task, outs []Output, pending map[int]bool, s pipeline.Settings) *pipeline.StagePlan {
+// pendingVariants are the variants of t's pending outputs (outs[i] with
+// pending[i]), in order: what its conversion is asked to make.
+func pendingVariants(outs []Output, pending map[int]bool) []pipeline.Variant {
 	var vs []pipeline.Variant
 	for i, o := range outs {
 		if pending[i] {
 			vs = append(vs, o.Variant)
 		}
 	}
+	return vs
+}
+
+// pendingStagePlan is the stage plan the conversion of t would run for
+// the variants vs of its pending outputs, as the executor plans them
+// (pipeline.PlanFile: the half-size tier, the decoded size, the sources
+// the header predicts); nil without any.
+func pendingStagePlan(t Task, vs []pipeline.Variant, s pipeline.Settings) *pipeline.StagePlan {
 	if len(vs) == 0 {
 		return nil
 	}
-	w, h := pipeline.DecodedSize(t.Info, s)
-	p := pipeline.PlanVariants(w, h, pipeline.PlannedSources(t.Info, vs, s), s)
+	p := pipeline.PlanFile(t.Info, vs, s)
 	return &p
 }
 

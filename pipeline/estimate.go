@@ -152,12 +152,15 @@ func (m memCtx) px() int64 { return int64(m.step.W) * int64(m.step.H) }
 // last step has run (Go's collector reclaims them then: ConvertOutputs runs
 // runtime.GC between variants). The formulas are in docs/memory.md.
 //
+// The file is estimated as ConvertOutputs decodes it: at half size when
+// the half-size tier takes it (WithHalfSizeTier, for all its variants).
 // Total counts on what the header predicts: that the file streams
 // (streamPredicted) and that the embedded preview makes the source=auto
 // variants it qualifies for (PlannedSources); Whole is the estimate
 // without either, what the conversion needs when it finds once open that
 // a prediction does not hold.
 func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
+	s, _ = WithHalfSizeTier(fi, s, s.OutputVariants())
 	streamed := streamPredicted(fi, s)
 	m := estimateMemory(fi, s, threads, streamed, true)
 	m.Whole = m.Total

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,6 +44,50 @@ func TestHalfSizeTierChosen(t *testing.T) {
 	}
 	if DefaultSettings().HalfSizeTier != "off" {
 		t.Errorf("the default tier is %q, want off", DefaultSettings().HalfSizeTier)
+	}
+}
+
+// A file the tier takes is planned and estimated at its half-size decode,
+// as ConvertOutputs converts it: its plan (PlanStages) is at half the
+// picture and says so, its estimate (EstimateMemory) and stage cache
+// entry (CacheEntryBytes, which --keep-cache adds) are --half-size's; a
+// file the tier does not take keeps the full-size plan and estimate.
+func TestHalfSizeTierPlanned(t *testing.T) {
+	hdr, err := ReadHeader(filepath.Join(testdata, "raw", "canon550d_colorchart.dng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi := InfoFromHeader(hdr)
+	base := DefaultSettings()
+	base.Variants = variants(t, "t=jpeg,size=256")
+	auto, half := base, base
+	auto.HalfSizeTier = "auto"
+	half.HalfSize = true
+	p := PlanStages(fi, auto)
+	if w, h := DecodedSize(fi, half); !p.HalfSizeTier || p.W != w || p.H != h {
+		t.Errorf("tier: plan at %d×%d, HalfSizeTier %v; want %d×%d, true", p.W, p.H, p.HalfSizeTier, w, h)
+	}
+	if !strings.Contains(p.String(), fmt.Sprintf("decoded %d×%d at half size (--half-size-tier auto", p.W, p.H)) {
+		t.Errorf("tier: the plan's text does not say half size:\n%s", p)
+	}
+	got, want, full := EstimateMemory(fi, auto, 1), EstimateMemory(fi, half, 1), EstimateMemory(fi, base, 1)
+	if got.Total != want.Total || got.Whole != want.Whole || got.Total >= full.Total {
+		t.Errorf("tier: estimate %d (whole %d), want --half-size's %d (%d), below the full decode's %d",
+			got.Total, got.Whole, want.Total, want.Whole, full.Total)
+	}
+	if got, want := CacheEntryBytes(fi, auto), CacheEntryBytes(fi, half); got != want {
+		t.Errorf("tier: stage cache entry %d bytes, want --half-size's %d", got, want)
+	}
+	big := auto
+	big.Variants = variants(t, fmt.Sprintf("t=jpeg,size=%d", max(fi.Width, fi.Height)/2+1))
+	fullBig := big
+	fullBig.HalfSizeTier = "off"
+	w, h := DecodedSize(fi, fullBig)
+	if p := PlanStages(fi, big); p.HalfSizeTier || p.W != w || p.H != h {
+		t.Errorf("above half the picture: plan at %d×%d, HalfSizeTier %v; want %d×%d, false", p.W, p.H, p.HalfSizeTier, w, h)
+	}
+	if got, want := EstimateMemory(fi, big, 1).Total, EstimateMemory(fi, fullBig, 1).Total; got != want {
+		t.Errorf("above half the picture: estimate %d, want the full decode's %d", got, want)
 	}
 }
 

@@ -128,10 +128,13 @@ func cacheParts(s Settings) []string {
 }
 
 // CacheEntryBytes is the size in bytes of the stage cache's entry for a
-// file described by fi decoded with s: three 16-bit channels of its
-// DecodedSize and the entry's header (cache.EntryBytes; the metadata
-// stored with it, at most a few KiB, is not counted).
+// file described by fi decoded with s (at half size when the half-size
+// tier takes it, WithHalfSizeTier, as EstimateMemory counts it): three
+// 16-bit channels of its DecodedSize and the entry's header
+// (cache.EntryBytes; the metadata stored with it, at most a few KiB, is
+// not counted).
 func CacheEntryBytes(fi FileInfo, s Settings) int64 {
+	s, _ = WithHalfSizeTier(fi, s, s.OutputVariants())
 	w, h := DecodedSize(fi, s)
 	return cache.EntryBytes(w, h, 3)
 }

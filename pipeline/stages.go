@@ -207,6 +207,9 @@ func (st Step) Shared() bool { return st.Variant == "" }
 type StagePlan struct {
 	// W, H: the decoded size in pixels (DecodedSize).
 	W, H int
+	// HalfSizeTier: the half-size tier decodes the file at half size
+	// (PlanFile, WithHalfSizeTier); W×H is that half size.
+	HalfSizeTier bool
 	// Variants are the variants' names in the order they run.
 	Variants []string
 	// Steps in the order they run, each once.
@@ -215,12 +218,22 @@ type StagePlan struct {
 	order []int // Variants as indices into the variants planned
 }
 
-// PlanStages is PlanVariants for a file described by fi and all of s's
-// variants (Settings.OutputVariants, their sources as PlannedSources
-// predicts them), at DecodedSize(fi, s).
+// PlanStages is PlanFile for all of s's variants (Settings.OutputVariants).
 func PlanStages(fi FileInfo, s Settings) StagePlan {
+	return PlanFile(fi, s.OutputVariants(), s)
+}
+
+// PlanFile is the plan of converting a file described by fi to the
+// variants vs with settings s, as ConvertOutputs plans it before the
+// file is open: PlanVariants at DecodedSize, at half size when the
+// half-size tier takes the file (WithHalfSizeTier: HalfSizeTier is
+// set), the variants' sources as PlannedSources predicts them.
+func PlanFile(fi FileInfo, vs []Variant, s Settings) StagePlan {
+	s, tier := WithHalfSizeTier(fi, s, vs)
 	w, h := DecodedSize(fi, s)
-	return PlanVariants(w, h, PlannedSources(fi, s.OutputVariants(), s), s)
+	p := PlanVariants(w, h, PlannedSources(fi, vs, s), s)
+	p.HalfSizeTier = tier
+	return p
 }
 
 // PlanVariants returns the plan that converts a decoded image of w×h
@@ -459,8 +472,8 @@ func (p StagePlan) Names() []string {
 }
 
 // String is the plan as text, one step a line, for --dry-run: the decoded
-// size (or that no raw data is decoded, every variant being made from the
-// embedded preview), then the step's name, its size, whether it is shared
+// size and whether the half-size tier halves it (or that no raw data is
+// decoded, every variant being made from the embedded preview), then the step's name, its size, whether it is shared
 // by the variants after it, the fused pass it runs in ("pass N"), and an
 // AVIF or JPEG XL encode step's encoder working memory ("encoder 540
 // MiB", encoderBytes).
@@ -469,7 +482,11 @@ func (p StagePlan) String() string {
 	if p.previewOnly() {
 		fmt.Fprintf(&b, "no raw decode, every variant from the embedded preview; variants in order: %s\n", strings.Join(p.Variants, ", "))
 	} else {
-		fmt.Fprintf(&b, "decoded %d×%d; variants in order: %s\n", p.W, p.H, strings.Join(p.Variants, ", "))
+		half := ""
+		if p.HalfSizeTier {
+			half = " at half size (--half-size-tier auto: every variant at most half the picture)"
+		}
+		fmt.Fprintf(&b, "decoded %d×%d%s; variants in order: %s\n", p.W, p.H, half, strings.Join(p.Variants, ", "))
 	}
 	for _, st := range p.Steps {
 		who := "shared"

@@ -427,17 +427,20 @@ var twoPassReleaseHook func(freed, bands int)
 // storedReleased is how much of a two-pass stream's stored rows (stored
 // bytes) the estimate lets go before its encoder: the stored rows are let
 // go as the encoder's own buffer (libjpeg's coefficients, e bytes a pixel
-// of the single variant, encoderCost) grows, and given back to the system
-// an eighth of the image at a time, so that pass 2 holds at most
-// max(stored, coefficients) + stored/8; the encoder's step adds the
-// coefficients.
+// of the single variant at its own size, encoderCost) grows, and given
+// back to the system an eighth of the image at a time, so that pass 2
+// holds at most max(stored, coefficients) + stored/8; the encoder's step
+// adds the coefficients. A downscaled variant's encoder is of its own
+// small image: its pass 2 holds the stored rows until its downscaler has
+// read them (streamResize), so next to nothing is let go before.
 func storedReleased(stored int64, m memCtx) int64 {
 	vs := m.s.OutputVariants()
 	if len(vs) != 1 {
 		return 0 // several variants: every pass but the last reads them all
 	}
-	_, e, _ := encoderCost(vs[0], m.step.W, m.step.H)
-	coef := int64(e * float64(m.step.W) * float64(m.step.H))
+	w, h := vs[0].Fit(m.step.W, m.step.H)
+	_, e, _ := encoderCost(vs[0], w, h)
+	coef := int64(e * float64(w) * float64(h))
 	return max(0, min(stored, coef)-stored/8)
 }
 
