@@ -55,7 +55,7 @@ demo: deps build
 	./$(BIN) convert testdata/raw -o out; status=$$?; ls -l out; exit $$status
 
 test: deps lint
-	$(GOENV) $(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GOENV) $(GO) test -count=1 -timeout 25m $(PKGS)
 	$(GOENV) GOEXPERIMENT= RAWBATCH_SCALAR=1 $(GO) test -count=1 $(SCALAR_PKGS)
 	# Fuzz budgets are execution counts (about 10 s each here), not durations:
 	# a duration races Go's fuzz coordinator at its deadline and fails with a
