@@ -353,16 +353,7 @@ func TestWatchSIGTERMDuringConversion(t *testing.T) {
 			}
 			w := startRB(t, work, []string{"RAWBATCH_TEST_FAULT=gate=g.dng", "RAWBATCH_TEST_GATE=" + gate},
 				"watch", "--min-age", "0s", "--grace", grace, "in", "-o", "out")
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				if _, err := os.Stat(gate + ".ready"); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the conversion never reached the gate; output:\n%s", w.out.String())
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			w.waitGate(t, gate)
 			w.cmd.Process.Signal(syscall.SIGTERM)
 			w.waitLog(t, `starting no more files`, 10*time.Second)
 			if finish {
@@ -506,16 +497,7 @@ func TestWatchFailedThenStopped(t *testing.T) {
 		"watch", "--min-age", "0s", "--grace", "500ms", "in", "-o", "out")
 	w.waitLog(t, `0 converted, 0 skipped, 1 failed`, 20*time.Second) // the first run is over
 	putFile(t, filepath.Join(in, "g.dng"), dngBytes(t, 48, 32, time.Time{}))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(gate + ".ready"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the conversion never reached the gate; output:\n%s", w.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	w.waitGate(t, gate)
 	w.cmd.Process.Signal(syscall.SIGINT)
 	if code := w.wait(t, 20*time.Second); code != ExitFailures {
 		t.Errorf("exit status %d, want %d (a file failed); output:\n%s", code, ExitFailures, w.out.String())
@@ -554,5 +536,21 @@ func TestWatchSession(t *testing.T) {
 	out.Reset()
 	if code := exitCode(s.end(newReporter(&out, &out, false, logText, 0), nil)); code != ExitOK {
 		t.Errorf("all converted since: exit status %d, want 0:\n%s", code, out.String())
+	}
+}
+
+// waitGate waits until w's conversion held at the gate hook
+// (RAWBATCH_TEST_GATE=gate) has reached it, failing the test after 20 s.
+func (w *watchProc) waitGate(t *testing.T, gate string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(gate + ".ready"); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the conversion never reached the gate; output:\n%s", w.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
