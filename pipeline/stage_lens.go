@@ -31,9 +31,12 @@ var lensStage = Stage{Name: "lens", Scope: PerFile, Kind: Spatial, Linear: true,
 const lensDBBytes = 4 << 20
 
 // lensCost: the corrected image (W×H×3 float32) replaces the input, which
-// is freed when the step ends; lensfun's database, the vignetting gains of
-// every lens.Step-th row (W×3 float32 each) and the grid of nodes'
-// positions (6 + 2 float32 a node) are scratch.
+// is freed when the step ends; the vignetting gains of every lens.Step-th
+// row (W×3 float32 each) and the grid of nodes' positions (6 + 2 float32 a
+// node) are scratch. lensfun's database stays loaded once the step has
+// loaded it (lensfun.Open shares one per process, so a worker's later
+// files find it loaded): it is counted as held to the conversion's end,
+// and its pages are not among those a later buffer could take over.
 //
 // lensfun's database is loaded only when there is a lens name to look up
 // (stageLens): a file whose header names none (header.EXIF.Lens), without
@@ -48,7 +51,7 @@ func lensCost(m memCtx) StepMemory {
 	rows := int64(m.step.H/lens.Step + 2)
 	gains := rows * int64(m.step.W) * 12
 	nodes := int64(m.step.W/lens.Step+2) * rows * (6*4 + 2*4)
-	return StepMemory{Scratch: db + gains + nodes, Alloc: img, Free: img}
+	return StepMemory{Scratch: gains + nodes, Alloc: img + db, Free: img}
 }
 
 // LensCorrection is what the lens stage did with a file (Result.Lens).

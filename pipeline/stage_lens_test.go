@@ -343,7 +343,7 @@ func TestLensCost(t *testing.T) {
 		t.Fatalf("no lens step in %+v", m.Steps)
 	}
 	px := int64(24e6)
-	if got.Alloc != 12*px || got.Free != 12*px || got.Scratch != lensDBBytes+int64(4000/lens.Step+2)*(6000*12+int64(6000/lens.Step+2)*32) {
+	if got.Alloc != 12*px+lensDBBytes || got.Free != 12*px || got.Scratch != int64(4000/lens.Step+2)*(6000*12+int64(6000/lens.Step+2)*32) {
 		t.Errorf("lens step %+v", got)
 	}
 	if got.Peak <= before.Peak-before.Scratch-before.Alloc+12*px {

@@ -34,7 +34,9 @@ func stageResize(_ context.Context, j *job) error {
 // resizeCost: the resized image (12 bytes per pixel of the variant's
 // size), and while it runs resize.Downscale's intermediates: the box
 // reduction (when it shrinks by 2·resize.ReducingGap or more) and the
-// horizontal pass of Lanczos-3, both 12 bytes per pixel of their size.
+// horizontal pass of Lanczos-3, both 12 bytes per pixel of their size. An
+// HDR variant of the decoded size is a copy (stageResize): no
+// intermediate.
 func resizeCost(m memCtx) StepMemory {
 	if m.streamed {
 		return resizeStreamCost(m)
@@ -43,6 +45,9 @@ func resizeCost(m memCtx) StepMemory {
 	// step does not carry: recompute it.
 	w, h := DecodedSize(m.fi, m.s)
 	dw, dh := m.step.W, m.step.H
+	if dw == w && dh == h {
+		return StepMemory{Alloc: 12 * m.px()}
+	}
 	kx := max(1, int(float64(w)/float64(dw)/resize.ReducingGap))
 	ky := max(1, int(float64(h)/float64(dh)/resize.ReducingGap))
 	var scratch int64
