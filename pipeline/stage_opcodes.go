@@ -323,8 +323,12 @@ func stageOpcodes(_ context.Context, j *job) error {
 		case op.Vignette != nil:
 			op.Vignette.ApplyImage(j.camera, w, h, c, area)
 		case op.Warp != nil:
-			// A new image, the job's own.
+			// A new image, the job's own; the input is garbage now: give
+			// it back before the next steps allocate, as the lens step
+			// does (without it, a 12 MP warp's capture sharpening peaked
+			// on both images, 1.20× the estimate).
 			j.camera = op.Warp.ApplyImage(j.camera, w, h, c, area)
+			j.giveBack()
 		case op.GainMap != nil && !half:
 			op.GainMap.ApplyImage(j.camera, w, h, c, area)
 		case op.GainMap != nil:
