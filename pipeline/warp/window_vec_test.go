@@ -14,7 +14,9 @@ import (
 // as a lens correction makes them (radial scales of 0.96 to 1.04 with a
 // per-channel difference, so that neighbours' columns step by 0, 1 or 2),
 // jittered positions, positions near and past the borders, and windows
-// that do not hold every row; and it takes most groups of such a map.
+// that do not hold every row; and it takes most groups of such a map,
+// every one inside the image whose rows are at most one apart (those on
+// two rows among them).
 // Under CI the vector path must have run.
 func TestVectorSample(t *testing.T) {
 	testtool.NeedVector(t, vec)
@@ -42,7 +44,7 @@ func TestVectorSample(t *testing.T) {
 		got := Remap(src, w, h, 3, w, h, m)
 		sx, sy := make([]float32, 3*w), make([]float32, 3*w)
 		row := make([]float32, 3*w)
-		taken, groups := 0, 0
+		taken, groups, straddling := 0, 0, 0
 		rows := make([][]float32, h)
 		for i := range rows {
 			rows[i] = src[3*w*i : 3*w*(i+1)]
@@ -78,15 +80,72 @@ func TestVectorSample(t *testing.T) {
 				}
 				for x := 0; x+8 <= w; x += 8 {
 					groups++
-					if vecSample8(sx[ch*w+x:], sy[ch*w+x:], ch, w, w-2, h-2, rows, 0, make([]float32, 24)) {
+					px, py := sx[ch*w+x:ch*w+x+8], sy[ch*w+x:ch*w+x+8]
+					ok := vecSample8(px, py, ch, w, w-2, h-2, rows, 0, make([]float32, 24))
+					if ok {
 						taken++
+					}
+					// Every group inside the image, its rows at most
+					// one apart and its columns within 12 pixels is the
+					// vector path's.
+					c0, c1, r0, r1 := int(px[0]), int(px[0]), int(py[0]), int(py[0])
+					inside := true
+					for i := range 8 {
+						inside = inside && px[i] >= 1 && py[i] >= 1 && px[i] < w-2 && py[i] < h-2
+						c0, c1, r0, r1 = min(c0, int(px[i])), max(c1, int(px[i])), min(r0, int(py[i])), max(r1, int(py[i]))
+					}
+					if inside && r1-r0 <= 1 && c1-c0 <= 12 && c0+15 <= w && !ok && vec {
+						t.Fatalf("scale %v, row %d, channel %d, group at %d (rows %d–%d, columns %d–%d): not by the vector path", s, y, ch, x, r0, r1, c0, c1)
+					}
+					if ok && r1 != r0 {
+						straddling++
 					}
 				}
 			}
 		}
-		t.Logf("scale %v: %d of %d groups of eight by the vector path", s, taken, groups)
+		t.Logf("scale %v: %d of %d groups of eight by the vector path, %d of them on two rows", s, taken, groups, straddling)
+		if vec && straddling == 0 {
+			t.Errorf("scale %v: no group on two rows by the vector path", s)
+		}
 		if vec && float64(taken) < 0.6*float64(groups) {
 			t.Errorf("scale %v: the vector path took only %d of %d groups", s, taken, groups)
+		}
+	}
+}
+
+// TestVectorSampleTwoRowsWindow: a group of eight on two rows (y0 and
+// y0+1) is sampled by the vector path when the window holds rows y0−1 to
+// y0+3, with the scalar sample's values, and left to the scalar path when
+// the window ends a row short.
+func TestVectorSampleTwoRowsWindow(t *testing.T) {
+	testtool.NeedVector(t, vec)
+	const w, h = 64, 32
+	rng := rand.New(rand.NewPCG(7, 8))
+	src := make([]float32, w*h*3)
+	for i := range src {
+		src[i] = rng.Float32()
+	}
+	rows := make([][]float32, h)
+	for i := range rows {
+		rows[i] = src[3*w*i : 3*w*(i+1)]
+	}
+	px, py := make([]float32, 8), make([]float32, 8)
+	for i := range 8 {
+		px[i] = 20.25 + 1.1*float32(i)
+		py[i] = 10.5 + float32(i/4) // rows 10 and 11
+	}
+	for ch := range 3 {
+		out := make([]float32, 24)
+		if !vecSample8(px, py, ch, w, w-2, h-2, rows[9:15], 9, out) {
+			t.Fatalf("channel %d: rows 9–14 held, not by the vector path", ch)
+		}
+		for i := range 8 {
+			if want := sample(src, w, h, 3, ch, px[i], py[i]); out[3*i] != want {
+				t.Errorf("channel %d, lane %d: %v, want %v", ch, i, out[3*i], want)
+			}
+		}
+		if vecSample8(px, py, ch, w, w-2, h-2, rows[9:13], 9, out) {
+			t.Errorf("channel %d: rows 9–12 held (row 13 needed), taken by the vector path", ch)
 		}
 	}
 }
