@@ -1366,7 +1366,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	t0 := time.Now()
 	fr := FileResult{Task: t}
 	for _, o := range append([]Output{{Path: t.Output}}, t.Outputs...) { // variants may go to other folders (--name)
-		if err := os.MkdirAll(filepath.Dir(o.Path), 0o777); err != nil {
+		if err := mkdirBelow(r.OutDir, filepath.Dir(o.Path)); err != nil {
 			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: creating output directory: %w", t.Input, err)
 			return fr
 		}

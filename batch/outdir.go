@@ -8,8 +8,11 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/internal/fileperm"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/state"
 )
@@ -223,4 +226,51 @@ func resolvePath(path string) string {
 		}
 		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
 	}
+}
+
+// mkdirBelow creates dir, a directory under outDir, and the directories
+// between them, one at a time (mkdirat, then openat with O_NOFOLLOW and
+// O_DIRECTORY), so that nothing below OUTDIR is a symbolic link that is
+// followed: a link planted in OUTDIR where the input tree has a folder
+// would send the outputs and their temporary files outside it (into the
+// card the inputs are on, say). OUTDIR itself, the user's choice, may be
+// a link. A dir not under outDir (a Runner used without OutDir) is made
+// with os.MkdirAll. Errors: a component that is a symbolic link or not a
+// directory (unwrapping to rawerr.ErrRefused, naming it), and those of
+// the system calls, naming the directory.
+func mkdirBelow(outDir, dir string) error {
+	rel, err := filepath.Rel(outDir, dir)
+	if outDir == "" || err != nil || !filepath.IsLocal(rel) {
+		return os.MkdirAll(dir, 0o777)
+	}
+	if err := os.MkdirAll(outDir, 0o777); err != nil {
+		return err
+	}
+	fd, err := unix.Open(outDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: outDir, Err: err}
+	}
+	defer func() { unix.Close(fd) }()
+	at := outDir
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		at = filepath.Join(at, name)
+		if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
+			return &os.PathError{Op: "mkdir", Path: at, Err: err}
+		}
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ELOOP || err == unix.ENOTDIR {
+			what := "not a directory"
+			var st unix.Stat_t
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				what = "a symbolic link"
+			}
+			return &wrapped{fmt.Sprintf("%s is %s; refusing to write through it (outputs stay inside the output directory): remove it, or choose another output directory", at, what), rawerr.ErrRefused}
+		}
+		if err != nil {
+			return &os.PathError{Op: "open", Path: at, Err: err}
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	return nil
 }

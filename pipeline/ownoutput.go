@@ -3,17 +3,25 @@ package pipeline
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rawbatch/rawbatch/pipeline/header"
 )
 
 // WrittenByRawbatch reports whether the file at path is absent or was
 // written by rawbatch: its EXIF Software tag, within the first 64 KiB of
-// every format rawbatch writes, is "rawbatch".
+// every format rawbatch writes, is "rawbatch". A symbolic link at path,
+// dangling or not, is never rawbatch's (it writes none): it is opened
+// without following it (O_NOFOLLOW).
 func WrittenByRawbatch(path string) bool {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return false
+	}
 	if err != nil {
 		return true // absent (or unreadable: the write will say why)
 	}
