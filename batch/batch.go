@@ -293,7 +293,7 @@ type FileResult struct {
 // LibRaw and the other linked libraries), added to each file's estimate
 // when converting in workers (Subprocess.Overhead), so that the budget
 // counts every process it starts. docs/memory.md gives its measurement.
-const WorkerRSS = 36 << 20
+const WorkerRSS = 48 << 20
 
 // WorkerBytes returns the memory in bytes that a conversion whose estimate
 // is b takes when it runs in a worker process: b.Total plus the worker's

@@ -46,7 +46,7 @@ var workerMaxFiles = 500
 // WorkerRSS, what the budget counts for a worker's own memory, plus room
 // for what a worker that has converted keeps (LibRaw's and lensfun's
 // tables, the Go runtime's caches). A variable for tests.
-var workerRecycleRSS int64 = WorkerRSS + 24<<20
+var workerRecycleRSS int64 = WorkerRSS + 12<<20
 
 // workerMaxStderr bounds a worker's stderr file in bytes (the messages of
 // all the files it converted).
