@@ -287,7 +287,7 @@ func (c *ConvertConfig) rerunSettings() []setting {
 				}
 				return nil
 			}},
-		{Name: "min-age", Default: 2 * time.Second, Help: "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile",
+		{Name: "min-age", Default: 2 * time.Second, Help: "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile; a file found truncated and modified within the last minute is taken as still being written too, unless --min-age 0 (do not wait: a truncated file fails)",
 			Apply: durationInto(&c.MinAge)},
 	}
 }
@@ -454,7 +454,7 @@ func (c ConvertConfig) runner(threads int, exe string, od *batch.OutDir) *batch.
 	return &batch.Runner{Settings: c.Settings, Jobs: c.Jobs, Budget: c.MemBudget, Threads: threads,
 		Exe: exe, Timeout: c.Timeout, Grace: c.Grace,
 		State: od.State, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, EditedKeep: c.EditedKeep, KnownFailuresSkip: c.KnownFailuresSkip, OutDir: c.OutDir, SettingsHash: batch.SettingsHash(c.Settings), Version: Version(),
-		Locks: od.Locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, Retries: c.Retries,
+		Locks: od.Locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, NoSettle: c.MinAge == 0, Retries: c.Retries,
 		CacheDir: c.CacheDir, CacheMax: c.CacheSize, KeepCache: c.KeepCache}
 }
 
