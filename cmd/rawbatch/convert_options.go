@@ -214,7 +214,7 @@ func (c *ConvertConfig) runSettings() []setting {
 				}
 				return nil
 			}},
-		{Name: "dry-run", Default: false, Help: "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 1 if OUTDIR cannot be written, as the run would)",
+		{Name: "dry-run", Default: false, Help: "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 3 if a file would fail, 1 if OUTDIR cannot be written, as the run would)",
 			Apply: boolInto(&c.DryRun)},
 		{Name: "timeout", Default: time.Duration(0), Help: "longest one file may take before its worker is killed (default 60s + 3s per megapixel)",
 			Apply: durationInto(&c.Timeout)},
