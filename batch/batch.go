@@ -434,6 +434,13 @@ type Runner struct {
 	// modification time changed since the plan was made, is skipped as
 	// "still being written" and left for a later run.
 	MinAge time.Duration
+	// NoSettle: files are not waited for to settle (--min-age 0), so a
+	// file found truncated fails as corrupt however recently it was
+	// modified, instead of being taken for a copy still in progress
+	// (stillCopying); one whose size or time changed during the run is
+	// still skipped. A worker of the multi-host mode takes it from the
+	// submitter (QueuedTask.NoSettle).
+	NoSettle bool
 	// SettleWait, when set, is told when Settle starts waiting: for how
 	// long, and for how many files modified within MinAge.
 	SettleWait func(files int, wait time.Duration)
@@ -677,7 +684,7 @@ func largestFirst(q []queued, tasks []Task) {
 // finish records fr as the result of task i and reports it (Runner.Done).
 func (b *batchRun) finish(i int, fr FileResult) {
 	if fr.Status == StatusFailed {
-		if reason, rule := stillCopying(fr.Task, fr.Err); reason != "" {
+		if reason, rule := b.r.stillCopying(fr.Task, fr.Err); reason != "" {
 			fr = FileResult{Task: fr.Task, Status: StatusSkipped, Reason: reason, Unsettled: rule}
 		}
 	}
@@ -1099,8 +1106,12 @@ func (r *Runner) preflight(t Task, underLock bool) (fr FileResult, pending []int
 // later run, not failed: it changed in size or time since the plan, or it
 // was modified less than copyingAge ago (a copy that stalled for longer
 // than --min-age); and the rule that fired (FileResult.Unsettled). ""
-// when it is not: an old truncated file fails as corrupt.
-func stillCopying(t Task, err error) (reason, rule string) {
+// when it is not: an old truncated file fails as corrupt, and under
+// NoSettle so does a recent one that did not change during the run (a CI
+// job that copies its files and converts at once must see a broken one
+// fail; a change seen during the run is a copy in progress whatever
+// --min-age says).
+func (r *Runner) stillCopying(t Task, err error) (reason, rule string) {
 	if err == nil || !isTruncated(err) {
 		return "", ""
 	}
@@ -1112,7 +1123,7 @@ func stillCopying(t Task, err error) (reason, rule string) {
 		return "still being written, try again (it ends before its data, and its size or time changed during the run)",
 			"found truncated, its size or time changed during the run"
 	}
-	if age := time.Since(st.ModTime()); age >= -time.Second && age < copyingAge {
+	if age := time.Since(st.ModTime()); !r.NoSettle && age >= -time.Second && age < copyingAge {
 		return fmt.Sprintf("still being written, try again (it ends before its data, and was modified %.1f s ago)", max(age.Seconds(), 0)),
 			fmt.Sprintf("found truncated and modified within the last %s", copyingAge)
 	}

@@ -139,7 +139,7 @@ func (r *Runner) plannedFile(t Task, outs []Output) PlannedFile {
 			}
 		}
 	}
-	copying, _ := stillCopying(t, t.Err) // as Run skips it
+	copying, _ := r.stillCopying(t, t.Err) // as Run skips it
 	switch {
 	case copying != "":
 		f.Note = "skip: " + copying

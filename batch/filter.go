@@ -164,20 +164,17 @@ func (f walkFilter) takeFile(rel, name string) bool {
 }
 
 // takeListed reports whether a listed file (PlanOptions.Files) at rel is
-// taken: as a walked file is, by its RAW extension and the Include and
-// Exclude globs (Exclude also on each folder on its way), but named
-// explicitly, so an AppleDouble name or a system folder on its way does
-// not skip it.
+// taken: by the Include and Exclude globs (Exclude also on each folder on
+// its way), as a walked file is; but it is named explicitly, as a file
+// argument is, so its extension does not matter (a DNG named photo.bin is
+// converted, anything else fails saying what it is) and an AppleDouble
+// name or a system folder on its way does not skip it.
 func (f walkFilter) takeListed(rel string) bool {
 	segs := strings.Split(filepath.ToSlash(rel), "/")
 	for i := range segs[:len(segs)-1] {
 		if matchAny(f.exclude, strings.Join(segs[:i+1], "/")) {
 			return false
 		}
-	}
-	name := segs[len(segs)-1]
-	if !header.IsRawExtension(name) {
-		return false
 	}
 	if len(f.include) > 0 && !matchAny(f.include, rel) {
 		return false

@@ -43,14 +43,14 @@ func TestMatchGlob(t *testing.T) {
 	}
 }
 
-// A listed file is taken as named: an AppleDouble name or a system folder
-// on its way does not skip it (a walk skips those); its extension and the
-// globs still apply.
+// A listed file is taken as named: whatever its extension, and an
+// AppleDouble name or a system folder on its way does not skip it (a walk
+// skips those); the globs still apply.
 func TestTakeListed(t *testing.T) {
 	f := walkFilter{exclude: []string{"old"}}
 	for rel, want := range map[string]bool{
 		"DCIM/IMG_1.CR3": true, "DCIM/._IMG_1.CR3": true, ".Trashes/501/IMG_1.CR3": true,
-		"old/IMG_1.CR3": false, "DCIM/notes.txt": false, "@eaDir/IMG_1.CR3/SYNOPHOTO.dng": true,
+		"old/IMG_1.CR3": false, "DCIM/notes.txt": true, "ext/photo.bin": true, "old/photo.bin": false, "@eaDir/IMG_1.CR3/SYNOPHOTO.dng": true,
 		".Trash-1000/files/a.dng": true, "DCIM/old/a.dng": false,
 	} {
 		if got := f.takeListed(rel); got != want {

@@ -48,12 +48,14 @@ type PlanOptions struct {
 	// Exclude matches is skipped. Files named as inputs are always taken.
 	Include, Exclude []string
 	// Files are listed input files (--files-from), planned after inputs:
-	// each is taken like a file found in a walk (RAW extensions only,
-	// Include and Exclude applied to its path relative to Base), but as
-	// named: an AppleDouble name or a system folder on its way does not
-	// skip it (only walks skip those), only AppleDouble content does,
-	// with a warning naming it (Plan.SkippedListed); a listed directory is passed
-	// over. Its Rel, and so its place under outDir, is its path relative to
+	// each is filtered like a file found in a walk by Include and Exclude
+	// (applied to its path relative to Base), but taken as named, like a
+	// file argument: whatever its extension (one that is not a RAW file
+	// fails saying so, one that is not a regular file fails as
+	// header.ErrNotRegular), and an AppleDouble name or a system folder
+	// on its way does not skip it (only walks skip those), only
+	// AppleDouble content does, with a warning naming it
+	// (Plan.SkippedListed); a listed directory is passed over. Its Rel, and so its place under outDir, is its path relative to
 	// Base; a file outside Base fails, naming it. Without Base each file
 	// goes to outDir/BASENAME, as a file named as an input.
 	Files []string
@@ -352,9 +354,7 @@ func (pl *planner) listed(files []string, base string) {
 			continue
 		}
 		if !filter.takeListed(r) {
-			if (walkFilter{}).takeListed(r) {
-				p.Excluded++
-			}
+			p.Excluded++
 			continue
 		}
 		if !fi.Mode().IsRegular() {

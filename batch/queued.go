@@ -58,6 +58,8 @@ type QueuedTask struct {
 	KnownFailuresSkip bool          `json:"known_failures_skip,omitempty"`
 	Timeout           time.Duration `json:"timeout,omitempty"`
 	LockWait          time.Duration `json:"lock_wait,omitempty"`
+	// NoSettle: Runner.NoSettle (the submitter's --min-age 0).
+	NoSettle bool `json:"no_settle,omitempty"`
 	// Estimate is the submitter's memory estimate of the conversion in a
 	// worker process, at one thread, in bytes (WorkerBytes).
 	Estimate int64 `json:"estimate"`
@@ -146,7 +148,7 @@ func (r *Runner) QueueTask(t Task) QueuedTask {
 	return QueuedTask{Input: t.Input, Rel: t.Rel, Output: t.Output, OutputRel: t.OutputRel, Stem: t.Stem,
 		Paths: t.Paths, Outputs: t.Outputs, Size: t.Size, ModTime: t.ModTime, OutDir: r.OutDir,
 		Settings: r.presetOr(t), SettingsHash: r.settingsHashOf(t), Version: r.Version, Preset: t.Preset,
-		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, EditedKeep: r.EditedKeep, KnownFailuresSkip: r.KnownFailuresSkip, Timeout: r.Timeout, LockWait: r.LockWait,
+		Force: r.Force, Overwrite: r.Overwrite, NoRecreate: r.NoRecreate, EditedKeep: r.EditedKeep, KnownFailuresSkip: r.KnownFailuresSkip, Timeout: r.Timeout, LockWait: r.LockWait, NoSettle: r.NoSettle,
 		Estimate: WorkerBytes(t.Estimate), NewPhoto: t.newPhoto, OtherGone: t.otherGone, XMP: t.XMP}
 }
 
@@ -165,7 +167,7 @@ func (q QueuedTask) Task() Task {
 func (q QueuedTask) Configure(r *Runner) {
 	r.Settings, r.SettingsHash, r.Version, r.OutDir = q.Settings, q.SettingsHash, q.Version, q.OutDir
 	r.Force, r.Overwrite, r.NoRecreate, r.Timeout, r.LockWait = q.Force, q.Overwrite, q.NoRecreate, q.Timeout, q.LockWait
-	r.EditedKeep, r.KnownFailuresSkip = q.EditedKeep, q.KnownFailuresSkip
+	r.EditedKeep, r.KnownFailuresSkip, r.NoSettle = q.EditedKeep, q.KnownFailuresSkip, q.NoSettle
 }
 
 // ErrOtherDevelop: a queued task was submitted by a rawbatch whose develop

@@ -231,7 +231,7 @@ func TestQueuedTaskRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Runner{Settings: s, State: store, OutDir: out, SettingsHash: SettingsHash(s), Version: "1.2.3",
-		Force: true, Overwrite: true, EditedKeep: true, KnownFailuresSkip: true, Timeout: 7 * time.Second, LockWait: 3 * time.Second}
+		Force: true, Overwrite: true, EditedKeep: true, KnownFailuresSkip: true, Timeout: 7 * time.Second, LockWait: 3 * time.Second, NoSettle: true}
 	r.Triage(p)
 	p.Tasks[0].Estimate = pipeline.Memory{Total: 5 << 20}
 	q := r.QueueTask(p.Tasks[0])
@@ -252,7 +252,7 @@ func TestQueuedTaskRoundTrip(t *testing.T) {
 	var w Runner
 	back.Configure(&w)
 	if w.SettingsHash != r.SettingsHash || w.OutDir != out || w.Version != "1.2.3" || !w.Force || !w.Overwrite || w.NoRecreate ||
-		!w.EditedKeep || !w.KnownFailuresSkip || w.Timeout != 7*time.Second || w.LockWait != 3*time.Second {
+		!w.EditedKeep || !w.KnownFailuresSkip || w.Timeout != 7*time.Second || w.LockWait != 3*time.Second || !w.NoSettle {
 		t.Errorf("Configure: %+v", w)
 	}
 	if back.Estimate != WorkerBytes(pipeline.Memory{Total: 5 << 20}) {

@@ -214,7 +214,7 @@ func (c *ConvertConfig) runSettings() []setting {
 				}
 				return nil
 			}},
-		{Name: "dry-run", Default: false, Help: "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 1 if OUTDIR cannot be written, as the run would)",
+		{Name: "dry-run", Default: false, Help: "list what would be converted, with memory estimates and planned concurrency; decode and create nothing (exit 3 if a file would fail, 1 if OUTDIR cannot be written, as the run would)",
 			Apply: boolInto(&c.DryRun)},
 		{Name: "timeout", Default: time.Duration(0), Help: "longest one file may take before its worker is killed (default 60s + 3s per megapixel)",
 			Apply: durationInto(&c.Timeout)},
@@ -287,7 +287,7 @@ func (c *ConvertConfig) rerunSettings() []setting {
 				}
 				return nil
 			}},
-		{Name: "min-age", Default: 2 * time.Second, Help: "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile",
+		{Name: "min-age", Default: 2 * time.Second, Help: "files modified more recently are waited for until this old, and skipped as still being written if they changed meanwhile; a file found truncated and modified within the last minute is taken as still being written too, unless --min-age 0 (do not wait: a truncated file fails)",
 			Apply: durationInto(&c.MinAge)},
 	}
 }
@@ -454,7 +454,7 @@ func (c ConvertConfig) runner(threads int, exe string, od *batch.OutDir) *batch.
 	return &batch.Runner{Settings: c.Settings, Jobs: c.Jobs, Budget: c.MemBudget, Threads: threads,
 		Exe: exe, Timeout: c.Timeout, Grace: c.Grace,
 		State: od.State, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, EditedKeep: c.EditedKeep, KnownFailuresSkip: c.KnownFailuresSkip, OutDir: c.OutDir, SettingsHash: batch.SettingsHash(c.Settings), Version: Version(),
-		Locks: od.Locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, Retries: c.Retries,
+		Locks: od.Locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, NoSettle: c.MinAge == 0, Retries: c.Retries,
 		CacheDir: c.CacheDir, CacheMax: c.CacheSize, KeepCache: c.KeepCache}
 }
 
