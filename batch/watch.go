@@ -2,9 +2,11 @@ package batch
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,13 +20,19 @@ import (
 // writes). Idle, an inotify Watcher runs nothing: it blocks in the
 // kernel until an event comes. What to convert is then found by an
 // ordinary planned run over the directories (records make it cheap);
-// the Watcher only says when.
+// the Watcher only says when. A directory that goes (removed, renamed,
+// unmounted) is watched again when Refresh finds it back.
 type Watcher struct {
 	changed chan struct{} // one pending change, coalesced
 	skip    func(path string) bool
 	fsw     *fsnotify.Watcher
 	poll    time.Duration
 	dirs    []string
+	// watched is, by directory of dirs, the directory inotify watches
+	// (nil: none, it was gone at the last look): another one under the
+	// same path is a directory made again, whose tree is watched anew.
+	watched map[string]os.FileInfo
+	gone    map[string]bool // by directory of dirs, gone at the last Refresh
 	done    chan struct{}
 	wg      sync.WaitGroup
 	// Errs receives the watcher's errors (a directory that could not be
@@ -38,6 +46,7 @@ type Watcher struct {
 // Errors: inotify cannot be set up, or a directory cannot be watched.
 func NewWatcher(dirs []string, poll time.Duration, skip func(path string) bool) (*Watcher, error) {
 	w := &Watcher{changed: make(chan struct{}, 1), skip: skip, poll: poll, dirs: dirs,
+		watched: map[string]os.FileInfo{}, gone: map[string]bool{},
 		done: make(chan struct{}), Errs: make(chan error, 16)}
 	if poll > 0 {
 		prev := w.scan()
@@ -51,14 +60,90 @@ func NewWatcher(dirs []string, poll time.Duration, skip func(path string) bool) 
 	}
 	w.fsw = fsw
 	for _, d := range dirs {
-		if err := w.addTree(d); err != nil {
+		fi, err := os.Stat(d)
+		if err == nil {
+			err = w.addTree(d)
+		}
+		if err != nil {
 			fsw.Close()
 			return nil, err
 		}
+		w.watched[d] = fi
 	}
 	w.wg.Add(1)
 	go w.events()
 	return w, nil
+}
+
+// Refresh looks at each of the directories again, as it is now: gone
+// says why each that cannot be watched now cannot (it was removed or
+// renamed, is no longer a directory), by directory; back lists those
+// that are there again after a Refresh found them gone or, with inotify,
+// that another directory now stands for under the same path (removed and
+// made again, a card mounted again): their trees are watched anew, the
+// old watches dropped. A directory whose watch cannot be added is gone,
+// with that error. Not safe for concurrent use (one caller, between its
+// runs).
+func (w *Watcher) Refresh() (gone map[string]error, back []string) {
+	gone = map[string]error{}
+	live := map[string]bool{} // the paths inotify watches: a removed directory's watch is dropped
+	if w.fsw != nil {
+		for _, p := range w.fsw.WatchList() {
+			live[p] = true
+		}
+	}
+	for _, d := range w.dirs {
+		fi, err := os.Stat(d)
+		if err == nil && !fi.IsDir() {
+			err = fmt.Errorf("%s: not a directory", d)
+		}
+		if err == nil && w.fsw != nil {
+			// A directory made again may have the removed one's inode
+			// number: its watch, gone with it, tells them apart.
+			if old := w.watched[d]; old == nil || !os.SameFile(old, fi) || !live[filepath.Clean(d)] {
+				w.unwatchTree(d)
+				w.watched[d] = nil
+				if err = w.addTree(d); err == nil {
+					w.watched[d] = fi
+					if old != nil {
+						back = append(back, d) // replaced without a look finding it gone
+					}
+				}
+			}
+		}
+		if err != nil {
+			gone[d] = err
+			w.gone[d] = true
+			continue
+		}
+		if w.gone[d] {
+			delete(w.gone, d)
+			back = append(back, d)
+		}
+	}
+	return gone, back
+}
+
+// unwatchTree drops the inotify watches of dir and everything under it
+// (the directory that stood there before: moved away, its watches still
+// report its changes under the old names).
+func (w *Watcher) unwatchTree(dir string) {
+	dir = filepath.Clean(dir)
+	for _, p := range w.fsw.WatchList() {
+		if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			w.fsw.Remove(p) // already gone with its directory: nothing to drop
+		}
+	}
+}
+
+// isDir reports whether path is one of the watched directories.
+func (w *Watcher) isDir(path string) bool {
+	for _, d := range w.dirs {
+		if filepath.Clean(d) == path {
+			return true
+		}
+	}
+	return false
 }
 
 // Changed returns the channel that receives a value when something
@@ -156,7 +241,8 @@ func (w *Watcher) events() {
 					w.addTree(ev.Name)
 				}
 			}
-			if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Chmod) {
+			if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Chmod) ||
+				(ev.Has(fsnotify.Remove) && w.isDir(ev.Name)) { // a watched directory gone: Refresh says so
 				w.signal()
 			}
 		case err, ok := <-w.fsw.Errors:
@@ -176,10 +262,15 @@ type fileState struct {
 }
 
 // scan is one polling walk: every regular file under the directories
-// with its size and modification time.
+// with its size and modification time, and each directory that is gone
+// (size -1: its going and its coming back are changes, even empty).
 func (w *Watcher) scan() map[string]fileState {
 	m := map[string]fileState{}
 	for _, dir := range w.dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			m[dir] = fileState{size: -1}
+			continue
+		}
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,8 +56,11 @@ changes there into OUTDIR, as convert would with the same flags: the same
 records, locks and reports, so watch, cron runs and manual runs overlap
 safely. It converts what is there when it starts (what arrived while it
 was down; the records make it cheap), then waits for changes: inotify
-(new folders are watched too; idle, it uses no CPU), or with --poll D a walk
-every D (network mounts). A file is taken once nothing under the DIRs has
+(new folders are watched too; idle, it uses next to no CPU), or with
+--poll D a walk every D (network mounts). A DIR that goes (removed,
+renamed, a card or share unmounted) does not end watch: it says so once,
+looks for the DIR every 2s (every D with --poll), and when the DIR is
+back watches it again and converts what is in it. A file is taken once nothing under the DIRs has
 changed for --min-age and its size and modification time are stable, so a
 card copied in is converted as one batch, and a file still being written
 is left for the next change. SIGINT or SIGTERM stops it: no more files
@@ -81,8 +85,10 @@ was not converted since, else 130 when the signal stopped a run, else 0.
 }
 
 // runWatch converts dirs into opts.OutDir once, then again after each
-// burst of changes under them, until a signal (or ctx) ends it. Errors:
-// a DIR that is not a directory, --dry-run or --files-from (nothing to
+// burst of changes under them, until a signal (or ctx) ends it. A DIR
+// that goes while it runs is waited for (warned of once) and watched
+// and converted again when it is back. Errors: a DIR that is not a
+// directory when it starts, --dry-run or --files-from (nothing to
 // watch), the watcher cannot be set up, OUTDIR cannot be used.
 func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 	cfg := opts.ConvertConfig
@@ -126,19 +132,62 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 	quiet := max(cfg.MinAge, 50*time.Millisecond)
 	cfg.watching = true
 	session := newWatchSession()
+	// Every lookEvery watch checks that the DIRs are still there: a DIR
+	// removed and made again, or a card mounted again, is a new directory
+	// that inotify's watches (on the old one) never see.
+	lookEvery := watchLookEvery
+	if opts.Poll > 0 {
+		lookEvery = opts.Poll
+	}
+	looks := time.NewTicker(lookEvery)
+	defer looks.Stop()
+	gone := map[string]bool{} // the DIRs said to be gone
+	// look says which DIRs are gone or back since the last look (once
+	// each, on rep), has the watcher watch again those back, and returns
+	// the DIRs there now and whether any came or went.
+	look := func(rep *reporter) (present []string, changed bool) {
+		missing, back := w.Refresh()
+		for _, d := range dirs {
+			err, isGone := missing[d]
+			switch {
+			case isGone && !gone[d]:
+				gone[d], changed = true, true
+				why := "is gone"
+				if !errors.Is(err, fs.ErrNotExist) {
+					why = fmt.Sprintf("cannot be watched (%v)", err)
+				}
+				rep.warn(fmt.Sprintf("input %s %s; waiting for it to come back (looking every %s)", d, why, lookEvery))
+			case !isGone && gone[d]:
+				delete(gone, d)
+				changed = true
+				rep.note(fmt.Sprintf("input %s is back; converting what is in it", d))
+			}
+			if !isGone {
+				present = append(present, d)
+			}
+		}
+		return present, changed || len(back) > 0
+	}
 	var again time.Duration // the wait before looking again at files still being written
 	for {
 		rep := newReporter(cfg.Stdout, cfg.Stderr, cfg.Quiet, cfg.LogFormat, 0)
 		cur.Store(rep)
 		rr := &runReport{start: time.Now(), cfg: cfg}
-		err := convertBatch(cfg, rep, sig, rr)
-		fallbackReport(cfg, rep, sig, rr, err)
-		if _, perFile := err.(*batchOutcome); err != nil && !perFile {
-			return err // OUTDIR or the report cannot be used: no later run can do better
-		}
-		session.add(rr.results)
-		if sig.Ctx.Err() != nil {
-			return session.end(rep, err) // stopped during the run
+		present, _ := look(rep)
+		cfg.Inputs = present
+		if len(present) > 0 { // with every DIR gone there is nothing to run over
+			err := convertBatch(cfg, rep, sig, rr)
+			fallbackReport(cfg, rep, sig, rr, err)
+			if _, perFile := err.(*batchOutcome); err != nil && !perFile {
+				if _, changed := look(rep); !changed {
+					return err // OUTDIR or the report cannot be used: no later run can do better
+				}
+				// A DIR went during the run: said, and waited for.
+			}
+			session.add(rr.results)
+			if sig.Ctx.Err() != nil {
+				return session.end(rep, err) // stopped during the run
+			}
 		}
 		// Files still being written are looked at again after --min-age,
 		// then waiting twice as long each time they still are (up to
@@ -156,24 +205,46 @@ func runWatch(ctx context.Context, opts WatchOptions, dirs []string) error {
 		if idleHook != nil {
 			idleHook(sig.Ctx)
 		}
-		select {
-		case <-sig.Ctx.Done():
-			stop()
-			return session.end(rep, nil) // stopped while idle
-		case err := <-w.Errs:
-			// A folder that could not be watched, a lost event: say so, and
-			// look again once things are quiet.
-			rep.warn("watch: " + err.Error())
-		case <-w.Changed():
-		case <-recheck:
-			continue
+		settle := true // a change: wait for the burst to end
+	wait:
+		for {
+			select {
+			case <-sig.Ctx.Done():
+				stop()
+				return session.end(rep, nil) // stopped while idle
+			case err := <-w.Errs:
+				// A folder that could not be watched, a lost event: say so, and
+				// look again once things are quiet.
+				rep.warn("watch: " + err.Error())
+				break wait
+			case <-w.Changed():
+				break wait
+			case <-recheck:
+				settle = false // only the files still being written: nothing to wait for
+				break wait
+			case <-looks.C:
+				if lookHook != nil {
+					lookHook()
+				}
+				if _, changed := look(rep); changed {
+					break wait
+				}
+			}
 		}
 		stop()
-		if !w.Settle(sig.Ctx, quiet) {
+		if settle && !w.Settle(sig.Ctx, quiet) {
 			return session.end(rep, nil) // stopped before the next run
 		}
 	}
 }
+
+// watchLookEvery is how often watch checks that its DIRs are still there
+// when it uses inotify (with --poll: at each walk).
+var watchLookEvery = 2 * time.Second
+
+// lookHook, set only by the tests, runs each time watch checks that its
+// DIRs are still there while it waits for changes.
+var lookHook func()
 
 // idleHook, set only by the tests, runs each time watch has finished a
 // run and is about to wait for changes, to deliver a signal while it is

@@ -554,3 +554,101 @@ func (w *watchProc) waitGate(t *testing.T, gate string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// lookEveryEnv, in the tests only, sets how often watch checks that its
+// DIRs are still there (watchLookEvery, inotify mode), and looksEnv names
+// a file that gets a line each time it does (lookHook): a test waits for
+// looks, not for time.
+const (
+	lookEveryEnv = "RAWBATCH_TEST_LOOK_EVERY"
+	looksEnv     = "RAWBATCH_TEST_LOOKS"
+)
+
+func init() {
+	if d, err := time.ParseDuration(os.Getenv(lookEveryEnv)); err == nil {
+		watchLookEvery = d
+	}
+	if p := os.Getenv(looksEnv); p != "" {
+		lookHook = func() {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				panic(err) // the test cannot count looks
+			}
+			f.WriteString("look\n")
+			f.Close()
+		}
+	}
+}
+
+// waitLooks waits until watch has checked its DIRs n more times than
+// when the count was before (the lines of looks), failing the test after
+// 20 s; it returns the count.
+func (w *watchProc) waitLooks(t *testing.T, looks string, before, n int) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(looks)
+		if k := bytes.Count(b, []byte("\n")); k >= before+n {
+			return k
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watch did not look at its DIRs %d times; output:\n%s", n, w.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWatchDirGoneAndBack: a watched folder removed with what it held
+// (as by rm -rf, a card unmounted) does not end watch, in either mode: it warns once, however
+// many times it looks while the folder is gone, says when the folder is
+// back, and converts files that then arrive in it and in a subfolder
+// that came back with it (inotify: the new directories are watched, not
+// the removed ones). SIGTERM ends it as usual, with the summary and 0.
+func TestWatchDirGoneAndBack(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		args []string
+		how  string
+	}{
+		{"inotify", nil, `inotify`},
+		{"poll", []string{"--poll", "200ms"}, `a walk every 200ms`},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			work := t.TempDir()
+			in := filepath.Join(work, "in")
+			os.Mkdir(in, 0o755)
+			putFile(t, filepath.Join(in, "a.dng"), dngBytes(t, 48, 32, time.Time{}))
+			looks := filepath.Join(work, "looks")
+			args := append([]string{"watch", "--min-age", "200ms", "in", "-o", "out"}, mode.args...)
+			w := startRB(t, work, []string{lookEveryEnv + "=100ms", looksEnv + "=" + looks}, args...)
+			w.waitLog(t, `watching in \(`+mode.how+`\)`, 20*time.Second)
+			w.waitLog(t, `1 converted, 0 skipped`, 20*time.Second) // the first run is over
+
+			if err := os.RemoveAll(in); err != nil {
+				t.Fatal(err)
+			}
+			w.waitLog(t, `input in is gone; waiting for it to come back \(looking every `, 20*time.Second)
+			n := w.waitLooks(t, looks, 0, 0)
+			w.waitLooks(t, looks, n, 3) // looked again while gone: no second warning
+			if err := os.MkdirAll(filepath.Join(in, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			w.waitLog(t, `input in is back; converting what is in it`, 20*time.Second)
+			w.waitLog(t, `(?s)is back.*no RAW files found`, 20*time.Second) // its run is over
+
+			putFile(t, filepath.Join(in, "sub", "s.dng"), dngBytes(t, 48, 32, time.Time{}))
+			w.waitLog(t, `converted in/sub/s\.dng -> out/sub/s\.jpg`, 20*time.Second)
+			putFile(t, filepath.Join(in, "x.dng"), dngBytes(t, 48, 32, time.Time{}))
+			w.waitLog(t, `converted in/x\.dng -> out/x\.jpg`, 20*time.Second)
+			if k := w.count(`input in is gone`); k != 1 {
+				t.Errorf("warned %d times that in is gone, want once; output:\n%s", k, w.out.String())
+			}
+			if code := w.stop(t, 10*time.Second); code != 0 {
+				t.Errorf("exit status %d after SIGTERM, want 0; output:\n%s", code, w.out.String())
+			}
+			if want := `watch stopped: this session converted 3 files; none failed`; !regexp.MustCompile(want).MatchString(w.out.String()) {
+				t.Errorf("no %q in the output:\n%s", want, w.out.String())
+			}
+		})
+	}
+}
