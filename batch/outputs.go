@@ -51,11 +51,17 @@ func (r *Runner) ownerOf(o Output) ownership {
 	if r.State != nil {
 		rec, _ = r.State.Load(o.Rel)
 	}
-	if _, err := os.Lstat(o.Path); errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Lstat(o.Path)
+	if errors.Is(err, fs.ErrNotExist) {
 		if rec != nil && !rec.Claim {
 			return outDeleted
 		}
 		return outAbsent
+	}
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// rawbatch writes no links: one at the path is the user's, even
+		// when what it points to matches the record.
+		return outForeign
 	}
 	if rec != nil && rec.Claim {
 		rec = nil // a claim says nothing of the file (another input's is refused by the caller)
