@@ -375,14 +375,7 @@ func (j *job) runPlan(ctx context.Context, res *Result, asked []*variantJob, o C
 		}
 		j.decodedW, j.decodedH = 0, 0
 		if len(j.outs) > 1 && st.v >= 0 && (n+1 == len(plan.Steps) || plan.Steps[n+1].v != st.v) {
-			// Collect this variant's buffers before the next one
-			// allocates, so memory follows the estimate; they hold no
-			// pointers, so this is cheap. An encoder's C memory (libwebp's)
-			// freed to glibc is returned to the system too: Go's next
-			// buffers cannot take those pages over (a 1 MP file's six
-			// variants measured 1.20–1.25× their estimate without it).
-			runtime.GC()
-			libraw.ReleaseFreeMemory()
+			releaseVariant()
 		}
 	}
 	return nil

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"runtime"
 	"runtime/debug"
 
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
@@ -142,6 +144,18 @@ func giveBack(px int64) {
 // giveBackHook is called each time giveBack returns the garbage's pages
 // (tests).
 var giveBackHook = func() {}
+
+// releaseVariant is called between a file's variants (runPlan, and the
+// streamed variants' runner): it collects the finished variant's buffers
+// before the next one allocates, so memory follows the estimate (they hold
+// no pointers: cheap), and returns to the system the C memory its encoder
+// (libwebp) freed to glibc, whose pages Go's next buffers cannot take
+// over (a 1 MP file's six variants measured 1.20–1.25× their estimate
+// without it).
+func releaseVariant() {
+	runtime.GC()
+	libraw.ReleaseFreeMemory()
+}
 
 // giveBack is giveBack for the file j decodes (LibRaw's size of it).
 func (j *job) giveBack() { giveBack(int64(j.info.Width) * int64(j.info.Height)) }

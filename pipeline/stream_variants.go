@@ -3,11 +3,9 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"time"
 
-	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"github.com/rawbatch/rawbatch/pipeline/resize"
@@ -512,11 +510,7 @@ func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageT
 			return tims, err
 		}
 		if n < last {
-			// This variant's buffers collected, and its encoder's C
-			// memory returned, before the next one's grow, as runPlan
-			// does between variants.
-			runtime.GC()
-			libraw.ReleaseFreeMemory()
+			releaseVariant()
 		}
 	}
 	if !sharedDone {
