@@ -296,8 +296,9 @@ func integerBlack(c demosaic.CFA) bool {
 
 // reduceInt is reduceCFA's sums for whole black levels and no black
 // pattern: each phase's samples clamped in DN to [black, black + 1/scale]
-// (the demosaic's clamp to [0, 1]) and summed as integers, a cell and a
-// column parity at a time, then normalised once: (Σ − n·black)·scale. A
+// (the demosaic's clamp to [0, 1]) and summed as integers, a fine row's
+// rows into per-column sums first (demosaic.SumRow, a row parity's apart)
+// and then each cell's columns, normalised once: (Σ − n·black)·scale. A
 // sample counts clipped at black + clip/scale DN and above.
 func (g *anchorCFA) reduceInt(c demosaic.CFA, r image.Rectangle, clip float32) {
 	fw, fh := g.Sub*g.GW, g.Sub*g.GH
@@ -309,47 +310,55 @@ func (g *anchorCFA) reduceInt(c demosaic.CFA, r image.Rectangle, clip float32) {
 		hi[p] = uint16(min(65535, max(float64(lo[p]), math.Floor(top))))
 		ct[p] = uint16(min(65535, max(float64(lo[p]), math.Ceil(float64(c.Black[p])+float64(clip)/float64(c.Scale[p])))))
 	}
+	// The bounds of a row parity's samples by their column's parity
+	// within the region's row (column r.Min.X + x).
+	var rlo, rhi, rct [2][2]uint16
+	for py := range 2 {
+		for px := range 2 {
+			p := py*2 + (r.Min.X+px)&1
+			rlo[py][px], rhi[py][px], rct[py][px] = lo[p], hi[p], ct[p]
+		}
+	}
 	par.Range(fh, 1, func(f0, f1 int) {
-		s := make([]uint64, 4*fw)
-		n := make([]int32, 4*fw)
+		cols := [2][]uint32{make([]uint32, w), make([]uint32, w)}
+		ncols := make([]uint16, w)
 		for fy := f0; fy < f1; fy++ {
-			clear(s)
-			clear(n)
-			ncl := g.clipped[fy*fw : (fy+1)*fw]
+			clear(cols[0])
+			clear(cols[1])
+			clear(ncols)
+			var rows [2]int32 // the fine row's rows of each parity
 			for y := r.Min.Y + fy*h/fh; y < r.Min.Y+(fy+1)*h/fh; y++ {
-				row := c.Pix[y*c.Stride : y*c.Stride+r.Max.X]
-				for fx := range fw {
-					x0, x1 := r.Min.X+fx*w/fw, r.Min.X+(fx+1)*w/fw
-					for px := range 2 {
-						x := x0 + (x0+px)&1 // the first column of parity px
-						p := (y&1)*2 + px
-						l, u, t := lo[p], hi[p], ct[p]
-						var sum uint32
-						var cl int32
-						k := 0
-						for ; x < x1; x += 2 {
-							v := min(max(row[x], l), u)
-							sum += uint32(v)
-							if v >= t {
-								cl++
-							}
-							k++
-						}
-						s[4*fx+p] += uint64(sum)
-						n[4*fx+p] += int32(k)
-						ncl[fx] += cl
-					}
-				}
+				py := y & 1
+				row := c.Pix[y*c.Stride+r.Min.X : y*c.Stride+r.Max.X]
+				demosaic.SumRow(row, rlo[py], rhi[py], rct[py], cols[py], ncols)
+				rows[py]++
 			}
+			ncl := g.clipped[fy*fw : (fy+1)*fw]
 			o := 3 * fy * fw
 			for fx := range fw {
+				x0, x1 := fx*w/fw, (fx+1)*w/fw
+				var s [4]uint64
+				var cl int32
+				for x := x0; x < x1; x++ {
+					px := (r.Min.X + x) & 1
+					s[px] += uint64(cols[0][x])
+					s[2+px] += uint64(cols[1][x])
+					cl += int32(ncols[x])
+				}
+				ncl[fx] += cl
+				// Columns of each parity in x0 … x1−1 (by the region's
+				// absolute column r.Min.X + x).
+				var ncol [2]int32
+				ncol[(r.Min.X+x0)&1] = int32(x1-x0+1) / 2
+				ncol[(r.Min.X+x0+1)&1] = int32(x1-x0) / 2
 				for p := range 4 {
-					if n[4*fx+p] == 0 {
+					n := rows[p/2] * ncol[p&1]
+					if n == 0 {
 						continue
 					}
 					k := o + 3*fx + int(c.Colour[p])
-					g.sum[k] += (float64(s[4*fx+p]) - float64(n[4*fx+p])*float64(c.Black[p])) * float64(c.Scale[p])
-					g.n[k] += n[4*fx+p]
+					g.sum[k] += (float64(s[p]) - float64(n)*float64(c.Black[p])) * float64(c.Scale[p])
+					g.n[k] += n
 				}
 			}
 		}
