@@ -19,9 +19,9 @@ import (
 // (the inverse of demosaic.Bands' placing), their gains and source
 // positions taken from those tables as Devignette and Nodes.row
 // take them, and the positions turned upright again; the bicubic samples
-// the upright rows, of which the filter keeps its own copy of those the
-// window has let go (the rows the remap still reads above the row it
-// writes).
+// the filter's own planar copy of the upright rows it reads
+// (warp.Window), made as each row arrives, before the rows above are
+// overwritten by their correction.
 
 // ShiftBound is the largest vertical displacement, in upright rows, of a
 // correction that streams for an image whose longer side is long pixels:
@@ -29,15 +29,15 @@ import (
 // rows (125 rows of a 6000-pixel side). Rectilinear lenses stay within
 // it (on 6000×4000: the EF 24-105 f/4L at 24 mm 59 rows, 88 on a
 // portrait frame; the EF 16-35 f/2.8L at 16 mm 53; the EF 8-15 fisheye
-// at 8 mm 435 goes whole). The filter holds about twice that many rows
-// (its copy above the row it writes and the window's lookahead below),
-// 12 bytes a pixel each: at most 21 MB at 6000 pixels, against the
-// whole-image path's second full-size image (288 MB).
+// at 8 mm 435 goes whole). The filter's copy holds about twice that many
+// rows (above the row it writes and below), 12 bytes a pixel each: at
+// most 21 MB at 6000 pixels, against the whole-image path's second
+// full-size image (288 MB).
 func ShiftBound(long int) int { return max(32, long/48) }
 
 // bandChunk is how many rows the band form remaps at a time (in
 // parallel): its copy of the input holds that many rows beyond the
-// displacement's.
+// displacement's above and below.
 const bandChunk = 32
 
 // Band is the lens correction of a streamed conversion's upright
@@ -55,8 +55,9 @@ type Band struct {
 	// (ShiftRows).
 	g *Nodes
 	d int
-	// ring holds the input rows copied (copied so far), ringRows of them
-	// (row y at y mod ringRows); vig: the rows devignetted so far.
+	// ring holds the input rows copied (copied so far), planar
+	// (warp.Deinterleave3), ringRows of them (row y at y mod ringRows):
+	// every row a chunk's remap reads; vig: the rows devignetted so far.
 	ring     []float32
 	ringRows int
 	copied   int
@@ -180,7 +181,7 @@ func (b *Band) Start() {
 	if b.g == nil {
 		return
 	}
-	b.ringRows = b.d + 1 + bandChunk
+	b.ringRows = 2*b.d + 3 + bandChunk
 	b.ring = thp.Floats(b.ringRows * b.w * 3)
 	b.tab = make([][]float32, 0, bandChunk+2*b.d+3)
 	n := max(b.sw, b.sh)
@@ -229,8 +230,8 @@ func (b *Band) ringRow(y int) []float32 {
 
 // Rows is the filter (the stream's bandFilter.rows): rows y0 to y1−1 finished in
 // place, devignetting every row it may read first (up to its lookahead
-// below y1−1), then remapping bandChunk rows at a time, each after
-// its input is copied.
+// below y1−1), then remapping bandChunk rows at a time from the planar
+// copy of the rows they read (copied before any of them is written).
 func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
 	avail := min(b.h, y1+b.Lookahead())
 	if b.gains != nil && b.vig < avail {
@@ -247,17 +248,13 @@ func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
 	}
 	for a := y0; a < y1; a += bandChunk {
 		e := min(y1, a+bandChunk)
-		for ; b.copied < e; b.copied++ {
-			copy(b.ringRow(b.copied), row(b.copied))
-		}
 		lo, hi := max(0, a-b.d-1), min(b.h, e+b.d+2)
+		for ; b.copied < hi; b.copied++ {
+			warp.Deinterleave3(b.ringRow(b.copied), row(b.copied))
+		}
 		tab := b.tab[:0]
 		for y := lo; y < hi; y++ {
-			if y < e {
-				tab = append(tab, b.ringRow(y))
-			} else {
-				tab = append(tab, row(y))
-			}
+			tab = append(tab, b.ringRow(y))
 		}
 		win := warp.Window{W: b.w, H: b.h, Lo: lo, Rows: tab}
 		par.Rows(e-a, func(l, h int) {
@@ -453,7 +450,7 @@ func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 // StreamBytes is what the band form holds while a file streams, beyond
 // the stream window's rows, for a step of w×h pixels (the sensor's
 // orientation; rows counted as long as the longer side L) on threads
-// goroutines: its copy of the rows above (ShiftBound + 1 + bandChunk
+// goroutines: its copy of the rows it reads (2·ShiftBound + 3 + bandChunk
 // rows, 12 bytes a pixel), the grid of nodes (24 bytes a node, Step
 // apart, and 8 bytes a column), the node rows' gains (4 bytes a pixel of
 // every Step-th row: lensfun's vignetting is one gain for the three
@@ -463,7 +460,7 @@ func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 // row, while the filter is set up). lensfun's database is not counted.
 func StreamBytes(w, h, threads int) int64 {
 	long := int64(max(w, h))
-	ring := int64(ShiftBound(max(w, h))+1+bandChunk) * long * 12
+	ring := int64(2*ShiftBound(max(w, h))+3+bandChunk) * long * 12
 	nodeRows := int64(h/Step + 2)
 	nodes := int64(w/Step+2)*nodeRows*24 + 8*int64(w)
 	gains := nodeRows * int64(w) * 4

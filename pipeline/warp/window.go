@@ -1,13 +1,29 @@
 package warp
 
-// Window is a run of rows of a W×H image of 3 interleaved channels
-// (float32) that is never held whole, such as a streamed conversion's rows:
-// Rows[i] is row Lo+i (W×3 values), for the rows Lo to Lo+len(Rows)−1,
-// which may lie in different buffers.
+// Window is a run of rows of a W×H image of 3 channels (float32) that is
+// never held whole, such as a streamed conversion's rows, each row held
+// planar: Rows[i] is row Lo+i as its three channels one after the other
+// (red, green, blue: W floats each; Deinterleave3 makes one from an
+// interleaved row), for the rows Lo to Lo+len(Rows)−1, which may lie in
+// different buffers. Planar rows let the vector path read a channel's
+// taps as they lie, without picking them out of the interleaved values.
 type Window struct {
 	W, H int
 	Lo   int
 	Rows [][]float32
+}
+
+// Deinterleave3 writes the interleaved row src (W×3 float32: R, G, B of
+// each pixel) to dst planar (W reds, then W greens, then W blues), as a
+// Window holds its rows; len(dst) ≥ len(src).
+func Deinterleave3(dst, src []float32) {
+	w := len(src) / 3
+	r, g, b := dst[:w], dst[w:2*w], dst[2*w:3*w]
+	x := vecDeinterleave3(r, g, b, src[:3*w])
+	for ; x < w; x++ {
+		p := src[3*x : 3*x+3 : 3*x+3]
+		r[x], g[x], b[x] = p[0], p[1], p[2]
+	}
 }
 
 // SampleRow3 fills row (dw×3, interleaved) with the window's image
@@ -26,11 +42,12 @@ func (win Window) SampleRow3(sx, sy, row []float32) {
 	for ch := 0; ch < 3; ch++ {
 		csx, csy := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
 		out := row[ch:]
+		plane := ch * w
 		// Eight positions at a time where the vector path takes them
 		// (vecSample8), else each alone.
 		for x0 := 0; x0 < dw; x0 += 8 {
 			x1 := min(x0+8, dw)
-			if x1-x0 == 8 && vecSample8(csx[x0:], csy[x0:], ch, w, xMax, yMax, win.Rows, lo, out[3*x0:]) {
+			if x1-x0 == 8 && vecSample8(csx[x0:], csy[x0:], ch, w, xMax, yMax, win.Rows, lo, true, out[3*x0:]) {
 				continue
 			}
 			for x := x0; x < x1; x++ {
@@ -43,16 +60,16 @@ func (win Window) SampleRow3(sx, sy, row []float32) {
 				fx, fy := px-float32(ix), py-float32(iy)
 				wx0, wx1, wx2, wx3 := keys4(fx)
 				wy0, wy1, wy2, wy3 := keys4(fy)
-				c := (ix-1)*3 + ch
+				c := plane + ix - 1
 				rows := win.Rows[iy-1-lo : iy+3-lo : iy+3-lo]
-				r := rows[0][c : c+10]
-				v0 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
-				r = rows[1][c : c+10]
-				v1 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
-				r = rows[2][c : c+10]
-				v2 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
-				r = rows[3][c : c+10]
-				v3 := wx0*r[0] + wx1*r[3] + wx2*r[6] + wx3*r[9]
+				r := rows[0][c : c+4]
+				v0 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
+				r = rows[1][c : c+4]
+				v1 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
+				r = rows[2][c : c+4]
+				v2 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
+				r = rows[3][c : c+4]
+				v3 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
 				out[3*x] = wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
 			}
 		}
@@ -62,7 +79,8 @@ func (win Window) SampleRow3(sx, sy, row []float32) {
 // sample is the package's sample on the window: the border path, its
 // rows clamped to the image and then to the window.
 func (win Window) sample(ch int, x, y float32) float32 {
-	return borderSample(win.W, win.H, 3, ch, x, y, func(i int) []float32 {
-		return win.Rows[min(max(i-win.Lo, 0), len(win.Rows)-1)]
+	return borderSample(win.W, win.H, 1, 0, x, y, func(i int) []float32 {
+		r := win.Rows[min(max(i-win.Lo, 0), len(win.Rows)-1)]
+		return r[ch*win.W : (ch+1)*win.W]
 	})
 }

@@ -14,7 +14,7 @@ func BenchmarkSampleRow3(b *testing.B) {
 		for i := range row {
 			row[i] = float32((i*7+r*13)%1000) / 1000
 		}
-		win.Rows = append(win.Rows, row)
+		win.Rows = append(win.Rows, planarRows(row, w, 1)[0])
 	}
 	sx, sy := make([]float32, 3*w), make([]float32, 3*w)
 	for ch := 0; ch < 3; ch++ {

@@ -13,25 +13,33 @@ import (
 // image and the rows held, the eight rows at most one apart (a lens's
 // curved rows cross from one source row to the next inside a group: 7 %
 // of a 24 MP correction's groups), and their columns within 12 pixels.
-// Each of the four rows' (five when the lanes' rows differ) channel is
-// taken from the interleaved row as two vectors of eight pixels (from the
-// first position's column less one), and each tap's values picked from
-// them by the lanes' column offsets. The operations are sample's, in its
-// order, without fused multiply-adds: the values are the scalar path's
-// bit for bit (window_simd_test.go). On a CPU without AVX2 none are
-// done this way.
+// A Window's rows are planar, so a row's taps are read from the
+// channel's values as they lie: where the eight lanes' columns are eight
+// consecutive ones (a lens's local scale is within a few per cent of one,
+// so most groups are), tap k of the lanes is the eight values from the
+// first column less one plus k, one load; otherwise the sixteen values
+// from the first column less one are loaded as two vectors and each
+// tap's values picked from them by the lanes' column offsets. From an
+// interleaved image (RemapInto's) the two vectors are first picked out of
+// six. The
+// operations are sample's, in its order, without fused multiply-adds:
+// the values are the scalar path's bit for bit (window_vec_test.go). On
+// a CPU without AVX2 none are done this way.
 
 var vec = archsimd.X86.AVX2()
 
-// vecSample8 samples channel ch of a W×H image of 3 interleaved channels
-// at the eight positions px[0:8], py[0:8] into out[0], out[3], …,
-// out[21] when they allow it (see above): rows[i] is row lo+i of the
-// image (3·W floats), rows lo to lo+len(rows)−1 held. It reports whether
-// it sampled them. No scalar float instruction runs among its vector
-// ones (Go's scalar floats are SSE instructions, which stall after AVX
-// ones on some CPUs, unless the vector registers' upper halves are
-// cleared first: every return does).
-func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float32, lo int, out []float32) bool {
+// lanes is 0, 1, …, 7: the column offsets of eight consecutive columns.
+var lanes = [8]int32{0, 1, 2, 3, 4, 5, 6, 7}
+
+// vecSample8 samples channel ch of a W×H image of 3 channels at the
+// eight positions px[0:8], py[0:8] into out[0], out[3], …, out[21] when
+// they allow it (see above): rows[i] is row lo+i of the image (3·W
+// floats: planar as a Window holds them, else interleaved), rows lo to
+// lo+len(rows)−1 held. It reports whether it sampled them. No scalar
+// float instruction runs among its vector ones (Go's scalar floats are
+// SSE instructions, which stall after AVX ones on some CPUs, unless the
+// vector registers' upper halves are cleared first: every return does).
+func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float32, lo int, planar bool, out []float32) bool {
 	if !vec {
 		return false
 	}
@@ -54,83 +62,71 @@ func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float3
 		i0, iMax = min(i0, ixs[i]), max(iMax, ixs[i])
 		y0, y1 = min(y0, iys[i]), max(y1, iys[i])
 	}
-	off := ix.Sub(archsimd.BroadcastInt32x8(i0))
 	if y1-y0 > 1 || iMax-i0 > 12 || int(i0)+15 > w || int(y0)-1 < lo || int(y1)+2 >= lo+len(rows) {
 		archsimd.ClearAVXUpperBits()
 		return false
 	}
-	// Pixels i0−1 to i0+14 of rows y0−1 to y1+2 are read.
+	off := ix.Sub(archsimd.BroadcastInt32x8(i0))
+	// Columns i0−1 to i0+14 of rows y0−1 to y1+2 are read: pk points at
+	// row k's first one (its channel's value).
 	base := 12 * (int(i0) - 1)
+	if planar {
+		base = 4 * (ch*w + int(i0) - 1)
+	}
 	r := rows[int(y0)-1-lo : int(y1)+3-lo : int(y1)+3-lo]
 	p0 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[0][:3*w])), base)
 	p1 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[1][:3*w])), base)
 	p2 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[2][:3*w])), base)
 	p3 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[3][:3*w])), base)
-
+	p4 := p3
+	if y1 != y0 {
+		p4 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[4][:3*w])), base)
+	}
 	wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
 	wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
 
-	// The deinterleaving of channel ch from 24 floats (8 pixels) in three
-	// vectors: float f = 3·i + ch lies in vector f/8 at position f mod 8.
-	sel, perm := &deinterleave[ch][0], &deinterleave[ch][1]
-	sv := archsimd.LoadInt32x8(sel)
-	inA := sv.Equal(archsimd.BroadcastInt32x8(0))
-	inAB := sv.Less(archsimd.BroadcastInt32x8(2))
-	pm := archsimd.LoadInt32x8(perm).AsUint32x8()
-	// Tap k of a lane reads value off + k of the 16 pixels': below 8 in
-	// the first vector, else in the second (Permute takes it mod 8).
-	i1 := off.Add(archsimd.BroadcastInt32x8(1))
-	i2 := off.Add(archsimd.BroadcastInt32x8(2))
-	i3 := off.Add(archsimd.BroadcastInt32x8(3))
-	seven := archsimd.BroadcastInt32x8(7)
-	h0, h1, h2, h3 := off.Greater(seven), i1.Greater(seven), i2.Greater(seven), i3.Greater(seven)
-	u0, u1, u2, u3 := off.AsUint32x8(), i1.AsUint32x8(), i2.AsUint32x8(), i3.AsUint32x8()
-
-	// Each of the four rows (written out: an array of vectors or a loop
-	// over the rows' pointers would go through memory).
-	a, b, c := archsimd.LoadFloat32x8((*[8]float32)(p0)), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p0, 32))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p0, 64)))
-	first := a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-	a, b, c = archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p0, 96))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p0, 128))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p0, 160)))
-	second := a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-	v0 := wx0.Mul(second.Permute(u0).Merge(first.Permute(u0), h0)).
-		Add(wx1.Mul(second.Permute(u1).Merge(first.Permute(u1), h1))).
-		Add(wx2.Mul(second.Permute(u2).Merge(first.Permute(u2), h2))).
-		Add(wx3.Mul(second.Permute(u3).Merge(first.Permute(u3), h3)))
-	a, b, c = archsimd.LoadFloat32x8((*[8]float32)(p1)), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p1, 32))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p1, 64)))
-	first = a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-	a, b, c = archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p1, 96))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p1, 128))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p1, 160)))
-	second = a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-	v1 := wx0.Mul(second.Permute(u0).Merge(first.Permute(u0), h0)).
-		Add(wx1.Mul(second.Permute(u1).Merge(first.Permute(u1), h1))).
-		Add(wx2.Mul(second.Permute(u2).Merge(first.Permute(u2), h2))).
-		Add(wx3.Mul(second.Permute(u3).Merge(first.Permute(u3), h3)))
-	a, b, c = archsimd.LoadFloat32x8((*[8]float32)(p2)), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p2, 32))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p2, 64)))
-	first = a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-	a, b, c = archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p2, 96))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p2, 128))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p2, 160)))
-	second = a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-	v2 := wx0.Mul(second.Permute(u0).Merge(first.Permute(u0), h0)).
-		Add(wx1.Mul(second.Permute(u1).Merge(first.Permute(u1), h1))).
-		Add(wx2.Mul(second.Permute(u2).Merge(first.Permute(u2), h2))).
-		Add(wx3.Mul(second.Permute(u3).Merge(first.Permute(u3), h3)))
-	a, b, c = archsimd.LoadFloat32x8((*[8]float32)(p3)), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p3, 32))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p3, 64)))
-	first = a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-	a, b, c = archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p3, 96))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p3, 128))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p3, 160)))
-	second = a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-	v3 := wx0.Mul(second.Permute(u0).Merge(first.Permute(u0), h0)).
-		Add(wx1.Mul(second.Permute(u1).Merge(first.Permute(u1), h1))).
-		Add(wx2.Mul(second.Permute(u2).Merge(first.Permute(u2), h2))).
-		Add(wx3.Mul(second.Permute(u3).Merge(first.Permute(u3), h3)))
+	// Each row's horizontal pass (v4: the fifth row's, when the lanes'
+	// rows differ).
+	var v0, v1, v2, v3, v4 archsimd.Float32x8
+	switch {
+	case planar && off.Equal(archsimd.LoadInt32x8(&lanes)).ToBits() == 0xff:
+		v0, v1 = tapsAt(p0, wx0, wx1, wx2, wx3), tapsAt(p1, wx0, wx1, wx2, wx3)
+		v2, v3 = tapsAt(p2, wx0, wx1, wx2, wx3), tapsAt(p3, wx0, wx1, wx2, wx3)
+		if y1 != y0 {
+			v4 = tapsAt(p4, wx0, wx1, wx2, wx3)
+		}
+	default:
+		// The lanes' columns as offsets into the sixteen values (tap k
+		// of lane i: value off[i] + k, in the second vector past 7).
+		seven := archsimd.BroadcastInt32x8(7)
+		i1 := off.Add(archsimd.BroadcastInt32x8(1))
+		i2 := off.Add(archsimd.BroadcastInt32x8(2))
+		i3 := off.Add(archsimd.BroadcastInt32x8(3))
+		u0, u1, u2, u3 := off.AsUint32x8(), i1.AsUint32x8(), i2.AsUint32x8(), i3.AsUint32x8()
+		h0, h1, h2, h3 := off.Greater(seven), i1.Greater(seven), i2.Greater(seven), i3.Greater(seven)
+		if planar {
+			v0 = tapsOf(load(p0), load(unsafe.Add(p0, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			v1 = tapsOf(load(p1), load(unsafe.Add(p1, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			v2 = tapsOf(load(p2), load(unsafe.Add(p2, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			v3 = tapsOf(load(p3), load(unsafe.Add(p3, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			if y1 != y0 {
+				v4 = tapsOf(load(p4), load(unsafe.Add(p4, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			}
+			break
+		}
+		sv := archsimd.LoadInt32x8(&deinterleave[ch][0])
+		inA, inAB := sv.Equal(archsimd.BroadcastInt32x8(0)), sv.Less(archsimd.BroadcastInt32x8(2))
+		pm := archsimd.LoadInt32x8(&deinterleave[ch][1]).AsUint32x8()
+		v0 = tapsOf(pick(p0, inA, inAB, pm), pick(unsafe.Add(p0, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		v1 = tapsOf(pick(p1, inA, inAB, pm), pick(unsafe.Add(p1, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		v2 = tapsOf(pick(p2, inA, inAB, pm), pick(unsafe.Add(p2, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		v3 = tapsOf(pick(p3, inA, inAB, pm), pick(unsafe.Add(p3, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		if y1 != y0 {
+			v4 = tapsOf(pick(p4, inA, inAB, pm), pick(unsafe.Add(p4, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		}
+	}
 	if y1 != y0 {
-		// The lanes on row y1 take rows 1 to 4 (the fifth, y1+2).
-		p4 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[4][:3*w])), base)
-		a, b, c = archsimd.LoadFloat32x8((*[8]float32)(p4)), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p4, 32))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p4, 64)))
-		first = a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-		a, b, c = archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p4, 96))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p4, 128))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p4, 160)))
-		second = a.Merge(b, inA).Merge(c, inAB).Permute(pm)
-		v4 := wx0.Mul(second.Permute(u0).Merge(first.Permute(u0), h0)).
-			Add(wx1.Mul(second.Permute(u1).Merge(first.Permute(u1), h1))).
-			Add(wx2.Mul(second.Permute(u2).Merge(first.Permute(u2), h2))).
-			Add(wx3.Mul(second.Permute(u3).Merge(first.Permute(u3), h3)))
+		// The lanes on row y1 take rows 1 to 4.
 		low := iy.Equal(archsimd.BroadcastInt32x8(y0))
 		v0, v1, v2, v3 = v0.Merge(v1, low), v1.Merge(v2, low), v2.Merge(v3, low), v3.Merge(v4, low)
 	}
@@ -146,9 +142,71 @@ func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float3
 	return true
 }
 
-// deinterleave[ch] is, for channel ch, which of three vectors holds
-// each position's float (0, 1, 2) and the permutation that puts pixel i
-// at lane i.
+// tapsAt is a row's horizontal pass for eight lanes at consecutive
+// columns of a planar row: p points at the first lane's column less one,
+// and tap k of the lanes is the eight values from p + k.
+func tapsAt(p unsafe.Pointer, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
+	t0 := archsimd.LoadFloat32x8((*[8]float32)(p))
+	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4)))
+	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 8)))
+	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 12)))
+	return wx0.Mul(t0).Add(wx1.Mul(t1)).Add(wx2.Mul(t2)).Add(wx3.Mul(t3))
+}
+
+// tapsOf is a row's horizontal pass for eight lanes from the sixteen
+// values first, second from the lanes' first column less one: tap k of
+// lane i is value uk[i] mod 8 of second where hk[i], else of first.
+func tapsOf(first, second archsimd.Float32x8, u0, u1, u2, u3 archsimd.Uint32x8, h0, h1, h2, h3 archsimd.Mask32x8, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
+	return wx0.Mul(second.Permute(u0).Merge(first.Permute(u0), h0)).
+		Add(wx1.Mul(second.Permute(u1).Merge(first.Permute(u1), h1))).
+		Add(wx2.Mul(second.Permute(u2).Merge(first.Permute(u2), h2))).
+		Add(wx3.Mul(second.Permute(u3).Merge(first.Permute(u3), h3)))
+}
+
+// load is the eight floats at p.
+func load(p unsafe.Pointer) archsimd.Float32x8 { return archsimd.LoadFloat32x8((*[8]float32)(p)) }
+
+// pick is one channel of the eight interleaved pixels at p (24 floats in
+// three vectors), pixel i at lane i: inA, inAB and pm are deinterleave's
+// of the channel (which vector each float is in, and the permutation).
+func pick(p unsafe.Pointer, inA, inAB archsimd.Mask32x8, pm archsimd.Uint32x8) archsimd.Float32x8 {
+	return load(p).Merge(load(unsafe.Add(p, 32)), inA).Merge(load(unsafe.Add(p, 64)), inAB).Permute(pm)
+}
+
+// vecDeinterleave3 is Deinterleave3's loop over the first multiple of 8
+// of the row's pixels (moves only: the values are the same); it returns
+// how many pixels it did (none on a CPU without AVX2).
+func vecDeinterleave3(r, g, b, src []float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(r) &^ 7
+	var sel, perm [3]archsimd.Int32x8
+	for ch := range 3 {
+		sel[ch] = archsimd.LoadInt32x8(&deinterleave[ch][0])
+		perm[ch] = archsimd.LoadInt32x8(&deinterleave[ch][1])
+	}
+	zero, two := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(2)
+	rA, rAB, rP := sel[0].Equal(zero), sel[0].Less(two), perm[0].AsUint32x8()
+	gA, gAB, gP := sel[1].Equal(zero), sel[1].Less(two), perm[1].AsUint32x8()
+	bA, bAB, bP := sel[2].Equal(zero), sel[2].Less(two), perm[2].AsUint32x8()
+	for x := 0; x < n; x += 8 {
+		s := src[3*x : 3*x+24 : 3*x+24]
+		a := archsimd.LoadFloat32x8((*[8]float32)(s[0:8]))
+		c := archsimd.LoadFloat32x8((*[8]float32)(s[8:16]))
+		d := archsimd.LoadFloat32x8((*[8]float32)(s[16:24]))
+		a.Merge(c, rA).Merge(d, rAB).Permute(rP).Store((*[8]float32)(r[x : x+8]))
+		a.Merge(c, gA).Merge(d, gAB).Permute(gP).Store((*[8]float32)(g[x : x+8]))
+		a.Merge(c, bA).Merge(d, bAB).Permute(bP).Store((*[8]float32)(b[x : x+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// deinterleave[ch] is, for channel ch, which of three vectors of an
+// interleaved row's 24 floats (8 pixels) holds each position's float (0,
+// 1, 2: float f = 3·i + ch lies in vector f/8 at position f mod 8) and
+// the permutation that puts pixel i at lane i.
 var deinterleave = func() (d [3][2][8]int32) {
 	for ch := range 3 {
 		for i := range 8 {

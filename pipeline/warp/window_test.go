@@ -31,7 +31,7 @@ func TestWindowSampleRow3(t *testing.T) {
 		lo, hi := max(0, y-6), min(h, y+7)
 		win := Window{W: w, H: h, Lo: lo}
 		for r := lo; r < hi; r++ {
-			win.Rows = append(win.Rows, append([]float32(nil), src[r*w*3:(r+1)*w*3]...))
+			win.Rows = append(win.Rows, planarRows(src[r*w*3:(r+1)*w*3], w, 1)[0])
 		}
 		for ch := 0; ch < 3; ch++ {
 			m(y, ch, sx[ch*w:(ch+1)*w], sy[ch*w:(ch+1)*w])
@@ -44,7 +44,7 @@ func TestWindowSampleRow3(t *testing.T) {
 		}
 	}
 	// Rows outside the window: the nearest one held.
-	win := Window{W: w, H: h, Lo: 10, Rows: [][]float32{src[10*w*3 : 11*w*3]}}
+	win := Window{W: w, H: h, Lo: 10, Rows: planarRows(src[10*w*3:11*w*3], w, 1)}
 	for ch := 0; ch < 3; ch++ {
 		for x := 0; x < w; x++ {
 			sx[ch*w+x], sy[ch*w+x] = float32(x), 20
@@ -54,6 +54,27 @@ func TestWindowSampleRow3(t *testing.T) {
 	for i, v := range row {
 		if math.Abs(float64(v-src[10*w*3+i])) > 1e-6 {
 			t.Fatalf("value %d: %v, want row 10's %v", i, v, src[10*w*3+i])
+		}
+	}
+}
+
+// TestDeinterleave3: a row of each length 0 to 40 pixels (the vector
+// loop's groups of eight and the tail) comes out as its reds, greens and
+// blues in order.
+func TestDeinterleave3(t *testing.T) {
+	for w := 0; w <= 40; w++ {
+		src := make([]float32, 3*w)
+		for i := range src {
+			src[i] = float32(i)
+		}
+		dst := make([]float32, 3*w)
+		Deinterleave3(dst, src)
+		for ch := range 3 {
+			for x := range w {
+				if got := dst[ch*w+x]; got != src[3*x+ch] {
+					t.Fatalf("width %d: channel %d, pixel %d: %v, want %v", w, ch, x, got, src[3*x+ch])
+				}
+			}
 		}
 	}
 }
