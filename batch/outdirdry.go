@@ -44,6 +44,11 @@ func CheckOutDirDry(outDir string) error {
 	}
 	if dir != outDir {
 		if err := probeDir(dir); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				// dir is there (Stat above): its file system refused the
+				// new name, as procfs and sysfs do with ENOENT.
+				return fmt.Errorf("output directory %s cannot be created: %s does not take new directories (a pseudo file system such as /proc or /sys?): %w", outDir, dir, err)
+			}
 			return fmt.Errorf("output directory %s cannot be created: %s: %w", outDir, dir, err)
 		}
 		return nil
