@@ -1376,10 +1376,13 @@ func (r *Runner) done(fr FileResult) {
 func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	t0 := time.Now()
 	fr := FileResult{Task: t}
-	for _, o := range append([]Output{{Path: t.Output}}, t.Outputs...) { // variants may go to other folders (--name)
-		if err := mkdirBelow(r.OutDir, filepath.Dir(o.Path)); err != nil {
-			fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: creating output directory: %w", t.Input, err)
-			return fr
+	outs := append([]Output{{Path: t.Output}}, t.Outputs...) // variants may go to other folders (--name)
+	for _, mk := range []func(outDir, dir string) error{checkBelow, mkdirBelow} {
+		for _, o := range outs {
+			if err := mk(r.OutDir, filepath.Dir(o.Path)); err != nil {
+				fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: creating output directory: %w", t.Input, err)
+				return fr
+			}
 		}
 	}
 	s := r.settingsOf(t)     // its preset's, with the file's own edit

@@ -238,24 +238,44 @@ func resolvePath(path string) string {
 // with os.MkdirAll. Errors: a component that is a symbolic link or not a
 // directory (unwrapping to rawerr.ErrRefused, naming it), and those of
 // the system calls, naming the directory.
-func mkdirBelow(outDir, dir string) error {
+func mkdirBelow(outDir, dir string) error { return walkBelow(outDir, dir, true) }
+
+// checkBelow is mkdirBelow's refusal without making anything: the
+// components of dir that exist are opened as mkdirBelow opens them, and
+// a symbolic link or a file among them is refused; it stops at the first
+// missing one, and leaves other errors to mkdirBelow. A file's outputs'
+// folders are all checked before any is made, so that a refused one
+// leaves no empty folder behind for the others.
+func checkBelow(outDir, dir string) error { return walkBelow(outDir, dir, false) }
+
+func walkBelow(outDir, dir string, create bool) error {
 	rel, err := filepath.Rel(outDir, dir)
 	if outDir == "" || err != nil || !filepath.IsLocal(rel) {
+		if !create {
+			return nil
+		}
 		return os.MkdirAll(dir, 0o777)
 	}
-	if err := os.MkdirAll(outDir, 0o777); err != nil {
-		return err
+	if create {
+		if err := os.MkdirAll(outDir, 0o777); err != nil {
+			return err
+		}
 	}
 	fd, err := unix.Open(outDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		if !create {
+			return nil
+		}
 		return &os.PathError{Op: "open", Path: outDir, Err: err}
 	}
 	defer func() { unix.Close(fd) }()
 	at := outDir
 	for _, name := range strings.Split(rel, string(filepath.Separator)) {
 		at = filepath.Join(at, name)
-		if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
-			return &os.PathError{Op: "mkdir", Path: at, Err: err}
+		if create {
+			if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
+				return &os.PathError{Op: "mkdir", Path: at, Err: err}
+			}
 		}
 		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == unix.ELOOP || err == unix.ENOTDIR {
@@ -267,6 +287,9 @@ func mkdirBelow(outDir, dir string) error {
 			return &wrapped{fmt.Sprintf("%s is %s; refusing to write through it (outputs stay inside the output directory): remove it, or choose another output directory", at, what), rawerr.ErrRefused}
 		}
 		if err != nil {
+			if !create {
+				return nil
+			}
 			return &os.PathError{Op: "open", Path: at, Err: err}
 		}
 		unix.Close(fd)
