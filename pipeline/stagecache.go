@@ -9,6 +9,7 @@ import (
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/internal/filehash"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
+	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
@@ -410,9 +411,7 @@ func cameraFrom16(m look.Image16) []float32 {
 				}
 				src, dst := m.Row(y), out[3*b*w:3*(b+1)*w]
 				if m.Flip&1 == 0 {
-					for i, c := range src {
-						dst[i] = float32(c) * sc
-					}
+					colour.DequantiseLinear16(dst, src, sc)
 					continue
 				}
 				for a := range w {

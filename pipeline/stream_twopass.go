@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rawbatch/rawbatch/internal/fault"
+	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 	"github.com/rawbatch/rawbatch/pipeline/look"
@@ -302,19 +303,9 @@ func storeSlabRows(w int) int {
 }
 
 // put16 rounds the row's values to codes of scale (clamped to the codes'
-// range).
+// range: colour.QuantiseLinear16).
 func put16(dst []uint16, row []float32, scale float64) {
-	inv := float32(1 / scale)
-	dst = dst[:len(row)]
-	for i, v := range row {
-		x := v*inv + 0.5
-		if !(x >= 0) {
-			x = 0
-		} else if x > 65535 {
-			x = 65535
-		}
-		dst[i] = uint16(int32(x))
-	}
+	colour.QuantiseLinear16(dst, row, float32(1/scale))
 }
 
 // row16 decodes upright row y of the stored image into lin (zeros, and
@@ -325,10 +316,7 @@ func (t *twoPass) row16(y int, lin []float32) {
 		clear(lin)
 		return
 	}
-	sc := float32(t.img.Scale)
-	for i, c := range t.img.Row(y) {
-		lin[i] = float32(c) * sc
-	}
+	colour.DequantiseLinear16(lin, t.img.Row(y), float32(t.img.Scale))
 }
 
 // release lets go of the stored bands wholly above row y0 (pass 2 asks
