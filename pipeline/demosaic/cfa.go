@@ -134,7 +134,7 @@ func (c *CFA) normInside(y, x0 int, out []float32) {
 	p := (y&1)*2 + x0&1
 	b0, s0 := c.Black[p], c.Scale[p]
 	b1, s1 := c.Black[p^1], c.Scale[p^1]
-	i := 0
+	i := vecNorm(src, out, b0, s0, b1, s1) // eight at a time (rcd_simd.go)
 	for ; i+1 < len(src) && i+1 < len(out); i += 2 {
 		out[i] = clamp01((float32(src[i]) - b0) * s0)
 		out[i+1] = clamp01((float32(src[i+1]) - b1) * s1)

@@ -253,6 +253,11 @@ type tileOut struct {
 	rect         image.Rectangle
 }
 
+// vecRCD is whether the steps run their vector kernels (rcd_simd.go)
+// where the build and CPU allow (vec); tests turn it off to compare with
+// the scalar loops.
+var vecRCD = vec
+
 func sq(v float32) float32 { return v * v }
 
 // abs is |v| without a branch (a branch mispredicts on noisy data).
@@ -371,7 +376,7 @@ func (t *rcdTile) load(c *CFA, y, sx int) {
 	p0 := colourOffset(c.Colour[ph])
 	p1 := colourOffset(c.Colour[ph+1])
 	r0, r1 := w[p0:p0+sx:p0+sx], w[p1:p1+sx:p1+sx]
-	for x := 0; x+1 < len(cr); x += 2 { // sx is even
+	for x := vecLoad(w, p0, p1, 0, sx); x+1 < len(cr); x += 2 { // sx is even
 		r0[x], r1[x+1] = cr[x], cr[x+1]
 	}
 }
@@ -390,7 +395,7 @@ func (t *rcdTile) vh(y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := 3; x < sx-3; x++ {
+	for x := vecVH(w, 3, sx-3); x < sx-3; x++ {
 		w[oV+x] = sq(w[oCFA-3*s+x] - 3*w[oCFA-2*s+x] - w[oCFA-s+x] + 6*w[oCFA+x] - w[oCFA+s+x] - 3*w[oCFA+2*s+x] + w[oCFA+3*s+x])
 		w[oH+x] = sq(w[oCFA+x-3] - 3*w[oCFA+x-2] - w[oCFA+x-1] + 6*w[oCFA+x] - w[oCFA+x+1] - 3*w[oCFA+x+2] + w[oCFA+x+3])
 	}
@@ -404,7 +409,7 @@ func (t *rcdTile) vhRatio(y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := 4; x < sx-4; x++ {
+	for x := vecVHRatio(w, 4, sx-4); x < sx-4; x++ {
 		vs := atLeastEpsSq(w[oV-s+x] + w[oV+x] + w[oV+s+x])
 		hs := atLeastEpsSq(w[oH+x-1] + w[oH+x] + w[oH+x+1])
 		w[oVH+x] = vs / (vs + hs)
@@ -419,7 +424,7 @@ func (t *rcdTile) lowPass(c *CFA, y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := 1 + (1^greenFirst(c, y))&1; x < spanX-1 && x < sx-1; x += 2 {
+	for x := vecLowPass(w, 1+(1^greenFirst(c, y))&1, min(spanX-1, sx-1)); x < spanX-1 && x < sx-1; x += 2 {
 		w[oLPF+x] = w[oCFA+x] + 0.5*(w[oCFA-s+x]+w[oCFA+s+x]+w[oCFA+x-1]+w[oCFA+x+1]) +
 			0.25*(w[oCFA-s+x-1]+w[oCFA-s+x+1]+w[oCFA+s+x-1]+w[oCFA+s+x+1])
 	}
@@ -433,7 +438,7 @@ func (t *rcdTile) diffV(y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := 5; x < sx-5; x++ {
+	for x := vecDiffV(w, 5, sx-5); x < sx-5; x++ {
 		w[oDV+x] = abs(w[oCFA+x] - w[oCFA+2*s+x])
 	}
 }
@@ -445,7 +450,7 @@ func (t *rcdTile) diffH(y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := 1; x < sx-3; x++ {
+	for x := vecDiffH(w, 1, sx-3); x < sx-3; x++ {
 		w[oDH+x] = abs(w[oCFA+x] - w[oCFA+x+2])
 	}
 }
@@ -457,7 +462,7 @@ func (t *rcdTile) green(c *CFA, y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := 5 + (5^greenFirst(c, y))&1; x < spanX-5 && x < sx-5; x += 2 {
+	for x := vecGreen(w, 5+(5^greenFirst(c, y))&1, min(spanX-5, sx-5)); x < spanX-5 && x < sx-5; x += 2 {
 		// |CFA(y − 1) − CFA(y + 1)|, |CFA(y) − CFA(y − 2)|, ... as
 		// diffV and diffH stored them.
 		vg := w[oDV-s+x]
@@ -488,7 +493,7 @@ func (t *rcdTile) pq(c *CFA, y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := 3 + (3^greenFirst(c, y))&1; x < spanX-3 && x < sx-3; x += 2 {
+	for x := vecPQ(w, 3+(3^greenFirst(c, y))&1, min(spanX-3, sx-3)); x < spanX-3 && x < sx-3; x += 2 {
 		w[oP+x] = sq(w[oCFA-3*s+x-3] - 3*w[oCFA-2*s+x-2] - w[oCFA-s+x-1] + 6*w[oCFA+x] - w[oCFA+s+x+1] - 3*w[oCFA+2*s+x+2] + w[oCFA+3*s+x+3])
 		w[oQ+x] = sq(w[oCFA-3*s+x+3] - 3*w[oCFA-2*s+x+2] - w[oCFA-s+x+1] + 6*w[oCFA+x] - w[oCFA+s+x-1] - 3*w[oCFA+2*s+x-2] + w[oCFA+3*s+x-3])
 	}
@@ -502,7 +507,7 @@ func (t *rcdTile) pqRatio(c *CFA, y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := 4 + (4^greenFirst(c, y))&1; x < spanX-4 && x < sx-4; x += 2 {
+	for x := vecPQRatio(w, 4+(4^greenFirst(c, y))&1, min(spanX-4, sx-4)); x < spanX-4 && x < sx-4; x += 2 {
 		ps := atLeastEpsSq(w[oP-s+x-1] + w[oP+x] + w[oP+s+x+1])
 		qs := atLeastEpsSq(w[oQ-s+x+1] + w[oQ+x] + w[oQ+s+x-1])
 		w[oPQ+x] = ps / (ps + qs)
@@ -543,7 +548,7 @@ func (t *rcdTile) diagDiffs(c *CFA, y, sx int) {
 		o = oB
 	}
 	op := (*[3 * s]float32)(w[o-s : o+2*s]) // rows y − 1 to y + 1
-	for x := x0; x < spanX-5 && x < sx-5; x += 2 {
+	for x := vecDiagDiffs(w, op, x0, min(spanX-5, sx-5)); x < spanX-5 && x < sx-5; x += 2 {
 		w[oD1+x] = abs(op[x-1] - op[2*s+x+1])
 		w[oD2+x] = abs(op[x+1] - op[2*s+x-1])
 		w[oGD1+x] = abs(w[oG+x] - w[oG-2*s+x-2])
@@ -560,7 +565,7 @@ func (t *rcdTile) diffRBV(c *CFA, y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := margin + (margin^greenFirst(c, y))&1; x < spanX-margin && x < sx-margin; x += 2 {
+	for x := vecDiffRBV(w, margin+(margin^greenFirst(c, y))&1, min(spanX-margin, sx-margin)); x < spanX-margin && x < sx-margin; x += 2 {
 		w[oRV+x] = abs(w[oR+x] - w[oR+2*s+x])
 		w[oBV+x] = abs(w[oB+x] - w[oB+2*s+x])
 	}
@@ -573,7 +578,7 @@ func (t *rcdTile) diffRBH(c *CFA, y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := margin - 3 + (margin-3^greenFirst(c, y))&1; x < spanX-margin+1 && x < sx-margin+1; x += 2 {
+	for x := vecDiffRBH(w, margin-3+(margin-3^greenFirst(c, y))&1, min(spanX-margin+1, sx-margin+1)); x < spanX-margin+1 && x < sx-margin+1; x += 2 {
 		w[oRH+x] = abs(w[oR+x] - w[oR+x+2])
 		w[oBH+x] = abs(w[oB+x] - w[oB+x+2])
 	}
@@ -587,7 +592,7 @@ func (t *rcdTile) redBlue(c *CFA, y, sx int) {
 		panic("demosaic: window wider than spanX")
 	}
 	w := t.win(y)
-	for x := margin + (margin^greenFirst(c, y)^1)&1; x < spanX-margin && x < sx-margin; x += 2 {
+	for x := vecRedBlue(w, margin+(margin^greenFirst(c, y)^1)&1, min(spanX-margin, sx-margin)); x < spanX-margin && x < sx-margin; x += 2 {
 		gc := w[oG+x]
 		d := refined(w[oVH+x], 0.25*(w[oVH-s+x-1]+w[oVH-s+x+1]+w[oVH+s+x-1]+w[oVH+s+x+1]))
 		gn, gs, gw, ge := eps+abs(gc-w[oG-2*s+x]), eps+abs(gc-w[oG+2*s+x]), eps+abs(gc-w[oG+x-2]), eps+abs(gc-w[oG+x+2])
@@ -655,7 +660,7 @@ func rcdOpposite(w *[winLen]float32, op *[7 * spanX]float32, x0, sx int) {
 	if uint(sx) > spanX {
 		panic("demosaic: window wider than spanX")
 	}
-	for x := max(x0, 7); x < spanX-7 && x < sx-7; x += 2 {
+	for x := vecOpposite(w, op, max(x0, 7), min(spanX-7, sx-7)); x < spanX-7 && x < sx-7; x += 2 {
 		gc := w[oG+x]
 		nwo, neo, swo, seo := op[o-s+x-1], op[o-s+x+1], op[o+s+x-1], op[o+s+x+1]
 		// |nwo − seo|, |neo − swo|; |nwo − O(x−3, y−3)| is the first
