@@ -19,3 +19,9 @@ func vecGuard(pu, pm, pd, nu, nm, nd []uint32, out []float32, m float32) int { r
 func vecSplit(s, ys, q1, q2 []float32) int { return 0 }
 
 func vecMergePairs(p1a, p1b, p2a, p2b, ys, d []float32, n int, ty float32) int { return 0 }
+
+func vecBlur7(r0, r1, r2, r3, r4, r5, r6, tmp []float32, k0, k1, k2, k3 float32) int { return 0 }
+
+func vecSharpen3(px, ly, tmp []float32, x, end int, k0, k1, k2, k3, a float32) int { return x }
+
+func vecLum(p, l []float32) int { return 0 }

@@ -3,6 +3,7 @@
 package denoise
 
 import (
+	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -292,4 +293,82 @@ var (
 func zero8() archsimd.Float32x8 {
 	one := archsimd.BroadcastFloat32x8(1)
 	return one.Sub(one)
+}
+
+// vecBlur7 is Sharpener.Rows' vertical pass of radius 3 over the first
+// multiple of 8 of len(tmp): k0·(r0+r6) + k1·(r1+r5) + k2·(r2+r4) +
+// k3·r3, added in that order.
+func vecBlur7(r0, r1, r2, r3, r4, r5, r6, tmp []float32, k0, k1, k2, k3 float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(tmp) &^ 7
+	r0, r1, r2, r3, r4, r5, r6 = r0[:n], r1[:n], r2[:n], r3[:n], r4[:n], r5[:n], r6[:n]
+	K0, K1, K2, K3 := archsimd.BroadcastFloat32x8(k0), archsimd.BroadcastFloat32x8(k1), archsimd.BroadcastFloat32x8(k2), archsimd.BroadcastFloat32x8(k3)
+	for x := 0; x < n; x += 8 {
+		a0, a6 := archsimd.LoadFloat32x8((*[8]float32)(r0[x:x+8])), archsimd.LoadFloat32x8((*[8]float32)(r6[x:x+8]))
+		a1, a5 := archsimd.LoadFloat32x8((*[8]float32)(r1[x:x+8])), archsimd.LoadFloat32x8((*[8]float32)(r5[x:x+8]))
+		a2, a4 := archsimd.LoadFloat32x8((*[8]float32)(r2[x:x+8])), archsimd.LoadFloat32x8((*[8]float32)(r4[x:x+8]))
+		a3 := archsimd.LoadFloat32x8((*[8]float32)(r3[x : x+8]))
+		K0.Mul(a0.Add(a6)).Add(K1.Mul(a1.Add(a5))).Add(K2.Mul(a2.Add(a4))).Add(K3.Mul(a3)).Store((*[8]float32)(tmp[x : x+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// vecSharpen3 is Sharpener.Rows' inner loop of radius 3 (sharpen3) on
+// eight columns at a time from x while x+8 ≤ end, and returns the column
+// where it stopped: end's last group short of eight, or a group with a
+// luminance or a blur that is not finite (NaN, ±Inf: the scalar loop's
+// max keeps a NaN, the vector one would not), which the scalar loop does.
+// A pixel whose luminance is not above 0 is multiplied by 1 (left as it
+// is, as the scalar loop leaves it); the others by max(Y + a·(Y − B),
+// SharpenFloor·Y) / Y, the scalar loop's operations in its order.
+func vecSharpen3(px, ly, tmp []float32, x, end int, k0, k1, k2, k3, a float32) int {
+	if !vec || x < 3 || end+3 > len(tmp) || end > len(ly) || 3*end > len(px) {
+		return x
+	}
+	K0, K1, K2, K3 := archsimd.BroadcastFloat32x8(k0), archsimd.BroadcastFloat32x8(k1), archsimd.BroadcastFloat32x8(k2), archsimd.BroadcastFloat32x8(k3)
+	A, floor := archsimd.BroadcastFloat32x8(a), archsimd.BroadcastFloat32x8(SharpenFloor)
+	zero, one := archsimd.BroadcastFloat32x8(0), archsimd.BroadcastFloat32x8(1)
+	inf, ninf := archsimd.BroadcastFloat32x8(float32(math.Inf(1))), archsimd.BroadcastFloat32x8(float32(math.Inf(-1)))
+	s0 := archsimd.LoadInt32x8(&rgbLanes[3][0]).AsUint32x8()
+	s1 := archsimd.LoadInt32x8(&rgbLanes[4][0]).AsUint32x8()
+	s2 := archsimd.LoadInt32x8(&rgbLanes[5][0]).AsUint32x8()
+	for ; x+8 <= end; x += 8 {
+		t := unsafe.Pointer(&tmp[x-3])
+		b := K0.Mul(archsimd.LoadFloat32x8(f8(t, 0)).Add(archsimd.LoadFloat32x8(f8(t, 24)))).
+			Add(K1.Mul(archsimd.LoadFloat32x8(f8(t, 4)).Add(archsimd.LoadFloat32x8(f8(t, 20))))).
+			Add(K2.Mul(archsimd.LoadFloat32x8(f8(t, 8)).Add(archsimd.LoadFloat32x8(f8(t, 16))))).
+			Add(K3.Mul(archsimd.LoadFloat32x8(f8(t, 12))))
+		lv := archsimd.LoadFloat32x8((*[8]float32)(ly[x : x+8]))
+		finite := lv.Less(inf).And(lv.Greater(ninf)).And(b.Less(inf)).And(b.Greater(ninf))
+		if finite.ToBits() != 0xff {
+			break
+		}
+		g := lv.Add(A.Mul(lv.Sub(b))).Max(floor.Mul(lv)).Div(lv).Merge(one, lv.Greater(zero))
+		p := unsafe.Pointer(&px[3*x])
+		archsimd.LoadFloat32x8(f8(p, 0)).Mul(g.Permute(s0)).Store(f8(p, 0))
+		archsimd.LoadFloat32x8(f8(p, 32)).Mul(g.Permute(s1)).Store(f8(p, 32))
+		archsimd.LoadFloat32x8(f8(p, 64)).Mul(g.Permute(s2)).Store(f8(p, 64))
+	}
+	archsimd.ClearAVXUpperBits()
+	return x
+}
+
+// vecLum is Sharpener.Rows' luminance loop over the first multiple of 8
+// of len(l): pos((R + G + B) / 3) of each pixel of p (interleaved RGB),
+// the sums in that order.
+func vecLum(p, l []float32) int {
+	if !vec {
+		return 0
+	}
+	n := min(len(l), len(p)/3) &^ 7
+	three, zero := archsimd.BroadcastFloat32x8(3), archsimd.BroadcastFloat32x8(0)
+	for x := 0; x < n; x += 8 {
+		r, g, b := rgb8(unsafe.Pointer(&p[3*x]))
+		pos8(r.Add(g).Add(b).Div(three), zero).Store((*[8]float32)(l[x : x+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
 }

@@ -120,7 +120,7 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 	par.Rows(hi-from, func(a, b int) {
 		for y := from + a; y < from+b; y++ {
 			p, l := row(y), lum(y)
-			for x := range l {
+			for x := vecLum(p, l); x < len(l); x++ {
 				l[x] = pos((p[3*x] + p[3*x+1] + p[3*x+2]) / 3)
 			}
 		}
@@ -138,7 +138,7 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 				k0, k1, k2, k3 := k[0], k[1], k[2], k[3]
 				tmp := tmp[:w]
 				r0, r1, r2, r3, r4, r5, r6 = r0[:w], r1[:w], r2[:w], r3[:w], r4[:w], r5[:w], r6[:w]
-				for x := range tmp {
+				for x := vecBlur7(r0, r1, r2, r3, r4, r5, r6, tmp, k0, k1, k2, k3); x < len(tmp); x++ {
 					tmp[x] = k0*(r0[x]+r6[x]) + k1*(r1[x]+r5[x]) + k2*(r2[x]+r4[x]) + k3*r3[x]
 				}
 			} else {
@@ -164,23 +164,14 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 			}
 			if r == 3 {
 				k0, k1, k2, k3 := k[0], k[1], k[2], k[3]
-				for x := inLo; x < inHi; x++ {
-					t := tmp[x-3 : x+4 : x+4]
-					b := k0*(t[0]+t[6]) + k1*(t[1]+t[5]) + k2*(t[2]+t[4]) + k3*t[3]
-					lv := ly[x]
-					if !(lv > 0) {
-						// Y ≤ 0: the pixel is left as it is; a NaN
-						// (which pos keeps) goes through sharpenPixel.
-						if lv != lv {
-							sharpenPixel(px, ly, x, a, b)
-						}
-						continue
+				// Eight columns at a time where the build allows
+				// (vecSharpen3), the groups it leaves one at a time.
+				for x := inLo; x < inHi; {
+					x = vecSharpen3(px, ly, tmp, x, inHi, k0, k1, k2, k3, a)
+					for end := min(x+8, inHi); x < end; x++ {
+						t := tmp[x-3 : x+4 : x+4]
+						sharpen3(px, ly, x, a, k0*(t[0]+t[6])+k1*(t[1]+t[5])+k2*(t[2]+t[4])+k3*t[3])
 					}
-					g := max(lv+a*(lv-b), SharpenFloor*lv) / lv
-					q := px[3*x : 3*x+3 : 3*x+3]
-					q[0] *= g
-					q[1] *= g
-					q[2] *= g
 				}
 			} else {
 				for x := inLo; x < inHi; x++ {
@@ -207,6 +198,24 @@ func blurTap(tmp, k []float32, r, w, x int) float32 {
 		b += k[i+r] * tmp[mirror(x+i, w)]
 	}
 	return b
+}
+
+// sharpen3 is sharpenPixel where the luminance is above 0; a pixel whose
+// luminance is 0 or less is left as it is, a NaN one (which pos keeps)
+// goes through sharpenPixel.
+func sharpen3(px, ly []float32, x int, a, b float32) {
+	lv := ly[x]
+	if !(lv > 0) {
+		if lv != lv {
+			sharpenPixel(px, ly, x, a, b)
+		}
+		return
+	}
+	g := max(lv+a*(lv-b), SharpenFloor*lv) / lv
+	q := px[3*x : 3*x+3 : 3*x+3]
+	q[0] *= g
+	q[1] *= g
+	q[2] *= g
 }
 
 // sharpenPixel applies the mask at column x of the row px (3·w, RGB)
