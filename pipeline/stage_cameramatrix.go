@@ -92,14 +92,7 @@ func matrixKernel(at func(i, k int) float64) rowKernel {
 			mf[i][k] = float32(at(i, k))
 		}
 	}
-	return func(px []float32) {
-		for i := 0; i+2 < len(px); i += 3 {
-			r, g, b := px[i], px[i+1], px[i+2]
-			px[i] = mf[0][0]*r + mf[0][1]*g + mf[0][2]*b
-			px[i+1] = mf[1][0]*r + mf[1][1]*g + mf[1][2]*b
-			px[i+2] = mf[2][0]*r + mf[2][1]*g + mf[2][2]*b
-		}
-	}
+	return func(px []float32) { colour.MulRows(&mf, px) }
 }
 
 // toWorking converts a w×h camera-RGB image of nc channels to the linear

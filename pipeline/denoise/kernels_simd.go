@@ -6,6 +6,8 @@ import (
 	"math"
 	"simd/archsimd"
 	"unsafe"
+
+	rgbsplit "github.com/rawbatch/rawbatch/pipeline/internal/rgb8"
 )
 
 // The denoise's inner loops eight pixels at a time with AVX2 (Go's
@@ -136,59 +138,13 @@ func vecGuard(pu, pm, pd, nu, nm, nd []uint32, out []float32, m float32) int {
 	return k
 }
 
-// rgb8 is the R, G and B of the 8 interleaved RGB pixels at p: float
-// f = 3·i + c of the 24 lies in vector f/8 at position f mod 8; blends
-// put each channel's floats together, a permutation in pixel order.
-func rgb8(p unsafe.Pointer) (r, g, b archsimd.Float32x8) {
-	v0 := archsimd.LoadFloat32x8(f8(p, 0))
-	v1 := archsimd.LoadFloat32x8(f8(p, 32))
-	v2 := archsimd.LoadFloat32x8(f8(p, 64))
-	for c := range 3 {
-		sel := archsimd.LoadInt32x8(&rgbLanes[c][0])
-		v := v0.Merge(v1, sel.Equal(archsimd.BroadcastInt32x8(0))).Merge(v2, sel.Less(archsimd.BroadcastInt32x8(2)))
-		v = v.Permute(archsimd.LoadInt32x8(&rgbLanes[c][1]).AsUint32x8())
-		switch c {
-		case 0:
-			r = v
-		case 1:
-			g = v
-		default:
-			b = v
-		}
-	}
-	return r, g, b
-}
+// rgb8 is the eight interleaved pixels at p as three vectors
+// (rgb8.Split).
+func rgb8(p unsafe.Pointer) (r, g, b archsimd.Float32x8) { return rgbsplit.Split((*[24]float32)(p)) }
 
-// rgbLanes[c] is, for channel c, which of the three vectors holds each
-// position's float and the permutation that puts pixel i at lane i
-// (rgb8); rgbLanes[3+c] is the other way (store8): for each position of
-// output vector c, the pixel whose channel it holds, and that channel.
-var rgbLanes = func() (d [6][2][8]int32) {
-	for c := range 3 {
-		for i := range 8 {
-			f := 3*i + c
-			d[c][0][f%8] = int32(f / 8)
-			d[c][1][i] = int32(f % 8)
-		}
-		for p := range 8 {
-			f := 8*c + p
-			d[3+c][0][p] = int32(f / 3)
-			d[3+c][1][p] = int32(f % 3)
-		}
-	}
-	return d
-}()
-
-// store8 writes the 8 pixels r, g, b interleaved (24 floats) at p.
-func store8(p unsafe.Pointer, r, g, b archsimd.Float32x8) {
-	for v := range 3 {
-		idx := archsimd.LoadInt32x8(&rgbLanes[3+v][0]).AsUint32x8()
-		ch := archsimd.LoadInt32x8(&rgbLanes[3+v][1])
-		out := b.Permute(idx).Merge(g.Permute(idx), ch.Equal(archsimd.BroadcastInt32x8(2)))
-		out = out.Merge(r.Permute(idx), ch.Greater(archsimd.BroadcastInt32x8(0)))
-		out.Store(f8(p, 32*v))
-	}
-}
+// store8 writes the 8 pixels r, g, b interleaved (24 floats) at p
+// (rgb8.Join).
+func store8(p unsafe.Pointer, r, g, b archsimd.Float32x8) { rgbsplit.Join(r, g, b, (*[24]float32)(p)) }
 
 // pos8 is pos of eight values: x where x > 0 or x is NaN, else +0
 // (zero: zero8's, made once outside the loops).
@@ -332,9 +288,6 @@ func vecSharpen3(px, ly, tmp []float32, x, end int, k0, k1, k2, k3, a float32) i
 	A, floor := archsimd.BroadcastFloat32x8(a), archsimd.BroadcastFloat32x8(SharpenFloor)
 	zero, one := archsimd.BroadcastFloat32x8(0), archsimd.BroadcastFloat32x8(1)
 	inf, ninf := archsimd.BroadcastFloat32x8(float32(math.Inf(1))), archsimd.BroadcastFloat32x8(float32(math.Inf(-1)))
-	s0 := archsimd.LoadInt32x8(&rgbLanes[3][0]).AsUint32x8()
-	s1 := archsimd.LoadInt32x8(&rgbLanes[4][0]).AsUint32x8()
-	s2 := archsimd.LoadInt32x8(&rgbLanes[5][0]).AsUint32x8()
 	for ; x+8 <= end; x += 8 {
 		t := unsafe.Pointer(&tmp[x-3])
 		b := K0.Mul(archsimd.LoadFloat32x8(f8(t, 0)).Add(archsimd.LoadFloat32x8(f8(t, 24)))).
@@ -348,9 +301,10 @@ func vecSharpen3(px, ly, tmp []float32, x, end int, k0, k1, k2, k3, a float32) i
 		}
 		g := lv.Add(A.Mul(lv.Sub(b))).Max(floor.Mul(lv)).Div(lv).Merge(one, lv.Greater(zero))
 		p := unsafe.Pointer(&px[3*x])
-		archsimd.LoadFloat32x8(f8(p, 0)).Mul(g.Permute(s0)).Store(f8(p, 0))
-		archsimd.LoadFloat32x8(f8(p, 32)).Mul(g.Permute(s1)).Store(f8(p, 32))
-		archsimd.LoadFloat32x8(f8(p, 64)).Mul(g.Permute(s2)).Store(f8(p, 64))
+		g0, g1, g2 := rgbsplit.Spread(g)
+		archsimd.LoadFloat32x8(f8(p, 0)).Mul(g0).Store(f8(p, 0))
+		archsimd.LoadFloat32x8(f8(p, 32)).Mul(g1).Store(f8(p, 32))
+		archsimd.LoadFloat32x8(f8(p, 64)).Mul(g2).Store(f8(p, 64))
 	}
 	archsimd.ClearAVXUpperBits()
 	return x

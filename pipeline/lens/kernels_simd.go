@@ -2,7 +2,11 @@
 
 package lens
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/rgb8"
+)
 
 // vec is whether the CPU runs the AVX2 kernel below (Go's simd/archsimd,
 // built with GOEXPERIMENT=simd; the Makefile sets it).
@@ -36,21 +40,14 @@ func vecGains(row, a, b []float32, t float32) int {
 	n := len(a) &^ 7
 	row, b = row[:3*n], b[:n]
 	T := archsimd.BroadcastFloat32x8(t)
-	i0 := archsimd.LoadInt32x8(&spread[0]).AsUint32x8()
-	i1 := archsimd.LoadInt32x8(&spread[1]).AsUint32x8()
-	i2 := archsimd.LoadInt32x8(&spread[2]).AsUint32x8()
 	for x := 0; x < n; x += 8 {
 		ga := archsimd.LoadFloat32x8((*[8]float32)(a[x : x+8]))
-		g := ga.Add(T.Mul(archsimd.LoadFloat32x8((*[8]float32)(b[x : x+8])).Sub(ga)))
+		g0, g1, g2 := rgb8.Spread(ga.Add(T.Mul(archsimd.LoadFloat32x8((*[8]float32)(b[x : x+8])).Sub(ga))))
 		p := (*[24]float32)(row[3*x : 3*x+24])
-		archsimd.LoadFloat32x8((*[8]float32)(p[0:8])).Mul(g.Permute(i0)).Store((*[8]float32)(p[0:8]))
-		archsimd.LoadFloat32x8((*[8]float32)(p[8:16])).Mul(g.Permute(i1)).Store((*[8]float32)(p[8:16]))
-		archsimd.LoadFloat32x8((*[8]float32)(p[16:24])).Mul(g.Permute(i2)).Store((*[8]float32)(p[16:24]))
+		archsimd.LoadFloat32x8((*[8]float32)(p[0:8])).Mul(g0).Store((*[8]float32)(p[0:8]))
+		archsimd.LoadFloat32x8((*[8]float32)(p[8:16])).Mul(g1).Store((*[8]float32)(p[8:16]))
+		archsimd.LoadFloat32x8((*[8]float32)(p[16:24])).Mul(g2).Store((*[8]float32)(p[16:24]))
 	}
 	archsimd.ClearAVXUpperBits()
 	return n
 }
-
-// spread[v] is, for each value of the v-th 8 of 8 interleaved pixels'
-// 24, its pixel.
-var spread = [3][8]int32{{0, 0, 0, 1, 1, 1, 2, 2}, {2, 3, 3, 3, 4, 4, 4, 5}, {5, 5, 6, 6, 6, 7, 7, 7}}

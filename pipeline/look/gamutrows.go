@@ -19,6 +19,13 @@ func GamutPixel(p []float32, lum [3]float32) { GamutRows(p[:3:3], lum) }
 // minimum over the channels above 1 is the largest channel's, and one
 // division serves the pixel.
 func GamutRows(pix []float32, lum [3]float32) {
+	// Eight pixels at a time where the build and CPU allow
+	// (gamutrows_simd.go: the same operations, the same values).
+	gamutRowsScalar(pix[3*vecGamutRows(pix, lum):], lum)
+}
+
+// gamutRowsScalar is GamutRows one pixel at a time.
+func gamutRowsScalar(pix []float32, lum [3]float32) {
 	l0, l1, l2 := lum[0], lum[1], lum[2]
 	for i := 0; i+2 < len(pix); i += 3 {
 		p := pix[i : i+3 : i+3]

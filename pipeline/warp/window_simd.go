@@ -5,6 +5,8 @@ package warp
 import (
 	"simd/archsimd"
 	"unsafe"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/rgb8"
 )
 
 // The bicubic samples eight output pixels of a channel at a time with
@@ -21,7 +23,7 @@ import (
 // from the first column less one are loaded as two vectors and each
 // tap's values picked from them by the lanes' column offsets. From an
 // interleaved image (RemapInto's) the two vectors are first picked out of
-// six. The
+// six (rgb8.Channel). The
 // operations are sample's, in its order, without fused multiply-adds:
 // the values are the scalar path's bit for bit (window_vec_test.go). On
 // a CPU without AVX2 none are done this way.
@@ -114,15 +116,12 @@ func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float3
 			}
 			break
 		}
-		sv := archsimd.LoadInt32x8(&deinterleave[ch][0])
-		inA, inAB := sv.Equal(archsimd.BroadcastInt32x8(0)), sv.Less(archsimd.BroadcastInt32x8(2))
-		pm := archsimd.LoadInt32x8(&deinterleave[ch][1]).AsUint32x8()
-		v0 = tapsOf(pick(p0, inA, inAB, pm), pick(unsafe.Add(p0, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-		v1 = tapsOf(pick(p1, inA, inAB, pm), pick(unsafe.Add(p1, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-		v2 = tapsOf(pick(p2, inA, inAB, pm), pick(unsafe.Add(p2, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-		v3 = tapsOf(pick(p3, inA, inAB, pm), pick(unsafe.Add(p3, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		v0 = tapsOf(pick(p0, ch), pick(unsafe.Add(p0, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		v1 = tapsOf(pick(p1, ch), pick(unsafe.Add(p1, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		v2 = tapsOf(pick(p2, ch), pick(unsafe.Add(p2, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+		v3 = tapsOf(pick(p3, ch), pick(unsafe.Add(p3, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 		if y1 != y0 {
-			v4 = tapsOf(pick(p4, inA, inAB, pm), pick(unsafe.Add(p4, 96), inA, inAB, pm), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			v4 = tapsOf(pick(p4, ch), pick(unsafe.Add(p4, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 		}
 	}
 	if y1 != y0 {
@@ -166,57 +165,26 @@ func tapsOf(first, second archsimd.Float32x8, u0, u1, u2, u3 archsimd.Uint32x8, 
 // load is the eight floats at p.
 func load(p unsafe.Pointer) archsimd.Float32x8 { return archsimd.LoadFloat32x8((*[8]float32)(p)) }
 
-// pick is one channel of the eight interleaved pixels at p (24 floats in
-// three vectors), pixel i at lane i: inA, inAB and pm are deinterleave's
-// of the channel (which vector each float is in, and the permutation).
-func pick(p unsafe.Pointer, inA, inAB archsimd.Mask32x8, pm archsimd.Uint32x8) archsimd.Float32x8 {
-	return load(p).Merge(load(unsafe.Add(p, 32)), inA).Merge(load(unsafe.Add(p, 64)), inAB).Permute(pm)
-}
+// pick is channel ch of the eight interleaved pixels at p (rgb8.Channel).
+func pick(p unsafe.Pointer, ch int) archsimd.Float32x8 { return rgb8.Channel((*[24]float32)(p), ch) }
 
 // vecDeinterleave3 is Deinterleave3's loop over the first multiple of 8
-// of the row's pixels (moves only: the values are the same); it returns
-// how many pixels it did (none on a CPU without AVX2).
+// of the row's pixels (rgb8.Split: moves only, the values are the same);
+// it returns how many pixels it did (none on a CPU without AVX2).
 func vecDeinterleave3(r, g, b, src []float32) int {
 	if !vec {
 		return 0
 	}
 	n := len(r) &^ 7
-	var sel, perm [3]archsimd.Int32x8
-	for ch := range 3 {
-		sel[ch] = archsimd.LoadInt32x8(&deinterleave[ch][0])
-		perm[ch] = archsimd.LoadInt32x8(&deinterleave[ch][1])
-	}
-	zero, two := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(2)
-	rA, rAB, rP := sel[0].Equal(zero), sel[0].Less(two), perm[0].AsUint32x8()
-	gA, gAB, gP := sel[1].Equal(zero), sel[1].Less(two), perm[1].AsUint32x8()
-	bA, bAB, bP := sel[2].Equal(zero), sel[2].Less(two), perm[2].AsUint32x8()
 	for x := 0; x < n; x += 8 {
-		s := src[3*x : 3*x+24 : 3*x+24]
-		a := archsimd.LoadFloat32x8((*[8]float32)(s[0:8]))
-		c := archsimd.LoadFloat32x8((*[8]float32)(s[8:16]))
-		d := archsimd.LoadFloat32x8((*[8]float32)(s[16:24]))
-		a.Merge(c, rA).Merge(d, rAB).Permute(rP).Store((*[8]float32)(r[x : x+8]))
-		a.Merge(c, gA).Merge(d, gAB).Permute(gP).Store((*[8]float32)(g[x : x+8]))
-		a.Merge(c, bA).Merge(d, bAB).Permute(bP).Store((*[8]float32)(b[x : x+8]))
+		pr, pg, pb := rgb8.Split((*[24]float32)(src[3*x : 3*x+24]))
+		pr.Store((*[8]float32)(r[x : x+8]))
+		pg.Store((*[8]float32)(g[x : x+8]))
+		pb.Store((*[8]float32)(b[x : x+8]))
 	}
 	archsimd.ClearAVXUpperBits()
 	return n
 }
-
-// deinterleave[ch] is, for channel ch, which of three vectors of an
-// interleaved row's 24 floats (8 pixels) holds each position's float (0,
-// 1, 2: float f = 3·i + ch lies in vector f/8 at position f mod 8) and
-// the permutation that puts pixel i at lane i.
-var deinterleave = func() (d [3][2][8]int32) {
-	for ch := range 3 {
-		for i := range 8 {
-			f := 3*i + ch
-			d[ch][0][f%8] = int32(f / 8)
-			d[ch][1][i] = int32(f % 8)
-		}
-	}
-	return d
-}()
 
 // keys8 is keys4 of eight fractions, in its order of operations.
 func keys8(f archsimd.Float32x8) (w0, w1, w2, w3 archsimd.Float32x8) {
