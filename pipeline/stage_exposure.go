@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rawbatch/rawbatch/pipeline/colour"
 	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
 )
 
@@ -39,11 +40,7 @@ func exposureRow(j *job, _ *fusePass) (rowKernel, bool) {
 		return nil, true
 	}
 	g := exposureGain(ev)
-	return func(px []float32) {
-		for i := range px {
-			px[i] *= g
-		}
-	}, true
+	return func(px []float32) { colour.ScaleRows(px, g) }, true
 }
 
 // exposureGain returns 2^ev, the linear gain of an exposure change of ev EV.

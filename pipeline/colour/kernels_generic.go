@@ -12,3 +12,5 @@ func vecQuantiseLinear16(dst []uint16, src []float32, inv float32) int { return 
 func vecDequantiseLinear16(dst []float32, src []uint16, scale float32) int { return 0 }
 
 func vecMulRows(m *[3][3]float32, px []float32) int { return 0 }
+
+func vecScaleRows(px []float32, g float32) int { return 0 }

@@ -26,3 +26,19 @@ func vecMulRows(m *[3][3]float32, px []float32) int {
 	archsimd.ClearAVXUpperBits()
 	return n
 }
+
+// vecScaleRows is ScaleRows on the first multiple of 8 values of px; it
+// returns how many it did.
+func vecScaleRows(px []float32, g float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(px) &^ 7
+	G := archsimd.BroadcastFloat32x8(g)
+	for i := 0; i < n; i += 8 {
+		v := (*[8]float32)(px[i : i+8])
+		archsimd.LoadFloat32x8(v).Mul(G).Store(v)
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}

@@ -8,7 +8,7 @@ import (
 	"github.com/rawbatch/rawbatch/internal/testtool"
 )
 
-// TestMulRows: MulRows gives a plain loop's values bit for bit on rows of
+// TestMulRows: MulRows, then ScaleRows, give a plain loop's values bit for bit on rows of
 // every length up to 40 pixels (eight at a time and the tail), with
 // negatives, zeros, infinities and NaN among the values.
 func TestMulRows(t *testing.T) {
@@ -32,6 +32,11 @@ func TestMulRows(t *testing.T) {
 			want[i+2] = m[2][0]*r + m[2][1]*g + m[2][2]*b
 		}
 		MulRows(&m, px)
+		// ScaleRows after it, on both.
+		for i := range want {
+			want[i] *= 0.7
+		}
+		ScaleRows(px, 0.7)
 		for i := range px {
 			if math.Float32bits(px[i]) != math.Float32bits(want[i]) && !(px[i] != px[i] && want[i] != want[i]) {
 				t.Fatalf("length %d, value %d: %v, want %v", n, i, px[i], want[i])
