@@ -1397,7 +1397,7 @@ func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	if threads == 0 {    // a Runner used without Run
 		threads = r.Threads
 	}
-	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), Settings: s, Threads: threads, Header: t.Info.Header,
+	j := Job{Input: []byte(t.Input), Output: []byte(t.Output), OutDir: []byte(r.OutDir), Settings: s, Threads: threads, Header: t.Info.Header,
 		Estimate: t.Estimate.Total, Whole: t.Estimate.Whole, Timeout: timeout, Grace: r.Grace, Abort: r.Abort, MoreThreads: t.more}
 	if r.readsCache(t) {
 		j.Cache = r.cacheRequest()

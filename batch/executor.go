@@ -40,6 +40,11 @@ type Job struct {
 	// Outputs are the outputs to write (those not up to date), each from
 	// its own temporary file renamed into place only when all succeeded.
 	Outputs []JobOutput
+	// OutDir is OUTDIR as bytes (empty: none): the outputs' folders under
+	// it are walked to without following a symbolic link, and the outputs
+	// written relative to the folders so opened
+	// (pipeline.OutputSpec.Root).
+	OutDir []byte
 	// Settings are the develop settings (what the outputs look like).
 	Settings pipeline.Settings
 	// Threads caps LibRaw's OpenMP threads for this conversion (0:
@@ -126,7 +131,7 @@ type Outcome struct {
 func (j Job) specs() []pipeline.OutputSpec {
 	var specs []pipeline.OutputSpec
 	for _, o := range j.Outputs {
-		specs = append(specs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path)})
+		specs = append(specs, pipeline.OutputSpec{Variant: o.Variant, Path: string(o.Path), Root: string(j.OutDir)})
 	}
 	return specs
 }

@@ -74,7 +74,8 @@ type galleryEntry struct {
 // outputs, camera, lens, capture time, rating and label (the input's
 // header, pipeline/header.ReadMeta); for each failed one its reason. The
 // page is static HTML: no script, no network; sorted by capture time,
-// then name. Names are shown escaped (bytetext.Escape, then HTML).
+// then name. Names are shown escaped (bytetext.Clean: control characters
+// and bytes that are not UTF-8 as Go escapes; then HTML).
 // Errors: the page or the thumbnail folder cannot be written; a
 // thumbnail that cannot be made is left out with a note on the page.
 func WriteGallery(od *OutDir, results []FileResult) error {
@@ -200,8 +201,19 @@ func WriteGallery(od *OutDir, results []FileResult) error {
 		}
 	}
 	page := filepath.Join(od.Path, GalleryPage)
-	if old, err := os.ReadFile(page); err == nil && !bytes.Contains(old, []byte(galleryMark)) {
-		return fmt.Errorf("gallery %s: a page rawbatch did not write is in the way; remove or rename it", page)
+	if fi, err := os.Lstat(page); err == nil {
+		// Not through a link (dangling or not): what is there is the
+		// user's unless it is a page rawbatch wrote.
+		var old []byte
+		if fi.Mode().IsRegular() {
+			if f, err := os.OpenFile(page, os.O_RDONLY|syscall.O_NOFOLLOW, 0); err == nil {
+				old, _ = io.ReadAll(io.LimitReader(f, 64<<20))
+				f.Close()
+			}
+		}
+		if !bytes.Contains(old, []byte(galleryMark)) {
+			return fmt.Errorf("gallery %s: a page rawbatch did not write is in the way; remove or rename it", page)
+		}
 	}
 	return atomicfile.Write(page, galleryHTML(entries), atomicfile.Options{})
 }
@@ -244,7 +256,7 @@ var labelColours = map[string]string{
 
 // galleryHTML is the page of entries.
 func galleryHTML(entries []*galleryEntry) []byte {
-	esc := func(s string) string { return html.EscapeString(bytetext.Escape(s)) }
+	esc := func(s string) string { return html.EscapeString(bytetext.Clean(s)) }
 	var b bytes.Buffer
 	nOK, nFail := 0, 0
 	for _, e := range entries {
@@ -349,3 +361,9 @@ func urlPath(rel string) string {
 	}
 	return strings.Join(parts, "/")
 }
+
+// CleanText is a text (a file name, a reason that names one) as rawbatch
+// shows it on a terminal, in a log or on the gallery page: control
+// characters and bytes that are not UTF-8 written as Go escapes
+// (bytetext.Clean).
+func CleanText(s string) string { return bytetext.Clean(s) }

@@ -1,14 +1,14 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/rawbatch/rawbatch/cache"
 	"github.com/rawbatch/rawbatch/internal/fileperm"
@@ -51,6 +51,9 @@ type OutDir struct {
 // creates and removes nothing: it opens the records only when there are
 // some, and no locks. Errors name the output directory.
 func OpenOutDir(outDir string, dryRun bool) (*OutDir, error) {
+	if err := danglingOutDir(outDir); err != nil {
+		return nil, err
+	}
 	od := &OutDir{Path: outDir}
 	meta := MetaDir(outDir)
 	if dryRun {
@@ -143,6 +146,10 @@ func CheckOutDir(dir string) error {
 	}
 	f, err := os.CreateTemp(dir, ".rawbatch-probe-*")
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pseudoRefusal(pe.Err) {
+			return fmt.Errorf("output directory %s is not writable: it does not take new files (a pseudo file system such as /proc or /sys?): %w", dir, pe.Err)
+		}
 		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
 	}
 	name := f.Name()
@@ -229,71 +236,62 @@ func resolvePath(path string) string {
 }
 
 // mkdirBelow creates dir, a directory under outDir, and the directories
-// between them, one at a time (mkdirat, then openat with O_NOFOLLOW and
-// O_DIRECTORY), so that nothing below OUTDIR is a symbolic link that is
-// followed: a link planted in OUTDIR where the input tree has a folder
-// would send the outputs and their temporary files outside it (into the
-// card the inputs are on, say). OUTDIR itself, the user's choice, may be
-// a link. A dir not under outDir (a Runner used without OutDir) is made
-// with os.MkdirAll. Errors: a component that is a symbolic link or not a
-// directory (unwrapping to rawerr.ErrRefused, naming it), and those of
-// the system calls, naming the directory.
-func mkdirBelow(outDir, dir string) error { return walkBelow(outDir, dir, true) }
+// between them, one at a time without following a symbolic link
+// (fileperm.OpenBelow): a link planted in OUTDIR where the input tree has
+// a folder would send the outputs and their temporary files outside it
+// (into the card the inputs are on, say); the worker then writes the
+// outputs relative to the directory it walks to the same way, so a link
+// swapped in later is not followed either. OUTDIR itself, the user's
+// choice, may be a link. Errors: a component that is a symbolic link or
+// not a directory (unwrapping to rawerr.ErrRefused, naming it), and those
+// of the system calls, naming the directory.
+func mkdirBelow(outDir, dir string) error {
+	d, err := fileperm.OpenBelow(outDir, dir, true)
+	if err != nil {
+		return refusedBelow(err)
+	}
+	return d.Close()
+}
 
 // checkBelow is mkdirBelow's refusal without making anything: the
 // components of dir that exist are opened as mkdirBelow opens them, and
-// a symbolic link or a file among them is refused; it stops at the first
-// missing one, and leaves other errors to mkdirBelow. A file's outputs'
-// folders are all checked before any is made, so that a refused one
-// leaves no empty folder behind for the others.
-func checkBelow(outDir, dir string) error { return walkBelow(outDir, dir, false) }
-
-func walkBelow(outDir, dir string, create bool) error {
-	rel, err := filepath.Rel(outDir, dir)
-	if outDir == "" || err != nil || !filepath.IsLocal(rel) {
-		if !create {
-			return nil
-		}
-		return os.MkdirAll(dir, 0o777)
+// a symbolic link or a file among them is refused; a missing one and
+// other errors are left to mkdirBelow. A file's outputs' folders are all
+// checked before any is made, so that a refused one leaves no empty
+// folder behind for the others.
+func checkBelow(outDir, dir string) error {
+	d, err := fileperm.OpenBelow(outDir, dir, false)
+	if err == nil {
+		return d.Close()
 	}
-	if create {
-		if err := os.MkdirAll(outDir, 0o777); err != nil {
-			return err
-		}
-	}
-	fd, err := unix.Open(outDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if !create {
-			return nil
-		}
-		return &os.PathError{Op: "open", Path: outDir, Err: err}
-	}
-	defer func() { unix.Close(fd) }()
-	at := outDir
-	for _, name := range strings.Split(rel, string(filepath.Separator)) {
-		at = filepath.Join(at, name)
-		if create {
-			if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
-				return &os.PathError{Op: "mkdir", Path: at, Err: err}
-			}
-		}
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.ELOOP || err == unix.ENOTDIR {
-			what := "not a directory"
-			var st unix.Stat_t
-			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-				what = "a symbolic link"
-			}
-			return &wrapped{fmt.Sprintf("%s is %s; refusing to write through it (outputs stay inside the output directory): remove it, or choose another output directory", at, what), rawerr.ErrRefused}
-		}
-		if err != nil {
-			if !create {
-				return nil
-			}
-			return &os.PathError{Op: "open", Path: at, Err: err}
-		}
-		unix.Close(fd)
-		fd = next
+	var le *fileperm.LinkError
+	if errors.As(err, &le) {
+		return refusedBelow(err)
 	}
 	return nil
+}
+
+// refusedBelow is err with a fileperm.LinkError unwrapping to
+// rawerr.ErrRefused.
+func refusedBelow(err error) error {
+	var le *fileperm.LinkError
+	if errors.As(err, &le) {
+		return &wrapped{le.Error(), rawerr.ErrRefused}
+	}
+	return err
+}
+
+// danglingOutDir is the error of an OUTDIR that is a symbolic link to
+// nothing (a folder not made yet, a share not mounted): rawbatch makes a
+// missing OUTDIR, but not the target of a link; nil otherwise.
+func danglingOutDir(outDir string) error {
+	fi, err := os.Lstat(outDir)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil
+	}
+	if _, err := os.Stat(outDir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	target, _ := os.Readlink(outDir)
+	return fmt.Errorf("output directory %s is a symbolic link to %s, which does not exist: make it (or mount it), or choose another output directory", outDir, target)
 }

@@ -21,6 +21,9 @@ import (
 // that is not a directory is an error too. Errors name the directory and
 // the reason, as the real run's do.
 func CheckOutDirDry(outDir string) error {
+	if err := danglingOutDir(outDir); err != nil {
+		return err
+	}
 	dir := outDir
 	for {
 		fi, err := os.Stat(dir)
@@ -44,9 +47,7 @@ func CheckOutDirDry(outDir string) error {
 	}
 	if dir != outDir {
 		if err := probeDir(dir); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				// dir is there (Stat above): its file system refused the
-				// new name, as procfs and sysfs do with ENOENT.
+			if pseudoRefusal(err) {
 				return fmt.Errorf("output directory %s cannot be created: %s does not take new directories (a pseudo file system such as /proc or /sys?): %w", outDir, dir, err)
 			}
 			return fmt.Errorf("output directory %s cannot be created: %s: %w", outDir, dir, err)
@@ -58,6 +59,9 @@ func CheckOutDirDry(outDir string) error {
 			continue
 		}
 		if err := probeDir(d); err != nil {
+			if pseudoRefusal(err) {
+				return fmt.Errorf("output directory %s is not writable: it does not take new directories (a pseudo file system such as /proc or /sys?): %w", d, err)
+			}
 			return fmt.Errorf("output directory %s is not writable: %w", d, err)
 		}
 	}
@@ -75,4 +79,11 @@ func probeDir(dir string) error {
 		return err
 	}
 	return os.Remove(p)
+}
+
+// pseudoRefusal reports whether err, from making a directory in one that
+// exists, is how a pseudo file system refuses: procfs answers ENOENT,
+// sysfs EPERM (even to root; a permission problem is EACCES).
+func pseudoRefusal(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EPERM)
 }

@@ -58,9 +58,12 @@ const wireVersion = 2
 // workerRequest is what the parent sends a worker.
 type workerRequest struct {
 	// Version is the wire format's version (wireVersion).
-	Version  int
-	Input    []byte
-	Outputs  []workerOutput
+	Version int
+	Input   []byte
+	Outputs []workerOutput
+	// OutDir is Job.OutDir (the outputs are written below it without
+	// following a symbolic link).
+	OutDir   []byte `json:",omitempty"`
 	Settings pipeline.Settings
 	// Threads is LibRaw's OpenMP thread cap and the worker's GOMAXPROCS
 	// (Job.Threads; 0: the defaults), beside Settings.
@@ -419,7 +422,7 @@ var ErrTimeout = rawerr.ErrTimeout
 // job is the Job a request asks to convert (no header, timeout or
 // thread channel: those stay with the parent).
 func (req workerRequest) job() Job {
-	j := Job{Input: req.Input, Settings: req.Settings, Threads: req.Threads, Cache: req.Cache, Estimate: req.Estimate, Whole: req.Whole}
+	j := Job{Input: req.Input, OutDir: req.OutDir, Settings: req.Settings, Threads: req.Threads, Cache: req.Cache, Estimate: req.Estimate, Whole: req.Whole}
 	for _, o := range req.Outputs {
 		j.Outputs = append(j.Outputs, JobOutput{Variant: o.Variant, Path: o.Path})
 	}
@@ -428,7 +431,7 @@ func (req workerRequest) job() Job {
 
 // newWorkerRequest is the request that asks a worker to convert j.
 func newWorkerRequest(j Job) workerRequest {
-	req := workerRequest{Version: wireVersion, Input: j.Input, Settings: j.Settings, Threads: j.Threads, Cache: j.Cache, Estimate: j.Estimate, Whole: j.Whole}
+	req := workerRequest{Version: wireVersion, Input: j.Input, OutDir: j.OutDir, Settings: j.Settings, Threads: j.Threads, Cache: j.Cache, Estimate: j.Estimate, Whole: j.Whole}
 	for _, o := range j.Outputs {
 		req.Outputs = append(req.Outputs, workerOutput{Variant: o.Variant, Path: o.Path})
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rawbatch/rawbatch/internal/bytetext"
 	"github.com/rawbatch/rawbatch/internal/fault"
 	"github.com/rawbatch/rawbatch/internal/filehash"
@@ -398,8 +400,9 @@ func (j *job) commit(res *Result, asked []*variantJob) error {
 	j.releaseCached()
 	j.img = Image{}
 	for _, v := range asked {
-		if fi, err := os.Lstat(v.spec.Path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
-			return fmt.Errorf("its output %s is a %s, not a file; move it away", v.spec.Path, FileKind(fi.Mode()))
+		var st unix.Stat_t
+		if lstatIn(v.dir, v.spec.Path, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG && st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return fmt.Errorf("its output %s is a %s, not a file; move it away", v.spec.Path, FileKind(fileMode(st.Mode)))
 		}
 	}
 	fault.At(fault.Renaming, j.in)
@@ -409,15 +412,23 @@ func (j *job) commit(res *Result, asked []*variantJob) error {
 		return err
 	}
 	for _, v := range asked {
-		if fi, err := os.Lstat(v.spec.Path); err == nil && fi.Mode().IsRegular() {
-			os.Chmod(v.tmp, fi.Mode().Perm())
+		var st unix.Stat_t
+		keep := lstatIn(v.dir, v.spec.Path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+		// The temporary file as created (not a link put in its place),
+		// given the replaced file's permissions and no longer marked: an
+		// output is no temporary, and a copy of it must not pass for one.
+		if fd, err := unix.Openat(int(v.dir.Fd()), filepath.Base(v.tmp), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+			if keep {
+				unix.Fchmod(fd, st.Mode&0o777)
+			}
+			unix.Fremovexattr(fd, tempMarkAttr)
+			unix.Close(fd)
 		}
-		unmarkTemp(v.tmp) // an output is no temporary: a copy of it must not pass for one
-		if err := os.Rename(v.tmp, v.spec.Path); err != nil {
-			return err
+		if err := unix.Renameat(int(v.dir.Fd()), filepath.Base(v.tmp), int(v.dir.Fd()), filepath.Base(v.spec.Path)); err != nil {
+			return &os.LinkError{Op: "rename", Old: v.tmp, New: v.spec.Path, Err: err}
 		}
 		v.tmp = ""
-		syncDir(filepath.Dir(v.spec.Path))
+		v.dir.Sync()
 		res.Variants = append(res.Variants, VariantResult{Name: v.spec.Variant.Name, Path: v.spec.Path, Width: v.upright.W, Height: v.upright.H, Source: v.source, SourceReason: v.sourceReason})
 	}
 	return nil
@@ -541,10 +552,39 @@ func (j *job) cleanup() {
 	j.releaseCached()
 	for _, v := range j.outs {
 		if v.tmp != "" {
-			os.Remove(v.tmp)
+			removeIn(v.dir, v.tmp)
 			v.tmp = ""
 		}
+		v.closeDir()
 	}
+}
+
+// closeDir closes v's output folder, once its output is renamed into
+// place or removed.
+func (v *variantJob) closeDir() {
+	if v.dir != nil {
+		v.dir.Close()
+		v.dir = nil
+	}
+}
+
+// fileMode is the os.FileMode type bits of a stat mode (FileKind's input).
+func fileMode(m uint32) os.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return os.ModeDir
+	case unix.S_IFIFO:
+		return os.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return os.ModeSocket
+	case unix.S_IFCHR:
+		return os.ModeDevice | os.ModeCharDevice
+	case unix.S_IFBLK:
+		return os.ModeDevice
+	case unix.S_IFLNK:
+		return os.ModeSymlink
+	}
+	return 0
 }
 
 // Metadata is below; the per-variant stages are in render.go.
@@ -615,14 +655,6 @@ func (j *job) metadata() encode.Metadata {
 	md.Strip = j.settings.StripMetadata
 	md.Artist, md.Copyright = j.settings.Artist, j.settings.Copyright
 	return md
-}
-
-// syncDir fsyncs a directory so a rename in it is durable.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // decodedHash hashes the input just before LibRaw opens it

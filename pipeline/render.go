@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"image"
+	"os"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/colour"
@@ -13,6 +14,13 @@ import (
 type OutputSpec struct {
 	Variant Variant
 	Path    string
+	// Root, when set, is a directory Path lies under (OUTDIR): the
+	// folders between them are walked to one at a time without following
+	// a symbolic link (fileperm.OpenBelow), and the output's temporary
+	// file is made and renamed into place relative to the folder so
+	// opened, so a link put in their place meanwhile sends nothing
+	// outside Root. A link in the way fails the file (rawerr.ErrRefused).
+	Root string
 }
 
 // VariantResult describes one written output.
@@ -33,6 +41,9 @@ type VariantResult struct {
 // variantJob carries one output through the per-variant stages.
 type variantJob struct {
 	spec OutputSpec
+	// dir is the output's folder, opened once (openOutputDir): its
+	// temporary file is made, renamed and removed relative to it.
+	dir *os.File
 	// source and sourceReason are VariantResult's Source and
 	// SourceReason.
 	source, sourceReason string

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/rawbatch/rawbatch/internal/fileperm"
+	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/pipeline/encode"
 	"golang.org/x/sys/unix"
 )
@@ -59,7 +61,12 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	}()
 	// The temporary name has no image extension, so photo importers
 	// watching the folder do not pick it up.
-	f, err := CreateTemp(out)
+	if v.dir == nil {
+		if v.dir, err = openOutputDir(v.spec); err != nil {
+			return err
+		}
+	}
+	f, err := CreateTempIn(v.dir, out)
 	if err != nil {
 		return err
 	}
@@ -137,11 +144,11 @@ func stageEncode(_ context.Context, j *job) (err error) {
 	if err == nil {
 		err = f.Sync()
 	}
+	if err == nil {
+		err = f.Chmod(fileperm.File())
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(v.tmp, fileperm.File())
 	}
 	v.quant = nil
 	return err
@@ -198,3 +205,23 @@ func (w *writebackWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// openOutputDir opens the folder of the output spec (fileperm.OpenBelow:
+// walked to from spec.Root without following a symbolic link, when
+// Root is set), which the output's temporary file is made in and renamed
+// from. A link or a file in the way is refused (rawerr.ErrRefused).
+func openOutputDir(spec OutputSpec) (*os.File, error) {
+	d, err := fileperm.OpenBelow(spec.Root, filepath.Dir(spec.Path), false)
+	var le *fileperm.LinkError
+	if errors.As(err, &le) {
+		return nil, &refusedError{le.Error()}
+	}
+	return d, err
+}
+
+// refusedError is an output refused because of what is in its way
+// (rawerr.ErrRefused), with its own message.
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return rawerr.ErrRefused }

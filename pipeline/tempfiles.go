@@ -52,12 +52,17 @@ type heldTemp struct {
 // is flock-held by this process (see above) until it no longer names the
 // created file (renamed or removed; checked at the next CreateTemp) or the
 // process ends, so that CleanStaleTemps of another run keeps it.
-func CreateTemp(path string) (*os.File, error) {
+func CreateTemp(path string) (*os.File, error) { return CreateTempIn(nil, path) }
+
+// CreateTempIn is CreateTemp in dir, path's directory as opened by the
+// caller (nil: by path): the file is made relative to it (openat), so it
+// lands in that directory even if a symbolic link has since taken the
+// directory's name.
+func CreateTempIn(dir *os.File, path string) (*os.File, error) {
 	releaseTempLocks()
-	dir := filepath.Dir(path)
 	for range 16 {
 		name := NewTempName(path)
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		f, err := openTemp(dir, name)
 		if os.IsExist(err) {
 			continue
 		}
@@ -67,7 +72,7 @@ func CreateTemp(path string) (*os.File, error) {
 		fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			removeIn(dir, f.Name())
 			return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
 		}
 		markTemp(fd, name)
@@ -75,7 +80,7 @@ func CreateTemp(path string) (*os.File, error) {
 			// A cleaner may have taken the lock and removed the path
 			// between the creation and the flock: then start over.
 			var fst, pst unix.Stat_t
-			if unix.Fstat(fd, &fst) == nil && unix.Lstat(f.Name(), &pst) == nil && fst.Ino == pst.Ino && fst.Dev == pst.Dev {
+			if unix.Fstat(fd, &fst) == nil && lstatIn(dir, f.Name(), &pst) == nil && fst.Ino == pst.Ino && fst.Dev == pst.Dev {
 				tempLocks.Lock()
 				if tempLocks.m == nil {
 					tempLocks.m = map[string]heldTemp{}
@@ -89,7 +94,39 @@ func CreateTemp(path string) (*os.File, error) {
 		unix.Close(fd)
 		f.Close()
 	}
-	return nil, fmt.Errorf("creating a temporary file in %s: taken or removed by others 16 times in a row", dir)
+	return nil, fmt.Errorf("creating a temporary file in %s: taken or removed by others 16 times in a row", filepath.Dir(path))
+}
+
+// openTemp creates the file name (mode 0600, O_EXCL, not through a
+// symbolic link) in dir (nil: by its path).
+func openTemp(dir *os.File, name string) (*os.File, error) {
+	if dir == nil {
+		return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	}
+	fd, err := unix.Openat(int(dir.Fd()), filepath.Base(name), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// lstatIn is lstat of the file name in dir (nil: by its path).
+func lstatIn(dir *os.File, name string, st *unix.Stat_t) error {
+	if dir == nil {
+		return unix.Lstat(name, st)
+	}
+	return unix.Fstatat(int(dir.Fd()), filepath.Base(name), st, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// removeIn removes the file name in dir (nil: by its path).
+func removeIn(dir *os.File, name string) error {
+	if dir == nil {
+		return os.Remove(name)
+	}
+	if err := unix.Unlinkat(int(dir.Fd()), filepath.Base(name), 0); err != nil {
+		return &os.PathError{Op: "remove", Path: name, Err: err}
+	}
+	return nil
 }
 
 // NewTempName returns a new name, in path's directory, for a temporary file
@@ -134,11 +171,6 @@ const tempMarkAttr = "user.rawbatch.temp"
 func markTemp(fd int, name string) {
 	unix.Fsetxattr(fd, tempMarkAttr, []byte(tempTokenOf(name)), 0)
 }
-
-// unmarkTemp removes tempMarkAttr from the temporary output at path before
-// it is renamed into place, so that the output, or a copy of it made with
-// its attributes (cp -a) under a temporary's name, does not carry the mark.
-func unmarkTemp(path string) { unix.Lremovexattr(path, tempMarkAttr) }
 
 // MarkTemp marks the file at path, named by NewTempName, as CreateTemp
 // marks a temporary output (tests make killed runs' leftovers with it).

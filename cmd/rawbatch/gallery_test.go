@@ -19,8 +19,10 @@ import (
 // per converted file that loads in headless Chromium (naturalWidth > 0,
 // and the red patch of the pictures on the screenshot), name, camera,
 // lens, capture time, rating and label, sorted by capture time; the
-// failed file with its reason; names escaped (not UTF-8, HTML); and a
-// re-run that converts nothing still lists everything.
+// failed file with its reason; names escaped (not UTF-8, control
+// characters, HTML); a re-run that converts nothing still lists
+// everything; and an index.html rawbatch did not write, or a link there,
+// is left alone.
 func TestGallery(t *testing.T) {
 	work := t.TempDir()
 	in := filepath.Join(work, "in")
@@ -32,6 +34,7 @@ func TestGallery(t *testing.T) {
 	os.WriteFile(filepath.Join(in, "odd<&>\xff.dng"), dngBytes(t, 48, 32, late.Add(time.Hour)), 0o644)
 	os.WriteFile(filepath.Join(in, "broken.dng"), []byte("not a raw file at all\n"), 0o644)
 	os.WriteFile(filepath.Join(in, "bad\xfe.dng"), []byte("not a raw file either\n"), 0o644)
+	os.WriteFile(filepath.Join(in, "esc\x1b[31mred.dng"), dngBytes(t, 48, 32, late.Add(2*time.Hour)), 0o644)
 
 	c := startRB(t, work, nil, "convert", "--min-age", "0s", "--gallery", "in", "-o", "out")
 	c.wait(t, 60*time.Second)
@@ -43,7 +46,7 @@ func TestGallery(t *testing.T) {
 		}
 		html := string(b)
 		for _, want := range []string{
-			"z_early.dng", "a_late.dng", `odd&lt;&amp;&gt;\xff.dng`, // names escaped
+			"z_early.dng", "a_late.dng", `odd&lt;&amp;&gt;\xff.dng`, `esc\x1b[31mred.dng`, // names escaped
 			"Test 50mm F1.8", "★★★☆☆", "Green", "2025-06-01 11:00:00", // lens, rating, label, capture time
 			"<b>in/broken.dng</b>: not a raw file", `<b>in/bad\xfe.dng</b>: not a raw file`, // the failures and their reasons, the name once
 		} {
@@ -54,6 +57,9 @@ func TestGallery(t *testing.T) {
 		if n := strings.Count(html, `bad\xfe.dng`); n != 1 {
 			t.Errorf("%s: the failed file not UTF-8 is listed %d times, want once", when, n)
 		}
+		if strings.ContainsRune(html, 0x1b) {
+			t.Errorf("%s: the page has a raw escape character", when)
+		}
 		if strings.Contains(html, "<script") || strings.Contains(html, "http://") || strings.Contains(html, "https://") {
 			t.Errorf("%s: the page has a script or a network address", when)
 		}
@@ -61,8 +67,8 @@ func TestGallery(t *testing.T) {
 			t.Errorf("%s: not sorted by capture time (z_early first)", when)
 		}
 		srcs := regexp.MustCompile(`<img src="([^"]+)"`).FindAllStringSubmatch(html, -1)
-		if len(srcs) != 3 {
-			t.Errorf("%s: %d thumbnails, want 3", when, len(srcs))
+		if len(srcs) != 4 {
+			t.Errorf("%s: %d thumbnails, want 4", when, len(srcs))
 		}
 		for _, s := range srcs {
 			f, err := os.Open(filepath.Join(work, "out", filepath.FromSlash(s[1])))
@@ -91,8 +97,8 @@ window.addEventListener('load', () => { for (const img of document.images) img.s
 	}
 	dom := testtool.DumpDOM(t, "file://"+probePath)
 	widths := regexp.MustCompile(`data-natural-width="(\d+)"`).FindAllStringSubmatch(dom, -1)
-	if len(widths) != 3 {
-		t.Errorf("Chromium saw %d images, want 3:\n%s", len(widths), dom)
+	if len(widths) != 4 {
+		t.Errorf("Chromium saw %d images, want 4:\n%s", len(widths), dom)
 	}
 	for _, m := range widths {
 		if n, _ := strconv.Atoi(m[1]); n == 0 {
@@ -144,5 +150,24 @@ window.addEventListener('load', () => { for (const img of document.images) img.s
 	}
 	if !strings.Contains(c.out.String(), "a page rawbatch did not write") {
 		t.Errorf("no warning about the user's index.html:\n%s", c.out.String())
+	}
+
+	// A symbolic link there, dangling or not, is the user's too: left as
+	// it is, its target not written.
+	os.Remove(page)
+	target := filepath.Join(work, "elsewhere.html")
+	if err := os.Symlink(target, page); err != nil {
+		t.Fatal(err)
+	}
+	c = startRB(t, work, nil, "convert", "--min-age", "0s", "--gallery", "in", "-o", "out")
+	c.wait(t, 60*time.Second)
+	if fi, err := os.Lstat(page); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the user's link at index.html was replaced (%v)", err)
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Errorf("the page was written through the user's dangling link")
+	}
+	if !strings.Contains(c.out.String(), "a page rawbatch did not write") {
+		t.Errorf("no warning about the link at index.html:\n%s", c.out.String())
 	}
 }

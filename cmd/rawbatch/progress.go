@@ -7,11 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rawbatch/rawbatch/batch"
@@ -417,31 +415,8 @@ func written(fr batch.FileResult) string {
 
 // clean makes a line safe for a terminal or a log: control characters in
 // file names (escape sequences, newlines) are shown escaped, so every
-// report stays one line and cannot drive the terminal.
-func clean(s string) string {
-	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1: // a byte that is not UTF-8
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case isControl(r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)
-}
+// report stays one line and cannot drive the terminal (batch.CleanText).
+func clean(s string) string { return batch.CleanText(s) }
 
 // summary prints the counts, the peak concurrency and memory admitted, and
 // every failure with its reason, on stderr.

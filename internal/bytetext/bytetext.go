@@ -7,6 +7,7 @@ package bytetext
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -35,4 +36,34 @@ func ReplaceInvalid(s string, repl func(byte) string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// Clean is Escape for a terminal, a log line or a web page: also each
+// control character (C0, DEL, C1: escape sequences, newlines) is written
+// as a Go escape (\n, \x1b, \u0085), so a name shown stays on one line
+// and cannot drive a terminal.
+func Clean(s string) string {
+	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1: // a byte that is not UTF-8
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case isControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// isControl reports whether r is a C0 or C1 control character or DEL.
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)
 }

@@ -32,6 +32,9 @@
 //     decoding until the file $RAWBATCH_TEST_GATE exists (GateEnv): scripts
 //     hold one run in the middle of a conversion, its locks taken, while
 //     another run starts; several gate=NAME share the one gate;
+//   - gatetemp=NAME: as gate, once the temporary outputs of NAME are
+//     written, before they are renamed into place: scripts change what is
+//     under OUTDIR meanwhile;
 //   - rewrite=NAME: once NAME is decoded, the worker rewrites it in place
 //     (same inode) with the content of the file $RAWBATCH_TEST_REWRITE,
 //     keeping its modification time, as `cp -p` or `rsync -a --inplace` of
@@ -207,7 +210,7 @@ func hook(point, input string) {
 		switch {
 		case point == fault.Decode && kind == "crash", point == fault.Renaming && kind == "crashtemp":
 			fault.Crash()
-		case point == fault.Decode && kind == "gate":
+		case point == fault.Decode && kind == "gate", point == fault.Renaming && kind == "gatetemp":
 			gate()
 		case point == fault.Decoded && kind == "rewrite":
 			rewriteInPlace(input)
