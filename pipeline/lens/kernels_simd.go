@@ -51,3 +51,29 @@ func vecGains(row, a, b []float32, t float32) int {
 	archsimd.ClearAVXUpperBits()
 	return n
 }
+
+// vecRow is Nodes.row's loop over its first n intervals of exactly eight
+// pixels (Step = 8: interval k is pixels 8k to 8k+7): px = ax + t·dx,
+// py = ay + t·dy with node k's ax, ay, dx, dy (line[4k:4k+4], broadcast
+// by permutations of the vector loaded from there: a scalar float load
+// between the vector instructions would be an SSE one) and each pixel's
+// fraction t; the operations of the scalar loop (multiply, then add), so
+// the same values. It returns how many pixels it did (8n; none on a CPU
+// without AVX2). line holds at least 4k+8 floats for each k < n.
+func vecRow(line, t, px, py []float32, n int) int {
+	if !vec || Step != 8 || n <= 0 || 4*n+4 > len(line) || 8*n > len(t) || 8*n > len(px) || 8*n > len(py) {
+		return 0
+	}
+	i0 := archsimd.BroadcastInt32x8(0).AsUint32x8()
+	i1 := archsimd.BroadcastInt32x8(1).AsUint32x8()
+	i2 := archsimd.BroadcastInt32x8(2).AsUint32x8()
+	i3 := archsimd.BroadcastInt32x8(3).AsUint32x8()
+	for k := range n {
+		node := archsimd.LoadFloat32x8((*[8]float32)(line[4*k : 4*k+8]))
+		tv := archsimd.LoadFloat32x8((*[8]float32)(t[8*k : 8*k+8]))
+		node.Permute(i0).Add(tv.Mul(node.Permute(i2))).Store((*[8]float32)(px[8*k : 8*k+8]))
+		node.Permute(i1).Add(tv.Mul(node.Permute(i3))).Store((*[8]float32)(py[8*k : 8*k+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return 8 * n
+}

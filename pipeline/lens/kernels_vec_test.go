@@ -72,3 +72,64 @@ func TestVecGains(t *testing.T) {
 		}
 	}
 }
+
+// TestVecRow: the grid's positions of rows of widths 1 to 40 and 6000
+// (vecRow's intervals of eight and the scalar loop's rest) are those of
+// the scalar loop alone, the node rows interpolated in y as Nodes.row
+// interpolates them.
+func TestVecRow(t *testing.T) {
+	testtool.NeedVector(t, vec)
+	rng := rand.New(rand.NewPCG(11, 12))
+	widths := []int{6000}
+	for w := 1; w <= 40; w++ {
+		widths = append(widths, w)
+	}
+	for _, w := range widths {
+		h := 20
+		g, err := NewNodes(w, h, func(dst, xy []float32) error {
+			for i := 0; i < len(xy); i += 2 {
+				for ch := range 3 {
+					dst[3*i+2*ch] = xy[i]*1.01 + rng.Float32()
+					dst[3*i+2*ch+1] = xy[i+1]*0.99 + rng.Float32()
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, y := range []int{0, 3, 8, 19} {
+			for ch := range 3 {
+				sx, sy := make([]float32, w), make([]float32, w)
+				g.row(y, ch, sx, sy)
+				// The scalar loop's positions.
+				j := min(y/Step, len(g.ys)-2)
+				if len(g.ys) == 1 {
+					j = 0
+				}
+				j1 := min(j+1, len(g.ys)-1)
+				ty := float32(0)
+				if g.ys[j1] > g.ys[j] {
+					ty = float32(y-g.ys[j]) / float32(g.ys[j1]-g.ys[j])
+				}
+				nx := len(g.xs)
+				for x := range w {
+					k := int(g.kx[x])
+					node := func(k int) (float32, float32) {
+						a, b := g.pos[(j*nx+k)*6+2*ch:], g.pos[(j1*nx+k)*6+2*ch:]
+						return a[0] + ty*(b[0]-a[0]), a[1] + ty*(b[1]-a[1])
+					}
+					ax, ay := node(k)
+					var dx, dy float32
+					if k+1 < nx {
+						bx, by := node(k + 1)
+						dx, dy = bx-ax, by-ay
+					}
+					if wx, wy := ax+g.tx[x]*dx, ay+g.tx[x]*dy; sx[x] != wx || sy[x] != wy {
+						t.Fatalf("width %d, row %d, channel %d, pixel %d: (%v, %v), the scalar loop's (%v, %v)", w, y, ch, x, sx[x], sy[x], wx, wy)
+					}
+				}
+			}
+		}
+	}
+}

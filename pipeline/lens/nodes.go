@@ -195,8 +195,13 @@ func (g *Nodes) row(y, ch int, sx, sy []float32) {
 	// The pixels between node k and node k+1 (columns xs[k] to
 	// xs[k+1]−1, the last node's column with the node before it) take
 	// that interval's node values, so the node is looked up once an
-	// interval.
-	for i := 0; i < len(sx); {
+	// interval; the intervals of eight pixels before the last, eight at a
+	// time where the build allows (vecRow).
+	full := 0
+	if nx > 2 {
+		full = min(nx-2, len(sx)/Step)
+	}
+	for i := vecRow(line, tx, sx, sy, full); i < len(sx); {
 		k := int(g.kx[i])
 		end := len(sx)
 		if k+2 < nx {
