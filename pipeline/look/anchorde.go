@@ -21,7 +21,7 @@ const (
 	// cells would (the EVs chosen on the real and realistic files are
 	// the same as with every cell scored), and the fine search, on every
 	// cell, takes it from there (TestAnchorSearchMatchesGrid).
-	anchorCoarseCells = 4096
+	anchorCoarseCells = 2048
 )
 
 // AnchorExposureDeltaE is AnchorExposure with the exposure chosen to
