@@ -79,10 +79,14 @@ func (s *Scheduler) Acquire(ctx context.Context, need int64) error {
 }
 
 // Release returns need bytes acquired by Acquire.
-func (s *Scheduler) Release(need int64) {
+func (s *Scheduler) Release(need int64) { s.release(need, 1) }
+
+// release returns need bytes and takes n conversions (0 or 1) off those
+// running.
+func (s *Scheduler) release(need int64, n int) {
 	s.mu.Lock()
 	s.inUse -= need
-	s.running--
+	s.running -= n
 	s.mu.Unlock()
 	s.sem.Release(need)
 }

@@ -21,6 +21,10 @@ func ShareThreads(cores, held, atOnce int) int {
 type Grant struct {
 	Bytes   int64
 	Threads int
+	// ended: its conversion has ended (ReleaseThreads), so it no longer
+	// counts among the conversions running, though its bytes are held
+	// until ReleaseGrant.
+	ended bool
 }
 
 // SetCores makes Admit decide each conversion's thread count from n cores
@@ -84,7 +88,11 @@ func (s *Scheduler) ReleaseGrant(g Grant) {
 	s.mu.Lock()
 	s.held -= g.Threads
 	s.mu.Unlock()
-	s.Release(g.Bytes)
+	n := 1
+	if g.ended {
+		n = 0 // taken off those running when it ended (ReleaseThreads)
+	}
+	s.release(g.Bytes, n)
 }
 
 // ReleaseThreads returns the threads of *g alone (its bytes stay held
@@ -95,6 +103,13 @@ func (s *Scheduler) ReleaseThreads(g *Grant) {
 	s.mu.Lock()
 	s.held -= g.Threads
 	g.Threads = 0
+	if !g.ended {
+		// Its conversion has ended: no longer one of those running (the
+		// count of Stats and of the next Admit's threads), though its
+		// bytes are held until ReleaseGrant.
+		g.ended = true
+		s.running--
+	}
 	s.mu.Unlock()
 }
 
