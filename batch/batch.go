@@ -156,6 +156,10 @@ type Plan struct {
 	// --exclude kept the walk out of (their files are not counted), so
 	// that a run that takes nothing can say why.
 	Excluded, ExcludedDirs int
+	// SkippedOutDir is set when a walk passed over OUTDIR, found inside an
+	// input folder (it is never walked), so that a run that takes nothing
+	// can say so.
+	SkippedOutDir bool
 	// Others counts the files walked whose extension is not a RAW one
 	// (JPEGs, videos, sidecars, AppleDouble files, formats rawbatch does
 	// not know), and OtherExts up to five of their extensions, so that a

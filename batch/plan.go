@@ -293,6 +293,7 @@ func (pl *planner) visit(in, root, path string, d fs.DirEntry, err error) error 
 			return nil
 		}
 		if a, err := filepath.Abs(path); err == nil && a == pl.absOut {
+			p.SkippedOutDir = true
 			return fs.SkipDir
 		}
 		if filter.skipDir(rel, d.Name()) {

@@ -175,6 +175,8 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 	case plan.SkippedListed > 0:
 		rep.warn(fmt.Sprintf("no RAW files to convert in %s: only AppleDouble files (macOS metadata) were listed, %s, skipped", where,
 			plural(int64(plan.SkippedListed), "file")))
+	case plan.SkippedOutDir:
+		rep.warn(fmt.Sprintf("no RAW files found in %s outside the output directory %s, which lies inside it and is never walked", where, cfg.OutDir))
 	case plan.ExcludedDirs > 0:
 		rep.warn(fmt.Sprintf("no RAW files found in %s outside the %s excluded by --exclude", where, plural(int64(plan.ExcludedDirs), "folder")))
 	case plan.Others > 0:
