@@ -348,7 +348,17 @@ func (p *Plan) UnmatchedPresets(ps []Preset) []string {
 	var cameras, lenses []string
 	matched := 0
 	for _, t := range p.Tasks {
-		if t.Err != nil || t.Done != nil {
+		if t.Done != nil {
+			continue
+		}
+		// A file that two presets match fails (ApplyPresets), but both
+		// apply to it: neither is one that matches nothing.
+		for _, pr := range ps {
+			if pr.Match.Matches(presetFile(t, "")) {
+				used[pr.Name] = true
+			}
+		}
+		if t.Err != nil {
 			continue
 		}
 		matched++
