@@ -92,6 +92,9 @@ func (c *ConvertConfig) resolveFrom(cmd *cobra.Command, args []string, decls fun
 	}
 	c.Resolved = resolvedSettings(st, cmd, c.Settings)
 	c.Warnings = st.warnings
+	if c.Settings.Look == pipeline.LookNeutral && c.Settings.ExposureAnchor == pipeline.AnchorPreview && st.IsSet("exposure-anchor") {
+		c.Warnings = append(c.Warnings, "--exposure-anchor preview has no effect with --look neutral, which anchors nothing to the preview")
+	}
 	presets, warns, err := readPresets(st, c.Settings)
 	if err != nil {
 		return err
