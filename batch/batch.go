@@ -1380,10 +1380,15 @@ func (r *Runner) done(fr FileResult) {
 func (r *Runner) convert(ctx context.Context, t Task) FileResult {
 	t0 := time.Now()
 	fr := FileResult{Task: t}
-	outs := append([]Output{{Path: t.Output}}, t.Outputs...) // variants may go to other folders (--name)
+	dirs := []string{filepath.Dir(t.Output)} // variants may go to other folders (--name)
+	for _, o := range t.Outputs {
+		if d := filepath.Dir(o.Path); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
 	for _, mk := range []func(outDir, dir string) error{checkBelow, mkdirBelow} {
-		for _, o := range outs {
-			if err := mk(r.OutDir, filepath.Dir(o.Path)); err != nil {
+		for _, d := range dirs {
+			if err := mk(r.OutDir, d); err != nil {
 				fr.Status, fr.Err = StatusFailed, fmt.Errorf("%s: creating output directory: %w", t.Input, err)
 				return fr
 			}

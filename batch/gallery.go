@@ -361,9 +361,3 @@ func urlPath(rel string) string {
 	}
 	return strings.Join(parts, "/")
 }
-
-// CleanText is a text (a file name, a reason that names one) as rawbatch
-// shows it on a terminal, in a log or on the gallery page: control
-// characters and bytes that are not UTF-8 written as Go escapes
-// (bytetext.Clean).
-func CleanText(s string) string { return bytetext.Clean(s) }

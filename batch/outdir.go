@@ -271,12 +271,12 @@ func checkBelow(outDir, dir string) error {
 	return nil
 }
 
-// refusedBelow is err with a fileperm.LinkError unwrapping to
-// rawerr.ErrRefused.
+// refusedBelow is err of the kind rawerr.ErrRefused when it is a
+// fileperm.LinkError.
 func refusedBelow(err error) error {
 	var le *fileperm.LinkError
 	if errors.As(err, &le) {
-		return &wrapped{le.Error(), rawerr.ErrRefused}
+		return rawerr.WithKind(err, rawerr.ErrRefused)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rawbatch/rawbatch/internal/bytetext"
 	"github.com/rawbatch/rawbatch/internal/rawerr"
 	"github.com/rawbatch/rawbatch/lock"
 	"github.com/rawbatch/rawbatch/pipeline"
@@ -254,6 +255,12 @@ func lockedOtherErr(le *lock.LockedError, waited time.Duration) error {
 
 // DurationText writes d for messages as durationText does.
 func DurationText(d time.Duration) string { return durationText(d) }
+
+// CleanText is a text (a file name, a reason that names one) as rawbatch
+// shows it on a terminal, in a log or on the gallery page: control
+// characters and bytes that are not UTF-8 written as Go escapes
+// (bytetext.Clean).
+func CleanText(s string) string { return bytetext.Clean(s) }
 
 // durationText writes d for messages: "300 ms" under a second, else
 // seconds as secondsText does ("1 s", "2.5 s", "63 s"); "0 s" for none.

@@ -49,7 +49,7 @@ func (r *Runner) Settle(ctx context.Context, p *Plan) time.Duration {
 		return 0
 	}
 	wait = min(wait, r.MinAge)
-	if r.SettleWait != nil {
+	if r.SettleWait != nil && wait >= time.Millisecond { // less is nothing a line would show
 		r.SettleWait(len(waiting), wait)
 	}
 	t0 := time.Now()

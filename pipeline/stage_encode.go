@@ -214,14 +214,7 @@ func openOutputDir(spec OutputSpec) (*os.File, error) {
 	d, err := fileperm.OpenBelow(spec.Root, filepath.Dir(spec.Path), false)
 	var le *fileperm.LinkError
 	if errors.As(err, &le) {
-		return nil, &refusedError{le.Error()}
+		return nil, rawerr.WithKind(err, rawerr.ErrRefused)
 	}
 	return d, err
 }
-
-// refusedError is an output refused because of what is in its way
-// (rawerr.ErrRefused), with its own message.
-type refusedError struct{ msg string }
-
-func (e *refusedError) Error() string { return e.msg }
-func (e *refusedError) Unwrap() error { return rawerr.ErrRefused }

@@ -276,9 +276,6 @@ func (pb *plannedBatch) triage(cfg ConvertConfig, rep *reporter, ctx context.Con
 	}
 	if ctx.Err() == nil {
 		r.SettleWait = func(n int, wait time.Duration) {
-			if wait < time.Millisecond {
-				return // nothing to wait for that a line would show
-			}
 			rep.aside(fmt.Sprintf("waiting %s for %s modified within --min-age %s", batch.DurationText(wait), plural(int64(n), "file"), cfg.MinAge))
 		}
 		r.Settle(ctx, plan) // recent files get the rest of --min-age

@@ -146,3 +146,13 @@ func Code(err error) string {
 	}
 	return ""
 }
+
+// WithKind returns err with the kind kind (one of the Err values above)
+// as well: its message is err's, and it unwraps to both (errors.Is finds
+// the kind, errors.As err's own type).
+func WithKind(err, kind error) error { return &withKind{err, kind} }
+
+type withKind struct{ err, kind error }
+
+func (e *withKind) Error() string   { return e.err.Error() }
+func (e *withKind) Unwrap() []error { return []error{e.err, e.kind} }

@@ -3,6 +3,7 @@ package rawerr
 import (
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/budget"
@@ -33,5 +34,16 @@ func TestKindRoundTrip(t *testing.T) {
 	}
 	if got := Kind(budget.ErrOverBudget); got != "over-budget" {
 		t.Errorf("over budget: %q", got)
+	}
+}
+
+// TestWithKind: an error given a kind keeps its message and its own type,
+// and has the kind (Kind, errors.Is).
+func TestWithKind(t *testing.T) {
+	cause := &os.PathError{Op: "open", Path: "out/x", Err: os.ErrExist}
+	err := WithKind(cause, ErrRefused)
+	var pe *os.PathError
+	if err.Error() != cause.Error() || !errors.As(err, &pe) || !errors.Is(err, ErrRefused) || Kind(err) != "refused" {
+		t.Errorf("WithKind: %q (kind %q); want %q, refused, its *os.PathError", err, Kind(err), cause)
 	}
 }
