@@ -280,10 +280,12 @@ func (s *stream) storeRows(ctx context.Context, bands [][]uint16, scale float64,
 			}
 			bands, slab = append(bands, slab[:n:n]), slab[n:]
 		}
-		band := bands[k]
+		// Each row's values rounded to codes of scale, clamped to the
+		// codes' range.
+		band, inv := bands[k], float32(1/scale)
 		par.Rows(y1-y0, func(lo, hi int) {
 			for y := y0 + lo; y < y0+hi; y++ {
-				put16(band[3*(y-y0)*w:3*(y-y0+1)*w], s.row(y), scale)
+				colour.QuantiseLinear16(band[3*(y-y0)*w:3*(y-y0+1)*w], s.row(y), inv)
 			}
 		})
 		*store += time.Since(t0)
@@ -300,12 +302,6 @@ func storeSlabRows(w int) int {
 	const slab = 8 << 20
 	rows := int((slab + stored16Bytes(w, 1) - 1) / stored16Bytes(w, 1))
 	return (rows + streamRows - 1) / streamRows * streamRows
-}
-
-// put16 rounds the row's values to codes of scale (clamped to the codes'
-// range: colour.QuantiseLinear16).
-func put16(dst []uint16, row []float32, scale float64) {
-	colour.QuantiseLinear16(dst, row, float32(1/scale))
 }
 
 // row16 decodes upright row y of the stored image into lin (zeros, and
