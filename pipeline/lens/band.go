@@ -249,8 +249,13 @@ func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
 	for a := y0; a < y1; a += bandChunk {
 		e := min(y1, a+bandChunk)
 		lo, hi := max(0, a-b.d-1), min(b.h, e+b.d+2)
-		for ; b.copied < hi; b.copied++ {
-			warp.Deinterleave3(b.ringRow(b.copied), row(b.copied))
+		if c0 := b.copied; c0 < hi {
+			par.Rows(hi-c0, func(l, h int) {
+				for y := c0 + l; y < c0+h; y++ {
+					warp.Deinterleave3(b.ringRow(y), row(y))
+				}
+			})
+			b.copied = hi
 		}
 		tab := b.tab[:0]
 		for y := lo; y < hi; y++ {
