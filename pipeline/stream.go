@@ -77,6 +77,10 @@ type stream struct {
 	// two is set when the stream runs in two passes (stream_twopass.go:
 	// the anchor measures the whole image).
 	two *twoPass
+	// shared, while a lead variant's pass of several variants runs
+	// (variantPasses.runLead), holds the band of rows the full-size
+	// variants' passes read, through the shared pass's kernels already.
+	shared *sharedBand
 }
 
 // upright returns the output size of the stream's region for its flip.
@@ -190,12 +194,17 @@ func (s *stream) ensure(y0, y1 int) {
 var streamBandHook func(made int)
 
 // render returns the fused pass's row function on the stream: upright row
-// y of the final rows, through the pass's kernels.
+// y of the final rows (or of the shared band, already through the shared
+// pass's kernels, while a lead variant's pass runs), through the pass's
+// kernels.
 func (s *stream) render(kernels []rowKernel) func(y int, lin []float32) []float32 {
 	return func(y int, lin []float32) []float32 {
-		if s.two != nil && s.two.final {
+		switch {
+		case s.shared != nil:
+			s.shared.read(y, lin)
+		case s.two != nil && s.two.final:
 			s.two.row16(y, lin)
-		} else {
+		default:
 			copy(lin, s.row(y))
 		}
 		for _, k := range kernels {
@@ -285,6 +294,8 @@ func (j *job) runStream(ctx context.Context, plan StagePlan, n int, asked []*var
 		s.two.keep = true
 		vp = newVariantPasses(s, steps, *tail, asked)
 		switch {
+		case vp.stored:
+			// runVariants makes them from the stored rows.
 		case vp.lead >= 0:
 			s.two.lead = func() ([][]uint16, error) { return vp.runLead(ctx, j) }
 		case vp.smallOnly:

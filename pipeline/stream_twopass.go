@@ -307,6 +307,9 @@ func storeSlabRows(w int) int {
 // row16 decodes upright row y of the stored image into lin (zeros, and
 // t.reread set, when its band was let go).
 func (t *twoPass) row16(y int, lin []float32) {
+	if storedRowHook != nil {
+		storedRowHook(y)
+	}
 	if y/t.img.Band < t.freed {
 		t.reread.Store(true)
 		clear(lin)
@@ -407,6 +410,10 @@ func anchorCFAPredicted(fi FileInfo, s Settings) bool {
 // stored bands let go so far and of all bands, each time pass 2 lets one
 // go.
 var twoPassReleaseHook func(freed, bands int)
+
+// storedRowHook, when set (tests), is called with y each time stored row
+// y is decoded, from the goroutines that decode them.
+var storedRowHook func(y int)
 
 // storedReleased is how much of a two-pass stream's stored rows (stored
 // bytes) the estimate lets go before its encoder: the stored rows are let

@@ -3,7 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
@@ -12,19 +12,23 @@ import (
 )
 
 // A streamed conversion with several variants (docs/pipeline.md
-// "Streaming"). When nothing measures the camera rows before the
-// variants' passes (no anchor on a preview, no denoise split), one pass
-// makes them all: the lead variant (variantPasses.lead) is written as a
-// single variant's one-pass stream writes it, and as each band of the
-// window is final the other full-size variants quantise it (through the
-// shared pass's kernels and their own) for their encoders and the
-// downscaled ones feed it to their band-wise downscalers (resize.Rows:
-// the whole-image path's Downscale, holding only its kernel's rows). Else
-// pass 1 stores the finished camera-RGB rows (upright, 16 bits:
-// twoPass.img) as a two-pass stream does, and each variant, in the plan's
-// order, runs its own pass from them, the last letting them go as it
-// reads them. A downscaled variant's image is turned back to the sensor's
-// orientation, and its steps run on it as on the whole-image path.
+// "Streaming"). One pass makes them all, driven by the encoder of the
+// lead variant (variantPasses.lead, a full-size one): as each band of
+// rows is final, it is copied once, fed to the downscaled variants'
+// band-wise downscalers (resize.Rows: the whole-image path's Downscale,
+// holding only its kernel's rows), put once through the shared pass's
+// kernels (camera matrix, exposure, tone: sharedBand), and every
+// full-size variant quantises it through its own kernels, the lead for
+// its encoder, the others into bands kept for theirs. When nothing
+// measures the camera rows before the variants' passes (no anchor on a
+// preview, no denoise split, no stage cache entry to write) that pass is
+// pass 1, and no row is stored. Else pass 1 stores the finished
+// camera-RGB rows (upright, 16 bits: twoPass.img) as a two-pass stream
+// does, and the lead's pass reads them, letting each band go once read.
+// Without a full-size variant, the downscalers are fed in pass 1
+// (variantPasses.smallOnly), or from the stored rows in one pass. A
+// downscaled variant's image is turned back to the sensor's orientation,
+// and its steps run on it as on the whole-image path.
 
 // variantRun is one variant's steps after the band stages of a streamed
 // conversion with several variants (indices into the plan's steps).
@@ -124,22 +128,27 @@ type variantPasses struct {
 	shared     []rowKernel
 	sharedTims []StageTiming
 	prepared   bool
-	// lead is the index in tail.runs of the full-size variant written in
-	// pass 1 from the window's rows (-1: none), leadTims its steps'
-	// timings.
+	// lead is the index in tail.runs of the full-size variant whose
+	// encoder drives the pass that makes every variant (-1: none),
+	// leadTims its steps' timings; stored: that pass reads the rows
+	// stored by pass 1 (it runs after it), else it is pass 1.
 	lead     int
 	leadTims []StageTiming
-	// With a lead, the other variants are made in pass 1 too, from the
-	// window's float rows, and no camera row is stored: a downscaled
-	// one's downscaler is fed the rows (small, by index in tail.runs), a
-	// full-size one's quantised bands are made and kept for its encoder
-	// (quant), its pass prepared before pass 1 (runTims its timings).
-	small   map[int]*smallSink
-	quant   map[int]*quantSink
-	runTims map[int][]StageTiming
-	// smallOnly: every variant is downscaled and nothing measures the
-	// rows first: pass 1 feeds the window's rows to their downscalers
-	// (runSmall) and stores none.
+	stored   bool
+	// In the lead's pass the other variants are made too, from the same
+	// bands of float rows: a downscaled one's downscaler is fed the rows
+	// (small, by index in tail.runs), a full-size one's quantised bands
+	// are made and kept for its encoder (quant), its pass prepared before
+	// the lead's (runTims its timings). band holds the rows through the
+	// shared kernels, sharedDur the time they took.
+	small     map[int]*smallSink
+	band      *sharedBand
+	sharedDur time.Duration
+	quant     map[int]*quantSink
+	runTims   map[int][]StageTiming
+	// smallOnly: every variant is downscaled: one pass (pass 1, storing
+	// no row, or the pass over the stored rows) feeds every band of rows
+	// to their downscalers (runSmall).
 	smallOnly bool
 }
 
@@ -203,21 +212,16 @@ func (q *quantSink) take(y0 int, dst []byte) {
 }
 
 // newVariantPasses returns the passes' state of tail, choosing the lead:
-// when nothing measures the stored rows before the variants' passes (no
-// anchor on them, no denoise split) and the stage cache keeps none
-// (job.cacheStores: the stored rows are its entry), the first full-size TIFF16 (else
-// JPEG) is written in pass 1 from the float rows as a single variant's
-// one-pass stream writes it, and the other variants are made from the
-// same rows (variantPasses.small, quant). A TIFF16 leads when there is
-// one: its encoder holds little, its quantised rows would be 6 bytes a
-// pixel; a JPEG's are 3, and its coefficients (6 bytes a pixel at 4:4:4)
-// then grow only after pass 1, once the raw data and the window are
-// gone.
+// the first full-size TIFF16, else JPEG. A TIFF16 leads when there is
+// one: its encoder holds little, and its quantised rows would be 6 bytes
+// a pixel where a JPEG's are 3; a JPEG's coefficients (6 bytes a pixel
+// at 4:4:4) then grow only after the lead's pass. The lead's pass is
+// pass 1 unless something measures the stored rows first (an anchor on
+// them, a denoise split) or the stage cache keeps them as its entry
+// (job.cacheStores): then it reads them (variantPasses.stored).
 func newVariantPasses(s *stream, steps []Step, tail variantTail, asked []*variantJob) *variantPasses {
 	vp := &variantPasses{steps: steps, tail: tail, asked: asked, lead: -1, prepared: tail.shared[1] == 0}
-	if s.two.run != nil || s.two.split > 0 || s.j.cacheStores() {
-		return vp
-	}
+	vp.stored = s.two.run != nil || s.two.split > 0 || s.j.cacheStores()
 	for _, f := range []string{"tiff16", "jpeg"} {
 		for i, r := range tail.runs {
 			if r.resize < 0 && asked[r.v].spec.Variant.Format == f && vp.lead < 0 {
@@ -225,37 +229,88 @@ func newVariantPasses(s *stream, steps []Step, tail variantTail, asked []*varian
 			}
 		}
 	}
-	vp.smallOnly = !slices.ContainsFunc(tail.runs, func(r variantRun) bool { return r.resize < 0 })
+	vp.smallOnly = vp.lead < 0
 	return vp
 }
 
-// pushSmall copies the window's final rows y0 to y1−1 into buf (at least
-// 3·(y1−y0)·s.w long) and feeds them to every downscaled variant's
-// downscaler, each one's time in its timing.
-func (vp *variantPasses) pushSmall(s *stream, y0, y1 int, buf []float32) {
-	n := 3 * s.w
-	band := buf[:(y1-y0)*n]
-	for y := y0; y < y1; y++ {
-		copy(band[(y-y0)*n:], s.row(y))
-	}
-	for _, k := range vp.small {
-		t0 := time.Now()
-		k.rs.Push(band)
-		k.dur += time.Since(t0)
-	}
+// sharedBand is a band of rows y0 to y1−1 of a stream (3·w float32 each,
+// upright), made once for every variant of the lead's pass
+// (variantPasses.runLead): copied from the window or decoded from the
+// stored rows, fed to the downscalers, then put through the shared
+// pass's kernels, which the full-size variants' passes then leave out.
+type sharedBand struct {
+	y0, y1, n int
+	rows      []float32
+	// missed is set when a row outside the band was asked for (an
+	// error: the lead's and the kept variants' bands are the same).
+	missed atomic.Bool
 }
 
-// runSmall is pass 1 of a stream whose variants are all downscaled
-// (variantPasses.smallOnly): each band of the window's rows, once final,
-// goes to every variant's band-wise downscaler, so no camera row is
-// stored and the full-size image is never made (it returns no bands).
+// read copies row y of the band into lin.
+func (b *sharedBand) read(y int, lin []float32) {
+	if y < b.y0 || y >= b.y1 {
+		b.missed.Store(true)
+		return
+	}
+	copy(lin, b.rows[(y-b.y0)*b.n:(y-b.y0+1)*b.n])
+}
+
+// fillBand makes the band of rows y0 to y1−1 of stream s: the window's
+// final rows, or the stored rows decoded, fed to the downscalers (their
+// time in theirs), then through the shared kernels (vp.sharedDur).
+func (vp *variantPasses) fillBand(s *stream, y0, y1 int) {
+	b := vp.band
+	b.y0, b.y1 = y0, y1
+	n := b.n
+	rows := b.rows[:(y1-y0)*n]
+	stored := s.two != nil && s.two.final
+	par.Rows(y1-y0, func(lo, hi int) {
+		for y := y0 + lo; y < y0+hi; y++ {
+			dst := rows[(y-y0)*n : (y-y0+1)*n]
+			if stored {
+				s.two.row16(y, dst)
+			} else {
+				copy(dst, s.row(y))
+			}
+		}
+	})
+	for _, k := range vp.small {
+		t0 := time.Now()
+		k.rs.Push(rows)
+		k.dur += time.Since(t0)
+	}
+	if len(vp.shared) == 0 {
+		return
+	}
+	t0 := time.Now()
+	par.Rows(y1-y0, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for _, k := range vp.shared {
+				k(rows[r*n : (r+1)*n])
+			}
+		}
+	})
+	vp.sharedDur += time.Since(t0)
+}
+
+// newBand gives vp a band of streamRows rows of stream s.
+func (vp *variantPasses) newBand(s *stream) {
+	vp.band = &sharedBand{n: 3 * s.w, rows: make([]float32, 3*streamRows*s.w)}
+}
+
+// runSmall is the pass of a stream whose variants are all downscaled
+// (variantPasses.smallOnly): each band of rows, once final (pass 1's
+// window, or the stored rows, each band let go once read), goes to every
+// variant's band-wise downscaler, so the full-size image is never made
+// (it returns no bands).
 func (vp *variantPasses) runSmall(ctx context.Context, j *job) ([][]uint16, error) {
 	s := j.stream
 	vp.small = map[int]*smallSink{}
 	for n, r := range vp.tail.runs {
 		vp.small[n] = newSmallSink(s, vp.asked[r.v])
 	}
-	rows := make([]float32, 3*streamRows*s.w)
+	vp.newBand(s)
+	defer func() { vp.band = nil }()
 	for y0 := 0; y0 < s.h; y0 += streamRows {
 		y1 := min(s.h, y0+streamRows)
 		s.ensure(y0, y1)
@@ -265,14 +320,23 @@ func (vp *variantPasses) runSmall(ctx context.Context, j *job) ([][]uint16, erro
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		vp.pushSmall(s, y0, y1, rows)
+		vp.fillBand(s, y0, y1)
 	}
+	vp.releaseStored(s)
 	for n, k := range vp.small {
 		if err := k.finish(vp.asked[vp.tail.runs[n].v], s.flip); err != nil {
 			return nil, err
 		}
 	}
 	return nil, nil
+}
+
+// releaseStored lets go of the stored rows once the pass that reads them
+// last has read every band.
+func (vp *variantPasses) releaseStored(s *stream) {
+	if vp.stored && !s.two.keep {
+		s.two.release(len(s.two.img.Rows) * s.two.img.Band)
+	}
 }
 
 // prepareShared prepares the shared pass's steps once (Stage.Row, on the
@@ -299,12 +363,13 @@ func (vp *variantPasses) prepareShared(j *job) error {
 	return nil
 }
 
-// runLead runs the lead variant's pass and encoder as pass 1 of the
-// stream (twoPass.lead): its quantiser reads the window's rows as a
-// single variant's one-pass stream does, and as each band it asks for is
-// final the other variants take it too (variantPasses.small, quant), so
-// no camera row is stored (it returns no bands). The demosaic and band
-// stages' work, and the other variants', are left out of the lead's
+// runLead runs the lead variant's pass and encoder, which makes every
+// variant (the package comment above): its encoder asks for its bands as
+// a single variant's stream does, and before each is made the band of
+// rows is made once (fillBand) for the downscalers (variantPasses.small),
+// the other full-size variants' quantisers (quant) and the lead's. As
+// pass 1 it stores no camera row (it returns no bands). The demosaic and
+// band stages' work, and the other variants', are left out of the lead's
 // pass timing (runStream puts the former in their own steps').
 func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error) {
 	s := j.stream
@@ -314,30 +379,21 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 		return nil, err
 	}
 	vp.small, vp.quant, vp.runTims = map[int]*smallSink{}, map[int]*quantSink{}, map[int][]StageTiming{}
+	vp.newBand(s)
+	s.shared = vp.band
+	defer func() { vp.band, s.shared = nil, nil }()
 	for n, o := range vp.tail.runs {
 		if n == vp.lead {
 			continue
 		}
-		ov := vp.asked[o.v]
 		if o.resize >= 0 {
-			vp.small[n] = newSmallSink(s, ov)
+			vp.small[n] = newSmallSink(s, vp.asked[o.v])
 			continue
 		}
-		tims, err := j.runPassWith(ctx, vp.steps[o.pass:o.enc], vp.asked, vp.shared)
-		vp.runTims[n] = tims
+		q, err := vp.keepQuantised(ctx, j, n, o)
 		if err != nil {
 			return nil, err
 		}
-		q := &quantSink{}
-		switch {
-		case ov.rows8.Bands.Fill != nil:
-			q.fill, q.rowBytes, ov.rows8.Bands.Fill = ov.rows8.Bands.Fill, 3*ov.upright.W, q.take
-		case ov.rows.Bands.Fill != nil:
-			q.fill, q.rowBytes, ov.rows.Bands.Fill = ov.rows.Bands.Fill, 6*ov.upright.W, q.take
-		default:
-			return nil, fmt.Errorf("stream: variant %s is not written row by row", ov.spec.Variant.Name)
-		}
-		ov.prepare = nil // the window's rows are final when fill runs
 		vp.quant[n] = q
 	}
 	work := func() time.Duration {
@@ -349,23 +405,19 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 	}
 	w0 := work()
 	var side time.Duration
-	tims, err := j.runPassWith(ctx, vp.steps[r.pass:r.enc], vp.asked, vp.shared)
+	tims, err := j.runPassWith(ctx, vp.steps[r.pass:r.enc], vp.asked, nil)
 	vp.leadTims = tims
 	if err != nil {
 		return nil, err
 	}
 	ensure := v.prepare
-	var rows []float32
 	v.prepare = func(y0, y1 int) {
 		ensure(y0, y1)
 		if s.err != nil {
 			return
 		}
 		t0 := time.Now()
-		if len(vp.small) > 0 {
-			rows = slices.Grow(rows[:0], 3*(y1-y0)*s.w)
-			vp.pushSmall(s, y0, y1, rows)
-		}
+		vp.fillBand(s, y0, y1)
 		for _, q := range vp.quant {
 			b := make([]byte, (y1-y0)*q.rowBytes)
 			q.fill(y0, b)
@@ -389,12 +441,16 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 	if err == nil {
 		err = s.err
 	}
+	if err == nil && vp.band.missed.Load() {
+		err = fmt.Errorf("stream: a variant asked for a row outside the band being made")
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	vp.releaseStored(s)
 	for n, k := range vp.small {
 		if err := k.finish(vp.asked[vp.tail.runs[n].v], s.flip); err != nil {
 			return nil, err
@@ -410,7 +466,33 @@ func (vp *variantPasses) runLead(ctx context.Context, j *job) ([][]uint16, error
 			vp.leadTims[i].Duration = max(0, vp.leadTims[i].Duration-(work()-w0)-side)
 		}
 	}
+	if n := len(vp.sharedTims); n > 0 {
+		vp.sharedTims[n-1].Duration += vp.sharedDur
+	}
 	return nil, nil
+}
+
+// keepQuantised prepares run o's pass (the n-th of the tail, a full-size
+// variant other than the lead) to quantise the lead's bands as they are
+// made, kept until its encoder takes them.
+func (vp *variantPasses) keepQuantised(ctx context.Context, j *job, n int, o variantRun) (*quantSink, error) {
+	ov := vp.asked[o.v]
+	tims, err := j.runPassWith(ctx, vp.steps[o.pass:o.enc], vp.asked, nil)
+	vp.runTims[n] = tims
+	if err != nil {
+		return nil, err
+	}
+	q := &quantSink{}
+	switch {
+	case ov.rows8.Bands.Fill != nil:
+		q.fill, q.rowBytes, ov.rows8.Bands.Fill = ov.rows8.Bands.Fill, 3*ov.upright.W, q.take
+	case ov.rows.Bands.Fill != nil:
+		q.fill, q.rowBytes, ov.rows.Bands.Fill = ov.rows.Bands.Fill, 6*ov.upright.W, q.take
+	default:
+		return nil, fmt.Errorf("stream: variant %s is not written row by row", ov.spec.Variant.Name)
+	}
+	ov.prepare = nil // the band is made before fill runs
+	return q, nil
 }
 
 // runVariants runs the variants' passes of a streamed conversion with
@@ -424,6 +506,18 @@ func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageT
 	s := j.stream
 	defer func() { j.stream = s }()
 	steps, tail, asked := vp.steps, vp.tail, vp.asked
+	if vp.stored && (vp.lead >= 0 || vp.smallOnly) {
+		// One pass over the stored rows makes every variant, letting
+		// each band go once read.
+		s.two.keep = false
+		run := vp.runLead
+		if vp.lead < 0 {
+			run = vp.runSmall
+		}
+		if _, err := run(ctx, j); err != nil {
+			return nil, err
+		}
+	}
 	last := len(tail.runs) - 1 // the last variant to read the stored rows
 	if last == vp.lead {
 		last--

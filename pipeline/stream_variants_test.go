@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/pipeline/synthdng"
@@ -83,6 +84,53 @@ func TestStreamVariants(t *testing.T) {
 				}
 				if mean > bound || strings.Contains(c.specs[i], "tiff16") && p < 60 {
 					t.Errorf("%s: PSNR %.1f dB, mean ΔE2000 %.4f against the whole image's", c.specs[i], p, mean)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamVariantsOnePass: four variants of a file streamed in two
+// passes (a preview: the anchor measures the stored rows) are made in
+// one pass over the stored rows, each row decoded once, not once a
+// variant (four times before: two full-size passes, two downscales); a
+// file without preview decodes none (everything is made in pass 1).
+func TestStreamVariantsOnePass(t *testing.T) {
+	dir := t.TempDir()
+	specs := []string{"main=jpeg", "web=jpeg,size=150", "thumb=webp,size=64", "tif=tiff16,space=adobergb"}
+	for _, c := range []struct {
+		name    string
+		preview bool
+		reads   int
+	}{
+		{"preview", true, 1},
+		{"no-preview", false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := writeClipped(t, t.TempDir(), 300, 222, 6, c.preview, true)
+			var mu sync.Mutex
+			reads := map[int]int{}
+			storedRowHook = func(y int) {
+				mu.Lock()
+				reads[y]++
+				mu.Unlock()
+			}
+			defer func() { storedRowHook = nil }()
+			_, res := convertOpts(t, in, dir, c.name, DefaultSettings(), ConvertOptions{}, specs...)
+			if !res.Streamed || len(res.Variants) != len(specs) {
+				t.Fatalf("streamed %v, %d variants", res.Streamed, len(res.Variants))
+			}
+			rows := res.Variants[0].Height // the full-size JPEG's: the stored rows are upright
+			if c.reads == 0 {
+				rows = 0
+			}
+			if len(reads) != rows {
+				t.Errorf("%d stored rows decoded, want %d", len(reads), rows)
+			}
+			for y, n := range reads {
+				if n != c.reads {
+					t.Errorf("stored row %d decoded %d times, want %d", y, n, c.reads)
+					break
 				}
 			}
 		})
