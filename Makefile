@@ -18,7 +18,7 @@ export RAWBATCH_TEST_CORPUS
 GOEXPERIMENT ?= simd
 export GOEXPERIMENT
 # SCALAR_PKGS are tested again built without it (their scalar loops alone).
-SCALAR_PKGS := ./pipeline/colour/ ./pipeline/demosaic/ ./pipeline/denoise/ ./pipeline/look/ ./pipeline/warp/ ./pipeline/lens/ ./pipeline/resize/
+SCALAR_PKGS := ./pipeline/colour/ ./pipeline/demosaic/ ./pipeline/denoise/ ./pipeline/look/ ./pipeline/warp/ ./pipeline/lens/ ./pipeline/resize/ ./pipeline/highlight/
 # LIBRAW is bundled (default) or system.
 LIBRAW   ?= bundled
 export LIBRAW

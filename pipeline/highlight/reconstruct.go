@@ -236,19 +236,29 @@ func (rc *Reconstructor) clipped(y int) bool {
 // flag marks the hot blocks of the rows up to y1−1.
 func (rc *Reconstructor) flag(y1 int, row func(y int) []float32) {
 	lo := rc.thr - blendBand
+	nb := (rc.w + blockW - 1) / blockW
 	for ; rc.flagged < y1; rc.flagged++ {
 		p := row(rc.flagged)[:3*rc.w]
 		bits := rc.hotRow(rc.flagged)
-		for b := 0; b*blockW < rc.w; b++ {
-			q := p[3*b*blockW : 3*min(rc.w, (b+1)*blockW)]
-			for i := 0; i+2 < len(q); i += 3 {
-				if max(q[i], q[i+1], q[i+2]) > lo {
-					bits[b/64] |= 1 << (b % 64)
-					break
-				}
+		// vecFlag does the blocks from b up to one it leaves to
+		// hotBlock (see vecFlag), or all of them.
+		for b := 0; b < nb; b++ {
+			if b = vecFlag(p, bits, b, lo); b < nb && hotBlock(p[3*b*blockW:3*min(rc.w, (b+1)*blockW)], lo) {
+				bits[b/64] |= 1 << (b % 64)
 			}
 		}
 	}
+}
+
+// hotBlock reports whether one of the pixels q (3 values each) has a
+// peak above lo.
+func hotBlock(q []float32, lo float32) bool {
+	for i := 0; i+2 < len(q); i += 3 {
+		if max(q[i], q[i+1], q[i+2]) > lo {
+			return true
+		}
+	}
+	return false
 }
 
 // slide moves the window of the column sums to rows y−r .. y+r (those
@@ -350,27 +360,32 @@ func forRuns(bits []uint64, w int, fn func(x0, x1 int)) {
 
 // features sets f to the features of the pixels p (3 values each).
 func (rc *Reconstructor) features(p []float32, f []feature) {
-	thr := rc.thr
 	p = p[:3*len(f)]
-	for x := range f {
-		q := p[3*x : 3*x+3 : 3*x+3]
-		var v feature
-		if !(q[0] >= thr || q[1] >= thr || q[2] >= thr) {
-			v[3] = countUnclipped
-			if m := max(q[0], q[1], q[2]); m > minChromaLevel {
-				v[0] = int32(max(q[0], 0) / m * fixOne)
-				v[1] = int32(max(q[1], 0) / m * fixOne)
-				v[2] = int32(max(q[2], 0) / m * fixOne)
-				v[3] = countUnclipped + 1
-			}
-		}
-		f[x] = v
+	for x := vecFeatures(p, f, rc.thr); x < len(f); x++ {
+		f[x] = pixelFeature(p[3*x:3*x+3:3*x+3], rc.thr)
 	}
 }
 
+// pixelFeature is the feature of pixel q (3 values) with threshold thr.
+func pixelFeature(q []float32, thr float32) feature {
+	var v feature
+	if !(q[0] >= thr || q[1] >= thr || q[2] >= thr) {
+		v[3] = countUnclipped
+		if m := max(q[0], q[1], q[2]); m > minChromaLevel {
+			v[0] = int32(max(q[0], 0) / m * fixOne)
+			v[1] = int32(max(q[1], 0) / m * fixOne)
+			v[2] = int32(max(q[2], 0) / m * fixOne)
+			v[3] = countUnclipped + 1
+		}
+	}
+	return v
+}
+
+// addFeatures adds the features f to the column sums col, pixel by
+// pixel (f at least as long as col).
 func addFeatures(col []colSum, f []feature) {
 	f = f[:len(col)]
-	for x := range col {
+	for x := vecAddFeatures(col, f); x < len(col); x++ {
 		c, v := &col[x], &f[x]
 		c[0] += int64(v[0])
 		c[1] += int64(v[1])
@@ -379,9 +394,11 @@ func addFeatures(col []colSum, f []feature) {
 	}
 }
 
+// subFeatures subtracts the features f from the column sums col, pixel
+// by pixel (f at least as long as col).
 func subFeatures(col []colSum, f []feature) {
 	f = f[:len(col)]
-	for x := range col {
+	for x := vecSubFeatures(col, f); x < len(col); x++ {
 		c, v := &col[x], &f[x]
 		c[0] -= int64(v[0])
 		c[1] -= int64(v[1])
