@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/demosaic"
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
@@ -294,6 +295,13 @@ func integerBlack(c demosaic.CFA) bool {
 	return true
 }
 
+// colSums is reduceInt's per-column sums of a fine row, for each row
+// parity, and the per-column count of clipped samples.
+type colSums struct {
+	cols [2][]uint32
+	n    []uint16
+}
+
 // reduceInt is reduceCFA's sums for whole black levels and no black
 // pattern: each phase's samples clamped in DN to [black, black + 1/scale]
 // (the demosaic's clamp to [0, 1]) and summed as integers, a fine row's
@@ -319,9 +327,15 @@ func (g *anchorCFA) reduceInt(c demosaic.CFA, r image.Rectangle, clip float32) {
 			rlo[py][px], rhi[py][px], rct[py][px] = lo[p], hi[p], ct[p]
 		}
 	}
+	// Each range's column sums, reused by the next range.
+	var pool sync.Pool // *colSums
 	par.Range(fh, 1, func(f0, f1 int) {
-		cols := [2][]uint32{make([]uint32, w), make([]uint32, w)}
-		ncols := make([]uint16, w)
+		cs, _ := pool.Get().(*colSums)
+		if cs == nil {
+			cs = &colSums{cols: [2][]uint32{make([]uint32, w), make([]uint32, w)}, n: make([]uint16, w)}
+		}
+		defer pool.Put(cs)
+		cols, ncols := cs.cols, cs.n
 		for fy := f0; fy < f1; fy++ {
 			clear(cols[0])
 			clear(cols[1])

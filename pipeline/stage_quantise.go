@@ -50,19 +50,31 @@ const streamRows = 64
 // their own goroutine while the caller's makes the bands (the time it
 // takes is added to v.passTime).
 func (v *variantJob) bandRows(w, h, rowBytes int, fill func(y int, out []byte, lin []float32, u16 []uint16)) encode.Bands {
+	// The goroutines' rows, reused from band to band.
+	var scratch sync.Pool // *bandScratch
 	return encode.Bands{Rows: streamRows, Fill: func(y0 int, dst []byte) {
 		t0 := time.Now()
 		if v.prepare != nil {
 			v.prepare(y0, min(h, y0+streamRows))
 		}
 		par.Rows(min(streamRows, h-y0), func(lo, hi int) {
-			lin, u16 := make([]float32, w*3), make([]uint16, w*3)
+			b, _ := scratch.Get().(*bandScratch)
+			if b == nil {
+				b = &bandScratch{lin: make([]float32, w*3), u16: make([]uint16, w*3)}
+			}
+			defer scratch.Put(b)
 			for r := lo; r < hi; r++ {
-				fill(y0+r, dst[r*rowBytes:(r+1)*rowBytes], lin, u16)
+				fill(y0+r, dst[r*rowBytes:(r+1)*rowBytes], b.lin, b.u16)
 			}
 		})
 		v.passTime += time.Since(t0)
 	}}
+}
+
+// bandScratch is a band goroutine's room for a row (bandRows).
+type bandScratch struct {
+	lin []float32
+	u16 []uint16
 }
 
 // putRow16 writes the samples s big-endian into out.

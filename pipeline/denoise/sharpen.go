@@ -2,6 +2,7 @@ package denoise
 
 import (
 	"math"
+	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
@@ -56,6 +57,9 @@ type Sharpener struct {
 	lum          []float32
 	lumLo, lumHi int
 	next         int
+	// tmp holds rows of w float32 for the bands' goroutines (*[]float32),
+	// reused from band to band.
+	tmp sync.Pool
 }
 
 // NewSharpener returns the row-by-row CaptureSharpen of a w×h image
@@ -127,7 +131,13 @@ func (s *Sharpener) Rows(y1 int, row func(y int) []float32) {
 	})
 	k, a := s.k, s.a
 	par.Rows(y1-y0, func(lo, hi int) {
-		tmp := make([]float32, w)
+		bp, _ := s.tmp.Get().(*[]float32)
+		if bp == nil || len(*bp) != w {
+			b := make([]float32, w)
+			bp = &b
+		}
+		defer s.tmp.Put(bp)
+		tmp := *bp
 		for y := y0 + lo; y < y0+hi; y++ {
 			if r == 3 {
 				// The default radius (σ 0.7) in one sweep; the taps are
