@@ -8,3 +8,5 @@ package look
 const vec = false
 
 func vecGamutRows(pix []float32, lum [3]float32) int { return 0 }
+
+func vecToneRows(lut []float32, pix []float32) int { return 0 }

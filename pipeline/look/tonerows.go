@@ -1,6 +1,9 @@
 package look
 
-import "sync"
+import (
+	"math"
+	"sync"
+)
 
 // toneLUTSize is the number of intervals of the table through which a
 // curve is applied; with linear interpolation the error is below 1e-5
@@ -58,6 +61,13 @@ const toneFinite = 1e30
 // Inputs below 0 count as 0 and above 1 as 1 for the curve, NaN as 0, an
 // infinite channel as a very large one; the result is in [0, 1].
 func ToneRows(lut []float32, pix []float32) {
+	// Eight pixels at a time where the build and CPU allow
+	// (tonerows_simd.go: the same operations, the same values).
+	toneRowsScalar(lut, pix[3*vecToneRows(lut, pix):])
+}
+
+// toneRowsScalar is ToneRows one pixel at a time.
+func toneRowsScalar(lut []float32, pix []float32) {
 	for i := 0; i+2 < len(pix); i += 3 {
 		p := pix[i : i+3 : i+3]
 		for k, v := range p {
@@ -75,6 +85,19 @@ func ToneRows(lut []float32, pix []float32) {
 		hi, mid, lo := order3f(p)
 		placeTone(p, hi, mid, lo, lutAt(lut, p[hi]), lutAt(lut, p[lo]))
 	}
+}
+
+// toneExactEnds is whether interpolating lut at its ends gives the ends,
+// as lutAt takes them for v ≤ 0 and v ≥ 1: lut[0] + ±0·(lut[1]−lut[0])
+// is lut[0], and lut[toneLUTSize] + 0·0 is lut[toneLUTSize], when the
+// differences are finite and neither end is −0 (−0 + 0 is +0). Then the
+// vector passes look such v up at the table's first or last interval,
+// fraction 0, and need not treat them apart.
+func toneExactEnds(lut []float32) bool {
+	a, b, c, d := lut[0], lut[1], lut[toneLUTSize], lut[toneLUTSize+1]
+	finite := func(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
+	negZero := func(x float32) bool { return x == 0 && math.Signbit(float64(x)) }
+	return finite(b-a) && d-c == 0 && !negZero(a) && !negZero(c)
 }
 
 // HDRTone is the HDR rendition of a tone curve T: the curve itself up to
