@@ -6,7 +6,7 @@
 GO       ?= go
 BIN      := bin/rawbatch
 PKGS     := ./...
-APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev libjpeg62-turbo-dev zlib1g-dev libimage-exiftool-perl time pkg-config gcc g++ nats-server chromium libavif-dev libjxl-dev libavif-bin libjxl-tools
+APT_PKGS := libraw-dev libraw-bin libwebp-dev liblensfun-dev liblensfun-data-v1 libglib2.0-dev libjpeg-dev libjpeg62-turbo-dev zlib1g-dev libimage-exiftool-perl time pkg-config gcc g++ nats-server chromium libavif-dev libjxl-dev libavif-bin libjxl-tools binutils
 # RAWBATCH_TEST_CORPUS: the shared folder of real camera files beside the
 # repository, which the look benchmark also reads when it exists.
 RAWBATCH_TEST_CORPUS ?= $(abspath ../shared/rawcorpus)

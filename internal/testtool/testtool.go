@@ -29,6 +29,7 @@ var packages = map[string]string{
 	"avifdec":         "libavif-bin",
 	"djxl":            "libjxl-tools",
 	"jxlinfo":         "libjxl-tools",
+	"objdump":         "binutils",
 }
 
 // Need returns the path of the program name found in $PATH (the Makefile

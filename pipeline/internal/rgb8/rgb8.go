@@ -5,23 +5,24 @@ package rgb8
 import "simd/archsimd"
 
 // Float f = 3·i + c of the 24 (pixel i, channel c) lies in vector f/8 at
-// lane f mod 8. split[c] holds, for channel c, the bits of the lanes of
-// the second and third vectors that hold it (Merge's masks) and the
-// permutation taking the merged vector's lanes to pixel order; join[v]
-// holds, for output vector v, the pixel each lane takes (a permutation of
-// every channel's vector) and the bits of the lanes that take red and
-// green.
+// lane f mod 8. split[c] holds, for channel c, the lanes of the second
+// and third vectors that hold it (Merge's masks: −1 in a lane that does,
+// 0 elsewhere) and the permutation taking the merged vector's lanes to
+// pixel order; join[v] holds, for output vector v, the pixel each lane
+// takes (a permutation of every channel's vector) and the lanes that take
+// red and green. The masks are vectors for an AVX2 compare (lanes), not
+// bits: making a mask from bits takes AVX-512 instructions.
 var split, join = func() (s [3]struct {
-	in   [3]uint8
+	in   [3][8]int32
 	perm [8]int32
 }, j [3]struct {
 	pixel      [8]int32
-	red, green uint8
+	red, green [8]int32
 }) {
 	for c := range 3 {
 		for i := range 8 {
 			f := 3*i + c
-			s[c].in[f/8] |= 1 << (f % 8)
+			s[c].in[f/8][f%8] = -1
 			s[c].perm[i] = int32(f % 8)
 		}
 	}
@@ -31,14 +32,19 @@ var split, join = func() (s [3]struct {
 			j[v].pixel[l] = int32(f / 3)
 			switch f % 3 {
 			case 0:
-				j[v].red |= 1 << l
+				j[v].red[l] = -1
 			case 1:
-				j[v].green |= 1 << l
+				j[v].green[l] = -1
 			}
 		}
 	}
 	return
 }()
+
+// lanes is the mask of the lanes of m that are −1 (one AVX2 compare).
+func lanes(m *[8]int32) archsimd.Mask32x8 {
+	return archsimd.Int32x8{}.Greater(archsimd.LoadInt32x8(m))
+}
 
 // Split returns the red, green and blue of the eight pixels at p, pixel i
 // at lane i.
@@ -58,7 +64,7 @@ func Channel(p *[24]float32, c int) archsimd.Float32x8 {
 // channel is channel c of the pixels whose 24 floats are v0, v1, v2.
 func channel(v0, v1, v2 archsimd.Float32x8, c int) archsimd.Float32x8 {
 	s := &split[c]
-	m := v2.Merge(v1.Merge(v0, archsimd.Mask32x8FromBits(s.in[1])), archsimd.Mask32x8FromBits(s.in[2]))
+	m := v2.Merge(v1.Merge(v0, lanes(&s.in[1])), lanes(&s.in[2]))
 	return m.Permute(archsimd.LoadInt32x8(&s.perm).AsUint32x8())
 }
 
@@ -83,5 +89,5 @@ func Spread(v archsimd.Float32x8) (v0, v1, v2 archsimd.Float32x8) {
 func out(r, g, b archsimd.Float32x8, v int) archsimd.Float32x8 {
 	j := &join[v]
 	px := archsimd.LoadInt32x8(&j.pixel).AsUint32x8()
-	return r.Permute(px).Merge(g.Permute(px).Merge(b.Permute(px), archsimd.Mask32x8FromBits(j.green)), archsimd.Mask32x8FromBits(j.red))
+	return r.Permute(px).Merge(g.Permute(px).Merge(b.Permute(px), lanes(&j.green)), lanes(&j.red))
 }
