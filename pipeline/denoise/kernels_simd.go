@@ -147,9 +147,11 @@ func rgb8(p unsafe.Pointer) (r, g, b archsimd.Float32x8) { return rgbsplit.Split
 func store8(p unsafe.Pointer, r, g, b archsimd.Float32x8) { rgbsplit.Join(r, g, b, (*[24]float32)(p)) }
 
 // pos8 is pos of eight values: x where x > 0 or x is NaN, else +0
-// (zero: zero8's, made once outside the loops).
+// (zero: zero8's, made once outside the loops). The lanes to clear are
+// those with x ≤ 0, an ordered compare that is false for NaN: one
+// compare and an and-not instead of two compares, an or and a blend.
 func pos8(x, zero archsimd.Float32x8) archsimd.Float32x8 {
-	return x.Merge(zero, x.Greater(zero).Or(x.IsNaN()))
+	return x.AsInt32x8().AndNot(x.LessEqual(zero).ToInt32x8()).AsFloat32x8()
 }
 
 // stab8 is stab of eight values (eps: ε in every lane): √(pos(x) + ε) rounded to float32 once,
