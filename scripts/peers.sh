@@ -36,7 +36,8 @@ run_peer() {
 	p=$1 in=$2 out=$3
 	case $p in
 	rawbatch)
-		"$work/rawbatch" convert "$in" -o "$out" --quality 90 ;;
+		# A fresh stage cache folder: an entry the user kept would be a hit.
+		rm -rf "$work/cache" && "$work/rawbatch" convert "$in" -o "$out" --quality 90 --cache-dir "$work/cache" ;;
 	dcraw_emu)
 		ls "$in" | xargs -P"$nproc" -I{} sh -c 'dcraw_emu -w -q 3 -Z - "$1/$2" | cjpeg -quality 90 > "$3/$2.jpg"' _ "$in" {} "$out" ;;
 	rawtherapee)
