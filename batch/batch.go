@@ -277,6 +277,10 @@ type FileResult struct {
 	Messages string
 	// Reason explains a skip ("up to date", "still being written", ...).
 	Reason string
+	// Kept are the output paths of a file that did not finish whose
+	// worker had put them in place, complete (settleStopped): the report
+	// lists them as written.
+	Kept []string
 	// Unsettled, for a file skipped as still being written, is the rule
 	// that found it so, with its value ("modified within --min-age 2s",
 	// "found truncated and modified within the last 1m0s", ...): what the

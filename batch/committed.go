@@ -71,7 +71,8 @@ func (before outputsBefore) committed(outs []Output) []Output {
 // (the file is not converted: the next run makes the others) and the
 // committed ones in place, complete and unrecorded, each a rawbatch file
 // (its EXIF Software), which the next run converts again; fr's reason
-// says how many are in place. Removing them would lose an output: an
+// (and a failure's error, then not remembered) says how many are in
+// place, and fr.Kept lists them. Removing them would lose an output: an
 // earlier run's file at that path was already replaced. It returns
 // whether fr became converted.
 func settleStopped(fr *FileResult, outs []Output, before outputsBefore, r *Runner) bool {
@@ -80,7 +81,16 @@ func settleStopped(fr *FileResult, outs []Output, before outputsBefore, r *Runne
 		return false
 	}
 	if len(done) < len(outs) {
-		fr.Reason = fmt.Sprintf("%s; %d of its %d outputs were already in place, complete, and are kept (the next run converts it again)", fr.Reason, len(done), len(outs))
+		note := fmt.Sprintf("%d of its %d outputs were already in place, complete, and are kept (the next run converts it again)", len(done), len(outs))
+		fr.Reason = fr.Reason + "; " + note
+		if fr.Err != nil && fr.Status == StatusFailed {
+			// Its develop had ended: not a failure of the file's to
+			// remember, whatever stopped it (known.go).
+			fr.Err = outsideError{fmt.Errorf("%w; %s", fr.Err, note)}
+		}
+		for _, o := range done {
+			fr.Kept = append(fr.Kept, o.Path)
+		}
 		return false
 	}
 	fr.Status, fr.Err, fr.Reason = StatusConverted, nil, ""

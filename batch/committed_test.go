@@ -1,10 +1,17 @@
 package batch
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/rawbatch/rawbatch/pipeline"
 )
 
 // TestCommittedOutputs: only an output path that holds another file than
@@ -54,5 +61,45 @@ func TestCommittedOutputs(t *testing.T) {
 	}
 	if _, err := os.Lstat(old.Path); err != nil {
 		t.Fatalf("%s (not this job's) removed: %v", old.Rel, err)
+	}
+}
+
+// TestStoppedNotRemembered: a worker killed by a signal another process
+// sent (kill -9, SIGTERM, SIGINT) fails its file as a crash that is not
+// remembered (the next run converts it again, with --known-failures skip
+// too), while a fault of the decoder's (SIGSEGV) is; and a failed file
+// whose worker had put some of its outputs in place says how many in its
+// error, is not remembered, and its report lists them as written.
+func TestStoppedNotRemembered(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		sig      syscall.Signal
+		remember bool
+	}{{syscall.SIGKILL, false}, {syscall.SIGTERM, false}, {syscall.SIGINT, false}, {syscall.SIGSEGV, true}} {
+		err := signalled(ctx, c.sig, 0, math.MaxInt64)
+		if !errors.Is(err, ErrCrashed) || remembered(err) != c.remember {
+			t.Errorf("%v: %v, crashed %v, remembered %v; want crashed, remembered %v", c.sig, err, errors.Is(err, ErrCrashed), remembered(err), c.remember)
+		}
+	}
+
+	dir := t.TempDir()
+	done := Output{Path: filepath.Join(dir, "a.jpg"), Rel: "a.jpg", Variant: pipeline.Variant{Name: "main"}}
+	missing := Output{Path: filepath.Join(dir, "a.thumb.webp"), Rel: "a.thumb.webp", Variant: pipeline.Variant{Name: "thumb"}}
+	outs := []Output{done, missing}
+	before := statOutputs(outs)
+	if err := os.WriteFile(done.Path, []byte("committed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	crash := fmt.Errorf("%w (signal 11, segmentation fault)", ErrCrashed)
+	fr := FileResult{Task: Task{Outputs: outs}, Status: StatusFailed, Err: crash}
+	if settleStopped(&fr, outs, before, &Runner{}) || fr.Status != StatusFailed {
+		t.Fatalf("%+v: want failed", fr)
+	}
+	if !strings.Contains(fr.Err.Error(), "1 of its 2 outputs") || !errors.Is(fr.Err, ErrCrashed) || remembered(fr.Err) {
+		t.Errorf("error %q: want it to say 1 of 2 outputs is in place, a crash, not remembered (remembered %v)", fr.Err, remembered(fr.Err))
+	}
+	rep := reportOutputs(fr)
+	if len(rep) != 1 || rep[0].Path != done.Path || !rep[0].Written || rep[0].Variant != "main" {
+		t.Errorf("report outputs %+v, want %s written (variant main)", rep, done.Path)
 	}
 }

@@ -19,6 +19,10 @@ const ReasonKnownFailure = "known failure (same content and settings as when it 
 var rememberedKinds = []error{rawerr.ErrEmpty, rawerr.ErrNotRaw, rawerr.ErrUnsupported, rawerr.ErrCorrupt, rawerr.ErrCrashed}
 
 func remembered(err error) bool {
+	var o outsideError
+	if errors.As(err, &o) {
+		return false
+	}
 	for _, k := range rememberedKinds {
 		if errors.Is(err, k) {
 			return true
@@ -26,6 +30,16 @@ func remembered(err error) bool {
 	}
 	return false
 }
+
+// outsideError is a failure that says nothing of the file whatever its
+// kind (a crash, for the report and the exit status): a worker killed by
+// a signal another process sent (kill -9, a container's stop), or one
+// stopped after it had put some of the file's outputs in place (its
+// develop had ended). It is not remembered: the next run converts the
+// file again, with --known-failures skip too.
+type outsideError struct{ error }
+
+func (e outsideError) Unwrap() error { return e.error }
 
 // failureSettings is the settings hash of a failure record of t: the
 // run's and every output's (its variants).

@@ -244,7 +244,8 @@ func ReportPath(path string) (display, b64 string) {
 func ReportText(s string) string { return pipeline.Text(s).Escaped() }
 
 // reportOutputs lists fr's output files: each of the task's outputs,
-// Written when this run wrote it.
+// Written when this run wrote it; of a file that did not finish, those
+// its worker had put in place (FileResult.Kept).
 func reportOutputs(fr FileResult) []ReportOutput {
 	outs := []ReportOutput{}
 	// What the run wrote, by variant name and by path.
@@ -268,7 +269,14 @@ func reportOutputs(fr FileResult) []ReportOutput {
 		o.Path, o.PathB64 = ReportPath(path)
 		outs = append(outs, o)
 	}
+	for _, p := range fr.Kept {
+		written[p] = true
+	}
 	switch {
+	case len(fr.Kept) > 0:
+		for _, p := range fr.Kept {
+			add(p, outputVariant(fr, p))
+		}
 	case fr.Status == StatusFailed, fr.Status == StatusLocked, fr.Status == StatusKnownFailure:
 	case fr.Status == StatusSkipped && fr.Reason != "up to date":
 	case fr.Status == StatusPlanned && fr.Pending != nil:
@@ -283,6 +291,17 @@ func reportOutputs(fr FileResult) []ReportOutput {
 		add(fr.Output, "")
 	}
 	return outs
+}
+
+// outputVariant is the variant name of fr's output at path ("" when
+// none is).
+func outputVariant(fr FileResult, path string) string {
+	for _, o := range fr.Outputs {
+		if o.Path == path {
+			return o.Variant.Name
+		}
+	}
+	return ""
 }
 
 // BuildReport summarises results: Summary, Files, and Warnings with each

@@ -473,8 +473,9 @@ func signalled(ctx context.Context, sig syscall.Signal, peak, oomBefore int64) e
 	case sig == syscall.SIGKILL && oomKills() > oomBefore:
 		return fmt.Errorf("%w: killed by the kernel OOM killer (peak %d MiB)", ErrCrashed, peak>>20)
 	case sig == syscall.SIGKILL || sig == syscall.SIGTERM || sig == syscall.SIGINT:
-		// A signal a process sends, not a fault of the decoder's.
-		return fmt.Errorf("%w: its worker was killed by signal %d (%s), which rawbatch did not send", ErrCrashed, int(sig), sig)
+		// A signal a process sends, not a fault of the decoder's: not
+		// remembered (known.go).
+		return outsideError{fmt.Errorf("%w: its worker was killed by signal %d (%s), which rawbatch did not send", ErrCrashed, int(sig), sig)}
 	}
 	return fmt.Errorf("%w (signal %d, %s)", ErrCrashed, int(sig), sig)
 }

@@ -415,17 +415,24 @@ func (j *job) commit(res *Result, asked []*variantJob) error {
 		var st unix.Stat_t
 		keep := lstatIn(v.dir, v.spec.Path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 		// The temporary file as created (not a link put in its place),
-		// given the replaced file's permissions and no longer marked: an
-		// output is no temporary, and a copy of it must not pass for one.
-		if fd, err := unix.Openat(int(v.dir.Fd()), filepath.Base(v.tmp), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		// given the replaced file's permissions, and once renamed no
+		// longer marked: an output is no temporary, and a copy of it
+		// must not pass for one. The mark goes after the rename, so that
+		// a process killed between the two leaves a marked output (its
+		// name is no temporary's: nothing takes it for one), not an
+		// unmarked temporary file that no run would remove.
+		fd, err := unix.Openat(int(v.dir.Fd()), filepath.Base(v.tmp), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
 			if keep {
 				unix.Fchmod(fd, st.Mode&0o777)
 			}
-			unix.Fremovexattr(fd, tempMarkAttr)
-			unix.Close(fd)
+			defer unix.Close(fd)
 		}
 		if err := unix.Renameat(int(v.dir.Fd()), filepath.Base(v.tmp), int(v.dir.Fd()), filepath.Base(v.spec.Path)); err != nil {
 			return &os.LinkError{Op: "rename", Old: v.tmp, New: v.spec.Path, Err: err}
+		}
+		if fd >= 0 {
+			unix.Fremovexattr(fd, tempMarkAttr)
 		}
 		v.tmp = ""
 		v.dir.Sync()
