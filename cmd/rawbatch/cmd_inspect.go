@@ -226,7 +226,7 @@ func printInspect(w io.Writer, recs []inspectRecord) {
 			fmt.Fprintf(w, "  output size:  %d x %d (orientation %d)\n", r.Width, r.Height, r.Orientation)
 		}
 		if r.SamplesPerPixel > 0 || r.BitsPerSample > 0 { // not known for every format (CRW, ...)
-			fmt.Fprintf(w, "  samples:      %d x %d bits, compression %d\n", r.SamplesPerPixel, r.BitsPerSample, r.Compression)
+			fmt.Fprintf(w, "  samples:      %s, compression %d\n", samplesText(r.SamplesPerPixel, r.BitsPerSample), r.Compression)
 		}
 		if r.ColourMatrix != nil {
 			fmt.Fprintf(w, "  colour:       %s\n", colourMatrixLine(*r.ColourMatrix))
@@ -319,4 +319,16 @@ func previewLine(n, w, h int, format string) string {
 		return fmt.Sprintf("%s %s (the largest of %d)", format, size, n)
 	}
 	return format + " " + size
+}
+
+// samplesText is the raw image's samples a pixel and bits a sample, as
+// far as the header gives them (a 0 is one it does not).
+func samplesText(samples, bits int) string {
+	switch {
+	case bits == 0:
+		return fmt.Sprintf("%d a pixel (bits a sample not in the header)", samples)
+	case samples == 0:
+		return fmt.Sprintf("%d bits a sample", bits)
+	}
+	return fmt.Sprintf("%d x %d bits", samples, bits)
 }
