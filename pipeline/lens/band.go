@@ -452,6 +452,16 @@ func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 	}
 }
 
+// RingBytes is the part of StreamBytes that is the band form's copy of
+// the rows it reads, for rows of a w×h step: 2·ShiftBound + 3 + bandChunk
+// rows of the longer side, 12 bytes a pixel. ShiftBound bounds the
+// displacement of any lens the stream takes; a lens that moves pixels
+// less reads (and touches) fewer rows.
+func RingBytes(w, h int) int64 {
+	long := int64(max(w, h))
+	return int64(2*ShiftBound(max(w, h))+3+bandChunk) * long * 12
+}
+
 // StreamBytes is what the band form holds while a file streams, beyond
 // the stream window's rows, for a step of w×h pixels (the sensor's
 // orientation; rows counted as long as the longer side L) on threads
@@ -465,7 +475,7 @@ func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 // row, while the filter is set up). lensfun's database is not counted.
 func StreamBytes(w, h, threads int) int64 {
 	long := int64(max(w, h))
-	ring := int64(2*ShiftBound(max(w, h))+3+bandChunk) * long * 12
+	ring := RingBytes(w, h)
 	nodeRows := int64(h/Step + 2)
 	nodes := int64(w/Step+2)*nodeRows*24 + 8*int64(w)
 	gains := nodeRows * int64(w) * 4
