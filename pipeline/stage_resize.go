@@ -63,10 +63,11 @@ func resizeCost(m memCtx) StepMemory {
 // resizeStreamCost is resizeCost in a streamed conversion with several
 // variants or a downscaled one (stream_variants.go): with a lead
 // (leadEncoderBytes) or no full-size variant (smallOnlyPredicted) the
-// image was made in pass 1, and the step turns it; else (job.streamResize) the resized image (12
-// bytes per pixel of the variant's size), and while it runs a band of
-// decoded stored rows (streamRows rows of the decoded width, 12 bytes a
-// pixel), the downscaler's rows (resize.Rows: a reduced row's box sums,
+// image was made in pass 1, and the step turns it; else (made in the pass
+// over the stored rows, counted as if at this step: an upper bound) the
+// resized image (12 bytes per pixel of the variant's size), a band of
+// decoded stored rows (sharedBand: streamRows rows of the decoded width,
+// 12 bytes a pixel), the downscaler's rows (resize.Rows: a reduced row's box sums,
 // 24 bytes a pixel of the reduced width, and the resampled rows its
 // vertical kernel reads, 6·ReducingGap + a band's, 12 bytes a pixel of
 // the variant's width) and the upright image turned back to the sensor's

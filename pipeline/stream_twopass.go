@@ -423,11 +423,11 @@ var storedRowHook func(y int)
 // holds at most max(stored, coefficients) + stored/8; the encoder's step
 // adds the coefficients. A downscaled variant's encoder is of its own
 // small image: its pass 2 holds the stored rows until its downscaler has
-// read them (streamResize), so next to nothing is let go before.
+// read them (variantPasses.runSmall), so next to nothing is let go before.
 func storedReleased(stored int64, m memCtx) int64 {
 	vs := m.s.OutputVariants()
 	if len(vs) != 1 {
-		return 0 // several variants: every pass but the last reads them all
+		return 0 // several variants: counted as held until the last ends (an upper bound)
 	}
 	w, h := vs[0].Fit(m.step.W, m.step.H)
 	_, e, _ := encoderCost(vs[0], w, h)

@@ -495,18 +495,21 @@ func (vp *variantPasses) keepQuantised(ctx context.Context, j *job, n int, o var
 	return q, nil
 }
 
-// runVariants runs the variants' passes of a streamed conversion with
-// several variants once pass 1 has stored the rows (the package comment
-// above), in the plan's order, and returns their timings, named as the
-// plan names the steps: the shared pass's steps (their kernels prepared
-// once) before the first full-size variant, the lead's (run in pass 1) at
-// its place, a downscaled variant's resize timing the band-wise downscale
-// with the decoding of the stored rows.
+// runVariants finishes the variants of a streamed conversion with
+// several variants once the pass that makes them all has run (pass 1, or
+// here the pass over the stored rows: the package comment above), in the
+// plan's order, and returns their timings, named as the plan names the
+// steps: the shared pass's steps (their kernels prepared once, the time
+// they took on the bands in the last) before the first full-size
+// variant, the lead's at its place, each other full-size variant's pass
+// (the time it took on the bands) and encode, each downscaled variant's
+// resize (the band-wise downscale's time) and its steps on its own small
+// image, as on the whole-image path.
 func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageTiming, err error) {
 	s := j.stream
 	defer func() { j.stream = s }()
 	steps, tail, asked := vp.steps, vp.tail, vp.asked
-	if vp.stored && (vp.lead >= 0 || vp.smallOnly) {
+	if vp.stored {
 		// One pass over the stored rows makes every variant, letting
 		// each band go once read.
 		s.two.keep = false
@@ -517,10 +520,6 @@ func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageT
 		if _, err := run(ctx, j); err != nil {
 			return nil, err
 		}
-	}
-	last := len(tail.runs) - 1 // the last variant to read the stored rows
-	if last == vp.lead {
-		last--
 	}
 	sharedDone := tail.shared[1] == 0
 	for n, r := range tail.runs {
@@ -542,12 +541,9 @@ func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageT
 		if err := ctx.Err(); err != nil {
 			return tims, err
 		}
-		// The stored rows are let go as the last variant reads them.
-		s.two.keep = n != last
 		v := asked[r.v]
-		var prefix []rowKernel
 		if q := vp.quant[n]; q != nil {
-			// Quantised in pass 1: its pass's timing gets that time,
+			// Quantised in the pass: its pass's timing gets that time,
 			// its encoder takes the bands.
 			pt := vp.runTims[n]
 			for i := range pt {
@@ -568,24 +564,15 @@ func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageT
 			}
 			continue
 		}
-		if k := vp.small[n]; k != nil {
-			tims = append(tims, StageTiming{Stage: steps[r.resize].Name, Duration: k.dur})
-			j.stream = nil
-		} else if r.resize >= 0 {
-			j.cur = v
-			t0 := time.Now()
-			err := j.streamResize(ctx, v)
-			tims = append(tims, StageTiming{Stage: steps[r.resize].Name, Duration: time.Since(t0)})
-			if err != nil {
-				return tims, err
-			}
-			// Its steps run on its own small image, as on the
-			// whole-image path.
-			j.stream = nil
-		} else {
-			prefix = vp.shared
+		k := vp.small[n]
+		if k == nil {
+			return tims, fmt.Errorf("stream: variant %s was not made in the pass", v.spec.Variant.Name)
 		}
-		ptims, err := j.runPassWith(ctx, steps[r.pass:r.enc], asked, prefix)
+		tims = append(tims, StageTiming{Stage: steps[r.resize].Name, Duration: k.dur})
+		// Its steps run on its own small image, as on the whole-image
+		// path.
+		j.stream = nil
+		ptims, err := j.runPassWith(ctx, steps[r.pass:r.enc], asked, nil)
 		tims = append(tims, ptims...)
 		if err != nil {
 			return tims, err
@@ -597,13 +584,10 @@ func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageT
 		tims = append(tims, StageTiming{Stage: enc.Name, Duration: time.Since(t0)})
 		j.movePassTime(tims)
 		j.stream = s
-		if err == nil {
-			err = s.err
-		}
 		if err != nil {
 			return tims, err
 		}
-		if n < last {
+		if n < len(tail.runs)-1 {
 			releaseVariant()
 		}
 	}
@@ -612,55 +596,6 @@ func (j *job) runVariants(ctx context.Context, vp *variantPasses) (tims []StageT
 		tims = append(tims, vp.sharedTims...)
 	}
 	return tims, err
-}
-
-// streamResize makes a downscaled variant's own camera image from the
-// stored rows of a streamed conversion: the rows decoded a band at a
-// time into the band-wise downscaler (resize.Rows, in linear light, the
-// same image as stageResize's resize.Downscale up to the orientation:
-// the rows are upright, so the upright image is downscaled and turned
-// back to the sensor's orientation, v.camera of v.img's size, for the
-// variant's orientation step).
-func (j *job) streamResize(ctx context.Context, v *variantJob) error {
-	s := j.stream
-	t := s.two
-	uw, uh := s.w, s.h
-	sw, sh := uw, uh
-	if s.flip&4 != 0 {
-		sw, sh = uh, uw
-	}
-	dw, dh := v.spec.Variant.Fit(sw, sh)
-	udw, udh := dw, dh
-	if s.flip&4 != 0 {
-		udw, udh = dh, dw
-	}
-	small := thp.Floats(udw * udh * 3)
-	rl := 3 * udw
-	rs := resize.NewRows(uw, uh, 3, udw, udh, func(y int) []float32 { return small[y*rl : (y+1)*rl] })
-	n := 3 * uw
-	buf := make([]float32, streamRows*n)
-	for y0 := 0; y0 < uh; y0 += streamRows {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		y1 := min(uh, y0+streamRows)
-		par.Rows(y1-y0, func(lo, hi int) {
-			for y := y0 + lo; y < y0+hi; y++ {
-				t.row16(y, buf[(y-y0)*n:(y-y0+1)*n])
-			}
-		})
-		if !t.keep {
-			t.release(y1)
-		}
-		rs.Push(buf[:(y1-y0)*n])
-	}
-	if !rs.Done() || t.reread.Load() {
-		return fmt.Errorf("stream: the downscale to %d×%d did not get every row", dw, dh)
-	}
-	v.camera = unorient(small, udw, udh, s.flip)
-	v.img = Image{W: dw, H: dh}
-	v.owned = true
-	return nil
 }
 
 // unorient returns the image whose upright view for flip (NewOriented)

@@ -226,7 +226,7 @@ func TestStreamSmallOnlyEstimate(t *testing.T) {
 // TestStreamDownscaledKeepsStored: a file with a preview, streamed in two
 // passes, whose one variant is downscaled (a 512 px WebP, a 512 px JPEG)
 // holds its stored rows in pass 2 until its downscaler has read them
-// (streamResize): its estimate lets go, once pass 1 is done, of the raw
+// (variantPasses.runSmall): its estimate lets go, once pass 1 is done, of the raw
 // data and of no more of the stored rows than that variant's own encoder
 // takes at its own size (storedReleased). Costed at the decoded size, a
 // WebP's 8 bytes a pixel let go of seven eighths of them before pass 2,

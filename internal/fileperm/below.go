@@ -31,25 +31,15 @@ func (e *LinkError) Error() string {
 func OpenBelow(root, dir string, create bool) (*os.File, error) {
 	rel, err := filepath.Rel(root, dir)
 	if root == "" || err != nil || !filepath.IsLocal(rel) {
-		if create {
-			if err := os.MkdirAll(dir, 0o777); err != nil {
-				return nil, err
-			}
-		}
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err := openDir(dir, create)
 		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+			return nil, err
 		}
 		return os.NewFile(uintptr(fd), dir), nil
 	}
-	if create {
-		if err := os.MkdirAll(root, 0o777); err != nil {
-			return nil, err
-		}
-	}
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openDir(root, create)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: root, Err: err}
+		return nil, err
 	}
 	at := root
 	if rel != "." {
@@ -79,4 +69,19 @@ func OpenBelow(root, dir string, create bool) (*os.File, error) {
 		}
 	}
 	return os.NewFile(uintptr(fd), at), nil
+}
+
+// openDir opens the directory at path as it is (links followed), made
+// first with create.
+func openDir(path string, create bool) (int, error) {
+	if create {
+		if err := os.MkdirAll(path, 0o777); err != nil {
+			return -1, err
+		}
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
 }
