@@ -1,6 +1,10 @@
 package pipeline
 
-import "context"
+import (
+	"context"
+
+	"github.com/rawbatch/rawbatch/pipeline/internal/libraw"
+)
 
 // unpackStage is LibRaw's unpack: it reads the raw data (rawdata) that the
 // white-level and white-balance stages look at and demosaic processes.
@@ -9,8 +13,13 @@ var unpackStage = Stage{Name: "unpack", Scope: PerFile, Kind: IO, Cost: unpackCo
 
 // unpackCost: the unpacked raw data, raw_width×raw_height×2 bytes (×4
 // samples for a non-CFA sensor: rawdata.color4_image), alive until the
-// demosaic stage closes the handle (demosaicCost frees it).
-func unpackCost(m memCtx) StepMemory { return StepMemory{Alloc: rawDataBytes(m.fi)} }
+// demosaic stage closes the handle (demosaicCost frees it); while it runs,
+// the compressed tiles read at once (libraw.TileBatchBytes, at most the
+// raw data's size: lossless JPEG is smaller than its samples).
+func unpackCost(m memCtx) StepMemory {
+	raw := rawDataBytes(m.fi)
+	return StepMemory{Alloc: raw, Scratch: min(raw, libraw.TileBatchBytes())}
+}
 
 // rawDataBytes is the size in bytes of LibRaw's unpacked raw data of fi.
 func rawDataBytes(fi FileInfo) int64 {

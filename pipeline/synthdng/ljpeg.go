@@ -6,61 +6,96 @@ import (
 )
 
 // ljpegEncode encodes a lossless JPEG (ITU T.81 process 14: SOF3, one
-// scan, predictor 1, point transform 0) of w×h samples with ncomp
-// interleaved components of the given precision (2..16 bits). sample(jx,
-// jy, c) is component c of sample (jx, jy), in 0..2^bits−1. The first
-// sample of each row is predicted from the first of the row above, the very
-// first from 2^(bits−1) (T.81 H.1.1). Every component shares one Huffman
-// table (class 0, id 0) built for the differences of this image (T.81
-// K.2: optimal code lengths limited to 16 bits), as cameras and Adobe's
-// DNG converter write them, so the decoder sees realistic code lengths.
+// scan, point transform 0) of w×h samples with ncomp interleaved
+// components of the given precision (2..16 bits), with predictor 1 and one
+// Huffman table: ljpegEncodeWith(bits, w, h, ncomp, 1, false, sample).
 //
 // DNG (Compression 7) tiles use ncomp 2 (two CFA sites of a row per
 // sample, so a JPEG row is a tile row); Sony's lossless ARW uses ncomp 4
 // (a 2×2 Bayer block per sample).
 func ljpegEncode(bits, w, h, ncomp int, sample func(jx, jy, c int) int) []byte {
+	return ljpegEncodeWith(bits, w, h, ncomp, 1, false, sample)
+}
+
+// ljpegEncodeWith is ljpegEncode with predictor psv (1..7, T.81 Table
+// H.1) and, when perComp, a Huffman table of its own for each component
+// (class 0, id c, at most 4), else one (id 0) that every component shares.
+// sample(jx, jy, c) is component c of sample (jx, jy), in 0..2^bits−1. The
+// first row is predicted from the left, the first sample of each row from
+// the first of the row above, the very first from 2^(bits−1) (T.81
+// H.1.1). Each table is built for the differences of this image (T.81
+// K.2: optimal code lengths limited to 16 bits), as cameras and Adobe's
+// DNG converter write them, so the decoder sees realistic code lengths.
+func ljpegEncodeWith(bits, w, h, ncomp, psv int, perComp bool, sample func(jx, jy, c int) int) []byte {
 	// Pass 1: the differences' categories, kept for pass 2.
 	n := w * h * ncomp
 	vals := make([]int32, n)
-	var freq [17]int
-	i := 0
-	var vpred, left [4]int
-	for c := range ncomp {
-		vpred[c] = 1 << (bits - 1)
+	ntab := 1
+	if perComp {
+		ntab = ncomp
 	}
+	freq := make([][17]int, ntab)
+	i := 0
+	prev, cur := make([]int, w*ncomp), make([]int, w*ncomp)
 	for jy := range h {
 		for jx := range w {
 			for c := range ncomp {
 				v := sample(jx, jy, c)
+				k := jx*ncomp + c
 				var pred int
-				if jx == 0 {
-					pred = vpred[c]
-					vpred[c] = v
-				} else {
-					pred = left[c]
+				switch {
+				case jx == 0 && jy == 0:
+					pred = 1 << (bits - 1)
+				case jx == 0:
+					pred = prev[k]
+				case jy == 0:
+					pred = cur[k-ncomp]
+				default:
+					ra, rb, rc := cur[k-ncomp], prev[k], prev[k-ncomp]
+					switch psv {
+					case 2:
+						pred = rb
+					case 3:
+						pred = rc
+					case 4:
+						pred = ra + rb - rc
+					case 5:
+						pred = ra + (rb-rc)>>1
+					case 6:
+						pred = rb + (ra-rc)>>1
+					case 7:
+						pred = (ra + rb) >> 1
+					default:
+						pred = ra
+					}
 				}
-				left[c] = v
-				d := v - pred
+				cur[k] = v
+				d := (v - pred) & 0xffff
 				// T.81 H.1.2.2: differences are taken modulo 2^16.
 				if d > 32768 {
 					d -= 65536
-				} else if d < -32767 {
-					d += 65536
 				}
 				vals[i] = int32(d)
 				i++
-				freq[category(d)]++
+				freq[c%ntab][category(d)]++
 			}
 		}
+		prev, cur = cur, prev
 	}
-	lengths := huffmanLengths(freq[:])
-	codes, bitsCount, symbols := canonicalCodes(lengths)
-
+	lengths := make([][]uint8, ntab)
+	codes := make([][]uint32, ntab)
 	var b []byte
 	b = append(b, 0xff, 0xd8)
-	dht := []byte{0x00}
-	dht = append(dht, bitsCount[1:]...)
-	dht = append(dht, symbols...)
+	dht := []byte{}
+	for t := range ntab {
+		lengths[t] = huffmanLengths(freq[t][:])
+		var bitsCount [17]byte
+		var symbols []byte
+		codes[t], bitsCount, symbols = canonicalCodes(lengths[t])
+		dht = append(dht, byte(t))
+		dht = append(dht, bitsCount[1:]...)
+		dht = append(dht, symbols...)
+	}
 	b = appendSegment(b, 0xc4, dht)
 	sof := []byte{byte(bits), byte(h >> 8), byte(h), byte(w >> 8), byte(w), byte(ncomp)}
 	for c := range ncomp {
@@ -69,14 +104,15 @@ func ljpegEncode(bits, w, h, ncomp int, sample func(jx, jy, c int) int) []byte {
 	b = appendSegment(b, 0xc3, sof)
 	sos := []byte{byte(ncomp)}
 	for c := range ncomp {
-		sos = append(sos, byte(c+1), 0x00)
+		sos = append(sos, byte(c+1), byte((c%ntab)<<4))
 	}
-	sos = append(sos, 1, 0, 0) // predictor 1, Se 0, Ah/Al 0
+	sos = append(sos, byte(psv), 0, 0) // predictor, Se 0, Ah/Al 0
 	b = appendSegment(b, 0xda, sos)
 	bw := bitWriter{out: b}
-	for _, d := range vals {
+	for i, d := range vals {
+		t := (i % ncomp) % ntab
 		cat := category(int(d))
-		bw.put(codes[cat], int(lengths[cat]))
+		bw.put(codes[t][cat], int(lengths[t][cat]))
 		if cat > 0 && cat < 16 {
 			m := int(d)
 			if m < 0 {

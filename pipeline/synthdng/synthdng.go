@@ -170,7 +170,7 @@ type Spec struct {
 	// Compression is the raw image's TIFF Compression (259): 0 or 1 for
 	// uncompressed 16-bit strips, 7 for lossless JPEG tiles (DNG 1.4:
 	// TileWidth × TileLength CFA pixels each, a JPEG of TileWidth/2 × TileLength
-	// samples of two components, so a JPEG row is a tile row; predictor 1;
+	// samples of two components, so a JPEG row is a tile row; Predictor;
 	// precision and BitsPerSample the bit length of WhiteLevel, e.g. 14 for
 	// 16383). With 7, Scene is called from several goroutines at once, and
 	// tiles overhanging the right and bottom edges repeat the last column
@@ -179,6 +179,12 @@ type Spec struct {
 	// TileSize is TileWidth (322) and TileLength (323) of a compressed raw
 	// image, a positive multiple of 16; 0 means DefaultTileSize.
 	TileSize int
+	// Predictor is the lossless JPEG predictor of Compression 7 tiles
+	// (T.81 Table H.1, 1..7); 0 means 1. TablePerComponent gives each of
+	// the two components a Huffman table of its own (ids 0 and 1) instead
+	// of one they share.
+	Predictor         int
+	TablePerComponent bool
 
 	// Linear, if true, writes the raw image as LinearRaw (DNG 1.4,
 	// PhotometricInterpretation 34892): already demosaiced camera RGB, three
@@ -797,7 +803,7 @@ func (r *resolved) encodeTiles() {
 		wg.Go(func() {
 			for i := range next {
 				x0, y0 := (i%tw)*t, (i/tw)*t
-				r.tiles[i] = ljpegEncode(r.bits(), t/2, t, 2, func(jx, jy, c int) int {
+				r.tiles[i] = ljpegEncodeWith(r.bits(), t/2, t, 2, max(r.Predictor, 1), r.TablePerComponent, func(jx, jy, c int) int {
 					x, y := min(x0+2*jx+c, r.Width-2+c), min(y0+jy, r.Height-2+(y0+jy)&1)
 					return int(r.dn(x, y, CFAColor(x, y)))
 				})

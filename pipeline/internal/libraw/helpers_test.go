@@ -11,7 +11,7 @@ import (
 // newHandle locks the test's goroutine to its OS thread and returns a new
 // Handle, closed and the thread unlocked when the test ends. Call it from
 // the test's own goroutine.
-func newHandle(t *testing.T) *Handle {
+func newHandle(t testing.TB) *Handle {
 	t.Helper()
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)

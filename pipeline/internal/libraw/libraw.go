@@ -21,6 +21,8 @@ package libraw
 
 /*
 #cgo pkg-config: libraw_r
+#cgo CFLAGS: -O3
+#cgo CXXFLAGS: -O2 -fopenmp
 #cgo LDFLAGS: -lgomp
 #include <stdlib.h>
 #include <malloc.h>
@@ -231,9 +233,9 @@ var ErrWrongThread = errors.New("libraw: handle used from another OS thread")
 // have locked the goroutine to its thread (runtime.LockOSThread) and must
 // call Close on the same thread.
 func New() (*Handle, error) {
-	lr := C.libraw_init(0)
+	lr := C.rb_new(0)
 	if lr == nil {
-		return nil, errors.New("libraw: libraw_init failed")
+		return nil, errors.New("libraw: out of memory creating a handle")
 	}
 	ctl := (*C.rb_ctl)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_ctl{}))))
 	if ctl == nil {
@@ -372,7 +374,7 @@ func (h *Handle) Unpack() error {
 	}
 	C.rb_stream_reset(h.stream)
 	mark := stderrMark()
-	if rc := C.libraw_unpack(h.lr); rc != C.LIBRAW_SUCCESS {
+	if rc := C.rb_unpack(h.lr); rc != C.LIBRAW_SUCCESS {
 		return h.codeError("unpack", rc)
 	}
 	if err := h.dataError("unpack"); err != nil {
@@ -574,3 +576,22 @@ func init() {
 // the last Params.Threads a Process on this thread set, else OpenMP's
 // default), for tests that check a conversion's thread cap reached LibRaw.
 func MaxThreads() int { return int(C.rb_max_threads()) }
+
+// TileBatchBytes bounds the compressed tile data (bytes) an Unpack holds
+// at once while it decodes a tiled lossless-JPEG DNG or ARW itself
+// (fastraw.cpp); 0 when it leaves them to LibRaw (a system LibRaw).
+func TileBatchBytes() int64 { return int64(C.rb_tile_batch_bytes()) }
+
+// fastTiles is the number of tiles ljpeg.c decoded in the handle's last
+// Unpack (0: LibRaw's own decoder did).
+func (h *Handle) fastTiles() int { return int(C.rb_fast_tiles(h.lr)) }
+
+// rbSetFast turns ljpeg.c's decoding of lossless-JPEG tiles on or off for
+// every handle (on by default; tests compare it with LibRaw's).
+func rbSetFast(on bool) {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	C.rb_set_fast(v)
+}

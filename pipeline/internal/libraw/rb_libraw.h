@@ -1,5 +1,6 @@
 // rb_libraw.h: the C half of package libraw, declared for its Go files and
-// its C and C++ files (libraw.c, rawdata.c, thumb.c, stream.cpp).
+// its C and C++ files (libraw.c, rawdata.c, thumb.c, stream.cpp,
+// fastraw.cpp).
 #ifndef RAWBATCH_RB_LIBRAW_H
 #define RAWBATCH_RB_LIBRAW_H
 #include <libraw/libraw.h>
@@ -41,6 +42,13 @@ void rb_raw_colours(libraw_data_t *lr, int rows, int cols, unsigned char *dst);
 void rb_raw_histogram(libraw_data_t *lr, int r0, int r1, unsigned *hist);
 void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white, ushort *lut);
 int rb_fixed_maximum(libraw_data_t *lr);
+
+// fastraw.cpp: the LibRaw object of a handle and its unpack.
+libraw_data_t *rb_new(unsigned flags);
+int rb_unpack(libraw_data_t *lr);
+int rb_fast_tiles(libraw_data_t *lr);
+void rb_set_fast(int on);
+long long rb_tile_batch_bytes(void);
 
 // thumb.c: the embedded preview.
 int rb_thumb_pick(libraw_data_t *lr, int *count);

@@ -1,0 +1,252 @@
+// fastraw.cpp: rb_raw, the LibRaw object behind every handle. With the
+// bundled LibRaw (RB_LIBRAW_BUNDLED, whose internal declarations rawbatch
+// compiles against), its unpack decodes the tiled lossless-JPEG raw data of
+// DNG (LibRaw's lossless_dng_load_raw) and of Sony's lossless ARW
+// (sony_ljpeg_load_raw) with ljpeg.c instead: the tiles are read in
+// batches and decoded several at once on the handle's OpenMP threads, into
+// the raw buffer LibRaw allocated, so the rest of LibRaw's unpack (masked
+// pixels, black levels, the copy of the metadata into rawdata) runs as
+// before. A file ljpeg.c does not decode exactly as LibRaw would, damaged
+// ones included, is decoded again from the start by LibRaw's own decoder.
+#ifdef RB_LIBRAW_BUNDLED
+#define LIBRAW_LIBRARY_BUILD 1 // declares LibRaw's decoders (no change to the object's layout)
+#endif
+#include <algorithm>
+#include <new>
+#include <vector>
+#include <climits>
+#include <cstring>
+#include <omp.h>
+#include "rb_libraw.h"
+#include "ljpeg.h"
+
+// rb_fast_off turns the faster decoders off (tests compare them with
+// LibRaw's own).
+static int rb_fast_off;
+
+class rb_raw : public LibRaw {
+public:
+	explicit rb_raw(unsigned flags) : LibRaw(flags), fast_tiles(0) {}
+	int fast_unpack();
+	int fast_tiles; // tiles decoded by ljpeg.c in the last unpack
+
+#ifdef RB_LIBRAW_BUNDLED
+private:
+	enum kind_t { DNG, SONY };
+	kind_t kind;
+	void (LibRaw::*orig)();
+	void tiles_load_raw();
+	bool decode_tiles();
+	bool decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &off, const std::vector<INT64> &len, size_t across);
+	bool decode_tile(rb_lj *d, const uint8_t *p, size_t n, unsigned trow, unsigned tcol);
+#endif
+};
+
+#ifndef RB_LIBRAW_BUNDLED
+int rb_raw::fast_unpack() { return unpack(); }
+#else
+
+// RB_BATCH_BYTES bounds the compressed tile data read at once (bytes).
+#define RB_BATCH_BYTES (8 << 20)
+
+int rb_raw::fast_unpack() {
+	fast_tiles = 0;
+	void (LibRaw::*saved)() = load_raw;
+	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
+	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
+	// A file of one tile is read as untiled: tile_length (and tile_width)
+	// INT_MAX, the data at data_offset.
+	if (rb_fast_off || imgdata.idata.filters == 0 || tw == 0 || tl == 0 || (tl >= INT_MAX && tw < imgdata.sizes.raw_width))
+		return unpack();
+	if (saved == &rb_raw::lossless_dng_load_raw && libraw_internal_data.unpacker_data.tiff_samples == 1)
+		kind = DNG;
+	else if (saved == &rb_raw::sony_ljpeg_load_raw)
+		kind = SONY;
+	else
+		return unpack();
+	orig = saved;
+	load_raw = static_cast<void (LibRaw::*)()>(&rb_raw::tiles_load_raw);
+	int rc = unpack();
+	load_raw = saved;
+	return rc;
+}
+
+// tiles_load_raw stands in for LibRaw's decoder during unpack.
+void rb_raw::tiles_load_raw() {
+	if (imgdata.rawdata.raw_image != NULL && decode_tiles()) return;
+	fast_tiles = 0;
+	// LibRaw's decoder stops at a tile it cannot start and leaves the rest
+	// as allocated (fresh, so zero): clear what the other tiles wrote.
+	if (imgdata.rawdata.raw_image != NULL)
+		memset(imgdata.rawdata.raw_image, 0, size_t(imgdata.sizes.raw_width) * imgdata.sizes.raw_height * sizeof(ushort));
+	libraw_internal_data.internal_data.input->seek(libraw_internal_data.unpacker_data.data_offset, SEEK_SET);
+	(this->*orig)();
+}
+
+// decode_tiles decodes every tile into rawdata.raw_image; false when one
+// cannot be decoded exactly as LibRaw would (then nothing is reported: the
+// caller runs LibRaw's decoder).
+bool rb_raw::decode_tiles() {
+	LibRaw_abstract_datastream *in = libraw_internal_data.internal_data.input;
+	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
+	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
+	unsigned rw = imgdata.sizes.raw_width, rh = imgdata.sizes.raw_height;
+	if (rw == 0 || rh == 0) return false;
+	bool untiled = tl >= INT_MAX;
+	size_t across = untiled ? 1 : (rw + tw - 1) / tw, down = untiled ? 1 : (rh + tl - 1) / tl, ntiles = across * down;
+	if (ntiles > (1u << 20)) return false;
+	// The tile offsets follow one another at data_offset (TileOffsets);
+	// a tile's data end at the next tile's or at the end of the file,
+	// and at most at a bound no valid tile reaches (6 bytes a sample).
+	std::vector<INT64> off(ntiles), len(ntiles);
+	if (untiled)
+		off[0] = in->tell();
+	else
+		for (size_t i = 0; i < ntiles; i++) off[i] = get4();
+	INT64 fsize = in->size();
+	INT64 cap = (untiled ? INT64(rw) * INT64(rh) : INT64(tw) * INT64(tl)) * 6 + 65536;
+	std::vector<INT64> sorted(off);
+	std::sort(sorted.begin(), sorted.end());
+	for (size_t i = 0; i < ntiles; i++) {
+		if (off[i] < 0 || off[i] >= fsize) return false;
+		std::vector<INT64>::iterator next = std::upper_bound(sorted.begin(), sorted.end(), off[i]);
+		INT64 end = next == sorted.end() ? fsize : *next;
+		len[i] = end - off[i] < cap ? end - off[i] : cap;
+	}
+	int nt = omp_get_max_threads();
+	if (nt < 1) nt = 1;
+	std::vector<rb_lj> dec(nt);
+	for (int t = 0; t < nt; t++) memset(&dec[t], 0, sizeof dec[t]);
+	bool ok = true;
+	try {
+		ok = decode_batches(dec, off, len, across);
+	} catch (...) {
+		for (int t = 0; t < nt; t++) rb_lj_free(&dec[t]);
+		throw;
+	}
+	for (int t = 0; t < nt; t++) rb_lj_free(&dec[t]);
+	if (ok) fast_tiles = int(ntiles);
+	return ok;
+}
+
+// decode_batches reads the tiles' data in batches of about RB_BATCH_BYTES
+// and decodes each batch's tiles in parallel, one decoder a thread.
+bool rb_raw::decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &off, const std::vector<INT64> &len, size_t across) {
+	LibRaw_abstract_datastream *in = libraw_internal_data.internal_data.input;
+	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
+	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
+	size_t ntiles = off.size();
+	int nt = int(dec.size());
+	std::vector<uint8_t> buf;
+	std::vector<size_t> start;
+	bool ok = true;
+	for (size_t i = 0; i < ntiles && ok;) {
+		checkCancel();
+		size_t j = i, total = 0;
+		start.clear();
+		while (j < ntiles && (j == i || total + size_t(len[j]) <= RB_BATCH_BYTES)) {
+			start.push_back(total);
+			total += size_t(len[j]);
+			j++;
+		}
+		buf.resize(total);
+		for (size_t k = i; k < j && ok; k++) {
+			in->seek(off[k], SEEK_SET);
+			ok = in->read(&buf[start[k - i]], 1, size_t(len[k])) == int(len[k]);
+		}
+		int bad = 0;
+		if (ok) {
+#pragma omp parallel for schedule(dynamic) num_threads(nt) reduction(| : bad)
+			for (long k = long(i); k < long(j); k++) {
+				rb_lj *d = &dec[omp_get_thread_num()];
+				unsigned trow = unsigned(size_t(k) / across) * tl, tcol = unsigned(size_t(k) % across) * tw;
+				if (!decode_tile(d, &buf[start[size_t(k) - i]], size_t(len[k]), trow, tcol)) bad |= 1;
+			}
+		}
+		ok = ok && !bad;
+		i = j;
+	}
+	return ok;
+}
+
+// decode_tile decodes one tile whose top-left photosite is (trow, tcol),
+// placing its samples where LibRaw's decoder places them, and refuses a
+// tile whose samples would reach another tile's (LibRaw writes them there,
+// in order; decoded in parallel they would race).
+bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, unsigned trow, unsigned tcol) {
+	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
+	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
+	unsigned rw = imgdata.sizes.raw_width, rh = imgdata.sizes.raw_height;
+	ushort *raw = imgdata.rawdata.raw_image;
+	if (rb_lj_open(d, p, n, imgdata.idata.dng_version) != 0) return false;
+	if (kind == SONY) {
+		// Each sample of the JPEG is a 2×2 block of photosites.
+		if (d->clrs != 4 || 2 * unsigned(d->high) > tl || 2 * unsigned(d->wide) > tw) return false;
+		for (unsigned jrow = 0, row = 0; jrow < unsigned(d->high) && trow + row < rh - 1; jrow++, row += 2) {
+			const uint16_t *rp = rb_lj_row(d);
+			if (rp == NULL) return false;
+			ushort *r0 = raw + size_t(trow + row) * rw + tcol, *r1 = r0 + rw;
+			for (unsigned jcol = 0, col = 0; jcol < unsigned(d->wide) && tcol + col < rw - 1; jcol++, col += 2) {
+				r0[col] = rp[4 * jcol];
+				r0[col + 1] = rp[4 * jcol + 1];
+				r1[col] = rp[4 * jcol + 2];
+				r1[col + 1] = rp[4 * jcol + 3];
+			}
+		}
+		return true;
+	}
+	// DNG: the JPEG's rows run on through the tile's rows, wrapping at the
+	// tile's width (or the raw width, when narrower), through the
+	// linearisation curve (adobe_copy_pixel).
+	unsigned jwide = unsigned(d->wide) * unsigned(d->clrs);
+	if (d->clrs > 1 && d->clrs * jwide == rw) return false;
+	unsigned wrap = tw < rw ? tw : rw;
+	unsigned long long rows = ((unsigned long long)(d->high) * jwide + wrap - 1) / wrap;
+	if (rows > rh - trow) rows = rh - trow;
+	if (rows > tl) return false;
+	const ushort *curve = imgdata.color.curve;
+	unsigned row = 0, col = 0;
+	for (int jrow = 0; jrow < d->high; jrow++) {
+		const uint16_t *rp = rb_lj_row(d);
+		if (rp == NULL) return false;
+		for (unsigned jcol = 0; jcol < jwide;) {
+			unsigned m = jwide - jcol;
+			if (m > wrap - col) m = wrap - col;
+			unsigned r = trow + row, c = tcol + col;
+			if (r < rh && c < rw) {
+				unsigned k = c + m <= rw ? m : rw - c;
+				ushort *dst = raw + size_t(r) * rw + c;
+				for (unsigned x = 0; x < k; x++) dst[x] = curve[rp[jcol + x]];
+			}
+			jcol += m;
+			col += m;
+			if (col >= wrap) {
+				row++;
+				col = 0;
+			}
+		}
+	}
+	return true;
+}
+#endif
+
+extern "C" libraw_data_t *rb_new(unsigned flags) {
+	rb_raw *r = new (std::nothrow) rb_raw(flags);
+	return r == NULL ? NULL : &r->imgdata;
+}
+
+extern "C" int rb_unpack(libraw_data_t *lr) {
+	rb_raw *r = static_cast<rb_raw *>(static_cast<LibRaw *>(lr->parent_class));
+	return r->fast_unpack();
+}
+
+extern "C" int rb_fast_tiles(libraw_data_t *lr) {
+	return static_cast<rb_raw *>(static_cast<LibRaw *>(lr->parent_class))->fast_tiles;
+}
+
+extern "C" void rb_set_fast(int on) { rb_fast_off = !on; }
+
+#ifndef RB_BATCH_BYTES
+#define RB_BATCH_BYTES 0
+#endif
+extern "C" long long rb_tile_batch_bytes(void) { return RB_BATCH_BYTES; }
