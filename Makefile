@@ -95,6 +95,7 @@ bench: libraw
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkStageShare24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkConvert24MP|BenchmarkDetail24MP|BenchmarkEstimateCalibration|BenchmarkNoLeak500|BenchmarkLookTable|BenchmarkFusedPass24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 3x -bench 'BenchmarkSampleFiles|BenchmarkPreviewFits' ./pipeline/
+	$(GOENV) $(GO) test $(BENCH_FLAGS) -benchtime 5x -bench 'BenchmarkUnpack24MP' ./pipeline/internal/libraw/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkJPEG24MP' ./pipeline/encode/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkWholeFrame24MP' ./pipeline/
 	$(GOENV) $(GO) test $(BENCH_FLAGS) -bench 'BenchmarkDemosaicQuality|BenchmarkDemosaic24MP|BenchmarkDemosaicSmall' ./pipeline/
