@@ -34,11 +34,12 @@ public:
 private:
 	enum kind_t { DNG, SONY };
 	kind_t kind;
+	bool try_fast; // ljpeg.c may decode this file
 	void (LibRaw::*orig)();
 	void tiles_load_raw();
 	bool decode_tiles();
-	bool decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &off, const std::vector<INT64> &len, size_t across);
-	bool decode_tile(rb_lj *d, const uint8_t *p, size_t n, unsigned trow, unsigned tcol);
+	bool decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &off, const std::vector<INT64> &len, size_t across, INT64 fsize);
+	bool decode_tile(rb_lj *d, const uint8_t *p, size_t n, bool at_eof, unsigned trow, unsigned tcol);
 #endif
 };
 
@@ -54,16 +55,17 @@ int rb_raw::fast_unpack() {
 	void (LibRaw::*saved)() = load_raw;
 	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
 	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
-	// A file of one tile is read as untiled: tile_length (and tile_width)
-	// INT_MAX, the data at data_offset.
-	if (rb_fast_off || imgdata.idata.filters == 0 || tw == 0 || tl == 0 || (tl >= INT_MAX && tw < imgdata.sizes.raw_width))
-		return unpack();
 	if (saved == &rb_raw::lossless_dng_load_raw && libraw_internal_data.unpacker_data.tiff_samples == 1)
 		kind = DNG;
 	else if (saved == &rb_raw::sony_ljpeg_load_raw)
 		kind = SONY;
 	else
 		return unpack();
+	// A file of one tile is read as untiled: tile_length (and tile_width)
+	// INT_MAX, the data at data_offset. A file ljpeg.c does not take still
+	// goes through tiles_load_raw, for the same raw buffer where LibRaw's
+	// decoder writes nothing.
+	try_fast = !rb_fast_off && imgdata.idata.filters != 0 && tw != 0 && tl != 0 && (tl < INT_MAX || tw >= imgdata.sizes.raw_width);
 	orig = saved;
 	load_raw = static_cast<void (LibRaw::*)()>(&rb_raw::tiles_load_raw);
 	int rc = unpack();
@@ -73,10 +75,11 @@ int rb_raw::fast_unpack() {
 
 // tiles_load_raw stands in for LibRaw's decoder during unpack.
 void rb_raw::tiles_load_raw() {
-	if (imgdata.rawdata.raw_image != NULL && decode_tiles()) return;
+	if (try_fast && imgdata.rawdata.raw_image != NULL && decode_tiles()) return;
 	fast_tiles = 0;
 	// LibRaw's decoder stops at a tile it cannot start and leaves the rest
-	// as allocated (fresh, so zero): clear what the other tiles wrote.
+	// as malloc returned it: zero it (what fresh pages give), so that the
+	// rest is neither another tile's samples nor earlier heap contents.
 	if (imgdata.rawdata.raw_image != NULL)
 		memset(imgdata.rawdata.raw_image, 0, size_t(imgdata.sizes.raw_width) * imgdata.sizes.raw_height * sizeof(ushort));
 	libraw_internal_data.internal_data.input->seek(libraw_internal_data.unpacker_data.data_offset, SEEK_SET);
@@ -93,7 +96,8 @@ bool rb_raw::decode_tiles() {
 	unsigned rw = imgdata.sizes.raw_width, rh = imgdata.sizes.raw_height;
 	if (rw == 0 || rh == 0) return false;
 	bool untiled = tl >= INT_MAX;
-	size_t across = untiled ? 1 : (rw + tw - 1) / tw, down = untiled ? 1 : (rh + tl - 1) / tl, ntiles = across * down;
+	// (In 64 bits: a tile width near 2^32 is one tile across, as in LibRaw.)
+	size_t across = untiled ? 1 : (size_t(rw) + tw - 1) / tw, down = untiled ? 1 : (size_t(rh) + tl - 1) / tl, ntiles = across * down;
 	if (ntiles > (1u << 20)) return false;
 	// The tile offsets follow one another at data_offset (TileOffsets);
 	// a tile's data end at the next tile's or at the end of the file,
@@ -119,7 +123,7 @@ bool rb_raw::decode_tiles() {
 	for (int t = 0; t < nt; t++) memset(&dec[t], 0, sizeof dec[t]);
 	bool ok = true;
 	try {
-		ok = decode_batches(dec, off, len, across);
+		ok = decode_batches(dec, off, len, across, fsize);
 	} catch (...) {
 		for (int t = 0; t < nt; t++) rb_lj_free(&dec[t]);
 		throw;
@@ -131,7 +135,7 @@ bool rb_raw::decode_tiles() {
 
 // decode_batches reads the tiles' data in batches of about RB_BATCH_BYTES
 // and decodes each batch's tiles in parallel, one decoder a thread.
-bool rb_raw::decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &off, const std::vector<INT64> &len, size_t across) {
+bool rb_raw::decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &off, const std::vector<INT64> &len, size_t across, INT64 fsize) {
 	LibRaw_abstract_datastream *in = libraw_internal_data.internal_data.input;
 	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
 	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
@@ -160,7 +164,7 @@ bool rb_raw::decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &o
 			for (long k = long(i); k < long(j); k++) {
 				rb_lj *d = &dec[omp_get_thread_num()];
 				unsigned trow = unsigned(size_t(k) / across) * tl, tcol = unsigned(size_t(k) % across) * tw;
-				if (!decode_tile(d, &buf[start[size_t(k) - i]], size_t(len[k]), trow, tcol)) bad |= 1;
+				if (!decode_tile(d, &buf[start[size_t(k) - i]], size_t(len[k]), off[k] + len[k] >= fsize, trow, tcol)) bad |= 1;
 			}
 		}
 		ok = ok && !bad;
@@ -170,10 +174,15 @@ bool rb_raw::decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &o
 }
 
 // decode_tile decodes one tile whose top-left photosite is (trow, tcol),
-// placing its samples where LibRaw's decoder places them, and refuses a
+// placing its samples where LibRaw's decoder places them. It refuses a
 // tile whose samples would reach another tile's (LibRaw writes them there,
-// in order; decoded in parallel they would race).
-bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, unsigned trow, unsigned tcol) {
+// in order; decoded in parallel they would race) and one that leaves
+// photosites of its part unwritten (LibRaw's decoder leaves them too, and
+// only the fallback zeroes them). It also refuses a tile
+// whose data end at the end of the file when ljpeg.c read up to that end
+// without meeting a marker (the tile's EOI missing): LibRaw's decoder may
+// then read past the end of the file, which Unpack counts as truncation.
+bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, bool at_eof, unsigned trow, unsigned tcol) {
 	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
 	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
 	unsigned rw = imgdata.sizes.raw_width, rh = imgdata.sizes.raw_height;
@@ -182,6 +191,10 @@ bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, unsigned trow, un
 	if (kind == SONY) {
 		// Each sample of the JPEG is a 2×2 block of photosites.
 		if (d->clrs != 4 || 2 * unsigned(d->high) > tl || 2 * unsigned(d->wide) > tw) return false;
+		// It must write every photosite of its part of the image (LibRaw's
+		// loops stop short of an odd last row or column).
+		unsigned hh = rh - trow < tl ? rh - trow : tl, ww = rw - tcol < tw ? rw - tcol : tw;
+		if (2 * unsigned(d->high) < hh || 2 * unsigned(d->wide) < ww || hh % 2 || ww % 2) return false;
 		for (unsigned jrow = 0, row = 0; jrow < unsigned(d->high) && trow + row < rh - 1; jrow++, row += 2) {
 			const uint16_t *rp = rb_lj_row(d);
 			if (rp == NULL) return false;
@@ -193,7 +206,7 @@ bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, unsigned trow, un
 				r1[col + 1] = rp[4 * jcol + 3];
 			}
 		}
-		return true;
+		return !(at_eof && rb_lj_eod(d));
 	}
 	// DNG: the JPEG's rows run on through the tile's rows, wrapping at the
 	// tile's width (or the raw width, when narrower), through the
@@ -204,6 +217,10 @@ bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, unsigned trow, un
 	unsigned long long rows = ((unsigned long long)(d->high) * jwide + wrap - 1) / wrap;
 	if (rows > rh - trow) rows = rh - trow;
 	if (rows > tl) return false;
+	// It must write every photosite of its part of the image: whole rows
+	// of the wrap's width down to the tile's (or the image's) last row.
+	unsigned long long full = (unsigned long long)(d->high) * jwide / wrap;
+	if (full < (rh - trow < tl ? rh - trow : tl)) return false;
 	const ushort *curve = imgdata.color.curve;
 	unsigned row = 0, col = 0;
 	for (int jrow = 0; jrow < d->high; jrow++) {
@@ -226,7 +243,7 @@ bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, unsigned trow, un
 			}
 		}
 	}
-	return true;
+	return !(at_eof && rb_lj_eod(d));
 }
 #endif
 

@@ -152,7 +152,7 @@ int rb_lj_open(rb_lj *j, const uint8_t *p, size_t n, unsigned dng_version) {
 	j->p = q;
 	j->end = end;
 	j->buf = 0;
-	j->nbits = j->pad = j->stop = 0;
+	j->nbits = j->pad = j->stop = j->eod = 0;
 	j->jrow = 0;
 	for (int c = 0; c < 6; c++) j->vpred[c] = 1 << (j->bits - 1);
 	return 0;
@@ -187,10 +187,14 @@ static void fill(rb_lj *j) {
 				j->p++;
 				c = 0xff;
 			} else {
-				if (j->p < j->end) j->p++;
+				if (j->p < j->end)
+					j->p++;
+				else
+					j->eod = 1; // 0xFF the last byte: LibRaw reads the next
 				j->stop = 1;
 			}
 		} else {
+			if (!j->stop) j->eod = 1;
 			j->stop = 1;
 		}
 		if (j->stop) j->pad += 8;
@@ -279,6 +283,8 @@ const uint16_t *rb_lj_row(rb_lj *j) {
 	if (bad || (acc >> j->bits) != 0 || !rb_lj_done(j)) return NULL;
 	return cur;
 }
+
+int rb_lj_eod(const rb_lj *j) { return j->eod; }
 
 int rb_lj_done(const rb_lj *j) { return j->nbits >= j->pad; }
 

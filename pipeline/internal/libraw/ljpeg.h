@@ -55,6 +55,7 @@ typedef struct {
 	int nbits;              // bits in buf
 	int pad;                // of those, zero bits added past a marker or the end of the data
 	int stop;               // a marker or the end of the data was reached
+	int eod;                // a read went past the end of the data (not stopped by a marker)
 	uint16_t *rows;         // two rows of wide*clrs samples
 	size_t rowcap;          // samples rows can hold
 	int jrow;               // the next row
@@ -70,6 +71,12 @@ int rb_lj_open(rb_lj *j, const uint8_t *p, size_t n, unsigned dng_version);
 // rb_lj_row decodes the next row: wide*clrs samples, interleaved by
 // component. The pointer is valid until the next call; NULL on an error.
 const uint16_t *rb_lj_row(rb_lj *j);
+
+// rb_lj_eod reports whether the decoder read (or looked ahead) past the
+// end of p[0:n] rather than stopping at a marker: when the data end at the
+// end of the file, LibRaw's decoder may have read past the end of the file
+// there, which rawbatch's stream counts.
+int rb_lj_eod(const rb_lj *j);
 
 // rb_lj_done reports whether the data decoded so far were all in the
 // image's entropy-coded data (no bits read past a marker or the end).
