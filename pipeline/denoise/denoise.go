@@ -701,16 +701,46 @@ func blurRows(r [5][]float32, stride, w, step int, tmp, out []float32) {
 	k0, k1, k2 := hot.b3[0], hot.b3[1], hot.b3[2]
 	if stride == 1 {
 		v := vecB3(r0, r1, r2, r3, r4, tmp[:n], k0, k1, k2)
-		tmp, r0, r1, r2, r3, r4 := tmp[v:n], r0[v:n], r1[v:n], r2[v:n], r3[v:n], r4[v:n]
-		for x, c := range r2 {
-			tmp[x] = (r0[x]+r4[x])*k0 + (r1[x]+r3[x])*k1 + c*k2
-		}
+		b3Tail(r0, r1, r2, r3, r4, tmp[:n], v)
 	} else {
 		for x := range tmp {
 			i := x * stride
 			tmp[x] = (r0[i]+r4[i])*k0 + (r1[i]+r3[i])*k1 + r2[i]*k2
 		}
 	}
+	blurH(tmp[:w], step, out)
+}
+
+// b3Tail is the vertical pass of blurRows (stride 1) from column v on.
+func b3Tail(r0, r1, r2, r3, r4, tmp []float32, v int) {
+	k0, k1, k2 := hot.b3[0], hot.b3[1], hot.b3[2]
+	n := len(tmp)
+	tmp, r0, r1, r2, r3, r4 = tmp[v:n], r0[v:n], r1[v:n], r2[v:n], r3[v:n], r4[v:n]
+	for x, c := range r2 {
+		tmp[x] = (r0[x]+r4[x])*k0 + (r1[x]+r3[x])*k1 + c*k2
+	}
+}
+
+// blurRows4 is blurRows on four rows y+k·step (k = 0..3) of a plane of
+// stride 1 whose taps slide: r[i] is the row y+(i−2)·step, so that row k
+// reads r[k] to r[k+4]. The vertical pass reads each of the eight rows
+// once for the four (the rows do not stay in the first-level cache from
+// one output row to the next); the results are blurRows' on each row.
+// tmp holds 4·w floats.
+func blurRows4(r [8][]float32, w, step int, tmp []float32, out [4][]float32) {
+	t := [4][]float32{tmp[:w], tmp[w : 2*w], tmp[2*w : 3*w], tmp[3*w : 4*w]}
+	v := vecB3x4(r, t)
+	for k := range 4 {
+		b3Tail(r[k][:w], r[k+1][:w], r[k+2][:w], r[k+3][:w], r[k+4][:w], t[k], v)
+		blurH(t[k], step, out[k])
+	}
+}
+
+// blurH is the horizontal pass of blurRows: the B3 smoothing of the
+// vertical pass's row tmp (w) with holes of step, into out.
+func blurH(tmp []float32, step int, out []float32) {
+	w := len(tmp)
+	k0, k1, k2 := hot.b3[0], hot.b3[1], hot.b3[2]
 	s2 := 2 * step
 	lo, hi := min(s2, w), max(w-s2, min(s2, w))
 	for x := 0; x < lo; x++ {
@@ -720,7 +750,10 @@ func blurRows(r [5][]float32, stride, w, step int, tmp, out []float32) {
 		// lo = s2 and hi = w − s2 here: every tap inside.
 		t0, t1, t2 := tmp[lo-s2:][:m], tmp[lo-step:][:m], tmp[lo:][:m]
 		t3, t4, o := tmp[lo+step:][:m], tmp[lo+s2:][:m], out[lo:][:m]
-		v := vecB3(t0, t1, t2, t3, t4, o, k0, k1, k2)
+		v := vecB3Wide(tmp, out, step, m)
+		if v == 0 {
+			v = vecB3(t0, t1, t2, t3, t4, o, k0, k1, k2)
+		}
 		t0, t1, t2, t3, t4, o = t0[v:], t1[v:], t2[v:], t3[v:], t4[v:], o[v:]
 		for x, c := range t2 {
 			o[x] = (t0[x]+t4[x])*k0 + (t1[x]+t3[x])*k1 + c*k2
@@ -823,11 +856,21 @@ func sampleEvery(w, h int) int {
 func sampleRow(d []float32, r [5][]float32, stride, w, step int, xs []int) []float32 {
 	k := [5]float32{1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16}
 	for _, x := range xs {
+		// The columns of the taps: mirrored only near the borders.
+		var cols [5]int
+		for m := range cols {
+			cols[m] = x + (m-2)*step
+		}
+		if x < 2*step || x+2*step >= w {
+			for m := range cols {
+				cols[m] = mirror(cols[m], w)
+			}
+		}
 		var s float32
 		for i := range 5 {
 			var row float32
 			for m := range 5 {
-				row += k[m] * r[i][mirror(x+(m-2)*step, w)*stride]
+				row += k[m] * r[i][cols[m]*stride]
 			}
 			s += k[i] * row
 		}

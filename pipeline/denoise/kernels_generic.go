@@ -10,6 +10,10 @@ const vec = false
 
 func vecB3(a0, a1, a2, a3, a4, out []float32, k0, k1, k2 float32) int { return 0 }
 
+func vecB3x4(r [8][]float32, t [4][]float32) int { return 0 }
+
+func vecB3Wide(tmp, out []float32, step, m int) int { return 0 }
+
 func vecSum4(d0, c1, c2, c3, c4 []float32, t1, t2, t3 float32) int { return 0 }
 
 func vecGarroteKeys(c0, c1 []float32, t2 float32, p, n []uint32) int { return 0 }

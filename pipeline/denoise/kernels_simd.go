@@ -45,6 +45,78 @@ func vecB3(a0, a1, a2, a3, a4, out []float32, k0, k1, k2 float32) int {
 	return n
 }
 
+// vecB3x4 is the vertical pass of blurRows4 over the first multiple of
+// 8 of len(t[0]): t[k] from r[k] to r[k+4], each vector of the eight
+// rows loaded once for the four outputs.
+func vecB3x4(r [8][]float32, t [4][]float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(t[0]) &^ 7
+	var p [8]unsafe.Pointer
+	for i := range r {
+		p[i] = at(r[i][:n])
+	}
+	o0, o1, o2, o3 := at(t[0][:n]), at(t[1][:n]), at(t[2][:n]), at(t[3][:n])
+	K0, K1, K2 := archsimd.BroadcastFloat32x8(hot.b3[0]), archsimd.BroadcastFloat32x8(hot.b3[1]), archsimd.BroadcastFloat32x8(hot.b3[2])
+	for i := 0; i < 4*n; i += 32 {
+		v0 := archsimd.LoadFloat32x8(f8(p[0], i))
+		v1 := archsimd.LoadFloat32x8(f8(p[1], i))
+		v2 := archsimd.LoadFloat32x8(f8(p[2], i))
+		v3 := archsimd.LoadFloat32x8(f8(p[3], i))
+		v4 := archsimd.LoadFloat32x8(f8(p[4], i))
+		v0.Add(v4).Mul(K0).Add(v1.Add(v3).Mul(K1)).Add(v2.Mul(K2)).Store(f8(o0, i))
+		v5 := archsimd.LoadFloat32x8(f8(p[5], i))
+		v1.Add(v5).Mul(K0).Add(v2.Add(v4).Mul(K1)).Add(v3.Mul(K2)).Store(f8(o1, i))
+		v6 := archsimd.LoadFloat32x8(f8(p[6], i))
+		v2.Add(v6).Mul(K0).Add(v3.Add(v5).Mul(K1)).Add(v4.Mul(K2)).Store(f8(o2, i))
+		v7 := archsimd.LoadFloat32x8(f8(p[7], i))
+		v3.Add(v7).Mul(K0).Add(v4.Add(v6).Mul(K1)).Add(v5.Mul(K2)).Store(f8(o3, i))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// vecB3Wide is blurH's loop over its inner columns (from 2·step on, m
+// of them; every tap inside) at hole spacing 4 or 8, over the first
+// multiple of 8 of m (0 at other spacings: vecB3 does them). The taps of
+// eight columns are then whole vectors, or halves of two, of the row
+// tmp, the same ones for the next eight columns shifted by one: each
+// step loads one vector (and at spacing 4 makes one of two halves)
+// where vecB3 loads five. The operations are vecB3's.
+func vecB3Wide(tmp, out []float32, step, m int) int {
+	n := m &^ 7
+	s2 := 2 * step
+	if !vec || (step != 4 && step != 8) || n == 0 || s2+n+s2 > len(tmp) || s2+n > len(out) {
+		return 0
+	}
+	K0, K1, K2 := archsimd.BroadcastFloat32x8(hot.b3[0]), archsimd.BroadcastFloat32x8(hot.b3[1]), archsimd.BroadcastFloat32x8(hot.b3[2])
+	// The vector at byte offset i of pt is the taps x−2·step of the eight
+	// columns of out at byte offset i of po.
+	pt, po := at(tmp), at(out[s2:])
+	if step == 8 {
+		a, b := archsimd.LoadFloat32x8(f8(pt, 0)), archsimd.LoadFloat32x8(f8(pt, 32))
+		c, d := archsimd.LoadFloat32x8(f8(pt, 64)), archsimd.LoadFloat32x8(f8(pt, 96))
+		for i := 0; i < 4*n; i += 32 {
+			e := archsimd.LoadFloat32x8(f8(pt, i+128))
+			a.Add(e).Mul(K0).Add(b.Add(d).Mul(K1)).Add(c.Mul(K2)).Store(f8(po, i))
+			a, b, c, d = b, c, d, e
+		}
+	} else {
+		// Taps x−8, x, x+8 loaded; x−4 and x+4 their neighbours' halves.
+		a, c := archsimd.LoadFloat32x8(f8(pt, 0)), archsimd.LoadFloat32x8(f8(pt, 32))
+		b := a.Select128FromPair(1, 2, c)
+		for i := 0; i < 4*n; i += 32 {
+			e := archsimd.LoadFloat32x8(f8(pt, i+64))
+			d := c.Select128FromPair(1, 2, e)
+			a.Add(e).Mul(K0).Add(b.Add(d).Mul(K1)).Add(c.Mul(K2)).Store(f8(po, i))
+			a, b, c = c, d, e
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
 // at is the address of s's first element (s not empty, or never read).
 func at[T any](s []T) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
 

@@ -173,3 +173,77 @@ func same(t *testing.T, what string, n int, got, want []float32) {
 		}
 	}
 }
+
+// TestBlurRows4: blurRows4 gives on each of its four rows what blurRows
+// gives on it alone (the vertical pass of vecB3x4 and its scalar tail
+// against vecB3's and its tail), on rows of every width from 1 to 70
+// and of 6001, at every hole spacing of the cascades.
+func TestBlurRows4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	widths := []int{6001}
+	for w := 1; w <= 70; w++ {
+		widths = append(widths, w)
+	}
+	for _, w := range widths {
+		for _, step := range []int{1, 2, 4, 8} {
+			var r [8][]float32
+			for i := range r {
+				r[i] = make([]float32, w)
+				for x := range r[i] {
+					r[i][x] = float32(rng.NormFloat64())
+				}
+			}
+			var out [4][]float32
+			for k := range out {
+				out[k] = make([]float32, w)
+			}
+			blurRows4(r, w, step, make([]float32, 4*w), out)
+			for k := range out {
+				want := make([]float32, w)
+				blurRows([5][]float32{r[k], r[k+1], r[k+2], r[k+3], r[k+4]}, 1, w, step, make([]float32, w), want)
+				for x := range want {
+					if math.Float32bits(out[k][x]) != math.Float32bits(want[x]) {
+						t.Fatalf("blurRows4, %d columns, step %d: row %d column %d is %v, blurRows' %v", w, step, k, x, out[k][x], want[x])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBlurRowsScalar: blurRows (its vector kernels: vecB3, vecB3Wide at
+// hole spacings 4 and 8) gives bit for bit the B3 smoothing computed one
+// pixel at a time, on rows of every width from 1 to 70 and of 6001, at
+// every hole spacing of the cascades and one more.
+func TestBlurRowsScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const k0, k1, k2 = 1.0 / 16, 4.0 / 16, 6.0 / 16
+	widths := []int{6001}
+	for w := 1; w <= 70; w++ {
+		widths = append(widths, w)
+	}
+	for _, w := range widths {
+		for _, step := range []int{1, 2, 4, 8, 16} {
+			var r [5][]float32
+			for i := range r {
+				r[i] = make([]float32, w)
+				for x := range r[i] {
+					r[i][x] = float32(rng.NormFloat64())
+				}
+			}
+			got := make([]float32, w)
+			blurRows(r, 1, w, step, make([]float32, w), got)
+			tmp := make([]float32, w)
+			for x := range tmp {
+				tmp[x] = (r[0][x]+r[4][x])*k0 + (r[1][x]+r[3][x])*k1 + r[2][x]*k2
+			}
+			for x := range w {
+				want := (tmp[mirror(x-2*step, w)]+tmp[mirror(x+2*step, w)])*k0 +
+					(tmp[mirror(x-step, w)]+tmp[mirror(x+step, w)])*k1 + tmp[x]*k2
+				if math.Float32bits(got[x]) != math.Float32bits(want) {
+					t.Fatalf("width %d, step %d: column %d is %v, want %v", w, step, x, got[x], want)
+				}
+			}
+		}
+	}
+}

@@ -100,12 +100,14 @@ type cascade struct {
 	// others are not made: NoiseMeter's coarse levels are read only
 	// around its sample grid's rows); nil: every row.
 	need [][]bool
-	// tmp holds rows of w float32 for the goroutines' vertical passes,
-	// reused from call to call (no garbage per band: the collector would
-	// let it pile up to the worker's memory limit).
+	// tmp holds four rows of w float32 for the goroutines' vertical
+	// passes (blur4), reused from call to call (no garbage per band: the
+	// collector would let it pile up to the worker's memory limit).
 	tmp sync.Pool
 	// rings holds guard rings (guardRing) of w columns, reused alike.
 	rings sync.Pool
+	// order is advance's order of the rows it makes (rowOrder).
+	order []int
 }
 
 // newCascade returns a cascade of levels smooth images c_0..c_{levels−1}
@@ -115,7 +117,7 @@ func newCascade(w, h, levels, rows int) *cascade {
 	for range levels {
 		c.ring = append(c.ring, make([]float32, c.rows*w))
 	}
-	c.tmp.New = func() any { return make([]float32, w) }
+	c.tmp.New = func() any { return make([]float32, 4*w) }
 	c.rings.New = func() any { return newGuardRing(w) }
 	return c
 }
@@ -158,12 +160,22 @@ func (c *cascade) advance() bool {
 		if c.need != nil {
 			need = c.need[j+1]
 		}
-		par.Rows(y1-y0, func(lo, hi int) {
+		order := c.rowOrder(y0, y1, 1<<j)
+		par.Rows(len(order), func(lo, hi int) {
 			tmp := c.tmp.Get().([]float32)
-			for y := y0 + lo; y < y0+hi; y++ {
-				if need == nil || need[y] {
-					blurRows(c.taps(j, y), 1, c.w, 1<<j, tmp, c.row(j+1, y))
+			for i := lo; i < hi; {
+				y := order[i]
+				if need != nil && !need[y] {
+					i++
+					continue
 				}
+				if c.slides(j, y, order[i:hi], need) {
+					c.blur4(j, y, tmp)
+					i += 4
+					continue
+				}
+				blurRows(c.taps(j, y), 1, c.w, 1<<j, tmp[:c.w], c.row(j+1, y))
+				i++
 			}
 			c.tmp.Put(tmp)
 		})
@@ -171,6 +183,51 @@ func (c *cascade) advance() bool {
 		progress = true
 	}
 	return progress
+}
+
+// rowOrder returns rows y0 to y1−1 in the order advance makes them at
+// hole spacing step: by their remainder modulo step, then upwards, so
+// that a goroutine's run of rows holds rows step apart, whose vertical
+// passes share rows (blur4).
+func (c *cascade) rowOrder(y0, y1, step int) []int {
+	c.order = c.order[:0]
+	for r := range min(step, y1-y0) {
+		for y := y0 + r; y < y1; y += step {
+			c.order = append(c.order, y)
+		}
+	}
+	return c.order
+}
+
+// slides reports whether the first four rows of ys are y, y+step,
+// y+2·step, y+3·step, each to be made (need), with taps inside the plane
+// (no mirrored row): blur4 makes them at once.
+func (c *cascade) slides(j, y int, ys []int, need []bool) bool {
+	step := 1 << j
+	if y-2*step < 0 || y+5*step >= c.h || len(ys) < 4 {
+		return false
+	}
+	for k, v := range ys[:4] {
+		if v != y+k*step || (need != nil && !need[v]) {
+			return false
+		}
+	}
+	return true
+}
+
+// blur4 makes rows y, y+step, y+2·step, y+3·step of c_{j+1} (slides),
+// with tmp of 4·w floats.
+func (c *cascade) blur4(j, y int, tmp []float32) {
+	step := 1 << j
+	var r [8][]float32
+	for i := range r {
+		r[i] = c.row(j, y+(i-2)*step)
+	}
+	var out [4][]float32
+	for k := range out {
+		out[k] = c.row(j+1, y+k*step)
+	}
+	blurRows4(r, c.w, step, tmp, out)
 }
 
 // check panics if making the rows of c_j up to y1−1 would overwrite one
@@ -596,8 +653,9 @@ func (d *Denoiser) merge(y0, y1 int, row func(y int) []float32) {
 	// Bands of mergeBlock rows: each band makes the guard's keys of two
 	// rows more than it finishes.
 	par.Range(y1-y0, mergeBlock, func(lo, hi int) {
-		yr := in.luma.tmp.Get().([]float32)
-		defer in.luma.tmp.Put(yr)
+		buf := in.luma.tmp.Get().([]float32)
+		defer in.luma.tmp.Put(buf)
+		yr := buf[:in.w]
 		g := in.luma.guardRing()
 		defer in.luma.putRing(g)
 		for r := y0 + lo; r < y0+hi; r++ {
