@@ -198,3 +198,119 @@ func keys8(f archsimd.Float32x8) (w0, w1, w2, w3 archsimd.Float32x8) {
 	w3 = h.Mul(f)
 	return
 }
+
+// vecSampleGroups is Window.SampleRow3's vector path: for each group of
+// eight output pixels g0+i (pixels 8(g0+i) to 8(g0+i)+7, all of them in
+// the row of dw pixels) and each channel ch, the bicubic of the eight
+// positions (sx, sy: channel ch's at ch·dw) as vecSample8 samples a
+// planar window, into dst planar (channel ch of group i at
+// dst[8(ch·n + i)], n = len(flags)). A group's channel the vector path
+// does not take is left for the scalar path: flags[i] gets bit ch. Besides
+// vecSample8's conditions, the lanes' columns are taken relative to the
+// first lane's, which must be the smallest (a lens's positions increase
+// along a row): the check is then a few vector compares, not a search for
+// the smallest and largest. It reports false, doing nothing, on a CPU
+// without AVX2.
+func vecSampleGroups(win *Window, sx, sy, dst []float32, dw, g0 int, flags []uint8) bool {
+	if !vec {
+		return false
+	}
+	n := len(flags)
+	w, lo, rows := win.W, win.Lo, win.Rows
+	hi := lo + len(rows)
+	fw, fh := float32(w-2), float32(win.H-2)
+	one := archsimd.BroadcastFloat32x8(1)
+	xMax, yMax := archsimd.BroadcastFloat32x8(fw), archsimd.BroadcastFloat32x8(fh)
+	zero := archsimd.Int32x8{}
+	minusOne, thirteen := archsimd.BroadcastInt32x8(-1), archsimd.BroadcastInt32x8(13)
+	minusTwo, two := archsimd.BroadcastInt32x8(-2), archsimd.BroadcastInt32x8(2)
+	consecutive := archsimd.LoadInt32x8(&lanes)
+	for i := range flags {
+		x0 := 8 * (g0 + i)
+		var f uint8
+		for ch := range 3 {
+			c := ch*dw + x0
+			x := archsimd.LoadFloat32x8((*[8]float32)(sx[c : c+8]))
+			y := archsimd.LoadFloat32x8((*[8]float32)(sy[c : c+8]))
+			in := x.GreaterEqual(one).And(y.GreaterEqual(one)).And(x.Less(xMax)).And(y.Less(yMax))
+			ix, iy := x.ConvertToInt32(), y.ConvertToInt32()
+			a, b := ix.GetLo().GetElem(0), iy.GetLo().GetElem(0)
+			// off: the lanes' columns from the first lane's (0 to 12);
+			// dy: their rows from the first lane's (−1 to 1, not both
+			// signs: two rows at most).
+			off := ix.Sub(archsimd.BroadcastInt32x8(a))
+			dy := iy.Sub(archsimd.BroadcastInt32x8(b))
+			ok := in.And(off.Greater(minusOne)).And(thirteen.Greater(off)).And(dy.Greater(minusTwo)).And(two.Greater(dy))
+			above, below := zero.Greater(dy).ToBits(), dy.Greater(zero).ToBits()
+			y0, y1 := int(b), int(b)
+			if above != 0 {
+				y0--
+			}
+			if below != 0 {
+				y1++
+			}
+			if ok.ToBits() != 0xff || above != 0 && below != 0 || int(a)+15 > w || y0-1 < lo || y1+2 >= hi {
+				f |= 1 << ch
+				continue
+			}
+			// Columns a−1 to a+14 of rows y0−1 to y1+2 are read: pk
+			// points at row k's first one (its channel's value).
+			base := 4 * (ch*w + int(a) - 1)
+			r := rows[y0-1-lo : y1+3-lo : y1+3-lo]
+			p0 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[0][:3*w])), base)
+			p1 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[1][:3*w])), base)
+			p2 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[2][:3*w])), base)
+			p3 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[3][:3*w])), base)
+			p4 := p3
+			if y1 != y0 {
+				p4 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[4][:3*w])), base)
+			}
+			wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
+			wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
+			var v0, v1, v2, v3, v4 archsimd.Float32x8
+			if off.Equal(consecutive).ToBits() == 0xff {
+				v0, v1 = tapsAt(p0, wx0, wx1, wx2, wx3), tapsAt(p1, wx0, wx1, wx2, wx3)
+				v2, v3 = tapsAt(p2, wx0, wx1, wx2, wx3), tapsAt(p3, wx0, wx1, wx2, wx3)
+				if y1 != y0 {
+					v4 = tapsAt(p4, wx0, wx1, wx2, wx3)
+				}
+			} else {
+				seven := archsimd.BroadcastInt32x8(7)
+				i1 := off.Add(archsimd.BroadcastInt32x8(1))
+				i2 := off.Add(archsimd.BroadcastInt32x8(2))
+				i3 := off.Add(archsimd.BroadcastInt32x8(3))
+				u0, u1, u2, u3 := off.AsUint32x8(), i1.AsUint32x8(), i2.AsUint32x8(), i3.AsUint32x8()
+				h0, h1, h2, h3 := off.Greater(seven), i1.Greater(seven), i2.Greater(seven), i3.Greater(seven)
+				v0 = tapsOf(load(p0), load(unsafe.Add(p0, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+				v1 = tapsOf(load(p1), load(unsafe.Add(p1, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+				v2 = tapsOf(load(p2), load(unsafe.Add(p2, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+				v3 = tapsOf(load(p3), load(unsafe.Add(p3, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+				if y1 != y0 {
+					v4 = tapsOf(load(p4), load(unsafe.Add(p4, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+				}
+			}
+			if y1 != y0 {
+				// The lanes on row y1 take rows 1 to 4.
+				low := iy.Equal(archsimd.BroadcastInt32x8(int32(y0)))
+				v0, v1, v2, v3 = v0.Merge(v1, low), v1.Merge(v2, low), v2.Merge(v3, low), v3.Merge(v4, low)
+			}
+			d := 8 * (ch*n + i)
+			wy0.Mul(v0).Add(wy1.Mul(v1)).Add(wy2.Mul(v2)).Add(wy3.Mul(v3)).Store((*[8]float32)(dst[d : d+8]))
+		}
+		flags[i] = f
+	}
+	archsimd.ClearAVXUpperBits()
+	return true
+}
+
+// vecInterleave3 is interleave3's loop over the first multiple of eight
+// of the pixels (rgb8.JoinRow: moves only); it returns how many it did
+// (none on a CPU without AVX2).
+func vecInterleave3(r, g, b, dst []float32) int {
+	if !vec {
+		return 0
+	}
+	n := rgb8.JoinRow(r, g, b, dst)
+	archsimd.ClearAVXUpperBits()
+	return n
+}
