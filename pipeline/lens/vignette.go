@@ -37,9 +37,6 @@ func checkGainsN(gains []float32, gc int, ys []int, w, h int) error {
 	for k, y := range ys {
 		row := gains[k*w*gc : (k+1)*w*gc]
 		for i, g := range row {
-			if g > 0 && g <= dngopcode.MaxGain {
-				continue // plausible (PlausibleGain's test, without its call)
-			}
 			if s := dngopcode.PlausibleGain(float64(g)); s != "" {
 				if r := math.Hypot(float64(i/gc)-cx, float64(y)-cy) / half; r < rmin {
 					why, rmin = s, r

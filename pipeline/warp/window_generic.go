@@ -13,9 +13,3 @@ func vecDeinterleave3(r, g, b, src []float32) int { return 0 }
 
 // vec is whether the vector path runs: never in this build.
 const vec = false
-
-func vecSampleGroups(win *Window, sx, sy, dst []float32, dw, g0 int, flags []uint8) bool {
-	return false
-}
-
-func vecInterleave3(r, g, b, dst []float32) int { return 0 }
