@@ -70,17 +70,23 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkB3Row is blurRows on one 6000-pixel row of a plane (the
-// luminance of a 24 MP image), at hole spacing 4.
-func BenchmarkB3Row(b *testing.B) {
-	const w = 6000
-	var r [5][]float32
+// fillB3Rows makes each of r a row of w smooth ramps, the B3 benchmarks'
+// input.
+func fillB3Rows(r [][]float32, w int) {
 	for i := range r {
 		r[i] = make([]float32, w)
 		for x := range r[i] {
 			r[i][x] = float32(x%97) * 0.01
 		}
 	}
+}
+
+// BenchmarkB3Row is blurRows on one 6000-pixel row of a plane (the
+// luminance of a 24 MP image), at hole spacing 4.
+func BenchmarkB3Row(b *testing.B) {
+	const w = 6000
+	var r [5][]float32
+	fillB3Rows(r[:], w)
 	tmp, out := make([]float32, w), make([]float32, w)
 	for b.Loop() {
 		blurRows(r, 1, w, 4, tmp, out)
@@ -91,12 +97,7 @@ func BenchmarkB3Row(b *testing.B) {
 func BenchmarkB3Rows4(b *testing.B) {
 	const w = 6000
 	var r [8][]float32
-	for i := range r {
-		r[i] = make([]float32, w)
-		for x := range r[i] {
-			r[i][x] = float32(x%97) * 0.01
-		}
-	}
+	fillB3Rows(r[:], w)
 	tmp := make([]float32, 4*w)
 	var out [4][]float32
 	for k := range out {

@@ -241,6 +241,10 @@ static inline int diff(rb_lj *j, const rb_lj_table *t, int *bad) {
 	return v;
 }
 
+// done reports whether the bits decoded so far were all data (none of the
+// zero bits added past a marker or the end).
+static int done(const rb_lj *j) { return j->nbits >= j->pad; }
+
 const uint16_t *rb_lj_row(rb_lj *j) {
 	if (j->jrow >= j->high) return NULL;
 	int clrs = j->clrs, n = j->wide * clrs, bad = 0;
@@ -280,13 +284,11 @@ const uint16_t *rb_lj_row(rb_lj *j) {
 			}
 	}
 	j->jrow++;
-	if (bad || (acc >> j->bits) != 0 || !rb_lj_done(j)) return NULL;
+	if (bad || (acc >> j->bits) != 0 || !done(j)) return NULL;
 	return cur;
 }
 
 int rb_lj_eod(const rb_lj *j) { return j->eod; }
-
-int rb_lj_done(const rb_lj *j) { return j->nbits >= j->pad; }
 
 void rb_lj_free(rb_lj *j) {
 	for (int c = 0; c < 20; c++) {

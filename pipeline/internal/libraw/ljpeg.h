@@ -78,10 +78,6 @@ const uint16_t *rb_lj_row(rb_lj *j);
 // there, which rawbatch's stream counts.
 int rb_lj_eod(const rb_lj *j);
 
-// rb_lj_done reports whether the data decoded so far were all in the
-// image's entropy-coded data (no bits read past a marker or the end).
-int rb_lj_done(const rb_lj *j);
-
 // rb_lj_free frees the tables and rows of j (j itself is the caller's).
 void rb_lj_free(rb_lj *j);
 
