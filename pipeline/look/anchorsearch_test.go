@@ -57,10 +57,11 @@ func TestAnchorSearchScoresEachEVOnce(t *testing.T) {
 }
 
 // TestAnchorSearchMatchesGrid: on a 256×170 grid of varied cells (43 520,
-// so the coarse search scores every fifth) whose preview is the scene
-// through another curve, 0.37 EV brighter, with noise, the search finds
-// the EV that scoring every cell at every 0.02 EV within ±1 EV of the
-// start finds, and its score.
+// so the fine search scores a sample of every fifth and the coarse every
+// fourth of that) whose preview is the scene through another curve, 0.37
+// EV brighter, with noise, the search finds the EV that scoring every
+// sampled cell at every 0.02 EV within ±1 EV of the start finds, and its
+// score.
 func TestAnchorSearchMatchesGrid(t *testing.T) {
 	gw, gh := 256, 170
 	c := Cells{Scene: Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}, Preview: Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}, Lum: colour.SRGB.ToXYZ[1]}
@@ -95,16 +96,69 @@ func TestAnchorSearchMatchesGrid(t *testing.T) {
 	if len(cells)/anchorCoarseCells < 2 {
 		t.Fatalf("%d scored cells: the coarse search would score them all", len(cells))
 	}
+	best, bestScore := gridSearch(c, everyKth(cells, anchorFineCells), e.Raw)
+	t.Logf("search %+.3f EV (ΔE %.5f), grid %+.3f EV (ΔE %.5f), median %+.3f", got.Raw, got.Score, best, bestScore, e.Raw)
+	if math.Abs(got.Raw-best) > 1e-6 || math.Abs(got.Score-bestScore) > 1e-9 {
+		t.Errorf("search %+.4f EV (ΔE %.6f), every sampled cell at every 0.02 EV %+.4f (ΔE %.6f)", got.Raw, got.Score, best, bestScore)
+	}
+}
+
+// gridSearch scores cells of c at every anchorFineEV within ±1 EV of
+// start and returns the best EV and its mean ΔE2000.
+func gridSearch(c Cells, cells []int, start float64) (float64, float64) {
 	r := newEVRender(c.Scene, c.Preview, cells, DefaultCurve, colour.SRGB, newRenderModel(colour.SRGB, nil, c.Lum), 0)
-	best, bestScore := e.Raw, math.Inf(1)
+	best, bestScore := start, math.Inf(1)
 	for i := -50; i <= 50; i++ {
-		ev := e.Raw + float64(i)*anchorFineEV
+		ev := start + float64(i)*anchorFineEV
 		if s := r.score(ev, math.Inf(1)); s < bestScore {
 			best, bestScore = ev, s
 		}
 	}
-	t.Logf("search %+.3f EV (ΔE %.5f), grid %+.3f EV (ΔE %.5f), median %+.3f", got.Raw, got.Score, best, bestScore, e.Raw)
-	if math.Abs(got.Raw-best) > 1e-6 || math.Abs(got.Score-bestScore) > 1e-9 {
-		t.Errorf("search %+.4f EV (ΔE %.6f), every cell at every 0.02 EV %+.4f (ΔE %.6f)", got.Raw, got.Score, best, bestScore)
+	return best, bestScore
+}
+
+// TestAnchorSampleNearGrid: on 256×170 grids of varied, noisy cells
+// whose preview is the scene through another curve at several
+// exposures, the EV the search finds on its sample of anchorFineCells
+// is within one fine step of the EV that scoring every cell at every
+// 0.02 EV finds, and scores within 0.02 ΔE2000 of it over every cell.
+func TestAnchorSampleNearGrid(t *testing.T) {
+	gw, gh := 256, 170
+	for seed, gain := range []float64{0.7, 1.2924, 2.1, 3.3} {
+		c := Cells{Scene: Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}, Preview: Image{W: gw, H: gh, Pix: make([]float32, 3*gw*gh)}, Lum: colour.SRGB.ToXYZ[1]}
+		other := NewParametric(1.1+0.1*float64(seed), 0.2, 0.4, 1)
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		for k := range gw * gh {
+			x, y := k%gw, k/gw
+			base := 0.01 + 0.5*float64(x)/float64(gw)*(0.5+0.5*math.Sin(float64(y)/(5+float64(seed))))
+			s := [3]float64{base * (0.5 + rng.Float64()), base * (0.6 + 0.8*rng.Float64()), base * (0.4 + 1.2*rng.Float64())}
+			for i := range 3 {
+				c.Scene.Pix[3*k+i] = float32(s[i])
+			}
+			p := RGBTone(other, [3]float64{s[0] * gain, s[1] * gain, s[2] * gain})
+			for i := range 3 {
+				c.Preview.Pix[3*k+i] = float32(min(1, max(0, p[i]+0.02*rng.NormFloat64())))
+			}
+		}
+		got, err := AnchorExposureDeltaE(c, DefaultCurve, colour.SRGB, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cells []int
+		for k := range gw * gh {
+			if c.scored(k) {
+				cells = append(cells, k)
+			}
+		}
+		if len(cells) < 2*anchorFineCells {
+			t.Fatalf("%d scored cells: the fine search would score them all", len(cells))
+		}
+		best, bestScore := gridSearch(c, cells, got.Raw)
+		r := newEVRender(c.Scene, c.Preview, cells, DefaultCurve, colour.SRGB, newRenderModel(colour.SRGB, nil, c.Lum), 0)
+		all := r.score(got.Raw, math.Inf(1))
+		t.Logf("gain %.2f: sample %+.3f EV (ΔE over all %.5f), all cells %+.3f EV (ΔE %.5f)", gain, got.Raw, all, best, bestScore)
+		if math.Abs(got.Raw-best) > anchorFineEV+1e-6 || all-bestScore > 0.02 {
+			t.Errorf("gain %.2f: sample %+.4f EV (ΔE over all %.6f), all cells %+.4f EV (ΔE %.6f)", gain, got.Raw, all, best, bestScore)
+		}
 	}
 }
