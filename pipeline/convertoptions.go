@@ -25,9 +25,12 @@ type ConvertOptions struct {
 	// LiveThreads, when not nil, is the conversion's thread count now,
 	// which may grow while it runs (never below Threads; the runner gives
 	// a running conversion the cores others have freed: batch.Job.
-	// MoreThreads): the steps that split their work per band (the
-	// streamed demosaic's bands) read it as they go. LibRaw's OpenMP
-	// threads stay at Threads. nil: Threads throughout.
+	// MoreThreads): the unpack (LibRaw's parallel decoders), the white
+	// level's histogram, the CFA's normalisation and the exposure anchor
+	// read it as they start, the streamed demosaic's bands as they go;
+	// the steps on GOMAXPROCS (par.Rows) follow the worker's, which it
+	// raises with the count. LibRaw's processing stays at Threads. nil:
+	// Threads throughout.
 	LiveThreads func() int
 	// Admitted and Whole are the bytes the conversion was admitted with
 	// (its estimate, pipeline.Memory.Total) and its whole-image estimate

@@ -201,7 +201,7 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 			scene.Pix[i+c] = float32(v[c] * g)
 		}
 	}
-	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], ToneSpace: WorkingSpace, Threads: j.threads}, nil
+	return look.Cells{Scene: scene, Preview: prev, Clipped: clipped, Lum: p.Space.ToXYZ[1], ToneSpace: WorkingSpace, Threads: j.threadsNow()}, nil
 }
 
 // anchorWBGains are the gains (camera R, G, B) that take the camera grid

@@ -346,14 +346,15 @@ func (j *job) rcdInput() (c demosaic.CFA, mul [4]float64, why string, err error)
 	if err != nil {
 		return c, mul, "", fmt.Errorf("rcd: %w", err)
 	}
-	c, mul, err = bayerCFAOn(v, j.params, j.threads)
+	c, mul, err = bayerCFAOn(v, j.params, j.threadsNow())
 	if err != nil {
 		// LibRaw's processing handles these its own way (its grey world,
 		// unit scale for a white level at black).
 		return c, mul, err.Error(), nil
 	}
-	// The per-file thread count LibRaw's processing would get.
-	c.Threads = j.threads
+	// The file's thread count now (LibRaw's processing would get the
+	// admitted one).
+	c.Threads = j.threadsNow()
 	if j.live.f != nil {
 		c.ThreadsNow = j.threadsNow // may grow while the bands run
 	}

@@ -36,9 +36,11 @@ func stageUnpack(ctx context.Context, j *job) error {
 	}
 	stop := context.AfterFunc(ctx, j.h.Cancel)
 	defer stop()
-	// LibRaw's parallel decoders (CR3, compressed RAF) use the file's
-	// thread share, not every CPU.
-	if err := j.h.SetThreads(j.threads); err != nil {
+	// LibRaw's parallel decoders (CR3, compressed RAF; lossless JPEG
+	// tiles, fastraw.cpp) use the file's thread share now, not every
+	// CPU: a file admitted on one thread while another ended meanwhile
+	// decodes on the cores that freed.
+	if err := j.h.SetThreads(j.threadsNow()); err != nil {
 		return err
 	}
 	if err := j.h.Unpack(); err != nil {

@@ -47,7 +47,7 @@ func stageWhiteLevel(_ context.Context, j *job) error {
 	// the pile search read.
 	buf := rawHistograms.get()
 	defer rawHistograms.put(buf) // for the next file's count
-	lv, hist, err := j.h.LevelsAndHistogramInto(j.threads, buf)
+	lv, hist, err := j.h.LevelsAndHistogramInto(j.threadsNow(), buf)
 	if errors.Is(err, libraw.ErrNoCFA) {
 		return nil
 	}

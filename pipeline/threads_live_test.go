@@ -37,3 +37,26 @@ func TestStreamLiveThreads(t *testing.T) {
 		t.Errorf("grown threads change the pixels by %d code values", d)
 	}
 }
+
+// TestUnpackLiveThreads: a conversion that does not stream (LibRaw's AHD)
+// whose thread count was raised between its admission and its start
+// (ConvertOptions.LiveThreads above Threads) unpacks and counts its
+// levels on the raised count (Result.ThreadsMax) and writes the same
+// pixels as on a fixed single thread.
+func TestUnpackLiveThreads(t *testing.T) {
+	dir := t.TempDir()
+	in := writeClipped(t, dir, 300, 600, 1, false)
+	s := DefaultSettings()
+	s.Demosaic = "ahd"
+	got, res := convertOpts(t, in, dir, "live", s, ConvertOptions{Threads: 1, LiveThreads: func() int { return 2 }}, "main=jpeg")
+	want, ref := convertOpts(t, in, dir, "fixed", s, ConvertOptions{Threads: 1}, "main=jpeg")
+	if res.Streamed {
+		t.Fatal("streamed: want LibRaw's whole-image demosaic")
+	}
+	if res.ThreadsMax != 2 || ref.ThreadsMax != 1 {
+		t.Errorf("ThreadsMax %d raised, %d fixed; want 2 and 1", res.ThreadsMax, ref.ThreadsMax)
+	}
+	if d := maxCodeDiff(decodeImage(t, got[0]), decodeImage(t, want[0]), 8); d != 0 {
+		t.Errorf("raised threads change the pixels by %d code values", d)
+	}
+}
