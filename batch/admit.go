@@ -201,8 +201,8 @@ func (r *Runner) readsCache(t Task) bool {
 // never more.
 func (b *batchRun) atOnce(free int64) int {
 	n := len(b.slots)
-	for _, q := range b.queue {
-		if n >= cap(b.slots) {
+	for k, q := range b.queue {
+		if n >= b.jobsFor(len(b.queue)-k-1) {
 			break
 		}
 		t := b.p.Tasks[q.i]

@@ -77,6 +77,13 @@ func (g *gatedExecutor) release(name string) { close(g.gates[name]) }
 // results.
 func gatedBatch(t *testing.T, ex *gatedExecutor, jobs int, budgetBytes int64, est map[string]int64, names ...string) (wait func() []FileResult) {
 	t.Helper()
+	return gatedRunner(t, ex, Runner{Jobs: jobs, Budget: budgetBytes}, est, names...)
+}
+
+// gatedRunner is gatedBatch with the Runner's Jobs, Budget and TailJob
+// taken from opts.
+func gatedRunner(t *testing.T, ex *gatedExecutor, opts Runner, est map[string]int64, names ...string) (wait func() []FileResult) {
+	t.Helper()
 	in, out := t.TempDir(), t.TempDir()
 	for _, n := range names {
 		touch(t, filepath.Join(in, n), []byte("not really a raw"))
@@ -89,7 +96,7 @@ func gatedBatch(t *testing.T, ex *gatedExecutor, jobs int, budgetBytes int64, es
 		p.Tasks[i].Estimate.Total = est[filepath.Base(p.Tasks[i].Input)]
 	}
 	s := pipeline.DefaultSettings()
-	r := &Runner{Settings: s, Jobs: jobs, Budget: budgetBytes, Cores: ex.cores, Executor: ex, OutDir: out, SettingsHash: SettingsHash(s)}
+	r := &Runner{Settings: s, Jobs: opts.Jobs, TailJob: opts.TailJob, Budget: opts.Budget, Cores: ex.cores, Executor: ex, OutDir: out, SettingsHash: SettingsHash(s)}
 	done := make(chan []FileResult, 1)
 	go func() { done <- r.Run(context.Background(), p) }()
 	return func() []FileResult { return <-done }
@@ -231,6 +238,47 @@ func TestThreadsMoreJobsThanCores(t *testing.T) {
 	ex.next("e.dng")
 	ex.check("e.dng", 1, 3) // c and d hold the 2 cores
 	for _, n := range []string{"c.dng", "d.dng", "e.dng"} {
+		ex.release(n)
+	}
+	ex.done(wait())
+}
+
+// TestThreadsTailJob: with TailJob, the last file of the queue starts
+// as one more than Jobs while Jobs run, on one thread (the cores are
+// held), and only the last: of three files on 2 jobs and 2 cores all
+// start at once; of four, the third waits for a slot as before and the
+// fourth starts beside it and the second.
+func TestThreadsTailJob(t *testing.T) {
+	names := []string{"a.dng", "b.dng", "c.dng"}
+	ex := newGated(t, 2, names...)
+	wait := gatedRunner(t, ex, Runner{Jobs: 2, TailJob: true}, nil, names...)
+	ex.next(names...)
+	most := int64(0)
+	for _, n := range names {
+		ex.check(n, 1, ex.run(n).inFlight)
+		most = max(most, ex.run(n).inFlight)
+	}
+	if most != 3 {
+		t.Errorf("at most %d in flight, want the 3 files at once", most)
+	}
+	for _, n := range names {
+		ex.release(n)
+	}
+	ex.done(wait())
+
+	names = []string{"a.dng", "b.dng", "c.dng", "d.dng"}
+	ex = newGated(t, 2, names...)
+	wait = gatedRunner(t, ex, Runner{Jobs: 2, TailJob: true}, nil, names...)
+	ex.next("a.dng", "b.dng")
+	ex.release("a.dng")
+	ex.next("c.dng", "d.dng")
+	for _, n := range []string{"c.dng", "d.dng"} {
+		ex.check(n, 1, ex.run(n).inFlight)
+	}
+	if c, d := ex.run("c.dng").inFlight, ex.run("d.dng").inFlight; max(c, d) != 3 || min(c, d) != 2 {
+		t.Errorf("c and d started with %d and %d in flight, want 2 and 3 (b, c, d)", c, d)
+	}
+	for _, n := range names[1:] {
 		ex.release(n)
 	}
 	ex.done(wait())

@@ -339,6 +339,15 @@ type Runner struct {
 	Settings pipeline.Settings
 	// Jobs is the most files converted at once (≥ 1).
 	Jobs int
+	// TailJob lets the last task of the queue start as one more than
+	// Jobs when Jobs are in flight (on one thread when they hold every
+	// core), instead of waiting to run alone at the end: a file converts
+	// on two threads at about two thirds of the speed of two files on
+	// one each, so a run of Cores+1 files ends sooner with all of them
+	// sharing the cores from the start (docs/performance.md "The last
+	// file of a run"). The rawbatch command sets it when --jobs is not
+	// given.
+	TailJob bool
 	// Budget is the memory budget in bytes: a file starts only when its
 	// need (Need: its estimate from Plan.Inspect, at one thread, with the
 	// executor's overhead and a kept cache entry) fits beside those
@@ -626,7 +635,8 @@ type batchRun struct {
 	ctx     context.Context
 	p       *Plan
 	queue   []queued
-	slots   chan struct{} // one per file in flight, at most Jobs
+	slots   chan struct{} // one per file in flight, at most Jobs (+1: TailJob)
+	freed   chan struct{} // a slot was given back (releaseSlot)
 	wg      sync.WaitGroup
 	mu      sync.Mutex // guards results
 	results []FileResult
@@ -665,7 +675,7 @@ func (r *Runner) startRun(ctx context.Context, p *Plan) *batchRun {
 			r.Scheduler.SetCores(r.cores())
 		}
 	}
-	b := &batchRun{r: r, ctx: ctx, p: p, results: make([]FileResult, len(p.Tasks)), slots: make(chan struct{}, max(1, r.Jobs))}
+	b := &batchRun{r: r, ctx: ctx, p: p, results: make([]FileResult, len(p.Tasks)), slots: make(chan struct{}, max(1, r.Jobs)+1), freed: make(chan struct{}, 1)}
 	// A different photograph at an output name used before: moved to a
 	// free STEM-N name before its locks are taken.
 	r.Relocate(p)
@@ -773,16 +783,42 @@ func (b *batchRun) checkFresh(it queued, t *Task) bool {
 	return true
 }
 
-// takeSlot waits for a job slot; false when the run was interrupted
-// meanwhile (the task is skipped). A job slot, the lock, then memory: in
-// queue order.
+// takeSlot waits for a job slot (jobsFor the tasks left behind it);
+// false when the run was interrupted meanwhile (the task is skipped). A
+// job slot, the lock, then memory: in queue order. Only the Run loop
+// takes slots, so a count below the limit stays below it until it does.
 func (b *batchRun) takeSlot(it queued, t Task) bool {
+	for {
+		if len(b.slots) < b.jobsFor(len(b.queue)) {
+			b.slots <- struct{}{}
+			return true
+		}
+		select {
+		case <-b.freed:
+		case <-b.ctx.Done():
+			b.skip(it.i, t)
+			return false
+		}
+	}
+}
+
+// jobsFor is how many files may be in flight once a task with left tasks
+// queued behind it starts: Jobs, one more for the last task with
+// TailJob.
+func (b *batchRun) jobsFor(left int) int {
+	n := max(1, b.r.Jobs)
+	if b.r.TailJob && left == 0 {
+		n++
+	}
+	return n
+}
+
+// releaseSlot gives a job slot back and wakes takeSlot.
+func (b *batchRun) releaseSlot() {
+	<-b.slots
 	select {
-	case b.slots <- struct{}{}:
-		return true
-	case <-b.ctx.Done():
-		b.skip(it.i, t)
-		return false
+	case b.freed <- struct{}{}:
+	default:
 	}
 }
 
@@ -802,7 +838,7 @@ func (b *batchRun) takeLocks(it *queued, t Task) (lock.Held, bool) {
 	if err == nil {
 		return lk, true
 	}
-	<-b.slots
+	b.releaseSlot()
 	now := time.Now()
 	if it.attempts == 0 {
 		it.first, it.notAfter = now, now.Add(r.LockWait)
@@ -853,7 +889,7 @@ func (b *batchRun) prepareUnderLock(it queued, t *Task, lk lock.Held) bool {
 	r := b.r
 	end := func(fr FileResult) bool {
 		lk.Unlock()
-		<-b.slots
+		b.releaseSlot()
 		b.finish(it.i, fr)
 		return false
 	}
@@ -895,7 +931,7 @@ func (b *batchRun) admitMemory(it queued, t *Task, lk lock.Held) (budget.Grant, 
 	if lk != nil {
 		lk.Unlock()
 	}
-	<-b.slots
+	b.releaseSlot()
 	if b.ctx.Err() != nil {
 		b.skip(it.i, *t)
 	} else {
@@ -932,7 +968,7 @@ func (b *batchRun) start(i int, t Task, lk lock.Held, g budget.Grant) {
 				b.release(c)
 			}
 		}()
-		defer func() { <-b.slots }()
+		defer b.releaseSlot()
 		// Its threads go back before its slot does: a file that the slot
 		// lets start then shares only the cores still held (otherwise it
 		// got one thread beyond the cores: TestThreadsGrowAtTheEnd).

@@ -205,8 +205,12 @@ func planBatch(cfg ConvertConfig, rep *reporter, sig *interrupts, rr *runReport)
 	if err != nil {
 		return nil, err
 	}
+	jobs := cfg.Jobs
+	if cfg.tailJob {
+		jobs++ // the last file's (batch.Runner.TailJob)
+	}
 	pb := &plannedBatch{plan: plan, r: cfg.runner(0, exe, od), od: od, exe: exe, suffixes: suffixes,
-		jobs: min(cfg.Jobs, max(1, len(plan.Tasks)))}
+		jobs: min(jobs, max(1, len(plan.Tasks)))}
 	if err := pb.triage(cfg, rep, sig.Ctx, rr); err != nil {
 		return nil, err
 	}
@@ -504,8 +508,12 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, r *batch.Runner, cfg C
 	}
 	// A file that failed at planning (outside --base, a listed file that
 	// is missing, ...) is one of the files, and would fail.
+	jobsNote := plural(int64(min(cfg.Jobs, jobs)), "job")
+	if jobs > cfg.Jobs {
+		jobsNote += " and one more for the last file" // batch.Runner.TailJob
+	}
 	rep.note(fmt.Sprintf("%s, %d would fail; memory budget %s, %s, %s shared: each file's threads decided as it starts, growing when other files end and cores free up",
-		plural(int64(len(plan.Tasks)+len(plan.Problems)), "file"), fail+len(plan.Problems), budget.FormatSize(cfg.MemBudget), plural(int64(jobs), "job"), plural(int64(cpus), "CPU")))
+		plural(int64(len(plan.Tasks)+len(plan.Problems)), "file"), fail+len(plan.Problems), budget.FormatSize(cfg.MemBudget), jobsNote, plural(int64(cpus), "CPU")))
 	if largest > 0 {
 		atOnce := min(int64(jobs), max(1, cfg.MemBudget/largest))
 		rep.note(fmt.Sprintf("largest estimate %s (including the worker process, at one thread): %d of those at once fit the budget, %d run at once at most, on %s each",

@@ -27,7 +27,10 @@ type ConvertConfig struct {
 	Inputs   []string
 	OutDir   string
 	Jobs     int
-	Quiet    bool
+	// tailJob: --jobs was not given, so the last file may start as one
+	// more (batch.Runner.TailJob).
+	tailJob bool
+	Quiet   bool
 	// LogFormat is --log-format: logText or logJSON.
 	LogFormat string
 	// MemBudget is the memory budget in bytes (--mem-budget).
@@ -191,7 +194,7 @@ func (c *ConvertConfig) outputSettings() []setting {
 // limits, the report.
 func (c *ConvertConfig) runSettings() []setting {
 	return []setting{
-		{Name: "jobs", Short: "j", Default: 0, Help: "most files converted at once (default: number of CPUs)",
+		{Name: "jobs", Short: "j", Default: 0, Help: "most files converted at once (default: the number of CPUs, and the last file of a run starts as one more rather than run alone at the end)",
 			Apply: func(v value) (err error) {
 				if c.Jobs, err = wholeNumber(v); err != nil {
 					return err
@@ -200,7 +203,7 @@ func (c *ConvertConfig) runSettings() []setting {
 				case c.Jobs < 0:
 					return fmt.Errorf("--jobs %d: want a positive number, or 0 for the number of CPUs", c.Jobs)
 				case c.Jobs == 0:
-					c.Jobs = runtime.NumCPU()
+					c.Jobs, c.tailJob = runtime.NumCPU(), true
 				}
 				return nil
 			}},
@@ -451,7 +454,7 @@ func cacheDirSetting(apply func(value) error) setting {
 // the executable the workers run, od the opened OUTDIR (its records and
 // locks; nil in a dry run).
 func (c ConvertConfig) runner(threads int, exe string, od *batch.OutDir) *batch.Runner {
-	return &batch.Runner{Settings: c.Settings, Jobs: c.Jobs, Budget: c.MemBudget, Threads: threads,
+	return &batch.Runner{Settings: c.Settings, Jobs: c.Jobs, TailJob: c.tailJob, Budget: c.MemBudget, Threads: threads,
 		Exe: exe, Timeout: c.Timeout, Grace: c.Grace,
 		State: od.State, Force: c.Force, Overwrite: c.Overwrite, NoRecreate: c.NoRecreate, EditedKeep: c.EditedKeep, KnownFailuresSkip: c.KnownFailuresSkip, OutDir: c.OutDir, SettingsHash: batch.SettingsHash(c.Settings), Version: Version(),
 		Locks: od.Locks, LockWait: c.LockWait, LockWaitOther: c.LockWaitOther, MinAge: c.MinAge, NoSettle: c.MinAge == 0, Retries: c.Retries,
