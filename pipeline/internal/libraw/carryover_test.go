@@ -142,6 +142,44 @@ func TestDamagedTileHeaderSameAfterAnyFile(t *testing.T) {
 	}
 }
 
+// TestTileFrameLargerThanTile: a DNG tile whose lossless JPEG frame
+// header claims 65535 × 65535 samples fails at once as corrupt; LibRaw's
+// decoder went through every row it claims (35 s of CPU for a 1.5 MP
+// file) before failing.
+func TestTileFrameLargerThanTile(t *testing.T) {
+	if !Bundled() {
+		t.Skip("the tile checks of fastraw.cpp need the bundled LibRaw")
+	}
+	p := filepath.Join(t.TempDir(), "hw.dng")
+	if err := synthdng.WriteFile(p, synthdng.Spec{Width: 600, Height: 400, BlackLevel: 512, WhiteLevel: 16383,
+		Compression: 7, TileSize: 128, Scene: func(x, y, c int) float64 { return float64((x*7+y*13+c*5)%97) / 97 }}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := tileAt(t, data, 6) // the second row of tiles: not the last
+	sof := off + 2
+	for sof+1 < len(data) && !(data[sof] == 0xff && data[sof+1] == 0xc3) {
+		sof += 4 + int(binary.BigEndian.Uint16(data[sof+2:])) - 2
+	}
+	if sof+9 > len(data) {
+		t.Fatal("no SOF3 in tile 6")
+	}
+	binary.BigEndian.PutUint16(data[sof+5:], 65535) // height
+	binary.BigEndian.PutUint16(data[sof+7:], 65535) // width
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, fast := range []bool{true, false} {
+		u := unpackWith(t, p, fast, 2)
+		if !strings.Contains(u.err, "corrupt") || !strings.Contains(u.err, "tile 7 of 20") || !strings.Contains(u.err, "65535 × 65535") {
+			t.Errorf("fast %v: %q, want a corrupt-file error naming tile 7's frame", fast, u.err)
+		}
+	}
+}
+
 // TestBlackAboveWhiteIsCorrupt: a black level above the white level is a
 // corrupt file when it is opened.
 func TestBlackAboveWhiteIsCorrupt(t *testing.T) {

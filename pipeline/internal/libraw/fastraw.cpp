@@ -17,8 +17,11 @@
 //     LibRaw's own decoder;
 //   - before LibRaw's lossless-JPEG decoders run, it checks that they can
 //     start every tile (they stop at one they cannot, leaving the rest of
-//     the image black with no error); a file that fails is reported as
-//     damaged (rb_damage), not decoded.
+//     the image black with no error) and that no tile's frame holds more
+//     samples than the tile, or than the rest of the file could code
+//     (they decode every row a frame claims: minutes for a damaged header
+//     claiming 65535 × 65535); a file that fails is reported as damaged
+//     (rb_damage), not decoded.
 #ifdef RB_LIBRAW_BUNDLED
 #define LIBRAW_LIBRARY_BUILD 1 // declares LibRaw's decoders (no change to the object's layout)
 #endif
@@ -61,7 +64,7 @@ private:
 	void zero_raw();
 	void tiles_load_raw();
 	bool tiles_start();
-	bool frame_start(INT64 pos, size_t tile, size_t ntiles);
+	bool frame_start(INT64 pos, size_t tile, size_t ntiles, INT64 area);
 	bool decode_tiles();
 	bool decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &off, const std::vector<INT64> &len, size_t across, INT64 fsize);
 	bool decode_tile(rb_lj *d, const uint8_t *p, size_t n, bool at_eof, unsigned trow, unsigned tcol);
@@ -132,7 +135,7 @@ void rb_raw::own_load_raw() {
 		// lossless_jpeg_load_raw decodes one frame, here; it returns at
 		// once, writing nothing, when it cannot start it.
 		INT64 pos = libraw_internal_data.internal_data.input->tell();
-		if (!frame_start(pos, 0, 1)) return;
+		if (!frame_start(pos, 0, 1, 0)) return;
 		libraw_internal_data.internal_data.input->seek(pos, SEEK_SET);
 		break;
 	}
@@ -180,7 +183,9 @@ void rb_raw::tiles_load_raw() {
 // tiles_start checks, before LibRaw's decoder runs, each tile as that
 // decoder will start it (ljpeg_start at the tile's offset, from
 // TileOffsets at data_offset, or at data_offset itself for an untiled
-// file): false, with damage set, at the first it cannot start.
+// file): false, with damage set, at the first it cannot start or whose
+// lossless frame holds more samples than the tile's photosites (the DNG
+// SDK requires exactly as many).
 bool rb_raw::tiles_start() {
 	LibRaw_abstract_datastream *in = libraw_internal_data.internal_data.input;
 	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
@@ -191,21 +196,28 @@ bool rb_raw::tiles_start() {
 	bool untiled = tl >= INT_MAX;
 	size_t across = untiled ? 1 : (size_t(rw) + tw - 1) / tw, down = untiled ? 1 : (size_t(rh) + tl - 1) / tl, ntiles = across * down;
 	if (ntiles > (1u << 20)) return true; // LibRaw's decoder as it is
+	// An untiled file's one frame may be a padded tile larger than the
+	// image: bounded only by the data after it (frame_start).
+	INT64 area = untiled ? 0 : INT64(tw) * INT64(tl);
 	for (size_t i = 0; i < ntiles; i++) {
 		INT64 pos = base;
 		if (!untiled) {
 			in->seek(base + INT64(4 * i), SEEK_SET);
 			pos = INT64(get4());
 		}
-		if (!frame_start(pos, i, ntiles)) return false;
+		if (!frame_start(pos, i, ntiles, area)) return false;
 	}
 	return true;
 }
 
 // frame_start reports whether LibRaw's ljpeg_start starts the lossless
-// JPEG frame at pos (tile `tile` of ntiles); when not, it says so in
+// JPEG frame at pos (tile `tile` of ntiles) and whether its lossless
+// (SOF3) frame holds at most area samples (when area > 0), and at most 8
+// a byte of the file after pos (each sample takes a Huffman code of a bit
+// at least: a frame claiming more is not one a camera wrote, and LibRaw's
+// decoder would go through all it claims); when not, it says so in
 // damage.
-bool rb_raw::frame_start(INT64 pos, size_t tile, size_t ntiles) {
+bool rb_raw::frame_start(INT64 pos, size_t tile, size_t ntiles, INT64 area) {
 	struct jhead jh;
 	LibRaw_abstract_datastream *in = libraw_internal_data.internal_data.input;
 	in->seek(pos, SEEK_SET);
@@ -215,6 +227,16 @@ bool rb_raw::frame_start(INT64 pos, size_t tile, size_t ntiles) {
 	if (ntiles > 1) snprintf(where, sizeof where, " of tile %zu of %zu", tile + 1, ntiles);
 	if (!ok) {
 		snprintf(damage, sizeof damage, "the lossless JPEG header%s (at byte %lld) is damaged", where, (long long)pos);
+		return false;
+	}
+	if (jh.algo != 0xc3) return true;
+	long long samples = (long long)jh.high * jh.wide * jh.clrs, bits = 8 * ((long long)in->size() - (long long)pos);
+	if (area > 0 && samples > area) {
+		snprintf(damage, sizeof damage, "the lossless JPEG frame%s (at byte %lld) claims %d × %d samples of %d components, more than the tile's %lld photosites", where, (long long)pos, jh.wide, jh.high, jh.clrs, (long long)area);
+		return false;
+	}
+	if (samples > bits) {
+		snprintf(damage, sizeof damage, "the lossless JPEG frame%s (at byte %lld) claims %d × %d samples of %d components, more than the rest of the file holds", where, (long long)pos, jh.wide, jh.high, jh.clrs);
 		return false;
 	}
 	return true;
@@ -354,6 +376,9 @@ bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, bool at_eof, unsi
 	// It must write every photosite of its part of the image: whole rows
 	// of the wrap's width down to the tile's (or the image's) last row.
 	unsigned long long full = (unsigned long long)(d->high) * jwide / wrap;
+	// No more samples than the tile's (tiles_start refuses such a file;
+	// an untiled file's frame may be a padded tile larger than the image).
+	if (tl < INT_MAX && (unsigned long long)d->high * d->wide * d->clrs > (unsigned long long)tw * tl) return false;
 	if (full < (rh - trow < tl ? rh - trow : tl)) return false;
 	const ushort *curve = imgdata.color.curve;
 	unsigned row = 0, col = 0;
