@@ -725,15 +725,16 @@ func (b *batchRun) skip(i int, t Task) {
 		Err: fmt.Errorf("%s: %w", t.Input, context.Cause(b.ctx))})
 }
 
-// settled finishes a task that needs no conversion (the run was
-// interrupted, Triage settled it, or planning failed it) and reports
-// whether it did.
+// settled finishes a task that needs no conversion (Triage settled it,
+// the run was interrupted, or planning failed it) and reports whether it
+// did. A task Triage settled keeps its outcome ("up to date", ...) when
+// the run was interrupted: it needed no conversion either way.
 func (b *batchRun) settled(it queued, t Task) bool {
 	switch {
-	case b.ctx.Err() != nil:
-		b.skip(it.i, t)
 	case t.Done != nil:
 		b.finish(it.i, *t.Done)
+	case b.ctx.Err() != nil:
+		b.skip(it.i, t)
 	case t.Err != nil:
 		b.fail(it.i, t, t.Err)
 	default:

@@ -31,6 +31,9 @@ type batchOutcome struct {
 	// (--edited keep); known counts the skipped files that are known failures
 	// (--known-failures skip).
 	kept, known int
+	// stopped counts the skipped files the interrupt left unconverted
+	// (not started, or cancelled in flight).
+	stopped     int
 	interrupted bool
 	// unsettledEmpty: with --fail-if-empty, nothing was converted and
 	// files were left as still being written (exit status 3).
@@ -87,6 +90,9 @@ func outcome(results []batch.FileResult, interrupted bool) *batchOutcome {
 			b.skipped++
 		default:
 			b.skipped++
+			if r.Reason == batch.ReasonNotStarted || r.Reason == batch.ReasonCancelled {
+				b.stopped++
+			}
 		}
 	}
 	return b

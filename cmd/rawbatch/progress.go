@@ -482,7 +482,7 @@ func (r *reporter) summary(results []batch.FileResult, interrupted bool, sched *
 		}
 	}
 	if interrupted {
-		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %s skipped (not started, or cancelled with no output left)", plural(int64(b.skipped), "file")))
+		r.emit(false, logEvent{}, fmt.Sprintf("interrupted: %s skipped (not started, or cancelled with no output left)", plural(int64(b.stopped), "file")))
 	}
 }
 

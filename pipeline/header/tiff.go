@@ -327,10 +327,9 @@ func (t *tiffBlock) decode(d *ifd) {
 			}
 		}
 	}
-	d.dataEnd = t.dataEnd(d, tifftag.StripOffsets, tifftag.StripByteCounts)
-	if d.dataEnd < 0 {
-		d.dataEnd = t.dataEnd(d, tifftag.TileOffsets, tifftag.TileByteCounts)
-	}
+	// Both: a Sony lossless ARW lists its tiles and, as its one strip,
+	// the first tile alone.
+	d.dataEnd = max(t.dataEnd(d, tifftag.StripOffsets, tifftag.StripByteCounts), t.dataEnd(d, tifftag.TileOffsets, tifftag.TileByteCounts))
 	t.countBlocks(d)
 }
 

@@ -108,3 +108,32 @@ func dataErrorDetail(off int) string {
 	}
 	return fmt.Sprintf(" at offset %d", off)
 }
+
+// levelsError is an ErrCorrupt error when the black level in c (black,
+// plus the largest of the per-colour cblack[0..3] and of the cblack[6..]
+// pattern) lies above the white level (maximum) or above the 16-bit
+// sample range: no sample could then be brighter than black. Such levels
+// come from a damaged header (a Sony ARW whose raw tile header is
+// overwritten reads a black level of 2^27 with a white level of 4095).
+func levelsError(op string, c *C.libraw_colordata_t) error {
+	black := int64(c.black)
+	var most int64
+	for k := range 4 {
+		most = max(most, int64(c.cblack[k]))
+	}
+	rows, cols := int64(c.cblack[4]), int64(c.cblack[5])
+	if rows > 0 && cols > 0 && rows*cols <= C.LIBRAW_CBLACK_SIZE-6 {
+		for i := range rows * cols {
+			most = max(most, int64(c.cblack[6+i]))
+		}
+	}
+	black += most
+	white := int64(c.maximum)
+	switch {
+	case black > 65535:
+		return &Error{Op: op, Msg: fmt.Sprintf("black level %d beyond the 16-bit sample range", black), kind: rawerr.ErrCorrupt}
+	case white > 0 && black > white:
+		return &Error{Op: op, Msg: fmt.Sprintf("black level %d above the white level %d", black, white), kind: rawerr.ErrCorrupt}
+	}
+	return nil
+}

@@ -1,13 +1,27 @@
 // fastraw.cpp: rb_raw, the LibRaw object behind every handle. With the
 // bundled LibRaw (RB_LIBRAW_BUNDLED, whose internal declarations rawbatch
-// compiles against), its unpack decodes the tiled lossless-JPEG raw data of
-// DNG (LibRaw's lossless_dng_load_raw) and of Sony's lossless ARW
-// (sony_ljpeg_load_raw) with ljpeg.c instead: the tiles are read in
-// batches and decoded several at once on the handle's OpenMP threads, into
-// the raw buffer LibRaw allocated, so the rest of LibRaw's unpack (masked
-// pixels, black levels, the copy of the metadata into rawdata) runs as
-// before. A file ljpeg.c does not decode exactly as LibRaw would, damaged
-// ones included, is decoded again from the start by LibRaw's own decoder.
+// compiles against), its unpack stands in for the file's decoder
+// (own_load_raw) right after LibRaw allocated the raw buffer:
+//   - it clears that buffer, which malloc may have handed back with an
+//     earlier file's pixels in it, so that what a decoder leaves
+//     unwritten (it stops early on damaged data) is zero whatever was
+//     converted before;
+//   - it decodes the tiled lossless-JPEG raw data of DNG (LibRaw's
+//     lossless_dng_load_raw) and of Sony's lossless ARW
+//     (sony_ljpeg_load_raw) with ljpeg.c instead: the tiles are read in
+//     batches and decoded several at once on the handle's OpenMP threads,
+//     into the raw buffer LibRaw allocated, so the rest of LibRaw's unpack
+//     (masked pixels, black levels, the copy of the metadata into rawdata)
+//     runs as before. A file ljpeg.c does not decode exactly as LibRaw
+//     would, damaged ones included, is decoded again from the start by
+//     LibRaw's own decoder;
+//   - before LibRaw's lossless-JPEG decoders run, it checks that they can
+//     start every tile (they stop at one they cannot, leaving the rest of
+//     the image black with no error) and that no tile's frame holds more
+//     samples than the tile, or than the rest of the file could code
+//     (they decode every row a frame claims: minutes for a damaged header
+//     claiming 65535 × 65535); a file that fails is reported as damaged
+//     (rb_damage), not decoded.
 #ifdef RB_LIBRAW_BUNDLED
 #define LIBRAW_LIBRARY_BUILD 1 // declares LibRaw's decoders (no change to the object's layout)
 #endif
@@ -15,7 +29,10 @@
 #include <new>
 #include <vector>
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <strings.h>
+#include <malloc.h>
 #include <omp.h>
 #include "rb_libraw.h"
 #include "ljpeg.h"
@@ -26,17 +43,28 @@ static int rb_fast_off;
 
 class rb_raw : public LibRaw {
 public:
-	explicit rb_raw(unsigned flags) : LibRaw(flags), fast_tiles(0) {}
+	explicit rb_raw(unsigned flags) : LibRaw(flags), fast_tiles(0) { damage[0] = 0; }
 	int fast_unpack();
 	int fast_tiles; // tiles decoded by ljpeg.c in the last unpack
+	// damage says why the last unpack found the file's data damaged
+	// where LibRaw's decoder would not have said so; "" when it did not.
+	char damage[200];
 
 #ifdef RB_LIBRAW_BUNDLED
+	// get_decoder_info describes the file's decoder while own_load_raw
+	// stands in for it: unpack allocates the raw buffer by it.
+	int get_decoder_info(libraw_decoder_info_t *d_info);
+
 private:
-	enum kind_t { DNG, SONY };
+	enum kind_t { OTHER, DNG, SONY, LJPEG };
 	kind_t kind;
 	bool try_fast; // ljpeg.c may decode this file
 	void (LibRaw::*orig)();
+	void own_load_raw();
+	void zero_raw();
 	void tiles_load_raw();
+	bool tiles_start();
+	bool frame_start(INT64 pos, size_t tile, size_t ntiles, INT64 area);
 	bool decode_tiles();
 	bool decode_batches(std::vector<rb_lj> &dec, const std::vector<INT64> &off, const std::vector<INT64> &len, size_t across, INT64 fsize);
 	bool decode_tile(rb_lj *d, const uint8_t *p, size_t n, bool at_eof, unsigned trow, unsigned tcol);
@@ -52,38 +80,166 @@ int rb_raw::fast_unpack() { return unpack(); }
 
 int rb_raw::fast_unpack() {
 	fast_tiles = 0;
+	damage[0] = 0;
 	void (LibRaw::*saved)() = load_raw;
+	if (saved == NULL) return unpack(); // which says so
 	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
 	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
 	if (saved == &rb_raw::lossless_dng_load_raw && libraw_internal_data.unpacker_data.tiff_samples == 1)
 		kind = DNG;
 	else if (saved == &rb_raw::sony_ljpeg_load_raw)
 		kind = SONY;
+	else if (saved == &rb_raw::lossless_jpeg_load_raw)
+		kind = LJPEG;
 	else
-		return unpack();
+		kind = OTHER;
 	// A file of one tile is read as untiled: tile_length (and tile_width)
 	// INT_MAX, the data at data_offset. A file ljpeg.c does not take still
 	// goes through tiles_load_raw, for the same raw buffer where LibRaw's
 	// decoder writes nothing.
-	try_fast = !rb_fast_off && imgdata.idata.filters != 0 && tw != 0 && tl != 0 && (tl < INT_MAX || tw >= imgdata.sizes.raw_width);
+	try_fast = (kind == DNG || kind == SONY) && !rb_fast_off && imgdata.idata.filters != 0 && tw != 0 && tl != 0 && (tl < INT_MAX || tw >= imgdata.sizes.raw_width);
 	orig = saved;
-	load_raw = static_cast<void (LibRaw::*)()>(&rb_raw::tiles_load_raw);
+	load_raw = static_cast<void (LibRaw::*)()>(&rb_raw::own_load_raw);
 	int rc = unpack();
 	load_raw = saved;
 	return rc;
 }
 
-// tiles_load_raw stands in for LibRaw's decoder during unpack.
+int rb_raw::get_decoder_info(libraw_decoder_info_t *d_info) {
+	void (LibRaw::*own)() = static_cast<void (LibRaw::*)()>(&rb_raw::own_load_raw);
+	if (load_raw != own) return LibRaw::get_decoder_info(d_info);
+	load_raw = orig;
+	int rc = LibRaw::get_decoder_info(d_info);
+	load_raw = own;
+	return rc;
+}
+
+// own_load_raw stands in for the file's decoder (orig) during unpack,
+// which has just allocated the raw buffer and seeked to data_offset.
+void rb_raw::own_load_raw() {
+	// The rest of unpack sees LibRaw's decoder again: crop_masked_pixels
+	// and the white level unpack restores after unpacked_load_raw compare
+	// load_raw with LibRaw's decoders.
+	load_raw = orig;
+	zero_raw();
+	// What unpack does before calling unpacked_load_raw on these files
+	// (it saw own_load_raw then; it undoes it after, seeing orig).
+	if (orig == &rb_raw::unpacked_load_raw && (!strcasecmp(imgdata.idata.make, "Nikon") || !strcasecmp(imgdata.idata.make, "Hasselblad")))
+		imgdata.color.maximum = 65535;
+	switch (kind) {
+	case DNG:
+	case SONY:
+		tiles_load_raw();
+		return;
+	case LJPEG: {
+		// lossless_jpeg_load_raw decodes one frame, here; it returns at
+		// once, writing nothing, when it cannot start it.
+		INT64 pos = libraw_internal_data.internal_data.input->tell();
+		if (!frame_start(pos, 0, 1, 0)) return;
+		libraw_internal_data.internal_data.input->seek(pos, SEEK_SET);
+		break;
+	}
+	case OTHER:
+		break;
+	}
+	(this->*orig)();
+}
+
+// zero_raw makes the raw buffer unpack allocated with malloc (raw_alloc)
+// zero, as LibRaw built with LIBRAW_CALLOC_RAWSTORE does: from calloc,
+// which maps fresh pages for a large buffer (no pass over it) and clears
+// a small one the heap hands back.
+void rb_raw::zero_raw() {
+	libraw_rawdata_t &rd = imgdata.rawdata;
+	void *old = rd.raw_alloc;
+	if (old == NULL) return;
+	size_t n = malloc_usable_size(old);
+	bool raw = rd.raw_image == old, c3 = (void *)rd.color3_image == old, c4 = (void *)rd.color4_image == old;
+	rd.raw_alloc = NULL;
+	if (raw) rd.raw_image = NULL;
+	if (c3) rd.color3_image = NULL;
+	if (c4) rd.color4_image = NULL;
+	free(old);              // LibRaw's: its pool forgets the block
+	void *z = calloc(n, 1); // LibRaw's: in its pool; throws when out of memory
+	rd.raw_alloc = z;
+	if (raw) rd.raw_image = (ushort *)z;
+	if (c3) rd.color3_image = (ushort(*)[3])z;
+	if (c4) rd.color4_image = (ushort(*)[4])z;
+}
+
+// tiles_load_raw decodes a tiled DNG or ARW.
 void rb_raw::tiles_load_raw() {
 	if (try_fast && imgdata.rawdata.raw_image != NULL && decode_tiles()) return;
 	fast_tiles = 0;
-	// LibRaw's decoder stops at a tile it cannot start and leaves the rest
-	// as malloc returned it: zero it (what fresh pages give), so that the
-	// rest is neither another tile's samples nor earlier heap contents.
+	// ljpeg.c may have decoded some tiles before one it refused: zero
+	// them again, so that what LibRaw's decoder does not write is zero.
 	if (imgdata.rawdata.raw_image != NULL)
 		memset(imgdata.rawdata.raw_image, 0, size_t(imgdata.sizes.raw_width) * imgdata.sizes.raw_height * sizeof(ushort));
+	if (!tiles_start()) return;
 	libraw_internal_data.internal_data.input->seek(libraw_internal_data.unpacker_data.data_offset, SEEK_SET);
 	(this->*orig)();
+}
+
+// tiles_start checks, before LibRaw's decoder runs, each tile as that
+// decoder will start it (ljpeg_start at the tile's offset, from
+// TileOffsets at data_offset, or at data_offset itself for an untiled
+// file): false, with damage set, at the first it cannot start or whose
+// lossless frame holds more samples than the tile's photosites (the DNG
+// SDK requires exactly as many).
+bool rb_raw::tiles_start() {
+	LibRaw_abstract_datastream *in = libraw_internal_data.internal_data.input;
+	unsigned tw = libraw_internal_data.unpacker_data.tile_width;
+	unsigned tl = libraw_internal_data.unpacker_data.tile_length;
+	unsigned rw = imgdata.sizes.raw_width, rh = imgdata.sizes.raw_height;
+	INT64 base = libraw_internal_data.unpacker_data.data_offset;
+	if (rw == 0 || rh == 0 || tw == 0 || tl == 0) return true;
+	bool untiled = tl >= INT_MAX;
+	size_t across = untiled ? 1 : (size_t(rw) + tw - 1) / tw, down = untiled ? 1 : (size_t(rh) + tl - 1) / tl, ntiles = across * down;
+	if (ntiles > (1u << 20)) return true; // LibRaw's decoder as it is
+	// An untiled file's one frame may be a padded tile larger than the
+	// image: bounded only by the data after it (frame_start).
+	INT64 area = untiled ? 0 : INT64(tw) * INT64(tl);
+	for (size_t i = 0; i < ntiles; i++) {
+		INT64 pos = base;
+		if (!untiled) {
+			in->seek(base + INT64(4 * i), SEEK_SET);
+			pos = INT64(get4());
+		}
+		if (!frame_start(pos, i, ntiles, area)) return false;
+	}
+	return true;
+}
+
+// frame_start reports whether LibRaw's ljpeg_start starts the lossless
+// JPEG frame at pos (tile `tile` of ntiles) and whether its lossless
+// (SOF3) frame holds at most area samples (when area > 0), and at most 8
+// a byte of the file after pos (each sample takes a Huffman code of a bit
+// at least: a frame claiming more is not one a camera wrote, and LibRaw's
+// decoder would go through all it claims); when not, it says so in
+// damage.
+bool rb_raw::frame_start(INT64 pos, size_t tile, size_t ntiles, INT64 area) {
+	struct jhead jh;
+	LibRaw_abstract_datastream *in = libraw_internal_data.internal_data.input;
+	in->seek(pos, SEEK_SET);
+	int ok = ljpeg_start(&jh, 0);
+	ljpeg_end(&jh);
+	char where[64] = "";
+	if (ntiles > 1) snprintf(where, sizeof where, " of tile %zu of %zu", tile + 1, ntiles);
+	if (!ok) {
+		snprintf(damage, sizeof damage, "the lossless JPEG header%s (at byte %lld) is damaged", where, (long long)pos);
+		return false;
+	}
+	if (jh.algo != 0xc3) return true;
+	long long samples = (long long)jh.high * jh.wide * jh.clrs, bits = 8 * ((long long)in->size() - (long long)pos);
+	if (area > 0 && samples > area) {
+		snprintf(damage, sizeof damage, "the lossless JPEG frame%s (at byte %lld) claims %d × %d samples of %d components, more than the tile's %lld photosites", where, (long long)pos, jh.wide, jh.high, jh.clrs, (long long)area);
+		return false;
+	}
+	if (samples > bits) {
+		snprintf(damage, sizeof damage, "the lossless JPEG frame%s (at byte %lld) claims %d × %d samples of %d components, more than the rest of the file holds", where, (long long)pos, jh.wide, jh.high, jh.clrs);
+		return false;
+	}
+	return true;
 }
 
 // decode_tiles decodes every tile into rawdata.raw_image; false when one
@@ -220,6 +376,9 @@ bool rb_raw::decode_tile(rb_lj *d, const uint8_t *p, size_t n, bool at_eof, unsi
 	// It must write every photosite of its part of the image: whole rows
 	// of the wrap's width down to the tile's (or the image's) last row.
 	unsigned long long full = (unsigned long long)(d->high) * jwide / wrap;
+	// No more samples than the tile's (tiles_start refuses such a file;
+	// an untiled file's frame may be a padded tile larger than the image).
+	if (tl < INT_MAX && (unsigned long long)d->high * d->wide * d->clrs > (unsigned long long)tw * tl) return false;
 	if (full < (rh - trow < tl ? rh - trow : tl)) return false;
 	const ushort *curve = imgdata.color.curve;
 	unsigned row = 0, col = 0;
@@ -259,6 +418,10 @@ extern "C" int rb_unpack(libraw_data_t *lr) {
 
 extern "C" int rb_fast_tiles(libraw_data_t *lr) {
 	return static_cast<rb_raw *>(static_cast<LibRaw *>(lr->parent_class))->fast_tiles;
+}
+
+extern "C" const char *rb_damage(libraw_data_t *lr) {
+	return static_cast<rb_raw *>(static_cast<LibRaw *>(lr->parent_class))->damage;
 }
 
 extern "C" void rb_set_fast(int on) { rb_fast_off = !on; }

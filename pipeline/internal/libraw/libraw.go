@@ -313,7 +313,8 @@ func (h *Handle) checkThread() error {
 	return nil
 }
 
-// Open opens path (libraw_open_file) and reads its metadata.
+// Open opens path (libraw_open_file) and reads its metadata. A black
+// level above the white level fails it with ErrCorrupt (levelsError).
 func (h *Handle) Open(path string) error {
 	if err := h.checkThread(); err != nil {
 		return err
@@ -333,6 +334,9 @@ func (h *Handle) Open(path string) error {
 		return h.codeError("open", rc)
 	}
 	if err := h.dataError("open"); err != nil {
+		return err
+	}
+	if err := levelsError("open", &h.lr.color); err != nil {
 		return err
 	}
 	info := h.readInfo()
@@ -367,7 +371,10 @@ func (h *Handle) SetThreads(n int) error {
 // an error wrapping ErrCorrupt, and so do libjpeg's corrupt-data warnings
 // when this process's stderr is a file it can read back (a worker's: see
 // jpegwarn.go): "corrupt or truncated data: damaged JPEG data (libjpeg:
-// Corrupt JPEG data: bad Huffman code)".
+// Corrupt JPEG data: bad Huffman code)"; and so do a lossless-JPEG raw
+// LibRaw's decoder cannot start, or whose frame claims more samples than
+// its tile (fastraw.cpp, with the bundled LibRaw), and a black level the
+// masked pixels put above the white level.
 func (h *Handle) Unpack() error {
 	if err := h.checkThread(); err != nil {
 		return err
@@ -376,6 +383,9 @@ func (h *Handle) Unpack() error {
 	mark := stderrMark()
 	if rc := C.rb_unpack(h.lr); rc != C.LIBRAW_SUCCESS {
 		return h.codeError("unpack", rc)
+	}
+	if d := C.GoString(C.rb_damage(h.lr)); d != "" {
+		return &Error{Op: "unpack", Msg: d, kind: rawerr.ErrCorrupt}
 	}
 	if err := h.dataError("unpack"); err != nil {
 		return err
@@ -386,7 +396,8 @@ func (h *Handle) Unpack() error {
 	if n := int64(C.rb_stream_eof_reads(h.stream)); n > maxEOFReads {
 		return &Error{Op: "unpack", Msg: fmt.Sprintf("file ends before the image data does (%d reads past the end)", n), kind: rawerr.ErrCorrupt}
 	}
-	return nil
+	// The black level from the masked pixels (crop_masked_pixels).
+	return levelsError("unpack", &h.lr.rawdata.color)
 }
 
 // Process sets p and runs LibRaw's processing (libraw_dcraw_process):

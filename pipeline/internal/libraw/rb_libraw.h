@@ -47,6 +47,7 @@ int rb_fixed_maximum(libraw_data_t *lr);
 libraw_data_t *rb_new(unsigned flags);
 int rb_unpack(libraw_data_t *lr);
 int rb_fast_tiles(libraw_data_t *lr);
+const char *rb_damage(libraw_data_t *lr);
 void rb_set_fast(int on);
 long long rb_tile_batch_bytes(void);
 

@@ -1,0 +1,53 @@
+package header
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rawbatch/rawbatch/internal/rawerr"
+	"github.com/rawbatch/rawbatch/pipeline/synthdng"
+)
+
+// TestTilesPastTheEnd: a tiled lossless-JPEG ARW or DNG cut short, so
+// that a tile's TileOffsets+TileByteCounts extent passes the end of the
+// file, is truncated (ErrCorrupt, ErrTruncated) whichever tile it is. A
+// Sony ARW also lists its first tile as its one strip (StripOffsets,
+// StripByteCounts), and only that was checked: an ARW cut in half, or by
+// a byte, passed.
+func TestTilesPastTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	scene := func(x, y, c int) float64 { return float64((x*7+y*13+c*5)%97) / 97 }
+	arw := filepath.Join(dir, "a.arw")
+	if err := synthdng.WriteSonyLosslessARW(arw, synthdng.ARWSpec{Width: 600, Height: 400, TileWidth: 256, TileLength: 256,
+		Bits: 14, BlackLevel: 512, WhiteLevel: 16383, Model: synthdng.RealModel, Scene: scene}); err != nil {
+		t.Fatal(err)
+	}
+	dng := filepath.Join(dir, "d.dng")
+	if err := synthdng.WriteFile(dng, synthdng.Spec{Width: 600, Height: 400, BlackLevel: 512, WhiteLevel: 16383,
+		Compression: 7, TileSize: 256, Scene: scene}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{arw, dng} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(p); err != nil {
+			t.Fatalf("%s whole: %v", filepath.Base(p), err)
+		}
+		for _, cut := range []int{1, 2, 64, len(data) / 2} {
+			q := filepath.Join(dir, fmt.Sprintf("cut%d-%s", cut, filepath.Base(p)))
+			if err := os.WriteFile(q, data[:len(data)-cut], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Read(q)
+			if !errors.Is(err, rawerr.ErrCorrupt) || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), fmt.Sprintf("past the end of the %d-byte file", len(data)-cut)) {
+				t.Errorf("%s less %d bytes: %v, want truncated", filepath.Base(p), cut, err)
+			}
+		}
+	}
+}
