@@ -100,8 +100,12 @@ func (b *Band) SetGrid(g *Nodes) (shift int, ok bool) {
 func (b *Band) Empty() bool { return b.gains == nil && b.g == nil }
 
 // bandScratch is one goroutine's positions: upright (3 channels of w)
-// and in the sensor's frame (max(sw, sh)), and a column of nodes.
-type bandScratch struct{ sx, sy, tx, ty, cx, cy []float32 }
+// and in the sensor's frame (max(sw, sh)), a column of nodes, and the
+// sampler's scratch.
+type bandScratch struct {
+	sx, sy, tx, ty, cx, cy []float32
+	row                    warp.RowBuf
+}
 
 // Lookahead is the rows below a row the filter reads.
 func (b *Band) Lookahead() int {
@@ -269,7 +273,7 @@ func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
 				for ch := 0; ch < 3; ch++ {
 					b.positions(y, ch, sc.sx[ch*b.w:(ch+1)*b.w], sc.sy[ch*b.w:(ch+1)*b.w], sc)
 				}
-				win.SampleRow3(sc.sx, sc.sy, row(y))
+				win.SampleRow3Buf(sc.sx, sc.sy, row(y), &sc.row)
 			}
 		})
 	}
