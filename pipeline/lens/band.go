@@ -100,8 +100,12 @@ func (b *Band) SetGrid(g *Nodes) (shift int, ok bool) {
 func (b *Band) Empty() bool { return b.gains == nil && b.g == nil }
 
 // bandScratch is one goroutine's positions: upright (3 channels of w)
-// and in the sensor's frame (max(sw, sh)), and a column of nodes.
-type bandScratch struct{ sx, sy, tx, ty, cx, cy []float32 }
+// and in the sensor's frame (max(sw, sh)), a column of nodes, and the
+// sampler's scratch.
+type bandScratch struct {
+	sx, sy, tx, ty, cx, cy []float32
+	row                    warp.RowBuf
+}
 
 // Lookahead is the rows below a row the filter reads.
 func (b *Band) Lookahead() int {
@@ -119,15 +123,14 @@ func (b *Band) Lookahead() int {
 // plus one for the rounding of the interpolation. ok false when a
 // position is not finite.
 func ShiftRows(g *Nodes, transposed bool) (int, bool) {
-	nx := len(g.xs)
 	worst := 0.0
 	for j, y := range g.ys {
 		for k, x := range g.xs {
-			node := g.pos[(j*nx+k)*6 : (j*nx+k)*6+6]
 			for ch := 0; ch < 3; ch++ {
-				d := float64(node[2*ch+1]) - float64(y)
+				nx, ny := g.node(j, k, ch)
+				d := float64(ny) - float64(y)
 				if transposed {
-					d = float64(node[2*ch]) - float64(x)
+					d = float64(nx) - float64(x)
 				}
 				worst = max(worst, math.Abs(d))
 			}
@@ -269,7 +272,7 @@ func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
 				for ch := 0; ch < 3; ch++ {
 					b.positions(y, ch, sc.sx[ch*b.w:(ch+1)*b.w], sc.sy[ch*b.w:(ch+1)*b.w], sc)
 				}
-				win.SampleRow3(sc.sx, sc.sy, row(y))
+				win.SampleRow3Buf(sc.sx, sc.sy, row(y), &sc.row)
 			}
 		})
 	}
@@ -419,14 +422,13 @@ func (b *Band) positions(uy, ch int, usx, usy []float32, sc *bandScratch) {
 // at x (into sc.cx, sc.cy), then each row between its two node rows.
 func (b *Band) col(x, ch int, sx, sy []float32, sc *bandScratch) {
 	g := b.g
-	nx := len(g.xs)
 	k, t := int(g.kx[x]), g.tx[x]
 	cx, cy := sc.cx[:len(g.ys)], sc.cy[:len(g.ys)]
 	for j := range g.ys {
-		a := g.pos[(j*nx+k)*6+2*ch:]
-		c := g.pos[(j*nx+k+1)*6+2*ch:]
-		cx[j] = a[0] + t*(c[0]-a[0])
-		cy[j] = a[1] + t*(c[1]-a[1])
+		ax, ay := g.node(j, k, ch)
+		cx0, cy0 := g.node(j, k+1, ch)
+		cx[j] = ax + t*(cx0-ax)
+		cy[j] = ay + t*(cy0-ay)
 	}
 	last := len(g.ys) - 1
 	sy = sy[:len(sx)]

@@ -53,11 +53,17 @@ func BenchmarkLensStream(b *testing.B) {
 		}
 		return nil
 	}
-	grid, err := NewNodes(w, h, m.Points)
-	if err != nil {
+	// lensfun's positions of each node row (NewNodes asks for one at a
+	// time), by the row's y.
+	rows := map[float32][]float32{}
+	if _, err := NewNodes(w, h, func(dst, xy []float32) error {
+		err := m.Points(dst, xy)
+		rows[xy[1]] = append([]float32(nil), dst...)
+		return err
+	}); err != nil {
 		b.Fatal(err)
 	}
-	points := func(dst, xy []float32) error { copy(dst, grid.pos); return nil }
+	points := func(dst, xy []float32) error { copy(dst, rows[xy[1]]); return nil }
 	src := make([]float32, w*h*3)
 	for i := range src {
 		src[i] = float32(i%977) / 977

@@ -54,26 +54,74 @@ func vecGains(row, a, b []float32, t float32) int {
 
 // vecRow is Nodes.row's loop over its first n intervals of exactly eight
 // pixels (Step = 8: interval k is pixels 8k to 8k+7): px = ax + t·dx,
-// py = ay + t·dy with node k's ax, ay, dx, dy (line[4k:4k+4], broadcast
-// by permutations of the vector loaded from there: a scalar float load
-// between the vector instructions would be an SSE one) and each pixel's
-// fraction t; the operations of the scalar loop (multiply, then add), so
-// the same values. It returns how many pixels it did (8n; none on a CPU
-// without AVX2). line holds at least 4k+8 floats for each k < n.
-func vecRow(line, t, px, py []float32, n int) int {
-	if !vec || Step != 8 || n <= 0 || 4*n+4 > len(line) || 8*n > len(t) || 8*n > len(px) || 8*n > len(py) {
+// py = ay + t·dy with node k's ax, ay, dx, dy (lx, ly, dx, dy [k],
+// broadcast by permutations of the eight nodes' vectors loaded from
+// there, eight intervals at a time: a scalar float load between the
+// vector instructions would be an SSE one) and each pixel's fraction t;
+// the operations of the scalar loop (multiply, then add), so the same
+// values. It returns how many pixels it did (8n; none on a CPU without
+// AVX2). lx, ly, dx and dy hold at least n+8 floats each.
+func vecRow(lx, ly, dx, dy, t, px, py []float32, n int) int {
+	if !vec || Step != 8 || n <= 0 || n+8 > len(lx) || n+8 > len(ly) || n+8 > len(dx) || n+8 > len(dy) || 8*n > len(t) || 8*n > len(px) || 8*n > len(py) {
 		return 0
 	}
-	i0 := archsimd.BroadcastInt32x8(0).AsUint32x8()
-	i1 := archsimd.BroadcastInt32x8(1).AsUint32x8()
-	i2 := archsimd.BroadcastInt32x8(2).AsUint32x8()
-	i3 := archsimd.BroadcastInt32x8(3).AsUint32x8()
-	for k := range n {
-		node := archsimd.LoadFloat32x8((*[8]float32)(line[4*k : 4*k+8]))
-		tv := archsimd.LoadFloat32x8((*[8]float32)(t[8*k : 8*k+8]))
-		node.Permute(i0).Add(tv.Mul(node.Permute(i2))).Store((*[8]float32)(px[8*k : 8*k+8]))
-		node.Permute(i1).Add(tv.Mul(node.Permute(i3))).Store((*[8]float32)(py[8*k : 8*k+8]))
+	for k0 := 0; k0 < n; k0 += 8 {
+		ax := archsimd.LoadFloat32x8((*[8]float32)(lx[k0 : k0+8]))
+		ay := archsimd.LoadFloat32x8((*[8]float32)(ly[k0 : k0+8]))
+		ex := archsimd.LoadFloat32x8((*[8]float32)(dx[k0 : k0+8]))
+		ey := archsimd.LoadFloat32x8((*[8]float32)(dy[k0 : k0+8]))
+		for i := range min(8, n-k0) {
+			l := archsimd.LoadInt32x8(&laneOf[i]).AsUint32x8()
+			k := k0 + i
+			tv := archsimd.LoadFloat32x8((*[8]float32)(t[8*k : 8*k+8]))
+			ax.Permute(l).Add(tv.Mul(ex.Permute(l))).Store((*[8]float32)(px[8*k : 8*k+8]))
+			ay.Permute(l).Add(tv.Mul(ey.Permute(l))).Store((*[8]float32)(py[8*k : 8*k+8]))
+		}
 	}
 	archsimd.ClearAVXUpperBits()
 	return 8 * n
+}
+
+// laneOf[i] is lane i in every lane: Permute's indices that broadcast it.
+var laneOf = [8][8]int32{
+	{0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1, 1, 1}, {2, 2, 2, 2, 2, 2, 2, 2}, {3, 3, 3, 3, 3, 3, 3, 3},
+	{4, 4, 4, 4, 4, 4, 4, 4}, {5, 5, 5, 5, 5, 5, 5, 5}, {6, 6, 6, 6, 6, 6, 6, 6}, {7, 7, 7, 7, 7, 7, 7, 7},
+}
+
+// vecLerpRow is lerpRow's loop over the first multiple of eight of the
+// nodes: l = a + t·(b − a), the scalar loop's operations (subtract,
+// multiply, add), so the same values; it returns how many it did (none on
+// a CPU without AVX2).
+func vecLerpRow(a, b []float32, t float32, l []float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(a) &^ 7
+	b, l = b[:n], l[:n]
+	T := archsimd.BroadcastFloat32x8(t)
+	for k := 0; k < n; k += 8 {
+		av := archsimd.LoadFloat32x8((*[8]float32)(a[k : k+8]))
+		bv := archsimd.LoadFloat32x8((*[8]float32)(b[k : k+8]))
+		av.Add(T.Mul(bv.Sub(av))).Store((*[8]float32)(l[k : k+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// vecDiffRow is diffRow's loop over the first multiple of eight of the
+// differences d[k] = l[k+1] − l[k] (k < len(l) − 1); it returns how many
+// it did (none on a CPU without AVX2).
+func vecDiffRow(l, d []float32) int {
+	if !vec || len(l) == 0 {
+		return 0
+	}
+	n := (len(l) - 1) &^ 7
+	d = d[:n]
+	for k := 0; k < n; k += 8 {
+		a := archsimd.LoadFloat32x8((*[8]float32)(l[k : k+8]))
+		b := archsimd.LoadFloat32x8((*[8]float32)(l[k+1 : k+9]))
+		b.Sub(a).Store((*[8]float32)(d[k : k+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
 }

@@ -116,8 +116,9 @@ func TestVecRow(t *testing.T) {
 				for x := range w {
 					k := int(g.kx[x])
 					node := func(k int) (float32, float32) {
-						a, b := g.pos[(j*nx+k)*6+2*ch:], g.pos[(j1*nx+k)*6+2*ch:]
-						return a[0] + ty*(b[0]-a[0]), a[1] + ty*(b[1]-a[1])
+						ax, ay := g.node(j, k, ch)
+						bx, by := g.node(j1, k, ch)
+						return ax + ty*(bx-ax), ay + ty*(by-ay)
 					}
 					ax, ay := node(k)
 					var dx, dy float32
@@ -129,6 +130,38 @@ func TestVecRow(t *testing.T) {
 						t.Fatalf("width %d, row %d, channel %d, pixel %d: (%v, %v), the scalar loop's (%v, %v)", w, y, ch, x, sx[x], sy[x], wx, wy)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestVecLerpDiffRow: a node row interpolated in y (vecLerpRow) and its
+// differences to the next node (vecDiffRow) are the scalar loops' values
+// for rows of 1 to 40 nodes, and the kernels do the whole groups of eight
+// (of the differences: of the first len−1).
+func TestVecLerpDiffRow(t *testing.T) {
+	testtool.NeedVector(t, vec)
+	rng := rand.New(rand.NewPCG(13, 14))
+	for nx := 1; nx <= 40; nx++ {
+		a, b := make([]float32, nx), make([]float32, nx)
+		for k := range a {
+			a[k], b[k] = rng.Float32()*6000, rng.Float32()*6000
+		}
+		ty := rng.Float32()
+		l, d := make([]float32, nx), make([]float32, nx)
+		n := vecLerpRow(a, b, ty, l)
+		m := vecDiffRow(a, d)
+		if vec && (n != nx&^7 || m != (nx-1)&^7) || !vec && (n != 0 || m != 0) {
+			t.Fatalf("%d nodes: vecLerpRow did %d, vecDiffRow %d, with AVX2 %v", nx, n, m, vec)
+		}
+		for k := range n {
+			if want := a[k] + ty*(b[k]-a[k]); l[k] != want {
+				t.Fatalf("%d nodes: node %d interpolated %v, the scalar loop's %v", nx, k, l[k], want)
+			}
+		}
+		for k := range m {
+			if want := a[k+1] - a[k]; d[k] != want {
+				t.Fatalf("%d nodes: difference %d is %v, the scalar loop's %v", nx, k, d[k], want)
 			}
 		}
 	}

@@ -96,16 +96,24 @@ func nodeGains(devignette func(pix []float32, y0, rows int) error, w, h int) ([]
 }
 
 // Nodes is the grid of nodes of a w×h image: columns 0, step, 2·step,
-// …, and w−1 (rows alike), with 6 float32 a node (x, y of red, green and
-// blue in the uncorrected image) from points (lensfun.Modifier.Points).
+// …, and w−1 (rows alike), with the source positions x, y of red, green
+// and blue in the uncorrected image of each node from points
+// (lensfun.Modifier.Points), held planar: plane 2·ch is channel ch's x of
+// every node, plane 2·ch+1 its y, node row j at j·len(xs) (node).
 type Nodes struct {
 	xs, ys []int // the nodes' columns and rows
-	pos    []float32
+	pl     []float32
 	// kx, tx: for each column, the node to its left (its right one is
 	// kx+1) and the fraction of the way to the right one.
 	kx      []int32
 	tx      []float32
 	scratch sync.Pool // *[]float32: a row of nodes interpolated in y
+}
+
+// node is the source position of channel ch at node k of node row j.
+func (g *Nodes) node(j, k, ch int) (x, y float32) {
+	n, i := len(g.xs)*len(g.ys), j*len(g.xs)+k
+	return g.pl[2*ch*n+i], g.pl[(2*ch+1)*n+i]
 }
 
 // nodeCoords are the node coordinates along a side of n pixels: every
@@ -120,31 +128,33 @@ func nodeCoords(n int) []int {
 
 // NewNodes computes the grid of nodes of a w×h image from points
 // (lensfun.Modifier.Points: source positions x, y of red, green and blue
-// for each x, y of xy), on the calling goroutine; points' error is
-// returned as is.
+// for each x, y of xy), called once a node row, on the calling
+// goroutine; points' error is returned as is.
 func NewNodes(w, h int, points func(dst, xy []float32) error) (*Nodes, error) {
 	g := &Nodes{xs: nodeCoords(w), ys: nodeCoords(h)}
-	xy := make([]float32, 0, 2*len(g.xs)*len(g.ys))
-	for _, y := range g.ys {
-		for _, x := range g.xs {
-			xy = append(xy, float32(x), float32(y))
-		}
-	}
-	g.pos = make([]float32, 3*len(xy))
-	if err := points(g.pos, xy); err != nil {
-		return nil, err
-	}
-	if len(g.xs) == 1 {
+	nx, ny := len(g.xs), len(g.ys)
+	xy, pos := make([]float32, 2*nx), make([]float32, 6*nx)
+	if nx == 1 {
 		// A one-pixel-wide image: its one node twice.
 		g.xs = append(g.xs, g.xs[0])
-		pos := make([]float32, 0, 2*len(g.pos))
-		for k := 0; k < len(g.ys); k++ {
-			node := g.pos[k*6 : k*6+6]
-			pos = append(append(pos, node...), node...)
-		}
-		g.pos = pos
 	}
-	nx := len(g.xs)
+	n := len(g.xs) * ny
+	g.pl = make([]float32, 6*n)
+	for j, y := range g.ys {
+		for k, x := range g.xs[:nx] {
+			xy[2*k], xy[2*k+1] = float32(x), float32(y)
+		}
+		if err := points(pos, xy); err != nil {
+			return nil, err
+		}
+		for k := range g.xs {
+			node := pos[6*min(k, nx-1) : 6*min(k, nx-1)+6]
+			for c, v := range node {
+				g.pl[c*n+j*len(g.xs)+k] = v
+			}
+		}
+	}
+	nx = len(g.xs)
 	g.kx, g.tx = make([]int32, w), make([]float32, w)
 	for i := 0; i < w; i++ {
 		k := min(i/Step, nx-2)
@@ -153,14 +163,15 @@ func NewNodes(w, h int, points func(dst, xy []float32) error) (*Nodes, error) {
 			g.tx[i] = float32(i-g.xs[k]) / float32(g.xs[k+1]-g.xs[k])
 		}
 	}
-	g.scratch.New = func() any { b := make([]float32, 4*nx); return &b }
+	g.scratch.New = func() any { b := make([]float32, 4*(nx+8)); return &b }
 	return g, nil
 }
 
 // row fills sx, sy with the interpolated source positions of channel ch
 // for output row y: the node rows above and below are interpolated in y
-// once, into scratch, then each pixel between its two nodes in x
-// (precomputed columns: kx, tx).
+// once, into scratch (the nodes' x, y, and the differences to the next
+// node's, planar: lerpRow, diffRow), then each pixel between its two
+// nodes in x (precomputed columns: kx, tx).
 func (g *Nodes) row(y, ch int, sx, sy []float32) {
 	j := 0
 	if len(g.ys) > 1 {
@@ -172,24 +183,23 @@ func (g *Nodes) row(y, ch int, sx, sy []float32) {
 		ty = float32(y-g.ys[j]) / float32(g.ys[j1]-g.ys[j])
 	}
 	nx := len(g.xs)
+	n := nx * len(g.ys)
 	bp := g.scratch.Get().(*[]float32)
 	defer g.scratch.Put(bp)
-	if cap(*bp) < 4*nx {
-		*bp = make([]float32, 4*nx)
+	if cap(*bp) < 4*(nx+8) {
+		*bp = make([]float32, 4*(nx+8))
 	}
-	// line[4k:4k+4]: node k's x, y, and the differences to node k+1's.
-	line := (*bp)[:4*nx]
-	r0, r1 := g.pos[j*nx*6:(j+1)*nx*6], g.pos[j1*nx*6:(j1+1)*nx*6]
-	for k := 0; k < nx; k++ {
-		a, b := r0[k*6+2*ch:k*6+2*ch+2], r1[k*6+2*ch:k*6+2*ch+2]
-		n := line[4*k : 4*k+4 : 4*k+4]
-		n[0] = a[0] + ty*(b[0]-a[0])
-		n[1] = a[1] + ty*(b[1]-a[1])
-		if k > 0 {
-			line[4*k-2], line[4*k-1] = n[0]-line[4*k-4], n[1]-line[4*k-3]
-		}
-	}
-	line[4*nx-2], line[4*nx-1] = 0, 0
+	// lx, ly: the nodes' x and y on row y; dx, dy: the differences to
+	// the next node's (0 at the last). Each is padded to nx+8 floats, for
+	// vecRow's loads of eight.
+	line := (*bp)[:4*(nx+8)]
+	lx, ly := line[:nx+8], line[nx+8:2*(nx+8)]
+	dx, dy := line[2*(nx+8):3*(nx+8)], line[3*(nx+8):]
+	px, py := g.pl[2*ch*n:(2*ch+1)*n], g.pl[(2*ch+1)*n:(2*ch+2)*n]
+	lerpRow(px[j*nx:(j+1)*nx], px[j1*nx:(j1+1)*nx], ty, lx[:nx])
+	lerpRow(py[j*nx:(j+1)*nx], py[j1*nx:(j1+1)*nx], ty, ly[:nx])
+	diffRow(lx[:nx], dx[:nx])
+	diffRow(ly[:nx], dy[:nx])
 	sy = sy[:len(sx)]
 	tx := g.tx[:len(sx)]
 	// The pixels between node k and node k+1 (columns xs[k] to
@@ -201,26 +211,48 @@ func (g *Nodes) row(y, ch int, sx, sy []float32) {
 	if nx > 2 {
 		full = min(nx-2, len(sx)/Step)
 	}
-	for i := vecRow(line, tx, sx, sy, full); i < len(sx); {
+	for i := vecRow(lx, ly, dx, dy, tx, sx, sy, full); i < len(sx); {
 		k := int(g.kx[i])
 		end := len(sx)
 		if k+2 < nx {
 			end = min(end, g.xs[k+1])
 		}
-		a := line[4*k : 4*k+4 : 4*k+4]
-		ax, ay, dx, dy := a[0], a[1], a[2], a[3]
+		ax, ay, ex, ey := lx[k], ly[k], dx[k], dy[k]
 		ts, px, py := tx[i:end], sx[i:end], sy[i:end]
 		py = py[:len(px)]
-		if len(px) == 8 && vecLerp8(ts, px, py, ax, ay, dx, dy) {
+		if len(px) == 8 && vecLerp8(ts, px, py, ax, ay, ex, ey) {
 			i = end
 			continue
 		}
 		for n, t := range ts[:len(px)] {
-			px[n] = ax + t*dx
-			py[n] = ay + t*dy
+			px[n] = ax + t*ex
+			py[n] = ay + t*ey
 		}
 		i = end
 	}
+}
+
+// lerpRow sets l[k] = a[k] + t·(b[k] − a[k]): a node row interpolated in
+// y, eight at a time where the build allows (vecLerpRow).
+func lerpRow(a, b []float32, t float32, l []float32) {
+	b, l = b[:len(a)], l[:len(a)]
+	for k := vecLerpRow(a, b, t, l); k < len(a); k++ {
+		l[k] = a[k] + t*(b[k]-a[k])
+	}
+}
+
+// diffRow sets d[k] = l[k+1] − l[k], and 0 at the last: the differences
+// of a row of nodes to the next, eight at a time where the build allows
+// (vecDiffRow).
+func diffRow(l, d []float32) {
+	if len(l) == 0 {
+		return
+	}
+	d = d[:len(l)]
+	for k := vecDiffRow(l, d); k < len(l)-1; k++ {
+		d[k] = l[k+1] - l[k]
+	}
+	d[len(l)-1] = 0
 }
 
 // Remap resamples src (w×h×3) through per-channel source positions

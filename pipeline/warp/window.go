@@ -34,45 +34,88 @@ func Deinterleave3(dst, src []float32) {
 // on the whole image (so the values are the same). A tap on a row of the
 // image outside the window takes the window's nearest row: the caller
 // holds every row its positions reach (±2 rows of the kernel).
-func (win Window) SampleRow3(sx, sy, row []float32) {
+func (win Window) SampleRow3(sx, sy, row []float32) { win.SampleRow3Buf(sx, sy, row, nil) }
+
+// RowBuf is SampleRow3Buf's scratch, reused from row to row: the
+// channels' samples planar and the groups the vector path leaves.
+type RowBuf struct {
+	planar []float32
+	skip   []int32
+}
+
+// SampleRow3Buf is SampleRow3 with its scratch in buf (nil: its own).
+// Each channel's whole groups of eight pixels are sampled into planar
+// values, by the vector path where it takes them (vecSampleRun) and by
+// the scalar path where not, then interleaved into row; the last pixels
+// (dw mod 8) go straight to row by the scalar path.
+func (win Window) SampleRow3Buf(sx, sy, row []float32, buf *RowBuf) {
+	if buf == nil {
+		buf = &RowBuf{}
+	}
 	dw := len(row) / 3
+	n := dw / 8
+	if cap(buf.planar) < 24*n {
+		buf.planar = make([]float32, 24*n)
+	}
+	if cap(buf.skip) < n {
+		buf.skip = make([]int32, 0, n)
+	}
+	planar := buf.planar[:24*n]
+	for ch := 0; ch < 3; ch++ {
+		csx, csy := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
+		dst := planar[8*n*ch : 8*n*(ch+1)]
+		buf.skip = vecSampleRun(&win, ch, csx, csy, dst, buf.skip[:0])
+		for _, g := range buf.skip {
+			x := 8 * int(g)
+			win.sampleRun(ch, csx[x:x+8], csy[x:x+8], dst[x:x+8], 1)
+		}
+		if x0 := 8 * n; x0 < dw {
+			win.sampleRun(ch, csx[x0:], csy[x0:], row[3*x0+ch:], 3)
+		}
+	}
+	interleave3(planar[:8*n], planar[8*n:16*n], planar[16*n:], row[:24*n])
+}
+
+// interleave3 writes the planar pixels r, g, b to dst interleaved (R, G,
+// B of each pixel in turn).
+func interleave3(r, g, b, dst []float32) {
+	x := vecInterleave3(r, g, b, dst)
+	g, b = g[:len(r)], b[:len(r)]
+	for ; x < len(r); x++ {
+		p := dst[3*x : 3*x+3 : 3*x+3]
+		p[0], p[1], p[2] = r[x], g[x], b[x]
+	}
+}
+
+// sampleRun is SampleRow3's scalar path: channel ch of the pixels whose
+// positions are sx, sy, pixel i's into out[stride·i].
+func (win Window) sampleRun(ch int, sx, sy, out []float32, stride int) {
 	w, h := win.W, win.H
 	xMax, yMax := float32(w-2), float32(h-2)
 	lo, hi := win.Lo, win.Lo+len(win.Rows)
-	for ch := 0; ch < 3; ch++ {
-		csx, csy := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
-		out := row[ch:]
-		plane := ch * w
-		// Eight positions at a time where the vector path takes them
-		// (vecSample8), else each alone.
-		for x0 := 0; x0 < dw; x0 += 8 {
-			x1 := min(x0+8, dw)
-			if x1-x0 == 8 && vecSample8(csx[x0:], csy[x0:], ch, w, xMax, yMax, win.Rows, lo, true, out[3*x0:]) {
-				continue
-			}
-			for x := x0; x < x1; x++ {
-				px, py := csx[x], csy[x]
-				if !(px >= 1 && py >= 1 && px < xMax && py < yMax) || int(py)-1 < lo || int(py)+2 >= hi {
-					out[3*x] = win.sample(ch, px, py)
-					continue
-				}
-				ix, iy := int(px), int(py)
-				fx, fy := px-float32(ix), py-float32(iy)
-				wx0, wx1, wx2, wx3 := keys4(fx)
-				wy0, wy1, wy2, wy3 := keys4(fy)
-				c := plane + ix - 1
-				rows := win.Rows[iy-1-lo : iy+3-lo : iy+3-lo]
-				r := rows[0][c : c+4]
-				v0 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
-				r = rows[1][c : c+4]
-				v1 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
-				r = rows[2][c : c+4]
-				v2 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
-				r = rows[3][c : c+4]
-				v3 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
-				out[3*x] = wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
-			}
+	plane := ch * w
+	sy = sy[:len(sx)]
+	for x, px := range sx {
+		py := sy[x]
+		if !(px >= 1 && py >= 1 && px < xMax && py < yMax) || int(py)-1 < lo || int(py)+2 >= hi {
+			out[stride*x] = win.sample(ch, px, py)
+			continue
 		}
+		ix, iy := int(px), int(py)
+		fx, fy := px-float32(ix), py-float32(iy)
+		wx0, wx1, wx2, wx3 := keys4(fx)
+		wy0, wy1, wy2, wy3 := keys4(fy)
+		c := plane + ix - 1
+		rows := win.Rows[iy-1-lo : iy+3-lo : iy+3-lo]
+		r := rows[0][c : c+4]
+		v0 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
+		r = rows[1][c : c+4]
+		v1 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
+		r = rows[2][c : c+4]
+		v2 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
+		r = rows[3][c : c+4]
+		v3 := wx0*r[0] + wx1*r[1] + wx2*r[2] + wx3*r[3]
+		out[stride*x] = wy0*v0 + wy1*v1 + wy2*v2 + wy3*v3
 	}
 }
 

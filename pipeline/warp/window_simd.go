@@ -198,3 +198,157 @@ func keys8(f archsimd.Float32x8) (w0, w1, w2, w3 archsimd.Float32x8) {
 	w3 = h.Mul(f)
 	return
 }
+
+// vecSampleRun is the vector path of Window.SampleRow3 over the groups of
+// one channel's row: for each group g of eight positions (sx, sy
+// [8g:8g+8], g < len(dst)/8) the bicubic of channel ch of the window's
+// planar rows, as vecSample8 computes it, into dst[8g:8g+8]. The groups
+// it does not take are appended to skip, which it returns; none are
+// taken (every group is in skip) on a CPU without AVX2. Its loop calls
+// nothing: the checks are vector compares against the first lane's
+// column and row, which need the lanes' columns to grow along the row
+// (the first lane's the smallest, as a lens correction's positions do),
+// and where the lanes' columns are consecutive but for one step of two
+// or of none (a local scale within a seventh of one: the lanes' columns
+// less their lane numbers take two neighbouring values), a tap's values
+// are the merge of two loads from the row instead of picks from two
+// vectors (tapsOf).
+func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []int32 {
+	n := len(dst) / 8
+	if !vec {
+		for g := range n {
+			skip = append(skip, int32(g))
+		}
+		return skip
+	}
+	w, lo, rows := win.W, win.Lo, win.Rows
+	hi := lo + len(rows)
+	sx, sy, dst = sx[:8*n], sy[:8*n], dst[:8*n]
+	one := archsimd.BroadcastFloat32x8(1)
+	xMax, yMax := archsimd.BroadcastFloat32x8(float32(w-2)), archsimd.BroadcastFloat32x8(float32(win.H-2))
+	first := archsimd.Int32x8{}.AsUint32x8() // Permute's indices: lane 0 everywhere
+	iZero := archsimd.Int32x8{}
+	iOne, iMinusOne := archsimd.BroadcastInt32x8(1), archsimd.BroadcastInt32x8(-1)
+	iTwo, iMinusTwo, iThirteen := archsimd.BroadcastInt32x8(2), archsimd.BroadcastInt32x8(-2), archsimd.BroadcastInt32x8(13)
+	consecutive := archsimd.LoadInt32x8(&lanes)
+	plane := ch * w
+	for g := 0; g < n; g++ {
+		x := archsimd.LoadFloat32x8((*[8]float32)(sx[8*g : 8*g+8]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(sy[8*g : 8*g+8]))
+		in := x.GreaterEqual(one).And(y.GreaterEqual(one)).And(x.Less(xMax)).And(y.Less(yMax))
+		ix, iy := x.ConvertToInt32(), y.ConvertToInt32()
+		// off: the lanes' columns less the first lane's (0 to 12); dy:
+		// their rows less the first lane's (−1 to 1, not both signs).
+		off := ix.Sub(ix.Permute(first))
+		dy := iy.Sub(iy.Permute(first))
+		ok := in.And(off.Greater(iMinusOne)).And(iThirteen.Greater(off)).And(dy.Greater(iMinusTwo)).And(iTwo.Greater(dy))
+		above, below := iZero.Greater(dy).ToBits(), dy.Greater(iZero).ToBits()
+		a, b := int(ix.GetLo().GetElem(0)), int(iy.GetLo().GetElem(0))
+		y0, y1 := b, b
+		if above != 0 {
+			y0--
+		}
+		if below != 0 {
+			y1++
+		}
+		if ok.ToBits() != 0xff || above != 0 && below != 0 || a+15 > w || y0-1 < lo || y1+2 >= hi {
+			skip = append(skip, int32(g))
+			continue
+		}
+		base := 4 * (plane + a - 1)
+		r := rows[y0-1-lo : y1+3-lo : y1+3-lo]
+		p0 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[0][:3*w])), base)
+		p1 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[1][:3*w])), base)
+		p2 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[2][:3*w])), base)
+		p3 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[3][:3*w])), base)
+		p4 := p3
+		if y1 != y0 {
+			p4 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[4][:3*w])), base)
+		}
+		wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
+		wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
+		var v0, v1, v2, v3, v4 archsimd.Float32x8
+		e := off.Sub(consecutive) // lane i's column less the first's less i
+		if e.Equal(iZero).ToBits() == 0xff {
+			v0, v1 = tapsAt(p0, wx0, wx1, wx2, wx3), tapsAt(p1, wx0, wx1, wx2, wx3)
+			v2, v3 = tapsAt(p2, wx0, wx1, wx2, wx3), tapsAt(p3, wx0, wx1, wx2, wx3)
+			if y1 != y0 {
+				v4 = tapsAt(p4, wx0, wx1, wx2, wx3)
+			}
+		} else if up, down := e.Equal(iOne), e.Equal(iMinusOne); up.Or(down).Or(e.Equal(iZero)).ToBits() == 0xff && (down.ToBits() == 0 || a >= 2) && (up.ToBits() == 0 || down.ToBits() == 0) {
+			// The lanes of up (down) take their taps one column to the
+			// right (left) of the consecutive ones.
+			if down.ToBits() == 0 {
+				v0, v1 = tapsRight(p0, up, wx0, wx1, wx2, wx3), tapsRight(p1, up, wx0, wx1, wx2, wx3)
+				v2, v3 = tapsRight(p2, up, wx0, wx1, wx2, wx3), tapsRight(p3, up, wx0, wx1, wx2, wx3)
+				if y1 != y0 {
+					v4 = tapsRight(p4, up, wx0, wx1, wx2, wx3)
+				}
+			} else {
+				v0, v1 = tapsLeft(p0, down, wx0, wx1, wx2, wx3), tapsLeft(p1, down, wx0, wx1, wx2, wx3)
+				v2, v3 = tapsLeft(p2, down, wx0, wx1, wx2, wx3), tapsLeft(p3, down, wx0, wx1, wx2, wx3)
+				if y1 != y0 {
+					v4 = tapsLeft(p4, down, wx0, wx1, wx2, wx3)
+				}
+			}
+		} else {
+			seven := archsimd.BroadcastInt32x8(7)
+			i1 := off.Add(iOne)
+			i2 := off.Add(iTwo)
+			i3 := off.Add(archsimd.BroadcastInt32x8(3))
+			u0, u1, u2, u3 := off.AsUint32x8(), i1.AsUint32x8(), i2.AsUint32x8(), i3.AsUint32x8()
+			h0, h1, h2, h3 := off.Greater(seven), i1.Greater(seven), i2.Greater(seven), i3.Greater(seven)
+			v0 = tapsOf(load(p0), load(unsafe.Add(p0, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			v1 = tapsOf(load(p1), load(unsafe.Add(p1, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			v2 = tapsOf(load(p2), load(unsafe.Add(p2, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			v3 = tapsOf(load(p3), load(unsafe.Add(p3, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			if y1 != y0 {
+				v4 = tapsOf(load(p4), load(unsafe.Add(p4, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+			}
+		}
+		if y1 != y0 {
+			// The lanes on row y1 take rows 1 to 4.
+			low := iy.Equal(archsimd.BroadcastInt32x8(int32(y0)))
+			v0, v1, v2, v3 = v0.Merge(v1, low), v1.Merge(v2, low), v2.Merge(v3, low), v3.Merge(v4, low)
+		}
+		wy0.Mul(v0).Add(wy1.Mul(v1)).Add(wy2.Mul(v2)).Add(wy3.Mul(v3)).Store((*[8]float32)(dst[8*g : 8*g+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return skip
+}
+
+// tapsRight is a row's horizontal pass for eight lanes at consecutive
+// columns of a planar row but for those of m, whose columns are one
+// further: p points at the first lane's column less one, tap k of a lane
+// is the value at p + k (p + k + 1 in m's lanes).
+func tapsRight(p unsafe.Pointer, m archsimd.Mask32x8, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
+	t0 := archsimd.LoadFloat32x8((*[8]float32)(p))
+	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4)))
+	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 8)))
+	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 12)))
+	t4 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 16)))
+	return wx0.Mul(t1.Merge(t0, m)).Add(wx1.Mul(t2.Merge(t1, m))).Add(wx2.Mul(t3.Merge(t2, m))).Add(wx3.Mul(t4.Merge(t3, m)))
+}
+
+// tapsLeft is tapsRight with the columns of m's lanes one back: tap k of
+// a lane is the value at p + k (p + k − 1 in m's lanes).
+func tapsLeft(p unsafe.Pointer, m archsimd.Mask32x8, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
+	t := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, -4)))
+	t0 := archsimd.LoadFloat32x8((*[8]float32)(p))
+	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4)))
+	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 8)))
+	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 12)))
+	return wx0.Mul(t.Merge(t0, m)).Add(wx1.Mul(t0.Merge(t1, m))).Add(wx2.Mul(t1.Merge(t2, m))).Add(wx3.Mul(t2.Merge(t3, m)))
+}
+
+// vecInterleave3 is interleave3's loop over the first multiple of eight
+// of the pixels (rgb8.JoinRow: moves only); it returns how many it did
+// (none on a CPU without AVX2).
+func vecInterleave3(r, g, b, dst []float32) int {
+	if !vec {
+		return 0
+	}
+	n := rgb8.JoinRow(r, g, b, dst)
+	archsimd.ClearAVXUpperBits()
+	return n
+}

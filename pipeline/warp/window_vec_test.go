@@ -176,3 +176,103 @@ func planarRows(src []float32, w, h int) [][]float32 {
 	}
 	return rows
 }
+
+// TestVectorSampleRun: the vector path of Window.SampleRow3Buf
+// (vecSampleRun, a channel's groups of eight in one loop) gives exactly
+// the scalar path's values (sampleRun) for every group it takes, for
+// positions as a lens correction makes them (radial scales of 0.9 to 1.1
+// with a per-channel difference, so that the lanes' columns step by 0, 1
+// or 2), jittered ones, positions near and past the borders, and windows
+// that do not hold every row; it takes every group inside the window
+// whose columns grow along it within 12 pixels of the first and whose
+// rows are at most one apart, among them groups at consecutive columns,
+// at consecutive columns but for one step of two or of none (one load
+// from the row and its neighbour for a tap) and others, and groups on
+// two rows.
+func TestVectorSampleRun(t *testing.T) {
+	testtool.NeedVector(t, vec)
+	const w, h = 203, 61
+	rng := rand.New(rand.NewPCG(9, 10))
+	src := make([]float32, w*h*3)
+	for i := range src {
+		src[i] = rng.Float32()*2 - 0.5
+	}
+	rows := planarRows(src, w, h)
+	kinds := map[string]int{}
+	for _, s := range []float64{0.9, 0.96, 1, 1.04, 1.1} {
+		for y := range h {
+			lo, hi := max(0, y-3), min(h, y+4)
+			win := Window{W: w, H: h, Lo: lo, Rows: rows[lo:hi]}
+			sx, sy := make([]float32, w), make([]float32, w)
+			for ch := range 3 {
+				k := s * (1 + 0.002*float64(ch-1))
+				for x := range sx {
+					dx, dy := float64(x)-w/2, float64(y)-h/2
+					r2 := (dx*dx + dy*dy) / (w * w / 4)
+					f := k * (1 + 0.03*r2)
+					sx[x] = float32(w/2 + dx*f)
+					sy[x] = float32(h/2 + dy*f)
+					if y%7 == 3 {
+						sx[x] += float32(2 * math.Sin(float64(7*x+ch)))
+						sy[x] += float32(0.7 * math.Cos(float64(3*x+ch)))
+					}
+				}
+				n := w / 8
+				dst := make([]float32, 8*n)
+				skip := vecSampleRun(&win, ch, sx, sy, dst, nil)
+				skipped := map[int]bool{}
+				for _, g := range skip {
+					skipped[int(g)] = true
+				}
+				want := make([]float32, 8)
+				for g := range n {
+					px, py := sx[8*g:8*g+8], sy[8*g:8*g+8]
+					c0, r0, r1 := int(px[0]), int(py[0]), int(py[0])
+					takes, consecutive, oneStep := true, true, true
+					lowStep, highStep := false, false
+					for i := range 8 {
+						c, r := int(px[i]), int(py[i])
+						takes = takes && px[i] >= 1 && py[i] >= 1 && px[i] < w-2 && py[i] < h-2 && c >= c0 && c <= c0+12
+						r0, r1 = min(r0, r), max(r1, r)
+						e := c - c0 - i
+						consecutive = consecutive && e == 0
+						oneStep = oneStep && e >= -1 && e <= 1
+						lowStep, highStep = lowStep || e == -1, highStep || e == 1
+					}
+					takes = takes && r1-r0 <= 1 && c0+15 <= w && r0-1 >= lo && r1+2 < hi
+					if takes && skipped[g] && vec {
+						t.Fatalf("scale %v, row %d, channel %d, group %d (columns from %d, rows %d–%d): not by the vector path", s, y, ch, g, c0, r0, r1)
+					}
+					if skipped[g] {
+						continue
+					}
+					win.sampleRun(ch, px, py, want, 1)
+					for i := range 8 {
+						if dst[8*g+i] != want[i] {
+							t.Fatalf("scale %v, row %d, channel %d, group %d, lane %d: %v, want %v", s, y, ch, g, i, dst[8*g+i], want[i])
+						}
+					}
+					switch {
+					case consecutive:
+						kinds["consecutive"]++
+					case oneStep && !(lowStep && highStep):
+						kinds["one step"]++
+					default:
+						kinds["other"]++
+					}
+					if r1 != r0 {
+						kinds["two rows"]++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("groups by the vector path: %v", kinds)
+	if vec {
+		for _, k := range []string{"consecutive", "one step", "other", "two rows"} {
+			if kinds[k] == 0 {
+				t.Errorf("no group %s by the vector path", k)
+			}
+		}
+	}
+}

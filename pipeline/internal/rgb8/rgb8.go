@@ -91,3 +91,28 @@ func out(r, g, b archsimd.Float32x8, v int) archsimd.Float32x8 {
 	px := archsimd.LoadInt32x8(&j.pixel).AsUint32x8()
 	return r.Permute(px).Merge(g.Permute(px).Merge(b.Permute(px), lanes(&j.green)), lanes(&j.red))
 }
+
+// JoinRow interleaves the first n pixels of the channels r, g, b (n the
+// largest multiple of eight not above len(r)) into p (3n floats): pixel
+// i's red, green and blue at p[3i:3i+3]. Join's moves, eight pixels at a
+// time, with its permutations and masks made once. It returns n.
+func JoinRow(r, g, b, p []float32) int {
+	n := len(r) &^ 7
+	g, b, p = g[:n], b[:n], p[:3*n]
+	px0 := archsimd.LoadInt32x8(&join[0].pixel).AsUint32x8()
+	px1 := archsimd.LoadInt32x8(&join[1].pixel).AsUint32x8()
+	px2 := archsimd.LoadInt32x8(&join[2].pixel).AsUint32x8()
+	r0, g0 := lanes(&join[0].red), lanes(&join[0].green)
+	r1, g1 := lanes(&join[1].red), lanes(&join[1].green)
+	r2, g2 := lanes(&join[2].red), lanes(&join[2].green)
+	for x := 0; x < n; x += 8 {
+		rv := archsimd.LoadFloat32x8((*[8]float32)(r[x : x+8]))
+		gv := archsimd.LoadFloat32x8((*[8]float32)(g[x : x+8]))
+		bv := archsimd.LoadFloat32x8((*[8]float32)(b[x : x+8]))
+		q := (*[24]float32)(p[3*x : 3*x+24])
+		rv.Permute(px0).Merge(gv.Permute(px0).Merge(bv.Permute(px0), g0), r0).Store((*[8]float32)(q[0:8]))
+		rv.Permute(px1).Merge(gv.Permute(px1).Merge(bv.Permute(px1), g1), r1).Store((*[8]float32)(q[8:16]))
+		rv.Permute(px2).Merge(gv.Permute(px2).Merge(bv.Permute(px2), g2), r2).Store((*[8]float32)(q[16:24]))
+	}
+	return n
+}

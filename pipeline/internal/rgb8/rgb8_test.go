@@ -53,3 +53,37 @@ func TestSplitJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinRow: JoinRow interleaves the whole groups of eight of rows of
+// 0 to 40 pixels as Join does, and writes nothing past them.
+func TestJoinRow(t *testing.T) {
+	vec := archsimd.X86.AVX2()
+	testtool.NeedVector(t, vec)
+	if !vec {
+		return
+	}
+	for w := 0; w <= 40; w++ {
+		r, g, b := make([]float32, w), make([]float32, w), make([]float32, w)
+		for i := range w {
+			r[i], g[i], b[i] = float32(3*i), float32(3*i+1), float32(3*i+2)
+		}
+		p := make([]float32, 3*w)
+		for i := range p {
+			p[i] = -1
+		}
+		n := JoinRow(r, g, b, p)
+		archsimd.ClearAVXUpperBits()
+		if n != w&^7 {
+			t.Fatalf("width %d: %d pixels joined, want %d", w, n, w&^7)
+		}
+		for i, v := range p {
+			want := float32(i)
+			if i >= 3*n {
+				want = -1
+			}
+			if v != want {
+				t.Fatalf("width %d: float %d is %v, want %v", w, i, v, want)
+			}
+		}
+	}
+}
