@@ -75,15 +75,7 @@ func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float3
 	if planar {
 		base = 4 * (ch*w + int(i0) - 1)
 	}
-	r := rows[int(y0)-1-lo : int(y1)+3-lo : int(y1)+3-lo]
-	p0 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[0][:3*w])), base)
-	p1 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[1][:3*w])), base)
-	p2 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[2][:3*w])), base)
-	p3 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[3][:3*w])), base)
-	p4 := p3
-	if y1 != y0 {
-		p4 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[4][:3*w])), base)
-	}
+	p0, p1, p2, p3, p4 := tapRows(rows[int(y0)-1-lo:int(y1)+3-lo:int(y1)+3-lo], w, base, y1 != y0)
 	wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
 	wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
 
@@ -144,6 +136,24 @@ func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float3
 // tapsAt is a row's horizontal pass for eight lanes at consecutive
 // columns of a planar row: p points at the first lane's column less one,
 // and tap k of the lanes is the eight values from p + k.
+// tapRows points at byte offset base of the first four rows of r (3·w
+// float32 each, checked), and of the fifth when five (else p4 is p3): the
+// rows of a group's taps.
+func tapRows(r [][]float32, w, base int, five bool) (p0, p1, p2, p3, p4 unsafe.Pointer) {
+	k := 4
+	if !five {
+		k = 3
+	}
+	r = r[:k+1]
+	n := 3 * w
+	p0 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[0][:n])), base)
+	p1 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[1][:n])), base)
+	p2 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[2][:n])), base)
+	p3 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[3][:n])), base)
+	p4 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[k][:n])), base)
+	return
+}
+
 func tapsAt(p unsafe.Pointer, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
 	t0 := archsimd.LoadFloat32x8((*[8]float32)(p))
 	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4)))
@@ -256,15 +266,7 @@ func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []in
 			continue
 		}
 		base := 4 * (plane + a - 1)
-		r := rows[y0-1-lo : y1+3-lo : y1+3-lo]
-		p0 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[0][:3*w])), base)
-		p1 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[1][:3*w])), base)
-		p2 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[2][:3*w])), base)
-		p3 := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[3][:3*w])), base)
-		p4 := p3
-		if y1 != y0 {
-			p4 = unsafe.Add(unsafe.Pointer(unsafe.SliceData(r[4][:3*w])), base)
-		}
+		p0, p1, p2, p3, p4 := tapRows(rows[y0-1-lo:y1+3-lo:y1+3-lo], w, base, y1 != y0)
 		wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
 		wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
 		var v0, v1, v2, v3, v4 archsimd.Float32x8
