@@ -87,12 +87,7 @@ func TestAnchorSearchMatchesGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cells []int
-	for k := range gw * gh {
-		if c.scored(k) {
-			cells = append(cells, k)
-		}
-	}
+	cells := scoredCells(c)
 	if len(cells)/anchorCoarseCells < 2 {
 		t.Fatalf("%d scored cells: the coarse search would score them all", len(cells))
 	}
@@ -101,6 +96,17 @@ func TestAnchorSearchMatchesGrid(t *testing.T) {
 	if math.Abs(got.Raw-best) > 1e-6 || math.Abs(got.Score-bestScore) > 1e-9 {
 		t.Errorf("search %+.4f EV (ΔE %.6f), every sampled cell at every 0.02 EV %+.4f (ΔE %.6f)", got.Raw, got.Score, best, bestScore)
 	}
+}
+
+// scoredCells lists the cells of c that AnchorExposureDeltaE scores.
+func scoredCells(c Cells) []int {
+	var cells []int
+	for k := range c.Scene.W * c.Scene.H {
+		if c.scored(k) {
+			cells = append(cells, k)
+		}
+	}
+	return cells
 }
 
 // gridSearch scores cells of c at every anchorFineEV within ±1 EV of
@@ -144,12 +150,7 @@ func TestAnchorSampleNearGrid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cells []int
-		for k := range gw * gh {
-			if c.scored(k) {
-				cells = append(cells, k)
-			}
-		}
+		cells := scoredCells(c)
 		if len(cells) < 2*anchorFineCells {
 			t.Fatalf("%d scored cells: the fine search would score them all", len(cells))
 		}
