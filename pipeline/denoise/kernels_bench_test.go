@@ -1,6 +1,7 @@
 package denoise
 
 import (
+	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
@@ -105,5 +106,38 @@ func BenchmarkB3Rows4(b *testing.B) {
 	}
 	for b.Loop() {
 		blurRows4(r, w, 4, tmp, out)
+	}
+}
+
+// splitBenchRow is a 6000-pixel row of linear values (a 24 MP image's).
+func splitBenchRow(w int) []float32 {
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, 3*w)
+	for i := range src {
+		src[i] = float32(rng.Float64())
+	}
+	return src
+}
+
+// BenchmarkSplitRow is splitRow on one 6000-pixel row (computed
+// stabilisation, pass 1's).
+func BenchmarkSplitRow(b *testing.B) {
+	const w = 6000
+	src := splitBenchRow(w)
+	yr, q1, q2 := make([]float32, w), make([]float32, w/2), make([]float32, w/2)
+	for b.Loop() {
+		splitRow(src, yr, q1, q2, 0, nil)
+	}
+}
+
+// BenchmarkMergeRow is mergeRow on one 6000-pixel row.
+func BenchmarkMergeRow(b *testing.B) {
+	const w = 6000
+	src := splitBenchRow(w)
+	yr, q1, q2 := make([]float32, w), make([]float32, w/2), make([]float32, w/2)
+	splitRow(src, yr, q1, q2, 0, nil)
+	cols := mergeColumns(w, w/2, 0)
+	for b.Loop() {
+		mergeRow(yr, q1, q1, q2, q2, cols, 0.75, src)
 	}
 }

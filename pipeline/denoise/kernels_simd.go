@@ -275,46 +275,65 @@ func unstab8(v, zero, eps archsimd.Float32x8) archsimd.Float32x8 {
 	return pos8(v.Mul(v).Sub(eps), zero)
 }
 
-// vecMergePairs is mergeRow's loop over its column pairs, four pairs
-// (eight columns) at a time: pair i's columns take half columns i and
+// vecMergePairs is mergeRow's loop over its column pairs, eight pairs
+// (sixteen columns) at a time: pair i's columns take half columns i and
 // i+1 of the colour rows p1a, p1b, p2a, p2b (each n+1 long) at weights
 // 1/4 and 3/4, ty between the rows; ys their luminance, d their pixels
-// (RGB). It returns how many pairs it did.
+// (RGB). It returns how many pairs it did. The bilinear weights are
+// applied to the half columns (half column i and its right neighbour
+// i+1, loaded from one further on), once for the left and once for the
+// right columns of the pairs, and the results spread over the columns
+// (spreadPairs): the operations of each column's bilerp, on its own
+// operands, in its order.
 func vecMergePairs(p1a, p1b, p2a, p2b, ys, d []float32, n int, ty float32) int {
-	if !vec || n < 8 {
+	m := n &^ 7 // the loads of half columns i+1 .. i+8 stay within n+1
+	if !vec || m == 0 {
 		return 0
 	}
-	m := (n - 7) &^ 3 // the loads of 8 half columns stay within n+1
 	p1a, p1b, p2a, p2b, ys, d = p1a[:n+1], p1b[:n+1], p2a[:n+1], p2b[:n+1], ys[:2*m], d[:6*m]
 	qa, qb, ra, rb, py, pd := at(p1a), at(p1b), at(p2a), at(p2b), at(ys), at(d)
-	left := archsimd.LoadInt32x8(&mergeLanes[0]).AsUint32x8()
-	right := archsimd.LoadInt32x8(&mergeLanes[1]).AsUint32x8()
-	tx := archsimd.LoadFloat32x8(&mergeWeights)
+	q25, q75 := archsimd.BroadcastFloat32x8(0.25), archsimd.BroadcastFloat32x8(0.75)
 	TY := archsimd.BroadcastFloat32x8(ty)
 	three := archsimd.BroadcastFloat32x8(3)
 	zero, eps := zero8(), archsimd.BroadcastFloat32x8(Epsilon)
-	bilerp8 := func(a, b archsimd.Float32x8) archsimd.Float32x8 {
-		p00, p01, p10, p11 := a.Permute(left), a.Permute(right), b.Permute(left), b.Permute(right)
-		top := p00.Add(tx.Mul(p01.Sub(p00)))
-		bot := p10.Add(tx.Mul(p11.Sub(p10)))
-		return top.Add(TY.Mul(bot.Sub(top)))
+	// bilerp of the left (tx 1/4) and right (tx 3/4) columns of eight
+	// pairs, from half columns i (a0, b0 of the two rows) and i+1 (a1,
+	// b1).
+	bilerp8 := func(a0, a1, b0, b1 archsimd.Float32x8) (l, r archsimd.Float32x8) {
+		da, db := a1.Sub(a0), b1.Sub(b0)
+		tl, tr := a0.Add(q25.Mul(da)), a0.Add(q75.Mul(da))
+		bl, br := b0.Add(q25.Mul(db)), b0.Add(q75.Mul(db))
+		return tl.Add(TY.Mul(bl.Sub(tl))), tr.Add(TY.Mul(br.Sub(tr)))
 	}
-	for i := 0; i < m; i += 4 {
-		c1 := bilerp8(archsimd.LoadFloat32x8(f8(qa, 4*i)), archsimd.LoadFloat32x8(f8(qb, 4*i)))
-		c2 := bilerp8(archsimd.LoadFloat32x8(f8(ra, 4*i)), archsimd.LoadFloat32x8(f8(rb, 4*i)))
-		g := archsimd.LoadFloat32x8(f8(py, 4*2*i)).Sub(c1.Add(c2).Div(three))
-		store8(unsafe.Add(pd, 4*6*i), unstab8(g.Add(c1), zero, eps), unstab8(g, zero, eps), unstab8(g.Add(c2), zero, eps))
+	for i := 0; i < m; i += 8 {
+		c1l, c1r := bilerp8(archsimd.LoadFloat32x8(f8(qa, 4*i)), archsimd.LoadFloat32x8(f8(qa, 4*i+4)),
+			archsimd.LoadFloat32x8(f8(qb, 4*i)), archsimd.LoadFloat32x8(f8(qb, 4*i+4)))
+		c2l, c2r := bilerp8(archsimd.LoadFloat32x8(f8(ra, 4*i)), archsimd.LoadFloat32x8(f8(ra, 4*i+4)),
+			archsimd.LoadFloat32x8(f8(rb, 4*i)), archsimd.LoadFloat32x8(f8(rb, 4*i+4)))
+		for h := range 2 {
+			c1, c2 := spreadPairs(c1l, c1r, h), spreadPairs(c2l, c2r, h)
+			g := archsimd.LoadFloat32x8(f8(py, 4*(2*i+8*h))).Sub(c1.Add(c2).Div(three))
+			store8(unsafe.Add(pd, 4*(6*i+24*h)), unstab8(g.Add(c1), zero, eps), unstab8(g, zero, eps), unstab8(g.Add(c2), zero, eps))
+		}
 	}
 	archsimd.ClearAVXUpperBits()
 	return m
 }
 
-// mergeLanes: each pair's two columns read half columns i (left) and
-// i+1 (right) of the eight loaded from the first pair's; mergeWeights
-// are the columns' weights of the right one.
+// spreadPairs is the eight columns of pairs 4h to 4h+3 whose left and
+// right columns' values are l and r (pair k at lane k): l's at the even
+// lanes, r's at the odd ones.
+func spreadPairs(l, r archsimd.Float32x8, h int) archsimd.Float32x8 {
+	p := archsimd.LoadUint32x8(&pairSpread[h])
+	odd := archsimd.LoadUint32x8(&oddLanes)
+	return l.Permute(p).AsUint32x8().AndNot(odd).Or(r.Permute(p).AsUint32x8().And(odd)).AsFloat32x8()
+}
+
+// pairSpread[h] takes pairs 4h to 4h+3 to their columns' lanes; oddLanes
+// is all ones in the odd lanes.
 var (
-	mergeLanes   = [2][8]int32{{0, 0, 1, 1, 2, 2, 3, 3}, {1, 1, 2, 2, 3, 3, 4, 4}}
-	mergeWeights = [8]float32{0.25, 0.75, 0.25, 0.75, 0.25, 0.75, 0.25, 0.75}
+	pairSpread = [2][8]uint32{{0, 0, 1, 1, 2, 2, 3, 3}, {4, 4, 5, 5, 6, 6, 7, 7}}
+	oddLanes   = [8]uint32{0, ^uint32(0), 0, ^uint32(0), 0, ^uint32(0), 0, ^uint32(0)}
 )
 
 // zero8 is eight +0s, made by AVX instructions (1 − 1): the compiler

@@ -5,46 +5,31 @@ package rgb8
 import "simd/archsimd"
 
 // Float f = 3·i + c of the 24 (pixel i, channel c) lies in vector f/8 at
-// lane f mod 8. split[c] holds, for channel c, the lanes of the second
-// and third vectors that hold it (Merge's masks: −1 in a lane that does,
-// 0 elsewhere) and the permutation taking the merged vector's lanes to
-// pixel order; join[v] holds, for output vector v, the pixel each lane
-// takes (a permutation of every channel's vector) and the lanes that take
-// red and green. The masks are vectors for an AVX2 compare (lanes), not
-// bits: making a mask from bits takes AVX-512 instructions.
-var split, join = func() (s [3]struct {
-	in   [3][8]int32
-	perm [8]int32
-}, j [3]struct {
-	pixel      [8]int32
-	red, green [8]int32
+// lane f mod 8: lane l of vector v holds channel (8v+l) mod 3, and
+// channel c's pixel at lane l of whichever vector holds c there is
+// pixel[c][l]. So each channel's eight values are a permutation of one
+// vector whose lane l is taken from the vector that holds the channel
+// there: Split picks those lanes from the three vectors (and-ed with
+// masks, or-ed together) and permutes them into pixel order (at[c]);
+// Join permutes each channel into those lanes (pixel[c]) and picks each
+// vector's lanes from the three. Masks and ors, where a blend with a
+// vector mask takes three micro-operations on recent Intel cores, a mask
+// made from bits AVX-512, and one permutation a channel.
+var tab = func() (t struct {
+	mask      [3][3][8]uint32 // [v][c]: all ones in the lanes of vector v that hold channel c
+	pixel, at [3][8]uint32    // [c]: pixel at lane l; lane of pixel i
 }) {
-	for c := range 3 {
-		for i := range 8 {
-			f := 3*i + c
-			s[c].in[f/8][f%8] = -1
-			s[c].perm[i] = int32(f % 8)
-		}
-	}
 	for v := range 3 {
 		for l := range 8 {
 			f := 8*v + l
-			j[v].pixel[l] = int32(f / 3)
-			switch f % 3 {
-			case 0:
-				j[v].red[l] = -1
-			case 1:
-				j[v].green[l] = -1
-			}
+			c, i := f%3, f/3
+			t.mask[v][c][l] = ^uint32(0)
+			t.pixel[c][l] = uint32(i)
+			t.at[c][i] = uint32(l)
 		}
 	}
 	return
 }()
-
-// lanes is the mask of the lanes of m that are −1 (one AVX2 compare).
-func lanes(m *[8]int32) archsimd.Mask32x8 {
-	return archsimd.Int32x8{}.Greater(archsimd.LoadInt32x8(m))
-}
 
 // Split returns the red, green and blue of the eight pixels at p, pixel i
 // at lane i.
@@ -52,67 +37,73 @@ func Split(p *[24]float32) (r, g, b archsimd.Float32x8) {
 	v0 := archsimd.LoadFloat32x8((*[8]float32)(p[0:8]))
 	v1 := archsimd.LoadFloat32x8((*[8]float32)(p[8:16]))
 	v2 := archsimd.LoadFloat32x8((*[8]float32)(p[16:24]))
-	return channel(v0, v1, v2, 0), channel(v0, v1, v2, 1), channel(v0, v1, v2, 2)
+	return pick(v0, v1, v2, 0), pick(v0, v1, v2, 1), pick(v0, v1, v2, 2)
 }
 
 // Channel returns channel c (0 red, 1 green, 2 blue) of the eight pixels
 // at p, pixel i at lane i.
 func Channel(p *[24]float32, c int) archsimd.Float32x8 {
-	return channel(archsimd.LoadFloat32x8((*[8]float32)(p[0:8])), archsimd.LoadFloat32x8((*[8]float32)(p[8:16])), archsimd.LoadFloat32x8((*[8]float32)(p[16:24])), c)
+	return pick(archsimd.LoadFloat32x8((*[8]float32)(p[0:8])), archsimd.LoadFloat32x8((*[8]float32)(p[8:16])), archsimd.LoadFloat32x8((*[8]float32)(p[16:24])), c)
 }
 
-// channel is channel c of the pixels whose 24 floats are v0, v1, v2.
-func channel(v0, v1, v2 archsimd.Float32x8, c int) archsimd.Float32x8 {
-	s := &split[c]
-	m := v2.Merge(v1.Merge(v0, lanes(&s.in[1])), lanes(&s.in[2]))
-	return m.Permute(archsimd.LoadInt32x8(&s.perm).AsUint32x8())
+// pick is channel c of the pixels whose 24 floats are v0, v1, v2.
+func pick(v0, v1, v2 archsimd.Float32x8, c int) archsimd.Float32x8 {
+	m := &tab.mask
+	u := v0.AsUint32x8().And(archsimd.LoadUint32x8(&m[0][c])).
+		Or(v1.AsUint32x8().And(archsimd.LoadUint32x8(&m[1][c]))).
+		Or(v2.AsUint32x8().And(archsimd.LoadUint32x8(&m[2][c])))
+	return u.AsFloat32x8().Permute(archsimd.LoadUint32x8(&tab.at[c]))
 }
 
 // Join stores the eight pixels r, g, b (pixel i at lane i) interleaved at
 // p.
 func Join(r, g, b archsimd.Float32x8, p *[24]float32) {
-	out(r, g, b, 0).Store((*[8]float32)(p[0:8]))
-	out(r, g, b, 1).Store((*[8]float32)(p[8:16]))
-	out(r, g, b, 2).Store((*[8]float32)(p[16:24]))
+	r, g, b = place(r, 0), place(g, 1), place(b, 2)
+	put(r, g, b, 0).Store((*[8]float32)(p[0:8]))
+	put(r, g, b, 1).Store((*[8]float32)(p[8:16]))
+	put(r, g, b, 2).Store((*[8]float32)(p[16:24]))
+}
+
+// place permutes channel c's eight values (pixel i at lane i) into the
+// lanes that the interleaved vectors take them from (put).
+func place(x archsimd.Float32x8, c int) archsimd.Float32x8 {
+	return x.Permute(archsimd.LoadUint32x8(&tab.pixel[c]))
+}
+
+// put is vector v of the interleaved pixels whose channels, each
+// placed, are r, g, b.
+func put(r, g, b archsimd.Float32x8, v int) archsimd.Float32x8 {
+	m := &tab.mask[v]
+	return r.AsUint32x8().And(archsimd.LoadUint32x8(&m[0])).
+		Or(g.AsUint32x8().And(archsimd.LoadUint32x8(&m[1]))).
+		Or(b.AsUint32x8().And(archsimd.LoadUint32x8(&m[2]))).AsFloat32x8()
 }
 
 // Spread returns the eight values v (one a pixel) spread over the
 // pixels' 24 floats, the three vectors of the interleaved pixels: value
 // i at floats 3i, 3i+1 and 3i+2 (a gain for every channel of a pixel).
 func Spread(v archsimd.Float32x8) (v0, v1, v2 archsimd.Float32x8) {
-	return v.Permute(archsimd.LoadInt32x8(&join[0].pixel).AsUint32x8()),
-		v.Permute(archsimd.LoadInt32x8(&join[1].pixel).AsUint32x8()),
-		v.Permute(archsimd.LoadInt32x8(&join[2].pixel).AsUint32x8())
+	return v.Permute(archsimd.LoadUint32x8(&spread[0])), v.Permute(archsimd.LoadUint32x8(&spread[1])), v.Permute(archsimd.LoadUint32x8(&spread[2]))
 }
 
-// out is vector v of the interleaved pixels.
-func out(r, g, b archsimd.Float32x8, v int) archsimd.Float32x8 {
-	j := &join[v]
-	px := archsimd.LoadInt32x8(&j.pixel).AsUint32x8()
-	return r.Permute(px).Merge(g.Permute(px).Merge(b.Permute(px), lanes(&j.green)), lanes(&j.red))
-}
+// spread[v] is the pixel of each lane of vector v.
+var spread = func() (s [3][8]uint32) {
+	for f := range 24 {
+		s[f/8][f%8] = uint32(f / 3)
+	}
+	return
+}()
 
 // JoinRow interleaves the first n pixels of the channels r, g, b (n the
 // largest multiple of eight not above len(r)) into p (3n floats): pixel
-// i's red, green and blue at p[3i:3i+3]. Join's moves, eight pixels at a
-// time, with its permutations and masks made once. It returns n.
+// i's red, green and blue at p[3i:3i+3], Join eight pixels at a time. It
+// returns n.
 func JoinRow(r, g, b, p []float32) int {
 	n := len(r) &^ 7
 	g, b, p = g[:n], b[:n], p[:3*n]
-	px0 := archsimd.LoadInt32x8(&join[0].pixel).AsUint32x8()
-	px1 := archsimd.LoadInt32x8(&join[1].pixel).AsUint32x8()
-	px2 := archsimd.LoadInt32x8(&join[2].pixel).AsUint32x8()
-	r0, g0 := lanes(&join[0].red), lanes(&join[0].green)
-	r1, g1 := lanes(&join[1].red), lanes(&join[1].green)
-	r2, g2 := lanes(&join[2].red), lanes(&join[2].green)
 	for x := 0; x < n; x += 8 {
-		rv := archsimd.LoadFloat32x8((*[8]float32)(r[x : x+8]))
-		gv := archsimd.LoadFloat32x8((*[8]float32)(g[x : x+8]))
-		bv := archsimd.LoadFloat32x8((*[8]float32)(b[x : x+8]))
-		q := (*[24]float32)(p[3*x : 3*x+24])
-		rv.Permute(px0).Merge(gv.Permute(px0).Merge(bv.Permute(px0), g0), r0).Store((*[8]float32)(q[0:8]))
-		rv.Permute(px1).Merge(gv.Permute(px1).Merge(bv.Permute(px1), g1), r1).Store((*[8]float32)(q[8:16]))
-		rv.Permute(px2).Merge(gv.Permute(px2).Merge(bv.Permute(px2), g2), r2).Store((*[8]float32)(q[16:24]))
+		Join(archsimd.LoadFloat32x8((*[8]float32)(r[x:x+8])), archsimd.LoadFloat32x8((*[8]float32)(g[x:x+8])),
+			archsimd.LoadFloat32x8((*[8]float32)(b[x:x+8])), (*[24]float32)(p[3*x:3*x+24]))
 	}
 	return n
 }
