@@ -136,7 +136,7 @@ func remapRow3(src []float32, rows [][]float32, w, h int, sx, sy, row []float32)
 		out := row[ch:]
 		for x0 := 0; x0 < dw; x0 += 8 {
 			x1 := min(x0+8, dw)
-			if x1-x0 == 8 && vecSample8(csx[x0:], csy[x0:], ch, w, xMax, yMax, rows, 0, false, out[3*x0:]) {
+			if x1-x0 == 8 && vecSample8(csx[x0:], csy[x0:], ch, w, xMax, yMax, rows, 0, out[3*x0:]) {
 				continue
 			}
 			for x := x0; x < x1; x++ {

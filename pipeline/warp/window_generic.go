@@ -5,7 +5,7 @@ package warp
 // Without Go's SIMD support in the build (GOEXPERIMENT=simd on amd64)
 // every position takes the scalar path.
 
-func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float32, lo int, planar bool, out []float32) bool {
+func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float32, lo int, out []float32) bool {
 	return false
 }
 

@@ -36,12 +36,13 @@ var lanes = [8]int32{0, 1, 2, 3, 4, 5, 6, 7}
 // vecSample8 samples channel ch of a W×H image of 3 channels at the
 // eight positions px[0:8], py[0:8] into out[0], out[3], …, out[21] when
 // they allow it (see above): rows[i] is row lo+i of the image (3·W
-// floats: planar as a Window holds them, else interleaved), rows lo to
-// lo+len(rows)−1 held. It reports whether it sampled them. No scalar
+// floats, interleaved), rows lo to lo+len(rows)−1 held. It reports
+// whether it sampled them. (A Window's planar rows go through
+// vecSampleRun.) No scalar
 // float instruction runs among its vector ones (Go's scalar floats are
 // SSE instructions, which stall after AVX ones on some CPUs, unless the
 // vector registers' upper halves are cleared first: every return does).
-func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float32, lo int, planar bool, out []float32) bool {
+func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float32, lo int, out []float32) bool {
 	if !vec {
 		return false
 	}
@@ -72,49 +73,27 @@ func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float3
 	// Columns i0−1 to i0+14 of rows y0−1 to y1+2 are read: pk points at
 	// row k's first one (its channel's value).
 	base := 12 * (int(i0) - 1)
-	if planar {
-		base = 4 * (ch*w + int(i0) - 1)
-	}
 	p0, p1, p2, p3, p4 := tapRows(rows[int(y0)-1-lo:int(y1)+3-lo:int(y1)+3-lo], w, base, y1 != y0)
 	wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
 	wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
 
 	// Each row's horizontal pass (v4: the fifth row's, when the lanes'
-	// rows differ).
+	// rows differ), on the lanes' columns as offsets into the sixteen
+	// values of the channel from column i0−1 on (tap k of lane i: value
+	// off[i] + k, in the second vector past 7).
 	var v0, v1, v2, v3, v4 archsimd.Float32x8
-	switch {
-	case planar && off.Equal(archsimd.LoadInt32x8(&lanes)).ToBits() == 0xff:
-		v0, v1 = tapsAt(p0, wx0, wx1, wx2, wx3), tapsAt(p1, wx0, wx1, wx2, wx3)
-		v2, v3 = tapsAt(p2, wx0, wx1, wx2, wx3), tapsAt(p3, wx0, wx1, wx2, wx3)
-		if y1 != y0 {
-			v4 = tapsAt(p4, wx0, wx1, wx2, wx3)
-		}
-	default:
-		// The lanes' columns as offsets into the sixteen values (tap k
-		// of lane i: value off[i] + k, in the second vector past 7).
-		seven := archsimd.BroadcastInt32x8(7)
-		i1 := off.Add(archsimd.BroadcastInt32x8(1))
-		i2 := off.Add(archsimd.BroadcastInt32x8(2))
-		i3 := off.Add(archsimd.BroadcastInt32x8(3))
-		u0, u1, u2, u3 := off.AsUint32x8(), i1.AsUint32x8(), i2.AsUint32x8(), i3.AsUint32x8()
-		h0, h1, h2, h3 := off.Greater(seven), i1.Greater(seven), i2.Greater(seven), i3.Greater(seven)
-		if planar {
-			v0 = tapsOf(load(p0), load(unsafe.Add(p0, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-			v1 = tapsOf(load(p1), load(unsafe.Add(p1, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-			v2 = tapsOf(load(p2), load(unsafe.Add(p2, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-			v3 = tapsOf(load(p3), load(unsafe.Add(p3, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-			if y1 != y0 {
-				v4 = tapsOf(load(p4), load(unsafe.Add(p4, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-			}
-			break
-		}
-		v0 = tapsOf(pick(p0, ch), pick(unsafe.Add(p0, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-		v1 = tapsOf(pick(p1, ch), pick(unsafe.Add(p1, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-		v2 = tapsOf(pick(p2, ch), pick(unsafe.Add(p2, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-		v3 = tapsOf(pick(p3, ch), pick(unsafe.Add(p3, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-		if y1 != y0 {
-			v4 = tapsOf(pick(p4, ch), pick(unsafe.Add(p4, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-		}
+	seven := archsimd.BroadcastInt32x8(7)
+	i1 := off.Add(archsimd.BroadcastInt32x8(1))
+	i2 := off.Add(archsimd.BroadcastInt32x8(2))
+	i3 := off.Add(archsimd.BroadcastInt32x8(3))
+	u0, u1, u2, u3 := off.AsUint32x8(), i1.AsUint32x8(), i2.AsUint32x8(), i3.AsUint32x8()
+	h0, h1, h2, h3 := off.Greater(seven), i1.Greater(seven), i2.Greater(seven), i3.Greater(seven)
+	v0 = tapsOf(pick(p0, ch), pick(unsafe.Add(p0, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+	v1 = tapsOf(pick(p1, ch), pick(unsafe.Add(p1, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+	v2 = tapsOf(pick(p2, ch), pick(unsafe.Add(p2, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+	v3 = tapsOf(pick(p3, ch), pick(unsafe.Add(p3, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
+	if y1 != y0 {
+		v4 = tapsOf(pick(p4, ch), pick(unsafe.Add(p4, 96), ch), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 	}
 	if y1 != y0 {
 		// The lanes on row y1 take rows 1 to 4.
@@ -133,9 +112,6 @@ func vecSample8(px, py []float32, ch, w int, xMax, yMax float32, rows [][]float3
 	return true
 }
 
-// tapsAt is a row's horizontal pass for eight lanes at consecutive
-// columns of a planar row: p points at the first lane's column less one,
-// and tap k of the lanes is the eight values from p + k.
 // tapRows points at byte offset base of the first four rows of r (3·w
 // float32 each, checked), and of the fifth when five (else p4 is p3): the
 // rows of a group's taps.
@@ -154,6 +130,9 @@ func tapRows(r [][]float32, w, base int, five bool) (p0, p1, p2, p3, p4 unsafe.P
 	return
 }
 
+// tapsAt is a row's horizontal pass for eight lanes at consecutive
+// columns of a planar row: p points at the first lane's column less one,
+// and tap k of the lanes is the eight values from p + k.
 func tapsAt(p unsafe.Pointer, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
 	t0 := archsimd.LoadFloat32x8((*[8]float32)(p))
 	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4)))
