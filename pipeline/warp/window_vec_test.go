@@ -23,11 +23,7 @@ import (
 func TestVectorSample(t *testing.T) {
 	testtool.NeedVector(t, vec)
 	const w, h = 203, 61
-	rng := rand.New(rand.NewPCG(5, 6))
-	src := make([]float32, w*h*3)
-	for i := range src {
-		src[i] = rng.Float32()*2 - 0.5
-	}
+	src := randomImage(w, h, 5, 6)
 	for _, s := range []float64{0.96, 1, 1.04} {
 		m := func(y, ch int, sx, sy []float32) {
 			k := s * (1 + 0.002*float64(ch-1))
@@ -149,6 +145,18 @@ func TestVectorSampleTwoRowsWindow(t *testing.T) {
 	}
 }
 
+// randomImage is a w×h×3 image of values uniform in [−0.5, 1.5) (out of
+// range on both sides, as rows after highlight reconstruction and
+// denoise may be), from the seeds a, b.
+func randomImage(w, h int, a, b uint64) []float32 {
+	rng := rand.New(rand.NewPCG(a, b))
+	src := make([]float32, w*h*3)
+	for i := range src {
+		src[i] = rng.Float32()*2 - 0.5
+	}
+	return src
+}
+
 // interleavedRows returns the rows of src (w×h×3, interleaved) as
 // RemapInto holds them.
 func interleavedRows(src []float32, w, h int) [][]float32 {
@@ -185,11 +193,7 @@ func planarRows(src []float32, w, h int) [][]float32 {
 func TestVectorSampleRun(t *testing.T) {
 	testtool.NeedVector(t, vec)
 	const w, h = 203, 61
-	rng := rand.New(rand.NewPCG(9, 10))
-	src := make([]float32, w*h*3)
-	for i := range src {
-		src[i] = rng.Float32()*2 - 0.5
-	}
+	src := randomImage(w, h, 9, 10)
 	rows := planarRows(src, w, h)
 	kinds := map[string]int{}
 	for _, s := range []float64{0.9, 0.96, 1, 1.04, 1.1} {
