@@ -202,7 +202,7 @@ func (r *Runner) readsCache(t Task) bool {
 func (b *batchRun) atOnce(free int64) int {
 	n := len(b.slots)
 	for k, q := range b.queue {
-		if n >= b.jobsFor(len(b.queue)-k-1) {
+		if n >= b.jobsFor(b.toConvert(b.queue[k+1:], 1)) {
 			break
 		}
 		t := b.p.Tasks[q.i]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,7 +82,8 @@ func gatedBatch(t *testing.T, ex *gatedExecutor, jobs int, budgetBytes int64, es
 }
 
 // gatedRunner is gatedBatch with the Runner's Jobs, Budget and TailJob
-// taken from opts.
+// taken from opts; inputs named uptodate* are settled up to date, as
+// Triage settles them (Task.Done).
 func gatedRunner(t *testing.T, ex *gatedExecutor, opts Runner, est map[string]int64, names ...string) (wait func() []FileResult) {
 	t.Helper()
 	in, out := t.TempDir(), t.TempDir()
@@ -93,7 +95,11 @@ func gatedRunner(t *testing.T, ex *gatedExecutor, opts Runner, est map[string]in
 		t.Fatal(err)
 	}
 	for i := range p.Tasks {
-		p.Tasks[i].Estimate.Total = est[filepath.Base(p.Tasks[i].Input)]
+		base := filepath.Base(p.Tasks[i].Input)
+		p.Tasks[i].Estimate.Total = est[base]
+		if strings.HasPrefix(base, "uptodate") { // as Triage settles a file up to date
+			p.Tasks[i].Done = &FileResult{Task: p.Tasks[i], Status: StatusSkipped, Reason: "up to date"}
+		}
 	}
 	s := pipeline.DefaultSettings()
 	r := &Runner{Settings: s, Jobs: opts.Jobs, TailJob: opts.TailJob, Budget: opts.Budget, Cores: ex.cores, Executor: ex, OutDir: out, SettingsHash: SettingsHash(s)}
@@ -251,7 +257,9 @@ func TestThreadsMoreJobsThanCores(t *testing.T) {
 func TestThreadsTailJob(t *testing.T) {
 	names := []string{"a.dng", "b.dng", "c.dng"}
 	ex := newGated(t, 2, names...)
-	wait := gatedRunner(t, ex, Runner{Jobs: 2, TailJob: true}, nil, names...)
+	// A file up to date queued behind them does not keep c from being
+	// the last.
+	wait := gatedRunner(t, ex, Runner{Jobs: 2, TailJob: true}, nil, append(names, "uptodate.dng")...)
 	ex.next(names...)
 	most := int64(0)
 	for _, n := range names {
@@ -264,7 +272,11 @@ func TestThreadsTailJob(t *testing.T) {
 	for _, n := range names {
 		ex.release(n)
 	}
-	ex.done(wait())
+	results := wait()
+	ex.done(results[:3])
+	if fr := results[3]; fr.Status != StatusSkipped || fr.Reason != "up to date" {
+		t.Errorf("%s: %s %q, want skipped up to date", fr.Input, fr.Status, fr.Reason)
+	}
 
 	names = []string{"a.dng", "b.dng", "c.dng", "d.dng"}
 	ex = newGated(t, 2, names...)

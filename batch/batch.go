@@ -784,13 +784,14 @@ func (b *batchRun) checkFresh(it queued, t *Task) bool {
 	return true
 }
 
-// takeSlot waits for a job slot (jobsFor the tasks left behind it);
-// false when the run was interrupted meanwhile (the task is skipped). A
-// job slot, the lock, then memory: in queue order. Only the Run loop
-// takes slots, so a count below the limit stays below it until it does.
+// takeSlot waits for a job slot (jobsFor the tasks left behind it that
+// will convert: toConvert); false when the run was interrupted meanwhile
+// (the task is skipped). A job slot, the lock, then memory: in queue
+// order. Only the Run loop takes slots, so a count below the limit stays
+// below it until it does.
 func (b *batchRun) takeSlot(it queued, t Task) bool {
 	for {
-		if len(b.slots) < b.jobsFor(len(b.queue)) {
+		if len(b.slots) < b.jobsFor(b.toConvert(b.queue, 1)) {
 			b.slots <- struct{}{}
 			return true
 		}
@@ -801,6 +802,22 @@ func (b *batchRun) takeSlot(it queued, t Task) bool {
 			return false
 		}
 	}
+}
+
+// toConvert counts the tasks of q that Triage did not settle (up to
+// date, failed at planning: Task.Done, Task.Err), up to atMost; a task
+// found up to date only at its turn is counted.
+func (b *batchRun) toConvert(q []queued, atMost int) int {
+	n := 0
+	for _, it := range q {
+		if n >= atMost {
+			break
+		}
+		if t := b.p.Tasks[it.i]; t.Done == nil && t.Err == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // jobsFor is how many files may be in flight once a task with left tasks

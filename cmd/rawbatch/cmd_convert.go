@@ -508,6 +508,16 @@ func dryRun(w io.Writer, rep *reporter, plan *batch.Plan, r *batch.Runner, cfg C
 	}
 	// A file that failed at planning (outside --base, a listed file that
 	// is missing, ...) is one of the files, and would fail.
+	// The files that would convert run at once, as many as the job
+	// slots allow (one more for the last with the default --jobs:
+	// batch.Runner.TailJob); up to date and failing ones take none.
+	planned := 0
+	for _, f := range files {
+		if f.Status == batch.StatusPlanned {
+			planned++
+		}
+	}
+	jobs = min(jobs, max(1, planned))
 	jobsNote := plural(int64(min(cfg.Jobs, jobs)), "job")
 	if jobs > cfg.Jobs {
 		jobsNote += " and one more for the last file" // batch.Runner.TailJob

@@ -201,7 +201,7 @@ func (c *ConvertConfig) runSettings() []setting {
 				}
 				switch {
 				case c.Jobs < 0:
-					return fmt.Errorf("--jobs %d: want a positive number, or 0 for the number of CPUs", c.Jobs)
+					return fmt.Errorf("--jobs %d: want a positive number, or 0 for the default (the number of CPUs, one more for the last file)", c.Jobs)
 				case c.Jobs == 0:
 					c.Jobs, c.tailJob = runtime.NumCPU(), true
 				}
