@@ -34,8 +34,11 @@ func parseTIFF(src *source, o *own) {
 	o.tiffFlavour(t)
 	chain, subs, exifIFD := t.walk()
 	if len(chain) == 0 {
-		if t.ifd0 >= src.size {
+		switch {
+		case t.ifd0 >= src.size:
 			o.truncated = fmt.Sprintf("IFD0 at offset %d lies past the end of the %d-byte file", t.ifd0, src.size)
+		case t.cut != "":
+			o.truncated = t.cut
 		}
 		return
 	}
@@ -87,6 +90,12 @@ func parseTIFF(src *source, o *own) {
 	}
 	if raw == nil && o.rawW == 0 && o.truncated == "" {
 		o.subIFDPastEnd(t, all)
+	}
+	// A copy stopped inside the header: in the raw IFD's entries, or
+	// before the raw IFD was reached. (Other IFDs cut, a bogus chain
+	// link in a good file, do not count.)
+	if o.truncated == "" && t.cut != "" && (raw != nil && raw.cut || raw == nil && o.rawW == 0) {
+		o.truncated = t.cut
 	}
 	o.readExif(t, chain, exifIFD, canon)
 }

@@ -3,6 +3,7 @@ package header
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 
@@ -35,6 +36,9 @@ type tiffBlock struct {
 	end  int64 // file offset where the block ends
 	bo   binary.ByteOrder
 	ifd0 int64 // relative offset of IFD0
+	// cut says where the first IFD that ends past the block's end
+	// starts ("": none did): a copy stopped inside the header.
+	cut string
 }
 
 // newTIFFBlock checks the 8-byte header at file offset base. magic lists the
@@ -204,6 +208,9 @@ type ifd struct {
 	entries []entry
 	next    int64 // relative offset of the next IFD in the chain, 0 for none
 	sub     bool  // reached through a SubIFDs tag
+	// cut: its entries run past the block's end (the ones inside were
+	// read; tiffBlock.cut says which).
+	cut bool
 
 	newSubFileType int64 // -1 when absent
 	width, height  int64 // -1 when absent
@@ -241,7 +248,11 @@ func (d *ifd) find(tag uint16) (entry, bool) {
 // in the block are dropped (a truncated file keeps what it has).
 func (t *tiffBlock) readIFD(off int64) (*ifd, bool) {
 	pos := t.base + off
-	if off < 8 || pos+2 > t.end {
+	if off < 8 {
+		return nil, false
+	}
+	if pos+2 > t.end {
+		t.cutAt(pos, "its entry count")
 		return nil, false
 	}
 	b, err := t.src.bytes(pos, 2)
@@ -253,7 +264,9 @@ func (t *tiffBlock) readIFD(off int64) (*ifd, bool) {
 		return nil, false
 	}
 	fit := (t.end - pos - 2) / 12
-	if fit < n {
+	cut := fit < n
+	if cut {
+		t.cutAt(pos, fmt.Sprintf("%d of its %d entries", n-fit, n))
 		n = fit
 	}
 	if n <= 0 {
@@ -263,7 +276,7 @@ func (t *tiffBlock) readIFD(off int64) (*ifd, bool) {
 	if err != nil {
 		return nil, false
 	}
-	d := &ifd{off: off, newSubFileType: -1, width: -1, height: -1, compression: -1, photometric: -1, sonyRawType: -1, dataEnd: -1,
+	d := &ifd{off: off, cut: cut, newSubFileType: -1, width: -1, height: -1, compression: -1, photometric: -1, sonyRawType: -1, dataEnd: -1,
 		blocks: -1, wantBlocks: -1}
 	d.entries = make([]entry, n)
 	for i := range d.entries {
@@ -275,6 +288,14 @@ func (t *tiffBlock) readIFD(off int64) (*ifd, bool) {
 	}
 	t.decode(d)
 	return d, true
+}
+
+// cutAt records that the IFD at file offset pos ends past the block's
+// end, missing what (tiffBlock.cut), unless an earlier one did.
+func (t *tiffBlock) cutAt(pos int64, what string) {
+	if t.cut == "" {
+		t.cut = fmt.Sprintf("the IFD at offset %d lacks %s: the %d-byte file ends inside its header", pos, what, t.end)
+	}
 }
 
 func (t *tiffBlock) decode(d *ifd) {

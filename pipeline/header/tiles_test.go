@@ -51,3 +51,37 @@ func TestTilesPastTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestCutInsideHeader: a DNG or ARW whose copy stopped inside its first
+// IFDs (before the raw IFD is read: 20 to 200 bytes) is truncated
+// (ErrTruncated, which the runner leaves for a later run while the file
+// is fresh), not "a TIFF image without raw sensor data".
+func TestCutInsideHeader(t *testing.T) {
+	dir := t.TempDir()
+	scene := func(x, y, c int) float64 { return float64((x*7+y*13+c*5)%97) / 97 }
+	arw := filepath.Join(dir, "a.arw")
+	if err := synthdng.WriteSonyLosslessARW(arw, synthdng.ARWSpec{Width: 64, Height: 48, TileWidth: 64, TileLength: 48,
+		Bits: 14, BlackLevel: 512, WhiteLevel: 16383, Model: synthdng.RealModel, Scene: scene}); err != nil {
+		t.Fatal(err)
+	}
+	dng := filepath.Join(dir, "d.dng")
+	if err := synthdng.WriteFile(dng, synthdng.Spec{Width: 64, Height: 48, BlackLevel: 512, WhiteLevel: 16383, Scene: scene}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{arw, dng} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{12, 20, 60, 100, 200} {
+			cut := filepath.Join(dir, fmt.Sprintf("%d-%s", n, filepath.Base(p)))
+			if err := os.WriteFile(cut, data[:n], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Read(cut)
+			if !errors.Is(err, ErrTruncated) || !errors.Is(err, rawerr.ErrCorrupt) {
+				t.Errorf("%s cut to %d bytes: %v, want truncated", filepath.Base(p), n, err)
+			}
+		}
+	}
+}
