@@ -292,7 +292,7 @@ func TestConvertOptionsResolved(t *testing.T) {
 		t.Errorf("resolved %+v", opts)
 	}
 	t.Setenv("RAWBATCH_JOBS", "-2")
-	if _, err := resolveArgs("-o", "out", "in"); err == nil || err.Error() != "--jobs -2: want a positive number, or 0 for the number of CPUs; set by RAWBATCH_JOBS=-2 in the environment" {
+	if _, err := resolveArgs("-o", "out", "in"); err == nil || err.Error() != "--jobs -2: want a positive number, or 0 for the default (the number of CPUs, one more for the last file); set by RAWBATCH_JOBS=-2 in the environment" {
 		t.Errorf("RAWBATCH_JOBS=-2: %v", err)
 	}
 	t.Setenv("RAWBATCH_JOBS", "")
