@@ -20,17 +20,7 @@ import (
 // a byte, passed.
 func TestTilesPastTheEnd(t *testing.T) {
 	dir := t.TempDir()
-	scene := func(x, y, c int) float64 { return float64((x*7+y*13+c*5)%97) / 97 }
-	arw := filepath.Join(dir, "a.arw")
-	if err := synthdng.WriteSonyLosslessARW(arw, synthdng.ARWSpec{Width: 600, Height: 400, TileWidth: 256, TileLength: 256,
-		Bits: 14, BlackLevel: 512, WhiteLevel: 16383, Model: synthdng.RealModel, Scene: scene}); err != nil {
-		t.Fatal(err)
-	}
-	dng := filepath.Join(dir, "d.dng")
-	if err := synthdng.WriteFile(dng, synthdng.Spec{Width: 600, Height: 400, BlackLevel: 512, WhiteLevel: 16383,
-		Compression: 7, TileSize: 256, Scene: scene}); err != nil {
-		t.Fatal(err)
-	}
+	arw, dng := writeTiled(t, dir, 600, 400, 256)
 	for _, p := range []string{arw, dng} {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -58,16 +48,7 @@ func TestTilesPastTheEnd(t *testing.T) {
 // is fresh), not "a TIFF image without raw sensor data".
 func TestCutInsideHeader(t *testing.T) {
 	dir := t.TempDir()
-	scene := func(x, y, c int) float64 { return float64((x*7+y*13+c*5)%97) / 97 }
-	arw := filepath.Join(dir, "a.arw")
-	if err := synthdng.WriteSonyLosslessARW(arw, synthdng.ARWSpec{Width: 64, Height: 48, TileWidth: 64, TileLength: 48,
-		Bits: 14, BlackLevel: 512, WhiteLevel: 16383, Model: synthdng.RealModel, Scene: scene}); err != nil {
-		t.Fatal(err)
-	}
-	dng := filepath.Join(dir, "d.dng")
-	if err := synthdng.WriteFile(dng, synthdng.Spec{Width: 64, Height: 48, BlackLevel: 512, WhiteLevel: 16383, Scene: scene}); err != nil {
-		t.Fatal(err)
-	}
+	arw, dng := writeTiled(t, dir, 64, 48, 64)
 	for _, p := range []string{arw, dng} {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -84,4 +65,23 @@ func TestCutInsideHeader(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeTiled writes a w×h Sony lossless ARW (a.arw) and a lossless-JPEG
+// DNG (d.dng) with tiles of tile² photosites into dir and returns their
+// paths.
+func writeTiled(t *testing.T, dir string, w, h, tile int) (arw, dng string) {
+	t.Helper()
+	scene := func(x, y, c int) float64 { return float64((x*7+y*13+c*5)%97) / 97 }
+	arw = filepath.Join(dir, "a.arw")
+	if err := synthdng.WriteSonyLosslessARW(arw, synthdng.ARWSpec{Width: w, Height: h, TileWidth: tile, TileLength: tile,
+		Bits: 14, BlackLevel: 512, WhiteLevel: 16383, Model: synthdng.RealModel, Scene: scene}); err != nil {
+		t.Fatal(err)
+	}
+	dng = filepath.Join(dir, "d.dng")
+	if err := synthdng.WriteFile(dng, synthdng.Spec{Width: w, Height: h, BlackLevel: 512, WhiteLevel: 16383,
+		Compression: 7, TileSize: tile, Scene: scene}); err != nil {
+		t.Fatal(err)
+	}
+	return arw, dng
 }

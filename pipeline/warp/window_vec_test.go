@@ -25,20 +25,7 @@ func TestVectorSample(t *testing.T) {
 	const w, h = 203, 61
 	src := randomImage(w, h, 5, 6)
 	for _, s := range []float64{0.96, 1, 1.04} {
-		m := func(y, ch int, sx, sy []float32) {
-			k := s * (1 + 0.002*float64(ch-1))
-			for x := range sx {
-				dx, dy := float64(x)-w/2, float64(y)-h/2
-				r2 := (dx*dx + dy*dy) / (w * w / 4)
-				f := k * (1 + 0.03*r2)
-				sx[x] = float32(w/2 + dx*f)
-				sy[x] = float32(h/2 + dy*f)
-				if y%7 == 3 { // jittered: columns out of order, rows apart
-					sx[x] += float32(2 * math.Sin(float64(7*x+ch)))
-					sy[x] += float32(0.7 * math.Cos(float64(3*x+ch)))
-				}
-			}
-		}
+		m := lensLikeMap(w, h, s)
 		got := Remap(src, w, h, 3, w, h, m)
 		sx, sy := make([]float32, 3*w), make([]float32, 3*w)
 		row := make([]float32, 3*w)
@@ -145,6 +132,27 @@ func TestVectorSampleTwoRowsWindow(t *testing.T) {
 	}
 }
 
+// lensLikeMap is the positions a lens correction of a w×h image makes
+// (RowMap): a radial scale s·(1 + 0.03 r²), per channel 0.2 % apart, so
+// that neighbours' columns step by 0, 1 or 2; every seventh row jittered
+// (columns out of order, rows apart).
+func lensLikeMap(w, h int, s float64) RowMap {
+	return func(y, ch int, sx, sy []float32) {
+		k := s * (1 + 0.002*float64(ch-1))
+		for x := range sx {
+			dx, dy := float64(x-w/2), float64(y-h/2)
+			r2 := (dx*dx + dy*dy) / float64(w*w/4)
+			f := k * (1 + 0.03*r2)
+			sx[x] = float32(float64(w/2) + dx*f)
+			sy[x] = float32(float64(h/2) + dy*f)
+			if y%7 == 3 {
+				sx[x] += float32(2 * math.Sin(float64(7*x+ch)))
+				sy[x] += float32(0.7 * math.Cos(float64(3*x+ch)))
+			}
+		}
+	}
+}
+
 // randomImage is a w×h×3 image of values uniform in [−0.5, 1.5) (out of
 // range on both sides, as rows after highlight reconstruction and
 // denoise may be), from the seeds a, b.
@@ -201,19 +209,9 @@ func TestVectorSampleRun(t *testing.T) {
 			lo, hi := max(0, y-3), min(h, y+4)
 			win := Window{W: w, H: h, Lo: lo, Rows: rows[lo:hi]}
 			sx, sy := make([]float32, w), make([]float32, w)
+			m := lensLikeMap(w, h, s)
 			for ch := range 3 {
-				k := s * (1 + 0.002*float64(ch-1))
-				for x := range sx {
-					dx, dy := float64(x)-w/2, float64(y)-h/2
-					r2 := (dx*dx + dy*dy) / (w * w / 4)
-					f := k * (1 + 0.03*r2)
-					sx[x] = float32(w/2 + dx*f)
-					sy[x] = float32(h/2 + dy*f)
-					if y%7 == 3 {
-						sx[x] += float32(2 * math.Sin(float64(7*x+ch)))
-						sy[x] += float32(0.7 * math.Cos(float64(3*x+ch)))
-					}
-				}
+				m(y, ch, sx, sy)
 				n := w / 8
 				dst := make([]float32, 8*n)
 				skip := vecSampleRun(&win, ch, sx, sy, dst, nil)
