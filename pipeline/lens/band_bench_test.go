@@ -103,17 +103,7 @@ func BenchmarkLensStream(b *testing.B) {
 				}
 				lb.SetGrid(g)
 				lb.Start()
-				done := 0
-				for made := 128; done < uh; made += 128 {
-					target := min(uh, made) - lb.Lookahead()
-					if made >= uh {
-						target = uh
-					}
-					if target > done {
-						lb.Rows(done, target, row)
-						done = target
-					}
-				}
+				runBands(lb, uh, 128, row)
 			}
 		})
 	}

@@ -78,22 +78,29 @@ func TestBandMatchesWhole(t *testing.T) {
 			}
 			b.Start()
 			row := func(y int) []float32 { return img[y*w*3 : (y+1)*w*3] }
-			done := 0
-			for made := band; done < h; made += band {
-				target := min(h, made) - b.Lookahead()
-				if made >= h {
-					target = h
-				}
-				if target > done {
-					b.Rows(done, target, row)
-					done = target
-				}
-			}
+			runBands(b, h, band, row)
 			for i := range want {
 				if img[i] != want[i] {
 					t.Fatalf("%d×%d, bands of %d: value %d (row %d) is %v, the whole image's %v", w, h, band, i, i/(3*w), img[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// runBands drives b over an h-row image as a stream does: rows arrive
+// band at a time, and b finishes each row once the rows its lookahead
+// reads are there (all of them at the end). row returns row y.
+func runBands(b *Band, h, band int, row func(y int) []float32) {
+	done := 0
+	for made := band; done < h; made += band {
+		target := min(h, made) - b.Lookahead()
+		if made >= h {
+			target = h
+		}
+		if target > done {
+			b.Rows(done, target, row)
+			done = target
 		}
 	}
 }
