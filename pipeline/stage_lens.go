@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,28 +31,31 @@ var lensStage = Stage{Name: "lens", Scope: PerFile, Kind: Spatial, Linear: true,
 // 3.7 MB at lensfun.Open on Debian 12's liblensfun-data-v1).
 const lensDBBytes = 4 << 20
 
-// lensCost: the corrected image (W×H×3 float32) replaces the input, which
-// is freed when the step ends; the vignetting gains of every lens.Step-th
-// row (W×3 float32 each) and the grid of nodes' positions (6 + 2 float32 a
-// node) are scratch. lensfun's database stays loaded once the step has
-// loaded it (lensfun.Open shares one per process, so a worker's later
-// files find it loaded): it is counted as held to the conversion's end,
-// and its pages are not among those a later buffer could take over.
+// lensCost: the image is corrected in place (lens.Correct), through the
+// streamed conversion's filter: its copy of the rows the remap reads, the
+// vignetting gains of every lens.Step-th row and the grid of nodes are
+// scratch (lens.StreamBytes, which bounds the copy by lens.ShiftBound's
+// displacement; for a fisheye, whose displacement is not bounded so, the
+// copy is counted as large as the image). lensfun's database stays loaded
+// once the step has loaded it (lensfun.Open shares one per process, so a
+// worker's later files find it loaded): it is counted as held to the
+// conversion's end, and its pages are not among those a later buffer
+// could take over.
 //
 // lensfun's database is loaded only when there is a lens name to look up
 // (stageLens): a file whose header names none (header.EXIF.Lens), without
-// --lens-model, is counted without it. Its corrected copy stays counted,
+// --lens-model, is counted without it. The filter's scratch stays counted,
 // since LibRaw may still find a lens name when it opens the file.
 func lensCost(m memCtx) StepMemory {
-	db := int64(lensDBBytes)
-	if m.fi.Header != nil && strings.TrimSpace(m.fi.Header.EXIF.Lens) == "" && m.s.LensModel == "" {
-		db = 0
+	w, h := m.step.W, m.step.H
+	scratch := lens.StreamBytes(w, h, m.threads)
+	if fisheyeNamed(lensNamed(m.fi.Header, m.s)) {
+		scratch += max(0, 12*m.px()-lens.RingBytes(w, h))
 	}
-	img := 12 * m.px()
-	rows := int64(m.step.H/lens.Step + 2)
-	gains := rows * int64(m.step.W) * 12
-	nodes := int64(m.step.W/lens.Step+2) * rows * (6*4 + 2*4)
-	return StepMemory{Scratch: gains + nodes, Alloc: img + db, Free: img}
+	if m.fi.Header != nil && strings.TrimSpace(m.fi.Header.EXIF.Lens) == "" && m.s.LensModel == "" {
+		return StepMemory{Scratch: scratch}
+	}
+	return StepMemory{Scratch: scratch, Alloc: lensDBBytes}
 }
 
 // LensCorrection is what the lens stage did with a file (Result.Lens).
@@ -258,37 +262,35 @@ func stageLens(ctx context.Context, j *job) error {
 		return err
 	}
 	m, lc := st.m, st.lc
+	var gains []float32
+	var gc int
+	var ys []int
 	if m.Applied&lensfun.Vignetting != 0 {
-		err := lens.Devignette(m.Devignette, j.camera, w, h)
-		if err != nil && !j.skipLensVignetting(lc, m.Applied, err) {
-			return fmt.Errorf("lens correction: %w", err)
-		}
-		if err == nil && j.cfaGrid != nil {
-			gains, gc, ys, err := lens.NodeGainsCompact(m.Devignette, w, h)
-			if err != nil {
+		gains, gc, ys, err = lens.NodeGainsCompact(m.Devignette, w, h)
+		if err != nil {
+			if !j.skipLensVignetting(lc, m.Applied, err) {
 				return fmt.Errorf("lens correction: %w", err)
 			}
+			gains = nil
+		} else if j.cfaGrid != nil {
 			j.vignette = &anchorVignette{gains: gains, gc: gc, ys: ys, w: w, h: h}
 		}
 	}
-	if m.Applied&(lensfun.Distortion|lensfun.TCA) == 0 {
-		return nil
+	var g *lens.Nodes
+	fix := m.Applied &^ lensfun.Vignetting
+	if fix != 0 {
+		if g, err = lens.NewNodes(w, h, m.Points); err != nil {
+			return fmt.Errorf("lens correction: %w", err)
+		}
 	}
-	out, err := lens.Remap(ctx, j.camera, w, h, m.Points)
-	if err != nil {
+	// In place, through the streamed conversion's filter (lens.Correct).
+	if err := lens.Correct(ctx, j.camera, w, h, gains, gc, ys, g); err != nil {
 		return fmt.Errorf("lens correction: %w", err)
 	}
-	j.camera = out
-	// The input is garbage now: give it back to the system before the
-	// next steps allocate (the collector would return it only once they
-	// have, and freed pages it keeps are not those a larger buffer takes),
-	// so the peak stays the lens step's (lensCost;
-	// TestEstimateCalibrationLensWhole).
-	j.giveBack()
-	if j.cfaGrid != nil {
+	if fix == 0 || j.cfaGrid != nil {
 		return nil // the anchor's cells are not warped: nor is the preview
 	}
-	if err := j.lensPreview(ctx, st.db, st.lens, st.cam.CropFactor, st.lk, m.Applied&^lensfun.Vignetting); err != nil {
+	if err := j.lensPreview(ctx, st.db, st.lens, st.cam.CropFactor, st.lk, fix); err != nil {
 		return fmt.Errorf("lens correction of the embedded preview: %w", err)
 	}
 	return nil
@@ -333,15 +335,20 @@ func lensPreviewFixed(ctx context.Context, db *lensfun.DB, lens *lensfun.Lens, c
 }
 
 // lensWarpImage puts img (W×H×3 float32) through the geometric corrections
-// fix of the lens at img's size, auto-scaled as the camera image is.
+// fix of the lens at img's size, auto-scaled as the camera image is, into
+// a new pixel slice (img's may be shared).
 func lensWarpImage(ctx context.Context, db *lensfun.DB, lf *lensfun.Lens, crop float64, lk lensLookup, fix lensfun.Corrections, img *look.Image) error {
 	m, err := db.NewModifier(lf, crop, img.W, img.H, lk.focal, lk.aperture, lk.distance, fix, true)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	out, err := lens.Remap(ctx, img.Pix, img.W, img.H, m.Points)
+	g, err := lens.NewNodes(img.W, img.H, m.Points)
 	if err != nil {
+		return err
+	}
+	out := slices.Clone(img.Pix)
+	if err := lens.Correct(ctx, out, img.W, img.H, nil, 0, nil, g); err != nil {
 		return err
 	}
 	img.Pix = out
@@ -466,8 +473,14 @@ func lensStreamPredicted(hd *header.Header, s Settings) bool {
 	if !lensStage.Active(s) {
 		return true
 	}
-	name := strings.ToLower(lensNamed(hd, s))
-	return !strings.Contains(name, "fisheye") && !strings.Contains(name, "fish-eye")
+	return !fisheyeNamed(lensNamed(hd, s))
+}
+
+// fisheyeNamed reports whether the lens name says it is a fisheye
+// ("fisheye" or "fish-eye", in any case).
+func fisheyeNamed(name string) bool {
+	name = strings.ToLower(name)
+	return strings.Contains(name, "fisheye") || strings.Contains(name, "fish-eye")
 }
 
 // lensNamed is the lens name the header or the settings give: --lens-model,

@@ -325,30 +325,37 @@ func TestXYZToSRGB(t *testing.T) {
 	}
 }
 
-// TestLensCost: the lens step holds the input and the corrected image
-// (12 B/px each) with lensfun's database and one band, and frees the
-// input when it ends.
+// TestLensCost: the lens step corrects the image in place: it adds
+// lensfun's database (held on) and the band filter's scratch
+// (lens.StreamBytes), not a second image; a fisheye's scratch counts a
+// copy of the image.
 func TestLensCost(t *testing.T) {
 	fi := FileInfo{RawWidth: 6000, RawHeight: 4000, CFA: true, Width: 6000, Height: 4000}
 	s := DefaultSettings()
 	s.ExposureAnchor = AnchorNone
-	m := EstimateMemory(fi, s, 1)
-	var got, before StepMemory
-	for i, st := range m.Steps {
-		if st.Step == "lens" {
-			got, before = st, m.Steps[i-1]
+	lensStep := func(s Settings) (got, before StepMemory) {
+		m := EstimateMemory(fi, s, 1)
+		for i, st := range m.Steps {
+			if st.Step == "lens" {
+				return st, m.Steps[i-1]
+			}
 		}
-	}
-	if got.Step == "" {
 		t.Fatalf("no lens step in %+v", m.Steps)
+		return
 	}
+	got, before := lensStep(s)
 	px := int64(24e6)
-	if got.Alloc != 12*px+lensDBBytes || got.Free != 12*px || got.Scratch != int64(4000/lens.Step+2)*(6000*12+int64(6000/lens.Step+2)*32) {
+	if got.Alloc != lensDBBytes || got.Free != 0 || got.Scratch != lens.StreamBytes(6000, 4000, 1) {
 		t.Errorf("lens step %+v", got)
 	}
-	if got.Peak <= before.Peak-before.Scratch-before.Alloc+12*px {
-		t.Errorf("lens peak %d does not hold two images (step before: %+v)", got.Peak, before)
+	if live := before.Peak - before.Scratch; got.Peak != live+got.Scratch+got.Alloc || got.Peak >= live+12*px {
+		t.Errorf("lens peak %d: want what the step before left (%d) and the filter's %d, not a second image", got.Peak, live, got.Scratch+got.Alloc)
 	}
+	s.LensModel = "Samyang 8mm f/3.5 Fish-Eye CS"
+	if f, _ := lensStep(s); f.Scratch != lens.StreamBytes(6000, 4000, 1)+12*px-lens.RingBytes(6000, 4000) {
+		t.Errorf("fisheye lens step %+v: want the scratch to count a copy of the image", f)
+	}
+	s.LensModel = ""
 	s.Lens = LensOff
 	for _, st := range EstimateMemory(fi, s, 1).Steps {
 		if st.Step == "lens" {

@@ -10,8 +10,8 @@ import (
 
 // BenchmarkLensStream compares the lens correction of a 24 MP image
 // (6000×4000, the EF 24-105 at 24 mm f/4 on the 6D: vignetting,
-// distortion, TCA) on the whole-image path (whole: Devignette and
-// Remap, as stageLens) with the band form's (band: the tables as
+// distortion, TCA) on the reference path (whole: refDevignette and
+// refRemap, into a second image) with the band form's (band: the tables as
 // lensBand makes them, then the filter over 128-row bands of a window,
 // here the whole image, with its lookahead), orientation 1 and 6.
 // lensfun's own work (the node rows' gains and the nodes' positions, the
@@ -72,10 +72,10 @@ func BenchmarkLensStream(b *testing.B) {
 		img := make([]float32, len(src))
 		for b.Loop() {
 			copy(img, src)
-			if err := Devignette(devignette, img, w, h); err != nil {
+			if err := refDevignette(devignette, img, w, h); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := Remap(context.Background(), img, w, h, points); err != nil {
+			if _, err := refRemap(context.Background(), img, w, h, points); err != nil {
 				b.Fatal(err)
 			}
 		}

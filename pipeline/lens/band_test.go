@@ -41,7 +41,7 @@ func testLens(w, h int) (points func(dst, xy []float32) error, devignette func(p
 
 // TestBandMatchesWhole: the band form (Band.Rows: its rows devignetted,
 // copied planar, sampled a channel's groups at a time) gives bit for bit
-// the whole-image path's values (Devignette, then Remap) in orientation
+// the reference's values (refDevignette, then refRemap: reference_test.go) in orientation
 // 1, over bands of several heights, for widths that are and are not
 // multiples of eight.
 func TestBandMatchesWhole(t *testing.T) {
@@ -54,10 +54,10 @@ func TestBandMatchesWhole(t *testing.T) {
 			src[i] = rng.Float32()
 		}
 		whole := append([]float32(nil), src...)
-		if err := Devignette(devignette, whole, w, h); err != nil {
+		if err := refDevignette(devignette, whole, w, h); err != nil {
 			t.Fatal(err)
 		}
-		want, err := Remap(context.Background(), whole, w, h, points)
+		want, err := refRemap(context.Background(), whole, w, h, points)
 		if err != nil {
 			t.Fatal(err)
 		}

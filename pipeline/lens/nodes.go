@@ -1,9 +1,10 @@
 // Package lens is the pixel work of the lens correction (docs/lens.md),
 // in pure Go: lensfun's source positions, computed on a grid of nodes
 // (Nodes) and interpolated in between, resample the image through
-// pipeline/warp (Remap); lensfun's vignetting gains, taken on the node
-// rows and checked for plausibility, multiply it (Devignette); Band does
-// both on the upright rows of a streamed conversion. lensfun itself is
+// pipeline/warp's Keys bicubic; lensfun's vignetting gains, taken on the
+// node rows and checked for plausibility (NodeGainsCompact), multiply it.
+// Band does both on the upright rows of a streamed conversion, and
+// Correct runs it over a whole image. lensfun itself is
 // called by pipeline's lens stage, on the thread that owns its handles:
 // the functions here take its results as functions or tables, so that
 // the pixels can be worked on other goroutines.
@@ -13,64 +14,18 @@
 package lens
 
 import (
-	"context"
 	"sync"
-
-	"github.com/rawbatch/rawbatch/pipeline/internal/par"
-	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
-	"github.com/rawbatch/rawbatch/pipeline/warp"
 )
 
-// remapRows is the number of rows Remap resamples between checks for a
-// cancel.
-const remapRows = 256
-
 // Step is the spacing in pixels of the grid of nodes at which
-// lensfun computes the source positions; Remap interpolates them
-// bilinearly in between. Distortion and TCA are smooth: the error of
+// lensfun computes the source positions; the remap interpolates them
+// bilinearly in between (Nodes.row). Distortion and TCA are smooth: the error of
 // bilinear interpolation is at most step²/8 times the positions' second
 // derivative, under 0.01 px for the profiles measured
 // (TestLensNodePositions: 0.002 px on the EF 24-105, 0.009 px on the
 // test profile's strong barrel), while lensfun's own per-pixel positions cost
 // 36 ns a pixel (0.9 s on 24 MP, one thread: its handle is not shared).
 const Step = 8
-
-// Devignette multiplies pix (w×h×3 float32) by lensfun's vignetting
-// gains (devignette: lensfun.Modifier.Devignette). lensfun computes them
-// on one thread, so they are taken on every Step-th row (and the
-// last), from a row of ones, and interpolated linearly in y between those
-// rows while the image is multiplied in parallel; the gains are radial
-// and smooth (a polynomial in r², lensfun's "pa" model), so the
-// interpolation's error is under 0.05 % of the gain (TestLensDevignetteRows:
-// 0.03 % at the corners of the EF 24-105 at 24 mm f/4, gain 6.3).
-// A gain that is implausible on any node row (≤ 0, NaN, Inf or above
-// dngopcode.MaxGain = 16: checkGains) leaves pix as it was and
-// returns an *ImplausibleVignetting.
-func Devignette(devignette func(pix []float32, y0, rows int) error, pix []float32, w, h int) error {
-	gains, ys, err := nodeGains(devignette, w, h)
-	if err != nil {
-		return err
-	}
-	par.Rows(h, func(lo, hi int) {
-		for y := lo; y < hi; y++ {
-			k := 0
-			if len(ys) > 1 {
-				k = min(y/Step, len(ys)-2)
-			}
-			k1 := min(k+1, len(ys)-1)
-			t := float32(0)
-			if ys[k1] > ys[k] {
-				t = float32(y-ys[k]) / float32(ys[k1]-ys[k])
-			}
-			g0, g1 := gains[k*w*3:(k+1)*w*3], gains[k1*w*3:(k1+1)*w*3]
-			row := pix[y*w*3 : (y+1)*w*3]
-			for i := range row {
-				row[i] *= g0[i] + t*(g1[i]-g0[i])
-			}
-		}
-	})
-	return nil
-}
 
 // nodeGains returns lensfun's vignetting gains (devignette:
 // lensfun.Modifier.Devignette) of a w×h image on its node rows ys
@@ -253,26 +208,4 @@ func diffRow(l, d []float32) {
 		d[k] = l[k+1] - l[k]
 	}
 	d[len(l)-1] = 0
-}
-
-// Remap resamples src (w×h×3) through per-channel source positions
-// that points (lensfun.Modifier.Points) gives at the grid of nodes
-// (Nodes), interpolated in between; the nodes are computed on the
-// calling goroutine (lensfun's handles belong to its thread), the image is
-// remapped by warp.RemapInto in parallel, band by band straight into the
-// corrected image (so a cancel is seen).
-func Remap(ctx context.Context, src []float32, w, h int, points func(dst, xy []float32) error) ([]float32, error) {
-	g, err := NewNodes(w, h, points)
-	if err != nil {
-		return nil, err
-	}
-	out := thp.Floats(len(src))
-	for y0 := 0; y0 < h; y0 += remapRows {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n := min(remapRows, h-y0)
-		warp.RemapInto(out[y0*w*3:(y0+n)*w*3], src, w, h, 3, w, n, func(y, ch int, sx, sy []float32) { g.row(y0+y, ch, sx, sy) })
-	}
-	return out, nil
 }

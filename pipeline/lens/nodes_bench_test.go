@@ -3,7 +3,7 @@ package lens
 import "testing"
 
 // BenchmarkNodesRow interpolates one 6000-pixel row of source positions
-// of one channel from a grid of nodes (Nodes.row, as Band and Remap take
+// of one channel from a grid of nodes (Nodes.row, as Band takes
 // them for every row and channel). ns/op is one row.
 func BenchmarkNodesRow(b *testing.B) {
 	const w, h = 6000, 4000
