@@ -13,7 +13,8 @@ import (
 // denoiseStage is the noise reduction (--denoise, docs/denoise.md) of the
 // linear camera RGB, after the highlights and any geometric correction and
 // before the exposure anchor and the camera matrix: à trous wavelet
-// shrinkage of luminance and colour differences (denoise.Wavelet), its
+// shrinkage of luminance and colour differences (denoise.Wavelet's, run
+// as the streamed conversion's NoiseMeter and Denoiser: denoiseWhole), its
 // thresholds proportional to the noise measured in the file. It runs after
 // the stage cache point (the highlights stage), so its setting is in the
 // settings hash of the records, not in the cache key.
@@ -146,14 +147,15 @@ func denoiseStrength(s Settings, iso int) (float64, string) {
 	}
 }
 
-// denoiseCost: denoise.Wavelet's planes (denoise.ScratchBytes, 6 bytes a
-// pixel) when the strength for the file's ISO is not 0 (a FileInfo without
-// a header: counted), nothing otherwise. (A stage cache hit's image is
-// the job's own, read from the entry: denoised in place like a decode.)
-// Streamed (m.streamed), its streamed form (stream_denoise.go): the
-// denoiser's rings and its lookahead's rows of the window, from pass 2 to
-// the encoder (Alloc; pass 1's noise meter is the demosaic step's,
-// streamCost).
+// denoiseCost: the noise meter's and the denoiser's rings
+// (denoise.MeterScratchBytes, denoise.StreamScratchBytes, for rows as
+// long as the image's longer side) when the strength for the file's ISO
+// is not 0 (a FileInfo without a header: counted), nothing otherwise.
+// (A stage cache hit's image is the job's own, read from the entry:
+// denoised in place like a decode.) Streamed (m.streamed), its streamed
+// form (stream_denoise.go): the denoiser's rings and its lookahead's rows
+// of the window, from pass 2 to the encoder (Alloc; pass 1's noise meter
+// is the demosaic step's, streamCost).
 func denoiseCost(m memCtx) StepMemory {
 	iso := fileISO(m.fi, 0)
 	if m.fi.Header == nil {
@@ -165,10 +167,11 @@ func denoiseCost(m memCtx) StepMemory {
 	if m.streamed {
 		return denoiseStreamCost(m)
 	}
-	return StepMemory{Scratch: denoise.ScratchBytes(m.step.W, m.step.H)}
+	long := max(m.step.W, m.step.H)
+	return StepMemory{Scratch: denoise.MeterScratchBytes(long) + denoise.StreamScratchBytes(long)}
 }
 
-func stageDenoise(_ context.Context, j *job) error {
+func stageDenoise(ctx context.Context, j *job) error {
 	iso := fileISO(FileInfo{Header: j.hdr}, j.info.ISO)
 	st, why := denoiseStrength(j.settings, iso)
 	j.denoiseUsed = DenoiseUsed{ISO: iso, Reason: Text(why)}
@@ -178,15 +181,49 @@ func stageDenoise(_ context.Context, j *job) error {
 		}
 		return nil
 	}
-	n := denoise.Wavelet(j.camera, j.img.W, j.img.H, st)
-	// Its planes are garbage now: give them back to the system before
-	// the next steps allocate, as the lens stage does its input
-	// (denoiseCost; TestEstimateCalibrationLensWhole).
-	j.giveBack()
+	n, err := denoiseWhole(ctx, j.camera, j.img.W, j.img.H, st)
+	if err != nil {
+		return err
+	}
 	j.denoiseUsed.Strength = st
 	j.denoiseUsed.Sigma = n.LinearAt(0.18)
 	j.denoiseUsed.Reason += Text(fmt.Sprintf("; σ %.4f at mid grey", j.denoiseUsed.Sigma))
 	return nil
+}
+
+// denoiseRows is the number of rows denoiseWhole finishes between checks
+// for a cancel.
+const denoiseRows = 256
+
+// denoiseWhole denoises pix (w×h×3 float32, interleaved, the sensor's
+// frame) in place with the given strength, as the streamed conversion
+// does its rows: the noise measured over every row (denoise.NoiseMeter),
+// then the rows shrunk in bands (denoise.Denoiser). That is
+// denoise.Wavelet's result, bit for bit (TestDenoiserMatchesWavelet),
+// in the two's rings instead of Wavelet's full-size planes. It returns
+// the noise measured; errors: ctx's when cancelled (pix is then partly
+// denoised), or a meter that did not measure every row.
+func denoiseWhole(ctx context.Context, pix []float32, w, h int, strength float64) (denoise.Noise, error) {
+	row := func(y int) []float32 { return pix[3*y*w : 3*(y+1)*w : 3*(y+1)*w] }
+	m := denoise.NewNoiseMeter(w, h, denoise.Turn{})
+	for y := 0; y < h; y += denoiseRows {
+		if err := ctx.Err(); err != nil {
+			return denoise.Noise{}, err
+		}
+		m.Rows(min(h, y+denoiseRows), row)
+	}
+	l, ok := m.Levels()
+	if !ok {
+		return denoise.Noise{}, fmt.Errorf("denoise: %d of %d rows measured", m.Next(), h)
+	}
+	d := denoise.NewDenoiser(w, h, strength, l, denoise.Turn{})
+	for y := 0; y < h; y += denoiseRows {
+		if err := ctx.Err(); err != nil {
+			return denoise.Noise{}, err
+		}
+		d.Rows(min(h, y+denoiseRows), row)
+	}
+	return l.Noise(), nil
 }
 
 // denoiseResult is the noise reduction for Result (nil when the file was
