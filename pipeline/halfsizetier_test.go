@@ -216,3 +216,29 @@ func TestHalfOwnMatchesLibRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfSizeTierAnchorFromCFA: a file the tier takes has its exposure
+// anchored on the cells of the full-size CFA, as the full-size decode
+// anchors it: the same EV from the same cells, whatever the half-size
+// image's denoise or lens make of its detail (which spread the anchor's
+// per-cell estimates past its consistency bound on real files). With the
+// cells measured on the half-size image instead, the EV and the count
+// of cells differ.
+func TestHalfSizeTierAnchorFromCFA(t *testing.T) {
+	dir := t.TempDir()
+	in := writeNoisyStream(t, dir, 1200, 800, 1, 1600, true)
+	s := DefaultSettings()
+	s.HalfSizeTier = "auto"
+	_, tier := convertOpts(t, in, dir, "tier", s, ConvertOptions{}, "w=jpeg,size=400")
+	s.HalfSizeTier = "off"
+	_, full := convertOpts(t, in, dir, "full", s, ConvertOptions{}, "w=jpeg,size=400")
+	if !tier.HalfSizeTier || full.HalfSizeTier {
+		t.Fatalf("tier taken %v, off %v", tier.HalfSizeTier, full.HalfSizeTier)
+	}
+	if !strings.Contains(tier.Exposure.Source, "preview anchor") || strings.Contains(tier.Exposure.Source, "no preview anchor") {
+		t.Fatalf("tier: not anchored: %s", tier.Exposure.Source)
+	}
+	if tier.Exposure.EV != full.Exposure.EV || tier.Exposure.Source != full.Exposure.Source {
+		t.Errorf("tier: %+.3f EV (%s); full size: %+.3f EV (%s)", tier.Exposure.EV, tier.Exposure.Source, full.Exposure.EV, full.Exposure.Source)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"math"
 	"strings"
 
@@ -80,10 +81,13 @@ func demosaicCost(m memCtx) StepMemory {
 	if m.streamed {
 		return streamCost(m)
 	}
-	if ownDemosaic(m.s) && m.fi.CFA && !maybeXTrans(m.fi) {
+	// --wb auto is LibRaw's grey world, which only its processing
+	// computes (errLibRawWB): the file is decoded by LibRaw.
+	own := m.fi.CFA && !maybeXTrans(m.fi) && m.s.WhiteBalance.Mode != "auto"
+	if ownDemosaic(m.s) && own {
 		return rcdCost(m)
 	}
-	if ownHalf(m.s) && m.fi.CFA && !maybeXTrans(m.fi) {
+	if ownHalf(m.s) && own {
 		// demosaic.Half: the half-size float32 image, two rows a thread.
 		lw, lh := libRawSize(m.fi, m.s)
 		return StepMemory{Scratch: 8 * int64(m.fi.Width) * int64(max(1, m.threads)), Alloc: 12 * int64(lw) * int64(lh), Free: rawDataBytes(m.fi)}
@@ -249,6 +253,20 @@ func (j *job) halfOwn() (bool, error) {
 	}
 	if c.W%2 != 0 || c.H%2 != 0 {
 		return false, nil
+	}
+	// The anchor's cells from the full-size CFA, as a full-size decode
+	// measures them (the crop's region unhalved): the same exposure at
+	// either size.
+	full := j.settings
+	full.HalfSize = false
+	var r image.Rectangle
+	if cropStage.Active(full) {
+		if cr, ok := scaledCrop(j.hdr, full, c.W, c.H); ok {
+			r = image.Rect(cr.X, cr.Y, cr.X+cr.W, cr.Y+cr.H)
+		}
+	}
+	if err := j.reduceAnchorCFA(c, r); err != nil {
+		return false, err
 	}
 	pix := thp.Floats(3 * (c.W / 2) * (c.H / 2))
 	if err := demosaic.Half(c, pix); err != nil {

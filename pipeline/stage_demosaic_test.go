@@ -40,7 +40,17 @@ func TestDemosaicCost(t *testing.T) {
 	if got, want := peak(fi, s, 1), int64(24e6*2+6e6*20); got != want {
 		t.Errorf("24 MP half size, LibRaw's: %d, want %d", got, want)
 	}
-	s.Highlight = 0
+	// --wb auto is LibRaw's grey world: its processing decodes the file,
+	// RCD's default asked or not (AHD's peak), half size too.
+	s = DefaultSettings()
+	s.WhiteBalance = WhiteBalance{Mode: "auto"}
+	if got, want := peak(fi, s, 1), int64(24e6*22); got != want {
+		t.Errorf("24 MP --wb auto: %d, want LibRaw's AHD %d", got, want)
+	}
+	s.HalfSize = true
+	if got, want := peak(fi, s, 1), int64(24e6*2+6e6*20); got != want {
+		t.Errorf("24 MP half size --wb auto: %d, want LibRaw's %d", got, want)
+	}
 	// A linear DNG keeps four samples per raw pixel and is not demosaiced.
 	lin := FileInfo{RawWidth: 1000, RawHeight: 1000, Width: 1000, Height: 1000}
 	s = DefaultSettings()
