@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,18 @@ func TestSchedulerOverBudget(t *testing.T) {
 	var ob *OverBudgetError
 	if !errors.Is(err, ErrOverBudget) || !errors.As(err, &ob) || ob.Need != 1001 || ob.Budget != 1000 {
 		t.Fatalf("got %v", err)
+	}
+	// Sizes that read the same for people are given in bytes.
+	for _, c := range []struct {
+		need, budget int64
+		want         string
+	}{
+		{180528000, 180000000, "needs an estimated 180528000 bytes, the budget is 180000000 bytes"},
+		{400 << 20, 300 << 20, "needs an estimated 400 MiB, the budget is 300 MiB"},
+	} {
+		if got := (&OverBudgetError{Need: c.need, Budget: c.budget}).Error(); !strings.Contains(got, c.want) {
+			t.Errorf("%d over %d: %q, want it to say %q", c.need, c.budget, got, c.want)
+		}
 	}
 }
 

@@ -26,9 +26,15 @@ type OverBudgetError struct {
 	Need, Budget int64 // bytes
 }
 
+// Error names both sizes for people (FormatSize), in bytes when the two
+// would read the same.
 func (e *OverBudgetError) Error() string {
+	need, budget := FormatSize(e.Need), FormatSize(e.Budget)
+	if need == budget {
+		need, budget = fmt.Sprintf("%d bytes", e.Need), fmt.Sprintf("%d bytes", e.Budget)
+	}
 	return fmt.Sprintf("%s: needs an estimated %s, the budget is %s (raise --mem-budget, or use --half-size for a quarter of the memory)",
-		ErrOverBudget, FormatSize(e.Need), FormatSize(e.Budget))
+		ErrOverBudget, need, budget)
 }
 
 func (e *OverBudgetError) Unwrap() error { return ErrOverBudget }
