@@ -52,6 +52,29 @@ func vecGains(row, a, b []float32, t float32) int {
 	return n
 }
 
+// vecGainsPlanar is copyRow's loop: the first 8k pixels of row
+// (interleaved RGB) times their gain a + t·(b − a), written planar to r,
+// g, bl (rgb8.Split), vecGains' operations, so the same values; it
+// returns how many pixels it did.
+func vecGainsPlanar(r, g, bl, row, a, b []float32, t float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(a) &^ 7
+	row, b, r, g, bl = row[:3*n], b[:n], r[:n], g[:n], bl[:n]
+	T := archsimd.BroadcastFloat32x8(t)
+	for x := 0; x < n; x += 8 {
+		ga := archsimd.LoadFloat32x8((*[8]float32)(a[x : x+8]))
+		gx := ga.Add(T.Mul(archsimd.LoadFloat32x8((*[8]float32)(b[x : x+8])).Sub(ga)))
+		pr, pg, pb := rgb8.Split((*[24]float32)(row[3*x : 3*x+24]))
+		pr.Mul(gx).Store((*[8]float32)(r[x : x+8]))
+		pg.Mul(gx).Store((*[8]float32)(g[x : x+8]))
+		pb.Mul(gx).Store((*[8]float32)(bl[x : x+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
 // vecRow is Nodes.row's loop over its first n intervals of exactly eight
 // pixels (Step = 8: interval k is pixels 8k to 8k+7): px = ax + t·dx,
 // py = ay + t·dy with node k's ax, ay, dx, dy (lx, ly, dx, dy [k],

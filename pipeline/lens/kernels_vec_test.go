@@ -73,6 +73,49 @@ func TestVecGains(t *testing.T) {
 	}
 }
 
+// TestVecGainsPlanar: copyRow's vector loop writes the scalar loop's
+// products (the row devignetted in place, then copied planar) for its
+// 8k pixels, and touches no others.
+func TestVecGainsPlanar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, w := range []int{1, 7, 8, 9, 63, 64, 6001} {
+		a, b := make([]float32, w), make([]float32, w)
+		for i := range a {
+			a[i], b[i] = 1+rng.Float32(), 1+rng.Float32()
+		}
+		row := make([]float32, 3*w)
+		for i := range row {
+			row[i] = rng.Float32()
+		}
+		want := append([]float32(nil), row...)
+		for x := range w {
+			g := a[x] + 0.3*(b[x]-a[x])
+			want[3*x] *= g
+			want[3*x+1] *= g
+			want[3*x+2] *= g
+		}
+		dst := make([]float32, 3*w)
+		for i := range dst {
+			dst[i] = -1
+		}
+		n := vecGainsPlanar(dst[:w], dst[w:2*w], dst[2*w:], row, a, b, 0.3)
+		if vec && n != w&^7 || !vec && n != 0 {
+			t.Fatalf("%d pixels: vecGainsPlanar did %d with AVX2 %v", w, n, vec)
+		}
+		for x := range w {
+			for c := range 3 {
+				v, exp := dst[c*w+x], want[3*x+c]
+				if x >= n {
+					exp = -1
+				}
+				if v != exp {
+					t.Fatalf("%d pixels: pixel %d channel %d is %v, want %v", w, x, c, v, exp)
+				}
+			}
+		}
+	}
+}
+
 // TestVecRow: the grid's positions of rows of widths 1 to 40 and 6000
 // (vecRow's intervals of eight and the scalar loop's rest) are those of
 // the scalar loop alone, the node rows interpolated in y as Nodes.row
