@@ -202,16 +202,16 @@ func keys8(f archsimd.Float32x8) (w0, w1, w2, w3 archsimd.Float32x8) {
 // less their lane numbers take two neighbouring values), a tap's values
 // are the merge of two loads from the row instead of picks from two
 // vectors (tapsOf).
-func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []int32 {
+func vecSampleRun(win *Window, ptrs []unsafe.Pointer, ch int, sx, sy, dst []float32, skip []int32) []int32 {
 	n := len(dst) / 8
-	if !vec {
+	if !vec || len(ptrs) != len(win.Rows)+1 {
 		for g := range n {
 			skip = append(skip, int32(g))
 		}
 		return skip
 	}
-	w, lo, rows := win.W, win.Lo, win.Rows
-	hi := lo + len(rows)
+	w, lo := win.W, win.Lo
+	hi := lo + len(win.Rows)
 	sx, sy, dst = sx[:8*n], sy[:8*n], dst[:8*n]
 	one := archsimd.BroadcastFloat32x8(1)
 	xMax, yMax := archsimd.BroadcastFloat32x8(float32(w-2)), archsimd.BroadcastFloat32x8(float32(win.H-2))
@@ -245,7 +245,8 @@ func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []in
 			continue
 		}
 		base := 4 * (plane + a - 1)
-		p0, p1, p2, p3, p4 := tapRows(rows[y0-1-lo:y1+3-lo:y1+3-lo], w, base, y1 != y0)
+		pp := ptrs[y0-1-lo : y0+4-lo : y0+4-lo]
+		p0, p1, p2, p3, p4 := unsafe.Add(pp[0], base), unsafe.Add(pp[1], base), unsafe.Add(pp[2], base), unsafe.Add(pp[3], base), unsafe.Add(pp[4], base)
 		wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
 		wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
 		var v0, v1, v2, v3, v4 archsimd.Float32x8

@@ -214,7 +214,7 @@ func TestVectorSampleRun(t *testing.T) {
 				m(y, ch, sx, sy)
 				n := w / 8
 				dst := make([]float32, 8*n)
-				skip := vecSampleRun(&win, ch, sx, sy, dst, nil)
+				skip := vecSampleRun(&win, win.rowPointers(&RowBuf{}), ch, sx, sy, dst, nil)
 				skipped := map[int]bool{}
 				for _, g := range skip {
 					skipped[int(g)] = true
