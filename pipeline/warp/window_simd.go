@@ -211,10 +211,19 @@ func vecSampleRun(win *Window, ptrs []unsafe.Pointer, ch int, sx, sy, dst []floa
 		return skip
 	}
 	w, lo := win.W, win.Lo
-	hi := lo + len(win.Rows)
+	// The first lane's column a and the group's top row y0 (y1 = y0 or
+	// y0 + 1 the bottom one) that the group's taps allow: columns a − 1
+	// to a + 14 inside the image (a − 1 from 0 to W − 16: nCols
+	// values), rows y0 − 1 to y1 + 2 held and inside it (y0 − 1 from loY
+	// on: nOne values for one row, nTwo for two).
+	loY, hiY := max(lo, 0), min(lo+len(win.Rows), win.H)
+	nCols, nOne, nTwo := uint(max(0, w-15)), uint(max(0, hiY-loY-3)), uint(max(0, hiY-loY-4))
 	sx, sy, dst = sx[:8*n], sy[:8*n], dst[:8*n]
-	one := archsimd.BroadcastFloat32x8(1)
-	xMax, yMax := archsimd.BroadcastFloat32x8(float32(w-2)), archsimd.BroadcastFloat32x8(float32(win.H-2))
+	// Unchecked pointers: sx, sy and dst hold 8n values, and a group that
+	// passes the checks below reads ptrs[y0−1−lo] to ptrs[y0+3−lo], all
+	// within ptrs (the last is the padding when y0 + 2 is the last row).
+	psx, psy, pdst := unsafe.Pointer(unsafe.SliceData(sx)), unsafe.Pointer(unsafe.SliceData(sy)), unsafe.Pointer(unsafe.SliceData(dst))
+	prow := unsafe.Pointer(unsafe.SliceData(ptrs))
 	first := archsimd.Int32x8{}.AsUint32x8() // Permute's indices: lane 0 everywhere
 	iZero := archsimd.Int32x8{}
 	iOne, iMinusOne := archsimd.BroadcastInt32x8(1), archsimd.BroadcastInt32x8(-1)
@@ -222,30 +231,37 @@ func vecSampleRun(win *Window, ptrs []unsafe.Pointer, ch int, sx, sy, dst []floa
 	consecutive := archsimd.LoadInt32x8(&lanes)
 	plane := ch * w
 	for g := 0; g < n; g++ {
-		x := archsimd.LoadFloat32x8((*[8]float32)(sx[8*g : 8*g+8]))
-		y := archsimd.LoadFloat32x8((*[8]float32)(sy[8*g : 8*g+8]))
-		in := x.GreaterEqual(one).And(y.GreaterEqual(one)).And(x.Less(xMax)).And(y.Less(yMax))
+		x := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(psx, 32*g)))
+		y := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(psy, 32*g)))
 		ix, iy := x.ConvertToInt32(), y.ConvertToInt32()
 		// off: the lanes' columns less the first lane's (0 to 12); dy:
 		// their rows less the first lane's (−1 to 1, not both signs).
+		// Every tap is inside the image (x ≥ 1, y ≥ 1, x < W − 2, y <
+		// H − 2 in every lane) when, besides, a and y0 are (the lanes'
+		// columns are a to a + 12): a position that is not finite or
+		// beyond the int32 range converts to −2³¹, which fails these.
 		off := ix.Sub(ix.Permute(first))
 		dy := iy.Sub(iy.Permute(first))
-		ok := in.And(off.Greater(iMinusOne)).And(iThirteen.Greater(off)).And(dy.Greater(iMinusTwo)).And(iTwo.Greater(dy))
+		ok := off.Greater(iMinusOne).And(iThirteen.Greater(off)).And(dy.Greater(iMinusTwo)).And(iTwo.Greater(dy)).ToBits()
 		above, below := iZero.Greater(dy).ToBits(), dy.Greater(iZero).ToBits()
-		a, b := int(ix.GetLo().GetElem(0)), int(iy.GetLo().GetElem(0))
-		y0, y1 := b, b
-		if above != 0 {
-			y0--
+		a, y0 := int(ix.GetLo().GetElem(0)), int(iy.GetLo().GetElem(0))
+		rows, five := nOne, false
+		if above|below != 0 {
+			// On two rows.
+			if above != 0 && below != 0 {
+				ok = 0
+			}
+			if above != 0 {
+				y0--
+			}
+			rows, five = nTwo, true
 		}
-		if below != 0 {
-			y1++
-		}
-		if ok.ToBits() != 0xff || above != 0 && below != 0 || a+15 > w || y0-1 < lo || y1+2 >= hi {
+		if ok != 0xff || uint(a-1) >= nCols || uint(y0-1-loY) >= rows {
 			skip = append(skip, int32(g))
 			continue
 		}
 		base := 4 * (plane + a - 1)
-		pp := ptrs[y0-1-lo : y0+4-lo : y0+4-lo]
+		pp := (*[5]unsafe.Pointer)(unsafe.Add(prow, 8*(y0-1-lo)))
 		p0, p1, p2, p3, p4 := unsafe.Add(pp[0], base), unsafe.Add(pp[1], base), unsafe.Add(pp[2], base), unsafe.Add(pp[3], base), unsafe.Add(pp[4], base)
 		wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
 		wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
@@ -254,7 +270,7 @@ func vecSampleRun(win *Window, ptrs []unsafe.Pointer, ch int, sx, sy, dst []floa
 		if e.Equal(iZero).ToBits() == 0xff {
 			v0, v1 = tapsAt(p0, wx0, wx1, wx2, wx3), tapsAt(p1, wx0, wx1, wx2, wx3)
 			v2, v3 = tapsAt(p2, wx0, wx1, wx2, wx3), tapsAt(p3, wx0, wx1, wx2, wx3)
-			if y1 != y0 {
+			if five {
 				v4 = tapsAt(p4, wx0, wx1, wx2, wx3)
 			}
 		} else if up, down := e.Equal(iOne), e.Equal(iMinusOne); up.Or(down).Or(e.Equal(iZero)).ToBits() == 0xff && (down.ToBits() == 0 || a >= 2) && (up.ToBits() == 0 || down.ToBits() == 0) {
@@ -263,13 +279,13 @@ func vecSampleRun(win *Window, ptrs []unsafe.Pointer, ch int, sx, sy, dst []floa
 			if down.ToBits() == 0 {
 				v0, v1 = tapsRight(p0, up, wx0, wx1, wx2, wx3), tapsRight(p1, up, wx0, wx1, wx2, wx3)
 				v2, v3 = tapsRight(p2, up, wx0, wx1, wx2, wx3), tapsRight(p3, up, wx0, wx1, wx2, wx3)
-				if y1 != y0 {
+				if five {
 					v4 = tapsRight(p4, up, wx0, wx1, wx2, wx3)
 				}
 			} else {
 				v0, v1 = tapsLeft(p0, down, wx0, wx1, wx2, wx3), tapsLeft(p1, down, wx0, wx1, wx2, wx3)
 				v2, v3 = tapsLeft(p2, down, wx0, wx1, wx2, wx3), tapsLeft(p3, down, wx0, wx1, wx2, wx3)
-				if y1 != y0 {
+				if five {
 					v4 = tapsLeft(p4, down, wx0, wx1, wx2, wx3)
 				}
 			}
@@ -284,16 +300,16 @@ func vecSampleRun(win *Window, ptrs []unsafe.Pointer, ch int, sx, sy, dst []floa
 			v1 = tapsOf(load(p1), load(unsafe.Add(p1, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 			v2 = tapsOf(load(p2), load(unsafe.Add(p2, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 			v3 = tapsOf(load(p3), load(unsafe.Add(p3, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-			if y1 != y0 {
+			if five {
 				v4 = tapsOf(load(p4), load(unsafe.Add(p4, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 			}
 		}
-		if y1 != y0 {
+		if five {
 			// The lanes on row y1 take rows 1 to 4.
 			low := iy.Equal(archsimd.BroadcastInt32x8(int32(y0)))
 			v0, v1, v2, v3 = v0.Merge(v1, low), v1.Merge(v2, low), v2.Merge(v3, low), v3.Merge(v4, low)
 		}
-		wy0.Mul(v0).Add(wy1.Mul(v1)).Add(wy2.Mul(v2)).Add(wy3.Mul(v3)).Store((*[8]float32)(dst[8*g : 8*g+8]))
+		wy0.Mul(v0).Add(wy1.Mul(v1)).Add(wy2.Mul(v2)).Add(wy3.Mul(v3)).Store((*[8]float32)(unsafe.Add(pdst, 32*g)))
 	}
 	archsimd.ClearAVXUpperBits()
 	return skip
