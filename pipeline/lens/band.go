@@ -153,14 +153,12 @@ func NodeGainsCompact(devignette func(pix []float32, y0, rows int) error, w, h i
 	gains = make([]float32, len(ys)*w)
 	row := make([]float32, w*3)
 	for k, y := range ys {
-		for i := range row {
-			row[i] = 1
-		}
+		fillOnes(row)
 		if err := devignette(row, y, 1); err != nil {
 			return nil, 0, nil, err
 		}
 		one := gains[k*w : (k+1)*w]
-		for x := range one {
+		for x := vecOneGain(one, row); x < w; x++ {
 			p := row[3*x : 3*x+3 : 3*x+3]
 			if p[0] != p[1] || p[0] != p[2] {
 				g, ys, err := nodeGains(devignette, w, h)
@@ -173,6 +171,17 @@ func NodeGainsCompact(devignette func(pix []float32, y0, rows int) error, w, h i
 		return nil, 0, nil, err
 	}
 	return gains, 1, ys, nil
+}
+
+// fillOnes sets every value of row to 1 (by doubling copies).
+func fillOnes(row []float32) {
+	if len(row) == 0 {
+		return
+	}
+	row[0] = 1
+	for i := 1; i < len(row); i *= 2 {
+		copy(row[i:], row[:i])
+	}
 }
 
 // Start makes the filter's buffers.

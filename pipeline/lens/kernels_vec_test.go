@@ -1,6 +1,7 @@
 package lens
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -110,6 +111,50 @@ func TestVecGainsPlanar(t *testing.T) {
 				}
 				if v != exp {
 					t.Fatalf("%d pixels: pixel %d channel %d is %v, want %v", w, x, c, v, exp)
+				}
+			}
+		}
+	}
+}
+
+// TestVecOneGain: NodeGainsCompact's vector loop takes a row's gains
+// eight pixels at a time while the three of every pixel are equal
+// (signed zeros alike), and stops before the eight with a pixel whose
+// gains differ or are NaN.
+func TestVecOneGain(t *testing.T) {
+	for _, w := range []int{1, 7, 8, 9, 64, 6001} {
+		for _, bad := range []int{-1, 0, 5, 8, 33, w - 1} {
+			if bad >= w {
+				continue
+			}
+			for _, kind := range []string{"differ", "NaN", "zeros"} {
+				row, one := make([]float32, 3*w), make([]float32, w)
+				for x := range w {
+					g := 1 + float32(x)/float32(w)
+					row[3*x], row[3*x+1], row[3*x+2] = g, g, g
+				}
+				stop := w &^ 7
+				if bad >= 0 {
+					switch kind {
+					case "differ":
+						row[3*bad+2] += 1e-3
+						stop = min(stop, bad&^7)
+					case "NaN":
+						nan := float32(math.NaN())
+						row[3*bad], row[3*bad+1], row[3*bad+2] = nan, nan, nan
+						stop = min(stop, bad&^7)
+					case "zeros":
+						row[3*bad], row[3*bad+1], row[3*bad+2] = 0, float32(math.Copysign(0, -1)), 0
+					}
+				}
+				n := vecOneGain(one, row)
+				if vec && n != stop || !vec && n != 0 {
+					t.Fatalf("%d pixels, %s at %d: took %d, want %d (AVX2 %v)", w, kind, bad, n, stop, vec)
+				}
+				for x := range n {
+					if math.Float32bits(one[x]) != math.Float32bits(row[3*x]) {
+						t.Fatalf("%d pixels, %s at %d: pixel %d is %v, want %v", w, kind, bad, x, one[x], row[3*x])
+					}
 				}
 			}
 		}

@@ -147,10 +147,12 @@ func NewNodes(w, h int, points func(dst, xy []float32) error) (*Nodes, error) {
 		if err := points(pos, xy); err != nil {
 			return nil, err
 		}
-		for k := range g.xs {
-			node := pos[6*min(k, nx-1) : 6*min(k, nx-1)+6]
-			for c, v := range node {
-				g.pl[c*n+j*len(g.xs)+k] = v
+		m := len(g.xs)
+		pos := pos[:6*nx]
+		for c := range 6 {
+			plane := g.pl[c*n+j*m : c*n+(j+1)*m]
+			for k := range plane {
+				plane[k] = pos[6*min(k, nx-1)+c]
 			}
 		}
 	}
@@ -211,7 +213,7 @@ func (g *Nodes) row(y, ch int, sx, sy []float32) {
 	if nx > 2 {
 		full = min(nx-2, len(sx)/Step)
 	}
-	for i := vecRow(lx, ly, dx, dy, tx, sx, sy, full); i < len(sx); {
+	for i := vecRow(lx, ly, dx, dy, sx, sy, full); i < len(sx); {
 		k := int(g.kx[i])
 		end := len(sx)
 		if k+2 < nx {
