@@ -123,11 +123,11 @@ func vecRow(lx, ly, dx, dy, px, py []float32, n int) int {
 		ay := archsimd.LoadFloat32x8((*[8]float32)(ly[k0 : k0+8]))
 		ex := archsimd.LoadFloat32x8((*[8]float32)(dx[k0 : k0+8]))
 		ey := archsimd.LoadFloat32x8((*[8]float32)(dy[k0 : k0+8]))
+		ox, oy := unsafe.Add(qx, 32*k0), unsafe.Add(qy, 32*k0)
 		for i := range min(8, n-k0) {
-			l := archsimd.LoadInt32x8(&laneOf[i]).AsUint32x8()
-			o := 32 * (k0 + i)
-			ax.Permute(l).Add(tv.Mul(ex.Permute(l))).Store((*[8]float32)(unsafe.Add(qx, o)))
-			ay.Permute(l).Add(tv.Mul(ey.Permute(l))).Store((*[8]float32)(unsafe.Add(qy, o)))
+			l := archsimd.LoadInt32x8(&laneOf[i&7]).AsUint32x8()
+			ax.Permute(l).Add(tv.Mul(ex.Permute(l))).Store((*[8]float32)(unsafe.Add(ox, 32*i)))
+			ay.Permute(l).Add(tv.Mul(ey.Permute(l))).Store((*[8]float32)(unsafe.Add(oy, 32*i)))
 		}
 	}
 	archsimd.ClearAVXUpperBits()

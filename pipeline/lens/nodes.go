@@ -148,11 +148,13 @@ func NewNodes(w, h int, points func(dst, xy []float32) error) (*Nodes, error) {
 			return nil, err
 		}
 		m := len(g.xs)
-		pos := pos[:6*nx]
 		for c := range 6 {
 			plane := g.pl[c*n+j*m : c*n+(j+1)*m]
-			for k := range plane {
-				plane[k] = pos[6*min(k, nx-1)+c]
+			for k := range plane[:nx] {
+				plane[k] = pos[6*k+c]
+			}
+			if m > nx {
+				plane[nx] = plane[0] // the one node twice
 			}
 		}
 	}
