@@ -57,7 +57,8 @@ type Band struct {
 	d int
 	// ring holds the input rows copied (copied so far), planar
 	// (warp.Deinterleave3), ringRows of them (row y at y mod ringRows):
-	// every row a chunk's remap reads; vig: the rows devignetted so far.
+	// every row a chunk's remap reads, devignetted (copyRow); vig: the
+	// rows devignetted so far in place (without a grid).
 	ring     []float32
 	ringRows int
 	copied   int
@@ -152,25 +153,35 @@ func NodeGainsCompact(devignette func(pix []float32, y0, rows int) error, w, h i
 	gains = make([]float32, len(ys)*w)
 	row := make([]float32, w*3)
 	for k, y := range ys {
-		for i := range row {
-			row[i] = 1
-		}
+		fillOnes(row)
 		if err := devignette(row, y, 1); err != nil {
 			return nil, 0, nil, err
 		}
 		one := gains[k*w : (k+1)*w]
-		for x := range one {
-			if row[3*x] != row[3*x+1] || row[3*x] != row[3*x+2] {
+		for x := vecOneGain(one, row); x < w; x++ {
+			p := row[3*x : 3*x+3 : 3*x+3]
+			if p[0] != p[1] || p[0] != p[2] {
 				g, ys, err := nodeGains(devignette, w, h)
 				return g, 3, ys, err
 			}
-			one[x] = row[3*x]
+			one[x] = p[0]
 		}
 	}
 	if err := checkGainsN(gains, 1, ys, w, h); err != nil {
 		return nil, 0, nil, err
 	}
 	return gains, 1, ys, nil
+}
+
+// fillOnes sets every value of row to 1 (by doubling copies).
+func fillOnes(row []float32) {
+	if len(row) == 0 {
+		return
+	}
+	row[0] = 1
+	for i := 1; i < len(row); i *= 2 {
+		copy(row[i:], row[:i])
+	}
 }
 
 // Start makes the filter's buffers.
@@ -231,13 +242,14 @@ func (b *Band) ringRow(y int) []float32 {
 	return b.ring[i : i+b.w*3 : i+b.w*3]
 }
 
-// Rows is the filter (the stream's bandFilter.rows): rows y0 to y1−1 finished in
-// place, devignetting every row it may read first (up to its lookahead
-// below y1−1), then remapping bandChunk rows at a time from the planar
-// copy of the rows they read (copied before any of them is written).
+// Rows is the filter (the stream's bandFilter.rows): rows y0 to y1−1
+// finished in place. Without a grid they are devignetted in place; with
+// one, bandChunk rows are
+// remapped at a time from the planar copy of the rows they read (copied,
+// devignetted, before any of them is written).
 func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
 	avail := min(b.h, y1+b.Lookahead())
-	if b.gains != nil && b.vig < avail {
+	if b.gains != nil && b.g == nil && b.vig < avail {
 		v0 := b.vig
 		par.Rows(avail-v0, func(lo, hi int) {
 			for y := v0 + lo; y < v0+hi; y++ {
@@ -255,7 +267,7 @@ func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
 		if c0 := b.copied; c0 < hi {
 			par.Rows(hi-c0, func(l, h int) {
 				for y := c0 + l; y < c0+h; y++ {
-					warp.Deinterleave3(b.ringRow(y), row(y))
+					b.copyRow(y, row(y))
 				}
 			})
 			b.copied = hi
@@ -275,6 +287,36 @@ func (b *Band) Rows(y0, y1 int, row func(y int) []float32) {
 				win.SampleRow3Buf(sc.sx, sc.sy, row(y), &sc.row)
 			}
 		})
+	}
+}
+
+// copyRow makes the filter's planar copy of upright row uy (row, which
+// only the remap reads and then overwrites), devignetted: with one gain
+// a pixel along an unmirrored sensor row, each gain computed once and
+// multiplied into the copy (the values of devignetteRow's in-place
+// products); otherwise row devignetted in place, then copied.
+func (b *Band) copyRow(uy int, row []float32) {
+	dst := b.ringRow(uy)
+	if b.gains == nil {
+		warp.Deinterleave3(dst, row)
+		return
+	}
+	if b.gc != 1 || b.flip&5 != 0 {
+		b.devignetteRow(uy, row)
+		warp.Deinterleave3(dst, row)
+		return
+	}
+	line, _ := b.sensorLine(uy)
+	k, k1 := int(b.ky[line]), min(int(b.ky[line])+1, len(b.ys)-1)
+	t, w := b.ty[line], b.w
+	g0, g1 := b.gains[k*b.sw:k*b.sw+w], b.gains[k1*b.sw:k1*b.sw+w]
+	r, g, bl := dst[:w], dst[w:2*w], dst[2*w:3*w]
+	row = row[:3*w]
+	for x := vecGainsPlanar(r, g, bl, row, g0, g1, t); x < w; x++ {
+		a := g0[x]
+		gx := a + t*(g1[x]-a)
+		p := row[3*x : 3*x+3 : 3*x+3]
+		r[x], g[x], bl[x] = p[0]*gx, p[1]*gx, p[2]*gx
 	}
 }
 

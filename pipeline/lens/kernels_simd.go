@@ -4,6 +4,7 @@ package lens
 
 import (
 	"simd/archsimd"
+	"unsafe"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/rgb8"
 )
@@ -52,35 +53,90 @@ func vecGains(row, a, b []float32, t float32) int {
 	return n
 }
 
+// vecGainsPlanar is copyRow's loop: the first 8k pixels of row
+// (interleaved RGB) times their gain a + t·(b − a), written planar to r,
+// g, bl (rgb8.Split), vecGains' operations, so the same values; it
+// returns how many pixels it did.
+func vecGainsPlanar(r, g, bl, row, a, b []float32, t float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(a) &^ 7
+	row, b, r, g, bl = row[:3*n], b[:n], r[:n], g[:n], bl[:n]
+	T := archsimd.BroadcastFloat32x8(t)
+	for x := 0; x < n; x += 8 {
+		ga := archsimd.LoadFloat32x8((*[8]float32)(a[x : x+8]))
+		gx := ga.Add(T.Mul(archsimd.LoadFloat32x8((*[8]float32)(b[x : x+8])).Sub(ga)))
+		pr, pg, pb := rgb8.Split((*[24]float32)(row[3*x : 3*x+24]))
+		pr.Mul(gx).Store((*[8]float32)(r[x : x+8]))
+		pg.Mul(gx).Store((*[8]float32)(g[x : x+8]))
+		pb.Mul(gx).Store((*[8]float32)(bl[x : x+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// vecOneGain is NodeGainsCompact's loop over a row's first 8k pixels
+// (row: the three channels' gains of each pixel): each pixel's red gain
+// into one while its three are equal (==, as the scalar loop compares
+// them), eight pixels at a time; it returns how many pixels it took,
+// stopping before the first eight with a pixel whose gains differ (none
+// on a CPU without AVX2).
+func vecOneGain(one, row []float32) int {
+	if !vec {
+		return 0
+	}
+	n := len(one) &^ 7
+	row = row[:3*n]
+	for x := 0; x < n; x += 8 {
+		r, g, b := rgb8.Split((*[24]float32)(row[3*x : 3*x+24]))
+		if r.Equal(g).And(r.Equal(b)).ToBits() != 0xff {
+			archsimd.ClearAVXUpperBits()
+			return x
+		}
+		r.Store((*[8]float32)(one[x : x+8]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
 // vecRow is Nodes.row's loop over its first n intervals of exactly eight
 // pixels (Step = 8: interval k is pixels 8k to 8k+7): px = ax + t·dx,
 // py = ay + t·dy with node k's ax, ay, dx, dy (lx, ly, dx, dy [k],
 // broadcast by permutations of the eight nodes' vectors loaded from
 // there, eight intervals at a time: a scalar float load between the
-// vector instructions would be an SSE one) and each pixel's fraction t;
-// the operations of the scalar loop (multiply, then add), so the same
-// values. It returns how many pixels it did (8n; none on a CPU without
-// AVX2). lx, ly, dx and dy hold at least n+8 floats each.
-func vecRow(lx, ly, dx, dy, t, px, py []float32, n int) int {
-	if !vec || Step != 8 || n <= 0 || n+8 > len(lx) || n+8 > len(ly) || n+8 > len(dx) || n+8 > len(dy) || 8*n > len(t) || 8*n > len(px) || 8*n > len(py) {
+// vector instructions would be an SSE one) and each pixel's fraction t,
+// i/8 for pixel i of an interval (eighths: NewNodes' tx of an interval
+// of eight, exactly); the operations of the scalar loop (multiply, then
+// add), so the same values. It returns how many pixels it did (8n; none
+// on a CPU without AVX2). lx, ly, dx and dy hold at least n+8 floats
+// each.
+func vecRow(lx, ly, dx, dy, px, py []float32, n int) int {
+	if !vec || Step != 8 || n <= 0 || n+8 > len(lx) || n+8 > len(ly) || n+8 > len(dx) || n+8 > len(dy) || 8*n > len(px) || 8*n > len(py) {
 		return 0
 	}
+	tv := archsimd.LoadFloat32x8(&eighths)
+	// Unchecked stores: 8n ≤ len(px), len(py).
+	qx, qy := unsafe.Pointer(unsafe.SliceData(px)), unsafe.Pointer(unsafe.SliceData(py))
 	for k0 := 0; k0 < n; k0 += 8 {
 		ax := archsimd.LoadFloat32x8((*[8]float32)(lx[k0 : k0+8]))
 		ay := archsimd.LoadFloat32x8((*[8]float32)(ly[k0 : k0+8]))
 		ex := archsimd.LoadFloat32x8((*[8]float32)(dx[k0 : k0+8]))
 		ey := archsimd.LoadFloat32x8((*[8]float32)(dy[k0 : k0+8]))
+		ox, oy := unsafe.Add(qx, 32*k0), unsafe.Add(qy, 32*k0)
 		for i := range min(8, n-k0) {
-			l := archsimd.LoadInt32x8(&laneOf[i]).AsUint32x8()
-			k := k0 + i
-			tv := archsimd.LoadFloat32x8((*[8]float32)(t[8*k : 8*k+8]))
-			ax.Permute(l).Add(tv.Mul(ex.Permute(l))).Store((*[8]float32)(px[8*k : 8*k+8]))
-			ay.Permute(l).Add(tv.Mul(ey.Permute(l))).Store((*[8]float32)(py[8*k : 8*k+8]))
+			l := archsimd.LoadInt32x8(&laneOf[i&7]).AsUint32x8()
+			ax.Permute(l).Add(tv.Mul(ex.Permute(l))).Store((*[8]float32)(unsafe.Add(ox, 32*i)))
+			ay.Permute(l).Add(tv.Mul(ey.Permute(l))).Store((*[8]float32)(unsafe.Add(oy, 32*i)))
 		}
 	}
 	archsimd.ClearAVXUpperBits()
 	return 8 * n
 }
+
+// eighths is each pixel's fraction of the way across an interval of
+// eight: float32(i) / 8, as NewNodes computes it.
+var eighths = [8]float32{0, 1. / 8, 2. / 8, 3. / 8, 4. / 8, 5. / 8, 6. / 8, 7. / 8}
 
 // laneOf[i] is lane i in every lane: Permute's indices that broadcast it.
 var laneOf = [8][8]int32{

@@ -1,6 +1,7 @@
 package lens
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -68,6 +69,93 @@ func TestVecGains(t *testing.T) {
 		for i := range row {
 			if row[i] != want[i] {
 				t.Fatalf("%d pixels: value %d is %v, the scalar loop's %v", w, i, row[i], want[i])
+			}
+		}
+	}
+}
+
+// TestVecGainsPlanar: copyRow's vector loop writes the scalar loop's
+// products (the row devignetted in place, then copied planar) for its
+// 8k pixels, and touches no others.
+func TestVecGainsPlanar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, w := range []int{1, 7, 8, 9, 63, 64, 6001} {
+		a, b := make([]float32, w), make([]float32, w)
+		for i := range a {
+			a[i], b[i] = 1+rng.Float32(), 1+rng.Float32()
+		}
+		row := make([]float32, 3*w)
+		for i := range row {
+			row[i] = rng.Float32()
+		}
+		want := append([]float32(nil), row...)
+		for x := range w {
+			g := a[x] + 0.3*(b[x]-a[x])
+			want[3*x] *= g
+			want[3*x+1] *= g
+			want[3*x+2] *= g
+		}
+		dst := make([]float32, 3*w)
+		for i := range dst {
+			dst[i] = -1
+		}
+		n := vecGainsPlanar(dst[:w], dst[w:2*w], dst[2*w:], row, a, b, 0.3)
+		if vec && n != w&^7 || !vec && n != 0 {
+			t.Fatalf("%d pixels: vecGainsPlanar did %d with AVX2 %v", w, n, vec)
+		}
+		for x := range w {
+			for c := range 3 {
+				v, exp := dst[c*w+x], want[3*x+c]
+				if x >= n {
+					exp = -1
+				}
+				if v != exp {
+					t.Fatalf("%d pixels: pixel %d channel %d is %v, want %v", w, x, c, v, exp)
+				}
+			}
+		}
+	}
+}
+
+// TestVecOneGain: NodeGainsCompact's vector loop takes a row's gains
+// eight pixels at a time while the three of every pixel are equal
+// (signed zeros alike), and stops before the eight with a pixel whose
+// gains differ or are NaN.
+func TestVecOneGain(t *testing.T) {
+	for _, w := range []int{1, 7, 8, 9, 64, 6001} {
+		for _, bad := range []int{-1, 0, 5, 8, 33, w - 1} {
+			if bad >= w {
+				continue
+			}
+			for _, kind := range []string{"differ", "NaN", "zeros"} {
+				row, one := make([]float32, 3*w), make([]float32, w)
+				for x := range w {
+					g := 1 + float32(x)/float32(w)
+					row[3*x], row[3*x+1], row[3*x+2] = g, g, g
+				}
+				stop := w &^ 7
+				if bad >= 0 {
+					switch kind {
+					case "differ":
+						row[3*bad+2] += 1e-3
+						stop = min(stop, bad&^7)
+					case "NaN":
+						nan := float32(math.NaN())
+						row[3*bad], row[3*bad+1], row[3*bad+2] = nan, nan, nan
+						stop = min(stop, bad&^7)
+					case "zeros":
+						row[3*bad], row[3*bad+1], row[3*bad+2] = 0, float32(math.Copysign(0, -1)), 0
+					}
+				}
+				n := vecOneGain(one, row)
+				if vec && n != stop || !vec && n != 0 {
+					t.Fatalf("%d pixels, %s at %d: took %d, want %d (AVX2 %v)", w, kind, bad, n, stop, vec)
+				}
+				for x := range n {
+					if math.Float32bits(one[x]) != math.Float32bits(row[3*x]) {
+						t.Fatalf("%d pixels, %s at %d: pixel %d is %v, want %v", w, kind, bad, x, one[x], row[3*x])
+					}
+				}
 			}
 		}
 	}

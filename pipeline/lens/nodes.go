@@ -102,10 +102,14 @@ func NewNodes(w, h int, points func(dst, xy []float32) error) (*Nodes, error) {
 		if err := points(pos, xy); err != nil {
 			return nil, err
 		}
-		for k := range g.xs {
-			node := pos[6*min(k, nx-1) : 6*min(k, nx-1)+6]
-			for c, v := range node {
-				g.pl[c*n+j*len(g.xs)+k] = v
+		m := len(g.xs)
+		for c := range 6 {
+			plane := g.pl[c*n+j*m : c*n+(j+1)*m]
+			for k := range plane[:nx] {
+				plane[k] = pos[6*k+c]
+			}
+			if m > nx {
+				plane[nx] = plane[0] // the one node twice
 			}
 		}
 	}
@@ -166,7 +170,7 @@ func (g *Nodes) row(y, ch int, sx, sy []float32) {
 	if nx > 2 {
 		full = min(nx-2, len(sx)/Step)
 	}
-	for i := vecRow(lx, ly, dx, dy, tx, sx, sy, full); i < len(sx); {
+	for i := vecRow(lx, ly, dx, dy, sx, sy, full); i < len(sx); {
 		k := int(g.kx[i])
 		end := len(sx)
 		if k+2 < nx {

@@ -28,6 +28,9 @@ func checkGains(gains []float32, ys []int, w, h int) error {
 // checkGainsN is checkGains for gains of gc values a
 // pixel (1: one gain for the three channels; 3).
 func checkGainsN(gains []float32, gc int, ys []int, w, h int) error {
+	if plausibleAll(gains[:len(ys)*w*gc]) {
+		return nil
+	}
 	cx, cy := float64(w-1)/2, float64(h-1)/2
 	half := math.Hypot(cx, cy)
 	if !(half > 0) {
@@ -51,4 +54,17 @@ func checkGainsN(gains []float32, gc int, ys []int, w, h int) error {
 		return &ImplausibleVignetting{fmt.Sprintf("%s at the corners (from r = %.2f)", why, rmin)}
 	}
 	return &ImplausibleVignetting{fmt.Sprintf("%s from r = %.2f of the half diagonal", why, rmin)}
+}
+
+// plausibleAll reports whether every gain of g is plausible
+// (dngopcode.PlausibleGain: > 0 and at most dngopcode.MaxGain, which
+// rules out NaN and the infinities as well), as checkGainsN's first
+// look: only when one is not are the gains looked at one by one.
+func plausibleAll(g []float32) bool {
+	for _, v := range g {
+		if !(v > 0 && v <= dngopcode.MaxGain) {
+			return false
+		}
+	}
+	return true
 }

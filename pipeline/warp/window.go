@@ -1,5 +1,7 @@
 package warp
 
+import "unsafe"
+
 // Window is a run of rows of a W×H image of 3 channels (float32) that is
 // never held whole, such as a streamed conversion's rows, each row held
 // planar: Rows[i] is row Lo+i as its three channels one after the other
@@ -41,6 +43,28 @@ func (win Window) SampleRow3(sx, sy, row []float32) { win.SampleRow3Buf(sx, sy, 
 type RowBuf struct {
 	planar []float32
 	skip   []int32
+	ptrs   []unsafe.Pointer
+}
+
+// rowPointers sets buf.ptrs to the first value of each of the window's
+// rows and, once more, of its last (the vector path points at a group's
+// four or five rows from one slice of them) and returns them; nil when a
+// row is shorter than three channels of W (then no group takes the
+// vector path).
+func (win Window) rowPointers(buf *RowBuf) []unsafe.Pointer {
+	if len(win.Rows) == 0 {
+		return nil
+	}
+	p := buf.ptrs[:0]
+	for _, r := range win.Rows {
+		if len(r) < 3*win.W || len(r) == 0 {
+			return nil
+		}
+		p = append(p, unsafe.Pointer(unsafe.SliceData(r)))
+	}
+	p = append(p, p[len(p)-1])
+	buf.ptrs = p
+	return p
 }
 
 // SampleRow3Buf is SampleRow3 with its scratch in buf (nil: its own).
@@ -61,10 +85,14 @@ func (win Window) SampleRow3Buf(sx, sy, row []float32, buf *RowBuf) {
 		buf.skip = make([]int32, 0, n)
 	}
 	planar := buf.planar[:24*n]
+	var ptrs []unsafe.Pointer
+	if vec && n > 0 {
+		ptrs = win.rowPointers(buf)
+	}
 	for ch := 0; ch < 3; ch++ {
 		csx, csy := sx[ch*dw:(ch+1)*dw], sy[ch*dw:(ch+1)*dw]
 		dst := planar[8*n*ch : 8*n*(ch+1)]
-		buf.skip = vecSampleRun(&win, ch, csx, csy, dst, buf.skip[:0])
+		buf.skip = vecSampleRun(&win, ptrs, ch, csx, csy, dst, buf.skip[:0])
 		for _, g := range buf.skip {
 			x := 8 * int(g)
 			win.sampleRun(ch, csx[x:x+8], csy[x:x+8], dst[x:x+8], 1)

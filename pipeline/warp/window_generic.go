@@ -2,6 +2,8 @@
 
 package warp
 
+import "unsafe"
+
 // Without Go's SIMD support in the build (GOEXPERIMENT=simd on amd64)
 // every position takes the scalar path.
 
@@ -14,7 +16,7 @@ func vecDeinterleave3(r, g, b, src []float32) int { return 0 }
 // vec is whether the vector path runs: never in this build.
 const vec = false
 
-func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []int32 {
+func vecSampleRun(win *Window, ptrs []unsafe.Pointer, ch int, sx, sy, dst []float32, skip []int32) []int32 {
 	for g := range len(dst) / 8 {
 		skip = append(skip, int32(g))
 	}

@@ -30,6 +30,13 @@ import (
 
 var vec = archsimd.X86.AVX2()
 
+// tapStep is 4, the bytes of a float32: the step from one tap's values to
+// the next one's, held in a variable rather than written as a constant so
+// that the compiler points at a tap with one address computation from the
+// row's pointer instead of two (it splits base + index + constant in
+// two).
+var tapStep = 4
+
 // lanes is 0, 1, …, 7: the column offsets of eight consecutive columns.
 var lanes = [8]int32{0, 1, 2, 3, 4, 5, 6, 7}
 
@@ -135,9 +142,9 @@ func tapRows(r [][]float32, w, base int, five bool) (p0, p1, p2, p3, p4 unsafe.P
 // and tap k of the lanes is the eight values from p + k.
 func tapsAt(p unsafe.Pointer, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
 	t0 := archsimd.LoadFloat32x8((*[8]float32)(p))
-	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4)))
-	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 8)))
-	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 12)))
+	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, tapStep)))
+	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 2*tapStep)))
+	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 3*tapStep)))
 	return wx0.Mul(t0).Add(wx1.Mul(t1)).Add(wx2.Mul(t2)).Add(wx3.Mul(t3))
 }
 
@@ -202,19 +209,28 @@ func keys8(f archsimd.Float32x8) (w0, w1, w2, w3 archsimd.Float32x8) {
 // less their lane numbers take two neighbouring values), a tap's values
 // are the merge of two loads from the row instead of picks from two
 // vectors (tapsOf).
-func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []int32 {
+func vecSampleRun(win *Window, ptrs []unsafe.Pointer, ch int, sx, sy, dst []float32, skip []int32) []int32 {
 	n := len(dst) / 8
-	if !vec {
+	if !vec || len(ptrs) != len(win.Rows)+1 {
 		for g := range n {
 			skip = append(skip, int32(g))
 		}
 		return skip
 	}
-	w, lo, rows := win.W, win.Lo, win.Rows
-	hi := lo + len(rows)
+	w, lo := win.W, win.Lo
+	// The first lane's column a and the group's top row y0 (y1 = y0 or
+	// y0 + 1 the bottom one) that the group's taps allow: columns a − 1
+	// to a + 14 inside the image (a − 1 from 0 to W − 16: nCols
+	// values), rows y0 − 1 to y1 + 2 held and inside it (y0 − 1 from loY
+	// on: nOne values for one row, nTwo for two).
+	loY, hiY := max(lo, 0), min(lo+len(win.Rows), win.H)
+	nCols, nOne, nTwo := uint(max(0, w-15)), uint(max(0, hiY-loY-3)), uint(max(0, hiY-loY-4))
 	sx, sy, dst = sx[:8*n], sy[:8*n], dst[:8*n]
-	one := archsimd.BroadcastFloat32x8(1)
-	xMax, yMax := archsimd.BroadcastFloat32x8(float32(w-2)), archsimd.BroadcastFloat32x8(float32(win.H-2))
+	// Unchecked pointers: sx, sy and dst hold 8n values, and a group that
+	// passes the checks below reads ptrs[y0−1−lo] to ptrs[y0+3−lo], all
+	// within ptrs (the last is the padding when y0 + 2 is the last row).
+	psx, psy, pdst := unsafe.Pointer(unsafe.SliceData(sx)), unsafe.Pointer(unsafe.SliceData(sy)), unsafe.Pointer(unsafe.SliceData(dst))
+	prow := unsafe.Pointer(unsafe.SliceData(ptrs))
 	first := archsimd.Int32x8{}.AsUint32x8() // Permute's indices: lane 0 everywhere
 	iZero := archsimd.Int32x8{}
 	iOne, iMinusOne := archsimd.BroadcastInt32x8(1), archsimd.BroadcastInt32x8(-1)
@@ -222,30 +238,38 @@ func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []in
 	consecutive := archsimd.LoadInt32x8(&lanes)
 	plane := ch * w
 	for g := 0; g < n; g++ {
-		x := archsimd.LoadFloat32x8((*[8]float32)(sx[8*g : 8*g+8]))
-		y := archsimd.LoadFloat32x8((*[8]float32)(sy[8*g : 8*g+8]))
-		in := x.GreaterEqual(one).And(y.GreaterEqual(one)).And(x.Less(xMax)).And(y.Less(yMax))
+		x := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(psx, 32*g)))
+		y := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(psy, 32*g)))
 		ix, iy := x.ConvertToInt32(), y.ConvertToInt32()
 		// off: the lanes' columns less the first lane's (0 to 12); dy:
 		// their rows less the first lane's (−1 to 1, not both signs).
+		// Every tap is inside the image (x ≥ 1, y ≥ 1, x < W − 2, y <
+		// H − 2 in every lane) when, besides, a and y0 are (the lanes'
+		// columns are a to a + 12): a position that is not finite or
+		// beyond the int32 range converts to −2³¹, which fails these.
 		off := ix.Sub(ix.Permute(first))
 		dy := iy.Sub(iy.Permute(first))
-		ok := in.And(off.Greater(iMinusOne)).And(iThirteen.Greater(off)).And(dy.Greater(iMinusTwo)).And(iTwo.Greater(dy))
+		ok := off.Greater(iMinusOne).And(iThirteen.Greater(off)).And(dy.Greater(iMinusTwo)).And(iTwo.Greater(dy)).ToBits()
 		above, below := iZero.Greater(dy).ToBits(), dy.Greater(iZero).ToBits()
-		a, b := int(ix.GetLo().GetElem(0)), int(iy.GetLo().GetElem(0))
-		y0, y1 := b, b
-		if above != 0 {
-			y0--
+		a, y0 := int(ix.GetLo().GetElem(0)), int(iy.GetLo().GetElem(0))
+		rows, five := nOne, false
+		if above|below != 0 {
+			// On two rows.
+			if above != 0 && below != 0 {
+				ok = 0
+			}
+			if above != 0 {
+				y0--
+			}
+			rows, five = nTwo, true
 		}
-		if below != 0 {
-			y1++
-		}
-		if ok.ToBits() != 0xff || above != 0 && below != 0 || a+15 > w || y0-1 < lo || y1+2 >= hi {
+		if ok != 0xff || uint(a-1) >= nCols || uint(y0-1-loY) >= rows {
 			skip = append(skip, int32(g))
 			continue
 		}
 		base := 4 * (plane + a - 1)
-		p0, p1, p2, p3, p4 := tapRows(rows[y0-1-lo:y1+3-lo:y1+3-lo], w, base, y1 != y0)
+		pp := (*[5]unsafe.Pointer)(unsafe.Add(prow, 8*(y0-1-lo)))
+		p0, p1, p2, p3, p4 := unsafe.Add(pp[0], base), unsafe.Add(pp[1], base), unsafe.Add(pp[2], base), unsafe.Add(pp[3], base), unsafe.Add(pp[4], base)
 		wx0, wx1, wx2, wx3 := keys8(x.Sub(ix.ConvertToFloat32()))
 		wy0, wy1, wy2, wy3 := keys8(y.Sub(iy.ConvertToFloat32()))
 		var v0, v1, v2, v3, v4 archsimd.Float32x8
@@ -253,7 +277,7 @@ func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []in
 		if e.Equal(iZero).ToBits() == 0xff {
 			v0, v1 = tapsAt(p0, wx0, wx1, wx2, wx3), tapsAt(p1, wx0, wx1, wx2, wx3)
 			v2, v3 = tapsAt(p2, wx0, wx1, wx2, wx3), tapsAt(p3, wx0, wx1, wx2, wx3)
-			if y1 != y0 {
+			if five {
 				v4 = tapsAt(p4, wx0, wx1, wx2, wx3)
 			}
 		} else if up, down := e.Equal(iOne), e.Equal(iMinusOne); up.Or(down).Or(e.Equal(iZero)).ToBits() == 0xff && (down.ToBits() == 0 || a >= 2) && (up.ToBits() == 0 || down.ToBits() == 0) {
@@ -262,13 +286,13 @@ func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []in
 			if down.ToBits() == 0 {
 				v0, v1 = tapsRight(p0, up, wx0, wx1, wx2, wx3), tapsRight(p1, up, wx0, wx1, wx2, wx3)
 				v2, v3 = tapsRight(p2, up, wx0, wx1, wx2, wx3), tapsRight(p3, up, wx0, wx1, wx2, wx3)
-				if y1 != y0 {
+				if five {
 					v4 = tapsRight(p4, up, wx0, wx1, wx2, wx3)
 				}
 			} else {
 				v0, v1 = tapsLeft(p0, down, wx0, wx1, wx2, wx3), tapsLeft(p1, down, wx0, wx1, wx2, wx3)
 				v2, v3 = tapsLeft(p2, down, wx0, wx1, wx2, wx3), tapsLeft(p3, down, wx0, wx1, wx2, wx3)
-				if y1 != y0 {
+				if five {
 					v4 = tapsLeft(p4, down, wx0, wx1, wx2, wx3)
 				}
 			}
@@ -283,16 +307,16 @@ func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []in
 			v1 = tapsOf(load(p1), load(unsafe.Add(p1, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 			v2 = tapsOf(load(p2), load(unsafe.Add(p2, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 			v3 = tapsOf(load(p3), load(unsafe.Add(p3, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
-			if y1 != y0 {
+			if five {
 				v4 = tapsOf(load(p4), load(unsafe.Add(p4, 32)), u0, u1, u2, u3, h0, h1, h2, h3, wx0, wx1, wx2, wx3)
 			}
 		}
-		if y1 != y0 {
+		if five {
 			// The lanes on row y1 take rows 1 to 4.
 			low := iy.Equal(archsimd.BroadcastInt32x8(int32(y0)))
 			v0, v1, v2, v3 = v0.Merge(v1, low), v1.Merge(v2, low), v2.Merge(v3, low), v3.Merge(v4, low)
 		}
-		wy0.Mul(v0).Add(wy1.Mul(v1)).Add(wy2.Mul(v2)).Add(wy3.Mul(v3)).Store((*[8]float32)(dst[8*g : 8*g+8]))
+		wy0.Mul(v0).Add(wy1.Mul(v1)).Add(wy2.Mul(v2)).Add(wy3.Mul(v3)).Store((*[8]float32)(unsafe.Add(pdst, 32*g)))
 	}
 	archsimd.ClearAVXUpperBits()
 	return skip
@@ -304,21 +328,21 @@ func vecSampleRun(win *Window, ch int, sx, sy, dst []float32, skip []int32) []in
 // is the value at p + k (p + k + 1 in m's lanes).
 func tapsRight(p unsafe.Pointer, m archsimd.Mask32x8, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
 	t0 := archsimd.LoadFloat32x8((*[8]float32)(p))
-	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4)))
-	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 8)))
-	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 12)))
-	t4 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 16)))
+	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, tapStep)))
+	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 2*tapStep)))
+	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 3*tapStep)))
+	t4 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4*tapStep)))
 	return wx0.Mul(t1.Merge(t0, m)).Add(wx1.Mul(t2.Merge(t1, m))).Add(wx2.Mul(t3.Merge(t2, m))).Add(wx3.Mul(t4.Merge(t3, m)))
 }
 
 // tapsLeft is tapsRight with the columns of m's lanes one back: tap k of
 // a lane is the value at p + k (p + k − 1 in m's lanes).
 func tapsLeft(p unsafe.Pointer, m archsimd.Mask32x8, wx0, wx1, wx2, wx3 archsimd.Float32x8) archsimd.Float32x8 {
-	t := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, -4)))
+	t := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, -tapStep)))
 	t0 := archsimd.LoadFloat32x8((*[8]float32)(p))
-	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 4)))
-	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 8)))
-	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 12)))
+	t1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, tapStep)))
+	t2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 2*tapStep)))
+	t3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, 3*tapStep)))
 	return wx0.Mul(t.Merge(t0, m)).Add(wx1.Mul(t0.Merge(t1, m))).Add(wx2.Mul(t1.Merge(t2, m))).Add(wx3.Mul(t2.Merge(t3, m)))
 }
 

@@ -214,7 +214,7 @@ func TestVectorSampleRun(t *testing.T) {
 				m(y, ch, sx, sy)
 				n := w / 8
 				dst := make([]float32, 8*n)
-				skip := vecSampleRun(&win, ch, sx, sy, dst, nil)
+				skip := vecSampleRun(&win, win.rowPointers(&RowBuf{}), ch, sx, sy, dst, nil)
 				skipped := map[int]bool{}
 				for _, g := range skip {
 					skipped[int(g)] = true
@@ -267,6 +267,52 @@ func TestVectorSampleRun(t *testing.T) {
 		for _, k := range []string{"consecutive", "one step", "other", "two rows"} {
 			if kinds[k] == 0 {
 				t.Errorf("no group %s by the vector path", k)
+			}
+		}
+	}
+}
+
+// TestVectorSampleRunNotFinite: a group with a lane at a position that
+// is not finite or beyond the int32 range (NaN, ±Inf, ±1e10), or just
+// outside the image, is left to the scalar path, and every value equals
+// the scalar sample's.
+func TestVectorSampleRunNotFinite(t *testing.T) {
+	const w, h = 64, 40
+	src := randomImage(w, h, 3, 4)
+	rows := planarRows(src, w, h)
+	win := Window{W: w, H: h, Lo: 0, Rows: rows}
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e10, -1e10, -0.5, 0.999, w - 2, h - 2}
+	for _, v := range bad {
+		for lane := range 8 {
+			for _, axis := range []int{0, 1} {
+				sx, sy := make([]float32, 3*w), make([]float32, 3*w)
+				for ch := range 3 {
+					for x := range w {
+						sx[ch*w+x], sy[ch*w+x] = float32(x)*0.5+9.25, 20.5
+					}
+				}
+				for ch := range 3 {
+					i := ch*w + 8 + lane // the second group
+					if axis == 0 {
+						sx[i] = v
+					} else {
+						sy[i] = v
+					}
+				}
+				row := make([]float32, 3*w)
+				win.SampleRow3(sx, sy, row)
+				for ch := range 3 {
+					for x := range w {
+						want := win.sample(ch, sx[ch*w+x], sy[ch*w+x])
+						if g := row[3*x+ch]; g != want && !(g != g && want != want) {
+							t.Fatalf("%v in lane %d (axis %d), channel %d, column %d: %v, want %v", v, lane, axis, ch, x, g, want)
+						}
+					}
+				}
+				skip := vecSampleRun(&win, win.rowPointers(&RowBuf{}), 0, sx[:w], sy[:w], make([]float32, w), nil)
+				if vec && (len(skip) == 0 || skip[0] != 1) {
+					t.Fatalf("%v in lane %d (axis %d): groups skipped %v, want group 1 among them", v, lane, axis, skip)
+				}
 			}
 		}
 	}
