@@ -10,15 +10,15 @@ import (
 )
 
 // The lens correction's band form (docs/pipeline.md "Streaming"): the
-// devignetting and the remap of Devignette and Remap on a streamed
-// conversion's upright rows. Everything lensfun computes (its handles belong to the job's
-// thread, the rows are finished on others) is computed before the stream
-// starts, exactly as the whole-image path computes it in the sensor's
-// frame: the vignetting gains of the node rows and the grid of nodes'
-// source positions. A row's sensor pixels are found through the flip
-// (the inverse of demosaic.Bands' placing), their gains and source
-// positions taken from those tables as Devignette and Nodes.row
-// take them, and the positions turned upright again; the bicubic samples
+// devignetting and the remap on a streamed conversion's upright rows, or
+// on a whole image's rows (Correct, orientation 1). Everything lensfun
+// computes (its handles belong to the job's thread, the rows are finished
+// on others) is computed before the rows are, in the sensor's frame: the
+// vignetting gains of the node rows and the grid of nodes' source
+// positions. A row's sensor pixels are found through the flip (the
+// inverse of demosaic.Bands' placing), their gains interpolated between
+// the node rows and their source positions taken from the grid
+// (Nodes.row), and the positions turned upright again; the bicubic samples
 // the filter's own planar copy of the upright rows it reads
 // (warp.Window), made as each row arrives, before the rows above are
 // overwritten by their correction.
@@ -207,8 +207,8 @@ func (b *Band) Start() {
 }
 
 // nodeRowOf is the node row k above row y of the node rows ys, the next
-// one k1 and the fraction t of the way to it, as Devignette and
-// Nodes.row compute them.
+// one k1 and the fraction t of the way to it, as Nodes.row computes them
+// too.
 func nodeRowOf(ys []int, y int) (k, k1 int, t float32) {
 	if len(ys) > 1 {
 		k = min(y/Step, len(ys)-2)
@@ -336,7 +336,7 @@ func (b *Band) sensorLine(uy int) (int, bool) {
 }
 
 // devignetteRow multiplies upright row uy (in place) by its pixels' gains,
-// interpolated between the node rows as Devignette does.
+// interpolated linearly between the node rows.
 func (b *Band) devignetteRow(uy int, row []float32) {
 	line, transposed := b.sensorLine(uy)
 	gc, rw := b.gc, b.sw*b.gc

@@ -7,7 +7,7 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/dngopcode"
 )
 
-// ImplausibleVignetting is Devignette's refusal of a profile whose
+// ImplausibleVignetting is NodeGainsCompact's refusal of a profile whose
 // gains are implausible somewhere in the frame (dngopcode.PlausibleGain:
 // ≤ 0, not finite, or above dngopcode.MaxGain = 16, 4 EV); the image is
 // left as it was.
