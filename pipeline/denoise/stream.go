@@ -112,21 +112,22 @@ type cascade struct {
 }
 
 // newCascade returns a cascade of levels smooth images c_0..c_{levels−1}
-// of a w×h plane, each in a ring of rows rows.
-func newCascade(w, h, levels, rows int) *cascade {
+// of a w×h plane, each in a ring of rows rows, the rings cut from the
+// front of *slab (which must hold cascadeFloats of them).
+func newCascade(w, h, levels, rows int, slab *[]float32) *cascade {
 	c := &cascade{w: w, h: h, rows: min(rows, h), made: make([]int, levels), keep: make([]int, levels)}
-	// The rings cut from one allocation advised for huge pages (thp):
-	// each level's ring alone (0.7 to 2.7 MB at 24 MP) holds few whole
-	// ones.
 	n := c.rows * w
-	slab := thp.Floats(levels * n)
-	for j := range levels {
-		c.ring = append(c.ring, slab[j*n:(j+1)*n:(j+1)*n])
+	for range levels {
+		c.ring = append(c.ring, (*slab)[:n:n])
+		*slab = (*slab)[n:]
 	}
 	c.tmp.New = func() any { return make([]float32, 4*w) }
 	c.rings.New = func() any { return newGuardRing(w) }
 	return c
 }
+
+// cascadeFloats is the size of newCascade's rings.
+func cascadeFloats(w, h, levels, rows int) int { return levels * min(rows, h) * w }
 
 // row returns row y of c_j.
 func (c *cascade) row(j, y int) []float32 {
@@ -326,11 +327,18 @@ func (in *ingest) rows(y1 int, row func(y int) []float32) {
 	in.c1.made[0], in.c2.made[0] = half, half
 }
 
-func newIngest(w, h int, t Turn, lumaLevels, lumaRows, chromaLevels, chromaRows int) *ingest {
+// newIngest returns the ingest of a w×h image turned by t, its planes'
+// cascades of the given levels and ring rows, and extra(hw, hh) floats
+// more (hw×hh the colour planes' size). The rings and the extra floats
+// are cut from one allocation advised for huge pages (thp): a level's
+// ring alone (0.7 to 2.7 MB at 24 MP) holds few whole ones.
+func newIngest(w, h int, t Turn, lumaLevels, lumaRows, chromaLevels, chromaRows int, extra func(hw, hh int) int) (*ingest, []float32) {
 	px, py := t.phases(w, h)
 	hw, hh := (w+px+1)/2, (h+py+1)/2
-	return &ingest{w: w, h: h, hw: hw, hh: hh, px: px, py: py, luma: newCascade(w, h, lumaLevels, lumaRows),
-		c1: newCascade(hw, hh, chromaLevels, chromaRows), c2: newCascade(hw, hh, chromaLevels, chromaRows)}
+	slab := thp.Floats(cascadeFloats(w, h, lumaLevels, lumaRows) + 2*cascadeFloats(hw, hh, chromaLevels, chromaRows) + extra(hw, hh))
+	in := &ingest{w: w, h: h, hw: hw, hh: hh, px: px, py: py, luma: newCascade(w, h, lumaLevels, lumaRows, &slab),
+		c1: newCascade(hw, hh, chromaLevels, chromaRows, &slab), c2: newCascade(hw, hh, chromaLevels, chromaRows, &slab)}
+	return in, slab
 }
 
 // planes returns the three cascades: luminance, colour differences.
@@ -360,7 +368,8 @@ type NoiseMeter struct {
 // from the image whose noise it measures.
 func NewNoiseMeter(w, h int, t Turn) *NoiseMeter {
 	lr, cr := meterRows()
-	m := &NoiseMeter{in: newIngest(w, h, t, LumaLevels, lr, ChromaLevels-1, cr)}
+	in, _ := newIngest(w, h, t, LumaLevels, lr, ChromaLevels-1, cr, func(int, int) int { return 0 })
+	m := &NoiseMeter{in: in}
 	for p, c := range m.in.planes() {
 		every := sampleEvery(c.w, c.h)
 		m.xs[p], m.ys[p] = sampleAt(c.w, every, t.RevX), sampleAt(c.h, every, t.RevY)
@@ -535,7 +544,9 @@ type Denoiser struct {
 // l.
 func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
 	lr, cr := denoiserRows()
-	d := &Denoiser{in: newIngest(w, h, t, LumaLevels+1, lr, ChromaLevels, cr), off: strength <= 0}
+	// The shrunk colour half rows' ring from the rings' allocation.
+	in, cout := newIngest(w, h, t, LumaLevels+1, lr, ChromaLevels, cr, func(hw, hh int) int { return 2 * min(cr, hh) * hw })
+	d := &Denoiser{in: in, off: strength <= 0}
 	// A streamed conversion gives the Denoiser rows of 16-bit codes.
 	d.in.coded = stabCodes()
 	d.t[0] = thresholds(l.Luma[:], LumaK*strength)
@@ -543,8 +554,7 @@ func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
 	d.t[2] = thresholds(l.Chroma[1][:], ChromaK*strength)
 	d.crows = min(cr, d.in.hh)
 	n := d.crows * d.in.hw
-	cout := thp.Floats(2 * n)
-	d.cout = [2][]float32{cout[:n:n], cout[n:]}
+	d.cout = [2][]float32{cout[:n:n], cout[n : 2*n : 2*n]}
 	d.cols = mergeColumns(w, d.in.hw, d.in.px)
 	return d
 }
