@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
+	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // The streamed form of Wavelet (docs/denoise.md "Streaming"):
@@ -111,16 +112,22 @@ type cascade struct {
 }
 
 // newCascade returns a cascade of levels smooth images c_0..c_{levels−1}
-// of a w×h plane, each in a ring of rows rows.
-func newCascade(w, h, levels, rows int) *cascade {
+// of a w×h plane, each in a ring of rows rows, the rings cut from the
+// front of *slab (which must hold cascadeFloats of them).
+func newCascade(w, h, levels, rows int, slab *[]float32) *cascade {
 	c := &cascade{w: w, h: h, rows: min(rows, h), made: make([]int, levels), keep: make([]int, levels)}
+	n := c.rows * w
 	for range levels {
-		c.ring = append(c.ring, make([]float32, c.rows*w))
+		c.ring = append(c.ring, (*slab)[:n:n])
+		*slab = (*slab)[n:]
 	}
 	c.tmp.New = func() any { return make([]float32, 4*w) }
 	c.rings.New = func() any { return newGuardRing(w) }
 	return c
 }
+
+// cascadeFloats is the size of newCascade's rings.
+func cascadeFloats(w, h, levels, rows int) int { return levels * min(rows, h) * w }
 
 // row returns row y of c_j.
 func (c *cascade) row(j, y int) []float32 {
@@ -146,22 +153,53 @@ func (c *cascade) ready(j int) int {
 	return max(0, c.made[j]-2<<j)
 }
 
-// advance makes the rows of c_1..c_{levels−1} that the rows made of the
-// level before allow, as far as each ring holds them (from keep on), each
-// level's in parallel; it reports whether it made any.
-func (c *cascade) advance() bool {
+// advance makes, of each cascade of cs, the rows of c_1..c_{levels−1}
+// that the rows made of the level before allow, as far as each ring holds
+// them (from keep on); it reports whether it made any. Level by level,
+// each level's rows of all the cascades (independent of each other) in
+// one parallel call.
+func advance(cs []*cascade) bool {
 	progress := false
-	for j := 0; j+1 < len(c.made); j++ {
-		y0, y1 := c.made[j+1], min(c.ready(j), c.keep[j+1]+c.rows)
-		if y1 <= y0 {
-			continue
+	type part struct {
+		c     *cascade
+		y1    int
+		order []int
+		need  []bool
+		off   int // the first index of its rows in the call's
+	}
+	var parts [3]part
+	for j := 0; ; j++ {
+		ps, n, deeper := parts[:0], 0, false
+		for _, c := range cs {
+			if j+1 >= len(c.made) {
+				continue
+			}
+			deeper = true
+			y0, y1 := c.made[j+1], min(c.ready(j), c.keep[j+1]+c.rows)
+			if y1 <= y0 {
+				continue
+			}
+			pt := part{c: c, y1: y1, order: c.rowOrder(y0, y1, 1<<j), off: n}
+			if c.need != nil {
+				pt.need = c.need[j+1]
+			}
+			ps = append(ps, pt)
+			// Each part's rows start at a multiple of par.Block: a
+			// block of the call lies in one part.
+			n += (len(pt.order) + par.Block - 1) / par.Block * par.Block
 		}
-		var need []bool
-		if c.need != nil {
-			need = c.need[j+1]
+		if !deeper {
+			return progress
 		}
-		order := c.rowOrder(y0, y1, 1<<j)
-		par.Rows(len(order), func(lo, hi int) {
+		par.Rows(n, func(lo, hi int) {
+			k := 0
+			for k+1 < len(ps) && ps[k+1].off <= lo {
+				k++
+			}
+			pt := &ps[k]
+			c, need := pt.c, pt.need
+			lo, hi = lo-pt.off, min(hi-pt.off, len(pt.order))
+			order := pt.order
 			tmp := c.tmp.Get().([]float32)
 			for i := lo; i < hi; {
 				y := order[i]
@@ -179,10 +217,11 @@ func (c *cascade) advance() bool {
 			}
 			c.tmp.Put(tmp)
 		})
-		c.made[j+1] = y1
-		progress = true
+		for _, pt := range ps {
+			pt.c.made[j+1] = pt.y1
+			progress = true
+		}
 	}
-	return progress
 }
 
 // rowOrder returns rows y0 to y1−1 in the order advance makes them at
@@ -288,11 +327,18 @@ func (in *ingest) rows(y1 int, row func(y int) []float32) {
 	in.c1.made[0], in.c2.made[0] = half, half
 }
 
-func newIngest(w, h int, t Turn, lumaLevels, lumaRows, chromaLevels, chromaRows int) *ingest {
+// newIngest returns the ingest of a w×h image turned by t, its planes'
+// cascades of the given levels and ring rows, and extra(hw, hh) floats
+// more (hw×hh the colour planes' size). The rings and the extra floats
+// are cut from one allocation advised for huge pages (thp): a level's
+// ring alone (0.7 to 2.7 MB at 24 MP) holds few whole ones.
+func newIngest(w, h int, t Turn, lumaLevels, lumaRows, chromaLevels, chromaRows int, extra func(hw, hh int) int) (*ingest, []float32) {
 	px, py := t.phases(w, h)
 	hw, hh := (w+px+1)/2, (h+py+1)/2
-	return &ingest{w: w, h: h, hw: hw, hh: hh, px: px, py: py, luma: newCascade(w, h, lumaLevels, lumaRows),
-		c1: newCascade(hw, hh, chromaLevels, chromaRows), c2: newCascade(hw, hh, chromaLevels, chromaRows)}
+	slab := thp.Floats(cascadeFloats(w, h, lumaLevels, lumaRows) + 2*cascadeFloats(hw, hh, chromaLevels, chromaRows) + extra(hw, hh))
+	in := &ingest{w: w, h: h, hw: hw, hh: hh, px: px, py: py, luma: newCascade(w, h, lumaLevels, lumaRows, &slab),
+		c1: newCascade(hw, hh, chromaLevels, chromaRows, &slab), c2: newCascade(hw, hh, chromaLevels, chromaRows, &slab)}
+	return in, slab
 }
 
 // planes returns the three cascades: luminance, colour differences.
@@ -311,17 +357,19 @@ type NoiseMeter struct {
 	in *ingest
 	// xs, ys: per plane, the grid's columns and rows; sampled: per plane
 	// and level, how many of its rows are sampled; samples: the
-	// coefficients so far.
+	// coefficients: grid row i's at [i·len(xs), (i+1)·len(xs)).
 	xs, ys  [3][]int
 	sampled [3][]int
 	samples [3][][]float32
+	tasks   []sampleTask // sample's, reused
 }
 
 // NewNoiseMeter returns the meter of a w×h image (w, h > 0) turned by t
 // from the image whose noise it measures.
 func NewNoiseMeter(w, h int, t Turn) *NoiseMeter {
 	lr, cr := meterRows()
-	m := &NoiseMeter{in: newIngest(w, h, t, LumaLevels, lr, ChromaLevels-1, cr)}
+	in, _ := newIngest(w, h, t, LumaLevels, lr, ChromaLevels-1, cr, func(int, int) int { return 0 })
+	m := &NoiseMeter{in: in}
 	for p, c := range m.in.planes() {
 		every := sampleEvery(c.w, c.h)
 		m.xs[p], m.ys[p] = sampleAt(c.w, every, t.RevX), sampleAt(c.h, every, t.RevY)
@@ -329,7 +377,7 @@ func NewNoiseMeter(w, h int, t Turn) *NoiseMeter {
 		m.sampled[p] = make([]int, n)
 		m.samples[p] = make([][]float32, n)
 		for j := range n {
-			m.samples[p][j] = make([]float32, 0, len(m.xs[p])*len(m.ys[p]))
+			m.samples[p][j] = make([]float32, len(m.xs[p])*len(m.ys[p]))
 		}
 		c.need = neededRows(c.h, n, m.ys[p])
 	}
@@ -378,19 +426,23 @@ func (m *NoiseMeter) Next() int { return m.in.next }
 // linear RGB as Wavelet takes it), in chunks.
 func (m *NoiseMeter) Rows(y1 int, row func(y int) []float32) {
 	y1 = min(y1, m.in.h)
+	planes := m.in.planes()
 	for m.in.next < y1 {
 		y := min(y1, m.in.next+streamChunk)
-		for p, c := range m.in.planes() {
+		for p, c := range planes {
 			m.setKeep(p, c)
 		}
 		m.in.rows(y, row)
-		for p, c := range m.in.planes() {
-			for {
+		// The planes side by side (each one's rows and samples depend on
+		// its own alone): their smoothings, then the grid rows of all
+		// three taken at once, until none can go further.
+		for {
+			for p, c := range planes {
 				m.setKeep(p, c)
-				made := c.advance()
-				if !m.sample(p, c) && !made {
-					break
-				}
+			}
+			made := advance(planes[:])
+			if !m.sample() && !made {
+				break
 			}
 		}
 	}
@@ -412,19 +464,34 @@ func (m *NoiseMeter) setKeep(p int, c *cascade) {
 	}
 }
 
-// sample takes the grid rows of plane p whose taps are made; it reports
+// sampleTask is a grid row i of level j of plane p to sample.
+type sampleTask struct{ p, j, i int }
+
+// sample takes the grid rows of every plane whose taps are made, in
+// parallel (each row's coefficients go to their own place in the
+// samples: the median does not depend on their order anyway); it reports
 // whether it took any.
-func (m *NoiseMeter) sample(p int, c *cascade) bool {
-	took := false
-	ys := m.ys[p]
-	for j := range c.made {
-		for i := m.sampled[p][j]; i < len(ys) && (c.made[j] >= c.h || ys[i]+2<<j < c.made[j]); i++ {
-			m.samples[p][j] = sampleRow(m.samples[p][j], c.taps(j, ys[i]), 1, c.w, 1<<j, m.xs[p])
-			m.sampled[p][j] = i + 1
-			took = true
+func (m *NoiseMeter) sample() bool {
+	m.tasks = m.tasks[:0]
+	for p, c := range m.in.planes() {
+		ys := m.ys[p]
+		for j := range c.made {
+			i := m.sampled[p][j]
+			for ; i < len(ys) && (c.made[j] >= c.h || ys[i]+2<<j < c.made[j]); i++ {
+				m.tasks = append(m.tasks, sampleTask{p, j, i})
+			}
+			m.sampled[p][j] = i
 		}
 	}
-	return took
+	planes := m.in.planes()
+	par.Range(len(m.tasks), 4, func(lo, hi int) {
+		for _, t := range m.tasks[lo:hi] {
+			c, xs := planes[t.p], m.xs[t.p]
+			n := len(xs)
+			sampleRow(m.samples[t.p][t.j][t.i*n:t.i*n], c.taps(t.j, m.ys[t.p][t.i]), 1, c.w, 1<<t.j, xs)
+		}
+	})
+	return len(m.tasks) > 0
 }
 
 // Levels returns the noise of every level once every row has been read;
@@ -477,14 +544,17 @@ type Denoiser struct {
 // l.
 func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
 	lr, cr := denoiserRows()
-	d := &Denoiser{in: newIngest(w, h, t, LumaLevels+1, lr, ChromaLevels, cr), off: strength <= 0}
+	// The shrunk colour half rows' ring from the rings' allocation.
+	in, cout := newIngest(w, h, t, LumaLevels+1, lr, ChromaLevels, cr, func(hw, hh int) int { return 2 * min(cr, hh) * hw })
+	d := &Denoiser{in: in, off: strength <= 0}
 	// A streamed conversion gives the Denoiser rows of 16-bit codes.
 	d.in.coded = stabCodes()
 	d.t[0] = thresholds(l.Luma[:], LumaK*strength)
 	d.t[1] = thresholds(l.Chroma[0][:], ChromaK*strength)
 	d.t[2] = thresholds(l.Chroma[1][:], ChromaK*strength)
 	d.crows = min(cr, d.in.hh)
-	d.cout = [2][]float32{make([]float32, d.crows*d.in.hw), make([]float32, d.crows*d.in.hw)}
+	n := d.crows * d.in.hw
+	d.cout = [2][]float32{cout[:n:n], cout[n : 2*n : 2*n]}
 	d.cols = mergeColumns(w, d.in.hw, d.in.px)
 	return d
 }
@@ -540,9 +610,8 @@ func (d *Denoiser) Rows(y1 int, row func(y int) []float32) {
 			}
 		}
 		in.rows(min(in.h, y+StreamLookahead), row)
-		for _, c := range in.planes() {
-			c.advance()
-		}
+		planes := in.planes()
+		advance(planes[:])
 		// The shrunk colour half rows the chunk's merge reads.
 		a0, _, _ := mergeRows(d.out, in.hh, in.py)
 		_, a1, _ := mergeRows(y-1, in.hh, in.py)

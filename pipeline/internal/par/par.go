@@ -11,8 +11,9 @@ import (
 const Block = 8
 
 // Rows calls f(lo, hi) for disjoint row ranges [lo, hi) that together cover
-// [0, n), on up to runtime.GOMAXPROCS(0) goroutines handing out Block rows
-// at a time, and returns when all calls have returned. With one processor,
+// [0, n), on up to runtime.GOMAXPROCS(0) goroutines (the caller's among
+// them) handing out Block rows at a time, and returns when all calls have
+// returned. With one processor,
 // or n ≤ Block, it makes the single call f(0, n) on the caller's goroutine.
 // f must be safe to call concurrently for disjoint ranges; results must not
 // depend on how the rows are split (each output row computed from its own
@@ -37,20 +38,25 @@ func RangeOn(threads, n, block int, f func(lo, hi int)) {
 		}
 		return
 	}
+	// The caller works too, and waits for the blocks, not the
+	// goroutines: a goroutine that starts after every block is taken
+	// (a busy or slow-to-wake processor) is not waited for.
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(block))) - block
-				if lo >= n {
-					return
-				}
-				f(lo, min(lo+block, n))
+	wg.Add((n + block - 1) / block)
+	work := func() {
+		for {
+			lo := int(next.Add(int64(block))) - block
+			if lo >= n {
+				return
 			}
-		}()
+			f(lo, min(lo+block, n))
+			wg.Done()
+		}
 	}
+	for range workers - 1 {
+		go work()
+	}
+	work()
 	wg.Wait()
 }
