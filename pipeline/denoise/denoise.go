@@ -92,7 +92,10 @@ func (n Noise) LinearAt(x float64) float64 {
 // pixels are all held in the planes meanwhile), so Wavelet allocates only
 // the planes: 6 bytes a pixel (ScratchBytes). It runs on up to GOMAXPROCS
 // goroutines over row bands; the result does not depend on their number.
-// It panics if len(pix) < 3·w·h.
+// It panics if len(pix) < 3·w·h. The conversion runs its row-by-row form,
+// NoiseMeter then Denoiser, which gives its noise and pixels bit for bit
+// in rings of rows (TestNoiseMeterMatchesWavelet,
+// TestDenoiserMatchesWavelet): Wavelet is their reference.
 func Wavelet(pix []float32, w, h int, strength float64) Noise {
 	n := w * h
 	if n == 0 || strength <= 0 {
