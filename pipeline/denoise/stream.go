@@ -153,53 +153,22 @@ func (c *cascade) ready(j int) int {
 	return max(0, c.made[j]-2<<j)
 }
 
-// advance makes, of each cascade of cs, the rows of c_1..c_{levels−1}
-// that the rows made of the level before allow, as far as each ring holds
-// them (from keep on); it reports whether it made any. Level by level,
-// each level's rows of all the cascades (independent of each other) in
-// one parallel call.
-func advance(cs []*cascade) bool {
+// advance makes the rows of c_1..c_{levels−1} that the rows made of the
+// level before allow, as far as each ring holds them (from keep on), each
+// level's in parallel; it reports whether it made any.
+func (c *cascade) advance() bool {
 	progress := false
-	type part struct {
-		c     *cascade
-		y1    int
-		order []int
-		need  []bool
-		off   int // the first index of its rows in the call's
-	}
-	var parts [3]part
-	for j := 0; ; j++ {
-		ps, n, deeper := parts[:0], 0, false
-		for _, c := range cs {
-			if j+1 >= len(c.made) {
-				continue
-			}
-			deeper = true
-			y0, y1 := c.made[j+1], min(c.ready(j), c.keep[j+1]+c.rows)
-			if y1 <= y0 {
-				continue
-			}
-			pt := part{c: c, y1: y1, order: c.rowOrder(y0, y1, 1<<j), off: n}
-			if c.need != nil {
-				pt.need = c.need[j+1]
-			}
-			ps = append(ps, pt)
-			// Each part's rows start at a multiple of par.Block: a
-			// block of the call lies in one part.
-			n += (len(pt.order) + par.Block - 1) / par.Block * par.Block
+	for j := 0; j+1 < len(c.made); j++ {
+		y0, y1 := c.made[j+1], min(c.ready(j), c.keep[j+1]+c.rows)
+		if y1 <= y0 {
+			continue
 		}
-		if !deeper {
-			return progress
+		var need []bool
+		if c.need != nil {
+			need = c.need[j+1]
 		}
-		par.Rows(n, func(lo, hi int) {
-			k := 0
-			for k+1 < len(ps) && ps[k+1].off <= lo {
-				k++
-			}
-			pt := &ps[k]
-			c, need := pt.c, pt.need
-			lo, hi = lo-pt.off, min(hi-pt.off, len(pt.order))
-			order := pt.order
+		order := c.rowOrder(y0, y1, 1<<j)
+		par.Rows(len(order), func(lo, hi int) {
 			tmp := c.tmp.Get().([]float32)
 			for i := lo; i < hi; {
 				y := order[i]
@@ -217,11 +186,10 @@ func advance(cs []*cascade) bool {
 			}
 			c.tmp.Put(tmp)
 		})
-		for _, pt := range ps {
-			pt.c.made[j+1] = pt.y1
-			progress = true
-		}
+		c.made[j+1] = y1
+		progress = true
 	}
+	return progress
 }
 
 // rowOrder returns rows y0 to y1−1 in the order advance makes them at
@@ -357,11 +325,10 @@ type NoiseMeter struct {
 	in *ingest
 	// xs, ys: per plane, the grid's columns and rows; sampled: per plane
 	// and level, how many of its rows are sampled; samples: the
-	// coefficients: grid row i's at [i·len(xs), (i+1)·len(xs)).
+	// coefficients so far.
 	xs, ys  [3][]int
 	sampled [3][]int
 	samples [3][][]float32
-	tasks   []sampleTask // sample's, reused
 }
 
 // NewNoiseMeter returns the meter of a w×h image (w, h > 0) turned by t
@@ -377,7 +344,7 @@ func NewNoiseMeter(w, h int, t Turn) *NoiseMeter {
 		m.sampled[p] = make([]int, n)
 		m.samples[p] = make([][]float32, n)
 		for j := range n {
-			m.samples[p][j] = make([]float32, len(m.xs[p])*len(m.ys[p]))
+			m.samples[p][j] = make([]float32, 0, len(m.xs[p])*len(m.ys[p]))
 		}
 		c.need = neededRows(c.h, n, m.ys[p])
 	}
@@ -426,23 +393,19 @@ func (m *NoiseMeter) Next() int { return m.in.next }
 // linear RGB as Wavelet takes it), in chunks.
 func (m *NoiseMeter) Rows(y1 int, row func(y int) []float32) {
 	y1 = min(y1, m.in.h)
-	planes := m.in.planes()
 	for m.in.next < y1 {
 		y := min(y1, m.in.next+streamChunk)
-		for p, c := range planes {
+		for p, c := range m.in.planes() {
 			m.setKeep(p, c)
 		}
 		m.in.rows(y, row)
-		// The planes side by side (each one's rows and samples depend on
-		// its own alone): their smoothings, then the grid rows of all
-		// three taken at once, until none can go further.
-		for {
-			for p, c := range planes {
+		for p, c := range m.in.planes() {
+			for {
 				m.setKeep(p, c)
-			}
-			made := advance(planes[:])
-			if !m.sample() && !made {
-				break
+				made := c.advance()
+				if !m.sample(p, c) && !made {
+					break
+				}
 			}
 		}
 	}
@@ -464,34 +427,19 @@ func (m *NoiseMeter) setKeep(p int, c *cascade) {
 	}
 }
 
-// sampleTask is a grid row i of level j of plane p to sample.
-type sampleTask struct{ p, j, i int }
-
-// sample takes the grid rows of every plane whose taps are made, in
-// parallel (each row's coefficients go to their own place in the
-// samples: the median does not depend on their order anyway); it reports
+// sample takes the grid rows of plane p whose taps are made; it reports
 // whether it took any.
-func (m *NoiseMeter) sample() bool {
-	m.tasks = m.tasks[:0]
-	for p, c := range m.in.planes() {
-		ys := m.ys[p]
-		for j := range c.made {
-			i := m.sampled[p][j]
-			for ; i < len(ys) && (c.made[j] >= c.h || ys[i]+2<<j < c.made[j]); i++ {
-				m.tasks = append(m.tasks, sampleTask{p, j, i})
-			}
-			m.sampled[p][j] = i
+func (m *NoiseMeter) sample(p int, c *cascade) bool {
+	took := false
+	ys := m.ys[p]
+	for j := range c.made {
+		for i := m.sampled[p][j]; i < len(ys) && (c.made[j] >= c.h || ys[i]+2<<j < c.made[j]); i++ {
+			m.samples[p][j] = sampleRow(m.samples[p][j], c.taps(j, ys[i]), 1, c.w, 1<<j, m.xs[p])
+			m.sampled[p][j] = i + 1
+			took = true
 		}
 	}
-	planes := m.in.planes()
-	par.Range(len(m.tasks), 4, func(lo, hi int) {
-		for _, t := range m.tasks[lo:hi] {
-			c, xs := planes[t.p], m.xs[t.p]
-			n := len(xs)
-			sampleRow(m.samples[t.p][t.j][t.i*n:t.i*n], c.taps(t.j, m.ys[t.p][t.i]), 1, c.w, 1<<t.j, xs)
-		}
-	})
-	return len(m.tasks) > 0
+	return took
 }
 
 // Levels returns the noise of every level once every row has been read;
@@ -610,8 +558,9 @@ func (d *Denoiser) Rows(y1 int, row func(y int) []float32) {
 			}
 		}
 		in.rows(min(in.h, y+StreamLookahead), row)
-		planes := in.planes()
-		advance(planes[:])
+		for _, c := range in.planes() {
+			c.advance()
+		}
 		// The shrunk colour half rows the chunk's merge reads.
 		a0, _, _ := mergeRows(d.out, in.hh, in.py)
 		_, a1, _ := mergeRows(y-1, in.hh, in.py)
