@@ -3,6 +3,7 @@ package denoise
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -249,4 +250,32 @@ func BenchmarkDenoiseStreamed(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestStreamOneThread: the meter and the denoiser give Wavelet's noise
+// and pixels on one thread too, where par makes each parallel call one
+// call over all its rows (a worker converting on one thread runs them so).
+func TestStreamOneThread(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const w, h = 300, 200
+	src := textured(w, h, 7)
+	whole := slices.Clone(src)
+	want := Wavelet(whole, w, h, 0.5)
+	m := NewNoiseMeter(w, h, Turn{})
+	pix := slices.Clone(src)
+	row := func(y int) []float32 { return pix[3*y*w : 3*(y+1)*w] }
+	for y := 0; y < h; y += 64 {
+		m.Rows(y+64, row)
+	}
+	l, ok := m.Levels()
+	if !ok || l.Noise() != want {
+		t.Fatalf("meter on one thread: %+v (ok %v), Wavelet %+v", l.Noise(), ok, want)
+	}
+	d := NewDenoiser(w, h, 0.5, l, Turn{})
+	for y := 0; y < h; y += 64 {
+		d.Rows(y+64, row)
+	}
+	if !slices.Equal(pix, whole) {
+		t.Errorf("denoiser on one thread differs from Wavelet")
+	}
 }
