@@ -272,13 +272,17 @@ func (g *anchorCFA) subGrid() (look.SubGrid, error) {
 	return look.NewSubGrid(img, g.W, g.H, g.GW, g.GH, g.Sub)
 }
 
-// anchorRegion is the part of c the crop stage keeps of the whole image
-// demosaiced from it (empty: all), as cropBand makes a stream's region.
+// anchorRegion is the part of the full-size CFA c the crop stage keeps
+// of the whole image demosaiced from it (empty: all), as cropBand makes a
+// stream's region; with HalfSize too, since c is the CFA at full size
+// (halfOwn measures the anchor's cells on it).
 func anchorRegion(j *job, c demosaic.CFA) image.Rectangle {
-	if !cropStage.Active(j.settings) {
+	s := j.settings
+	s.HalfSize = false
+	if !cropStage.Active(s) {
 		return image.Rectangle{}
 	}
-	if cr, ok := scaledCrop(j.hdr, j.settings, c.W, c.H); ok {
+	if cr, ok := scaledCrop(j.hdr, s, c.W, c.H); ok {
 		return image.Rect(cr.X, cr.Y, cr.X+cr.W, cr.Y+cr.H)
 	}
 	return image.Rectangle{}

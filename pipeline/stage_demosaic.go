@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image"
 	"math"
 	"strings"
 
@@ -255,17 +254,8 @@ func (j *job) halfOwn() (bool, error) {
 		return false, nil
 	}
 	// The anchor's cells from the full-size CFA, as a full-size decode
-	// measures them (the crop's region unhalved): the same exposure at
-	// either size.
-	full := j.settings
-	full.HalfSize = false
-	var r image.Rectangle
-	if cropStage.Active(full) {
-		if cr, ok := scaledCrop(j.hdr, full, c.W, c.H); ok {
-			r = image.Rect(cr.X, cr.Y, cr.X+cr.W, cr.Y+cr.H)
-		}
-	}
-	if err := j.reduceAnchorCFA(c, r); err != nil {
+	// measures them: the same exposure at either size.
+	if err := j.reduceAnchorCFA(c, anchorRegion(j, c)); err != nil {
 		return false, err
 	}
 	pix := thp.Floats(3 * (c.W / 2) * (c.H / 2))

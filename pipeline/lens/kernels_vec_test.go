@@ -38,24 +38,32 @@ func TestVecLerp8(t *testing.T) {
 	}
 }
 
+// gainRow makes two random rows of w node gains a, b (in [1, 2)), a row
+// of w random pixels, and that row multiplied by the gains interpolated
+// at 0.3 from a to b, as the scalar loop does.
+func gainRow(rng *rand.Rand, w int) (a, b, row, want []float32) {
+	a, b = make([]float32, w), make([]float32, w)
+	for i := range a {
+		a[i], b[i] = 1+rng.Float32(), 1+rng.Float32()
+	}
+	row = make([]float32, 3*w)
+	for i := range row {
+		row[i] = rng.Float32()
+	}
+	want = append([]float32(nil), row...)
+	for x := range w {
+		g := a[x] + 0.3*(b[x]-a[x])
+		want[3*x] *= g
+		want[3*x+1] *= g
+		want[3*x+2] *= g
+	}
+	return a, b, row, want
+}
+
 func TestVecGains(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, w := range []int{1, 7, 8, 9, 63, 64, 6001} {
-		a, b := make([]float32, w), make([]float32, w)
-		for i := range a {
-			a[i], b[i] = 1+rng.Float32(), 1+rng.Float32()
-		}
-		row := make([]float32, 3*w)
-		for i := range row {
-			row[i] = rng.Float32()
-		}
-		want := append([]float32(nil), row...)
-		for x := range w {
-			g := a[x] + 0.3*(b[x]-a[x])
-			want[3*x] *= g
-			want[3*x+1] *= g
-			want[3*x+2] *= g
-		}
+		a, b, row, want := gainRow(rng, w)
 		n := vecGains(row, a, b, 0.3)
 		if vec && n != w&^7 || !vec && n != 0 {
 			t.Fatalf("%d pixels: vecGains did %d with AVX2 %v", w, n, vec)
@@ -80,21 +88,7 @@ func TestVecGains(t *testing.T) {
 func TestVecGainsPlanar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	for _, w := range []int{1, 7, 8, 9, 63, 64, 6001} {
-		a, b := make([]float32, w), make([]float32, w)
-		for i := range a {
-			a[i], b[i] = 1+rng.Float32(), 1+rng.Float32()
-		}
-		row := make([]float32, 3*w)
-		for i := range row {
-			row[i] = rng.Float32()
-		}
-		want := append([]float32(nil), row...)
-		for x := range w {
-			g := a[x] + 0.3*(b[x]-a[x])
-			want[3*x] *= g
-			want[3*x+1] *= g
-			want[3*x+2] *= g
-		}
+		a, b, row, want := gainRow(rng, w)
 		dst := make([]float32, 3*w)
 		for i := range dst {
 			dst[i] = -1
