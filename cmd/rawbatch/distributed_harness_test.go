@@ -755,10 +755,24 @@ func (c *cluster) statuses() map[string]queue.Status {
 	return m
 }
 
-// waitWorkers waits until n workers are in the registry.
+// waitWorkers waits until n workers are in the registry. An info call
+// that fails is tried again until the deadline: on a cluster that has
+// just formed, a consumer may still be electing its leader.
 func (c *cluster) waitWorkers(n int) {
 	c.t.Helper()
-	c.waitFor(fmt.Sprintf("%d workers registered", n), func() bool { return len(c.info().Workers) >= n })
+	c.client()
+	var last error
+	c.waitFor(fmt.Sprintf("%d workers registered", n), func() bool {
+		qi, err := c.tryInfo()
+		if err != nil {
+			if last == nil || err.Error() != last.Error() {
+				c.t.Logf("queue info while waiting for workers: %v", err)
+			}
+			last = err
+			return false
+		}
+		return len(qi.Workers) >= n
+	})
 }
 
 // waitWorkersBack waits until n workers have refreshed their registry
