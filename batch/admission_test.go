@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rawbatch/rawbatch/budget"
@@ -77,5 +78,39 @@ func TestDryRunAdmitsAsRun(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOverBudgetHalfSizeHint: the over-budget error suggests --half-size
+// only for a file not already estimated at half size, in the run and in
+// the dry run.
+func TestOverBudgetHalfSizeHint(t *testing.T) {
+	for _, half := range []bool{false, true} {
+		t.Run(fmt.Sprintf("half=%v", half), func(t *testing.T) {
+			in, out := t.TempDir(), t.TempDir()
+			touch(t, filepath.Join(in, "a.dng"), []byte("not really a raw"))
+			newPlan := func() *Plan {
+				p, err := PlanBatch([]string{in}, out, ".jpg")
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Tasks[0].Info = pipeline.FileInfo{Width: 600, Height: 400}
+				p.Tasks[0].Estimate = pipeline.Memory{Total: 90 << 20, Whole: 90 << 20, HalfSize: half}
+				return p
+			}
+			s := pipeline.DefaultSettings()
+			r := &Runner{Settings: s, Jobs: 1, Cores: 1, Budget: 10 << 20, Executor: workerLike{t}, OutDir: out,
+				SettingsHash: SettingsHash(s)}
+			res := r.Run(context.Background(), newPlan())
+			dry, _ := r.DryPlan(newPlan())
+			if !errors.Is(res[0].Err, budget.ErrOverBudget) {
+				t.Fatalf("run: %v, want over budget", res[0].Err)
+			}
+			for what, msg := range map[string]string{"run": res[0].Err.Error(), "dry run": dry[0].Reason} {
+				if got := strings.Contains(msg, "use --half-size"); got == half {
+					t.Errorf("%s: %q suggests --half-size: %v, want %v", what, msg, got, !half)
+				}
+			}
+		})
 	}
 }

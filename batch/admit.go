@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"math"
 	"runtime"
 
@@ -55,6 +56,9 @@ type Admission struct {
 	Whole bool
 	// Budget is the whole budget in bytes (math.MaxInt64: none).
 	Budget int64
+	// HalfSize: the estimate is of a half-size decode
+	// (pipeline.Memory.HalfSize).
+	HalfSize bool
 }
 
 // Fits reports whether the task's need fits in the whole budget, that is
@@ -68,7 +72,7 @@ func (a Admission) Err() error {
 	if a.Fits() {
 		return nil
 	}
-	return &budget.OverBudgetError{Need: a.Need, Budget: a.Budget}
+	return &budget.OverBudgetError{Need: a.Need, Budget: a.Budget, HalfSize: a.HalfSize}
 }
 
 // Need is the admission rule: what t takes of the budget when it
@@ -83,7 +87,7 @@ func (r *Runner) Need(t Task, threads int) Admission {
 	}
 	threads = max(1, threads)
 	est := r.estimateAt(t, threads)
-	a := Admission{Estimate: est.Total, Overhead: r.executor().Overhead(), Threads: threads, Budget: r.budgetBytes()}
+	a := Admission{Estimate: est.Total, Overhead: r.executor().Overhead(), Threads: threads, Budget: r.budgetBytes(), HalfSize: est.HalfSize}
 	if r.keepsWhole() || t.whole {
 		a.Estimate, a.Whole = est.Whole, true
 	}
@@ -166,6 +170,9 @@ func (b *batchRun) admitBy(t *Task, atOnce func(free int64) int) (budget.Grant, 
 	r := b.r
 	need := func(n int) int64 { return r.needAt(*t, n) }
 	g, err := r.Scheduler.Admit(b.ctx, need, atOnce)
+	if ob := (*budget.OverBudgetError)(nil); errors.As(err, &ob) {
+		ob.HalfSize = t.Estimate.HalfSize
+	}
 	if err != nil {
 		return g, err
 	}

@@ -24,6 +24,9 @@ var ErrOverBudget = errors.New("over the memory budget")
 // budget; it unwraps to ErrOverBudget.
 type OverBudgetError struct {
 	Need, Budget int64 // bytes
+	// HalfSize: the conversion already decodes at half size, so the
+	// message does not suggest --half-size.
+	HalfSize bool
 }
 
 // Error names both sizes for people (FormatSize), in bytes when the two
@@ -33,8 +36,11 @@ func (e *OverBudgetError) Error() string {
 	if need == budget {
 		need, budget = fmt.Sprintf("%d bytes", e.Need), fmt.Sprintf("%d bytes", e.Budget)
 	}
-	return fmt.Sprintf("%s: needs an estimated %s, the budget is %s (raise --mem-budget, or use --half-size for a quarter of the memory)",
-		ErrOverBudget, need, budget)
+	what := "raise --mem-budget, or use --half-size for a quarter of the memory"
+	if e.HalfSize {
+		what = "raise --mem-budget; it is already decoded at half size"
+	}
+	return fmt.Sprintf("%s: needs an estimated %s, the budget is %s (%s)", ErrOverBudget, need, budget, what)
 }
 
 func (e *OverBudgetError) Unwrap() error { return ErrOverBudget }

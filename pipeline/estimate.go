@@ -106,6 +106,9 @@ type Memory struct {
 	// bands (its plan marks steps Step.Stream and its header predicts it
 	// streams: streamPredicted).
 	Streamed bool
+	// HalfSize: the file is estimated at half size (--half-size, or the
+	// half-size tier takes it).
+	HalfSize bool
 }
 
 // StepMemory is the memory one step of a plan needs, in bytes.
@@ -163,7 +166,7 @@ func EstimateMemory(fi FileInfo, s Settings, threads int) Memory {
 	s, _ = WithHalfSizeTier(fi, s, s.OutputVariants())
 	streamed := streamPredicted(fi, s)
 	m := estimateMemory(fi, s, threads, streamed, true)
-	m.Whole = m.Total
+	m.Whole, m.HalfSize = m.Total, s.HalfSize
 	if streamed || autoFromPreview(fi, s.OutputVariants(), s) {
 		m.Whole = estimateMemory(fi, s, threads, false, false).Total
 	}

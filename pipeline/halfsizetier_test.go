@@ -75,6 +75,9 @@ func TestHalfSizeTierPlanned(t *testing.T) {
 		t.Errorf("tier: estimate %d (whole %d), want --half-size's %d (%d), below the full decode's %d",
 			got.Total, got.Whole, want.Total, want.Whole, full.Total)
 	}
+	if !got.HalfSize || !want.HalfSize || full.HalfSize {
+		t.Errorf("Memory.HalfSize: tier %v, --half-size %v, full decode %v; want true, true, false", got.HalfSize, want.HalfSize, full.HalfSize)
+	}
 	if got, want := CacheEntryBytes(fi, auto), CacheEntryBytes(fi, half); got != want {
 		t.Errorf("tier: stage cache entry %d bytes, want --half-size's %d", got, want)
 	}
