@@ -13,8 +13,8 @@ import (
 // denoiseStage is the noise reduction (--denoise, docs/denoise.md) of the
 // linear camera RGB, after the highlights and any geometric correction and
 // before the exposure anchor and the camera matrix: à trous wavelet
-// shrinkage of luminance and colour differences (denoise.Wavelet's, run
-// as the streamed conversion's NoiseMeter and Denoiser: denoiseWhole), its
+// shrinkage of luminance and colour differences (denoise.NoiseMeter and
+// denoise.Denoiser, as in the streamed conversion: denoiseWhole), its
 // thresholds proportional to the noise measured in the file. It runs after
 // the stage cache point (the highlights stage), so its setting is in the
 // settings hash of the records, not in the cache key.
@@ -198,9 +198,8 @@ const denoiseRows = 256
 // denoiseWhole denoises pix (w×h×3 float32, interleaved, the sensor's
 // frame) in place with the given strength, as the streamed conversion
 // does its rows: the noise measured over every row (denoise.NoiseMeter),
-// then the rows shrunk in bands (denoise.Denoiser). That is
-// denoise.Wavelet's result, bit for bit (TestDenoiserMatchesWavelet),
-// in the two's rings instead of Wavelet's full-size planes. It returns
+// then the rows shrunk in bands (denoise.Denoiser), holding the two's
+// rings of rows, not full-size planes. It returns
 // the noise measured; errors: ctx's when cancelled (pix is then partly
 // denoised), or a meter that did not measure every row.
 func denoiseWhole(ctx context.Context, pix []float32, w, h int, strength float64) (denoise.Noise, error) {

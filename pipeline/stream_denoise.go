@@ -11,12 +11,12 @@ import (
 // "Streaming", docs/denoise.md): the thresholds of every row are k·σ_j of
 // the whole image, so the stream runs in two passes split at the denoise
 // step. Pass 1 (demosaic and the band stages before denoise) stores the
-// rows (stream_twopass.go) and measures the noise on them as Wavelet
-// would on the whole image (denoise.NoiseMeter); pass 2 reads the stored
-// rows through the shrinkage (denoise.Denoiser) and the band stages after
-// it (lens, capture sharpening) into the fused pass, or, when the exposure
-// anchor must measure the finished image, back into the stored rows for
-// a third pass.
+// rows (stream_twopass.go) and measures the noise on them as on the whole
+// image (denoise.NoiseMeter); pass 2 reads the stored rows through the
+// shrinkage (denoise.Denoiser) and the band stages after it (lens,
+// capture sharpening) into the fused pass, or, when the exposure anchor
+// must measure the finished image, back into the stored rows for a third
+// pass.
 
 // denoiseBand is the denoise stage's band form (Stage.Band): idle for a
 // file whose strength is 0 (its run, which records why); otherwise, at
@@ -37,8 +37,8 @@ func denoiseBand(j *job, s *stream) (bandPrepare, bool) {
 			return nil
 		}
 		j.denoiseUsed.Strength = st
-		// The rows are upright: Wavelet's grids laid as on the sensor's
-		// image, which the whole-image path denoises.
+		// The rows are upright: the denoiser's grids laid as on the
+		// sensor's image, which the whole-image path denoises (Turn).
 		w, h := s.upright()
 		turn := denoise.TurnOf(s.flip)
 		m := denoise.NewNoiseMeter(w, h, turn)

@@ -2,17 +2,22 @@
 // camera RGB: W×H×3 float32, interleaved, rows top to bottom, 1.0 the
 // white level of the decode (docs/denoise.md).
 //
-// Noise reduction (Wavelet) is wavelet shrinkage on the à trous
-// ("with holes") stationary wavelet transform with the B3-spline kernel
-// [1 4 6 4 1]/16 (Starck, Murtagh and Bijaoui, Image Processing and Data
-// Analysis, 1998; the scheme of dcraw's wavelet_denoise, -n), applied
-// after a square-root variance-stabilising transform (Anscombe 1948: the
-// variance of Poisson shot noise becomes about constant) to one luminance
-// and two colour-difference planes, each with its own noise estimate: the
-// median absolute deviation of its wavelet coefficients, σ = MAD/0.6745
-// (Donoho and Johnstone 1994). The coefficients are shrunk by the
-// non-negative garrote d·max(0, 1 − T²/d²) (Breiman 1995; Gao 1998), which
-// keeps large coefficients (edges) almost as they are.
+// Noise reduction is wavelet shrinkage on the à trous ("with holes")
+// stationary wavelet transform with the B3-spline kernel [1 4 6 4 1]/16
+// (Starck, Murtagh and Bijaoui, Image Processing and Data Analysis, 1998;
+// the scheme of dcraw's wavelet_denoise, -n), applied after a square-root
+// variance-stabilising transform (Anscombe 1948: the variance of Poisson
+// shot noise becomes about constant) to one luminance and two
+// colour-difference planes, each with its own noise estimate: the median
+// absolute deviation of its wavelet coefficients, σ = MAD/0.6745 (Donoho
+// and Johnstone 1994). The coefficients are shrunk by the non-negative
+// garrote d·max(0, 1 − T²/d²) (Breiman 1995; Gao 1998), which keeps large
+// coefficients (edges) almost as they are. The conversion runs it row by
+// row in two passes (stream.go), holding rings of rows instead of the whole
+// image: NoiseMeter measures the noise of every level, Denoiser shrinks
+// with the thresholds it gives. The tests hold the two, bit for bit, to
+// Wavelet, the same transform on the whole image at once
+// (wavelet_ref_test.go).
 //
 // Capture sharpening (CaptureSharpen) is an unsharp mask of small radius
 // on luminance, applied to the three channels as one gain per pixel (no
@@ -23,9 +28,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-
-	"github.com/rawbatch/rawbatch/pipeline/internal/par"
-	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
 // Epsilon is the offset of the variance-stabilising transform v = √(x + ε)
@@ -38,7 +40,7 @@ const Epsilon = 2e-3
 // demosaic is coarser than luminance noise, so chroma gets one level more.
 const (
 	LumaLevels   = 4
-	ChromaLevels = 5 // the first of them is the halving (Wavelet)
+	ChromaLevels = 5 // the first of them is the 2×2 halving (splitRow)
 )
 
 // Threshold factors: T = strength · k · σ_j, σ_j the noise of level j, k
@@ -62,10 +64,10 @@ var whiteNoise = [...]float64{0.889, 0.200, 0.086, 0.041, 0.020, 0.010}
 // level's MAD that exceeds even this holds texture, not noise.
 const maxCorrelation = 3.0
 
-// Noise is what Wavelet measured: the noise standard deviation of the
-// finest wavelet level in the stabilised domain (√(x+ε)), for the
-// luminance (mean of the three stabilised channels) and for the colour
-// differences R−G and B−G.
+// Noise is the measured noise (NoiseLevels.Noise): the noise standard
+// deviation of the finest wavelet level in the stabilised domain
+// (√(x+ε)), for the luminance (mean of the three stabilised channels) and
+// for the colour differences R−G and B−G.
 type Noise struct {
 	Luma, Chroma1, Chroma2 float64
 }
@@ -78,67 +80,14 @@ func (n Noise) LinearAt(x float64) float64 {
 	return 2 * math.Sqrt(x+Epsilon) * n.Luma / whiteNoise[0]
 }
 
-// Wavelet denoises pix (w×h×3 float32, interleaved, linear, 1 = white) in
-// place with the given strength (0 or less: pix is left as it is and the
-// Noise is zero; 1: the thresholds LumaK and ChromaK times the measured
-// noise; larger smooths more) and returns the noise it measured. Each
-// pixel is stabilised (v = √(max(x,0)+ε) per channel) and split into the
-// luminance Y = (vR+vG+vB)/3 and the colour differences C1 = vR−vG,
-// C2 = vB−vG. Y is shrunk at full resolution through LumaLevels levels;
-// C1 and C2 at half resolution (2×2 box means: colour detail of one pixel
-// is not seen, and there is a quarter of the work) through ChromaLevels−1
-// levels, then brought back by bilinear interpolation when the pixels are
-// put together again. pix itself is the scratch space of the levels (its
-// pixels are all held in the planes meanwhile), so Wavelet allocates only
-// the planes: 6 bytes a pixel (ScratchBytes). It runs on up to GOMAXPROCS
-// goroutines over row bands; the result does not depend on their number.
-// It panics if len(pix) < 3·w·h. The conversion runs its row-by-row form,
-// NoiseMeter then Denoiser, which gives its noise and pixels bit for bit
-// in rings of rows (TestNoiseMeterMatchesWavelet,
-// TestDenoiserMatchesWavelet): Wavelet is their reference.
-func Wavelet(pix []float32, w, h int, strength float64) Noise {
-	n := w * h
-	if n == 0 || strength <= 0 {
-		return Noise{}
-	}
-	pix = pix[:3*n]
-	hw, hh := (w+1)/2, (h+1)/2
-	m := hw * hh
-	y, q1, q2 := thp.Floats(n), thp.Floats(m), thp.Floats(m)
-	split(pix, w, h, y, q1, q2)
-	var noise Noise
-	noise.Luma = shrinkPlane(y, 1, pix[n:2*n], pix[2*n:], pix[:n], w, h, LumaLevels, LumaK*strength)
-	noise.Chroma1 = shrinkPlane(q1, 1, pix[:m], pix[m:2*m], pix[2*m:3*m], hw, hh, ChromaLevels-1, ChromaK*strength)
-	noise.Chroma2 = shrinkPlane(q2, 1, pix[:m], pix[m:2*m], pix[2*m:3*m], hw, hh, ChromaLevels-1, ChromaK*strength)
-	merge(y, q1, q2, hw, hh, pix, w, h)
-	return noise
-}
-
-// split writes the stabilised luminance of pix (w×h×3) into y (w×h) and
-// the 2×2 box means of its colour differences into q1, q2 ((w+1)/2 ×
-// (h+1)/2; an odd last row or column is averaged with itself).
-func split(pix []float32, w, h int, y, q1, q2 []float32) {
-	hw, hh := (w+1)/2, (h+1)/2
-	par.Rows(hh, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			q1r, q2r := q1[r*hw:][:hw], q2[r*hw:][:hw]
-			clear(q1r)
-			clear(q2r)
-			for _, row := range [2]int{2 * r, min(2*r+1, h-1)} {
-				splitRow(pix[3*row*w:][:3*w], y[row*w:][:w], q1r, q2r, 0, nil)
-			}
-		}
-	})
-}
-
-// splitRow is split's work on one full-resolution row src (3·w, RGB): its
+// splitRow splits one full-resolution row src (3·w, RGB): its
 // stabilised luminance into yr (w), a quarter of its colour differences
 // added to the half-resolution rows q1r, q2r ((w+px+1)/2): column x to
 // half column (x+px)/2, a column without a partner (an odd last one;
 // with px 1, column 0) counted twice. A half-resolution row is its two
 // full rows added in order onto zeros (the last row twice when h is
-// odd). px is 0 for Wavelet's grid, 1 for that grid seen mirrored in x
-// (Turn).
+// odd). px is 0 for the image's own grid (half column k holds columns
+// 2k and 2k+1), 1 for that grid seen mirrored in x (Turn).
 func splitRow(src, yr, q1r, q2r []float32, px int, coded *codeStab) {
 	w := len(yr)
 	src = src[:3*w]
@@ -234,26 +183,11 @@ func (t *codeStab) stab(x float32) float32 {
 	return stab(x)
 }
 
-// merge writes into pix (w×h×3) the linear RGB of the luminance y (w×h)
-// and the colour differences q1, q2 (hw×hh, split's grid: half-resolution
-// pixel (x, y) centred on full-resolution 2x+0.5, 2y+0.5) interpolated
-// bilinearly, edges replicated: the inverse of split's transform (a
-// stabilised value below 0 is taken as 0, so black comes back as 0).
-func merge(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int) {
-	cols := mergeColumns(w, hw, 0)
-	par.Rows(h, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			a0, a1, ty := mergeRows(r, hh, 0)
-			a0, a1 = a0*hw, a1*hw
-			mergeRow(y[r*w:][:w], q1[a0:a0+hw], q1[a1:a1+hw], q2[a0:a0+hw], q2[a1:a1+hw], cols, ty, pix[3*r*w:][:3*w])
-		}
-	})
-}
-
-// mergeCols are merge's half-resolution neighbours and weights of each
-// full-resolution column, the same on every row; the columns from pair
-// on come in pairs (pairs of them): columns pair+2i and pair+2i+1 lie
-// between half columns half+i and half+i+1, at weights 1/4 and 3/4.
+// mergeCols are the half-resolution neighbours and weights of each
+// full-resolution column in mergeRow's interpolation, the same on every
+// row; the columns from pair on come in pairs (pairs of them): columns
+// pair+2i and pair+2i+1 lie between half columns half+i and half+i+1, at
+// weights 1/4 and 3/4.
 type mergeCols struct {
 	xa, xb      []int32
 	txs         []float32
@@ -299,8 +233,11 @@ func mergeRows(r, hh, py int) (a0, a1 int, ty float32) {
 	return max(y0, 0), min(y0+1, hh-1), fy - float32(y0)
 }
 
-// mergeRow is merge's row: the luminance row yr and the colour rows a0
-// (q1a, q2a) and a1 (q1b, q2b) of weight ty, into dst (3·w).
+// mergeRow writes into dst (3·w) the linear RGB of a full row: the
+// luminance row yr and the colour differences interpolated bilinearly
+// (mergeColumns, mergeRows) between the half rows a0 (q1a, q2a) and a1
+// (q1b, q2b), ty the weight of a1; the inverse of splitRow's transform (a
+// stabilised value below 0 is taken as 0, so black comes back as 0).
 func mergeRow(yr, q1a, q1b, q2a, q2b []float32, c mergeCols, ty float32, dst []float32) {
 	w := len(yr)
 	dst = dst[:3*w]
@@ -352,13 +289,6 @@ func bilerp(p00, p01, p10, p11, tx, ty float32) float32 {
 	return top + ty*(bot-top)
 }
 
-// ScratchBytes is the memory Wavelet allocates for a w×h image: the
-// luminance plane and two quarter-size colour planes (6 bytes a pixel),
-// plus a row buffer per goroutine (negligible).
-func ScratchBytes(w, h int) int64 {
-	return 4*int64(w)*int64(h) + 8*int64((w+1)/2)*int64((h+1)/2)
-}
-
 // stab is the stabilising transform √(max(x,0)+ε).
 func stab(x float32) float32 { return float32(math.Sqrt(float64(pos(x) + Epsilon))) }
 
@@ -377,120 +307,6 @@ func pos(x float32) float32 {
 	return 0
 }
 
-// shrinkPlane denoises the w×h plane whose pixel i is p[i·stride] (a
-// channel of an interleaved image, or a plane with stride 1) in place
-// through levels of the à trous transform, with thresholds k·σ_j; a and b
-// are w×h scratch planes. It returns σ_0, the noise of the finest level.
-//
-// p is the input of the first level's smoothing and the sum of the shrunk
-// details and the last smooth image: a level's row is added to p as soon
-// as it is computed, except for the first level's, which waits for the
-// second level's pass (its smoothing reads p's neighbouring rows), and the
-// last smooth image is added in the last level's pass, so there are
-// levels passes over the plane (levels+2 when levels is 1).
-func shrinkPlane(p []float32, stride int, a, b, g []float32, w, h, levels int, k float64) float64 {
-	var sigma0 float64
-	var t20 float32      // the first level's squared threshold
-	cur, cs := p, stride // the smooth image of the level being split
-	// Row buffers and guard rings, reused from band to band.
-	rows := sync.Pool{New: func() any { return make([]float32, w) }}
-	rings := sync.Pool{New: func() any { return newGuardRing(w) }}
-	gKeys := floatKeys(g, w)
-	for j := range levels {
-		step := 1 << j
-		sigma := levelNoise(cur, cs, w, h, step)
-		if j == 0 {
-			sigma0 = sigma
-		}
-		t2 := levelThreshold(j, sigma, sigma0, k)
-		next := a
-		if j > 0 && &cur[0] == &a[0] {
-			next = b
-		}
-		last := j == levels-1
-		switch {
-		case j == 0:
-			t20 = t2
-			// p is both the input and the sum: smooth all of it first,
-			// then its shrunk detail into g; the detail, guarded against
-			// isolated coefficients (guardKeys), goes into p in the next
-			// level's pass.
-			par.Rows(h, func(lo, hi int) {
-				tmp := rows.Get().([]float32)
-				defer rows.Put(tmp)
-				for y := lo; y < hi; y++ {
-					blurRow(cur, cs, w, h, y, step, tmp, next[y*w:(y+1)*w])
-				}
-			})
-			par.Rows(h, func(lo, hi int) {
-				for i := lo * w; i < hi*w; i++ {
-					g[i] = garrote(p[i*stride]-next[i], t2)
-				}
-			})
-			if levels == 1 {
-				par.Rows(h, func(lo, hi int) {
-					d := rows.Get().([]float32)
-					defer rows.Put(d)
-					ring := rings.Get().(*guardRing)
-					defer rings.Put(ring)
-					ring.reset()
-					for y := lo; y < hi; y++ {
-						ring.guard(y, h, gKeys, d, guardMargin*float32(math.Sqrt(float64(t2))))
-						for x := range d {
-							p[(y*w+x)*stride] = d[x] + next[y*w+x]
-						}
-					}
-				})
-			}
-		default:
-			par.Rows(h, func(lo, hi int) {
-				tmp := rows.Get().([]float32)
-				defer rows.Put(tmp)
-				var d0 []float32
-				var ring *guardRing
-				if j == 1 {
-					d0 = rows.Get().([]float32)
-					defer rows.Put(d0)
-					ring = rings.Get().(*guardRing)
-					defer rings.Put(ring)
-					ring.reset()
-				}
-				for y := lo; y < hi; y++ {
-					nr := next[y*w : (y+1)*w]
-					blurRow(cur, 1, w, h, y, step, tmp, nr)
-					row := cur[y*w : (y+1)*w]
-					if j == 1 {
-						ring.guard(y, h, gKeys, d0, guardMargin*float32(math.Sqrt(float64(t20))))
-					}
-					if stride == 1 {
-						addDetail(p[y*w:(y+1)*w], row, nr, d0, last, t2)
-						continue
-					}
-					acc := p[y*w*stride : (y*w+w-1)*stride+1]
-					if j == 1 {
-						// The first level's guarded shrunk detail.
-						for x := range row {
-							acc[x*stride] = d0[x]
-						}
-					}
-					if last {
-						for x := range row {
-							v := acc[x*stride] + garrote(row[x]-nr[x], t2)
-							acc[x*stride] = v + nr[x]
-						}
-						continue
-					}
-					for x := range row {
-						acc[x*stride] += garrote(row[x]-nr[x], t2)
-					}
-				}
-			})
-		}
-		cur, cs = next, 1
-	}
-	return sigma0
-}
-
 // levelThreshold is the squared threshold (k·σ)² of level j whose measured
 // noise is sigma, σ_0 being sigma0: above level 0, σ is at most
 // maxCorrelation times white noise's share of σ_0 at that level.
@@ -501,39 +317,7 @@ func levelThreshold(j int, sigma, sigma0, k float64) float32 {
 	return float32(k * sigma * k * sigma)
 }
 
-// addDetail is a row of shrinkPlane's pass of a level after the first on a
-// plane of stride 1: it adds to acc (a row of the sum) the level's shrunk
-// detail, row (the row of the level's input) minus nr (of its smoothing),
-// with squared threshold t2. With d0 (the second level's pass: the first
-// level's shrunk, guarded detail of the row), acc is first replaced by
-// d0; with last, nr (the last smooth image) is added too.
-func addDetail(acc, row, nr, d0 []float32, last bool, t2 float32) {
-	acc, nr = acc[:len(row)], nr[:len(row)]
-	switch {
-	case d0 != nil && last:
-		d0 = d0[:len(row)]
-		for x, c := range row {
-			v := d0[x] + garrote(c-nr[x], t2)
-			acc[x] = v + nr[x]
-		}
-	case d0 != nil:
-		d0 = d0[:len(row)]
-		for x, c := range row {
-			acc[x] = d0[x] + garrote(c-nr[x], t2)
-		}
-	case last:
-		for x, c := range row {
-			v := acc[x] + garrote(c-nr[x], t2)
-			acc[x] = v + nr[x]
-		}
-	default:
-		for x, c := range row {
-			acc[x] += garrote(c-nr[x], t2)
-		}
-	}
-}
-
-// The guard of the finest level (shrinkPlane, sumDetails) limits each
+// The guard of the finest level (sumDetails) limits each
 // shrunk coefficient to the range of its eight neighbours' (and 0),
 // widened by m on each side: a coefficient the garrote kept whose
 // neighbours it shrank to about nothing is an isolated spike (noise far
@@ -650,18 +434,6 @@ func (g *guardRing) guard(y, h int, fill func(r int, p, n []uint32), out []float
 	guardKeys(g.p[u], g.p[c], g.p[d], g.n[u], g.n[c], g.n[d], out, m)
 }
 
-// floatKeys fills keys from the rows of a w-wide plane s of shrunk
-// coefficients.
-func floatKeys(s []float32, w int) func(r int, p, n []uint32) {
-	return func(r int, p, n []uint32) {
-		row := s[r*w:][:w]
-		p, n = p[:w], n[:w]
-		for x, v := range row {
-			p[x], n[x] = signKeys(v)
-		}
-	}
-}
-
 // garrote is the non-negative garrote shrinkage of coefficient d with
 // squared threshold t2: d − t2/d when d² > t2, else 0.
 func garrote(d, t2 float32) float32 {
@@ -683,20 +455,11 @@ func nonNeg(q float32) float32 {
 	return math.Float32frombits(b &^ uint32(int32(b)>>31))
 }
 
-// blurRow writes row y of the B3-spline smoothing of the w×h plane
-// whose pixel i is src[i·stride], with holes of step pixels, into out,
-// using tmp (w floats) for the vertical pass; borders are mirrored.
-func blurRow(src []float32, stride, w, h, y, step int, tmp, out []float32) {
-	n := (w-1)*stride + 1
-	var r [5][]float32
-	for i := range r {
-		r[i] = src[mirror(y+(i-2)*step, h)*w*stride:][:n]
-	}
-	blurRows(r, stride, w, step, tmp, out)
-}
-
-// blurRows is blurRow from the rows it reads: r[i] the row y+(i−2)·step
-// (mirrored), each of w pixels i at r[i][i·stride].
+// blurRows writes into out row y of the B3-spline smoothing, with holes
+// of step pixels, of a plane w pixels wide, using tmp (w floats) for the
+// vertical pass: r[i] is the row y+(i−2)·step that it reads (mirrored at
+// the plane's top and bottom), each of w pixels i at r[i][i·stride];
+// the columns are mirrored at the borders.
 func blurRows(r [5][]float32, stride, w, step int, tmp, out []float32) {
 	n := (w-1)*stride + 1
 	r0, r1, r2, r3, r4 := r[0][:n], r[1][:n], r[2][:n], r[3][:n], r[4][:n]
@@ -778,7 +541,7 @@ var hot = struct {
 	b3: [3]float32{1.0 / 16, 4.0 / 16, 6.0 / 16},
 }
 
-// edgeTap is the horizontal B3 tap of blurRow at column x near a border.
+// edgeTap is the horizontal B3 tap of blurH at column x near a border.
 func edgeTap(tmp []float32, w, x, step int) float32 {
 	s2 := 2 * step
 	return (tmp[mirror(x-s2, w)]+tmp[mirror(x+s2, w)])*(1.0/16) +
@@ -801,28 +564,10 @@ func mirror(i, n int) int {
 	return i
 }
 
-// maxSamples bounds the pixels levelNoise samples: the median of 16384
+// maxSamples bounds the grid points of a level's noise measure
+// (sampleEvery): the median of 16384
 // coefficients has a relative standard error of about 1 %.
 const maxSamples = 1 << 14
-
-// levelNoise estimates the noise σ of the detail of the w×h plane whose
-// pixel i is src[i·stride] at hole spacing step: MAD/0.6745 of the detail
-// coefficients (the plane minus its B3 smoothing) on a regular grid of at
-// most maxSamples pixels (sampleEvery).
-func levelNoise(src []float32, stride, w, h, step int) float64 {
-	every := sampleEvery(w, h)
-	n := (w-1)*stride + 1
-	xs := sampleAt(w, every, false)
-	d := make([]float32, 0, len(xs)*(h/every+1))
-	for _, y := range sampleAt(h, every, false) {
-		var r [5][]float32
-		for i := range r {
-			r[i] = src[mirror(y+(i-2)*step, h)*w*stride:][:n]
-		}
-		d = sampleRow(d, r, stride, w, step, xs)
-	}
-	return madSigma(d)
-}
 
 // sampleAt returns the grid positions along an axis of n pixels, in
 // increasing order: every/2 + i·every, or with rev the same positions
@@ -842,7 +587,7 @@ func sampleAt(n, every int, rev bool) []int {
 	return p
 }
 
-// sampleEvery is levelNoise's grid spacing for a w×h plane: the smallest
+// sampleEvery is the noise grid's spacing for a w×h plane: the smallest
 // with at most maxSamples pixels; the grid's rows and columns are
 // every/2 + i·every.
 func sampleEvery(w, h int) int {
@@ -853,9 +598,10 @@ func sampleEvery(w, h int) int {
 	return every
 }
 
-// sampleRow appends to d the absolute detail coefficients of levelNoise's
-// grid points on one row (at columns xs), r being the rows it reads as in
-// blurRows.
+// sampleRow appends to d the absolute detail coefficients at hole
+// spacing step (the plane minus its B3 smoothing) of the noise grid's
+// points on one row (at columns xs), r being the rows it reads as in
+// blurRows; madSigma of them is the level's noise.
 func sampleRow(d []float32, r [5][]float32, stride, w, step int, xs []int) []float32 {
 	k := [5]float32{1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16}
 	for _, x := range xs {
@@ -894,8 +640,8 @@ func madSigma(d []float32) float64 {
 
 // nth returns the k-th smallest value of d (0-based: what d[k] is after
 // sorting d), reordering d: Hoare's selection with a median-of-three
-// pivot, linear on average instead of the sort's n·log n (the median of
-// levelNoise's MAD).
+// pivot, linear on average instead of the sort's n·log n (madSigma's
+// median).
 func nth(d []float32, k int) float32 {
 	lo, hi := 0, len(d)-1
 	for lo < hi {

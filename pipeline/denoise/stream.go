@@ -9,44 +9,44 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/thp"
 )
 
-// The streamed form of Wavelet (docs/denoise.md "Streaming"):
-// the image comes row by row, top to bottom, as a streamed conversion
-// makes it, and is never held whole. The smoothings c_{j+1} = B3_j ∗ c_j
-// of the à trous cascade depend on the input alone, not on any
-// threshold, so the noise of every level (what Wavelet measures before it
-// shrinks anything) can be measured in one pass over the rows
-// (NoiseMeter), and the image denoised in a second pass with the
+// The noise reduction as the conversion runs it (docs/denoise.md
+// "Streaming"): the image comes row by row, top to bottom, as a streamed
+// conversion makes it, and is never held whole. The smoothings c_{j+1} =
+// B3_j ∗ c_j of the à trous cascade depend on the input alone, not on any
+// threshold, so the noise of every level can be measured in one pass over
+// the rows (NoiseMeter), and the image denoised in a second pass with the
 // thresholds known (Denoiser). Both keep each level's smooth rows in a
-// ring of their own (the rows above the caller's first are gone), compute
-// every row with Wavelet's own row functions in the same order, and so
-// give Wavelet's Noise and pixels exactly.
+// ring of their own (the rows above the caller's first are gone). The
+// tests' whole-image reference, Wavelet, computes every row with the same
+// row functions in the same order: the two give its Noise and pixels
+// exactly.
 
-// NoiseLevels is the noise σ_j that Wavelet measures at each level j of
-// its three planes (stabilised luminance at full resolution, the two
-// colour differences at half resolution), from the input alone: the MAD
-// estimate on a regular grid of the plane's level-j detail c_j − c_{j+1}
-// (levelNoise). NoiseMeter measures it row by row; Denoiser shrinks with
+// NoiseLevels is the noise σ_j at each level j of the three planes
+// (stabilised luminance at full resolution, the two colour differences at
+// half resolution), from the input alone: the MAD estimate (madSigma) on
+// a regular grid (sampleEvery) of the plane's level-j detail c_j − c_{j+1}
+// (sampleRow). NoiseMeter measures it row by row; Denoiser shrinks with
 // the thresholds it gives.
 type NoiseLevels struct {
 	Luma   [LumaLevels]float64
 	Chroma [2][ChromaLevels - 1]float64
 }
 
-// Noise is the finest levels' noise, as Wavelet returns it.
+// Noise is the finest levels' noise.
 func (l NoiseLevels) Noise() Noise {
 	return Noise{Luma: l.Luma[0], Chroma1: l.Chroma[0][0], Chroma2: l.Chroma[1][0]}
 }
 
 // Turn says how the rows given to NoiseMeter and Denoiser are turned from
-// the image whose Wavelet they must match (a streamed conversion's upright
-// rows, Wavelet's grids being laid on the sensor's image): RevX, RevY,
-// its upright x or y axis runs the other way along the axis of that image
-// it comes from (a transposition needs nothing else: Wavelet's grids are
-// the same along both axes). The noise's sample grid and the colour
-// planes' 2×2 grid are then laid where Wavelet lays them on that image, so
-// the same photosites are sampled (demosaicked noise differs from one CFA
-// site to the next) and the same pixels averaged. The zero Turn is
-// Wavelet's own.
+// the image their grids are laid on (a streamed conversion's upright rows,
+// the grids being laid on the sensor's image, from its first row and
+// column): RevX, RevY, its upright x or y axis runs the other way along
+// the axis of that image it comes from (a transposition needs nothing
+// else: the grids are the same along both axes). The noise's sample grid
+// and the colour planes' 2×2 grid are then laid where they lie on that
+// image, so the same photosites are sampled (demosaicked noise differs
+// from one CFA site to the next) and the same pixels averaged. The zero
+// Turn: the rows are that image's own.
 type Turn struct{ RevX, RevY bool }
 
 // TurnOf is the Turn of rows made upright by a LibRaw flip code (bit 2:
@@ -246,9 +246,9 @@ func (c *cascade) check(j, y1 int) {
 }
 
 // ingest is the input side of NoiseMeter and Denoiser: it splits the
-// input's rows as Wavelet's split does, into the luminance's c_0 (full
-// rows) and the colour planes' (half rows, each complete once its two
-// full rows are in).
+// input's rows (splitRow) into the luminance's c_0 (full rows) and the
+// colour planes' (half rows, each complete once its two full rows are
+// in).
 type ingest struct {
 	w, h, hw, hh int
 	px, py       int // the colour grid's phases (Turn.phases)
@@ -270,8 +270,8 @@ func (in *ingest) rows(y1 int, row func(y int) []float32) {
 	r0, r1 := (y0+py)/2, (y1-1+py)/2+1
 	in.c1.check(0, r1)
 	in.c2.check(0, r1)
-	// In parallel over the half rows touched, each one's full rows in
-	// order onto zeros: split's sums.
+	// In parallel over the half rows touched, each one's full rows added
+	// in order onto zeros (splitRow).
 	par.Rows(r1-r0, func(lo, hi int) {
 		for r := r0 + lo; r < r0+hi; r++ {
 			q1r, q2r := in.c1.row(0, r), in.c2.row(0, r)
@@ -312,10 +312,11 @@ func newIngest(w, h int, t Turn, lumaLevels, lumaRows, chromaLevels, chromaRows 
 // planes returns the three cascades: luminance, colour differences.
 func (in *ingest) planes() [3]*cascade { return [3]*cascade{in.luma, in.c1, in.c2} }
 
-// NoiseMeter measures, row by row, the noise that Wavelet measures on the
-// whole image (NoiseLevels): Rows reads each row once (lookahead 0, no
-// row changed, the rows above its first not read again); once every row
-// has been read, Levels gives Wavelet's σ of every level exactly.
+// NoiseMeter measures, row by row, the noise of every level of the image
+// (NoiseLevels): Rows reads each row once (lookahead 0, no row changed,
+// the rows above its first not read again); once every row has been read,
+// Levels gives σ of every level, exactly as measured on the whole image
+// (TestNoiseMeterMatchesWavelet).
 // Memory: each level's smooth rows over its support and a chunk of rows
 // (MeterScratchBytes: 66 rows of 4 bytes a pixel per level of the
 // luminance, 50 half rows per level of each colour plane), and the
@@ -390,7 +391,7 @@ func meterRows() (luma, chroma int) {
 func (m *NoiseMeter) Next() int { return m.in.next }
 
 // Rows reads rows Next() to y1−1 (row(y) returns row y, 3·w float32,
-// linear RGB as Wavelet takes it), in chunks.
+// linear RGB, 1 = white), in chunks.
 func (m *NoiseMeter) Rows(y1 int, row func(y int) []float32) {
 	y1 = min(y1, m.in.h)
 	for m.in.next < y1 {
@@ -466,13 +467,13 @@ func MeterScratchBytes(w int) int64 {
 	return 4*int64(w)*int64(LumaLevels*lr) + 8*int64((w+1)/2)*int64((ChromaLevels-1)*cr)
 }
 
-// Denoiser is Wavelet on an image given row by row, top to bottom, with
-// the noise measured beforehand (NoiseMeter, or Wavelet's own
-// measurement: the same numbers): Rows finishes the next rows in place,
-// reading rows up to Lookahead below the last one, and keeps in rings of
-// its own the smooth rows of every level that later rows need. The result
-// is Wavelet's for any split of the image into calls of Rows (the same
-// row functions in the same order). Memory: StreamScratchBytes.
+// Denoiser is the noise reduction of an image given row by row, top to
+// bottom, with the noise measured beforehand (NoiseMeter): Rows finishes
+// the next rows in place, reading rows up to Lookahead below the last one,
+// and keeps in rings of its own the smooth rows of every level that later
+// rows need. The result is the same for any split of the image into calls
+// of Rows, and the same as on the whole image at once
+// (TestDenoiserMatchesWavelet). Memory: StreamScratchBytes.
 type Denoiser struct {
 	in  *ingest
 	t   [3][]float32 // squared thresholds per plane and level
@@ -486,10 +487,10 @@ type Denoiser struct {
 	cols  mergeCols
 }
 
-// NewDenoiser returns the row-by-row Wavelet of a w×h image (w, h > 0),
-// turned by t from the image whose Wavelet it must give, with the given
-// strength (0 or less: Rows leaves the rows as they are) and noise levels
-// l.
+// NewDenoiser returns the Denoiser of a w×h image (w, h > 0), turned by t
+// (Turn), with the given strength (0 or less: Rows leaves the rows as they
+// are; 1: the thresholds LumaK and ChromaK times the measured noise;
+// larger smooths more) and noise levels l.
 func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
 	lr, cr := denoiserRows()
 	// The shrunk colour half rows' ring from the rings' allocation.
@@ -507,7 +508,8 @@ func NewDenoiser(w, h int, strength float64, l NoiseLevels, t Turn) *Denoiser {
 	return d
 }
 
-// thresholds are shrinkPlane's squared thresholds for measured sigmas.
+// thresholds are the levels' squared thresholds (levelThreshold) for
+// measured sigmas, k the strength times LumaK or ChromaK.
 func thresholds(sigmas []float64, k float64) []float32 {
 	t := make([]float32, len(sigmas))
 	for j, s := range sigmas {
@@ -599,10 +601,10 @@ func (d *Denoiser) shrinkChroma(r1, keep int) {
 	d.cmade = r1
 }
 
-// sumDetails writes into out row y of shrinkPlane's result on cascade c:
-// the shrunk details of its levels, added from the finest in the order
-// shrinkPlane adds them, plus the last smooth image; the finest level's
-// guarded as shrinkPlane guards it (guardKeys, from the shrunk detail of
+// sumDetails writes into out row y of the shrunk plane of cascade c: the
+// details c_j − c_{j+1} of its levels shrunk with squared thresholds
+// t2[j] (garrote), added from the finest, plus the last smooth image; the
+// finest level's detail guarded (guardKeys, from the shrunk detail of
 // rows y−1 to y+1, whose keys g holds or makes: called for consecutive
 // rows, each row's are made once).
 func sumDetails(c *cascade, y int, t2 []float32, out []float32, g *guardRing) {
@@ -659,8 +661,8 @@ func (c *cascade) guardRing() *guardRing {
 func (c *cascade) putRing(g *guardRing) { c.rings.Put(g) }
 
 // merge finishes full rows y0 to y1−1: the shrunk luminance (made here,
-// row by row) and the shrunk colour half rows, put back together as
-// Wavelet's merge does.
+// row by row) and the shrunk colour half rows, put back together
+// (mergeRow).
 func (d *Denoiser) merge(y0, y1 int, row func(y int) []float32) {
 	in := d.in
 	L := len(in.luma.made) - 1
