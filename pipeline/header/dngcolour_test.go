@@ -47,10 +47,7 @@ func TestColorMatrixPastEnd(t *testing.T) {
 	if !found {
 		t.Fatal("no ColorMatrix1 in IFD0")
 	}
-	bad := filepath.Join(dir, "bad.dng")
-	if err := os.WriteFile(bad, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := writeFile(t, dir, "bad.dng", b)
 	for _, withLibRaw := range []bool{true, false} {
 		_, err := readFile(bad, withLibRaw, nil)
 		if !errors.Is(err, rawerr.ErrCorrupt) || !strings.Contains(err.Error(), "bad.dng: corrupt or truncated data: ColorMatrix1 (tag 50721) lies past the end of the ") {

@@ -376,8 +376,14 @@ func (t *tiffBuilder) ifd(off int, next uint32, entries ...[4]uint32) int {
 }
 
 func (t *tiffBuilder) write(tb testing.TB, name string) string {
-	p := filepath.Join(tb.TempDir(), name)
-	if err := os.WriteFile(p, t.b, 0o644); err != nil {
+	return writeFile(tb, tb.TempDir(), name, t.b)
+}
+
+// writeFile writes b into the file name in dir and returns its path.
+func writeFile(tb testing.TB, dir, name string, b []byte) string {
+	tb.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	return p
@@ -580,10 +586,7 @@ func TestNotRaw(t *testing.T) {
 		{"noise.arw", bytes.Repeat([]byte{0x00, 0x13, 0x97, 0xfe}, 300), rawerr.ErrNotRaw},
 	}
 	for _, c := range cases {
-		p := filepath.Join(dir, c.name)
-		if err := os.WriteFile(p, c.data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := writeFile(t, dir, c.name, c.data)
 		h, err := Read(p)
 		if !errors.Is(err, c.want) || h == nil || h.Path != p {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
@@ -608,10 +611,7 @@ func TestTruncated(t *testing.T) {
 			if n < 0 || n > len(data) {
 				continue
 			}
-			p := filepath.Join(dir, fmt.Sprintf("%s.%d", filepath.Base(f), n))
-			if err := os.WriteFile(p, data[:n], 0o644); err != nil {
-				t.Fatal(err)
-			}
+			p := writeFile(t, dir, fmt.Sprintf("%s.%d", filepath.Base(f), n), data[:n])
 			func() {
 				defer func() {
 					if r := recover(); r != nil {
@@ -714,11 +714,9 @@ func fuzzHeader(f *testing.F, read func(path string) (*Header, error)) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mu.Lock()
 		n++
-		p := filepath.Join(dir, fmt.Sprintf("in%d", n))
+		name := fmt.Sprintf("in%d", n)
 		mu.Unlock()
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := writeFile(t, dir, name, data)
 		defer os.Remove(p)
 		h, err := read(p)
 		if h == nil || h.BytesRead > MaxRead {

@@ -179,10 +179,7 @@ func FuzzReadMeta(f *testing.F) {
 	fuzzSeeds(f)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(dir, "in")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := writeFile(t, dir, "in", data)
 		if len(data) == 0 {
 			return
 		}

@@ -30,11 +30,7 @@ func TestTilesPastTheEnd(t *testing.T) {
 			t.Fatalf("%s whole: %v", filepath.Base(p), err)
 		}
 		for _, cut := range []int{1, 2, 64, len(data) / 2} {
-			q := filepath.Join(dir, fmt.Sprintf("cut%d-%s", cut, filepath.Base(p)))
-			if err := os.WriteFile(q, data[:len(data)-cut], 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := Read(q)
+			_, err := Read(writeFile(t, dir, fmt.Sprintf("cut%d-%s", cut, filepath.Base(p)), data[:len(data)-cut]))
 			if !errors.Is(err, rawerr.ErrCorrupt) || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), fmt.Sprintf("past the end of the %d-byte file", len(data)-cut)) {
 				t.Errorf("%s less %d bytes: %v, want truncated", filepath.Base(p), cut, err)
 			}
@@ -55,11 +51,7 @@ func TestCutInsideHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range []int{12, 20, 60, 100, 200} {
-			cut := filepath.Join(dir, fmt.Sprintf("%d-%s", n, filepath.Base(p)))
-			if err := os.WriteFile(cut, data[:n], 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := Read(cut)
+			_, err := Read(writeFile(t, dir, fmt.Sprintf("%d-%s", n, filepath.Base(p)), data[:n]))
 			if !errors.Is(err, ErrTruncated) || !errors.Is(err, rawerr.ErrCorrupt) {
 				t.Errorf("%s cut to %d bytes: %v, want truncated", filepath.Base(p), n, err)
 			}
