@@ -138,7 +138,7 @@ func captureSharpenCost(m memCtx) StepMemory {
 func stageCaptureSharpen(_ context.Context, j *job) error {
 	if a := j.captureSharpenAmount(); a != 0 {
 		denoise.CaptureSharpen(j.camera, j.img.W, j.img.H, a, denoise.SharpenSigma)
-		j.giveBack() // its luminance planes, before the quantiser allocates (as stageLens)
+		j.giveBack() // its luminance planes, before the quantiser allocates
 	}
 	return nil
 }
