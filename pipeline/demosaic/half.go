@@ -7,6 +7,10 @@ import (
 	"github.com/rawbatch/rawbatch/pipeline/internal/par"
 )
 
+// vecHalfOn is whether Half runs its vector kernel (vecHalf) where the
+// CPU has one: a variable for BenchmarkHalf24MP's scalar runs.
+var vecHalfOn = vec
+
 // ErrOddSize is returned by Half for a CFA of an odd width or height.
 var ErrOddSize = errors.New("demosaic: odd size")
 
@@ -51,7 +55,7 @@ func Half(c CFA, dst []float32) error {
 			c.normRow(2*j+1, 0, pair[1])
 			o := dst[3*j*hw : 3*(j+1)*hw]
 			at := func(p, i int) float32 { return pair[p>>1][2*i+p&1] }
-			for i := range hw {
+			for i := vecHalf(pair[0], pair[1], o, red, g0, g1, blue); i < hw; i++ {
 				o[3*i] = at(red, i)
 				o[3*i+1] = (at(g0, i) + at(g1, i)) / 2
 				o[3*i+2] = at(blue, i)

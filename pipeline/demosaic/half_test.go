@@ -70,3 +70,28 @@ func TestHalf(t *testing.T) {
 		t.Errorf("two reds: %v, want ErrNotBayer", err)
 	}
 }
+
+// BenchmarkHalf24MP bins a 6000×4000 CFA of random 14-bit samples on one
+// thread, with the scalar loop alone and with the vector kernel.
+func BenchmarkHalf24MP(b *testing.B) {
+	const w, h = 6000, 4000
+	rng := rand.New(rand.NewPCG(5, 6))
+	pix := make([]uint16, w*h)
+	for i := range pix {
+		pix[i] = uint16(rng.IntN(16384))
+	}
+	c := CFA{Pix: pix, Stride: w, W: w, H: h, Colour: [4]uint8{0, 1, 1, 2}, Threads: 1,
+		Black: [4]float32{512, 512, 512, 512}, Scale: [4]float32{1.9 / 15871, 1 / 15871.0, 1.5 / 15871, 1 / 15871.0}}
+	dst := make([]float32, 3*(w/2)*(h/2))
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "scalar", true: "vector"}[on], func(b *testing.B) {
+			defer func(v bool) { vecHalfOn = v }(vecHalfOn)
+			vecHalfOn = vecHalfOn && on
+			for b.Loop() {
+				if err := Half(c, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
