@@ -66,7 +66,7 @@ func stageWhiteLevel(_ context.Context, j *job) error {
 		// RescaleRaw takes blacks ≥ 0; a negative one cannot be.
 		r.Black[k] = max(r.Black[k], 0)
 	}
-	if err := j.h.RescaleRaw(r.Black, r.Gain, r.Clip, r.White); err != nil {
+	if err := j.h.RescaleRaw(j.threadsNow(), r.Black, r.Gain, r.Clip, r.White); err != nil {
 		return err
 	}
 	j.levels.white, j.levels.rescaled = float64(r.White), true

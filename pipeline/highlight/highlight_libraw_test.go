@@ -86,7 +86,7 @@ func whiteLevelFix(t *testing.T, h *libraw.Handle) highlight.Rescale {
 		t.Fatal(err)
 	}
 	r := highlight.RescaleFromHistogram(hist, lv.White, lv.Black)
-	if err := h.RescaleRaw(r.Black, r.Gain, r.Clip, r.White); err != nil {
+	if err := h.RescaleRaw(0, r.Black, r.Gain, r.Clip, r.White); err != nil {
 		t.Fatal(err)
 	}
 	return r

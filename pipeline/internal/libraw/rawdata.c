@@ -92,7 +92,7 @@ void rb_raw_histogram(libraw_data_t *lr, int r0, int r1, unsigned *hist) {
 }
 
 // rb_rescale_value is v of a colour with black, gain and clip mapped as
-// rb_raw_rescale says. One function (not inlined) for the table and the
+// rb_raw_rescale_rows says. One function (not inlined) for the table and the
 // direct pass, so that both round alike whatever the compiler's flags.
 __attribute__((noinline)) static ushort rb_rescale_value(unsigned v0, double black, double gain, unsigned clip) {
 	double v = v0;
@@ -101,23 +101,25 @@ __attribute__((noinline)) static ushort rb_rescale_value(unsigned v0, double bla
 	return (ushort)(v + 0.5);
 }
 
-// rb_raw_rescale maps each photosite of colour k from black[k] + v to
-// black[k] + v·gain[k], clamped to at most clip[k], over the whole raw
-// buffer's visible area, then sets the white level LibRaw will use
-// (rawdata.color.maximum, restored into color by Process) and turns off
-// its data-maximum adjustment. With lut (4 × 65536, the caller's), the
-// mapping of each colour's 65536 values is tabulated first, so the pass
-// over the data is one look-up per photosite; without (NULL: an image of
-// fewer photosites than the table's entries), each photosite is mapped
-// directly: the same values.
-void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white, ushort *lut) {
-	int w = lr->rawdata.sizes.width, h = lr->rawdata.sizes.height;
-	if (lut)
-		for (int k = 0; k < 4; k++)
-			for (int i = 0; i < 65536; i++) lut[k * 65536 + i] = rb_rescale_value(i, black[k], gain[k], clip[k]);
+// rb_raw_rescale_table fills lut (4 × 65536) with the mapping of each
+// colour's values that rb_raw_rescale_rows applies.
+void rb_raw_rescale_table(const double *black, const double *gain, const unsigned *clip, ushort *lut) {
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < 65536; i++) lut[k * 65536 + i] = rb_rescale_value(i, black[k], gain[k], clip[k]);
+}
+
+// rb_raw_rescale_rows maps each photosite of colour k of the raw buffer's
+// rows r0..r1−1 (visible area) from black[k] + v to black[k] + v·gain[k],
+// clamped to at most clip[k]. With lut (rb_raw_rescale_table's) the pass
+// is one look-up per photosite; without (NULL: an image of fewer
+// photosites than the table's entries), each photosite is mapped
+// directly: the same values. It reads and writes those rows only, so
+// bands of rows may be mapped on several threads at once.
+void rb_raw_rescale_rows(libraw_data_t *lr, int r0, int r1, const double *black, const double *gain, const unsigned *clip, const ushort *lut) {
+	int w = lr->rawdata.sizes.width;
 	unsigned char pat[RB_PERIOD][RB_PERIOD];
 	rb_pattern(lr, pat);
-	for (int r = 0; r < h; r++) {
+	for (int r = r0; r < r1; r++) {
 		ushort *p = rb_raw_row(lr, r);
 		const unsigned char *pr = pat[r % RB_PERIOD];
 		for (int c0 = 0; c0 < w; c0 += RB_PERIOD) {
@@ -131,6 +133,12 @@ void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, 
 				}
 		}
 	}
+}
+
+// rb_raw_set_white sets the white level LibRaw will use after a rescale
+// (rawdata.color.maximum, restored into color by Process) and turns off
+// its data-maximum adjustment.
+void rb_raw_set_white(libraw_data_t *lr, unsigned white) {
 	lr->rawdata.color.maximum = white;
 	lr->color.maximum = white;
 	lr->params.adjust_maximum_thr = 0;

@@ -261,10 +261,12 @@ const rescaleTableEntries = 4 * 65536
 // clamped to clip[k], all in DN; then white (DN, including black) becomes
 // the white level of Process (rawdata.color.maximum) and LibRaw's
 // data-maximum adjustment (adjust_maximum_thr) is turned off, so a hot
-// photosite cannot move it. Gains must be finite and positive, clip and
-// white in 1..65535. Call after Unpack and before Process.
-// Errors: ErrNoCFA, ErrWrongThread, invalid arguments.
-func (h *Handle) RescaleRaw(black, gain [4]float64, clip [4]int, white int) error {
+// photosite cannot move it. The rows are mapped in bands on up to threads
+// goroutines (0: GOMAXPROCS), the last band on the handle's thread; the
+// values do not depend on their number. Gains must be finite and
+// positive, clip and white in 1..65535. Call after Unpack and before
+// Process. Errors: ErrNoCFA, ErrWrongThread, invalid arguments.
+func (h *Handle) RescaleRaw(threads int, black, gain [4]float64, clip [4]int, white int) error {
 	if err := h.checkRaw(); err != nil {
 		return err
 	}
@@ -282,11 +284,34 @@ func (h *Handle) RescaleRaw(black, gain [4]float64, clip [4]int, white int) erro
 	// The table of every value costs more than mapping the photosites of
 	// a small image one by one (the same values).
 	var lut *C.ushort
-	if sz := h.lr.rawdata.sizes; int(sz.width)*int(sz.height) >= rescaleTableEntries {
+	sz := h.lr.rawdata.sizes
+	if int(sz.width)*int(sz.height) >= rescaleTableEntries {
 		tab := make([]uint16, rescaleTableEntries)
 		lut = (*C.ushort)(unsafe.Pointer(&tab[0]))
+		C.rb_raw_rescale_table(&cb[0], &cg[0], &cc[0], lut)
 	}
-	C.rb_raw_rescale(h.lr, &cb[0], &cg[0], &cc[0], C.uint(white), lut)
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	rows := int(sz.height)
+	threads = max(1, min(threads, rows/64))
+	var wg sync.WaitGroup
+	for i := range threads {
+		r0, r1 := rows*i/threads, rows*(i+1)/threads
+		band := func() { C.rb_raw_rescale_rows(h.lr, C.int(r0), C.int(r1), &cb[0], &cg[0], &cc[0], lut) }
+		if i == threads-1 {
+			band()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Reads and writes its rows of the raw data only.
+			band()
+		}()
+	}
+	wg.Wait()
+	C.rb_raw_set_white(h.lr, C.uint(white))
 	return nil
 }
 

@@ -73,7 +73,7 @@ func TestRawData(t *testing.T) {
 	}
 	// Red doubled above black and clamped at 4000; the white level 4000.
 	gain := [4]float64{2, 1, 1, 1}
-	if err := hd.RescaleRaw([4]float64{}, gain, [4]int{4000, 65535, 65535, 65535}, 4000); err != nil {
+	if err := hd.RescaleRaw(0, [4]float64{}, gain, [4]int{4000, 65535, 65535, 65535}, 4000); err != nil {
 		t.Fatal(err)
 	}
 	raw2, _, _, _ := hd.CopyRaw(nil)
@@ -91,7 +91,7 @@ func TestRawData(t *testing.T) {
 	if lv, _ := hd.Levels(); lv.White != 4000 {
 		t.Errorf("white level %d after RescaleRaw, want 4000", lv.White)
 	}
-	if err := hd.RescaleRaw([4]float64{}, [4]float64{0, 1, 1, 1}, [4]int{1, 1, 1, 1}, 1); err == nil {
+	if err := hd.RescaleRaw(0, [4]float64{}, [4]float64{0, 1, 1, 1}, [4]int{1, 1, 1, 1}, 1); err == nil {
 		t.Error("RescaleRaw accepted a zero gain")
 	}
 	// Process uses the new white level: red (doubled, clamped at the white
@@ -116,7 +116,7 @@ func TestRawDataRefusesLinearDNG(t *testing.T) {
 	if _, err := hd.RawHistogram(); !errors.Is(err, ErrNoCFA) {
 		t.Errorf("RawHistogram of a linear DNG: %v, want ErrNoCFA", err)
 	}
-	if err := hd.RescaleRaw([4]float64{}, [4]float64{1, 1, 1, 1}, [4]int{1, 1, 1, 1}, 1); !errors.Is(err, ErrNoCFA) {
+	if err := hd.RescaleRaw(0, [4]float64{}, [4]float64{1, 1, 1, 1}, [4]int{1, 1, 1, 1}, 1); !errors.Is(err, ErrNoCFA) {
 		t.Errorf("RescaleRaw of a linear DNG: %v, want ErrNoCFA", err)
 	}
 }

@@ -24,10 +24,11 @@ func rescaleFormula(v uint16, black, gain float64, clip int) uint16 {
 // each photosite directly (a smaller one), gives exactly the per-photosite
 // formula on values spread over the whole 16-bit range, with fractional
 // blacks and gains (rounding ties included), clamps below 65535, and a
-// width that is not a multiple of the colour pattern's 48-column period.
+// width that is not a multiple of the colour pattern's 48-column period;
+// on one goroutine and on bands of rows on three (the 280-row image).
 func TestRescaleRawTable(t *testing.T) {
-	for _, sz := range [][2]int{{1000, 280}, {1000, 64}, {202, 22}} {
-		w, h := sz[0], sz[1]
+	for _, c := range [][3]int{{1000, 280, 1}, {1000, 280, 3}, {1000, 64, 3}, {202, 22, 1}} {
+		w, h, threads := c[0], c[1], c[2]
 		if table := w*h >= rescaleTableEntries; table != (h == 280) {
 			t.Fatalf("%d×%d: table %v, the case wants the other path", w, h, table)
 		}
@@ -49,7 +50,7 @@ func TestRescaleRawTable(t *testing.T) {
 		black := [4]float64{512.5, 500, 517.25, 499.75}
 		gain := [4]float64{1.2345, 1, 1.5, 1.0000001}
 		clip := [4]int{60001, 65535, 40000, 65535}
-		if err := hd.RescaleRaw(black, gain, clip, 60000); err != nil {
+		if err := hd.RescaleRaw(threads, black, gain, clip, 60000); err != nil {
 			t.Fatal(err)
 		}
 		after, _, _, _ := hd.CopyRaw(nil)
@@ -58,7 +59,7 @@ func TestRescaleRawTable(t *testing.T) {
 				k := pat[(y%2)*2+x%2] & 3
 				want := rescaleFormula(before[y*w+x], black[k], gain[k], clip[k])
 				if got := after[y*w+x]; got != want {
-					t.Fatalf("%d×%d (%d,%d) colour %d: %d became %d, want %d", w, h, x, y, k, before[y*w+x], got, want)
+					t.Fatalf("%d×%d on %d threads (%d,%d) colour %d: %d became %d, want %d", w, h, threads, x, y, k, before[y*w+x], got, want)
 				}
 			}
 		}

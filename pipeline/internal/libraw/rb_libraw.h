@@ -40,7 +40,9 @@ void rb_raw_copy(libraw_data_t *lr, ushort *dst);
 void rb_raw_store(libraw_data_t *lr, const ushort *src);
 void rb_raw_colours(libraw_data_t *lr, int rows, int cols, unsigned char *dst);
 void rb_raw_histogram(libraw_data_t *lr, int r0, int r1, unsigned *hist);
-void rb_raw_rescale(libraw_data_t *lr, const double *black, const double *gain, const unsigned *clip, unsigned white, ushort *lut);
+void rb_raw_rescale_table(const double *black, const double *gain, const unsigned *clip, ushort *lut);
+void rb_raw_rescale_rows(libraw_data_t *lr, int r0, int r1, const double *black, const double *gain, const unsigned *clip, const ushort *lut);
+void rb_raw_set_white(libraw_data_t *lr, unsigned white);
 int rb_fixed_maximum(libraw_data_t *lr);
 
 // fastraw.cpp: the LibRaw object of a handle and its unpack.
