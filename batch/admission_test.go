@@ -20,6 +20,18 @@ func (workerLike) Overhead() int64 { return WorkerRSS }
 
 func (w workerLike) Execute(_ context.Context, j Job) Outcome { return writeOutputs(w.t, j) }
 
+// onePlan plans the one input of folder in into out as JPEG, with the
+// header fi and the estimate est in place of what the file would give.
+func onePlan(t *testing.T, in, out string, fi pipeline.FileInfo, est pipeline.Memory) *Plan {
+	t.Helper()
+	p, err := PlanBatch([]string{in}, out, ".jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Tasks[0].Info, p.Tasks[0].Estimate = fi, est
+	return p
+}
+
 // TestDryRunAdmitsAsRun: for a file whose need is just within the budget
 // and one just beyond it, with and without a kept stage cache, the dry
 // run's verdict (planned, or failed over budget) is the run's: converted,
@@ -38,12 +50,7 @@ func TestDryRunAdmitsAsRun(t *testing.T) {
 				in, out := t.TempDir(), t.TempDir()
 				touch(t, filepath.Join(in, "a.dng"), []byte("not really a raw"))
 				newPlan := func() *Plan {
-					p, err := PlanBatch([]string{in}, out, ".jpg")
-					if err != nil {
-						t.Fatal(err)
-					}
-					p.Tasks[0].Info = fi
-					p.Tasks[0].Estimate = pipeline.Memory{Total: 40 << 20, Whole: 90 << 20, Streamed: true}
+					p := onePlan(t, in, out, fi, pipeline.Memory{Total: 40 << 20, Whole: 90 << 20, Streamed: true})
 					if keep {
 						p.WholeEstimates() // as planBatch does
 					}
@@ -90,13 +97,7 @@ func TestOverBudgetHalfSizeHint(t *testing.T) {
 			in, out := t.TempDir(), t.TempDir()
 			touch(t, filepath.Join(in, "a.dng"), []byte("not really a raw"))
 			newPlan := func() *Plan {
-				p, err := PlanBatch([]string{in}, out, ".jpg")
-				if err != nil {
-					t.Fatal(err)
-				}
-				p.Tasks[0].Info = pipeline.FileInfo{Width: 600, Height: 400}
-				p.Tasks[0].Estimate = pipeline.Memory{Total: 90 << 20, Whole: 90 << 20, HalfSize: half}
-				return p
+				return onePlan(t, in, out, pipeline.FileInfo{Width: 600, Height: 400}, pipeline.Memory{Total: 90 << 20, Whole: 90 << 20, HalfSize: half})
 			}
 			s := pipeline.DefaultSettings()
 			r := &Runner{Settings: s, Jobs: 1, Cores: 1, Budget: 10 << 20, Executor: workerLike{t}, OutDir: out,

@@ -144,35 +144,21 @@ func (h *Handle) rawHistogramInto(threads int, buf []uint32) (hist [4][]uint32, 
 	if err := h.checkRaw(); err != nil {
 		return hist, err
 	}
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	rows := int(h.lr.rawdata.sizes.height)
-	threads = max(1, min(threads, rows/64))
-	bufs := make([][]uint32, threads)
-	var wg sync.WaitGroup
 	if len(buf) != HistogramCounters {
 		buf = make([]uint32, HistogramCounters)
 	}
+	rows := int(h.lr.rawdata.sizes.height)
+	bufs := make([][]uint32, rowBandCount(threads, rows))
 	for i := range bufs {
 		bufs[i] = buf
 		if i > 0 {
 			bufs[i] = make([]uint32, HistogramCounters)
 		}
-		r0, r1 := rows*i/threads, rows*(i+1)/threads
-		count := func() { C.rb_raw_histogram(h.lr, C.int(r0), C.int(r1), (*C.uint)(unsafe.Pointer(&bufs[i][0]))) }
-		if i == threads-1 {
-			count() // the last band on the handle's own thread
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Reads the raw data only; the handle is not used otherwise.
-			count()
-		}()
 	}
-	wg.Wait()
+	// Each band reads the raw data only.
+	onRowBands(len(bufs), rows, func(i, r0, r1 int) {
+		C.rb_raw_histogram(h.lr, C.int(r0), C.int(r1), (*C.uint)(unsafe.Pointer(&bufs[i][0])))
+	})
 	for _, b := range bufs[1:] {
 		for v, n := range b {
 			buf[v] += n
@@ -251,6 +237,34 @@ func (h *Handle) blackPattern() (pat []float64, rows, cols int) {
 	return pat, rows, cols
 }
 
+// rowBandCount is how many bands of rows a pass over the raw data's rows
+// is cut into on threads goroutines (0: GOMAXPROCS): at most one a
+// thread, and bands of at least 64 rows.
+func rowBandCount(threads, rows int) int {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(threads, rows/64))
+}
+
+// onRowBands calls f(i, r0, r1) for band i of n of the rows 0..rows−1
+// (rows r0..r1−1), each but the last on a goroutine of its own and the
+// last on the calling thread (the handle's), and returns when all are
+// done. f may only touch the raw data's rows of its band (no other use
+// of the handle from another thread).
+func onRowBands(n, rows int, f func(i, r0, r1 int)) {
+	var wg sync.WaitGroup
+	for i := range n - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i, rows*i/n, rows*(i+1)/n)
+		}()
+	}
+	f(n-1, rows*(n-1)/n, rows)
+	wg.Wait()
+}
+
 // rescaleTableEntries is the size of RescaleRaw's table: 65536 values of
 // 4 colours.
 const rescaleTableEntries = 4 * 65536
@@ -290,27 +304,11 @@ func (h *Handle) RescaleRaw(threads int, black, gain [4]float64, clip [4]int, wh
 		lut = (*C.ushort)(unsafe.Pointer(&tab[0]))
 		C.rb_raw_rescale_table(&cb[0], &cg[0], &cc[0], lut)
 	}
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
+	// Each band reads and writes its rows of the raw data only.
 	rows := int(sz.height)
-	threads = max(1, min(threads, rows/64))
-	var wg sync.WaitGroup
-	for i := range threads {
-		r0, r1 := rows*i/threads, rows*(i+1)/threads
-		band := func() { C.rb_raw_rescale_rows(h.lr, C.int(r0), C.int(r1), &cb[0], &cg[0], &cc[0], lut) }
-		if i == threads-1 {
-			band()
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Reads and writes its rows of the raw data only.
-			band()
-		}()
-	}
-	wg.Wait()
+	onRowBands(rowBandCount(threads, rows), rows, func(_, r0, r1 int) {
+		C.rb_raw_rescale_rows(h.lr, C.int(r0), C.int(r1), &cb[0], &cg[0], &cc[0], lut)
+	})
 	C.rb_raw_set_white(h.lr, C.uint(white))
 	return nil
 }
