@@ -88,19 +88,34 @@ func TestDryRunAdmitsAsRun(t *testing.T) {
 	}
 }
 
-// TestOverBudgetHalfSizeHint: the over-budget error suggests --half-size
-// only for a file not already estimated at half size, in the run and in
-// the dry run.
+// TestOverBudgetHalfSizeHint: the over-budget error suggests --half-size,
+// with its estimate, only for a file not already estimated at half size
+// whose half-size estimate fits in the budget; a file already at half
+// size is told so; in the run and in the dry run alike.
 func TestOverBudgetHalfSizeHint(t *testing.T) {
-	for _, half := range []bool{false, true} {
-		t.Run(fmt.Sprintf("half=%v", half), func(t *testing.T) {
+	s := pipeline.DefaultSettings()
+	fi := pipeline.FileInfo{Width: 600, Height: 400, CFA: true}
+	hs := s
+	hs.HalfSize = true
+	half := pipeline.EstimateMemory(fi, hs, 1).Total + WorkerRSS // as Need counts it
+	for _, c := range []struct {
+		name     string
+		halfSize bool
+		budget   int64
+		want     string
+		not      string
+	}{
+		{"half fits", false, 2 * half, "or use --half-size (an estimated " + budget.FormatSize(half) + ")", "already"},
+		{"half does not fit", false, half - 1, "(raise --mem-budget)", "--half-size"},
+		{"already half", true, 2 * half, "(raise --mem-budget; it is already decoded at half size)", "use --half-size"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			in, out := t.TempDir(), t.TempDir()
 			touch(t, filepath.Join(in, "a.dng"), []byte("not really a raw"))
 			newPlan := func() *Plan {
-				return onePlan(t, in, out, pipeline.FileInfo{Width: 600, Height: 400}, pipeline.Memory{Total: 90 << 20, Whole: 90 << 20, HalfSize: half})
+				return onePlan(t, in, out, fi, pipeline.Memory{Total: 4 * half, Whole: 4 * half, HalfSize: c.halfSize})
 			}
-			s := pipeline.DefaultSettings()
-			r := &Runner{Settings: s, Jobs: 1, Cores: 1, Budget: 10 << 20, Executor: workerLike{t}, OutDir: out,
+			r := &Runner{Settings: s, Jobs: 1, Cores: 1, Budget: c.budget, Executor: workerLike{t}, OutDir: out,
 				SettingsHash: SettingsHash(s)}
 			res := r.Run(context.Background(), newPlan())
 			dry, _ := r.DryPlan(newPlan())
@@ -108,8 +123,8 @@ func TestOverBudgetHalfSizeHint(t *testing.T) {
 				t.Fatalf("run: %v, want over budget", res[0].Err)
 			}
 			for what, msg := range map[string]string{"run": res[0].Err.Error(), "dry run": dry[0].Reason} {
-				if got := strings.Contains(msg, "use --half-size"); got == half {
-					t.Errorf("%s: %q suggests --half-size: %v, want %v", what, msg, got, !half)
+				if !strings.Contains(msg, c.want) || strings.Contains(msg, c.not) {
+					t.Errorf("%s: %q; want it to say %q and not %q", what, msg, c.want, c.not)
 				}
 			}
 		})

@@ -59,6 +59,10 @@ type Admission struct {
 	// HalfSize: the estimate is of a half-size decode
 	// (pipeline.Memory.HalfSize).
 	HalfSize bool
+	// HalfNeed, for a task that does not fit and is not decoded at half
+	// size, is its Need decoded at half size (--half-size) when that
+	// fits and is less; else 0. The over-budget error suggests it.
+	HalfNeed int64
 }
 
 // Fits reports whether the task's need fits in the whole budget, that is
@@ -72,7 +76,7 @@ func (a Admission) Err() error {
 	if a.Fits() {
 		return nil
 	}
-	return &budget.OverBudgetError{Need: a.Need, Budget: a.Budget, HalfSize: a.HalfSize}
+	return &budget.OverBudgetError{Need: a.Need, Budget: a.Budget, HalfSize: a.HalfSize, HalfNeed: a.HalfNeed}
 }
 
 // Need is the admission rule: what t takes of the budget when it
@@ -95,7 +99,30 @@ func (r *Runner) Need(t Task, threads int) Admission {
 		a.Cache = r.cacheBytes(t)
 	}
 	a.Need = a.Estimate + a.Overhead + a.Cache
+	if !a.Fits() && !a.HalfSize {
+		a.HalfNeed = r.halfNeed(t, threads, a)
+	}
 	return a
+}
+
+// halfNeed is what t would take of the budget decoded at half size
+// (--half-size) on threads threads, a being its admission as it is, when
+// that fits in the budget and is less than a.Need; else 0.
+func (r *Runner) halfNeed(t Task, threads int, a Admission) int64 {
+	s := r.settingsOf(t)
+	s.HalfSize = true
+	est := pipeline.EstimateMemory(t.Info, s, threads)
+	need := est.Total + a.Overhead
+	if a.Whole {
+		need = est.Whole + a.Overhead
+	}
+	if a.Cache > 0 {
+		need += pipeline.CacheEntryBytes(t.Info, s)
+	}
+	if need > a.Budget || need >= a.Need {
+		return 0
+	}
+	return need
 }
 
 // budgetBytes is the whole budget in bytes: the shared scheduler's, else
@@ -171,7 +198,10 @@ func (b *batchRun) admitBy(t *Task, atOnce func(free int64) int) (budget.Grant, 
 	need := func(n int) int64 { return r.needAt(*t, n) }
 	g, err := r.Scheduler.Admit(b.ctx, need, atOnce)
 	if ob := (*budget.OverBudgetError)(nil); errors.As(err, &ob) {
-		ob.HalfSize = t.Estimate.HalfSize
+		// The admission rule's own error: it knows the file's settings.
+		if e := r.Need(*t, 1).Err(); e != nil {
+			err = e
+		}
 	}
 	if err != nil {
 		return g, err

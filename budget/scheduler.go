@@ -27,6 +27,10 @@ type OverBudgetError struct {
 	// HalfSize: the conversion already decodes at half size, so the
 	// message does not suggest --half-size.
 	HalfSize bool
+	// HalfNeed is the estimate in bytes of the conversion decoded at
+	// half size (--half-size), when that fits in the budget and is less
+	// than Need: the message suggests it. 0: it would not help.
+	HalfNeed int64
 }
 
 // Error names both sizes for people (FormatSize), in bytes when the two
@@ -36,9 +40,12 @@ func (e *OverBudgetError) Error() string {
 	if need == budget {
 		need, budget = fmt.Sprintf("%d bytes", e.Need), fmt.Sprintf("%d bytes", e.Budget)
 	}
-	what := "raise --mem-budget, or use --half-size for a quarter of the memory"
-	if e.HalfSize {
-		what = "raise --mem-budget; it is already decoded at half size"
+	what := "raise --mem-budget"
+	switch {
+	case e.HalfSize:
+		what += "; it is already decoded at half size"
+	case e.HalfNeed > 0:
+		what += ", or use --half-size (an estimated " + FormatSize(e.HalfNeed) + ")"
 	}
 	return fmt.Sprintf("%s: needs an estimated %s, the budget is %s (%s)", ErrOverBudget, need, budget, what)
 }

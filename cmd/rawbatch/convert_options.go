@@ -156,7 +156,7 @@ func (c *ConvertConfig) pictureSettings() []setting {
 			}},
 		setting{Name: "baseline-exposure", Default: d.BaselineExposure, Help: "add the DNG BaselineExposure tag to --exposure",
 			Apply: boolInto(&s.BaselineExposure)},
-		setting{Name: "half-size", Default: d.HalfSize, Help: "decode at half width and height without demosaic (a quarter of the memory)",
+		setting{Name: "half-size", Default: d.HalfSize, Help: "decode at half width and height without demosaic (a quarter of the pixels, less memory)",
 			Apply: boolInto(&s.HalfSize)},
 	)
 }
