@@ -629,6 +629,9 @@ func lookNote(fr batch.FileResult) string {
 	if n := opcodeNote(fr); n != "" {
 		parts = append(parts, n)
 	}
+	if fr.Result.HalfSizeTier {
+		parts = append(parts, "half-size tier")
+	}
 	if len(parts) == 0 {
 		return ""
 	}
