@@ -70,6 +70,23 @@ func halfSizeTier(fi FileInfo, s Settings, vs []Variant) bool {
 	return true
 }
 
+// tierPossible reports whether the half-size tier may take some file
+// under s: it is on (auto), the decode is not at half size already, and
+// every variant has a size in pixels (halfSizeTier's conditions that do
+// not depend on the file). Where it cannot, auto makes the pictures of off.
+func tierPossible(s Settings) bool {
+	if s.HalfSize || s.HalfSizeTier != "auto" {
+		return false
+	}
+	vs := s.OutputVariants()
+	for _, v := range vs {
+		if v.Percent > 0 || !v.hasSize() {
+			return false
+		}
+	}
+	return len(vs) > 0
+}
+
 // WithHalfSizeTier returns s with HalfSize set when the half-size tier
 // takes the file described by fi for the variants vs (halfSizeTier), and
 // whether it did: the settings the file is converted, planned and

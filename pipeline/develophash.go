@@ -75,9 +75,10 @@ func developHash(s Settings, develop string) string {
 	parts = append(parts, "tone-v2", string(s.ExposureAnchor), string(s.Look))
 	parts = append(parts, "denoise="+s.denoise(), "capture-sharpen="+s.captureSharpen())
 	parts = append(parts, lensHashParts(s)...)
-	if s.HalfSizeTier == "auto" {
+	if tierPossible(s) {
 		// The half-size tier: off, the default, hashes as nothing so
-		// that records stay valid; auto is another picture for the
+		// that records stay valid, and so does auto where it can take
+		// no file (tierPossible); else it is another picture for the
 		// variants it takes.
 		parts = append(parts, "half-size-tier=auto")
 	}

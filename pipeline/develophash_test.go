@@ -254,10 +254,15 @@ func TestDevelopHashFields(t *testing.T) {
 		return h
 	}
 	// Bases to change one field of: some fields matter only with others
-	// (the multipliers with white balance "custom").
+	// (the multipliers with white balance "custom", the half-size tier
+	// with sized variants).
 	custom := DefaultSettings()
 	custom.WhiteBalance = WhiteBalance{Mode: "custom", Multipliers: [3]float64{2, 1, 1.5}}
-	bases := []Settings{DefaultSettings(), custom}
+	// The half-size tier can take a file only when every variant is
+	// sized in pixels.
+	sized := DefaultSettings()
+	sized.Variants = variants(t, "t=jpeg,size=1024")
+	bases := []Settings{DefaultSettings(), custom, sized}
 
 	// leaves calls f with the path of every field under typ that is not
 	// a struct (a struct's fields are changed one by one).

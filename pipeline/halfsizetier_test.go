@@ -94,20 +94,40 @@ func TestHalfSizeTierPlanned(t *testing.T) {
 	}
 }
 
-// --half-size-tier auto enters the settings hash (it changes small
-// variants' pixels); off, the default, hashes as nothing so that records
-// stay valid.
+// --half-size-tier auto enters the settings hash where it may take a
+// file (every variant sized in pixels: it changes their pixels); off, the
+// default, hashes as nothing so that records stay valid, and so does auto
+// where no file can be taken (a full-size or a percentage variant, or
+// --half-size).
 func TestHalfSizeTierHash(t *testing.T) {
 	s := DefaultSettings()
+	s.Variants = variants(t, "t=jpeg,size=1024", "w=webp,size=512")
 	auto := s
 	auto.HalfSizeTier = "auto"
 	if DevelopHash(s) == DevelopHash(auto) {
-		t.Error("--half-size-tier auto: the settings hash did not change")
+		t.Error("--half-size-tier auto with sized variants: the settings hash did not change")
 	}
 	zero := s
 	zero.HalfSizeTier = ""
 	if DevelopHash(s) != DevelopHash(zero) {
 		t.Error("--half-size-tier off hashes otherwise than before the setting")
+	}
+	for name, vs := range map[string][]Variant{
+		"default":    nil,
+		"full-size":  variants(t, "t=jpeg,size=1024", "f=tiff16"),
+		"percentage": variants(t, "t=jpeg,size=25%"),
+	} {
+		off, on := DefaultSettings(), DefaultSettings()
+		off.Variants, on.Variants = vs, vs
+		on.HalfSizeTier = "auto"
+		if DevelopHash(off) != DevelopHash(on) {
+			t.Errorf("%s variants: --half-size-tier auto, which can take no file, changed the settings hash", name)
+		}
+	}
+	half, halfAuto := s, s
+	half.HalfSize, halfAuto.HalfSize, halfAuto.HalfSizeTier = true, true, "auto"
+	if DevelopHash(half) != DevelopHash(halfAuto) {
+		t.Error("--half-size with --half-size-tier auto hashes otherwise than --half-size alone")
 	}
 }
 
