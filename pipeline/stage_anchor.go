@@ -188,6 +188,17 @@ func (j *job) anchorCells(p *look.Preview) (look.Cells, error) {
 		}
 	}
 	gw, gh := prev.W, prev.H
+	if j.settings.HalfSize && j.cfaGrid == nil && gw > 1 && gh > 1 && (j.img.W < minCFACell*gw || j.img.H < minCFACell*gh) {
+		// A half-size image measured whole: cells under four pixels a
+		// side snap to two or three pixels and match the preview's less
+		// well than the full decode's; the grid is halved, so that they
+		// hold as many pixels as the full decode's.
+		gw, gh = gw/2, gh/2
+		var err error
+		if prev, err = p.Grid(gw, gh); err != nil {
+			return look.Cells{}, err
+		}
+	}
 	scene, clipped, err := j.reduceCamera(gw, gh, anchorClip)
 	if err != nil {
 		return look.Cells{}, err
