@@ -166,6 +166,10 @@ type Plan struct {
 	// run that finds nothing can say what it saw.
 	Others    int
 	OtherExts []string
+	// LinkedDirs counts the symbolic links to folders met inside a
+	// walked folder: they are not followed (each input's count is also
+	// said in Warnings).
+	LinkedDirs int
 	// Filtered are the files PlanOptions.Rating left out, each skipped
 	// with its reason.
 	Filtered []FileResult

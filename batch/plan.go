@@ -259,9 +259,18 @@ func (pl *planner) input(in string) error {
 		pl.problem(in, err)
 		return nil
 	}
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	linked := pl.p.LinkedDirs
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		return pl.visit(in, root, path, d, err)
 	})
+	if n := pl.p.LinkedDirs - linked; n > 0 {
+		what := "1 symbolic link to a folder"
+		if n > 1 {
+			what = fmt.Sprintf("%d symbolic links to folders", n)
+		}
+		pl.p.Warnings = append(pl.p.Warnings, fmt.Sprintf("%s: %s not followed (name a folder on the command line to convert it)", in, what))
+	}
+	return err
 }
 
 // visit is the WalkDir function of input argument in (resolved to root):
@@ -303,6 +312,12 @@ func (pl *planner) visit(in, root, path string, d fs.DirEntry, err error) error 
 			return fs.SkipDir
 		}
 		return nil
+	}
+	if d.Type()&fs.ModeSymlink != 0 {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			p.LinkedDirs++ // inside a walked folder, links to folders are not followed
+			return nil
+		}
 	}
 	if !filter.takeFile(rel, d.Name()) {
 		if (walkFilter{}).takeFile(rel, d.Name()) {

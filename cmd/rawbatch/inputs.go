@@ -182,6 +182,12 @@ func checkEmpty(rep *reporter, cfg ConvertConfig, plan *batch.Plan) error {
 	case plan.Others > 0:
 		rep.warn(fmt.Sprintf("no RAW files found in %s: %s, none with a RAW extension (%s); a file named on the command line is tried whatever its extension",
 			where, plural(int64(plan.Others), "other file"), strings.Join(plan.OtherExts, " ")))
+	case plan.LinkedDirs > 0:
+		links := "the symbolic link to a folder in it, which is not followed"
+		if plan.LinkedDirs > 1 {
+			links = fmt.Sprintf("the %d symbolic links to folders in it, which are not followed", plan.LinkedDirs)
+		}
+		rep.warn(fmt.Sprintf("no RAW files found in %s outside %s (name a folder on the command line to convert it)", where, links))
 	default:
 		rep.warn(fmt.Sprintf("no RAW files found in %s (an empty folder, or a card or share that is not mounted?)", where))
 	}
