@@ -95,6 +95,9 @@ func (c *ConvertConfig) resolveFrom(cmd *cobra.Command, args []string, decls fun
 	if c.Settings.Look == pipeline.LookNeutral && c.Settings.ExposureAnchor == pipeline.AnchorPreview && st.IsSet("exposure-anchor") {
 		c.Warnings = append(c.Warnings, "--exposure-anchor preview has no effect with --look neutral, which anchors nothing to the preview")
 	}
+	if c.Settings.HalfSize && st.IsSet("demosaic") {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("--demosaic %s has no effect with --half-size, which makes each 2×2 block of the mosaic one pixel without demosaic", c.Settings.Demosaic))
+	}
 	presets, warns, err := readPresets(st, c.Settings)
 	if err != nil {
 		return err
