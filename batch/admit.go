@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"errors"
 	"math"
 	"runtime"
 
@@ -90,39 +89,30 @@ func (r *Runner) Need(t Task, threads int) Admission {
 		threads = r.Threads
 	}
 	threads = max(1, threads)
-	est := r.estimateAt(t, threads)
+	a := r.admission(t, r.settingsOf(t), r.estimateAt(t, threads), threads)
+	if !a.Fits() && !a.HalfSize {
+		// What --half-size would take, for the over-budget error.
+		s := r.settingsOf(t)
+		s.HalfSize = true
+		if h := r.admission(t, s, pipeline.EstimateMemory(t.Info, s, threads), threads); h.Fits() && h.Need < a.Need {
+			a.HalfNeed = h.Need
+		}
+	}
+	return a
+}
+
+// admission is Need's admission of t with settings s and their estimate
+// est on threads threads, without HalfNeed.
+func (r *Runner) admission(t Task, s pipeline.Settings, est pipeline.Memory, threads int) Admission {
 	a := Admission{Estimate: est.Total, Overhead: r.executor().Overhead(), Threads: threads, Budget: r.budgetBytes(), HalfSize: est.HalfSize}
 	if r.keepsWhole() || t.whole {
 		a.Estimate, a.Whole = est.Whole, true
 	}
 	if r.keepsWhole() {
-		a.Cache = r.cacheBytes(t)
+		a.Cache = pipeline.CacheEntryBytes(t.Info, s)
 	}
 	a.Need = a.Estimate + a.Overhead + a.Cache
-	if !a.Fits() && !a.HalfSize {
-		a.HalfNeed = r.halfNeed(t, threads, a)
-	}
 	return a
-}
-
-// halfNeed is what t would take of the budget decoded at half size
-// (--half-size) on threads threads, a being its admission as it is, when
-// that fits in the budget and is less than a.Need; else 0.
-func (r *Runner) halfNeed(t Task, threads int, a Admission) int64 {
-	s := r.settingsOf(t)
-	s.HalfSize = true
-	est := pipeline.EstimateMemory(t.Info, s, threads)
-	need := est.Total + a.Overhead
-	if a.Whole {
-		need = est.Whole + a.Overhead
-	}
-	if a.Cache > 0 {
-		need += pipeline.CacheEntryBytes(t.Info, s)
-	}
-	if need > a.Budget || need >= a.Need {
-		return 0
-	}
-	return need
 }
 
 // budgetBytes is the whole budget in bytes: the shared scheduler's, else
@@ -195,14 +185,13 @@ func (b *batchRun) admitWhole(t *Task) (budget.Grant, error) {
 // (*budget.OverBudgetError), or ctx ended.
 func (b *batchRun) admitBy(t *Task, atOnce func(free int64) int) (budget.Grant, error) {
 	r := b.r
+	// A file that can never fit fails with the admission rule's error,
+	// which knows its settings (the scheduler's would not).
+	if a := r.Need(*t, 1); !a.Fits() {
+		return budget.Grant{}, a.Err()
+	}
 	need := func(n int) int64 { return r.needAt(*t, n) }
 	g, err := r.Scheduler.Admit(b.ctx, need, atOnce)
-	if ob := (*budget.OverBudgetError)(nil); errors.As(err, &ob) {
-		// The admission rule's own error: it knows the file's settings.
-		if e := r.Need(*t, 1).Err(); e != nil {
-			err = e
-		}
-	}
 	if err != nil {
 		return g, err
 	}

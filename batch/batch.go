@@ -552,12 +552,6 @@ func (r *Runner) expand(p *Plan) {
 	}
 }
 
-// cacheBytes is the size of t's entry in the stage cache: its decoded
-// image (DecodedSize), 12 bytes per pixel.
-func (r *Runner) cacheBytes(t Task) int64 {
-	return pipeline.CacheEntryBytes(t.Info, r.settingsOf(t))
-}
-
 // cacheRequest is the stage cache part of a worker request.
 // openCache opens the stage cache in dir (none when dir is "") for one
 // conversion. The cache only saves decodes, so a cache that cannot be used

@@ -50,7 +50,7 @@ func halvedIf(half bool, w, h int) (int, int) {
 // (Settings.Edit.Crop) is not taken: its variants are sized from the cut
 // picture, which half the decode could leave smaller than they ask.
 func halfSizeTier(fi FileInfo, s Settings, vs []Variant) bool {
-	if s.HalfSize || s.HalfSizeTier != "auto" || len(vs) == 0 || s.Edit.Crop != nil {
+	if s.HalfSize || s.HalfSizeTier != "auto" || !sizedInPixels(vs) || s.Edit.Crop != nil {
 		return false
 	}
 	fw, fh := plannedCropSize(fi.Header, s, fi.Width, fi.Height)
@@ -59,9 +59,6 @@ func halfSizeTier(fi FileInfo, s Settings, vs []Variant) bool {
 		return false
 	}
 	for _, v := range vs {
-		if v.Percent > 0 || !v.hasSize() {
-			return false
-		}
 		w, h := v.Fit(fw, fh)
 		if 2*max(w, h) > long {
 			return false
@@ -75,10 +72,13 @@ func halfSizeTier(fi FileInfo, s Settings, vs []Variant) bool {
 // every variant has a size in pixels (halfSizeTier's conditions that do
 // not depend on the file). Where it cannot, auto makes the pictures of off.
 func tierPossible(s Settings) bool {
-	if s.HalfSize || s.HalfSizeTier != "auto" {
-		return false
-	}
-	vs := s.OutputVariants()
+	return !s.HalfSize && s.HalfSizeTier == "auto" && sizedInPixels(s.OutputVariants())
+}
+
+// sizedInPixels reports whether there are variants and every one has a
+// size in pixels (size=N or WxH; a percentage scales the decoded image,
+// so it would shrink with it).
+func sizedInPixels(vs []Variant) bool {
 	for _, v := range vs {
 		if v.Percent > 0 || !v.hasSize() {
 			return false

@@ -17,21 +17,8 @@ import (
 
 // refWavelet is Wavelet on the reference kernels.
 func refWavelet(pix []float32, w, h int, strength float64) Noise {
-	n := w * h
-	if n == 0 || strength <= 0 {
-		return Noise{}
-	}
-	pix = pix[:3*n]
-	hw, hh := (w+1)/2, (h+1)/2
-	m := hw * hh
-	y, q1, q2 := make([]float32, n), make([]float32, m), make([]float32, m)
-	refSplit(pix, w, h, y, q1, q2)
-	var noise Noise
-	noise.Luma = refShrinkPlane(y, 1, pix[n:2*n], pix[2*n:], pix[:n], w, h, LumaLevels, LumaK*strength)
-	noise.Chroma1 = refShrinkPlane(q1, 1, pix[:m], pix[m:2*m], pix[2*m:3*m], hw, hh, ChromaLevels-1, ChromaK*strength)
-	noise.Chroma2 = refShrinkPlane(q2, 1, pix[:m], pix[m:2*m], pix[2*m:3*m], hw, hh, ChromaLevels-1, ChromaK*strength)
-	refMerge(y, q1, q2, hw, hh, pix, w, h)
-	return noise
+	return waveletOn(waveletKernels{split: refSplit, shrinkPlane: refShrinkPlane, merge: refMerge,
+		planes: func(n int) []float32 { return make([]float32, n) }}, pix, w, h, strength)
 }
 
 // refSplit writes the stabilised luminance of pix (w×h×3) into y (w×h) and

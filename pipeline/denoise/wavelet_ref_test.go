@@ -35,6 +35,22 @@ import (
 // in rings of rows (TestNoiseMeterMatchesWavelet,
 // TestDenoiserMatchesWavelet): Wavelet is their reference.
 func Wavelet(pix []float32, w, h int, strength float64) Noise {
+	return waveletOn(waveletKernels{split: split, shrinkPlane: shrinkPlane, merge: merge, planes: thp.Floats}, pix, w, h, strength)
+}
+
+// waveletKernels are the whole-image steps a Wavelet runs: the fast ones
+// (Wavelet) or the reference ones (refWavelet).
+type waveletKernels struct {
+	split       func(pix []float32, w, h int, y, q1, q2 []float32)
+	shrinkPlane func(p []float32, stride int, a, b, g []float32, w, h, levels int, k float64) float64
+	merge       func(y, q1, q2 []float32, hw, hh int, pix []float32, w, h int)
+	planes      func(n int) []float32
+}
+
+// waveletOn is Wavelet with the steps k: the luminance and the two
+// colour differences split into planes, each shrunk (pix the levels'
+// scratch), and put back together.
+func waveletOn(k waveletKernels, pix []float32, w, h int, strength float64) Noise {
 	n := w * h
 	if n == 0 || strength <= 0 {
 		return Noise{}
@@ -42,13 +58,13 @@ func Wavelet(pix []float32, w, h int, strength float64) Noise {
 	pix = pix[:3*n]
 	hw, hh := (w+1)/2, (h+1)/2
 	m := hw * hh
-	y, q1, q2 := thp.Floats(n), thp.Floats(m), thp.Floats(m)
-	split(pix, w, h, y, q1, q2)
+	y, q1, q2 := k.planes(n), k.planes(m), k.planes(m)
+	k.split(pix, w, h, y, q1, q2)
 	var noise Noise
-	noise.Luma = shrinkPlane(y, 1, pix[n:2*n], pix[2*n:], pix[:n], w, h, LumaLevels, LumaK*strength)
-	noise.Chroma1 = shrinkPlane(q1, 1, pix[:m], pix[m:2*m], pix[2*m:3*m], hw, hh, ChromaLevels-1, ChromaK*strength)
-	noise.Chroma2 = shrinkPlane(q2, 1, pix[:m], pix[m:2*m], pix[2*m:3*m], hw, hh, ChromaLevels-1, ChromaK*strength)
-	merge(y, q1, q2, hw, hh, pix, w, h)
+	noise.Luma = k.shrinkPlane(y, 1, pix[n:2*n], pix[2*n:], pix[:n], w, h, LumaLevels, LumaK*strength)
+	noise.Chroma1 = k.shrinkPlane(q1, 1, pix[:m], pix[m:2*m], pix[2*m:3*m], hw, hh, ChromaLevels-1, ChromaK*strength)
+	noise.Chroma2 = k.shrinkPlane(q2, 1, pix[:m], pix[m:2*m], pix[2*m:3*m], hw, hh, ChromaLevels-1, ChromaK*strength)
+	k.merge(y, q1, q2, hw, hh, pix, w, h)
 	return noise
 }
 
